@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private parts of vkp_graph_t shared by the files of graph/.
+#ifndef VKPIPE_GRAPH_INTERNAL_H_
+#define VKPIPE_GRAPH_INTERNAL_H_
+
+#include "base/strmap.h"
+#include "vkpipe/graph.h"
+
+struct vkp__graph_internal_t {
+  vkp_strmap_t value_index;  // name -> value
+  vkp_strmap_t node_index;   // name -> node
+  int32_t cap_values;
+  int32_t cap_nodes;
+};
+
+// Frees what an attribute owns (its name and arrays).
+void vkp__attr_deinit(vkp_attr_t *attr);
+// Deep copy of `src` into `dst`.
+vkp_status_t vkp__attr_copy(vkp_attr_t *dst, const vkp_attr_t *src);
+// Replaces (or adds) an attribute of `node` with a deep copy of `attr`.
+vkp_status_t vkp__node_set_attr(vkp_node_t *node, const vkp_attr_t *attr);
+
+// Rebuilds the name indexes after nodes were reordered.
+vkp_status_t vkp__graph_reindex(vkp_graph_t *graph);
+
+// Shape inference and attribute canonicalisation for one node whose inputs
+// have known shapes (graph/ops.c).
+vkp_status_t vkp__op_infer(vkp_graph_t *graph, int32_t node);
+// Checks a node's arity and attribute kinds against the op schema.
+vkp_status_t vkp__op_check_schema(vkp_graph_t *graph, int32_t node);
+
+#endif  // VKPIPE_GRAPH_INTERNAL_H_

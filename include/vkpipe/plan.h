@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// vkpipe pipeline plan: stages (each a subgraph on one target) and the
+// bindings that connect them, following the Pipeline Executor RFC.
+//
+//   vkp_plan_t *plan;
+//   vkp_status_t st = vkp_plan_create("net", &plan);
+//   st = vkp_plan_add_stage(plan, "s0", "cpu", sub0, NULL);  // sub0 consumed
+//   st = vkp_plan_add_stage(plan, "s1", "vulkan", sub1, NULL);
+//   st = vkp_plan_add_global_input(plan, "x");
+//   st = vkp_plan_add_global_output(plan, "y");
+//   st = vkp_plan_bind(plan, VKP_PLAN_GLOBAL, "x", 0, "x");   // x -> s0.x
+//   st = vkp_plan_bind(plan, 0, "h", 1, "h");                 // s0.h -> s1.h
+//   st = vkp_plan_bind(plan, 1, "y", VKP_PLAN_GLOBAL, "y");   // s1.y -> y
+//   st = vkp_plan_validate(plan);
+//
+// A stage's interface is its subgraph's inputs and outputs (by value name).
+// Rules (checked by vkp_plan_validate, one error per problem, each naming the
+// binding): a global input binds to inputs of any stages; a stage output
+// binds to inputs of later stages (one output may feed several inputs) and/or
+// to global outputs; no stage binds to itself; the binding graph is acyclic;
+// every stage input is bound exactly once; every global output exactly once;
+// dtypes and shapes match across every binding.
+//
+// A plan is not thread-safe to modify; a validated plan may be shared.
+#ifndef VKPIPE_PLAN_H_
+#define VKPIPE_PLAN_H_
+
+#include <stdint.h>
+
+#include "vkpipe/graph.h"
+#include "vkpipe/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Stage index meaning "the outside world" in a binding endpoint.
+#define VKP_PLAN_GLOBAL (-1)
+
+typedef struct vkp_plan_stage_t {
+  char *name;
+  char *target;           // registered target name
+  vkp_graph_t *graph;     // owned, validated subgraph
+  double estimated_ms;    // the partitioner's estimate (0 when unknown)
+  int32_t threads;        // threads inside the stage (0: target default)
+} vkp_plan_stage_t;
+
+typedef struct vkp_plan_binding_t {
+  int32_t src_stage;      // VKP_PLAN_GLOBAL: a global input
+  char *src_name;         // global input name, or output name of src_stage
+  int32_t dst_stage;      // VKP_PLAN_GLOBAL: a global output
+  char *dst_name;         // input name of dst_stage, or global output name
+} vkp_plan_binding_t;
+
+typedef struct vkp_plan_t {
+  char *name;
+  int32_t n_stages;
+  vkp_plan_stage_t *stages;
+  int32_t n_bindings;
+  vkp_plan_binding_t *bindings;
+  int32_t n_inputs;
+  char **inputs;          // global input names, in order
+  int32_t n_outputs;
+  char **outputs;         // global output names, in order
+} vkp_plan_t;
+
+// An empty plan, owned by the caller (vkp_plan_destroy).
+vkp_status_t vkp_plan_create(const char *name, vkp_plan_t **out_plan)
+    VKP_MUST_USE;
+void vkp_plan_destroy(vkp_plan_t *plan);
+
+// Appends a stage. `graph` is consumed (owned by the plan, also on failure).
+vkp_status_t vkp_plan_add_stage(vkp_plan_t *plan, const char *name,
+                                const char *target, vkp_graph_t *graph,
+                                int32_t *out_stage) VKP_MUST_USE;
+
+// Declares a global input / output name (copied).
+vkp_status_t vkp_plan_add_global_input(vkp_plan_t *plan, const char *name)
+    VKP_MUST_USE;
+vkp_status_t vkp_plan_add_global_output(vkp_plan_t *plan, const char *name)
+    VKP_MUST_USE;
+
+// Adds a binding (names copied). Checked by vkp_plan_validate, not here.
+vkp_status_t vkp_plan_bind(vkp_plan_t *plan, int32_t src_stage,
+                           const char *src_name, int32_t dst_stage,
+                           const char *dst_name) VKP_MUST_USE;
+
+// Index of the stage named `name`, or -1.
+int32_t vkp_plan_find_stage(const vkp_plan_t *plan, const char *name);
+
+// Checks every rule above; the error lists every problem found, one per line.
+vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) VKP_MUST_USE;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // VKPIPE_PLAN_H_

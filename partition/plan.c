@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pipeline plan: construction and validation.
+#include "vkpipe/plan.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+
+vkp_status_t vkp_plan_create(const char *name, vkp_plan_t **out_plan) {
+  *out_plan = NULL;
+  vkp_plan_t *p = vkp__calloc(1, sizeof(*p));
+  if (!p) return VKP_OOM("plan");
+  p->name = vkp__strdup(name ? name : "plan");
+  if (!p->name) {
+    vkp__free(p);
+    return VKP_OOM("plan");
+  }
+  *out_plan = p;
+  return NULL;
+}
+
+void vkp_plan_destroy(vkp_plan_t *plan) {
+  if (!plan) return;
+  for (int32_t i = 0; i < plan->n_stages; ++i) {
+    vkp__free(plan->stages[i].name);
+    vkp__free(plan->stages[i].target);
+    vkp_graph_destroy(plan->stages[i].graph);
+  }
+  vkp__free(plan->stages);
+  for (int32_t i = 0; i < plan->n_bindings; ++i) {
+    vkp__free(plan->bindings[i].src_name);
+    vkp__free(plan->bindings[i].dst_name);
+  }
+  vkp__free(plan->bindings);
+  for (int32_t i = 0; i < plan->n_inputs; ++i) vkp__free(plan->inputs[i]);
+  vkp__free(plan->inputs);
+  for (int32_t i = 0; i < plan->n_outputs; ++i) vkp__free(plan->outputs[i]);
+  vkp__free(plan->outputs);
+  vkp__free(plan->name);
+  vkp__free(plan);
+}
+
+vkp_status_t vkp_plan_add_stage(vkp_plan_t *plan, const char *name,
+                                const char *target, vkp_graph_t *graph,
+                                int32_t *out_stage) {
+  vkp_status_t st = NULL;
+  if (!name || !name[0] || !target || !target[0] || !graph) {
+    st = vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                         "stage needs a name, a target and a graph");
+    goto fail;
+  }
+  if (vkp_plan_find_stage(plan, name) >= 0) {
+    st = vkp_status_make(VKP_STATUS_ALREADY_EXISTS,
+                         "stage '%s' is defined twice", name);
+    goto fail;
+  }
+  vkp_plan_stage_t *stages = vkp__reallocarray(
+      plan->stages, (size_t)plan->n_stages + 1, sizeof(*stages));
+  if (!stages) {
+    st = VKP_OOM("plan stages");
+    goto fail;
+  }
+  plan->stages = stages;
+  vkp_plan_stage_t *s = &plan->stages[plan->n_stages];
+  memset(s, 0, sizeof(*s));
+  s->name = vkp__strdup(name);
+  s->target = vkp__strdup(target);
+  if (!s->name || !s->target) {
+    vkp__free(s->name);
+    vkp__free(s->target);
+    st = VKP_OOM("plan stage");
+    goto fail;
+  }
+  s->graph = graph;
+  if (out_stage) *out_stage = plan->n_stages;
+  plan->n_stages++;
+  return NULL;
+fail:
+  vkp_graph_destroy(graph);
+  return st;
+}
+
+static vkp_status_t vkp__append_name(char ***list, int32_t *count,
+                                     const char *name, const char *what) {
+  if (!name || !name[0])
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "%s has an empty name",
+                           what);
+  for (int32_t i = 0; i < *count; ++i)
+    if (strcmp((*list)[i], name) == 0)
+      return vkp_status_make(VKP_STATUS_ALREADY_EXISTS, "%s '%s' declared twice",
+                             what, name);
+  char **grown = vkp__reallocarray(*list, (size_t)*count + 1, sizeof(char *));
+  if (!grown) return VKP_OOM(what);
+  *list = grown;
+  grown[*count] = vkp__strdup(name);
+  if (!grown[*count]) return VKP_OOM(what);
+  ++*count;
+  return NULL;
+}
+
+vkp_status_t vkp_plan_add_global_input(vkp_plan_t *plan, const char *name) {
+  return vkp__append_name(&plan->inputs, &plan->n_inputs, name, "global input");
+}
+
+vkp_status_t vkp_plan_add_global_output(vkp_plan_t *plan, const char *name) {
+  return vkp__append_name(&plan->outputs, &plan->n_outputs, name,
+                          "global output");
+}
+
+vkp_status_t vkp_plan_bind(vkp_plan_t *plan, int32_t src_stage,
+                           const char *src_name, int32_t dst_stage,
+                           const char *dst_name) {
+  vkp_plan_binding_t *b = vkp__reallocarray(
+      plan->bindings, (size_t)plan->n_bindings + 1, sizeof(*b));
+  if (!b) return VKP_OOM("plan bindings");
+  plan->bindings = b;
+  vkp_plan_binding_t *nb = &plan->bindings[plan->n_bindings];
+  nb->src_stage = src_stage;
+  nb->dst_stage = dst_stage;
+  nb->src_name = vkp__strdup(src_name ? src_name : "");
+  nb->dst_name = vkp__strdup(dst_name ? dst_name : "");
+  if (!nb->src_name || !nb->dst_name) {
+    vkp__free(nb->src_name);
+    vkp__free(nb->dst_name);
+    return VKP_OOM("plan binding");
+  }
+  plan->n_bindings++;
+  return NULL;
+}
+
+int32_t vkp_plan_find_stage(const vkp_plan_t *plan, const char *name) {
+  for (int32_t i = 0; name && i < plan->n_stages; ++i)
+    if (strcmp(plan->stages[i].name, name) == 0) return i;
+  return -1;
+}

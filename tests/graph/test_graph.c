@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// graph/graph.c and graph/validate.c: building, validation, topological
+// order, liveness and subgraph extraction.
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "support/test_support.h"
+#include "vkpipe/graph.h"
+
+static vkp_graph_t *make_mlp(void) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("mlp", &g));
+  int64_t xs[] = {2, 8}, w1s[] = {8, 4}, b1s[] = {4}, w2s[] = {4, 3};
+  float w1[32], b1[4], w2[12];
+  for (int i = 0; i < 32; ++i) w1[i] = (float)i * 0.01f;
+  for (int i = 0; i < 4; ++i) b1[i] = (float)i;
+  for (int i = 0; i < 12; ++i) w2[i] = (float)-i;
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, xs, NULL));
+  VKP_TEST_OK(vkp_graph_add_constant(g, "w1", VKP_DTYPE_FLOAT32, 2, w1s, w1, NULL));
+  VKP_TEST_OK(vkp_graph_add_constant(g, "b1", VKP_DTYPE_FLOAT32, 1, b1s, b1, NULL));
+  VKP_TEST_OK(vkp_graph_add_constant(g, "w2", VKP_DTYPE_FLOAT32, 2, w2s, w2, NULL));
+  // Declared out of order on purpose: validate sorts.
+  const char *fc2_in[] = {"h", "w2"}, *fc2_out[] = {"y"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "fc2", VKP_OP_MATMUL, 2, fc2_in, 1, fc2_out, 0, NULL, NULL));
+  const char *relu_in[] = {"z"}, *relu_out[] = {"h"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "act", VKP_OP_RELU, 1, relu_in, 1, relu_out, 0, NULL, NULL));
+  const char *mm_in[] = {"x", "w1"}, *mm_out[] = {"xw"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "fc1", VKP_OP_MATMUL, 2, mm_in, 1, mm_out, 0, NULL, NULL));
+  const char *add_in[] = {"xw", "b1"}, *add_out[] = {"z"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "bias", VKP_OP_ADD, 2, add_in, 1, add_out, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  return g;
+}
+
+Test(graph, validate_sorts_and_infers, .timeout = 10) {
+  vkp_graph_t *g = make_mlp();
+  VKP_TEST_OK(vkp_graph_validate(g));
+  cr_assert_str_eq(g->nodes[0].name, "fc1");
+  cr_assert_str_eq(g->nodes[1].name, "bias");
+  cr_assert_str_eq(g->nodes[2].name, "act");
+  cr_assert_str_eq(g->nodes[3].name, "fc2");
+  const vkp_value_t *y = &g->values[vkp_graph_find_value(g, "y")];
+  cr_assert_eq(y->rank, 2);
+  cr_assert_eq(y->shape[0], 2);
+  cr_assert_eq(y->shape[1], 3);
+  cr_assert_eq(vkp_graph_find_node(g, "act"), 2);
+  cr_assert_eq(vkp_graph_constant_bytes(g), (32 + 4 + 12) * 4);
+  vkp_graph_destroy(g);
+}
+
+Test(graph, liveness, .timeout = 10) {
+  vkp_graph_t *g = make_mlp();
+  VKP_TEST_OK(vkp_graph_validate(g));
+  int32_t def[32], use[32];
+  VKP_TEST_OK(vkp_graph_liveness(g, def, use));
+  int32_t xw = vkp_graph_find_value(g, "xw"), y = vkp_graph_find_value(g, "y");
+  cr_assert_eq(def[xw], 0);
+  cr_assert_eq(use[xw], 1);
+  cr_assert_eq(def[y], 3);
+  cr_assert_eq(use[y], g->n_nodes);
+  vkp_graph_destroy(g);
+}
+
+Test(graph, extract_middle, .timeout = 10) {
+  vkp_graph_t *g = make_mlp(), *sub;
+  VKP_TEST_OK(vkp_graph_validate(g));
+  int32_t nodes[] = {1, 2};  // bias, act
+  VKP_TEST_OK(vkp_graph_extract(g, 2, nodes, "mid", &sub));
+  cr_assert_eq(sub->n_inputs, 1);
+  cr_assert_str_eq(sub->values[sub->inputs[0]].name, "xw");
+  cr_assert_eq(sub->n_outputs, 1);
+  cr_assert_str_eq(sub->values[sub->outputs[0]].name, "h");
+  int32_t b1 = vkp_graph_find_value(sub, "b1");
+  cr_assert_eq(sub->values[b1].kind, VKP_VALUE_CONSTANT);
+  vkp_graph_destroy(sub);
+  vkp_graph_destroy(g);
+}
+
+static char *validate_error(vkp_graph_t *g) {
+  vkp_status_t st = vkp_graph_validate(g);
+  cr_assert_not_null(st, "validate unexpectedly succeeded");
+  char *msg = strdup(vkp_status_message(st));
+  vkp_status_free(st);
+  return msg;
+}
+
+Test(graph, cycle_is_reported, .timeout = 10) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("cyc", &g));
+  int64_t s[] = {4};
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, s, NULL));
+  const char *a_in[] = {"x", "c"}, *a_out[] = {"a"};
+  const char *b_in[] = {"a"}, *b_out[] = {"b"};
+  const char *c_in[] = {"b"}, *c_out[] = {"c"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "A", VKP_OP_ADD, 2, a_in, 1, a_out, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "B", VKP_OP_RELU, 1, b_in, 1, b_out, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "C", VKP_OP_EXP, 1, c_in, 1, c_out, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "c"));
+  char *msg = validate_error(g);
+  cr_assert(strstr(msg, "cycle") && strstr(msg, "'A'") && strstr(msg, "'C'"), "%s", msg);
+  free(msg);
+  vkp_graph_destroy(g);
+}
+
+Test(graph, dangling_and_shape_errors_name_the_node, .timeout = 10) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("bad", &g));
+  int64_t s[] = {1, 784}, ws[] = {512, 10};
+  float *w = calloc(5120, sizeof(float));
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
+  VKP_TEST_OK(vkp_graph_add_constant(g, "w", VKP_DTYPE_FLOAT32, 2, ws, w, NULL));
+  free(w);
+  const char *in[] = {"x", "w"}, *out[] = {"y"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "fc1", VKP_OP_MATMUL, 2, in, 1, out, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  char *msg = validate_error(g);
+  cr_assert(strstr(msg, "node 'fc1' (matmul): inner dimensions 784 and 512 differ"), "%s", msg);
+  free(msg);
+  const char *in2[] = {"nope"}, *out2[] = {"z"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "r", VKP_OP_RELU, 1, in2, 1, out2, 0, NULL, NULL));
+  msg = validate_error(g);
+  cr_assert(strstr(msg, "node 'r' (relu): input 0 refers to unknown tensor 'nope'"), "%s", msg);
+  free(msg);
+  vkp_graph_destroy(g);
+}
+
+Test(graph, duplicate_names_are_refused, .timeout = 10) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("dup", &g));
+  int64_t s[] = {3};
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, s, NULL));
+  vkp_status_t st = vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, s, NULL);
+  cr_assert_eq(vkp_status_code(st), VKP_STATUS_ALREADY_EXISTS);
+  vkp_status_free(st);
+  const char *in[] = {"x"}, *out[] = {"x"};
+  st = vkp_graph_add_node(g, "n", VKP_OP_RELU, 1, in, 1, out, 0, NULL, NULL);
+  cr_assert(strstr(vkp_status_message(st), "already a graph input"), "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  vkp_graph_destroy(g);
+}
