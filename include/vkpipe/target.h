@@ -79,6 +79,16 @@ typedef struct vkp_stage_t {
   const vkp_target_t *target;  // borrowed
 } vkp_stage_t;
 
+// Host-visible memory that a device target's stages read and write in place
+// (the pipeline's staging slots). Made by a target's staging_alloc.
+typedef struct vkp_staging_t {
+  void *host;           // mapped pointer, valid until staging_free
+  size_t size;
+  uint64_t buffer;      // target-defined handle (a VkBuffer for "vulkan")
+  uint64_t offset;      // byte offset of `host` inside `buffer`
+  void *allocation;     // target-private bookkeeping
+} vkp_staging_t;
+
 // What a target fills in. Entries marked optional may be NULL.
 struct vkp_target_vtable_t {
   // Unique, short, lower-case: "ref", "cpu", "vulkan".
@@ -121,6 +131,39 @@ struct vkp_target_vtable_t {
 
   // Frees a loaded stage (NULL is fine).
   void (*unload)(vkp_stage_t *stage);
+
+  // --- Device entries (optional; a target that runs asynchronously on a
+  // device fills in all of them, a host target none). The pipeline runtime
+  // uses them to keep frames on the device between stages: staging slots in
+  // host-visible memory, per-slot command buffers recorded once, and timeline
+  // semaphores (opaque uint64_t handles) waited on inside submits.
+
+  // Allocates `size` bytes of host-visible memory usable by this target's
+  // stages; freed with staging_free.
+  vkp_status_t (*staging_alloc)(const vkp_target_t *target, size_t size,
+                                vkp_staging_t *out_staging);
+  void (*staging_free)(const vkp_target_t *target, vkp_staging_t *staging);
+
+  // Records the stage's per-slot command buffers. `inputs` holds
+  // n_slots * graph->n_inputs entries (slot-major), `outputs` likewise; each
+  // entry is borrowed and outlives the stage. After this, submit's info->slot
+  // picks which recording to replay.
+  vkp_status_t (*bind_slots)(vkp_stage_t *stage, int32_t n_slots,
+                             const vkp_staging_t *inputs,
+                             const vkp_staging_t *outputs);
+
+  // Timeline semaphores: create (initial value 0), destroy, signal and wait
+  // from the host, read the current value. wait returns a TIMEOUT status when
+  // `timeout_ns` passes and DEVICE_LOST when the device is gone.
+  vkp_status_t (*timeline_create)(const vkp_target_t *target,
+                                  uint64_t *out_semaphore);
+  void (*timeline_destroy)(const vkp_target_t *target, uint64_t semaphore);
+  vkp_status_t (*timeline_signal)(const vkp_target_t *target,
+                                  uint64_t semaphore, uint64_t value);
+  vkp_status_t (*timeline_wait)(const vkp_target_t *target, uint64_t semaphore,
+                                uint64_t value, uint64_t timeout_ns);
+  vkp_status_t (*timeline_query)(const vkp_target_t *target,
+                                 uint64_t semaphore, uint64_t *out_value);
 
   // Optional: frees `target->impl` when the registry is destroyed.
   void (*destroy)(vkp_target_t *target);
