@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: Apache-2.0
+// runtime/ref/ref.c beyond single ops: multi-node graphs through the memory
+// plan (intermediates shared, outputs also consumed, inputs and constants
+// listed as outputs), stage reuse, no allocation per run, the blob check,
+// allocation failures at every step, supports() reasons, and integer
+// division edge cases.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/ref/ref.h"
+#include "support/test_support.h"
+#include "vkpipe/graph.h"
+#include "vkpipe/target.h"
+
+enum { M = 4, K = 6, N = 5 };
+
+static const vkp_target_t *ref_target(vkp_registry_t **reg) {
+  VKP_TEST_OK(vkp_registry_create(reg));
+  VKP_TEST_OK(vkp_target_ref_register(*reg));
+  const vkp_target_t *t = NULL;
+  VKP_TEST_OK(vkp_registry_lookup(*reg, "ref", &t));
+  return t;
+}
+
+// x[M,K] @ w[K,N] + b[N] = z; h = relu(z); s = softmax(h); r = sum of
+// transpose(z) over its axis 1. Outputs: s, h (also read by softmax), r, x (a
+// graph input) and b (a constant).
+static vkp_graph_t *make_net(const float *w, const float *b, int64_t rows) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("net", &g));
+  int64_t xs[] = {rows, K}, ws[] = {K, N}, bs[] = {N};
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, xs, NULL));
+  VKP_TEST_OK(vkp_graph_add_constant(g, "w", VKP_DTYPE_FLOAT32, 2, ws, w, NULL));
+  VKP_TEST_OK(vkp_graph_add_constant(g, "b", VKP_DTYPE_FLOAT32, 1, bs, b, NULL));
+  const char *mm_in[] = {"x", "w"}, *mm_out[] = {"mm"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "fc", VKP_OP_MATMUL, 2, mm_in, 1, mm_out, 0, NULL, NULL));
+  const char *add_in[] = {"mm", "b"}, *add_out[] = {"z"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "bias", VKP_OP_ADD, 2, add_in, 1, add_out, 0, NULL, NULL));
+  const char *relu_in[] = {"z"}, *relu_out[] = {"h"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "act", VKP_OP_RELU, 1, relu_in, 1, relu_out, 0, NULL, NULL));
+  const char *sm_in[] = {"h"}, *sm_out[] = {"s"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "sm", VKP_OP_SOFTMAX, 1, sm_in, 1, sm_out, 0, NULL, NULL));
+  const char *tr_in[] = {"z"}, *tr_out[] = {"t"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "tr", VKP_OP_TRANSPOSE, 1, tr_in, 1, tr_out, 0, NULL, NULL));
+  int64_t axes[] = {1};
+  vkp_attr_t red[] = {{.name = "axes", .kind = VKP_ATTR_INTS, .ints = axes, .count = 1},
+                      {.name = "keepdims", .kind = VKP_ATTR_INT, .i = 0}};
+  const char *rs_in[] = {"t"}, *rs_out[] = {"r"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "rs", VKP_OP_REDUCE_SUM, 1, rs_in, 1, rs_out, 2, red, NULL));
+  const char *outs[] = {"s", "h", "r", "x", "b"};
+  for (int i = 0; i < 5; ++i) VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  return g;
+}
+
+// The same network computed directly, in double.
+static void expect_net(const float *x, const float *w, const float *b,
+                       float s[M][N], float h[M][N], float r[N]) {
+  double z[M][N];
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double acc = 0;
+      for (int p = 0; p < K; ++p) acc += (double)x[i * K + p] * w[p * N + j];
+      // Tensors between nodes are float32.
+      z[i][j] = (float)((double)(float)acc + b[j]);
+      h[i][j] = (float)(z[i][j] > 0 ? z[i][j] : 0);
+    }
+  for (int i = 0; i < M; ++i) {
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < N; ++j) mx = h[i][j] > mx ? h[i][j] : mx;
+    for (int j = 0; j < N; ++j) sum += exp(h[i][j] - mx);
+    for (int j = 0; j < N; ++j) s[i][j] = (float)(exp(h[i][j] - mx) / sum);
+  }
+  for (int j = 0; j < N; ++j) {
+    double acc = 0;
+    for (int i = 0; i < M; ++i) acc += z[i][j];
+    r[j] = (float)acc;
+  }
+}
+
+static void check_close(const float *got, const float *want, int n, const char *what) {
+  for (int i = 0; i < n; ++i)
+    cr_assert(fabsf(got[i] - want[i]) <= 1e-6f + 1e-5f * fabsf(want[i]),
+              "%s[%d]: %.9g vs %.9g", what, i, got[i], want[i]);
+}
+
+static void check_net_outputs(const vkp_tensor_t *outs, const float *x,
+                              const float *w, const float *b) {
+  float s[M][N], h[M][N], r[N];
+  expect_net(x, w, b, s, h, r);
+  check_close(outs[0].data, &s[0][0], M * N, "s");
+  check_close(outs[1].data, &h[0][0], M * N, "h");
+  check_close(outs[2].data, r, N, "r");
+  cr_assert(memcmp(outs[3].data, x, sizeof(float) * M * K) == 0, "x passed through");
+  cr_assert(memcmp(outs[4].data, b, sizeof(float) * N) == 0, "b passed through");
+}
+
+Test(ref_stage, multi_node_graph, .timeout = 30) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  float w[K * N], b[N], x[M * K];
+  for (int i = 0; i < K * N; ++i) w[i] = vkp_test_rng_uniform(&rng, -1, 1);
+  for (int i = 0; i < N; ++i) b[i] = vkp_test_rng_uniform(&rng, -1, 1);
+  for (int i = 0; i < M * K; ++i) x[i] = vkp_test_rng_uniform(&rng, -1, 1);
+  vkp_registry_t *reg;
+  const vkp_target_t *ref = ref_target(&reg);
+  vkp_graph_t *g = make_net(w, b, M);
+  vkp_tensor_t in, outs[5];
+  int64_t xs[] = {M, K};
+  VKP_TEST_OK(vkp_tensor_init_view(&in, VKP_DTYPE_FLOAT32, 2, xs, x));
+  VKP_TEST_OK(vkp_target_run_graph(ref, g, NULL, &in, outs));
+  check_net_outputs(outs, x, w, b);
+  for (int i = 0; i < 5; ++i) vkp_tensor_deinit(&outs[i]);
+  vkp_graph_destroy(g);
+  vkp_registry_destroy(reg);
+}
+
+// One loaded stage run several times with fresh inputs: no state leaks from
+// one run into the next, and a run allocates nothing.
+Test(ref_stage, reuse_without_allocating, .timeout = 30) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  float w[K * N], b[N], x[M * K];
+  for (int i = 0; i < K * N; ++i) w[i] = vkp_test_rng_uniform(&rng, -1, 1);
+  for (int i = 0; i < N; ++i) b[i] = vkp_test_rng_uniform(&rng, -1, 1);
+  vkp_registry_t *reg;
+  const vkp_target_t *ref = ref_target(&reg);
+  vkp_graph_t *g = make_net(w, b, M);
+  vkp_blob_t blob = {0};
+  vkp_stage_t *stage = NULL;
+  VKP_TEST_OK(ref->vtable->compile(ref, g, NULL, &blob));
+  VKP_TEST_OK(ref->vtable->load(ref, g, blob.data, blob.size, &stage));
+  vkp_tensor_t in, outs[5];
+  int64_t xs[] = {M, K};
+  VKP_TEST_OK(vkp_tensor_init_view(&in, VKP_DTYPE_FLOAT32, 2, xs, x));
+  for (int i = 0; i < 5; ++i) {
+    const vkp_value_t *v = &g->values[g->outputs[i]];
+    VKP_TEST_OK(vkp_tensor_init(&outs[i], v->dtype, v->rank, v->shape));
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < M * K; ++i) x[i] = vkp_test_rng_uniform(&rng, -2, 2);
+    vkp_test_counting_alloc_t counter;
+    vkp_test_counting_alloc_install(&counter, 0);
+    vkp_status_t st = ref->vtable->run(stage, &in, outs);
+    vkp_test_counting_alloc_uninstall();
+    VKP_TEST_OK(st);
+    cr_assert_eq(counter.count, 0, "run allocated %lld times", (long long)counter.count);
+    check_net_outputs(outs, x, w, b);
+  }
+  // Wrong shapes are refused with a message, not run.
+  vkp_tensor_t bad;
+  int64_t bad_shape[] = {M + 1, K};
+  VKP_TEST_OK(vkp_tensor_init(&bad, VKP_DTYPE_FLOAT32, 2, bad_shape));
+  vkp_status_t st = ref->vtable->run(stage, &bad, outs);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
+  cr_assert(strstr(vkp_status_message(st), "input 'x'"), "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  vkp_tensor_deinit(&bad);
+  for (int i = 0; i < 5; ++i) vkp_tensor_deinit(&outs[i]);
+  ref->vtable->unload(stage);
+  vkp_blob_deinit(&blob);
+  vkp_graph_destroy(g);
+  vkp_registry_destroy(reg);
+}
+
+Test(ref_stage, blob_is_checked, .timeout = 30) {
+  float w[K * N] = {0}, b[N] = {0};
+  vkp_registry_t *reg;
+  const vkp_target_t *ref = ref_target(&reg);
+  vkp_graph_t *g = make_net(w, b, M), *other = make_net(w, b, M + 1);
+  vkp_blob_t blob = {0};
+  vkp_stage_t *stage = NULL;
+  VKP_TEST_OK(ref->vtable->compile(ref, g, NULL, &blob));
+  cr_assert_eq(memcmp(blob.data, VKP_REF_BLOB_MAGIC, 8), 0);
+
+  vkp_status_t st = ref->vtable->load(ref, other, blob.data, blob.size, &stage);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT), "%s", vkp_status_message(st));
+  cr_assert_null(stage);
+  vkp_status_free(st);
+
+  st = ref->vtable->load(ref, g, blob.data, 3, &stage);
+  cr_assert(vkp_status_is(st, VKP_STATUS_DATA_LOSS), "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  st = ref->vtable->load(ref, g, NULL, 0, &stage);
+  cr_assert(vkp_status_is(st, VKP_STATUS_DATA_LOSS), "%s", vkp_status_message(st));
+  vkp_status_free(st);
+
+  unsigned char *bytes = blob.data;
+  bytes[8] ^= 0x7f;  // version
+  st = ref->vtable->load(ref, g, blob.data, blob.size, &stage);
+  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  bytes[8] ^= 0x7f;
+  bytes[0] = 'X';  // magic
+  st = ref->vtable->load(ref, g, blob.data, blob.size, &stage);
+  cr_assert(vkp_status_is(st, VKP_STATUS_DATA_LOSS), "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  cr_assert_null(stage);
+
+  vkp_blob_deinit(&blob);
+  vkp_graph_destroy(other);
+  vkp_graph_destroy(g);
+  vkp_registry_destroy(reg);
+}
+
+// Fails every allocation of compile + load + run in turn: each failure is a
+// clean OUT_OF_MEMORY status with nothing leaked.
+Test(ref_stage, allocation_failures, .timeout = 60) {
+  float w[K * N] = {0}, b[N] = {0}, x[M * K] = {0};
+  vkp_registry_t *reg;
+  const vkp_target_t *ref = ref_target(&reg);
+  vkp_graph_t *g = make_net(w, b, M);
+  vkp_tensor_t in;
+  int64_t xs[] = {M, K};
+  VKP_TEST_OK(vkp_tensor_init_view(&in, VKP_DTYPE_FLOAT32, 2, xs, x));
+  bool done = false;
+  for (int64_t fail_at = 1; !done && fail_at < 1000; ++fail_at) {
+    vkp_test_counting_alloc_t counter;
+    vkp_test_counting_alloc_install(&counter, fail_at);
+    vkp_tensor_t outs[5];
+    vkp_status_t st = vkp_target_run_graph(ref, g, NULL, &in, outs);
+    if (!st)
+      for (int i = 0; i < 5; ++i) vkp_tensor_deinit(&outs[i]);
+    bool oom = vkp_status_is(st, VKP_STATUS_OUT_OF_MEMORY);
+    vkp_status_free(st);
+    vkp_test_counting_alloc_uninstall();
+    cr_assert(!st || oom, "allocation %lld failed with a non-OOM status",
+              (long long)fail_at);
+    cr_assert_eq(counter.live, 0, "allocation %lld failing leaked %lld blocks",
+                 (long long)fail_at, (long long)counter.live);
+    done = !counter.failed;
+  }
+  cr_assert(done);
+  vkp_graph_destroy(g);
+  vkp_registry_destroy(reg);
+}
+
+Test(ref_stage, supports_reasons, .timeout = 10) {
+  vkp_registry_t *reg;
+  const vkp_target_t *ref = ref_target(&reg);
+  // Hand-made (validation would refuse it): ref's add on float16.
+  vkp_value_t values[3] = {
+      {.name = "a", .dtype = VKP_DTYPE_FLOAT16, .rank = 1, .shape = {4}},
+      {.name = "b", .dtype = VKP_DTYPE_FLOAT16, .rank = 1, .shape = {4}},
+      {.name = "c", .dtype = VKP_DTYPE_FLOAT16, .rank = 1, .shape = {4}}};
+  int32_t ins[] = {0, 1}, outs[] = {2};
+  vkp_node_t node = {.name = "n", .op = VKP_OP_ADD, .n_inputs = 2, .inputs = ins,
+                     .n_outputs = 1, .outputs = outs};
+  vkp_graph_t g = {.name = "g", .n_values = 3, .values = values, .n_nodes = 1,
+                   .nodes = &node};
+  char reason[256] = "";
+  cr_assert_not(ref->vtable->supports(ref, &g, &node, reason, sizeof reason));
+  cr_assert(strstr(reason, "float16") && strstr(reason, "float32, int32, int64"),
+            "%s", reason);
+  // Data movement handles any dtype.
+  node.op = VKP_OP_IDENTITY;
+  node.n_inputs = 1;
+  cr_assert(ref->vtable->supports(ref, &g, &node, reason, sizeof reason));
+  node.op = VKP_OP_COUNT;
+  cr_assert_not(ref->vtable->supports(ref, &g, &node, reason, sizeof reason));
+  vkp_registry_destroy(reg);
+}
+
+static vkp_status_t run_int_div(vkp_dtype_t dt, const void *a, const void *b,
+                                int64_t n, vkp_tensor_t *out) {
+  vkp_registry_t *reg;
+  const vkp_target_t *ref = ref_target(&reg);
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("div", &g));
+  int64_t shape[] = {n};
+  VKP_TEST_OK(vkp_graph_add_input(g, "a", dt, 1, shape, NULL));
+  VKP_TEST_OK(vkp_graph_add_input(g, "b", dt, 1, shape, NULL));
+  const char *in[] = {"a", "b"}, *o[] = {"q"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "d", VKP_OP_DIV, 2, in, 1, o, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "q"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  vkp_tensor_t ta, tb;
+  VKP_TEST_OK(vkp_tensor_init_view(&ta, dt, 1, shape, (void *)a));
+  VKP_TEST_OK(vkp_tensor_init_view(&tb, dt, 1, shape, (void *)b));
+  vkp_tensor_t feeds[] = {ta, tb};
+  vkp_status_t st = vkp_target_run_graph(ref, g, NULL, feeds, out);
+  vkp_graph_destroy(g);
+  vkp_registry_destroy(reg);
+  return st;
+}
+
+Test(ref_stage, integer_division, .timeout = 10) {
+  int32_t a[] = {7, -7, 7, -7, INT32_MIN, 0};
+  int32_t b[] = {2, 2, -2, -2, -1, 5};
+  int32_t want[] = {3, -3, -3, 3, INT32_MIN, 0};  // truncation, INT_MIN/-1 wraps
+  vkp_tensor_t q;
+  VKP_TEST_OK(run_int_div(VKP_DTYPE_INT32, a, b, 6, &q));
+  cr_assert_arr_eq(q.data, want, sizeof want);
+  vkp_tensor_deinit(&q);
+
+  int64_t a64[] = {INT64_MIN, 9}, b64[] = {-1, -4}, want64[] = {INT64_MIN, -2};
+  VKP_TEST_OK(run_int_div(VKP_DTYPE_INT64, a64, b64, 2, &q));
+  cr_assert_arr_eq(q.data, want64, sizeof want64);
+  vkp_tensor_deinit(&q);
+
+  int64_t z[] = {1, 0};
+  vkp_status_t st = run_int_div(VKP_DTYPE_INT64, a64, z, 2, &q);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
+  cr_assert(strstr(vkp_status_message(st), "division by zero"), "%s",
+            vkp_status_message(st));
+  vkp_status_free(st);
+}
+
+Test(ref_stage, registered_by_default, .timeout = 10) {
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  const vkp_target_t *t = NULL;
+  VKP_TEST_OK(vkp_registry_lookup(reg, "ref", &t));
+  cr_assert_str_eq(t->vtable->name, "ref");
+  // A second registration is refused.
+  vkp_status_t st = vkp_target_ref_register(reg);
+  cr_assert(vkp_status_is(st, VKP_STATUS_ALREADY_EXISTS));
+  vkp_status_free(st);
+  vkp_registry_destroy(reg);
+}
