@@ -7,7 +7,9 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/ref/ref.h"
 #include "support/test_support.h"
@@ -318,5 +320,35 @@ Test(ref_stage, registered_by_default, .timeout = 10) {
   vkp_status_t st = vkp_target_ref_register(reg);
   cr_assert(vkp_status_is(st, VKP_STATUS_ALREADY_EXISTS));
   vkp_status_free(st);
+  vkp_registry_destroy(reg);
+}
+
+Test(ref_stage, dump_writes_the_plan, .timeout = 10) {
+  float w[K * N] = {0}, b[N] = {0};
+  vkp_registry_t *reg;
+  const vkp_target_t *ref = ref_target(&reg);
+  vkp_graph_t *g = make_net(w, b, M);
+  vkp_blob_t blob = {0};
+  VKP_TEST_OK(ref->vtable->compile(ref, g, NULL, &blob));
+  char dir[] = "/tmp/vkp_ref_dump_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  VKP_TEST_OK(ref->vtable->dump(ref, g, blob.data, blob.size, dir));
+  char path[64];
+  snprintf(path, sizeof path, "%s/ref_plan.txt", dir);
+  char *text = vkp_test_read_file(path, NULL);
+  cr_assert_not_null(text);
+  cr_assert(strstr(text, "fc (matmul): x, w -> mm"), "%s", text);
+  cr_assert(strstr(text, "mm float32 [4, 5]: arena offset"), "%s", text);
+  cr_assert(strstr(text, "h float32 [4, 5]: written in place into graph output 1"),
+            "%s", text);
+  free(text);
+  remove(path);
+  rmdir(dir);
+  // A directory that does not exist is an I/O error, not a crash.
+  vkp_status_t st = ref->vtable->dump(ref, g, blob.data, blob.size, "/nonexistent/dir");
+  cr_assert(vkp_status_is(st, VKP_STATUS_IO_ERROR), "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  vkp_blob_deinit(&blob);
+  vkp_graph_destroy(g);
   vkp_registry_destroy(reg);
 }
