@@ -6,6 +6,7 @@
 // division edge cases.
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,76 @@ Test(ref_stage, dump_writes_the_plan, .timeout = 10) {
   vkp_status_t st = ref->vtable->dump(ref, g, blob.data, blob.size, "/nonexistent/dir");
   cr_assert(vkp_status_is(st, VKP_STATUS_IO_ERROR), "%s", vkp_status_message(st));
   vkp_status_free(st);
+  vkp_blob_deinit(&blob);
+  vkp_graph_destroy(g);
+  vkp_registry_destroy(reg);
+}
+
+// Two stages of one graph driven from two threads at once: the target keeps
+// no shared state, so each thread gets its own exact results.
+typedef struct worker_t {
+  const vkp_target_t *ref;
+  const vkp_graph_t *graph;
+  const void *blob;
+  size_t blob_size;
+  const float *w, *b;
+  uint64_t seed;
+  bool ok;
+} worker_t;
+
+static void *worker_main(void *arg) {
+  worker_t *wk = arg;
+  vkp_test_rng_t rng = {.state = wk->seed};
+  vkp_stage_t *stage = NULL;
+  vkp_status_t st = wk->ref->vtable->load(wk->ref, wk->graph, wk->blob, wk->blob_size, &stage);
+  vkp_tensor_t in, outs[5] = {{0}};
+  float x[M * K];
+  int64_t xs[] = {M, K};
+  if (!st) st = vkp_tensor_init_view(&in, VKP_DTYPE_FLOAT32, 2, xs, x);
+  for (int i = 0; i < 5 && !st; ++i) {
+    const vkp_value_t *v = &wk->graph->values[wk->graph->outputs[i]];
+    st = vkp_tensor_init(&outs[i], v->dtype, v->rank, v->shape);
+  }
+  wk->ok = !st;
+  for (int round = 0; round < 50 && wk->ok; ++round) {
+    for (int i = 0; i < M * K; ++i) x[i] = vkp_test_rng_uniform(&rng, -2, 2);
+    st = wk->ref->vtable->run(stage, &in, outs);
+    if (st) break;
+    float s[M][N], h[M][N], r[N];
+    expect_net(x, wk->w, wk->b, s, h, r);
+    for (int i = 0; i < M * N; ++i) {
+      float got = ((const float *)outs[0].data)[i], want = (&s[0][0])[i];
+      if (fabsf(got - want) > 1e-6f + 1e-5f * fabsf(want)) wk->ok = false;
+    }
+  }
+  if (st) wk->ok = false;
+  vkp_status_free(st);
+  for (int i = 0; i < 5; ++i) vkp_tensor_deinit(&outs[i]);
+  if (stage) wk->ref->vtable->unload(stage);
+  return NULL;
+}
+
+Test(ref_stage, stages_on_two_threads, .timeout = 30) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  float w[K * N], b[N];
+  for (int i = 0; i < K * N; ++i) w[i] = vkp_test_rng_uniform(&rng, -1, 1);
+  for (int i = 0; i < N; ++i) b[i] = vkp_test_rng_uniform(&rng, -1, 1);
+  vkp_registry_t *reg;
+  const vkp_target_t *ref = ref_target(&reg);
+  vkp_graph_t *g = make_net(w, b, M);
+  vkp_blob_t blob = {0};
+  VKP_TEST_OK(ref->vtable->compile(ref, g, NULL, &blob));
+  worker_t wk[2];
+  pthread_t th[2];
+  for (int i = 0; i < 2; ++i) {
+    wk[i] = (worker_t){.ref = ref, .graph = g, .blob = blob.data,
+                       .blob_size = blob.size, .w = w, .b = b,
+                       .seed = vkp_test_rng_next(&rng) | 1};
+    cr_assert_eq(pthread_create(&th[i], NULL, worker_main, &wk[i]), 0);
+  }
+  for (int i = 0; i < 2; ++i) pthread_join(th[i], NULL);
+  cr_assert(wk[0].ok && wk[1].ok);
   vkp_blob_deinit(&blob);
   vkp_graph_destroy(g);
   vkp_registry_destroy(reg);
