@@ -181,36 +181,52 @@ static int vkp__ref_block_by_size(const void *a, const void *b) {
 
 enum { VKP__REF_ALIGN = 64 };
 
+typedef struct vkp__ref_span_t {
+  size_t begin, end;  // bytes [begin, end) of the arena
+} vkp__ref_span_t;
+
+static int vkp__ref_span_by_start(const void *a, const void *b) {
+  const vkp__ref_span_t *x = a, *y = b;
+  return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
 // Places the blocks in one arena, biggest first, each at the lowest aligned
 // offset that overlaps no already placed block alive at the same time. Two
 // blocks alive at the same node (an input and the output of one node
-// included) never share bytes.
+// included) never share bytes. O(n² log n) for n blocks.
 static vkp_status_t vkp__ref_plan(vkp__ref_stage_t *s, vkp__ref_block_t *blocks,
                                   int32_t n) {
   qsort(blocks, (size_t)n, sizeof(*blocks), vkp__ref_block_by_size);
   size_t *placed_at = vkp__calloc((size_t)n + 1, sizeof(size_t));
-  if (!placed_at) return VKP_OOM("ref memory plan");
+  vkp__ref_span_t *busy = vkp__calloc((size_t)n + 1, sizeof(vkp__ref_span_t));
+  if (!placed_at || !busy) {
+    vkp__free(placed_at);
+    vkp__free(busy);
+    return VKP_OOM("ref memory plan");
+  }
   size_t total = 0;
   for (int32_t i = 0; i < n; ++i) {
+    // The byte ranges of placed blocks alive together with block i, by offset.
+    int32_t n_busy = 0;
+    for (int32_t j = 0; j < i; ++j) {
+      if (blocks[j].last < blocks[i].first || blocks[i].last < blocks[j].first)
+        continue;
+      busy[n_busy++] = (vkp__ref_span_t){placed_at[j], placed_at[j] + blocks[j].size};
+    }
+    qsort(busy, (size_t)n_busy, sizeof(*busy), vkp__ref_span_by_start);
+    // First gap that fits.
     size_t off = 0;
-    bool moved = true;
-    while (moved) {  // bump past every conflict until none is left
-      moved = false;
-      for (int32_t j = 0; j < i; ++j) {
-        if (blocks[j].last < blocks[i].first || blocks[i].last < blocks[j].first)
-          continue;  // never alive together
-        size_t lo = placed_at[j], hi = placed_at[j] + blocks[j].size;
-        if (off < hi && lo < off + blocks[i].size) {
-          off = (hi + VKP__REF_ALIGN - 1) / VKP__REF_ALIGN * VKP__REF_ALIGN;
-          moved = true;
-        }
-      }
+    for (int32_t j = 0; j < n_busy; ++j) {
+      if (off + blocks[i].size <= busy[j].begin) break;
+      if (busy[j].end > off)
+        off = (busy[j].end + VKP__REF_ALIGN - 1) / VKP__REF_ALIGN * VKP__REF_ALIGN;
     }
     placed_at[i] = off;
     s->arena_offset[blocks[i].value] = off;
     if (off + blocks[i].size > total) total = off + blocks[i].size;
   }
   vkp__free(placed_at);
+  vkp__free(busy);
   s->arena_size = total;
   // At least one byte so that empty tensors still get a non-NULL pointer.
   s->arena = vkp__calloc(total ? total : 1, 1);

@@ -423,3 +423,56 @@ Test(ref_stage, stages_on_two_threads, .timeout = 30) {
   vkp_graph_destroy(g);
   vkp_registry_destroy(reg);
 }
+
+// A chain of six nodes needs only two intermediate buffers at a time: the
+// plan reuses dead tensors' bytes (the dump reports the arena size).
+Test(ref_stage, plan_reuses_dead_tensors, .timeout = 10) {
+  vkp_registry_t *reg;
+  const vkp_target_t *ref = ref_target(&reg);
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("chain", &g));
+  int64_t shape[] = {16, 16};  // 1 KiB per tensor
+  VKP_TEST_OK(vkp_graph_add_input(g, "t0", VKP_DTYPE_FLOAT32, 2, shape, NULL));
+  for (int i = 0; i < 6; ++i) {
+    char in[8], out[8], name[8];
+    snprintf(in, sizeof in, "t%d", i);
+    snprintf(out, sizeof out, "t%d", i + 1);
+    snprintf(name, sizeof name, "n%d", i);
+    const char *ins[] = {in}, *outs[] = {out};
+    VKP_TEST_OK(vkp_graph_add_node(g, name, i % 2 ? VKP_OP_NEG : VKP_OP_RELU, 1,
+                                   ins, 1, outs, 0, NULL, NULL));
+  }
+  VKP_TEST_OK(vkp_graph_mark_output(g, "t6"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  vkp_blob_t blob = {0};
+  VKP_TEST_OK(ref->vtable->compile(ref, g, NULL, &blob));
+  char dir[] = "/tmp/vkp_ref_plan_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  VKP_TEST_OK(ref->vtable->dump(ref, g, blob.data, blob.size, dir));
+  char path[64];
+  snprintf(path, sizeof path, "%s/ref_plan.txt", dir);
+  char *text = vkp_test_read_file(path, NULL);
+  cr_assert_not_null(text);
+  cr_assert(strstr(text, "arena 2048 bytes"), "%s", text);
+  free(text);
+  remove(path);
+  rmdir(dir);
+
+  // And the numbers: relu and neg alternate, y = -relu(-relu(-relu(x))).
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_tensor_t x, y;
+  VKP_TEST_OK(vkp_tensor_init(&x, VKP_DTYPE_FLOAT32, 2, shape));
+  vkp_test_fill_uniform(&rng, &x, -1, 1);
+  VKP_TEST_OK(vkp_target_run_graph(ref, g, NULL, &x, &y));
+  for (int i = 0; i < 256; ++i) {
+    float v = ((float *)x.data)[i];
+    float want = -fmaxf(0.0f, -fmaxf(0.0f, -fmaxf(0.0f, v)));
+    cr_assert_eq(((float *)y.data)[i], want, "element %d of %g", i, v);
+  }
+  vkp_tensor_deinit(&x);
+  vkp_tensor_deinit(&y);
+  vkp_blob_deinit(&blob);
+  vkp_graph_destroy(g);
+  vkp_registry_destroy(reg);
+}
