@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,11 +42,19 @@ static void *vkp__json_malloc(size_t size) {
 
 static void vkp__json_free(void *ptr) { vkp__free(ptr); }
 
-static void vkp__json_init_hooks(void) {
-  // Process-wide and idempotent; cJSON keeps no other state between calls.
+static pthread_once_t vkp__json_hooks_once = PTHREAD_ONCE_INIT;
+
+static void vkp__json_install_hooks(void) {
   cJSON_Hooks hooks = {.malloc_fn = vkp__json_malloc,
                        .free_fn = vkp__json_free};
   cJSON_InitHooks(&hooks);
+}
+
+// cJSON's hooks are process-wide: they are installed once, before this file
+// first allocates through cJSON, and never changed afterwards, so every cJSON
+// document in the process is allocated and freed by the same functions.
+static void vkp__json_init_hooks(void) {
+  pthread_once(&vkp__json_hooks_once, vkp__json_install_hooks);
   vkp__json_oom = false;
 }
 
