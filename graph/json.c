@@ -641,6 +641,11 @@ static vkp_status_t vkp__graph_load_json_impl(const char *json, size_t json_size
                                               const char *base_dir,
                                               vkp_graph_t **out_graph) {
   vkp__json_init_hooks();
+  // A UTF-8 byte order mark is allowed (and skipped) before the document.
+  if (json_size >= 3 && memcmp(json, "\xEF\xBB\xBF", 3) == 0) {
+    json += 3;
+    json_size -= 3;
+  }
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(json, json_size, &end,
                                           /*require_null_terminated=*/false);
