@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/alloc.h"
+#include "base/json_hooks.h"
 #include "base/status_macros.h"
 #include "graph/graph_internal.h"
 #include "graph/readers.h"
@@ -29,34 +30,6 @@
 #define VKP__BIN_ALIGN 16
 
 // ---------------------------------------------------------------------------
-// cJSON allocates through the library allocator. The flag tells an
-// allocation failure inside cJSON_Parse apart from malformed input.
-
-static _Thread_local bool vkp__json_oom;
-
-static void *vkp__json_malloc(size_t size) {
-  void *p = vkp__malloc(size);
-  if (!p) vkp__json_oom = true;
-  return p;
-}
-
-static void vkp__json_free(void *ptr) { vkp__free(ptr); }
-
-static pthread_once_t vkp__json_hooks_once = PTHREAD_ONCE_INIT;
-
-static void vkp__json_install_hooks(void) {
-  cJSON_Hooks hooks = {.malloc_fn = vkp__json_malloc,
-                       .free_fn = vkp__json_free};
-  cJSON_InitHooks(&hooks);
-}
-
-// cJSON's hooks are process-wide: they are installed once, before this file
-// first allocates through cJSON, and never changed afterwards, so every cJSON
-// document in the process is allocated and freed by the same functions.
-static void vkp__json_init_hooks(void) {
-  pthread_once(&vkp__json_hooks_once, vkp__json_install_hooks);
-  vkp__json_oom = false;
-}
 
 // ---------------------------------------------------------------------------
 // Reading helpers. `where` names the object being read ("node 'fc1'
@@ -650,7 +623,7 @@ static vkp_status_t vkp__graph_load_json_impl(const char *json, size_t json_size
   cJSON *root = cJSON_ParseWithLengthOpts(json, json_size, &end,
                                           /*require_null_terminated=*/false);
   if (!root) {
-    if (vkp__json_oom) return VKP_OOM("JSON document");
+    if (vkp__json_oom()) return VKP_OOM("JSON document");
     int line = 0, column = 0;
     if (end >= json && end <= json + json_size)
       vkp__line_column(json, end, &line, &column);
