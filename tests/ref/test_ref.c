@@ -244,7 +244,7 @@ ParameterizedTest(int *op, ref, op, .timeout = 60) {
 }
 
 // Every case names a known op (a typo in gen_cases.py must not go unnoticed).
-Test(ref, manifest_ops_known, .timeout = 30) {
+Test(ref, manifest_ops_known, .timeout = 60) {
   unsigned long long seed = 0;
   cJSON *root = load_manifest(&seed);
   const cJSON *c;

@@ -207,7 +207,7 @@ Test(target, toy_matches_ref, .timeout = 30) {
   cr_assert(destroyed, "registry_destroy must call the target's destroy");
 }
 
-Test(target, check_graph_lists_every_unsupported_node, .timeout = 10) {
+Test(target, check_graph_lists_every_unsupported_node, .timeout = 30) {
   bool destroyed;
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
@@ -257,7 +257,7 @@ Test(target, check_graph_lists_every_unsupported_node, .timeout = 10) {
   vkp_registry_destroy(reg);
 }
 
-Test(target, refuses_duplicates_and_incomplete_vtables, .timeout = 10) {
+Test(target, refuses_duplicates_and_incomplete_vtables, .timeout = 30) {
   bool first, second, broken;
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
@@ -290,7 +290,7 @@ Test(target, refuses_duplicates_and_incomplete_vtables, .timeout = 10) {
   cr_assert(first);
 }
 
-Test(target, unavailable_and_unknown_targets, .timeout = 10) {
+Test(target, unavailable_and_unknown_targets, .timeout = 30) {
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
   VKP_TEST_OK(vkp_registry_add_unavailable(reg, "npu", "no NPU driver loaded"));
@@ -319,7 +319,7 @@ Test(target, unavailable_and_unknown_targets, .timeout = 10) {
   vkp_registry_destroy(reg);
 }
 
-Test(target, run_graph_checks_inputs, .timeout = 10) {
+Test(target, run_graph_checks_inputs, .timeout = 30) {
   bool destroyed;
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
