@@ -476,3 +476,53 @@ Test(ref_stage, plan_reuses_dead_tensors, .timeout = 60) {
   vkp_graph_destroy(g);
   vkp_registry_destroy(reg);
 }
+
+// The shipped example model (examples/mlp.json: gemm with transB, relu,
+// matmul, add, softmax) on ref, against the same network written out here.
+Test(ref_stage, shipped_mlp_example, .timeout = 60) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/examples/mlp.json", vkp_test_source_dir());
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_load(path, &g));
+  vkp_registry_t *reg;
+  const vkp_target_t *ref = ref_target(&reg);
+  const float *w1 = g->values[vkp_graph_find_value(g, "fc1.weight")].data;  // [32, 64]
+  const float *b1 = g->values[vkp_graph_find_value(g, "fc1.bias")].data;
+  const float *w2 = g->values[vkp_graph_find_value(g, "fc2.weight")].data;  // [32, 10]
+  const float *b2 = g->values[vkp_graph_find_value(g, "fc2.bias")].data;
+  cr_assert(w1 && b1 && w2 && b2);
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  int64_t xs[] = {1, 64};
+  vkp_tensor_t x, y;
+  VKP_TEST_OK(vkp_tensor_init(&x, VKP_DTYPE_FLOAT32, 2, xs));
+  vkp_test_fill_uniform(&rng, &x, -1, 1);
+  VKP_TEST_OK(vkp_target_run_graph(ref, g, NULL, &x, &y));
+  const float *px = x.data;
+  float h[32], logits[10];
+  for (int j = 0; j < 32; ++j) {
+    double acc = 0;
+    for (int p = 0; p < 64; ++p) acc += (double)px[p] * w1[j * 64 + p];
+    float v = (float)(acc + b1[j]);
+    h[j] = v > 0 ? v : 0;
+  }
+  double mx = -INFINITY, sum = 0;
+  for (int j = 0; j < 10; ++j) {
+    double acc = 0;
+    for (int p = 0; p < 32; ++p) acc += (double)h[p] * w2[p * 10 + j];
+    logits[j] = (float)((double)(float)acc + b2[j]);
+    mx = logits[j] > mx ? logits[j] : mx;
+  }
+  for (int j = 0; j < 10; ++j) sum += exp(logits[j] - mx);
+  cr_assert_eq(y.rank, 2);
+  cr_assert_eq(y.shape[1], 10);
+  for (int j = 0; j < 10; ++j) {
+    float want = (float)(exp(logits[j] - mx) / sum), got = ((float *)y.data)[j];
+    cr_assert(fabsf(got - want) <= 1e-6f + 1e-5f * want, "probs[%d]: %g vs %g", j,
+              got, want);
+  }
+  vkp_tensor_deinit(&x);
+  vkp_tensor_deinit(&y);
+  vkp_graph_destroy(g);
+  vkp_registry_destroy(reg);
+}
