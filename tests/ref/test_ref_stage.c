@@ -19,6 +19,10 @@
 
 enum { M = 4, K = 6, N = 5 };
 
+// The random seed of the running test (each Criterion test is its own
+// process), quoted in failure messages: VKPIPE_TEST_SEED=<seed> reproduces.
+static uint64_t test_seed;
+
 static const vkp_target_t *ref_target(vkp_registry_t **reg) {
   VKP_TEST_OK(vkp_registry_create(reg));
   VKP_TEST_OK(vkp_target_ref_register(*reg));
@@ -86,7 +90,8 @@ static void expect_net(const float *x, const float *w, const float *b,
 static void check_close(const float *got, const float *want, int n, const char *what) {
   for (int i = 0; i < n; ++i)
     cr_assert(fabsf(got[i] - want[i]) <= 1e-6f + 1e-5f * fabsf(want[i]),
-              "%s[%d]: %.9g vs %.9g", what, i, got[i], want[i]);
+              "%s[%d]: %.9g vs %.9g (VKPIPE_TEST_SEED=%llu)", what, i, got[i],
+              want[i], (unsigned long long)test_seed);
 }
 
 static void check_net_outputs(const vkp_tensor_t *outs, const float *x,
@@ -102,7 +107,7 @@ static void check_net_outputs(const vkp_tensor_t *outs, const float *x,
 
 Test(ref_stage, multi_node_graph, .timeout = 60) {
   vkp_test_rng_t rng;
-  vkp_test_rng_init(&rng);
+  test_seed = vkp_test_rng_init(&rng);
   float w[K * N], b[N], x[M * K];
   for (int i = 0; i < K * N; ++i) w[i] = vkp_test_rng_uniform(&rng, -1, 1);
   for (int i = 0; i < N; ++i) b[i] = vkp_test_rng_uniform(&rng, -1, 1);
@@ -124,7 +129,7 @@ Test(ref_stage, multi_node_graph, .timeout = 60) {
 // one run into the next, and a run allocates nothing.
 Test(ref_stage, reuse_without_allocating, .timeout = 60) {
   vkp_test_rng_t rng;
-  vkp_test_rng_init(&rng);
+  test_seed = vkp_test_rng_init(&rng);
   float w[K * N], b[N], x[M * K];
   for (int i = 0; i < K * N; ++i) w[i] = vkp_test_rng_uniform(&rng, -1, 1);
   for (int i = 0; i < N; ++i) b[i] = vkp_test_rng_uniform(&rng, -1, 1);
@@ -400,7 +405,7 @@ static void *worker_main(void *arg) {
 
 Test(ref_stage, stages_on_two_threads, .timeout = 60) {
   vkp_test_rng_t rng;
-  vkp_test_rng_init(&rng);
+  test_seed = vkp_test_rng_init(&rng);
   float w[K * N], b[N];
   for (int i = 0; i < K * N; ++i) w[i] = vkp_test_rng_uniform(&rng, -1, 1);
   for (int i = 0; i < N; ++i) b[i] = vkp_test_rng_uniform(&rng, -1, 1);
@@ -418,7 +423,8 @@ Test(ref_stage, stages_on_two_threads, .timeout = 60) {
     cr_assert_eq(pthread_create(&th[i], NULL, worker_main, &wk[i]), 0);
   }
   for (int i = 0; i < 2; ++i) pthread_join(th[i], NULL);
-  cr_assert(wk[0].ok && wk[1].ok);
+  cr_assert(wk[0].ok && wk[1].ok, "VKPIPE_TEST_SEED=%llu",
+            (unsigned long long)test_seed);
   vkp_blob_deinit(&blob);
   vkp_graph_destroy(g);
   vkp_registry_destroy(reg);
@@ -460,7 +466,7 @@ Test(ref_stage, plan_reuses_dead_tensors, .timeout = 60) {
 
   // And the numbers: relu and neg alternate, y = -relu(-relu(-relu(x))).
   vkp_test_rng_t rng;
-  vkp_test_rng_init(&rng);
+  test_seed = vkp_test_rng_init(&rng);
   vkp_tensor_t x, y;
   VKP_TEST_OK(vkp_tensor_init(&x, VKP_DTYPE_FLOAT32, 2, shape));
   vkp_test_fill_uniform(&rng, &x, -1, 1);
@@ -468,7 +474,8 @@ Test(ref_stage, plan_reuses_dead_tensors, .timeout = 60) {
   for (int i = 0; i < 256; ++i) {
     float v = ((float *)x.data)[i];
     float want = -fmaxf(0.0f, -fmaxf(0.0f, -fmaxf(0.0f, v)));
-    cr_assert_eq(((float *)y.data)[i], want, "element %d of %g", i, v);
+    cr_assert_eq(((float *)y.data)[i], want, "element %d of %g (VKPIPE_TEST_SEED=%llu)",
+                 i, v, (unsigned long long)test_seed);
   }
   vkp_tensor_deinit(&x);
   vkp_tensor_deinit(&y);
@@ -492,7 +499,7 @@ Test(ref_stage, shipped_mlp_example, .timeout = 60) {
   const float *b2 = g->values[vkp_graph_find_value(g, "fc2.bias")].data;
   cr_assert(w1 && b1 && w2 && b2);
   vkp_test_rng_t rng;
-  vkp_test_rng_init(&rng);
+  test_seed = vkp_test_rng_init(&rng);
   int64_t xs[] = {1, 64};
   vkp_tensor_t x, y;
   VKP_TEST_OK(vkp_tensor_init(&x, VKP_DTYPE_FLOAT32, 2, xs));
@@ -518,8 +525,9 @@ Test(ref_stage, shipped_mlp_example, .timeout = 60) {
   cr_assert_eq(y.shape[1], 10);
   for (int j = 0; j < 10; ++j) {
     float want = (float)(exp(logits[j] - mx) / sum), got = ((float *)y.data)[j];
-    cr_assert(fabsf(got - want) <= 1e-6f + 1e-5f * want, "probs[%d]: %g vs %g", j,
-              got, want);
+    cr_assert(fabsf(got - want) <= 1e-6f + 1e-5f * want,
+              "probs[%d]: %g vs %g (VKPIPE_TEST_SEED=%llu)", j, got, want,
+              (unsigned long long)test_seed);
   }
   vkp_tensor_deinit(&x);
   vkp_tensor_deinit(&y);

@@ -195,7 +195,7 @@ Test(target, toy_matches_ref, .timeout = 30) {
   for (int i = 0; i < 2; ++i) {
     char msg[256];
     cr_assert(vkp_test_allclose(&got[i], &want[i], 1e-6, 1e-7, msg, sizeof msg),
-              "output %d (seed %llu): %s", i, (unsigned long long)seed, msg);
+              "output %d (VKPIPE_TEST_SEED=%llu): %s", i, (unsigned long long)seed, msg);
     vkp_tensor_deinit(&got[i]);
     vkp_tensor_deinit(&want[i]);
     vkp_tensor_deinit(&in[i]);
