@@ -208,7 +208,7 @@ static void vkp__emit_op_expr(vkp__sb_t *sb, const vkp_node_t *n,
     case VKP_OP_EXP: vkp__sb_printf(sb, "exp(%s)", a); break;
     case VKP_OP_NEG: vkp__sb_printf(sb, "(-%s)", a); break;
     case VKP_OP_ABS: vkp__sb_printf(sb, "abs(%s)", a); break;
-    case VKP_OP_RELU: vkp__sb_printf(sb, "(%s > 0.0 ? %s : 0.0)", a, a); break;
+    case VKP_OP_RELU: vkp__sb_printf(sb, "(%s < 0.0 ? 0.0 : %s)", a, a); break;
     case VKP_OP_LEAKY_RELU:
       vkp__sb_printf(sb, "(%s < 0.0 ? %s * ", a, a);
       vkp__sb_float(sb, vkp_node_attr_float(n, "alpha", 0.01));
