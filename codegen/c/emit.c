@@ -637,6 +637,7 @@ static void vkp__emit_elementwise(vkp__cg_t *cg, const vkp__group_t *gr,
       vkp__emit_part(&part, "i", gr->shape, 0, r, gr->leaves[i].strides);
       access[i] = vkp__asprintf("%s[%s]", cg->vname[gr->leaves[i].value],
                                 part.data ? part.data : "0");
+      if (part.oom) sb->oom = true;
       vkp__free(part.data);
       if (!access[i]) sb->oom = true;
     }
@@ -659,6 +660,7 @@ static void vkp__emit_elementwise(vkp__cg_t *cg, const vkp__group_t *gr,
       vkp__emit_part(&part, "j", gr->shape, r - 1, r, l->strides);
       access[i] = vkp__asprintf("%s[base%d + %s]", cg->vname[l->value], (int)i,
                                 part.data ? part.data : "0");
+      if (part.oom) sb->oom = true;
       vkp__free(part.data);
       if (!access[i]) sb->oom = true;
     }
@@ -726,6 +728,7 @@ static void vkp__emit_epilogue(vkp__cg_t *cg, const vkp__group_t *gr,
     vkp__sb_t part = {0};
     vkp__emit_part(&part, "col", gr->shape, cb, r, l->strides);
     access[i] = vkp__asprintf("l%d[%s]", (int)i, part.data ? part.data : "0");
+    if (part.oom) sb->oom = true;
     vkp__free(part.data);
     if (!access[i]) sb->oom = true;
   }
@@ -1345,6 +1348,7 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
     out->n_constants = cg.n_constants;
     out->constants = cg.constants;
     out->n_kernels = cg.n_kernels;
+    out->intermediate_bytes = cg.ws_bytes;
     cg.out.data = NULL;
     cg.constants = NULL;
   }

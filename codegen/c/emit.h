@@ -47,6 +47,8 @@ typedef struct vkp_codegen_c_t {
   int32_t *constants;    // owned: value indices of the constants, in the
                          // order the entry's `constants` array follows
   int32_t n_kernels;     // number of emitted node functions (after fusion)
+  int64_t intermediate_bytes;  // workspace bytes for intermediates (the
+                               // GEMM scratch comes on top)
 } vkp_codegen_c_t;
 
 // Emits C for `graph` (validated; borrowed). `threads` > 1 builds the GEMM
