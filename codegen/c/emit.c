@@ -106,6 +106,7 @@ typedef struct vkp__cg_t {
   char **vname;         // value -> C identifier
   char **nname;         // node -> C function name
   int64_t ws_bytes;
+  int64_t dw_scratch_floats;  // the largest depthwise padded plane
   int32_t n_constants;
   int32_t *constants;
   int32_t n_kernels;
@@ -792,10 +793,14 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   vkp__sb_printf(sb, "    const float *xn = %s + n * %lld;\n", xn, C * H * W);
   vkp__sb_printf(sb, "    float *yn = %s + n * %lld;\n", yn, M * OH * OW);
   if (G == C && G == M && G > 1) {
+    long long Hp = (OH - 1) * st[0] + (KH - 1) * dil[0] + 1;
+    long long Wp = (OW - 1) * st[1] + (KW - 1) * dil[1] + 1;
+    long long need = st[1] * Hp * ((Wp + st[1] - 1) / st[1]);
+    if (need > cg->dw_scratch_floats) cg->dw_scratch_floats = need;
     vkp__sb_printf(sb,
                    "    vkp_conv_depthwise(xn, %s, yn, %lld, %lld, %lld, %lld, "
                    "%lld, %lld, %lld,\n        %lld, %lld, %lld, %lld, %lld, "
-                   "%lld, %s, n);\n  }\n",
+                   "%lld, %s, n, scratch);\n  }\n",
                    wn, C, H, W, KH, KW, (long long)st[0], (long long)st[1],
                    (long long)pads[0], (long long)pads[1], (long long)dil[0],
                    (long long)dil[1], OH, OW, ep);
@@ -1270,9 +1275,11 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
   vkp__sb_printf(out,
                  "size_t vkp_stage_workspace_size(void);\n"
                  "size_t vkp_stage_workspace_size(void) {\n"
-                 "  return %lldu + (size_t)VKP_STAGE_THREADS * "
-                 "VKP_GEMM_SCRATCH_FLOATS * sizeof(float) + 64u;\n}\n\n",
-                 (long long)ws);
+                 "  size_t gemm = (size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS;\n"
+                 "  size_t depthwise = %lldu;\n"
+                 "  return %lldu + (gemm > depthwise ? gemm : depthwise) * sizeof(float) "
+                 "+ 64u;\n}\n\n",
+                 (long long)cg->dw_scratch_floats, (long long)ws);
   vkp__sb_puts(out,
               "int vkp_stage_run(const void *const *inputs, void *const *outputs,\n"
               "                  const void *const *constants, void *workspace);\n"

@@ -41,6 +41,10 @@
 typedef float vkp_vec_t __attribute__((vector_size(VKP_VLEN * 4)));
 typedef float vkp_uvec_t
     __attribute__((vector_size(VKP_VLEN * 4), aligned(4), may_alias));
+typedef float vkp_v8_t __attribute__((vector_size(32)));
+typedef float vkp_uv8_t __attribute__((vector_size(32), aligned(4), may_alias));
+typedef float vkp_v4_t __attribute__((vector_size(16)));
+typedef float vkp_uv4_t __attribute__((vector_size(16), aligned(4), may_alias));
 
 // Scratch floats one thread's GEMM needs for packing.
 #define VKP_GEMM_SCRATCH_FLOATS \
@@ -115,34 +119,51 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
                 c < nr ? bj[k * src->rsb + c * src->csb] : 0.0f;
       }
     } else {
-      // im2col on the fly: the top-left input coordinate of each column.
-      ptrdiff_t ih0[VKP_NR], iw0[VKP_NR];
-      int contiguous = nr == VKP_NR && src->SW == 1;
-      for (ptrdiff_t c = 0; c < VKP_NR; ++c) {
-        ptrdiff_t col = j0 + j + (c < nr ? c : 0);
-        ptrdiff_t oh = col / src->OW, ow = col % src->OW;
-        ih0[c] = oh * src->SH - src->PT;
-        iw0[c] = ow * src->SW - src->PL;
-        if (c > 0 && (ih0[c] != ih0[0] || iw0[c] != iw0[0] + c)) contiguous = 0;
+      // im2col on the fly. The panel's columns are output pixels; split
+      // them into runs that share an output row, so that for each depth
+      // step a run reads one input row: a contiguous (or strided) copy
+      // between two zero-filled edges.
+      ptrdiff_t run_c0[VKP_NR + 1], run_ih[VKP_NR], run_iw[VKP_NR];
+      int runs = 0;
+      for (ptrdiff_t c = 0; c < nr;) {
+        ptrdiff_t col = j0 + j + c, oh = col / src->OW, ow = col % src->OW;
+        ptrdiff_t len = src->OW - ow < nr - c ? src->OW - ow : nr - c;
+        run_c0[runs] = c;
+        run_ih[runs] = oh * src->SH - src->PT;
+        run_iw[runs] = ow * src->SW - src->PL;
+        ++runs;
+        c += len;
       }
+      run_c0[runs] = nr;
       ptrdiff_t khw = src->KH * src->KW;
       for (ptrdiff_t k = 0; k < kc; ++k) {
         ptrdiff_t kk = p0 + k, ch = kk / khw, r = kk % khw;
         ptrdiff_t dh = (r / src->KW) * src->DH, dw = (r % src->KW) * src->DW;
         const float *plane = src->b + ch * src->H * src->W;
-        float *dst = pb + k * VKP_NR;
-        ptrdiff_t ih = ih0[0] + dh, iw = iw0[0] + dw;
-        if (contiguous && ih >= 0 && ih < src->H && iw >= 0 &&
-            iw + VKP_NR <= src->W) {
-          memcpy(dst, plane + ih * src->W + iw, sizeof(float) * VKP_NR);
-          continue;
+        float *restrict dst = pb + k * VKP_NR;
+        for (int u = 0; u < runs; ++u) {
+          ptrdiff_t c0 = run_c0[u], len = run_c0[u + 1] - c0;
+          ptrdiff_t ih = run_ih[u] + dh, iw = run_iw[u] + dw;
+          if (ih < 0 || ih >= src->H) {
+            for (ptrdiff_t c = 0; c < len; ++c) dst[c0 + c] = 0.0f;
+            continue;
+          }
+          // Columns c with 0 <= iw + c * SW < W.
+          ptrdiff_t lo = iw < 0 ? (-iw + src->SW - 1) / src->SW : 0;
+          ptrdiff_t hi = src->W - iw <= 0 ? 0 : (src->W - iw + src->SW - 1) / src->SW;
+          if (lo > len) lo = len;
+          if (hi > len) hi = len;
+          if (hi < lo) hi = lo;
+          const float *row = plane + ih * src->W + iw;
+          for (ptrdiff_t c = 0; c < lo; ++c) dst[c0 + c] = 0.0f;
+          if (src->SW == 1) {
+            for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[c];
+          } else {
+            for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[c * src->SW];
+          }
+          for (ptrdiff_t c = hi; c < len; ++c) dst[c0 + c] = 0.0f;
         }
-        for (ptrdiff_t c = 0; c < VKP_NR; ++c) {
-          ptrdiff_t y = ih0[c] + dh, x = iw0[c] + dw;
-          dst[c] = c < nr && y >= 0 && y < src->H && x >= 0 && x < src->W
-                       ? plane[y * src->W + x]
-                       : 0.0f;
-        }
+        for (ptrdiff_t c = nr; c < VKP_NR; ++c) dst[c] = 0.0f;
       }
     }
     pb += kc * VKP_NR;
@@ -345,7 +366,37 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
 // ---------------------------------------------------------------------------
 // Direct loops: depthwise convolution and pooling (NCHW, one image).
 
+// Depthwise with windows over 121 taps: plain direct loops.
+static void vkp_conv_depthwise_large(const float *x, const float *w, float *y,
+                                     ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
+                                     ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                                     ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL,
+                                     ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
+                                     ptrdiff_t OW, vkp_epilogue_fn ep,
+                                     const void *ep_ctx, ptrdiff_t batch) {
+  for (ptrdiff_t c = 0; c < C; ++c) {
+    float *yc = y + c * OH * OW;
+    for (ptrdiff_t oh = 0; oh < OH; ++oh)
+      for (ptrdiff_t ow = 0; ow < OW; ++ow) {
+        float acc = 0.0f;
+        for (ptrdiff_t kh = 0; kh < KH; ++kh)
+          for (ptrdiff_t kw = 0; kw < KW; ++kw) {
+            ptrdiff_t ih = oh * SH - PT + kh * DH, iw = ow * SW - PL + kw * DW;
+            if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+              acc += w[(c * KH + kh) * KW + kw] * x[(c * H + ih) * W + iw];
+          }
+        yc[oh * OW + ow] = acc;
+      }
+    if (ep) ep(yc, OH * OW, c, 0, 1, OH * OW, batch, ep_ctx);
+  }
+}
+
 // Depthwise: channel c of the output reads channel c of the input only.
+// Each channel is first copied into `scratch` zero-padded and split into SW
+// column phases (phase p holds padded columns p, p+SW, ...), so every tap
+// reads a contiguous, in-bounds run whatever the stride; a vector of output
+// pixels then accumulates all KH*KW taps in a register. Needs
+// SW * Hp * ceil(Wp / SW) floats of scratch (Hp, Wp: the padded extent).
 // The epilogue sees row = channel, columns = output pixels.
 VKP_FN void vkp_conv_depthwise(const float *x, const float *w, float *y,
                                ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
@@ -353,32 +404,81 @@ VKP_FN void vkp_conv_depthwise(const float *x, const float *w, float *y,
                                ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL,
                                ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
                                ptrdiff_t OW, vkp_epilogue_fn ep,
-                               const void *ep_ctx, ptrdiff_t batch) {
+                               const void *ep_ctx, ptrdiff_t batch,
+                               float *scratch) {
+  ptrdiff_t Hp = (OH - 1) * SH + (KH - 1) * DH + 1;
+  ptrdiff_t Wp = (OW - 1) * SW + (KW - 1) * DW + 1;
+  ptrdiff_t Wq = (Wp + SW - 1) / SW;
+  // Where each tap starts, relative to output row oh's first padded row.
+  enum { VKP_MAX_TAPS = 121 };
+  ptrdiff_t tap[VKP_MAX_TAPS], taps = KH * KW;
+  if (taps > VKP_MAX_TAPS) {
+    vkp_conv_depthwise_large(x, w, y, C, H, W, KH, KW, SH, SW, PT, PL, DH, DW,
+                             OH, OW, ep, ep_ctx, batch);
+    return;
+  }
+  for (ptrdiff_t kh = 0; kh < KH; ++kh)
+    for (ptrdiff_t kw = 0; kw < KW; ++kw) {
+      ptrdiff_t col = kw * DW;
+      tap[kh * KW + kw] = (col % SW) * Hp * Wq + kh * DH * Wq + col / SW;
+    }
   for (ptrdiff_t c = 0; c < C; ++c) {
     const float *xc = x + c * H * W, *wc = w + c * KH * KW;
     float *yc = y + c * OH * OW;
-    for (ptrdiff_t oh = 0; oh < OH; ++oh) {
-      float *restrict row = yc + oh * OW;
-      for (ptrdiff_t ow = 0; ow < OW; ++ow) row[ow] = 0.0f;
-      for (ptrdiff_t kh = 0; kh < KH; ++kh) {
-        ptrdiff_t ih = oh * SH - PT + kh * DH;
-        if (ih < 0 || ih >= H) continue;
-        const float *xr = xc + ih * W;
-        for (ptrdiff_t kw = 0; kw < KW; ++kw) {
-          float wv = wc[kh * KW + kw];
-          ptrdiff_t off = kw * DW - PL;
-          // Output columns whose input column is inside [0, W).
-          ptrdiff_t lo = off < 0 ? (-off + SW - 1) / SW : 0;
-          ptrdiff_t hi = W - off <= 0 ? 0 : (W - off + SW - 1) / SW;
-          if (hi > OW) hi = OW;
-          if (SW == 1) {
-            const float *restrict xs = xr + off;
-            for (ptrdiff_t ow = lo; ow < hi; ++ow) row[ow] += wv * xs[ow];
-          } else {
-            for (ptrdiff_t ow = lo; ow < hi; ++ow)
-              row[ow] += wv * xr[ow * SW + off];
-          }
+    for (ptrdiff_t ph = 0; ph < SW; ++ph) {
+      float *plane = scratch + ph * Hp * Wq;
+      // Columns t of this phase with 0 <= t * SW + ph - PL < W.
+      ptrdiff_t t_lo = PL - ph > 0 ? (PL - ph + SW - 1) / SW : 0;
+      ptrdiff_t t_hi = W + PL - ph > 0 ? (W + PL - ph + SW - 1) / SW : 0;
+      if (t_lo > Wq) t_lo = Wq;
+      if (t_hi > Wq) t_hi = Wq;
+      if (t_hi < t_lo) t_hi = t_lo;
+      for (ptrdiff_t r = 0; r < Hp; ++r) {
+        ptrdiff_t ih = r - PT;
+        float *restrict dst = plane + r * Wq;
+        if (ih < 0 || ih >= H) {
+          memset(dst, 0, sizeof(float) * (size_t)Wq);
+          continue;
         }
+        const float *src = xc + ih * W + ph - PL;
+        memset(dst, 0, sizeof(float) * (size_t)t_lo);
+        if (SW == 1) {
+          memcpy(dst + t_lo, src + t_lo, sizeof(float) * (size_t)(t_hi - t_lo));
+        } else if (SW == 2) {  // a constant stride lets the copy vectorise
+          for (ptrdiff_t t = t_lo; t < t_hi; ++t) dst[t] = src[t * 2];
+        } else {
+          for (ptrdiff_t t = t_lo; t < t_hi; ++t) dst[t] = src[t * SW];
+        }
+        memset(dst + t_hi, 0, sizeof(float) * (size_t)(Wq - t_hi));
+      }
+    }
+    for (ptrdiff_t oh = 0; oh < OH; ++oh) {
+      float *restrict yr = yc + oh * OW;
+      const float *base = scratch + oh * SH * Wq;
+      ptrdiff_t ow = 0;
+      for (; ow + VKP_VLEN <= OW; ow += VKP_VLEN) {
+        vkp_vec_t acc = {0};
+        for (ptrdiff_t t = 0; t < taps; ++t)
+          acc += wc[t] * *(const vkp_uvec_t *)(base + tap[t] + ow);
+        *(vkp_uvec_t *)(yr + ow) = acc;
+      }
+      // Narrow rows (7x7, 14x14 maps): 8- and 4-wide vectors, then scalars.
+      for (; ow + 8 <= OW; ow += 8) {
+        vkp_v8_t acc = {0};
+        for (ptrdiff_t t = 0; t < taps; ++t)
+          acc += wc[t] * *(const vkp_uv8_t *)(base + tap[t] + ow);
+        *(vkp_uv8_t *)(yr + ow) = acc;
+      }
+      for (; ow + 4 <= OW; ow += 4) {
+        vkp_v4_t acc = {0};
+        for (ptrdiff_t t = 0; t < taps; ++t)
+          acc += wc[t] * *(const vkp_uv4_t *)(base + tap[t] + ow);
+        *(vkp_uv4_t *)(yr + ow) = acc;
+      }
+      for (; ow < OW; ++ow) {
+        float acc = 0.0f;
+        for (ptrdiff_t t = 0; t < taps; ++t) acc += wc[t] * base[tap[t] + ow];
+        yr[ow] = acc;
       }
     }
     if (ep) ep(yc, OH * OW, c, 0, 1, OH * OW, batch, ep_ctx);

@@ -7,6 +7,7 @@
 // (-O3 -march=native), so the numbers are those of generated code.
 //
 //   bench_cpu_kernels [--threads N] [--min-time SECONDS] [--quick]
+//                     [--filter SUBSTRING]
 //
 // Convolutions are timed through the stage's real path (im2col packed on the
 // fly, or the depthwise direct loop); OpenBLAS gets the equivalent GEMM
@@ -19,8 +20,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void openblas_set_num_threads(int num_threads);
+char *openblas_get_corename(void);
+
+// OpenBLAS 0.3.21's DYNAMIC_ARCH does not know every recent CPU and falls
+// back to its slowest x86-64 kernels ("Prescott"). Compare against the best
+// kernels this CPU runs: re-execute with OPENBLAS_CORETYPE set (the variable
+// is read when the library loads). An explicit OPENBLAS_CORETYPE wins.
+static void vkp_bench_fix_openblas_core(char **argv) {
+  if (getenv("OPENBLAS_CORETYPE")) return;
+  if (strcmp(openblas_get_corename(), "Prescott") != 0) return;
+  const char *core = NULL;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) core = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2")) core = "Haswell";
+  if (!core) return;
+  setenv("OPENBLAS_CORETYPE", core, 1);
+  execv("/proc/self/exe", argv);  // on failure, go on with what we have
+}
 
 static double vkp_bench_now(void) {
   struct timespec ts;
@@ -84,7 +103,8 @@ static void vkp_bench_ours_conv(void *p) {
   vkp_bench_conv_t *c = p;
   if (c->group == c->C && c->group == c->M) {
     vkp_conv_depthwise(c->x, c->w, c->y, c->C, c->H, c->W, c->KH, c->KW, c->S,
-                       c->S, c->P, c->P, 1, 1, c->OH, c->OW, NULL, NULL, 0);
+                       c->S, c->P, c->P, 1, 1, c->OH, c->OW, NULL, NULL, 0,
+                       c->scratch);
     return;
   }
   vkp_bsrc_t bs;
@@ -113,25 +133,33 @@ static void vkp_bench_blas_conv(void *p) {
 
 int main(int argc, char **argv) {
   int threads = 1, quick = 0;
+  const char *filter = NULL;
   double min_time = 0.3;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
     else if (strcmp(argv[i], "--min-time") == 0 && i + 1 < argc) min_time = atof(argv[++i]);
     else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) filter = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--threads N] [--min-time SECONDS] [--quick]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--threads N] [--min-time SECONDS] [--quick] "
+              "[--filter SUBSTRING]\n", argv[0]);
       return 2;
     }
   }
   if (threads < 1) threads = 1;
+  vkp_bench_fix_openblas_core(argv);
   openblas_set_num_threads(threads);
   float *scratch = vkp_bench_alloc((size_t)threads * VKP_GEMM_SCRATCH_FLOATS);
-  printf("# vector width %d floats, MR %d, NR %d, threads %d\n", VKP_VLEN,
-         VKP_MR, VKP_NR, threads);
+  printf("# ours: vector width %d floats, MR %d, NR %d; OpenBLAS core %s; "
+         "threads %d\n",
+         VKP_VLEN, VKP_MR, VKP_NR, openblas_get_corename(), threads);
   printf("%-34s %10s %10s %7s\n", "kernel", "ours GF/s", "BLAS GF/s", "ratio");
   static const int sizes[] = {256, 512, 1024};
   for (int s = 0; s < 3; ++s) {
     int n = sizes[s];
+    char gname[64];
+    snprintf(gname, sizeof gname, "gemm %dx%dx%d", n, n, n);
+    if (filter && !strstr(gname, filter)) continue;
     vkp_bench_gemm_t g = {n, n, n, threads, vkp_bench_alloc((size_t)n * n),
                           vkp_bench_alloc((size_t)n * n),
                           vkp_bench_alloc((size_t)n * n), scratch};
@@ -166,6 +194,7 @@ int main(int argc, char **argv) {
   int n_convs = (int)(sizeof convs / sizeof convs[0]);
   for (int i = 0; i < (quick ? 0 : n_convs); ++i) {
     vkp_bench_conv_t c = convs[i];
+    if (filter && !strstr(c.name, filter)) continue;
     c.threads = threads;
     c.scratch = scratch;
     c.OH = (c.H + 2 * c.P - c.KH) / c.S + 1;
