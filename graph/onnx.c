@@ -209,8 +209,8 @@ vkp_status_t vkp__onnx_emit(vkp__onnx_ctx_t *ctx, vkp_op_t op, int32_t n_in,
                             const int32_t *inputs, int32_t n_attrs,
                             const vkp_attr_t *attrs, const char *out_name,
                             int32_t *out_value) {
-  const char *in_names[16];
-  if (n_in > 16) return VKP__ONNX_UNSUPPORTED("too many inputs (%d)", (int)n_in);
+  const char *in_names[64];
+  if (n_in > 64) return VKP__ONNX_UNSUPPORTED("too many inputs (%d)", (int)n_in);
   for (int32_t i = 0; i < n_in; ++i)
     in_names[i] = inputs[i] >= 0 ? ctx->graph->values[inputs[i]].name : NULL;
   char *node_name = ctx->emitted == 0
@@ -442,6 +442,25 @@ static vkp_status_t vkp__add_graph_input(vkp__onnx_ctx_t *ctx,
   return vkp__onnx_bind_value(ctx, name, value);
 }
 
+// Binds graph input `name` to the constant the options give for it, if any.
+static vkp_status_t vkp__freeze_input(vkp__onnx_ctx_t *ctx, const char *name,
+                                      bool *out_frozen) {
+  *out_frozen = false;
+  const vkp_onnx_options_t *o = ctx->options;
+  for (int32_t i = 0; i < o->n_constants; ++i) {
+    if (!o->constant_names[i] || strcmp(o->constant_names[i], name) != 0)
+      continue;
+    const vkp_tensor_t *t = &o->constants[i];
+    vkp__onnx_tensor_t c;
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
+        &c, vkp__onnx_type_from_dtype(t->dtype), t->rank, t->shape));
+    if (c.nbytes) memcpy(c.data, t->data, c.nbytes);
+    *out_frozen = true;
+    return vkp__onnx_bind_const(ctx, name, &c);
+  }
+  return NULL;
+}
+
 // Finds Conv -> BatchNormalization pairs where the Conv's output feeds only
 // that BatchNormalization (and is no graph output).
 static vkp_status_t vkp__plan_bn_folds(vkp__onnx_ctx_t *ctx) {
@@ -563,7 +582,12 @@ static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
     ctx->node_name = name;
     ctx->emitted = 0;
     int32_t value = -1;
-    vkp_status_t st = vkp__onnx_sym_value(ctx, s, &value);
+    // A constant output gets a constant under another name and an identity
+    // node that produces the output name.
+    vkp_status_t st = s->is_const && s->value < 0
+                          ? vkp__onnx_add_const(ctx, &s->constant, &s->value)
+                          : NULL;
+    if (!st) st = vkp__onnx_sym_value(ctx, s, &value);
     const vkp_value_t *v = st ? NULL : &ctx->graph->values[value];
     if (!st && (v->kind != VKP_VALUE_INTERMEDIATE || strcmp(v->name, name) != 0 ||
                 v->is_output)) {
@@ -628,12 +652,15 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
     if (st) vkp__problem_add(&problems, st, "initializer '%s'", name);
   }
   for (size_t i = 0; i < g->n_input; ++i) {
+    bool frozen = false;
     const Onnx__ValueInfoProto *vi = g->input[i];
     const char *name = vi && vi->name ? vi->name : "";
     // Inputs with an initializer are constants here (IR >= 4 allows
     // overriding them; vkpipe does not).
     if (vkp__onnx_sym_find(ctx, name)) continue;
-    st = vkp__add_graph_input(ctx, vi);
+    st = vkp__freeze_input(ctx, name, &frozen);
+    if (!st && frozen) continue;
+    if (!st) st = vkp__add_graph_input(ctx, vi);
     if (st) {
       vkp__problem_add(&problems, st, "graph input '%s'", name);
       st = vkp__bind_poisoned(ctx, name);
@@ -752,20 +779,22 @@ static vkp_status_t vkp__unpack(const void *data, size_t size,
 
 vkp_status_t vkp_onnx_load_buffer(const void *data, size_t size,
                                   const char *base_dir, const char *name,
+                                  const vkp_onnx_options_t *options,
                                   vkp_graph_t **out_graph) {
+  static const vkp_onnx_options_t defaults = {0};
   *out_graph = NULL;
   char what[512];
   snprintf(what, sizeof what, "'%s'", name ? name : "ONNX model");
   Onnx__ModelProto *model;
   VKP_RETURN_IF_ERROR(vkp__unpack(data, size, what, &model));
-  vkp__onnx_ctx_t ctx = {.base_dir = base_dir};
+  vkp__onnx_ctx_t ctx = {.base_dir = base_dir,
+                         .options = options ? options : &defaults};
   vkp_status_t st = vkp__import_model(&ctx, model, what);
   onnx__model_proto__free_unpacked(model, &vkp__onnx_protobuf_allocator);
   if (!st) {
     *out_graph = ctx.graph;
     ctx.graph = NULL;
-  } else if (vkp_status_code(st) != VKP_STATUS_UNSUPPORTED ||
-             !strstr(vkp_status_message(st), "cannot import")) {
+  } else if (!strstr(vkp_status_message(st), "cannot import")) {
     st = vkp_status_annotate(st, "importing %s", what);
   }
   vkp__ctx_deinit(&ctx);
@@ -812,12 +841,18 @@ static char *vkp__dirname(const char *path) {
 }
 
 vkp_status_t vkp_onnx_load(const char *path, vkp_graph_t **out_graph) {
+  return vkp_onnx_load_with_options(path, NULL, out_graph);
+}
+
+vkp_status_t vkp_onnx_load_with_options(const char *path,
+                                        const vkp_onnx_options_t *options,
+                                        vkp_graph_t **out_graph) {
   *out_graph = NULL;
   void *data;
   size_t size;
   VKP_RETURN_IF_ERROR(vkp__read_file(path, &data, &size));
   char *dir = vkp__dirname(path);
-  vkp_status_t st = dir ? vkp_onnx_load_buffer(data, size, dir, path, out_graph)
+  vkp_status_t st = dir ? vkp_onnx_load_buffer(data, size, dir, path, options, out_graph)
                         : VKP_OOM("path");
   vkp__free(dir);
   vkp__free(data);
@@ -903,6 +938,19 @@ vkp_status_t vkp_onnx_info_read(const char *path, vkp_onnx_info_t *out) {
     else out->op_types[out->n_op_types++] = key;
   }
   out->n_nodes = (int32_t)n;
+  size_t n_in = g ? g->n_input : 0;
+  out->inputs = st ? NULL : vkp__calloc(n_in + 1, sizeof(char *));
+  if (!st && !out->inputs) st = VKP_OOM("input list");
+  for (size_t i = 0; i < n_in && !st; ++i) {
+    const char *name = g->input[i] && g->input[i]->name ? g->input[i]->name : "";
+    bool init = false;
+    for (size_t j = 0; j < g->n_initializer && !init; ++j)
+      init = g->initializer[j]->name && strcmp(g->initializer[j]->name, name) == 0;
+    if (init) continue;
+    out->inputs[out->n_inputs] = vkp__strdup(name);
+    if (!out->inputs[out->n_inputs]) st = VKP_OOM("input name");
+    else out->n_inputs++;
+  }
   onnx__model_proto__free_unpacked(model, &vkp__onnx_protobuf_allocator);
   if (st) vkp_onnx_info_deinit(out);
   return st;
@@ -912,6 +960,8 @@ void vkp_onnx_info_deinit(vkp_onnx_info_t *info) {
   if (!info) return;
   for (int32_t i = 0; i < info->n_op_types; ++i) vkp__free(info->op_types[i]);
   vkp__free(info->op_types);
+  for (int32_t i = 0; i < info->n_inputs; ++i) vkp__free(info->inputs[i]);
+  vkp__free(info->inputs);
   memset(info, 0, sizeof *info);
 }
 

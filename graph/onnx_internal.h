@@ -22,6 +22,7 @@
 #include "base/strmap.h"
 #include "onnx/onnx.pb-c.h"
 #include "vkpipe/graph.h"
+#include "vkpipe/onnx.h"
 
 // The opsets of the default domain the importer understands.
 #define VKP_ONNX_MIN_OPSET 7
@@ -100,6 +101,7 @@ typedef struct vkp__onnx_ctx_t {
   int32_t *fold_bn;
   bool *skip;                    // ONNX nodes already handled by a fusion
   const Onnx__GraphProto *onnx_graph;
+  const vkp_onnx_options_t *options;  // never NULL
 } vkp__onnx_ctx_t;
 
 // The symbol named `name`, or NULL.

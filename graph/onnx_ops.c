@@ -446,13 +446,37 @@ static vkp_status_t vkp__map_batch_norm(vkp__onnx_ctx_t *ctx) {
   return vkp__emit_out(ctx, VKP_OP_BATCH_NORM, 5, in, 1, &a);
 }
 
+// A float32 scalar IR constant.
+static vkp_status_t vkp__scalar_const(vkp__onnx_ctx_t *ctx, double v,
+                                      int32_t *out_value) {
+  vkp__onnx_tensor_t t;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL));
+  vkp__onnx_tensor_set_f(&t, 0, v);
+  vkp_status_t st = vkp__onnx_add_const(ctx, &t, out_value);
+  vkp__onnx_tensor_deinit(&t);
+  return st;
+}
+
+static vkp_status_t vkp__emit_bind(vkp__onnx_ctx_t *ctx, vkp_op_t op,
+                                   int32_t n_in, const int32_t *in,
+                                   int32_t n_attrs, const vkp_attr_t *attrs,
+                                   const char *out, int32_t *out_value) {
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_emit(ctx, op, n_in, in, n_attrs, attrs, out, out_value));
+  return out ? vkp__onnx_bind_value(ctx, out, *out_value) : NULL;
+}
+
 static vkp_status_t vkp__map_layer_norm(vkp__onnx_ctx_t *ctx) {
-  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 3));
   int64_t axis, stash;
   double eps;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", -1, &axis));
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "epsilon", 1e-5, &eps));
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "stash_type", 1, &stash));
+  if (stash != 1)
+    return VKP__ONNX_UNSUPPORTED("stash_type %lld (only 1, float)",
+                                 (long long)stash);
   int32_t in[3] = {-1, -1, -1}, n_in = 2;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &in[0]));
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &in[1]));
@@ -460,8 +484,40 @@ static vkp_status_t vkp__map_layer_norm(vkp__onnx_ctx_t *ctx) {
     VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 2, &in[2]));
     n_in = 3;
   }
+  int32_t rank = vkp__value(ctx, in[0])->rank;
+  if (axis < -(int64_t)rank || axis >= rank)
+    return VKP__ONNX_INVALID("axis %lld out of range for rank %d",
+                             (long long)axis, (int)rank);
+  if (axis < 0) axis += rank;
   vkp_attr_t a[2] = {vkp__a_int("axis", axis), vkp__a_float("epsilon", (float)eps)};
-  return vkp__emit_out(ctx, VKP_OP_LAYER_NORM, n_in, in, 2, a);
+  int32_t y;
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_LAYER_NORM, n_in, in, 2, a,
+                                     vkp__onnx_output(ctx, 0), &y));
+  const char *mean_out = vkp__onnx_output(ctx, 1),
+             *inv_out = vkp__onnx_output(ctx, 2);
+  if (!mean_out && !inv_out) return NULL;
+  // The optional Mean and InvStdDev outputs, from IR ops:
+  // mean = E[x], inv = 1 / sqrt(E[(x - mean)^2] + epsilon), over axis.. .
+  int64_t axes[VKP_MAX_RANK];
+  for (int32_t d = (int32_t)axis; d < rank; ++d) axes[d - axis] = d;
+  vkp_attr_t r[2] = {vkp__a_ints("axes", axes, rank - (int32_t)axis),
+                     vkp__a_int("keepdims", 1)};
+  int32_t mean, diff, sq, var, e, one, ve, sd, inv;
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_REDUCE_MEAN, 1, in, 2, r,
+                                     mean_out, &mean));
+  if (!inv_out) return NULL;
+  int32_t dm[2] = {in[0], mean};
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_SUB, 2, dm, 0, NULL, NULL, &diff));
+  int32_t dd[2] = {diff, diff};
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_MUL, 2, dd, 0, NULL, NULL, &sq));
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_REDUCE_MEAN, 1, &sq, 2, r, NULL, &var));
+  VKP_RETURN_IF_ERROR(vkp__scalar_const(ctx, (float)eps, &e));
+  VKP_RETURN_IF_ERROR(vkp__scalar_const(ctx, 1.0, &one));
+  int32_t vpe[2] = {var, e};
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_ADD, 2, vpe, 0, NULL, NULL, &ve));
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_SQRT, 1, &ve, 0, NULL, NULL, &sd));
+  int32_t os[2] = {one, sd};
+  return vkp__emit_bind(ctx, VKP_OP_DIV, 2, os, 0, NULL, inv_out, &inv);
 }
 
 static int64_t vkp__prod(const int64_t *s, int32_t from, int32_t to) {
@@ -678,6 +734,12 @@ static vkp_status_t vkp__map_reshape_like(vkp__onnx_ctx_t *ctx) {
     vkp_attr_t a = vkp__a_int("axis", axis < 0 ? axis + xv->rank : axis);
     return vkp__emit_out(ctx, VKP_OP_FLATTEN, 1, &x, 1, &a);
   }
+  // The IR reads a 0 in a reshape target as "copy the input's dim".
+  for (int32_t i = 0; i < rank; ++i)
+    if (shape[i] == 0 && (i >= xv->rank || xv->shape[i] != 0))
+      return VKP__ONNX_UNSUPPORTED("a result with a 0-sized dim %d (the IR "
+                                   "reshape reads 0 as 'copy')",
+                                   (int)i);
   vkp_attr_t a = vkp__a_ints("shape", shape, rank);
   return vkp__emit_out(ctx, VKP_OP_RESHAPE, 1, &x, 1, &a);
 }
@@ -914,39 +976,64 @@ static vkp_status_t vkp__map_constant(vkp__onnx_ctx_t *ctx) {
   return vkp__onnx_bind_const(ctx, vkp__onnx_output(ctx, 0), &t);
 }
 
-// Gather on a runtime tensor with constant indices: a scalar index (what
-// exporters emit for x[:, i]) becomes slice + reshape; a one-element 1-D
-// index a slice.
+// Gather on a runtime tensor with constant indices: one IR slice per index
+// (what exporters emit for x[:, i] is a single scalar index), concatenated
+// along the axis and reshaped to data.shape[:axis] + indices.shape +
+// data.shape[axis+1:].
 static vkp_status_t vkp__map_gather(vkp__onnx_ctx_t *ctx) {
   const vkp__onnx_tensor_t *idx;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "indices", &idx));
   if (!idx) return VKP__ONNX_INVALID("input 1 (indices) is required");
-  if (vkp__onnx_tensor_numel(idx) != 1 || idx->rank > 1 ||
-      (idx->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 &&
-       idx->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT32))
-    return VKP__ONNX_UNSUPPORTED("Gather on a runtime tensor needs one "
-                                 "constant index");
+  if (idx->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 &&
+      idx->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT32)
+    return VKP__ONNX_INVALID("indices must be int32 or int64");
+  size_t n = vkp__onnx_tensor_numel(idx);
+  if (n < 1 || n > 64)
+    return VKP__ONNX_UNSUPPORTED("Gather on a runtime tensor with %zu indices "
+                                 "(1 to 64 supported)",
+                                 n);
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   const vkp_value_t *xv = vkp__value(ctx, x);
+  int32_t xrank = xv->rank;
+  int64_t xshape[VKP_MAX_RANK];
+  for (int32_t d = 0; d < xrank; ++d) xshape[d] = xv->shape[d];
   int64_t axis;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
-  if (axis < -(int64_t)xv->rank || axis >= xv->rank)
+  if (axis < -(int64_t)xrank || axis >= xrank)
     return VKP__ONNX_INVALID("axis %lld out of range", (long long)axis);
-  if (axis < 0) axis += xv->rank;
-  int64_t i = vkp__onnx_tensor_get_i(idx, 0), dim = xv->shape[axis];
-  if (i < -dim || i >= dim)
-    return VKP__ONNX_INVALID("index %lld out of range for %lld", (long long)i,
-                             (long long)dim);
-  if (i < 0) i += dim;
-  int64_t s = i, e = i + 1, st = 1;
-  vkp_attr_t a[4] = {vkp__a_ints("starts", &s, 1), vkp__a_ints("ends", &e, 1),
-                     vkp__a_ints("axes", &axis, 1), vkp__a_ints("steps", &st, 1)};
-  if (idx->rank == 1) return vkp__emit_out(ctx, VKP_OP_SLICE, 1, &x, 4, a);
-  int32_t sliced;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SLICE, 1, &x, 4, a, NULL, &sliced));
-  vkp_attr_t q = vkp__a_ints("axes", &axis, 1);
-  return vkp__emit_out(ctx, VKP_OP_SQUEEZE, 1, &sliced, 1, &q);
+  if (axis < 0) axis += xrank;
+  int32_t rank = xrank - 1 + idx->rank;
+  if (rank > VKP_MAX_RANK)
+    return VKP__ONNX_UNSUPPORTED("result rank %d exceeds %d", (int)rank,
+                                 VKP_MAX_RANK);
+  int64_t dim = xshape[axis];
+  int32_t parts[64];
+  for (size_t j = 0; j < n; ++j) {
+    int64_t i = vkp__onnx_tensor_get_i(idx, j);
+    if (i < -dim || i >= dim)
+      return VKP__ONNX_INVALID("index %lld out of range for %lld", (long long)i,
+                               (long long)dim);
+    if (i < 0) i += dim;
+    int64_t s = i, e = i + 1, st = 1;
+    vkp_attr_t a[4] = {vkp__a_ints("starts", &s, 1), vkp__a_ints("ends", &e, 1),
+                       vkp__a_ints("axes", &axis, 1), vkp__a_ints("steps", &st, 1)};
+    VKP_RETURN_IF_ERROR(
+        vkp__onnx_emit(ctx, VKP_OP_SLICE, 1, &x, 4, a, NULL, &parts[j]));
+  }
+  int32_t joined = parts[0];
+  if (n > 1) {
+    vkp_attr_t a = vkp__a_int("axis", axis);
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CONCAT, (int32_t)n, parts, 1,
+                                       &a, NULL, &joined));
+  }
+  int64_t shape[VKP_MAX_RANK];
+  int32_t r = 0;
+  for (int32_t d = 0; d < axis; ++d) shape[r++] = xshape[d];
+  for (int32_t d = 0; d < idx->rank; ++d) shape[r++] = idx->shape[d];
+  for (int32_t d = (int32_t)axis + 1; d < xrank; ++d) shape[r++] = xshape[d];
+  vkp_attr_t a = vkp__a_ints("shape", shape, rank);
+  return vkp__emit_out(ctx, VKP_OP_RESHAPE, 1, &joined, 1, &a);
 }
 
 static vkp_status_t vkp__map_cast(vkp__onnx_ctx_t *ctx) {

@@ -369,6 +369,45 @@ vkp_status_t vkp__onnx_tensor_decode(const Onnx__TensorProto *proto,
                                  vkp__onnx_type_name(type), (int)type);
   int64_t shape[VKP_MAX_RANK];
   for (size_t i = 0; i < proto->n_dims; ++i) shape[i] = proto->dims[i];
+  // Check the data present against the dims before allocating anything, so
+  // absurd dims cost nothing.
+  size_t esize = vkp__onnx_type_size(type), need_bytes;
+  if (!vkp_shape_numel((int32_t)proto->n_dims, shape, esize, &need_bytes)) {
+    char s[160];
+    return vkp_status_make(VKP_STATUS_OUT_OF_RANGE,
+                           "dims %s are negative or too large",
+                           vkp_shape_format((int32_t)proto->n_dims, shape, s,
+                                            sizeof s));
+  }
+  size_t need = need_bytes / esize;
+  bool is_external = proto->has_data_location &&
+                     proto->data_location ==
+                         ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  size_t have = 0;
+  const char *field = "raw_data";
+  if (is_external) {
+    have = need;  // checked against the file when it is read
+  } else if (proto->has_raw_data) {
+    have = proto->raw_data.len / esize;
+    if (proto->raw_data.len != need_bytes)
+      return VKP__ONNX_INVALID("raw_data has %zu bytes; the dims need %zu",
+                               proto->raw_data.len, need_bytes);
+  } else {
+    switch (type) {
+      case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+        have = proto->n_float_data, field = "float_data"; break;
+      case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
+        have = proto->n_double_data, field = "double_data"; break;
+      case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+        have = proto->n_int64_data, field = "int64_data"; break;
+      case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+      case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
+        have = proto->n_uint64_data, field = "uint64_data"; break;
+      default:
+        have = proto->n_int32_data, field = "int32_data"; break;
+    }
+  }
+  if (have != need) return vkp__count_mismatch(field, have, need);
   vkp_status_t st =
       vkp__onnx_tensor_alloc(out, type, (int32_t)proto->n_dims, shape);
   if (st) return st;

@@ -37,11 +37,28 @@ extern "C" {
 vkp_status_t vkp_onnx_load(const char *path, vkp_graph_t **out_graph)
     VKP_MUST_USE;
 
+// Import options; zero-initialised means defaults.
+typedef struct vkp_onnx_options_t {
+  // Graph inputs to freeze: input constant_names[i] becomes a constant with
+  // the value constants[i] (both borrowed, n_constants entries) instead of a
+  // runtime input. This is how shape/axes/starts/min/max tensors that a
+  // model takes as inputs reach import-time folding.
+  int32_t n_constants;
+  const char *const *constant_names;
+  const vkp_tensor_t *constants;
+} vkp_onnx_options_t;
+
+// vkp_onnx_load with options (`options` may be NULL).
+vkp_status_t vkp_onnx_load_with_options(const char *path,
+                                        const vkp_onnx_options_t *options,
+                                        vkp_graph_t **out_graph) VKP_MUST_USE;
+
 // Same, from `size` bytes in memory (borrowed). `base_dir` (may be NULL: the
 // current directory) resolves external data; `name` (may be NULL) names the
-// model in messages.
+// model in messages; `options` may be NULL.
 vkp_status_t vkp_onnx_load_buffer(const void *data, size_t size,
                                   const char *base_dir, const char *name,
+                                  const vkp_onnx_options_t *options,
                                   vkp_graph_t **out_graph) VKP_MUST_USE;
 
 // Reads a serialized TensorProto file (as in ONNX backend test data sets)
@@ -57,6 +74,8 @@ typedef struct vkp_onnx_info_t {
   int32_t n_nodes;
   int32_t n_op_types;
   char **op_types;       // distinct "Domain::Op" / "Op", first-use order; owned
+  int32_t n_inputs;
+  char **inputs;         // graph inputs without an initializer, in order; owned
 } vkp_onnx_info_t;
 
 // Fills `out` (caller-owned storage; release with vkp_onnx_info_deinit).
