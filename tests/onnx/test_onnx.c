@@ -111,7 +111,7 @@ Test(onnx, transformer_matches_numpy, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
-Test(onnx, softmax_axis_before_and_after_opset13, .timeout = 30) {
+Test(onnx, softmax_axis_before_and_after_opset13, .timeout = 60) {
   vkp_graph_t *g = load_model("softmax_opset11.onnx");
   cr_assert_eq(count_op(g, VKP_OP_RESHAPE), 2);  // coerced to 2-D
   run_and_compare(g, "softmax_opset11", 1e-5, 1e-6);
@@ -122,7 +122,7 @@ Test(onnx, softmax_axis_before_and_after_opset13, .timeout = 30) {
   vkp_graph_destroy(g);
 }
 
-Test(onnx, refusal_lists_every_unsupported_node, .timeout = 30) {
+Test(onnx, refusal_lists_every_unsupported_node, .timeout = 60) {
   char path[1024];
   model_path(path, sizeof path, "refuse.onnx");
   vkp_graph_t *g = NULL;
@@ -144,7 +144,7 @@ Test(onnx, refusal_lists_every_unsupported_node, .timeout = 30) {
   vkp_status_free(st);
 }
 
-Test(onnx, node_names_are_unique_and_deterministic, .timeout = 30) {
+Test(onnx, node_names_are_unique_and_deterministic, .timeout = 60) {
   vkp_graph_t *g = load_model("names.onnx");
   cr_assert_eq(g->n_nodes, 4);
   cr_assert_neq(vkp_graph_find_node(g, "Relu_0"), -1);
@@ -160,7 +160,7 @@ typedef struct bad_case_t {
   const char *needle;  // must appear in the message
 } bad_case_t;
 
-Test(onnx, malformed_models_are_refused_with_a_reason, .timeout = 30) {
+Test(onnx, malformed_models_are_refused_with_a_reason, .timeout = 60) {
   static const bad_case_t cases[] = {
       {"bad_negative_dims.onnx", VKP_STATUS_OUT_OF_RANGE, "initializer 'w'"},
       {"bad_huge_dims.onnx", VKP_STATUS_OUT_OF_RANGE, "too large"},
@@ -279,7 +279,7 @@ Test(onnx, allocation_failures_are_reported, .timeout = 60) {
   }
 }
 
-Test(onnx, info_lists_ops_and_inputs, .timeout = 30) {
+Test(onnx, info_lists_ops_and_inputs, .timeout = 60) {
   char path[1024];
   model_path(path, sizeof path, "cnn.onnx");
   vkp_onnx_info_t info;
