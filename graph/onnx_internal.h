@@ -200,6 +200,12 @@ vkp_status_t vkp__onnx_fold_transpose(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_reshape_target(vkp__onnx_ctx_t *ctx, int32_t rank,
                                       const int64_t *shape, int32_t *out_rank,
                                       int64_t *out_shape) VKP_MUST_USE;
+// Same, also listing the axes Squeeze removes / Unsqueeze inserts
+// (normalised, ascending) when out_axes is not NULL (*out_n_axes starts at 0).
+vkp_status_t vkp__onnx_reshape_axes(vkp__onnx_ctx_t *ctx, int32_t rank,
+                                    const int64_t *shape, int32_t *out_rank,
+                                    int64_t *out_shape, int64_t *out_axes,
+                                    int32_t *out_n_axes) VKP_MUST_USE;
 // Slice parameters of the current node (attributes before opset 10, inputs
 // from 10) as per-axis lists: count entries each, axes possibly negative.
 typedef struct vkp__onnx_slice_t {

@@ -606,6 +606,14 @@ static vkp_status_t vkp__map_reduce(vkp__onnx_ctx_t *ctx) {
 vkp_status_t vkp__onnx_reshape_target(vkp__onnx_ctx_t *ctx, int32_t rank,
                                       const int64_t *shape, int32_t *out_rank,
                                       int64_t *out_shape) {
+  return vkp__onnx_reshape_axes(ctx, rank, shape, out_rank, out_shape, NULL,
+                                NULL);
+}
+
+vkp_status_t vkp__onnx_reshape_axes(vkp__onnx_ctx_t *ctx, int32_t rank,
+                                    const int64_t *shape, int32_t *out_rank,
+                                    int64_t *out_shape, int64_t *out_axes,
+                                    int32_t *out_n_axes) {
   const char *op = ctx->node->op_type;
   int64_t axes[VKP_MAX_RANK];
   int32_t n = -1;
@@ -695,8 +703,10 @@ vkp_status_t vkp__onnx_reshape_target(vkp__onnx_ctx_t *ctx, int32_t rank,
       }
     }
     *out_rank = 0;
-    for (int32_t d = 0; d < rank; ++d)
+    for (int32_t d = 0; d < rank; ++d) {
       if (!mark[d]) out_shape[(*out_rank)++] = shape[d];
+      else if (out_axes) out_axes[(*out_n_axes)++] = d;
+    }
     return NULL;
   }
   // Unsqueeze
@@ -711,23 +721,36 @@ vkp_status_t vkp__onnx_reshape_target(vkp__onnx_ctx_t *ctx, int32_t rank,
                                (long long)axes[i]);
     mark[a] = true;
   }
-  for (int32_t d = 0, k = 0; d < r; ++d) out_shape[d] = mark[d] ? 1 : shape[k++];
+  for (int32_t d = 0, k = 0; d < r; ++d) {
+    out_shape[d] = mark[d] ? 1 : shape[k++];
+    if (mark[d] && out_axes) out_axes[(*out_n_axes)++] = d;
+  }
   *out_rank = r;
   return NULL;
 }
 
-// Reshape, Flatten, Squeeze and Unsqueeze on a runtime tensor: one IR
-// reshape (the data does not move), after computing the target shape here
-// with ONNX's rules.
+static vkp_status_t vkp__map_passthrough(vkp__onnx_ctx_t *ctx);
+
+// Reshape, Flatten, Squeeze and Unsqueeze on a runtime tensor: the IR op of
+// the same name, after computing the target shape here with ONNX's rules
+// (Reshape gets the resolved shape, Squeeze/Unsqueeze normalised axes).
 static vkp_status_t vkp__map_reshape_like(vkp__onnx_ctx_t *ctx) {
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   const vkp_value_t *xv = vkp__value(ctx, x);
-  int32_t rank;
-  int64_t shape[VKP_MAX_RANK];
-  VKP_RETURN_IF_ERROR(vkp__onnx_reshape_target(ctx, xv->rank, xv->shape,
-                                               &rank, shape));
+  int32_t rank, n_axes = 0;
+  int64_t shape[VKP_MAX_RANK], axes[VKP_MAX_RANK];
+  VKP_RETURN_IF_ERROR(vkp__onnx_reshape_axes(ctx, xv->rank, xv->shape, &rank,
+                                             shape, axes, &n_axes));
   const char *op = ctx->node->op_type;
+  bool squeeze = strcmp(op, "Squeeze") == 0;
+  if (squeeze || strcmp(op, "Unsqueeze") == 0) {
+    if (squeeze && n_axes == 0)  // nothing to remove: the IR reads [] as all
+      return vkp__map_passthrough(ctx);
+    vkp_attr_t a = vkp__a_ints("axes", axes, n_axes);
+    return vkp__emit_out(ctx, squeeze ? VKP_OP_SQUEEZE : VKP_OP_UNSQUEEZE, 1,
+                         &x, 1, &a);
+  }
   if (strcmp(op, "Flatten") == 0) {
     int64_t axis;
     VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 1, &axis));
