@@ -144,6 +144,7 @@ def gen_cnn(w):
     h = np.maximum(batchnorm(h, *bns[2], 1e-5), 0)
     y = h.mean(axis=(2, 3)) @ fw.T.astype(np.float64) + fb
     w.save("cnn", m, [x], [y.astype(np.float32)])
+    np.save(os.path.join(w.out, "cnn.x.npy"), x)  # for `vkpipe run`
 
 
 def gen_transformer(w):
