@@ -275,6 +275,8 @@ ProtobufCAllocator vkp__onnx_protobuf_allocator = {
 // ---------------------------------------------------------------------------
 // Decoding
 
+// Reads `nbytes` of external data into `dst`; with dst NULL only checks
+// that the file holds them.
 static vkp_status_t vkp__read_external(const Onnx__TensorProto *proto,
                                        const char *base_dir, void *dst,
                                        size_t nbytes) {
@@ -334,8 +336,8 @@ static vkp_status_t vkp__read_external(const Onnx__TensorProto *proto,
                            "(size %lld)",
                            path, (long long)offset, nbytes,
                            (long long)sb.st_size);
-  } else if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
-             fread(dst, 1, nbytes, f) != nbytes) {
+  } else if (dst && (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
+                     fread(dst, 1, nbytes, f) != nbytes)) {
     st = vkp_status_make(VKP_STATUS_IO_ERROR, "reading external data '%s'",
                          path);
   }
@@ -386,7 +388,9 @@ vkp_status_t vkp__onnx_tensor_decode(const Onnx__TensorProto *proto,
   size_t have = 0;
   const char *field = "raw_data";
   if (is_external) {
-    have = need;  // checked against the file when it is read
+    vkp_status_t st = vkp__read_external(proto, base_dir, NULL, need_bytes);
+    if (st) return st;
+    have = need;
   } else if (proto->has_raw_data) {
     have = proto->raw_data.len / esize;
     if (proto->raw_data.len != need_bytes)
