@@ -392,6 +392,9 @@ static void vkp__ctx_deinit(vkp__onnx_ctx_t *ctx) {
   vkp_strmap_deinit(&ctx->sym_index);
   vkp__free(ctx->fold_bn);
   vkp__free(ctx->skip);
+  vkp__free(ctx->fusion_at);
+  for (int32_t i = 0; i < ctx->n_fusions; ++i) vkp__free(ctx->fusions[i].nodes);
+  vkp__free(ctx->fusions);
   vkp_graph_destroy(ctx->graph);
 }
 
@@ -622,6 +625,51 @@ static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
   return NULL;
 }
 
+// Imports ONNX node k: on a problem it is recorded and the node's outputs
+// are poisoned; only out-of-memory comes back as an error.
+static vkp_status_t vkp__import_one(vkp__onnx_ctx_t *ctx, int32_t k,
+                                    vkp__problems_t *problems) {
+  const Onnx__NodeProto *node = ctx->onnx_graph->node[k];
+  const char *op_type = node->op_type ? node->op_type : "";
+  ctx->node_index = k;
+  ctx->node = node;
+  ctx->node_name = ctx->node_names[k];
+  ctx->emitted = 0;
+  vkp_status_t nst = NULL, st = NULL;
+  bool poisoned = false;
+  const vkp__onnx_op_t *op = vkp__onnx_op_find(op_type);
+  if (!vkp__is_default_domain(node->domain)) {
+    nst = VKP__ONNX_UNSUPPORTED("domain '%s' is not supported", node->domain);
+  } else if (!op) {
+    nst = VKP__ONNX_UNSUPPORTED("unsupported op");
+  } else {
+    for (size_t i = 0; i < node->n_input && !nst; ++i) {
+      const char *in = node->input[i];
+      if (!in || !in[0]) continue;
+      const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
+      if (!s)
+        nst = VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
+                                "node, an initializer or a graph input "
+                                "(missing initializer, or a cycle)",
+                                in);
+      else if (s->poisoned)
+        poisoned = true;
+    }
+    if (!nst && poisoned) nst = vkp__check_attrs(ctx, op);
+    if (!nst && !poisoned) nst = vkp__import_node(ctx, op);
+  }
+  if (nst) {
+    if (vkp_status_code(nst) == VKP_STATUS_OUT_OF_MEMORY)
+      st = nst;
+    else
+      vkp__problem_add(problems, nst, "node '%s' (%s)", ctx->node_name, op_type);
+  }
+  if (nst || poisoned)
+    for (size_t i = 0; i < node->n_output && !st; ++i)
+      st = vkp__bind_poisoned(ctx, node->output[i]);
+  return st;
+}
+
 static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
                                       const Onnx__ModelProto *model,
                                       const char *what) {
@@ -697,51 +745,35 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
     }
     names[k] = node_name;
     st = vkp_strmap_put(&node_names, node_name, (int32_t)k);
-    if (st) break;
-    ctx->node_index = (int32_t)k;
-    ctx->node = node;
-    ctx->node_name = node_name;
-    ctx->emitted = 0;
-    vkp_status_t nst = NULL;
-    bool poisoned = false;
-    if (ctx->skip[k]) continue;  // folded into an earlier node
-    const vkp__onnx_op_t *op = vkp__onnx_op_find(op_type);
-    if (!vkp__is_default_domain(node->domain)) {
-      nst = VKP__ONNX_UNSUPPORTED("domain '%s' is not supported", node->domain);
-    } else if (!op) {
-      nst = VKP__ONNX_UNSUPPORTED("unsupported op");
-    } else {
-      for (size_t i = 0; i < node->n_input && !nst; ++i) {
-        const char *in = node->input[i];
-        if (!in || !in[0]) continue;
-        const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
-        if (!s)
-          nst = VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
-                                  "node, an initializer or a graph input "
-                                  "(missing initializer, or a cycle)",
-                                  in);
-        else if (s->poisoned)
-          poisoned = true;
+  }
+  ctx->node_names = names;
+  if (!st) st = vkp__onnx_plan_fusions(ctx);
+  for (size_t k = 0; k < g->n_node && !st; ++k) {
+    if (ctx->skip[k]) continue;  // folded into another node
+    int32_t group = ctx->fusion_at ? ctx->fusion_at[k] : -1;
+    if (group >= 0) {
+      bool fused = false;
+      st = vkp__onnx_try_fusion(ctx, group, &fused);
+      if (st && vkp_status_code(st) != VKP_STATUS_OUT_OF_MEMORY) {
+        vkp__problem_add(&problems, st, "node '%s' (%s)", ctx->node_name,
+                         ctx->node->op_type);
+        st = vkp__bind_poisoned(ctx, ctx->node->output[0]);
+        continue;
       }
-      if (!nst && poisoned) nst = vkp__check_attrs(ctx, op);
-      if (!nst && !poisoned) nst = vkp__import_node(ctx, op);
+      if (st || fused) continue;
+      // The pattern did not qualify: import its nodes one by one.
+      for (int32_t m = 0; m < ctx->fusions[group].n_nodes && !st; ++m)
+        st = vkp__import_one(ctx, ctx->fusions[group].nodes[m], &problems);
+      continue;
     }
-    if (nst) {
-      if (vkp_status_code(nst) == VKP_STATUS_OUT_OF_MEMORY) {
-        st = nst;
-      } else {
-        vkp__problem_add(&problems, nst, "node '%s' (%s)", node_name, op_type);
-      }
-    }
-    if (nst || poisoned)
-      for (size_t i = 0; i < node->n_output && !st; ++i)
-        st = vkp__bind_poisoned(ctx, node->output[i]);
+    st = vkp__import_one(ctx, (int32_t)k, &problems);
   }
   for (size_t k = 0; names && k < g->n_node; ++k) vkp__free(names[k]);
   vkp__free(names);
   vkp_strmap_deinit(&node_names);
   ctx->node = NULL;
   ctx->node_name = NULL;
+  ctx->node_names = NULL;
   if (!st) st = vkp__import_outputs(ctx, &problems);
 done:
   if (!st && problems.oom) {

@@ -102,7 +102,41 @@ typedef struct vkp__onnx_ctx_t {
   bool *skip;                    // ONNX nodes already handled by a fusion
   const Onnx__GraphProto *onnx_graph;
   const vkp_onnx_options_t *options;  // never NULL
+  char *const *node_names;       // IR-side name of every ONNX node
+  // Exporter-expanded subgraphs recognised as one IR op (onnx_fuse.c):
+  // fusion_at[k] is the group whose last node is k, or -1.
+  struct vkp__onnx_fusion_t *fusions;
+  int32_t n_fusions;
+  int32_t *fusion_at;
 } vkp__onnx_ctx_t;
+
+typedef enum vkp__onnx_fusion_kind_t {
+  VKP__FUSE_LAYER_NORM,
+  VKP__FUSE_GELU,
+} vkp__onnx_fusion_kind_t;
+
+// One recognised pattern: its ONNX nodes in graph order (the last one is
+// the anchor) and the ONNX value names of its operands.
+typedef struct vkp__onnx_fusion_t {
+  vkp__onnx_fusion_kind_t kind;
+  int32_t n_nodes;
+  int32_t *nodes;
+  const char *x;        // the input
+  const char *axes_of;  // LayerNorm: the first ReduceMean (axes, keepdims)
+  const char *eps;      // LayerNorm: epsilon; GELU: the divisor (sqrt 2)
+  const char *two;      // LayerNorm: the exponent; GELU: the 1 added
+  const char *scale;    // LayerNorm: gamma (NULL: none); GELU: the 0.5
+  const char *bias;     // LayerNorm: beta (NULL: none)
+  int32_t mean_node;    // LayerNorm: the first ReduceMean's index
+} vkp__onnx_fusion_t;
+
+// Finds the patterns (docs/onnx.md) and marks their inner nodes skipped.
+vkp_status_t vkp__onnx_plan_fusions(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+// At a group's last node: emits the fused op when the operands qualify
+// (constants where needed, shapes that fit); *out_fused false otherwise,
+// and nothing was emitted.
+vkp_status_t vkp__onnx_try_fusion(vkp__onnx_ctx_t *ctx, int32_t group,
+                                  bool *out_fused) VKP_MUST_USE;
 
 // The symbol named `name`, or NULL.
 vkp__onnx_sym_t *vkp__onnx_sym_find(vkp__onnx_ctx_t *ctx, const char *name);

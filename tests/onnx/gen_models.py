@@ -89,6 +89,11 @@ def softmax(x, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def gelu(x):
+    erf = np.vectorize(math.erf)
+    return x * 0.5 * (1.0 + erf(x / math.sqrt(2.0)))
+
+
 def layernorm(x, g, b, eps):
     mu = x.mean(-1, keepdims=True)
     var = ((x - mu) ** 2).mean(-1, keepdims=True)
@@ -212,10 +217,17 @@ def gen_transformer(w):
         ]
 
     nodes += ln("res1", "g1", "be1", "ln1", "l1")
+    # GELU as torch.onnx exports it (opset < 20): x * (erf(x / sqrt 2) + 1) * 0.5
+    inits += [init("sqrt2", np.float32(math.sqrt(2.0))), init("one", np.float32(1.0)),
+              init("half", np.float32(0.5))]
     nodes += [
         n("MatMul", ["ln1", "w1"], ["f1"]),
         n("Add", ["f1", "b1"], ["f1b"]),
-        n("Relu", ["f1b"], ["f1r"]),
+        n("Div", ["f1b", "sqrt2"], ["gd"]),
+        n("Erf", ["gd"], ["ge"]),
+        n("Add", ["ge", "one"], ["ga"]),
+        n("Mul", ["f1b", "ga"], ["gm"]),
+        n("Mul", ["gm", "half"], ["f1r"]),
         n("MatMul", ["f1r", "w2"], ["f2"]),
         n("Add", ["f2", "b2"], ["f2b"]),
         n("Add", ["ln1", "f2b"], ["res2"]),
@@ -233,7 +245,7 @@ def gen_transformer(w):
     pr = softmax(q @ k.transpose(0, 1, 3, 2) / math.sqrt(Dh), -1)
     ctx = (pr @ v).transpose(0, 2, 1, 3).reshape(B, S, D)
     h1 = layernorm(xd + ctx @ P["wo"] + P["bo"], P["g1"], P["be1"], 1e-5)
-    f = np.maximum(h1 @ P["w1"] + P["b1"], 0) @ P["w2"] + P["b2"]
+    f = gelu(h1 @ P["w1"] + P["b1"]) @ P["w2"] + P["b2"]
     y = layernorm(h1 + f, P["g2"], P["be2"], 1e-5)
     w.save("transformer", m, [x], [y.astype(np.float32)])
 
@@ -249,6 +261,28 @@ def gen_softmax_opsets(w):
         else:
             y = softmax(x, 1)
         w.save("softmax_opset%d" % opset, m, [x], [y.astype(np.float32)])
+
+
+def gen_ln_not_trailing(w):
+    """An expanded normalisation over a middle axis: not a layer_norm (the IR
+    normalises trailing axes), so it stays elementwise and still matches."""
+    x = w.f32(2, 3, 4)
+    n = helper.make_node
+    nodes = [
+        n("ReduceMean", ["x"], ["mu"], axes=[1]),
+        n("Sub", ["x", "mu"], ["d"]),
+        n("Pow", ["d", "two"], ["sq"]),
+        n("ReduceMean", ["sq"], ["var"], axes=[1]),
+        n("Add", ["var", "eps"], ["ve"]),
+        n("Sqrt", ["ve"], ["sd"]),
+        n("Div", ["d", "sd"], ["y"]),
+    ]
+    m = model(nodes, [vi("x", [2, 3, 4])], [vi("y", [2, 3, 4])],
+              [init("two", np.float32(2.0)), init("eps", np.float32(1e-5))])
+    xd = x.astype(np.float64)
+    mu = xd.mean(1, keepdims=True)
+    y = (xd - mu) / np.sqrt(((xd - mu) ** 2).mean(1, keepdims=True) + 1e-5)
+    w.save("ln_middle_axis", m, [x], [y.astype(np.float32)])
 
 
 def gen_refusals(w):
@@ -345,6 +379,7 @@ def main():
     gen_cnn(w)
     gen_transformer(w)
     gen_softmax_opsets(w)
+    gen_ln_not_trailing(w)
     gen_refusals(w)
     gen_bad(w)
 

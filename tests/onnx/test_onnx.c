@@ -107,7 +107,20 @@ Test(onnx, transformer_matches_numpy, .timeout = 60) {
               "node '%s' (%s) should have folded away", g->nodes[i].name,
               vkp_op_name(g->nodes[i].op));
   cr_assert_eq(count_op(g, VKP_OP_RESHAPE), 4);
+  // The expanded LayerNorms and GELU are recognised.
+  cr_assert_eq(count_op(g, VKP_OP_LAYER_NORM), 2);
+  cr_assert_eq(count_op(g, VKP_OP_GELU), 1);
+  cr_assert_eq(count_op(g, VKP_OP_REDUCE_MEAN), 0);
+  cr_assert_eq(count_op(g, VKP_OP_ERF), 0);
   run_and_compare(g, "transformer", 1e-4, 1e-5);
+  vkp_graph_destroy(g);
+}
+
+Test(onnx, normalisation_over_a_middle_axis_is_not_fused, .timeout = 60) {
+  vkp_graph_t *g = load_model("ln_middle_axis.onnx");
+  cr_assert_eq(count_op(g, VKP_OP_LAYER_NORM), 0);
+  cr_assert_eq(count_op(g, VKP_OP_REDUCE_MEAN), 2);
+  run_and_compare(g, "ln_middle_axis", 1e-4, 1e-5);
   vkp_graph_destroy(g);
 }
 
