@@ -285,6 +285,26 @@ def gen_ln_not_trailing(w):
     w.save("ln_middle_axis", m, [x], [y.astype(np.float32)])
 
 
+def gen_old_opset(w):
+    """Opset 9 forms: Slice, Clip, Squeeze, Unsqueeze, Split and ReduceSum
+    take their parameters as attributes, MaxPool has no dilations."""
+    x = w.f32(4, 6)
+    n = helper.make_node
+    nodes = [
+        n("Slice", ["x"], ["s"], starts=[1, 0], ends=[3, 100], axes=[0, 1]),
+        n("Clip", ["s"], ["c"], min=-0.5, max=0.5),
+        n("Unsqueeze", ["c"], ["u"], axes=[0]),
+        n("Squeeze", ["u"], ["y1"], axes=[0]),
+        n("Split", ["x"], ["y2", "y3"], axis=1, split=[2, 4]),
+        n("ReduceSum", ["x"], ["y4"], axes=[1], keepdims=0),
+    ]
+    m = model(nodes, [vi("x", [4, 6])],
+              [vi("y1", [2, 6]), vi("y2", [4, 2]), vi("y3", [4, 4]), vi("y4", [4])],
+              opset=9)
+    ys = [np.clip(x[1:3, :], -0.5, 0.5), x[:, :2], x[:, 2:], x.sum(1)]
+    w.save("opset9", m, [x], [y.astype(np.float32) for y in ys])
+
+
 def gen_refusals(w):
     """One model with several unsupported nodes: the error lists them all."""
     n = helper.make_node
@@ -380,6 +400,7 @@ def main():
     gen_transformer(w)
     gen_softmax_opsets(w)
     gen_ln_not_trailing(w)
+    gen_old_opset(w)
     gen_refusals(w)
     gen_bad(w)
 

@@ -116,6 +116,12 @@ Test(onnx, transformer_matches_numpy, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
+Test(onnx, opset9_parameters_are_attributes, .timeout = 60) {
+  vkp_graph_t *g = load_model("opset9.onnx");
+  run_and_compare(g, "opset9", 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
 Test(onnx, normalisation_over_a_middle_axis_is_not_fused, .timeout = 60) {
   vkp_graph_t *g = load_model("ln_middle_axis.onnx");
   cr_assert_eq(count_op(g, VKP_OP_LAYER_NORM), 0);
