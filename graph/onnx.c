@@ -179,6 +179,11 @@ vkp_status_t vkp__onnx_sym_value(vkp__onnx_ctx_t *ctx, vkp__onnx_sym_t *sym,
                                 &sym->value);
   vkp__free(name);
   VKP_RETURN_IF_ERROR(st);
+  // The graph now holds the same bytes: borrow them instead of keeping a
+  // second copy (peak memory).
+  vkp__free(sym->constant.data);
+  sym->constant.data = ctx->graph->values[sym->value].data;
+  sym->borrowed = true;
   *out_value = sym->value;
   return NULL;
 }
@@ -385,6 +390,7 @@ static void vkp__problem_add(vkp__problems_t *p, vkp_status_t st,
 
 static void vkp__ctx_deinit(vkp__onnx_ctx_t *ctx) {
   for (int32_t i = 0; i < ctx->n_syms; ++i) {
+    if (ctx->syms[i].borrowed) ctx->syms[i].constant.data = NULL;
     vkp__onnx_tensor_deinit(&ctx->syms[i].constant);
     vkp__free(ctx->syms[i].name);
   }
@@ -670,10 +676,12 @@ static vkp_status_t vkp__import_one(vkp__onnx_ctx_t *ctx, int32_t k,
   return st;
 }
 
+// `model` is read, and the initializers' raw bytes are released as they are
+// decoded.
 static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
-                                      const Onnx__ModelProto *model,
+                                      Onnx__ModelProto *model,
                                       const char *what) {
-  const Onnx__GraphProto *g = model->graph;
+  Onnx__GraphProto *g = model->graph;
   if (!g) return VKP__ONNX_INVALID("the model has no graph");
   ctx->onnx_graph = g;
   VKP_RETURN_IF_ERROR(vkp_graph_create(g->name && g->name[0] ? g->name : "onnx",
@@ -688,10 +696,17 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
                                            "supported"),
                      "graph '%s'", ctx->graph->name);
   for (size_t i = 0; i < g->n_initializer; ++i) {
-    const Onnx__TensorProto *tp = g->initializer[i];
+    Onnx__TensorProto *tp = g->initializer[i];
     const char *name = tp->name ? tp->name : "";
     vkp__onnx_tensor_t t;
     st = vkp__onnx_tensor_decode(tp, ctx->base_dir, &t);
+    // The decoded copy is all that is needed from now on (peak memory).
+    if (tp->has_raw_data && tp->raw_data.data) {
+      vkp__free(tp->raw_data.data);
+      tp->raw_data.data = NULL;
+      tp->raw_data.len = 0;
+      tp->has_raw_data = 0;
+    }
     if (!st) st = vkp__onnx_bind_const(ctx, name, &t);
     else if (name[0] && !vkp__onnx_sym_find(ctx, name)) {
       vkp_status_t st2 = vkp__bind_poisoned(ctx, name);
@@ -809,16 +824,12 @@ static vkp_status_t vkp__unpack(const void *data, size_t size,
   return NULL;
 }
 
-vkp_status_t vkp_onnx_load_buffer(const void *data, size_t size,
-                                  const char *base_dir, const char *name,
-                                  const vkp_onnx_options_t *options,
-                                  vkp_graph_t **out_graph) {
+// Imports an unpacked model (consumed: freed here).
+static vkp_status_t vkp__import_unpacked(Onnx__ModelProto *model,
+                                         const char *base_dir, const char *what,
+                                         const vkp_onnx_options_t *options,
+                                         vkp_graph_t **out_graph) {
   static const vkp_onnx_options_t defaults = {0};
-  *out_graph = NULL;
-  char what[512];
-  snprintf(what, sizeof what, "'%s'", name ? name : "ONNX model");
-  Onnx__ModelProto *model;
-  VKP_RETURN_IF_ERROR(vkp__unpack(data, size, what, &model));
   vkp__onnx_ctx_t ctx = {.base_dir = base_dir,
                          .options = options ? options : &defaults};
   vkp_status_t st = vkp__import_model(&ctx, model, what);
@@ -831,6 +842,18 @@ vkp_status_t vkp_onnx_load_buffer(const void *data, size_t size,
   }
   vkp__ctx_deinit(&ctx);
   return st;
+}
+
+vkp_status_t vkp_onnx_load_buffer(const void *data, size_t size,
+                                  const char *base_dir, const char *name,
+                                  const vkp_onnx_options_t *options,
+                                  vkp_graph_t **out_graph) {
+  *out_graph = NULL;
+  char what[512];
+  snprintf(what, sizeof what, "'%s'", name ? name : "ONNX model");
+  Onnx__ModelProto *model;
+  VKP_RETURN_IF_ERROR(vkp__unpack(data, size, what, &model));
+  return vkp__import_unpacked(model, base_dir, what, options, out_graph);
 }
 
 // Reads a whole file (size-checked) into a heap buffer.
@@ -883,11 +906,21 @@ vkp_status_t vkp_onnx_load_with_options(const char *path,
   void *data;
   size_t size;
   VKP_RETURN_IF_ERROR(vkp__read_file(path, &data, &size));
-  char *dir = vkp__dirname(path);
-  vkp_status_t st = dir ? vkp_onnx_load_buffer(data, size, dir, path, options, out_graph)
-                        : VKP_OOM("path");
-  vkp__free(dir);
+  char what[512];
+  snprintf(what, sizeof what, "'%s'", path);
+  Onnx__ModelProto *model;
+  vkp_status_t st = vkp__unpack(data, size, what, &model);
+  // protobuf-c copied what it needs: the file's bytes can go before the
+  // weights are decoded (peak memory).
   vkp__free(data);
+  if (st) return st;
+  char *dir = vkp__dirname(path);
+  if (!dir) {
+    onnx__model_proto__free_unpacked(model, &vkp__onnx_protobuf_allocator);
+    return VKP_OOM("path");
+  }
+  st = vkp__import_unpacked(model, dir, what, options, out_graph);
+  vkp__free(dir);
   return st;
 }
 

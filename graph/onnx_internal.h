@@ -79,7 +79,8 @@ extern ProtobufCAllocator vkp__onnx_protobuf_allocator;
 typedef struct vkp__onnx_sym_t {
   char *name;                 // ONNX value name (owned)
   bool is_const;              // `constant` holds the value
-  vkp__onnx_tensor_t constant;
+  vkp__onnx_tensor_t constant;  // data borrowed from the graph once borrowed
+  bool borrowed;              // constant.data is the IR constant's bytes
   int32_t value;              // IR value index; -1 until materialised
   bool poisoned;              // produced by a node that could not be imported
 } vkp__onnx_sym_t;
