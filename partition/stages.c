@@ -8,7 +8,9 @@
 // least total seconds for m stages that each fit B; per device a min-plus
 // convolution over its regions gives the least load for M stages; a subset
 // sum over devices checks that the M's can add up to K within every device's
-// budget. Bisection on B finds the optimum to a relative 1e-9.
+// budget. Bisection on B finds the optimum to a relative 1e-9; a second
+// bisection then raises a floor under every stage, so that among the optimal
+// cuts the most even one is kept.
 #include <math.h>
 #include <string.h>
 
@@ -167,7 +169,8 @@ typedef struct vkp__cutter_t {
 
 #define VKP__SEG(c, i, j) ((c)->seg[(size_t)(i) * ((size_t)(c)->part->n_units + 1) + (size_t)(j)])
 
-static bool vkp__feasible(vkp__cutter_t *ct, double bound, int32_t *starts) {
+static bool vkp__feasible(vkp__cutter_t *ct, double bound, double floor_s,
+                          int32_t *starts) {
   vkp__pctx_t *c = ct->c;
   const double inf = INFINITY, tol = bound * (1.0 + 1e-12);
   int32_t K = ct->k, M1 = ct->mmax + 1;
@@ -185,7 +188,7 @@ static bool vkp__feasible(vkp__cutter_t *ct, double bound, int32_t *starts) {
           double prev = f[(size_t)(m - 1) * (size_t)(len + 1) + (size_t)i];
           if (prev == inf) continue;
           double s = VKP__SEG(c, b + i, b + j);
-          if (s > tol) continue;
+          if (s > tol || s < floor_s) continue;
           if (prev + s < best) {
             best = prev + s;
             arg = i;
@@ -341,14 +344,24 @@ static vkp_status_t vkp__cut_k(vkp__pctx_t *c, int32_t K, int32_t *starts,
   hi = hi * (1.0 + 1e-9) + 1e-15;
   for (int it = 0; it < 200 && hi - lo > 1e-9 * hi; ++it) {
     double mid = 0.5 * (lo + hi);
-    if (vkp__feasible(&ct, mid, NULL))
+    if (vkp__feasible(&ct, mid, 0.0, NULL))
       hi = mid;
     else
       lo = mid;
   }
-  if (!vkp__feasible(&ct, hi, NULL)) {
+  if (!vkp__feasible(&ct, hi, 0.0, NULL)) {
     st = vkp_status_make(VKP_STATUS_INTERNAL, "stage cut found no feasible cut");
     goto done;
+  }
+  // Among the cuts with that bottleneck, the one whose lightest stage is
+  // heaviest: the other stages come out as even as the graph allows.
+  double floor_lo = 0.0, floor_hi = hi;
+  for (int it = 0; it < 60 && floor_hi - floor_lo > 1e-6 * hi; ++it) {
+    double mid = 0.5 * (floor_lo + floor_hi);
+    if (vkp__feasible(&ct, hi, mid, NULL))
+      floor_lo = mid;
+    else
+      floor_hi = mid;
   }
   {
     int32_t *marks = vkp__calloc((size_t)U + 1, sizeof(int32_t));
@@ -356,7 +369,7 @@ static vkp_status_t vkp__cut_k(vkp__pctx_t *c, int32_t K, int32_t *starts,
       st = VKP_OOM("stage cut");
       goto done;
     }
-    vkp__feasible(&ct, hi, marks);
+    if (!vkp__feasible(&ct, hi, floor_lo, marks)) vkp__feasible(&ct, hi, 0.0, marks);
     int32_t s = 0;
     for (int32_t u = 0; u < U; ++u)
       if (marks[u]) starts[s++] = u;
