@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/json_hooks.h"
 #include "base/status_macros.h"
 
 // ---------------------------------------------------------------------------
@@ -486,9 +487,12 @@ vkp_status_t vkp_profile_load_json(const char *json, size_t size,
   *out_profile = NULL;
   vkp_profile_t *p = NULL;
   VKP_RETURN_IF_ERROR(vkp_profile_create_default(&p));
+  vkp__json_init_hooks();
   cJSON *root = cJSON_ParseWithLength(json, size);
   vkp_status_t st = NULL;
-  if (!root) {
+  if (!root && vkp__json_oom()) {
+    st = VKP_OOM("profile JSON");
+  } else if (!root) {
     const char *at = cJSON_GetErrorPtr();
     st = vkp_status_make(VKP_STATUS_PARSE_ERROR,
                          "profile is not valid JSON (near byte %ld)",
@@ -553,6 +557,7 @@ vkp_status_t vkp_profile_load(const char *path, vkp_profile_t **out_profile) {
 
 vkp_status_t vkp_profile_to_json(const vkp_profile_t *p, char **out_json) {
   *out_json = NULL;
+  vkp__json_init_hooks();
   cJSON *root = cJSON_CreateObject();
   bool ok = root != NULL;
   ok = ok && cJSON_AddNumberToObject(root, "version", 1);

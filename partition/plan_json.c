@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/json_hooks.h"
 #include "base/status_macros.h"
 #include "vkpipe/plan.h"
 
@@ -59,6 +60,7 @@ vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json) {
                              "stage '%s' has neither a subgraph file nor a "
                              "source model to name its nodes in",
                              plan->stages[s].name);
+  vkp__json_init_hooks();
   cJSON *root = cJSON_CreateObject();
   bool ok = root && cJSON_AddNumberToObject(root, "version", VKP__PLAN_VERSION) &&
             cJSON_AddStringToObject(root, "name", plan->name);
@@ -393,7 +395,9 @@ vkp_status_t vkp_plan_from_json(const char *json, size_t size,
                                 const char *base_dir, const vkp_graph_t *model,
                                 vkp_plan_t **out_plan) {
   *out_plan = NULL;
+  vkp__json_init_hooks();
   cJSON *root = cJSON_ParseWithLength(json, size);
+  if (!root && vkp__json_oom()) return VKP_OOM("plan JSON");
   if (!root) {
     const char *at = cJSON_GetErrorPtr();
     return vkp_status_make(VKP_STATUS_PARSE_ERROR,

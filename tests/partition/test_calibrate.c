@@ -47,7 +47,7 @@ Test(calibrate, builtin_targets_get_rates, .timeout = 120) {
   vkp_registry_destroy(reg);
 }
 
-Test(calibrate, bad_sizes, .timeout = 10) {
+Test(calibrate, bad_sizes, .timeout = 120) {
   vkp_registry_t *reg = fx_registry_ab();
   vkp_profile_t *prof;
   VKP_TEST_OK(vkp_profile_create_default(&prof));

@@ -80,7 +80,7 @@ static vkp_graph_t *diamond(void) {
   return g;
 }
 
-Test(regions, diamond_tut_is_three_regions, .timeout = 10) {
+Test(regions, diamond_tut_is_three_regions, .timeout = 60) {
   vkp_graph_t *g = diamond();
   int32_t labels[3];
   labels[vkp_graph_find_node(g, "A")] = 0;
@@ -93,7 +93,7 @@ Test(regions, diamond_tut_is_three_regions, .timeout = 10) {
   vkp_graph_destroy(g);
 }
 
-Test(regions, fan_out_and_skip, .timeout = 10) {
+Test(regions, fan_out_and_skip, .timeout = 60) {
   // x -> r0 -> r1 -> ... chain with skip adds: resnet-like blocks where the
   // convs go to one label and everything else to another.
   vkp_graph_t *g = fx_resnet_like(3, 4, 6);
@@ -109,7 +109,7 @@ Test(regions, fan_out_and_skip, .timeout = 10) {
   vkp_graph_destroy(g);
 }
 
-Test(regions, parallel_branches_group_by_target, .timeout = 10) {
+Test(regions, parallel_branches_group_by_target, .timeout = 60) {
   // x -> p0..p3 (label 0) and x -> q0..q3 (label 1), joined at the end by
   // label 0: the affinity order keeps all p's together.
   vkp_graph_t *g;

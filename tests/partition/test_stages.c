@@ -142,7 +142,7 @@ Test(stages, larger_graphs_are_balanced, .timeout = 60) {
   vkp_graph_destroy(m);
 }
 
-Test(stages, shared_device_adds_loads, .timeout = 30) {
+Test(stages, shared_device_adds_loads, .timeout = 60) {
   vkp_graph_t *g = fx_chain(12, 4096);
   vkp_profile_t *prof = fx_profile_two_devices(1);
   vkp_registry_t *reg;
@@ -182,7 +182,7 @@ static vkp_graph_t *chain_with_exp(void) {
   return g;
 }
 
-Test(stages, islands_absorbed_to_fit_k, .timeout = 30) {
+Test(stages, islands_absorbed_to_fit_k, .timeout = 60) {
   vkp_graph_t *g = chain_with_exp();
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
@@ -210,7 +210,7 @@ Test(stages, islands_absorbed_to_fit_k, .timeout = 30) {
   vkp_graph_destroy(g);
 }
 
-Test(stages, auto_stage_count, .timeout = 30) {
+Test(stages, auto_stage_count, .timeout = 60) {
   vkp_graph_t *g = fx_resnet_like(6, 8, 8);
   vkp_profile_t *prof = fx_profile_two_devices(8);
   vkp_registry_t *reg = fx_registry_ab();
