@@ -174,11 +174,13 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
                           (long long)o.elementwise, r.launch_us);
     // Moving data to and from a device other than the host: a staging copy
     // plus about one launch.
-    if (!st && copy_gbps > 0 && strcmp(r.device, profile->host_device) != 0) {
-      st = vkp_profile_set_link(profile, profile->host_device, r.device,
+    // (r.device pointed into the entry set_target just replaced.)
+    const char *device = vkp_profile_device_of(profile, name);
+    if (!st && copy_gbps > 0 && strcmp(device, profile->host_device) != 0) {
+      st = vkp_profile_set_link(profile, profile->host_device, device,
                                 r.launch_us, copy_gbps);
       if (!st)
-        st = vkp_profile_set_link(profile, r.device, profile->host_device,
+        st = vkp_profile_set_link(profile, device, profile->host_device,
                                   r.launch_us, copy_gbps);
     }
   }
