@@ -400,52 +400,82 @@ done:
 // ---------------------------------------------------------------------------
 // Islands
 
-// Tries moving every node of region `r` to target `t`; returns the change of
-// the placement objective (INFINITY when some node cannot move).
-static double vkp__absorb_delta(vkp__pctx_t *c, int32_t r, int32_t t,
-                                int32_t *labels, double base) {
-  vkp_partition_t *part = c->part;
-  int32_t n = c->graph->n_nodes;
-  for (int32_t i = 0; i < n; ++i)
-    if (part->node_region[i] == r && (c->fixed[i] || vkp__est(c, i, t) < 0))
-      return INFINITY;
-  memcpy(labels, part->node_target, (size_t)n * sizeof(int32_t));
-  for (int32_t i = 0; i < n; ++i)
-    if (part->node_region[i] == r) labels[i] = t;
-  return vkp__placement_objective(c, labels) - base;
+// Change of the placement objective if every node of region `r` (members
+// listed in `nodes`) moved to target `t`; INFINITY when one cannot move.
+// Only the region's nodes and the values they touch change, so this is
+// local: `labels` is the current placement, modified and restored.
+static double vkp__absorb_delta(vkp__pctx_t *c, const int32_t *nodes, int32_t n,
+                                int32_t t, int32_t *labels) {
+  const vkp_graph_t *g = c->graph;
+  for (int32_t k = 0; k < n; ++k)
+    if (c->fixed[nodes[k]] || vkp__est(c, nodes[k], t) < 0) return INFINITY;
+  // Values touched, each counted once (stamped).
+  if (++c->stamp_id == 0) {
+    memset(c->stamp, 0, (size_t)g->n_values * sizeof(uint32_t));
+    c->stamp_id = 1;
+  }
+  double before = 0.0, after = 0.0;
+  for (int pass = 0; pass < 2; ++pass) {
+    uint32_t id = c->stamp_id;
+    double *acc = pass ? &after : &before;
+    for (int32_t k = 0; k < n; ++k) {
+      const vkp_node_t *node = &g->nodes[nodes[k]];
+      *acc += vkp__est(c, nodes[k], labels[nodes[k]]);
+      for (int32_t q = 0; q < node->n_inputs + node->n_outputs; ++q) {
+        int32_t v = q < node->n_inputs ? node->inputs[q] : node->outputs[q - node->n_inputs];
+        if (v < 0 || c->stamp[v] == id) continue;
+        c->stamp[v] = id;
+        *acc += vkp__value_transfer(c, labels, v);
+      }
+    }
+    if (pass == 0) {
+      for (int32_t k = 0; k < n; ++k) labels[nodes[k]] = t;
+      if (++c->stamp_id == 0) {
+        memset(c->stamp, 0, (size_t)g->n_values * sizeof(uint32_t));
+        c->stamp_id = 1;
+      }
+    }
+  }
+  return after - before;
 }
 
 // Absorbs islands: under "auto" every region whose move to a neighbouring
 // region's target lowers the objective; under any policy, while there are
-// more regions than the K asked for, the cheapest such move.
-static vkp_status_t vkp__absorb(vkp__pctx_t *c, int32_t want_k) {
+// more regions than `want_k`, the cheapest such move. Reasons are written
+// only when `record` (the final run).
+static vkp_status_t vkp__absorb(vkp__pctx_t *c, int32_t want_k, bool record) {
   vkp_partition_t *part = c->part;
   const vkp_partition_options_t *o = c->options;
   int32_t n = c->graph->n_nodes;
   int32_t *labels = vkp__calloc((size_t)n + 1, sizeof(int32_t));
-  int32_t *first_of = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  int32_t *first_of = vkp__calloc((size_t)n + 2, sizeof(int32_t));
   if (!labels || !first_of) {
     vkp__free(labels);
     vkp__free(first_of);
     return VKP_OOM("island absorption");
   }
   vkp_status_t st = NULL;
-  for (int32_t iter = 0; iter < n && !st; ++iter) {
+  for (int32_t iter = 0; iter <= n && !st; ++iter) {
     st = vkp__sequence(c);
     if (st || o->keep_islands) break;
     bool forced = want_k > 0 && part->n_regions > want_k;
     bool beneficial = part->policy_target < 0;
     if (!forced && !beneficial) break;
+    // Region r covers order positions [first_of[r], first_of[r + 1]).
     for (int32_t k = n - 1; k >= 0; --k) first_of[part->node_region[part->order[k]]] = k;
-    double base = vkp__placement_objective(c, part->node_target);
+    first_of[part->n_regions] = n;
+    memcpy(labels, part->node_target, (size_t)n * sizeof(int32_t));
     double best = INFINITY;
     int32_t best_r = -1, best_t = -1;
     for (int32_t r = 0; r < part->n_regions; ++r) {
+      const int32_t *members = part->order + first_of[r];
+      int32_t count = first_of[r + 1] - first_of[r];
       for (int side = -1; side <= 1; side += 2) {
         int32_t nb = r + side;
         if (nb < 0 || nb >= part->n_regions) continue;
         int32_t t = part->node_target[part->order[first_of[nb]]];
-        double d = vkp__absorb_delta(c, r, t, labels, base);
+        double d = vkp__absorb_delta(c, members, count, t, labels);
+        for (int32_t k = 0; k < count; ++k) labels[members[k]] = part->node_target[members[k]];
         if (d < best) {
           best = d;
           best_r = r;
@@ -453,22 +483,22 @@ static vkp_status_t vkp__absorb(vkp__pctx_t *c, int32_t want_k) {
         }
       }
     }
+    double base = vkp__placement_objective(c, part->node_target);
     if (best_r < 0 || (!forced && !(best < -1e-12 * (1.0 + base)))) break;
-    int32_t from = part->node_target[part->order[first_of[best_r]]], moved = 0;
-    for (int32_t i = 0; i < n; ++i) {
-      if (part->node_region[i] != best_r) continue;
+    const int32_t *members = part->order + first_of[best_r];
+    int32_t count = first_of[best_r + 1] - first_of[best_r];
+    int32_t from = part->node_target[members[0]];
+    for (int32_t k = 0; k < count && !st; ++k) {
+      int32_t i = members[k];
       part->node_target[i] = best_t;
       part->node_seconds[i] = vkp__est(c, i, best_t);
-      ++moved;
-    }
-    for (int32_t i = 0; i < n && !st; ++i) {
-      if (part->node_region[i] != best_r) continue;
-      if (forced && !(best < 0))
+      if (!record) continue;
+      if (!(best < 0))
         st = vkp__set_reason(part, i,
                              "island of %d node%s on '%s' absorbed into the "
                              "neighbouring '%s' region to fit %d stages "
                              "(+%.4f ms estimated)",
-                             (int)moved, moved == 1 ? "" : "s",
+                             (int)count, count == 1 ? "" : "s",
                              vkp_partition_target_name(part, from),
                              vkp_partition_target_name(part, best_t), (int)want_k,
                              best * 1e3);
@@ -477,7 +507,7 @@ static vkp_status_t vkp__absorb(vkp__pctx_t *c, int32_t want_k) {
                              "island of %d node%s on '%s' absorbed into the "
                              "neighbouring '%s' region: not worth its transfers "
                              "(saves %.4f ms)",
-                             (int)moved, moved == 1 ? "" : "s",
+                             (int)count, count == 1 ? "" : "s",
                              vkp_partition_target_name(part, from),
                              vkp_partition_target_name(part, best_t), -best * 1e3);
     }
@@ -487,6 +517,73 @@ static vkp_status_t vkp__absorb(vkp__pctx_t *c, int32_t want_k) {
   return st;
 }
 
+// Absorbs, orders and prices the segments for `want_k` stages (0: only the
+// beneficial absorptions); *out_k is the stage count the cut will use.
+static vkp_status_t vkp__prepare(vkp__pctx_t *c, int32_t want_k, bool record,
+                                 int32_t *out_k) {
+  vkp_partition_t *part = c->part;
+  VKP_RETURN_IF_ERROR(vkp__absorb(c, want_k, record));
+  if (part->n_regions > VKP__MAX_UNITS)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "the placement alternates targets %d times; at most "
+                           "%d regions are supported (ask for fewer stages, "
+                           "drop --keep-islands or use --policy <target>)",
+                           (int)part->n_regions, VKP__MAX_UNITS);
+  int32_t U = part->n_units;
+  vkp__free(c->seg);
+  c->seg = vkp__calloc((size_t)U * (size_t)(U + 1) + 1, sizeof(double));
+  if (!c->seg) return VKP_OOM("segment costs");
+  for (int32_t i = 0; i < U; ++i)
+    for (int32_t j = i + 1; j <= U && c->unit_region[j - 1] == c->unit_region[i]; ++j)
+      VKP__SEG(c, i, j) = vkp__segment_seconds(c, part->unit_start[i], part->unit_start[j]);
+  int32_t k = want_k > part->n_regions ? want_k : part->n_regions;
+  if (record && want_k > 0 && want_k < part->n_regions)
+    VKP_RETURN_IF_ERROR(vkp__note(
+        part, "%d stages asked for, but the placement needs at least %d "
+              "(one per region): using %d",
+        (int)want_k, (int)part->n_regions, (int)part->n_regions));
+  if (k > U) {
+    if (record)
+      VKP_RETURN_IF_ERROR(vkp__note(part, "%d stages asked for, but the graph "
+                                          "can be cut into at most %d",
+                                    (int)k, (int)U));
+    k = U;
+  }
+  *out_k = k;
+  return NULL;
+}
+
+static vkp_status_t vkp__fill_stages(vkp__pctx_t *c, int32_t k,
+                                     const int32_t *starts, double bound) {
+  vkp_partition_t *part = c->part;
+  int32_t U = part->n_units, n = c->graph->n_nodes;
+  part->stages = vkp__calloc((size_t)k, sizeof(vkp_partition_stage_t));
+  if (!part->stages) return VKP_OOM("stages");
+  for (int32_t s = 0; s < k; ++s) {
+    vkp_partition_stage_t *ps = &part->stages[s];
+    int32_t a = part->unit_start[starts[s]];
+    int32_t b = part->unit_start[s + 1 < k ? starts[s + 1] : U];
+    ps->target = part->node_target[part->order[a]];
+    ps->nodes = vkp__calloc((size_t)(b - a), sizeof(int32_t));
+    if (!ps->nodes) return VKP_OOM("stage nodes");
+    part->n_stages = s + 1;
+    for (int32_t q = a; q < b; ++q) part->node_stage[part->order[q]] = s;
+    vkp__segment_t seg;
+    vkp__segment(c, a, b, &seg);
+    ps->compute_s = seg.compute_s;
+    ps->transfer_s = seg.transfer_s;
+    ps->seconds = seg.compute_s + seg.transfer_s;
+    ps->bytes_in = seg.bytes_in;
+    ps->bytes_out = seg.bytes_out;
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    vkp_partition_stage_t *ps = &part->stages[part->node_stage[i]];
+    ps->nodes[ps->n_nodes++] = i;
+  }
+  part->bottleneck_s = bound;
+  return NULL;
+}
+
 vkp_status_t vkp__cut_stages(vkp__pctx_t *c) {
   vkp_partition_t *part = c->part;
   const vkp_partition_options_t *o = c->options;
@@ -494,83 +591,50 @@ vkp_status_t vkp__cut_stages(vkp__pctx_t *c) {
   if (n == 0) return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "graph has no nodes");
   if (o->stages < 0)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "stages must be >= 0");
-  VKP_RETURN_IF_ERROR(vkp__absorb(c, o->stages));
-  if (part->n_regions > VKP__MAX_UNITS)
-    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
-                           "placement alternates targets %d times; at most %d "
-                           "regions are supported (use fewer targets or "
-                           "--policy <target>)",
-                           (int)part->n_regions, VKP__MAX_UNITS);
-  int32_t U = part->n_units;
-  c->seg = vkp__calloc((size_t)U * (size_t)(U + 1) + 1, sizeof(double));
-  if (!c->seg) return VKP_OOM("segment costs");
-  for (int32_t i = 0; i < U; ++i)
-    for (int32_t j = i + 1; j <= U && c->unit_region[j - 1] == c->unit_region[i]; ++j)
-      VKP__SEG(c, i, j) = vkp__segment_seconds(c, part->unit_start[i], part->unit_start[j]);
-  int32_t k_lo = part->n_regions, k_hi;
-  if (o->stages > 0) {
-    if (o->stages < part->n_regions)
-      VKP_RETURN_IF_ERROR(vkp__note(
-          part, "%d stages asked for, but the placement needs at least %d "
-                "(one per region): using %d",
-          (int)o->stages, (int)part->n_regions, (int)part->n_regions));
-    k_lo = o->stages > part->n_regions ? o->stages : part->n_regions;
-    if (k_lo > U) {
-      VKP_RETURN_IF_ERROR(vkp__note(part, "%d stages asked for, but the graph "
-                                          "can be cut into at most %d",
-                                    (int)k_lo, (int)U));
-      k_lo = U;
-    }
-    k_hi = k_lo;
-  } else {
+  int32_t *starts = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  int32_t *placed = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  double *seconds = vkp__calloc((size_t)n + 1, sizeof(double));
+  vkp_status_t st = NULL;
+  if (!starts || !placed || !seconds) st = VKP_OOM("stage cut");
+  int32_t want = o->stages;
+  if (!st && want == 0) {
+    // Try 1..cap stages, each after absorbing what it needs, from the same
+    // placement; keep the fewest stages within the slack of the best.
+    memcpy(placed, part->node_target, (size_t)n * sizeof(int32_t));
+    memcpy(seconds, part->node_seconds, (size_t)n * sizeof(double));
     int32_t cap = o->max_auto_stages > 0 ? o->max_auto_stages
                                          : VKP__DEFAULT_MAX_AUTO_STAGES;
-    k_hi = cap > k_lo ? cap : k_lo;
-    if (k_hi > U) k_hi = U;
-  }
-  int32_t nk = k_hi - k_lo + 1;
-  int32_t *starts = vkp__calloc((size_t)nk * (size_t)k_hi + 1, sizeof(int32_t));
-  double *bound = vkp__calloc((size_t)nk + 1, sizeof(double));
-  vkp_status_t st = NULL;
-  if (!starts || !bound) st = VKP_OOM("stage cut");
-  double best = INFINITY;
-  for (int32_t k = k_lo; k <= k_hi && !st; ++k) {
-    st = vkp__cut_k(c, k, starts + (size_t)(k - k_lo) * (size_t)k_hi, &bound[k - k_lo]);
-    if (!st && bound[k - k_lo] < best) best = bound[k - k_lo];
-  }
-  int32_t pick = k_lo;
-  while (!st && pick < k_hi && bound[pick - k_lo] > best * VKP__AUTO_STAGE_SLACK) ++pick;
-  if (!st) {
-    const int32_t *s = starts + (size_t)(pick - k_lo) * (size_t)k_hi;
-    part->stages = vkp__calloc((size_t)pick, sizeof(vkp_partition_stage_t));
-    if (!part->stages) st = VKP_OOM("stages");
-    for (int32_t k = 0; k < pick && !st; ++k) {
-      vkp_partition_stage_t *ps = &part->stages[k];
-      int32_t a = part->unit_start[s[k]];
-      int32_t b = part->unit_start[k + 1 < pick ? s[k + 1] : U];
-      ps->target = part->node_target[part->order[a]];
-      ps->nodes = vkp__calloc((size_t)(b - a), sizeof(int32_t));
-      if (!ps->nodes) {
-        st = VKP_OOM("stage nodes");
-        break;
+    double *bound = vkp__calloc((size_t)cap + 1, sizeof(double));
+    int32_t *used = vkp__calloc((size_t)cap + 1, sizeof(int32_t));
+    if (!bound || !used) st = VKP_OOM("stage cut");
+    double best = INFINITY;
+    for (int32_t k = 1; k <= cap && !st; ++k) {
+      memcpy(part->node_target, placed, (size_t)n * sizeof(int32_t));
+      memcpy(part->node_seconds, seconds, (size_t)n * sizeof(double));
+      st = vkp__prepare(c, k, false, &used[k]);
+      if (st && vkp_status_is(st, VKP_STATUS_UNSUPPORTED) && k < cap) {
+        vkp_status_free(st);  // too many regions for this k: try more stages
+        st = NULL;
+        bound[k] = INFINITY;
+        continue;
       }
-      part->n_stages = k + 1;
-      for (int32_t q = a; q < b; ++q) part->node_stage[part->order[q]] = k;
-      vkp__segment_t seg;
-      vkp__segment(c, a, b, &seg);
-      ps->compute_s = seg.compute_s;
-      ps->transfer_s = seg.transfer_s;
-      ps->seconds = seg.compute_s + seg.transfer_s;
-      ps->bytes_in = seg.bytes_in;
-      ps->bytes_out = seg.bytes_out;
+      if (!st) st = vkp__cut_k(c, used[k], starts, &bound[k]);
+      if (!st && bound[k] < best) best = bound[k];
     }
-    for (int32_t i = 0; i < n && !st; ++i) {
-      vkp_partition_stage_t *ps = &part->stages[part->node_stage[i]];
-      ps->nodes[ps->n_nodes++] = i;
-    }
-    part->bottleneck_s = bound[pick - k_lo];
+    want = 1;
+    while (!st && want < cap && !(bound[want] <= best * VKP__AUTO_STAGE_SLACK)) ++want;
+    vkp__free(bound);
+    vkp__free(used);
+    memcpy(part->node_target, placed, (size_t)n * sizeof(int32_t));
+    memcpy(part->node_seconds, seconds, (size_t)n * sizeof(double));
   }
+  int32_t k = 0;
+  double bound = 0.0;
+  if (!st) st = vkp__prepare(c, want, true, &k);
+  if (!st) st = vkp__cut_k(c, k, starts, &bound);
+  if (!st) st = vkp__fill_stages(c, k, starts, bound);
   vkp__free(starts);
-  vkp__free(bound);
+  vkp__free(placed);
+  vkp__free(seconds);
   return st;
 }
