@@ -26,6 +26,8 @@ static void vkp__pctx_free(vkp__pctx_t *c) {
   vkp__free(c->device_concurrency);
   vkp__free(c->stamp);
   vkp__free(c->seg);
+  vkp__free(c->unit_compute);
+  vkp__free(c->seg_labels);
   vkp_profile_destroy(c->owned_profile);
   vkp__free(c);
 }

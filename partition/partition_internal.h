@@ -36,6 +36,8 @@ typedef struct vkp__pctx_t {
   uint32_t *stamp;                   // per value, for segment costs
   uint32_t stamp_id;
   double *seg;                       // n_units x (n_units + 1) segment costs
+  double *unit_compute;              // n_units + 1 prefix sums of compute
+  int32_t *seg_labels;               // the placement seg was computed for
 } vkp__pctx_t;
 
 // Cost of the stage covering order positions [a, b) (one target).

@@ -184,7 +184,9 @@ static bool vkp__feasible(vkp__cutter_t *ct, double bound, double floor_s,
       for (int32_t j = m; j <= len; ++j) {
         double best = inf;
         int32_t arg = -1;
-        for (int32_t i = m - 1; i < j; ++i) {
+        // Longer stages only add compute: stop once compute alone is over.
+        for (int32_t i = j - 1; i >= m - 1; --i) {
+          if (c->unit_compute[b + j] - c->unit_compute[b + i] > tol) break;
           double prev = f[(size_t)(m - 1) * (size_t)(len + 1) + (size_t)i];
           if (prev == inf) continue;
           double s = VKP__SEG(c, b + i, b + j);
@@ -449,9 +451,17 @@ static vkp_status_t vkp__absorb(vkp__pctx_t *c, int32_t want_k, bool record) {
   int32_t n = c->graph->n_nodes;
   int32_t *labels = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   int32_t *first_of = vkp__calloc((size_t)n + 2, sizeof(int32_t));
-  if (!labels || !first_of) {
+  int32_t *cand = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  int32_t *cand_target = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  double *cand_delta = vkp__calloc((size_t)n + 1, sizeof(double));
+  uint8_t *busy = vkp__calloc((size_t)n + 2, 1);
+  if (!labels || !first_of || !cand || !cand_target || !cand_delta || !busy) {
     vkp__free(labels);
     vkp__free(first_of);
+    vkp__free(cand);
+    vkp__free(cand_target);
+    vkp__free(cand_delta);
+    vkp__free(busy);
     return VKP_OOM("island absorption");
   }
   vkp_status_t st = NULL;
@@ -465,56 +475,121 @@ static vkp_status_t vkp__absorb(vkp__pctx_t *c, int32_t want_k, bool record) {
     for (int32_t k = n - 1; k >= 0; --k) first_of[part->node_region[part->order[k]]] = k;
     first_of[part->n_regions] = n;
     memcpy(labels, part->node_target, (size_t)n * sizeof(int32_t));
-    double best = INFINITY;
-    int32_t best_r = -1, best_t = -1;
-    for (int32_t r = 0; r < part->n_regions; ++r) {
+    // Each region's best move; then a batch of the cheapest, no two of them
+    // neighbours (their deltas were priced independently).
+    int32_t R = part->n_regions, n_cand = 0;
+    for (int32_t r = 0; r < R; ++r) {
       const int32_t *members = part->order + first_of[r];
       int32_t count = first_of[r + 1] - first_of[r];
+      cand_delta[r] = INFINITY;
+      cand_target[r] = -1;
       for (int side = -1; side <= 1; side += 2) {
         int32_t nb = r + side;
-        if (nb < 0 || nb >= part->n_regions) continue;
+        if (nb < 0 || nb >= R) continue;
         int32_t t = part->node_target[part->order[first_of[nb]]];
         double d = vkp__absorb_delta(c, members, count, t, labels);
         for (int32_t k = 0; k < count; ++k) labels[members[k]] = part->node_target[members[k]];
-        if (d < best) {
-          best = d;
-          best_r = r;
-          best_t = t;
+        if (d < cand_delta[r]) {
+          cand_delta[r] = d;
+          cand_target[r] = t;
         }
       }
+      if (cand_target[r] >= 0) cand[n_cand++] = r;
     }
+    // Cheapest first (insertion sort: the lists are short).
+    for (int32_t x = 1; x < n_cand; ++x)
+      for (int32_t y = x; y > 0 && cand_delta[cand[y]] < cand_delta[cand[y - 1]]; --y) {
+        int32_t tmp = cand[y];
+        cand[y] = cand[y - 1];
+        cand[y - 1] = tmp;
+      }
     double base = vkp__placement_objective(c, part->node_target);
-    if (best_r < 0 || (!forced && !(best < -1e-12 * (1.0 + base)))) break;
-    const int32_t *members = part->order + first_of[best_r];
-    int32_t count = first_of[best_r + 1] - first_of[best_r];
-    int32_t from = part->node_target[members[0]];
-    for (int32_t k = 0; k < count && !st; ++k) {
-      int32_t i = members[k];
-      part->node_target[i] = best_t;
-      part->node_seconds[i] = vkp__est(c, i, best_t);
-      if (!record) continue;
-      if (!(best < 0))
-        st = vkp__set_reason(part, i,
-                             "island of %d node%s on '%s' absorbed into the "
-                             "neighbouring '%s' region to fit %d stages "
-                             "(+%.4f ms estimated)",
-                             (int)count, count == 1 ? "" : "s",
-                             vkp_partition_target_name(part, from),
-                             vkp_partition_target_name(part, best_t), (int)want_k,
-                             best * 1e3);
-      else
-        st = vkp__set_reason(part, i,
-                             "island of %d node%s on '%s' absorbed into the "
-                             "neighbouring '%s' region: not worth its transfers "
-                             "(saves %.4f ms)",
-                             (int)count, count == 1 ? "" : "s",
-                             vkp_partition_target_name(part, from),
-                             vkp_partition_target_name(part, best_t), -best * 1e3);
+    double gain_floor = -1e-12 * (1.0 + base);
+    int32_t excess = forced ? part->n_regions - want_k : 0;
+    int32_t budget = excess > 2 ? excess / 2 : 1, taken = 0;
+    memset(busy, 0, (size_t)R + 2);
+    for (int32_t x = 0; x < n_cand && !st; ++x) {
+      int32_t r = cand[x];
+      double d = cand_delta[r];
+      bool worth = beneficial && d < gain_floor;
+      if (!worth && !(forced && taken < budget)) continue;
+      if (busy[r] || (r > 0 && busy[r - 1]) || busy[r + 1]) continue;
+      busy[r] = 1;
+      ++taken;
+      const int32_t *members = part->order + first_of[r];
+      int32_t count = first_of[r + 1] - first_of[r];
+      int32_t from = part->node_target[members[0]], to = cand_target[r];
+      for (int32_t k = 0; k < count && !st; ++k) {
+        int32_t i = members[k];
+        part->node_target[i] = to;
+        part->node_seconds[i] = vkp__est(c, i, to);
+        if (!record) continue;
+        if (!(d < 0))
+          st = vkp__set_reason(part, i,
+                               "island of %d node%s on '%s' absorbed into the "
+                               "neighbouring '%s' region to fit %d stages "
+                               "(+%.4f ms estimated)",
+                               (int)count, count == 1 ? "" : "s",
+                               vkp_partition_target_name(part, from),
+                               vkp_partition_target_name(part, to), (int)want_k, d * 1e3);
+        else
+          st = vkp__set_reason(part, i,
+                               "island of %d node%s on '%s' absorbed into the "
+                               "neighbouring '%s' region: not worth its transfers "
+                               "(saves %.4f ms)",
+                               (int)count, count == 1 ? "" : "s",
+                               vkp_partition_target_name(part, from),
+                               vkp_partition_target_name(part, to), -d * 1e3);
+      }
     }
+    if (!taken) break;
   }
+  if (!st) st = vkp__sequence(c);
   vkp__free(labels);
   vkp__free(first_of);
+  vkp__free(cand);
+  vkp__free(cand_target);
+  vkp__free(cand_delta);
+  vkp__free(busy);
   return st;
+}
+
+// Prices every stage starting at unit `i` in one pass, growing it unit by
+// unit (the same sums as vkp__segment).
+static void vkp__segment_row(vkp__pctx_t *c, int32_t i) {
+  const vkp_graph_t *g = c->graph;
+  const vkp_partition_t *part = c->part;
+  if (++c->stamp_id == 0) {
+    memset(c->stamp, 0, (size_t)g->n_values * sizeof(uint32_t));
+    c->stamp_id = 1;
+  }
+  int32_t a = part->unit_start[i];
+  int32_t t = part->node_target[part->order[a]];
+  const char *dev = c->device[t], *host = c->profile->host_device;
+  double acc = 0.0;
+  for (int32_t j = i + 1; j <= part->n_units && c->unit_region[j - 1] == c->unit_region[i];
+       ++j) {
+    for (int32_t k = part->unit_start[j - 1]; k < part->unit_start[j]; ++k) {
+      int32_t nd = part->order[k];
+      const vkp_node_t *n = &g->nodes[nd];
+      acc += part->node_seconds[nd];
+      for (int32_t q = 0; q < n->n_inputs; ++q) {
+        int32_t v = n->inputs[q];
+        if (v < 0 || g->values[v].kind == VKP_VALUE_CONSTANT) continue;
+        int32_t p = g->values[v].producer;
+        if ((p >= 0 && c->pos[p] >= a) || c->stamp[v] == c->stamp_id) continue;
+        c->stamp[v] = c->stamp_id;
+        const char *src = p >= 0 ? c->device[part->node_target[p]] : host;
+        acc += vkp_profile_transfer_seconds(c->profile, src, dev, c->value_bytes[v]);
+      }
+      for (int32_t q = 0; q < n->n_outputs; ++q) {
+        int32_t v = n->outputs[q];
+        if (g->values[v].is_output)
+          acc += vkp_profile_transfer_seconds(c->profile, dev, host, c->value_bytes[v]);
+      }
+    }
+    VKP__SEG(c, i, j) = acc;
+  }
 }
 
 // Absorbs, orders and prices the segments for `want_k` stages (0: only the
@@ -529,13 +604,31 @@ static vkp_status_t vkp__prepare(vkp__pctx_t *c, int32_t want_k, bool record,
                            "%d regions are supported (ask for fewer stages, "
                            "drop --keep-islands or use --policy <target>)",
                            (int)part->n_regions, VKP__MAX_UNITS);
-  int32_t U = part->n_units;
-  vkp__free(c->seg);
-  c->seg = vkp__calloc((size_t)U * (size_t)(U + 1) + 1, sizeof(double));
-  if (!c->seg) return VKP_OOM("segment costs");
-  for (int32_t i = 0; i < U; ++i)
-    for (int32_t j = i + 1; j <= U && c->unit_region[j - 1] == c->unit_region[i]; ++j)
-      VKP__SEG(c, i, j) = vkp__segment_seconds(c, part->unit_start[i], part->unit_start[j]);
+  int32_t U = part->n_units, n = c->graph->n_nodes;
+  // The segment prices depend only on the placement: reuse them when a
+  // previous trial had the same one.
+  bool same = c->seg && c->seg_labels &&
+              memcmp(c->seg_labels, part->node_target, (size_t)n * sizeof(int32_t)) == 0;
+  if (!same) {
+    vkp__free(c->seg);
+    vkp__free(c->unit_compute);
+    c->seg = vkp__calloc((size_t)U * (size_t)(U + 1) + 1, sizeof(double));
+    c->unit_compute = vkp__calloc((size_t)U + 1, sizeof(double));
+    if (!c->seg_labels) c->seg_labels = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+    if (!c->seg || !c->unit_compute || !c->seg_labels) {
+      vkp__free(c->seg);
+      c->seg = NULL;
+      return VKP_OOM("segment costs");
+    }
+    for (int32_t u = 0; u < U; ++u) {
+      double sum = 0.0;
+      for (int32_t q = part->unit_start[u]; q < part->unit_start[u + 1]; ++q)
+        sum += part->node_seconds[part->order[q]];
+      c->unit_compute[u + 1] = c->unit_compute[u] + sum;
+    }
+    for (int32_t i = 0; i < U; ++i) vkp__segment_row(c, i);
+    memcpy(c->seg_labels, part->node_target, (size_t)n * sizeof(int32_t));
+  }
   int32_t k = want_k > part->n_regions ? want_k : part->n_regions;
   if (record && want_k > 0 && want_k < part->n_regions)
     VKP_RETURN_IF_ERROR(vkp__note(
