@@ -34,6 +34,8 @@
 //     bottleneck with a per-device dynamic programme). Regions too small to be
 //     worth a transfer are absorbed into a neighbour under "auto"; any policy
 //     absorbs the cheapest islands when there are more regions than stages.
+//     With stages = 0, every K from 1 to max_auto_stages is tried this way
+//     and the fewest stages within 5% of the best bottleneck are kept.
 //
 // A partition borrows the graph, registry and profile: they must outlive it.
 // Not thread-safe; distinct partitions may be built in parallel.
@@ -70,7 +72,7 @@ typedef struct vkp_partition_options_t {
   const char *fallback;       // for unsupported nodes; NULL: "cpu"
   int32_t n_assigns;
   const vkp_assign_t *assigns;  // borrowed
-  int32_t stages;             // K; 0: choose automatically
+  int32_t stages;             // K; 0: choose automatically (1..max_auto_stages)
   int32_t max_auto_stages;    // upper bound when choosing; 0: 8
   bool keep_islands;          // true: never absorb islands (K may grow)
 } vkp_partition_options_t;
