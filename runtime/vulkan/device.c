@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/vulkan/device.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+#include "runtime/vulkan/memory.h"
+#include "runtime/vulkan/vk_result.h"
+
+static const char vkp__validation_layer[] = "VK_LAYER_KHRONOS_validation";
+
+// ---------------------------------------------------------------------------
+// Validation messages
+
+static atomic_uint_fast64_t vkp__validation_messages;
+
+uint64_t vkp_vk_validation_message_count(void) {
+  return atomic_load(&vkp__validation_messages);
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL vkp__debug_callback(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+    VkDebugUtilsMessageTypeFlagsEXT types,
+    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
+  const char *id = data && data->pMessageIdName ? data->pMessageIdName : "";
+  // Debian 12's layer (1.3.239) reports this when one thread signals a
+  // timeline semaphore from the host while another waits on it from the host;
+  // its own text calls it "most likely a validation bug" (see DESIGN.md). Any
+  // other message counts.
+  if (strcmp(id, "UNASSIGNED-VkSemaphore-state-timeout") == 0) return VK_FALSE;
+  atomic_fetch_add(&vkp__validation_messages, 1);
+  fprintf(stderr, "vkpipe: Vulkan validation %s: %s\n",
+          severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error"
+                                                                     : "warning",
+          data && data->pMessage ? data->pMessage : id);
+  return VK_FALSE;  // never abort the call (VUID-PFN_vkDebugUtilsMessengerCallbackEXT)
+}
+
+// ---------------------------------------------------------------------------
+// Device choice
+
+int32_t vkp_vk_device_type_rank(VkPhysicalDeviceType type) {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+  }
+}
+
+const char *vkp_vk_device_type_name(VkPhysicalDeviceType type) {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "CPU";
+    default: return "other";
+  }
+}
+
+// Why candidate `c` cannot be used, or NULL when it can.
+static const char *vkp__candidate_problem(const vkp_vk_device_candidate_t *c) {
+  if (c->api_version < VK_API_VERSION_1_2) return "it supports only Vulkan 1.0/1.1 (1.2 is required)";
+  if (!c->timeline_semaphore) return "it lacks the timelineSemaphore feature";
+  if (!c->has_compute_queue) return "it has no compute queue";
+  return NULL;
+}
+
+static bool vkp__contains_nocase(const char *hay, const char *needle) {
+  size_t n = strlen(needle);
+  for (; *hay; ++hay) {
+    size_t i = 0;
+    while (i < n && hay[i] &&
+           tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+      ++i;
+    if (i == n) return true;
+  }
+  return n == 0;
+}
+
+vkp_status_t vkp_vk_device_pick(const vkp_vk_device_candidate_t *candidates,
+                                int32_t n, const char *selector,
+                                int32_t *out_index) {
+  *out_index = -1;
+  if (n <= 0)
+    return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                           "the Vulkan driver reports no physical device");
+  if (selector && selector[0]) {
+    bool digits = true;
+    for (const char *p = selector; *p; ++p)
+      digits = digits && isdigit((unsigned char)*p);
+    int32_t chosen = -1;
+    if (digits) {
+      long idx = strtol(selector, NULL, 10);
+      if (idx >= n || strlen(selector) > 6)
+        return vkp_status_make(VKP_STATUS_NOT_FOUND,
+                               "VKPIPE_DEVICE=%s: there are only %d Vulkan "
+                               "device(s) (indices 0..%d)",
+                               selector, (int)n, (int)n - 1);
+      chosen = (int32_t)idx;
+    } else {
+      for (int32_t i = 0; i < n && chosen < 0; ++i)
+        if (vkp__contains_nocase(candidates[i].name, selector)) chosen = i;
+      if (chosen < 0)
+        return vkp_status_make(VKP_STATUS_NOT_FOUND,
+                               "VKPIPE_DEVICE=%s matches no Vulkan device name "
+                               "(see 'vkpipe devices')",
+                               selector);
+    }
+    const char *why = vkp__candidate_problem(&candidates[chosen]);
+    if (why)
+      return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                             "VKPIPE_DEVICE=%s selects device %d '%s', but %s",
+                             selector, (int)chosen, candidates[chosen].name, why);
+    *out_index = chosen;
+    return NULL;
+  }
+  int32_t best = -1;
+  for (int32_t i = 0; i < n; ++i) {
+    if (vkp__candidate_problem(&candidates[i])) continue;
+    if (best < 0 || vkp_vk_device_type_rank(candidates[i].type) <
+                        vkp_vk_device_type_rank(candidates[best].type))
+      best = i;
+  }
+  if (best < 0)
+    return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                           "no Vulkan device is usable: device 0 '%s': %s%s",
+                           candidates[0].name, vkp__candidate_problem(&candidates[0]),
+                           n > 1 ? " (and likewise for the others)" : "");
+  *out_index = best;
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Instance
+
+static bool vkp__env_flag(const char *name) {
+  const char *v = getenv(name);
+  return v && v[0] && strcmp(v, "0") != 0;
+}
+
+static bool vkp__layer_present(const char *layer) {
+  uint32_t n = 0;
+  if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0)
+    return false;
+  VkLayerProperties *props = vkp__calloc(n, sizeof *props);
+  if (!props) return false;
+  bool found = false;
+  if (vkEnumerateInstanceLayerProperties(&n, props) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; ++i)
+      found = strcmp(props[i].layerName, layer) == 0;
+  vkp__free(props);
+  return found;
+}
+
+static void vkp__messenger_info(VkDebugUtilsMessengerCreateInfoEXT *info) {
+  *info = (VkDebugUtilsMessengerCreateInfoEXT){
+      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+      .pfnUserCallback = vkp__debug_callback,
+  };
+}
+
+static vkp_status_t vkp__instance_create(bool validation, VkInstance *out_instance,
+                                         VkDebugUtilsMessengerEXT *out_messenger) {
+  *out_instance = VK_NULL_HANDLE;
+  *out_messenger = VK_NULL_HANDLE;
+  uint32_t version = VK_API_VERSION_1_0;
+  VkResult vr = vkEnumerateInstanceVersion(&version);
+  if (vr != VK_SUCCESS || version < VK_API_VERSION_1_2)
+    return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                           "the Vulkan loader supports only %u.%u (1.2 is required)",
+                           VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
+  if (validation && !vkp__layer_present(vkp__validation_layer))
+    return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                           "VKPIPE_VALIDATION is set but %s is not installed "
+                           "(Debian: vulkan-validationlayers)",
+                           vkp__validation_layer);
+  VkApplicationInfo app = {
+      .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+      .pApplicationName = "vkpipe",
+      .pEngineName = "vkpipe",
+      .apiVersion = VK_API_VERSION_1_2,
+  };
+  static const VkValidationFeatureEnableEXT enables[] = {
+      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT,
+  };
+  VkDebugUtilsMessengerCreateInfoEXT messenger_info;
+  vkp__messenger_info(&messenger_info);
+  VkValidationFeaturesEXT features = {
+      .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+      .pNext = &messenger_info,  // also reports instance creation itself
+      .enabledValidationFeatureCount = 1,
+      .pEnabledValidationFeatures = enables,
+  };
+  const char *layers[] = {vkp__validation_layer};
+  const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME,
+                              VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
+  VkInstanceCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+      .pNext = validation ? &features : NULL,
+      .pApplicationInfo = &app,
+      .enabledLayerCount = validation ? 1 : 0,
+      .ppEnabledLayerNames = layers,
+      .enabledExtensionCount = validation ? 2 : 0,
+      .ppEnabledExtensionNames = extensions,
+  };
+  vr = vkCreateInstance(&info, /*pAllocator=*/NULL, out_instance);
+  if (vr == VK_ERROR_INCOMPATIBLE_DRIVER || vr == VK_ERROR_INITIALIZATION_FAILED) {
+    *out_instance = VK_NULL_HANDLE;
+    return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                           "no Vulkan driver found (vkCreateInstance: %s); "
+                           "install one (Debian: mesa-vulkan-drivers) or check "
+                           "VK_ICD_FILENAMES",
+                           vkp_vk_result_name(vr));
+  }
+  if (vr != VK_SUCCESS) {
+    *out_instance = VK_NULL_HANDLE;
+    return vkp_vk_result_status(vr, "vkCreateInstance", __FILE__, __LINE__);
+  }
+  if (validation) {
+    PFN_vkCreateDebugUtilsMessengerEXT create_messenger =
+        (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+            *out_instance, "vkCreateDebugUtilsMessengerEXT");
+    vkp_status_t st =
+        create_messenger
+            ? VKP_VK_STATUS(create_messenger(*out_instance, &messenger_info,
+                                             /*pAllocator=*/NULL, out_messenger))
+            : vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                              "vkCreateDebugUtilsMessengerEXT is missing");
+    if (st) {
+      vkDestroyInstance(*out_instance, /*pAllocator=*/NULL);
+      *out_instance = VK_NULL_HANDLE;
+      return st;
+    }
+  }
+  return NULL;
+}
+
+static void vkp__instance_destroy(VkInstance instance,
+                                  VkDebugUtilsMessengerEXT messenger) {
+  if (!instance) return;
+  if (messenger) {
+    PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger =
+        (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+            instance, "vkDestroyDebugUtilsMessengerEXT");
+    if (destroy_messenger) destroy_messenger(instance, messenger, /*pAllocator=*/NULL);
+  }
+  vkDestroyInstance(instance, /*pAllocator=*/NULL);
+}
+
+// Fills everything `report` holds about `phys`; `queue_family` gets the
+// compute queue family (one without graphics preferred), or UINT32_MAX.
+static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
+                          uint32_t *queue_family) {
+  memset(report, 0, sizeof *report);
+  VkPhysicalDeviceProperties base;
+  vkGetPhysicalDeviceProperties(phys, &base);
+  report->properties = base;
+  report->driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+  report->subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+  vkp_vk_device_candidate_t *c = &report->candidate;
+  snprintf(c->name, sizeof c->name, "%s", base.deviceName);
+  c->type = base.deviceType;
+  c->api_version = base.apiVersion;
+  if (base.apiVersion >= VK_API_VERSION_1_2) {
+    // Chained structs are only valid on a 1.2 device.
+    report->subgroup.pNext = &report->driver;
+    VkPhysicalDeviceProperties2 props2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+        .pNext = &report->subgroup,
+    };
+    vkGetPhysicalDeviceProperties2(phys, &props2);
+    report->subgroup.pNext = NULL;
+    report->driver.pNext = NULL;
+    VkPhysicalDeviceVulkan12Features f12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+    };
+    VkPhysicalDeviceFeatures2 f2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+        .pNext = &f12,
+    };
+    vkGetPhysicalDeviceFeatures2(phys, &f2);
+    c->timeline_semaphore = f12.timelineSemaphore == VK_TRUE;
+  }
+  vkGetPhysicalDeviceMemoryProperties(phys, &report->memory);
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(phys, &nq, NULL);
+  VkQueueFamilyProperties qf[16];
+  if (nq > 16) nq = 16;
+  vkGetPhysicalDeviceQueueFamilyProperties(phys, &nq, qf);
+  uint32_t chosen = UINT32_MAX;
+  for (uint32_t i = 0; i < nq; ++i) {
+    if (!(qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || qf[i].queueCount == 0) continue;
+    bool compute_only = !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT);
+    if (chosen == UINT32_MAX || (compute_only && (qf[chosen].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
+      chosen = i;
+  }
+  c->has_compute_queue = chosen != UINT32_MAX;
+  if (queue_family) *queue_family = chosen;
+}
+
+static vkp_status_t vkp__enumerate(VkInstance instance, VkPhysicalDevice **out_phys,
+                                   uint32_t *out_n) {
+  *out_phys = NULL;
+  *out_n = 0;
+  uint32_t n = 0;
+  VKP_VK_RETURN_IF_ERROR(vkEnumeratePhysicalDevices(instance, &n, NULL));
+  if (n == 0)
+    return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                           "the Vulkan driver reports no physical device");
+  VkPhysicalDevice *phys = vkp__calloc(n, sizeof *phys);
+  if (!phys) return VKP_OOM("Vulkan physical device list");
+  VkResult vr = vkEnumeratePhysicalDevices(instance, &n, phys);
+  if (vr != VK_SUCCESS && vr != VK_INCOMPLETE) {
+    vkp__free(phys);
+    return vkp_vk_result_status(vr, "vkEnumeratePhysicalDevices", __FILE__, __LINE__);
+  }
+  *out_phys = phys;
+  *out_n = n;
+  return NULL;
+}
+
+vkp_status_t vkp_vk_device_list(vkp_vk_device_report_t **out_reports,
+                                int32_t *out_count, int32_t *out_chosen) {
+  *out_reports = NULL;
+  *out_count = 0;
+  *out_chosen = -1;
+  VkInstance instance;
+  VkDebugUtilsMessengerEXT messenger;
+  VKP_RETURN_IF_ERROR(vkp__instance_create(/*validation=*/false, &instance, &messenger));
+  VkPhysicalDevice *phys = NULL;
+  uint32_t n = 0;
+  vkp_status_t st = vkp__enumerate(instance, &phys, &n);
+  vkp_vk_device_report_t *reports = NULL;
+  vkp_vk_device_candidate_t *cands = NULL;
+  if (!st) {
+    reports = vkp__calloc(n, sizeof *reports);
+    cands = vkp__calloc(n, sizeof *cands);
+    if (!reports || !cands) st = VKP_OOM("Vulkan device list");
+  }
+  for (uint32_t i = 0; !st && i < n; ++i) {
+    vkp__describe(phys[i], &reports[i], NULL);
+    cands[i] = reports[i].candidate;
+  }
+  if (!st) {
+    int32_t chosen = -1;
+    vkp_status_free(vkp_vk_device_pick(cands, (int32_t)n, getenv("VKPIPE_DEVICE"), &chosen));
+    *out_chosen = chosen;
+    *out_reports = reports;
+    *out_count = (int32_t)n;
+    reports = NULL;
+  }
+  vkp__free(reports);
+  vkp__free(cands);
+  vkp__free(phys);
+  vkp__instance_destroy(instance, messenger);
+  return st;
+}
+
+// ---------------------------------------------------------------------------
+// Pipeline cache on disk: $XDG_CACHE_HOME/vkpipe or ~/.cache/vkpipe, one file
+// per driver build (vendor, device, pipelineCacheUUID).
+
+static char *vkp__cache_dir(void) {
+  const char *xdg = getenv("XDG_CACHE_HOME");
+  if (xdg && xdg[0] == '/') return vkp__asprintf("%s/vkpipe", xdg);
+  const char *home = getenv("HOME");
+  if (home && home[0] == '/') return vkp__asprintf("%s/.cache/vkpipe", home);
+  return NULL;
+}
+
+static void vkp__mkdir_p(char *path) {
+  for (char *p = path + 1; *p; ++p) {
+    if (*p != '/') continue;
+    *p = '\0';
+    (void)mkdir(path, 0755);
+    *p = '/';
+  }
+  (void)mkdir(path, 0755);
+}
+
+// Reads the cache file when its header matches this device (a stale or
+// foreign file is ignored: VkPipelineCacheHeaderVersionOne layout).
+static void *vkp__cache_read(const char *path, const VkPhysicalDeviceProperties *p,
+                             size_t *out_size) {
+  *out_size = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  void *data = NULL;
+  long size = -1;
+  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+  if (size >= 32 && size < (1L << 30) && fseek(f, 0, SEEK_SET) == 0) {
+    data = vkp__malloc((size_t)size);
+    if (data && fread(data, 1, (size_t)size, f) != (size_t)size) {
+      vkp__free(data);
+      data = NULL;
+    }
+  }
+  fclose(f);
+  if (!data) return NULL;
+  const unsigned char *b = data;
+  uint32_t header_len, version, vendor, device;
+  memcpy(&header_len, b, 4);
+  memcpy(&version, b + 4, 4);
+  memcpy(&vendor, b + 8, 4);
+  memcpy(&device, b + 12, 4);
+  if (header_len < 32 || version != VK_PIPELINE_CACHE_HEADER_VERSION_ONE ||
+      vendor != p->vendorID || device != p->deviceID ||
+      memcmp(b + 16, p->pipelineCacheUUID, VK_UUID_SIZE) != 0) {
+    vkp__free(data);
+    return NULL;
+  }
+  *out_size = (size_t)size;
+  return data;
+}
+
+static void vkp__pipeline_cache_create(vkp_vk_device_t *d) {
+  char *dir = vkp__cache_dir();
+  if (dir) {
+    char uuid[2 * VK_UUID_SIZE + 1];
+    for (unsigned i = 0; i < VK_UUID_SIZE; ++i)
+      snprintf(uuid + 2 * i, 3, "%02x", d->properties.pipelineCacheUUID[i]);
+    d->pipeline_cache_path = vkp__asprintf("%s/pipelines-%04x-%04x-%s.bin", dir,
+                                           d->properties.vendorID,
+                                           d->properties.deviceID, uuid);
+    vkp__free(dir);
+  }
+  size_t size = 0;
+  void *data = d->pipeline_cache_path
+                   ? vkp__cache_read(d->pipeline_cache_path, &d->properties, &size)
+                   : NULL;
+  VkPipelineCacheCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+      .initialDataSize = size,
+      .pInitialData = data,
+  };
+  if (vkCreatePipelineCache(d->device, &info, /*pAllocator=*/NULL,
+                            &d->pipeline_cache) != VK_SUCCESS) {
+    // A cache the driver refuses is not an error: start empty.
+    info.initialDataSize = 0;
+    info.pInitialData = NULL;
+    if (vkCreatePipelineCache(d->device, &info, NULL, &d->pipeline_cache) != VK_SUCCESS)
+      d->pipeline_cache = VK_NULL_HANDLE;
+  }
+  vkp__free(data);
+}
+
+void vkp_vk_device_save_pipeline_cache(vkp_vk_device_t *device) {
+  if (!device || !device->pipeline_cache || !device->pipeline_cache_path) return;
+  size_t size = 0;
+  if (vkGetPipelineCacheData(device->device, device->pipeline_cache, &size, NULL) !=
+          VK_SUCCESS ||
+      size == 0)
+    return;
+  void *data = vkp__malloc(size);
+  if (!data) return;
+  char *tmp = vkp__asprintf("%s.%ld.tmp", device->pipeline_cache_path, (long)getpid());
+  char *dir = vkp__strdup(device->pipeline_cache_path);
+  if (tmp && dir &&
+      vkGetPipelineCacheData(device->device, device->pipeline_cache, &size, data) ==
+          VK_SUCCESS) {
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    vkp__mkdir_p(dir);
+    // Write then rename, so a concurrent reader never sees half a file.
+    FILE *f = fopen(tmp, "wb");
+    if (f) {
+      bool ok = fwrite(data, 1, size, f) == size;
+      ok = fclose(f) == 0 && ok;
+      if (!ok || rename(tmp, device->pipeline_cache_path) != 0) (void)remove(tmp);
+    }
+  }
+  vkp__free(dir);
+  vkp__free(tmp);
+  vkp__free(data);
+}
+
+// ---------------------------------------------------------------------------
+// Device
+
+vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
+                                  vkp_vk_device_t **out_device) {
+  *out_device = NULL;
+  vkp_vk_device_options_t defaults = {.validation = -1};
+  if (!options) options = &defaults;
+  bool validation = options->validation < 0 ? vkp__env_flag("VKPIPE_VALIDATION")
+                                            : options->validation != 0;
+  const char *selector = options->selector ? options->selector : getenv("VKPIPE_DEVICE");
+
+  vkp_vk_device_t *d = vkp__calloc(1, sizeof *d);
+  if (!d) return VKP_OOM("Vulkan device");
+  if (pthread_mutex_init(&d->queue_mutex, NULL) != 0) {
+    vkp__free(d);
+    return vkp_status_make(VKP_STATUS_INTERNAL, "pthread_mutex_init failed");
+  }
+  d->validation = validation;
+  vkp_status_t st = vkp__instance_create(validation, &d->instance, &d->messenger);
+  VkPhysicalDevice *phys = NULL;
+  uint32_t n = 0;
+  vkp_vk_device_report_t *reports = NULL;
+  vkp_vk_device_candidate_t *cands = NULL;
+  uint32_t *families = NULL;
+  if (!st) st = vkp__enumerate(d->instance, &phys, &n);
+  if (!st) {
+    reports = vkp__calloc(n, sizeof *reports);
+    cands = vkp__calloc(n, sizeof *cands);
+    families = vkp__calloc(n, sizeof *families);
+    if (!reports || !cands || !families) st = VKP_OOM("Vulkan device list");
+  }
+  for (uint32_t i = 0; !st && i < n; ++i) {
+    vkp__describe(phys[i], &reports[i], &families[i]);
+    cands[i] = reports[i].candidate;
+  }
+  int32_t chosen = -1;
+  if (!st) st = vkp_vk_device_pick(cands, (int32_t)n, selector, &chosen);
+  if (!st) {
+    d->physical = phys[chosen];
+    d->properties = reports[chosen].properties;
+    d->driver = reports[chosen].driver;
+    d->subgroup = reports[chosen].subgroup;
+    d->memory = reports[chosen].memory;
+    d->queue_family = families[chosen];
+    d->unified_memory = vkp_vk_memory_is_unified(&d->memory) && !options->force_copies;
+  }
+  vkp__free(reports);
+  vkp__free(cands);
+  vkp__free(families);
+  vkp__free(phys);
+
+  if (!st) {
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue_info = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = d->queue_family,
+        .queueCount = 1,
+        .pQueuePriorities = &priority,
+    };
+    VkPhysicalDeviceVulkan12Features f12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .timelineSemaphore = VK_TRUE,
+    };
+    VkDeviceCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = &f12,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &queue_info,
+    };
+    st = VKP_VK_STATUS(vkCreateDevice(d->physical, &info, /*pAllocator=*/NULL, &d->device));
+    if (st) d->device = VK_NULL_HANDLE;
+  }
+  if (!st) {
+    vkGetDeviceQueue(d->device, d->queue_family, /*queueIndex=*/0, &d->queue);
+    VkPhysicalDeviceMaintenance3Properties m3 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+    };
+    VkPhysicalDeviceProperties2 props2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+        .pNext = &m3,
+    };
+    vkGetPhysicalDeviceProperties2(d->physical, &props2);
+    // Blocks of 64 MiB, or an eighth of the smallest heap on tiny devices.
+    VkDeviceSize block = (VkDeviceSize)64 << 20;
+    for (uint32_t h = 0; h < d->memory.memoryHeapCount; ++h)
+      if (d->memory.memoryHeaps[h].size / 8 < block)
+        block = d->memory.memoryHeaps[h].size / 8;
+    st = vkp_vk_allocator_create(d->device, &d->memory, block,
+                                 m3.maxMemoryAllocationSize, &d->allocator);
+  }
+  if (!st) vkp__pipeline_cache_create(d);
+  if (st) {
+    vkp_vk_device_destroy(d);
+    return vkp_status_annotate(st, "bringing up Vulkan");
+  }
+  *out_device = d;
+  return NULL;
+}
+
+void vkp_vk_device_destroy(vkp_vk_device_t *device) {
+  if (!device) return;
+  if (device->device) {
+    (void)vkDeviceWaitIdle(device->device);
+    vkp_vk_device_save_pipeline_cache(device);
+    if (device->pipeline_cache)
+      vkDestroyPipelineCache(device->device, device->pipeline_cache, /*pAllocator=*/NULL);
+    vkp_vk_allocator_destroy(device->allocator);
+    vkDestroyDevice(device->device, /*pAllocator=*/NULL);
+  }
+  vkp__instance_destroy(device->instance, device->messenger);
+  vkp__free(device->pipeline_cache_path);
+  pthread_mutex_destroy(&device->queue_mutex);
+  vkp__free(device);
+}
+
+vkp_status_t vkp_vk_queue_submit(vkp_vk_device_t *device, uint32_t n_submits,
+                                 const VkSubmitInfo *submits, VkFence fence) {
+  pthread_mutex_lock(&device->queue_mutex);
+  VkResult vr = vkQueueSubmit(device->queue, n_submits, submits, fence);
+  pthread_mutex_unlock(&device->queue_mutex);
+  return vkp_vk_result_status(vr, "vkQueueSubmit", __FILE__, __LINE__);
+}

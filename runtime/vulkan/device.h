@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The Vulkan device layer: instance (with the Khronos validation layer and
+// synchronization validation when VKPIPE_VALIDATION=1), physical-device choice,
+// one logical device with one compute queue, the memory allocator and the
+// on-disk pipeline cache.
+//
+//   vkp_vk_device_t *dev;
+//   vkp_status_t st = vkp_vk_device_create(NULL, &dev);  // honours env vars
+//   if (vkp_status_is(st, VKP_STATUS_UNAVAILABLE)) ...   // no usable driver
+//   ... vkp_vk_queue_submit(dev, 1, &submit, VK_NULL_HANDLE) ...
+//   vkp_vk_device_destroy(dev);
+//
+// Requirements: Vulkan 1.2 with the timelineSemaphore feature and a queue
+// family with compute. Device preference: discrete GPU, integrated GPU,
+// virtual GPU, CPU, other; VKPIPE_DEVICE=<index or name substring> overrides.
+//
+// Thread-safety: a created device is immutable except for the queue (every
+// submit goes through vkp_vk_queue_submit, which holds a mutex) and the
+// allocator (which locks itself); it may be shared by any number of threads.
+#ifndef VKPIPE_RUNTIME_VULKAN_DEVICE_H_
+#define VKPIPE_RUNTIME_VULKAN_DEVICE_H_
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <vulkan/vulkan.h>
+
+#include "vkpipe/status.h"
+
+typedef struct vkp_vk_allocator_t vkp_vk_allocator_t;
+
+// What is known about one physical device, for choosing and for listing.
+typedef struct vkp_vk_device_candidate_t {
+  char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+  VkPhysicalDeviceType type;
+  uint32_t api_version;
+  bool timeline_semaphore;  // feature present
+  bool has_compute_queue;
+} vkp_vk_device_candidate_t;
+
+// Chooses among `n` candidates: the usable one (API >= 1.2, timeline
+// semaphores, a compute queue) of the most preferred type, the first one on
+// ties. `selector` (may be NULL or empty) overrides: all digits is an index,
+// anything else a case-insensitive substring of the name. A pure function:
+// the error says why nothing fits (no devices, selector matches none, the
+// selected one lacks a requirement).
+vkp_status_t vkp_vk_device_pick(const vkp_vk_device_candidate_t *candidates,
+                                int32_t n, const char *selector,
+                                int32_t *out_index) VKP_MUST_USE;
+
+// Preference rank of a device type: 0 (discrete) .. 4 (other).
+int32_t vkp_vk_device_type_rank(VkPhysicalDeviceType type);
+// "discrete GPU", "integrated GPU", "virtual GPU", "CPU", "other".
+const char *vkp_vk_device_type_name(VkPhysicalDeviceType type);
+
+typedef struct vkp_vk_device_options_t {
+  const char *selector;  // NULL: $VKPIPE_DEVICE
+  int32_t validation;    // -1: $VKPIPE_VALIDATION; 0 off; 1 on
+  // Test hook: behave as a discrete GPU (copy between staging and
+  // device-local buffers) even on unified memory.
+  bool force_copies;
+} vkp_vk_device_options_t;
+
+typedef struct vkp_vk_device_t {
+  VkInstance instance;
+  VkDebugUtilsMessengerEXT messenger;  // VK_NULL_HANDLE without validation
+  VkPhysicalDevice physical;
+  VkDevice device;
+  VkQueue queue;
+  uint32_t queue_family;
+  VkPhysicalDeviceProperties properties;
+  VkPhysicalDeviceDriverProperties driver;
+  VkPhysicalDeviceSubgroupProperties subgroup;
+  VkPhysicalDeviceMemoryProperties memory;
+  // Every memory type the device exposes is host-visible and device-local
+  // (lavapipe, most integrated GPUs): stages bind staging memory in place.
+  bool unified_memory;
+  bool validation;
+  VkPipelineCache pipeline_cache;
+  char *pipeline_cache_path;  // owned; NULL when there is no cache directory
+  vkp_vk_allocator_t *allocator;  // owned
+  pthread_mutex_t queue_mutex;    // guards `queue`
+} vkp_vk_device_t;
+
+// Creates the instance and device. `options` may be NULL (defaults, env
+// vars). *out_device is owned by the caller. No driver or no usable device
+// gives UNAVAILABLE with the reason.
+vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
+                                  vkp_vk_device_t **out_device) VKP_MUST_USE;
+
+// Waits for the device to go idle, saves the pipeline cache (failures are
+// ignored: the cache is an optimisation) and frees everything. NULL is fine.
+void vkp_vk_device_destroy(vkp_vk_device_t *device);
+
+// Writes the pipeline cache to disk now; failures are not errors.
+void vkp_vk_device_save_pipeline_cache(vkp_vk_device_t *device);
+
+// vkQueueSubmit under the queue mutex.
+vkp_status_t vkp_vk_queue_submit(vkp_vk_device_t *device, uint32_t n_submits,
+                                 const VkSubmitInfo *submits, VkFence fence)
+    VKP_MUST_USE;
+
+// Lists every physical device of a fresh instance (no validation):
+// candidates plus full properties for printing. Arrays owned by the caller
+// (vkp__free). UNAVAILABLE when there is no driver.
+typedef struct vkp_vk_device_report_t {
+  vkp_vk_device_candidate_t candidate;
+  VkPhysicalDeviceProperties properties;
+  VkPhysicalDeviceDriverProperties driver;
+  VkPhysicalDeviceSubgroupProperties subgroup;
+  VkPhysicalDeviceMemoryProperties memory;
+} vkp_vk_device_report_t;
+vkp_status_t vkp_vk_device_list(vkp_vk_device_report_t **out_reports,
+                                int32_t *out_count, int32_t *out_chosen)
+    VKP_MUST_USE;
+
+// Validation messages (warning or error severity) seen by any device's debug
+// messenger in this process, minus the ignored layer bug. Tests assert that
+// it does not move.
+uint64_t vkp_vk_validation_message_count(void);
+
+#endif  // VKPIPE_RUNTIME_VULKAN_DEVICE_H_

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+// The "vulkan" target: SPIR-V codegen for compile, the stage executor for
+// load/run/submit, and the device entries of target.h.
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+#include "runtime/vulkan/device.h"
+#include "runtime/vulkan/stage.h"
+#include "runtime/vulkan/target_vulkan.h"
+
+typedef struct vkp__vulkan_target_t {
+  vkp_vk_device_t *device;  // owned
+  vkp_spirv_device_info_t info;
+} vkp__vulkan_target_t;
+
+static vkp_vk_device_t *vkp__device(const vkp_target_t *target) {
+  return ((vkp__vulkan_target_t *)target->impl)->device;
+}
+
+static vkp_vk_stage_t *vkp__stage(vkp_stage_t *stage) {
+  // vkp_vk_stage_t embeds its vkp_stage_t first.
+  return (vkp_vk_stage_t *)stage;
+}
+
+void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *out) {
+  const VkPhysicalDeviceLimits *lim = &device->properties.limits;
+  memset(out, 0, sizeof *out);
+  out->device_type = (uint32_t)device->properties.deviceType;
+  out->vendor_id = device->properties.vendorID;
+  out->subgroup_size = device->subgroup.subgroupSize;
+  out->max_shared_memory = lim->maxComputeSharedMemorySize;
+  out->max_invocations = lim->maxComputeWorkGroupInvocations;
+  memcpy(out->max_group_size, lim->maxComputeWorkGroupSize, sizeof out->max_group_size);
+  out->max_storage_range = lim->maxStorageBufferRange;
+  out->min_storage_alignment = lim->minStorageBufferOffsetAlignment;
+}
+
+static bool vkp__supports(const vkp_target_t *target, const vkp_graph_t *graph,
+                          const vkp_node_t *node, char *reason, size_t reason_size) {
+#ifdef VKPIPE_HAVE_SPIRV_CODEGEN
+  return vkp_spirv_supports(graph, node, reason, reason_size);
+#else
+  if (reason && reason_size)
+    snprintf(reason, reason_size, "the SPIR-V codegen is not part of this build");
+  return false;
+#endif
+}
+
+static vkp_status_t vkp__compile(const vkp_target_t *target, const vkp_graph_t *graph,
+                                 const vkp_compile_options_t *options,
+                                 vkp_blob_t *out_blob) {
+  memset(out_blob, 0, sizeof *out_blob);
+#ifdef VKPIPE_HAVE_SPIRV_CODEGEN
+  const vkp__vulkan_target_t *t = target->impl;
+  vkp_spirv_program_t *program = NULL;
+  VKP_RETURN_IF_ERROR(vkp_spirv_codegen(graph, &t->info, options, &program));
+  vkp_status_t st = vkp_spirv_program_serialize(program, out_blob);
+  vkp_spirv_program_destroy(program);
+  return st;
+#else
+  return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                         "target 'vulkan': the SPIR-V codegen is not part of this "
+                         "build");
+#endif
+}
+
+static vkp_status_t vkp__load(const vkp_target_t *target, const vkp_graph_t *graph,
+                              const void *blob, size_t blob_size,
+                              vkp_stage_t **out_stage) {
+  *out_stage = NULL;
+#ifdef VKPIPE_HAVE_SPIRV_CODEGEN
+  vkp_spirv_program_t *program = NULL;
+  VKP_RETURN_IF_ERROR(vkp_spirv_program_deserialize(blob, blob_size, &program));
+  vkp_vk_stage_t *stage = NULL;
+  vkp_status_t st = vkp_vk_stage_create(vkp__device(target), graph, program, &stage);
+  vkp_spirv_program_destroy(program);
+  if (st) return st;
+  vkp_vk_stage_base(stage)->target = target;
+  *out_stage = vkp_vk_stage_base(stage);
+  return NULL;
+#else
+  return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                         "target 'vulkan': the SPIR-V codegen is not part of this "
+                         "build");
+#endif
+}
+
+static vkp_status_t vkp__run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
+                             vkp_tensor_t *outputs) {
+  return vkp_vk_stage_run(vkp__stage(stage), inputs, outputs);
+}
+
+static vkp_status_t vkp__submit(vkp_stage_t *stage, const vkp_submit_info_t *info) {
+  return vkp_vk_stage_submit(vkp__stage(stage), info);
+}
+
+static void vkp__unload(vkp_stage_t *stage) {
+  if (stage) vkp_vk_stage_destroy(vkp__stage(stage));
+}
+
+static vkp_status_t vkp__staging_alloc(const vkp_target_t *target, size_t size,
+                                       vkp_staging_t *out_staging) {
+  return vkp_vk_staging_alloc(vkp__device(target), size, out_staging);
+}
+
+static void vkp__staging_free(const vkp_target_t *target, vkp_staging_t *staging) {
+  vkp_vk_staging_free(vkp__device(target), staging);
+}
+
+static vkp_status_t vkp__bind_slots(vkp_stage_t *stage, int32_t n_slots,
+                                    const vkp_staging_t *inputs,
+                                    const vkp_staging_t *outputs) {
+  return vkp_vk_stage_bind_slots(vkp__stage(stage), n_slots, inputs, outputs);
+}
+
+static vkp_status_t vkp__timeline_create(const vkp_target_t *target,
+                                         uint64_t *out_semaphore) {
+  VkSemaphore sem = VK_NULL_HANDLE;
+  *out_semaphore = 0;
+  VKP_RETURN_IF_ERROR(vkp_vk_timeline_create(vkp__device(target), 0, &sem));
+  *out_semaphore = VKP_VK_TO_U64(sem);
+  return NULL;
+}
+
+static void vkp__timeline_destroy(const vkp_target_t *target, uint64_t semaphore) {
+  vkp_vk_timeline_destroy(vkp__device(target), VKP_VK_FROM_U64(VkSemaphore, semaphore));
+}
+
+static vkp_status_t vkp__timeline_signal(const vkp_target_t *target, uint64_t semaphore,
+                                         uint64_t value) {
+  return vkp_vk_timeline_signal(vkp__device(target),
+                                VKP_VK_FROM_U64(VkSemaphore, semaphore), value);
+}
+
+static vkp_status_t vkp__timeline_wait(const vkp_target_t *target, uint64_t semaphore,
+                                       uint64_t value, uint64_t timeout_ns) {
+  return vkp_vk_timeline_wait(vkp__device(target),
+                              VKP_VK_FROM_U64(VkSemaphore, semaphore), value, timeout_ns);
+}
+
+static vkp_status_t vkp__timeline_query(const vkp_target_t *target, uint64_t semaphore,
+                                        uint64_t *out_value) {
+  return vkp_vk_timeline_query(vkp__device(target),
+                               VKP_VK_FROM_U64(VkSemaphore, semaphore), out_value);
+}
+
+static void vkp__destroy(vkp_target_t *target) {
+  vkp__vulkan_target_t *t = target->impl;
+  if (!t) return;
+  vkp_vk_device_destroy(t->device);
+  vkp__free(t);
+  target->impl = NULL;
+}
+
+static const vkp_target_vtable_t vkp__vulkan_vtable = {
+    .name = "vulkan",
+    .supports = vkp__supports,
+    .estimate = NULL,  // the partitioner's roofline model
+    .compile = vkp__compile,
+    .load = vkp__load,
+    .run = vkp__run,
+    .submit = vkp__submit,
+    .unload = vkp__unload,
+    .staging_alloc = vkp__staging_alloc,
+    .staging_free = vkp__staging_free,
+    .bind_slots = vkp__bind_slots,
+    .timeline_create = vkp__timeline_create,
+    .timeline_destroy = vkp__timeline_destroy,
+    .timeline_signal = vkp__timeline_signal,
+    .timeline_wait = vkp__timeline_wait,
+    .timeline_query = vkp__timeline_query,
+    .destroy = vkp__destroy,
+};
+
+vkp_status_t vkp_target_vulkan_add(vkp_registry_t *registry,
+                                   const vkp_vk_device_options_t *options) {
+  vkp_vk_device_t *device = NULL;
+  vkp_status_t st = vkp_vk_device_create(options, &device);
+  if (st) {
+    // No driver, no usable device, a refused device: the target is
+    // unavailable and everything else keeps working.
+    vkp_status_t added =
+        vkp_registry_add_unavailable(registry, "vulkan", vkp_status_message(st));
+    vkp_status_free(st);
+    return added;
+  }
+  vkp__vulkan_target_t *t = vkp__calloc(1, sizeof *t);
+  if (!t) {
+    vkp_vk_device_destroy(device);
+    return VKP_OOM("vulkan target");
+  }
+  t->device = device;
+  vkp_vk_device_info(device, &t->info);
+  return vkp_registry_add(registry, &vkp__vulkan_vtable, t);
+}
+
+vkp_status_t vkp_target_vulkan_register(vkp_registry_t *registry) {
+  return vkp_target_vulkan_add(registry, NULL);
+}
+
+vkp_vk_device_t *vkp_target_vulkan_device(const vkp_target_t *target) {
+  return target && target->vtable == &vkp__vulkan_vtable ? vkp__device(target) : NULL;
+}

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Registration of the "vulkan" target (internal; the registry finds it
+// through the CMake-generated built-in list).
+//
+//   vkp_registry_t *reg;
+//   st = vkp_registry_create(&reg);
+//   st = vkp_target_vulkan_add(reg, &(vkp_vk_device_options_t){.validation = 1});
+//   const vkp_target_t *vk = vkp_registry_find(reg, "vulkan");  // NULL when
+//   // unavailable; vkp_registry_unavailable_reason says why
+//
+// Thread-safety: as target.h.
+#ifndef VKPIPE_RUNTIME_VULKAN_TARGET_VULKAN_H_
+#define VKPIPE_RUNTIME_VULKAN_TARGET_VULKAN_H_
+
+#include "codegen/spirv/program.h"
+#include "runtime/vulkan/device.h"
+#include "vkpipe/target.h"
+
+// Brings up a device with `options` (NULL: defaults and env vars) and adds
+// the target; when that fails, records "vulkan" as unavailable with the
+// reason and returns OK. Errors only for registry failures (duplicate name,
+// out of memory).
+vkp_status_t vkp_target_vulkan_add(vkp_registry_t *registry,
+                                   const vkp_vk_device_options_t *options)
+    VKP_MUST_USE;
+
+// The built-in registration hook (vkp_target_vulkan_add with NULL options).
+vkp_status_t vkp_target_vulkan_register(vkp_registry_t *registry) VKP_MUST_USE;
+
+// The device behind a "vulkan" target (borrowed), or NULL for other targets.
+vkp_vk_device_t *vkp_target_vulkan_device(const vkp_target_t *target);
+
+// What the codegen needs to know about `device`.
+void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *out);
+
+#endif  // VKPIPE_RUNTIME_VULKAN_TARGET_VULKAN_H_
