@@ -81,7 +81,8 @@ static void vkp__stage_publish(vkp_pipeline_t *p, vkp__stage_t *st,
     if (st->outputs[o].ring < 0) continue;
     vkp__ring_t *ring = &p->rings[st->outputs[o].ring];
     ring->available = seq;
-    uint64_t oldest = seq;
+    // A device stage's slot stays in use until its own completion too.
+    uint64_t oldest = st->device && st->completed < seq ? st->completed : seq;
     for (int32_t c = 0; c < ring->n_consumers; ++c)
       if (ring->released[c] < oldest) oldest = ring->released[c];
     if ((int32_t)(seq - oldest) > ring->peak_occupancy)
