@@ -11,7 +11,7 @@ void fixture_init(fixture_t *f, const harness_config_t *cfg) {
   memset(f, 0, sizeof(*f));
   f->cfg = *cfg;
   uint64_t seed = vkp_test_rng_init(&f->rng);
-  cr_log_info("seed %llu", (unsigned long long)seed);
+  (void)seed;
   VKP_TEST_OK(vkp_registry_create(&f->registry));
   VKP_TEST_OK(tmath_register(f->registry, cfg->delay_us, cfg->delay_percent));
   VKP_TEST_OK(fakedev_register(f->registry, &cfg->device));
