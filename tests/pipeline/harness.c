@@ -211,3 +211,55 @@ void run_device_lost(const harness_config_t *cfg, int32_t lost_frame) {
   fixture_deinit(&f);
 }
 
+
+static int32_t io_index(const vkp_graph_t *g, bool outputs, const char *name) {
+  int32_t n = outputs ? g->n_outputs : g->n_inputs;
+  const int32_t *ids = outputs ? g->outputs : g->inputs;
+  for (int32_t i = 0; i < n; ++i)
+    if (strcmp(g->values[ids[i]].name, name) == 0) return i;
+  return -1;
+}
+
+vkp_status_t plan_from_groups(const vkp_graph_t *graph, int32_t n_stages,
+                              const int32_t *const *groups,
+                              const char *const *targets,
+                              vkp_plan_t **out_plan) {
+  *out_plan = NULL;
+  vkp_plan_t *plan = NULL;
+  vkp_status_t st = vkp_plan_create(graph->name, &plan);
+  for (int32_t i = 0; i < graph->n_inputs && !st; ++i)
+    st = vkp_plan_add_global_input(plan, graph->values[graph->inputs[i]].name);
+  for (int32_t i = 0; i < graph->n_outputs && !st; ++i)
+    st = vkp_plan_add_global_output(plan, graph->values[graph->outputs[i]].name);
+  for (int32_t s = 0; s < n_stages && !st; ++s) {
+    int32_t n = 0;
+    while (groups[s][n] >= 0) ++n;
+    char name[16];
+    snprintf(name, sizeof name, "st%d", (int)s);
+    vkp_graph_t *sub = NULL;
+    st = vkp_graph_extract(graph, n, groups[s], name, &sub);
+    if (!st) st = vkp_plan_add_stage(plan, name, targets[s], sub, NULL);
+  }
+  for (int32_t s = 0; s < n_stages && !st; ++s) {
+    const vkp_graph_t *sub = plan->stages[s].graph;
+    for (int32_t i = 0; i < sub->n_inputs && !st; ++i) {
+      const char *v = sub->values[sub->inputs[i]].name;
+      int32_t src = VKP_PLAN_GLOBAL;
+      for (int32_t p = 0; p < s; ++p)
+        if (io_index(plan->stages[p].graph, true, v) >= 0) src = p;
+      st = vkp_plan_bind(plan, src, v, s, v);
+    }
+    for (int32_t o = 0; o < sub->n_outputs && !st; ++o) {
+      const char *v = sub->values[sub->outputs[o]].name;
+      if (io_index(graph, true, v) >= 0)
+        st = vkp_plan_bind(plan, s, v, VKP_PLAN_GLOBAL, v);
+    }
+  }
+  if (!st) st = vkp_plan_validate(plan);
+  if (st) {
+    vkp_plan_destroy(plan);
+    return st;
+  }
+  *out_plan = plan;
+  return NULL;
+}

@@ -55,4 +55,12 @@ void run_ordered(const harness_config_t *cfg, int32_t n_frames,
 // not finished in time) completes with DEVICE_LOST and that later runs fail.
 void run_device_lost(const harness_config_t *cfg, int32_t lost_frame);
 
+// Cuts validated `graph` into stages: stage i holds nodes groups[i][0..n) (a
+// -1-terminated list of node indices) on targets[i]; bindings follow the
+// value names (global inputs and outputs keep the graph's names).
+vkp_status_t plan_from_groups(const vkp_graph_t *graph, int32_t n_stages,
+                              const int32_t *const *groups,
+                              const char *const *targets,
+                              vkp_plan_t **out_plan) VKP_MUST_USE;
+
 #endif  // VKPIPE_TESTS_PIPELINE_HARNESS_H_

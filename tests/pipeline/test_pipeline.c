@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pipeline executor on host stages: order and completeness under random
 // delays, ring depth 1, failures and recovery, device loss, destroy with
-// frames in flight, API misuse, stats, allocation failures.
+// frames in flight, API misuse, stats, allocation failures, and results
+// against the reference target frame by frame.
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "runtime/ref/ref.h"
 
 Test(pipeline, order_10000_frames_random_delays, .timeout = 90) {
   harness_config_t cfg = {.delay_us = 100, .delay_percent = 5};
@@ -247,4 +249,107 @@ Test(pipeline, allocation_failures_are_reported, .timeout = 60) {
   cr_assert(succeeded);
   vkp_plan_destroy(plan);
   vkp_registry_destroy(reg);
+}
+
+// ---------------------------------------------------------------------------
+// Against the reference target: a small MLP with a skip edge, cut into three
+// "ref" stages, gives for every frame what "ref" gives running the whole
+// graph on that frame alone.
+
+
+static void add_constant(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name,
+                         int32_t rank, const int64_t *shape) {
+  float data[16 * 16];
+  for (int k = 0; k < 16 * 16; ++k) data[k] = vkp_test_rng_uniform(rng, -0.5f, 0.5f);
+  VKP_TEST_OK(vkp_graph_add_constant(g, name, VKP_DTYPE_FLOAT32, rank, shape,
+                                     data, NULL));
+}
+
+static void add_node(vkp_graph_t *g, const char *name, vkp_op_t op,
+                     const char *a, const char *b, const char *out) {
+  const char *ins[] = {a, b}, *outs[] = {out};
+  VKP_TEST_OK(vkp_graph_add_node(g, name, op, b ? 2 : 1, ins, 1, outs, 0, NULL,
+                                 NULL));
+}
+
+Test(pipeline, matches_ref_frame_by_frame, .timeout = 60) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("mlp", &g));
+  int64_t xs[] = {4, 16}, ws[] = {16, 16}, bs[] = {16};
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, xs, NULL));
+  add_constant(g, &rng, "w1", 2, ws);
+  add_constant(g, &rng, "b1", 1, bs);
+  add_constant(g, &rng, "w2", 2, ws);
+  add_node(g, "mm1", VKP_OP_MATMUL, "x", "w1", "h0");
+  add_node(g, "bias1", VKP_OP_ADD, "h0", "b1", "h1");
+  add_node(g, "act1", VKP_OP_RELU, "h1", NULL, "a1");
+  add_node(g, "mm2", VKP_OP_MATMUL, "a1", "w2", "h2");
+  add_node(g, "skip", VKP_OP_ADD, "h2", "x", "r");
+  add_node(g, "prob", VKP_OP_SOFTMAX, "r", NULL, "y");
+  add_node(g, "act2", VKP_OP_TANH, "h2", NULL, "t");
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "t"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  int32_t idx[7];
+  const char *names[] = {"mm1", "bias1", "act1", "mm2", "skip", "prob", "act2"};
+  for (int i = 0; i < 7; ++i) idx[i] = vkp_graph_find_node(g, names[i]);
+  const int32_t g0[] = {idx[0], idx[1], idx[2], -1};
+  const int32_t g1[] = {idx[3], -1};
+  const int32_t g2[] = {idx[4], idx[5], idx[6], -1};
+  const int32_t *groups[] = {g0, g1, g2};
+  const char *targets[] = {"ref", "ref", "ref"};
+  vkp_plan_t *plan;
+  VKP_TEST_OK(plan_from_groups(g, 3, groups, targets, &plan));
+
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  VKP_TEST_OK(vkp_target_ref_register(reg));
+  const vkp_target_t *ref = vkp_registry_find(reg, "ref");
+  vkp_pipeline_t *pipe;
+  VKP_TEST_OK(vkp_pipeline_create(plan, reg, NULL, &pipe));
+
+  enum { FRAMES = 200 };
+  vkp_tensor_t *inputs = calloc(FRAMES, sizeof(vkp_tensor_t));
+  cr_assert(inputs);
+  int32_t taken = 0;
+  for (int32_t i = 0; i < FRAMES || taken < FRAMES;) {
+    if (i < FRAMES) {
+      VKP_TEST_OK(vkp_tensor_init(&inputs[i], VKP_DTYPE_FLOAT32, 2, xs));
+      vkp_test_fill_uniform(&rng, &inputs[i], -1, 1);
+      VKP_TEST_OK(vkp_pipeline_set_input(pipe, "x", &inputs[i]));
+      uint64_t seq;
+      VKP_TEST_OK(vkp_pipeline_run(pipe, &seq));
+      cr_assert_eq(seq, (uint64_t)i + 1);
+      ++i;
+    }
+    vkp_pipeline_result_t res;
+    vkp_status_t st = vkp_pipeline_get_output(pipe, i < FRAMES ? 0 : 20 * SECOND_NS,
+                                              &res);
+    if (vkp_status_is(st, VKP_STATUS_EMPTY)) {
+      vkp_status_free(st);
+      continue;
+    }
+    VKP_TEST_OK(st);
+    cr_assert_eq(res.seq, (uint64_t)taken + 1);
+    cr_assert_null(res.status, "%s", vkp_status_message(res.status));
+    vkp_tensor_t want[2];
+    VKP_TEST_OK(vkp_target_run_graph(ref, g, NULL, &inputs[taken], want));
+    char msg[256];
+    for (int k = 0; k < 2; ++k) {
+      cr_assert(vkp_test_allclose(&res.outputs[k], &want[k], 1e-6, 1e-7, msg,
+                                  sizeof msg),
+                "frame %d output %d: %s", (int)taken + 1, k, msg);
+      vkp_tensor_deinit(&want[k]);
+    }
+    vkp_pipeline_result_deinit(&res);
+    vkp_tensor_deinit(&inputs[taken]);
+    ++taken;
+  }
+  free(inputs);
+  vkp_pipeline_destroy(pipe);
+  vkp_registry_destroy(reg);
+  vkp_plan_destroy(plan);
+  vkp_graph_destroy(g);
 }
