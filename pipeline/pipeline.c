@@ -156,7 +156,7 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
     vkp__ring_t *ring = &p->rings[r];
     for (int32_t k = 0; ring->slots && k < p->depth; ++k) {
       if (ring->device_target) {
-        if (ring->staging[k].host)
+        if (ring->staging && ring->staging[k].host)
           ring->device_target->vtable->staging_free(ring->device_target,
                                                     &ring->staging[k]);
       } else {
