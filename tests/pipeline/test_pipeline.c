@@ -16,30 +16,30 @@ Test(pipeline, order_10000_frames_random_delays, .timeout = 90) {
   run_ordered(&cfg, 10000, 0, false, NULL);
 }
 
-Test(pipeline, ring_depth_1, .timeout = 60) {
+Test(pipeline, ring_depth_1, .timeout = 90) {
   harness_config_t cfg = {.delay_us = 50, .delay_percent = 5, .depth = 1};
   run_ordered(&cfg, 2000, 0, false, NULL);
 }
 
-Test(pipeline, sequential_mode, .timeout = 60) {
+Test(pipeline, sequential_mode, .timeout = 90) {
   harness_config_t cfg = {.delay_us = 50, .delay_percent = 10, .depth = 2,
                           .sequential = true};
   run_ordered(&cfg, 500, 0, false, NULL);
 }
 
-Test(pipeline, failure_then_recovery, .timeout = 60) {
+Test(pipeline, failure_then_recovery, .timeout = 90) {
   harness_config_t cfg = {.delay_us = 50, .delay_percent = 10};
   run_ordered(&cfg, 500, 7, true, "s2");
 }
 
 // ---------------------------------------------------------------------------
 
-Test(pipeline, device_lost_fails_everything_in_flight, .timeout = 60) {
+Test(pipeline, device_lost_fails_everything_in_flight, .timeout = 90) {
   harness_config_t cfg = {.delay_us = 500, .delay_percent = 30};
   run_device_lost(&cfg, 10);
 }
 
-Test(pipeline, destroy_with_frames_in_flight, .timeout = 30) {
+Test(pipeline, destroy_with_frames_in_flight, .timeout = 90) {
   vkp_test_counting_alloc_t counter;
   vkp_test_counting_alloc_install(&counter, 0);
   for (int round = 0; round < 4; ++round) {
@@ -65,7 +65,7 @@ Test(pipeline, destroy_with_frames_in_flight, .timeout = 30) {
                (long long)counter.live);
 }
 
-Test(pipeline, missing_input_at_run, .timeout = 30) {
+Test(pipeline, missing_input_at_run, .timeout = 90) {
   fixture_t f;
   fixture_init(&f, &(harness_config_t){.delay_us = 0, .delay_percent = 0, .depth = 0, .sequential = false});
   float x[DIAMOND_NUMEL], z[DIAMOND_NUMEL];
@@ -102,7 +102,7 @@ Test(pipeline, missing_input_at_run, .timeout = 30) {
   fixture_deinit(&f);
 }
 
-Test(pipeline, bad_inputs_are_refused, .timeout = 30) {
+Test(pipeline, bad_inputs_are_refused, .timeout = 90) {
   fixture_t f;
   fixture_init(&f, &(harness_config_t){.delay_us = 0, .delay_percent = 0, .depth = 0, .sequential = false});
   int64_t shape[2] = {DIAMOND_COLS, DIAMOND_ROWS};
@@ -124,7 +124,7 @@ Test(pipeline, bad_inputs_are_refused, .timeout = 30) {
   fixture_deinit(&f);
 }
 
-Test(pipeline, get_output_empty_and_timeout, .timeout = 30) {
+Test(pipeline, get_output_empty_and_timeout, .timeout = 90) {
   fixture_t f;
   fixture_init(&f, &(harness_config_t){.delay_us = 0, .delay_percent = 0, .depth = 0, .sequential = false});
   vkp_pipeline_result_t res;
@@ -139,7 +139,7 @@ Test(pipeline, get_output_empty_and_timeout, .timeout = 30) {
   fixture_deinit(&f);
 }
 
-Test(pipeline, infer_and_drain, .timeout = 30) {
+Test(pipeline, infer_and_drain, .timeout = 90) {
   fixture_t f;
   fixture_init(&f, &(harness_config_t){.delay_us = 20, .delay_percent = 20, .depth = 0, .sequential = false});
   int64_t shape[2] = {DIAMOND_ROWS, DIAMOND_COLS};
@@ -175,7 +175,7 @@ Test(pipeline, infer_and_drain, .timeout = 30) {
   fixture_deinit(&f);
 }
 
-Test(pipeline, create_from_blobs, .timeout = 30) {
+Test(pipeline, create_from_blobs, .timeout = 90) {
   fixture_t f;
   fixture_init(&f, &(harness_config_t){.delay_us = 0, .delay_percent = 0, .depth = 0, .sequential = false});
   const vkp_target_t *t = vkp_registry_find(f.registry, "tmath");
@@ -199,7 +199,7 @@ Test(pipeline, create_from_blobs, .timeout = 30) {
   fixture_deinit(&f);
 }
 
-Test(pipeline, unknown_target_and_bad_depth, .timeout = 30) {
+Test(pipeline, unknown_target_and_bad_depth, .timeout = 90) {
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
   VKP_TEST_OK(tmath_register(reg, 0, 0));
@@ -221,7 +221,7 @@ Test(pipeline, unknown_target_and_bad_depth, .timeout = 30) {
   vkp_registry_destroy(reg);
 }
 
-Test(pipeline, allocation_failures_are_reported, .timeout = 60) {
+Test(pipeline, allocation_failures_are_reported, .timeout = 90) {
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
   VKP_TEST_OK(tmath_register(reg, 0, 0));
@@ -272,7 +272,7 @@ static void add_node(vkp_graph_t *g, const char *name, vkp_op_t op,
                                  NULL));
 }
 
-Test(pipeline, matches_ref_frame_by_frame, .timeout = 60) {
+Test(pipeline, matches_ref_frame_by_frame, .timeout = 90) {
   vkp_test_rng_t rng;
   vkp_test_rng_init(&rng);
   vkp_graph_t *g;

@@ -49,7 +49,7 @@ Test(synthetic, chain_adds_one_per_stage, .timeout = 30) {
   vkp_pipeline_destroy(pipe);
 }
 
-Test(synthetic, bad_arguments, .timeout = 10) {
+Test(synthetic, bad_arguments, .timeout = 30) {
   vkp_pipeline_synthetic_stage_t stage = {VKP_PIPELINE_SYNTHETIC_SLEEP, 0};
   vkp_pipeline_t *pipe;
   vkp_status_t st = vkp_pipeline_create_synthetic(&stage, 0, 16, NULL, &pipe);

@@ -29,28 +29,28 @@ Test(worker, host_and_device_stages_alternate, .timeout = 90) {
   run_ordered(&cfg, 3000, 0, false, NULL);
 }
 
-Test(worker, device_ring_depth_1, .timeout = 60) {
+Test(worker, device_ring_depth_1, .timeout = 90) {
   harness_config_t cfg = {.alt_target = "fakedev", .alt_mask = 0x9u, .depth = 1,
                           .delay_us = 50, .delay_percent = 10,
                           .device = {.max_delay_us = 50, .delay_percent = 10}};
   run_ordered(&cfg, 1000, 0, false, NULL);
 }
 
-Test(worker, device_sequential_mode, .timeout = 60) {
+Test(worker, device_sequential_mode, .timeout = 90) {
   harness_config_t cfg = {.alt_target = "fakedev", .alt_mask = 0x6u,
                           .sequential = true,
                           .device = {.max_delay_us = 50, .delay_percent = 10}};
   run_ordered(&cfg, 300, 0, false, NULL);
 }
 
-Test(worker, submit_failure_then_recovery, .timeout = 60) {
+Test(worker, submit_failure_then_recovery, .timeout = 90) {
   harness_config_t cfg = {.target = "fakedev",
                           .device = {.max_delay_us = 50, .delay_percent = 10,
                                      .fail_stage = "s1", .fail_every = 5}};
   run_ordered(&cfg, 500, 5, false, "s1");
 }
 
-Test(worker, host_failure_feeding_device_stages, .timeout = 60) {
+Test(worker, host_failure_feeding_device_stages, .timeout = 90) {
   // s2 on the host fails every 4th frame; the device stage s3 skips it and
   // signals from the host so that nothing waits for ever.
   harness_config_t cfg = {.target = "fakedev", .alt_target = "tmath",
@@ -59,19 +59,19 @@ Test(worker, host_failure_feeding_device_stages, .timeout = 60) {
   run_ordered(&cfg, 500, 4, true, "s2");
 }
 
-Test(worker, device_lost, .timeout = 60) {
+Test(worker, device_lost, .timeout = 90) {
   harness_config_t cfg = {.target = "fakedev",
                           .device = {.max_delay_us = 300, .delay_percent = 30}};
   run_device_lost(&cfg, 10);
 }
 
-Test(worker, device_lost_in_mixed_pipeline, .timeout = 60) {
+Test(worker, device_lost_in_mixed_pipeline, .timeout = 90) {
   harness_config_t cfg = {.alt_target = "fakedev", .alt_mask = 0x4u,
                           .delay_us = 200, .delay_percent = 30};
   run_device_lost(&cfg, 6);
 }
 
-Test(worker, destroy_with_device_work_in_flight, .timeout = 30) {
+Test(worker, destroy_with_device_work_in_flight, .timeout = 90) {
   vkp_test_counting_alloc_t counter;
   vkp_test_counting_alloc_install(&counter, 0);
   for (uint32_t round = 0; round < 4; ++round) {
@@ -96,7 +96,7 @@ Test(worker, destroy_with_device_work_in_flight, .timeout = 30) {
                (long long)counter.live);
 }
 
-Test(worker, device_bindings_use_staging_memory, .timeout = 30) {
+Test(worker, device_bindings_use_staging_memory, .timeout = 90) {
   fixture_t f;
   harness_config_t cfg = {.alt_target = "fakedev", .alt_mask = 0x1u};
   fixture_init(&f, &cfg);
@@ -125,7 +125,7 @@ Test(worker, device_bindings_use_staging_memory, .timeout = 30) {
   fixture_deinit(&f);
 }
 
-Test(worker, allocation_failures_with_device_stages, .timeout = 60) {
+Test(worker, allocation_failures_with_device_stages, .timeout = 90) {
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
   VKP_TEST_OK(tmath_register(reg, 0, 0));
