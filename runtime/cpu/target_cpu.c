@@ -23,6 +23,11 @@ typedef size_t (*vkp__stage_ws_fn)(void);
 typedef struct vkp__cpu_stage_t {
   vkp_stage_t base;
   void *dl;
+  // The memfd the object was loaded from, kept open while it is loaded:
+  // glibc's dlopen treats a path it has already loaded as the same object,
+  // so a second stage loaded through a reused "/proc/self/fd/N" would get
+  // the first stage's code. -1 when a temporary file was used instead.
+  int dl_fd;
   vkp__stage_entry_fn entry;
   void *workspace;            // owned, 64-byte aligned
   void *constant_data;        // owned copy of every constant
@@ -109,6 +114,7 @@ static void vkp__cpu_unload(vkp_stage_t *base) {
   vkp__cpu_stage_t *s = (vkp__cpu_stage_t *)base;
   if (!s) return;
   if (s->dl) dlclose(s->dl);
+  if (s->dl_fd >= 0) close(s->dl_fd);
   free(s->workspace);  // from aligned_alloc
   free(s->constant_data);
   vkp__free(s->constants);
@@ -121,7 +127,9 @@ static void vkp__cpu_unload(vkp_stage_t *base) {
 
 // dlopens `object` without a compiler: through a memfd, else a private
 // temporary file that is unlinked right after.
-static vkp_status_t vkp__dlopen_bytes(const void *object, size_t size, void **out_dl) {
+static vkp_status_t vkp__dlopen_bytes(const void *object, size_t size, void **out_dl,
+                                      int *out_fd) {
+  *out_fd = -1;
   char path[64];
   int fd = memfd_create("vkpipe-cpu-stage", MFD_CLOEXEC);
   bool temp = false;
@@ -151,8 +159,14 @@ static vkp_status_t vkp__dlopen_bytes(const void *object, size_t size, void **ou
   }
   void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   const char *err = dl ? NULL : dlerror();
-  close(fd);
-  if (temp) unlink(tpath);
+  if (temp) {
+    close(fd);
+    unlink(tpath);
+  } else if (dl) {
+    *out_fd = fd;
+  } else {
+    close(fd);
+  }
   if (!dl)
     return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
                            "cannot load the stage object (built for another machine or "
@@ -210,7 +224,7 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
     at += (int32_t)((v->nbytes + 63) / 64 * 64);
   }
   vkp__free(indices);
-  if (!st) st = vkp__dlopen_bytes(object, (size_t)h.object_size, &s->dl);
+  if (!st) st = vkp__dlopen_bytes(object, (size_t)h.object_size, &s->dl, &s->dl_fd);
   if (!st) {
     s->entry = (vkp__stage_entry_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_ENTRY);
     vkp__stage_ws_fn ws = (vkp__stage_ws_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_WORKSPACE);
@@ -253,6 +267,7 @@ static vkp_status_t vkp__cpu_load(const vkp_target_t *target, const vkp_graph_t 
   vkp__cpu_stage_t *s = vkp__calloc(1, sizeof(*s));
   if (!s) return VKP_OOM("cpu stage");
   s->base.target = target;
+  s->dl_fd = -1;
   vkp_status_t st = vkp__cpu_load_impl(target, graph, blob, blob_size, s);
   if (st) {
     vkp__cpu_unload(&s->base);
