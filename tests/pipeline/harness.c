@@ -12,9 +12,13 @@ void fixture_init(fixture_t *f, const harness_config_t *cfg) {
   f->cfg = *cfg;
   uint64_t seed = vkp_test_rng_init(&f->rng);
   (void)seed;
-  VKP_TEST_OK(vkp_registry_create(&f->registry));
-  VKP_TEST_OK(tmath_register(f->registry, cfg->delay_us, cfg->delay_percent));
-  VKP_TEST_OK(fakedev_register(f->registry, &cfg->device));
+  if (cfg->registry) {
+    f->registry = cfg->registry;
+  } else {
+    VKP_TEST_OK(vkp_registry_create(&f->registry));
+    VKP_TEST_OK(tmath_register(f->registry, cfg->delay_us, cfg->delay_percent));
+    VKP_TEST_OK(fakedev_register(f->registry, &cfg->device));
+  }
   VKP_TEST_OK(diamond_plan(cfg->target ? cfg->target : "tmath", cfg->alt_target,
                            cfg->alt_mask, &f->plan));
   vkp_pipeline_options_t opts = {.ring_depth = cfg->depth,
@@ -27,7 +31,7 @@ void fixture_deinit(fixture_t *f) {
   const vkp_target_t *dev = vkp_registry_find(f->registry, "fakedev");
   uint64_t violations = dev ? fakedev_violations(dev) : 0;
   vkp_plan_destroy(f->plan);
-  vkp_registry_destroy(f->registry);
+  if (!f->cfg.registry) vkp_registry_destroy(f->registry);
   cr_assert_eq(violations, 0, "fakedev saw %llu device rules broken",
                (unsigned long long)violations);
 }

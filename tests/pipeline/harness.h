@@ -23,6 +23,8 @@ typedef struct harness_config_t {
   uint32_t alt_mask;
   int32_t depth;
   bool sequential;
+  // When set, used (borrowed) instead of a fresh tmath + fakedev registry.
+  vkp_registry_t *registry;
 } harness_config_t;
 
 typedef struct fixture_t {
