@@ -16,10 +16,11 @@
 #define VKP__WAIT_SLICE_NS 10000000u
 
 // Waits from the host until `semaphore` of `target` reaches `value`, in
-// bounded slices. CANCELLED on shutdown; DEVICE_LOST once the pipeline has
-// failed.
+// bounded slices. CANCELLED on shutdown; with `give_up_on_failure`,
+// DEVICE_LOST once the pipeline has failed.
 static vkp_status_t vkp__wait_point(vkp_pipeline_t *p, const vkp_target_t *target,
-                                    uint64_t semaphore, uint64_t value) {
+                                    uint64_t semaphore, uint64_t value,
+                                    bool give_up_on_failure) {
   for (;;) {
     vkp_status_t st = target->vtable->timeline_wait(target, semaphore, value,
                                                     VKP__WAIT_SLICE_NS);
@@ -27,10 +28,24 @@ static vkp_status_t vkp__wait_point(vkp_pipeline_t *p, const vkp_target_t *targe
     vkp_status_free(st);
     if (atomic_load(&p->shutdown))
       return vkp_status_make(VKP_STATUS_CANCELLED, "pipeline is shutting down");
-    if (atomic_load(&p->failed))
+    if (give_up_on_failure && atomic_load(&p->failed))
       return vkp_status_make(VKP_STATUS_DEVICE_LOST,
                              "pipeline failed while waiting for a device");
   }
+}
+
+// Signals `semaphore` from the host. A timeline that cannot be signalled
+// could leave device work waiting for ever, so any failure is reported as
+// DEVICE_LOST: the pipeline fails and nothing more is submitted.
+static vkp_status_t vkp__host_signal(const vkp_target_t *target,
+                                     uint64_t semaphore, uint64_t value) {
+  vkp_status_t st = target->vtable->timeline_signal(target, semaphore, value);
+  if (!st || vkp_status_is(st, VKP_STATUS_DEVICE_LOST)) return st;
+  vkp_status_t lost = vkp_status_make(
+      VKP_STATUS_DEVICE_LOST, "signalling a timeline semaphore from the host "
+                              "failed: %s", vkp_status_message(st));
+  vkp_status_free(st);
+  return lost;
 }
 
 // Frame `seq` may start at stage `st`: launched, every input available, and in
@@ -179,7 +194,8 @@ static void *vkp__host_worker(void *arg) {
       const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
       if (ring->src_stage == VKP_PLAN_GLOBAL) continue;
       const vkp__stage_t *src = &p->stages[ring->src_stage];
-      if (src->device) err = vkp__wait_point(p, src->target, src->semaphore, seq);
+      if (src->device)
+        err = vkp__wait_point(p, src->target, src->semaphore, seq, true);
     }
     if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
       vkp_status_free(err);
@@ -220,9 +236,9 @@ static void *vkp__host_worker(void *arg) {
       if (st->outputs[o].ring < 0) continue;
       const vkp__ring_t *ring = &p->rings[st->outputs[o].ring];
       if (!ring->has_host_semaphore) continue;
-      err = vkp_status_join(err, ring->device_target->vtable->timeline_signal(
-                                     ring->device_target, ring->host_semaphore,
-                                     seq));
+      vkp_status_t sig = vkp__host_signal(ring->device_target,
+                                          ring->host_semaphore, seq);
+      if (sig) err = vkp_status_join(sig, err);  // DEVICE_LOST first
     }
     pthread_mutex_lock(&p->mu);
     if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));
@@ -293,7 +309,7 @@ static void *vkp__device_submitter(void *arg) {
       // device signal (VUID-VkSemaphoreSignalInfo-value-03259): let the
       // device reach seq - 1 first.
       vkp_status_t w = seq > 1 ? vkp__wait_point(p, st->target, st->semaphore,
-                                                  seq - 1)
+                                                  seq - 1, false)
                                : NULL;
       if (vkp_status_is(w, VKP_STATUS_CANCELLED)) {
         vkp_status_free(w);
@@ -301,8 +317,8 @@ static void *vkp__device_submitter(void *arg) {
         break;
       }
       vkp_status_free(w);
-      err = vkp_status_join(err, vt->timeline_signal(st->target, st->semaphore,
-                                                     seq));
+      vkp_status_t sig = vkp__host_signal(st->target, st->semaphore, seq);
+      if (sig) err = vkp_status_join(sig, err);  // DEVICE_LOST first
     }
     pthread_mutex_lock(&p->mu);
     if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));
@@ -335,7 +351,7 @@ static void *vkp__device_completer(void *arg) {
     vkp__frame_t *f = vkp__frame_get(p, seq);
     pthread_mutex_unlock(&p->mu);
 
-    vkp_status_t err = vkp__wait_point(p, st->target, st->semaphore, seq);
+    vkp_status_t err = vkp__wait_point(p, st->target, st->semaphore, seq, true);
     if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
       vkp_status_free(err);
       break;

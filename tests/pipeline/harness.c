@@ -164,7 +164,8 @@ void run_ordered(const harness_config_t *cfg, int32_t n_frames,
   fixture_deinit(&f);
 }
 
-void run_device_lost(const harness_config_t *cfg, int32_t lost_frame) {
+void run_device_lost(const harness_config_t *cfg, int32_t lost_frame,
+                     bool z_injection) {
   fixture_t f;
   fixture_init(&f, cfg);
   float x[DIAMOND_NUMEL], z[DIAMOND_NUMEL];
@@ -174,7 +175,7 @@ void run_device_lost(const harness_config_t *cfg, int32_t lost_frame) {
   for (int32_t i = 0; i < 40; ++i) {
     fill(&f.rng, x);
     fill(&f.rng, z);
-    if (i + 1 == lost_frame) z[0] = TMATH_LOST_VALUE;
+    if (z_injection && i + 1 == lost_frame) z[0] = TMATH_LOST_VALUE;
     memcpy(xs[i], x, sizeof x);
     memcpy(zs[i], z, sizeof z);
     set_inputs(f.pipe, x, z);
