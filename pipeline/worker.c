@@ -16,19 +16,26 @@
 #define VKP__WAIT_SLICE_NS 10000000u
 
 // Waits from the host until `semaphore` of `target` reaches `value`, in
-// bounded slices. CANCELLED on shutdown; with `give_up_on_failure`,
-// DEVICE_LOST once the pipeline has failed.
+// bounded slices. CANCELLED on shutdown; DEVICE_LOST once the pipeline has
+// failed, and for any error of the wait itself.
 static vkp_status_t vkp__wait_point(vkp_pipeline_t *p, const vkp_target_t *target,
-                                    uint64_t semaphore, uint64_t value,
-                                    bool give_up_on_failure) {
+                                    uint64_t semaphore, uint64_t value) {
   for (;;) {
     vkp_status_t st = target->vtable->timeline_wait(target, semaphore, value,
                                                     VKP__WAIT_SLICE_NS);
-    if (!vkp_status_is(st, VKP_STATUS_TIMEOUT)) return st;
+    if (!st || vkp_status_is(st, VKP_STATUS_DEVICE_LOST)) return st;
+    if (!vkp_status_is(st, VKP_STATUS_TIMEOUT)) {
+      // A timeline that cannot be waited on is a broken device.
+      vkp_status_t lost = vkp_status_make(
+          VKP_STATUS_DEVICE_LOST, "waiting for a timeline semaphore failed: %s",
+          vkp_status_message(st));
+      vkp_status_free(st);
+      return lost;
+    }
     vkp_status_free(st);
     if (atomic_load(&p->shutdown))
       return vkp_status_make(VKP_STATUS_CANCELLED, "pipeline is shutting down");
-    if (give_up_on_failure && atomic_load(&p->failed))
+    if (atomic_load(&p->failed))
       return vkp_status_make(VKP_STATUS_DEVICE_LOST,
                              "pipeline failed while waiting for a device");
   }
@@ -195,7 +202,7 @@ static void *vkp__host_worker(void *arg) {
       if (ring->src_stage == VKP_PLAN_GLOBAL) continue;
       const vkp__stage_t *src = &p->stages[ring->src_stage];
       if (src->device)
-        err = vkp__wait_point(p, src->target, src->semaphore, seq, true);
+        err = vkp__wait_point(p, src->target, src->semaphore, seq);
     }
     if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
       vkp_status_free(err);
@@ -307,17 +314,18 @@ static void *vkp__device_submitter(void *arg) {
     if (skip || err) {
       // Timeline values only grow, and a host signal may not pass a pending
       // device signal (VUID-VkSemaphoreSignalInfo-value-03259): let the
-      // device reach seq - 1 first.
+      // device reach seq - 1 first. When it cannot (the device or the
+      // pipeline has failed), signal nothing: in a failed pipeline nobody
+      // submits a wait on this value and every host waiter gives up.
       vkp_status_t w = seq > 1 ? vkp__wait_point(p, st->target, st->semaphore,
-                                                  seq - 1, false)
+                                                  seq - 1)
                                : NULL;
       if (vkp_status_is(w, VKP_STATUS_CANCELLED)) {
         vkp_status_free(w);
         vkp_status_free(err);
         break;
       }
-      vkp_status_free(w);
-      vkp_status_t sig = vkp__host_signal(st->target, st->semaphore, seq);
+      vkp_status_t sig = w ? w : vkp__host_signal(st->target, st->semaphore, seq);
       if (sig) err = vkp_status_join(sig, err);  // DEVICE_LOST first
     }
     pthread_mutex_lock(&p->mu);
@@ -351,7 +359,7 @@ static void *vkp__device_completer(void *arg) {
     vkp__frame_t *f = vkp__frame_get(p, seq);
     pthread_mutex_unlock(&p->mu);
 
-    vkp_status_t err = vkp__wait_point(p, st->target, st->semaphore, seq, true);
+    vkp_status_t err = vkp__wait_point(p, st->target, st->semaphore, seq);
     if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
       vkp_status_free(err);
       break;
