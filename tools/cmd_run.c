@@ -6,7 +6,10 @@
 
 #include "base/alloc.h"
 #include "tools/tool.h"
+#include "vkpipe/cost.h"
 #include "vkpipe/graph.h"
+#include "vkpipe/partition.h"
+#include "vkpipe/pipeline.h"
 #include "vkpipe/target.h"
 
 int vkp_cmd_run(int argc, char **argv);
@@ -46,13 +49,93 @@ static vkp_status_t vkp__run_on_target(const vkp__run_args_t *args,
   return st;
 }
 
+// Index of `name` among the names `name_at(pipe, i)`, i < n; -1 when absent.
+static int32_t vkp__pipe_index(const vkp_pipeline_t *pipe, int32_t n,
+                               const char *(*name_at)(const vkp_pipeline_t *, int32_t),
+                               const char *name) {
+  for (int32_t i = 0; i < n; ++i)
+    if (strcmp(name_at(pipe, i), name) == 0) return i;
+  return -1;
+}
+
+// One frame through the executor; inputs and outputs follow the graph and are
+// matched to the pipeline's by name.
+static vkp_status_t vkp__run_frame(vkp_pipeline_t *pipe, const vkp_graph_t *graph,
+                                   const vkp_tensor_t *inputs,
+                                   vkp_tensor_t *outputs) {
+  for (int32_t i = 0; i < graph->n_inputs; ++i) {
+    vkp_status_t st = vkp_pipeline_set_input(
+        pipe, graph->values[graph->inputs[i]].name, &inputs[i]);
+    if (st) return st;
+  }
+  vkp_status_t st = vkp_pipeline_run(pipe, NULL);
+  if (st) return st;
+  vkp_pipeline_result_t res;
+  st = vkp_pipeline_get_output(pipe, UINT64_MAX, &res);
+  if (st) return st;
+  st = res.status;
+  res.status = NULL;
+  int32_t n_out = vkp_pipeline_output_count(pipe);
+  for (int32_t i = 0; !st && i < graph->n_outputs; ++i) {
+    const char *name = graph->values[graph->outputs[i]].name;
+    int32_t k = vkp__pipe_index(pipe, n_out, vkp_pipeline_output_name, name);
+    if (k < 0) {
+      st = vkp_status_make(VKP_STATUS_INTERNAL, "the pipeline has no output '%s'",
+                           name);
+      break;
+    }
+    outputs[i] = res.outputs[k];
+    memset(&res.outputs[k], 0, sizeof res.outputs[k]);
+  }
+  if (st)
+    for (int32_t i = 0; i < graph->n_outputs; ++i) vkp_tensor_deinit(&outputs[i]);
+  vkp_pipeline_result_deinit(&res);
+  return st;
+}
+
+// "auto": partition the graph across every available target (default cost
+// profile, automatic stage count) and run the stages as a pipeline.
+static vkp_status_t vkp__run_auto(const vkp__run_args_t *args,
+                                  const vkp_graph_t *graph,
+                                  const vkp_tensor_t *inputs,
+                                  vkp_tensor_t *outputs) {
+  vkp_registry_t *registry = NULL;
+  vkp_profile_t *profile = NULL;
+  vkp_partition_t *part = NULL;
+  vkp_plan_t *plan = NULL;
+  vkp_pipeline_t *pipe = NULL;
+  vkp_compile_options_t *stage_options = NULL;
+  vkp_partition_options_t popts = {.policy = "auto"};
+  vkp_status_t st = vkp_registry_create_default(&registry);
+  if (!st) st = vkp_profile_create_default(&profile);
+  if (!st) st = vkp_partition_create(graph, registry, profile, &popts, &part);
+  if (!st) st = vkp_partition_to_plan(part, graph->name, &plan);
+  if (!st) {
+    stage_options = vkp__calloc((size_t)plan->n_stages + 1, sizeof(*stage_options));
+    if (!stage_options) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  if (!st) {
+    for (int32_t s = 0; s < plan->n_stages; ++s) stage_options[s] = args->options;
+    vkp_pipeline_options_t options = {.stage_compile_options = stage_options};
+    st = vkp_pipeline_create(plan, registry, &options, &pipe);
+  }
+  if (!st) st = vkp__run_frame(pipe, graph, inputs, outputs);
+  vkp_pipeline_destroy(pipe);
+  vkp__free(stage_options);
+  vkp_plan_destroy(plan);
+  vkp_partition_destroy(part);
+  vkp_profile_destroy(profile);
+  vkp_registry_destroy(registry);
+  return st;
+}
+
 // --target values that are not a single registered target, each with its own
-// way to run. Pipeline execution ("auto": partition across every available
-// target and run the stages as a pipeline) is added here as one more row.
+// way to run.
 static const struct {
   const char *name;
   vkp__run_fn run;
 } vkp__run_modes[] = {
+    {"auto", vkp__run_auto},
     {NULL, NULL},
 };
 
@@ -75,7 +158,10 @@ static void vkp__run_help(void) {
          "                         bare FILE.npy is fine for one-input graphs)\n"
          "  --output-dir DIR       where outputs go (created when missing)\n"
          "  --target NAME          the target that runs the whole graph\n"
-         "                         (default: ref; see 'vkpipe devices')\n"
+         "                         (default: ref; see 'vkpipe devices'), or\n"
+         "                         'auto': partition the graph across every\n"
+         "                         available target and run the stages as a\n"
+         "                         pipeline\n"
          "  --threads N            threads inside a stage, where the target\n"
          "                         supports it (default 1)\n"
          "  --march ARCH           -march for the cpu target's C codegen\n"
