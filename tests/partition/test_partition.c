@@ -184,3 +184,40 @@ Test(partition, with_the_reference_target, .timeout = 30) {
   vkp_graph_destroy(g);
   vkp_registry_destroy(reg);
 }
+
+Test(partition, dead_nodes_are_left_out, .timeout = 30) {
+  // x -> relu -> y (output); x -> exp -> z -> neg -> w (never read).
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("dead", &g));
+  int64_t s[] = {1, 8};
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
+  const char *i1[] = {"x"}, *o1[] = {"y"}, *o2[] = {"z"}, *i3[] = {"z"}, *o3[] = {"w"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "live", VKP_OP_RELU, 1, i1, 1, o1, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "dead1", VKP_OP_EXP, 1, i1, 1, o2, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "dead2", VKP_OP_NEG, 1, i3, 1, o3, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  fx_add_fake(reg, "fa", UINT64_C(1) << VKP_OP_EXP);
+  fx_add_fake(reg, "fb", 0);
+  vkp_partition_options_t opt = {.policy = "fa", .fallback = "fb", .stages = 3,
+                                 .keep_islands = true};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt, &part));
+  vkp_plan_t *plan;
+  VKP_TEST_OK(vkp_partition_to_plan(part, NULL, &plan));
+  int32_t total = 0;
+  for (int32_t i = 0; i < plan->n_stages; ++i) {
+    total += plan->stages[i].graph->n_nodes;
+    cr_assert(vkp_graph_find_node(plan->stages[i].graph, "dead1") < 0);
+    char want[16];
+    snprintf(want, sizeof want, "stage%d", (int)i);
+    cr_assert_str_eq(plan->stages[i].name, want);
+  }
+  cr_assert_eq(total, 1);
+  vkp_plan_destroy(plan);
+  vkp_partition_destroy(part);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
