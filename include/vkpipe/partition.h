@@ -126,7 +126,7 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
 void vkp_partition_destroy(vkp_partition_t *part);
 
 // The region step on its own: `labels` gives each node of validated `graph`
-// a target index (any small non-negative integers). Fills `order` (n_nodes
+// a target index (integers 0..1023). Fills `order` (n_nodes
 // entries: a topological order that keeps each region contiguous),
 // `node_region` (n_nodes entries; regions numbered in that order) and
 // *out_n_regions. Every region holds nodes of one label and the region graph

@@ -221,3 +221,36 @@ Test(partition, dead_nodes_are_left_out, .timeout = 30) {
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }
+
+Test(partition, plan_and_json_oom, .timeout = 30) {
+  vkp_graph_t *g = fx_resnet_like(1, 4, 4);
+  vkp_registry_t *reg;
+  vkp_profile_t *prof;
+  vkp_partition_t *part = mixed_partition(g, &reg, &prof, 3);
+  for (int64_t fail = 1; fail < 100000; ++fail) {
+    vkp_test_counting_alloc_t counter;
+    vkp_test_counting_alloc_install(&counter, fail);
+    vkp_plan_t *plan = NULL, *back = NULL;
+    char *json = NULL, *dot = NULL;
+    vkp_status_t st = vkp_partition_to_plan(part, "oom", &plan);
+    if (!st) st = vkp_plan_set_source(plan, "model.json");
+    if (!st) st = vkp_plan_to_json(plan, &json);
+    if (!st) st = vkp_plan_from_json(json, strlen(json), NULL, g, &back);
+    if (!st) st = vkp_partition_to_dot(part, &dot);
+    bool failed = counter.failed;
+    bool oom = vkp_status_is(st, VKP_STATUS_OUT_OF_MEMORY);
+    vkp_status_free(st);
+    vkp_plan_destroy(plan);
+    vkp_plan_destroy(back);
+    vkp_plan_free_string(json);
+    vkp_free_string(dot);
+    vkp_test_counting_alloc_uninstall();
+    cr_assert_eq(counter.live, 0, "leak at fail_at %lld", (long long)fail);
+    if (!failed) break;
+    cr_assert(oom, "fail_at %lld: not reported as out of memory", (long long)fail);
+  }
+  vkp_partition_destroy(part);
+  vkp_profile_destroy(prof);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
