@@ -52,3 +52,10 @@ function(vkp_add_test name)
                        LABELS "${T_LABELS}"
                        ENVIRONMENT "VKPIPE_SOURCE_DIR=${PROJECT_SOURCE_DIR};VKPIPE_BINARY_DIR=${PROJECT_BINARY_DIR};${T_ENV}")
 endfunction()
+
+# vkp_require_pkg(name ...): pkg-config modules libvkpipe depends on, listed in
+# the installed vkpipe.pc (Requires.private) and found again by the installed
+# CMake package for static linking.
+function(vkp_require_pkg)
+  set_property(GLOBAL APPEND PROPERTY VKPIPE_PKG_REQUIRES ${ARGN})
+endfunction()

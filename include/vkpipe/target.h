@@ -165,6 +165,12 @@ struct vkp_target_vtable_t {
   vkp_status_t (*timeline_query)(const vkp_target_t *target,
                                  uint64_t semaphore, uint64_t *out_value);
 
+  // Optional: writes human-readable forms of a blob this target compiled for
+  // `graph` into the existing directory `dir` (generated source, shader
+  // disassembly, ...), for `vkpipe inspect --dump`.
+  vkp_status_t (*dump)(const vkp_target_t *target, const vkp_graph_t *graph,
+                       const void *blob, size_t blob_size, const char *dir);
+
   // Optional: frees `target->impl` when the registry is destroyed.
   void (*destroy)(vkp_target_t *target);
 };

@@ -1,0 +1,575 @@
+// SPDX-License-Identifier: Apache-2.0
+// vkp_spirv_codegen: fusion, buffer planning and per-dispatch compilation.
+//
+// 1. Fusion. Walking the nodes backwards, every non-alias node not yet taken
+//    starts a group rooted at it. An elementwise node pulls in the producer of
+//    each input when that value has exactly one consuming node, is not a graph
+//    output, has the node's own output shape, and the producer is elementwise
+//    (a chain) or is a heavy op ("anchor": gemm, conv2d, pooling, norms, ...)
+//    and the group has none yet (an epilogue: bias, activation, residual add,
+//    clip). A group is one dispatch, executed at its root's position: every
+//    value it reads from outside was produced earlier, and nothing outside
+//    reads the values it keeps in registers.
+// 2. Aliases. reshape/flatten/squeeze/unsqueeze/identity share their input's
+//    storage (union of storage classes) unless both sides already have fixed
+//    storage (a graph input, constant or output): then they become a copy.
+// 3. Storage. A class holding a graph input, constant or output lives in that
+//    buffer; the rest share one scratch buffer, placed first-fit by liveness
+//    over the dispatch order (the runtime orders any two dispatches whose
+//    bindings overlap, so reuse is safe).
+// 4. Each dispatch's GLSL is compiled, validated and optimised (compile.h).
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+#include "codegen/spirv/compile.h"
+#include "codegen/spirv/kernels.h"
+#include "codegen/spirv/program.h"
+
+// ---------------------------------------------------------------------------
+// Support
+
+__attribute__((format(printf, 3, 4))) static bool vkp__fail(
+    char *reason, size_t size, const char *fmt, ...) {
+  if (reason && size) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, size, fmt, ap);
+    va_end(ap);
+  }
+  return false;
+}
+
+bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
+                        char *reason, size_t reason_size) {
+  if (reason && reason_size) reason[0] = '\0';
+  if (!graph || !node || (unsigned)node->op >= VKP_OP_COUNT)
+    return vkp__fail(reason, reason_size, "unknown op");
+  for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
+    int32_t v = i < node->n_inputs ? node->inputs[i]
+                                   : node->outputs[i - node->n_inputs];
+    if (v < 0) continue;
+    const vkp_value_t *value = &graph->values[v];
+    if (value->dtype != VKP_DTYPE_FLOAT32)
+      return vkp__fail(reason, reason_size,
+                       "value '%s' is %s; the Vulkan kernels handle float32 only",
+                       value->name, vkp_dtype_name(value->dtype));
+    size_t bytes;
+    if (!vkp_shape_numel(value->rank, value->shape, 4, &bytes) ||
+        bytes / 4 > (size_t)INT32_MAX)
+      return vkp__fail(reason, reason_size,
+                       "value '%s' has more than 2^31 elements", value->name);
+  }
+  if (node->op == VKP_OP_CONCAT && node->n_inputs < 1)
+    return vkp__fail(reason, reason_size, "concat without inputs");
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Planning state
+
+typedef struct vkp__dispatch_plan_t {
+  int32_t group;        // group index, or -1 for a copy
+  int32_t part;         // concat input index
+  int32_t dst_value;    // value written (its class decides where)
+  int32_t dst_output;   // >= 0: write to OUTPUT buffer #dst_output instead
+  int32_t copy_src;     // copy: the value read
+} vkp__dispatch_plan_t;
+
+typedef struct vkp__plan_t {
+  const vkp_graph_t *g;
+  int32_t *group_of;        // per node, -1 for aliases
+  vkp__group_t *groups;
+  int32_t n_groups;
+  int32_t *consumers;       // per value: number of consuming nodes
+  bool *alias_copy;         // per node: alias that needs a copy
+  int32_t *parent;          // per value: union-find over storage classes
+  vkp__dispatch_plan_t *dispatches;
+  int32_t n_dispatches;
+  int32_t cap_dispatches;
+} vkp__plan_t;
+
+static void vkp__plan_deinit(vkp__plan_t *p) {
+  vkp__free(p->group_of);
+  vkp__free(p->groups);
+  vkp__free(p->consumers);
+  vkp__free(p->alias_copy);
+  vkp__free(p->parent);
+  vkp__free(p->dispatches);
+}
+
+static int32_t vkp__find(int32_t *parent, int32_t v) {
+  while (parent[v] != v) {
+    parent[v] = parent[parent[v]];
+    v = parent[v];
+  }
+  return v;
+}
+
+static bool vkp__same_shape(const vkp_value_t *a, const vkp_value_t *b) {
+  if (a->rank != b->rank) return false;
+  for (int32_t i = 0; i < a->rank; ++i)
+    if (a->shape[i] != b->shape[i]) return false;
+  return true;
+}
+
+static int vkp__cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void vkp__fuse(vkp__plan_t *p) {
+  const vkp_graph_t *g = p->g;
+  for (int32_t i = g->n_nodes - 1; i >= 0; --i) {
+    const vkp_node_t *n = &g->nodes[i];
+    if (vkp__op_is_alias(n->op)) continue;
+    if (p->group_of[i] < 0) {
+      vkp__group_t *grp = &p->groups[p->n_groups];
+      memset(grp, 0, sizeof(*grp));
+      grp->root = i;
+      grp->anchor = vkp__op_is_elementwise(n->op) ? -1 : i;
+      if (grp->anchor < 0) grp->members[grp->n_members++] = i;
+      p->group_of[i] = p->n_groups++;
+    }
+    if (!vkp__op_is_elementwise(n->op)) continue;
+    vkp__group_t *grp = &p->groups[p->group_of[i]];
+    const vkp_value_t *out = &g->values[n->outputs[0]];
+    for (int32_t j = 0; j < n->n_inputs; ++j) {
+      int32_t v = n->inputs[j];
+      if (v < 0) continue;
+      const vkp_value_t *in = &g->values[v];
+      int32_t producer = in->producer;
+      if (producer < 0 || p->group_of[producer] >= 0 || in->is_output ||
+          p->consumers[v] != 1 || !vkp__same_shape(in, out))
+        continue;
+      const vkp_node_t *pn = &g->nodes[producer];
+      bool elementwise = vkp__op_is_elementwise(pn->op);
+      if (!elementwise && (vkp__op_is_alias(pn->op) || grp->anchor >= 0 ||
+                           !vkp__op_takes_epilogue(pn->op)))
+        continue;
+      if (grp->n_members >= (int32_t)(sizeof grp->members / sizeof grp->members[0]))
+        continue;
+      // Tentatively take it and check the binding budget.
+      vkp__group_t trial = *grp;
+      if (elementwise) trial.members[trial.n_members++] = producer;
+      else trial.anchor = producer;
+      int32_t bindings = 1 + vkp__group_epilogue_inputs(g, &trial) +
+                         (trial.anchor >= 0 ? vkp__anchor_bindings(g, trial.anchor) : 0);
+      if (bindings > VKP__MAX_BINDINGS) continue;
+      *grp = trial;
+      p->group_of[producer] = p->group_of[i];
+    }
+  }
+  for (int32_t k = 0; k < p->n_groups; ++k)
+    qsort(p->groups[k].members, (size_t)p->groups[k].n_members, sizeof(int32_t),
+          vkp__cmp_i32);
+}
+
+static vkp_status_t vkp__add_dispatch(vkp__plan_t *p, vkp__dispatch_plan_t d) {
+  if (p->n_dispatches == p->cap_dispatches) {
+    int32_t cap = p->cap_dispatches ? p->cap_dispatches * 2 : 16;
+    vkp__dispatch_plan_t *grown =
+        vkp__reallocarray(p->dispatches, (size_t)cap, sizeof(*grown));
+    if (!grown) return VKP_OOM("dispatch plan");
+    p->dispatches = grown;
+    p->cap_dispatches = cap;
+  }
+  p->dispatches[p->n_dispatches++] = d;
+  return NULL;
+}
+
+static bool vkp__fixed(const vkp_graph_t *g, int32_t v) {
+  return g->values[v].kind != VKP_VALUE_INTERMEDIATE || g->values[v].is_output;
+}
+
+static vkp_status_t vkp__plan_build(vkp__plan_t *p) {
+  const vkp_graph_t *g = p->g;
+  int32_t nn = g->n_nodes, nv = g->n_values;
+  p->group_of = vkp__calloc((size_t)nn + 1, sizeof(int32_t));
+  p->groups = vkp__calloc((size_t)nn + 1, sizeof(vkp__group_t));
+  p->consumers = vkp__calloc((size_t)nv + 1, sizeof(int32_t));
+  p->alias_copy = vkp__calloc((size_t)nn + 1, sizeof(bool));
+  p->parent = vkp__calloc((size_t)nv + 1, sizeof(int32_t));
+  if (!p->group_of || !p->groups || !p->consumers || !p->alias_copy || !p->parent)
+    return VKP_OOM("codegen plan");
+  for (int32_t i = 0; i < nn; ++i) p->group_of[i] = -1;
+  for (int32_t v = 0; v < nv; ++v) p->parent[v] = v;
+  for (int32_t i = 0; i < nn; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    for (int32_t j = 0; j < n->n_inputs; ++j) {
+      int32_t v = n->inputs[j];
+      bool seen = false;
+      for (int32_t k = 0; k < j; ++k) seen |= n->inputs[k] == v;
+      if (v >= 0 && !seen) ++p->consumers[v];
+    }
+  }
+  vkp__fuse(p);
+  // Aliases share storage unless both sides are pinned to a buffer.
+  for (int32_t i = 0; i < nn; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    if (!vkp__op_is_alias(n->op)) continue;
+    int32_t a = vkp__find(p->parent, n->inputs[0]);
+    int32_t b = vkp__find(p->parent, n->outputs[0]);
+    bool fixed_a = false, fixed_b = false;
+    for (int32_t v = 0; v < nv; ++v) {
+      int32_t c = vkp__find(p->parent, v);
+      if (c == a) fixed_a |= vkp__fixed(g, v);
+      if (c == b) fixed_b |= vkp__fixed(g, v);
+    }
+    if (fixed_a && fixed_b) p->alias_copy[i] = true;
+    else p->parent[b] = a;
+  }
+  // Dispatches in topological order of their roots.
+  for (int32_t i = 0; i < nn; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    const vkp_value_t *out = &g->values[n->outputs[0]];
+    bool empty = false;
+    for (int32_t d = 0; d < out->rank; ++d) empty |= out->shape[d] == 0;
+    if (empty) continue;
+    if (vkp__op_is_alias(n->op)) {
+      if (p->alias_copy[i])
+        VKP_RETURN_IF_ERROR(vkp__add_dispatch(
+            p, (vkp__dispatch_plan_t){.group = -1, .dst_value = n->outputs[0],
+                                      .dst_output = -1, .copy_src = n->inputs[0]}));
+      continue;
+    }
+    int32_t k = p->group_of[i];
+    if (p->groups[k].root != i) continue;
+    int32_t parts = n->op == VKP_OP_CONCAT ? n->n_inputs : 1;
+    for (int32_t part = 0; part < parts; ++part) {
+      if (n->op == VKP_OP_CONCAT) {
+        const vkp_value_t *in = &g->values[n->inputs[part]];
+        bool in_empty = false;
+        for (int32_t d = 0; d < in->rank; ++d) in_empty |= in->shape[d] == 0;
+        if (in_empty) continue;
+      }
+      VKP_RETURN_IF_ERROR(vkp__add_dispatch(
+          p, (vkp__dispatch_plan_t){.group = k, .part = part,
+                                    .dst_value = n->outputs[0], .dst_output = -1,
+                                    .copy_src = -1}));
+    }
+  }
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Storage
+
+typedef struct vkp__class_t {
+  int32_t buffer;     // program buffer, or -1 until placed
+  uint64_t offset;
+  uint64_t bytes;
+  int32_t first, last;  // dispatch positions touching it; first = -1: unused
+} vkp__class_t;
+
+static uint64_t vkp__value_bytes(const vkp_value_t *v) {
+  size_t bytes = 0;
+  vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &bytes);
+  return bytes;
+}
+
+static void vkp__touch(vkp__class_t *c, int32_t pos) {
+  if (c->first < 0 || pos < c->first) c->first = pos;
+  if (pos > c->last) c->last = pos;
+}
+
+typedef struct vkp__layout_t {
+  vkp_spirv_buffer_t *buffers;
+  int32_t n_buffers;
+  vkp__class_t *classes;   // indexed by class root value
+  int32_t *output_buffer;  // per graph output index
+} vkp__layout_t;
+
+static void vkp__layout_deinit(vkp__layout_t *l) {
+  vkp__free(l->buffers);
+  vkp__free(l->classes);
+  vkp__free(l->output_buffer);
+}
+
+static vkp_status_t vkp__layout_build(vkp__plan_t *p,
+                                      const vkp_spirv_device_info_t *device,
+                                      vkp__layout_t *l) {
+  const vkp_graph_t *g = p->g;
+  int32_t nv = g->n_values;
+  l->buffers = vkp__calloc((size_t)nv + (size_t)g->n_inputs + (size_t)g->n_outputs + 2,
+                           sizeof(vkp_spirv_buffer_t));
+  l->classes = vkp__calloc((size_t)nv + 1, sizeof(vkp__class_t));
+  l->output_buffer = vkp__calloc((size_t)g->n_outputs + 1, sizeof(int32_t));
+  if (!l->buffers || !l->classes || !l->output_buffer)
+    return VKP_OOM("buffer layout");
+  for (int32_t v = 0; v < nv; ++v) {
+    l->classes[v].buffer = -1;
+    l->classes[v].first = -1;
+    l->classes[v].last = -1;
+    l->classes[v].bytes = vkp__value_bytes(&g->values[v]);
+  }
+  // I/O buffers exist for every graph input and output, in order.
+  for (int32_t i = 0; i < g->n_inputs; ++i) {
+    int32_t v = g->inputs[i], c = vkp__find(p->parent, v);
+    l->buffers[l->n_buffers] = (vkp_spirv_buffer_t){
+        VKP_SPIRV_BUFFER_INPUT, i, vkp__value_bytes(&g->values[v])};
+    if (l->classes[c].buffer < 0) l->classes[c].buffer = l->n_buffers;
+    ++l->n_buffers;
+  }
+  for (int32_t i = 0; i < g->n_outputs; ++i) {
+    int32_t v = g->outputs[i], c = vkp__find(p->parent, v);
+    l->buffers[l->n_buffers] = (vkp_spirv_buffer_t){
+        VKP_SPIRV_BUFFER_OUTPUT, i, vkp__value_bytes(&g->values[v])};
+    l->output_buffer[i] = l->n_buffers;
+    if (l->classes[c].buffer < 0) l->classes[c].buffer = l->n_buffers;
+    ++l->n_buffers;
+  }
+  // Outputs whose class lives elsewhere (an input, a constant, an output
+  // listed twice) get a copy at the end.
+  for (int32_t i = 0; i < g->n_outputs; ++i) {
+    int32_t v = g->outputs[i], c = vkp__find(p->parent, v);
+    bool constant_class = false;
+    for (int32_t u = 0; u < nv; ++u)
+      constant_class |= vkp__find(p->parent, u) == c &&
+                        g->values[u].kind == VKP_VALUE_CONSTANT;
+    if ((l->classes[c].buffer != l->output_buffer[i] || constant_class) &&
+        l->classes[c].bytes > 0)
+      VKP_RETURN_IF_ERROR(vkp__add_dispatch(
+          p, (vkp__dispatch_plan_t){.group = -1, .dst_value = v,
+                                    .dst_output = i, .copy_src = v}));
+  }
+  // Constant classes that are not pinned yet.
+  for (int32_t v = 0; v < nv; ++v) {
+    if (g->values[v].kind != VKP_VALUE_CONSTANT) continue;
+    int32_t c = vkp__find(p->parent, v);
+    if (l->classes[c].buffer >= 0 && l->buffers[l->classes[c].buffer].kind ==
+                                         VKP_SPIRV_BUFFER_OUTPUT)
+      l->classes[c].buffer = -1;  // the output gets a copy; read the constant
+    if (l->classes[c].buffer >= 0) continue;
+    l->buffers[l->n_buffers] = (vkp_spirv_buffer_t){
+        VKP_SPIRV_BUFFER_CONSTANT, v, vkp__value_bytes(&g->values[v])};
+    l->classes[c].buffer = l->n_buffers++;
+  }
+  // Liveness of every class over the dispatch order.
+  for (int32_t d = 0; d < p->n_dispatches; ++d) {
+    const vkp__dispatch_plan_t *dp = &p->dispatches[d];
+    vkp__touch(&l->classes[vkp__find(p->parent, dp->dst_value)], d);
+    if (dp->group < 0) {
+      vkp__touch(&l->classes[vkp__find(p->parent, dp->copy_src)], d);
+      continue;
+    }
+    const vkp__group_t *grp = &p->groups[dp->group];
+    int32_t ids[2] = {grp->anchor, -1};
+    for (int32_t m = -1; m < grp->n_members; ++m) {
+      int32_t node = m < 0 ? ids[0] : grp->members[m];
+      if (node < 0) continue;
+      const vkp_node_t *n = &g->nodes[node];
+      for (int32_t j = 0; j < n->n_inputs; ++j)
+        if (n->inputs[j] >= 0)
+          vkp__touch(&l->classes[vkp__find(p->parent, n->inputs[j])], d);
+    }
+  }
+  // Scratch: first fit among classes whose lifetimes overlap.
+  uint64_t align = device->min_storage_alignment > 16 ? device->min_storage_alignment : 16;
+  uint64_t scratch_size = 0;
+  int32_t *placed = vkp__calloc((size_t)nv + 1, sizeof(int32_t));
+  if (!placed) return VKP_OOM("scratch placement");
+  int32_t n_placed = 0;
+  int32_t scratch_buffer = l->n_buffers;
+  for (int32_t v = 0; v < nv; ++v) {
+    vkp__class_t *c = &l->classes[v];
+    if (vkp__find(p->parent, v) != v || c->buffer >= 0 || c->first < 0) continue;
+    uint64_t size = c->bytes < 4 ? 4 : c->bytes;
+    uint64_t offset = 0;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (int32_t k = 0; k < n_placed; ++k) {
+        const vkp__class_t *o = &l->classes[placed[k]];
+        bool live_together = o->first <= c->last && c->first <= o->last;
+        uint64_t osize = o->bytes < 4 ? 4 : o->bytes;
+        if (live_together && offset < o->offset + osize && o->offset < offset + size) {
+          offset = (o->offset + osize + align - 1) / align * align;
+          moved = true;
+        }
+      }
+    }
+    c->buffer = scratch_buffer;
+    c->offset = offset;
+    placed[n_placed++] = v;
+    if (offset + size > scratch_size) scratch_size = offset + size;
+  }
+  vkp__free(placed);
+  if (n_placed)
+    l->buffers[l->n_buffers++] =
+        (vkp_spirv_buffer_t){VKP_SPIRV_BUFFER_SCRATCH, -1, scratch_size};
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Dispatch assembly
+
+static vkp_status_t vkp__binding_for(const vkp__plan_t *p, const vkp__layout_t *l,
+                                     const vkp_spirv_device_info_t *device,
+                                     int32_t value, int32_t output_index,
+                                     vkp_spirv_binding_t *out) {
+  const vkp_value_t *v = &p->g->values[value];
+  uint64_t bytes = vkp__value_bytes(v);
+  if (output_index >= 0) {
+    *out = (vkp_spirv_binding_t){l->output_buffer[output_index], 0, bytes};
+  } else {
+    const vkp__class_t *c = &l->classes[vkp__find(p->parent, value)];
+    *out = (vkp_spirv_binding_t){c->buffer, c->offset, bytes < 4 ? 4 : bytes};
+  }
+  if (device->max_storage_range && out->range > device->max_storage_range)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "value '%s' needs %llu bytes in one binding; the "
+                           "device's maxStorageBufferRange is %llu",
+                           v->name, (unsigned long long)out->range,
+                           (unsigned long long)device->max_storage_range);
+  return NULL;
+}
+
+static char *vkp__dispatch_name(const vkp_graph_t *g, const vkp__group_t *grp) {
+  char name[256] = "";
+  size_t used = 0;
+  for (int32_t m = -1; m < grp->n_members; ++m) {
+    int32_t node = m < 0 ? grp->anchor : grp->members[m];
+    if (node < 0) continue;
+    int w = snprintf(name + used, sizeof name - used, "%s%s", used ? "+" : "",
+                     g->nodes[node].name);
+    if (w < 0 || (size_t)w >= sizeof name - used) break;
+    used += (size_t)w;
+  }
+  return vkp__strdup(name);
+}
+
+static vkp_status_t vkp__write_file(const char *dir, int32_t index,
+                                    const char *name, const char *ext,
+                                    const void *data, size_t size) {
+  char safe[96];
+  size_t i = 0;
+  for (; name[i] && i + 1 < sizeof safe; ++i) {
+    char ch = name[i];
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+              (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
+    safe[i] = ok ? ch : '_';
+  }
+  safe[i] = '\0';
+  char *path = vkp__asprintf("%s/%03d_%s.%s", dir, (int)index, safe, ext);
+  if (!path) return VKP_OOM("dump path");
+  FILE *f = fopen(path, "wb");
+  vkp_status_t st = NULL;
+  if (!f || fwrite(data, 1, size, f) != size)
+    st = vkp_status_make(VKP_STATUS_IO_ERROR, "writing '%s': %s", path,
+                         strerror(errno));
+  if (f && fclose(f) != 0 && !st)
+    st = vkp_status_make(VKP_STATUS_IO_ERROR, "closing '%s': %s", path,
+                         strerror(errno));
+  vkp__free(path);
+  return st;
+}
+
+static vkp_status_t vkp__dump(vkp__spirv_compiler_t *compiler, const char *dir,
+                              int32_t index, const vkp_spirv_dispatch_t *d,
+                              const char *glsl) {
+  VKP_RETURN_IF_ERROR(vkp__write_file(dir, index, d->name, "comp", glsl, strlen(glsl)));
+  VKP_RETURN_IF_ERROR(vkp__write_file(dir, index, d->name, "spv", d->code,
+                                      d->code_words * sizeof(uint32_t)));
+  char *text = NULL;
+  VKP_RETURN_IF_ERROR(vkp__spirv_disassemble(compiler, d->code, d->code_words, &text));
+  vkp_status_t st = vkp__write_file(dir, index, d->name, "spvasm", text, strlen(text));
+  vkp__free(text);
+  return st;
+}
+
+static vkp_status_t vkp__emit_dispatches(vkp__plan_t *p, vkp__layout_t *l,
+                                         const vkp_spirv_device_info_t *device,
+                                         const vkp_compile_options_t *options,
+                                         vkp_spirv_program_t *prog) {
+  const vkp_graph_t *g = p->g;
+  vkp__kernel_config_t config;
+  vkp__kernel_config_init(&config, device);
+  if (options && options->dump_dir && mkdir(options->dump_dir, 0777) != 0 &&
+      errno != EEXIST)
+    return vkp_status_make(VKP_STATUS_IO_ERROR, "creating '%s': %s",
+                           options->dump_dir, strerror(errno));
+  vkp__spirv_compiler_t *compiler = NULL;
+  VKP_RETURN_IF_ERROR(vkp__spirv_compiler_create(&compiler));
+  prog->dispatches = vkp__calloc((size_t)p->n_dispatches + 1, sizeof(vkp_spirv_dispatch_t));
+  vkp_status_t st = prog->dispatches ? NULL : VKP_OOM("dispatches");
+  for (int32_t i = 0; i < p->n_dispatches && !st; ++i) {
+    const vkp__dispatch_plan_t *dp = &p->dispatches[i];
+    vkp_spirv_dispatch_t *d = &prog->dispatches[i];
+    prog->n_dispatches = i + 1;
+    vkp__kernel_t kernel;
+    if (dp->group >= 0) {
+      const vkp__group_t *grp = &p->groups[dp->group];
+      st = vkp__kernel_emit(g, grp, dp->part, &config, &kernel);
+      d->name = vkp__dispatch_name(g, grp);
+    } else {
+      st = vkp__kernel_emit_copy(vkp__value_bytes(&g->values[dp->copy_src]) / 4,
+                                 dp->copy_src, &config, &kernel);
+      d->name = vkp__asprintf("copy_%s", g->values[dp->dst_value].name);
+    }
+    if (st) break;
+    if (!d->name) st = VKP_OOM("dispatch name");
+    memcpy(d->local_size, kernel.local_size, sizeof d->local_size);
+    memcpy(d->groups, kernel.groups, sizeof d->groups);
+    d->n_bindings = 1 + kernel.n_inputs;
+    d->bindings = vkp__calloc((size_t)d->n_bindings, sizeof(vkp_spirv_binding_t));
+    if (!st && !d->bindings) st = VKP_OOM("bindings");
+    if (!st)
+      st = vkp__binding_for(p, l, device, dp->dst_value, dp->dst_output,
+                            &d->bindings[0]);
+    for (int32_t j = 0; j < kernel.n_inputs && !st; ++j)
+      st = vkp__binding_for(p, l, device, kernel.inputs[j], -1, &d->bindings[1 + j]);
+    if (!st)
+      st = vkp__spirv_compile(compiler, kernel.glsl, d->name, &d->code,
+                              &d->code_words);
+    if (!st && options && options->dump_dir)
+      st = vkp__dump(compiler, options->dump_dir, i, d, kernel.glsl);
+    if (st) st = vkp_status_annotate(st, "dispatch %d '%s'", (int)i, d->name ? d->name : "?");
+    vkp__kernel_deinit(&kernel);
+  }
+  vkp__spirv_compiler_destroy(compiler);
+  return st;
+}
+
+vkp_status_t vkp_spirv_codegen(const vkp_graph_t *graph,
+                               const vkp_spirv_device_info_t *device,
+                               const vkp_compile_options_t *options,
+                               vkp_spirv_program_t **out_program) {
+  *out_program = NULL;
+  if (!graph || !device)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "graph or device is NULL");
+  if (!graph->validated)
+    return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
+                           "graph '%s' is not validated", graph->name);
+  for (int32_t i = 0; i < graph->n_nodes; ++i) {
+    char reason[256];
+    if (!vkp_spirv_supports(graph, &graph->nodes[i], reason, sizeof reason))
+      return vkp_status_make(VKP_STATUS_UNSUPPORTED, "node '%s' (%s): %s",
+                             graph->nodes[i].name,
+                             vkp_op_name(graph->nodes[i].op), reason);
+  }
+  vkp__plan_t plan = {.g = graph};
+  vkp__layout_t layout = {0};
+  vkp_spirv_program_t *prog = vkp__calloc(1, sizeof(*prog));
+  vkp_status_t st = prog ? NULL : VKP_OOM("program");
+  if (!st) st = vkp__plan_build(&plan);
+  if (!st) st = vkp__layout_build(&plan, device, &layout);
+  if (!st) {
+    prog->buffers = layout.buffers;
+    prog->n_buffers = layout.n_buffers;
+    layout.buffers = NULL;
+    st = vkp__emit_dispatches(&plan, &layout, device, options, prog);
+  }
+  vkp__layout_deinit(&layout);
+  vkp__plan_deinit(&plan);
+  if (st) {
+    vkp_spirv_program_destroy(prog);
+    return vkp_status_annotate(st, "generating SPIR-V for graph '%s'", graph->name);
+  }
+  *out_program = prog;
+  return NULL;
+}

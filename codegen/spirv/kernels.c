@@ -1,0 +1,733 @@
+// SPDX-License-Identifier: Apache-2.0
+// GLSL for one dispatch: prelude (bindings, helpers, fused epilogue) plus the
+// op's template from shaders/ with its shapes as #define constants.
+#include "codegen/spirv/kernels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+#include "codegen/spirv/glsl.h"
+
+typedef struct vkp__shader_entry_t {
+  const char *name;
+  const char *text;
+} vkp__shader_entry_t;
+
+#include "vkpipe_spirv_shaders.inc"
+
+static const char *vkp__shader(const char *name) {
+  for (size_t i = 0; i < sizeof(vkp__shader_table) / sizeof(vkp__shader_table[0]);
+       ++i)
+    if (strcmp(vkp__shader_table[i].name, name) == 0)
+      return vkp__shader_table[i].text;
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Classification
+
+bool vkp__op_is_elementwise(vkp_op_t op) {
+  switch (op) {
+    case VKP_OP_ADD: case VKP_OP_SUB: case VKP_OP_MUL: case VKP_OP_DIV:
+    case VKP_OP_POW: case VKP_OP_SQRT: case VKP_OP_EXP: case VKP_OP_NEG:
+    case VKP_OP_ABS: case VKP_OP_RELU: case VKP_OP_LEAKY_RELU:
+    case VKP_OP_CLIP: case VKP_OP_SIGMOID: case VKP_OP_TANH: case VKP_OP_ERF:
+    case VKP_OP_GELU:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool vkp__op_is_alias(vkp_op_t op) {
+  return op == VKP_OP_RESHAPE || op == VKP_OP_FLATTEN ||
+         op == VKP_OP_SQUEEZE || op == VKP_OP_UNSQUEEZE ||
+         op == VKP_OP_IDENTITY;
+}
+
+bool vkp__op_takes_epilogue(vkp_op_t op) { return op != VKP_OP_CONCAT; }
+
+void vkp__kernel_config_init(vkp__kernel_config_t *config,
+                             const vkp_spirv_device_info_t *device) {
+  enum { VKP__DEVICE_TYPE_CPU = 4 };  // VK_PHYSICAL_DEVICE_TYPE_CPU
+  config->gemm_tiled = device->device_type != VKP__DEVICE_TYPE_CPU &&
+                       device->max_shared_memory >= 8192 &&
+                       device->max_invocations >= 256 &&
+                       device->max_group_size[0] >= 16 &&
+                       device->max_group_size[1] >= 16;
+  const char *force = getenv("VKPIPE_SPIRV_GEMM");
+  if (force && strcmp(force, "tiled") == 0) config->gemm_tiled = true;
+  if (force && strcmp(force, "blocked") == 0) config->gemm_tiled = false;
+  uint32_t local = 64;
+  if (device->subgroup_size > local && device->subgroup_size <= 1024)
+    local = device->subgroup_size;
+  if (device->max_invocations && local > device->max_invocations)
+    local = device->max_invocations;
+  if (device->max_group_size[0] && local > device->max_group_size[0])
+    local = device->max_group_size[0];
+  config->local_1d = local ? local : 1;
+}
+
+void vkp__kernel_deinit(vkp__kernel_t *kernel) {
+  vkp__free(kernel->glsl);
+  memset(kernel, 0, sizeof(*kernel));
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+static const vkp_value_t *vkp__node_in(const vkp_graph_t *g,
+                                       const vkp_node_t *n, int32_t i) {
+  if (i >= n->n_inputs || n->inputs[i] < 0) return NULL;
+  return &g->values[n->inputs[i]];
+}
+
+static uint64_t vkp__numel(const vkp_value_t *v) {
+  uint64_t n = 1;
+  for (int32_t i = 0; i < v->rank; ++i) n *= (uint64_t)v->shape[i];
+  return n;
+}
+
+static void vkp__strides(const vkp_value_t *v, int64_t *strides) {
+  int64_t s = 1;
+  for (int32_t i = v->rank - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= v->shape[i];
+  }
+}
+
+// uint fname(uint o): base + sum_d coord_d(o) * coef_d, where coord_d is the
+// d-th coordinate of o in the row-major `shape`.
+static void vkp__emit_affine(vkp__sb_t *sb, const char *fname, int32_t rank,
+                             const int64_t *shape, const int64_t *coefs,
+                             int64_t base) {
+  vkp__sb_printf(sb, "uint %s(uint o) {\n  int i = %lld;\n", fname,
+                 (long long)base);
+  int64_t stride = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    if (coefs[d] != 0 && shape[d] != 1) {
+      if (d == 0)
+        vkp__sb_printf(sb, "  i += int(o / %lluu) * (%lld);\n",
+                       (unsigned long long)stride, (long long)coefs[d]);
+      else
+        vkp__sb_printf(sb, "  i += int((o / %lluu) %% %lluu) * (%lld);\n",
+                       (unsigned long long)stride,
+                       (unsigned long long)shape[d], (long long)coefs[d]);
+    }
+    stride *= shape[d];
+  }
+  vkp__sb_append(sb, "  return uint(i);\n}\n");
+}
+
+// Index into `in` for output element o of shape `out` (numpy broadcasting).
+static void vkp__emit_broadcast(vkp__sb_t *sb, const char *fname,
+                                const vkp_value_t *in, int32_t out_rank,
+                                const int64_t *out_shape) {
+  int64_t in_strides[VKP_MAX_RANK], coefs[VKP_MAX_RANK];
+  vkp__strides(in, in_strides);
+  for (int32_t d = 0; d < out_rank; ++d) {
+    int32_t id = d - (out_rank - in->rank);
+    coefs[d] = (id >= 0 && in->shape[id] == out_shape[d] && in->shape[id] != 1)
+                   ? in_strides[id]
+                   : 0;
+  }
+  vkp__emit_affine(sb, fname, out_rank, out_shape, coefs, 0);
+}
+
+// ---------------------------------------------------------------------------
+// Prelude and epilogue
+
+typedef struct vkp__emit_t {
+  const vkp_graph_t *g;
+  const vkp__group_t *group;
+  const vkp__kernel_config_t *config;
+  vkp__sb_t head;     // bindings, helpers
+  vkp__sb_t body;     // op defines + template
+  vkp__kernel_t *k;
+  int32_t n_anchor_inputs;
+} vkp__emit_t;
+
+static int32_t vkp__bind_input(vkp__kernel_t *k, int32_t value) {
+  if (k->n_inputs >= VKP__MAX_BINDINGS) return -1;
+  k->inputs[k->n_inputs] = value;
+  return ++k->n_inputs;  // binding number
+}
+
+static bool vkp__is_member_output(const vkp_graph_t *g,
+                                  const vkp__group_t *group, int32_t value,
+                                  int32_t *out_node) {
+  for (int32_t i = 0; i < group->n_members; ++i) {
+    const vkp_node_t *n = &g->nodes[group->members[i]];
+    if (n->outputs[0] == value) {
+      *out_node = group->members[i];
+      return true;
+    }
+  }
+  return false;
+}
+
+int32_t vkp__group_epilogue_inputs(const vkp_graph_t *g,
+                                   const vkp__group_t *group) {
+  int32_t seen[VKP__MAX_BINDINGS * 8], n_seen = 0;
+  int32_t anchor_out = group->anchor >= 0 ? g->nodes[group->anchor].outputs[0] : -1;
+  for (int32_t i = 0; i < group->n_members; ++i) {
+    const vkp_node_t *n = &g->nodes[group->members[i]];
+    for (int32_t j = 0; j < n->n_inputs; ++j) {
+      int32_t v = n->inputs[j], producer;
+      if (v == anchor_out || vkp__is_member_output(g, group, v, &producer))
+        continue;
+      bool dup = false;
+      for (int32_t s = 0; s < n_seen; ++s) dup |= seen[s] == v;
+      if (!dup && n_seen < (int32_t)(sizeof seen / sizeof seen[0]))
+        seen[n_seen++] = v;
+    }
+  }
+  return n_seen;
+}
+
+int32_t vkp__anchor_bindings(const vkp_graph_t *g, int32_t anchor) {
+  const vkp_node_t *n = &g->nodes[anchor];
+  if (n->op == VKP_OP_CONCAT) return 1;
+  int32_t count = 0;
+  for (int32_t i = 0; i < n->n_inputs; ++i) count += n->inputs[i] >= 0;
+  return count;
+}
+
+static void vkp__emit_op_expr(vkp__sb_t *sb, const vkp_node_t *n,
+                              const char *a, const char *b) {
+  switch (n->op) {
+    case VKP_OP_ADD: vkp__sb_printf(sb, "(%s + %s)", a, b); break;
+    case VKP_OP_SUB: vkp__sb_printf(sb, "(%s - %s)", a, b); break;
+    case VKP_OP_MUL: vkp__sb_printf(sb, "(%s * %s)", a, b); break;
+    case VKP_OP_DIV: vkp__sb_printf(sb, "(%s / %s)", a, b); break;
+    case VKP_OP_POW: vkp__sb_printf(sb, "vkp_pow(%s, %s)", a, b); break;
+    case VKP_OP_SQRT: vkp__sb_printf(sb, "sqrt(%s)", a); break;
+    case VKP_OP_EXP: vkp__sb_printf(sb, "exp(%s)", a); break;
+    case VKP_OP_NEG: vkp__sb_printf(sb, "(-%s)", a); break;
+    case VKP_OP_ABS: vkp__sb_printf(sb, "abs(%s)", a); break;
+    case VKP_OP_RELU: vkp__sb_printf(sb, "(%s < 0.0 ? 0.0 : %s)", a, a); break;
+    case VKP_OP_LEAKY_RELU:
+      vkp__sb_printf(sb, "(%s < 0.0 ? %s * ", a, a);
+      vkp__sb_float(sb, vkp_node_attr_float(n, "alpha", 0.01));
+      vkp__sb_printf(sb, " : %s)", a);
+      break;
+    case VKP_OP_CLIP:
+      vkp__sb_printf(sb, "min(max(%s, ", a);
+      vkp__sb_float(sb, vkp_node_attr_float(n, "min", -3.4028234663852886e38));
+      vkp__sb_append(sb, "), ");
+      vkp__sb_float(sb, vkp_node_attr_float(n, "max", 3.4028234663852886e38));
+      vkp__sb_append(sb, ")");
+      break;
+    case VKP_OP_SIGMOID: vkp__sb_printf(sb, "vkp_sigmoid(%s)", a); break;
+    case VKP_OP_TANH: vkp__sb_printf(sb, "vkp_tanh(%s)", a); break;
+    case VKP_OP_ERF: vkp__sb_printf(sb, "vkp_erf(%s)", a); break;
+    case VKP_OP_GELU:
+      if (strcmp(vkp_node_attr_string(n, "approximate", "none"), "tanh") == 0)
+        vkp__sb_printf(sb, "vkp_gelu_tanh(%s)", a);
+      else
+        vkp__sb_printf(sb, "vkp_gelu(%s)", a);
+      break;
+    default:
+      vkp__sb_printf(sb, "%s", a);
+      break;
+  }
+}
+
+// vkp_epilogue(acc, o): the fused members, one local per member, in order.
+static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
+  const vkp_graph_t *g = e->g;
+  const vkp__group_t *group = e->group;
+  const vkp_value_t *root = &g->values[g->nodes[group->root].outputs[0]];
+  int32_t anchor_out = group->anchor >= 0 ? g->nodes[group->anchor].outputs[0] : -1;
+  int32_t ext_value[VKP__MAX_BINDINGS], ext_binding[VKP__MAX_BINDINGS], n_ext = 0;
+  vkp__sb_t fn;
+  vkp__sb_init(&fn);
+  vkp__sb_append(&fn, "float vkp_epilogue(float acc, uint o) {\n");
+  for (int32_t i = 0; i < group->n_members; ++i) {
+    const vkp_node_t *n = &g->nodes[group->members[i]];
+    char args[2][48];
+    for (int32_t j = 0; j < n->n_inputs && j < 2; ++j) {
+      int32_t v = n->inputs[j], producer;
+      if (v == anchor_out) {
+        snprintf(args[j], sizeof args[j], "acc");
+      } else if (vkp__is_member_output(g, group, v, &producer)) {
+        snprintf(args[j], sizeof args[j], "v%d", (int)producer);
+      } else {
+        int32_t binding = -1;
+        for (int32_t s = 0; s < n_ext; ++s)
+          if (ext_value[s] == v) binding = ext_binding[s];
+        if (binding < 0) {
+          binding = vkp__bind_input(e->k, v);
+          if (binding < 0 || n_ext >= VKP__MAX_BINDINGS) {
+            vkp__sb_deinit(&fn);
+            return vkp_status_make(VKP_STATUS_INTERNAL,
+                                   "fused group '%s' needs more than %d bindings",
+                                   g->nodes[group->root].name, VKP__MAX_BINDINGS);
+          }
+          ext_value[n_ext] = v;
+          ext_binding[n_ext++] = binding;
+          char fname[32];
+          snprintf(fname, sizeof fname, "vkp_idx%d", (int)binding);
+          vkp__emit_broadcast(&e->head, fname, &g->values[v], root->rank,
+                              root->shape);
+        }
+        snprintf(args[j], sizeof args[j], "b%d[vkp_idx%d(o)]", (int)binding,
+                 (int)binding);
+      }
+    }
+    vkp__sb_printf(&fn, "  float v%d = ", (int)group->members[i]);
+    vkp__emit_op_expr(&fn, n, args[0], n->n_inputs > 1 ? args[1] : "");
+    vkp__sb_printf(&fn, ";  // %s '%s'\n", vkp_op_name(n->op), n->name);
+  }
+  if (group->n_members > 0)
+    vkp__sb_printf(&fn, "  return v%d;\n}\n", (int)group->root);
+  else
+    vkp__sb_append(&fn, "  return acc;\n}\n");
+  vkp_status_t st = vkp__sb_status(&fn, "epilogue");
+  if (!st) vkp__sb_append(&e->head, fn.data);
+  vkp__sb_deinit(&fn);
+  return st;
+}
+
+// Assembles the final text: header, bindings, math helpers, the head
+// (index helpers, epilogue) and the body (op constants + template).
+static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
+  vkp__kernel_t *k = e->k;
+  vkp__sb_t sb;
+  vkp__sb_init(&sb);
+  vkp__sb_printf(&sb, "#version 450\n// vkpipe kernel: %s\n", what);
+  vkp__sb_printf(&sb,
+                 "layout(local_size_x = %u, local_size_y = %u, local_size_z = "
+                 "%u) in;\n",
+                 (unsigned)k->local_size[0], (unsigned)k->local_size[1],
+                 (unsigned)k->local_size[2]);
+  vkp__sb_append(&sb,
+                 "layout(std430, set = 0, binding = 0) writeonly buffer B0 { "
+                 "float b0[]; };\n#define OUT b0\n");
+  for (int32_t i = 0; i < k->n_inputs; ++i) {
+    vkp__sb_printf(&sb,
+                   "layout(std430, set = 0, binding = %d) readonly buffer B%d "
+                   "{ float b%d[]; };\n",
+                   (int)i + 1, (int)i + 1, (int)i + 1);
+    if (i < e->n_anchor_inputs)
+      vkp__sb_printf(&sb, "#define IN%d b%d\n", (int)i, (int)i + 1);
+  }
+  vkp__sb_append(&sb, vkp__shader("math"));
+  vkp__sb_append(&sb, e->head.data ? e->head.data : "");
+  vkp__sb_append(&sb, "#define STORE(o, v) OUT[o] = vkp_epilogue((v), (o))\n");
+  vkp__sb_append(&sb, e->body.data ? e->body.data : "");
+  vkp_status_t st = vkp__sb_status(&e->head, "kernel text");
+  if (!st) st = vkp__sb_status(&e->body, "kernel text");
+  if (!st) st = vkp__sb_status(&sb, "kernel text");
+  if (!st) {
+    k->glsl = vkp__sb_take(&sb);
+    if (!k->glsl) st = VKP_OOM("kernel text");
+  }
+  vkp__sb_deinit(&sb);
+  return st;
+}
+
+static void vkp__grid_1d(vkp__emit_t *e, uint64_t total) {
+  uint32_t local = e->config->local_1d;
+  e->k->local_size[0] = local;
+  e->k->local_size[1] = e->k->local_size[2] = 1;
+  uint64_t groups = (total + local - 1) / local;
+  e->k->groups[0] = (uint32_t)(groups ? groups : 1);
+  e->k->groups[1] = e->k->groups[2] = 1;
+}
+
+static void vkp__define_u(vkp__sb_t *sb, const char *name, uint64_t v) {
+  vkp__sb_printf(sb, "#define %s %lluu\n", name, (unsigned long long)v);
+}
+
+static void vkp__define_i(vkp__sb_t *sb, const char *name, int64_t v) {
+  vkp__sb_printf(sb, "#define %s %lld\n", name, (long long)v);
+}
+
+static void vkp__template(vkp__emit_t *e, const char *name) {
+  const char *text = vkp__shader(name);
+  vkp__sb_append(&e->body, text ? text : "#error missing template\n");
+}
+
+// ---------------------------------------------------------------------------
+// Anchors
+
+static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_graph_t *g = e->g;
+  const vkp_value_t *a = vkp__node_in(g, n, 0), *b = vkp__node_in(g, n, 1);
+  const vkp_value_t *y = &g->values[n->outputs[0]];
+  int64_t m, nn, k, a_sm, a_sk, b_sk, b_sn;
+  int64_t batch = 1;
+  int32_t out_batch_rank = 0;
+  if (n->op == VKP_OP_GEMM) {
+    bool ta = vkp_node_attr_int(n, "transA", 0) != 0;
+    bool tb = vkp_node_attr_int(n, "transB", 0) != 0;
+    m = ta ? a->shape[1] : a->shape[0];
+    k = ta ? a->shape[0] : a->shape[1];
+    nn = tb ? b->shape[0] : b->shape[1];
+    a_sm = ta ? 1 : k;
+    a_sk = ta ? m : 1;
+    b_sk = tb ? 1 : nn;
+    b_sn = tb ? k : 1;
+    vkp__sb_append(&e->head, "uint vkp_a_batch(uint b) { return 0u; }\n"
+                             "uint vkp_b_batch(uint b) { return 0u; }\n");
+  } else {
+    k = a->shape[a->rank - 1];
+    m = a->rank >= 2 ? a->shape[a->rank - 2] : 1;
+    nn = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
+    a_sm = a->rank >= 2 ? k : 0;
+    a_sk = 1;
+    b_sk = b->rank >= 2 ? nn : 1;
+    b_sn = b->rank >= 2 ? 1 : 0;
+    out_batch_rank = y->rank - (a->rank >= 2) - (b->rank >= 2);
+    int64_t coef_a[VKP_MAX_RANK], coef_b[VKP_MAX_RANK];
+    int64_t sa = m * k, sb = k * nn;
+    int32_t ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
+    for (int32_t d = out_batch_rank - 1; d >= 0; --d) {
+      int32_t ia = d - (out_batch_rank - ba), ib = d - (out_batch_rank - bb);
+      coef_a[d] = (ia >= 0 && a->shape[ia] != 1) ? sa : 0;
+      coef_b[d] = (ib >= 0 && b->shape[ib] != 1) ? sb : 0;
+      if (ia >= 0) sa *= a->shape[ia];
+      if (ib >= 0) sb *= b->shape[ib];
+      batch *= y->shape[d];
+    }
+    vkp__emit_affine(&e->head, "vkp_a_batch", out_batch_rank, y->shape, coef_a, 0);
+    vkp__emit_affine(&e->head, "vkp_b_batch", out_batch_rank, y->shape, coef_b, 0);
+  }
+  vkp__sb_t *s = &e->body;
+  vkp__define_u(s, "M", (uint64_t)m);
+  vkp__define_u(s, "N", (uint64_t)nn);
+  vkp__define_u(s, "K", (uint64_t)k);
+  vkp__define_u(s, "BATCH", (uint64_t)batch);
+  vkp__sb_printf(s, "#define A_INDEX(b, m, k) (vkp_a_batch(b) + (m) * %lldu + (k) * %lldu)\n",
+                 (long long)a_sm, (long long)a_sk);
+  vkp__sb_printf(s, "#define B_INDEX(b, k, n) (vkp_b_batch(b) + (k) * %lldu + (n) * %lldu)\n",
+                 (long long)b_sk, (long long)b_sn);
+  vkp__sb_append(s, "float vkp_gemm_finish(float acc, uint m, uint n) {\n  return ");
+  if (n->op == VKP_OP_GEMM) {
+    vkp__sb_float(s, vkp_node_attr_float(n, "alpha", 1.0));
+    vkp__sb_append(s, " * acc");
+    const vkp_value_t *c = vkp__node_in(g, n, 2);
+    if (c) {
+      int64_t c_sm = 0, c_sn = 0;
+      if (c->rank == 2) {
+        c_sm = c->shape[0] == m && m != 1 ? c->shape[1] : 0;
+        c_sn = c->shape[1] == nn && nn != 1 ? 1 : 0;
+      } else if (c->rank == 1) {
+        c_sn = c->shape[0] == nn && nn != 1 ? 1 : 0;
+      }
+      vkp__sb_append(s, " + ");
+      vkp__sb_float(s, vkp_node_attr_float(n, "beta", 1.0));
+      vkp__sb_printf(s, " * IN2[m * %lldu + n * %lldu]", (long long)c_sm,
+                     (long long)c_sn);
+    }
+  } else {
+    vkp__sb_append(s, "acc");
+  }
+  vkp__sb_append(s, ";\n}\n");
+  if (e->config->gemm_tiled) {
+    e->k->local_size[0] = 16;
+    e->k->local_size[1] = 16;
+    e->k->local_size[2] = 1;
+    e->k->groups[0] = (uint32_t)((nn + 63) / 64);
+    e->k->groups[1] = (uint32_t)((m + 63) / 64);
+    e->k->groups[2] = (uint32_t)batch;
+    vkp__template(e, "gemm_tiled");
+  } else {
+    e->k->local_size[0] = 8;
+    e->k->local_size[1] = 8;
+    e->k->local_size[2] = 1;
+    e->k->groups[0] = (uint32_t)((nn + 31) / 32);
+    e->k->groups[1] = (uint32_t)((m + 31) / 32);
+    e->k->groups[2] = (uint32_t)batch;
+    vkp__template(e, "gemm_blocked");
+  }
+}
+
+static void vkp__emit_window_attrs(vkp__sb_t *s, const vkp_node_t *n) {
+  const int64_t *pads, *strides, *dil;
+  vkp_node_attr_ints(n, "pads", &pads);
+  vkp_node_attr_ints(n, "strides", &strides);
+  vkp_node_attr_ints(n, "dilations", &dil);
+  vkp__define_u(s, "SH", (uint64_t)strides[0]);
+  vkp__define_u(s, "SW", (uint64_t)strides[1]);
+  vkp__define_u(s, "DH", (uint64_t)dil[0]);
+  vkp__define_u(s, "DW", (uint64_t)dil[1]);
+  vkp__define_i(s, "PT", pads[0]);
+  vkp__define_i(s, "PL", pads[1]);
+  vkp__define_i(s, "PB", pads[2]);
+  vkp__define_i(s, "PR", pads[3]);
+}
+
+static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__node_in(e->g, n, 0), *w = vkp__node_in(e->g, n, 1);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  int64_t group = vkp_node_attr_int(n, "group", 1);
+  vkp__sb_t *s = &e->body;
+  vkp__define_u(s, "TOTAL", vkp__numel(y));
+  vkp__define_u(s, "C", (uint64_t)x->shape[1]);
+  vkp__define_u(s, "H", (uint64_t)x->shape[2]);
+  vkp__define_u(s, "W", (uint64_t)x->shape[3]);
+  vkp__define_u(s, "M", (uint64_t)y->shape[1]);
+  vkp__define_u(s, "OH", (uint64_t)y->shape[2]);
+  vkp__define_u(s, "OW", (uint64_t)y->shape[3]);
+  vkp__define_u(s, "KH", (uint64_t)w->shape[2]);
+  vkp__define_u(s, "KW", (uint64_t)w->shape[3]);
+  vkp__define_u(s, "CG", (uint64_t)(x->shape[1] / group));
+  vkp__define_u(s, "MG", (uint64_t)(y->shape[1] / group));
+  vkp__emit_window_attrs(s, n);
+  if (vkp__node_in(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
+  vkp__grid_1d(e, vkp__numel(y));
+  vkp__template(e, "conv2d");
+}
+
+static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  const int64_t *ks;
+  vkp_node_attr_ints(n, "kernel_shape", &ks);
+  vkp__sb_t *s = &e->body;
+  vkp__define_u(s, "TOTAL", vkp__numel(y));
+  vkp__define_u(s, "H", (uint64_t)x->shape[2]);
+  vkp__define_u(s, "W", (uint64_t)x->shape[3]);
+  vkp__define_u(s, "OH", (uint64_t)y->shape[2]);
+  vkp__define_u(s, "OW", (uint64_t)y->shape[3]);
+  vkp__define_u(s, "KH", (uint64_t)ks[0]);
+  vkp__define_u(s, "KW", (uint64_t)ks[1]);
+  vkp__emit_window_attrs(s, n);
+  if (n->op == VKP_OP_MAX_POOL2D) {
+    vkp__sb_append(s, "#define POOL_MAX 1\n");
+  } else {
+    vkp__sb_append(s, "#define POOL_AVG 1\n");
+    if (vkp_node_attr_int(n, "count_include_pad", 0))
+      vkp__sb_append(s, "#define COUNT_INCLUDE_PAD 1\n");
+  }
+  vkp__grid_1d(e, vkp__numel(y));
+  vkp__template(e, "pool2d");
+}
+
+static void vkp__emit_global_pool(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  uint64_t nc = (uint64_t)(x->shape[0] * x->shape[1]);
+  vkp__define_u(&e->body, "TOTAL", nc);
+  vkp__define_u(&e->body, "S", nc ? vkp__numel(x) / nc : 0);
+  vkp__grid_1d(e, nc);
+  vkp__template(e, "global_avg_pool");
+}
+
+static void vkp__emit_batch_norm(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  uint64_t inner = 1;
+  for (int32_t d = 2; d < x->rank; ++d) inner *= (uint64_t)x->shape[d];
+  vkp__define_u(&e->body, "TOTAL", vkp__numel(x));
+  vkp__define_u(&e->body, "C", (uint64_t)x->shape[1]);
+  vkp__define_u(&e->body, "INNER", inner);
+  vkp__sb_append(&e->body, "#define EPSILON ");
+  vkp__sb_float(&e->body, vkp_node_attr_float(n, "epsilon", 1e-5));
+  vkp__sb_append(&e->body, "\n");
+  vkp__grid_1d(e, vkp__numel(x));
+  vkp__template(e, "batch_norm");
+}
+
+static void vkp__emit_softmax(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  int64_t axis = vkp_node_attr_int(n, "axis", x->rank - 1);
+  uint64_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < axis; ++d) outer *= (uint64_t)x->shape[d];
+  for (int32_t d = (int32_t)axis + 1; d < x->rank; ++d) inner *= (uint64_t)x->shape[d];
+  vkp__define_u(&e->body, "ROWS", outer * inner);
+  vkp__define_u(&e->body, "L", (uint64_t)x->shape[axis]);
+  vkp__define_u(&e->body, "INNER", inner);
+  vkp__grid_1d(e, outer * inner);
+  vkp__template(e, "softmax");
+}
+
+static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  int64_t axis = vkp_node_attr_int(n, "axis", x->rank - 1);
+  uint64_t rows = 1, len = 1;
+  for (int32_t d = 0; d < axis; ++d) rows *= (uint64_t)x->shape[d];
+  for (int32_t d = (int32_t)axis; d < x->rank; ++d) len *= (uint64_t)x->shape[d];
+  int32_t norm_rank = x->rank - (int32_t)axis;
+  const int64_t *norm_shape = &x->shape[axis];
+  vkp__emit_broadcast(&e->head, "vkp_scale_index", vkp__node_in(e->g, n, 1),
+                      norm_rank, norm_shape);
+  const vkp_value_t *bias = vkp__node_in(e->g, n, 2);
+  if (bias) {
+    vkp__emit_broadcast(&e->head, "vkp_bias_index", bias, norm_rank, norm_shape);
+    vkp__sb_append(&e->body, "#define HAS_BIAS 1\n");
+  }
+  vkp__define_u(&e->body, "ROWS", rows);
+  vkp__define_u(&e->body, "L", len);
+  vkp__sb_append(&e->body, "#define EPSILON ");
+  vkp__sb_float(&e->body, vkp_node_attr_float(n, "epsilon", 1e-5));
+  vkp__sb_append(&e->body, "\n");
+  vkp__grid_1d(e, rows);
+  vkp__template(e, "layer_norm");
+}
+
+static void vkp__emit_reduce(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  const int64_t *axes;
+  int32_t n_axes = vkp_node_attr_ints(n, "axes", &axes);
+  int64_t strides[VKP_MAX_RANK];
+  vkp__strides(x, strides);
+  int64_t kept_shape[VKP_MAX_RANK], kept_coef[VKP_MAX_RANK];
+  int64_t red_shape[VKP_MAX_RANK], red_coef[VKP_MAX_RANK];
+  int32_t n_kept = 0, n_red = 0;
+  uint64_t r = 1;
+  for (int32_t d = 0; d < x->rank; ++d) {
+    bool reduced = false;
+    for (int32_t i = 0; i < n_axes; ++i) reduced |= axes[i] == d;
+    if (reduced) {
+      red_shape[n_red] = x->shape[d];
+      red_coef[n_red++] = strides[d];
+      r *= (uint64_t)x->shape[d];
+    } else {
+      kept_shape[n_kept] = x->shape[d];
+      kept_coef[n_kept++] = strides[d];
+    }
+  }
+  vkp__emit_affine(&e->head, "vkp_reduce_base", n_kept, kept_shape, kept_coef, 0);
+  vkp__emit_affine(&e->head, "vkp_reduce_offset", n_red, red_shape, red_coef, 0);
+  vkp__define_u(&e->body, "TOTAL", vkp__numel(y));
+  vkp__define_u(&e->body, "R", r);
+  if (n->op == VKP_OP_REDUCE_MEAN) vkp__sb_append(&e->body, "#define REDUCE_MEAN 1\n");
+  vkp__grid_1d(e, vkp__numel(y));
+  vkp__template(e, "reduce");
+}
+
+static void vkp__emit_transpose(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  const int64_t *perm;
+  vkp_node_attr_ints(n, "perm", &perm);
+  int64_t strides[VKP_MAX_RANK], coefs[VKP_MAX_RANK];
+  vkp__strides(x, strides);
+  for (int32_t d = 0; d < y->rank; ++d) coefs[d] = strides[perm[d]];
+  vkp__emit_affine(&e->head, "vkp_gather_index", y->rank, y->shape, coefs, 0);
+  vkp__define_u(&e->body, "TOTAL", vkp__numel(y));
+  vkp__grid_1d(e, vkp__numel(y));
+  vkp__template(e, "gather");
+}
+
+static void vkp__emit_slice(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  const int64_t *starts, *steps;
+  vkp_node_attr_ints(n, "starts", &starts);
+  vkp_node_attr_ints(n, "steps", &steps);
+  int64_t strides[VKP_MAX_RANK], coefs[VKP_MAX_RANK], base = 0;
+  vkp__strides(x, strides);
+  for (int32_t d = 0; d < y->rank; ++d) {
+    base += starts[d] * strides[d];
+    coefs[d] = steps[d] * strides[d];
+  }
+  vkp__emit_affine(&e->head, "vkp_gather_index", y->rank, y->shape, coefs, base);
+  vkp__define_u(&e->body, "TOTAL", vkp__numel(y));
+  vkp__grid_1d(e, vkp__numel(y));
+  vkp__template(e, "gather");
+}
+
+static void vkp__emit_concat(vkp__emit_t *e, const vkp_node_t *n, int32_t part) {
+  const vkp_value_t *x = vkp__node_in(e->g, n, part);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  int64_t axis = vkp_node_attr_int(n, "axis", 0);
+  uint64_t inner = 1, offset = 0;
+  for (int32_t d = (int32_t)axis + 1; d < y->rank; ++d) inner *= (uint64_t)y->shape[d];
+  for (int32_t i = 0; i < part; ++i)
+    offset += (uint64_t)vkp__node_in(e->g, n, i)->shape[axis];
+  uint64_t in_axis = (uint64_t)x->shape[axis], out_axis = (uint64_t)y->shape[axis];
+  vkp__sb_printf(&e->head,
+                 "uint vkp_concat_dst(uint i) {\n"
+                 "  return (i / %lluu) * %lluu + (%lluu + (i / %lluu) %% %lluu) * "
+                 "%lluu + i %% %lluu;\n}\n",
+                 (unsigned long long)(in_axis * inner),
+                 (unsigned long long)(out_axis * inner),
+                 (unsigned long long)offset, (unsigned long long)inner,
+                 (unsigned long long)in_axis, (unsigned long long)inner,
+                 (unsigned long long)inner);
+  vkp__define_u(&e->body, "TOTAL", vkp__numel(x));
+  vkp__grid_1d(e, vkp__numel(x));
+  vkp__template(e, "concat");
+}
+
+// ---------------------------------------------------------------------------
+// Entry points
+
+vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
+                              int32_t part, const vkp__kernel_config_t *config,
+                              vkp__kernel_t *out_kernel) {
+  memset(out_kernel, 0, sizeof(*out_kernel));
+  vkp__emit_t e = {.g = g, .group = group, .config = config, .k = out_kernel};
+  vkp__sb_init(&e.head);
+  vkp__sb_init(&e.body);
+  const vkp_node_t *anchor = group->anchor >= 0 ? &g->nodes[group->anchor] : NULL;
+  vkp_status_t st = NULL;
+  // The anchor's own inputs come first (IN0, IN1, ...).
+  if (anchor && anchor->op == VKP_OP_CONCAT) {
+    vkp__bind_input(out_kernel, anchor->inputs[part]);
+  } else if (anchor) {
+    for (int32_t i = 0; i < anchor->n_inputs; ++i)
+      if (anchor->inputs[i] >= 0) vkp__bind_input(out_kernel, anchor->inputs[i]);
+  }
+  e.n_anchor_inputs = out_kernel->n_inputs;
+  st = vkp__emit_epilogue(&e);
+  if (!st) {
+    const vkp_value_t *root = &g->values[g->nodes[group->root].outputs[0]];
+    switch (anchor ? anchor->op : VKP_OP_COUNT) {
+      case VKP_OP_COUNT:  // pure elementwise group
+        vkp__define_u(&e.body, "TOTAL", vkp__numel(root));
+        vkp__grid_1d(&e, vkp__numel(root));
+        vkp__template(&e, "elementwise");
+        break;
+      case VKP_OP_MATMUL: case VKP_OP_GEMM: vkp__emit_matmul_like(&e, anchor); break;
+      case VKP_OP_CONV2D: vkp__emit_conv2d(&e, anchor); break;
+      case VKP_OP_MAX_POOL2D: case VKP_OP_AVG_POOL2D: vkp__emit_pool(&e, anchor); break;
+      case VKP_OP_GLOBAL_AVG_POOL: vkp__emit_global_pool(&e, anchor); break;
+      case VKP_OP_BATCH_NORM: vkp__emit_batch_norm(&e, anchor); break;
+      case VKP_OP_SOFTMAX: vkp__emit_softmax(&e, anchor); break;
+      case VKP_OP_LAYER_NORM: vkp__emit_layer_norm(&e, anchor); break;
+      case VKP_OP_REDUCE_MEAN: case VKP_OP_REDUCE_SUM: vkp__emit_reduce(&e, anchor); break;
+      case VKP_OP_TRANSPOSE: vkp__emit_transpose(&e, anchor); break;
+      case VKP_OP_SLICE: vkp__emit_slice(&e, anchor); break;
+      case VKP_OP_CONCAT: vkp__emit_concat(&e, anchor, part); break;
+      default:
+        st = vkp_status_make(VKP_STATUS_UNSUPPORTED, "no kernel for op '%s'",
+                             vkp_op_name(anchor->op));
+        break;
+    }
+  }
+  if (!st) st = vkp__finish(&e, g->nodes[group->root].name);
+  vkp__sb_deinit(&e.head);
+  vkp__sb_deinit(&e.body);
+  if (st) vkp__kernel_deinit(out_kernel);
+  return st;
+}
+
+vkp_status_t vkp__kernel_emit_copy(uint64_t n_elements, int32_t src_value,
+                                   const vkp__kernel_config_t *config,
+                                   vkp__kernel_t *out_kernel) {
+  memset(out_kernel, 0, sizeof(*out_kernel));
+  vkp__group_t group = {.root = -1, .anchor = -1};
+  vkp__emit_t e = {.group = &group, .config = config, .k = out_kernel};
+  vkp__sb_init(&e.head);
+  vkp__sb_init(&e.body);
+  vkp__bind_input(out_kernel, src_value);
+  e.n_anchor_inputs = 1;
+  vkp__sb_append(&e.head,
+                 "float vkp_epilogue(float acc, uint o) { return acc; }\n"
+                 "uint vkp_gather_index(uint o) { return o; }\n");
+  vkp__define_u(&e.body, "TOTAL", n_elements);
+  vkp__grid_1d(&e, n_elements);
+  vkp__template(&e, "gather");
+  vkp_status_t st = vkp__finish(&e, "copy");
+  vkp__sb_deinit(&e.head);
+  vkp__sb_deinit(&e.body);
+  if (st) vkp__kernel_deinit(out_kernel);
+  return st;
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// GLSL generation for one dispatch: a fused group of graph nodes, or a copy.
+// codegen.c decides what is fused and where values live; this file turns a
+// group into GLSL text, a grid and the list of values bound to it.
+//
+// Binding convention of every kernel: binding 0 is the destination (OUT),
+// bindings 1.. are inputs (IN0, IN1, ... for the anchor's inputs, then the
+// epilogue's external operands). Every kernel writes element o of its
+// destination through STORE(o, v) = OUT[o] = vkp_epilogue(v, o), where
+// vkp_epilogue evaluates the fused elementwise ops that follow the anchor.
+//
+// Kernel variants (vkp__kernel_config_t.gemm_tiled):
+//   - GEMM/matmul use the shared-memory tiled kernel (gemm_tiled.comp) on
+//     devices that are not CPU implementations and have >= 8 KiB of shared
+//     memory, >= 256 invocations and a 16 x 16 workgroup; otherwise (lavapipe
+//     and other CPU devices, where barrier() costs ~10x) the register-blocked,
+//     barrier-free kernel (gemm_blocked.comp). VKPIPE_SPIRV_GEMM=tiled|blocked
+//     overrides the choice (for tests and benchmarks).
+//   - 1-D kernels use 64 invocations per workgroup, raised to the device's
+//     subgroup size when that is larger and capped at the device limit; no
+//     kernel assumes a particular subgroup size.
+#ifndef VKPIPE_CODEGEN_SPIRV_KERNELS_H_
+#define VKPIPE_CODEGEN_SPIRV_KERNELS_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "codegen/spirv/program.h"
+#include "vkpipe/graph.h"
+#include "vkpipe/status.h"
+
+// Upper bound on the bindings of one dispatch; fusion stops before it.
+#define VKP__MAX_BINDINGS 8
+
+typedef struct vkp__group_t {
+  int32_t root;        // node whose output the dispatch writes
+  int32_t anchor;      // the non-elementwise node, or -1 (pure elementwise)
+  int32_t n_members;   // fused elementwise nodes, topological order
+  int32_t members[64];
+} vkp__group_t;
+
+typedef struct vkp__kernel_config_t {
+  bool gemm_tiled;        // see the variant rule above
+  uint32_t local_1d;      // workgroup size of 1-D kernels
+} vkp__kernel_config_t;
+
+typedef struct vkp__kernel_t {
+  char *glsl;                  // owned (vkp__free)
+  uint32_t local_size[3];
+  uint32_t groups[3];
+  int32_t n_inputs;            // bindings 1..n_inputs
+  int32_t inputs[VKP__MAX_BINDINGS];  // value index bound at binding 1 + i
+} vkp__kernel_t;
+
+// The variant configuration for `device`, honouring VKPIPE_SPIRV_GEMM.
+void vkp__kernel_config_init(vkp__kernel_config_t *config,
+                             const vkp_spirv_device_info_t *device);
+
+// True for ops fused as elementwise members (unary and broadcasting binary).
+bool vkp__op_is_elementwise(vkp_op_t op);
+// True for reshape-like ops that only relabel the shape of their input.
+bool vkp__op_is_alias(vkp_op_t op);
+// True when `op` as an anchor can take an epilogue (all anchors but concat).
+bool vkp__op_takes_epilogue(vkp_op_t op);
+// How many external operands the epilogue of `group` reads (for the binding
+// budget), counting each distinct value once.
+int32_t vkp__group_epilogue_inputs(const vkp_graph_t *graph,
+                                   const vkp__group_t *group);
+// Number of bindings the anchor's own kernel needs (without the epilogue).
+int32_t vkp__anchor_bindings(const vkp_graph_t *graph, int32_t anchor);
+
+// Emits the kernel of `group`. For a concat anchor `part` selects the input
+// (one dispatch per input); otherwise it is 0.
+vkp_status_t vkp__kernel_emit(const vkp_graph_t *graph,
+                              const vkp__group_t *group, int32_t part,
+                              const vkp__kernel_config_t *config,
+                              vkp__kernel_t *out_kernel) VKP_MUST_USE;
+
+// Emits a plain copy of `n_elements` floats (binding 1 -> binding 0).
+vkp_status_t vkp__kernel_emit_copy(uint64_t n_elements, int32_t src_value,
+                                   const vkp__kernel_config_t *config,
+                                   vkp__kernel_t *out_kernel) VKP_MUST_USE;
+
+void vkp__kernel_deinit(vkp__kernel_t *kernel);
+
+#endif  // VKPIPE_CODEGEN_SPIRV_KERNELS_H_

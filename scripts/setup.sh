@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# Installs the Debian 12 packages vkpipe needs (only those missing), then
+# configures and builds into ./build. Idempotent: with everything in place it
+# only runs an incremental build.
+#
+#   scripts/setup.sh [--build-dir DIR] [-- extra cmake args]
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+build_dir=build
+cmake_args=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) build_dir="$2"; shift 2 ;;
+    --) shift; cmake_args+=("$@"); break ;;
+    -h|--help) sed -n '3,9p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+done
+
+packages=(
+  build-essential cmake pkg-config git
+  libcjson-dev libdlpack-dev libcriterion-dev
+  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  glslc libshaderc-dev spirv-tools
+  protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
+  python3 python3-numpy python3-onnx
+  libopenblas-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null; then sudo="sudo"; else
+      echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
+  mkdir -p "$build_dir"
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_args[@]}" \
+    >"$build_dir/configure.log" 2>&1 || { cat "$build_dir/configure.log" >&2; exit 1; }
+elif [[ ${#cmake_args[@]} -gt 0 ]]; then
+  cmake "$build_dir" "${cmake_args[@]}" >"$build_dir/configure.log" 2>&1 ||
+    { cat "$build_dir/configure.log" >&2; exit 1; }
+fi
+log="$build_dir/build.log"
+if ! cmake --build "$build_dir" -j "$jobs" >"$log" 2>&1; then
+  grep -E "error|Error" -A4 "$log" | head -60 >&2 || true
+  echo "setup: build failed (full log: $log)" >&2
+  exit 1
+fi
+echo "setup: built in $build_dir"

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared-memory tiled GEMM for GPUs: a 16 x 16 workgroup computes a 64 x 64
+// block of C, each invocation a 4 x 4 sub-block, staging BK-deep slices of A
+// and B in shared memory (8 KiB). Dispatch: (ceil(N/64), ceil(M/64), BATCH).
+// Generator provides the same names as gemm_blocked.comp.
+#define TM 4u
+#define TN 4u
+#define BM 64u
+#define BN 64u
+#define BK 16u
+shared float As[BK][BM];
+shared float Bs[BK][BN];
+void main() {
+  uint tx = gl_LocalInvocationID.x;
+  uint ty = gl_LocalInvocationID.y;
+  uint tid = ty * 16u + tx;
+  uint n_base = gl_WorkGroupID.x * BN;
+  uint m_base = gl_WorkGroupID.y * BM;
+  uint b = gl_WorkGroupID.z;
+  float acc[TM][TN];
+  for (uint i = 0u; i < TM; ++i)
+    for (uint j = 0u; j < TN; ++j) acc[i][j] = 0.0;
+  for (uint k0 = 0u; k0 < K; k0 += BK) {
+    // 1024 elements of each tile, 4 per invocation.
+    for (uint l = 0u; l < 4u; ++l) {
+      uint e = tid + l * 256u;
+      uint am = e / BK, ak = e % BK;
+      uint gm = m_base + am, gk = k0 + ak;
+      As[ak][am] = (gm < M && gk < K) ? IN0[A_INDEX(b, gm, gk)] : 0.0;
+      uint bk = e / BN, bn = e % BN;
+      uint gn = n_base + bn, gk2 = k0 + bk;
+      Bs[bk][bn] = (gn < N && gk2 < K) ? IN1[B_INDEX(b, gk2, gn)] : 0.0;
+    }
+    barrier();
+    for (uint kk = 0u; kk < BK; ++kk) {
+      float a[TM];
+      float bv[TN];
+      for (uint i = 0u; i < TM; ++i) a[i] = As[kk][ty * TM + i];
+      for (uint j = 0u; j < TN; ++j) bv[j] = Bs[kk][tx * TN + j];
+      for (uint i = 0u; i < TM; ++i)
+        for (uint j = 0u; j < TN; ++j) acc[i][j] += a[i] * bv[j];
+    }
+    barrier();
+  }
+  for (uint i = 0u; i < TM; ++i) {
+    uint m = m_base + ty * TM + i;
+    if (m >= M) break;
+    for (uint j = 0u; j < TN; ++j) {
+      uint n = n_base + tx * TN + j;
+      if (n >= N) break;
+      STORE((b * M + m) * N + n, vkp_gemm_finish(acc[i][j], m, n));
+    }
+  }
+}

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Max / average 2-D pooling, NCHW, one output element per invocation.
+// Generator provides: TOTAL, H, W, OH, OW, KH, KW, SH, SW, DH, DW, PT, PL, PB,
+// PR (ints), POOL_MAX or POOL_AVG, COUNT_INCLUDE_PAD, IN0 = x, STORE(o, v).
+// Average divisor: window positions inside the input, or with
+// COUNT_INCLUDE_PAD inside the padded input (positions a ceil_mode window
+// adds past the end padding never count).
+void main() {
+  uint o = gl_GlobalInvocationID.x;
+  if (o >= TOTAL) return;
+  uint ow = o % OW;
+  uint t = o / OW;
+  uint oh = t % OH;
+  uint nc = t / OH;
+  int ih0 = int(oh * SH) - PT;
+  int iw0 = int(ow * SW) - PL;
+  uint base = nc * H * W;
+#ifdef POOL_MAX
+  float acc = uintBitsToFloat(0xff800000u);
+#else
+  float acc = 0.0;
+  uint count = 0u;
+#endif
+  for (uint kh = 0u; kh < KH; ++kh) {
+    int ih = ih0 + int(kh * DH);
+    for (uint kw = 0u; kw < KW; ++kw) {
+      int iw = iw0 + int(kw * DW);
+      bool inside = ih >= 0 && ih < int(H) && iw >= 0 && iw < int(W);
+#ifdef POOL_MAX
+      if (inside) acc = max(acc, IN0[base + uint(ih) * W + uint(iw)]);
+#else
+#ifdef COUNT_INCLUDE_PAD
+      if (ih >= -PT && ih < int(H) + PB && iw >= -PL && iw < int(W) + PR) ++count;
+#else
+      if (inside) ++count;
+#endif
+      if (inside) acc += IN0[base + uint(ih) * W + uint(iw)];
+#endif
+    }
+  }
+#ifdef POOL_AVG
+  acc = count > 0u ? acc / float(count) : 0.0;
+#endif
+  STORE(o, acc);
+}

@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "spirv/spirv_cases.h"
+
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "vkpipe/status.h"
+
+// A small graph builder: inputs x0.., constants c0.., values v0...
+typedef struct vkp__gb_t {
+  vkp_graph_t *g;
+  vkp_test_rng_t *rng;
+  int n;
+  char names[96][16];
+  bool failed;
+} vkp__gb_t;
+
+static void vkp__gb_check(vkp__gb_t *b, vkp_status_t st) {
+  if (st) {
+    fprintf(stderr, "building test graph: %s\n", vkp_status_message(st));
+    vkp_status_free(st);
+    b->failed = true;
+  }
+}
+
+static const char *vkp__gb_name(vkp__gb_t *b, char prefix) {
+  char *name = b->names[b->n % 96];
+  snprintf(name, 16, "%c%d", prefix, b->n++);
+  return name;
+}
+
+static const char *IN(vkp__gb_t *b, int32_t rank, const int64_t *shape) {
+  const char *name = vkp__gb_name(b, 'x');
+  vkp__gb_check(b, vkp_graph_add_input(b->g, name, VKP_DTYPE_FLOAT32, rank, shape, NULL));
+  return name;
+}
+
+static const char *CST_RANGE(vkp__gb_t *b, int32_t rank, const int64_t *shape,
+                             float lo, float hi) {
+  const char *name = vkp__gb_name(b, 'c');
+  size_t n = 1;
+  for (int32_t i = 0; i < rank; ++i) n *= (size_t)shape[i];
+  float *data = malloc((n ? n : 1) * sizeof(float));
+  for (size_t i = 0; i < n; ++i) data[i] = vkp_test_rng_uniform(b->rng, lo, hi);
+  vkp__gb_check(b, vkp_graph_add_constant(b->g, name, VKP_DTYPE_FLOAT32, rank, shape,
+                                          data, NULL));
+  free(data);
+  return name;
+}
+
+static const char *CST(vkp__gb_t *b, int32_t rank, const int64_t *shape) {
+  return CST_RANGE(b, rank, shape, -1.0f, 1.0f);
+}
+
+static const char *NODE(vkp__gb_t *b, vkp_op_t op, int32_t n_in,
+                        const char *const *in, int32_t n_attrs,
+                        const vkp_attr_t *attrs) {
+  const char *out = vkp__gb_name(b, 'v');
+  char node[16];
+  snprintf(node, sizeof node, "n%d", b->n);
+  vkp__gb_check(b, vkp_graph_add_node(b->g, node, op, n_in, in, 1, &out, n_attrs,
+                                      attrs, NULL));
+  return out;
+}
+
+static vkp_graph_t *vkp__gb_finish(vkp__gb_t *b, int32_t n_out,
+                                   const char *const *outs) {
+  for (int32_t i = 0; i < n_out; ++i) vkp__gb_check(b, vkp_graph_mark_output(b->g, outs[i]));
+  if (!b->failed) vkp__gb_check(b, vkp_graph_validate(b->g));
+  if (b->failed) {
+    vkp_graph_destroy(b->g);
+    return NULL;
+  }
+  return b->g;
+}
+
+#define S(...) ((const int64_t[]){__VA_ARGS__})
+#define L(...) ((const char *const[]){__VA_ARGS__})
+#define A(...) ((const vkp_attr_t[]){__VA_ARGS__})
+#define AI(n, v) {.name = n, .kind = VKP_ATTR_INT, .i = (v)}
+#define AF(n, v) {.name = n, .kind = VKP_ATTR_FLOAT, .f = (v)}
+#define AS(n, v) {.name = n, .kind = VKP_ATTR_STRING, .s = (v)}
+#define AIS(n, ...) {.name = n, .kind = VKP_ATTR_INTS, .ints = S(__VA_ARGS__), \
+                     .count = (int32_t)(sizeof(S(__VA_ARGS__)) / sizeof(int64_t))}
+#define AEMPTY(n) {.name = n, .kind = VKP_ATTR_INTS, .ints = NULL, .count = 0}
+
+#define BEGIN(case_name)                                      \
+  static vkp_graph_t *build_##case_name(vkp_test_rng_t *rng) { \
+    vkp__gb_t bb = {.rng = rng}, *b = &bb;                    \
+    vkp__gb_check(b, vkp_graph_create(#case_name, &b->g));    \
+    if (b->failed) return NULL;
+#define END(...)                                              \
+  return vkp__gb_finish(b, (int32_t)(sizeof(L(__VA_ARGS__)) / sizeof(char *)), \
+                        L(__VA_ARGS__));                      \
+  }
+
+// --- elementwise ------------------------------------------------------------
+
+#define UNARY_CASE(case_name, op, n_attrs, attrs, ...)      \
+  BEGIN(case_name)                                          \
+  const char *x = IN(b, (int32_t)(sizeof(S(__VA_ARGS__)) / 8), S(__VA_ARGS__)); \
+  const char *y = NODE(b, op, 1, L(x), n_attrs, attrs);     \
+  END(y)
+
+UNARY_CASE(sqrt_7x13, VKP_OP_SQRT, 0, NULL, 7, 13)
+UNARY_CASE(exp_1, VKP_OP_EXP, 0, NULL, 1)
+UNARY_CASE(neg_3x5x17, VKP_OP_NEG, 0, NULL, 3, 5, 17)
+UNARY_CASE(abs_31, VKP_OP_ABS, 0, NULL, 31)
+UNARY_CASE(relu_2x3x5x7, VKP_OP_RELU, 0, NULL, 2, 3, 5, 7)
+UNARY_CASE(leaky_relu_67, VKP_OP_LEAKY_RELU, 1, A(AF("alpha", 0.2)), 67)
+UNARY_CASE(clip_5x11, VKP_OP_CLIP, 2, A(AF("min", -0.5), AF("max", 0.25)), 5, 11)
+UNARY_CASE(clip_default_13, VKP_OP_CLIP, 0, NULL, 13)
+UNARY_CASE(sigmoid_3x37, VKP_OP_SIGMOID, 0, NULL, 3, 37)
+UNARY_CASE(tanh_101, VKP_OP_TANH, 0, NULL, 101)
+UNARY_CASE(erf_4x29, VKP_OP_ERF, 0, NULL, 4, 29)
+UNARY_CASE(gelu_7x7, VKP_OP_GELU, 0, NULL, 7, 7)
+UNARY_CASE(gelu_tanh_19, VKP_OP_GELU, 1, A(AS("approximate", "tanh")), 19)
+
+#define BINARY_CASE(case_name, op, ra, sa, rb, sb) \
+  BEGIN(case_name)                                 \
+  const char *x = IN(b, ra, sa);                   \
+  const char *z = IN(b, rb, sb);                   \
+  const char *y = NODE(b, op, 2, L(x, z), 0, NULL); \
+  END(y)
+
+BINARY_CASE(add_same_2x3x5, VKP_OP_ADD, 3, S(2, 3, 5), 3, S(2, 3, 5))
+BINARY_CASE(sub_bcast_4x1x5_3x5, VKP_OP_SUB, 3, S(4, 1, 5), 2, S(3, 5))
+BINARY_CASE(mul_scalar_1_7, VKP_OP_MUL, 1, S(1), 1, S(7))
+BINARY_CASE(div_bcast_13x1_1x11, VKP_OP_DIV, 2, S(13, 1), 2, S(1, 11))
+BINARY_CASE(pow_3x7_7, VKP_OP_POW, 2, S(3, 7), 1, S(7))
+
+// --- linear algebra -----------------------------------------------------------
+
+#define MATMUL_CASE(case_name, ra, sa, rb, sb) \
+  BEGIN(case_name)                             \
+  const char *x = IN(b, ra, sa);               \
+  const char *w = CST(b, rb, sb);              \
+  const char *y = NODE(b, VKP_OP_MATMUL, 2, L(x, w), 0, NULL); \
+  END(y)
+
+MATMUL_CASE(matmul_1x1x1, 2, S(1, 1), 2, S(1, 1))
+MATMUL_CASE(matmul_7x13x5, 2, S(7, 13), 2, S(13, 5))
+MATMUL_CASE(matmul_65x67x33, 2, S(65, 67), 2, S(67, 33))
+MATMUL_CASE(matmul_batch_2x3x17x9_9x11, 4, S(2, 3, 17, 9), 2, S(9, 11))
+MATMUL_CASE(matmul_bcast_3x1x4x5_2x5x3, 4, S(3, 1, 4, 5), 3, S(2, 5, 3))
+MATMUL_CASE(matmul_vec_13_13x5, 1, S(13), 2, S(13, 5))
+MATMUL_CASE(matmul_4x13_vec_13, 2, S(4, 13), 1, S(13))
+
+#define GEMM_CASE(case_name, ta, tb, sa, sb, rc, sc)                        \
+  BEGIN(case_name)                                                          \
+  const char *x = IN(b, 2, sa);                                             \
+  const char *w = CST(b, 2, sb);                                            \
+  const char *y;                                                            \
+  if (rc > 0) {                                                             \
+    const char *c = CST(b, rc, sc);                                         \
+    y = NODE(b, VKP_OP_GEMM, 3, L(x, w, c), 4,                              \
+             A(AI("transA", ta), AI("transB", tb), AF("alpha", 0.75), AF("beta", -1.5))); \
+  } else {                                                                  \
+    y = NODE(b, VKP_OP_GEMM, 2, L(x, w), 2, A(AI("transA", ta), AI("transB", tb))); \
+  }                                                                         \
+  END(y)
+
+GEMM_CASE(gemm_plain_5x7x3, 0, 0, S(5, 7), S(7, 3), 0, S(1))
+GEMM_CASE(gemm_tA_bias_n, 1, 0, S(7, 5), S(7, 3), 1, S(3))
+GEMM_CASE(gemm_tB_bias_m1, 0, 1, S(5, 7), S(3, 7), 2, S(5, 1))
+GEMM_CASE(gemm_tAtB_full_c, 1, 1, S(9, 6), S(11, 9), 2, S(6, 11))
+GEMM_CASE(gemm_scalar_c, 0, 0, S(1, 17), S(17, 1), 1, S(1))
+
+// --- convolution and pooling --------------------------------------------------
+
+#define CONV_CASE(case_name, xs, ws, bias, n_attrs, attrs)               \
+  BEGIN(case_name)                                                       \
+  const char *x = IN(b, 4, xs);                                          \
+  const char *w = CST(b, 4, ws);                                         \
+  const char *y;                                                         \
+  if (bias) {                                                            \
+    const char *c = CST(b, 1, S((ws)[0]));                               \
+    y = NODE(b, VKP_OP_CONV2D, 3, L(x, w, c), n_attrs, attrs);           \
+  } else {                                                               \
+    y = NODE(b, VKP_OP_CONV2D, 2, L(x, w), n_attrs, attrs);              \
+  }                                                                      \
+  END(y)
+
+CONV_CASE(conv_3x3_pad1, S(1, 3, 7, 7), S(5, 3, 3, 3), 1, 1, A(AIS("pads", 1, 1, 1, 1)))
+CONV_CASE(conv_1x1_nobias, S(2, 4, 5, 3), S(6, 4, 1, 1), 0, 0, NULL)
+CONV_CASE(conv_stride2_dil2, S(1, 2, 11, 13), S(3, 2, 3, 3), 1, 2,
+          A(AIS("strides", 2, 2), AIS("dilations", 2, 2)))
+CONV_CASE(conv_grouped_g3, S(1, 6, 9, 9), S(9, 2, 3, 3), 1, 2,
+          A(AI("group", 3), AIS("pads", 0, 1, 2, 1)))
+CONV_CASE(conv_depthwise, S(2, 4, 8, 7), S(4, 1, 3, 3), 1, 3,
+          A(AI("group", 4), AIS("pads", 1, 1, 1, 1), AIS("strides", 1, 2)))
+CONV_CASE(conv_5x3_asym, S(1, 1, 17, 5), S(2, 1, 5, 3), 0, 1, A(AIS("pads", 2, 0, 2, 1)))
+
+#define POOL_CASE(case_name, op, xs, n_attrs, attrs) \
+  BEGIN(case_name)                                   \
+  const char *x = IN(b, 4, xs);                      \
+  const char *y = NODE(b, op, 1, L(x), n_attrs, attrs); \
+  END(y)
+
+POOL_CASE(maxpool_3s2p1, VKP_OP_MAX_POOL2D, S(1, 3, 9, 9), 3,
+          A(AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AIS("pads", 1, 1, 1, 1)))
+POOL_CASE(maxpool_ceil_dil, VKP_OP_MAX_POOL2D, S(2, 2, 10, 7), 4,
+          A(AIS("kernel_shape", 2, 3), AIS("strides", 2, 2), AIS("dilations", 2, 1),
+            AI("ceil_mode", 1)))
+POOL_CASE(avgpool_excl_pad, VKP_OP_AVG_POOL2D, S(1, 2, 7, 7), 3,
+          A(AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AIS("pads", 1, 1, 1, 1)))
+POOL_CASE(avgpool_incl_pad_ceil, VKP_OP_AVG_POOL2D, S(1, 3, 8, 5), 5,
+          A(AIS("kernel_shape", 3, 2), AIS("strides", 2, 2), AIS("pads", 1, 0, 1, 1),
+            AI("count_include_pad", 1), AI("ceil_mode", 1)))
+
+BEGIN(global_avg_pool_2x3x5x7)
+const char *x = IN(b, 4, S(2, 3, 5, 7));
+const char *y = NODE(b, VKP_OP_GLOBAL_AVG_POOL, 1, L(x), 0, NULL);
+END(y)
+
+BEGIN(global_avg_pool_rank3)
+const char *x = IN(b, 3, S(1, 4, 13));
+const char *y = NODE(b, VKP_OP_GLOBAL_AVG_POOL, 1, L(x), 0, NULL);
+END(y)
+
+// --- normalisation ------------------------------------------------------------
+
+#define BN_CASE(case_name, rank, xs, c)                                       \
+  BEGIN(case_name)                                                            \
+  const char *x = IN(b, rank, xs);                                            \
+  const char *sc = CST(b, 1, S(c)), *bi = CST(b, 1, S(c)), *mu = CST(b, 1, S(c)); \
+  const char *var = CST_RANGE(b, 1, S(c), 0.1f, 2.0f);                        \
+  const char *y = NODE(b, VKP_OP_BATCH_NORM, 5, L(x, sc, bi, mu, var), 1,    \
+                       A(AF("epsilon", 1e-3)));                               \
+  END(y)
+
+BN_CASE(batch_norm_2x3x4x5, 4, S(2, 3, 4, 5), 3)
+BN_CASE(batch_norm_rank2, 2, S(3, 5), 5)
+
+#define SOFTMAX_CASE(case_name, rank, xs, axis) \
+  BEGIN(case_name)                              \
+  const char *x = IN(b, rank, xs);              \
+  const char *y = NODE(b, VKP_OP_SOFTMAX, 1, L(x), 1, A(AI("axis", axis))); \
+  END(y)
+
+SOFTMAX_CASE(softmax_last, 2, S(7, 37), -1)
+SOFTMAX_CASE(softmax_mid, 3, S(2, 3, 4), 1)
+SOFTMAX_CASE(softmax_first, 2, S(5, 3), 0)
+
+BEGIN(layer_norm_last)
+const char *x = IN(b, 2, S(5, 33));
+const char *sc = CST(b, 1, S(33)), *bi = CST(b, 1, S(33));
+const char *y = NODE(b, VKP_OP_LAYER_NORM, 3, L(x, sc, bi), 1, A(AI("axis", -1)));
+END(y)
+
+BEGIN(layer_norm_axis1_bcast_scale)
+const char *x = IN(b, 3, S(3, 4, 5));
+const char *sc = CST(b, 2, S(1, 5));
+const char *y = NODE(b, VKP_OP_LAYER_NORM, 2, L(x, sc), 2,
+                     A(AI("axis", 1), AF("epsilon", 1e-3)));
+END(y)
+
+// --- reductions and data movement ---------------------------------------------
+
+#define REDUCE_CASE(case_name, op, rank, xs, n_attrs, attrs) \
+  BEGIN(case_name)                                           \
+  const char *x = IN(b, rank, xs);                           \
+  const char *y = NODE(b, op, 1, L(x), n_attrs, attrs);      \
+  END(y)
+
+REDUCE_CASE(reduce_mean_axis1, VKP_OP_REDUCE_MEAN, 3, S(2, 7, 3), 1, A(AIS("axes", 1)))
+REDUCE_CASE(reduce_sum_axes02_nokeep, VKP_OP_REDUCE_SUM, 3, S(3, 5, 4), 2,
+            A(AIS("axes", 0, 2), AI("keepdims", 0)))
+REDUCE_CASE(reduce_mean_all, VKP_OP_REDUCE_MEAN, 2, S(6, 11), 0, NULL)
+REDUCE_CASE(reduce_sum_neg_axis, VKP_OP_REDUCE_SUM, 4, S(2, 3, 1, 5), 1, A(AIS("axes", -1)))
+
+#define MOVE_CASE(case_name, op, rank, xs, n_attrs, attrs) \
+  BEGIN(case_name)                                         \
+  const char *x = IN(b, rank, xs);                         \
+  const char *y = NODE(b, op, 1, L(x), n_attrs, attrs);    \
+  END(y)
+
+MOVE_CASE(transpose_default, VKP_OP_TRANSPOSE, 3, S(2, 3, 5), 0, NULL)
+MOVE_CASE(transpose_3102, VKP_OP_TRANSPOSE, 4, S(2, 3, 4, 5), 1, A(AIS("perm", 3, 1, 0, 2)))
+MOVE_CASE(slice_steps, VKP_OP_SLICE, 3, S(5, 7, 9), 4,
+          A(AIS("starts", 1, -1, 0), AIS("ends", 4, 0, 100), AIS("axes", 0, 1, 2),
+            AIS("steps", 2, -2, 3)))
+MOVE_CASE(slice_axis, VKP_OP_SLICE, 2, S(4, 11), 3,
+          A(AIS("starts", 3), AIS("ends", 8), AIS("axes", -1)))
+MOVE_CASE(reshape_io, VKP_OP_RESHAPE, 3, S(2, 3, 4), 1, A(AIS("shape", 6, -1)))
+MOVE_CASE(flatten_io, VKP_OP_FLATTEN, 4, S(2, 3, 2, 2), 1, A(AI("axis", 2)))
+MOVE_CASE(squeeze_io, VKP_OP_SQUEEZE, 3, S(3, 1, 5), 0, NULL)
+MOVE_CASE(unsqueeze_io, VKP_OP_UNSQUEEZE, 2, S(3, 5), 1, A(AIS("axes", 0, 3)))
+MOVE_CASE(identity_io, VKP_OP_IDENTITY, 1, S(9), 0, NULL)
+
+BEGIN(concat_axis1_three)
+const char *x = IN(b, 3, S(2, 3, 4));
+const char *z = IN(b, 3, S(2, 1, 4));
+const char *c = CST(b, 3, S(2, 5, 4));
+const char *y = NODE(b, VKP_OP_CONCAT, 3, L(x, z, c), 1, A(AI("axis", 1)));
+END(y)
+
+BEGIN(concat_axis0)
+const char *x = IN(b, 2, S(3, 7));
+const char *z = IN(b, 2, S(1, 7));
+const char *y = NODE(b, VKP_OP_CONCAT, 2, L(x, z), 1, A(AI("axis", 0)));
+END(y)
+
+// Aliases between kernels share storage: no dispatch of their own.
+BEGIN(alias_between_kernels)
+const char *x = IN(b, 3, S(2, 3, 4));
+const char *r = NODE(b, VKP_OP_EXP, 1, L(x), 0, NULL);
+const char *f = NODE(b, VKP_OP_RESHAPE, 1, L(r), 1, A(AIS("shape", 4, 6)));
+const char *t = NODE(b, VKP_OP_TRANSPOSE, 1, L(f), 0, NULL);
+END(t)
+
+// --- fused patterns -----------------------------------------------------------
+
+// matmul + bias + relu: one dispatch.
+BEGIN(fuse_matmul_bias_relu)
+const char *x = IN(b, 2, S(9, 20));
+const char *w = CST(b, 2, S(20, 13));
+const char *bias = CST(b, 1, S(13));
+const char *m = NODE(b, VKP_OP_MATMUL, 2, L(x, w), 0, NULL);
+const char *a = NODE(b, VKP_OP_ADD, 2, L(m, bias), 0, NULL);
+const char *y = NODE(b, VKP_OP_RELU, 1, L(a), 0, NULL);
+END(y)
+
+// conv + bias + relu + residual add + clip (relu6-like): one dispatch.
+BEGIN(fuse_conv_residual)
+const char *x = IN(b, 4, S(1, 4, 6, 6));
+const char *w = CST(b, 4, S(4, 4, 3, 3));
+const char *c = CST(b, 1, S(4));
+const char *conv = NODE(b, VKP_OP_CONV2D, 3, L(x, w, c), 1, A(AIS("pads", 1, 1, 1, 1)));
+const char *r = NODE(b, VKP_OP_RELU, 1, L(conv), 0, NULL);
+const char *s = NODE(b, VKP_OP_ADD, 2, L(r, x), 0, NULL);
+const char *y = NODE(b, VKP_OP_CLIP, 1, L(s), 2, A(AF("min", 0.0), AF("max", 6.0)));
+END(y)
+
+// An elementwise chain with two external operands: one dispatch.
+BEGIN(fuse_elementwise_chain)
+const char *x = IN(b, 2, S(5, 7));
+const char *z = IN(b, 1, S(7));
+const char *two = CST(b, 1, S(1));
+const char *m = NODE(b, VKP_OP_MUL, 2, L(x, two), 0, NULL);
+const char *s = NODE(b, VKP_OP_SIGMOID, 1, L(m), 0, NULL);
+const char *a = NODE(b, VKP_OP_ADD, 2, L(s, z), 0, NULL);
+const char *t = NODE(b, VKP_OP_TANH, 1, L(a), 0, NULL);
+const char *q = NODE(b, VKP_OP_MUL, 2, L(t, t), 0, NULL);
+END(q)
+
+// A value read by two nodes is materialised: exp, then two consumers.
+BEGIN(fuse_shared_value)
+const char *x = IN(b, 2, S(3, 4));
+const char *e = NODE(b, VKP_OP_EXP, 1, L(x), 0, NULL);
+const char *p = NODE(b, VKP_OP_ADD, 2, L(e, x), 0, NULL);
+const char *q = NODE(b, VKP_OP_NEG, 1, L(e), 0, NULL);
+END(p, q)
+
+// softmax + gemm epilogue chain (gemm -> add -> gelu), then softmax.
+BEGIN(fuse_gemm_gelu_softmax)
+const char *x = IN(b, 2, S(4, 10));
+const char *w = CST(b, 2, S(10, 6));
+const char *c = CST(b, 1, S(6));
+const char *g = NODE(b, VKP_OP_GEMM, 3, L(x, w, c), 0, NULL);
+const char *h = NODE(b, VKP_OP_GELU, 1, L(g), 0, NULL);
+const char *y = NODE(b, VKP_OP_SOFTMAX, 1, L(h), 0, NULL);
+END(y)
+
+// A broadcast that grows the shape is not fused (the add's output is larger
+// than the matmul's): two dispatches.
+BEGIN(no_fuse_growing_broadcast)
+const char *x = IN(b, 2, S(1, 5));
+const char *w = CST(b, 2, S(5, 3));
+const char *z = IN(b, 2, S(4, 3));
+const char *m = NODE(b, VKP_OP_MATMUL, 2, L(x, w), 0, NULL);
+const char *y = NODE(b, VKP_OP_ADD, 2, L(m, z), 0, NULL);
+END(y)
+
+// An intermediate that is also a graph output is written, not fused.
+BEGIN(output_and_intermediate)
+const char *x = IN(b, 1, S(10));
+const char *r = NODE(b, VKP_OP_RELU, 1, L(x), 0, NULL);
+const char *y = NODE(b, VKP_OP_EXP, 1, L(r), 0, NULL);
+END(r, y)
+
+// Liveness reuse: a chain of non-fusable ops (softmax) over scratch.
+BEGIN(scratch_chain)
+const char *x = IN(b, 2, S(3, 8));
+const char *s1 = NODE(b, VKP_OP_SOFTMAX, 1, L(x), 0, NULL);
+const char *s2 = NODE(b, VKP_OP_SOFTMAX, 1, L(s1), 1, A(AI("axis", 0)));
+const char *s3 = NODE(b, VKP_OP_SOFTMAX, 1, L(s2), 0, NULL);
+const char *s4 = NODE(b, VKP_OP_SOFTMAX, 1, L(s3), 1, A(AI("axis", 0)));
+END(s4)
+
+// 65536 * 64 + 3 elements: a 1-D grid past 65535 workgroups.
+BEGIN(big_grid)
+const char *x = IN(b, 1, S(4194307));
+const char *y = NODE(b, VKP_OP_NEG, 1, L(x), 0, NULL);
+END(y)
+
+#define CASE(n, lo, hi, d) {#n, build_##n, lo, hi, d}
+const vkp_spirv_case_t vkp_spirv_cases[] = {
+    CASE(sqrt_7x13, 0.01f, 4.0f, 1),
+    CASE(exp_1, -3.0f, 3.0f, 1),
+    CASE(neg_3x5x17, -1.0f, 1.0f, 1),
+    CASE(abs_31, -1.0f, 1.0f, 1),
+    CASE(relu_2x3x5x7, -1.0f, 1.0f, 1),
+    CASE(leaky_relu_67, -1.0f, 1.0f, 1),
+    CASE(clip_5x11, -1.0f, 1.0f, 1),
+    CASE(clip_default_13, -1.0f, 1.0f, 1),
+    CASE(sigmoid_3x37, -8.0f, 8.0f, 1),
+    CASE(tanh_101, -4.0f, 4.0f, 1),
+    CASE(erf_4x29, -3.0f, 3.0f, 1),
+    CASE(gelu_7x7, -3.0f, 3.0f, 1),
+    CASE(gelu_tanh_19, -3.0f, 3.0f, 1),
+    CASE(add_same_2x3x5, -1.0f, 1.0f, 1),
+    CASE(sub_bcast_4x1x5_3x5, -1.0f, 1.0f, 1),
+    CASE(mul_scalar_1_7, -1.0f, 1.0f, 1),
+    CASE(div_bcast_13x1_1x11, 0.5f, 2.0f, 1),
+    CASE(pow_3x7_7, 0.5f, 2.0f, 1),
+    CASE(matmul_1x1x1, -1.0f, 1.0f, 1),
+    CASE(matmul_7x13x5, -1.0f, 1.0f, 1),
+    CASE(matmul_65x67x33, -1.0f, 1.0f, 1),
+    CASE(matmul_batch_2x3x17x9_9x11, -1.0f, 1.0f, 1),
+    CASE(matmul_bcast_3x1x4x5_2x5x3, -1.0f, 1.0f, 1),
+    CASE(matmul_vec_13_13x5, -1.0f, 1.0f, 1),
+    CASE(matmul_4x13_vec_13, -1.0f, 1.0f, 1),
+    CASE(gemm_plain_5x7x3, -1.0f, 1.0f, 1),
+    CASE(gemm_tA_bias_n, -1.0f, 1.0f, 1),
+    CASE(gemm_tB_bias_m1, -1.0f, 1.0f, 1),
+    CASE(gemm_tAtB_full_c, -1.0f, 1.0f, 1),
+    CASE(gemm_scalar_c, -1.0f, 1.0f, 1),
+    CASE(conv_3x3_pad1, -1.0f, 1.0f, 1),
+    CASE(conv_1x1_nobias, -1.0f, 1.0f, 1),
+    CASE(conv_stride2_dil2, -1.0f, 1.0f, 1),
+    CASE(conv_grouped_g3, -1.0f, 1.0f, 1),
+    CASE(conv_depthwise, -1.0f, 1.0f, 1),
+    CASE(conv_5x3_asym, -1.0f, 1.0f, 1),
+    CASE(maxpool_3s2p1, -1.0f, 1.0f, 1),
+    CASE(maxpool_ceil_dil, -1.0f, 1.0f, 1),
+    CASE(avgpool_excl_pad, -1.0f, 1.0f, 1),
+    CASE(avgpool_incl_pad_ceil, -1.0f, 1.0f, 1),
+    CASE(global_avg_pool_2x3x5x7, -1.0f, 1.0f, 1),
+    CASE(global_avg_pool_rank3, -1.0f, 1.0f, 1),
+    CASE(batch_norm_2x3x4x5, -1.0f, 1.0f, 1),
+    CASE(batch_norm_rank2, -1.0f, 1.0f, 1),
+    CASE(softmax_last, -4.0f, 4.0f, 1),
+    CASE(softmax_mid, -4.0f, 4.0f, 1),
+    CASE(softmax_first, -4.0f, 4.0f, 1),
+    CASE(layer_norm_last, -1.0f, 1.0f, 1),
+    CASE(layer_norm_axis1_bcast_scale, -1.0f, 1.0f, 1),
+    CASE(reduce_mean_axis1, -1.0f, 1.0f, 1),
+    CASE(reduce_sum_axes02_nokeep, -1.0f, 1.0f, 1),
+    CASE(reduce_mean_all, -1.0f, 1.0f, 1),
+    CASE(reduce_sum_neg_axis, -1.0f, 1.0f, 1),
+    CASE(transpose_default, -1.0f, 1.0f, 1),
+    CASE(transpose_3102, -1.0f, 1.0f, 1),
+    CASE(slice_steps, -1.0f, 1.0f, 1),
+    CASE(slice_axis, -1.0f, 1.0f, 1),
+    CASE(reshape_io, -1.0f, 1.0f, 1),
+    CASE(flatten_io, -1.0f, 1.0f, 1),
+    CASE(squeeze_io, -1.0f, 1.0f, 1),
+    CASE(unsqueeze_io, -1.0f, 1.0f, 1),
+    CASE(identity_io, -1.0f, 1.0f, 1),
+    CASE(concat_axis1_three, -1.0f, 1.0f, 3),
+    CASE(concat_axis0, -1.0f, 1.0f, 2),
+    CASE(alias_between_kernels, -1.0f, 1.0f, 2),
+    CASE(fuse_matmul_bias_relu, -1.0f, 1.0f, 1),
+    CASE(fuse_conv_residual, -1.0f, 1.0f, 1),
+    CASE(fuse_elementwise_chain, -1.0f, 1.0f, 1),
+    CASE(fuse_shared_value, -1.0f, 1.0f, 3),
+    CASE(fuse_gemm_gelu_softmax, -1.0f, 1.0f, 2),
+    CASE(no_fuse_growing_broadcast, -1.0f, 1.0f, 2),
+    CASE(output_and_intermediate, -1.0f, 1.0f, 2),
+    CASE(scratch_chain, -1.0f, 1.0f, 4),
+    CASE(big_grid, -1.0f, 1.0f, 1),
+};
+const int32_t vkp_spirv_case_count =
+    (int32_t)(sizeof(vkp_spirv_cases) / sizeof(vkp_spirv_cases[0]));

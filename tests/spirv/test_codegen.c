@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+// codegen/spirv/codegen.c and kernels.c, without a Vulkan device: every op
+// and fused pattern generates GLSL that compiles and validates for a
+// lavapipe-like and a GPU-like device, fusion gives the expected dispatch
+// count, bindings stay inside their buffers, and supports() explains refusals.
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codegen/spirv/program.h"
+#include "spirv/spirv_cases.h"
+#include "support/test_support.h"
+
+// Lavapipe's numbers (DESIGN.md) and a generic discrete GPU's, with a
+// subgroup size other than 32 on purpose.
+static const vkp_spirv_device_info_t lavapipe_like = {
+    .device_type = 4, .vendor_id = 0x10005, .subgroup_size = 8,
+    .max_shared_memory = 32768, .max_invocations = 1024,
+    .max_group_size = {1024, 1024, 1024}, .max_storage_range = 134217728,
+    .min_storage_alignment = 16};
+static const vkp_spirv_device_info_t gpu_like = {
+    .device_type = 2, .vendor_id = 0x1002, .subgroup_size = 64,
+    .max_shared_memory = 65536, .max_invocations = 1024,
+    .max_group_size = {1024, 1024, 64}, .max_storage_range = 4294967295u,
+    .min_storage_alignment = 256};
+
+static void check_program(const vkp_graph_t *g, const vkp_spirv_program_t *p,
+                          const vkp_spirv_device_info_t *dev) {
+  int inputs = 0, outputs = 0;
+  for (int32_t i = 0; i < p->n_buffers; ++i) {
+    inputs += p->buffers[i].kind == VKP_SPIRV_BUFFER_INPUT;
+    outputs += p->buffers[i].kind == VKP_SPIRV_BUFFER_OUTPUT;
+  }
+  cr_assert_eq(inputs, g->n_inputs);
+  cr_assert_eq(outputs, g->n_outputs);
+  for (int32_t d = 0; d < p->n_dispatches; ++d) {
+    const vkp_spirv_dispatch_t *ds = &p->dispatches[d];
+    cr_assert(ds->code_words > 5 && ds->code[0] == 0x07230203u, "%s", ds->name);
+    cr_assert(ds->n_bindings >= 1 && ds->n_bindings <= 8);
+    for (int k = 0; k < 3; ++k) cr_assert(ds->groups[k] >= 1 && ds->local_size[k] >= 1);
+    cr_assert(ds->local_size[0] * ds->local_size[1] * ds->local_size[2] <=
+              dev->max_invocations);
+    for (int32_t j = 0; j < ds->n_bindings; ++j) {
+      const vkp_spirv_binding_t *b = &ds->bindings[j];
+      cr_assert(b->buffer >= 0 && b->buffer < p->n_buffers);
+      cr_assert(b->range > 0 && b->offset + b->range <= p->buffers[b->buffer].size,
+                "%s binding %d: %llu+%llu of %llu", ds->name, (int)j,
+                (unsigned long long)b->offset, (unsigned long long)b->range,
+                (unsigned long long)p->buffers[b->buffer].size);
+      cr_assert_eq(b->offset % dev->min_storage_alignment, 0);
+    }
+  }
+}
+
+static void run_case(const vkp_spirv_case_t *c, const vkp_spirv_device_info_t *dev,
+                     bool check_count) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g = c->build(&rng);
+  cr_assert_not_null(g, "case %s does not build", c->name);
+  vkp_spirv_program_t *p = NULL;
+  VKP_TEST_OK(vkp_spirv_codegen(g, dev, NULL, &p));
+  if (check_count)
+    cr_assert_eq(p->n_dispatches, c->dispatches, "case %s: %d dispatches, expected %d",
+                 c->name, (int)p->n_dispatches, (int)c->dispatches);
+  check_program(g, p, dev);
+  vkp_spirv_program_destroy(p);
+  vkp_graph_destroy(g);
+}
+
+ParameterizedTestParameters(spirv_codegen, cases) {
+  static int idx[256];
+  for (int i = 0; i < vkp_spirv_case_count; ++i) idx[i] = i;
+  return cr_make_param_array(int, idx, (size_t)vkp_spirv_case_count);
+}
+
+ParameterizedTest(int *i, spirv_codegen, cases, .timeout = 60) {
+  run_case(&vkp_spirv_cases[*i], &lavapipe_like, true);
+  run_case(&vkp_spirv_cases[*i], &gpu_like, true);
+}
+
+// Every op of the op list appears in at least one case.
+Test(spirv_codegen, every_op_covered, .timeout = 60) {
+  bool seen[VKP_OP_COUNT] = {false};
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  for (int i = 0; i < vkp_spirv_case_count; ++i) {
+    vkp_graph_t *g = vkp_spirv_cases[i].build(&rng);
+    cr_assert_not_null(g);
+    for (int32_t n = 0; n < g->n_nodes; ++n) seen[g->nodes[n].op] = true;
+    vkp_graph_destroy(g);
+  }
+  for (int op = 0; op < VKP_OP_COUNT; ++op)
+    cr_expect(seen[op], "op '%s' has no codegen case", vkp_op_name((vkp_op_t)op));
+}
+
+Test(spirv_codegen, gemm_variant_follows_device, .timeout = 60) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  char dir[] = "/tmp/vkp_spirv_dumpXXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  unsetenv("VKPIPE_SPIRV_GEMM");
+  const vkp_spirv_device_info_t *devs[2] = {&lavapipe_like, &gpu_like};
+  for (int k = 0; k < 2; ++k) {
+    vkp_graph_t *g = NULL;
+    for (int i = 0; i < vkp_spirv_case_count && !g; ++i)
+      if (strcmp(vkp_spirv_cases[i].name, "matmul_65x67x33") == 0)
+        g = vkp_spirv_cases[i].build(&rng);
+    cr_assert_not_null(g);
+    vkp_compile_options_t opts = {.dump_dir = dir};
+    vkp_spirv_program_t *p = NULL;
+    VKP_TEST_OK(vkp_spirv_codegen(g, devs[k], &opts, &p));
+    cr_assert_eq(p->n_dispatches, 1);
+    const vkp_spirv_dispatch_t *d = &p->dispatches[0];
+    char path[256];
+    snprintf(path, sizeof path, "%s/000_%s.comp", dir, d->name);
+    size_t size = 0;
+    char *glsl = vkp_test_read_file(path, &size);
+    cr_assert_not_null(glsl, "no dump at %s", path);
+    bool tiled = strstr(glsl, "shared float") != NULL;
+    cr_assert_eq(tiled, k == 1, "device %d got the %s kernel", k,
+                 tiled ? "tiled" : "blocked");
+    cr_assert_eq(d->local_size[0] * d->local_size[1], tiled ? 256u : 64u);
+    free(glsl);
+    for (const char *ext = "spv"; ext; ext = strcmp(ext, "spv") == 0 ? "spvasm" : NULL) {
+      snprintf(path, sizeof path, "%s/000_%s.%s", dir, d->name, ext);
+      struct stat st;
+      cr_assert(stat(path, &st) == 0 && st.st_size > 0, "missing %s", path);
+      unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/000_%s.comp", dir, d->name);
+    unlink(path);
+    vkp_spirv_program_destroy(p);
+    vkp_graph_destroy(g);
+  }
+  rmdir(dir);
+}
+
+// Four softmaxes in a row: the scratch buffer holds at most two live values.
+Test(spirv_codegen, scratch_reused_by_liveness, .timeout = 60) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g = NULL;
+  for (int i = 0; i < vkp_spirv_case_count && !g; ++i)
+    if (strcmp(vkp_spirv_cases[i].name, "scratch_chain") == 0)
+      g = vkp_spirv_cases[i].build(&rng);
+  cr_assert_not_null(g);
+  vkp_spirv_program_t *p = NULL;
+  VKP_TEST_OK(vkp_spirv_codegen(g, &lavapipe_like, NULL, &p));
+  uint64_t scratch = 0;
+  for (int32_t i = 0; i < p->n_buffers; ++i)
+    if (p->buffers[i].kind == VKP_SPIRV_BUFFER_SCRATCH) scratch = p->buffers[i].size;
+  cr_assert(scratch > 0 && scratch <= 2 * 3 * 8 * 4 + 16, "scratch of %llu bytes",
+            (unsigned long long)scratch);
+  vkp_spirv_program_destroy(p);
+  vkp_graph_destroy(g);
+}
+
+Test(spirv_codegen, supports_float32_only, .timeout = 30) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("ints", &g));
+  int64_t s[] = {4};
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_INT32, 1, s, NULL));
+  const char *in[] = {"x"}, *out[] = {"y"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "r", VKP_OP_RELU, 1, in, 1, out, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  char reason[128];
+  cr_assert_not(vkp_spirv_supports(g, &g->nodes[0], reason, sizeof reason));
+  cr_assert(strstr(reason, "int32") != NULL, "reason: %s", reason);
+  vkp_spirv_program_t *p = NULL;
+  vkp_status_t st = vkp_spirv_codegen(g, &lavapipe_like, NULL, &p);
+  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED));
+  cr_assert_null(p);
+  vkp_status_free(st);
+  vkp_graph_destroy(g);
+}
+
+// A value larger than maxStorageBufferRange is refused with a clear status.
+Test(spirv_codegen, storage_range_limit, .timeout = 30) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g = vkp_spirv_cases[0].build(&rng);
+  vkp_spirv_device_info_t tiny = lavapipe_like;
+  tiny.max_storage_range = 64;
+  vkp_spirv_program_t *p = NULL;
+  vkp_status_t st = vkp_spirv_codegen(g, &tiny, NULL, &p);
+  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", vkp_status_message(st));
+  cr_assert(strstr(vkp_status_message(st), "maxStorageBufferRange") != NULL);
+  vkp_status_free(st);
+  vkp_graph_destroy(g);
+}
+
+// Allocation failures anywhere in codegen come back as statuses, leak-free.
+Test(spirv_codegen, allocation_failures, .timeout = 120) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g = NULL;
+  for (int i = 0; i < vkp_spirv_case_count && !g; ++i)
+    if (strcmp(vkp_spirv_cases[i].name, "fuse_shared_value") == 0)
+      g = vkp_spirv_cases[i].build(&rng);
+  cr_assert_not_null(g);
+  for (int64_t fail_at = 1;; fail_at += 7) {
+    vkp_test_counting_alloc_t state;
+    vkp_test_counting_alloc_install(&state, fail_at);
+    vkp_spirv_program_t *p = NULL;
+    vkp_status_t st = vkp_spirv_codegen(g, &lavapipe_like, NULL, &p);
+    bool failed = state.failed, ok = st == NULL;
+    vkp_spirv_program_destroy(p);
+    vkp_status_free(st);
+    vkp_test_counting_alloc_uninstall();
+    cr_assert_eq(state.live, 0, "fail_at %lld leaks %lld blocks", (long long)fail_at,
+                 (long long)state.live);
+    if (!failed) {
+      cr_assert(ok);
+      break;
+    }
+    cr_assert_not(ok, "fail_at %lld: failure swallowed", (long long)fail_at);
+  }
+  vkp_graph_destroy(g);
+}
