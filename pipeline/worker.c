@@ -199,11 +199,10 @@ static void *vkp__host_worker(void *arg) {
                                              v->rank, v->shape, out->scratch));
       }
     }
-    uint64_t busy_ns = 0;
+    uint64_t busy_ns = 0, t_start = vkp__now_ns();
     if (!skip && !err) {
-      uint64_t t0 = vkp__now_ns();
       err = vt->run(st->loaded, st->in_views + slot * n_in, st->frame_outputs);
-      busy_ns = vkp__now_ns() - t0;
+      busy_ns = vkp__now_ns() - t_start;
     }
     if (!skip && !err) {
       for (size_t o = 0; o < n_out; ++o) {
@@ -225,6 +224,8 @@ static void *vkp__host_worker(void *arg) {
                                      seq));
     }
     pthread_mutex_lock(&p->mu);
+    vkp__trace_record(p, st->index, seq, t_start,
+                      t_start + busy_ns, skip || err);
     if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));
     st->stats.busy_ns += busy_ns;
     vkp__stage_publish(p, st, seq);
@@ -357,6 +358,7 @@ static void *vkp__device_completer(void *arg) {
     uint64_t started = st->submit_ns[seq % ((uint64_t)p->depth + 1)];
     if (started < st->last_complete_ns) started = st->last_complete_ns;
     st->stats.busy_ns += t_done > started ? t_done - started : 0;
+    vkp__trace_record(p, st->index, seq, started, t_done, !ok);
     st->last_complete_ns = t_done;
     vkp__stage_complete(p, st, seq);
     pthread_mutex_unlock(&p->mu);
