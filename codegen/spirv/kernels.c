@@ -402,9 +402,9 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__define_u(s, "N", (uint64_t)nn);
   vkp__define_u(s, "K", (uint64_t)k);
   vkp__define_u(s, "BATCH", (uint64_t)batch);
-  vkp__sb_printf(s, "#define A_INDEX(b, m, k) (vkp_a_batch(b) + (m) * %lldu + (k) * %lldu)\n",
+  vkp__sb_printf(s, "#define A_OFF(m, k) ((m) * %lldu + (k) * %lldu)\n",
                  (long long)a_sm, (long long)a_sk);
-  vkp__sb_printf(s, "#define B_INDEX(b, k, n) (vkp_b_batch(b) + (k) * %lldu + (n) * %lldu)\n",
+  vkp__sb_printf(s, "#define B_OFF(k, n) ((k) * %lldu + (n) * %lldu)\n",
                  (long long)b_sk, (long long)b_sn);
   vkp__sb_append(s, "float vkp_gemm_finish(float acc, uint m, uint n) {\n  return ");
   if (n->op == VKP_OP_GEMM) {
