@@ -510,7 +510,11 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   int64_t group = vkp_node_attr_int(n, "group", 1);
   vkp__sb_t *s = &e->body;
-  vkp__define_u(s, "TOTAL", vkp__numel(y));
+  uint64_t mg = (uint64_t)(y->shape[1] / group);
+  uint64_t cb = mg % 4 == 0 ? 4 : mg % 2 == 0 ? 2 : 1;
+  uint64_t blocks = vkp__numel(y) / cb;
+  vkp__define_u(s, "BLOCKS", blocks);
+  vkp__define_u(s, "CB", cb);
   vkp__define_u(s, "C", (uint64_t)x->shape[1]);
   vkp__define_u(s, "H", (uint64_t)x->shape[2]);
   vkp__define_u(s, "W", (uint64_t)x->shape[3]);
@@ -523,7 +527,7 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__define_u(s, "MG", (uint64_t)(y->shape[1] / group));
   vkp__emit_window_attrs(s, n);
   if (vkp__node_in(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
-  vkp__grid_1d(e, vkp__numel(y));
+  vkp__grid_1d(e, blocks);
   vkp__template(e, "conv2d");
 }
 
