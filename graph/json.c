@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/alloc.h"
+#include "base/json_hooks.h"
 #include "base/status_macros.h"
 #include "graph/graph_internal.h"
 #include "graph/readers.h"
@@ -28,26 +29,6 @@
 #define VKP__BIN_ALIGN 16
 
 // ---------------------------------------------------------------------------
-// cJSON allocates through the library allocator. The flag tells an
-// allocation failure inside cJSON_Parse apart from malformed input.
-
-static _Thread_local bool vkp__json_oom;
-
-static void *vkp__json_malloc(size_t size) {
-  void *p = vkp__malloc(size);
-  if (!p) vkp__json_oom = true;
-  return p;
-}
-
-static void vkp__json_free(void *ptr) { vkp__free(ptr); }
-
-static void vkp__json_init_hooks(void) {
-  // Process-wide and idempotent; cJSON keeps no other state between calls.
-  cJSON_Hooks hooks = {.malloc_fn = vkp__json_malloc,
-                       .free_fn = vkp__json_free};
-  cJSON_InitHooks(&hooks);
-  vkp__json_oom = false;
-}
 
 // ---------------------------------------------------------------------------
 // Reading helpers. `where` names the object being read ("node 'fc1'
@@ -251,6 +232,18 @@ static vkp_status_t vkp__bin_open(vkp__bin_t *bin, const char *base_dir,
   return st;
 }
 
+// Drops the mapped pages of a constant once it has been copied, so that
+// loading costs about one copy of the weights in memory rather than two. Only
+// whole pages inside [offset, offset + length) go; a failure here is harmless.
+static void vkp__bin_release(vkp__bin_t *bin, size_t offset, size_t length) {
+  long page_size = sysconf(_SC_PAGESIZE);
+  if (!bin->mapped || page_size <= 0) return;
+  size_t page = (size_t)page_size;
+  size_t start = (offset + page - 1) / page * page, end = (offset + length) / page * page;
+  if (end > start)
+    (void)madvise((void *)(bin->data + start), end - start, MADV_DONTNEED);
+}
+
 static void vkp__bin_close(vkp__bin_t *bin) {
   if (bin->mapped) munmap((void *)bin->data, bin->size);
   vkp__free(bin->path);
@@ -331,7 +324,10 @@ static vkp_status_t vkp__load_constant(vkp__loader_t *ld, const cJSON *item,
                            ld->bin.name, ld->bin.size);
   static const uint8_t empty = 0;
   const void *data = ld->bin.data ? ld->bin.data + offset : &empty;
-  return vkp_graph_add_constant(ld->graph, name, dtype, rank, shape, data, NULL);
+  VKP_RETURN_IF_ERROR(
+      vkp_graph_add_constant(ld->graph, name, dtype, rank, shape, data, NULL));
+  vkp__bin_release(&ld->bin, (size_t)offset, (size_t)length);
+  return NULL;
 }
 
 static const char *const vkp__attr_kind_keys[] = {
@@ -617,11 +613,16 @@ static vkp_status_t vkp__graph_load_json_impl(const char *json, size_t json_size
                                               const char *base_dir,
                                               vkp_graph_t **out_graph) {
   vkp__json_init_hooks();
+  // A UTF-8 byte order mark is allowed (and skipped) before the document.
+  if (json_size >= 3 && memcmp(json, "\xEF\xBB\xBF", 3) == 0) {
+    json += 3;
+    json_size -= 3;
+  }
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(json, json_size, &end,
                                           /*require_null_terminated=*/false);
   if (!root) {
-    if (vkp__json_oom) return VKP_OOM("JSON document");
+    if (vkp__json_oom()) return VKP_OOM("JSON document");
     int line = 0, column = 0;
     if (end >= json && end <= json + json_size)
       vkp__line_column(json, end, &line, &column);

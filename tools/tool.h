@@ -1,14 +1,100 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shared helpers of the command-line tools (tools/tool_*.c).
+// Shared helpers of the command-line tools (tools/tool_*.c). Single-threaded
+// use from a command's main function; nothing here is thread-safe.
 #ifndef VKPIPE_TOOLS_TOOL_H_
 #define VKPIPE_TOOLS_TOOL_H_
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vkpipe/graph.h"
 #include "vkpipe/status.h"
+#include "vkpipe/tensor.h"
 
 #define VKP_TOOL_VERSION "0.1.0"
 
 // Exit codes: 0 success, 1 the work failed, 2 bad usage.
 #define VKP_TOOL_EXIT_FAILURE 1
 #define VKP_TOOL_EXIT_USAGE 2
+
+// ---------------------------------------------------------------------------
+// Arguments and errors (tools/tool_args.c)
+
+// True for "--help" and "-h".
+bool vkp_tool_is_help(const char *arg);
+
+// Prints "vkpipe <command>: <message> (try 'vkpipe <command> --help')" as one
+// line on stderr and returns VKP_TOOL_EXIT_USAGE.
+int vkp_tool_usage_error(const char *command, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+// Prints "vkpipe <command>: <status message>" on stderr, frees `status`
+// (consumed) and returns VKP_TOOL_EXIT_FAILURE.
+int vkp_tool_fail(const char *command, vkp_status_t status);
+
+typedef enum vkp_tool_option_result_t {
+  VKP_TOOL_OPTION_NO_MATCH,       // argv[*i] is not option `name`
+  VKP_TOOL_OPTION_MATCHED,        // *out_value set, *i advanced past it
+  VKP_TOOL_OPTION_MISSING_VALUE,  // `name` given without a value
+} vkp_tool_option_result_t;
+
+// Matches argv[*i] against an option taking a value, as "--name VALUE" or
+// "--name=VALUE". *out_value is borrowed from argv.
+vkp_tool_option_result_t vkp_tool_option(int argc, char **argv, int *i,
+                                         const char *name,
+                                         const char **out_value);
+
+// Parses a decimal integer in [lo, hi]; false when `text` is not one.
+bool vkp_tool_parse_int(const char *text, int64_t lo, int64_t hi,
+                        int64_t *out_value);
+
+// ---------------------------------------------------------------------------
+// Graphs (tools/tool_graph.c)
+
+// Formats `bytes` as "9.4 KiB" (or "512 B", "3.0 MiB", ...) into `buf`.
+const char *vkp_tool_format_bytes(size_t bytes, char *buf, size_t size);
+
+// Prints the summary `vkpipe check` shows: inputs and outputs with dtype and
+// shape, node count, op histogram and parameter count and bytes. `graph` is
+// validated and borrowed.
+void vkp_tool_print_graph_summary(FILE *out, const char *path,
+                                  const vkp_graph_t *graph);
+
+// ---------------------------------------------------------------------------
+// Tensors in and out of files (tools/tool_tensors.c)
+
+// One "--input NAME=FILE.npy" argument, borrowed from argv. `name` is NULL
+// when the argument was a bare FILE (allowed when the graph has one input).
+typedef struct vkp_tool_input_arg_t {
+  const char *name;
+  size_t name_len;
+  const char *path;
+} vkp_tool_input_arg_t;
+
+// Splits "NAME=FILE" (at the first '=') or takes a bare "FILE".
+void vkp_tool_input_arg_parse(const char *text, vkp_tool_input_arg_t *out);
+
+// Reads one .npy per graph input into `tensors` (graph->n_inputs entries,
+// initialised here, owned by the caller: vkp_tensor_deinit each, also after
+// a failure). Every graph input must be given exactly once, and dtype and
+// shape must match the graph's.
+vkp_status_t vkp_tool_read_inputs(const vkp_graph_t *graph, int32_t n_args,
+                                  const vkp_tool_input_arg_t *args,
+                                  vkp_tensor_t *tensors) VKP_MUST_USE;
+
+// The file name used for tensor `name`: the name with every character outside
+// [A-Za-z0-9._-] replaced by '_', plus ".npy". Written into `buf`.
+const char *vkp_tool_tensor_file_name(const char *name, char *buf, size_t size);
+
+// Creates `dir` (and its parents) when missing.
+vkp_status_t vkp_tool_make_dir(const char *dir) VKP_MUST_USE;
+
+// Writes graph output i to DIR/<vkp_tool_tensor_file_name(name)>, one line per
+// file on `log` (may be NULL). Fails when two output names map to one file.
+vkp_status_t vkp_tool_write_outputs(const vkp_graph_t *graph,
+                                    const vkp_tensor_t *outputs,
+                                    const char *dir, FILE *log) VKP_MUST_USE;
 
 #endif  // VKPIPE_TOOLS_TOOL_H_

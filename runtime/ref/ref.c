@@ -181,36 +181,52 @@ static int vkp__ref_block_by_size(const void *a, const void *b) {
 
 enum { VKP__REF_ALIGN = 64 };
 
+typedef struct vkp__ref_span_t {
+  size_t begin, end;  // bytes [begin, end) of the arena
+} vkp__ref_span_t;
+
+static int vkp__ref_span_by_start(const void *a, const void *b) {
+  const vkp__ref_span_t *x = a, *y = b;
+  return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
 // Places the blocks in one arena, biggest first, each at the lowest aligned
 // offset that overlaps no already placed block alive at the same time. Two
 // blocks alive at the same node (an input and the output of one node
-// included) never share bytes.
+// included) never share bytes. O(n² log n) for n blocks.
 static vkp_status_t vkp__ref_plan(vkp__ref_stage_t *s, vkp__ref_block_t *blocks,
                                   int32_t n) {
   qsort(blocks, (size_t)n, sizeof(*blocks), vkp__ref_block_by_size);
   size_t *placed_at = vkp__calloc((size_t)n + 1, sizeof(size_t));
-  if (!placed_at) return VKP_OOM("ref memory plan");
+  vkp__ref_span_t *busy = vkp__calloc((size_t)n + 1, sizeof(vkp__ref_span_t));
+  if (!placed_at || !busy) {
+    vkp__free(placed_at);
+    vkp__free(busy);
+    return VKP_OOM("ref memory plan");
+  }
   size_t total = 0;
   for (int32_t i = 0; i < n; ++i) {
+    // The byte ranges of placed blocks alive together with block i, by offset.
+    int32_t n_busy = 0;
+    for (int32_t j = 0; j < i; ++j) {
+      if (blocks[j].last < blocks[i].first || blocks[i].last < blocks[j].first)
+        continue;
+      busy[n_busy++] = (vkp__ref_span_t){placed_at[j], placed_at[j] + blocks[j].size};
+    }
+    qsort(busy, (size_t)n_busy, sizeof(*busy), vkp__ref_span_by_start);
+    // First gap that fits.
     size_t off = 0;
-    bool moved = true;
-    while (moved) {  // bump past every conflict until none is left
-      moved = false;
-      for (int32_t j = 0; j < i; ++j) {
-        if (blocks[j].last < blocks[i].first || blocks[i].last < blocks[j].first)
-          continue;  // never alive together
-        size_t lo = placed_at[j], hi = placed_at[j] + blocks[j].size;
-        if (off < hi && lo < off + blocks[i].size) {
-          off = (hi + VKP__REF_ALIGN - 1) / VKP__REF_ALIGN * VKP__REF_ALIGN;
-          moved = true;
-        }
-      }
+    for (int32_t j = 0; j < n_busy; ++j) {
+      if (off + blocks[i].size <= busy[j].begin) break;
+      if (busy[j].end > off)
+        off = (busy[j].end + VKP__REF_ALIGN - 1) / VKP__REF_ALIGN * VKP__REF_ALIGN;
     }
     placed_at[i] = off;
     s->arena_offset[blocks[i].value] = off;
     if (off + blocks[i].size > total) total = off + blocks[i].size;
   }
   vkp__free(placed_at);
+  vkp__free(busy);
   s->arena_size = total;
   // At least one byte so that empty tensors still get a non-NULL pointer.
   s->arena = vkp__calloc(total ? total : 1, 1);
@@ -358,6 +374,61 @@ static vkp_status_t vkp__ref_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
 }
 
 // ---------------------------------------------------------------------------
+// dump: the run order and the memory plan, as text
+
+static void vkp__ref_write_plan(FILE *f, const vkp__ref_stage_t *s) {
+  const vkp_graph_t *g = s->graph;
+  fprintf(f, "ref stage for graph '%s': %d nodes, %d tensors, arena %zu bytes\n",
+          g->name, (int)g->n_nodes, (int)g->n_values, s->arena_size);
+  fprintf(f, "\nnodes, in run order:\n");
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    fprintf(f, "  %3d %s (%s):", (int)i, n->name, vkp_op_name(n->op));
+    for (int32_t j = 0; j < n->n_inputs; ++j)
+      fprintf(f, "%s %s", j ? "," : "",
+              n->inputs[j] >= 0 ? g->values[n->inputs[j]].name : "(omitted)");
+    fprintf(f, " -> %s\n", g->values[n->outputs[0]].name);
+  }
+  fprintf(f, "\ntensors:\n");
+  for (int32_t v = 0; v < g->n_values; ++v) {
+    const vkp_value_t *val = &g->values[v];
+    char shape[160];
+    fprintf(f, "  %s %s %s: ", val->name, vkp_dtype_name(val->dtype),
+            vkp_shape_format(val->rank, val->shape, shape, sizeof shape));
+    if (s->input_slot[v] >= 0)
+      fprintf(f, "graph input %d\n", (int)s->input_slot[v]);
+    else if (val->kind == VKP_VALUE_CONSTANT)
+      fprintf(f, "constant (%zu bytes)\n", val->nbytes);
+    else if (s->output_slot[v] >= 0)
+      fprintf(f, "written in place into graph output %d\n", (int)s->output_slot[v]);
+    else
+      fprintf(f, "arena offset %zu\n", s->arena_offset[v]);
+  }
+}
+
+static vkp_status_t vkp__ref_dump(const vkp_target_t *target,
+                                  const vkp_graph_t *graph, const void *blob,
+                                  size_t blob_size, const char *dir) {
+  vkp_stage_t *stage = NULL;
+  VKP_RETURN_IF_ERROR(vkp__ref_load(target, graph, blob, blob_size, &stage));
+  char *path = vkp__asprintf("%s/ref_plan.txt", dir);
+  vkp_status_t st = NULL;
+  FILE *f = path ? fopen(path, "w") : NULL;
+  if (!path) {
+    st = VKP_OOM("dump path");
+  } else if (!f) {
+    st = vkp_status_make(VKP_STATUS_IO_ERROR, "ref: cannot write %s", path);
+  } else {
+    vkp__ref_write_plan(f, (const vkp__ref_stage_t *)stage);
+    if (ferror(f) | (fclose(f) != 0))
+      st = vkp_status_make(VKP_STATUS_IO_ERROR, "ref: error writing %s", path);
+  }
+  vkp__free(path);
+  vkp__ref_unload(stage);
+  return st;
+}
+
+// ---------------------------------------------------------------------------
 
 static const vkp_target_vtable_t vkp__ref_vtable = {
     .name = "ref",
@@ -368,7 +439,8 @@ static const vkp_target_vtable_t vkp__ref_vtable = {
     .run = vkp__ref_run,
     .submit = NULL,  // the runtime calls run from a worker thread
     .unload = vkp__ref_unload,
-    .destroy = NULL,  // no state
+    .dump = vkp__ref_dump,  // ref_plan.txt: run order and memory plan
+    .destroy = NULL,        // no state
 };
 
 vkp_status_t vkp_target_ref_register(vkp_registry_t *registry) {

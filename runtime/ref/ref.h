@@ -13,7 +13,8 @@
 // subgraph) that load() checks against the graph it is given. load() plans
 // every intermediate tensor into one arena allocated there, reusing the
 // memory of tensors that are dead (liveness over the topological order);
-// run() allocates nothing. The loaded stage borrows the graph and the blob:
+// run() allocates nothing. dump() writes the run order and the memory plan
+// as ref_plan.txt. The loaded stage borrows the graph and the blob:
 // both must outlive it.
 //
 // Thread-safety: the target keeps no state; supports/compile/load may be

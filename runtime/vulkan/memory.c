@@ -204,8 +204,17 @@ static bool vkp__block_take(vkp__block_t *b, VkDeviceSize size,
     if (start < r->offset || start - r->offset + size > r->size) continue;
     VkDeviceSize head = start - r->offset;
     VkDeviceSize tail = r->size - head - size;
-    // The aligned-away head stays free only if we can keep both pieces; a
-    // full array drops the head (a few bytes lost until the block empties).
+    if (head && tail && b->n_free == b->cap_free) {
+      vkp__range_t *grown =
+          vkp__reallocarray(b->free, (size_t)b->cap_free * 2, sizeof(*grown));
+      if (grown) {
+        b->free = grown;
+        b->cap_free *= 2;
+        r = &b->free[i];
+      }
+    }
+    // Both pieces stay free when the list has room; otherwise (out of memory)
+    // the smaller one is lost until the block is destroyed.
     if (head && tail && b->n_free < b->cap_free) {
       memmove(&b->free[i + 1], &b->free[i],
               (size_t)(b->n_free - i) * sizeof(*r));

@@ -527,8 +527,13 @@ static vkp_status_t vkp__record(vkp_vk_stage_t *s, const vkp_staging_t *inputs,
     for (uint64_t c = 0; c < chunks; ++c) {
       vkp_vk_grid_chunk_t ch;
       vkp_vk_grid_chunk(ds->groups, max, c, &ch);
-      vkCmdDispatchBase(cmd, ch.base[0], ch.base[1], ch.base[2], ch.count[0],
-                        ch.count[1], ch.count[2]);
+      // Plain vkCmdDispatch when no base is needed: Debian 12's
+      // synchronization validation (1.3.239) only checks vkCmdDispatch.
+      if (chunks == 1)
+        vkCmdDispatch(cmd, ch.count[0], ch.count[1], ch.count[2]);
+      else
+        vkCmdDispatchBase(cmd, ch.base[0], ch.base[1], ch.base[2], ch.count[0],
+                          ch.count[1], ch.count[2]);
       ++s->stats.dispatch_calls;
     }
     ++since_barrier;

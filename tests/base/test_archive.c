@@ -27,7 +27,7 @@ static char *write_sample(vkp_test_rng_t *rng, uint8_t *payload, size_t n) {
   return path;
 }
 
-Test(archive, round_trip, .timeout = 10) {
+Test(archive, round_trip, .timeout = 60) {
   vkp_test_rng_t rng;
   vkp_test_rng_init(&rng);
   uint8_t payload[1000];

@@ -234,8 +234,18 @@ Test(json, built_graph_round_trips_exactly, .timeout = 30) {
   const char *gelu_in[] = {"sliced"}, *gelu_out[] = {"out"};
   VKP_TEST_OK(vkp_graph_add_node(g, "gelu", VKP_OP_GELU, 1, gelu_in, 1,
                                  gelu_out, 1, gelu_attrs, NULL));
+  // An omitted optional input ("" in the file).
+  int64_t ms[] = {2, 3}, ks[] = {3, 4};
+  float k[12];
+  for (int i = 0; i < 12; ++i) k[i] = vkp_test_rng_uniform(&rng, -1, 1);
+  VKP_TEST_OK(vkp_graph_add_input(g, "m", VKP_DTYPE_FLOAT32, 2, ms, NULL));
+  VKP_TEST_OK(vkp_graph_add_constant(g, "k", VKP_DTYPE_FLOAT32, 2, ks, k, NULL));
+  const char *gemm_in[] = {"m", "k", ""}, *gemm_out[] = {"gm"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "gemm", VKP_OP_GEMM, 3, gemm_in, 1, gemm_out,
+                                 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_mark_output(g, "out"));
   VKP_TEST_OK(vkp_graph_mark_output(g, "c"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "gm"));
   VKP_TEST_OK(vkp_graph_validate(g));
   round_trip(g);
   vkp_graph_destroy(g);
@@ -256,6 +266,14 @@ Test(json, load_json_string_with_base_dir, .timeout = 30) {
   cr_assert_str_eq(g->name, "graph");
   const vkp_value_t *wv = &g->values[vkp_graph_find_value(g, "w")];
   cr_assert(memcmp(wv->data, w, sizeof w) == 0);
+  vkp_graph_destroy(g);
+  // The same through a file that starts with a byte order mark.
+  char bom[2048];
+  snprintf(bom, sizeof bom, "\xEF\xBB\xBF%s", text);
+  write_file("bom.json", bom, strlen(bom));
+  char path[512];
+  snprintf(path, sizeof path, "%s/bom.json", scratch);
+  VKP_TEST_OK(vkp_graph_load(path, &g));
   vkp_graph_destroy(g);
 }
 
@@ -553,4 +571,38 @@ Test(json, save_allocation_failure_walk, .timeout = 30) {
     cr_assert(failed);
   }
   vkp_graph_destroy(g);
+}
+
+// Random corruptions of the example (bytes changed, truncated): whatever the
+// loader decides, it must not crash and must not leak.
+Test(json, corrupted_example_never_crashes_or_leaks, .timeout = 30) {
+  vkp_test_rng_t rng;
+  cr_log_info("seed %llu", (unsigned long long)vkp_test_rng_init(&rng));
+  size_t size = 0;
+  char *orig = vkp_test_read_file(example_path(), &size);
+  cr_assert_not_null(orig);
+  char *text = malloc(size + 1);
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/examples", vkp_test_source_dir());
+  static const char alphabet[] = "{}[]\":,0123456789-.e \nabc\\";
+  for (int iter = 0; iter < 300; ++iter) {
+    memcpy(text, orig, size + 1);
+    size_t n = size;
+    int edits = 1 + (int)vkp_test_rng_below(&rng, 4);
+    for (int e = 0; e < edits; ++e)
+      text[vkp_test_rng_below(&rng, (uint32_t)n)] =
+          alphabet[vkp_test_rng_below(&rng, sizeof alphabet - 1)];
+    if (vkp_test_rng_below(&rng, 4) == 0) n = vkp_test_rng_below(&rng, (uint32_t)n);
+    vkp_test_counting_alloc_t counter;
+    vkp_test_counting_alloc_install(&counter, 0);
+    vkp_graph_t *g = NULL;
+    vkp_status_t st = vkp_graph_load_json(text, n, dir, &g);
+    vkp_status_free(st);
+    vkp_graph_destroy(g);
+    int64_t live = counter.live;
+    vkp_test_counting_alloc_uninstall();
+    cr_assert_eq(live, 0, "iteration %d leaked", iter);
+  }
+  free(text);
+  free(orig);
 }

@@ -145,6 +145,9 @@ def gen_binary(g):
                 g.add(op, [a, b], expected)
         if op == "pow":
             continue
+        # Empty tensors: nothing to compute, nothing may break.
+        a, b = g.f32((0, 3)), g.f32((3,))
+        g.add(op, [a, b], f32(fn(a.astype(np.float64), b)), tag="empty")
         for dt in (np.int32, np.int64):
             inner = d([2, 3, 5])
             sa, sb = (d(), inner), (inner,)
@@ -278,6 +281,9 @@ def gen_gemm(g):
     c = g.f32((1, 1))
     g.add("gemm", [a, b, ("const", c)],
           f32(a.astype(np.float64) @ b + c), tag="c_scalar_like")
+    c = g.f32(())
+    g.add("gemm", [a, b, c], f32(0.5 * (a.astype(np.float64) @ b) + c),
+          [F("alpha", 0.5)], tag="c_scalar")
 
 
 # ---------------------------------------------------------------------------
@@ -483,6 +489,9 @@ def gen_norm(g):
         x = g.f32((d(),))
         g.add(op, [x], f32(fn(x.astype(np.float64), keepdims=False)),
               [I("keepdims", 0)], tag="rank1")
+    x = g.f32((d(), 0, 2))  # the sum over nothing is 0
+    g.add("reduce_sum", [x], f32(np.sum(x.astype(np.float64), axis=1)),
+          [IS("axes", [1]), I("keepdims", 0)], tag="empty")
 
 
 # ---------------------------------------------------------------------------

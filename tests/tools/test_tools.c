@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
+// tools/cmd_check.c, tools/cmd_run.c and tools/tool_*.c, end to end through
+// the built `vkpipe` binary: the check summary, run outputs against NumPy on
+// fresh random inputs, usage errors (exit 2, one line) and failures (exit 1
+// with a clear message).
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "support/test_support.h"
+#include "vkpipe/npy.h"
+
+static char scratch[256];
+
+static void make_scratch(void) {
+  snprintf(scratch, sizeof scratch, "%s/test_tools_XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  cr_assert_not_null(mkdtemp(scratch));
+}
+
+static void remove_scratch(void) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
+  cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(tools, .init = make_scratch, .fini = remove_scratch);
+
+typedef struct run_result_t {
+  int code;
+  char *out;  // stdout (malloc'd)
+  char *err;  // stderr (malloc'd)
+} run_result_t;
+
+// Runs `vkpipe <args>` (args already shell-quoted) from the scratch dir.
+static run_result_t run_tool(const char *args) {
+  char cmd[4096], out_path[512], err_path[512];
+  snprintf(out_path, sizeof out_path, "%s/stdout.txt", scratch);
+  snprintf(err_path, sizeof err_path, "%s/stderr.txt", scratch);
+  snprintf(cmd, sizeof cmd, "cd '%s' && '%s/tools/vkpipe' %s >'%s' 2>'%s'",
+           scratch, vkp_test_binary_dir(), args, out_path, err_path);
+  int status = system(cmd);
+  cr_assert(WIFEXITED(status), "%s did not exit", cmd);
+  run_result_t r = {WEXITSTATUS(status), vkp_test_read_file(out_path, NULL),
+                    vkp_test_read_file(err_path, NULL)};
+  cr_assert(r.out && r.err);
+  return r;
+}
+
+static void free_result(run_result_t *r) {
+  free(r->out);
+  free(r->err);
+}
+
+static int count_lines(const char *s) {
+  int n = 0;
+  for (; *s; ++s) n += *s == '\n';
+  return n;
+}
+
+static const char *example(void) {
+  static char path[512];
+  snprintf(path, sizeof path, "%s/examples/mlp.json", vkp_test_source_dir());
+  return path;
+}
+
+static void write_text(const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", scratch, name);
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+// A random float32 .npy of `shape` in the scratch dir.
+static void write_random_npy(vkp_test_rng_t *rng, const char *name, int32_t rank,
+                             const int64_t *shape) {
+  vkp_tensor_t t;
+  VKP_TEST_OK(vkp_tensor_init(&t, VKP_DTYPE_FLOAT32, rank, shape));
+  vkp_test_fill_uniform(rng, &t, -2.0f, 2.0f);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", scratch, name);
+  VKP_TEST_OK(vkp_npy_write_file(path, &t));
+  vkp_tensor_deinit(&t);
+}
+
+// ---------------------------------------------------------------------------
+// check
+
+Test(tools, check_prints_summary, .timeout = 60) {
+  char args[1024];
+  snprintf(args, sizeof args, "check '%s'", example());
+  run_result_t r = run_tool(args);
+  cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+  cr_assert_str_empty(r.err);
+  static const char *const expected[] = {
+      "graph 'mlp' is valid\n",
+      "inputs: 1\n  x        float32 [1, 64]\n",
+      "outputs: 1\n  y        float32 [1, 10]\n",
+      "nodes: 5\n",
+      "  gemm             1\n",
+      "  matmul           1\n",
+      "  add              1\n",
+      "  relu             1\n",
+      "  softmax          1\n",
+      "parameters: 2410 in 4 constants, 9640 bytes (9.4 KiB)\n",
+  };
+  for (size_t i = 0; i < sizeof expected / sizeof expected[0]; ++i)
+    cr_assert(strstr(r.out, expected[i]), "summary lacks '%s':\n%s", expected[i],
+              r.out);
+  free_result(&r);
+}
+
+Test(tools, check_reports_invalid_model, .timeout = 60) {
+  write_text("bad.json",
+             "{\"format\": \"vkpipe-graph\", \"version\": 1, \"inputs\": "
+             "[{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [2]}], "
+             "\"nodes\": [{\"name\": \"n1\", \"op\": \"frobnicate\", \"inputs\": "
+             "[\"x\"], \"outputs\": [\"y\"]}], \"outputs\": [\"y\"]}");
+  run_result_t r = run_tool("check bad.json");
+  cr_assert_eq(r.code, 1);
+  cr_assert_str_empty(r.out);
+  cr_assert_eq(count_lines(r.err), 1, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "vkpipe check: loading 'bad.json': node 'n1': unknown op "
+                          "'frobnicate'"),
+            "stderr: %s", r.err);
+  free_result(&r);
+  r = run_tool("check missing.json");
+  cr_assert_eq(r.code, 1);
+  cr_assert(strstr(r.err, "cannot open 'missing.json'"), "stderr: %s", r.err);
+  free_result(&r);
+}
+
+// ---------------------------------------------------------------------------
+// run
+
+static void load_npy(const char *rel, vkp_tensor_t *t) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", scratch, rel);
+  VKP_TEST_OK(vkp_npy_read_file(path, t));
+}
+
+Test(tools, run_matches_numpy, .timeout = 60) {
+  vkp_test_rng_t rng;
+  cr_log_info("seed %llu", (unsigned long long)vkp_test_rng_init(&rng));
+  int64_t shape[] = {1, 64};
+  write_random_npy(&rng, "x.npy", 2, shape);
+  char args[2048];
+  snprintf(args, sizeof args, "run '%s' --input x=x.npy --output-dir out", example());
+  run_result_t r = run_tool(args);
+  cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+  cr_assert(strstr(r.out, "y: float32 [1, 10] -> out/y.npy"), "stdout: %s", r.out);
+  free_result(&r);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && mkdir -p expected && /usr/bin/python3 "
+           "'%s/tests/tools/reference.py' '%s' expected x=x.npy",
+           scratch, vkp_test_source_dir(), example());
+  cr_assert_eq(system(cmd), 0, "%s failed", cmd);
+  vkp_tensor_t got, want;
+  load_npy("out/y.npy", &got);
+  load_npy("expected/y.npy", &want);
+  char msg[512];
+  cr_assert(vkp_test_allclose(&got, &want, 1e-5, 1e-6, msg, sizeof msg), "%s", msg);
+  vkp_tensor_deinit(&got);
+  vkp_tensor_deinit(&want);
+}
+
+Test(tools, run_accepts_compile_options, .timeout = 60) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  int64_t shape[] = {1, 64};
+  write_random_npy(&rng, "in.npy", 2, shape);
+  char args[2048];
+  // A bare FILE is fine for a one-input graph; the ref target ignores the
+  // options, and the dump directory is created up front.
+  snprintf(args, sizeof args,
+           "run '%s' --input=in.npy --output-dir=a/b --target ref --threads 2 "
+           "--march x86-64 --dump-c dumps --dump-spirv dumps",
+           example());
+  run_result_t r = run_tool(args);
+  cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+  free_result(&r);
+  vkp_tensor_t got;
+  load_npy("a/b/y.npy", &got);
+  cr_assert_eq(got.shape[1], 10);
+  vkp_tensor_deinit(&got);
+  char path[512];
+  snprintf(path, sizeof path, "%s/dumps", scratch);
+  cr_assert_eq(access(path, F_OK), 0, "dump dir not created");
+}
+
+// Every subcommand of ours has --help, exiting 0.
+Test(tools, help, .timeout = 60) {
+  static const char *const cmds[] = {"check --help", "run --help", "run -h", "--help"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; ++i) {
+    run_result_t r = run_tool(cmds[i]);
+    cr_assert_eq(r.code, 0, "%s", cmds[i]);
+    cr_assert(strstr(r.out, "usage: vkpipe"), "%s: %s", cmds[i], r.out);
+    free_result(&r);
+  }
+}
+
+Test(tools, bad_usage_exits_2_with_one_line, .timeout = 60) {
+  static const struct {
+    const char *args, *needle;
+  } cases[] = {
+      {"check", "vkpipe check: missing MODEL (try 'vkpipe check --help')"},
+      {"check a.json b.json", "unexpected argument 'b.json'"},
+      {"check --verbose a.json", "unknown option '--verbose'"},
+      {"run", "vkpipe run: missing MODEL"},
+      {"run m.json --input x=x.npy", "missing --output-dir DIR"},
+      {"run m.json --output-dir o --input", "--input needs a value"},
+      {"run m.json --output-dir o --input =x.npy", "has an empty NAME"},
+      {"run m.json --output-dir o --threads two", "--threads 'two' is not a number"},
+      {"run m.json --output-dir o --threads 0", "--threads '0' is not a number"},
+      {"run m.json --output-dir o --dump-c a --dump-spirv b", "same directory"},
+      {"run m.json n.json --output-dir o", "unexpected argument 'n.json'"},
+      {"run m.json --output-dir o --fast", "unknown option '--fast'"},
+      {"frobnicate", "unknown command 'frobnicate'"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    run_result_t r = run_tool(cases[i].args);
+    cr_assert_eq(r.code, 2, "'%s' exited %d", cases[i].args, r.code);
+    cr_assert_str_empty(r.out, "'%s' wrote to stdout", cases[i].args);
+    cr_assert_eq(count_lines(r.err), 1, "'%s': stderr: %s", cases[i].args, r.err);
+    cr_assert(strstr(r.err, cases[i].needle), "'%s': stderr '%s' lacks '%s'",
+              cases[i].args, r.err, cases[i].needle);
+    free_result(&r);
+  }
+}
+
+Test(tools, run_failures_exit_1_with_clear_messages, .timeout = 60) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  int64_t good[] = {1, 64}, wrong[] = {1, 63};
+  write_random_npy(&rng, "x.npy", 2, good);
+  write_random_npy(&rng, "wrong.npy", 2, wrong);
+  write_text("junk.npy", "this is not numpy");
+  static const struct {
+    const char *args, *needle;
+  } cases[] = {
+      {"run missing.json --input x=x.npy --output-dir o", "cannot open 'missing.json'"},
+      {"run MODEL --input x=nothere.npy --output-dir o",
+       "input 'x': cannot open 'nothere.npy'"},
+      {"run MODEL --input x=wrong.npy --output-dir o",
+       "input 'x': 'wrong.npy' holds float32 [1, 63]; the graph expects float32 [1, 64]"},
+      {"run MODEL --input x=junk.npy --output-dir o",
+       "input 'x': 'junk.npy': not a .npy file"},
+      {"run MODEL --output-dir o", "input 'x' is not given (--input x=FILE.npy)"},
+      {"run MODEL --input z=x.npy --output-dir o",
+       "the graph has no input 'z' (its inputs: 'x')"},
+      {"run MODEL --input x=x.npy --input x=x.npy --output-dir o", "input 'x' is given twice"},
+      {"run MODEL --input x=x.npy --output-dir o --target nosuch", "unknown target 'nosuch'"},
+      {"run MODEL --input x=x.npy --output-dir x.npy", "'x.npy' is not a directory"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char args[2048];
+    const char *m = strstr(cases[i].args, "MODEL");
+    if (m)
+      snprintf(args, sizeof args, "%.*s'%s'%s", (int)(m - cases[i].args),
+               cases[i].args, example(), m + 5);
+    else
+      snprintf(args, sizeof args, "%s", cases[i].args);
+    run_result_t r = run_tool(args);
+    cr_assert_eq(r.code, 1, "'%s' exited %d: %s", args, r.code, r.err);
+    cr_assert(strstr(r.err, "vkpipe run: "), "'%s': %s", args, r.err);
+    cr_assert(strstr(r.err, cases[i].needle), "'%s': stderr '%s' lacks '%s'", args,
+              r.err, cases[i].needle);
+    free_result(&r);
+  }
+}

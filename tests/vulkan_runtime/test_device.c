@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "runtime/vulkan/device.h"
+#include "support/test_support.h"
+#include "vulkan_runtime/vk_test_util.h"
+
+static vkp_vk_device_candidate_t cand(const char *name, VkPhysicalDeviceType type,
+                                      uint32_t api, bool timeline) {
+  vkp_vk_device_candidate_t c;
+  memset(&c, 0, sizeof c);
+  strcpy(c.name, name);
+  c.type = type;
+  c.api_version = api;
+  c.timeline_semaphore = timeline;
+  c.has_compute_queue = true;
+  return c;
+}
+
+static int32_t pick(const vkp_vk_device_candidate_t *c, int32_t n, const char *sel,
+                    vkp_status_code_t want) {
+  int32_t idx = -2;
+  vkp_status_t st = vkp_vk_device_pick(c, n, sel, &idx);
+  cr_assert_eq(vkp_status_code(st), want, "selector '%s': %s", sel ? sel : "(none)",
+               vkp_status_message(st));
+  vkp_status_free(st);
+  return idx;
+}
+
+Test(device, pick_prefers_discrete_then_integrated, .timeout = 10) {
+  const uint32_t v12 = VK_API_VERSION_1_2, v11 = VK_API_VERSION_1_1;
+  vkp_vk_device_candidate_t c[] = {
+      cand("llvmpipe (LLVM 15)", VK_PHYSICAL_DEVICE_TYPE_CPU, v12, true),
+      cand("Intel(R) UHD 770", VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU, v12, true),
+      cand("Old Discrete", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, v11, false),
+      cand("NVIDIA H100", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, VK_API_VERSION_1_3, true),
+      cand("Virtio GPU", VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU, v12, true),
+  };
+  cr_assert_eq(pick(c, 5, NULL, VKP_STATUS_OK), 3);
+  cr_assert_eq(pick(c, 3, "", VKP_STATUS_OK), 1);  // the old discrete is unusable
+  cr_assert_eq(pick(c, 1, NULL, VKP_STATUS_OK), 0);
+  vkp_vk_device_candidate_t v[] = {c[0], c[4]};
+  cr_assert_eq(pick(v, 2, NULL, VKP_STATUS_OK), 1);  // virtual before CPU
+}
+
+Test(device, pick_honours_selector, .timeout = 10) {
+  const uint32_t v12 = VK_API_VERSION_1_2;
+  vkp_vk_device_candidate_t c[] = {
+      cand("NVIDIA H100", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, v12, true),
+      cand("llvmpipe (LLVM 15)", VK_PHYSICAL_DEVICE_TYPE_CPU, v12, true),
+      cand("No Timeline", VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU, v12, false),
+  };
+  cr_assert_eq(pick(c, 3, "1", VKP_STATUS_OK), 1);
+  cr_assert_eq(pick(c, 3, "LLVMPIPE", VKP_STATUS_OK), 1);
+  cr_assert_eq(pick(c, 3, "h100", VKP_STATUS_OK), 0);
+  cr_assert_eq(pick(c, 3, "7", VKP_STATUS_NOT_FOUND), -1);
+  cr_assert_eq(pick(c, 3, "radeon", VKP_STATUS_NOT_FOUND), -1);
+  int32_t idx;
+  vkp_status_t st = vkp_vk_device_pick(c, 3, "timeline", &idx);
+  cr_assert_eq(vkp_status_code(st), VKP_STATUS_UNAVAILABLE);
+  cr_assert(strstr(vkp_status_message(st), "timelineSemaphore"), "%s",
+            vkp_status_message(st));
+  vkp_status_free(st);
+}
+
+Test(device, pick_reports_why_nothing_fits, .timeout = 10) {
+  vkp_vk_device_candidate_t c[] = {
+      cand("Old", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, VK_API_VERSION_1_1, true),
+  };
+  pick(c, 0, NULL, VKP_STATUS_UNAVAILABLE);
+  int32_t idx;
+  vkp_status_t st = vkp_vk_device_pick(c, 1, NULL, &idx);
+  cr_assert_eq(vkp_status_code(st), VKP_STATUS_UNAVAILABLE);
+  cr_assert(strstr(vkp_status_message(st), "1.2 is required"), "%s",
+            vkp_status_message(st));
+  vkp_status_free(st);
+}
+
+Test(device, create_with_validation, .timeout = 60) {
+  vkp_vk_device_t *dev = vkp_vk_test_device(false);
+  cr_assert_geq(dev->properties.apiVersion, VK_API_VERSION_1_2);
+  cr_assert_neq(dev->queue, VK_NULL_HANDLE);
+  cr_assert_gt(dev->subgroup.subgroupSize, 0);
+  cr_assert_not_null(dev->pipeline_cache_path);
+  vkp_vk_test_device_done(dev);
+}
+
+Test(device, env_selector, .timeout = 60) {
+  setenv("VKPIPE_DEVICE", "0", 1);
+  vkp_vk_device_t *dev = NULL;
+  VKP_TEST_OK(vkp_vk_device_create(NULL, &dev));
+  vkp_vk_device_destroy(dev);
+  setenv("VKPIPE_DEVICE", "no-such-device-anywhere", 1);
+  vkp_status_t st = vkp_vk_device_create(NULL, &dev);
+  cr_assert_eq(vkp_status_code(st), VKP_STATUS_NOT_FOUND, "%s", vkp_status_message(st));
+  cr_assert(strstr(vkp_status_message(st), "VKPIPE_DEVICE=no-such-device-anywhere"));
+  cr_assert_null(dev);
+  vkp_status_free(st);
+}
+
+Test(device, no_driver_is_unavailable, .timeout = 60) {
+  // Criterion runs each test in its own process: this stays here.
+  setenv("VK_ICD_FILENAMES", "/nonexistent/icd.json", 1);
+  setenv("VK_DRIVER_FILES", "/nonexistent/icd.json", 1);
+  vkp_vk_device_t *dev = NULL;
+  vkp_vk_device_options_t opts = {.validation = 0};
+  vkp_status_t st = vkp_vk_device_create(&opts, &dev);
+  cr_assert_eq(vkp_status_code(st), VKP_STATUS_UNAVAILABLE, "%s", vkp_status_message(st));
+  cr_assert(strstr(vkp_status_message(st), "no Vulkan driver"), "%s",
+            vkp_status_message(st));
+  cr_assert_null(dev);
+  vkp_status_free(st);
+  vkp_vk_device_report_t *reports = NULL;
+  int32_t n = -1, chosen = -1;
+  st = vkp_vk_device_list(&reports, &n, &chosen);
+  cr_assert_eq(vkp_status_code(st), VKP_STATUS_UNAVAILABLE);
+  cr_assert_eq(n, 0);
+  cr_assert_null(reports);
+  vkp_status_free(st);
+}
+
+Test(device, list_marks_the_chosen_device, .timeout = 60) {
+  vkp_vk_device_report_t *reports = NULL;
+  int32_t n = 0, chosen = -1;
+  VKP_TEST_OK(vkp_vk_device_list(&reports, &n, &chosen));
+  cr_assert_gt(n, 0);
+  cr_assert(chosen >= 0 && chosen < n);
+  cr_assert(reports[chosen].candidate.timeline_semaphore);
+  cr_assert_gt(reports[chosen].properties.limits.maxComputeWorkGroupCount[0], 0);
+  vkp__free(reports);
+}

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/vulkan/target_vulkan.h"
+#include "support/test_support.h"
+#include "vulkan_runtime/vk_test_util.h"
+
+Test(target_vulkan, registered_with_device_entries, .timeout = 60) {
+  vkp_registry_t *reg = NULL;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  const vkp_target_t *t = NULL;
+  VKP_TEST_OK(vkp_registry_lookup(reg, "vulkan", &t));
+  const vkp_target_vtable_t *v = t->vtable;
+  cr_assert_str_eq(v->name, "vulkan");
+  cr_assert(v->submit && v->staging_alloc && v->staging_free && v->bind_slots &&
+            v->timeline_create && v->timeline_destroy && v->timeline_signal &&
+            v->timeline_wait && v->timeline_query);
+  cr_assert_not_null(vkp_target_vulkan_device(t));
+  cr_assert(vkp_target_vulkan_device(t)->validation);  // VKPIPE_VALIDATION=1
+
+  // Device entries through the vtable.
+  uint64_t sem = 0, value = 7;
+  VKP_TEST_OK(v->timeline_create(t, &sem));
+  VKP_TEST_OK(v->timeline_signal(t, sem, 3));
+  VKP_TEST_OK(v->timeline_wait(t, sem, 3, 0));
+  VKP_TEST_OK(v->timeline_query(t, sem, &value));
+  cr_assert_eq(value, 3);
+  vkp_status_t st = v->timeline_wait(t, sem, 4, 1000);
+  cr_assert_eq(vkp_status_code(st), VKP_STATUS_TIMEOUT);
+  vkp_status_free(st);
+  v->timeline_destroy(t, sem);
+  vkp_staging_t s;
+  VKP_TEST_OK(v->staging_alloc(t, 256, &s));
+  memset(s.host, 1, 256);
+  v->staging_free(t, &s);
+
+  vkp_spirv_device_info_t info;
+  vkp_vk_device_info(vkp_target_vulkan_device(t), &info);
+  cr_assert_gt(info.subgroup_size, 0);
+  cr_assert_gt(info.max_storage_range, 0);
+  cr_assert_gt(info.max_invocations, 0);
+  vkp_registry_destroy(reg);
+  cr_assert_eq(vkp_vk_validation_message_count(), 0);
+}
+
+Test(target_vulkan, no_driver_makes_it_unavailable, .timeout = 60) {
+  setenv("VK_ICD_FILENAMES", "/nonexistent/icd.json", 1);
+  setenv("VK_DRIVER_FILES", "/nonexistent/icd.json", 1);
+  setenv("VKPIPE_VALIDATION", "0", 1);
+  vkp_registry_t *reg = NULL;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));  // the rest still works
+  cr_assert_null(vkp_registry_find(reg, "vulkan"));
+  const char *why = vkp_registry_unavailable_reason(reg, "vulkan");
+  cr_assert_not_null(why);
+  cr_assert(strstr(why, "no Vulkan driver"), "%s", why);
+  const vkp_target_t *t = NULL;
+  vkp_status_t st = vkp_registry_lookup(reg, "vulkan", &t);
+  cr_assert_eq(vkp_status_code(st), VKP_STATUS_UNAVAILABLE);
+  cr_assert(strstr(vkp_status_message(st), "no Vulkan driver"), "%s",
+            vkp_status_message(st));
+  vkp_status_free(st);
+  // Every other built-in target is there.
+  for (int32_t i = 0; i < vkp_registry_count(reg); ++i)
+    cr_assert_str_neq(vkp_registry_get(reg, i)->vtable->name, "vulkan");
+  vkp_registry_destroy(reg);
+}
+
+Test(target_vulkan, explicit_options, .timeout = 60) {
+  vkp_registry_t *reg = NULL;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  vkp_vk_device_options_t opts = {.validation = 1, .selector = "no-such-gpu"};
+  VKP_TEST_OK(vkp_target_vulkan_add(reg, &opts));
+  const char *why = vkp_registry_unavailable_reason(reg, "vulkan");
+  cr_assert_not_null(why);
+  cr_assert(strstr(why, "no-such-gpu"), "%s", why);
+  vkp_registry_destroy(reg);
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+// `vkpipe run MODEL --input NAME=FILE.npy ... --output-dir DIR`: run a model
+// once and write its outputs as .npy files.
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "tools/tool.h"
+#include "vkpipe/graph.h"
+#include "vkpipe/target.h"
+
+int vkp_cmd_run(int argc, char **argv);
+extern const char vkp_cmd_run_summary[];
+const char vkp_cmd_run_summary[] = "run a model on .npy inputs, write .npy outputs";
+
+typedef struct vkp__run_args_t {
+  const char *model;
+  const char *target;          // "ref" unless --target
+  const char *output_dir;
+  int32_t n_inputs;
+  vkp_tool_input_arg_t *inputs;  // owned; n_inputs entries
+  vkp_compile_options_t options;
+} vkp__run_args_t;
+
+// How the graph is executed once inputs are read: fills graph->n_outputs
+// `outputs` (initialised here, owned by the caller) from `inputs`.
+typedef vkp_status_t (*vkp__run_fn)(const vkp__run_args_t *args,
+                                    const vkp_graph_t *graph,
+                                    const vkp_tensor_t *inputs,
+                                    vkp_tensor_t *outputs);
+
+// The whole graph on one registered target.
+static vkp_status_t vkp__run_on_target(const vkp__run_args_t *args,
+                                       const vkp_graph_t *graph,
+                                       const vkp_tensor_t *inputs,
+                                       vkp_tensor_t *outputs) {
+  vkp_registry_t *registry = NULL;
+  vkp_status_t st = vkp_registry_create_default(&registry);
+  if (st) return st;
+  const vkp_target_t *target = NULL;
+  st = vkp_registry_lookup(registry, args->target, &target);
+  if (!st) st = vkp_target_check_graph(target, graph);
+  if (!st)
+    st = vkp_target_run_graph(target, graph, &args->options, inputs, outputs);
+  vkp_registry_destroy(registry);
+  return st;
+}
+
+// --target values that are not a single registered target, each with its own
+// way to run. Pipeline execution ("auto": partition across every available
+// target and run the stages as a pipeline) is added here as one more row.
+static const struct {
+  const char *name;
+  vkp__run_fn run;
+} vkp__run_modes[] = {
+    {NULL, NULL},
+};
+
+static vkp__run_fn vkp__pick_run_fn(const char *target) {
+  for (int i = 0; vkp__run_modes[i].name; ++i)
+    if (strcmp(vkp__run_modes[i].name, target) == 0) return vkp__run_modes[i].run;
+  return vkp__run_on_target;
+}
+
+static void vkp__run_help(void) {
+  printf("usage: vkpipe run MODEL --input NAME=FILE.npy [--input ...] "
+         "--output-dir DIR [options]\n"
+         "\n"
+         "Runs MODEL (JSON graph or ONNX) once on the given inputs and writes\n"
+         "every graph output to DIR/<output name>.npy (characters other than\n"
+         "A-Z a-z 0-9 . _ - in the name become '_').\n"
+         "\n"
+         "options:\n"
+         "  --input NAME=FILE.npy  a graph input (every input exactly once; a\n"
+         "                         bare FILE.npy is fine for one-input graphs)\n"
+         "  --output-dir DIR       where outputs go (created when missing)\n"
+         "  --target NAME          the target that runs the whole graph\n"
+         "                         (default: ref; see 'vkpipe devices')\n"
+         "  --threads N            threads inside a stage, where the target\n"
+         "                         supports it (default 1)\n"
+         "  --march ARCH           -march for the cpu target's C codegen\n"
+         "                         (default native)\n"
+         "  --dump-c DIR           write the generated C sources to DIR\n"
+         "  --dump-spirv DIR       write the generated GLSL/SPIR-V to DIR\n"
+         "  -h, --help             this text\n"
+         "\n"
+         "Inputs are .npy files (float32, int32, int64, float16; C order,\n"
+         "little-endian) whose dtype and shape must match the graph's.\n"
+         "Exit status: 0 success, 1 failure (the reason on stderr), 2 bad usage.\n");
+}
+
+// Parses argv into `args`; returns -1 to go on, or an exit code.
+static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
+  args->target = "ref";
+  args->inputs = vkp__calloc((size_t)argc, sizeof(*args->inputs));
+  if (!args->inputs) {
+    fprintf(stderr, "vkpipe run: out of memory\n");
+    return VKP_TOOL_EXIT_FAILURE;
+  }
+  const char *dump_c = NULL, *dump_spirv = NULL;
+  for (int i = 1; i < argc; ++i) {
+    const char *arg = argv[i], *value = NULL;
+    if (vkp_tool_is_help(arg)) {
+      vkp__run_help();
+      return 0;
+    }
+    static const char *const with_value[] = {
+        "--input", "--output-dir", "--target", "--threads",
+        "--march", "--dump-c",     "--dump-spirv", NULL};
+    int which = -1;
+    for (int k = 0; with_value[k] && which < 0; ++k) {
+      vkp_tool_option_result_t r = vkp_tool_option(argc, argv, &i, with_value[k], &value);
+      if (r == VKP_TOOL_OPTION_MISSING_VALUE)
+        return vkp_tool_usage_error("run", "%s needs a value", with_value[k]);
+      if (r == VKP_TOOL_OPTION_MATCHED) which = k;
+    }
+    switch (which) {
+      case 0:
+        vkp_tool_input_arg_parse(value, &args->inputs[args->n_inputs]);
+        if (args->inputs[args->n_inputs].name && !args->inputs[args->n_inputs].name_len)
+          return vkp_tool_usage_error("run", "--input '%s' has an empty NAME", value);
+        if (!args->inputs[args->n_inputs].path[0])
+          return vkp_tool_usage_error("run", "--input '%s' has no FILE", value);
+        args->n_inputs++;
+        break;
+      case 1:
+        args->output_dir = value;
+        break;
+      case 2:
+        args->target = value;
+        break;
+      case 3: {
+        int64_t n = 0;
+        if (!vkp_tool_parse_int(value, 1, 1024, &n))
+          return vkp_tool_usage_error("run", "--threads '%s' is not a number in 1..1024",
+                                      value);
+        args->options.threads = (int32_t)n;
+        break;
+      }
+      case 4:
+        args->options.march = value;
+        break;
+      case 5:
+        dump_c = value;
+        break;
+      case 6:
+        dump_spirv = value;
+        break;
+      default:
+        if (arg[0] == '-' && arg[1])
+          return vkp_tool_usage_error("run", "unknown option '%s'", arg);
+        if (args->model)
+          return vkp_tool_usage_error("run", "unexpected argument '%s'", arg);
+        args->model = arg;
+    }
+  }
+  // Both dump options set the one dump directory of vkp_compile_options_t;
+  // each target writes its own kind of source there.
+  if (dump_c && dump_spirv && strcmp(dump_c, dump_spirv) != 0)
+    return vkp_tool_usage_error("run", "--dump-c and --dump-spirv must name the "
+                                       "same directory when both are given");
+  args->options.dump_dir = dump_c ? dump_c : dump_spirv;
+  if (!args->model) return vkp_tool_usage_error("run", "missing MODEL");
+  if (!args->output_dir) return vkp_tool_usage_error("run", "missing --output-dir DIR");
+  if (!args->target[0]) return vkp_tool_usage_error("run", "--target is empty");
+  return -1;
+}
+
+int vkp_cmd_run(int argc, char **argv) {
+  vkp__run_args_t args;
+  memset(&args, 0, sizeof args);
+  int code = vkp__run_parse(argc, argv, &args);
+  if (code >= 0) {
+    vkp__free(args.inputs);
+    return code;
+  }
+  vkp_graph_t *graph = NULL;
+  vkp_tensor_t *inputs = NULL, *outputs = NULL;
+  vkp_status_t st = vkp_graph_load(args.model, &graph);
+  if (!st) {
+    if (args.options.dump_dir) st = vkp_tool_make_dir(args.options.dump_dir);
+  }
+  if (!st) {
+    inputs = vkp__calloc((size_t)graph->n_inputs + 1, sizeof(*inputs));
+    outputs = vkp__calloc((size_t)graph->n_outputs + 1, sizeof(*outputs));
+    if (!inputs || !outputs)
+      st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  if (!st) st = vkp_tool_read_inputs(graph, args.n_inputs, args.inputs, inputs);
+  if (!st) {
+    st = vkp__pick_run_fn(args.target)(&args, graph, inputs, outputs);
+    if (st) st = vkp_status_annotate(st, "running '%s' on target '%s'", args.model,
+                                     args.target);
+  }
+  if (!st) st = vkp_tool_write_outputs(graph, outputs, args.output_dir, stdout);
+  if (graph) {
+    for (int32_t i = 0; inputs && i < graph->n_inputs; ++i) vkp_tensor_deinit(&inputs[i]);
+    for (int32_t i = 0; outputs && i < graph->n_outputs; ++i)
+      vkp_tensor_deinit(&outputs[i]);
+  }
+  vkp__free(inputs);
+  vkp__free(outputs);
+  vkp_graph_destroy(graph);
+  vkp__free(args.inputs);
+  return st ? vkp_tool_fail("run", st) : 0;
+}
