@@ -483,8 +483,8 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
     e->k->local_size[0] = 8;
     e->k->local_size[1] = 8;
     e->k->local_size[2] = 1;
-    e->k->groups[0] = (uint32_t)((nn + 31) / 32);
-    e->k->groups[1] = (uint32_t)((m + 31) / 32);
+    e->k->groups[0] = (uint32_t)((nn + 63) / 64);
+    e->k->groups[1] = (uint32_t)((m + 63) / 64);
     e->k->groups[2] = (uint32_t)batch;
     vkp__template(e, "gemm_blocked");
   }

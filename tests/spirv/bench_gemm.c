@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A benchmark, not a test (never run by ctest): GFLOP/s of the generated
-// matmul on the "vulkan" target for n x n x n, n from the command line.
+// matmul on the "vulkan" target, next to the "cpu" target in the same run,
+// for n x n x n, n from the command line (default 256 and 512).
 //
 //   build/tests/spirv/bench_spirv_gemm 256 512
 //   VKPIPE_SPIRV_GEMM=tiled build/tests/spirv/bench_spirv_gemm 512
@@ -54,8 +55,8 @@ static int bench(const vkp_target_t *t, int64_t n) {
     elapsed = now() - start;
   }
   double s = elapsed / reps;
-  printf("matmul %lld^3: %.2f ms/run, %.2f GFLOP/s (%d runs)\n", (long long)n, s * 1e3,
-         2.0 * (double)n * (double)n * (double)n / s * 1e-9, reps);
+  printf("%-7s matmul %lld^3: %.2f ms/run, %.2f GFLOP/s (%d runs)\n",
+         t->vtable->name, (long long)n, s * 1e3, 2.0 * (double)n * (double)n * (double)n / s * 1e-9, reps);
   t->vtable->unload(stage);
   vkp_blob_deinit(&blob);
   vkp_tensor_deinit(&x);
@@ -67,12 +68,17 @@ static int bench(const vkp_target_t *t, int64_t n) {
 int main(int argc, char **argv) {
   vkp_registry_t *reg;
   if (check(vkp_registry_create_default(&reg))) return 1;
-  const vkp_target_t *t;
-  if (check(vkp_registry_lookup(reg, "vulkan", &t)))
-    return 1;
+  static const char *const names[] = {"vulkan", "cpu"};
   int rc = 0;
-  for (int i = 1; i < argc; ++i) rc |= bench(t, atoll(argv[i]));
-  if (argc < 2) rc = bench(t, 256) | bench(t, 512);
+  for (int k = 0; k < 2; ++k) {
+    const vkp_target_t *t = vkp_registry_find(reg, names[k]);
+    if (!t) {
+      printf("%-7s unavailable\n", names[k]);
+      continue;
+    }
+    for (int i = 1; i < argc; ++i) rc |= bench(t, atoll(argv[i]));
+    if (argc < 2) rc |= bench(t, 256) | bench(t, 512);
+  }
   vkp_registry_destroy(reg);
   return rc;
 }
