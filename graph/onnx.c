@@ -1,13 +1,1033 @@
 // SPDX-License-Identifier: Apache-2.0
-// Placeholder until the ONNX reader lands (issue 3).
+// The ONNX loader: file -> ModelProto (protobuf-c) -> graph IR. Walks the
+// nodes in order, folding what is known at import time and mapping the rest
+// through the op table (onnx_ops.c). Every problem is collected and reported
+// at once, one line per node.
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/alloc.h"
 #include "base/status_macros.h"
+#include "graph/graph_internal.h"
+#include "graph/onnx_internal.h"
 #include "graph/readers.h"
+#include "vkpipe/onnx.h"
+
+// ---------------------------------------------------------------------------
+// Symbols
+
+vkp__onnx_sym_t *vkp__onnx_sym_find(vkp__onnx_ctx_t *ctx, const char *name) {
+  if (!name || !name[0]) return NULL;
+  int32_t i = vkp_strmap_get(&ctx->sym_index, name);
+  return i >= 0 ? &ctx->syms[i] : NULL;
+}
+
+static vkp_status_t vkp__sym_new(vkp__onnx_ctx_t *ctx, const char *name,
+                                 vkp__onnx_sym_t **out) {
+  if (!name || !name[0]) return VKP__ONNX_INVALID("a value has an empty name");
+  if (vkp_strmap_get(&ctx->sym_index, name) >= 0)
+    return VKP__ONNX_INVALID("value '%s' is defined twice", name);
+  if (ctx->n_syms == ctx->cap_syms) {
+    int32_t cap = ctx->cap_syms ? ctx->cap_syms * 2 : 64;
+    vkp__onnx_sym_t *syms =
+        vkp__reallocarray(ctx->syms, (size_t)cap, sizeof *syms);
+    if (!syms) return VKP_OOM("ONNX symbol table");
+    // The map keys point into the symbols' own names, which do not move.
+    ctx->syms = syms;
+    ctx->cap_syms = cap;
+  }
+  vkp__onnx_sym_t *s = &ctx->syms[ctx->n_syms];
+  memset(s, 0, sizeof *s);
+  s->value = -1;
+  s->name = vkp__strdup(name);
+  if (!s->name) return VKP_OOM("ONNX symbol");
+  vkp_status_t st = vkp_strmap_put(&ctx->sym_index, s->name, ctx->n_syms);
+  if (st) {
+    vkp__free(s->name);
+    return st;
+  }
+  ctx->n_syms++;
+  *out = s;
+  return NULL;
+}
+
+vkp_status_t vkp__onnx_bind_const(vkp__onnx_ctx_t *ctx, const char *name,
+                                  vkp__onnx_tensor_t *t) {
+  vkp__onnx_sym_t *s;
+  vkp_status_t st = vkp__sym_new(ctx, name, &s);
+  if (st) {
+    vkp__onnx_tensor_deinit(t);
+    return st;
+  }
+  s->is_const = true;
+  s->constant = *t;
+  memset(t, 0, sizeof *t);
+  return NULL;
+}
+
+vkp_status_t vkp__onnx_bind_value(vkp__onnx_ctx_t *ctx, const char *name,
+                                  int32_t value) {
+  vkp__onnx_sym_t *s;
+  VKP_RETURN_IF_ERROR(vkp__sym_new(ctx, name, &s));
+  s->value = value;
+  return NULL;
+}
+
+vkp_status_t vkp__onnx_bind_alias(vkp__onnx_ctx_t *ctx, const char *name,
+                                  const vkp__onnx_sym_t *sym) {
+  if (sym->is_const) {
+    vkp__onnx_tensor_t copy;
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
+        &copy, sym->constant.type, sym->constant.rank, sym->constant.shape));
+    if (copy.nbytes) memcpy(copy.data, sym->constant.data, copy.nbytes);
+    return vkp__onnx_bind_const(ctx, name, &copy);
+  }
+  return vkp__onnx_bind_value(ctx, name, sym->value);
+}
+
+static vkp_status_t vkp__bind_poisoned(vkp__onnx_ctx_t *ctx, const char *name) {
+  if (!name || !name[0] || vkp__onnx_sym_find(ctx, name)) return NULL;
+  vkp__onnx_sym_t *s;
+  VKP_RETURN_IF_ERROR(vkp__sym_new(ctx, name, &s));
+  s->poisoned = true;
+  return NULL;
+}
+
+vkp__onnx_sym_t *vkp__onnx_input(vkp__onnx_ctx_t *ctx, int32_t i) {
+  if (i < 0 || (size_t)i >= ctx->node->n_input) return NULL;
+  return vkp__onnx_sym_find(ctx, ctx->node->input[i]);
+}
+
+const char *vkp__onnx_output(const vkp__onnx_ctx_t *ctx, int32_t i) {
+  if (i < 0 || (size_t)i >= ctx->node->n_output) return NULL;
+  const char *o = ctx->node->output[i];
+  return o && o[0] ? o : NULL;
+}
+
+void vkp__onnx_sym_shape(const vkp__onnx_ctx_t *ctx, const vkp__onnx_sym_t *sym,
+                         int32_t *out_rank, int64_t *out_shape) {
+  if (sym->is_const) {
+    *out_rank = sym->constant.rank;
+    for (int32_t i = 0; i < sym->constant.rank; ++i)
+      out_shape[i] = sym->constant.shape[i];
+    return;
+  }
+  const vkp_value_t *v = &ctx->graph->values[sym->value];
+  *out_rank = v->rank;
+  for (int32_t i = 0; i < v->rank; ++i) out_shape[i] = v->shape[i];
+}
+
+// A fresh name "<base>" or "<base>_<k>" unused by IR values, nodes and
+// ONNX symbols.
+static char *vkp__fresh_name(vkp__onnx_ctx_t *ctx, const char *base,
+                             bool for_node) {
+  for (int32_t k = 0;; ++k) {
+    char *name = k == 0 ? vkp__strdup(base) : vkp__asprintf("%s_%d", base, (int)k);
+    if (!name) return NULL;
+    bool taken = for_node ? vkp_graph_find_node(ctx->graph, name) >= 0
+                          : vkp_graph_find_value(ctx->graph, name) >= 0 ||
+                                vkp__onnx_sym_find(ctx, name) != NULL;
+    if (!taken) return name;
+    vkp__free(name);
+  }
+}
+
+vkp_status_t vkp__onnx_add_const(vkp__onnx_ctx_t *ctx,
+                                 const vkp__onnx_tensor_t *t,
+                                 int32_t *out_value) {
+  vkp_dtype_t dtype;
+  if (!vkp__onnx_type_to_dtype(t->type, &dtype))
+    return VKP__ONNX_UNSUPPORTED("constant of type %s: the IR has no such dtype",
+                                 vkp__onnx_type_name(t->type));
+  char *base = vkp__asprintf("%s:const", ctx->node_name ? ctx->node_name : "onnx");
+  char *name = base ? vkp__fresh_name(ctx, base, false) : NULL;
+  vkp__free(base);
+  if (!name) return VKP_OOM("constant name");
+  vkp_status_t st = vkp_graph_add_constant(ctx->graph, name, dtype, t->rank,
+                                           t->shape, t->data, out_value);
+  vkp__free(name);
+  return st;
+}
+
+vkp_status_t vkp__onnx_sym_value(vkp__onnx_ctx_t *ctx, vkp__onnx_sym_t *sym,
+                                 int32_t *out_value) {
+  if (sym->value >= 0) {
+    *out_value = sym->value;
+    return NULL;
+  }
+  // First IR use of a host constant: it becomes an IR constant under its
+  // ONNX name when that is free.
+  vkp_dtype_t dtype;
+  if (!vkp__onnx_type_to_dtype(sym->constant.type, &dtype))
+    return VKP__ONNX_UNSUPPORTED("'%s' has type %s, which the IR has not got",
+                                 sym->name,
+                                 vkp__onnx_type_name(sym->constant.type));
+  char *name = vkp__fresh_name(ctx, sym->name, false);
+  if (!name) return VKP_OOM("constant name");
+  // The symbol itself holds sym->name, so fresh_name never returns it; use
+  // the ONNX name when the graph lacks it.
+  vkp_status_t st;
+  if (vkp_graph_find_value(ctx->graph, sym->name) < 0)
+    st = vkp_graph_add_constant(ctx->graph, sym->name, dtype,
+                                sym->constant.rank, sym->constant.shape,
+                                sym->constant.data, &sym->value);
+  else
+    st = vkp_graph_add_constant(ctx->graph, name, dtype, sym->constant.rank,
+                                sym->constant.shape, sym->constant.data,
+                                &sym->value);
+  vkp__free(name);
+  VKP_RETURN_IF_ERROR(st);
+  // The graph now holds the same bytes: borrow them instead of keeping a
+  // second copy (peak memory).
+  vkp__free(sym->constant.data);
+  sym->constant.data = ctx->graph->values[sym->value].data;
+  sym->borrowed = true;
+  *out_value = sym->value;
+  return NULL;
+}
+
+vkp_status_t vkp__onnx_input_value(vkp__onnx_ctx_t *ctx, int32_t i,
+                                   int32_t *out_value) {
+  vkp__onnx_sym_t *s = vkp__onnx_input(ctx, i);
+  if (!s) return VKP__ONNX_INVALID("input %d is required", (int)i);
+  return vkp__onnx_sym_value(ctx, s, out_value);
+}
+
+vkp_status_t vkp__onnx_input_const(vkp__onnx_ctx_t *ctx, int32_t i,
+                                   const char *what,
+                                   const vkp__onnx_tensor_t **out) {
+  *out = NULL;
+  vkp__onnx_sym_t *s = vkp__onnx_input(ctx, i);
+  if (!s) return NULL;
+  if (!s->is_const)
+    return VKP__ONNX_UNSUPPORTED("%s (input %d, '%s') must be known at import "
+                                 "time (an initializer or a constant "
+                                 "expression)",
+                                 what, (int)i, s->name);
+  *out = &s->constant;
+  return NULL;
+}
+
+vkp_status_t vkp__onnx_emit(vkp__onnx_ctx_t *ctx, vkp_op_t op, int32_t n_in,
+                            const int32_t *inputs, int32_t n_attrs,
+                            const vkp_attr_t *attrs, const char *out_name,
+                            int32_t *out_value) {
+  const char *in_names[64];
+  if (n_in > 64) return VKP__ONNX_UNSUPPORTED("too many inputs (%d)", (int)n_in);
+  for (int32_t i = 0; i < n_in; ++i)
+    in_names[i] = inputs[i] >= 0 ? ctx->graph->values[inputs[i]].name : NULL;
+  char *node_name = ctx->emitted == 0
+                        ? vkp__fresh_name(ctx, ctx->node_name, true)
+                        : NULL;
+  if (ctx->emitted != 0) {
+    char *base = vkp__asprintf("%s/%s", ctx->node_name, vkp_op_name(op));
+    node_name = base ? vkp__fresh_name(ctx, base, true) : NULL;
+    vkp__free(base);
+  }
+  char *value_name = NULL;
+  if (!out_name) {
+    char *base = vkp__asprintf("%s:%s", ctx->node_name, vkp_op_name(op));
+    value_name = base ? vkp__fresh_name(ctx, base, false) : NULL;
+    vkp__free(base);
+  }
+  vkp_status_t st = NULL;
+  if (!node_name || (!out_name && !value_name)) {
+    st = VKP_OOM("node name");
+  } else {
+    const char *outs[1] = {out_name ? out_name : value_name};
+    int32_t index;
+    st = vkp_graph_add_node(ctx->graph, node_name, op, n_in, in_names, 1, outs,
+                            n_attrs, attrs, &index);
+    if (!st) {
+      ctx->emitted++;
+      st = vkp__op_infer(ctx->graph, index);
+      if (st)
+        st = vkp_status_annotate(st, "as IR %s", vkp_op_name(op));
+      else
+        *out_value = ctx->graph->nodes[index].outputs[0];
+    }
+  }
+  vkp__free(node_name);
+  vkp__free(value_name);
+  return st;
+}
+
+// ---------------------------------------------------------------------------
+// Attributes
+
+const Onnx__AttributeProto *vkp__onnx_attr(const vkp__onnx_ctx_t *ctx,
+                                           const char *name) {
+  for (size_t i = 0; i < ctx->node->n_attribute; ++i) {
+    const Onnx__AttributeProto *a = ctx->node->attribute[i];
+    if (a && a->name && strcmp(a->name, name) == 0) return a;
+  }
+  return NULL;
+}
+
+static vkp_status_t vkp__attr_kind(const Onnx__AttributeProto *a, int want,
+                                   const char *want_name) {
+  // Old exporters leave `type` out; then the filled field decides.
+  if (!a->has_type) return NULL;
+  if ((int)a->type != want)
+    return VKP__ONNX_INVALID("attribute '%s' must be %s (type %d)", a->name,
+                             want_name, (int)a->type);
+  return NULL;
+}
+
+vkp_status_t vkp__onnx_attr_int(const vkp__onnx_ctx_t *ctx, const char *name,
+                                int64_t fallback, int64_t *out) {
+  const Onnx__AttributeProto *a = vkp__onnx_attr(ctx, name);
+  *out = fallback;
+  if (!a) return NULL;
+  VKP_RETURN_IF_ERROR(
+      vkp__attr_kind(a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, "an int"));
+  *out = a->i;
+  return NULL;
+}
+
+vkp_status_t vkp__onnx_attr_float(const vkp__onnx_ctx_t *ctx,
+                                  const char *name, double fallback,
+                                  double *out) {
+  const Onnx__AttributeProto *a = vkp__onnx_attr(ctx, name);
+  *out = fallback;
+  if (!a) return NULL;
+  if (a->has_type && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT) {
+    *out = (double)a->i;
+    return NULL;
+  }
+  VKP_RETURN_IF_ERROR(vkp__attr_kind(
+      a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT, "a float"));
+  *out = a->f;
+  return NULL;
+}
+
+vkp_status_t vkp__onnx_attr_ints(const vkp__onnx_ctx_t *ctx, const char *name,
+                                 int64_t *out, int32_t cap,
+                                 int32_t *out_count) {
+  const Onnx__AttributeProto *a = vkp__onnx_attr(ctx, name);
+  *out_count = -1;
+  if (!a) return NULL;
+  VKP_RETURN_IF_ERROR(vkp__attr_kind(
+      a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, "a list of ints"));
+  if (a->n_ints > (size_t)cap)
+    return VKP__ONNX_UNSUPPORTED("attribute '%s' has %zu entries; at most %d",
+                                 name, a->n_ints, (int)cap);
+  for (size_t i = 0; i < a->n_ints; ++i) out[i] = a->ints[i];
+  *out_count = (int32_t)a->n_ints;
+  return NULL;
+}
+
+vkp_status_t vkp__onnx_attr_string(const vkp__onnx_ctx_t *ctx,
+                                   const char *name, const char *fallback,
+                                   char *buf, size_t buf_size) {
+  const Onnx__AttributeProto *a = vkp__onnx_attr(ctx, name);
+  snprintf(buf, buf_size, "%s", fallback);
+  if (!a) return NULL;
+  VKP_RETURN_IF_ERROR(vkp__attr_kind(
+      a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING, "a string"));
+  size_t n = a->has_s ? a->s.len : 0;
+  if (n >= buf_size)
+    return VKP__ONNX_INVALID("attribute '%s' is too long (%zu bytes)", name, n);
+  if (n) memcpy(buf, a->s.data, n);
+  buf[n] = '\0';
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Problem list: one line per node, reported together.
+
+typedef struct vkp__problems_t {
+  char *text;
+  size_t len;
+  int32_t count;
+  int32_t unsupported;
+  vkp_status_code_t first_code;
+  vkp_status_t oom;
+} vkp__problems_t;
+
+static void vkp__problem_add(vkp__problems_t *p, vkp_status_t st,
+                             const char *fmt, ...) VKP_PRINTF(3, 4);
+
+static void vkp__problem_add(vkp__problems_t *p, vkp_status_t st,
+                             const char *fmt, ...) {
+  vkp_status_code_t code = vkp_status_code(st);
+  if (code == VKP_STATUS_OUT_OF_MEMORY && !p->oom) {
+    p->oom = st;
+    return;
+  }
+  char head[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(head, sizeof head, fmt, ap);
+  va_end(ap);
+  const char *msg = vkp_status_message(st);
+  char *line = vkp__asprintf("\n  %s: %s", head, msg);
+  vkp_status_free(st);
+  if (p->count == 0) p->first_code = code;
+  p->count++;
+  if (code == VKP_STATUS_UNSUPPORTED) p->unsupported++;
+  // Keep the message bounded: the first 200 lines are plenty.
+  if (!line || p->count > 200) {
+    vkp__free(line);
+    return;
+  }
+  size_t add = strlen(line);
+  char *text = vkp__realloc(p->text, p->len + add + 1);
+  if (!text) {
+    vkp__free(line);
+    return;
+  }
+  memcpy(text + p->len, line, add + 1);
+  p->text = text;
+  p->len += add;
+  vkp__free(line);
+}
+
+// ---------------------------------------------------------------------------
+// Loader
+
+static void vkp__ctx_deinit(vkp__onnx_ctx_t *ctx) {
+  for (int32_t i = 0; i < ctx->n_syms; ++i) {
+    if (ctx->syms[i].borrowed) ctx->syms[i].constant.data = NULL;
+    vkp__onnx_tensor_deinit(&ctx->syms[i].constant);
+    vkp__free(ctx->syms[i].name);
+  }
+  vkp__free(ctx->syms);
+  vkp_strmap_deinit(&ctx->sym_index);
+  vkp__free(ctx->fold_bn);
+  vkp__free(ctx->skip);
+  vkp__free(ctx->fusion_at);
+  for (int32_t i = 0; i < ctx->n_fusions; ++i) vkp__free(ctx->fusions[i].nodes);
+  vkp__free(ctx->fusions);
+  vkp_graph_destroy(ctx->graph);
+}
+
+static bool vkp__is_default_domain(const char *domain) {
+  return !domain || !domain[0] || strcmp(domain, "ai.onnx") == 0;
+}
+
+static vkp_status_t vkp__add_graph_input(vkp__onnx_ctx_t *ctx,
+                                         const Onnx__ValueInfoProto *vi) {
+  const char *name = vi->name;
+  const Onnx__TypeProto *tp = vi->type;
+  if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+      !tp->tensor_type)
+    return VKP__ONNX_UNSUPPORTED("only tensor inputs are supported");
+  const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+  int32_t elem = tt->has_elem_type ? tt->elem_type : 0;
+  vkp_dtype_t dtype;
+  if (!vkp__onnx_type_to_dtype(elem, &dtype))
+    return VKP__ONNX_UNSUPPORTED("dtype %s is not supported",
+                                 vkp__onnx_type_name(elem));
+  if (!tt->shape)
+    return VKP__ONNX_UNSUPPORTED("the shape is not given; vkpipe needs static "
+                                 "shapes");
+  if (tt->shape->n_dim > VKP_MAX_RANK)
+    return VKP__ONNX_UNSUPPORTED("rank %zu exceeds %d", tt->shape->n_dim,
+                                 VKP_MAX_RANK);
+  int64_t shape[VKP_MAX_RANK];
+  int32_t rank = (int32_t)tt->shape->n_dim;
+  for (int32_t i = 0; i < rank; ++i) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    if (!d || d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+      return VKP__ONNX_UNSUPPORTED(
+          "dimension %d is symbolic ('%s'); vkpipe needs static shapes",
+          (int)i,
+          d && d->value_case ==
+                       ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                   d->dim_param
+              ? d->dim_param
+              : "?");
+    if (d->dim_value < 0)
+      return VKP__ONNX_INVALID("dimension %d is %lld", (int)i,
+                               (long long)d->dim_value);
+    shape[i] = d->dim_value;
+  }
+  int32_t value;
+  VKP_RETURN_IF_ERROR(
+      vkp_graph_add_input(ctx->graph, name, dtype, rank, shape, &value));
+  return vkp__onnx_bind_value(ctx, name, value);
+}
+
+// Binds graph input `name` to the constant the options give for it, if any.
+static vkp_status_t vkp__freeze_input(vkp__onnx_ctx_t *ctx, const char *name,
+                                      bool *out_frozen) {
+  *out_frozen = false;
+  const vkp_onnx_options_t *o = ctx->options;
+  for (int32_t i = 0; i < o->n_constants; ++i) {
+    if (!o->constant_names[i] || strcmp(o->constant_names[i], name) != 0)
+      continue;
+    const vkp_tensor_t *t = &o->constants[i];
+    vkp__onnx_tensor_t c;
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
+        &c, vkp__onnx_type_from_dtype(t->dtype), t->rank, t->shape));
+    if (c.nbytes) memcpy(c.data, t->data, c.nbytes);
+    *out_frozen = true;
+    return vkp__onnx_bind_const(ctx, name, &c);
+  }
+  return NULL;
+}
+
+// Finds Conv -> BatchNormalization pairs where the Conv's output feeds only
+// that BatchNormalization (and is no graph output).
+static vkp_status_t vkp__plan_bn_folds(vkp__onnx_ctx_t *ctx) {
+  const Onnx__GraphProto *g = ctx->onnx_graph;
+  size_t n = g->n_node;
+  ctx->fold_bn = vkp__calloc(n + 1, sizeof(int32_t));
+  ctx->skip = vkp__calloc(n + 1, sizeof(bool));
+  if (!ctx->fold_bn || !ctx->skip) return VKP_OOM("fusion plan");
+  vkp_strmap_t uses;  // value name -> consumer count (node index + 1 of last)
+  vkp_strmap_init(&uses);
+  vkp_status_t st = NULL;
+  for (size_t i = 0; i < n; ++i) ctx->fold_bn[i] = -1;
+  for (size_t i = 0; i < n && !st; ++i) {
+    const Onnx__NodeProto *node = g->node[i];
+    for (size_t j = 0; j < node->n_input && !st; ++j) {
+      const char *in = node->input[j];
+      if (!in || !in[0]) continue;
+      int32_t c = vkp_strmap_get(&uses, in);
+      st = vkp_strmap_put(&uses, in, c < 0 ? 1 : c + 1);
+    }
+  }
+  for (size_t i = 0; i < g->n_output && !st; ++i) {
+    const char *o = g->output[i] ? g->output[i]->name : NULL;
+    if (o && o[0]) st = vkp_strmap_put(&uses, o, 1000);
+  }
+  for (size_t i = 0; i < n && !st; ++i) {
+    const Onnx__NodeProto *conv = g->node[i];
+    if (!conv->op_type || strcmp(conv->op_type, "Conv") != 0 ||
+        !vkp__is_default_domain(conv->domain) || conv->n_output != 1 ||
+        !conv->output[0] || !conv->output[0][0])
+      continue;
+    if (vkp_strmap_get(&uses, conv->output[0]) != 1) continue;
+    for (size_t j = i + 1; j < n; ++j) {
+      const Onnx__NodeProto *bn = g->node[j];
+      if (bn->n_input < 1 || !bn->input[0] ||
+          strcmp(bn->input[0], conv->output[0]) != 0)
+        continue;
+      if (bn->op_type && strcmp(bn->op_type, "BatchNormalization") == 0 &&
+          vkp__is_default_domain(bn->domain) && bn->n_input == 5)
+        ctx->fold_bn[i] = (int32_t)j;
+      break;
+    }
+  }
+  vkp_strmap_deinit(&uses);
+  return st;
+}
+
+// Checks the node's attributes against the op's list.
+static vkp_status_t vkp__check_attrs(const vkp__onnx_ctx_t *ctx,
+                                     const vkp__onnx_op_t *op) {
+  for (size_t i = 0; i < ctx->node->n_attribute; ++i) {
+    const Onnx__AttributeProto *a = ctx->node->attribute[i];
+    const char *name = a && a->name ? a->name : "";
+    if (a && a->ref_attr_name && a->ref_attr_name[0])
+      return VKP__ONNX_UNSUPPORTED("attribute '%s' refers to a function "
+                                   "attribute",
+                                   name);
+    size_t len = strlen(name);
+    bool known = false;
+    for (const char *p = op->attrs; *p && !known;) {
+      const char *comma = strchr(p, ',');
+      size_t n = comma ? (size_t)(comma - p) : strlen(p);
+      known = n == len && len > 0 && strncmp(p, name, n) == 0;
+      p += n;
+      if (*p == ',') ++p;
+    }
+    if (!known)
+      return VKP__ONNX_UNSUPPORTED("attribute '%s' is not supported", name);
+  }
+  return NULL;
+}
+
+static vkp_status_t vkp__import_node(vkp__onnx_ctx_t *ctx,
+                                     const vkp__onnx_op_t *op) {
+  VKP_RETURN_IF_ERROR(vkp__check_attrs(ctx, op));
+  bool all_const = ctx->node->n_input > 0;
+  for (size_t i = 0; i < ctx->node->n_input; ++i) {
+    const char *in = ctx->node->input[i];
+    if (!in || !in[0]) continue;
+    vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
+    if (!s->is_const) all_const = false;
+  }
+  if (all_const && op->fold) return op->fold(ctx);
+  return op->map(ctx);
+}
+
+static vkp_status_t vkp__check_opset(vkp__onnx_ctx_t *ctx,
+                                     const Onnx__ModelProto *model) {
+  ctx->opset = 0;
+  for (size_t i = 0; i < model->n_opset_import; ++i) {
+    const Onnx__OperatorSetIdProto *o = model->opset_import[i];
+    if (o && vkp__is_default_domain(o->domain) && o->has_version)
+      ctx->opset = o->version;
+  }
+  if (ctx->opset == 0 && model->n_opset_import == 0)
+    ctx->opset = 1;  // IR version 2 models: opset 1 implied
+  if (ctx->opset < VKP_ONNX_MIN_OPSET || ctx->opset > VKP_ONNX_MAX_OPSET)
+    return VKP__ONNX_UNSUPPORTED("the model uses opset %lld of the default "
+                                 "domain; vkpipe imports opsets %d to %d",
+                                 (long long)ctx->opset, VKP_ONNX_MIN_OPSET,
+                                 VKP_ONNX_MAX_OPSET);
+  return NULL;
+}
+
+static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
+                                        vkp__problems_t *problems) {
+  const Onnx__GraphProto *g = ctx->onnx_graph;
+  for (size_t i = 0; i < g->n_output; ++i) {
+    const char *name = g->output[i] ? g->output[i]->name : NULL;
+    vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, name);
+    if (!s) {
+      vkp__problem_add(problems,
+                       VKP__ONNX_INVALID("no node, initializer or input "
+                                         "defines it"),
+                       "graph output '%s'", name ? name : "");
+      continue;
+    }
+    if (s->poisoned) continue;
+    ctx->node_name = name;
+    ctx->emitted = 0;
+    int32_t value = -1;
+    // A constant output gets a constant under another name and an identity
+    // node that produces the output name.
+    vkp_status_t st = s->is_const && s->value < 0
+                          ? vkp__onnx_add_const(ctx, &s->constant, &s->value)
+                          : NULL;
+    if (!st) st = vkp__onnx_sym_value(ctx, s, &value);
+    const vkp_value_t *v = st ? NULL : &ctx->graph->values[value];
+    if (!st && (v->kind != VKP_VALUE_INTERMEDIATE || strcmp(v->name, name) != 0 ||
+                v->is_output)) {
+      // An alias (Identity, Dropout), a constant, an input or a value listed
+      // twice: give the output its own name with an identity node.
+      if (vkp_graph_find_value(ctx->graph, name) >= 0 &&
+          strcmp(v->name, name) == 0 && v->kind != VKP_VALUE_INTERMEDIATE) {
+        st = VKP__ONNX_UNSUPPORTED("a graph output that is itself a graph "
+                                   "input or initializer");
+      } else {
+        char *node_name = vkp__asprintf("output:%s", name);
+        if (!node_name) {
+          st = VKP_OOM("node name");
+        } else {
+          ctx->node_name = node_name;
+          const char *out = vkp_graph_find_value(ctx->graph, name) < 0 ? name : NULL;
+          if (!out)
+            st = VKP__ONNX_INVALID("the name is taken by another value");
+          else
+            st = vkp__onnx_emit(ctx, VKP_OP_IDENTITY, 1, &value, 0, NULL, out,
+                                &value);
+          vkp__free(node_name);
+        }
+      }
+    }
+    if (!st) st = vkp_graph_mark_output(ctx->graph, name);
+    if (st) vkp__problem_add(problems, st, "graph output '%s'", name);
+  }
+  if (g->n_output == 0)
+    vkp__problem_add(problems, VKP__ONNX_INVALID("the graph has no outputs"),
+                     "graph '%s'", ctx->graph->name);
+  return NULL;
+}
+
+// Imports ONNX node k: on a problem it is recorded and the node's outputs
+// are poisoned; only out-of-memory comes back as an error.
+static vkp_status_t vkp__import_one(vkp__onnx_ctx_t *ctx, int32_t k,
+                                    vkp__problems_t *problems) {
+  const Onnx__NodeProto *node = ctx->onnx_graph->node[k];
+  const char *op_type = node->op_type ? node->op_type : "";
+  ctx->node_index = k;
+  ctx->node = node;
+  ctx->node_name = ctx->node_names[k];
+  ctx->emitted = 0;
+  vkp_status_t nst = NULL, st = NULL;
+  bool poisoned = false;
+  const vkp__onnx_op_t *op = vkp__onnx_op_find(op_type);
+  if (!vkp__is_default_domain(node->domain)) {
+    nst = VKP__ONNX_UNSUPPORTED("domain '%s' is not supported", node->domain);
+  } else if (!op) {
+    nst = VKP__ONNX_UNSUPPORTED("unsupported op");
+  } else {
+    for (size_t i = 0; i < node->n_input && !nst; ++i) {
+      const char *in = node->input[i];
+      if (!in || !in[0]) continue;
+      const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
+      if (!s)
+        nst = VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
+                                "node, an initializer or a graph input "
+                                "(missing initializer, or a cycle)",
+                                in);
+      else if (s->poisoned)
+        poisoned = true;
+    }
+    if (!nst && poisoned) nst = vkp__check_attrs(ctx, op);
+    if (!nst && !poisoned) nst = vkp__import_node(ctx, op);
+  }
+  if (nst) {
+    if (vkp_status_code(nst) == VKP_STATUS_OUT_OF_MEMORY)
+      st = nst;
+    else
+      vkp__problem_add(problems, nst, "node '%s' (%s)", ctx->node_name, op_type);
+  }
+  if (nst || poisoned)
+    for (size_t i = 0; i < node->n_output && !st; ++i)
+      st = vkp__bind_poisoned(ctx, node->output[i]);
+  return st;
+}
+
+// `model` is read, and the initializers' raw bytes are released as they are
+// decoded.
+static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
+                                      Onnx__ModelProto *model,
+                                      const char *what) {
+  Onnx__GraphProto *g = model->graph;
+  if (!g) return VKP__ONNX_INVALID("the model has no graph");
+  ctx->onnx_graph = g;
+  VKP_RETURN_IF_ERROR(vkp_graph_create(g->name && g->name[0] ? g->name : "onnx",
+                                       &ctx->graph));
+  vkp_strmap_init(&ctx->sym_index);
+  vkp__problems_t problems = {0};
+  vkp_status_t st = vkp__check_opset(ctx, model);
+  if (st) return st;
+  if (g->n_sparse_initializer)
+    vkp__problem_add(&problems,
+                     VKP__ONNX_UNSUPPORTED("sparse initializers are not "
+                                           "supported"),
+                     "graph '%s'", ctx->graph->name);
+  for (size_t i = 0; i < g->n_initializer; ++i) {
+    Onnx__TensorProto *tp = g->initializer[i];
+    const char *name = tp->name ? tp->name : "";
+    vkp__onnx_tensor_t t;
+    st = vkp__onnx_tensor_decode(tp, ctx->base_dir, &t);
+    // The decoded copy is all that is needed from now on (peak memory).
+    if (tp->has_raw_data && tp->raw_data.data) {
+      vkp__free(tp->raw_data.data);
+      tp->raw_data.data = NULL;
+      tp->raw_data.len = 0;
+      tp->has_raw_data = 0;
+    }
+    if (!st) st = vkp__onnx_bind_const(ctx, name, &t);
+    else if (name[0] && !vkp__onnx_sym_find(ctx, name)) {
+      vkp_status_t st2 = vkp__bind_poisoned(ctx, name);
+      if (st2) vkp__problem_add(&problems, st2, "initializer '%s'", name);
+    }
+    if (st) vkp__problem_add(&problems, st, "initializer '%s'", name);
+  }
+  for (size_t i = 0; i < g->n_input; ++i) {
+    bool frozen = false;
+    const Onnx__ValueInfoProto *vi = g->input[i];
+    const char *name = vi && vi->name ? vi->name : "";
+    // Inputs with an initializer are constants here (IR >= 4 allows
+    // overriding them; vkpipe does not).
+    if (vkp__onnx_sym_find(ctx, name)) continue;
+    st = vkp__freeze_input(ctx, name, &frozen);
+    if (!st && frozen) continue;
+    if (!st) st = vkp__add_graph_input(ctx, vi);
+    if (st) {
+      vkp__problem_add(&problems, st, "graph input '%s'", name);
+      st = vkp__bind_poisoned(ctx, name);
+      if (st) vkp__problem_add(&problems, st, "graph input '%s'", name);
+    }
+  }
+  st = vkp__plan_bn_folds(ctx);
+  if (st) goto done;
+  vkp_strmap_t node_names;  // borrows the strings in `names`
+  vkp_strmap_init(&node_names);
+  char **names = vkp__calloc(g->n_node + 1, sizeof(char *));
+  if (!names) st = VKP_OOM("node names");
+  for (size_t k = 0; k < g->n_node && !st; ++k) {
+    const Onnx__NodeProto *node = g->node[k];
+    const char *op_type = node->op_type ? node->op_type : "";
+    // A unique, deterministic IR-side name: the ONNX name when it is free,
+    // else "<op>_<k>" (with a further suffix in the unlikely case that is
+    // taken too).
+    char *node_name = NULL;
+    if (node->name && node->name[0] &&
+        vkp_strmap_get(&node_names, node->name) < 0)
+      node_name = vkp__strdup(node->name);
+    for (int32_t extra = 0; !node_name || vkp_strmap_get(&node_names, node_name) >= 0;
+         ++extra) {
+      vkp__free(node_name);
+      node_name = extra == 0 ? vkp__asprintf("%s_%zu", op_type[0] ? op_type : "node", k)
+                             : vkp__asprintf("%s_%zu_%d", op_type[0] ? op_type : "node",
+                                             k, (int)extra);
+      if (!node_name) break;
+    }
+    if (!node_name) {
+      st = VKP_OOM("node name");
+      break;
+    }
+    names[k] = node_name;
+    st = vkp_strmap_put(&node_names, node_name, (int32_t)k);
+  }
+  ctx->node_names = names;
+  if (!st) st = vkp__onnx_plan_fusions(ctx);
+  for (size_t k = 0; k < g->n_node && !st; ++k) {
+    if (ctx->skip[k]) continue;  // folded into another node
+    int32_t group = ctx->fusion_at ? ctx->fusion_at[k] : -1;
+    if (group >= 0) {
+      bool fused = false;
+      st = vkp__onnx_try_fusion(ctx, group, &fused);
+      if (st && vkp_status_code(st) != VKP_STATUS_OUT_OF_MEMORY) {
+        vkp__problem_add(&problems, st, "node '%s' (%s)", ctx->node_name,
+                         ctx->node->op_type);
+        st = vkp__bind_poisoned(ctx, ctx->node->output[0]);
+        continue;
+      }
+      if (st || fused) continue;
+      // The pattern did not qualify: import its nodes one by one.
+      for (int32_t m = 0; m < ctx->fusions[group].n_nodes && !st; ++m)
+        st = vkp__import_one(ctx, ctx->fusions[group].nodes[m], &problems);
+      continue;
+    }
+    st = vkp__import_one(ctx, (int32_t)k, &problems);
+  }
+  for (size_t k = 0; names && k < g->n_node; ++k) vkp__free(names[k]);
+  vkp__free(names);
+  vkp_strmap_deinit(&node_names);
+  ctx->node = NULL;
+  ctx->node_name = NULL;
+  ctx->node_names = NULL;
+  if (!st) st = vkp__import_outputs(ctx, &problems);
+done:
+  if (!st && problems.oom) {
+    st = problems.oom;
+    problems.oom = NULL;
+  }
+  vkp_status_free(problems.oom);
+  if (!st && problems.count) {
+    vkp_status_code_t code = problems.unsupported == problems.count
+                                 ? VKP_STATUS_UNSUPPORTED
+                                 : problems.first_code;
+    if (problems.unsupported && problems.unsupported != problems.count)
+      code = VKP_STATUS_UNSUPPORTED;
+    st = vkp_status_make(code, "cannot import %d item%s of %s:%s%s",
+                         (int)problems.count, problems.count == 1 ? "" : "s",
+                         what, problems.text ? problems.text : "",
+                         problems.count > 200 ? "\n  ..." : "");
+  }
+  vkp__free(problems.text);
+  if (!st) st = vkp_graph_validate(ctx->graph);
+  return st;
+}
+
+static vkp_status_t vkp__unpack(const void *data, size_t size,
+                                const char *what, Onnx__ModelProto **out) {
+  *out = onnx__model_proto__unpack(&vkp__onnx_protobuf_allocator, size,
+                                   (const uint8_t *)data);
+  if (!*out)
+    return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                           "%s is not a valid ONNX model (the protobuf "
+                           "message does not parse: truncated or corrupt)",
+                           what);
+  return NULL;
+}
+
+// Imports an unpacked model (consumed: freed here).
+static vkp_status_t vkp__import_unpacked(Onnx__ModelProto *model,
+                                         const char *base_dir, const char *what,
+                                         const vkp_onnx_options_t *options,
+                                         vkp_graph_t **out_graph) {
+  static const vkp_onnx_options_t defaults = {0};
+  vkp__onnx_ctx_t ctx = {.base_dir = base_dir,
+                         .options = options ? options : &defaults};
+  vkp_status_t st = vkp__import_model(&ctx, model, what);
+  onnx__model_proto__free_unpacked(model, &vkp__onnx_protobuf_allocator);
+  if (!st) {
+    *out_graph = ctx.graph;
+    ctx.graph = NULL;
+  } else if (!strstr(vkp_status_message(st), "cannot import")) {
+    st = vkp_status_annotate(st, "importing %s", what);
+  }
+  vkp__ctx_deinit(&ctx);
+  return st;
+}
+
+vkp_status_t vkp_onnx_load_buffer(const void *data, size_t size,
+                                  const char *base_dir, const char *name,
+                                  const vkp_onnx_options_t *options,
+                                  vkp_graph_t **out_graph) {
+  *out_graph = NULL;
+  char what[512];
+  snprintf(what, sizeof what, "'%s'", name ? name : "ONNX model");
+  Onnx__ModelProto *model;
+  VKP_RETURN_IF_ERROR(vkp__unpack(data, size, what, &model));
+  return vkp__import_unpacked(model, base_dir, what, options, out_graph);
+}
+
+// Reads a whole file (size-checked) into a heap buffer.
+static vkp_status_t vkp__read_file(const char *path, void **out_data,
+                                   size_t *out_size) {
+  *out_data = NULL;
+  *out_size = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,
+                           strerror(errno));
+  struct stat sb;
+  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    fclose(f);
+    return vkp_status_make(VKP_STATUS_IO_ERROR, "'%s' is not a regular file",
+                           path);
+  }
+  size_t size = (size_t)sb.st_size;
+  void *data = vkp__malloc(size ? size : 1);
+  if (!data) {
+    fclose(f);
+    return VKP_OOM("model file");
+  }
+  size_t got = fread(data, 1, size, f);
+  fclose(f);
+  if (got != size) {
+    vkp__free(data);
+    return vkp_status_make(VKP_STATUS_IO_ERROR, "reading '%s' failed", path);
+  }
+  *out_data = data;
+  *out_size = size;
+  return NULL;
+}
+
+static char *vkp__dirname(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return vkp__strdup(".");
+  if (slash == path) return vkp__strdup("/");
+  return vkp__strndup(path, (size_t)(slash - path));
+}
+
+vkp_status_t vkp_onnx_load(const char *path, vkp_graph_t **out_graph) {
+  return vkp_onnx_load_with_options(path, NULL, out_graph);
+}
+
+vkp_status_t vkp_onnx_load_with_options(const char *path,
+                                        const vkp_onnx_options_t *options,
+                                        vkp_graph_t **out_graph) {
+  *out_graph = NULL;
+  void *data;
+  size_t size;
+  VKP_RETURN_IF_ERROR(vkp__read_file(path, &data, &size));
+  char what[512];
+  snprintf(what, sizeof what, "'%s'", path);
+  Onnx__ModelProto *model;
+  vkp_status_t st = vkp__unpack(data, size, what, &model);
+  // protobuf-c copied what it needs: the file's bytes can go before the
+  // weights are decoded (peak memory).
+  vkp__free(data);
+  if (st) return st;
+  char *dir = vkp__dirname(path);
+  if (!dir) {
+    onnx__model_proto__free_unpacked(model, &vkp__onnx_protobuf_allocator);
+    return VKP_OOM("path");
+  }
+  st = vkp__import_unpacked(model, dir, what, options, out_graph);
+  vkp__free(dir);
+  return st;
+}
 
 vkp_status_t vkp__graph_load_onnx_file(const char *path,
                                        vkp_graph_t **out_graph) {
-  *out_graph = NULL;
-  return vkp_status_make(VKP_STATUS_UNSUPPORTED,
-                         "'%s' is not a JSON graph, and ONNX import is not "
-                         "built yet",
-                         path);
+  return vkp_onnx_load(path, out_graph);
 }
+
+// ---------------------------------------------------------------------------
+// Tensor files and model info
+
+vkp_status_t vkp_onnx_tensor_load(const char *path, vkp_tensor_t *out,
+                                  char **out_name) {
+  memset(out, 0, sizeof *out);
+  if (out_name) *out_name = NULL;
+  void *data;
+  size_t size;
+  VKP_RETURN_IF_ERROR(vkp__read_file(path, &data, &size));
+  Onnx__TensorProto *proto = onnx__tensor_proto__unpack(
+      &vkp__onnx_protobuf_allocator, size, (const uint8_t *)data);
+  vkp__free(data);
+  if (!proto)
+    return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                           "'%s' is not a valid TensorProto", path);
+  char *dir = vkp__dirname(path);
+  vkp__onnx_tensor_t t = {0};
+  vkp_status_t st = dir ? vkp__onnx_tensor_decode(proto, dir, &t)
+                        : VKP_OOM("path");
+  vkp__free(dir);
+  vkp_dtype_t dtype;
+  if (!st && !vkp__onnx_type_to_dtype(t.type, &dtype))
+    st = VKP__ONNX_UNSUPPORTED("dtype %s is not supported",
+                               vkp__onnx_type_name(t.type));
+  if (!st) st = vkp_tensor_init(out, dtype, t.rank, t.shape);
+  if (!st && t.nbytes) memcpy(out->data, t.data, t.nbytes);
+  if (!st && out_name) {
+    *out_name = vkp__strdup(proto->name ? proto->name : "");
+    if (!*out_name) st = VKP_OOM("tensor name");
+  }
+  if (st) vkp_tensor_deinit(out);
+  vkp__onnx_tensor_deinit(&t);
+  onnx__tensor_proto__free_unpacked(proto, &vkp__onnx_protobuf_allocator);
+  return st ? vkp_status_annotate(st, "reading tensor '%s'", path) : NULL;
+}
+
+vkp_status_t vkp_onnx_info_read(const char *path, vkp_onnx_info_t *out) {
+  memset(out, 0, sizeof *out);
+  void *data;
+  size_t size;
+  VKP_RETURN_IF_ERROR(vkp__read_file(path, &data, &size));
+  Onnx__ModelProto *model;
+  char what[512];
+  snprintf(what, sizeof what, "'%s'", path);
+  vkp_status_t st = vkp__unpack(data, size, what, &model);
+  vkp__free(data);
+  if (st) return st;
+  for (size_t i = 0; i < model->n_opset_import; ++i) {
+    const Onnx__OperatorSetIdProto *o = model->opset_import[i];
+    if (o && vkp__is_default_domain(o->domain) && o->has_version)
+      out->opset = o->version;
+  }
+  const Onnx__GraphProto *g = model->graph;
+  size_t n = g ? g->n_node : 0;
+  out->op_types = vkp__calloc(n + 1, sizeof(char *));
+  if (!out->op_types) st = VKP_OOM("op list");
+  for (size_t i = 0; i < n && !st; ++i) {
+    const Onnx__NodeProto *node = g->node[i];
+    const char *op = node->op_type ? node->op_type : "";
+    char *key = vkp__is_default_domain(node->domain)
+                    ? vkp__strdup(op)
+                    : vkp__asprintf("%s::%s", node->domain, op);
+    if (!key) {
+      st = VKP_OOM("op name");
+      break;
+    }
+    bool seen = false;
+    for (int32_t j = 0; j < out->n_op_types && !seen; ++j)
+      seen = strcmp(out->op_types[j], key) == 0;
+    if (seen) vkp__free(key);
+    else out->op_types[out->n_op_types++] = key;
+  }
+  out->n_nodes = (int32_t)n;
+  size_t n_in = g ? g->n_input : 0;
+  out->inputs = st ? NULL : vkp__calloc(n_in + 1, sizeof(char *));
+  if (!st && !out->inputs) st = VKP_OOM("input list");
+  for (size_t i = 0; i < n_in && !st; ++i) {
+    const char *name = g->input[i] && g->input[i]->name ? g->input[i]->name : "";
+    bool init = false;
+    for (size_t j = 0; j < g->n_initializer && !init; ++j)
+      init = g->initializer[j]->name && strcmp(g->initializer[j]->name, name) == 0;
+    if (init) continue;
+    out->inputs[out->n_inputs] = vkp__strdup(name);
+    if (!out->inputs[out->n_inputs]) st = VKP_OOM("input name");
+    else out->n_inputs++;
+  }
+  onnx__model_proto__free_unpacked(model, &vkp__onnx_protobuf_allocator);
+  if (st) vkp_onnx_info_deinit(out);
+  return st;
+}
+
+void vkp_onnx_info_deinit(vkp_onnx_info_t *info) {
+  if (!info) return;
+  for (int32_t i = 0; i < info->n_op_types; ++i) vkp__free(info->op_types[i]);
+  vkp__free(info->op_types);
+  for (int32_t i = 0; i < info->n_inputs; ++i) vkp__free(info->inputs[i]);
+  vkp__free(info->inputs);
+  memset(info, 0, sizeof *info);
+}
+
+void vkp_onnx_string_free(char *s) { vkp__free(s); }

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: Apache-2.0
+// Exporter-expanded subgraphs recognised as one IR op:
+//
+//   LayerNorm  mu = ReduceMean(x); d = Sub(x, mu); v = ReduceMean(Pow(d, 2));
+//              y = Div(d, Sqrt(Add(v, eps))) [-> Mul(., gamma)] [-> Add(., beta)]
+//              over trailing axes  ->  layer_norm(x, gamma, beta)
+//   GELU       y = Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)  (operands of
+//              Mul and Add in either order)  ->  gelu(x, approximate="none")
+//
+// Planning is structural (onnx graph only): every inner value must be used
+// only inside the pattern. Whether the operands qualify (eps, 2, sqrt 2, 1,
+// 0.5 constants; axes trailing; dtypes and shapes) is decided when the
+// pattern's last node is reached; when they do not, the nodes are imported
+// one by one as usual.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+#include "graph/onnx_internal.h"
+
+typedef struct vkp__fuse_scan_t {
+  const Onnx__GraphProto *g;
+  vkp_strmap_t producer;  // value -> node index
+  vkp_strmap_t uses;      // value -> consumer count (graph outputs count many)
+  vkp_strmap_t consumer;  // value -> last consumer
+  bool *taken;            // node already in a pattern or folded
+} vkp__fuse_scan_t;
+
+static bool vkp__is_op(const vkp__fuse_scan_t *s, int32_t k, const char *op,
+                       size_t n_in) {
+  if (k < 0 || s->taken[k]) return false;
+  const Onnx__NodeProto *n = s->g->node[k];
+  return n->op_type && strcmp(n->op_type, op) == 0 &&
+         (!n->domain || !n->domain[0] || strcmp(n->domain, "ai.onnx") == 0) &&
+         n->n_input == n_in && n->n_output == 1 && n->output[0] &&
+         n->output[0][0];
+}
+
+static int32_t vkp__prod(const vkp__fuse_scan_t *s, const char *value) {
+  return value ? vkp_strmap_get(&s->producer, value) : -1;
+}
+
+static int32_t vkp__uses(const vkp__fuse_scan_t *s, const char *value) {
+  int32_t u = value ? vkp_strmap_get(&s->uses, value) : -1;
+  return u < 0 ? 0 : u;
+}
+
+static const char *vkp__in(const vkp__fuse_scan_t *s, int32_t k, int32_t i) {
+  return s->g->node[k]->input[i];
+}
+
+static const char *vkp__out(const vkp__fuse_scan_t *s, int32_t k) {
+  return s->g->node[k]->output[0];
+}
+
+// The node that consumes `value` when it is its only use.
+static int32_t vkp__only_consumer(const vkp__fuse_scan_t *s, const char *value) {
+  if (vkp__uses(s, value) != 1) return -1;
+  return vkp_strmap_get(&s->consumer, value);
+}
+
+static int vkp__cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static vkp_status_t vkp__add_group(vkp__onnx_ctx_t *ctx, vkp__fuse_scan_t *s,
+                                   vkp__onnx_fusion_t *f, const int32_t *nodes,
+                                   int32_t n) {
+  f->nodes = vkp__calloc((size_t)n, sizeof(int32_t));
+  if (!f->nodes) return VKP_OOM("fusion");
+  memcpy(f->nodes, nodes, (size_t)n * sizeof(int32_t));
+  qsort(f->nodes, (size_t)n, sizeof(int32_t), vkp__cmp_i32);
+  f->n_nodes = n;
+  vkp__onnx_fusion_t *grown = vkp__reallocarray(
+      ctx->fusions, (size_t)ctx->n_fusions + 1, sizeof *grown);
+  if (!grown) {
+    vkp__free(f->nodes);
+    return VKP_OOM("fusion list");
+  }
+  ctx->fusions = grown;
+  int32_t id = ctx->n_fusions++;
+  ctx->fusions[id] = *f;
+  for (int32_t i = 0; i < n; ++i) {
+    s->taken[f->nodes[i]] = true;
+    if (i + 1 < n) ctx->skip[f->nodes[i]] = true;
+  }
+  ctx->fusion_at[f->nodes[n - 1]] = id;
+  return NULL;
+}
+
+// LayerNorm, anchored at its Div.
+static vkp_status_t vkp__match_layer_norm(vkp__onnx_ctx_t *ctx,
+                                          vkp__fuse_scan_t *s, int32_t div) {
+  if (!vkp__is_op(s, div, "Div", 2)) return NULL;
+  const char *d = vkp__in(s, div, 0), *sd = vkp__in(s, div, 1);
+  int32_t sub = vkp__prod(s, d), sq = vkp__prod(s, sd);
+  if (!vkp__is_op(s, sub, "Sub", 2) || vkp__uses(s, d) != 2 ||
+      !vkp__is_op(s, sq, "Sqrt", 1) || vkp__uses(s, sd) != 1)
+    return NULL;
+  const char *x = vkp__in(s, sub, 0), *mu = vkp__in(s, sub, 1);
+  int32_t rm1 = vkp__prod(s, mu);
+  if (!vkp__is_op(s, rm1, "ReduceMean", 1) || vkp__uses(s, mu) != 1 ||
+      strcmp(vkp__in(s, rm1, 0), x) != 0)
+    return NULL;
+  int32_t add = vkp__prod(s, vkp__in(s, sq, 0));
+  if (!vkp__is_op(s, add, "Add", 2) || vkp__uses(s, vkp__out(s, add)) != 1)
+    return NULL;
+  int32_t rm2 = -1, which = -1;
+  for (int32_t i = 0; i < 2 && rm2 < 0; ++i) {
+    int32_t p = vkp__prod(s, vkp__in(s, add, i));
+    if (vkp__is_op(s, p, "ReduceMean", 1)) rm2 = p, which = i;
+  }
+  if (rm2 < 0 || vkp__uses(s, vkp__out(s, rm2)) != 1) return NULL;
+  int32_t pw = vkp__prod(s, vkp__in(s, rm2, 0));
+  if (!vkp__is_op(s, pw, "Pow", 2) || vkp__uses(s, vkp__out(s, pw)) != 1 ||
+      strcmp(vkp__in(s, pw, 0), d) != 0)
+    return NULL;
+  vkp__onnx_fusion_t f = {.kind = VKP__FUSE_LAYER_NORM,
+                          .x = x,
+                          .eps = vkp__in(s, add, 1 - which),
+                          .two = vkp__in(s, pw, 1),
+                          .mean_node = rm1};
+  int32_t nodes[9] = {rm1, sub, pw, rm2, add, sq, div}, n = 7;
+  int32_t mul = vkp__only_consumer(s, vkp__out(s, div));
+  if (vkp__is_op(s, mul, "Mul", 2)) {
+    int32_t other = strcmp(vkp__in(s, mul, 0), vkp__out(s, div)) == 0 ? 1 : 0;
+    f.scale = vkp__in(s, mul, other);
+    nodes[n++] = mul;
+    int32_t badd = vkp__only_consumer(s, vkp__out(s, mul));
+    if (vkp__is_op(s, badd, "Add", 2)) {
+      other = strcmp(vkp__in(s, badd, 0), vkp__out(s, mul)) == 0 ? 1 : 0;
+      f.bias = vkp__in(s, badd, other);
+      nodes[n++] = badd;
+    }
+  }
+  // The operands must come from outside the pattern.
+  const char *operands[] = {f.eps, f.two, f.scale, f.bias};
+  for (int i = 0; i < 4; ++i) {
+    int32_t p = vkp__prod(s, operands[i]);
+    for (int32_t j = 0; operands[i] && j < n; ++j)
+      if (p == nodes[j]) return NULL;
+  }
+  return vkp__add_group(ctx, s, &f, nodes, n);
+}
+
+// The input of `k` (a 2-input node) that is not `value`, or NULL.
+static const char *vkp__other(const vkp__fuse_scan_t *s, int32_t k,
+                              const char *value) {
+  if (strcmp(vkp__in(s, k, 0), value) == 0) return vkp__in(s, k, 1);
+  if (strcmp(vkp__in(s, k, 1), value) == 0) return vkp__in(s, k, 0);
+  return NULL;
+}
+
+// GELU, anchored at the final Mul by 0.5.
+static vkp_status_t vkp__match_gelu(vkp__onnx_ctx_t *ctx, vkp__fuse_scan_t *s,
+                                    int32_t last) {
+  if (!vkp__is_op(s, last, "Mul", 2)) return NULL;
+  for (int32_t side = 0; side < 2; ++side) {
+    const char *m = vkp__in(s, last, side);
+    int32_t mm = vkp__prod(s, m);
+    if (!vkp__is_op(s, mm, "Mul", 2) || vkp__uses(s, m) != 1) continue;
+    for (int32_t xs = 0; xs < 2; ++xs) {
+      const char *x = vkp__in(s, mm, xs), *a = vkp__in(s, mm, 1 - xs);
+      int32_t ad = vkp__prod(s, a);
+      if (!vkp__is_op(s, ad, "Add", 2) || vkp__uses(s, a) != 1) continue;
+      for (int32_t es = 0; es < 2; ++es) {
+        const char *e = vkp__in(s, ad, es);
+        int32_t erf = vkp__prod(s, e);
+        if (!vkp__is_op(s, erf, "Erf", 1) || vkp__uses(s, e) != 1) continue;
+        const char *q = vkp__in(s, erf, 0);
+        int32_t div = vkp__prod(s, q);
+        if (!vkp__is_op(s, div, "Div", 2) || vkp__uses(s, q) != 1 ||
+            strcmp(vkp__in(s, div, 0), x) != 0)
+          continue;
+        vkp__onnx_fusion_t f = {.kind = VKP__FUSE_GELU,
+                                .x = x,
+                                .eps = vkp__in(s, div, 1),
+                                .two = vkp__other(s, ad, e),
+                                .scale = vkp__in(s, last, 1 - side),
+                                .mean_node = -1};
+        int32_t nodes[5] = {div, erf, ad, mm, last};
+        return vkp__add_group(ctx, s, &f, nodes, 5);
+      }
+    }
+  }
+  return NULL;
+}
+
+vkp_status_t vkp__onnx_plan_fusions(vkp__onnx_ctx_t *ctx) {
+  const Onnx__GraphProto *g = ctx->onnx_graph;
+  size_t n = g->n_node;
+  ctx->fusion_at = vkp__calloc(n + 1, sizeof(int32_t));
+  if (!ctx->fusion_at) return VKP_OOM("fusion plan");
+  for (size_t k = 0; k < n; ++k) ctx->fusion_at[k] = -1;
+  vkp__fuse_scan_t s = {.g = g};
+  vkp_strmap_init(&s.producer);
+  vkp_strmap_init(&s.uses);
+  vkp_strmap_init(&s.consumer);
+  s.taken = vkp__calloc(n + 1, sizeof(bool));
+  vkp_status_t st = s.taken ? NULL : VKP_OOM("fusion plan");
+  for (size_t k = 0; k < n && !st; ++k) {
+    const Onnx__NodeProto *node = g->node[k];
+    s.taken[k] = ctx->skip[k] || (ctx->fold_bn && ctx->fold_bn[k] >= 0);
+    for (size_t i = 0; i < node->n_output && !st; ++i)
+      if (node->output[i] && node->output[i][0])
+        st = vkp_strmap_put(&s.producer, node->output[i], (int32_t)k);
+    for (size_t i = 0; i < node->n_input && !st; ++i) {
+      const char *in = node->input[i];
+      if (!in || !in[0]) continue;
+      st = vkp_strmap_put(&s.uses, in, vkp__uses(&s, in) + 1);
+      if (!st) st = vkp_strmap_put(&s.consumer, in, (int32_t)k);
+    }
+  }
+  for (size_t i = 0; i < g->n_output && !st; ++i) {
+    const char *o = g->output[i] ? g->output[i]->name : NULL;
+    if (o && o[0]) st = vkp_strmap_put(&s.uses, o, 1 << 20);
+  }
+  for (size_t k = 0; k < n && !st; ++k) {
+    st = vkp__match_layer_norm(ctx, &s, (int32_t)k);
+    if (!st) st = vkp__match_gelu(ctx, &s, (int32_t)k);
+  }
+  vkp__free(s.taken);
+  vkp_strmap_deinit(&s.producer);
+  vkp_strmap_deinit(&s.uses);
+  vkp_strmap_deinit(&s.consumer);
+  return st;
+}
+
+// ---------------------------------------------------------------------------
+// Emitting
+
+// A one-element float constant whose value is within `tol` of `want`.
+static bool vkp__const_near(vkp__onnx_ctx_t *ctx, const char *name, double want,
+                            double tol, double *out) {
+  vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, name);
+  if (!s || !s->is_const || !vkp__onnx_type_is_float(s->constant.type) ||
+      vkp__onnx_tensor_numel(&s->constant) != 1)
+    return false;
+  double v = vkp__onnx_tensor_get_f(&s->constant, 0);
+  if (out) *out = v;
+  return fabs(v - want) <= tol;
+}
+
+// A float32 runtime value or constant that broadcasts to x.shape[axis:].
+static bool vkp__param_ok(vkp__onnx_ctx_t *ctx, const char *name,
+                          const vkp_value_t *x, int32_t axis) {
+  vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, name);
+  if (!s || s->poisoned) return false;
+  if (s->is_const ? s->constant.type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+                  : ctx->graph->values[s->value].dtype != VKP_DTYPE_FLOAT32)
+    return false;
+  int32_t rank;
+  int64_t shape[VKP_MAX_RANK];
+  vkp__onnx_sym_shape(ctx, s, &rank, shape);
+  if (rank > x->rank - axis) return false;
+  for (int32_t d = 0; d < rank; ++d) {
+    int64_t want = x->shape[x->rank - rank + d];
+    if (shape[d] != want && shape[d] != 1) return false;
+  }
+  return true;
+}
+
+static vkp_status_t vkp__emit_layer_norm(vkp__onnx_ctx_t *ctx,
+                                         const vkp__onnx_fusion_t *f,
+                                         const vkp_value_t *x, int32_t xv,
+                                         bool *out_fused) {
+  double eps;
+  if (!vkp__const_near(ctx, f->eps, 0.0, 1.0, &eps) || eps < 0 ||
+      !vkp__const_near(ctx, f->two, 2.0, 0.0, NULL))
+    return NULL;
+  // Both ReduceMeans: the same trailing axes, keepdims=1.
+  const Onnx__NodeProto *rm[2] = {ctx->onnx_graph->node[f->mean_node], NULL};
+  for (int32_t i = 0; i < f->n_nodes; ++i) {
+    const Onnx__NodeProto *n = ctx->onnx_graph->node[f->nodes[i]];
+    if (f->nodes[i] != f->mean_node && strcmp(n->op_type, "ReduceMean") == 0)
+      rm[1] = n;
+  }
+  int64_t axes[2][VKP_MAX_RANK];
+  size_t n_axes[2] = {0, 0};
+  for (int r = 0; r < 2; ++r) {
+    if (!rm[r]) return NULL;
+    for (size_t i = 0; i < rm[r]->n_attribute; ++i) {
+      const Onnx__AttributeProto *a = rm[r]->attribute[i];
+      if (!a->name) return NULL;
+      if (strcmp(a->name, "keepdims") == 0) {
+        if (a->i != 1) return NULL;
+      } else if (strcmp(a->name, "axes") == 0) {
+        if (a->n_ints < 1 || a->n_ints > (size_t)x->rank) return NULL;
+        n_axes[r] = a->n_ints;
+        for (size_t j = 0; j < a->n_ints; ++j) {
+          int64_t v = a->ints[j] < 0 ? a->ints[j] + x->rank : a->ints[j];
+          if (v < 0 || v >= x->rank) return NULL;
+          axes[r][j] = v;
+        }
+      } else {
+        return NULL;
+      }
+    }
+  }
+  if (n_axes[0] == 0 || n_axes[0] != n_axes[1]) return NULL;
+  int32_t axis = x->rank - (int32_t)n_axes[0];
+  bool seen[VKP_MAX_RANK] = {false};
+  for (int r = 0; r < 2; ++r)
+    for (size_t j = 0; j < n_axes[r]; ++j) {
+      if (axes[r][j] < axis) return NULL;
+      seen[axes[r][j]] = true;
+    }
+  for (int32_t d = axis; d < x->rank; ++d)
+    if (!seen[d]) return NULL;
+  if ((f->scale && !vkp__param_ok(ctx, f->scale, x, axis)) ||
+      (f->bias && !vkp__param_ok(ctx, f->bias, x, axis)))
+    return NULL;
+  int32_t in[3] = {xv, -1, -1}, n_in = 2;
+  if (f->scale) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, vkp__onnx_sym_find(ctx, f->scale), &in[1]));
+  } else {
+    vkp__onnx_tensor_t ones;
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
+        &ones, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, x->rank - axis,
+        &x->shape[axis]));
+    for (size_t i = 0; i < vkp__onnx_tensor_numel(&ones); ++i)
+      vkp__onnx_tensor_set_f(&ones, i, 1.0);
+    vkp_status_t st = vkp__onnx_add_const(ctx, &ones, &in[1]);
+    vkp__onnx_tensor_deinit(&ones);
+    VKP_RETURN_IF_ERROR(st);
+  }
+  if (f->bias) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, vkp__onnx_sym_find(ctx, f->bias), &in[2]));
+    n_in = 3;
+  }
+  vkp_attr_t a[2] = {{.name = "axis", .kind = VKP_ATTR_INT, .i = axis},
+                     {.name = "epsilon", .kind = VKP_ATTR_FLOAT, .f = (float)eps}};
+  const char *out = ctx->node->output[0];
+  int32_t value;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_emit(ctx, VKP_OP_LAYER_NORM, n_in, in, 2, a, out, &value));
+  *out_fused = true;
+  return vkp__onnx_bind_value(ctx, out, value);
+}
+
+static vkp_status_t vkp__emit_gelu(vkp__onnx_ctx_t *ctx,
+                                   const vkp__onnx_fusion_t *f, int32_t xv,
+                                   bool *out_fused) {
+  if (!vkp__const_near(ctx, f->eps, sqrt(2.0), 1e-4, NULL) ||
+      !vkp__const_near(ctx, f->two, 1.0, 0.0, NULL) ||
+      !vkp__const_near(ctx, f->scale, 0.5, 0.0, NULL))
+    return NULL;
+  vkp_attr_t a = {.name = "approximate", .kind = VKP_ATTR_STRING, .s = "none"};
+  const char *out = ctx->node->output[0];
+  int32_t value;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_GELU, 1, &xv, 1, &a, out, &value));
+  *out_fused = true;
+  return vkp__onnx_bind_value(ctx, out, value);
+}
+
+vkp_status_t vkp__onnx_try_fusion(vkp__onnx_ctx_t *ctx, int32_t group,
+                                  bool *out_fused) {
+  *out_fused = false;
+  const vkp__onnx_fusion_t *f = &ctx->fusions[group];
+  int32_t anchor = f->nodes[f->n_nodes - 1];
+  vkp__onnx_sym_t *xs = vkp__onnx_sym_find(ctx, f->x);
+  if (!xs || xs->poisoned || xs->is_const) return NULL;
+  // A copy: adding constants may move the value table.
+  vkp_value_t xcopy = ctx->graph->values[xs->value];
+  const vkp_value_t *x = &xcopy;
+  if (x->dtype != VKP_DTYPE_FLOAT32 || x->rank < 1) return NULL;
+  // A later node may already have claimed the output name (a broken model):
+  // leave such a pattern to the ordinary path, which reports it.
+  const char *out = ctx->onnx_graph->node[anchor]->output[0];
+  if (vkp__onnx_sym_find(ctx, out) || vkp_graph_find_value(ctx->graph, out) >= 0)
+    return NULL;
+  ctx->node_index = anchor;
+  ctx->node = ctx->onnx_graph->node[anchor];
+  ctx->node_name = ctx->node_names[anchor];
+  ctx->emitted = 0;
+  return f->kind == VKP__FUSE_LAYER_NORM
+             ? vkp__emit_layer_norm(ctx, f, x, xs->value, out_fused)
+             : vkp__emit_gelu(ctx, f, xs->value, out_fused);
+}

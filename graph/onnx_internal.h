@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private parts of the ONNX importer shared by graph/onnx*.c:
+//   onnx.c         the loader: file, ModelProto, opsets, inputs, outputs,
+//                  the node loop and the one error listing every problem
+//   onnx_tensor.c  TensorProto -> host tensor (typed fields, raw_data,
+//                  external data), dtype mapping
+//   onnx_ops.c     the per-op table: ONNX node -> IR nodes, attribute
+//                  semantics per opset
+//   onnx_fold.c    import-time constant folding (shape computations)
+//
+// The importer walks the ONNX nodes in order and keeps a symbol per ONNX
+// value name: either a host tensor known at import time (initializers,
+// Constant, and everything folded from them) or an IR value of the graph
+// being built. Constants become IR constants only when an IR node reads them.
+#ifndef VKPIPE_GRAPH_ONNX_INTERNAL_H_
+#define VKPIPE_GRAPH_ONNX_INTERNAL_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/strmap.h"
+#include "onnx/onnx.pb-c.h"
+#include "vkpipe/graph.h"
+#include "vkpipe/onnx.h"
+
+// The opsets of the default domain the importer understands.
+#define VKP_ONNX_MIN_OPSET 7
+#define VKP_ONNX_MAX_OPSET 17
+
+// A host tensor known at import time. `type` is an ONNX TensorProto
+// DataType; data is owned (little-endian, row-major, nbytes bytes).
+typedef struct vkp__onnx_tensor_t {
+  int32_t type;
+  int32_t rank;
+  int64_t shape[VKP_MAX_RANK];
+  void *data;
+  size_t nbytes;
+} vkp__onnx_tensor_t;
+
+// Element size of an ONNX DataType; 0 for types without a fixed size
+// (STRING, UNDEFINED, unknown).
+size_t vkp__onnx_type_size(int32_t type);
+// "float", "int64", ... for messages.
+const char *vkp__onnx_type_name(int32_t type);
+// The IR dtype for an ONNX DataType; false when the IR has none.
+bool vkp__onnx_type_to_dtype(int32_t type, vkp_dtype_t *out_dtype);
+int32_t vkp__onnx_type_from_dtype(vkp_dtype_t dtype);
+
+// Number of elements; 1 for a scalar.
+size_t vkp__onnx_tensor_numel(const vkp__onnx_tensor_t *t);
+// Allocates a zeroed tensor of `type` and `shape` (checks rank, dims and the
+// byte size for overflow).
+vkp_status_t vkp__onnx_tensor_alloc(vkp__onnx_tensor_t *t, int32_t type,
+                                    int32_t rank, const int64_t *shape)
+    VKP_MUST_USE;
+void vkp__onnx_tensor_deinit(vkp__onnx_tensor_t *t);
+// Element `i` as a double / int64 (for numeric types; 0 otherwise).
+double vkp__onnx_tensor_get_f(const vkp__onnx_tensor_t *t, size_t i);
+int64_t vkp__onnx_tensor_get_i(const vkp__onnx_tensor_t *t, size_t i);
+// Stores `v` converted to the tensor's type.
+void vkp__onnx_tensor_set_f(vkp__onnx_tensor_t *t, size_t i, double v);
+void vkp__onnx_tensor_set_i(vkp__onnx_tensor_t *t, size_t i, int64_t v);
+// True for FLOAT, DOUBLE, FLOAT16 (the types set_f rounds into).
+bool vkp__onnx_type_is_float(int32_t type);
+
+// Decodes a TensorProto. `base_dir` (may be NULL) resolves external data;
+// paths that are absolute or climb out of it are refused.
+vkp_status_t vkp__onnx_tensor_decode(const Onnx__TensorProto *proto,
+                                     const char *base_dir,
+                                     vkp__onnx_tensor_t *out) VKP_MUST_USE;
+
+// The ProtobufCAllocator routing protobuf-c through the library allocator.
+extern ProtobufCAllocator vkp__onnx_protobuf_allocator;
+
+// ---------------------------------------------------------------------------
+// Import context
+
+typedef struct vkp__onnx_sym_t {
+  char *name;                 // ONNX value name (owned)
+  bool is_const;              // `constant` holds the value
+  vkp__onnx_tensor_t constant;  // data borrowed from the graph once borrowed
+  bool borrowed;              // constant.data is the IR constant's bytes
+  int32_t value;              // IR value index; -1 until materialised
+  bool poisoned;              // produced by a node that could not be imported
+} vkp__onnx_sym_t;
+
+typedef struct vkp__onnx_ctx_t {
+  vkp_graph_t *graph;            // being built (owned by the loader)
+  const char *base_dir;          // model directory, for external data
+  int64_t opset;                 // default-domain opset
+  vkp__onnx_sym_t *syms;
+  int32_t n_syms, cap_syms;
+  vkp_strmap_t sym_index;        // ONNX name -> syms index
+  int32_t name_counter;          // for generated IR names
+  const Onnx__NodeProto *node;   // the node being imported
+  const char *node_name;         // its unique IR-side name
+  int32_t emitted;               // IR nodes emitted for it so far
+  int32_t node_index;            // its index in the ONNX graph
+  // Conv -> BatchNormalization pairs folded at import: fold_bn[i] is the
+  // index of the BatchNormalization folded into Conv node i, or -1.
+  int32_t *fold_bn;
+  bool *skip;                    // ONNX nodes already handled by a fusion
+  const Onnx__GraphProto *onnx_graph;
+  const vkp_onnx_options_t *options;  // never NULL
+  char *const *node_names;       // IR-side name of every ONNX node
+  // Exporter-expanded subgraphs recognised as one IR op (onnx_fuse.c):
+  // fusion_at[k] is the group whose last node is k, or -1.
+  struct vkp__onnx_fusion_t *fusions;
+  int32_t n_fusions;
+  int32_t *fusion_at;
+} vkp__onnx_ctx_t;
+
+typedef enum vkp__onnx_fusion_kind_t {
+  VKP__FUSE_LAYER_NORM,
+  VKP__FUSE_GELU,
+} vkp__onnx_fusion_kind_t;
+
+// One recognised pattern: its ONNX nodes in graph order (the last one is
+// the anchor) and the ONNX value names of its operands.
+typedef struct vkp__onnx_fusion_t {
+  vkp__onnx_fusion_kind_t kind;
+  int32_t n_nodes;
+  int32_t *nodes;
+  const char *x;        // the input
+  const char *axes_of;  // LayerNorm: the first ReduceMean (axes, keepdims)
+  const char *eps;      // LayerNorm: epsilon; GELU: the divisor (sqrt 2)
+  const char *two;      // LayerNorm: the exponent; GELU: the 1 added
+  const char *scale;    // LayerNorm: gamma (NULL: none); GELU: the 0.5
+  const char *bias;     // LayerNorm: beta (NULL: none)
+  int32_t mean_node;    // LayerNorm: the first ReduceMean's index
+} vkp__onnx_fusion_t;
+
+// Finds the patterns (docs/onnx.md) and marks their inner nodes skipped.
+vkp_status_t vkp__onnx_plan_fusions(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+// At a group's last node: emits the fused op when the operands qualify
+// (constants where needed, shapes that fit); *out_fused false otherwise,
+// and nothing was emitted.
+vkp_status_t vkp__onnx_try_fusion(vkp__onnx_ctx_t *ctx, int32_t group,
+                                  bool *out_fused) VKP_MUST_USE;
+
+// The symbol named `name`, or NULL.
+vkp__onnx_sym_t *vkp__onnx_sym_find(vkp__onnx_ctx_t *ctx, const char *name);
+// Defines `name` as a host constant (consumes *t; it is zeroed).
+vkp_status_t vkp__onnx_bind_const(vkp__onnx_ctx_t *ctx, const char *name,
+                                  vkp__onnx_tensor_t *t) VKP_MUST_USE;
+// Defines `name` as IR value `value`.
+vkp_status_t vkp__onnx_bind_value(vkp__onnx_ctx_t *ctx, const char *name,
+                                  int32_t value) VKP_MUST_USE;
+// Defines `name` as another name for `sym` (Identity, Dropout).
+vkp_status_t vkp__onnx_bind_alias(vkp__onnx_ctx_t *ctx, const char *name,
+                                  const vkp__onnx_sym_t *sym) VKP_MUST_USE;
+
+// Input `i` of the current node, or NULL when absent or "" (optional).
+vkp__onnx_sym_t *vkp__onnx_input(vkp__onnx_ctx_t *ctx, int32_t i);
+// Output name `i` of the current node, or NULL when absent or "".
+const char *vkp__onnx_output(const vkp__onnx_ctx_t *ctx, int32_t i);
+// The IR value of a symbol, making an IR constant of a host one on first use
+// (UNSUPPORTED when the IR has no such dtype).
+vkp_status_t vkp__onnx_sym_value(vkp__onnx_ctx_t *ctx, vkp__onnx_sym_t *sym,
+                                 int32_t *out_value) VKP_MUST_USE;
+// IR value of input `i` (required).
+vkp_status_t vkp__onnx_input_value(vkp__onnx_ctx_t *ctx, int32_t i,
+                                   int32_t *out_value) VKP_MUST_USE;
+// Host constant of input `i`; UNSUPPORTED naming `what` when it is not known
+// at import time; NOT_FOUND-free: *out NULL when the input is omitted.
+vkp_status_t vkp__onnx_input_const(vkp__onnx_ctx_t *ctx, int32_t i,
+                                   const char *what,
+                                   const vkp__onnx_tensor_t **out)
+    VKP_MUST_USE;
+
+// Emits one IR node for the current ONNX node: inputs are IR value indices
+// (-1: omitted), `out_name` the ONNX output it defines (NULL: a fresh
+// internal name). Infers its shape at once; *out_value gets its output.
+vkp_status_t vkp__onnx_emit(vkp__onnx_ctx_t *ctx, vkp_op_t op, int32_t n_in,
+                            const int32_t *inputs, int32_t n_attrs,
+                            const vkp_attr_t *attrs, const char *out_name,
+                            int32_t *out_value) VKP_MUST_USE;
+// Adds an IR constant with a fresh name from a host tensor (copied).
+vkp_status_t vkp__onnx_add_const(vkp__onnx_ctx_t *ctx,
+                                 const vkp__onnx_tensor_t *t,
+                                 int32_t *out_value) VKP_MUST_USE;
+
+// Attributes of the current node.
+const Onnx__AttributeProto *vkp__onnx_attr(const vkp__onnx_ctx_t *ctx,
+                                           const char *name);
+vkp_status_t vkp__onnx_attr_int(const vkp__onnx_ctx_t *ctx, const char *name,
+                                int64_t fallback, int64_t *out) VKP_MUST_USE;
+vkp_status_t vkp__onnx_attr_float(const vkp__onnx_ctx_t *ctx,
+                                  const char *name, double fallback,
+                                  double *out) VKP_MUST_USE;
+// INTS attribute: *out_count = -1 when absent; at most `cap` entries.
+vkp_status_t vkp__onnx_attr_ints(const vkp__onnx_ctx_t *ctx, const char *name,
+                                 int64_t *out, int32_t cap,
+                                 int32_t *out_count) VKP_MUST_USE;
+// STRING attribute into buf; `fallback` when absent.
+vkp_status_t vkp__onnx_attr_string(const vkp__onnx_ctx_t *ctx,
+                                   const char *name, const char *fallback,
+                                   char *buf, size_t buf_size) VKP_MUST_USE;
+
+// Shape information of a symbol (constant or IR value).
+void vkp__onnx_sym_shape(const vkp__onnx_ctx_t *ctx, const vkp__onnx_sym_t *sym,
+                         int32_t *out_rank, int64_t *out_shape);
+
+// ---------------------------------------------------------------------------
+// The op table (onnx_ops.c) and folding (onnx_fold.c)
+
+typedef vkp_status_t (*vkp__onnx_map_fn)(vkp__onnx_ctx_t *ctx);
+
+typedef struct vkp__onnx_op_t {
+  const char *onnx_name;
+  vkp__onnx_map_fn map;      // builds IR nodes (or binds constants)
+  vkp__onnx_map_fn fold;     // when every input is constant; may be NULL
+  const char *attrs;         // the attributes understood, comma-separated
+} vkp__onnx_op_t;
+
+// The table entry for `op_type`, or NULL when the op is not supported.
+const vkp__onnx_op_t *vkp__onnx_op_find(const char *op_type);
+
+// Folding entry points used by the op table.
+vkp_status_t vkp__onnx_fold_binary(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_unary(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_gather(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_concat(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_cast(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_range(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_constant_of_shape(vkp__onnx_ctx_t *ctx)
+    VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_reshape_like(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_slice(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_transpose(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+
+// Shared with the folder: the new shape of Reshape/Squeeze/Unsqueeze/Flatten
+// for an input of `rank`/`shape` under the current node's semantics.
+vkp_status_t vkp__onnx_reshape_target(vkp__onnx_ctx_t *ctx, int32_t rank,
+                                      const int64_t *shape, int32_t *out_rank,
+                                      int64_t *out_shape) VKP_MUST_USE;
+// Same, also listing the axes Squeeze removes / Unsqueeze inserts
+// (normalised, ascending) when out_axes is not NULL (*out_n_axes starts at 0).
+vkp_status_t vkp__onnx_reshape_axes(vkp__onnx_ctx_t *ctx, int32_t rank,
+                                    const int64_t *shape, int32_t *out_rank,
+                                    int64_t *out_shape, int64_t *out_axes,
+                                    int32_t *out_n_axes) VKP_MUST_USE;
+// Slice parameters of the current node (attributes before opset 10, inputs
+// from 10) as per-axis lists: count entries each, axes possibly negative.
+typedef struct vkp__onnx_slice_t {
+  int32_t count;
+  int64_t starts[VKP_MAX_RANK], ends[VKP_MAX_RANK], axes[VKP_MAX_RANK],
+      steps[VKP_MAX_RANK];
+} vkp__onnx_slice_t;
+vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
+                                    vkp__onnx_slice_t *out) VKP_MUST_USE;
+// The permutation of a Transpose for `rank` (default: reversed).
+vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
+                                      int64_t *out_perm) VKP_MUST_USE;
+
+#define VKP__ONNX_UNSUPPORTED(...) \
+  vkp_status_make(VKP_STATUS_UNSUPPORTED, __VA_ARGS__)
+#define VKP__ONNX_INVALID(...) \
+  vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+
+#endif  // VKPIPE_GRAPH_ONNX_INTERNAL_H_

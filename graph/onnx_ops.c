@@ -1,0 +1,1142 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ONNX op table: how each ONNX op (default domain, opsets 7..17) becomes
+// IR nodes, with the operator spec's attribute semantics and defaults per
+// opset. docs/onnx.md is the prose version of this file.
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+#include "graph/onnx_internal.h"
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+static vkp_attr_t vkp__a_int(const char *name, int64_t v) {
+  return (vkp_attr_t){.name = name, .kind = VKP_ATTR_INT, .i = v};
+}
+static vkp_attr_t vkp__a_float(const char *name, double v) {
+  return (vkp_attr_t){.name = name, .kind = VKP_ATTR_FLOAT, .f = v};
+}
+static vkp_attr_t vkp__a_ints(const char *name, const int64_t *v, int32_t n) {
+  return (vkp_attr_t){.name = name, .kind = VKP_ATTR_INTS, .ints = v, .count = n};
+}
+
+// Outputs from index `used` on must be absent: vkpipe computes only the
+// first `used` outputs.
+static vkp_status_t vkp__only_outputs(vkp__onnx_ctx_t *ctx, int32_t used) {
+  if (!vkp__onnx_output(ctx, 0) && used > 0)
+    return VKP__ONNX_INVALID("output 0 has no name");
+  for (size_t i = (size_t)used; i < ctx->node->n_output; ++i)
+    if (vkp__onnx_output(ctx, (int32_t)i))
+      return VKP__ONNX_UNSUPPORTED("output %zu ('%s') is not supported", i,
+                                   ctx->node->output[i]);
+  return NULL;
+}
+
+// Emits `op` defining output 0 of the current node.
+static vkp_status_t vkp__emit_out(vkp__onnx_ctx_t *ctx, vkp_op_t op,
+                                  int32_t n_in, const int32_t *inputs,
+                                  int32_t n_attrs, const vkp_attr_t *attrs) {
+  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  const char *out = vkp__onnx_output(ctx, 0);
+  int32_t value;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_emit(ctx, op, n_in, inputs, n_attrs, attrs, out, &value));
+  return vkp__onnx_bind_value(ctx, out, value);
+}
+
+static const vkp_value_t *vkp__value(const vkp__onnx_ctx_t *ctx, int32_t v) {
+  return &ctx->graph->values[v];
+}
+
+// Reads a 1-D (or scalar) integer constant into `out` (at most `cap`).
+static vkp_status_t vkp__const_ints(const vkp__onnx_tensor_t *t,
+                                    const char *what, int64_t *out,
+                                    int32_t cap, int32_t *out_count) {
+  if (t->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 &&
+      t->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT32)
+    return VKP__ONNX_INVALID("%s must be int64 or int32, is %s", what,
+                             vkp__onnx_type_name(t->type));
+  if (t->rank > 1)
+    return VKP__ONNX_INVALID("%s must be 1-D, has rank %d", what, (int)t->rank);
+  size_t n = vkp__onnx_tensor_numel(t);
+  if (n > (size_t)cap)
+    return VKP__ONNX_UNSUPPORTED("%s has %zu entries; at most %d", what, n,
+                                 (int)cap);
+  for (size_t i = 0; i < n; ++i) out[i] = vkp__onnx_tensor_get_i(t, i);
+  *out_count = (int32_t)n;
+  return NULL;
+}
+
+// A scalar (or one-element) numeric constant.
+static vkp_status_t vkp__const_scalar(const vkp__onnx_tensor_t *t,
+                                      const char *what, double *out) {
+  if (vkp__onnx_tensor_numel(t) != 1)
+    return VKP__ONNX_INVALID("%s must have one element", what);
+  if (vkp__onnx_type_size(t->type) == 0)
+    return VKP__ONNX_INVALID("%s has type %s", what,
+                             vkp__onnx_type_name(t->type));
+  *out = vkp__onnx_tensor_get_f(t, 0);
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Elementwise
+
+typedef struct vkp__op_pair_t {
+  const char *onnx;
+  vkp_op_t op;
+} vkp__op_pair_t;
+
+static const vkp__op_pair_t vkp__simple_ops[] = {
+    {"Add", VKP_OP_ADD},         {"Sub", VKP_OP_SUB},
+    {"Mul", VKP_OP_MUL},         {"Div", VKP_OP_DIV},
+    {"Pow", VKP_OP_POW},         {"Sqrt", VKP_OP_SQRT},
+    {"Exp", VKP_OP_EXP},         {"Neg", VKP_OP_NEG},
+    {"Abs", VKP_OP_ABS},         {"Relu", VKP_OP_RELU},
+    {"Sigmoid", VKP_OP_SIGMOID}, {"Tanh", VKP_OP_TANH},
+    {"Erf", VKP_OP_ERF},         {"MatMul", VKP_OP_MATMUL},
+    {"GlobalAveragePool", VKP_OP_GLOBAL_AVG_POOL},
+};
+
+// Ops whose ONNX form is exactly the IR op on the same inputs.
+static vkp_status_t vkp__map_simple(vkp__onnx_ctx_t *ctx) {
+  vkp_op_t op = VKP_OP_COUNT;
+  for (size_t i = 0; i < sizeof vkp__simple_ops / sizeof vkp__simple_ops[0]; ++i)
+    if (strcmp(ctx->node->op_type, vkp__simple_ops[i].onnx) == 0)
+      op = vkp__simple_ops[i].op;
+  if (op == VKP_OP_COUNT) return VKP__ONNX_UNSUPPORTED("unsupported op");
+  int32_t n = op == VKP_OP_ADD || op == VKP_OP_SUB || op == VKP_OP_MUL ||
+                      op == VKP_OP_DIV || op == VKP_OP_POW ||
+                      op == VKP_OP_MATMUL
+                  ? 2
+                  : 1;
+  if (ctx->node->n_input != (size_t)n)
+    return VKP__ONNX_INVALID("takes %d input%s, has %zu", (int)n,
+                             n == 1 ? "" : "s", ctx->node->n_input);
+  int32_t in[2];
+  for (int32_t i = 0; i < n; ++i)
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, i, &in[i]));
+  return vkp__emit_out(ctx, op, n, in, 0, NULL);
+}
+
+static vkp_status_t vkp__map_leaky_relu(vkp__onnx_ctx_t *ctx) {
+  double alpha;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "alpha", 0.01, &alpha));
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  vkp_attr_t a = vkp__a_float("alpha", (float)alpha);
+  return vkp__emit_out(ctx, VKP_OP_LEAKY_RELU, 1, &x, 1, &a);
+}
+
+static vkp_status_t vkp__map_clip(vkp__onnx_ctx_t *ctx) {
+  double lo = -FLT_MAX, hi = FLT_MAX;
+  if (ctx->opset < 11) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "min", -FLT_MAX, &lo));
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "max", FLT_MAX, &hi));
+  } else {
+    if (vkp__onnx_attr(ctx, "min") || vkp__onnx_attr(ctx, "max"))
+      return VKP__ONNX_INVALID("from opset 11 min and max are inputs");
+    const vkp__onnx_tensor_t *t;
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "min", &t));
+    if (t) VKP_RETURN_IF_ERROR(vkp__const_scalar(t, "min", &lo));
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "max", &t));
+    if (t) VKP_RETURN_IF_ERROR(vkp__const_scalar(t, "max", &hi));
+  }
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  vkp_attr_t a[2] = {vkp__a_float("min", lo), vkp__a_float("max", hi)};
+  return vkp__emit_out(ctx, VKP_OP_CLIP, 1, &x, 2, a);
+}
+
+// ---------------------------------------------------------------------------
+// Linear algebra
+
+static vkp_status_t vkp__map_gemm(vkp__onnx_ctx_t *ctx) {
+  double alpha, beta;
+  int64_t ta, tb;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "alpha", 1.0, &alpha));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "beta", 1.0, &beta));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "transA", 0, &ta));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "transB", 0, &tb));
+  if (ctx->opset < 11 && !vkp__onnx_input(ctx, 2))
+    return VKP__ONNX_INVALID("input C is required before opset 11");
+  int32_t in[3] = {-1, -1, -1};
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &in[0]));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &in[1]));
+  int32_t n_in = 2;
+  if (vkp__onnx_input(ctx, 2)) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 2, &in[2]));
+    n_in = 3;
+  }
+  vkp_attr_t a[4] = {vkp__a_float("alpha", (float)alpha),
+                     vkp__a_float("beta", (float)beta),
+                     vkp__a_int("transA", ta != 0), vkp__a_int("transB", tb != 0)};
+  return vkp__emit_out(ctx, VKP_OP_GEMM, n_in, in, 4, a);
+}
+
+// ---------------------------------------------------------------------------
+// Convolution and pooling
+
+// Explicit [top, left, bottom, right] pads from auto_pad / pads for a 2-D
+// window op over input spatial dims `in`, kernel `k`, strides, dilations.
+static vkp_status_t vkp__window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
+                                     const int64_t *k, const int64_t *strides,
+                                     const int64_t *dil, int64_t *pads) {
+  char auto_pad[32];
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_attr_string(ctx, "auto_pad", "NOTSET", auto_pad, sizeof auto_pad));
+  int32_t n;
+  int64_t given[8];
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "pads", given, 8, &n));
+  for (int i = 0; i < 4; ++i) pads[i] = 0;
+  if (strcmp(auto_pad, "NOTSET") == 0) {
+    if (n >= 0 && n != 4)
+      return VKP__ONNX_INVALID("attribute 'pads' has %d entries; 4 for 2-D",
+                               (int)n);
+    for (int i = 0; i < 4 && n == 4; ++i) {
+      if (given[i] < 0)
+        return VKP__ONNX_UNSUPPORTED("negative pads (%lld) are not supported",
+                                     (long long)given[i]);
+      pads[i] = given[i];
+    }
+    return NULL;
+  }
+  if (n >= 0)
+    return VKP__ONNX_INVALID("auto_pad '%s' and explicit pads are both given",
+                             auto_pad);
+  if (strcmp(auto_pad, "VALID") == 0) return NULL;
+  bool upper = strcmp(auto_pad, "SAME_UPPER") == 0;
+  if (!upper && strcmp(auto_pad, "SAME_LOWER") != 0)
+    return VKP__ONNX_INVALID("auto_pad '%s' is not NOTSET, SAME_UPPER, "
+                             "SAME_LOWER or VALID",
+                             auto_pad);
+  for (int i = 0; i < 2; ++i) {
+    if (strides[i] < 1 || dil[i] < 1 || k[i] < 1)
+      return VKP__ONNX_INVALID("kernel, strides and dilations must be >= 1");
+    int64_t out = (in[i] + strides[i] - 1) / strides[i];
+    int64_t span = (k[i] - 1) * dil[i] + 1;
+    int64_t total = (out - 1) * strides[i] + span - in[i];
+    if (total < 0) total = 0;
+    int64_t small = total / 2, big = total - small;
+    pads[i] = upper ? small : big;
+    pads[2 + i] = upper ? big : small;
+  }
+  return NULL;
+}
+
+// Reads an INTS attribute with exactly two entries (2-D), or `def` when
+// absent.
+static vkp_status_t vkp__attr_pair(vkp__onnx_ctx_t *ctx, const char *name,
+                                   int64_t def, int64_t *out) {
+  int64_t v[8];
+  int32_t n;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, name, v, 8, &n));
+  if (n < 0) {
+    out[0] = out[1] = def;
+    return NULL;
+  }
+  if (n != 2)
+    return VKP__ONNX_UNSUPPORTED("attribute '%s' has %d entries; only 2-D "
+                                 "windows are supported",
+                                 name, (int)n);
+  out[0] = v[0];
+  out[1] = v[1];
+  return NULL;
+}
+
+static vkp_status_t vkp__need_4d(const vkp__onnx_ctx_t *ctx, int32_t value,
+                                 const char *what) {
+  const vkp_value_t *v = vkp__value(ctx, value);
+  if (v->rank != 4)
+    return VKP__ONNX_UNSUPPORTED("%s '%s' has rank %d; only 2-D (NCHW) "
+                                 "windows are supported",
+                                 what, v->name, (int)v->rank);
+  return NULL;
+}
+
+// Folds BatchNormalization node `bn` into convolution weights `w` [M, ...]
+// and bias `b` (may be NULL) into fresh host tensors. Returns false (and no
+// error) when the BatchNormalization does not qualify.
+static vkp_status_t vkp__fold_bn(vkp__onnx_ctx_t *ctx,
+                                 const Onnx__NodeProto *bn,
+                                 const vkp__onnx_tensor_t *w,
+                                 const vkp__onnx_tensor_t *b,
+                                 vkp__onnx_tensor_t *out_w,
+                                 vkp__onnx_tensor_t *out_b, bool *out_ok) {
+  *out_ok = false;
+  double eps = 1e-5;
+  for (size_t i = 0; i < bn->n_attribute; ++i) {
+    const Onnx__AttributeProto *a = bn->attribute[i];
+    const char *n = a && a->name ? a->name : "";
+    if (strcmp(n, "epsilon") == 0) eps = a->f;
+    else if (strcmp(n, "momentum") == 0) continue;
+    else if ((strcmp(n, "spatial") == 0 && a->i == 1) ||
+             (strcmp(n, "training_mode") == 0 && a->i == 0))
+      continue;
+    else return NULL;
+  }
+  for (size_t i = 1; i < bn->n_output; ++i)
+    if (bn->output[i] && bn->output[i][0]) return NULL;
+  if (bn->n_output < 1 || !bn->output[0] || !bn->output[0][0]) return NULL;
+  if (w->type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || w->rank != 4) return NULL;
+  int64_t m = w->shape[0];
+  const vkp__onnx_tensor_t *p[4];
+  for (int i = 0; i < 4; ++i) {
+    vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, bn->input[1 + i]);
+    if (!s || !s->is_const) return NULL;
+    p[i] = &s->constant;
+    if (p[i]->type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || p[i]->rank != 1 ||
+        p[i]->shape[0] != m)
+      return NULL;
+  }
+  if (b && (b->type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || b->rank != 1 ||
+            b->shape[0] != m))
+    return NULL;
+  const float *scale = p[0]->data, *shift = p[1]->data, *mean = p[2]->data,
+              *var = p[3]->data;
+  VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(out_w, w->type, w->rank, w->shape));
+  int64_t bshape[1] = {m};
+  vkp_status_t st = vkp__onnx_tensor_alloc(out_b, w->type, 1, bshape);
+  if (st) {
+    vkp__onnx_tensor_deinit(out_w);
+    return st;
+  }
+  size_t per = m ? vkp__onnx_tensor_numel(w) / (size_t)m : 0;
+  const float *wd = w->data;
+  float *ow = out_w->data, *ob = out_b->data;
+  for (int64_t c = 0; c < m; ++c) {
+    double f = (double)scale[c] / sqrt((double)var[c] + eps);
+    for (size_t j = 0; j < per; ++j)
+      ow[(size_t)c * per + j] = (float)((double)wd[(size_t)c * per + j] * f);
+    double bias = b ? (double)((const float *)b->data)[c] : 0.0;
+    ob[c] = (float)((bias - (double)mean[c]) * f + (double)shift[c]);
+  }
+  *out_ok = true;
+  return NULL;
+}
+
+static vkp_status_t vkp__map_conv(vkp__onnx_ctx_t *ctx) {
+  int32_t x, w, b = -1;
+  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  VKP_RETURN_IF_ERROR(vkp__need_4d(ctx, x, "input"));
+  vkp__onnx_sym_t *wsym = vkp__onnx_input(ctx, 1), *bsym = vkp__onnx_input(ctx, 2);
+  if (!wsym) return VKP__ONNX_INVALID("input 1 (W) is required");
+  int32_t wrank;
+  int64_t wshape[VKP_MAX_RANK];
+  vkp__onnx_sym_shape(ctx, wsym, &wrank, wshape);
+  if (wrank != 4)
+    return VKP__ONNX_UNSUPPORTED("weight has rank %d; only 2-D convolution is "
+                                 "supported",
+                                 (int)wrank);
+  int64_t strides[2], dil[2], kernel[2], pads[4], group;
+  VKP_RETURN_IF_ERROR(vkp__attr_pair(ctx, "strides", 1, strides));
+  VKP_RETURN_IF_ERROR(vkp__attr_pair(ctx, "dilations", 1, dil));
+  VKP_RETURN_IF_ERROR(vkp__attr_pair(ctx, "kernel_shape", 0, kernel));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "group", 1, &group));
+  if (vkp__onnx_attr(ctx, "kernel_shape") &&
+      (kernel[0] != wshape[2] || kernel[1] != wshape[3]))
+    return VKP__ONNX_INVALID("kernel_shape [%lld, %lld] differs from the "
+                             "weight's [%lld, %lld]",
+                             (long long)kernel[0], (long long)kernel[1],
+                             (long long)wshape[2], (long long)wshape[3]);
+  kernel[0] = wshape[2];
+  kernel[1] = wshape[3];
+  const vkp_value_t *xv = vkp__value(ctx, x);
+  VKP_RETURN_IF_ERROR(
+      vkp__window_pads(ctx, &xv->shape[2], kernel, strides, dil, pads));
+  const char *out = vkp__onnx_output(ctx, 0);
+  // A following BatchNormalization folds into the weights when everything
+  // is known at import time.
+  int32_t bn_index = ctx->fold_bn ? ctx->fold_bn[ctx->node_index] : -1;
+  bool folded = false;
+  if (bn_index >= 0 && wsym->is_const && (!bsym || bsym->is_const)) {
+    const Onnx__NodeProto *bn = ctx->onnx_graph->node[bn_index];
+    vkp__onnx_tensor_t fw, fb;
+    VKP_RETURN_IF_ERROR(vkp__fold_bn(ctx, bn, &wsym->constant,
+                                     bsym ? &bsym->constant : NULL, &fw, &fb,
+                                     &folded));
+    if (folded) {
+      vkp_status_t st = vkp__onnx_add_const(ctx, &fw, &w);
+      if (!st) st = vkp__onnx_add_const(ctx, &fb, &b);
+      vkp__onnx_tensor_deinit(&fw);
+      vkp__onnx_tensor_deinit(&fb);
+      VKP_RETURN_IF_ERROR(st);
+      out = bn->output[0];
+      ctx->skip[bn_index] = true;
+    }
+  }
+  if (!folded) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, wsym, &w));
+    if (bsym) VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, bsym, &b));
+  }
+  int32_t in[3] = {x, w, b};
+  vkp_attr_t a[4] = {vkp__a_ints("pads", pads, 4), vkp__a_ints("strides", strides, 2),
+                     vkp__a_ints("dilations", dil, 2), vkp__a_int("group", group)};
+  int32_t value;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_emit(ctx, VKP_OP_CONV2D, b >= 0 ? 3 : 2, in, 4, a, out, &value));
+  return vkp__onnx_bind_value(ctx, out, value);
+}
+
+static vkp_status_t vkp__map_pool(vkp__onnx_ctx_t *ctx) {
+  bool is_max = strcmp(ctx->node->op_type, "MaxPool") == 0;
+  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  VKP_RETURN_IF_ERROR(vkp__need_4d(ctx, x, "input"));
+  int64_t kernel[2], strides[2], dil[2] = {1, 1}, pads[4], ceil_mode = 0,
+                                 count_include_pad = 0, storage_order = 0;
+  if (!vkp__onnx_attr(ctx, "kernel_shape"))
+    return VKP__ONNX_INVALID("attribute 'kernel_shape' is required");
+  VKP_RETURN_IF_ERROR(vkp__attr_pair(ctx, "kernel_shape", 1, kernel));
+  VKP_RETURN_IF_ERROR(vkp__attr_pair(ctx, "strides", 1, strides));
+  if (is_max && ctx->opset >= 10)
+    VKP_RETURN_IF_ERROR(vkp__attr_pair(ctx, "dilations", 1, dil));
+  if (ctx->opset >= 10)
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "ceil_mode", 0, &ceil_mode));
+  else if (vkp__onnx_attr(ctx, "ceil_mode") || vkp__onnx_attr(ctx, "dilations"))
+    return VKP__ONNX_INVALID("ceil_mode and dilations need opset 10");
+  if (is_max) {
+    VKP_RETURN_IF_ERROR(
+        vkp__onnx_attr_int(ctx, "storage_order", 0, &storage_order));
+  } else {
+    if (vkp__onnx_attr(ctx, "dilations"))
+      return VKP__ONNX_UNSUPPORTED("AveragePool dilations need opset 19");
+    VKP_RETURN_IF_ERROR(
+        vkp__onnx_attr_int(ctx, "count_include_pad", 0, &count_include_pad));
+  }
+  const vkp_value_t *xv = vkp__value(ctx, x);
+  VKP_RETURN_IF_ERROR(
+      vkp__window_pads(ctx, &xv->shape[2], kernel, strides, dil, pads));
+  vkp_attr_t a[6] = {vkp__a_ints("kernel_shape", kernel, 2),
+                     vkp__a_ints("pads", pads, 4),
+                     vkp__a_ints("strides", strides, 2),
+                     vkp__a_ints("dilations", dil, 2),
+                     vkp__a_int("ceil_mode", ceil_mode != 0),
+                     vkp__a_int("count_include_pad", count_include_pad != 0)};
+  return vkp__emit_out(ctx, is_max ? VKP_OP_MAX_POOL2D : VKP_OP_AVG_POOL2D, 1,
+                       &x, is_max ? 5 : 6, a);
+}
+
+// ---------------------------------------------------------------------------
+// Normalisation
+
+static vkp_status_t vkp__map_batch_norm(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  double eps;
+  int64_t spatial, training;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "epsilon", 1e-5, &eps));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "spatial", 1, &spatial));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "training_mode", 0, &training));
+  if (spatial != 1)
+    return VKP__ONNX_UNSUPPORTED("spatial=%lld (only 1)", (long long)spatial);
+  if (training != 0)
+    return VKP__ONNX_UNSUPPORTED("training_mode=1 (inference only)");
+  if (ctx->node->n_input != 5)
+    return VKP__ONNX_INVALID("takes 5 inputs, has %zu", ctx->node->n_input);
+  int32_t in[5];
+  for (int32_t i = 0; i < 5; ++i)
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, i, &in[i]));
+  vkp_attr_t a = vkp__a_float("epsilon", (float)eps);
+  return vkp__emit_out(ctx, VKP_OP_BATCH_NORM, 5, in, 1, &a);
+}
+
+// A float32 scalar IR constant.
+static vkp_status_t vkp__scalar_const(vkp__onnx_ctx_t *ctx, double v,
+                                      int32_t *out_value) {
+  vkp__onnx_tensor_t t;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL));
+  vkp__onnx_tensor_set_f(&t, 0, v);
+  vkp_status_t st = vkp__onnx_add_const(ctx, &t, out_value);
+  vkp__onnx_tensor_deinit(&t);
+  return st;
+}
+
+static vkp_status_t vkp__emit_bind(vkp__onnx_ctx_t *ctx, vkp_op_t op,
+                                   int32_t n_in, const int32_t *in,
+                                   int32_t n_attrs, const vkp_attr_t *attrs,
+                                   const char *out, int32_t *out_value) {
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_emit(ctx, op, n_in, in, n_attrs, attrs, out, out_value));
+  return out ? vkp__onnx_bind_value(ctx, out, *out_value) : NULL;
+}
+
+static vkp_status_t vkp__map_layer_norm(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 3));
+  int64_t axis, stash;
+  double eps;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", -1, &axis));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "epsilon", 1e-5, &eps));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "stash_type", 1, &stash));
+  if (stash != 1)
+    return VKP__ONNX_UNSUPPORTED("stash_type %lld (only 1, float)",
+                                 (long long)stash);
+  int32_t in[3] = {-1, -1, -1}, n_in = 2;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &in[0]));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &in[1]));
+  if (vkp__onnx_input(ctx, 2)) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 2, &in[2]));
+    n_in = 3;
+  }
+  int32_t rank = vkp__value(ctx, in[0])->rank;
+  if (axis < -(int64_t)rank || axis >= rank)
+    return VKP__ONNX_INVALID("axis %lld out of range for rank %d",
+                             (long long)axis, (int)rank);
+  if (axis < 0) axis += rank;
+  vkp_attr_t a[2] = {vkp__a_int("axis", axis), vkp__a_float("epsilon", (float)eps)};
+  int32_t y;
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_LAYER_NORM, n_in, in, 2, a,
+                                     vkp__onnx_output(ctx, 0), &y));
+  const char *mean_out = vkp__onnx_output(ctx, 1),
+             *inv_out = vkp__onnx_output(ctx, 2);
+  if (!mean_out && !inv_out) return NULL;
+  // The optional Mean and InvStdDev outputs, from IR ops:
+  // mean = E[x], inv = 1 / sqrt(E[(x - mean)^2] + epsilon), over axis.. .
+  int64_t axes[VKP_MAX_RANK];
+  for (int32_t d = (int32_t)axis; d < rank; ++d) axes[d - axis] = d;
+  vkp_attr_t r[2] = {vkp__a_ints("axes", axes, rank - (int32_t)axis),
+                     vkp__a_int("keepdims", 1)};
+  int32_t mean, diff, sq, var, e, one, ve, sd, inv;
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_REDUCE_MEAN, 1, in, 2, r,
+                                     mean_out, &mean));
+  if (!inv_out) return NULL;
+  int32_t dm[2] = {in[0], mean};
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_SUB, 2, dm, 0, NULL, NULL, &diff));
+  int32_t dd[2] = {diff, diff};
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_MUL, 2, dd, 0, NULL, NULL, &sq));
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_REDUCE_MEAN, 1, &sq, 2, r, NULL, &var));
+  VKP_RETURN_IF_ERROR(vkp__scalar_const(ctx, (float)eps, &e));
+  VKP_RETURN_IF_ERROR(vkp__scalar_const(ctx, 1.0, &one));
+  int32_t vpe[2] = {var, e};
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_ADD, 2, vpe, 0, NULL, NULL, &ve));
+  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_SQRT, 1, &ve, 0, NULL, NULL, &sd));
+  int32_t os[2] = {one, sd};
+  return vkp__emit_bind(ctx, VKP_OP_DIV, 2, os, 0, NULL, inv_out, &inv);
+}
+
+static int64_t vkp__prod(const int64_t *s, int32_t from, int32_t to) {
+  int64_t p = 1;
+  for (int32_t i = from; i < to; ++i) p *= s[i];
+  return p;
+}
+
+static vkp_status_t vkp__map_softmax(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  int64_t axis;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_attr_int(ctx, "axis", ctx->opset >= 13 ? -1 : 1, &axis));
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  const vkp_value_t *xv = vkp__value(ctx, x);
+  int32_t rank = xv->rank;
+  if (axis < -(int64_t)rank || axis >= rank || rank < 1)
+    return VKP__ONNX_INVALID("axis %lld out of range for rank %d",
+                             (long long)axis, (int)rank);
+  if (axis < 0) axis += rank;
+  if (ctx->opset >= 13 || axis == rank - 1) {
+    vkp_attr_t a = vkp__a_int("axis", axis);
+    return vkp__emit_out(ctx, VKP_OP_SOFTMAX, 1, &x, 1, &a);
+  }
+  // Before opset 13 the input is coerced to 2-D [prod(:axis), prod(axis:)]
+  // and normalised over the second dimension.
+  int64_t shape[VKP_MAX_RANK];
+  for (int32_t i = 0; i < rank; ++i) shape[i] = xv->shape[i];
+  int64_t flat[2] = {vkp__prod(shape, 0, (int32_t)axis),
+                     vkp__prod(shape, (int32_t)axis, rank)};
+  vkp_attr_t ra = vkp__a_ints("shape", flat, 2);
+  int32_t r, s;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &x, 1, &ra, NULL, &r));
+  vkp_attr_t sa = vkp__a_int("axis", 1);
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SOFTMAX, 1, &r, 1, &sa, NULL, &s));
+  vkp_attr_t ba = vkp__a_ints("shape", shape, rank);
+  return vkp__emit_out(ctx, VKP_OP_RESHAPE, 1, &s, 1, &ba);
+}
+
+// ---------------------------------------------------------------------------
+// Reductions
+
+static vkp_status_t vkp__map_reduce(vkp__onnx_ctx_t *ctx) {
+  bool is_sum = strcmp(ctx->node->op_type, "ReduceSum") == 0;
+  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  int64_t keepdims, noop = 0, axes[VKP_MAX_RANK];
+  int32_t n_axes = -1;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "keepdims", 1, &keepdims));
+  bool axes_input = is_sum && ctx->opset >= 13;  // ReduceMean: opset 18
+  if (axes_input) {
+    VKP_RETURN_IF_ERROR(
+        vkp__onnx_attr_int(ctx, "noop_with_empty_axes", 0, &noop));
+    if (vkp__onnx_attr(ctx, "axes"))
+      return VKP__ONNX_INVALID("from opset 13 ReduceSum takes axes as an input");
+    const vkp__onnx_tensor_t *t;
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "axes", &t));
+    if (t)
+      VKP_RETURN_IF_ERROR(vkp__const_ints(t, "axes", axes, VKP_MAX_RANK, &n_axes));
+  } else {
+    if (vkp__onnx_attr(ctx, "noop_with_empty_axes"))
+      return VKP__ONNX_INVALID("noop_with_empty_axes needs opset 13 (ReduceSum)");
+    if (ctx->node->n_input > 1)
+      return VKP__ONNX_INVALID("axes are an attribute in this opset");
+    VKP_RETURN_IF_ERROR(
+        vkp__onnx_attr_ints(ctx, "axes", axes, VKP_MAX_RANK, &n_axes));
+  }
+  if (n_axes < 0) n_axes = 0;
+  vkp__onnx_sym_t *xs = vkp__onnx_input(ctx, 0);
+  if (!xs) return VKP__ONNX_INVALID("input 0 is required");
+  if (n_axes == 0 && noop) {
+    VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+    return vkp__onnx_bind_alias(ctx, vkp__onnx_output(ctx, 0), xs);
+  }
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, xs, &x));
+  vkp_attr_t a[2] = {vkp__a_ints("axes", axes, n_axes),
+                     vkp__a_int("keepdims", keepdims != 0)};
+  return vkp__emit_out(ctx, is_sum ? VKP_OP_REDUCE_SUM : VKP_OP_REDUCE_MEAN, 1,
+                       &x, 2, a);
+}
+
+// ---------------------------------------------------------------------------
+// Shape ops
+
+vkp_status_t vkp__onnx_reshape_target(vkp__onnx_ctx_t *ctx, int32_t rank,
+                                      const int64_t *shape, int32_t *out_rank,
+                                      int64_t *out_shape) {
+  return vkp__onnx_reshape_axes(ctx, rank, shape, out_rank, out_shape, NULL,
+                                NULL);
+}
+
+vkp_status_t vkp__onnx_reshape_axes(vkp__onnx_ctx_t *ctx, int32_t rank,
+                                    const int64_t *shape, int32_t *out_rank,
+                                    int64_t *out_shape, int64_t *out_axes,
+                                    int32_t *out_n_axes) {
+  const char *op = ctx->node->op_type;
+  int64_t axes[VKP_MAX_RANK];
+  int32_t n = -1;
+  if (strcmp(op, "Reshape") == 0) {
+    const vkp__onnx_tensor_t *t;
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "shape", &t));
+    if (!t) return VKP__ONNX_INVALID("input 1 (shape) is required");
+    VKP_RETURN_IF_ERROR(vkp__const_ints(t, "shape", out_shape, VKP_MAX_RANK, &n));
+    int64_t allowzero;
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "allowzero", 0, &allowzero));
+    size_t total = 1, known = 1;
+    int32_t infer = -1;
+    for (int32_t i = 0; i < rank; ++i) total *= (size_t)shape[i];
+    for (int32_t i = 0; i < n; ++i) {
+      int64_t d = out_shape[i];
+      if (d == 0 && !allowzero) {
+        if (i >= rank)
+          return VKP__ONNX_INVALID("shape entry %d is 0 (copy) but the input "
+                                   "has rank %d",
+                                   (int)i, (int)rank);
+        d = out_shape[i] = shape[i];
+      }
+      if (d == -1) {
+        if (infer >= 0) return VKP__ONNX_INVALID("shape has more than one -1");
+        infer = i;
+        continue;
+      }
+      if (d < 0)
+        return VKP__ONNX_INVALID("shape entry %d is %lld", (int)i, (long long)d);
+      if (d > 0 && known > SIZE_MAX / (size_t)d)
+        return VKP__ONNX_INVALID("shape is too large");
+      known *= (size_t)d;
+    }
+    if (infer >= 0) {
+      if (known == 0 || total % known)
+        return VKP__ONNX_INVALID("cannot infer the -1 entry of the shape");
+      out_shape[infer] = (int64_t)(total / known);
+      known = total;
+    }
+    if (known != total)
+      return VKP__ONNX_INVALID("cannot reshape %zu elements into %zu", total,
+                               known);
+    *out_rank = n;
+    return NULL;
+  }
+  if (strcmp(op, "Flatten") == 0) {
+    int64_t axis;
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 1, &axis));
+    if (axis < -(int64_t)rank || axis > rank)
+      return VKP__ONNX_INVALID("axis %lld out of range for rank %d",
+                               (long long)axis, (int)rank);
+    if (axis < 0) axis += rank;
+    out_shape[0] = vkp__prod(shape, 0, (int32_t)axis);
+    out_shape[1] = vkp__prod(shape, (int32_t)axis, rank);
+    *out_rank = 2;
+    return NULL;
+  }
+  if (strcmp(op, "Identity") == 0) {
+    for (int32_t i = 0; i < rank; ++i) out_shape[i] = shape[i];
+    *out_rank = rank;
+    return NULL;
+  }
+  bool squeeze = strcmp(op, "Squeeze") == 0;
+  if (ctx->opset >= 13) {
+    if (vkp__onnx_attr(ctx, "axes"))
+      return VKP__ONNX_INVALID("from opset 13 axes are an input");
+    const vkp__onnx_tensor_t *t;
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "axes", &t));
+    if (t) VKP_RETURN_IF_ERROR(vkp__const_ints(t, "axes", axes, VKP_MAX_RANK, &n));
+  } else {
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "axes", axes, VKP_MAX_RANK, &n));
+  }
+  bool mark[VKP_MAX_RANK] = {false};
+  if (squeeze) {
+    if (n <= 0) {
+      for (int32_t d = 0; d < rank; ++d) mark[d] = shape[d] == 1;
+    } else {
+      for (int32_t i = 0; i < n; ++i) {
+        int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (a < 0 || a >= rank || mark[a])
+          return VKP__ONNX_INVALID("axis %lld is out of range or repeated",
+                                   (long long)axes[i]);
+        if (shape[a] != 1)
+          return VKP__ONNX_INVALID("cannot squeeze axis %lld of size %lld",
+                                   (long long)a, (long long)shape[a]);
+        mark[a] = true;
+      }
+    }
+    *out_rank = 0;
+    for (int32_t d = 0; d < rank; ++d) {
+      if (!mark[d]) out_shape[(*out_rank)++] = shape[d];
+      else if (out_axes) out_axes[(*out_n_axes)++] = d;
+    }
+    return NULL;
+  }
+  // Unsqueeze
+  if (n <= 0) return VKP__ONNX_INVALID("axes are required");
+  int32_t r = rank + n;
+  if (r > VKP_MAX_RANK)
+    return VKP__ONNX_UNSUPPORTED("result rank %d exceeds %d", (int)r, VKP_MAX_RANK);
+  for (int32_t i = 0; i < n; ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+    if (a < 0 || a >= r || mark[a])
+      return VKP__ONNX_INVALID("axis %lld is out of range or repeated",
+                               (long long)axes[i]);
+    mark[a] = true;
+  }
+  for (int32_t d = 0, k = 0; d < r; ++d) {
+    out_shape[d] = mark[d] ? 1 : shape[k++];
+    if (mark[d] && out_axes) out_axes[(*out_n_axes)++] = d;
+  }
+  *out_rank = r;
+  return NULL;
+}
+
+static vkp_status_t vkp__map_passthrough(vkp__onnx_ctx_t *ctx);
+
+// Reshape, Flatten, Squeeze and Unsqueeze on a runtime tensor: the IR op of
+// the same name, after computing the target shape here with ONNX's rules
+// (Reshape gets the resolved shape, Squeeze/Unsqueeze normalised axes).
+static vkp_status_t vkp__map_reshape_like(vkp__onnx_ctx_t *ctx) {
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  const vkp_value_t *xv = vkp__value(ctx, x);
+  int32_t rank, n_axes = 0;
+  int64_t shape[VKP_MAX_RANK], axes[VKP_MAX_RANK];
+  VKP_RETURN_IF_ERROR(vkp__onnx_reshape_axes(ctx, xv->rank, xv->shape, &rank,
+                                             shape, axes, &n_axes));
+  const char *op = ctx->node->op_type;
+  bool squeeze = strcmp(op, "Squeeze") == 0;
+  if (squeeze || strcmp(op, "Unsqueeze") == 0) {
+    if (squeeze && n_axes == 0)  // nothing to remove: the IR reads [] as all
+      return vkp__map_passthrough(ctx);
+    vkp_attr_t a = vkp__a_ints("axes", axes, n_axes);
+    return vkp__emit_out(ctx, squeeze ? VKP_OP_SQUEEZE : VKP_OP_UNSQUEEZE, 1,
+                         &x, 1, &a);
+  }
+  if (strcmp(op, "Flatten") == 0) {
+    int64_t axis;
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 1, &axis));
+    vkp_attr_t a = vkp__a_int("axis", axis < 0 ? axis + xv->rank : axis);
+    return vkp__emit_out(ctx, VKP_OP_FLATTEN, 1, &x, 1, &a);
+  }
+  // The IR reads a 0 in a reshape target as "copy the input's dim".
+  for (int32_t i = 0; i < rank; ++i)
+    if (shape[i] == 0 && (i >= xv->rank || xv->shape[i] != 0))
+      return VKP__ONNX_UNSUPPORTED("a result with a 0-sized dim %d (the IR "
+                                   "reshape reads 0 as 'copy')",
+                                   (int)i);
+  vkp_attr_t a = vkp__a_ints("shape", shape, rank);
+  return vkp__emit_out(ctx, VKP_OP_RESHAPE, 1, &x, 1, &a);
+}
+
+vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
+                                      int64_t *out_perm) {
+  int32_t n;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "perm", out_perm, VKP_MAX_RANK, &n));
+  if (n < 0) {
+    for (int32_t i = 0; i < rank; ++i) out_perm[i] = rank - 1 - i;
+    return NULL;
+  }
+  bool used[VKP_MAX_RANK] = {false};
+  if (n != rank)
+    return VKP__ONNX_INVALID("perm has %d entries for rank %d", (int)n, (int)rank);
+  for (int32_t i = 0; i < n; ++i) {
+    if (out_perm[i] < 0 || out_perm[i] >= rank || used[out_perm[i]])
+      return VKP__ONNX_INVALID("perm is not a permutation");
+    used[out_perm[i]] = true;
+  }
+  return NULL;
+}
+
+static vkp_status_t vkp__map_transpose(vkp__onnx_ctx_t *ctx) {
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  int64_t perm[VKP_MAX_RANK];
+  int32_t rank = vkp__value(ctx, x)->rank;
+  VKP_RETURN_IF_ERROR(vkp__onnx_transpose_perm(ctx, rank, perm));
+  vkp_attr_t a = vkp__a_ints("perm", perm, rank);
+  return vkp__emit_out(ctx, VKP_OP_TRANSPOSE, 1, &x, 1, &a);
+}
+
+static vkp_status_t vkp__map_concat(vkp__onnx_ctx_t *ctx) {
+  if (!vkp__onnx_attr(ctx, "axis"))
+    return VKP__ONNX_INVALID("attribute 'axis' is required");
+  int64_t axis;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
+  size_t n = ctx->node->n_input;
+  if (n < 1 || n > 16)
+    return VKP__ONNX_UNSUPPORTED("Concat of %zu inputs (1 to 16 supported)", n);
+  int32_t in[16];
+  for (size_t i = 0; i < n; ++i)
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, (int32_t)i, &in[i]));
+  vkp_attr_t a = vkp__a_int("axis", axis);
+  return vkp__emit_out(ctx, VKP_OP_CONCAT, (int32_t)n, in, 1, &a);
+}
+
+vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
+                                    vkp__onnx_slice_t *out) {
+  memset(out, 0, sizeof *out);
+  int32_t ns = -1, ne = -1, na = -1, nst = -1;
+  if (ctx->opset < 10) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "starts", out->starts, VKP_MAX_RANK, &ns));
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "ends", out->ends, VKP_MAX_RANK, &ne));
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "axes", out->axes, VKP_MAX_RANK, &na));
+  } else {
+    if (vkp__onnx_attr(ctx, "starts") || vkp__onnx_attr(ctx, "ends") ||
+        vkp__onnx_attr(ctx, "axes"))
+      return VKP__ONNX_INVALID("from opset 10 Slice takes inputs, not "
+                               "attributes");
+    const vkp__onnx_tensor_t *t;
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "starts", &t));
+    if (t) VKP_RETURN_IF_ERROR(vkp__const_ints(t, "starts", out->starts, VKP_MAX_RANK, &ns));
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "ends", &t));
+    if (t) VKP_RETURN_IF_ERROR(vkp__const_ints(t, "ends", out->ends, VKP_MAX_RANK, &ne));
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 3, "axes", &t));
+    if (t) VKP_RETURN_IF_ERROR(vkp__const_ints(t, "axes", out->axes, VKP_MAX_RANK, &na));
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 4, "steps", &t));
+    if (t) VKP_RETURN_IF_ERROR(vkp__const_ints(t, "steps", out->steps, VKP_MAX_RANK, &nst));
+  }
+  if (ns < 0 || ne < 0) return VKP__ONNX_INVALID("starts and ends are required");
+  if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
+    return VKP__ONNX_INVALID("starts, ends, axes and steps differ in length");
+  if (ns > rank)
+    return VKP__ONNX_INVALID("%d slice entries for rank %d", (int)ns, (int)rank);
+  out->count = ns;
+  for (int32_t i = 0; i < ns; ++i) {
+    if (na < 0) out->axes[i] = i;
+    if (nst < 0) out->steps[i] = 1;
+  }
+  return NULL;
+}
+
+static vkp_status_t vkp__map_slice(vkp__onnx_ctx_t *ctx) {
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  vkp__onnx_slice_t s;
+  VKP_RETURN_IF_ERROR(vkp__onnx_slice_params(ctx, vkp__value(ctx, x)->rank, &s));
+  vkp_attr_t a[4] = {vkp__a_ints("starts", s.starts, s.count),
+                     vkp__a_ints("ends", s.ends, s.count),
+                     vkp__a_ints("axes", s.axes, s.count),
+                     vkp__a_ints("steps", s.steps, s.count)};
+  return vkp__emit_out(ctx, VKP_OP_SLICE, 1, &x, 4, a);
+}
+
+// Split: one IR slice per output.
+static vkp_status_t vkp__map_split(vkp__onnx_ctx_t *ctx) {
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  const vkp_value_t *xv = vkp__value(ctx, x);
+  int64_t axis;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
+  if (axis < -(int64_t)xv->rank || axis >= xv->rank)
+    return VKP__ONNX_INVALID("axis %lld out of range for rank %d",
+                             (long long)axis, (int)xv->rank);
+  if (axis < 0) axis += xv->rank;
+  int64_t dim = xv->shape[axis];
+  size_t n_out = ctx->node->n_output;
+  if (n_out < 1 || n_out > 64)
+    return VKP__ONNX_UNSUPPORTED("Split into %zu outputs (1 to 64)", n_out);
+  int64_t sizes[64];
+  int32_t n = -1;
+  if (ctx->opset >= 13) {
+    if (vkp__onnx_attr(ctx, "split"))
+      return VKP__ONNX_INVALID("from opset 13 split is an input");
+    const vkp__onnx_tensor_t *t;
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "split", &t));
+    if (t) VKP_RETURN_IF_ERROR(vkp__const_ints(t, "split", sizes, 64, &n));
+  } else {
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "split", sizes, 64, &n));
+  }
+  if (n < 0) {
+    if (dim % (int64_t)n_out)
+      return VKP__ONNX_INVALID("dimension %lld does not split evenly into %zu",
+                               (long long)dim, n_out);
+    n = (int32_t)n_out;
+    for (int32_t i = 0; i < n; ++i) sizes[i] = dim / (int64_t)n_out;
+  }
+  if ((size_t)n != n_out)
+    return VKP__ONNX_INVALID("split has %d entries for %zu outputs", (int)n, n_out);
+  int64_t sum = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    if (sizes[i] < 0) return VKP__ONNX_INVALID("negative split size");
+    sum += sizes[i];
+  }
+  if (sum != dim)
+    return VKP__ONNX_INVALID("split sizes add up to %lld, the axis has %lld",
+                             (long long)sum, (long long)dim);
+  int64_t start = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    const char *out = vkp__onnx_output(ctx, i);
+    int64_t s = start, e = start + sizes[i], ax = axis, st = 1;
+    start = e;
+    if (!out) continue;
+    vkp_attr_t a[4] = {vkp__a_ints("starts", &s, 1), vkp__a_ints("ends", &e, 1),
+                       vkp__a_ints("axes", &ax, 1), vkp__a_ints("steps", &st, 1)};
+    int32_t value;
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SLICE, 1, &x, 4, a, out, &value));
+    VKP_RETURN_IF_ERROR(vkp__onnx_bind_value(ctx, out, value));
+  }
+  return NULL;
+}
+
+// Identity and inference-mode Dropout disappear: the output names the input.
+static vkp_status_t vkp__map_passthrough(vkp__onnx_ctx_t *ctx) {
+  if (strcmp(ctx->node->op_type, "Dropout") == 0) {
+    if (ctx->opset >= 12) {
+      const vkp__onnx_tensor_t *t;
+      VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "training_mode", &t));
+      if (t && vkp__onnx_tensor_numel(t) == 1 && vkp__onnx_tensor_get_i(t, 0))
+        return VKP__ONNX_UNSUPPORTED("training_mode is true (inference only)");
+      VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "ratio", &t));
+    }
+  }
+  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  vkp__onnx_sym_t *x = vkp__onnx_input(ctx, 0);
+  if (!x) return VKP__ONNX_INVALID("input 0 is required");
+  return vkp__onnx_bind_alias(ctx, vkp__onnx_output(ctx, 0), x);
+}
+
+// Shape and Size need only the static shape, so they always fold.
+static vkp_status_t vkp__map_shape(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  vkp__onnx_sym_t *x = vkp__onnx_input(ctx, 0);
+  if (!x) return VKP__ONNX_INVALID("input 0 is required");
+  int32_t rank;
+  int64_t shape[VKP_MAX_RANK];
+  vkp__onnx_sym_shape(ctx, x, &rank, shape);
+  vkp__onnx_tensor_t t;
+  if (strcmp(ctx->node->op_type, "Size") == 0) {
+    VKP_RETURN_IF_ERROR(
+        vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 0, NULL));
+    vkp__onnx_tensor_set_i(&t, 0, vkp__prod(shape, 0, rank));
+    return vkp__onnx_bind_const(ctx, vkp__onnx_output(ctx, 0), &t);
+  }
+  int64_t start = 0, end = rank;
+  if (ctx->opset >= 15) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "start", 0, &start));
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "end", rank, &end));
+  }
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = start < 0 ? 0 : start > rank ? rank : start;
+  end = end < 0 ? 0 : end > rank ? rank : end;
+  int64_t len = end > start ? end - start : 0;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, &len));
+  for (int64_t i = 0; i < len; ++i) vkp__onnx_tensor_set_i(&t, (size_t)i, shape[start + i]);
+  return vkp__onnx_bind_const(ctx, vkp__onnx_output(ctx, 0), &t);
+}
+
+static vkp_status_t vkp__map_constant(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  if (ctx->node->n_attribute != 1)
+    return VKP__ONNX_INVALID("needs exactly one value attribute, has %zu",
+                             ctx->node->n_attribute);
+  const Onnx__AttributeProto *a = ctx->node->attribute[0];
+  const char *name = a->name ? a->name : "";
+  vkp__onnx_tensor_t t;
+  if (strcmp(name, "value") == 0) {
+    if (!a->t) return VKP__ONNX_INVALID("attribute 'value' holds no tensor");
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_decode(a->t, ctx->base_dir, &t));
+  } else if (strcmp(name, "value_float") == 0 || strcmp(name, "value_int") == 0) {
+    bool f = name[6] == 'f';
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
+        &t, f ? ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT : ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
+        0, NULL));
+    if (f) vkp__onnx_tensor_set_f(&t, 0, a->f);
+    else vkp__onnx_tensor_set_i(&t, 0, a->i);
+  } else if (strcmp(name, "value_floats") == 0 || strcmp(name, "value_ints") == 0) {
+    bool f = name[6] == 'f';
+    int64_t n = (int64_t)(f ? a->n_floats : a->n_ints);
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
+        &t, f ? ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT : ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
+        1, &n));
+    for (int64_t i = 0; i < n; ++i) {
+      if (f) vkp__onnx_tensor_set_f(&t, (size_t)i, a->floats[i]);
+      else vkp__onnx_tensor_set_i(&t, (size_t)i, a->ints[i]);
+    }
+  } else {
+    return VKP__ONNX_UNSUPPORTED("attribute '%s' is not supported", name);
+  }
+  return vkp__onnx_bind_const(ctx, vkp__onnx_output(ctx, 0), &t);
+}
+
+// Gather on a runtime tensor with constant indices: one IR slice per index
+// (what exporters emit for x[:, i] is a single scalar index), concatenated
+// along the axis and reshaped to data.shape[:axis] + indices.shape +
+// data.shape[axis+1:].
+static vkp_status_t vkp__map_gather(vkp__onnx_ctx_t *ctx) {
+  const vkp__onnx_tensor_t *idx;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "indices", &idx));
+  if (!idx) return VKP__ONNX_INVALID("input 1 (indices) is required");
+  if (idx->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 &&
+      idx->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT32)
+    return VKP__ONNX_INVALID("indices must be int32 or int64");
+  size_t n = vkp__onnx_tensor_numel(idx);
+  if (n < 1 || n > 64)
+    return VKP__ONNX_UNSUPPORTED("Gather on a runtime tensor with %zu indices "
+                                 "(1 to 64 supported)",
+                                 n);
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  const vkp_value_t *xv = vkp__value(ctx, x);
+  int32_t xrank = xv->rank;
+  int64_t xshape[VKP_MAX_RANK];
+  for (int32_t d = 0; d < xrank; ++d) xshape[d] = xv->shape[d];
+  int64_t axis;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
+  if (axis < -(int64_t)xrank || axis >= xrank)
+    return VKP__ONNX_INVALID("axis %lld out of range", (long long)axis);
+  if (axis < 0) axis += xrank;
+  int32_t rank = xrank - 1 + idx->rank;
+  if (rank > VKP_MAX_RANK)
+    return VKP__ONNX_UNSUPPORTED("result rank %d exceeds %d", (int)rank,
+                                 VKP_MAX_RANK);
+  int64_t dim = xshape[axis];
+  int32_t parts[64];
+  for (size_t j = 0; j < n; ++j) {
+    int64_t i = vkp__onnx_tensor_get_i(idx, j);
+    if (i < -dim || i >= dim)
+      return VKP__ONNX_INVALID("index %lld out of range for %lld", (long long)i,
+                               (long long)dim);
+    if (i < 0) i += dim;
+    int64_t s = i, e = i + 1, st = 1;
+    vkp_attr_t a[4] = {vkp__a_ints("starts", &s, 1), vkp__a_ints("ends", &e, 1),
+                       vkp__a_ints("axes", &axis, 1), vkp__a_ints("steps", &st, 1)};
+    VKP_RETURN_IF_ERROR(
+        vkp__onnx_emit(ctx, VKP_OP_SLICE, 1, &x, 4, a, NULL, &parts[j]));
+  }
+  int32_t joined = parts[0];
+  if (n > 1) {
+    vkp_attr_t a = vkp__a_int("axis", axis);
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CONCAT, (int32_t)n, parts, 1,
+                                       &a, NULL, &joined));
+  }
+  int64_t shape[VKP_MAX_RANK];
+  int32_t r = 0;
+  for (int32_t d = 0; d < axis; ++d) shape[r++] = xshape[d];
+  for (int32_t d = 0; d < idx->rank; ++d) shape[r++] = idx->shape[d];
+  for (int32_t d = (int32_t)axis + 1; d < xrank; ++d) shape[r++] = xshape[d];
+  vkp_attr_t a = vkp__a_ints("shape", shape, rank);
+  return vkp__emit_out(ctx, VKP_OP_RESHAPE, 1, &joined, 1, &a);
+}
+
+static vkp_status_t vkp__map_cast(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  int64_t to;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "to", 0, &to));
+  vkp__onnx_sym_t *x = vkp__onnx_input(ctx, 0);
+  if (!x) return VKP__ONNX_INVALID("input 0 is required");
+  const vkp_value_t *xv = vkp__value(ctx, x->value);
+  if (vkp__onnx_type_from_dtype(xv->dtype) == to)
+    return vkp__onnx_bind_alias(ctx, vkp__onnx_output(ctx, 0), x);
+  return VKP__ONNX_UNSUPPORTED("casting a runtime tensor from %s to %s (the "
+                               "IR has no cast)",
+                               vkp_dtype_name(xv->dtype),
+                               vkp__onnx_type_name((int32_t)to));
+}
+
+// Ops that only fold: their inputs must be known at import time.
+static vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
+  return VKP__ONNX_UNSUPPORTED("%s is only supported on inputs known at "
+                               "import time",
+                               ctx->node->op_type);
+}
+
+// ---------------------------------------------------------------------------
+// The table: ONNX op, mapper, folder, understood attributes.
+
+#define VKP__ONNX_OP_LIST(X)                                                  \
+  X("Abs", simple, unary, "")                                                 \
+  X("Add", simple, binary, "")                                                \
+  X("AveragePool", pool, NULL, "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") \
+  X("BatchNormalization", batch_norm, NULL, "epsilon,momentum,spatial,training_mode") \
+  X("Cast", cast, cast, "to")                                                 \
+  X("Clip", clip, NULL, "min,max")                                            \
+  X("Concat", concat, concat, "axis")                                         \
+  X("Constant", constant, NULL, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
+  X("ConstantOfShape", fold_only, constant_of_shape, "value")                 \
+  X("Conv", conv, NULL, "auto_pad,dilations,group,kernel_shape,pads,strides") \
+  X("Div", simple, binary, "")                                                \
+  X("Dropout", passthrough, NULL, "ratio,seed")                               \
+  X("Erf", simple, unary, "")                                                 \
+  X("Exp", simple, unary, "")                                                 \
+  X("Flatten", reshape_like, reshape_like, "axis")                            \
+  X("Gather", gather, gather, "axis")                                         \
+  X("Gemm", gemm, NULL, "alpha,beta,transA,transB")                           \
+  X("GlobalAveragePool", simple, NULL, "")                                    \
+  X("Identity", passthrough, reshape_like, "")                                \
+  X("LayerNormalization", layer_norm, NULL, "axis,epsilon,stash_type")        \
+  X("LeakyRelu", leaky_relu, NULL, "alpha")                                   \
+  X("MatMul", simple, NULL, "")                                               \
+  X("MaxPool", pool, NULL, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
+  X("Mul", simple, binary, "")                                                \
+  X("Neg", simple, unary, "")                                                 \
+  X("Pow", simple, binary, "")                                                \
+  X("Range", fold_only, range, "")                                            \
+  X("ReduceMean", reduce, NULL, "axes,keepdims")                              \
+  X("ReduceSum", reduce, NULL, "axes,keepdims,noop_with_empty_axes")          \
+  X("Relu", simple, unary, "")                                                \
+  X("Reshape", reshape_like, reshape_like, "allowzero")                       \
+  X("Shape", shape, NULL, "start,end")                                        \
+  X("Sigmoid", simple, unary, "")                                             \
+  X("Size", shape, NULL, "")                                                  \
+  X("Slice", slice, slice, "axes,ends,starts")                                \
+  X("Softmax", softmax, NULL, "axis")                                         \
+  X("Split", split, NULL, "axis,split")                                       \
+  X("Sqrt", simple, unary, "")                                                \
+  X("Squeeze", reshape_like, reshape_like, "axes")                            \
+  X("Sub", simple, binary, "")                                                \
+  X("Tanh", simple, unary, "")                                                \
+  X("Transpose", transpose, transpose, "perm")                                \
+  X("Unsqueeze", reshape_like, reshape_like, "axes")
+
+#define vkp__onnx_fold_NULL NULL
+#define VKP__ONNX_OP_ENTRY(name, map, fold, attrs) \
+  {name, vkp__map_##map, vkp__onnx_fold_##fold, attrs},
+
+static const vkp__onnx_op_t vkp__onnx_ops[] = {VKP__ONNX_OP_LIST(VKP__ONNX_OP_ENTRY)};
+
+const vkp__onnx_op_t *vkp__onnx_op_find(const char *op_type) {
+  for (size_t i = 0; i < sizeof vkp__onnx_ops / sizeof vkp__onnx_ops[0]; ++i)
+    if (strcmp(vkp__onnx_ops[i].onnx_name, op_type) == 0) return &vkp__onnx_ops[i];
+  return NULL;
+}

@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: Apache-2.0
+// vkpipe-conformance: runs ONNX backend test folders (model.onnx plus
+// test_data_set_*/input_*.pb and output_*.pb) on one target and prints, per
+// ONNX op, how many tests passed, failed and were unsupported.
+//
+//   vkpipe-conformance --target ref /usr/share/libonnx-testdata/data/node
+//
+// A test is "unsupported" when import or the target refuses the model with
+// an UNSUPPORTED status (or a data set uses a dtype the IR has not got); it
+// "fails" on any other error or when an output differs beyond
+// |got - want| <= atol + rtol * |want| (defaults rtol 1e-3, atol 1e-5).
+// Exit status: 0 when nothing failed (and every --expect-pass op passed at
+// least once), 1 otherwise, 2 on bad usage.
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "vkpipe/graph.h"
+#include "vkpipe/onnx.h"
+#include "vkpipe/target.h"
+
+typedef enum { VKP_CT_PASSED, VKP_CT_FAILED, VKP_CT_UNSUPPORTED } vkp_ct_result_t;
+
+static const char *const vkp_ct_result_names[] = {"passed", "failed",
+                                                  "unsupported"};
+
+typedef struct vkp_ct_test_t {
+  char *name;
+  char *op;
+  vkp_ct_result_t result;
+  char *reason;  // first line of the message; NULL when passed
+} vkp_ct_test_t;
+
+typedef struct vkp_ct_options_t {
+  const char *target;
+  const char *filter;
+  bool json;
+  bool verbose;
+  double rtol, atol;
+  const char *expect_pass;  // comma-separated ONNX ops
+  bool import_only;         // stop after import: no target, no data sets
+} vkp_ct_options_t;
+
+typedef struct vkp_ct_run_t {
+  vkp_ct_test_t *tests;
+  size_t n, cap;
+} vkp_ct_run_t;
+
+static bool vkp_ct_is_dir(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static bool vkp_ct_is_file(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+static char *vkp_ct_join(const char *a, const char *b) {
+  size_t n = strlen(a) + strlen(b) + 2;
+  char *s = malloc(n);
+  if (s) snprintf(s, n, "%s/%s", a, b);
+  return s;
+}
+
+static int vkp_ct_cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+// Sorted entries of `dir` whose names start with `prefix`.
+static char **vkp_ct_list(const char *dir, const char *prefix, size_t *out_n) {
+  *out_n = 0;
+  DIR *d = opendir(dir);
+  if (!d) return NULL;
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+      continue;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 64;
+      char **grown = realloc(names, cap * sizeof *names);
+      if (!grown) break;
+      names = grown;
+    }
+    names[n] = strdup(e->d_name);
+    if (names[n]) ++n;
+  }
+  closedir(d);
+  if (n) qsort(names, n, sizeof *names, vkp_ct_cmp_str);
+  *out_n = n;
+  return names;
+}
+
+static void vkp_ct_free_list(char **names, size_t n) {
+  for (size_t i = 0; i < n; ++i) free(names[i]);
+  free(names);
+}
+
+// The op a test is filed under: the longest of the model's op types whose
+// lower-case name, underscores dropped, starts the test's name (so
+// "test_reduce_mean_keepdims" is ReduceMean); otherwise its first op type.
+static char *vkp_ct_op_key(const char *test_name, const vkp_onnx_info_t *info) {
+  char norm[512];
+  size_t j = 0;
+  const char *p = strncmp(test_name, "test_", 5) == 0 ? test_name + 5 : test_name;
+  for (; *p && j + 1 < sizeof norm; ++p)
+    if (*p != '_') norm[j++] = (char)tolower((unsigned char)*p);
+  norm[j] = '\0';
+  const char *best = NULL;
+  size_t best_len = 0;
+  for (int32_t i = 0; i < info->n_op_types; ++i) {
+    const char *op = info->op_types[i];
+    size_t len = strlen(op);
+    if (len <= best_len || len > j) continue;
+    bool match = true;
+    for (size_t k = 0; k < len && match; ++k)
+      match = tolower((unsigned char)op[k]) == norm[k];
+    if (match) {
+      best = op;
+      best_len = len;
+    }
+  }
+  // Expanded function tests ("test_softmax_axis_0_expanded") do not hold
+  // the op they are named after: file them together.
+  size_t nl = strlen(test_name);
+  if (!best && nl > 9 && strcmp(test_name + nl - 9, "_expanded") == 0)
+    return strdup("(expanded functions)");
+  if (!best && info->n_op_types > 0) best = info->op_types[0];
+  return strdup(best ? best : "(none)");
+}
+
+static char *vkp_ct_first_line(const char *msg) {
+  const char *nl = strchr(msg, '\n');
+  // "cannot import 1 item of X:\n  node ...: reason": keep the reason line.
+  if (nl && strstr(msg, "cannot import") && strstr(msg, "cannot import") < nl) {
+    const char *line = nl + 1;
+    while (*line == ' ') ++line;
+    const char *end = strchr(line, '\n');
+    return strndup(line, end ? (size_t)(end - line) : strlen(line));
+  }
+  return strndup(msg, nl ? (size_t)(nl - msg) : strlen(msg));
+}
+
+static bool vkp_ct_record(vkp_ct_run_t *run, const char *name, char *op,
+                          vkp_ct_result_t result, char *reason) {
+  if (run->n == run->cap) {
+    size_t cap = run->cap ? run->cap * 2 : 256;
+    vkp_ct_test_t *grown = realloc(run->tests, cap * sizeof *grown);
+    if (!grown) {
+      free(op);
+      free(reason);
+      return false;
+    }
+    run->tests = grown;
+    run->cap = cap;
+  }
+  vkp_ct_test_t *t = &run->tests[run->n++];
+  t->name = strdup(name);
+  t->op = op;
+  t->result = result;
+  t->reason = reason;
+  return true;
+}
+
+static double vkp_ct_get(const vkp_tensor_t *t, size_t i) {
+  switch (t->dtype) {
+    case VKP_DTYPE_FLOAT32: return ((const float *)t->data)[i];
+    case VKP_DTYPE_INT32: return ((const int32_t *)t->data)[i];
+    case VKP_DTYPE_INT64: return (double)((const int64_t *)t->data)[i];
+    case VKP_DTYPE_FLOAT16: {
+      uint16_t h = ((const uint16_t *)t->data)[i];
+      int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+      double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY)
+                                                  : ldexp(m | 0x400, e - 25);
+      return (h & 0x8000) ? -v : v;
+    }
+    default: return NAN;
+  }
+}
+
+// NULL when `got` matches `want`; else a heap description.
+static char *vkp_ct_compare(const char *name, const vkp_tensor_t *got,
+                            const vkp_tensor_t *want, double rtol, double atol) {
+  char buf[512], sg[128], sw[128];
+  if (got->dtype != want->dtype || got->rank != want->rank ||
+      memcmp(got->shape, want->shape, sizeof got->shape) != 0) {
+    snprintf(buf, sizeof buf, "output '%s': got %s %s, want %s %s", name,
+             vkp_dtype_name(got->dtype),
+             vkp_shape_format(got->rank, got->shape, sg, sizeof sg),
+             vkp_dtype_name(want->dtype),
+             vkp_shape_format(want->rank, want->shape, sw, sizeof sw));
+    return strdup(buf);
+  }
+  size_t n = vkp_tensor_numel(want), bad = 0, first = 0;
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double g = vkp_ct_get(got, i), w = vkp_ct_get(want, i);
+    bool ok = (isnan(g) && isnan(w)) || (isinf(w) && g == w) ||
+              fabs(g - w) <= atol + rtol * fabs(w);
+    if (!ok) {
+      if (!bad) first = i;
+      ++bad;
+      if (fabs(g - w) > worst || isnan(g)) worst = fabs(g - w);
+    }
+  }
+  if (!bad) return NULL;
+  snprintf(buf, sizeof buf,
+           "output '%s': %zu of %zu elements differ (first at %zu: got %.7g, "
+           "want %.7g; max error %.3g)",
+           name, bad, n, first, vkp_ct_get(got, first), vkp_ct_get(want, first),
+           worst);
+  return strdup(buf);
+}
+
+// One data set: the model's inputs (in ONNX order) and expected outputs.
+typedef struct vkp_ct_data_t {
+  int32_t n_in, n_out;
+  vkp_tensor_t *in, *out;
+} vkp_ct_data_t;
+
+static void vkp_ct_data_deinit(vkp_ct_data_t *d) {
+  for (int32_t i = 0; d->in && i < d->n_in; ++i) vkp_tensor_deinit(&d->in[i]);
+  for (int32_t i = 0; d->out && i < d->n_out; ++i) vkp_tensor_deinit(&d->out[i]);
+  free(d->in);
+  free(d->out);
+  memset(d, 0, sizeof *d);
+}
+
+// Reads input_<k>.pb for k < n_in and every output_<k>.pb there is.
+static vkp_status_t vkp_ct_data_load(const char *dir, int32_t n_in,
+                                     vkp_ct_data_t *d) {
+  memset(d, 0, sizeof *d);
+  d->in = calloc((size_t)n_in + 1, sizeof *d->in);
+  d->out = calloc(65, sizeof *d->out);
+  if (!d->in || !d->out)
+    return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "data set");
+  for (int32_t k = 0; k < n_in + 64; ++k) {
+    bool is_in = k < n_in;
+    char file[64];
+    snprintf(file, sizeof file, "%s_%d.pb", is_in ? "input" : "output",
+             (int)(is_in ? k : k - n_in));
+    char *path = vkp_ct_join(dir, file);
+    if (!path) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "path");
+    if (!vkp_ct_is_file(path)) {
+      free(path);
+      if (is_in)
+        return vkp_status_make(VKP_STATUS_NOT_FOUND, "%s/%s is missing", dir,
+                               file);
+      break;
+    }
+    vkp_status_t st =
+        vkp_onnx_tensor_load(path, is_in ? &d->in[k] : &d->out[k - n_in], NULL);
+    free(path);
+    if (st) return st;
+    if (is_in) d->n_in++;
+    else d->n_out++;
+  }
+  return NULL;
+}
+
+static vkp_ct_result_t vkp_ct_from_status(vkp_status_t st, char **reason) {
+  vkp_ct_result_t r = vkp_status_is(st, VKP_STATUS_UNSUPPORTED)
+                          ? VKP_CT_UNSUPPORTED
+                          : VKP_CT_FAILED;
+  *reason = vkp_ct_first_line(vkp_status_message(st));
+  vkp_status_free(st);
+  return r;
+}
+
+// Runs graph `g` on one data set: graph inputs are matched to the ONNX
+// inputs by name (frozen ones are no longer graph inputs).
+static vkp_ct_result_t vkp_ct_run_set(const vkp_target_t *target,
+                                      const vkp_graph_t *g,
+                                      const vkp_onnx_info_t *info,
+                                      const vkp_ct_data_t *d,
+                                      const vkp_ct_options_t *opt,
+                                      char **reason) {
+  *reason = NULL;
+  if (d->n_out != g->n_outputs) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "the data set has %d outputs, the graph %d",
+             (int)d->n_out, (int)g->n_outputs);
+    *reason = strdup(msg);
+    return VKP_CT_FAILED;
+  }
+  vkp_tensor_t *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
+  vkp_tensor_t *got = calloc((size_t)g->n_outputs + 1, sizeof *got);
+  vkp_ct_result_t result = VKP_CT_PASSED;
+  if (!in || !got) {
+    *reason = strdup("out of memory");
+    result = VKP_CT_FAILED;
+    goto done;
+  }
+  for (int32_t i = 0; i < g->n_inputs; ++i) {
+    const char *name = g->values[g->inputs[i]].name;
+    int32_t k = 0;
+    while (k < info->n_inputs && strcmp(info->inputs[k], name) != 0) ++k;
+    if (k >= d->n_in) {
+      char msg[256];
+      snprintf(msg, sizeof msg, "no data for graph input '%s'", name);
+      *reason = strdup(msg);
+      result = VKP_CT_FAILED;
+      goto done;
+    }
+    in[i] = d->in[k];  // shallow: borrowed for the run
+    in[i].owns_data = false;
+  }
+  vkp_status_t st = vkp_target_run_graph(target, g, NULL, in, got);
+  if (st) {
+    result = vkp_ct_from_status(st, reason);
+    goto done;
+  }
+  for (int32_t i = 0; i < g->n_outputs && !*reason; ++i)
+    *reason = vkp_ct_compare(g->values[g->outputs[i]].name, &got[i], &d->out[i],
+                             opt->rtol, opt->atol);
+  if (*reason) result = VKP_CT_FAILED;
+  for (int32_t i = 0; i < g->n_outputs; ++i) vkp_tensor_deinit(&got[i]);
+done:
+  free(in);
+  free(got);
+  return result;
+}
+
+// Parameter-like inputs (integer tensors, scalars) that an exporter with
+// constant folding would have baked in: frozen from the data set when the
+// model does not import as it is.
+static int32_t vkp_ct_freeze_list(const vkp_onnx_info_t *info,
+                                  const vkp_ct_data_t *d, const char **names,
+                                  vkp_tensor_t *values) {
+  int32_t n = 0;
+  for (int32_t k = 0; k < d->n_in && k < info->n_inputs; ++k) {
+    const vkp_tensor_t *t = &d->in[k];
+    if (t->dtype == VKP_DTYPE_INT64 || t->dtype == VKP_DTYPE_INT32 ||
+        t->rank == 0) {
+      names[n] = info->inputs[k];
+      values[n] = *t;
+      values[n].owns_data = false;
+      ++n;
+    }
+  }
+  return n;
+}
+
+static bool vkp_ct_run_test(const vkp_target_t *target, const char *dir,
+                            const char *name, const vkp_ct_options_t *opt,
+                            vkp_ct_run_t *run) {
+  char *model = vkp_ct_join(dir, "model.onnx");
+  if (!model) return false;
+  vkp_onnx_info_t info = {0};
+  char *op = NULL, *reason = NULL;
+  vkp_ct_result_t result = VKP_CT_PASSED;
+  vkp_status_t st = vkp_onnx_info_read(model, &info);
+  op = st ? strdup("(unreadable)") : vkp_ct_op_key(name, &info);
+  vkp_graph_t *g = NULL;
+  if (!st) st = vkp_graph_load(model, &g);
+  bool freeze = false;
+  if (!st && !opt->import_only) st = vkp_target_check_graph(target, g);
+  if (st && vkp_status_is(st, VKP_STATUS_UNSUPPORTED) && !opt->import_only &&
+      info.n_inputs > 0) {
+    // Retried below with parameter inputs frozen, per data set.
+    freeze = true;
+    result = vkp_ct_from_status(st, &reason);
+    st = NULL;
+  }
+  if (st) {
+    result = vkp_ct_from_status(st, &reason);
+  } else if (!opt->import_only) {
+    size_t n_sets;
+    char **sets = vkp_ct_list(dir, "test_data_set_", &n_sets);
+    if (n_sets == 0) {
+      result = VKP_CT_FAILED;
+      free(reason);
+      reason = strdup("no test_data_set_* folder");
+    }
+    for (size_t i = 0; i < n_sets; ++i) {
+      char *set_dir = vkp_ct_join(dir, sets[i]);
+      vkp_ct_data_t d = {0};
+      vkp_status_t dst = set_dir ? vkp_ct_data_load(set_dir, info.n_inputs, &d)
+                                 : vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "path");
+      free(set_dir);
+      char *why = NULL;
+      vkp_ct_result_t r = VKP_CT_PASSED;
+      if (dst && freeze) {
+        vkp_status_free(dst);  // the model's own refusal stands
+        r = result;
+        why = reason ? strdup(reason) : NULL;
+      } else if (dst) {
+        r = vkp_ct_from_status(dst, &why);
+      } else if (freeze) {
+        const char *names[64];
+        vkp_tensor_t values[64];
+        vkp_onnx_options_t o = {0};
+        o.n_constants = vkp_ct_freeze_list(&info, &d, names, values);
+        o.constant_names = names;
+        o.constants = values;
+        vkp_graph_t *fg = NULL;
+        if (o.n_constants == 0) {
+          r = result;  // nothing to freeze: the first refusal stands
+          why = reason ? strdup(reason) : NULL;
+        } else {
+          vkp_status_t fst = vkp_onnx_load_with_options(model, &o, &fg);
+          if (!fst) fst = vkp_target_check_graph(target, fg);
+          r = fst ? vkp_ct_from_status(fst, &why)
+                  : vkp_ct_run_set(target, fg, &info, &d, opt, &why);
+        }
+        vkp_graph_destroy(fg);
+      } else {
+        r = vkp_ct_run_set(target, g, &info, &d, opt, &why);
+      }
+      vkp_ct_data_deinit(&d);
+      // The worst outcome over the data sets is the test's
+      // (failed > unsupported > passed).
+      static const int severity[] = {0, 2, 1};
+      if (i == 0 || severity[r] > severity[result]) {
+        free(reason);
+        reason = why;
+        why = NULL;
+        result = r;
+      }
+      free(why);
+      if (result == VKP_CT_FAILED) break;
+    }
+    vkp_ct_free_list(sets, n_sets);
+  }
+  vkp_graph_destroy(g);
+  vkp_onnx_info_deinit(&info);
+  free(model);
+  if (opt->verbose)
+    fprintf(stderr, "%-60s %-12s %s\n", name, vkp_ct_result_names[result],
+            reason ? reason : "");
+  return vkp_ct_record(run, name, op, result, reason);
+}
+
+static void vkp_ct_walk(const vkp_target_t *target, const char *root,
+                        const vkp_ct_options_t *opt, vkp_ct_run_t *run) {
+  char *model = vkp_ct_join(root, "model.onnx");
+  bool single = model && vkp_ct_is_file(model);
+  free(model);
+  if (single) {
+    const char *slash = strrchr(root, '/');
+    const char *name = slash && slash[1] ? slash + 1 : root;
+    if (!opt->filter || fnmatch(opt->filter, name, 0) == 0)
+      vkp_ct_run_test(target, root, name, opt, run);
+    return;
+  }
+  size_t n;
+  char **names = vkp_ct_list(root, "", &n);
+  for (size_t i = 0; i < n; ++i) {
+    if (opt->filter && fnmatch(opt->filter, names[i], 0) != 0) continue;
+    char *dir = vkp_ct_join(root, names[i]);
+    char *m = dir ? vkp_ct_join(dir, "model.onnx") : NULL;
+    if (m && vkp_ct_is_file(m)) vkp_ct_run_test(target, dir, names[i], opt, run);
+    free(m);
+    free(dir);
+  }
+  vkp_ct_free_list(names, n);
+}
+
+// Per-op counts, ops sorted by name.
+typedef struct vkp_ct_op_row_t {
+  const char *op;
+  int counts[3];
+} vkp_ct_op_row_t;
+
+static int vkp_ct_cmp_row(const void *a, const void *b) {
+  return strcmp(((const vkp_ct_op_row_t *)a)->op, ((const vkp_ct_op_row_t *)b)->op);
+}
+
+static vkp_ct_op_row_t *vkp_ct_rows(const vkp_ct_run_t *run, size_t *out_n) {
+  vkp_ct_op_row_t *rows = calloc(run->n + 1, sizeof *rows);
+  size_t n = 0;
+  for (size_t i = 0; rows && i < run->n; ++i) {
+    size_t j = 0;
+    while (j < n && strcmp(rows[j].op, run->tests[i].op) != 0) ++j;
+    if (j == n) rows[n++].op = run->tests[i].op;
+    rows[j].counts[run->tests[i].result]++;
+  }
+  if (rows) qsort(rows, n, sizeof *rows, vkp_ct_cmp_row);
+  *out_n = rows ? n : 0;
+  return rows;
+}
+
+static int vkp_ct_report(const vkp_ct_run_t *run, const vkp_ct_options_t *opt) {
+  size_t n_rows;
+  vkp_ct_op_row_t *rows = vkp_ct_rows(run, &n_rows);
+  int totals[3] = {0, 0, 0};
+  for (size_t i = 0; i < run->n; ++i) totals[run->tests[i].result]++;
+  // Ops that must have passed at least once.
+  char missing[2048] = "";
+  if (opt->expect_pass) {
+    char *list = strdup(opt->expect_pass), *save = NULL;
+    for (char *op = list ? strtok_r(list, ",", &save) : NULL; op;
+         op = strtok_r(NULL, ",", &save)) {
+      bool ok = false;
+      for (size_t i = 0; i < n_rows && !ok; ++i)
+        ok = strcmp(rows[i].op, op) == 0 && rows[i].counts[VKP_CT_PASSED] > 0;
+      if (!ok) {
+        size_t used = strlen(missing);
+        snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "", op);
+      }
+    }
+    free(list);
+  }
+  if (opt->json) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "target", opt->import_only ? "(import only)" : opt->target);
+    cJSON *summary = cJSON_AddObjectToObject(root, "summary");
+    for (int r = 0; r < 3; ++r)
+      cJSON_AddNumberToObject(summary, vkp_ct_result_names[r], totals[r]);
+    cJSON *ops = cJSON_AddObjectToObject(root, "ops");
+    for (size_t i = 0; i < n_rows; ++i) {
+      cJSON *o = cJSON_AddObjectToObject(ops, rows[i].op);
+      for (int r = 0; r < 3; ++r)
+        cJSON_AddNumberToObject(o, vkp_ct_result_names[r], rows[i].counts[r]);
+    }
+    cJSON *tests = cJSON_AddArrayToObject(root, "tests");
+    for (size_t i = 0; i < run->n; ++i) {
+      const vkp_ct_test_t *t = &run->tests[i];
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "name", t->name ? t->name : "");
+      cJSON_AddStringToObject(o, "op", t->op);
+      cJSON_AddStringToObject(o, "result", vkp_ct_result_names[t->result]);
+      if (t->reason) cJSON_AddStringToObject(o, "reason", t->reason);
+      cJSON_AddItemToArray(tests, o);
+    }
+    if (missing[0]) cJSON_AddStringToObject(root, "expected_but_not_passed", missing);
+    char *text = cJSON_Print(root);
+    if (text) printf("%s\n", text);
+    free(text);
+    cJSON_Delete(root);
+  } else {
+    printf("%-28s %7s %7s %12s\n", "op", "passed", "failed", "unsupported");
+    for (size_t i = 0; i < n_rows; ++i)
+      printf("%-28s %7d %7d %12d\n", rows[i].op, rows[i].counts[0],
+             rows[i].counts[1], rows[i].counts[2]);
+    printf("%-28s %7d %7d %12d\n", "total", totals[0], totals[1], totals[2]);
+    if (totals[VKP_CT_FAILED]) {
+      printf("\nfailures:\n");
+      for (size_t i = 0; i < run->n; ++i)
+        if (run->tests[i].result == VKP_CT_FAILED)
+          printf("  %s: %s\n", run->tests[i].name,
+                 run->tests[i].reason ? run->tests[i].reason : "");
+    }
+    if (missing[0]) printf("\nexpected to pass but did not: %s\n", missing);
+  }
+  free(rows);
+  return totals[VKP_CT_FAILED] || missing[0] ? 1 : 0;
+}
+
+static void vkp_ct_usage(FILE *out) {
+  fprintf(out,
+          "usage: vkpipe-conformance [options] DIR...\n"
+          "\n"
+          "Runs ONNX backend test folders (DIR/model.onnx, or every DIR/*/\n"
+          "holding one) on a target and prints passed/failed/unsupported per "
+          "op.\n"
+          "\n"
+          "  --target NAME        target to run on (default: ref)\n"
+          "  --filter GLOB        only tests whose folder name matches\n"
+          "  --json               machine-readable report on stdout\n"
+          "  --rtol R, --atol A   tolerances (default 1e-3, 1e-5)\n"
+          "  --expect-pass OPS    comma-separated ONNX ops that must pass at\n"
+          "                       least one test\n"
+          "  --import-only        only import the models (no target needed):\n"
+          "                       'passed' then means imported\n"
+          "  --verbose            one line per test on stderr\n");
+}
+
+int main(int argc, char **argv) {
+  vkp_ct_options_t opt = {.target = "ref", .rtol = 1e-3, .atol = 1e-5};
+  int first_dir = argc;
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    bool has_value = i + 1 < argc;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      vkp_ct_usage(stdout);
+      return 0;
+    } else if (strcmp(a, "--target") == 0 && has_value) {
+      opt.target = argv[++i];
+    } else if (strcmp(a, "--filter") == 0 && has_value) {
+      opt.filter = argv[++i];
+    } else if (strcmp(a, "--rtol") == 0 && has_value) {
+      opt.rtol = strtod(argv[++i], NULL);
+    } else if (strcmp(a, "--atol") == 0 && has_value) {
+      opt.atol = strtod(argv[++i], NULL);
+    } else if (strcmp(a, "--expect-pass") == 0 && has_value) {
+      opt.expect_pass = argv[++i];
+    } else if (strcmp(a, "--json") == 0) {
+      opt.json = true;
+    } else if (strcmp(a, "--import-only") == 0) {
+      opt.import_only = true;
+    } else if (strcmp(a, "--verbose") == 0) {
+      opt.verbose = true;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "vkpipe-conformance: unknown option '%s'\n", a);
+      vkp_ct_usage(stderr);
+      return 2;
+    } else {
+      first_dir = i;
+      break;
+    }
+  }
+  if (first_dir >= argc) {
+    vkp_ct_usage(stderr);
+    return 2;
+  }
+  vkp_registry_t *reg = NULL;
+  const vkp_target_t *target = NULL;
+  vkp_status_t st = vkp_registry_create_default(&reg);
+  if (!st && !opt.import_only)
+    st = vkp_registry_lookup(reg, opt.target, &target);
+  if (st) {
+    fprintf(stderr, "vkpipe-conformance: %s\n", vkp_status_message(st));
+    vkp_status_free(st);
+    vkp_registry_destroy(reg);
+    return 1;
+  }
+  vkp_ct_run_t run = {0};
+  for (int i = first_dir; i < argc; ++i) {
+    if (argv[i][0] == '-') {
+      fprintf(stderr, "vkpipe-conformance: options go before the folders\n");
+      return 2;
+    }
+    if (!vkp_ct_is_dir(argv[i])) {
+      fprintf(stderr, "vkpipe-conformance: '%s' is not a folder\n", argv[i]);
+      vkp_registry_destroy(reg);
+      return 2;
+    }
+    vkp_ct_walk(target, argv[i], &opt, &run);
+  }
+  int rc = vkp_ct_report(&run, &opt);
+  for (size_t i = 0; i < run.n; ++i) {
+    free(run.tests[i].name);
+    free(run.tests[i].op);
+    free(run.tests[i].reason);
+  }
+  free(run.tests);
+  vkp_registry_destroy(reg);
+  return rc;
+}
