@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,13 +121,28 @@ static void vkp__cpu_unload(vkp_stage_t *base) {
 }
 
 // dlopens `object` without a compiler: through a memfd, else a private
-// temporary file that is unlinked right after.
-static vkp_status_t vkp__dlopen_bytes(const void *object, size_t size, void **out_dl) {
-  char path[64];
-  int fd = memfd_create("vkpipe-cpu-stage", MFD_CLOEXEC);
+// temporary file that is unlinked right after. With $VKPIPE_CPU_PROFILE_DIR
+// set, the object is kept there as <key>.so instead, so that profilers
+// (perf) can name the generated functions.
+static vkp_status_t vkp__dlopen_bytes(const void *object, size_t size, const char *key,
+                                      void **out_dl) {
+  char path[1024];
+  const char *keep_dir = getenv("VKPIPE_CPU_PROFILE_DIR");
+  int fd = -1;
+  if (keep_dir && keep_dir[0]) {
+    snprintf(path, sizeof path, "%s/%s.so", keep_dir, key);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+      return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create '%s': %s", path,
+                             strerror(errno));
+  } else {
+    fd = memfd_create("vkpipe-cpu-stage", MFD_CLOEXEC);
+  }
   bool temp = false;
   char tpath[] = "/tmp/vkpipe-stage-XXXXXX";
-  if (fd >= 0) {
+  if (keep_dir && keep_dir[0]) {
+    // path is set above
+  } else if (fd >= 0) {
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
   } else {
     fd = mkstemp(tpath);
@@ -210,7 +226,12 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
     at += (int32_t)((v->nbytes + 63) / 64 * 64);
   }
   vkp__free(indices);
-  if (!st) st = vkp__dlopen_bytes(object, (size_t)h.object_size, &s->dl);
+  char key[sizeof h.key + 1];
+  memcpy(key, h.key, sizeof h.key);
+  key[sizeof h.key] = '\0';
+  for (char *k = key; *k; ++k)  // the key names a file: hex digits only
+    if (!((*k >= '0' && *k <= '9') || (*k >= 'a' && *k <= 'f'))) *k = '_';
+  if (!st) st = vkp__dlopen_bytes(object, (size_t)h.object_size, key, &s->dl);
   if (!st) {
     s->entry = (vkp__stage_entry_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_ENTRY);
     vkp__stage_ws_fn ws = (vkp__stage_ws_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_WORKSPACE);
