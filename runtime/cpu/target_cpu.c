@@ -20,12 +20,14 @@
 typedef int (*vkp__stage_entry_fn)(const void *const *inputs, void *const *outputs,
                                    const void *const *constants, void *workspace);
 typedef size_t (*vkp__stage_ws_fn)(void);
+typedef void (*vkp__stage_prepack_fn)(const void *const *constants, void *workspace);
 
 typedef struct vkp__cpu_stage_t {
   vkp_stage_t base;
   void *dl;
   vkp__stage_entry_fn entry;
-  void *workspace;            // owned, 64-byte aligned
+  void *workspace;            // owned, 64-byte aligned; ends with the
+                              // packed weights (written once at load)
   void *constant_data;        // owned copy of every constant
   const void **constants;     // pointers into constant_data
   const void **inputs;        // per-run pointer arrays (owned)
@@ -242,6 +244,12 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
       size_t bytes = (ws() + 63) / 64 * 64;
       s->workspace = aligned_alloc(64, bytes ? bytes : 64);
       if (!s->workspace) st = VKP_OOM("stage workspace");
+      vkp__stage_prepack_fn prepack =
+          (vkp__stage_prepack_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_PREPACK);
+      if (!st && !prepack)
+        st = vkp_status_make(VKP_STATUS_DATA_LOSS, "stage object lacks %s",
+                             VKP_CODEGEN_C_PREPACK);
+      if (!st) prepack(s->constants, s->workspace);  // weights into GEMM panels
     }
   }
   if (!st) {
