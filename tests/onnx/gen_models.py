@@ -305,6 +305,37 @@ def gen_old_opset(w):
     w.save("opset9", m, [x], [y.astype(np.float32) for y in ys])
 
 
+def gen_conformance_dir(w):
+    """A small ONNX-backend-style folder for the conformance runner itself:
+    one test that passes, one whose expected output is wrong, one with an
+    unsupported op, one whose Reshape shape is a graph input (frozen by the
+    runner)."""
+    root = os.path.join(w.out, "conformance")
+    n = helper.make_node
+
+    def case(name, m, inputs, outputs):
+        d = os.path.join(root, name)
+        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+        onnx.save(m, os.path.join(d, "model.onnx"))
+        for kind, arrays in (("input", inputs), ("output", outputs)):
+            for k, a in enumerate(arrays):
+                t = numpy_helper.from_array(np.asarray(a), "%s_%d" % (kind, k))
+                with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, k)), "wb") as f:
+                    f.write(t.SerializeToString())
+
+    x = w.f32(3, 4)
+    relu = model([n("Relu", ["x"], ["y"])], [vi("x", [3, 4])], [vi("y", [3, 4])])
+    case("test_relu_ok", relu, [x], [np.maximum(x, 0)])
+    case("test_relu_wrong", relu, [x], [np.maximum(x, 0) + 1])
+    case("test_hardmax_unsupported",
+         model([n("Hardmax", ["x"], ["y"])], [vi("x", [3, 4])], [vi("y", [3, 4])]),
+         [x], [x])
+    case("test_reshape_shape_input",
+         model([n("Reshape", ["x", "s"], ["y"])], [vi("x", [3, 4]), vi("s", [2], I64)],
+               [vi("y", [4, 3])]),
+         [x, np.array([4, 3], np.int64)], [x.reshape(4, 3)])
+
+
 def gen_refusals(w):
     """One model with several unsupported nodes: the error lists them all."""
     n = helper.make_node
@@ -401,6 +432,7 @@ def main():
     gen_softmax_opsets(w)
     gen_ln_not_trailing(w)
     gen_old_opset(w)
+    gen_conformance_dir(w)
     gen_refusals(w)
     gen_bad(w)
 
