@@ -336,6 +336,65 @@ def gen_conformance_dir(w):
          [x, np.array([4, 3], np.int64)], [x.reshape(4, 3)])
 
 
+def gen_fold(w):
+    """A constant expression through every folded op, added to the input: the
+    imported graph is one IR add."""
+    x = w.f32(2, 3)
+    n = helper.make_node
+    i64 = lambda name, v: init(name, np.array(v, np.int64))
+    inits = [i64("r0", 0), i64("r6", 6), i64("r1", 1), i64("s32", [3, 2]),
+             i64("idx", [[1, 0]]), i64("ax0", [0]), i64("ax1", [1]),
+             i64("m1", [-1]), i64("m100", [-100]), i64("z", [0]), i64("two", [2]),
+             i64("shape21", [2, 1]), i64("num", [7, -7]), i64("den", [2, 2])]
+    half = helper.make_tensor("half", F32, [1], [0.5])
+    nodes = [
+        n("Range", ["r0", "r6", "r1"], ["r"]),                      # [0..5]
+        n("Cast", ["r"], ["rf"], to=F32),
+        n("Reshape", ["rf", "s32"], ["rr"]),                        # [3,2]
+        n("Transpose", ["rr"], ["rt"], perm=[1, 0]),                # [2,3]
+        n("Gather", ["rt", "idx"], ["g"], axis=0),                  # [1,2,3]
+        n("Squeeze", ["g", "ax0"], ["gs"]),                         # [2,3]
+        n("Slice", ["gs", "m1", "m100", "ax1", "m1"], ["rev"]),     # columns reversed
+        n("Slice", ["rev", "z", "two", "ax1"], ["left"]),           # [2,2]
+        n("ConstantOfShape", ["shape21"], ["cs"], value=half),      # [2,1] of 0.5
+        n("Concat", ["left", "cs"], ["cc"], axis=1),                # [2,3]
+        n("Div", ["num", "den"], ["q"]),                            # [3,-3]
+        n("Cast", ["q"], ["qf"], to=F32),
+        n("Unsqueeze", ["qf", "ax1"], ["qu"]),                      # [2,1]
+        n("Mul", ["cc", "qu"], ["m"]),
+        n("Size", ["x"], ["sz"]),
+        n("Cast", ["sz"], ["szf"], to=F32),
+        n("Add", ["m", "szf"], ["a"]),
+        n("Add", ["x", "a"], ["y"]),
+    ]
+    m = model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], inits)
+    rt = np.arange(6, dtype=np.float32).reshape(3, 2).T
+    gs = rt[[1, 0]]
+    cc = np.concatenate([gs[:, ::-1][:, :2], np.full((2, 1), 0.5, np.float32)], 1)
+    a = cc * np.array([[3.0], [-3.0]], np.float32) + 6.0
+    w.save("fold", m, [x], [(x + a).astype(np.float32)])
+
+
+def gen_tensor_files(w):
+    """TensorProto files in each storage form the reader handles."""
+    vals = [i * 0.5 - 1.0 for i in range(6)]
+    files = {
+        "float_data": helper.make_tensor("t", F32, [2, 3], vals),
+        "raw_float": helper.make_tensor("t", F32, [2, 3], np.array(vals, np.float32).tobytes(), raw=True),
+        "int64_data": helper.make_tensor("t", I64, [2, 3], [int(2 * v) for v in vals]),
+        "int32_data": helper.make_tensor("t", TensorProto.INT32, [2, 3], [int(2 * v) for v in vals]),
+        "float16_bits": helper.make_tensor("t", TensorProto.FLOAT16, [2, 3], np.array(vals, np.float16)),
+        "scalar": helper.make_tensor("t", F32, [], [2.5]),
+        "double": helper.make_tensor("t", TensorProto.DOUBLE, [2, 3], vals),
+    }
+    bad = helper.make_tensor("t", F32, [2, 3], vals)
+    del bad.float_data[3:]
+    files["short"] = bad
+    for name, t in files.items():
+        with open(os.path.join(w.out, "tensor_%s.pb" % name), "wb") as f:
+            f.write(t.SerializeToString())
+
+
 def gen_refusals(w):
     """One model with several unsupported nodes: the error lists them all."""
     n = helper.make_node
@@ -433,6 +492,8 @@ def main():
     gen_ln_not_trailing(w)
     gen_old_opset(w)
     gen_conformance_dir(w)
+    gen_fold(w)
+    gen_tensor_files(w)
     gen_refusals(w)
     gen_bad(w)
 
