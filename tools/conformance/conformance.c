@@ -383,7 +383,7 @@ static bool vkp_ct_run_test(const vkp_target_t *target, const char *dir,
     }
     for (size_t i = 0; i < n_sets; ++i) {
       char *set_dir = vkp_ct_join(dir, sets[i]);
-      vkp_ct_data_t d;
+      vkp_ct_data_t d = {0};
       vkp_status_t dst = set_dir ? vkp_ct_data_load(set_dir, info.n_inputs, &d)
                                  : vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "path");
       free(set_dir);
