@@ -363,7 +363,7 @@ vkp_status_t vkp__onnx_fold_slice(vkp__onnx_ctx_t *ctx) {
   const vkp__onnx_tensor_t *x = vkp__in(ctx, 0);
   if (!x) return VKP__ONNX_INVALID("input 0 is required");
   vkp__onnx_slice_t p;
-  VKP_RETURN_IF_ERROR(vkp__onnx_slice_params(ctx, x->rank, &p));
+  VKP_RETURN_IF_ERROR(vkp__onnx_slice_params(ctx, x->rank, x->shape, &p));
   int64_t start[VKP_MAX_RANK], step[VKP_MAX_RANK], shape[VKP_MAX_RANK];
   bool set[VKP_MAX_RANK] = {false};
   for (int32_t d = 0; d < x->rank; ++d) {
