@@ -471,6 +471,22 @@ def gen_bad(w):
             f.write(numpy_helper.from_array(a, "x").SerializeToString())
     with open(os.path.join(out, "external_ok.output_0.pb"), "wb") as f:
         f.write(numpy_helper.from_array(x + wv, "y").SerializeToString())
+    # Absurd sizes and values.
+    y = [vi("y", [2, 3])]
+    save("bad_huge_input", model([n("Relu", ["x"], ["y"])],
+                                 [vi("x", [1 << 40, 1 << 40])], y))
+    save("bad_huge_kernel", model([n("MaxPool", ["x"], ["y"], kernel_shape=[1 << 40, 2])],
+                                  [vi("x", [1, 1, 4, 4])], y))
+    save("bad_huge_constant", model([n("ConstantOfShape", ["s"], ["y"])], [], y,
+                                    [init("s", np.array([1 << 30, 1 << 30], np.int64))]))
+    save("bad_huge_range", model([n("Range", ["a", "b", "c"], ["y"])], [], y,
+                                 [init("a", np.int64(0)), init("b", np.int64(1 << 62)),
+                                  init("c", np.int64(1))]))
+    # Extreme but legal: INT64_MIN/MAX slice bounds and step import fine.
+    save("extreme_slice", model(
+        [n("Slice", ["x", "s", "e", "a", "st"], ["y"])], [vi("x", [3, 2])], y,
+        [init("s", np.array([-(1 << 63)], np.int64)), init("e", np.array([(1 << 63) - 1], np.int64)),
+         init("a", np.array([0], np.int64)), init("st", np.array([-(1 << 63)], np.int64))]))
     with open(os.path.join(out, "bad_not_protobuf.onnx"), "wb") as f:
         f.write(b"\xff\xff\xff\xff this is not a model")
 

@@ -66,6 +66,10 @@ Test(onnx, malformed_models_are_refused_with_a_reason, .timeout = 60) {
       {"bad_external_escape.onnx", VKP_STATUS_INVALID_ARGUMENT, "leaves the model's folder"},
       {"bad_external_missing.onnx", VKP_STATUS_NOT_FOUND, "no_such_file.bin"},
       {"bad_not_protobuf.onnx", VKP_STATUS_PARSE_ERROR, "not a valid ONNX model"},
+      {"bad_huge_input.onnx", VKP_STATUS_OUT_OF_RANGE, "graph input 'x'"},
+      {"bad_huge_kernel.onnx", VKP_STATUS_INVALID_ARGUMENT, "'kernel_shape' entry 0"},
+      {"bad_huge_constant.onnx", VKP_STATUS_UNSUPPORTED, "too large"},
+      {"bad_huge_range.onnx", VKP_STATUS_UNSUPPORTED, "too large"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     char path[1024];
@@ -81,6 +85,9 @@ Test(onnx, malformed_models_are_refused_with_a_reason, .timeout = 60) {
               vkp_status_code_name(vkp_status_code(st)), msg);
     vkp_status_free(st);
   }
+  // Extreme but legal values import (under UBSan: without overflow).
+  vkp_graph_t *g = onnx_load_model("extreme_slice.onnx");
+  vkp_graph_destroy(g);
 }
 
 // Loads a buffer and requires an error or a valid graph.
