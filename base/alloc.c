@@ -87,3 +87,5 @@ char *vkp__asprintf(const char *fmt, ...) {
   va_end(ap);
   return s;
 }
+
+void vkp_free(void *ptr) { vkp__free(ptr); }

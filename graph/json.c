@@ -259,6 +259,9 @@ typedef struct vkp__loader_t {
   vkp_graph_t *graph;
   vkp__bin_t bin;
   bool bin_open;
+  const uint8_t *mem_bin;  // weights given in memory (vkp_graph_load_memory)
+  size_t mem_bin_size;
+  bool use_mem_bin;
 } vkp__loader_t;
 
 static vkp_status_t vkp__load_input(vkp__loader_t *ld, const cJSON *item,
@@ -579,7 +582,13 @@ static vkp_status_t vkp__load_root(vkp__loader_t *ld) {
     if (!weights)
       return VKP__BAD("the graph has constants but no 'weights' file");
     ld->bin_open = true;  // vkp__bin_close cleans up a half-open one too
-    VKP_RETURN_IF_ERROR(vkp__bin_open(&ld->bin, ld->base_dir, weights));
+    if (ld->use_mem_bin) {
+      ld->bin.name = weights;
+      ld->bin.data = ld->mem_bin;
+      ld->bin.size = ld->mem_bin_size;
+    } else {
+      VKP_RETURN_IF_ERROR(vkp__bin_open(&ld->bin, ld->base_dir, weights));
+    }
     VKP_RETURN_IF_ERROR(
         vkp__load_section(ld, "constants", false, vkp__load_constant));
     vkp__bin_close(&ld->bin);
@@ -611,6 +620,8 @@ static void vkp__line_column(const char *text, const char *pos, int *line,
 
 static vkp_status_t vkp__graph_load_json_impl(const char *json, size_t json_size,
                                               const char *base_dir,
+                                              const void *mem_bin,
+                                              size_t mem_bin_size,
                                               vkp_graph_t **out_graph) {
   vkp__json_init_hooks();
   // A UTF-8 byte order mark is allowed (and skipped) before the document.
@@ -642,7 +653,11 @@ static vkp_status_t vkp__graph_load_json_impl(const char *json, size_t json_size
                            "column %d",
                            line, column);
   }
-  vkp__loader_t ld = {.root = root, .base_dir = base_dir};
+  vkp__loader_t ld = {.root = root,
+                      .base_dir = base_dir,
+                      .mem_bin = mem_bin,
+                      .mem_bin_size = mem_bin_size,
+                      .use_mem_bin = mem_bin != NULL};
   vkp_status_t st = vkp__load_root(&ld);
   if (ld.bin_open) vkp__bin_close(&ld.bin);
   cJSON_Delete(root);
@@ -657,7 +672,7 @@ static vkp_status_t vkp__graph_load_json_impl(const char *json, size_t json_size
 vkp_status_t vkp_graph_load_json(const char *json, size_t json_size,
                                  const char *base_dir, vkp_graph_t **out_graph) {
   *out_graph = NULL;
-  return vkp__graph_load_json_impl(json, json_size, base_dir, out_graph);
+  return vkp__graph_load_json_impl(json, json_size, base_dir, NULL, 0, out_graph);
 }
 
 // Reads a whole file into a fresh NUL-terminated buffer.
@@ -704,7 +719,7 @@ vkp_status_t vkp__graph_load_json_file(const char *path,
       return VKP_OOM("directory name");
     }
   }
-  vkp_status_t st = vkp__graph_load_json_impl(text, size, dir, out_graph);
+  vkp_status_t st = vkp__graph_load_json_impl(text, size, dir, NULL, 0, out_graph);
   vkp__free(dir);
   vkp__free(text);
   return vkp_status_annotate(st, "loading '%s'", path);
@@ -963,4 +978,53 @@ vkp_status_t vkp_graph_save(const vkp_graph_t *graph, const char *path) {
   vkp__free(text);
   vkp__free(bin_path);
   return vkp_status_annotate(st, "saving graph '%s' to '%s'", graph->name, path);
+}
+
+// ---------------------------------------------------------------------------
+// In memory (artifacts keep a stage's graph and weights as two entries)
+
+vkp_status_t vkp_graph_load_memory(const void *json, size_t json_size,
+                                   const void *bin, size_t bin_size,
+                                   vkp_graph_t **out_graph) {
+  *out_graph = NULL;
+  static const uint8_t empty[1] = {0};
+  return vkp__graph_load_json_impl(json, json_size, NULL, bin ? bin : empty,
+                                   bin ? bin_size : 0, out_graph);
+}
+
+vkp_status_t vkp_graph_save_memory(const vkp_graph_t *graph,
+                                   const char *bin_name, char **out_json,
+                                   size_t *out_json_size, void **out_bin,
+                                   size_t *out_bin_size) {
+  *out_json = NULL;
+  *out_bin = NULL;
+  *out_json_size = *out_bin_size = 0;
+  vkp__json_init_hooks();
+  size_t total = 0;
+  for (int32_t i = 0; i < graph->n_values; ++i) {
+    const vkp_value_t *v = &graph->values[i];
+    if (v->kind == VKP_VALUE_CONSTANT) total = vkp__align_up(total) + v->nbytes;
+  }
+  uint8_t *bin = vkp__calloc(1, total ? total : 1);
+  if (!bin) return VKP_OOM("weights buffer");
+  size_t offset = 0;
+  for (int32_t i = 0; i < graph->n_values; ++i) {
+    const vkp_value_t *v = &graph->values[i];
+    if (v->kind != VKP_VALUE_CONSTANT) continue;
+    offset = vkp__align_up(offset);
+    if (v->nbytes) memcpy(bin + offset, v->data, v->nbytes);
+    offset += v->nbytes;
+  }
+  cJSON *root = vkp__json_make_graph(graph, bin_name ? bin_name : "graph.bin");
+  char *text = root ? cJSON_Print(root) : NULL;
+  cJSON_Delete(root);
+  if (!text) {
+    vkp__free(bin);
+    return VKP_OOM("JSON text");
+  }
+  *out_json = text;
+  *out_json_size = strlen(text);
+  *out_bin = bin;
+  *out_bin_size = total;
+  return NULL;
 }

@@ -26,6 +26,7 @@ void vkp_plan_destroy(vkp_plan_t *plan) {
   for (int32_t i = 0; i < plan->n_stages; ++i) {
     vkp__free(plan->stages[i].name);
     vkp__free(plan->stages[i].target);
+    vkp__free(plan->stages[i].graph_file);
     vkp_graph_destroy(plan->stages[i].graph);
   }
   vkp__free(plan->stages);
@@ -38,8 +39,31 @@ void vkp_plan_destroy(vkp_plan_t *plan) {
   vkp__free(plan->inputs);
   for (int32_t i = 0; i < plan->n_outputs; ++i) vkp__free(plan->outputs[i]);
   vkp__free(plan->outputs);
+  vkp__free(plan->source);
   vkp__free(plan->name);
   vkp__free(plan);
+}
+
+static vkp_status_t vkp__replace_string(char **slot, const char *value) {
+  char *copy = NULL;
+  if (value) {
+    copy = vkp__strdup(value);
+    if (!copy) return VKP_OOM("plan string");
+  }
+  vkp__free(*slot);
+  *slot = copy;
+  return NULL;
+}
+
+vkp_status_t vkp_plan_set_source(vkp_plan_t *plan, const char *source) {
+  return vkp__replace_string(&plan->source, source);
+}
+
+vkp_status_t vkp_plan_set_stage_file(vkp_plan_t *plan, int32_t stage,
+                                     const char *graph_file) {
+  if (stage < 0 || stage >= plan->n_stages)
+    return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "stage index %d", (int)stage);
+  return vkp__replace_string(&plan->stages[stage].graph_file, graph_file);
 }
 
 vkp_status_t vkp_plan_add_stage(vkp_plan_t *plan, const char *name,

@@ -31,6 +31,10 @@ typedef struct vkp_allocator_t {
 // held by the library from the previous allocator.
 void vkp_allocator_set(const vkp_allocator_t *allocator);
 
+// Frees a buffer the library allocated and handed to the caller (the docs of
+// each function say when to use this). NULL is fine.
+void vkp_free(void *ptr);
+
 #ifdef __cplusplus
 }
 #endif

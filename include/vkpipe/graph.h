@@ -226,6 +226,21 @@ vkp_status_t vkp_graph_load_json(const char *json, size_t json_size,
 vkp_status_t vkp_graph_save(const vkp_graph_t *graph, const char *path)
     VKP_MUST_USE;
 
+// The same format in memory: the JSON text (`json_size` bytes, no NUL
+// needed) and the weights its "weights" field names (`bin`, `bin_size`
+// bytes; may be NULL when there are no constants). Both borrowed.
+vkp_status_t vkp_graph_load_memory(const void *json, size_t json_size,
+                                   const void *bin, size_t bin_size,
+                                   vkp_graph_t **out_graph) VKP_MUST_USE;
+
+// Serialises `graph` into a NUL-terminated JSON text naming `bin_name` as its
+// weights, and the weights themselves. Both outputs are owned by the caller
+// (vkp_free).
+vkp_status_t vkp_graph_save_memory(const vkp_graph_t *graph,
+                                   const char *bin_name, char **out_json,
+                                   size_t *out_json_size, void **out_bin,
+                                   size_t *out_bin_size) VKP_MUST_USE;
+
 #ifdef __cplusplus
 }
 #endif

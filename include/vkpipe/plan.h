@@ -44,6 +44,9 @@ typedef struct vkp_plan_stage_t {
   vkp_graph_t *graph;     // owned, validated subgraph
   double estimated_ms;    // the partitioner's estimate (0 when unknown)
   int32_t threads;        // threads inside the stage (0: target default)
+  char *graph_file;       // owned; the subgraph file a hand-made plan names
+                          // (as written in the plan), or NULL: the stage is
+                          // a node list of the plan's source model
 } vkp_plan_stage_t;
 
 typedef struct vkp_plan_binding_t {
@@ -63,6 +66,8 @@ typedef struct vkp_plan_t {
   char **inputs;          // global input names, in order
   int32_t n_outputs;
   char **outputs;         // global output names, in order
+  char *source;           // owned; the model automatic stages come from (as
+                          // written in the plan), or NULL
 } vkp_plan_t;
 
 // An empty plan, owned by the caller (vkp_plan_destroy).
@@ -91,6 +96,42 @@ int32_t vkp_plan_find_stage(const vkp_plan_t *plan, const char *name);
 
 // Checks every rule above; the error lists every problem found, one per line.
 vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) VKP_MUST_USE;
+
+// Sets the plan's source model path (copied; NULL clears it).
+vkp_status_t vkp_plan_set_source(vkp_plan_t *plan, const char *source)
+    VKP_MUST_USE;
+// Sets stage `stage`'s subgraph file (copied; NULL clears it).
+vkp_status_t vkp_plan_set_stage_file(vkp_plan_t *plan, int32_t stage,
+                                     const char *graph_file) VKP_MUST_USE;
+
+// ---------------------------------------------------------------------------
+// Plan files (docs/pipeline-config.md)
+//
+// A stage is written either as the node names it takes from the plan's
+// "source" model (automatic plans) or as a "graph" file of its own
+// (hand-made plans: the RFC's mod1/mod2/mod3). Paths inside a plan are
+// relative to the plan file.
+
+// Writes `plan` as JSON into *out_json (heap string; free with
+// vkp_plan_free_string). A stage without a graph_file needs plan->source.
+vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json)
+    VKP_MUST_USE;
+vkp_status_t vkp_plan_save(const vkp_plan_t *plan, const char *path)
+    VKP_MUST_USE;
+
+// Reads a plan. Node-list stages are extracted from `model` (borrowed; may be
+// NULL: the plan's "source" is loaded, relative to `base_dir`), graph-file
+// stages loaded relative to `base_dir` (NULL: the current directory). The
+// plan is validated: the error lists every problem, each naming its binding
+// or stage. *out_plan is owned by the caller.
+vkp_status_t vkp_plan_from_json(const char *json, size_t size,
+                                const char *base_dir, const vkp_graph_t *model,
+                                vkp_plan_t **out_plan) VKP_MUST_USE;
+vkp_status_t vkp_plan_load(const char *path, const vkp_graph_t *model,
+                           vkp_plan_t **out_plan) VKP_MUST_USE;
+
+// Frees a string from vkp_plan_to_json (NULL is fine).
+void vkp_plan_free_string(char *s);
 
 #ifdef __cplusplus
 }

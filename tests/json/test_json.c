@@ -185,6 +185,30 @@ Test(json, example_round_trips_exactly, .timeout = 30) {
   vkp_graph_destroy(g);
 }
 
+// The in-memory form (used by .vkp artifacts) round-trips like the files.
+Test(json, memory_round_trip, .timeout = 30) {
+  vkp_graph_t *g, *h;
+  VKP_TEST_OK(vkp_graph_load(example_path(), &g));
+  char *json;
+  void *bin;
+  size_t json_size, bin_size;
+  VKP_TEST_OK(vkp_graph_save_memory(g, "w.bin", &json, &json_size, &bin, &bin_size));
+  cr_assert_eq(strlen(json), json_size);
+  cr_assert(strstr(json, "\"w.bin\""), "the JSON names its weights");
+  cr_assert_geq(bin_size, vkp_graph_constant_bytes(g));
+  VKP_TEST_OK(vkp_graph_load_memory(json, json_size, bin, bin_size, &h));
+  assert_graphs_equal(g, h);
+  vkp_graph_destroy(h);
+  // Weights shorter than the JSON says are an error naming the constant.
+  vkp_status_t st = vkp_graph_load_memory(json, json_size, bin, bin_size / 2, &h);
+  cr_assert_not_null(st);
+  cr_assert(strstr(vkp_status_message(st), "past end"), "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  vkp_free(json);
+  vkp_free(bin);
+  vkp_graph_destroy(g);
+}
+
 // A graph built in memory with random weights and every attribute kind,
 // including values JSON numbers cannot hold (huge ints, NaN, infinities).
 Test(json, built_graph_round_trips_exactly, .timeout = 30) {

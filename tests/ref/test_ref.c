@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/ref/ref_ops.h"
 #include "support/test_support.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/target.h"
@@ -246,12 +247,17 @@ static void run_op_cases(vkp_op_t op) {
   VKP_TEST_OK(st);
   cr_assert(ctx.tol_scale >= 1.0, "VKPIPE_CTS_TOL_SCALE must be >= 1");
   int run = 0, failed = 0, skipped = 0;
+  bool dtype_seen[VKP_DTYPE_COUNT] = {false};
   char report[4096] = "";
   size_t used = 0;
   const cJSON *c;
   cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases")) {
     if (vkp_op_parse(cJSON_GetObjectItem(c, "op")->valuestring) != op) continue;
     ++run;
+    vkp_dtype_t out_dt;
+    const cJSON *out = cJSON_GetObjectItem(c, "output");
+    if (vkp_dtype_parse(cJSON_GetObjectItem(out, "dtype")->valuestring, &out_dt))
+      dtype_seen[out_dt] = true;
     char err[1024] = "";
     case_result_t r = run_case(&ctx, c, err, sizeof err);
     if (r == CASE_SKIP) ++skipped;
@@ -270,6 +276,11 @@ static void run_op_cases(vkp_op_t op) {
   cr_assert(failed == 0, "target '%s', op '%s': %d of %d cases failed "
             "(VKPIPE_TEST_SEED=%llu reproduces):%s",
             name, vkp_op_name(op), failed, run, seed, report);
+  // ref must be exercised on every dtype it claims for the op.
+  for (int d = 0; ctx.is_ref && d < VKP_DTYPE_COUNT; ++d)
+    cr_assert(!vkp__ref_supports_dtype(op, (vkp_dtype_t)d) || dtype_seen[d],
+              "op '%s' has no %s case in gen_cases.py, though ref supports it",
+              vkp_op_name(op), vkp_dtype_name((vkp_dtype_t)d));
   if (skipped)
     cr_log_info("target '%s', op '%s': %d of %d cases unsupported, skipped", name,
                 vkp_op_name(op), skipped, run);

@@ -1,0 +1,1383 @@
+// SPDX-License-Identifier: Apache-2.0
+// C code generation for CPU subgraphs: fusion, buffer planning, emission.
+#include "codegen/c/emit.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+
+// The prelude, embedded by CMake from codegen/c/prelude.c.
+static const unsigned char vkp__prelude_bytes[] = {
+#include "vkpipe_cpu_prelude.inc"
+    0};
+
+const char *vkp_codegen_c_prelude(void) {
+  return (const char *)vkp__prelude_bytes;
+}
+
+// ---------------------------------------------------------------------------
+// A growable string with a sticky out-of-memory flag.
+
+typedef struct vkp__sb_t {
+  char *data;
+  size_t len, cap;
+  bool oom;
+} vkp__sb_t;
+
+static void vkp__sb_put(vkp__sb_t *sb, const char *s, size_t n) {
+  if (sb->oom) return;
+  if (sb->len + n + 1 > sb->cap) {
+    size_t cap = sb->cap ? sb->cap : 4096;
+    while (cap < sb->len + n + 1) cap *= 2;
+    char *grown = vkp__realloc(sb->data, cap);
+    if (!grown) {
+      sb->oom = true;
+      return;
+    }
+    sb->data = grown;
+    sb->cap = cap;
+  }
+  memcpy(sb->data + sb->len, s, n);
+  sb->len += n;
+  sb->data[sb->len] = '\0';
+}
+
+static void vkp__sb_puts(vkp__sb_t *sb, const char *s) {
+  vkp__sb_put(sb, s, strlen(s));
+}
+
+static void vkp__sb_printf(vkp__sb_t *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void vkp__sb_printf(vkp__sb_t *sb, const char *fmt, ...) {
+  char local[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(local, sizeof local, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    sb->oom = true;
+    return;
+  }
+  if ((size_t)n < sizeof local) {
+    vkp__sb_put(sb, local, (size_t)n);
+    return;
+  }
+  char *big = vkp__malloc((size_t)n + 1);
+  if (!big) {
+    sb->oom = true;
+    return;
+  }
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  vkp__sb_put(sb, big, (size_t)n);
+  vkp__free(big);
+}
+
+// ---------------------------------------------------------------------------
+// The plan: which nodes fuse, where every value lives.
+
+typedef enum vkp__storage_t {
+  VKP__ST_NONE,      // inlined into a fused loop: never materialised
+  VKP__ST_INPUT,
+  VKP__ST_OUTPUT,
+  VKP__ST_CONSTANT,
+  VKP__ST_WORKSPACE,
+  VKP__ST_ALIAS,     // a view of another value's buffer
+} vkp__storage_t;
+
+typedef struct vkp__cg_t {
+  const vkp_graph_t *g;
+  int32_t threads;
+  vkp__sb_t out;
+  int32_t *group_of;    // node -> root node of its fused group
+  int32_t *anchor_of;   // root node -> conv/gemm/matmul node or -1
+  int32_t *uses;        // value -> number of node inputs reading it
+  int32_t *io_index;    // value -> index among inputs/outputs/constants
+  vkp__storage_t *storage;
+  int32_t *alias_of;    // value -> value whose buffer it views
+  int64_t *offset;      // value -> workspace byte offset
+  char **vname;         // value -> C identifier
+  char **nname;         // node -> C function name
+  int64_t ws_bytes;
+  int64_t dw_scratch_floats;  // the largest depthwise padded plane
+  int32_t n_constants;
+  int32_t *constants;
+  int32_t n_kernels;
+} vkp__cg_t;
+
+static bool vkp__is_elementwise(vkp_op_t op) {
+  switch (op) {
+    case VKP_OP_ADD: case VKP_OP_SUB: case VKP_OP_MUL: case VKP_OP_DIV:
+    case VKP_OP_POW: case VKP_OP_SQRT: case VKP_OP_EXP: case VKP_OP_NEG:
+    case VKP_OP_ABS: case VKP_OP_RELU: case VKP_OP_LEAKY_RELU:
+    case VKP_OP_CLIP: case VKP_OP_SIGMOID: case VKP_OP_TANH: case VKP_OP_ERF:
+    case VKP_OP_GELU: case VKP_OP_IDENTITY: case VKP_OP_BATCH_NORM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+static bool vkp__is_view(vkp_op_t op) {
+  return op == VKP_OP_RESHAPE || op == VKP_OP_FLATTEN ||
+         op == VKP_OP_SQUEEZE || op == VKP_OP_UNSQUEEZE;
+}
+
+static const vkp_value_t *vkp__val(const vkp__cg_t *cg, const vkp_node_t *n,
+                                   int32_t i) {
+  if (i >= n->n_inputs || n->inputs[i] < 0) return NULL;
+  return &cg->g->values[n->inputs[i]];
+}
+
+static const vkp_value_t *vkp__outv(const vkp__cg_t *cg, const vkp_node_t *n) {
+  return &cg->g->values[n->outputs[0]];
+}
+
+// Conv2d, gemm and matmul with 2-D (or batched) operands take an epilogue.
+static bool vkp__is_anchor(const vkp__cg_t *cg, const vkp_node_t *n) {
+  if (n->op == VKP_OP_CONV2D || n->op == VKP_OP_GEMM) return true;
+  if (n->op == VKP_OP_MATMUL)
+    return vkp__val(cg, n, 0)->rank >= 2 && vkp__val(cg, n, 1)->rank >= 2;
+  return false;
+}
+
+static bool vkp__same_shape(const vkp_value_t *a, const vkp_value_t *b) {
+  if (a->rank != b->rank) return false;
+  for (int32_t d = 0; d < a->rank; ++d)
+    if (a->shape[d] != b->shape[d]) return false;
+  return true;
+}
+
+static int64_t vkp__numel(const vkp_value_t *v) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < v->rank; ++d) n *= v->shape[d];
+  return n;
+}
+
+static const char *vkp__ctype(vkp_dtype_t dt) {
+  switch (dt) {
+    case VKP_DTYPE_FLOAT32: return "float";
+    case VKP_DTYPE_FLOAT16: return "uint16_t";
+    case VKP_DTYPE_INT64: return "int64_t";
+    case VKP_DTYPE_INT32: return "int32_t";
+    default: return "unsigned char";
+  }
+}
+
+// A C identifier from a graph name: [A-Za-z0-9_] kept, the rest '_',
+// prefixed; made unique against `taken` (n entries) with a numeric suffix.
+static char *vkp__ident(const char *prefix, const char *name, char **taken,
+                        int32_t n, int32_t index) {
+  size_t len = strlen(name);
+  if (len > 48) len = 48;
+  char buf[128];
+  size_t p = (size_t)snprintf(buf, sizeof buf, "%s", prefix);
+  for (size_t i = 0; i < len && p + 1 < sizeof buf; ++i) {
+    char c = name[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_';
+    buf[p++] = ok ? c : '_';
+  }
+  buf[p] = '\0';
+  for (int32_t i = 0; i < n; ++i) {
+    if (taken[i] && strcmp(taken[i], buf) == 0) {
+      return vkp__asprintf("%s_%d", buf, (int)index);
+    }
+  }
+  return vkp__strdup(buf);
+}
+
+// Decides fusion groups: walking backwards, each node not yet claimed roots a
+// group and absorbs single-use elementwise producers of the same shape (and
+// at most one conv/gemm/matmul, which becomes the group's anchor).
+static void vkp__absorb(vkp__cg_t *cg, int32_t node, int32_t root) {
+  const vkp_graph_t *g = cg->g;
+  const vkp_node_t *n = &g->nodes[node];
+  const vkp_value_t *root_out = vkp__outv(cg, &g->nodes[root]);
+  for (int32_t i = 0; i < n->n_inputs; ++i) {
+    int32_t v = n->inputs[i];
+    if (v < 0) continue;
+    const vkp_value_t *val = &g->values[v];
+    if (n->op == VKP_OP_BATCH_NORM && i > 0) continue;  // parameters
+    if (val->producer < 0 || val->is_output || cg->uses[v] != 1) continue;
+    int32_t p = val->producer;
+    if (cg->group_of[p] >= 0) continue;
+    const vkp_node_t *pn = &g->nodes[p];
+    if (!vkp__same_shape(val, root_out) || val->dtype != root_out->dtype)
+      continue;
+    if (vkp__is_elementwise(pn->op)) {
+      cg->group_of[p] = root;
+      vkp__absorb(cg, p, root);
+    } else if (vkp__is_anchor(cg, pn) && cg->anchor_of[root] < 0 &&
+               val->dtype == VKP_DTYPE_FLOAT32) {
+      cg->group_of[p] = root;
+      cg->anchor_of[root] = p;
+    }
+  }
+}
+
+static void vkp__plan_groups(vkp__cg_t *cg) {
+  const vkp_graph_t *g = cg->g;
+  for (int32_t i = g->n_nodes - 1; i >= 0; --i) {
+    if (cg->group_of[i] >= 0) continue;
+    cg->group_of[i] = i;
+    const vkp_node_t *n = &g->nodes[i];
+    if (vkp__is_elementwise(n->op)) vkp__absorb(cg, i, i);
+    else if (vkp__is_anchor(cg, n)) cg->anchor_of[i] = i;
+  }
+}
+
+// Storage and workspace offsets. A group runs at its root's position;
+// values it reads stay live through that position (its output never shares
+// memory with them).
+static vkp_status_t vkp__plan_buffers(vkp__cg_t *cg) {
+  const vkp_graph_t *g = cg->g;
+  int32_t nv = g->n_values;
+  for (int32_t v = 0; v < nv; ++v) {
+    cg->alias_of[v] = -1;
+    cg->io_index[v] = -1;
+    cg->storage[v] = VKP__ST_NONE;
+  }
+  for (int32_t i = 0; i < g->n_inputs; ++i) {
+    cg->storage[g->inputs[i]] = VKP__ST_INPUT;
+    cg->io_index[g->inputs[i]] = i;
+  }
+  for (int32_t v = 0; v < nv; ++v) {
+    if (g->values[v].kind != VKP_VALUE_CONSTANT) continue;
+    cg->storage[v] = VKP__ST_CONSTANT;
+    cg->io_index[v] = cg->n_constants;
+    cg->constants[cg->n_constants++] = v;
+  }
+  for (int32_t i = 0; i < g->n_outputs; ++i) {
+    int32_t v = g->outputs[i];
+    if (cg->storage[v] != VKP__ST_NONE) continue;  // an input: copied
+    cg->storage[v] = VKP__ST_OUTPUT;
+    cg->io_index[v] = i;
+  }
+  // Materialised intermediates and views.
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    int32_t v = n->outputs[0];
+    if (cg->group_of[i] != i || cg->storage[v] == VKP__ST_OUTPUT) continue;
+    if (vkp__is_view(n->op)) {
+      cg->storage[v] = VKP__ST_ALIAS;
+      int32_t src = n->inputs[0];
+      cg->alias_of[v] = cg->alias_of[src] >= 0 ? cg->alias_of[src] : src;
+    } else {
+      cg->storage[v] = VKP__ST_WORKSPACE;
+    }
+  }
+  // Lifetimes in group positions, views extending their base.
+  int32_t *def = vkp__calloc((size_t)nv, sizeof(int32_t));
+  int32_t *last = vkp__calloc((size_t)nv, sizeof(int32_t));
+  int32_t *order = vkp__calloc((size_t)nv, sizeof(int32_t));
+  if (!def || !last || !order) {
+    vkp__free(def);
+    vkp__free(last);
+    vkp__free(order);
+    return VKP_OOM("buffer plan");
+  }
+  for (int32_t v = 0; v < nv; ++v) {
+    def[v] = -1;
+    last[v] = -1;
+  }
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    int32_t pos = cg->group_of[i];
+    int32_t o = n->outputs[0];
+    int32_t ob = cg->alias_of[o] >= 0 ? cg->alias_of[o] : o;
+    if (def[ob] < 0) def[ob] = pos;
+    for (int32_t k = 0; k < n->n_inputs; ++k) {
+      int32_t v = n->inputs[k];
+      if (v < 0) continue;
+      int32_t b = cg->alias_of[v] >= 0 ? cg->alias_of[v] : v;
+      if (last[b] < pos) last[b] = pos;
+    }
+  }
+  int32_t n_ws = 0;
+  for (int32_t v = 0; v < nv; ++v)
+    if (cg->storage[v] == VKP__ST_WORKSPACE) order[n_ws++] = v;
+  // Already in definition order (nodes are topological, outputs follow).
+  // First fit among the buffers still live at the definition point.
+  for (int32_t a = 0; a < n_ws; ++a) {
+    int32_t v = order[a];
+    int64_t bytes = vkp__numel(&g->values[v]) *
+                    (int64_t)vkp_dtype_size(g->values[v].dtype);
+    bytes = (bytes + 63) / 64 * 64;
+    int64_t at = 0;
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (int32_t b = 0; b < a; ++b) {
+        int32_t u = order[b];
+        if (last[u] < def[v]) continue;  // dead by now
+        int64_t ub = (vkp__numel(&g->values[u]) *
+                          (int64_t)vkp_dtype_size(g->values[u].dtype) + 63) /
+                     64 * 64;
+        if (at < cg->offset[u] + ub && cg->offset[u] < at + bytes) {
+          at = cg->offset[u] + ub;
+          moved = true;
+        }
+      }
+    }
+    cg->offset[v] = at;
+    if (at + bytes > cg->ws_bytes) cg->ws_bytes = at + bytes;
+  }
+  vkp__free(def);
+  vkp__free(last);
+  vkp__free(order);
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Emission helpers
+
+// Strides of `leaf` viewed over an output of shape `shape` (rank r): NumPy
+// right-aligned broadcasting, or aligned at dim 1 (`channel`, batch_norm's
+// per-channel parameters and conv bias). Broadcast dims get stride 0.
+static void vkp__leaf_strides(const vkp_value_t *leaf, int32_t r,
+                              const int64_t *shape, bool channel,
+                              int64_t *strides) {
+  int64_t own[VKP_MAX_RANK];
+  int64_t s = 1;
+  for (int32_t d = leaf->rank - 1; d >= 0; --d) {
+    own[d] = leaf->shape[d] == 1 ? 0 : s;
+    s *= leaf->shape[d];
+  }
+  for (int32_t d = 0; d < r; ++d) strides[d] = 0;
+  if (channel) {
+    if (leaf->rank >= 1 && r >= 2) strides[1] = own[0];
+    return;
+  }
+  for (int32_t d = 0; d < leaf->rank; ++d) {
+    int32_t od = r - leaf->rank + d;
+    if (od >= 0 && shape[od] != 1) strides[od] = own[d];
+  }
+}
+
+// Writes the offset of a leaf for flat index `var` over dims [d0, d1) of
+// `shape`: "var * s" when the strides are compact over that range (or all
+// zero), else a sum of (var / P % dim) * stride terms. Writes "0" when the
+// leaf does not vary over the range.
+static void vkp__emit_part(vkp__sb_t *sb, const char *var, const int64_t *shape,
+                           int32_t d0, int32_t d1, const int64_t *strides) {
+  int64_t inner = -1;
+  bool compact = true, any = false;
+  int64_t span = 1;
+  for (int32_t d = d1 - 1; d >= d0; --d) {
+    if (shape[d] == 1) continue;
+    if (strides[d]) any = true;
+    if (inner < 0) inner = strides[d];
+    if (strides[d] != inner * span) compact = false;
+    span *= shape[d];
+  }
+  if (!any) {
+    vkp__sb_puts(sb, "0");
+    return;
+  }
+  if (compact) {
+    if (inner == 1) vkp__sb_printf(sb, "%s", var);
+    else vkp__sb_printf(sb, "%s * %lld", var, (long long)inner);
+    return;
+  }
+  bool first = true;
+  int64_t after = 1;
+  for (int32_t d = d1 - 1; d >= d0; --d) {
+    if (shape[d] != 1 && strides[d]) {
+      vkp__sb_printf(sb, "%s(%s / %lld %% %lld) * %lld", first ? "" : " + ", var,
+                     (long long)after, (long long)shape[d],
+                     (long long)strides[d]);
+      first = false;
+    }
+    after *= shape[d];
+  }
+}
+
+static bool vkp__part_is_compact(const int64_t *shape, int32_t d0, int32_t d1,
+                                 const int64_t *strides) {
+  int64_t inner = -1, span = 1;
+  for (int32_t d = d1 - 1; d >= d0; --d) {
+    if (shape[d] == 1) continue;
+    if (inner < 0) inner = strides[d];
+    if (strides[d] != inner * span) return false;
+    span *= shape[d];
+  }
+  return true;
+}
+
+static void vkp__emit_float(vkp__sb_t *sb, double f) {
+  if (isnan(f)) vkp__sb_puts(sb, "NAN");
+  else if (isinf(f)) vkp__sb_printf(sb, "%sINFINITY", f < 0 ? "-" : "");
+  else if (fabs(f) > (double)FLT_MAX) vkp__sb_printf(sb, "%sFLT_MAX", f < 0 ? "-" : "");
+  else {
+    char buf[48];
+    snprintf(buf, sizeof buf, "%.9g", f);
+    bool has_point = strpbrk(buf, ".e") != NULL;
+    vkp__sb_printf(sb, "%s%sf", buf, has_point ? "" : ".0");
+  }
+}
+
+// One operand a fused group reads from memory, with its broadcast view.
+typedef struct vkp__leaf_t {
+  int32_t value;
+  bool channel;
+  int64_t strides[VKP_MAX_RANK];
+} vkp__leaf_t;
+
+typedef struct vkp__group_t {
+  int32_t root, anchor;
+  int32_t rank;
+  int64_t shape[VKP_MAX_RANK];
+  vkp__leaf_t leaves[64];
+  int32_t n_leaves;
+  int32_t params[64];  // distinct values the node function takes
+  int32_t n_params;
+} vkp__group_t;
+
+static void vkp__add_param(vkp__group_t *gr, int32_t v) {
+  for (int32_t i = 0; i < gr->n_params; ++i)
+    if (gr->params[i] == v) return;
+  if (gr->n_params < 64) gr->params[gr->n_params++] = v;
+}
+
+static int32_t vkp__leaf(vkp__cg_t *cg, vkp__group_t *gr, int32_t v,
+                         bool channel) {
+  for (int32_t i = 0; i < gr->n_leaves; ++i)
+    if (gr->leaves[i].value == v && gr->leaves[i].channel == channel) return i;
+  if (gr->n_leaves >= 64) return -1;
+  vkp__leaf_t *l = &gr->leaves[gr->n_leaves];
+  l->value = v;
+  l->channel = channel;
+  vkp__leaf_strides(&cg->g->values[v], gr->rank, gr->shape, channel, l->strides);
+  vkp__add_param(gr, v);
+  return gr->n_leaves++;
+}
+
+// A group's functions are named after its anchor (conv, gemm, matmul) when
+// it has one, else after its root.
+static const char *vkp__gname(const vkp__cg_t *cg, const vkp__group_t *gr) {
+  return cg->nname[gr->anchor >= 0 ? gr->anchor : gr->root];
+}
+
+static bool vkp__is_member(const vkp__cg_t *cg, const vkp__group_t *gr,
+                           int32_t node) {
+  return node >= 0 && cg->group_of[node] == gr->root && node != gr->anchor;
+}
+
+// Collects the leaves of a group's elementwise members (and the anchor's
+// epilogue operands: conv bias, gemm C).
+static vkp_status_t vkp__collect_leaves(vkp__cg_t *cg, vkp__group_t *gr) {
+  const vkp_graph_t *g = cg->g;
+  if (gr->anchor >= 0) {
+    const vkp_node_t *a = &g->nodes[gr->anchor];
+    if (a->op == VKP_OP_CONV2D && vkp__val(cg, a, 2))
+      if (vkp__leaf(cg, gr, a->inputs[2], true) < 0) goto too_many;
+    if (a->op == VKP_OP_GEMM && vkp__val(cg, a, 2))
+      if (vkp__leaf(cg, gr, a->inputs[2], false) < 0) goto too_many;
+  }
+  for (int32_t i = 0; i <= gr->root; ++i) {
+    if (!vkp__is_member(cg, gr, i)) continue;
+    const vkp_node_t *n = &g->nodes[i];
+    for (int32_t k = 0; k < n->n_inputs; ++k) {
+      int32_t v = n->inputs[k];
+      if (v < 0) continue;
+      int32_t p = g->values[v].producer;
+      if (p >= 0 && cg->group_of[p] == gr->root) continue;
+      bool channel = n->op == VKP_OP_BATCH_NORM && k > 0;
+      if (vkp__leaf(cg, gr, v, channel) < 0) goto too_many;
+    }
+  }
+  return NULL;
+too_many:
+  return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                         "node '%s': fused group reads more than 64 tensors",
+                         g->nodes[gr->root].name);
+}
+
+// The C expression of operand `k` of member `n`.
+static void vkp__operand(vkp__cg_t *cg, const vkp__group_t *gr,
+                         const vkp_node_t *n, int32_t k, char **access,
+                         vkp__sb_t *sb) {
+  int32_t v = n->inputs[k];
+  int32_t p = cg->g->values[v].producer;
+  if (p >= 0 && p == gr->anchor) {
+    vkp__sb_puts(sb, "acc");
+    return;
+  }
+  if (vkp__is_member(cg, gr, p)) {
+    vkp__sb_printf(sb, "t_%s", cg->nname[p]);
+    return;
+  }
+  bool channel = n->op == VKP_OP_BATCH_NORM && k > 0;
+  for (int32_t i = 0; i < gr->n_leaves; ++i)
+    if (gr->leaves[i].value == v && gr->leaves[i].channel == channel) {
+      vkp__sb_printf(sb, "%s", access[i]);
+      return;
+    }
+}
+
+// Emits `const T t_<node> = <expr>;` for every member, in order, at
+// indentation `ind`. Leaf i is read as access[i].
+static void vkp__emit_members(vkp__cg_t *cg, const vkp__group_t *gr,
+                              char **access, const char *ind, vkp__sb_t *sb) {
+  const vkp_graph_t *g = cg->g;
+  for (int32_t i = 0; i <= gr->root; ++i) {
+    if (!vkp__is_member(cg, gr, i)) continue;
+    const vkp_node_t *n = &g->nodes[i];
+    const vkp_value_t *o = vkp__outv(cg, n);
+    bool fl = o->dtype == VKP_DTYPE_FLOAT32;
+    const char *T = vkp__ctype(o->dtype);
+    vkp__sb_printf(sb, "%sconst %s t_%s = ", ind, T, cg->nname[i]);
+    vkp__sb_t a = {0}, b = {0};
+    vkp__operand(cg, gr, n, 0, access, &a);
+    if (n->n_inputs > 1 && n->op != VKP_OP_BATCH_NORM)
+      vkp__operand(cg, gr, n, 1, access, &b);
+    const char *A = a.data ? a.data : "0", *B = b.data ? b.data : "0";
+    switch (n->op) {
+      case VKP_OP_ADD: vkp__sb_printf(sb, "%s + %s", A, B); break;
+      case VKP_OP_SUB: vkp__sb_printf(sb, "%s - %s", A, B); break;
+      case VKP_OP_MUL: vkp__sb_printf(sb, "%s * %s", A, B); break;
+      case VKP_OP_DIV:
+        if (fl) vkp__sb_printf(sb, "%s / %s", A, B);
+        else vkp__sb_printf(sb, "vkp_div_%s(%s, %s)",
+                            o->dtype == VKP_DTYPE_INT64 ? "i64" : "i32", A, B);
+        break;
+      case VKP_OP_POW: vkp__sb_printf(sb, "powf(%s, %s)", A, B); break;
+      case VKP_OP_SQRT: vkp__sb_printf(sb, "sqrtf(%s)", A); break;
+      case VKP_OP_EXP: vkp__sb_printf(sb, "expf(%s)", A); break;
+      case VKP_OP_NEG:
+        if (fl) vkp__sb_printf(sb, "-%s", A);
+        else vkp__sb_printf(sb, "(%s)(0u - (u%s)%s)", T, T, A);
+        break;
+      case VKP_OP_ABS:
+        if (fl) vkp__sb_printf(sb, "fabsf(%s)", A);
+        else vkp__sb_printf(sb, "%s < 0 ? (%s)(0u - (u%s)%s) : %s", A, T, T, A, A);
+        break;
+      case VKP_OP_RELU:
+        vkp__sb_printf(sb, "%s > 0 ? %s : 0", A, A);
+        break;
+      case VKP_OP_LEAKY_RELU:
+        vkp__sb_printf(sb, "%s >= 0.0f ? %s : ", A, A);
+        vkp__emit_float(sb, vkp_node_attr_float(n, "alpha", 0.01));
+        vkp__sb_printf(sb, " * %s", A);
+        break;
+      case VKP_OP_CLIP:
+        vkp__sb_printf(sb, "vkp_clipf(%s, ", A);
+        vkp__emit_float(sb, vkp_node_attr_float(n, "min", -FLT_MAX));
+        vkp__sb_puts(sb, ", ");
+        vkp__emit_float(sb, vkp_node_attr_float(n, "max", FLT_MAX));
+        vkp__sb_puts(sb, ")");
+        break;
+      case VKP_OP_SIGMOID: vkp__sb_printf(sb, "vkp_sigmoidf(%s)", A); break;
+      case VKP_OP_TANH: vkp__sb_printf(sb, "tanhf(%s)", A); break;
+      case VKP_OP_ERF: vkp__sb_printf(sb, "erff(%s)", A); break;
+      case VKP_OP_GELU: {
+        const char *ap = vkp_node_attr_string(n, "approximate", "none");
+        vkp__sb_printf(sb, "vkp_gelu_%s(%s)",
+                       strcmp(ap, "tanh") == 0 ? "tanh" : "erf", A);
+        break;
+      }
+      case VKP_OP_IDENTITY: vkp__sb_printf(sb, "%s", A); break;
+      case VKP_OP_BATCH_NORM: {
+        vkp__sb_t p[4] = {{0}};
+        for (int32_t k = 0; k < 4; ++k) vkp__operand(cg, gr, n, k + 1, access, &p[k]);
+        vkp__sb_printf(sb, "(%s - %s) * (%s / sqrtf(%s + ", A,
+                       p[2].data ? p[2].data : "0", p[0].data ? p[0].data : "0",
+                       p[3].data ? p[3].data : "0");
+        vkp__emit_float(sb, vkp_node_attr_float(n, "epsilon", 1e-5));
+        vkp__sb_printf(sb, ")) + %s", p[1].data ? p[1].data : "0");
+        for (int32_t k = 0; k < 4; ++k) {
+          if (p[k].oom) sb->oom = true;
+          vkp__free(p[k].data);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    vkp__sb_printf(sb, ";  // %s '%s'\n", vkp_op_name(n->op), n->name);
+    if (a.oom || b.oom) sb->oom = true;
+    vkp__free(a.data);
+    vkp__free(b.data);
+  }
+}
+
+// The value the group's loop stores: the root's temp, or the anchor's
+// accumulator when the group is an anchor alone.
+static void vkp__emit_result(vkp__cg_t *cg, const vkp__group_t *gr,
+                             vkp__sb_t *sb) {
+  if (gr->root == gr->anchor) vkp__sb_puts(sb, "acc");
+  else vkp__sb_printf(sb, "t_%s", cg->nname[gr->root]);
+}
+
+static void vkp__free_access(char **access, int32_t n) {
+  for (int32_t i = 0; i < n; ++i) vkp__free(access[i]);
+}
+
+// A standalone elementwise group: one flat loop when every leaf is compact,
+// else an outer loop over all but the last dim and an inner one over it.
+static void vkp__emit_elementwise(vkp__cg_t *cg, const vkp__group_t *gr,
+                                  vkp__sb_t *sb) {
+  const vkp_value_t *o = vkp__outv(cg, &cg->g->nodes[gr->root]);
+  int32_t r = gr->rank;
+  int64_t numel = vkp__numel(o);
+  bool flat = true;
+  for (int32_t i = 0; i < gr->n_leaves; ++i)
+    if (!vkp__part_is_compact(gr->shape, 0, r, gr->leaves[i].strides)) flat = false;
+  char *access[64] = {0};
+  if (flat) {
+    for (int32_t i = 0; i < gr->n_leaves; ++i) {
+      vkp__sb_t part = {0};
+      vkp__emit_part(&part, "i", gr->shape, 0, r, gr->leaves[i].strides);
+      access[i] = vkp__asprintf("%s[%s]", cg->vname[gr->leaves[i].value],
+                                part.data ? part.data : "0");
+      if (part.oom) sb->oom = true;
+      vkp__free(part.data);
+      if (!access[i]) sb->oom = true;
+    }
+    vkp__sb_printf(sb, "  for (ptrdiff_t i = 0; i < %lld; ++i) {\n",
+                   (long long)numel);
+    vkp__emit_members(cg, gr, access, "    ", sb);
+    vkp__sb_printf(sb, "    %s[i] = ", cg->vname[o - cg->g->values]);
+    vkp__emit_result(cg, gr, sb);
+    vkp__sb_puts(sb, ";\n  }\n");
+  } else {
+    int64_t last = gr->shape[r - 1], outer = last ? numel / last : 0;
+    vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) {\n",
+                   (long long)outer);
+    for (int32_t i = 0; i < gr->n_leaves; ++i) {
+      const vkp__leaf_t *l = &gr->leaves[i];
+      vkp__sb_printf(sb, "    const ptrdiff_t base%d = ", (int)i);
+      vkp__emit_part(sb, "o", gr->shape, 0, r - 1, l->strides);
+      vkp__sb_puts(sb, ";\n");
+      vkp__sb_t part = {0};
+      vkp__emit_part(&part, "j", gr->shape, r - 1, r, l->strides);
+      access[i] = vkp__asprintf("%s[base%d + %s]", cg->vname[l->value], (int)i,
+                                part.data ? part.data : "0");
+      if (part.oom) sb->oom = true;
+      vkp__free(part.data);
+      if (!access[i]) sb->oom = true;
+    }
+    vkp__sb_printf(sb, "    for (ptrdiff_t j = 0; j < %lld; ++j) {\n",
+                   (long long)last);
+    vkp__emit_members(cg, gr, access, "      ", sb);
+    vkp__sb_printf(sb, "      %s[o * %lld + j] = ", cg->vname[o - cg->g->values],
+                   (long long)last);
+    vkp__emit_result(cg, gr, sb);
+    vkp__sb_puts(sb, ";\n    }\n  }\n");
+  }
+  vkp__free_access(access, gr->n_leaves);
+}
+
+// Dims of an anchor's output that the epilogue's batch, row and column
+// indices run over: [0, rb), [rb, cb), [cb, rank).
+static void vkp__anchor_dims(const vkp__cg_t *cg, const vkp_node_t *a,
+                             int32_t *rb, int32_t *cb) {
+  int32_t r = vkp__outv(cg, a)->rank;
+  if (a->op == VKP_OP_CONV2D) {
+    *rb = 1;
+    *cb = 2;
+  } else {
+    *rb = r - 2;
+    *cb = r - 1;
+  }
+}
+
+// The epilogue function of an anchor group and its argument struct.
+static void vkp__emit_epilogue(vkp__cg_t *cg, const vkp__group_t *gr,
+                               vkp__sb_t *sb) {
+  const vkp_graph_t *g = cg->g;
+  const vkp_node_t *a = &g->nodes[gr->anchor];
+  const char *name = vkp__gname(cg, gr);
+  int32_t rb, cb, r = gr->rank;
+  vkp__anchor_dims(cg, a, &rb, &cb);
+  vkp__sb_printf(sb, "typedef struct ep_%s_args_t {\n", name);
+  for (int32_t i = 0; i < gr->n_leaves; ++i) {
+    const vkp_value_t *v = &g->values[gr->leaves[i].value];
+    vkp__sb_printf(sb, "  const %s *%s%s;\n", vkp__ctype(v->dtype),
+                   cg->vname[gr->leaves[i].value],
+                   gr->leaves[i].channel ? "_c" : "");
+  }
+  if (gr->n_leaves == 0) vkp__sb_puts(sb, "  int unused;\n");
+  vkp__sb_printf(sb, "} ep_%s_args_t;\n\n", name);
+  vkp__sb_printf(sb,
+                 "static void ep_%s(float *c, ptrdiff_t ldc, ptrdiff_t row0, "
+                 "ptrdiff_t col0,\n    ptrdiff_t rows, ptrdiff_t cols, "
+                 "ptrdiff_t batch, const void *args) {\n",
+                 name);
+  vkp__sb_printf(sb, "  const ep_%s_args_t *ctx = args;\n  (void)ctx;\n  (void)batch;\n", name);
+  vkp__sb_puts(sb, "  for (ptrdiff_t r = 0; r < rows; ++r) {\n");
+  vkp__sb_puts(sb, "    const ptrdiff_t row = row0 + r;\n    (void)row;\n");
+  vkp__sb_puts(sb, "    float *restrict cr = c + r * ldc;\n");
+  char *access[64] = {0};
+  for (int32_t i = 0; i < gr->n_leaves; ++i) {
+    const vkp__leaf_t *l = &gr->leaves[i];
+    const vkp_value_t *v = &g->values[l->value];
+    vkp__sb_printf(sb, "    const %s *l%d = ctx->%s%s + ", vkp__ctype(v->dtype),
+                   (int)i, cg->vname[l->value], l->channel ? "_c" : "");
+    vkp__emit_part(sb, "batch", gr->shape, 0, rb, l->strides);
+    vkp__sb_puts(sb, " + ");
+    vkp__emit_part(sb, "row", gr->shape, rb, cb, l->strides);
+    vkp__sb_puts(sb, ";\n");
+    vkp__sb_t part = {0};
+    vkp__emit_part(&part, "col", gr->shape, cb, r, l->strides);
+    access[i] = vkp__asprintf("l%d[%s]", (int)i, part.data ? part.data : "0");
+    if (part.oom) sb->oom = true;
+    vkp__free(part.data);
+    if (!access[i]) sb->oom = true;
+  }
+  vkp__sb_puts(sb, "    for (ptrdiff_t j = 0; j < cols; ++j) {\n");
+  vkp__sb_puts(sb, "      const ptrdiff_t col = col0 + j;\n      (void)col;\n");
+  vkp__sb_puts(sb, "      float acc = cr[j];\n");
+  // The anchor's own terms: conv bias, gemm beta * C.
+  for (int32_t i = 0; i < gr->n_leaves; ++i) {
+    const vkp__leaf_t *l = &gr->leaves[i];
+    if (a->op == VKP_OP_CONV2D && a->n_inputs > 2 && l->value == a->inputs[2] &&
+        l->channel) {
+      vkp__sb_printf(sb, "      acc += %s;  // bias of '%s'\n", access[i], a->name);
+    } else if (a->op == VKP_OP_GEMM && a->n_inputs > 2 &&
+               l->value == a->inputs[2] && !l->channel) {
+      vkp__sb_puts(sb, "      acc += ");
+      vkp__emit_float(sb, vkp_node_attr_float(a, "beta", 1.0));
+      vkp__sb_printf(sb, " * %s;  // beta * C of '%s'\n", access[i], a->name);
+    }
+  }
+  vkp__emit_members(cg, gr, access, "      ", sb);
+  vkp__sb_puts(sb, "      cr[j] = ");
+  vkp__emit_result(cg, gr, sb);
+  vkp__sb_puts(sb, ";\n    }\n  }\n}\n\n");
+  vkp__free_access(access, gr->n_leaves);
+}
+
+// Emits the argument struct initialiser for the epilogue, or nothing.
+static void vkp__emit_ep_args(vkp__cg_t *cg, const vkp__group_t *gr,
+                              bool has_ep, vkp__sb_t *sb) {
+  if (!has_ep) return;
+  const char *name = vkp__gname(cg, gr);
+  vkp__sb_printf(sb, "  const ep_%s_args_t ep_args = {", name);
+  for (int32_t i = 0; i < gr->n_leaves; ++i)
+    vkp__sb_printf(sb, "%s%s", i ? ", " : "", cg->vname[gr->leaves[i].value]);
+  if (gr->n_leaves == 0) vkp__sb_puts(sb, "0");
+  vkp__sb_puts(sb, "};\n");
+}
+
+static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
+                           vkp__sb_t *sb) {
+  const vkp_node_t *a = &cg->g->nodes[gr->anchor];
+  const vkp_value_t *x = vkp__val(cg, a, 0), *w = vkp__val(cg, a, 1);
+  const vkp_value_t *y = vkp__outv(cg, a);
+  const int64_t *pads, *st, *dil;
+  vkp_node_attr_ints(a, "pads", &pads);
+  vkp_node_attr_ints(a, "strides", &st);
+  vkp_node_attr_ints(a, "dilations", &dil);
+  long long N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+  long long M = w->shape[0], KH = w->shape[2], KW = w->shape[3];
+  long long OH = y->shape[2], OW = y->shape[3];
+  long long G = vkp_node_attr_int(a, "group", 1), Cg = C / G, Mg = M / G;
+  long long K = Cg * KH * KW;
+  const char *xn = cg->vname[a->inputs[0]], *wn = cg->vname[a->inputs[1]];
+  const char *yn = cg->vname[gr->root == gr->anchor ? a->outputs[0]
+                                                    : cg->g->nodes[gr->root].outputs[0]];
+  char ep[160];
+  if (has_ep) snprintf(ep, sizeof ep, "ep_%s, &ep_args", vkp__gname(cg, gr));
+  else snprintf(ep, sizeof ep, "NULL, NULL");
+  vkp__emit_ep_args(cg, gr, has_ep, sb);
+  vkp__sb_printf(sb, "  for (ptrdiff_t n = 0; n < %lld; ++n) {\n", N);
+  vkp__sb_printf(sb, "    const float *xn = %s + n * %lld;\n", xn, C * H * W);
+  vkp__sb_printf(sb, "    float *yn = %s + n * %lld;\n", yn, M * OH * OW);
+  if (G == C && G == M && G > 1) {
+    long long Hp = (OH - 1) * st[0] + (KH - 1) * dil[0] + 1;
+    long long Wp = (OW - 1) * st[1] + (KW - 1) * dil[1] + 1;
+    long long need = st[1] * Hp * ((Wp + st[1] - 1) / st[1]);
+    if (need > cg->dw_scratch_floats) cg->dw_scratch_floats = need;
+    vkp__sb_printf(sb,
+                   "    vkp_conv_depthwise(xn, %s, yn, %lld, %lld, %lld, %lld, "
+                   "%lld, %lld, %lld,\n        %lld, %lld, %lld, %lld, %lld, "
+                   "%lld, %s, n, scratch);\n  }\n",
+                   wn, C, H, W, KH, KW, (long long)st[0], (long long)st[1],
+                   (long long)pads[0], (long long)pads[1], (long long)dil[0],
+                   (long long)dil[1], OH, OW, ep);
+    return;
+  }
+  bool pointwise = KH == 1 && KW == 1 && st[0] == 1 && st[1] == 1 &&
+                   pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
+  vkp__sb_printf(sb, "    for (ptrdiff_t g = 0; g < %lld; ++g) {\n", G);
+  if (pointwise) {
+    vkp__sb_printf(sb,
+                   "      const vkp_bsrc_t src = {.b = xn + g * %lld, .rsb = "
+                   "%lld, .csb = 1};\n",
+                   Cg * H * W, H * W);
+  } else {
+    vkp__sb_printf(sb,
+                   "      const vkp_bsrc_t src = {.b = xn + g * %lld, .conv = 1, "
+                   ".C = %lld, .H = %lld, .W = %lld,\n          .KH = %lld, .KW = "
+                   "%lld, .SH = %lld, .SW = %lld, .PT = %lld, .PL = %lld,\n"
+                   "          .DH = %lld, .DW = %lld, .OH = %lld, .OW = %lld};\n",
+                   Cg * H * W, Cg, H, W, KH, KW, (long long)st[0],
+                   (long long)st[1], (long long)pads[0], (long long)pads[1],
+                   (long long)dil[0], (long long)dil[1], OH, OW);
+  }
+  vkp__sb_printf(sb,
+                 "      vkp_gemm(%lld, %lld, %lld, 1.0f, %s + g * %lld, %lld, 1, "
+                 "&src, yn + g * %lld, %lld,\n               %s, g * %lld, n, "
+                 "scratch, VKP_STAGE_THREADS);\n    }\n  }\n",
+                 Mg, OH * OW, K, wn, Mg * K, K, Mg * OH * OW, OH * OW, ep, Mg);
+}
+
+// Per-dim strides of operand `v` over the batch dims [0, nb) of `out`
+// (right-aligned broadcasting over v's own batch dims, `tail` trailing dims
+// excluded from v).
+static void vkp__batch_strides(const vkp_value_t *v, int32_t tail,
+                               const int64_t *out_shape, int32_t nb,
+                               int64_t *strides) {
+  int32_t vb = v->rank - tail;
+  int64_t s = 1;
+  for (int32_t d = vb; d < v->rank; ++d) s *= v->shape[d];
+  for (int32_t d = 0; d < nb; ++d) strides[d] = 0;
+  for (int32_t d = vb - 1; d >= 0; --d) {
+    int32_t od = nb - vb + d;
+    if (od >= 0 && v->shape[d] != 1 && out_shape[od] != 1) strides[od] = s;
+    s *= v->shape[d];
+  }
+}
+
+static void vkp__emit_matmul(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
+                             vkp__sb_t *sb) {
+  const vkp_node_t *a = &cg->g->nodes[gr->anchor >= 0 ? gr->anchor : gr->root];
+  const vkp_value_t *A = vkp__val(cg, a, 0), *B = vkp__val(cg, a, 1);
+  const vkp_value_t *Y = vkp__outv(cg, a);
+  const char *an = cg->vname[a->inputs[0]], *bn = cg->vname[a->inputs[1]];
+  const char *yn = cg->vname[cg->g->nodes[gr->root].outputs[0]];
+  char ep[160];
+  if (has_ep) snprintf(ep, sizeof ep, "ep_%s, &ep_args", vkp__gname(cg, gr));
+  else snprintf(ep, sizeof ep, "NULL, NULL");
+  vkp__emit_ep_args(cg, gr, has_ep, sb);
+  if (a->op == VKP_OP_GEMM) {
+    bool ta = vkp_node_attr_int(a, "transA", 0) != 0;
+    bool tb = vkp_node_attr_int(a, "transB", 0) != 0;
+    long long M = Y->shape[0], N = Y->shape[1];
+    long long K = ta ? A->shape[0] : A->shape[1];
+    vkp__sb_printf(sb, "  const vkp_bsrc_t src = {.b = %s, .rsb = %lld, .csb = %lld};\n",
+                   bn, tb ? 1LL : N, tb ? K : 1LL);
+    vkp__sb_printf(sb, "  vkp_gemm(%lld, %lld, %lld, ", M, N, K);
+    vkp__emit_float(sb, vkp_node_attr_float(a, "alpha", 1.0));
+    vkp__sb_printf(sb, ", %s, %lld, %lld, &src, %s, %lld,\n           %s, 0, 0, "
+                   "scratch, VKP_STAGE_THREADS);\n",
+                   an, ta ? 1LL : K, ta ? M : 1LL, yn, N, ep);
+    return;
+  }
+  // matmul: NumPy semantics; a 1-D operand is a single row / column.
+  long long K = A->shape[A->rank - 1];
+  long long M = A->rank >= 2 ? A->shape[A->rank - 2] : 1;
+  long long N = B->rank >= 2 ? B->shape[B->rank - 1] : 1;
+  int32_t nb = Y->rank - (A->rank >= 2) - (B->rank >= 2);
+  int64_t as[VKP_MAX_RANK], bs[VKP_MAX_RANK], batch = 1;
+  vkp__batch_strides(A, A->rank >= 2 ? 2 : 1, Y->shape, nb, as);
+  vkp__batch_strides(B, B->rank >= 2 ? 2 : 1, Y->shape, nb, bs);
+  for (int32_t d = 0; d < nb; ++d) batch *= Y->shape[d];
+  vkp__sb_printf(sb, "  for (ptrdiff_t b = 0; b < %lld; ++b) {\n", (long long)batch);
+  vkp__sb_printf(sb, "    const vkp_bsrc_t src = {.b = %s + ", bn);
+  vkp__emit_part(sb, "b", Y->shape, 0, nb, bs);
+  vkp__sb_printf(sb, ", .rsb = %lld, .csb = 1};\n", N);
+  vkp__sb_printf(sb, "    vkp_gemm(%lld, %lld, %lld, 1.0f, %s + ", M, N, K, an);
+  vkp__emit_part(sb, "b", Y->shape, 0, nb, as);
+  vkp__sb_printf(sb, ", %lld, 1, &src, %s + b * %lld, %lld,\n             %s, 0, b, "
+                 "scratch, VKP_STAGE_THREADS);\n  }\n",
+                 K, yn, M * N, N, ep);
+}
+
+// Nested loops over `shape` (rank r) with loop variables i0.., writing
+// dst[k++] = src[offset], offset = sum_d (base_d + i_d * step_d) * stride_d.
+static void vkp__emit_gather(vkp__sb_t *sb, const char *dst, const char *src,
+                             int32_t r, const int64_t *shape,
+                             const int64_t *base, const int64_t *step,
+                             const int64_t *stride) {
+  vkp__sb_puts(sb, "  ptrdiff_t k = 0;\n");
+  for (int32_t d = 0; d < r; ++d)
+    vkp__sb_printf(sb, "%*sfor (ptrdiff_t i%d = 0; i%d < %lld; ++i%d)\n",
+                   2 + 2 * (int)d, "", (int)d, (int)d, (long long)shape[d], (int)d);
+  vkp__sb_printf(sb, "%*s%s[k++] = %s[0", 2 + 2 * (int)r, "", dst, src);
+  for (int32_t d = 0; d < r; ++d) {
+    if (!stride[d]) continue;
+    vkp__sb_printf(sb, " + (%lld + i%d * %lld) * %lld", (long long)base[d], (int)d,
+                   (long long)step[d], (long long)stride[d]);
+  }
+  vkp__sb_puts(sb, "];\n");
+}
+
+static void vkp__compact_strides(const vkp_value_t *v, int64_t *strides) {
+  int64_t s = 1;
+  for (int32_t d = v->rank - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= v->shape[d];
+  }
+}
+
+// Everything that is not fused: one node, its own loops or a prelude call.
+static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
+                                     vkp__sb_t *sb) {
+  const vkp_value_t *x = vkp__val(cg, n, 0), *y = vkp__outv(cg, n);
+  const char *xn = cg->vname[n->inputs[0]], *yn = cg->vname[n->outputs[0]];
+  switch (n->op) {
+    case VKP_OP_RESHAPE: case VKP_OP_FLATTEN: case VKP_OP_SQUEEZE:
+    case VKP_OP_UNSQUEEZE:
+      vkp__sb_printf(sb, "  memcpy(%s, %s, %lld);\n", yn, xn,
+                     (long long)(vkp__numel(y) * (int64_t)vkp_dtype_size(y->dtype)));
+      return NULL;
+    case VKP_OP_MAX_POOL2D: case VKP_OP_AVG_POOL2D: {
+      const int64_t *k, *p, *s, *d;
+      vkp_node_attr_ints(n, "kernel_shape", &k);
+      vkp_node_attr_ints(n, "pads", &p);
+      vkp_node_attr_ints(n, "strides", &s);
+      vkp_node_attr_ints(n, "dilations", &d);
+      long long C = x->shape[1], H = x->shape[2], W = x->shape[3];
+      long long OH = y->shape[2], OW = y->shape[3];
+      vkp__sb_printf(sb, "  for (ptrdiff_t n = 0; n < %lld; ++n)\n", (long long)x->shape[0]);
+      vkp__sb_printf(sb,
+                     "    vkp_pool2d(%s + n * %lld, %s + n * %lld, %lld, %lld, %lld, "
+                     "%lld, %lld, %lld, %lld,\n               %lld, %lld, %lld, "
+                     "%lld, %lld, %lld, %lld, %lld, %d, %d);\n",
+                     xn, C * H * W, yn, C * OH * OW, C, H, W, (long long)k[0],
+                     (long long)k[1], (long long)s[0], (long long)s[1],
+                     (long long)p[0], (long long)p[1], (long long)p[2],
+                     (long long)p[3], (long long)d[0], (long long)d[1], OH, OW,
+                     n->op == VKP_OP_MAX_POOL2D,
+                     (int)vkp_node_attr_int(n, "count_include_pad", 0));
+      return NULL;
+    }
+    case VKP_OP_GLOBAL_AVG_POOL: {
+      long long rows = x->shape[0] * x->shape[1], inner = vkp__numel(x) / (rows ? rows : 1);
+      vkp__sb_printf(sb, "  for (ptrdiff_t r = 0; r < %lld; ++r) {\n", rows);
+      vkp__sb_printf(sb, "    const float *row = %s + r * %lld;\n", xn, inner);
+      vkp__sb_puts(sb, "    float sum = 0.0f;\n");
+      vkp__sb_printf(sb, "    for (ptrdiff_t k = 0; k < %lld; ++k) sum += row[k];\n", inner);
+      vkp__sb_printf(sb, "    %s[r] = sum / %lld.0f;\n  }\n", yn, inner ? inner : 1);
+      return NULL;
+    }
+    case VKP_OP_SOFTMAX: {
+      int64_t axis = vkp_node_attr_int(n, "axis", x->rank - 1);
+      long long outer = 1, inner = 1;
+      for (int32_t d = 0; d < axis; ++d) outer *= x->shape[d];
+      for (int32_t d = (int32_t)axis + 1; d < x->rank; ++d) inner *= x->shape[d];
+      vkp__sb_printf(sb, "  vkp_softmax(%s, %s, %lld, %lld, %lld);\n", xn, yn, outer,
+                     (long long)x->shape[axis], inner);
+      return NULL;
+    }
+    case VKP_OP_LAYER_NORM: {
+      int64_t axis = vkp_node_attr_int(n, "axis", x->rank - 1);
+      long long outer = 1, inner = 1;
+      for (int32_t d = 0; d < axis; ++d) outer *= x->shape[d];
+      for (int32_t d = (int32_t)axis; d < x->rank; ++d) inner *= x->shape[d];
+      int32_t nr = x->rank - (int32_t)axis;
+      const int64_t *ns = x->shape + axis;
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) {\n", outer);
+      vkp__sb_printf(sb, "    const float *xr = %s + o * %lld;\n", xn, inner);
+      vkp__sb_printf(sb, "    float *yr = %s + o * %lld;\n", yn, inner);
+      vkp__sb_puts(sb, "    float mean, rstd;\n");
+      vkp__sb_printf(sb, "    vkp_row_stats(xr, %lld, ", inner);
+      vkp__emit_float(sb, vkp_node_attr_float(n, "epsilon", 1e-5));
+      vkp__sb_puts(sb, ", &mean, &rstd);\n");
+      vkp__sb_printf(sb, "    for (ptrdiff_t j = 0; j < %lld; ++j)\n", inner);
+      vkp__sb_puts(sb, "      yr[j] = (xr[j] - mean) * rstd");
+      for (int32_t k = 1; k < 3; ++k) {
+        const vkp_value_t *p = vkp__val(cg, n, k);
+        if (!p) continue;
+        int64_t st[VKP_MAX_RANK];
+        vkp__leaf_strides(p, nr, ns, false, st);
+        vkp__sb_printf(sb, " %s %s[", k == 1 ? "*" : "+", cg->vname[n->inputs[k]]);
+        vkp__emit_part(sb, "j", ns, 0, nr, st);
+        vkp__sb_puts(sb, "]");
+      }
+      vkp__sb_puts(sb, ";\n  }\n");
+      return NULL;
+    }
+    case VKP_OP_REDUCE_MEAN: case VKP_OP_REDUCE_SUM: {
+      const int64_t *axes;
+      int32_t na = vkp_node_attr_ints(n, "axes", &axes);
+      bool reduced[VKP_MAX_RANK] = {false};
+      for (int32_t i = 0; i < na; ++i) reduced[axes[i]] = true;
+      int64_t st[VKP_MAX_RANK], s = 1;
+      long long count = 1;
+      for (int32_t d = x->rank - 1; d >= 0; --d) {
+        st[d] = reduced[d] || x->shape[d] == 1 ? 0 : s;
+        if (!reduced[d]) s *= x->shape[d];
+        else count *= x->shape[d];
+      }
+      long long out_n = vkp__numel(y);
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) %s[o] = 0.0f;\n", out_n, yn);
+      vkp__sb_printf(sb, "  for (ptrdiff_t i = 0; i < %lld; ++i)\n", (long long)vkp__numel(x));
+      vkp__sb_printf(sb, "    %s[", yn);
+      vkp__emit_part(sb, "i", x->shape, 0, x->rank, st);
+      vkp__sb_printf(sb, "] += %s[i];\n", xn);
+      if (n->op == VKP_OP_REDUCE_MEAN)
+        vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) %s[o] /= %lld.0f;\n",
+                       out_n, yn, count ? count : 1);
+      return NULL;
+    }
+    case VKP_OP_TRANSPOSE: {
+      const int64_t *perm;
+      vkp_node_attr_ints(n, "perm", &perm);
+      int64_t xs[VKP_MAX_RANK], base[VKP_MAX_RANK] = {0}, step[VKP_MAX_RANK],
+          stride[VKP_MAX_RANK];
+      vkp__compact_strides(x, xs);
+      for (int32_t d = 0; d < y->rank; ++d) {
+        step[d] = 1;
+        stride[d] = y->shape[d] == 1 ? 0 : xs[perm[d]];
+      }
+      vkp__emit_gather(sb, yn, xn, y->rank, y->shape, base, step, stride);
+      return NULL;
+    }
+    case VKP_OP_SLICE: {
+      const int64_t *starts, *steps;
+      vkp_node_attr_ints(n, "starts", &starts);
+      vkp_node_attr_ints(n, "steps", &steps);
+      int64_t xs[VKP_MAX_RANK];
+      vkp__compact_strides(x, xs);
+      if (vkp__numel(y) == 0) return NULL;
+      vkp__emit_gather(sb, yn, xn, y->rank, y->shape, starts, steps, xs);
+      return NULL;
+    }
+    case VKP_OP_CONCAT: {
+      int64_t axis = vkp_node_attr_int(n, "axis", 0);
+      long long outer = 1, esz = (long long)vkp_dtype_size(y->dtype);
+      for (int32_t d = 0; d < axis; ++d) outer *= y->shape[d];
+      long long out_chunk = vkp__numel(y) / (outer ? outer : 1) * esz, at = 0;
+      if (outer == 0 || out_chunk == 0) return NULL;
+      for (int32_t i = 0; i < n->n_inputs; ++i) {
+        const vkp_value_t *v = vkp__val(cg, n, i);
+        long long chunk = vkp__numel(v) / outer * esz;
+        if (chunk)
+          vkp__sb_printf(sb,
+                         "  for (ptrdiff_t o = 0; o < %lld; ++o)  // from '%s'\n"
+                         "    memcpy((unsigned char *)%s + o * %lld + %lld, "
+                         "(const unsigned char *)%s + o * %lld, %lld);\n",
+                         outer, v->name, yn, out_chunk, at,
+                         cg->vname[n->inputs[i]], chunk, chunk);
+        at += chunk;
+      }
+      return NULL;
+    }
+    default:
+      return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                             "node '%s': the C codegen has no kernel for %s",
+                             n->name, vkp_op_name(n->op));
+  }
+}
+
+static void vkp__emit_node_comment(vkp__cg_t *cg, const vkp_node_t *n,
+                                   const char *role, vkp__sb_t *sb) {
+  char shape[160];
+  const vkp_value_t *o = vkp__outv(cg, n);
+  vkp__sb_printf(sb, "// node '%s': %s", n->name, vkp_op_name(n->op));
+  for (int32_t i = 0; i < n->n_inputs; ++i) {
+    const vkp_value_t *v = vkp__val(cg, n, i);
+    if (v)
+      vkp__sb_printf(sb, "%s%s", i ? ", " : " ",
+                     vkp_shape_format(v->rank, v->shape, shape, sizeof shape));
+  }
+  vkp__sb_printf(sb, " -> %s%s\n",
+                 vkp_shape_format(o->rank, o->shape, shape, sizeof shape), role);
+}
+
+// Emits the function of the group rooted at `root` into cg->out and its call
+// into `calls`; marks the values it touches in `needed`.
+static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *calls,
+                                    bool *needed) {
+  const vkp_graph_t *g = cg->g;
+  const vkp_node_t *rn = &g->nodes[root];
+  int32_t out_v = rn->outputs[0];
+  if (cg->storage[out_v] == VKP__ST_ALIAS) {  // a view: no code
+    vkp__emit_node_comment(cg, rn, " (a view, no code)", &cg->out);
+    vkp__sb_puts(&cg->out, "\n");
+    return NULL;
+  }
+  vkp__group_t *gr = vkp__calloc(1, sizeof(*gr));
+  if (!gr) return VKP_OOM("fused group");
+  gr->root = root;
+  gr->anchor = cg->anchor_of[root];
+  const vkp_value_t *ov = &g->values[out_v];
+  gr->rank = ov->rank;
+  for (int32_t d = 0; d < ov->rank; ++d) gr->shape[d] = ov->shape[d];
+  vkp_status_t st = NULL;
+  bool elementwise = vkp__is_elementwise(rn->op);
+  if (gr->anchor >= 0) {
+    const vkp_node_t *a = &g->nodes[gr->anchor];
+    for (int32_t i = 0; i < a->n_inputs && i < 2; ++i) vkp__add_param(gr, a->inputs[i]);
+  }
+  if (gr->anchor >= 0 || elementwise) {
+    st = vkp__collect_leaves(cg, gr);
+  } else {
+    for (int32_t i = 0; i < rn->n_inputs; ++i)
+      if (rn->inputs[i] >= 0) vkp__add_param(gr, rn->inputs[i]);
+  }
+  if (st) {
+    vkp__free(gr);
+    return st;
+  }
+  // Comments: every source node of the group.
+  for (int32_t i = 0; i <= root; ++i) {
+    if (cg->group_of[i] != root) continue;
+    const char *role = i == gr->anchor && i != root ? " (epilogue below fused in)"
+                       : i != root                  ? " (fused)"
+                                                    : "";
+    vkp__emit_node_comment(cg, &g->nodes[i], role, &cg->out);
+  }
+  bool has_ep = false;
+  if (gr->anchor >= 0) {
+    has_ep = gr->anchor != root || gr->n_leaves > 0;
+    if (has_ep) vkp__emit_epilogue(cg, gr, &cg->out);
+  }
+  // Function header.
+  const char *name = vkp__gname(cg, gr);
+  vkp__sb_printf(&cg->out, "static void node_%s(", name);
+  for (int32_t i = 0; i < gr->n_params; ++i) {
+    const vkp_value_t *v = &g->values[gr->params[i]];
+    vkp__sb_printf(&cg->out, "const %s *%s, ", vkp__ctype(v->dtype),
+                   cg->vname[gr->params[i]]);
+  }
+  vkp__sb_printf(&cg->out, "%s *restrict %s", vkp__ctype(ov->dtype), cg->vname[out_v]);
+  bool scratch = gr->anchor >= 0 || rn->op == VKP_OP_MATMUL;
+  if (scratch) vkp__sb_puts(&cg->out, ", float *scratch");
+  vkp__sb_puts(&cg->out, ") {\n");
+  if (gr->anchor >= 0) {
+    if (g->nodes[gr->anchor].op == VKP_OP_CONV2D) vkp__emit_conv(cg, gr, has_ep, &cg->out);
+    else vkp__emit_matmul(cg, gr, has_ep, &cg->out);
+  } else if (rn->op == VKP_OP_MATMUL) {  // 1-D operands: no epilogue
+    vkp__emit_matmul(cg, gr, false, &cg->out);
+  } else if (elementwise) {
+    vkp__emit_elementwise(cg, gr, &cg->out);
+  } else {
+    st = vkp__emit_single(cg, rn, &cg->out);
+  }
+  vkp__sb_puts(&cg->out, "}\n\n");
+  // The call.
+  vkp__sb_printf(calls, "  node_%s(", name);
+  for (int32_t i = 0; i < gr->n_params; ++i) {
+    vkp__sb_printf(calls, "%s, ", cg->vname[gr->params[i]]);
+    needed[gr->params[i]] = true;
+  }
+  vkp__sb_printf(calls, "%s%s);\n", cg->vname[out_v],
+                 scratch ? ", scratch" : "");
+  needed[out_v] = true;
+  cg->n_kernels++;
+  vkp__free(gr);
+  return st;
+}
+
+// Declares the entry's pointer for value v.
+static void vkp__emit_decl(vkp__cg_t *cg, int32_t v, vkp__sb_t *sb) {
+  const vkp_value_t *val = &cg->g->values[v];
+  const char *T = vkp__ctype(val->dtype), *name = cg->vname[v];
+  switch (cg->storage[v]) {
+    case VKP__ST_INPUT:
+      vkp__sb_printf(sb, "  const %s *%s = inputs[%d];\n", T, name, (int)cg->io_index[v]);
+      break;
+    case VKP__ST_CONSTANT:
+      vkp__sb_printf(sb, "  const %s *%s = constants[%d];\n", T, name, (int)cg->io_index[v]);
+      break;
+    case VKP__ST_OUTPUT:
+      vkp__sb_printf(sb, "  %s *%s = outputs[%d];\n", T, name, (int)cg->io_index[v]);
+      break;
+    case VKP__ST_WORKSPACE:
+      vkp__sb_printf(sb, "  %s *%s = (%s *)(ws + %lld);\n", T, name, T,
+                     (long long)cg->offset[v]);
+      break;
+    case VKP__ST_ALIAS: {
+      int32_t b = cg->alias_of[v];
+      bool ro = cg->storage[b] == VKP__ST_INPUT || cg->storage[b] == VKP__ST_CONSTANT;
+      vkp__sb_printf(sb, "  %s%s *%s = %s;  // view of '%s'\n", ro ? "const " : "", T,
+                     name, cg->vname[b], cg->g->values[b].name);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
+  const vkp_graph_t *g = cg->g;
+  int32_t nv = g->n_values;
+  for (int32_t v = 0; v < nv; ++v) {
+    char *s = vkp__ident("", g->values[v].name, NULL, 0, v);
+    if (!s) return VKP_OOM("value names");
+    // Keep a prefix when a graph name is not a plain lower-case identifier
+    // or could clash with a C keyword or a name the generated code uses.
+    bool plain = s[0] >= 'a' && s[0] <= 'z' && strncmp(s, "vkp", 3) != 0 &&
+                 strncmp(s, "node_", 5) != 0 && strncmp(s, "ep_", 3) != 0 &&
+                 strncmp(s, "t_", 2) != 0 && s[0] != 'l' && s[0] != 'i' &&
+                 strncmp(s, "base", 4) != 0 && strncmp(s, "v_", 2) != 0;
+    static const char *const reserved[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do",
+        "double", "else", "enum", "extern", "float", "for", "goto",
+        "register", "restrict", "return", "short", "signed", "sizeof",
+        "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+        "volatile", "while", "outputs", "constants", "workspace", "ws",
+        "scratch", "src", "acc", "ctx", "args", "xn", "yn", "row", "col",
+        "batch", "rows", "cols", "ldc", "c", "cr", "r", "j", "k", "o", "n",
+        "g", "b", "mean", "rstd", "xr", "yr", "sum", "row0", "col0",
+        "size_t", "ptrdiff_t"};
+    for (size_t i = 0; plain && i < sizeof reserved / sizeof reserved[0]; ++i)
+      if (strcmp(s, reserved[i]) == 0) plain = false;
+    cg->vname[v] = vkp__ident(plain ? "" : "v_", s, cg->vname, v, v);
+    vkp__free(s);
+    if (!cg->vname[v]) return VKP_OOM("value names");
+  }
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    cg->nname[i] = vkp__ident("", g->nodes[i].name, cg->nname, i, i);
+    if (!cg->nname[i]) return VKP_OOM("node names");
+  }
+  vkp__sb_t *out = &cg->out;
+  vkp__sb_printf(out,
+                 "// Generated by vkpipe codegen/c from graph '%s': %d nodes.\n"
+                 "// Shapes are constants; weights arrive through `constants`.\n",
+                 g->name, (int)g->n_nodes);
+  if (cg->threads > 1) vkp__sb_puts(out, "#define VKP_THREADS 1\n");
+  vkp__sb_printf(out, "#define VKP_STAGE_THREADS %d\n", cg->threads > 1 ? (int)cg->threads : 1);
+  vkp__sb_printf(out, "%s\n", vkp_codegen_c_prelude());
+  vkp__sb_puts(out,
+              "static inline int64_t vkp_div_i64(int64_t a, int64_t b) {\n"
+              "  return b == 0 ? 0 : b == -1 ? (int64_t)(0u - (uint64_t)a) : a / b;\n"
+              "}\n"
+              "static inline int32_t vkp_div_i32(int32_t a, int32_t b) {\n"
+              "  return b == 0 ? 0 : b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b;\n"
+              "}\n\n"
+              "// ---------------------------------------------------------------"
+              "------------\n// The stage.\n\n");
+  vkp__sb_t calls = {0};
+  bool *needed = vkp__calloc((size_t)nv + 1, sizeof(bool));
+  if (!needed) return VKP_OOM("codegen");
+  vkp_status_t st = NULL;
+  for (int32_t i = 0; i < g->n_nodes && !st; ++i)
+    if (cg->group_of[i] == i) st = vkp__emit_group(cg, i, &calls, needed);
+  // Outputs that are not written by a node: copies at the end.
+  vkp__sb_t tail = {0};
+  for (int32_t i = 0; i < g->n_outputs && !st; ++i) {
+    int32_t v = g->outputs[i];
+    if (cg->storage[v] == VKP__ST_OUTPUT && cg->io_index[v] == i) continue;
+    const vkp_value_t *val = &g->values[v];
+    vkp__sb_printf(&tail, "  memcpy(outputs[%d], %s, %lld);  // output '%s'\n", (int)i,
+                   cg->vname[v],
+                   (long long)(vkp__numel(val) * (int64_t)vkp_dtype_size(val->dtype)),
+                   val->name);
+    needed[v] = true;
+  }
+  // Views whose base must be declared.
+  for (int32_t v = 0; v < nv; ++v)
+    if (needed[v] && cg->storage[v] == VKP__ST_ALIAS) needed[cg->alias_of[v]] = true;
+  int64_t ws = (cg->ws_bytes + 63) / 64 * 64;
+  vkp__sb_printf(out,
+                 "size_t vkp_stage_workspace_size(void);\n"
+                 "size_t vkp_stage_workspace_size(void) {\n"
+                 "  size_t gemm = (size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS;\n"
+                 "  size_t depthwise = %lldu;\n"
+                 "  return %lldu + (gemm > depthwise ? gemm : depthwise) * sizeof(float) "
+                 "+ 64u;\n}\n\n",
+                 (long long)cg->dw_scratch_floats, (long long)ws);
+  vkp__sb_puts(out,
+              "int vkp_stage_run(const void *const *inputs, void *const *outputs,\n"
+              "                  const void *const *constants, void *workspace);\n"
+              "int vkp_stage_run(const void *const *inputs, void *const *outputs,\n"
+              "                  const void *const *constants, void *workspace) {\n");
+  vkp__sb_printf(out,
+                 "  unsigned char *ws = workspace;\n"
+                 "  float *scratch = (float *)(ws + %lld);\n"
+                 "  (void)inputs;\n  (void)outputs;\n  (void)constants;\n"
+                 "  (void)ws;\n  (void)scratch;\n",
+                 (long long)ws);
+  // Declare in value order, bases before views.
+  for (int32_t pass = 0; pass < 2; ++pass)
+    for (int32_t v = 0; v < nv; ++v)
+      if (needed[v] && (cg->storage[v] == VKP__ST_ALIAS) == (pass == 1))
+        vkp__emit_decl(cg, v, out);
+  if (calls.data) vkp__sb_put(out, calls.data, calls.len);
+  if (tail.data) vkp__sb_put(out, tail.data, tail.len);
+  vkp__sb_puts(out, "  return 0;\n}\n");
+  if (calls.oom || tail.oom) out->oom = true;
+  vkp__free(calls.data);
+  vkp__free(tail.data);
+  vkp__free(needed);
+  return st;
+}
+
+vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
+                                vkp_codegen_c_t *out) {
+  memset(out, 0, sizeof(*out));
+  if (!graph->validated)
+    return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
+                           "codegen/c: graph '%s' is not validated", graph->name);
+  vkp__cg_t cg = {.g = graph, .threads = threads};
+  size_t nv = (size_t)graph->n_values + 1, nn = (size_t)graph->n_nodes + 1;
+  cg.group_of = vkp__calloc(nn, sizeof(int32_t));
+  cg.anchor_of = vkp__calloc(nn, sizeof(int32_t));
+  cg.uses = vkp__calloc(nv, sizeof(int32_t));
+  cg.io_index = vkp__calloc(nv, sizeof(int32_t));
+  cg.storage = vkp__calloc(nv, sizeof(vkp__storage_t));
+  cg.alias_of = vkp__calloc(nv, sizeof(int32_t));
+  cg.offset = vkp__calloc(nv, sizeof(int64_t));
+  cg.vname = vkp__calloc(nv, sizeof(char *));
+  cg.nname = vkp__calloc(nn, sizeof(char *));
+  cg.constants = vkp__calloc(nv, sizeof(int32_t));
+  vkp_status_t st = NULL;
+  if (!cg.group_of || !cg.anchor_of || !cg.uses || !cg.io_index || !cg.storage ||
+      !cg.alias_of || !cg.offset || !cg.vname || !cg.nname || !cg.constants) {
+    st = VKP_OOM("codegen plan");
+  }
+  if (!st) {
+    for (int32_t i = 0; i < graph->n_nodes; ++i) {
+      cg.group_of[i] = -1;
+      cg.anchor_of[i] = -1;
+      const vkp_node_t *n = &graph->nodes[i];
+      if (n->op < 0 || n->op >= VKP_OP_COUNT || n->n_outputs != 1) {
+        st = vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                             "node '%s': unsupported op or output count", n->name);
+        break;
+      }
+      for (int32_t k = 0; k < n->n_inputs; ++k)
+        if (n->inputs[k] >= 0) cg.uses[n->inputs[k]]++;
+    }
+  }
+  if (!st) {
+    vkp__plan_groups(&cg);
+    st = vkp__plan_buffers(&cg);
+  }
+  if (!st) st = vkp__emit_all(&cg);
+  if (!st && cg.out.oom) st = VKP_OOM("generated C source");
+  if (!st) {
+    out->source = cg.out.data;
+    out->source_size = cg.out.len;
+    out->n_constants = cg.n_constants;
+    out->constants = cg.constants;
+    out->n_kernels = cg.n_kernels;
+    out->intermediate_bytes = cg.ws_bytes;
+    cg.out.data = NULL;
+    cg.constants = NULL;
+  }
+  for (int32_t v = 0; cg.vname && v < graph->n_values; ++v) vkp__free(cg.vname[v]);
+  for (int32_t i = 0; cg.nname && i < graph->n_nodes; ++i) vkp__free(cg.nname[i]);
+  vkp__free(cg.out.data);
+  vkp__free(cg.group_of);
+  vkp__free(cg.anchor_of);
+  vkp__free(cg.uses);
+  vkp__free(cg.io_index);
+  vkp__free(cg.storage);
+  vkp__free(cg.alias_of);
+  vkp__free(cg.offset);
+  vkp__free(cg.vname);
+  vkp__free(cg.nname);
+  vkp__free(cg.constants);
+  return st;
+}
+
+void vkp_codegen_c_deinit(vkp_codegen_c_t *code) {
+  if (!code) return;
+  vkp__free(code->source);
+  vkp__free(code->constants);
+  memset(code, 0, sizeof(*code));
+}

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// codegen/c: one C translation unit for a validated subgraph.
+//
+//   vkp_codegen_c_t code;
+//   vkp_status_t st = vkp_codegen_c_emit(graph, /*threads=*/1, &code);
+//   // code.source: the prelude (codegen/c/prelude.c) followed by one
+//   // function per fused group of nodes and the stage entry:
+//   //   int vkp_stage_run(const void *const *inputs, void *const *outputs,
+//   //                     const void *const *constants, void *workspace);
+//   //   size_t vkp_stage_workspace_size(void);
+//   vkp_codegen_c_deinit(&code);
+//
+// Shapes are compile-time constants. Weights are not in the source: the entry
+// receives one pointer per constant, in the order of code.constants. Inputs
+// and outputs follow graph->inputs and graph->outputs. Intermediates live in
+// one workspace of vkp_stage_workspace_size() bytes (64-byte aligned), planned
+// by liveness; it also holds the GEMM packing scratch.
+//
+// Fusion: chains and trees of elementwise nodes become one loop; an
+// elementwise consumer tree of a conv2d/gemm/matmul becomes that node's
+// epilogue, applied to each finished register tile. Reshape-like nodes are
+// views that copy nothing.
+//
+// Pure text generation: thread-safe, no I/O.
+#ifndef VKPIPE_CODEGEN_C_EMIT_H_
+#define VKPIPE_CODEGEN_C_EMIT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vkpipe/graph.h"
+#include "vkpipe/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Name of the entry point and workspace query in generated code.
+#define VKP_CODEGEN_C_ENTRY "vkp_stage_run"
+#define VKP_CODEGEN_C_WORKSPACE "vkp_stage_workspace_size"
+
+typedef struct vkp_codegen_c_t {
+  char *source;          // owned, NUL-terminated
+  size_t source_size;    // strlen(source)
+  int32_t n_constants;
+  int32_t *constants;    // owned: value indices of the constants, in the
+                         // order the entry's `constants` array follows
+  int32_t n_kernels;     // number of emitted node functions (after fusion)
+  int64_t intermediate_bytes;  // workspace bytes for intermediates (the
+                               // GEMM scratch comes on top)
+} vkp_codegen_c_t;
+
+// Emits C for `graph` (validated; borrowed). `threads` > 1 builds the GEMM
+// with a pthread split (the object must then be linked with -pthread).
+// Fails with UNSUPPORTED naming the node for anything it cannot generate.
+vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
+                                vkp_codegen_c_t *out) VKP_MUST_USE;
+
+// Frees what `code` owns and zeroes it. Safe on a zeroed struct.
+void vkp_codegen_c_deinit(vkp_codegen_c_t *code);
+
+// The prelude source (static storage), NUL-terminated.
+const char *vkp_codegen_c_prelude(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // VKPIPE_CODEGEN_C_EMIT_H_

@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: Apache-2.0
+// vkpipe CPU prelude: the kernels every generated stage calls. This file is
+// not compiled into libvkpipe; CMake embeds it as a string and codegen/c
+// pastes it at the top of every generated translation unit, so it is compiled
+// with the stage's -O3 -march flags and the constant shapes the generated
+// code passes in can be propagated into it.
+//
+// Vectors: GCC/Clang generic vector types (vector_size), sized from the
+// -march the stage is built for (AVX-512: 16 floats, AVX: 8, else 4). The
+// compiler lowers them to the widest instructions -march allows, so the same
+// source is fast with -march=native and still correct with a portable
+// baseline.
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#ifdef VKP_THREADS
+#include <pthread.h>
+#endif
+
+#if defined(__AVX512F__)
+#define VKP_VLEN 16
+#define VKP_MR 14
+#elif defined(__AVX__)
+#define VKP_VLEN 8
+#define VKP_MR 6
+#else
+#define VKP_VLEN 4
+#define VKP_MR 4
+#endif
+#define VKP_NR (2 * VKP_VLEN)
+// Prelude functions a stage may leave unused.
+#define VKP_FN static __attribute__((unused))
+// Cache blocking: a KC x NR panel of B stays in L1, an MC x KC block of A in
+// L2, a KC x NC block of B in L3.
+#define VKP_KC 256
+#define VKP_MC (VKP_MR * 24)
+#define VKP_NC (VKP_NR * 64)
+
+typedef float vkp_vec_t __attribute__((vector_size(VKP_VLEN * 4)));
+typedef float vkp_uvec_t
+    __attribute__((vector_size(VKP_VLEN * 4), aligned(4), may_alias));
+typedef float vkp_v8_t __attribute__((vector_size(32)));
+typedef float vkp_uv8_t __attribute__((vector_size(32), aligned(4), may_alias));
+typedef float vkp_v4_t __attribute__((vector_size(16)));
+typedef float vkp_uv4_t __attribute__((vector_size(16), aligned(4), may_alias));
+
+// Scratch floats one thread's GEMM needs for packing.
+#define VKP_GEMM_SCRATCH_FLOATS \
+  ((ptrdiff_t)VKP_MC * VKP_KC + (ptrdiff_t)VKP_KC * VKP_NC + VKP_MR * VKP_NR + 64)
+
+// A fused elementwise epilogue, applied in place to a finished tile of C:
+// rows [row0, row0+rows) and columns [col0, col0+cols) of the output matrix
+// of image/batch `batch`; `c` points at element (row0, col0).
+typedef void (*vkp_epilogue_fn)(float *c, ptrdiff_t ldc, ptrdiff_t row0,
+                                ptrdiff_t col0, ptrdiff_t rows, ptrdiff_t cols,
+                                ptrdiff_t batch, const void *ctx);
+
+// Where GEMM reads B from: a strided matrix, or the im2col view of one NCHW
+// image (row k = (channel, kh, kw), column j = output pixel).
+typedef struct vkp_bsrc_t {
+  const float *b;
+  ptrdiff_t rsb, csb;
+  int conv;
+  ptrdiff_t C, H, W, KH, KW, SH, SW, PT, PL, DH, DW, OH, OW;
+} vkp_bsrc_t;
+
+static inline float vkp_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+static inline float vkp_gelu_erf(float x) {
+  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+static inline float vkp_gelu_tanh(float x) {
+  return 0.5f * x *
+         (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+static inline float vkp_clipf(float x, float lo, float hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+
+// ---------------------------------------------------------------------------
+// GEMM: C[M][N] (row stride ldc) = alpha * A * B, then the epilogue.
+
+// Packs rows [i0, i0+mc) x depth [p0, p0+kc) of A into MR-row panels,
+// zero-padding the last panel; scales by alpha.
+VKP_FN void vkp_pack_a(ptrdiff_t mc, ptrdiff_t kc, const float *a,
+                       ptrdiff_t rsa, ptrdiff_t csa, float alpha,
+                       float *restrict pa) {
+  for (ptrdiff_t i = 0; i < mc; i += VKP_MR) {
+    ptrdiff_t mr = mc - i < VKP_MR ? mc - i : VKP_MR;
+    const float *ai = a + i * rsa;
+    if (mr == VKP_MR && csa == 1) {
+      for (ptrdiff_t k = 0; k < kc; ++k)
+        for (ptrdiff_t r = 0; r < VKP_MR; ++r)
+          pa[k * VKP_MR + r] = alpha * ai[r * rsa + k];
+    } else {
+      for (ptrdiff_t k = 0; k < kc; ++k)
+        for (ptrdiff_t r = 0; r < VKP_MR; ++r)
+          pa[k * VKP_MR + r] = r < mr ? alpha * ai[r * rsa + k * csa] : 0.0f;
+    }
+    pa += kc * VKP_MR;
+  }
+}
+
+// Packs depth [p0, p0+kc) x columns [j0, j0+nc) of B into NR-column panels.
+VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
+                       const vkp_bsrc_t *src, float *restrict pb) {
+  for (ptrdiff_t j = 0; j < nc; j += VKP_NR) {
+    ptrdiff_t nr = nc - j < VKP_NR ? nc - j : VKP_NR;
+    if (!src->conv) {
+      const float *bj = src->b + p0 * src->rsb + (j0 + j) * src->csb;
+      if (nr == VKP_NR && src->csb == 1) {
+        for (ptrdiff_t k = 0; k < kc; ++k)
+          memcpy(pb + k * VKP_NR, bj + k * src->rsb, sizeof(float) * VKP_NR);
+      } else {
+        for (ptrdiff_t k = 0; k < kc; ++k)
+          for (ptrdiff_t c = 0; c < VKP_NR; ++c)
+            pb[k * VKP_NR + c] =
+                c < nr ? bj[k * src->rsb + c * src->csb] : 0.0f;
+      }
+    } else {
+      // im2col on the fly. The panel's columns are output pixels; split
+      // them into runs that share an output row, so that for each depth
+      // step a run reads one input row: a contiguous (or strided) copy
+      // between two zero-filled edges.
+      ptrdiff_t run_c0[VKP_NR + 1], run_ih[VKP_NR], run_iw[VKP_NR];
+      int runs = 0;
+      for (ptrdiff_t c = 0; c < nr;) {
+        ptrdiff_t col = j0 + j + c, oh = col / src->OW, ow = col % src->OW;
+        ptrdiff_t len = src->OW - ow < nr - c ? src->OW - ow : nr - c;
+        run_c0[runs] = c;
+        run_ih[runs] = oh * src->SH - src->PT;
+        run_iw[runs] = ow * src->SW - src->PL;
+        ++runs;
+        c += len;
+      }
+      run_c0[runs] = nr;
+      ptrdiff_t khw = src->KH * src->KW;
+      for (ptrdiff_t k = 0; k < kc; ++k) {
+        ptrdiff_t kk = p0 + k, ch = kk / khw, r = kk % khw;
+        ptrdiff_t dh = (r / src->KW) * src->DH, dw = (r % src->KW) * src->DW;
+        const float *plane = src->b + ch * src->H * src->W;
+        float *restrict dst = pb + k * VKP_NR;
+        for (int u = 0; u < runs; ++u) {
+          ptrdiff_t c0 = run_c0[u], len = run_c0[u + 1] - c0;
+          ptrdiff_t ih = run_ih[u] + dh, iw = run_iw[u] + dw;
+          if (ih < 0 || ih >= src->H) {
+            for (ptrdiff_t c = 0; c < len; ++c) dst[c0 + c] = 0.0f;
+            continue;
+          }
+          // Columns c with 0 <= iw + c * SW < W.
+          ptrdiff_t lo = iw < 0 ? (-iw + src->SW - 1) / src->SW : 0;
+          ptrdiff_t hi = src->W - iw <= 0 ? 0 : (src->W - iw + src->SW - 1) / src->SW;
+          if (lo > len) lo = len;
+          if (hi > len) hi = len;
+          if (hi < lo) hi = lo;
+          const float *row = plane + ih * src->W + iw;
+          for (ptrdiff_t c = 0; c < lo; ++c) dst[c0 + c] = 0.0f;
+          if (src->SW == 1) {
+            for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[c];
+          } else {
+            for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[c * src->SW];
+          }
+          for (ptrdiff_t c = hi; c < len; ++c) dst[c0 + c] = 0.0f;
+        }
+        for (ptrdiff_t c = nr; c < VKP_NR; ++c) dst[c] = 0.0f;
+      }
+    }
+    pb += kc * VKP_NR;
+  }
+}
+
+// The register tile: MR x NR accumulators (2*MR vectors) over kc steps.
+// Writes (or, when `accumulate`, adds) the tile into c.
+static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
+                               const float *restrict pb, float *restrict c,
+                               ptrdiff_t ldc, int accumulate) {
+  vkp_vec_t acc0[VKP_MR], acc1[VKP_MR];
+  for (int r = 0; r < VKP_MR; ++r) {
+    acc0[r] = (vkp_vec_t){0};
+    acc1[r] = (vkp_vec_t){0};
+  }
+  for (ptrdiff_t k = 0; k < kc; ++k) {
+    vkp_vec_t b0 = *(const vkp_vec_t *)(pb + k * VKP_NR);
+    vkp_vec_t b1 = *(const vkp_vec_t *)(pb + k * VKP_NR + VKP_VLEN);
+    for (int r = 0; r < VKP_MR; ++r) {
+      float av = pa[k * VKP_MR + r];
+      acc0[r] += av * b0;
+      acc1[r] += av * b1;
+    }
+  }
+  for (int r = 0; r < VKP_MR; ++r) {
+    vkp_uvec_t *c0 = (vkp_uvec_t *)(c + r * ldc);
+    vkp_uvec_t *c1 = (vkp_uvec_t *)(c + r * ldc + VKP_VLEN);
+    if (accumulate) {
+      *c0 += acc0[r];
+      *c1 += acc1[r];
+    } else {
+      *c0 = acc0[r];
+      *c1 = acc1[r];
+    }
+  }
+}
+
+// Rows with M this small skip packing: each row of C is a sum of scaled rows
+// of B (streams B once; the case of a batch-1 fully connected layer).
+VKP_FN void vkp_gemm_small_m(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
+                             const float *a, ptrdiff_t rsa, ptrdiff_t csa,
+                             const vkp_bsrc_t *b, float *c, ptrdiff_t ldc) {
+  for (ptrdiff_t i = 0; i < M; ++i) {
+    float *restrict ci = c + i * ldc;
+    if (b->csb == 1) {
+      for (ptrdiff_t j = 0; j < N; ++j) ci[j] = 0.0f;
+      for (ptrdiff_t k = 0; k < K; ++k) {
+        float av = alpha * a[i * rsa + k * csa];
+        const float *restrict bk = b->b + k * b->rsb;
+        for (ptrdiff_t j = 0; j < N; ++j) ci[j] += av * bk[j];
+      }
+    } else if (b->rsb == 1 && csa == 1) {
+      // B transposed (a Linear layer's weight): dot products along k.
+      const float *ai = a + i * rsa;
+      for (ptrdiff_t j = 0; j < N; ++j) {
+        const float *bj = b->b + j * b->csb;
+        vkp_vec_t acc[4] = {{0}, {0}, {0}, {0}};
+        ptrdiff_t k = 0;
+        for (; k + 4 * VKP_VLEN <= K; k += 4 * VKP_VLEN)
+          for (int u = 0; u < 4; ++u)
+            acc[u] += *(const vkp_uvec_t *)(ai + k + u * VKP_VLEN) *
+                      *(const vkp_uvec_t *)(bj + k + u * VKP_VLEN);
+        vkp_vec_t s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        float sum = 0.0f;
+        for (int l = 0; l < VKP_VLEN; ++l) sum += s[l];
+        for (; k < K; ++k) sum += ai[k] * bj[k];
+        ci[j] = alpha * sum;
+      }
+    } else {
+      for (ptrdiff_t j = 0; j < N; ++j) {
+        float sum = 0.0f;
+        for (ptrdiff_t k = 0; k < K; ++k)
+          sum += a[i * rsa + k * csa] * b->b[k * b->rsb + j * b->csb];
+        ci[j] = alpha * sum;
+      }
+    }
+  }
+}
+
+// Columns [n0, n1) of the product. `scratch` holds VKP_GEMM_SCRATCH_FLOATS.
+VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
+                          float alpha, const float *a, ptrdiff_t rsa,
+                          ptrdiff_t csa, const vkp_bsrc_t *b, float *c,
+                          ptrdiff_t ldc, vkp_epilogue_fn ep, const void *ep_ctx,
+                          ptrdiff_t ep_row0, ptrdiff_t batch, float *scratch) {
+  float *pa = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+  float *pb = pa + (ptrdiff_t)VKP_MC * VKP_KC;
+  float *edge = pb + (ptrdiff_t)VKP_KC * VKP_NC;
+  if (K == 0) {
+    for (ptrdiff_t i = 0; i < M; ++i)
+      for (ptrdiff_t j = n0; j < n1; ++j) c[i * ldc + j] = 0.0f;
+    if (ep && M > 0 && n1 > n0)
+      ep(c + n0, ldc, ep_row0, n0, M, n1 - n0, batch, ep_ctx);
+    return;
+  }
+  for (ptrdiff_t jc = n0; jc < n1; jc += VKP_NC) {
+    ptrdiff_t nc = n1 - jc < VKP_NC ? n1 - jc : VKP_NC;
+    for (ptrdiff_t pc = 0; pc < K; pc += VKP_KC) {
+      ptrdiff_t kc = K - pc < VKP_KC ? K - pc : VKP_KC;
+      int last = pc + kc == K;
+      vkp_pack_b(kc, nc, pc, jc, b, pb);
+      for (ptrdiff_t ic = 0; ic < M; ic += VKP_MC) {
+        ptrdiff_t mc = M - ic < VKP_MC ? M - ic : VKP_MC;
+        vkp_pack_a(mc, kc, a + ic * rsa + pc * csa, rsa, csa, alpha, pa);
+        for (ptrdiff_t jr = 0; jr < nc; jr += VKP_NR) {
+          ptrdiff_t nr = nc - jr < VKP_NR ? nc - jr : VKP_NR;
+          for (ptrdiff_t ir = 0; ir < mc; ir += VKP_MR) {
+            ptrdiff_t mr = mc - ir < VKP_MR ? mc - ir : VKP_MR;
+            float *ct = c + (ic + ir) * ldc + jc + jr;
+            const float *pat = pa + ir * kc, *pbt = pb + jr * kc;
+            if (mr == VKP_MR && nr == VKP_NR) {
+              vkp_ukernel(kc, pat, pbt, ct, ldc, pc > 0);
+            } else {
+              vkp_ukernel(kc, pat, pbt, edge, VKP_NR, 0);
+              for (ptrdiff_t r = 0; r < mr; ++r)
+                for (ptrdiff_t q = 0; q < nr; ++q)
+                  ct[r * ldc + q] = (pc > 0 ? ct[r * ldc + q] : 0.0f) +
+                                    edge[r * VKP_NR + q];
+            }
+            if (last && ep)
+              ep(ct, ldc, ep_row0 + ic + ir, jc + jr, mr, nr, batch, ep_ctx);
+          }
+        }
+      }
+    }
+  }
+}
+
+#ifdef VKP_THREADS
+typedef struct vkp_gemm_job_t {
+  ptrdiff_t M, n0, n1, K;
+  float alpha;
+  const float *a;
+  ptrdiff_t rsa, csa;
+  const vkp_bsrc_t *b;
+  float *c;
+  ptrdiff_t ldc;
+  vkp_epilogue_fn ep;
+  const void *ep_ctx;
+  ptrdiff_t ep_row0, batch;
+  float *scratch;
+} vkp_gemm_job_t;
+
+static void *vkp_gemm_job_run(void *arg) {
+  vkp_gemm_job_t *j = arg;
+  vkp_gemm_cols(j->M, j->n0, j->n1, j->K, j->alpha, j->a, j->rsa, j->csa, j->b,
+                j->c, j->ldc, j->ep, j->ep_ctx, j->ep_row0, j->batch,
+                j->scratch);
+  return NULL;
+}
+#endif
+
+// The GEMM entry. `scratch` holds `threads` * VKP_GEMM_SCRATCH_FLOATS floats.
+VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
+                     const float *a, ptrdiff_t rsa, ptrdiff_t csa,
+                     const vkp_bsrc_t *b, float *c, ptrdiff_t ldc,
+                     vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t ep_row0,
+                     ptrdiff_t batch, float *scratch, int threads) {
+  if (M <= 0 || N <= 0) return;
+  if (M < VKP_MR / 2 && !b->conv && K > 0) {
+    vkp_gemm_small_m(M, N, K, alpha, a, rsa, csa, b, c, ldc);
+    if (ep) ep(c, ldc, ep_row0, 0, M, N, batch, ep_ctx);
+    return;
+  }
+#ifdef VKP_THREADS
+  // Split the columns in NR-aligned chunks; each thread packs its own panels.
+  ptrdiff_t panels = (N + VKP_NR - 1) / VKP_NR;
+  int nt = threads < 1 ? 1 : threads;
+  if (nt > panels) nt = (int)panels;
+  if (nt > 1 && (double)M * N * K > 1e6) {
+    enum { VKP_MAX_THREADS = 64 };
+    vkp_gemm_job_t jobs[VKP_MAX_THREADS];
+    pthread_t tids[VKP_MAX_THREADS];
+    int started[VKP_MAX_THREADS];
+    if (nt > VKP_MAX_THREADS) nt = VKP_MAX_THREADS;
+    for (int t = 0; t < nt; ++t) {
+      ptrdiff_t p0 = panels * t / nt, p1 = panels * (t + 1) / nt;
+      ptrdiff_t n1 = p1 * VKP_NR < N ? p1 * VKP_NR : N;
+      jobs[t] = (vkp_gemm_job_t){M, p0 * VKP_NR, n1, K, alpha, a, rsa, csa,
+                                 b, c, ldc, ep, ep_ctx, ep_row0, batch,
+                                 scratch + t * VKP_GEMM_SCRATCH_FLOATS};
+      started[t] = t > 0 &&
+                   pthread_create(&tids[t], NULL, vkp_gemm_job_run, &jobs[t]) == 0;
+    }
+    vkp_gemm_job_run(&jobs[0]);
+    for (int t = 1; t < nt; ++t) {
+      if (started[t]) pthread_join(tids[t], NULL);
+      else vkp_gemm_job_run(&jobs[t]);  // could not start: run it here
+    }
+    return;
+  }
+#else
+  (void)threads;
+#endif
+  vkp_gemm_cols(M, 0, N, K, alpha, a, rsa, csa, b, c, ldc, ep, ep_ctx, ep_row0,
+                batch, scratch);
+}
+
+// ---------------------------------------------------------------------------
+// Direct loops: depthwise convolution and pooling (NCHW, one image).
+
+// Depthwise with windows over 121 taps: plain direct loops.
+static void vkp_conv_depthwise_large(const float *x, const float *w, float *y,
+                                     ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
+                                     ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                                     ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL,
+                                     ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
+                                     ptrdiff_t OW, vkp_epilogue_fn ep,
+                                     const void *ep_ctx, ptrdiff_t batch) {
+  for (ptrdiff_t c = 0; c < C; ++c) {
+    float *yc = y + c * OH * OW;
+    for (ptrdiff_t oh = 0; oh < OH; ++oh)
+      for (ptrdiff_t ow = 0; ow < OW; ++ow) {
+        float acc = 0.0f;
+        for (ptrdiff_t kh = 0; kh < KH; ++kh)
+          for (ptrdiff_t kw = 0; kw < KW; ++kw) {
+            ptrdiff_t ih = oh * SH - PT + kh * DH, iw = ow * SW - PL + kw * DW;
+            if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+              acc += w[(c * KH + kh) * KW + kw] * x[(c * H + ih) * W + iw];
+          }
+        yc[oh * OW + ow] = acc;
+      }
+    if (ep) ep(yc, OH * OW, c, 0, 1, OH * OW, batch, ep_ctx);
+  }
+}
+
+// Depthwise: channel c of the output reads channel c of the input only.
+// Each channel is first copied into `scratch` zero-padded and split into SW
+// column phases (phase p holds padded columns p, p+SW, ...), so every tap
+// reads a contiguous, in-bounds run whatever the stride; a vector of output
+// pixels then accumulates all KH*KW taps in a register. Needs
+// SW * Hp * ceil(Wp / SW) floats of scratch (Hp, Wp: the padded extent).
+// The epilogue sees row = channel, columns = output pixels.
+VKP_FN void vkp_conv_depthwise(const float *x, const float *w, float *y,
+                               ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
+                               ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                               ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL,
+                               ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
+                               ptrdiff_t OW, vkp_epilogue_fn ep,
+                               const void *ep_ctx, ptrdiff_t batch,
+                               float *scratch) {
+  ptrdiff_t Hp = (OH - 1) * SH + (KH - 1) * DH + 1;
+  ptrdiff_t Wp = (OW - 1) * SW + (KW - 1) * DW + 1;
+  ptrdiff_t Wq = (Wp + SW - 1) / SW;
+  // Where each tap starts, relative to output row oh's first padded row.
+  enum { VKP_MAX_TAPS = 121 };
+  ptrdiff_t tap[VKP_MAX_TAPS], taps = KH * KW;
+  if (taps > VKP_MAX_TAPS) {
+    vkp_conv_depthwise_large(x, w, y, C, H, W, KH, KW, SH, SW, PT, PL, DH, DW,
+                             OH, OW, ep, ep_ctx, batch);
+    return;
+  }
+  for (ptrdiff_t kh = 0; kh < KH; ++kh)
+    for (ptrdiff_t kw = 0; kw < KW; ++kw) {
+      ptrdiff_t col = kw * DW;
+      tap[kh * KW + kw] = (col % SW) * Hp * Wq + kh * DH * Wq + col / SW;
+    }
+  for (ptrdiff_t c = 0; c < C; ++c) {
+    const float *xc = x + c * H * W, *wc = w + c * KH * KW;
+    float *yc = y + c * OH * OW;
+    for (ptrdiff_t ph = 0; ph < SW; ++ph) {
+      float *plane = scratch + ph * Hp * Wq;
+      // Columns t of this phase with 0 <= t * SW + ph - PL < W.
+      ptrdiff_t t_lo = PL - ph > 0 ? (PL - ph + SW - 1) / SW : 0;
+      ptrdiff_t t_hi = W + PL - ph > 0 ? (W + PL - ph + SW - 1) / SW : 0;
+      if (t_lo > Wq) t_lo = Wq;
+      if (t_hi > Wq) t_hi = Wq;
+      if (t_hi < t_lo) t_hi = t_lo;
+      for (ptrdiff_t r = 0; r < Hp; ++r) {
+        ptrdiff_t ih = r - PT;
+        float *restrict dst = plane + r * Wq;
+        if (ih < 0 || ih >= H) {
+          memset(dst, 0, sizeof(float) * (size_t)Wq);
+          continue;
+        }
+        const float *src = xc + ih * W + ph - PL;
+        memset(dst, 0, sizeof(float) * (size_t)t_lo);
+        if (SW == 1) {
+          memcpy(dst + t_lo, src + t_lo, sizeof(float) * (size_t)(t_hi - t_lo));
+        } else if (SW == 2) {  // a constant stride lets the copy vectorise
+          for (ptrdiff_t t = t_lo; t < t_hi; ++t) dst[t] = src[t * 2];
+        } else {
+          for (ptrdiff_t t = t_lo; t < t_hi; ++t) dst[t] = src[t * SW];
+        }
+        memset(dst + t_hi, 0, sizeof(float) * (size_t)(Wq - t_hi));
+      }
+    }
+    for (ptrdiff_t oh = 0; oh < OH; ++oh) {
+      float *restrict yr = yc + oh * OW;
+      const float *base = scratch + oh * SH * Wq;
+      ptrdiff_t ow = 0;
+      for (; ow + VKP_VLEN <= OW; ow += VKP_VLEN) {
+        vkp_vec_t acc = {0};
+        for (ptrdiff_t t = 0; t < taps; ++t)
+          acc += wc[t] * *(const vkp_uvec_t *)(base + tap[t] + ow);
+        *(vkp_uvec_t *)(yr + ow) = acc;
+      }
+      // Narrow rows (7x7, 14x14 maps): 8- and 4-wide vectors, then scalars.
+      for (; ow + 8 <= OW; ow += 8) {
+        vkp_v8_t acc = {0};
+        for (ptrdiff_t t = 0; t < taps; ++t)
+          acc += wc[t] * *(const vkp_uv8_t *)(base + tap[t] + ow);
+        *(vkp_uv8_t *)(yr + ow) = acc;
+      }
+      for (; ow + 4 <= OW; ow += 4) {
+        vkp_v4_t acc = {0};
+        for (ptrdiff_t t = 0; t < taps; ++t)
+          acc += wc[t] * *(const vkp_uv4_t *)(base + tap[t] + ow);
+        *(vkp_uv4_t *)(yr + ow) = acc;
+      }
+      for (; ow < OW; ++ow) {
+        float acc = 0.0f;
+        for (ptrdiff_t t = 0; t < taps; ++t) acc += wc[t] * base[tap[t] + ow];
+        yr[ow] = acc;
+      }
+    }
+    if (ep) ep(yc, OH * OW, c, 0, 1, OH * OW, batch, ep_ctx);
+  }
+}
+
+// Max (is_max) or average pooling of C planes. Windows are clipped to the
+// input; average divides by the in-input count, or with count_include_pad by
+// the count inside the padded input.
+VKP_FN void vkp_pool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
+                       ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                       ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t PB,
+                       ptrdiff_t PR, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
+                       ptrdiff_t OW, int is_max, int count_include_pad) {
+  for (ptrdiff_t c = 0; c < C; ++c) {
+    const float *xc = x + c * H * W;
+    float *yc = y + c * OH * OW;
+    for (ptrdiff_t oh = 0; oh < OH; ++oh) {
+      for (ptrdiff_t ow = 0; ow < OW; ++ow) {
+        ptrdiff_t h0 = oh * SH - PT, w0 = ow * SW - PL;
+        float acc = is_max ? -INFINITY : 0.0f;
+        ptrdiff_t n = 0, npad = 0;
+        for (ptrdiff_t kh = 0; kh < KH; ++kh) {
+          ptrdiff_t ih = h0 + kh * DH;
+          int hin = ih >= 0 && ih < H, hpad = ih >= -PT && ih < H + PB;
+          for (ptrdiff_t kw = 0; kw < KW; ++kw) {
+            ptrdiff_t iw = w0 + kw * DW;
+            if (hpad && iw >= -PL && iw < W + PR) ++npad;
+            if (!hin || iw < 0 || iw >= W) continue;
+            float v = xc[ih * W + iw];
+            ++n;
+            if (is_max) acc = v > acc || v != v ? v : acc;
+            else acc += v;
+          }
+        }
+        if (!is_max) {
+          ptrdiff_t d = count_include_pad ? npad : n;
+          acc = d > 0 ? acc / (float)d : 0.0f;
+        }
+        yc[oh * OW + ow] = acc;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Row-wise kernels: [outer][n][inner] layouts.
+
+VKP_FN void vkp_softmax(const float *x, float *y, ptrdiff_t outer, ptrdiff_t n,
+                        ptrdiff_t inner) {
+  for (ptrdiff_t o = 0; o < outer; ++o) {
+    for (ptrdiff_t i = 0; i < inner; ++i) {
+      const float *xs = x + o * n * inner + i;
+      float *ys = y + o * n * inner + i;
+      float mx = -INFINITY;
+      for (ptrdiff_t k = 0; k < n; ++k)
+        mx = xs[k * inner] > mx ? xs[k * inner] : mx;
+      float sum = 0.0f;
+      for (ptrdiff_t k = 0; k < n; ++k) {
+        float e = expf(xs[k * inner] - mx);
+        ys[k * inner] = e;
+        sum += e;
+      }
+      float inv = 1.0f / sum;
+      for (ptrdiff_t k = 0; k < n; ++k) ys[k * inner] *= inv;
+    }
+  }
+}
+
+// Mean and 1/sqrt(var + eps) of a contiguous row (two passes, in double).
+VKP_FN void vkp_row_stats(const float *x, ptrdiff_t n, float eps, float *mean,
+                          float *rstd) {
+  double s = 0.0;
+  for (ptrdiff_t k = 0; k < n; ++k) s += x[k];
+  double m = n > 0 ? s / (double)n : 0.0, v = 0.0;
+  for (ptrdiff_t k = 0; k < n; ++k) v += ((double)x[k] - m) * ((double)x[k] - m);
+  v = n > 0 ? v / (double)n : 0.0;
+  *mean = (float)m;
+  *rstd = (float)(1.0 / sqrt(v + (double)eps));
+}

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// vkpipe cost model: per-op work (FLOPs and bytes), per-target device rates
+// and transfer links, read from a profile JSON (`vkpipe calibrate` writes one)
+// or taken from documented defaults (docs/pipeline-config.md).
+//
+//   vkp_profile_t *prof;
+//   vkp_status_t st = vkp_profile_load("profile.json", &prof);  // or _create_default
+//   const vkp_profile_target_t *rates = vkp_profile_target(prof, "cpu");
+//   vkp_op_cost_t work;
+//   st = vkp_op_cost(graph, &graph->nodes[i], &work);
+//   double s = vkp_roofline_seconds(rates, &work);   // max(compute, memory) + launch
+//   double t = vkp_profile_transfer_seconds(prof, "host", rates->device, 4096);
+//   vkp_profile_destroy(prof);
+//
+// Roofline: a node takes max(flops / gflops, bytes / gbps) + launch overhead on
+// its target. A transfer of b bytes between two devices takes latency +
+// b / bandwidth; between targets on the same device, b / that device's memory
+// bandwidth (a copy through a staging slot).
+//
+// Which targets share a device is data: each profile entry names its device.
+// Global inputs and outputs live on the device named `host_device` ("host").
+//
+// A profile is not thread-safe to modify; once built it may be read from any
+// number of threads.
+#ifndef VKPIPE_COST_H_
+#define VKPIPE_COST_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vkpipe/graph.h"
+#include "vkpipe/status.h"
+#include "vkpipe/target.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// The work one node does.
+typedef struct vkp_op_cost_t {
+  double flops;  // arithmetic operations (a multiply-add counts 2)
+  double bytes;  // bytes read and written (inputs, weights, outputs)
+} vkp_op_cost_t;
+
+// Work of `node` of validated `graph` (shapes inferred). One formula per op
+// family (elementwise, matmul/gemm, conv2d, pooling, normalisation, reduce,
+// data movement); views (reshape, flatten, squeeze, unsqueeze, identity) cost
+// nothing. Fails only on a node whose shapes are unknown.
+vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
+                         vkp_op_cost_t *out_cost) VKP_MUST_USE;
+
+// Rates of one target.
+typedef struct vkp_profile_target_t {
+  char *target;        // target name (owned)
+  char *device;        // device it runs on (owned); same name = shared device
+  double gflops;       // GFLOP/s
+  double gbps;         // memory GB/s (1e9 bytes/s)
+  double launch_us;    // fixed overhead per node, microseconds
+} vkp_profile_target_t;
+
+// A transfer link between two devices (directional).
+typedef struct vkp_profile_link_t {
+  char *from;          // device names (owned)
+  char *to;
+  double latency_us;
+  double gbps;
+} vkp_profile_link_t;
+
+// A device's capacity: how many stages it runs at once (a multi-core host may
+// run several CPU stages side by side; a GPU queue runs one).
+typedef struct vkp_profile_device_t {
+  char *name;          // owned
+  int32_t concurrency; // >= 1
+} vkp_profile_device_t;
+
+typedef struct vkp_profile_t {
+  char *host_device;               // where global inputs/outputs live (owned)
+  int32_t n_targets;
+  vkp_profile_target_t *targets;   // owned
+  int32_t n_links;
+  vkp_profile_link_t *links;       // owned
+  int32_t n_devices;
+  vkp_profile_device_t *devices;   // owned
+  vkp_profile_target_t fallback;   // rates for targets not listed (device
+                                   // NULL: the target's own name)
+  double default_latency_us;       // links not listed
+  double default_link_gbps;
+} vkp_profile_t;
+
+// The documented defaults (docs/pipeline-config.md). Owned by the caller.
+vkp_status_t vkp_profile_create_default(vkp_profile_t **out_profile)
+    VKP_MUST_USE;
+
+// Loads a profile JSON; entries it does not mention keep their defaults.
+vkp_status_t vkp_profile_load(const char *path, vkp_profile_t **out_profile)
+    VKP_MUST_USE;
+vkp_status_t vkp_profile_load_json(const char *json, size_t size,
+                                   vkp_profile_t **out_profile) VKP_MUST_USE;
+
+// Writes `profile` as JSON: *out_json is a NUL-terminated heap string, free
+// with vkp_free_string.
+vkp_status_t vkp_profile_to_json(const vkp_profile_t *profile, char **out_json)
+    VKP_MUST_USE;
+vkp_status_t vkp_profile_save(const vkp_profile_t *profile, const char *path)
+    VKP_MUST_USE;
+
+void vkp_profile_destroy(vkp_profile_t *profile);
+
+// Sets (adds or replaces) the rates of `rates->target` (strings copied).
+vkp_status_t vkp_profile_set_target(vkp_profile_t *profile,
+                                    const vkp_profile_target_t *rates)
+    VKP_MUST_USE;
+// Sets (adds or replaces) the link from -> to.
+vkp_status_t vkp_profile_set_link(vkp_profile_t *profile, const char *from,
+                                  const char *to, double latency_us,
+                                  double gbps) VKP_MUST_USE;
+// Sets (adds or replaces) a device's concurrency.
+vkp_status_t vkp_profile_set_device(vkp_profile_t *profile, const char *name,
+                                    int32_t concurrency) VKP_MUST_USE;
+
+// Rates of `target`: its entry, or the fallback (whose device is then NULL:
+// use vkp_profile_device_of). Borrowed from the profile.
+const vkp_profile_target_t *vkp_profile_target(const vkp_profile_t *profile,
+                                               const char *target);
+// Device of `target` (its entry's device, else the target name). Borrowed.
+const char *vkp_profile_device_of(const vkp_profile_t *profile,
+                                  const char *target);
+// Concurrency of `device` (1 when not listed).
+int32_t vkp_profile_concurrency(const vkp_profile_t *profile,
+                                const char *device);
+// Seconds to move `bytes` from device `from` to device `to`.
+double vkp_profile_transfer_seconds(const vkp_profile_t *profile,
+                                    const char *from, const char *to,
+                                    double bytes);
+
+// Roofline seconds of `work` with `rates`.
+double vkp_roofline_seconds(const vkp_profile_target_t *rates,
+                            const vkp_op_cost_t *work);
+
+// Estimated seconds of `node` on `target`: the target's own estimate() when it
+// has one, else the roofline with the profile's rates for it.
+vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
+                               const vkp_target_t *target,
+                               const vkp_graph_t *graph, const vkp_node_t *node,
+                               double *out_seconds) VKP_MUST_USE;
+
+// Options of vkp_profile_calibrate; zero-initialised means defaults.
+typedef struct vkp_calibrate_options_t {
+  int32_t matmul_size;   // n of the n*n*n matmul (default 128)
+  int64_t elementwise;   // elements of the add benchmark (default 1 << 18)
+  int32_t repeats;       // timed runs, best taken (default 5)
+} vkp_calibrate_options_t;
+
+// Measures every target of `registry` with micro-benchmarks run through its
+// compile/load/run (a matmul for GFLOP/s, an elementwise add for GB/s, a
+// one-element add for the launch overhead), timing with clock_gettime, and
+// records them in `profile` (device names kept from the profile's existing
+// entries or defaults). A target that fails a benchmark keeps its previous
+// rates; its error is appended to *out_notes (heap string or NULL, free with
+// vkp_free_string) rather than failing the whole calibration.
+vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
+                                   const vkp_registry_t *registry,
+                                   const vkp_calibrate_options_t *options,
+                                   char **out_notes) VKP_MUST_USE;
+
+// Frees a string returned by this module or by partition.h (NULL is fine).
+void vkp_free_string(char *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // VKPIPE_COST_H_

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// vkpipe partitioner: places every node on a registered target by cost,
+// groups same-target nodes into convex regions, cuts them into K balanced
+// pipeline stages and turns the result into a pipeline plan.
+//
+//   vkp_partition_options_t opt = {.policy = "auto", .stages = 3};
+//   vkp_partition_t *part;
+//   vkp_status_t st = vkp_partition_create(graph, registry, profile, &opt, &part);
+//   vkp_plan_t *plan;
+//   st = vkp_partition_to_plan(part, "net", &plan);
+//   ... vkp_plan_save(plan, "plan.json", "model.json");
+//   vkp_plan_destroy(plan);
+//   vkp_partition_destroy(part);
+//
+// Steps (docs/pipeline-config.md has the prose):
+//  1. Placement. Policy "auto" starts every node on its cheapest supporting
+//     target and then moves single nodes and whole same-target islands while
+//     that lowers the total estimated time (compute + transfers). A policy
+//     naming a target puts everything there; a node it cannot run goes to the
+//     fallback target (option, default "cpu"), or, when that is not registered
+//     or cannot run it either, to the first registered target that can.
+//     Manual overrides (a node's "target" in the graph, then --assign globs,
+//     the last matching one winning) beat the policy.
+//  2. Regions. Nodes are put in a topological order that stays on one target
+//     as long as it can; maximal same-target runs of that order are the
+//     regions. A run of a topological order is convex, so the region graph is
+//     acyclic by construction.
+//  3. Stages. The order is cut into K contiguous stages, each inside one
+//     region, minimising the bottleneck: the largest of every stage's time
+//     and every device's summed load divided by its concurrency. A stage's
+//     time is its compute plus the transfers it receives (and the global
+//     outputs it sends to the host). The cut is exact (binary search on the
+//     bottleneck with a per-device dynamic programme). Regions too small to be
+//     worth a transfer are absorbed into a neighbour under "auto"; any policy
+//     absorbs the cheapest islands when there are more regions than stages.
+//     With stages = 0, every K from 1 to max_auto_stages is tried this way
+//     and the fewest stages within 5% of the best bottleneck are kept.
+//
+// A partition borrows the graph, registry and profile: they must outlive it.
+// Not thread-safe; distinct partitions may be built in parallel.
+#ifndef VKPIPE_PARTITION_H_
+#define VKPIPE_PARTITION_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vkpipe/cost.h"
+#include "vkpipe/graph.h"
+#include "vkpipe/plan.h"
+#include "vkpipe/status.h"
+#include "vkpipe/target.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// A manual placement: nodes whose name matches the glob `pattern` (fnmatch)
+// go to `target`. Both borrowed.
+typedef struct vkp_assign_t {
+  const char *pattern;
+  const char *target;
+} vkp_assign_t;
+
+// Parses "PATTERN=TARGET" (the last '=' splits) into `out`, pointing into
+// `text` (which must outlive it; the '=' is overwritten with NUL).
+vkp_status_t vkp_assign_parse(char *text, vkp_assign_t *out) VKP_MUST_USE;
+
+typedef struct vkp_partition_options_t {
+  const char *policy;         // "auto" or a target name; NULL: "auto"
+  const char *fallback;       // for unsupported nodes; NULL: "cpu"
+  int32_t n_assigns;
+  const vkp_assign_t *assigns;  // borrowed
+  int32_t stages;             // K; 0: choose automatically (1..max_auto_stages)
+  int32_t max_auto_stages;    // upper bound when choosing; 0: 8
+  bool keep_islands;          // true: never absorb islands (K may grow)
+} vkp_partition_options_t;
+
+typedef struct vkp_partition_stage_t {
+  int32_t target;             // index into vkp_partition_t.targets
+  int32_t n_nodes;
+  int32_t *nodes;             // node indices, in graph (topological) order
+  double compute_s;           // sum of its nodes' estimates
+  double transfer_s;          // transfers it receives and global outputs
+  double seconds;             // compute_s + transfer_s
+  double bytes_in;            // bytes it receives (global inputs included)
+  double bytes_out;           // bytes it sends (global outputs included)
+} vkp_partition_stage_t;
+
+typedef struct vkp_partition_t {
+  const vkp_graph_t *graph;           // borrowed
+  const vkp_profile_t *profile;       // borrowed
+  int32_t n_targets;
+  const vkp_target_t **targets;       // borrowed from the registry (owned array)
+  int32_t policy_target;              // index, or -1 for "auto"
+  // Per node (graph order):
+  int32_t *node_target;               // index into targets
+  int32_t *node_first_choice;         // the policy's first choice, or -1
+  char **node_reason;                 // why not on the first choice, or NULL
+  double *node_seconds;               // estimate on its target
+  int32_t *node_region;               // region index (regions in order)
+  int32_t *node_stage;
+  // The stage sequence: every node once, in a topological order that keeps
+  // regions contiguous; units are the cut granularity (one node each for
+  // graphs up to 256 nodes, contiguous same-region chunks beyond).
+  int32_t *order;                     // n_nodes entries
+  int32_t n_regions;
+  int32_t n_units;
+  int32_t *unit_start;                // n_units + 1 positions into order
+  int32_t n_stages;
+  vkp_partition_stage_t *stages;
+  double bottleneck_s;                // estimated seconds per frame, steady state
+  char *notes;                        // lines worth telling the user, or NULL
+  struct vkp__pctx_t *internal;       // private to partition/
+} vkp_partition_t;
+
+// Partitions validated `graph`. Every argument is borrowed; `profile` NULL
+// uses the defaults (then owned internally); `options` NULL means auto/auto.
+// *out_part is owned by the caller.
+vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
+                                  const vkp_registry_t *registry,
+                                  const vkp_profile_t *profile,
+                                  const vkp_partition_options_t *options,
+                                  vkp_partition_t **out_part) VKP_MUST_USE;
+void vkp_partition_destroy(vkp_partition_t *part);
+
+// The region step on its own: `labels` gives each node of validated `graph`
+// a target index (any small non-negative integers). Fills `order` (n_nodes
+// entries: a topological order that keeps each region contiguous),
+// `node_region` (n_nodes entries; regions numbered in that order) and
+// *out_n_regions. Every region holds nodes of one label and the region graph
+// is acyclic.
+vkp_status_t vkp_partition_regions(const vkp_graph_t *graph,
+                                   const int32_t *labels, int32_t *order,
+                                   int32_t *node_region, int32_t *out_n_regions)
+    VKP_MUST_USE;
+
+// Name of target index `t` of the partition.
+const char *vkp_partition_target_name(const vkp_partition_t *part, int32_t t);
+
+// Evaluates a cut of the stage sequence: stage s covers units
+// [starts[s], starts[s+1]) (starts[0] == 0, increasing, each stage inside
+// one region). Fills *out_bottleneck (seconds); stage_seconds (may be NULL)
+// gets n_stages entries. Used by the cutter and by tests.
+vkp_status_t vkp_partition_evaluate(const vkp_partition_t *part,
+                                    int32_t n_stages, const int32_t *starts,
+                                    double *stage_seconds,
+                                    double *out_bottleneck) VKP_MUST_USE;
+
+// Builds the pipeline plan: one stage per partition stage ("stage0", ...),
+// subgraphs extracted from the graph, global inputs and outputs named like
+// the graph's, and a binding for every value crossing a stage boundary. The
+// plan is validated. *out_plan is owned by the caller.
+vkp_status_t vkp_partition_to_plan(const vkp_partition_t *part,
+                                   const char *name, vkp_plan_t **out_plan)
+    VKP_MUST_USE;
+
+// Writes the human table (stage, target, nodes, est. ms, bytes in/out) and
+// one line per node not on its policy's first choice, saying why.
+void vkp_partition_print(const vkp_partition_t *part, FILE *out);
+
+// Graphviz: nodes coloured by target, stages as clusters, edges crossing
+// stages labelled with their bytes. *out_dot is a heap string
+// (vkp_free_string).
+vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot)
+    VKP_MUST_USE;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // VKPIPE_PARTITION_H_

@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: Apache-2.0
+// The cost model: per-op work, profiles (defaults, JSON) and estimates.
+#include "vkpipe/cost.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/json_hooks.h"
+#include "base/status_macros.h"
+
+// ---------------------------------------------------------------------------
+// Per-op work
+
+static double vkp__numel(const vkp_value_t *v) {
+  double n = 1.0;
+  for (int32_t i = 0; i < v->rank; ++i) n *= (double)v->shape[i];
+  return n;
+}
+
+static double vkp__bytes(const vkp_value_t *v) {
+  return vkp__numel(v) * (double)vkp_dtype_size(v->dtype);
+}
+
+// Arithmetic per output element of the elementwise and unary ops.
+static double vkp__elementwise_flops(vkp_op_t op) {
+  switch (op) {
+    case VKP_OP_POW:
+    case VKP_OP_EXP:
+    case VKP_OP_SIGMOID:
+    case VKP_OP_TANH:
+    case VKP_OP_ERF:
+    case VKP_OP_GELU:
+      return 8.0;  // a transcendental: a handful of multiply-adds
+    case VKP_OP_SQRT:
+    case VKP_OP_DIV:
+      return 4.0;
+    default:
+      return 1.0;
+  }
+}
+
+vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
+                         vkp_op_cost_t *out_cost) {
+  out_cost->flops = 0.0;
+  out_cost->bytes = 0.0;
+  double in_bytes = 0.0, out_bytes = 0.0;
+  for (int32_t i = 0; i < node->n_inputs; ++i) {
+    if (node->inputs[i] < 0) continue;
+    const vkp_value_t *v = &graph->values[node->inputs[i]];
+    if (!v->shape_known)
+      return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
+                             "node '%s': shape of input '%s' is unknown",
+                             node->name, v->name);
+    in_bytes += vkp__bytes(v);
+  }
+  for (int32_t i = 0; i < node->n_outputs; ++i) {
+    const vkp_value_t *v = &graph->values[node->outputs[i]];
+    if (!v->shape_known)
+      return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
+                             "node '%s': shape of output '%s' is unknown",
+                             node->name, v->name);
+    out_bytes += vkp__bytes(v);
+  }
+  const vkp_value_t *x = node->n_inputs > 0 && node->inputs[0] >= 0
+                             ? &graph->values[node->inputs[0]]
+                             : NULL;
+  const vkp_value_t *w = node->n_inputs > 1 && node->inputs[1] >= 0
+                             ? &graph->values[node->inputs[1]]
+                             : NULL;
+  const vkp_value_t *y = &graph->values[node->outputs[0]];
+  double out_n = vkp__numel(y);
+  double flops = 0.0, bytes = in_bytes + out_bytes;
+  switch (node->op) {
+    case VKP_OP_MATMUL: {
+      double k = x && x->rank > 0 ? (double)x->shape[x->rank - 1] : 1.0;
+      flops = 2.0 * out_n * k;
+      break;
+    }
+    case VKP_OP_GEMM: {
+      int64_t ta = vkp_node_attr_int(node, "transA", 0);
+      double k = x && x->rank == 2 ? (double)x->shape[ta ? 0 : 1] : 1.0;
+      flops = 2.0 * out_n * k + (node->n_inputs > 2 && node->inputs[2] >= 0
+                                     ? 2.0 * out_n
+                                     : 0.0);
+      break;
+    }
+    case VKP_OP_CONV2D: {
+      // Weight [Cout, Cin/group, kh, kw]: each output element is a dot
+      // product over Cin/group * kh * kw taps.
+      double taps = w && w->rank == 4 && w->shape[0] > 0
+                        ? vkp__numel(w) / (double)w->shape[0]
+                        : 1.0;
+      flops = 2.0 * out_n * taps + (node->n_inputs > 2 && node->inputs[2] >= 0
+                                        ? out_n
+                                        : 0.0);
+      break;
+    }
+    case VKP_OP_MAX_POOL2D:
+    case VKP_OP_AVG_POOL2D: {
+      const int64_t *k = NULL;
+      double window = 1.0;
+      if (vkp_node_attr_ints(node, "kernel_shape", &k) == 2)
+        window = (double)k[0] * (double)k[1];
+      flops = out_n * window;
+      break;
+    }
+    case VKP_OP_GLOBAL_AVG_POOL:
+    case VKP_OP_REDUCE_MEAN:
+    case VKP_OP_REDUCE_SUM:
+      flops = x ? vkp__numel(x) : out_n;
+      break;
+    case VKP_OP_BATCH_NORM:
+      flops = 2.0 * out_n;
+      break;
+    case VKP_OP_SOFTMAX:
+      flops = 5.0 * out_n;
+      break;
+    case VKP_OP_LAYER_NORM:
+      flops = 8.0 * out_n;
+      break;
+    case VKP_OP_RESHAPE:
+    case VKP_OP_FLATTEN:
+    case VKP_OP_SQUEEZE:
+    case VKP_OP_UNSQUEEZE:
+    case VKP_OP_IDENTITY:
+      // Views: no arithmetic and, in a fused stage, no memory traffic.
+      bytes = 0.0;
+      break;
+    case VKP_OP_TRANSPOSE:
+    case VKP_OP_CONCAT:
+      break;
+    case VKP_OP_SLICE:
+      bytes = 2.0 * out_bytes;  // reads what it keeps, writes it
+      break;
+    default:
+      flops = vkp__elementwise_flops(node->op) * out_n;
+      break;
+  }
+  out_cost->flops = flops;
+  out_cost->bytes = bytes;
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Profiles
+
+// The documented defaults (docs/pipeline-config.md, "Cost profile"). Target
+// names appear here as data only: a profile may list any target.
+typedef struct vkp__default_rates_t {
+  const char *target, *device;
+  double gflops, gbps, launch_us;
+} vkp__default_rates_t;
+
+static const vkp__default_rates_t vkp__default_rates[] = {
+    {"ref", "host", 0.5, 4.0, 1.0},
+    {"cpu", "host", 16.0, 8.0, 2.0},
+    {"vulkan", "gpu0", 8.0, 10.0, 60.0},
+};
+
+#define VKP__DEFAULT_LATENCY_US 50.0
+#define VKP__DEFAULT_LINK_GBPS 8.0
+// Same device, no link listed: a copy through a staging slot.
+#define VKP__SAME_DEVICE_GBPS 20.0
+
+void vkp_free_string(char *s) { vkp__free(s); }
+
+void vkp_profile_destroy(vkp_profile_t *p) {
+  if (!p) return;
+  for (int32_t i = 0; i < p->n_targets; ++i) {
+    vkp__free(p->targets[i].target);
+    vkp__free(p->targets[i].device);
+  }
+  vkp__free(p->targets);
+  for (int32_t i = 0; i < p->n_links; ++i) {
+    vkp__free(p->links[i].from);
+    vkp__free(p->links[i].to);
+  }
+  vkp__free(p->links);
+  for (int32_t i = 0; i < p->n_devices; ++i) vkp__free(p->devices[i].name);
+  vkp__free(p->devices);
+  vkp__free(p->host_device);
+  vkp__free(p);
+}
+
+vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
+                                    const vkp_profile_target_t *rates) {
+  if (!rates->target || !rates->target[0])
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile target entry has no name");
+  if (!(rates->gflops > 0) || !(rates->gbps > 0) || !(rates->launch_us >= 0) ||
+      !isfinite(rates->gflops) || !isfinite(rates->gbps) ||
+      !isfinite(rates->launch_us))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile target '%s': gflops and gbps must be "
+                           "positive and launch_us non-negative",
+                           rates->target);
+  char *device = vkp__strdup(rates->device ? rates->device : rates->target);
+  if (!device) return VKP_OOM("profile device name");
+  for (int32_t i = 0; i < p->n_targets; ++i) {
+    if (strcmp(p->targets[i].target, rates->target) != 0) continue;
+    vkp__free(p->targets[i].device);
+    p->targets[i].device = device;
+    p->targets[i].gflops = rates->gflops;
+    p->targets[i].gbps = rates->gbps;
+    p->targets[i].launch_us = rates->launch_us;
+    return NULL;
+  }
+  vkp_profile_target_t *grown = vkp__reallocarray(
+      p->targets, (size_t)p->n_targets + 1, sizeof(*grown));
+  if (!grown) {
+    vkp__free(device);
+    return VKP_OOM("profile targets");
+  }
+  p->targets = grown;
+  vkp_profile_target_t *t = &p->targets[p->n_targets];
+  t->target = vkp__strdup(rates->target);
+  if (!t->target) {
+    vkp__free(device);
+    return VKP_OOM("profile target name");
+  }
+  t->device = device;
+  t->gflops = rates->gflops;
+  t->gbps = rates->gbps;
+  t->launch_us = rates->launch_us;
+  p->n_targets++;
+  return NULL;
+}
+
+vkp_status_t vkp_profile_set_link(vkp_profile_t *p, const char *from,
+                                  const char *to, double latency_us,
+                                  double gbps) {
+  if (!from || !to || !from[0] || !to[0])
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile link needs 'from' and 'to' devices");
+  if (!(gbps > 0) || !(latency_us >= 0) || !isfinite(gbps) ||
+      !isfinite(latency_us))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile link %s -> %s: gbps must be positive and "
+                           "latency_us non-negative",
+                           from, to);
+  for (int32_t i = 0; i < p->n_links; ++i) {
+    if (strcmp(p->links[i].from, from) || strcmp(p->links[i].to, to)) continue;
+    p->links[i].latency_us = latency_us;
+    p->links[i].gbps = gbps;
+    return NULL;
+  }
+  vkp_profile_link_t *grown =
+      vkp__reallocarray(p->links, (size_t)p->n_links + 1, sizeof(*grown));
+  if (!grown) return VKP_OOM("profile links");
+  p->links = grown;
+  vkp_profile_link_t *l = &p->links[p->n_links];
+  l->from = vkp__strdup(from);
+  l->to = vkp__strdup(to);
+  if (!l->from || !l->to) {
+    vkp__free(l->from);
+    vkp__free(l->to);
+    return VKP_OOM("profile link");
+  }
+  l->latency_us = latency_us;
+  l->gbps = gbps;
+  p->n_links++;
+  return NULL;
+}
+
+vkp_status_t vkp_profile_set_device(vkp_profile_t *p, const char *name,
+                                    int32_t concurrency) {
+  if (!name || !name[0] || concurrency < 1)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile device needs a name and concurrency >= 1");
+  for (int32_t i = 0; i < p->n_devices; ++i) {
+    if (strcmp(p->devices[i].name, name)) continue;
+    p->devices[i].concurrency = concurrency;
+    return NULL;
+  }
+  vkp_profile_device_t *grown =
+      vkp__reallocarray(p->devices, (size_t)p->n_devices + 1, sizeof(*grown));
+  if (!grown) return VKP_OOM("profile devices");
+  p->devices = grown;
+  p->devices[p->n_devices].name = vkp__strdup(name);
+  if (!p->devices[p->n_devices].name) return VKP_OOM("profile device");
+  p->devices[p->n_devices].concurrency = concurrency;
+  p->n_devices++;
+  return NULL;
+}
+
+vkp_status_t vkp_profile_create_default(vkp_profile_t **out_profile) {
+  *out_profile = NULL;
+  vkp_profile_t *p = vkp__calloc(1, sizeof(*p));
+  if (!p) return VKP_OOM("profile");
+  vkp_status_t st = NULL;
+  p->host_device = vkp__strdup("host");
+  if (!p->host_device) st = VKP_OOM("profile");
+  p->fallback.gflops = 1.0;
+  p->fallback.gbps = 4.0;
+  p->fallback.launch_us = 10.0;
+  p->default_latency_us = VKP__DEFAULT_LATENCY_US;
+  p->default_link_gbps = VKP__DEFAULT_LINK_GBPS;
+  size_t n = sizeof vkp__default_rates / sizeof vkp__default_rates[0];
+  for (size_t i = 0; i < n && !st; ++i) {
+    const vkp__default_rates_t *d = &vkp__default_rates[i];
+    vkp_profile_target_t r = {.target = (char *)d->target,
+                              .device = (char *)d->device,
+                              .gflops = d->gflops,
+                              .gbps = d->gbps,
+                              .launch_us = d->launch_us};
+    st = vkp_profile_set_target(p, &r);
+  }
+  if (!st) st = vkp_profile_set_device(p, "host", 1);
+  if (st) {
+    vkp_profile_destroy(p);
+    return st;
+  }
+  *out_profile = p;
+  return NULL;
+}
+
+const vkp_profile_target_t *vkp_profile_target(const vkp_profile_t *p,
+                                               const char *target) {
+  for (int32_t i = 0; target && i < p->n_targets; ++i)
+    if (strcmp(p->targets[i].target, target) == 0) return &p->targets[i];
+  return &p->fallback;
+}
+
+const char *vkp_profile_device_of(const vkp_profile_t *p, const char *target) {
+  const vkp_profile_target_t *t = vkp_profile_target(p, target);
+  return t->device ? t->device : target;
+}
+
+int32_t vkp_profile_concurrency(const vkp_profile_t *p, const char *device) {
+  for (int32_t i = 0; device && i < p->n_devices; ++i)
+    if (strcmp(p->devices[i].name, device) == 0) return p->devices[i].concurrency;
+  return 1;
+}
+
+double vkp_profile_transfer_seconds(const vkp_profile_t *p, const char *from,
+                                    const char *to, double bytes) {
+  if (bytes <= 0) return 0.0;
+  for (int32_t i = 0; i < p->n_links; ++i)
+    if (strcmp(p->links[i].from, from) == 0 && strcmp(p->links[i].to, to) == 0)
+      return p->links[i].latency_us * 1e-6 + bytes / (p->links[i].gbps * 1e9);
+  if (strcmp(from, to) == 0) return bytes / (VKP__SAME_DEVICE_GBPS * 1e9);
+  return p->default_latency_us * 1e-6 + bytes / (p->default_link_gbps * 1e9);
+}
+
+double vkp_roofline_seconds(const vkp_profile_target_t *rates,
+                            const vkp_op_cost_t *work) {
+  double compute = work->flops / (rates->gflops * 1e9);
+  double memory = work->bytes / (rates->gbps * 1e9);
+  return (compute > memory ? compute : memory) + rates->launch_us * 1e-6;
+}
+
+vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
+                               const vkp_target_t *target,
+                               const vkp_graph_t *graph, const vkp_node_t *node,
+                               double *out_seconds) {
+  *out_seconds = 0.0;
+  if (target->vtable->estimate) {
+    double s = 0.0;
+    VKP_RETURN_IF_ERROR(target->vtable->estimate(target, graph, node, &s));
+    if (!(s >= 0) || !isfinite(s))
+      return vkp_status_make(VKP_STATUS_INTERNAL,
+                             "target '%s' estimated %g s for node '%s'",
+                             target->vtable->name, s, node->name);
+    *out_seconds = s;
+    return NULL;
+  }
+  vkp_op_cost_t work;
+  VKP_RETURN_IF_ERROR(vkp_op_cost(graph, node, &work));
+  *out_seconds =
+      vkp_roofline_seconds(vkp_profile_target(profile, target->vtable->name), &work);
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Profile JSON
+
+static bool vkp__json_number(const cJSON *obj, const char *key, double *out) {
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!cJSON_IsNumber(item)) return false;
+  *out = item->valuedouble;
+  return true;
+}
+
+static vkp_status_t vkp__profile_from_cjson(vkp_profile_t *p, const cJSON *root) {
+  if (!cJSON_IsObject(root))
+    return vkp_status_make(VKP_STATUS_PARSE_ERROR, "profile is not a JSON object");
+  const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
+  if (version && (!cJSON_IsNumber(version) || version->valueint != 1))
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "profile version is not 1");
+  const cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host_device");
+  if (host) {
+    if (!cJSON_IsString(host) || !host->valuestring[0])
+      return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                             "'host_device' must be a non-empty string");
+    char *copy = vkp__strdup(host->valuestring);
+    if (!copy) return VKP_OOM("profile");
+    vkp__free(p->host_device);
+    p->host_device = copy;
+  }
+  const cJSON *fb = cJSON_GetObjectItemCaseSensitive(root, "fallback");
+  if (fb) {
+    vkp__json_number(fb, "gflops", &p->fallback.gflops);
+    vkp__json_number(fb, "gbps", &p->fallback.gbps);
+    vkp__json_number(fb, "launch_us", &p->fallback.launch_us);
+    if (!(p->fallback.gflops > 0) || !(p->fallback.gbps > 0) ||
+        !(p->fallback.launch_us >= 0))
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "profile 'fallback': rates must be positive");
+  }
+  const cJSON *dl = cJSON_GetObjectItemCaseSensitive(root, "default_link");
+  if (dl) {
+    vkp__json_number(dl, "latency_us", &p->default_latency_us);
+    vkp__json_number(dl, "gbps", &p->default_link_gbps);
+    if (!(p->default_link_gbps > 0) || !(p->default_latency_us >= 0))
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "profile 'default_link': gbps must be positive");
+  }
+  const cJSON *targets = cJSON_GetObjectItemCaseSensitive(root, "targets");
+  if (targets && !cJSON_IsObject(targets))
+    return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                           "profile 'targets' must be an object");
+  const cJSON *t;
+  cJSON_ArrayForEach(t, targets) {
+    if (!cJSON_IsObject(t))
+      return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                             "profile target '%s' must be an object", t->string);
+    const vkp_profile_target_t *old = vkp_profile_target(p, t->string);
+    vkp_profile_target_t r = *old;
+    r.target = t->string;
+    r.device = (char *)vkp_profile_device_of(p, t->string);
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(t, "device");
+    if (dev) {
+      if (!cJSON_IsString(dev) || !dev->valuestring[0])
+        return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                               "profile target '%s': 'device' must be a "
+                               "non-empty string",
+                               t->string);
+      r.device = dev->valuestring;
+    }
+    vkp__json_number(t, "gflops", &r.gflops);
+    vkp__json_number(t, "gbps", &r.gbps);
+    vkp__json_number(t, "launch_us", &r.launch_us);
+    VKP_RETURN_IF_ERROR(vkp_profile_set_target(p, &r));
+  }
+  const cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
+  const cJSON *d;
+  cJSON_ArrayForEach(d, devices) {
+    double c = 1;
+    if (!cJSON_IsObject(d) || !vkp__json_number(d, "concurrency", &c) || c < 1 ||
+        c > 1024)
+      return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                             "profile device '%s' needs 'concurrency' in 1..1024",
+                             d->string ? d->string : "?");
+    VKP_RETURN_IF_ERROR(vkp_profile_set_device(p, d->string, (int32_t)c));
+  }
+  const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "links");
+  if (links && !cJSON_IsArray(links))
+    return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                           "profile 'links' must be an array");
+  const cJSON *l;
+  int idx = 0;
+  cJSON_ArrayForEach(l, links) {
+    const cJSON *from = cJSON_GetObjectItemCaseSensitive(l, "from");
+    const cJSON *to = cJSON_GetObjectItemCaseSensitive(l, "to");
+    double lat = p->default_latency_us, gbps = p->default_link_gbps;
+    if (!cJSON_IsString(from) || !cJSON_IsString(to))
+      return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                             "profile links[%d] needs string 'from' and 'to'",
+                             idx);
+    vkp__json_number(l, "latency_us", &lat);
+    vkp__json_number(l, "gbps", &gbps);
+    VKP_RETURN_IF_ERROR(vkp_status_annotate(
+        vkp_profile_set_link(p, from->valuestring, to->valuestring, lat, gbps),
+        "profile links[%d]", idx));
+    ++idx;
+  }
+  return NULL;
+}
+
+vkp_status_t vkp_profile_load_json(const char *json, size_t size,
+                                   vkp_profile_t **out_profile) {
+  *out_profile = NULL;
+  vkp_profile_t *p = NULL;
+  VKP_RETURN_IF_ERROR(vkp_profile_create_default(&p));
+  vkp__json_init_hooks();
+  cJSON *root = cJSON_ParseWithLength(json, size);
+  vkp_status_t st = NULL;
+  if (!root && vkp__json_oom()) {
+    st = VKP_OOM("profile JSON");
+  } else if (!root) {
+    const char *at = cJSON_GetErrorPtr();
+    st = vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                         "profile is not valid JSON (near byte %ld)",
+                         at ? (long)(at - json) : -1L);
+  } else {
+    st = vkp__profile_from_cjson(p, root);
+  }
+  cJSON_Delete(root);
+  if (st) {
+    vkp_profile_destroy(p);
+    return st;
+  }
+  *out_profile = p;
+  return NULL;
+}
+
+static vkp_status_t vkp__read_file(const char *path, char **out, size_t *size) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,
+                           strerror(errno));
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len + 4096 + 1 > cap) {
+      size_t ncap = cap ? cap * 2 : 8192;
+      char *grown = vkp__realloc(buf, ncap);
+      if (!grown) {
+        vkp__free(buf);
+        fclose(f);
+        return VKP_OOM("file contents");
+      }
+      buf = grown;
+      cap = ncap;
+    }
+    size_t got = fread(buf + len, 1, 4096, f);
+    len += got;
+    if (got < 4096) break;
+  }
+  bool bad = ferror(f) != 0;
+  fclose(f);
+  if (bad) {
+    vkp__free(buf);
+    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot read '%s'", path);
+  }
+  buf[len] = '\0';
+  *out = buf;
+  *size = len;
+  return NULL;
+}
+
+vkp_status_t vkp_profile_load(const char *path, vkp_profile_t **out_profile) {
+  *out_profile = NULL;
+  char *text = NULL;
+  size_t size = 0;
+  VKP_RETURN_IF_ERROR(vkp__read_file(path, &text, &size));
+  vkp_status_t st = vkp_profile_load_json(text, size, out_profile);
+  vkp__free(text);
+  return vkp_status_annotate(st, "loading profile '%s'", path);
+}
+
+vkp_status_t vkp_profile_to_json(const vkp_profile_t *p, char **out_json) {
+  *out_json = NULL;
+  vkp__json_init_hooks();
+  cJSON *root = cJSON_CreateObject();
+  bool ok = root != NULL;
+  ok = ok && cJSON_AddNumberToObject(root, "version", 1);
+  ok = ok && cJSON_AddStringToObject(root, "host_device", p->host_device);
+  cJSON *targets = ok ? cJSON_AddObjectToObject(root, "targets") : NULL;
+  ok = ok && targets;
+  for (int32_t i = 0; ok && i < p->n_targets; ++i) {
+    const vkp_profile_target_t *t = &p->targets[i];
+    cJSON *o = cJSON_AddObjectToObject(targets, t->target);
+    ok = o && cJSON_AddStringToObject(o, "device", t->device) &&
+         cJSON_AddNumberToObject(o, "gflops", t->gflops) &&
+         cJSON_AddNumberToObject(o, "gbps", t->gbps) &&
+         cJSON_AddNumberToObject(o, "launch_us", t->launch_us);
+  }
+  cJSON *devices = ok ? cJSON_AddObjectToObject(root, "devices") : NULL;
+  ok = ok && devices;
+  for (int32_t i = 0; ok && i < p->n_devices; ++i) {
+    cJSON *o = cJSON_AddObjectToObject(devices, p->devices[i].name);
+    ok = o && cJSON_AddNumberToObject(o, "concurrency", p->devices[i].concurrency);
+  }
+  cJSON *links = ok ? cJSON_AddArrayToObject(root, "links") : NULL;
+  ok = ok && links;
+  for (int32_t i = 0; ok && i < p->n_links; ++i) {
+    cJSON *o = cJSON_CreateObject();
+    ok = o && cJSON_AddItemToArray(links, o);
+    ok = ok && cJSON_AddStringToObject(o, "from", p->links[i].from) &&
+         cJSON_AddStringToObject(o, "to", p->links[i].to) &&
+         cJSON_AddNumberToObject(o, "latency_us", p->links[i].latency_us) &&
+         cJSON_AddNumberToObject(o, "gbps", p->links[i].gbps);
+  }
+  cJSON *dl = ok ? cJSON_AddObjectToObject(root, "default_link") : NULL;
+  ok = ok && dl && cJSON_AddNumberToObject(dl, "latency_us", p->default_latency_us) &&
+       cJSON_AddNumberToObject(dl, "gbps", p->default_link_gbps);
+  cJSON *fb = ok ? cJSON_AddObjectToObject(root, "fallback") : NULL;
+  ok = ok && fb && cJSON_AddNumberToObject(fb, "gflops", p->fallback.gflops) &&
+       cJSON_AddNumberToObject(fb, "gbps", p->fallback.gbps) &&
+       cJSON_AddNumberToObject(fb, "launch_us", p->fallback.launch_us);
+  char *text = ok ? cJSON_Print(root) : NULL;
+  cJSON_Delete(root);
+  if (!text) return VKP_OOM("profile JSON");
+  *out_json = vkp__strdup(text);
+  cJSON_free(text);
+  return *out_json ? NULL : VKP_OOM("profile JSON");
+}
+
+vkp_status_t vkp_profile_save(const vkp_profile_t *profile, const char *path) {
+  char *text = NULL;
+  VKP_RETURN_IF_ERROR(vkp_profile_to_json(profile, &text));
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    vkp__free(text);
+    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s': %s", path,
+                           strerror(errno));
+  }
+  size_t len = strlen(text);
+  bool ok = fwrite(text, 1, len, f) == len && fputc('\n', f) != EOF;
+  ok = (fclose(f) == 0) && ok;
+  vkp__free(text);
+  return ok ? NULL
+            : vkp_status_make(VKP_STATUS_IO_ERROR, "writing '%s' failed", path);
+}

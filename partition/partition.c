@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: Apache-2.0
+// The partitioner's driver: set-up, the plan, the table and the picture.
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+#include "partition/partition_internal.h"
+
+static void vkp__pctx_free(vkp__pctx_t *c) {
+  if (!c) return;
+  size_t cells = (size_t)c->graph->n_nodes * (size_t)c->n_targets;
+  for (size_t i = 0; c->reason && i < cells; ++i) vkp__free(c->reason[i]);
+  vkp__free(c->reason);
+  vkp__free(c->est);
+  vkp__free(c->device);
+  vkp__free(c->fixed);
+  vkp__free(c->cons_start);
+  vkp__free(c->cons);
+  vkp__free(c->value_bytes);
+  vkp__free(c->pos);
+  vkp__free(c->unit_region);
+  vkp__free(c->target_device);
+  vkp__free(c->device_concurrency);
+  vkp__free(c->stamp);
+  vkp__free(c->seg);
+  vkp__free(c->unit_compute);
+  vkp__free(c->seg_labels);
+  vkp_profile_destroy(c->owned_profile);
+  vkp__free(c);
+}
+
+void vkp_partition_destroy(vkp_partition_t *part) {
+  if (!part) return;
+  int32_t n = part->graph ? part->graph->n_nodes : 0;
+  for (int32_t i = 0; part->node_reason && i < n; ++i) vkp__free(part->node_reason[i]);
+  vkp__free(part->node_reason);
+  for (int32_t s = 0; part->stages && s < part->n_stages; ++s)
+    vkp__free(part->stages[s].nodes);
+  vkp__free(part->stages);
+  vkp__free(part->targets);
+  vkp__free(part->node_target);
+  vkp__free(part->node_first_choice);
+  vkp__free(part->node_seconds);
+  vkp__free(part->node_region);
+  vkp__free(part->node_stage);
+  vkp__free(part->order);
+  vkp__free(part->unit_start);
+  vkp__free(part->notes);
+  vkp__pctx_free(part->internal);
+  vkp__free(part);
+}
+
+const char *vkp_partition_target_name(const vkp_partition_t *part, int32_t t) {
+  return t >= 0 && t < part->n_targets ? part->targets[t]->vtable->name : "?";
+}
+
+// Consumers of every value (each consuming node once) and value sizes.
+static vkp_status_t vkp__consumers(vkp__pctx_t *c) {
+  const vkp_graph_t *g = c->graph;
+  size_t total = 0;
+  for (int32_t i = 0; i < g->n_nodes; ++i) total += (size_t)g->nodes[i].n_inputs;
+  c->cons_start = vkp__calloc((size_t)g->n_values + 1, sizeof(int32_t));
+  c->cons = vkp__calloc(total + 1, sizeof(int32_t));
+  c->value_bytes = vkp__calloc((size_t)g->n_values + 1, sizeof(double));
+  int32_t *fill = vkp__calloc((size_t)g->n_values + 1, sizeof(int32_t));
+  if (!c->cons_start || !c->cons || !c->value_bytes || !fill) {
+    vkp__free(fill);
+    return VKP_OOM("consumer lists");
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int32_t i = 0; i < g->n_nodes; ++i) {
+      const vkp_node_t *n = &g->nodes[i];
+      for (int32_t k = 0; k < n->n_inputs; ++k) {
+        int32_t v = n->inputs[k];
+        bool dup = v < 0;
+        for (int32_t q = 0; q < k && !dup; ++q) dup = n->inputs[q] == v;
+        if (dup) continue;
+        if (pass == 0)
+          c->cons_start[v + 1]++;
+        else
+          c->cons[c->cons_start[v] + fill[v]++] = i;
+      }
+    }
+    if (pass == 0)
+      for (int32_t v = 0; v < g->n_values; ++v) c->cons_start[v + 1] += c->cons_start[v];
+  }
+  vkp__free(fill);
+  for (int32_t v = 0; v < g->n_values; ++v) {
+    const vkp_value_t *val = &g->values[v];
+    double b = (double)vkp_dtype_size(val->dtype);
+    for (int32_t d = 0; d < val->rank; ++d) b *= (double)val->shape[d];
+    c->value_bytes[v] = b;
+  }
+  return NULL;
+}
+
+vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
+                                  const vkp_registry_t *registry,
+                                  const vkp_profile_t *profile,
+                                  const vkp_partition_options_t *options,
+                                  vkp_partition_t **out_part) {
+  *out_part = NULL;
+  if (!graph->validated)
+    return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
+                           "partitioning needs a validated graph");
+  int32_t nt = vkp_registry_count(registry);
+  if (nt == 0)
+    return vkp_status_make(VKP_STATUS_UNAVAILABLE, "no target is registered");
+  if (nt > VKP__MAX_TARGETS)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "%d targets registered; the partitioner handles %d",
+                           (int)nt, VKP__MAX_TARGETS);
+  vkp_partition_t *part = vkp__calloc(1, sizeof(*part));
+  vkp__pctx_t *c = vkp__calloc(1, sizeof(*c));
+  if (!part || !c) {
+    vkp__free(part);
+    vkp__free(c);
+    return VKP_OOM("partition");
+  }
+  part->graph = graph;
+  part->internal = c;
+  c->graph = graph;
+  c->part = part;
+  if (options) c->options_copy = *options;
+  c->options = &c->options_copy;
+  vkp_status_t st = NULL;
+  if (!profile) {
+    st = vkp_profile_create_default(&c->owned_profile);
+    profile = c->owned_profile;
+  }
+  c->profile = profile;
+  part->profile = profile;
+  int32_t n = graph->n_nodes;
+  size_t cells = (size_t)n * (size_t)nt;
+  c->n_targets = nt;
+  part->n_targets = nt;
+  part->targets = vkp__calloc((size_t)nt, sizeof(vkp_target_t *));
+  part->node_target = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  part->node_first_choice = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  part->node_reason = vkp__calloc((size_t)n + 1, sizeof(char *));
+  part->node_seconds = vkp__calloc((size_t)n + 1, sizeof(double));
+  part->node_region = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  part->node_stage = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  part->order = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  part->unit_start = vkp__calloc((size_t)n + 2, sizeof(int32_t));
+  c->est = vkp__calloc(cells + 1, sizeof(double));
+  c->reason = vkp__calloc(cells + 1, sizeof(char *));
+  c->device = vkp__calloc((size_t)nt, sizeof(char *));
+  c->fixed = vkp__calloc((size_t)n + 1, sizeof(bool));
+  c->pos = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  c->unit_region = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  c->target_device = vkp__calloc((size_t)nt, sizeof(int32_t));
+  c->device_concurrency = vkp__calloc((size_t)nt, sizeof(int32_t));
+  c->stamp = vkp__calloc((size_t)graph->n_values + 1, sizeof(uint32_t));
+  if (!st && (!part->targets || !part->node_target || !part->node_first_choice ||
+              !part->node_reason || !part->node_seconds || !part->node_region ||
+              !part->node_stage || !part->order || !part->unit_start || !c->est ||
+              !c->reason || !c->device || !c->fixed || !c->pos ||
+              !c->unit_region || !c->target_device || !c->device_concurrency ||
+              !c->stamp))
+    st = VKP_OOM("partition tables");
+  for (int32_t t = 0; t < nt && !st; ++t) {
+    part->targets[t] = vkp_registry_get(registry, t);
+    c->device[t] = vkp_profile_device_of(profile, part->targets[t]->vtable->name);
+    int32_t d = 0;
+    while (d < c->n_devices && strcmp(c->device[c->device_concurrency[d]], c->device[t]))
+      ++d;
+    // device_concurrency temporarily holds a representative target per device.
+    if (d == c->n_devices) c->device_concurrency[c->n_devices++] = t;
+    c->target_device[t] = d;
+  }
+  for (int32_t d = 0; d < c->n_devices && !st; ++d)
+    c->device_concurrency[d] =
+        vkp_profile_concurrency(profile, c->device[c->device_concurrency[d]]);
+  if (!st) st = vkp__consumers(c);
+  if (!st) st = vkp__place(c, registry);
+  if (!st) st = vkp__cut_stages(c);
+  if (st) {
+    vkp_partition_destroy(part);
+    return vkp_status_annotate(st, "partitioning graph '%s'", graph->name);
+  }
+  *out_part = part;
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// The plan
+
+vkp_status_t vkp_partition_to_plan(const vkp_partition_t *part,
+                                   const char *name, vkp_plan_t **out_plan) {
+  *out_plan = NULL;
+  const vkp_graph_t *g = part->graph;
+  const vkp__pctx_t *c = part->internal;
+  vkp_plan_t *plan = NULL;
+  VKP_RETURN_IF_ERROR(vkp_plan_create(name ? name : g->name, &plan));
+  vkp_status_t st = NULL;
+  for (int32_t s = 0; s < part->n_stages && !st; ++s) {
+    const vkp_partition_stage_t *ps = &part->stages[s];
+    char sname[32];
+    snprintf(sname, sizeof sname, "stage%d", (int)s);
+    vkp_graph_t *sub = NULL;
+    st = vkp_graph_extract(g, ps->n_nodes, ps->nodes, sname, &sub);
+    int32_t idx = -1;
+    if (!st)
+      st = vkp_plan_add_stage(plan, sname, vkp_partition_target_name(part, ps->target),
+                              sub, &idx);
+    if (!st) plan->stages[idx].estimated_ms = ps->seconds * 1e3;
+  }
+  for (int32_t k = 0; k < g->n_inputs && !st; ++k) {
+    int32_t v = g->inputs[k];
+    if (c->cons_start[v + 1] > c->cons_start[v])
+      st = vkp_plan_add_global_input(plan, g->values[v].name);
+  }
+  for (int32_t k = 0; k < g->n_outputs && !st; ++k) {
+    const vkp_value_t *v = &g->values[g->outputs[k]];
+    if (v->producer < 0) {
+      st = vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "graph output '%s' is not computed by any node",
+                           v->name);
+      break;
+    }
+    st = vkp_plan_add_global_output(plan, v->name);
+    if (!st) st = vkp_plan_bind(plan, part->node_stage[v->producer], v->name,
+                                VKP_PLAN_GLOBAL, v->name);
+  }
+  for (int32_t s = 0; s < plan->n_stages && !st; ++s) {
+    const vkp_graph_t *sub = plan->stages[s].graph;
+    for (int32_t k = 0; k < sub->n_inputs && !st; ++k) {
+      const char *vname = sub->values[sub->inputs[k]].name;
+      int32_t v = vkp_graph_find_value(g, vname);
+      int32_t p = v >= 0 ? g->values[v].producer : -1;
+      st = vkp_plan_bind(plan, p >= 0 ? part->node_stage[p] : VKP_PLAN_GLOBAL,
+                         vname, s, vname);
+    }
+  }
+  if (!st) st = vkp_plan_validate(plan);
+  if (st) {
+    vkp_plan_destroy(plan);
+    return vkp_status_annotate(st, "building the plan of graph '%s'", g->name);
+  }
+  *out_plan = plan;
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Output
+
+static const char *vkp__human_bytes(double b, char *buf, size_t size) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (b >= 1024.0 && u < 3) {
+    b /= 1024.0;
+    ++u;
+  }
+  if (u == 0)
+    snprintf(buf, size, "%.0f B", b);
+  else
+    snprintf(buf, size, "%.1f %s", b, units[u]);
+  return buf;
+}
+
+void vkp_partition_print(const vkp_partition_t *part, FILE *out) {
+  fprintf(out, "%-8s %-10s %6s %10s %12s %12s\n", "stage", "target", "nodes",
+          "est. ms", "bytes in", "bytes out");
+  for (int32_t s = 0; s < part->n_stages; ++s) {
+    const vkp_partition_stage_t *ps = &part->stages[s];
+    char a[32], b[32], name[32];
+    snprintf(name, sizeof name, "stage%d", (int)s);
+    fprintf(out, "%-8s %-10s %6d %10.4f %12s %12s\n", name,
+            vkp_partition_target_name(part, ps->target), (int)ps->n_nodes,
+            ps->seconds * 1e3, vkp__human_bytes(ps->bytes_in, a, sizeof a),
+            vkp__human_bytes(ps->bytes_out, b, sizeof b));
+  }
+  fprintf(out, "bottleneck: %.4f ms per frame (%.1f frames/s), %d region%s\n",
+          part->bottleneck_s * 1e3,
+          part->bottleneck_s > 0 ? 1.0 / part->bottleneck_s : 0.0,
+          (int)part->n_regions, part->n_regions == 1 ? "" : "s");
+  if (part->notes) fprintf(out, "%s", part->notes);
+  bool header = false;
+  for (int32_t i = 0; i < part->graph->n_nodes; ++i) {
+    if (!part->node_reason[i]) continue;
+    if (!header) {
+      fprintf(out, "nodes not on the policy's first choice:\n");
+      header = true;
+    }
+    fprintf(out, "  %s (%s) -> %s: %s\n", part->graph->nodes[i].name,
+            vkp_op_name(part->graph->nodes[i].op),
+            vkp_partition_target_name(part, part->node_target[i]),
+            part->node_reason[i]);
+  }
+}
+
+typedef struct vkp__text_t {
+  char *data;
+  size_t len, cap;
+  bool oom;
+} vkp__text_t;
+
+static void vkp__text_printf(vkp__text_t *t, const char *fmt, ...)
+    VKP_PRINTF(2, 3);
+
+static void vkp__text_printf(vkp__text_t *t, const char *fmt, ...) {
+  if (t->oom) return;
+  va_list ap;
+  va_start(ap, fmt);
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    va_end(ap2);
+    return;
+  }
+  if (t->len + (size_t)n + 1 > t->cap) {
+    size_t cap = (t->cap ? t->cap * 2 : 1024) + (size_t)n;
+    char *grown = vkp__realloc(t->data, cap);
+    if (!grown) {
+      t->oom = true;
+      va_end(ap2);
+      return;
+    }
+    t->data = grown;
+    t->cap = cap;
+  }
+  vsnprintf(t->data + t->len, t->cap - t->len, fmt, ap2);
+  va_end(ap2);
+  t->len += (size_t)n;
+}
+
+// Writes `s` as the inside of a DOT quoted string.
+static void vkp__text_quoted(vkp__text_t *t, const char *s) {
+  for (; *s; ++s) {
+    if (*s == '"' || *s == '\\')
+      vkp__text_printf(t, "\\%c", *s);
+    else
+      vkp__text_printf(t, "%c", *s);
+  }
+}
+
+// Fill colours by target index (data, not target names).
+static const char *const vkp__palette[] = {
+    "#a6cee3", "#b2df8a", "#fb9a99", "#fdbf6f", "#cab2d6", "#ffff99",
+    "#1f78b4", "#33a02c", "#e31a1c", "#ff7f00",
+};
+
+vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot) {
+  *out_dot = NULL;
+  const vkp_graph_t *g = part->graph;
+  const vkp__pctx_t *c = part->internal;
+  const size_t n_colors = sizeof vkp__palette / sizeof vkp__palette[0];
+  vkp__text_t t = {0};
+  vkp__text_printf(&t, "digraph \"");
+  vkp__text_quoted(&t, g->name);
+  vkp__text_printf(&t, "\" {\n  rankdir=TB;\n  node [shape=box, style=filled];\n");
+  for (int32_t s = 0; s < part->n_stages; ++s) {
+    const vkp_partition_stage_t *ps = &part->stages[s];
+    vkp__text_printf(&t,
+                     "  subgraph cluster_%d {\n    label=\"stage%d: %s, %.4f ms\";\n"
+                     "    style=rounded;\n",
+                     (int)s, (int)s, vkp_partition_target_name(part, ps->target),
+                     ps->seconds * 1e3);
+    for (int32_t k = 0; k < ps->n_nodes; ++k) {
+      int32_t i = ps->nodes[k];
+      vkp__text_printf(&t, "    n%d [label=\"", (int)i);
+      vkp__text_quoted(&t, g->nodes[i].name);
+      vkp__text_printf(&t, "\\n%s\", fillcolor=\"%s\"];\n", vkp_op_name(g->nodes[i].op),
+                       vkp__palette[(size_t)part->node_target[i] % n_colors]);
+    }
+    vkp__text_printf(&t, "  }\n");
+  }
+  // Legend: one entry per target.
+  for (int32_t tg = 0; tg < part->n_targets; ++tg)
+    vkp__text_printf(&t, "  legend_%d [label=\"%s\", shape=note, fillcolor=\"%s\"];\n",
+                     (int)tg, vkp_partition_target_name(part, tg),
+                     vkp__palette[(size_t)tg % n_colors]);
+  for (int32_t k = 0; k < g->n_inputs; ++k) {
+    int32_t v = g->inputs[k];
+    vkp__text_printf(&t, "  v%d [label=\"", (int)v);
+    vkp__text_quoted(&t, g->values[v].name);
+    vkp__text_printf(&t, "\", shape=ellipse, style=solid];\n");
+  }
+  for (int32_t k = 0; k < g->n_outputs; ++k) {
+    int32_t v = g->outputs[k];
+    vkp__text_printf(&t, "  o%d [label=\"", (int)v);
+    vkp__text_quoted(&t, g->values[v].name);
+    vkp__text_printf(&t, "\", shape=ellipse, style=solid];\n");
+    if (g->values[v].producer >= 0) {
+      char b[32];
+      vkp__text_printf(&t, "  n%d -> o%d [label=\"%s\", color=red];\n",
+                       (int)g->values[v].producer, (int)v,
+                       vkp__human_bytes(c->value_bytes[v], b, sizeof b));
+    }
+  }
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    for (int32_t k = 0; k < n->n_inputs; ++k) {
+      int32_t v = n->inputs[k];
+      if (v < 0 || g->values[v].kind == VKP_VALUE_CONSTANT) continue;
+      bool dup = false;
+      for (int32_t q = 0; q < k && !dup; ++q) dup = n->inputs[q] == v;
+      if (dup) continue;
+      int32_t p = g->values[v].producer;
+      bool crossing = p < 0 || part->node_stage[p] != part->node_stage[i];
+      if (p >= 0)
+        vkp__text_printf(&t, "  n%d -> n%d", (int)p, (int)i);
+      else
+        vkp__text_printf(&t, "  v%d -> n%d", (int)v, (int)i);
+      if (crossing) {
+        char b[32];
+        vkp__text_printf(&t, " [label=\"%s\", color=red]",
+                         vkp__human_bytes(c->value_bytes[v], b, sizeof b));
+      }
+      vkp__text_printf(&t, ";\n");
+    }
+  }
+  vkp__text_printf(&t, "}\n");
+  if (t.oom) {
+    vkp__free(t.data);
+    return VKP_OOM("DOT text");
+  }
+  *out_dot = t.data;
+  return NULL;
+}

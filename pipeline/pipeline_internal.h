@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private structures of the pipeline executor, shared by pipeline.c (set-up,
+// API) and worker.c (the stage workers).
+//
+// Locking: one mutex per pipeline (`mu`) guards every counter below that is
+// not marked otherwise: ring counters, frame records and their table, stage
+// progress and stats. Slot memory is not guarded by the mutex; the counters
+// say who owns a slot: the producer of ring r may write slot seq % depth once
+// every consumer's `released` >= seq - depth; a consumer may read it once
+// `available` >= seq (host producers) or once the producer's timeline
+// semaphore reaches seq (device producers), until it raises its `released`.
+#ifndef VKPIPE_PIPELINE_PIPELINE_INTERNAL_H_
+#define VKPIPE_PIPELINE_PIPELINE_INTERNAL_H_
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vkpipe/pipeline.h"
+#include "vkpipe/plan.h"
+#include "vkpipe/target.h"
+
+// A bounded ring of staging slots carrying one value (a global input or a
+// stage output) from its producer to its consumer stages.
+typedef struct vkp__ring_t {
+  char *name;                 // owned: "x" or "stage.output"
+  int32_t src_stage;          // VKP_PLAN_GLOBAL: a global input
+  int32_t src_index;          // output index in src_stage, or global input
+  vkp_dtype_t dtype;
+  int32_t rank;
+  int64_t shape[VKP_MAX_RANK];
+  size_t nbytes;
+  void **slots;               // owned array of depth host pointers
+  vkp_staging_t *staging;     // owned array (depth) when device_target
+  const vkp_target_t *device_target;  // staging memory owner, or NULL
+  int32_t n_consumers;        // distinct consumer stages
+  int32_t *consumers;         // owned: stage indices
+  uint64_t *released;         // owned: per consumer, last released seq
+  // Last seq a consumer may start on: written (host producer), submitted
+  // (device producer; the data is ready when its semaphore reaches seq).
+  uint64_t available;
+  // A host producer feeding a device consumer signals this timeline
+  // semaphore (made by the consumer's target) with seq, failed frames too.
+  uint64_t host_semaphore;
+  bool has_host_semaphore;
+  int32_t peak_occupancy;
+} vkp__ring_t;
+
+// Where a stage output goes. Any combination of the three.
+typedef struct vkp__stage_output_t {
+  int32_t ring;               // ring carrying it to stages, or -1
+  int32_t n_globals;
+  int32_t *globals;           // owned: global output indices fed by it
+  void *scratch;              // owned: a host stage's unbound output
+} vkp__stage_output_t;
+
+typedef struct vkp__stage_input_t {
+  int32_t ring;
+  int32_t consumer;           // index into the ring's consumers
+} vkp__stage_input_t;
+
+typedef struct vkp__stage_t {
+  struct vkp_pipeline_t *pipeline;     // borrowed: the owner
+  int32_t index;
+  const vkp_plan_stage_t *plan_stage;  // borrowed
+  const vkp_target_t *target;          // borrowed
+  vkp_stage_t *loaded;                 // owned (target unload)
+  vkp_blob_t blob;                     // owned; outlives `loaded`
+  bool device;                         // driven through submit + semaphores
+  uint64_t semaphore;                  // device: own timeline
+  bool has_semaphore;
+  int32_t n_inputs;
+  vkp__stage_input_t *inputs;          // owned
+  int32_t n_outputs;
+  vkp__stage_output_t *outputs;        // owned
+  vkp_tensor_t *in_views;              // owned: depth * n_inputs views
+  vkp_tensor_t *out_views;             // owned: depth * n_outputs views
+  vkp_tensor_t *frame_outputs;         // owned: n_outputs, per-frame scratch
+  vkp_staging_t *bind_in;              // owned: device, depth * n_inputs
+  vkp_staging_t *bind_out;             // owned: device, depth * n_outputs
+  vkp_timeline_point_t *waits;         // owned: device, n_inputs wait points
+  pthread_t worker;                    // host: runs; device: submits
+  pthread_t completer;                 // device: waits and completes
+  bool worker_started, completer_started;
+  pthread_cond_t cv_ready;    // "not empty": inputs/frames may be ready
+  pthread_cond_t cv_space;    // "not full": an output slot may be free
+  pthread_cond_t cv_submitted;  // device: a submit for the completer
+  uint64_t submitted;         // device: last seq submitted (or host-signalled)
+  uint64_t completed;         // last seq finished by this stage
+  uint64_t *submit_ns;        // device: depth + 1 submit times, by seq
+  uint64_t last_complete_ns;
+  vkp_pipeline_stage_stats_t stats;
+} vkp__stage_t;
+
+typedef struct vkp__global_output_t {
+  int32_t src_stage;
+  int32_t src_output;
+  vkp_dtype_t dtype;
+  int32_t rank;
+  int64_t shape[VKP_MAX_RANK];
+} vkp__global_output_t;
+
+typedef struct vkp__frame_t {
+  uint64_t seq;
+  vkp_status_t status;        // first error of the frame, owned
+  uint64_t run_ns;            // when run() accepted it
+  uint64_t done_ns;
+  int32_t stages_left;
+  vkp_tensor_t *outputs;      // owned: the global outputs
+} vkp__frame_t;
+
+struct vkp_pipeline_t {
+  const vkp_plan_t *plan;     // borrowed, or owned_plan
+  vkp_plan_t *owned_plan;
+  int32_t depth;
+  bool sequential;
+  int32_t n_stages;
+  vkp__stage_t *stages;
+  int32_t n_rings;
+  vkp__ring_t *rings;
+  int32_t n_inputs;
+  int32_t *input_ring;        // per global input: ring or -1 (unbound)
+  bool *input_set;            // per global input, for the next frame
+  int32_t n_outputs;
+  vkp__global_output_t *outputs;
+
+  pthread_mutex_t mu;
+  pthread_cond_t cv_input_space;  // "not full": run() waiting for a slot
+  pthread_cond_t cv_result;       // "not empty": a frame finished
+  atomic_bool shutdown;           // written under mu, read anywhere
+  atomic_bool failed;             // DEVICE_LOST seen (written under mu)
+  char *failed_message;           // owned
+  uint64_t launched;              // last accepted seq
+  uint64_t finished;              // frames <= finished have all finished
+  uint64_t taken;                 // last seq handed out by get_output
+  vkp__frame_t **frames;          // ring of frame records, by seq & mask
+  uint64_t frames_mask;           // capacity - 1 (a power of two)
+  uint64_t frames_failed;
+  uint64_t latency_min_ns, latency_max_ns, latency_sum_ns;
+  vkp_pipeline_event_t *trace;    // owned; trace_capacity entries or NULL
+  int32_t trace_capacity;
+  int32_t trace_count;            // guarded by mu
+};
+
+// Records one stage event when tracing is on; call with mu held.
+void vkp__trace_record(vkp_pipeline_t *p, int32_t stage, uint64_t seq,
+                       uint64_t start_ns, uint64_t end_ns, bool failed);
+
+// Monotonic clock in nanoseconds.
+uint64_t vkp__now_ns(void);
+
+// Frame record for `seq` (launched, not yet taken); call with mu held.
+vkp__frame_t *vkp__frame_get(vkp_pipeline_t *p, uint64_t seq);
+
+// Records `status` (consumed) as the error of frame `seq` unless it already
+// has one; DEVICE_LOST also fails the pipeline. Call with mu held.
+void vkp__frame_fail(vkp_pipeline_t *p, uint64_t seq, vkp_status_t status);
+
+// Starts the threads of every stage (worker.c).
+vkp_status_t vkp__pipeline_start_workers(vkp_pipeline_t *p) VKP_MUST_USE;
+
+// Loads-time construction shared by every create variant (pipeline.c): `p`
+// has plan, depth, sequential and each stage's target/loaded set.
+vkp_status_t vkp__pipeline_build(vkp_pipeline_t *p) VKP_MUST_USE;
+
+// Allocates a pipeline for `plan` (borrowed) with stages unloaded.
+vkp_status_t vkp__pipeline_alloc(const vkp_plan_t *plan,
+                                 const vkp_pipeline_options_t *options,
+                                 vkp_pipeline_t **out_pipeline) VKP_MUST_USE;
+
+#endif  // VKPIPE_PIPELINE_PIPELINE_INTERNAL_H_

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: Apache-2.0
+// Stage workers. A host stage has one thread that waits for its inputs and a
+// free output slot, runs the stage and publishes. A device stage has two: a
+// submitter that launches frames with their semaphore waits inside the
+// submit, and a completer that waits for the stage's timeline semaphore,
+// releases the input slots and finishes the frame.
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+#include "pipeline/pipeline_internal.h"
+
+// How long one host-side semaphore wait lasts before the shutdown and failed
+// flags are looked at again, so destroy returns promptly.
+#define VKP__WAIT_SLICE_NS 10000000u
+
+// Waits from the host until `semaphore` of `target` reaches `value`, in
+// bounded slices. CANCELLED on shutdown; DEVICE_LOST once the pipeline has
+// failed.
+static vkp_status_t vkp__wait_point(vkp_pipeline_t *p, const vkp_target_t *target,
+                                    uint64_t semaphore, uint64_t value) {
+  for (;;) {
+    vkp_status_t st = target->vtable->timeline_wait(target, semaphore, value,
+                                                    VKP__WAIT_SLICE_NS);
+    if (!vkp_status_is(st, VKP_STATUS_TIMEOUT)) return st;
+    vkp_status_free(st);
+    if (atomic_load(&p->shutdown))
+      return vkp_status_make(VKP_STATUS_CANCELLED, "pipeline is shutting down");
+    if (atomic_load(&p->failed))
+      return vkp_status_make(VKP_STATUS_DEVICE_LOST,
+                             "pipeline failed while waiting for a device");
+  }
+}
+
+// Frame `seq` may start at stage `st`: launched, every input available, and in
+// sequential mode every earlier frame finished. mu held.
+static bool vkp__inputs_ready(const vkp_pipeline_t *p, const vkp__stage_t *st,
+                              uint64_t seq) {
+  if (p->launched < seq) return false;
+  if (p->sequential && p->finished + 1 < seq) return false;
+  for (int32_t i = 0; i < st->n_inputs; ++i)
+    if (p->rings[st->inputs[i].ring].available < seq) return false;
+  return true;
+}
+
+// Every output slot of frame `seq` is released by all its consumers (and, for
+// a device stage, its own copy-out of seq - depth is done). mu held.
+static bool vkp__outputs_free(const vkp_pipeline_t *p, const vkp__stage_t *st,
+                              uint64_t seq) {
+  uint64_t depth = (uint64_t)p->depth;
+  if (st->device && st->completed + depth < seq) return false;
+  for (int32_t o = 0; o < st->n_outputs; ++o) {
+    if (st->outputs[o].ring < 0) continue;
+    const vkp__ring_t *ring = &p->rings[st->outputs[o].ring];
+    for (int32_t c = 0; c < ring->n_consumers; ++c)
+      if (ring->released[c] + depth < seq) return false;
+  }
+  return true;
+}
+
+// Waits for frame `seq` to be startable and its output slots free, recording
+// the waiting time. Returns false on shutdown. mu held on entry and exit.
+static bool vkp__stage_wait(vkp_pipeline_t *p, vkp__stage_t *st, uint64_t seq) {
+  uint64_t t0 = vkp__now_ns();
+  while (!atomic_load(&p->shutdown) && !vkp__inputs_ready(p, st, seq))
+    pthread_cond_wait(&st->cv_ready, &p->mu);
+  uint64_t t1 = vkp__now_ns();
+  while (!atomic_load(&p->shutdown) && !vkp__outputs_free(p, st, seq))
+    pthread_cond_wait(&st->cv_space, &p->mu);
+  uint64_t t2 = vkp__now_ns();
+  st->stats.wait_input_ns += t1 - t0;
+  st->stats.wait_slot_ns += t2 - t1;
+  return !atomic_load(&p->shutdown);
+}
+
+// Makes frame `seq` of ring outputs of `st` available to consumers. mu held.
+static void vkp__stage_publish(vkp_pipeline_t *p, vkp__stage_t *st,
+                               uint64_t seq) {
+  for (int32_t o = 0; o < st->n_outputs; ++o) {
+    if (st->outputs[o].ring < 0) continue;
+    vkp__ring_t *ring = &p->rings[st->outputs[o].ring];
+    ring->available = seq;
+    // A device stage's slot stays in use until its own completion too.
+    uint64_t oldest = st->device && st->completed < seq ? st->completed : seq;
+    for (int32_t c = 0; c < ring->n_consumers; ++c)
+      if (ring->released[c] < oldest) oldest = ring->released[c];
+    if ((int32_t)(seq - oldest) > ring->peak_occupancy)
+      ring->peak_occupancy = (int32_t)(seq - oldest);
+    for (int32_t c = 0; c < ring->n_consumers; ++c)
+      pthread_cond_signal(&p->stages[ring->consumers[c]].cv_ready);
+  }
+}
+
+// Stage `st` is done with frame `seq`: releases its input slots and, when it
+// was the frame's last stage, finishes the frame. mu held.
+static void vkp__stage_complete(vkp_pipeline_t *p, vkp__stage_t *st,
+                                uint64_t seq) {
+  for (int32_t i = 0; i < st->n_inputs; ++i) {
+    vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
+    ring->released[st->inputs[i].consumer] = seq;
+    if (ring->src_stage == VKP_PLAN_GLOBAL)
+      pthread_cond_signal(&p->cv_input_space);
+    else
+      pthread_cond_signal(&p->stages[ring->src_stage].cv_space);
+  }
+  st->completed = seq;
+  st->stats.frames++;
+  if (st->device) pthread_cond_signal(&st->cv_space);
+  vkp__frame_t *f = vkp__frame_get(p, seq);
+  if (f->status) st->stats.failed_frames++;
+  if (--f->stages_left > 0) return;
+  f->done_ns = vkp__now_ns();
+  bool advanced = false;
+  while (p->finished < p->launched) {
+    vkp__frame_t *next = vkp__frame_get(p, p->finished + 1);
+    if (next->stages_left > 0) break;
+    p->finished++;
+    advanced = true;
+    uint64_t latency = next->done_ns - next->run_ns;
+    if (latency < p->latency_min_ns) p->latency_min_ns = latency;
+    if (latency > p->latency_max_ns) p->latency_max_ns = latency;
+    p->latency_sum_ns += latency;
+    if (next->status) p->frames_failed++;
+  }
+  if (!advanced) return;
+  pthread_cond_broadcast(&p->cv_result);
+  if (p->sequential)
+    for (int32_t s = 0; s < p->n_stages; ++s)
+      pthread_cond_signal(&p->stages[s].cv_ready);
+}
+
+// Whether stage work for frame `seq` is skipped: the frame already failed, or
+// the pipeline did (then the frame fails with that error). mu held.
+static bool vkp__frame_skip(vkp_pipeline_t *p, uint64_t seq) {
+  vkp__frame_t *f = vkp__frame_get(p, seq);
+  if (!f->status && atomic_load(&p->failed))
+    f->status = vkp_status_make(VKP_STATUS_DEVICE_LOST,
+                                "pipeline failed before frame %llu finished: %s",
+                                (unsigned long long)seq,
+                                p->failed_message ? p->failed_message
+                                                  : "device lost");
+  return f->status != NULL;
+}
+
+static vkp_status_t vkp__stage_error(const vkp__stage_t *st, uint64_t seq,
+                                     vkp_status_t status) {
+  return vkp_status_annotate(status, "stage '%s' (target '%s'), frame %llu",
+                             st->plan_stage->name, st->plan_stage->target,
+                             (unsigned long long)seq);
+}
+
+// ---------------------------------------------------------------------------
+// Host stages
+
+// Lock invariants of the loop: mu is held only to test and update the
+// counters (ring available/released, stage completed, frame records); it is
+// dropped while waiting on the condition variables (by pthread_cond_wait),
+// while waiting for device semaphores and while the stage runs. Slot memory
+// of frame seq is this worker's between its wait and its complete.
+static void *vkp__host_worker(void *arg) {
+  vkp__stage_t *st = arg;
+  vkp_pipeline_t *p = st->pipeline;
+  const vkp_target_vtable_t *vt = st->target->vtable;
+  size_t n_in = (size_t)st->n_inputs, n_out = (size_t)st->n_outputs;
+  for (uint64_t seq = 1;; ++seq) {
+    pthread_mutex_lock(&p->mu);
+    if (!vkp__stage_wait(p, st, seq)) {
+      pthread_mutex_unlock(&p->mu);
+      break;
+    }
+    vkp__frame_t *f = vkp__frame_get(p, seq);
+    bool skip = vkp__frame_skip(p, seq);
+    pthread_mutex_unlock(&p->mu);
+
+    size_t slot = (size_t)(seq % (uint64_t)p->depth);
+    vkp_status_t err = NULL;
+    for (size_t i = 0; i < n_in && !skip && !err; ++i) {
+      const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
+      if (ring->src_stage == VKP_PLAN_GLOBAL) continue;
+      const vkp__stage_t *src = &p->stages[ring->src_stage];
+      if (src->device) err = vkp__wait_point(p, src->target, src->semaphore, seq);
+    }
+    if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
+      vkp_status_free(err);
+      break;
+    }
+    for (size_t o = 0; o < n_out; ++o) {
+      const vkp__stage_output_t *out = &st->outputs[o];
+      if (out->ring >= 0) {
+        st->frame_outputs[o] = st->out_views[slot * n_out + o];
+      } else if (out->n_globals > 0) {
+        st->frame_outputs[o] = f->outputs[out->globals[0]];
+        st->frame_outputs[o].owns_data = false;
+      } else {
+        const vkp_graph_t *g = st->plan_stage->graph;
+        const vkp_value_t *v = &g->values[g->outputs[o]];
+        vkp_status_free(vkp_tensor_init_view(&st->frame_outputs[o], v->dtype,
+                                             v->rank, v->shape, out->scratch));
+      }
+    }
+    uint64_t busy_ns = 0, t_start = vkp__now_ns();
+    if (!skip && !err) {
+      err = vt->run(st->loaded, st->in_views + slot * n_in, st->frame_outputs);
+      busy_ns = vkp__now_ns() - t_start;
+    }
+    if (!skip && !err) {
+      for (size_t o = 0; o < n_out; ++o) {
+        const vkp__stage_output_t *out = &st->outputs[o];
+        size_t nbytes = vkp_tensor_nbytes(&st->frame_outputs[o]);
+        for (int32_t k = out->ring >= 0 ? 0 : 1; k < out->n_globals; ++k)
+          memcpy(f->outputs[out->globals[k]].data, st->frame_outputs[o].data,
+                 nbytes);
+      }
+    }
+    // A device consumer may already wait for this value: signal it whatever
+    // happened to the frame.
+    for (size_t o = 0; o < n_out; ++o) {
+      if (st->outputs[o].ring < 0) continue;
+      const vkp__ring_t *ring = &p->rings[st->outputs[o].ring];
+      if (!ring->has_host_semaphore) continue;
+      err = vkp_status_join(err, ring->device_target->vtable->timeline_signal(
+                                     ring->device_target, ring->host_semaphore,
+                                     seq));
+    }
+    pthread_mutex_lock(&p->mu);
+    vkp__trace_record(p, st->index, seq, t_start,
+                      t_start + busy_ns, skip || err);
+    if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));
+    st->stats.busy_ns += busy_ns;
+    vkp__stage_publish(p, st, seq);
+    vkp__stage_complete(p, st, seq);
+    pthread_mutex_unlock(&p->mu);
+  }
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Device stages
+
+// Lock invariants of the loop: as for host stages. A frame is launched by
+// one submit that waits, on the device, for the semaphores of its device
+// producers and of its host producers (which have already signalled: the
+// frame only starts once their rings are available, so no wait is ever
+// submitted on a value nobody will signal). When the frame is skipped or the
+// submit fails (which signals nothing), the stage's semaphore is signalled
+// from the host so that its consumers and its completer move on.
+static void *vkp__device_submitter(void *arg) {
+  vkp__stage_t *st = arg;
+  vkp_pipeline_t *p = st->pipeline;
+  const vkp_target_vtable_t *vt = st->target->vtable;
+  size_t n_in = (size_t)st->n_inputs, n_out = (size_t)st->n_outputs;
+  for (uint64_t seq = 1;; ++seq) {
+    pthread_mutex_lock(&p->mu);
+    if (!vkp__stage_wait(p, st, seq)) {
+      pthread_mutex_unlock(&p->mu);
+      break;
+    }
+    bool skip = vkp__frame_skip(p, seq);
+    pthread_mutex_unlock(&p->mu);
+
+    size_t slot = (size_t)(seq % (uint64_t)p->depth);
+    vkp_status_t err = NULL;
+    uint64_t t_submit = vkp__now_ns();
+    if (!skip) {
+      int32_t n_waits = 0;
+      for (size_t i = 0; i < n_in; ++i) {
+        const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
+        uint64_t sem;
+        if (ring->src_stage != VKP_PLAN_GLOBAL && p->stages[ring->src_stage].device)
+          sem = p->stages[ring->src_stage].semaphore;
+        else if (ring->has_host_semaphore)
+          sem = ring->host_semaphore;
+        else
+          continue;
+        bool seen = false;
+        for (int32_t w = 0; w < n_waits; ++w) seen |= st->waits[w].semaphore == sem;
+        if (!seen) st->waits[n_waits++] = (vkp_timeline_point_t){sem, seq};
+      }
+      vkp_timeline_point_t signal = {st->semaphore, seq};
+      vkp_submit_info_t info = {
+          .inputs = st->in_views + slot * n_in,
+          .outputs = st->out_views + slot * n_out,
+          .slot = (int32_t)slot,
+          .n_waits = n_waits,
+          .waits = st->waits,
+          .n_signals = 1,
+          .signals = &signal,
+      };
+      err = vt->submit(st->loaded, &info);
+    }
+    if (skip || err) {
+      // Timeline values only grow, and a host signal may not pass a pending
+      // device signal (VUID-VkSemaphoreSignalInfo-value-03259): let the
+      // device reach seq - 1 first.
+      vkp_status_t w = seq > 1 ? vkp__wait_point(p, st->target, st->semaphore,
+                                                  seq - 1)
+                               : NULL;
+      if (vkp_status_is(w, VKP_STATUS_CANCELLED)) {
+        vkp_status_free(w);
+        vkp_status_free(err);
+        break;
+      }
+      vkp_status_free(w);
+      err = vkp_status_join(err, vt->timeline_signal(st->target, st->semaphore,
+                                                     seq));
+    }
+    pthread_mutex_lock(&p->mu);
+    if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));
+    st->submit_ns[seq % ((uint64_t)p->depth + 1)] = t_submit;
+    st->submitted = seq;
+    vkp__stage_publish(p, st, seq);
+    pthread_cond_signal(&st->cv_submitted);
+    pthread_mutex_unlock(&p->mu);
+  }
+  return NULL;
+}
+
+// Lock invariants of the loop: mu is held to read `submitted`, the frame
+// record and to complete; dropped while waiting for the semaphore and while
+// copying global outputs out of the staging slot (which stays this stage's
+// until it completes the frame: the submitter reuses it only after
+// `completed` passes seq).
+static void *vkp__device_completer(void *arg) {
+  vkp__stage_t *st = arg;
+  vkp_pipeline_t *p = st->pipeline;
+  size_t n_out = (size_t)st->n_outputs;
+  for (uint64_t seq = 1;; ++seq) {
+    pthread_mutex_lock(&p->mu);
+    while (!atomic_load(&p->shutdown) && st->submitted < seq)
+      pthread_cond_wait(&st->cv_submitted, &p->mu);
+    if (atomic_load(&p->shutdown)) {
+      pthread_mutex_unlock(&p->mu);
+      break;
+    }
+    vkp__frame_t *f = vkp__frame_get(p, seq);
+    pthread_mutex_unlock(&p->mu);
+
+    vkp_status_t err = vkp__wait_point(p, st->target, st->semaphore, seq);
+    if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
+      vkp_status_free(err);
+      break;
+    }
+    uint64_t t_done = vkp__now_ns();
+    pthread_mutex_lock(&p->mu);
+    bool ok = !err && !f->status;
+    pthread_mutex_unlock(&p->mu);
+    size_t slot = (size_t)(seq % (uint64_t)p->depth);
+    for (size_t o = 0; ok && o < n_out; ++o) {
+      const vkp__stage_output_t *out = &st->outputs[o];
+      const vkp_tensor_t *src = &st->out_views[slot * n_out + o];
+      for (int32_t k = 0; k < out->n_globals; ++k)
+        memcpy(f->outputs[out->globals[k]].data, src->data,
+               vkp_tensor_nbytes(src));
+    }
+    pthread_mutex_lock(&p->mu);
+    if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));
+    uint64_t started = st->submit_ns[seq % ((uint64_t)p->depth + 1)];
+    if (started < st->last_complete_ns) started = st->last_complete_ns;
+    st->stats.busy_ns += t_done > started ? t_done - started : 0;
+    vkp__trace_record(p, st->index, seq, started, t_done, !ok);
+    st->last_complete_ns = t_done;
+    vkp__stage_complete(p, st, seq);
+    pthread_mutex_unlock(&p->mu);
+  }
+  return NULL;
+}
+
+vkp_status_t vkp__pipeline_start_workers(vkp_pipeline_t *p) {
+  for (int32_t s = 0; s < p->n_stages; ++s) {
+    vkp__stage_t *st = &p->stages[s];
+    int rc = pthread_create(&st->worker, NULL,
+                            st->device ? vkp__device_submitter : vkp__host_worker,
+                            st);
+    if (rc)
+      return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                             "cannot start the worker of stage '%s': %s",
+                             st->plan_stage->name, strerror(rc));
+    st->worker_started = true;
+    if (!st->device) continue;
+    rc = pthread_create(&st->completer, NULL, vkp__device_completer, st);
+    if (rc)
+      return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                             "cannot start the completer of stage '%s': %s",
+                             st->plan_stage->name, strerror(rc));
+    st->completer_started = true;
+  }
+  return NULL;
+}

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: Apache-2.0
+// The "cpu" target: vtable, blob format, loading and running stages.
+#define _GNU_SOURCE  // memfd_create
+#include "runtime/cpu/target_cpu.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+#include "codegen/c/emit.h"
+#include "runtime/cpu/compile.h"
+
+typedef int (*vkp__stage_entry_fn)(const void *const *inputs, void *const *outputs,
+                                   const void *const *constants, void *workspace);
+typedef size_t (*vkp__stage_ws_fn)(void);
+
+typedef struct vkp__cpu_stage_t {
+  vkp_stage_t base;
+  void *dl;
+  vkp__stage_entry_fn entry;
+  void *workspace;            // owned, 64-byte aligned
+  void *constant_data;        // owned copy of every constant
+  const void **constants;     // pointers into constant_data
+  const void **inputs;        // per-run pointer arrays (owned)
+  void **outputs;
+  int32_t n_inputs, n_outputs;
+  size_t *input_bytes, *output_bytes;
+} vkp__cpu_stage_t;
+
+static bool vkp__cpu_supports(const vkp_target_t *target, const vkp_graph_t *graph,
+                              const vkp_node_t *node, char *reason,
+                              size_t reason_size) {
+  if (node->op < 0 || node->op >= VKP_OP_COUNT) {
+    snprintf(reason, reason_size, "unknown op");
+    return false;
+  }
+  if (node->n_outputs != 1) {
+    snprintf(reason, reason_size, "%d outputs; the C codegen handles one", (int)node->n_outputs);
+    return false;
+  }
+  return true;
+}
+
+static vkp_status_t vkp__cpu_compile(const vkp_target_t *target, const vkp_graph_t *graph,
+                                     const vkp_compile_options_t *options,
+                                     vkp_blob_t *out_blob) {
+  int32_t threads = options && options->threads > 1 ? options->threads : 1;
+  vkp_codegen_c_t code;
+  VKP_RETURN_IF_ERROR(vkp_codegen_c_emit(graph, threads, &code));
+  vkp_status_t st = NULL;
+  if (options && options->dump_dir) {
+    char *path = vkp__asprintf("%s/%s.c", options->dump_dir, graph->name);
+    FILE *f = path ? fopen(path, "wb") : NULL;
+    if (!path) st = VKP_OOM("dump path");
+    else if (!f)
+      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s': %s", path, strerror(errno));
+    else if (fwrite(code.source, 1, code.source_size, f) != code.source_size)
+      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s'", path);
+    if (f && fclose(f) != 0 && !st)
+      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s'", path);
+    vkp__free(path);
+  }
+  vkp_cpu_compile_config_t cfg = {
+      .march = options ? options->march : NULL,
+      .cache_dir = options ? options->cache_dir : NULL,
+      .threads = threads,
+  };
+  void *object = NULL;
+  size_t object_size = 0;
+  char key[33] = "";
+  if (!st) st = vkp_cpu_compile(code.source, code.source_size, &cfg, &object, &object_size, key);
+  size_t total = sizeof(vkp_cpu_blob_header_t) + (size_t)code.n_constants * sizeof(int32_t) +
+                 code.source_size + object_size;
+  if (!st) st = vkp_blob_alloc(out_blob, total);
+  if (!st) {
+    vkp_cpu_blob_header_t h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, VKP_CPU_BLOB_MAGIC, 8);
+    h.header_size = sizeof h;
+    h.threads = threads;
+    h.n_inputs = graph->n_inputs;
+    h.n_outputs = graph->n_outputs;
+    h.n_constants = code.n_constants;
+    h.n_kernels = code.n_kernels;
+    h.source_size = code.source_size;
+    h.object_size = object_size;
+    memcpy(h.key, key, sizeof key);
+    unsigned char *p = out_blob->data;
+    memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    memcpy(p, code.constants, (size_t)code.n_constants * sizeof(int32_t));
+    p += (size_t)code.n_constants * sizeof(int32_t);
+    memcpy(p, code.source, code.source_size);
+    p += code.source_size;
+    memcpy(p, object, object_size);
+  }
+  vkp__free(object);
+  vkp_codegen_c_deinit(&code);
+  return vkp_status_annotate(st, "cpu target compiling graph '%s'", graph->name);
+}
+
+static void vkp__cpu_unload(vkp_stage_t *base) {
+  vkp__cpu_stage_t *s = (vkp__cpu_stage_t *)base;
+  if (!s) return;
+  if (s->dl) dlclose(s->dl);
+  free(s->workspace);  // from aligned_alloc
+  free(s->constant_data);
+  vkp__free(s->constants);
+  vkp__free(s->inputs);
+  vkp__free(s->outputs);
+  vkp__free(s->input_bytes);
+  vkp__free(s->output_bytes);
+  vkp__free(s);
+}
+
+// dlopens `object` without a compiler: through a memfd, else a private
+// temporary file that is unlinked right after.
+static vkp_status_t vkp__dlopen_bytes(const void *object, size_t size, void **out_dl) {
+  char path[64];
+  int fd = memfd_create("vkpipe-cpu-stage", MFD_CLOEXEC);
+  bool temp = false;
+  char tpath[] = "/tmp/vkpipe-stage-XXXXXX";
+  if (fd >= 0) {
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  } else {
+    fd = mkstemp(tpath);
+    if (fd < 0)
+      return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create a file for the stage object: %s",
+                             strerror(errno));
+    temp = true;
+    snprintf(path, sizeof path, "%s", tpath);
+  }
+  const unsigned char *p = object;
+  size_t left = size;
+  while (left > 0) {
+    ssize_t w = write(fd, p, left);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      close(fd);
+      if (temp) unlink(tpath);
+      return vkp_status_make(VKP_STATUS_IO_ERROR, "writing the stage object: %s", strerror(errno));
+    }
+    p += w;
+    left -= (size_t)w;
+  }
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  const char *err = dl ? NULL : dlerror();
+  close(fd);
+  if (temp) unlink(tpath);
+  if (!dl)
+    return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
+                           "cannot load the stage object (built for another machine or "
+                           "-march?): %s", err ? err : "dlopen failed");
+  *out_dl = dl;
+  return NULL;
+}
+
+static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_graph_t *graph,
+                                       const void *blob, size_t blob_size,
+                                       vkp__cpu_stage_t *s) {
+  vkp_cpu_blob_header_t h;
+  if (blob_size < sizeof h)
+    return vkp_status_make(VKP_STATUS_DATA_LOSS, "cpu blob of %zu bytes is too short", blob_size);
+  memcpy(&h, blob, sizeof h);
+  if (memcmp(h.magic, VKP_CPU_BLOB_MAGIC, 8) != 0 || h.header_size != sizeof h)
+    return vkp_status_make(VKP_STATUS_DATA_LOSS, "not a cpu target blob (bad magic or version)");
+  if (h.n_constants < 0 || h.n_inputs != graph->n_inputs || h.n_outputs != graph->n_outputs)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "cpu blob is for %d inputs and %d outputs; graph '%s' has %d and %d",
+                           (int)h.n_inputs, (int)h.n_outputs, graph->name,
+                           (int)graph->n_inputs, (int)graph->n_outputs);
+  size_t rest = blob_size - sizeof h, cbytes = (size_t)h.n_constants * sizeof(int32_t);
+  if (cbytes > rest || h.source_size > rest - cbytes ||
+      h.object_size != rest - cbytes - h.source_size)
+    return vkp_status_make(VKP_STATUS_DATA_LOSS,
+                           "cpu blob sizes do not add up (%zu bytes after the header)", rest);
+  const unsigned char *p = (const unsigned char *)blob + sizeof h;
+  int32_t *indices = vkp__calloc((size_t)h.n_constants + 1, sizeof(int32_t));
+  if (!indices) return VKP_OOM("constant list");
+  memcpy(indices, p, cbytes);
+  const unsigned char *object = p + cbytes + h.source_size;
+  // Constants: one aligned copy, handed to the entry on every run.
+  size_t total = 0;
+  vkp_status_t st = NULL;
+  for (int32_t i = 0; i < h.n_constants && !st; ++i) {
+    int32_t v = indices[i];
+    if (v < 0 || v >= graph->n_values || graph->values[v].kind != VKP_VALUE_CONSTANT)
+      st = vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "cpu blob names constant %d, which graph '%s' does not have",
+                           (int)v, graph->name);
+    else
+      total += (graph->values[v].nbytes + 63) / 64 * 64;
+  }
+  if (!st) {
+    s->constant_data = aligned_alloc(64, total ? total : 64);
+    s->constants = vkp__calloc((size_t)h.n_constants + 1, sizeof(void *));
+    if (!s->constant_data || !s->constants) st = VKP_OOM("stage constants");
+  }
+  for (int32_t i = 0, at = 0; i < h.n_constants && !st; ++i) {
+    const vkp_value_t *v = &graph->values[indices[i]];
+    unsigned char *dst = (unsigned char *)s->constant_data + at;
+    if (v->nbytes) memcpy(dst, v->data, v->nbytes);
+    s->constants[i] = dst;
+    at += (int32_t)((v->nbytes + 63) / 64 * 64);
+  }
+  vkp__free(indices);
+  if (!st) st = vkp__dlopen_bytes(object, (size_t)h.object_size, &s->dl);
+  if (!st) {
+    s->entry = (vkp__stage_entry_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_ENTRY);
+    vkp__stage_ws_fn ws = (vkp__stage_ws_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_WORKSPACE);
+    if (!s->entry || !ws)
+      st = vkp_status_make(VKP_STATUS_DATA_LOSS, "stage object lacks %s or %s",
+                           VKP_CODEGEN_C_ENTRY, VKP_CODEGEN_C_WORKSPACE);
+    else {
+      size_t bytes = (ws() + 63) / 64 * 64;
+      s->workspace = aligned_alloc(64, bytes ? bytes : 64);
+      if (!s->workspace) st = VKP_OOM("stage workspace");
+    }
+  }
+  if (!st) {
+    s->n_inputs = graph->n_inputs;
+    s->n_outputs = graph->n_outputs;
+    s->inputs = vkp__calloc((size_t)s->n_inputs + 1, sizeof(void *));
+    s->outputs = vkp__calloc((size_t)s->n_outputs + 1, sizeof(void *));
+    s->input_bytes = vkp__calloc((size_t)s->n_inputs + 1, sizeof(size_t));
+    s->output_bytes = vkp__calloc((size_t)s->n_outputs + 1, sizeof(size_t));
+    if (!s->inputs || !s->outputs || !s->input_bytes || !s->output_bytes)
+      st = VKP_OOM("stage tables");
+  }
+  for (int32_t i = 0; i < s->n_inputs && !st; ++i) {
+    const vkp_value_t *v = &graph->values[graph->inputs[i]];
+    if (!vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &s->input_bytes[i]))
+      st = vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "input '%s' is too large", v->name);
+  }
+  for (int32_t i = 0; i < s->n_outputs && !st; ++i) {
+    const vkp_value_t *v = &graph->values[graph->outputs[i]];
+    if (!vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &s->output_bytes[i]))
+      st = vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "output '%s' is too large", v->name);
+  }
+  return st;
+}
+
+static vkp_status_t vkp__cpu_load(const vkp_target_t *target, const vkp_graph_t *graph,
+                                  const void *blob, size_t blob_size,
+                                  vkp_stage_t **out_stage) {
+  *out_stage = NULL;
+  vkp__cpu_stage_t *s = vkp__calloc(1, sizeof(*s));
+  if (!s) return VKP_OOM("cpu stage");
+  s->base.target = target;
+  vkp_status_t st = vkp__cpu_load_impl(target, graph, blob, blob_size, s);
+  if (st) {
+    vkp__cpu_unload(&s->base);
+    return vkp_status_annotate(st, "cpu target loading graph '%s'", graph->name);
+  }
+  *out_stage = &s->base;
+  return NULL;
+}
+
+static vkp_status_t vkp__cpu_run(vkp_stage_t *base, const vkp_tensor_t *inputs,
+                                 vkp_tensor_t *outputs) {
+  vkp__cpu_stage_t *s = (vkp__cpu_stage_t *)base;
+  for (int32_t i = 0; i < s->n_inputs; ++i) {
+    if (vkp_tensor_nbytes(&inputs[i]) != s->input_bytes[i] || (!inputs[i].data && s->input_bytes[i]))
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "cpu stage input %d has %zu bytes; expected %zu", (int)i,
+                             vkp_tensor_nbytes(&inputs[i]), s->input_bytes[i]);
+    s->inputs[i] = inputs[i].data;
+  }
+  for (int32_t i = 0; i < s->n_outputs; ++i) {
+    if (vkp_tensor_nbytes(&outputs[i]) != s->output_bytes[i] ||
+        (!outputs[i].data && s->output_bytes[i]))
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "cpu stage output %d has %zu bytes; expected %zu", (int)i,
+                             vkp_tensor_nbytes(&outputs[i]), s->output_bytes[i]);
+    s->outputs[i] = outputs[i].data;
+  }
+  int rc = s->entry(s->inputs, s->outputs, s->constants, s->workspace);
+  if (rc != 0)
+    return vkp_status_make(VKP_STATUS_INTERNAL, "cpu stage returned %d", rc);
+  return NULL;
+}
+
+static const vkp_target_vtable_t vkp__cpu_vtable = {
+    .name = "cpu",
+    .supports = vkp__cpu_supports,
+    .estimate = NULL,  // the partitioner's roofline model
+    .compile = vkp__cpu_compile,
+    .load = vkp__cpu_load,
+    .run = vkp__cpu_run,
+    .submit = NULL,    // the runtime calls run from a worker thread
+    .unload = vkp__cpu_unload,
+};
+
+vkp_status_t vkp_target_cpu_register(vkp_registry_t *registry) {
+  return vkp_registry_add(registry, &vkp__cpu_vtable, /*impl=*/NULL);
+}

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: Apache-2.0
+// runtime/cpu/target_cpu.c (with codegen/c): every op and every fused
+// pattern on the "cpu" target against a double-precision reference, on fresh
+// random inputs and awkward shapes (1, primes, sizes that are not multiples
+// of any tile).
+#include "cpu/cpu_test_util.h"
+
+#define SH(...) ((const int64_t[]){__VA_ARGS__})
+#define RANK(...) ((int32_t)(sizeof(SH(__VA_ARGS__)) / sizeof(int64_t)))
+#define F32 VKP_DTYPE_FLOAT32
+#define SETUP()                              \
+  vkp_test_rng_t rng;                        \
+  uint64_t seed = vkp_test_rng_init(&rng)
+
+// Every unary elementwise op on a prime-sized 3-D tensor.
+Test(cpu_ops, unary, .timeout = 120) {
+  SETUP();
+  static const vkp_op_t ops[] = {VKP_OP_SQRT, VKP_OP_EXP, VKP_OP_NEG, VKP_OP_ABS,
+                                 VKP_OP_RELU, VKP_OP_LEAKY_RELU, VKP_OP_CLIP,
+                                 VKP_OP_SIGMOID, VKP_OP_TANH, VKP_OP_ERF, VKP_OP_GELU,
+                                 VKP_OP_IDENTITY};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i) {
+    vkp_graph_t *g = g_new(vkp_op_name(ops[i]));
+    g_in(g, "x", F32, 3, SH(3, 7, 5));
+    vkp_attr_t clip[] = {at_f("min", -0.3), at_f("max", 0.4)};
+    vkp_attr_t leaky[] = {at_f("alpha", 0.2)};
+    int32_t na = ops[i] == VKP_OP_CLIP ? 2 : ops[i] == VKP_OP_LEAKY_RELU ? 1 : 0;
+    g_node(g, "op", ops[i], "x", "y", na, ops[i] == VKP_OP_CLIP ? clip : leaky);
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+    bool positive = ops[i] == VKP_OP_SQRT;
+    cpu_check(g, &rng, seed, positive ? 0.01f : -2.0f, 2.0f, 1);
+  }
+  vkp_graph_t *g = g_new("gelu_tanh");
+  g_in(g, "x", F32, 1, SH(13));
+  vkp_attr_t a[] = {at_s("approximate", "tanh")};
+  g_node(g, "op", VKP_OP_GELU, "x", "y", 1, a);
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  cpu_check(g, &rng, seed, -3, 3, 1);
+}
+
+// Binary ops with NumPy broadcasting in several patterns.
+Test(cpu_ops, binary_broadcast, .timeout = 120) {
+  SETUP();
+  static const vkp_op_t ops[] = {VKP_OP_ADD, VKP_OP_SUB, VKP_OP_MUL, VKP_OP_DIV, VKP_OP_POW};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i) {
+    vkp_graph_t *g = g_new(vkp_op_name(ops[i]));
+    g_in(g, "a", F32, 3, SH(2, 3, 5));
+    g_in(g, "b", F32, 2, SH(3, 1));
+    g_in(g, "c", F32, 3, SH(2, 1, 5));
+    g_in(g, "d", F32, 0, NULL);
+    g_node(g, "ab", ops[i], "a,b", "y1", 0, NULL);
+    g_node(g, "cb", ops[i], "c,b", "y2", 0, NULL);
+    g_node(g, "ad", ops[i], "a,d", "y3", 0, NULL);
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y1"));
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y2"));
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y3"));
+    cpu_check(g, &rng, seed, 0.5f, 2.0f, 1);
+  }
+}
+
+Test(cpu_ops, integer_elementwise, .timeout = 60) {
+  SETUP();
+  for (int dt = 0; dt < 2; ++dt) {
+    vkp_graph_t *g = g_new(dt ? "int64" : "int32");
+    vkp_dtype_t t = dt ? VKP_DTYPE_INT64 : VKP_DTYPE_INT32;
+    g_in(g, "a", t, 2, SH(4, 7));
+    g_in(g, "b", t, 1, SH(7));
+    g_node(g, "add", VKP_OP_ADD, "a,b", "s", 0, NULL);
+    g_node(g, "mul", VKP_OP_MUL, "s,b", "m", 0, NULL);
+    g_node(g, "div", VKP_OP_DIV, "m,a", "q", 0, NULL);
+    g_node(g, "neg", VKP_OP_NEG, "q", "n", 0, NULL);
+    g_node(g, "abs", VKP_OP_ABS, "a", "p", 0, NULL);
+    g_node(g, "relu", VKP_OP_RELU, "n", "r", 0, NULL);
+    g_node(g, "sub", VKP_OP_SUB, "r,p", "y", 0, NULL);
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+    cpu_check(g, &rng, seed, 0, 0, 1);
+  }
+}
+
+static void matmul_case(vkp_test_rng_t *rng, uint64_t seed, int32_t ra, const int64_t *sa,
+                        int32_t rb, const int64_t *sb, bool const_b) {
+  vkp_graph_t *g = g_new("matmul");
+  g_in(g, "a", F32, ra, sa);
+  if (const_b) g_const(g, rng, "b", rb, sb, -1, 1);
+  else g_in(g, "b", F32, rb, sb);
+  g_node(g, "mm", VKP_OP_MATMUL, "a,b", "y", 0, NULL);
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  cpu_check(g, rng, seed, -1, 1, 1);
+}
+
+Test(cpu_ops, matmul_shapes, .timeout = 120) {
+  SETUP();
+  matmul_case(&rng, seed, 2, SH(1, 1), 2, SH(1, 1), false);
+  matmul_case(&rng, seed, 2, SH(17, 13), 2, SH(13, 29), true);
+  matmul_case(&rng, seed, 2, SH(67, 300), 2, SH(300, 131), true);  // K > KC
+  matmul_case(&rng, seed, 2, SH(2, 37), 2, SH(37, 11), false);     // small M
+  matmul_case(&rng, seed, 4, SH(2, 3, 5, 7), 2, SH(7, 4), false);
+  matmul_case(&rng, seed, 3, SH(3, 5, 7), 4, SH(2, 1, 7, 3), false);
+  matmul_case(&rng, seed, 1, SH(7), 2, SH(7, 3), false);
+  matmul_case(&rng, seed, 2, SH(5, 7), 1, SH(7), false);
+  matmul_case(&rng, seed, 1, SH(7), 1, SH(7), false);
+}
+
+Test(cpu_ops, gemm_variants, .timeout = 120) {
+  SETUP();
+  for (int t = 0; t < 4; ++t) {
+    vkp_graph_t *g = g_new("gemm");
+    bool ta = t & 1, tb = t & 2;
+    int64_t M = 19, N = 23, K = 31;
+    g_in(g, "a", F32, 2, ta ? SH(K, M) : SH(M, K));
+    g_const(g, &rng, "b", 2, tb ? SH(N, K) : SH(K, N), -1, 1);
+    g_const(g, &rng, "c", 1, SH(N), -1, 1);
+    g_in(g, "c2", F32, 2, SH(M, 1));
+    vkp_attr_t a[] = {at_i("transA", ta), at_i("transB", tb), at_f("alpha", 0.7),
+                      at_f("beta", 1.3)};
+    g_node(g, "fc", VKP_OP_GEMM, "a,b,c", "y", 4, a);
+    g_node(g, "fc2", VKP_OP_GEMM, "a,b,c2", "y2", 4, a);
+    g_node(g, "fc3", VKP_OP_GEMM, "a,b", "y3", 4, a);
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y2"));
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y3"));
+    cpu_check(g, &rng, seed, -1, 1, 1);
+  }
+}
+
+static void conv_case(vkp_test_rng_t *rng, uint64_t seed, const int64_t *xs, int64_t M,
+                      int64_t KH, int64_t KW, const int64_t *pads, const int64_t *strides,
+                      const int64_t *dil, int64_t group, bool bias, int32_t threads) {
+  vkp_graph_t *g = g_new("conv");
+  g_in(g, "x", F32, 4, xs);
+  g_const(g, rng, "w", 4, SH(M, xs[1] / group, KH, KW), -1, 1);
+  if (bias) g_const(g, rng, "b", 1, SH(M), -1, 1);
+  vkp_attr_t a[] = {at_is("pads", 4, pads), at_is("strides", 2, strides),
+                    at_is("dilations", 2, dil), at_i("group", group)};
+  g_node(g, "conv", VKP_OP_CONV2D, bias ? "x,w,b" : "x,w", "y", 4, a);
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  cpu_check(g, rng, seed, -1, 1, threads);
+}
+
+Test(cpu_ops, conv2d_shapes, .timeout = 180) {
+  SETUP();
+  const int64_t *p0 = SH(0, 0, 0, 0), *p1 = SH(1, 1, 1, 1), *s1 = SH(1, 1), *s2 = SH(2, 2);
+  conv_case(&rng, seed, SH(1, 1, 1, 1), 1, 1, 1, p0, s1, s1, 1, false, 1);
+  conv_case(&rng, seed, SH(2, 5, 7, 7), 11, 1, 1, p0, s1, s1, 1, true, 1);   // pointwise
+  conv_case(&rng, seed, SH(1, 3, 13, 11), 7, 3, 3, p1, s1, s1, 1, true, 1);
+  conv_case(&rng, seed, SH(1, 3, 17, 17), 5, 7, 7, SH(3, 3, 3, 3), s2, s1, 1, true, 1);
+  conv_case(&rng, seed, SH(1, 4, 9, 10), 6, 3, 2, SH(0, 1, 2, 0), SH(2, 1), SH(2, 1), 2, true, 1);
+  conv_case(&rng, seed, SH(2, 6, 11, 9), 6, 3, 3, p1, s1, s1, 6, true, 1);  // depthwise
+  conv_case(&rng, seed, SH(1, 6, 11, 9), 6, 3, 3, p1, s2, SH(2, 2), 6, false, 1);
+  conv_case(&rng, seed, SH(1, 37, 23, 19), 41, 3, 3, p1, s1, s1, 1, true, 1);  // K > KC
+  conv_case(&rng, seed, SH(1, 37, 23, 19), 41, 3, 3, p1, s1, s1, 1, true, 2);  // threads
+}
+
+Test(cpu_ops, pooling, .timeout = 120) {
+  SETUP();
+  for (int avg = 0; avg < 2; ++avg)
+    for (int variant = 0; variant < 3; ++variant) {
+      vkp_graph_t *g = g_new("pool");
+      g_in(g, "x", F32, 4, SH(2, 3, 11, 13));
+      vkp_attr_t a[] = {at_is("kernel_shape", 2, variant == 2 ? SH(2, 3) : SH(3, 3)),
+                        at_is("pads", 4, variant ? SH(1, 1, 1, 1) : SH(0, 0, 0, 0)),
+                        at_is("strides", 2, SH(2, 2)), at_i("ceil_mode", variant == 2),
+                        at_i("count_include_pad", variant == 1)};
+      g_node(g, "pool", avg ? VKP_OP_AVG_POOL2D : VKP_OP_MAX_POOL2D, "x", "y", avg ? 5 : 4, a);
+      VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+      cpu_check(g, &rng, seed, -1, 1, 1);
+    }
+  vkp_graph_t *g = g_new("gap");
+  g_in(g, "x", F32, 4, SH(2, 5, 7, 3));
+  g_node(g, "gap", VKP_OP_GLOBAL_AVG_POOL, "x", "y", 0, NULL);
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  cpu_check(g, &rng, seed, -1, 1, 1);
+}
+
+Test(cpu_ops, normalisation, .timeout = 120) {
+  SETUP();
+  vkp_graph_t *g = g_new("norms");
+  g_in(g, "x", F32, 4, SH(2, 5, 3, 7));
+  g_const(g, &rng, "sc", 1, SH(5), 0.5f, 1.5f);
+  g_const(g, &rng, "bi", 1, SH(5), -1, 1);
+  g_const(g, &rng, "mu", 1, SH(5), -1, 1);
+  g_const(g, &rng, "var", 1, SH(5), 0.1f, 2);
+  g_const(g, &rng, "ls", 2, SH(3, 7), 0.5f, 1.5f);
+  g_const(g, &rng, "lb", 1, SH(7), -1, 1);
+  g_node(g, "bn", VKP_OP_BATCH_NORM, "x,sc,bi,mu,var", "y_bn", 0, NULL);
+  vkp_attr_t sm1[] = {at_i("axis", 1)}, sm3[] = {at_i("axis", -1)};
+  g_node(g, "sm1", VKP_OP_SOFTMAX, "x", "y_sm1", 1, sm1);
+  g_node(g, "sm3", VKP_OP_SOFTMAX, "x", "y_sm3", 1, sm3);
+  vkp_attr_t ln[] = {at_i("axis", 2), at_f("epsilon", 1e-3)};
+  g_node(g, "ln", VKP_OP_LAYER_NORM, "x,ls,lb", "y_ln", 2, ln);
+  vkp_attr_t ln2[] = {at_i("axis", -1)};
+  g_node(g, "ln2", VKP_OP_LAYER_NORM, "x,lb", "y_ln2", 1, ln2);
+  const char *outs[] = {"y_bn", "y_sm1", "y_sm3", "y_ln", "y_ln2"};
+  for (int i = 0; i < 5; ++i) VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
+  cpu_check(g, &rng, seed, -2, 2, 1);
+}
+
+Test(cpu_ops, reductions, .timeout = 120) {
+  SETUP();
+  vkp_graph_t *g = g_new("reduce");
+  g_in(g, "x", F32, 4, SH(2, 3, 5, 7));
+  vkp_attr_t r1[] = {at_is("axes", 2, SH(1, 3)), at_i("keepdims", 0)};
+  vkp_attr_t r2[] = {at_is("axes", 2, SH(-1, -2)), at_i("keepdims", 1)};
+  vkp_attr_t r3[] = {at_i("keepdims", 0)};
+  g_node(g, "m1", VKP_OP_REDUCE_MEAN, "x", "y1", 2, r1);
+  g_node(g, "s2", VKP_OP_REDUCE_SUM, "x", "y2", 2, r2);
+  g_node(g, "s3", VKP_OP_REDUCE_SUM, "x", "y3", 1, r3);
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y1"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y2"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y3"));
+  cpu_check(g, &rng, seed, -1, 1, 1);
+}
+
+Test(cpu_ops, data_movement, .timeout = 120) {
+  SETUP();
+  vkp_graph_t *g = g_new("moves");
+  g_in(g, "x", F32, 4, SH(2, 3, 5, 7));
+  g_in(g, "z", F32, 4, SH(2, 4, 5, 7));
+  vkp_attr_t tp[] = {at_is("perm", 4, SH(3, 1, 0, 2))};
+  g_node(g, "tp", VKP_OP_TRANSPOSE, "x", "y_tp", 1, tp);
+  vkp_attr_t sl[] = {at_is("starts", 3, SH(1, -1, 0)), at_is("ends", 3, SH(3, 0, 100)),
+                     at_is("axes", 3, SH(1, 3, 2)), at_is("steps", 3, SH(1, -2, 2))};
+  g_node(g, "sl", VKP_OP_SLICE, "x", "y_sl", 4, sl);
+  vkp_attr_t cc[] = {at_i("axis", 1)};
+  g_node(g, "cc", VKP_OP_CONCAT, "x,z,x", "y_cc", 1, cc);
+  vkp_attr_t rs[] = {at_is("shape", 3, SH(6, -1, 7))};
+  g_node(g, "rs", VKP_OP_RESHAPE, "x", "r", 1, rs);
+  vkp_attr_t us[] = {at_is("axes", 1, SH(0))};
+  g_node(g, "us", VKP_OP_UNSQUEEZE, "r", "u", 1, us);
+  g_node(g, "sq", VKP_OP_SQUEEZE, "u", "s", 0, NULL);
+  vkp_attr_t fl[] = {at_i("axis", 2)};
+  g_node(g, "fl", VKP_OP_FLATTEN, "s", "y_fl", 1, fl);
+  g_node(g, "id", VKP_OP_IDENTITY, "z", "y_id", 0, NULL);
+  const char *outs[] = {"y_tp", "y_sl", "y_cc", "y_fl", "y_id", "x"};
+  for (int i = 0; i < 6; ++i) VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
+  cpu_check(g, &rng, seed, -1, 1, 1);
+}
+
+// The fused patterns: conv + bias + batch_norm + relu + residual add;
+// pointwise conv + clip (ReLU6); gemm + add + relu; an elementwise chain;
+// matmul + gelu; depthwise + bias + relu6.
+Test(cpu_fusion, conv_epilogues, .timeout = 120) {
+  SETUP();
+  vkp_graph_t *g = g_new("resblock");
+  g_in(g, "x", F32, 4, SH(1, 8, 9, 7));
+  g_const(g, &rng, "w1", 4, SH(8, 8, 3, 3), -0.5f, 0.5f);
+  g_const(g, &rng, "b1", 1, SH(8), -1, 1);
+  g_const(g, &rng, "sc", 1, SH(8), 0.5f, 1.5f);
+  g_const(g, &rng, "bi", 1, SH(8), -1, 1);
+  g_const(g, &rng, "mu", 1, SH(8), -1, 1);
+  g_const(g, &rng, "var", 1, SH(8), 0.1f, 2);
+  g_const(g, &rng, "w2", 4, SH(16, 8, 1, 1), -0.5f, 0.5f);
+  g_const(g, &rng, "wd", 4, SH(16, 1, 3, 3), -0.5f, 0.5f);
+  g_const(g, &rng, "bd", 1, SH(16), -1, 1);
+  vkp_attr_t c3[] = {at_is("pads", 4, SH(1, 1, 1, 1))};
+  g_node(g, "conv1", VKP_OP_CONV2D, "x,w1,b1", "c1", 1, c3);
+  g_node(g, "bn1", VKP_OP_BATCH_NORM, "c1,sc,bi,mu,var", "n1", 0, NULL);
+  g_node(g, "relu1", VKP_OP_RELU, "n1", "r1", 0, NULL);
+  g_node(g, "res", VKP_OP_ADD, "r1,x", "y1", 0, NULL);
+  g_node(g, "conv2", VKP_OP_CONV2D, "y1,w2", "c2", 0, NULL);
+  vkp_attr_t six[] = {at_f("min", 0), at_f("max", 6)};
+  g_node(g, "relu6", VKP_OP_CLIP, "c2", "y2", 2, six);
+  vkp_attr_t dw[] = {at_is("pads", 4, SH(1, 1, 1, 1)), at_i("group", 16)};
+  g_node(g, "dw", VKP_OP_CONV2D, "y2,wd,bd", "d", 2, dw);
+  g_node(g, "dwrelu", VKP_OP_CLIP, "d", "y3", 2, six);
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y3"));
+  cpu_check(g, &rng, seed, -1, 1, 1);
+}
+
+Test(cpu_fusion, gemm_and_chains, .timeout = 120) {
+  SETUP();
+  vkp_graph_t *g = g_new("mlp");
+  g_in(g, "x", F32, 2, SH(5, 33));
+  g_const(g, &rng, "w", 2, SH(33, 17), -0.5f, 0.5f);
+  g_const(g, &rng, "b", 1, SH(17), -1, 1);
+  g_in(g, "skip", F32, 2, SH(5, 17));
+  g_node(g, "fc", VKP_OP_MATMUL, "x,w", "h", 0, NULL);
+  g_node(g, "bias", VKP_OP_ADD, "h,b", "hb", 0, NULL);
+  g_node(g, "act", VKP_OP_RELU, "hb", "ha", 0, NULL);
+  g_node(g, "skip_add", VKP_OP_ADD, "ha,skip", "y", 0, NULL);
+  g_node(g, "e1", VKP_OP_MUL, "y,y", "e1", 0, NULL);
+  g_node(g, "e2", VKP_OP_SIGMOID, "e1", "e2", 0, NULL);
+  g_node(g, "e3", VKP_OP_SUB, "e2,b", "e3", 0, NULL);
+  g_node(g, "e4", VKP_OP_TANH, "e3", "out", 0, NULL);
+  vkp_attr_t tp[] = {at_is("perm", 2, SH(1, 0))};
+  g_node(g, "tr", VKP_OP_TRANSPOSE, "x", "xt", 1, tp);
+  g_node(g, "mm2", VKP_OP_MATMUL, "xt,x", "p", 0, NULL);
+  g_node(g, "gelu", VKP_OP_GELU, "p", "out2", 0, NULL);
+  VKP_TEST_OK(vkp_graph_mark_output(g, "out"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "out2"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  cpu_check(g, &rng, seed, -1, 1, 1);
+}

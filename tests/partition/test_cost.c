@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+// partition/cost.c: per-op work, roofline, transfers, profiles and JSON.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition/partition_fixtures.h"
+#include "vkpipe/cost.h"
+
+static const vkp_node_t *node(const vkp_graph_t *g, const char *name) {
+  int32_t i = vkp_graph_find_node(g, name);
+  cr_assert(i >= 0, "no node %s", name);
+  return &g->nodes[i];
+}
+
+static vkp_op_cost_t cost_of(const vkp_graph_t *g, const char *name) {
+  vkp_op_cost_t c;
+  VKP_TEST_OK(vkp_op_cost(g, node(g, name), &c));
+  return c;
+}
+
+Test(cost, conv_matmul_pool_elementwise, .timeout = 10) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  int32_t ch = 4 + (int32_t)vkp_test_rng_below(&rng, 8);
+  int32_t hw = 4 + (int32_t)vkp_test_rng_below(&rng, 8);
+  vkp_graph_t *g = fx_resnet_like(1, ch, hw);
+  double out_n = (double)ch * hw * hw;
+  // 3x3 conv ch -> ch, same padding: 2 * out * ch * 9 FLOPs.
+  vkp_op_cost_t c = cost_of(g, "b0.conv1");
+  cr_assert_float_eq(c.flops, 2.0 * out_n * ch * 9, 1e-6);
+  // Bytes: input + weights + output, float32.
+  cr_assert_float_eq(c.bytes, 4.0 * (out_n + (double)ch * ch * 9 + out_n), 1e-6);
+  // Stem: 3 input channels.
+  cr_assert_float_eq(cost_of(g, "stem").flops, 2.0 * out_n * 3 * 9, 1e-6);
+  // Relu: one op per element, read + write.
+  c = cost_of(g, "b0.relu1");
+  cr_assert_float_eq(c.flops, out_n, 1e-9);
+  cr_assert_float_eq(c.bytes, 8.0 * out_n, 1e-9);
+  // Add of two tensors.
+  c = cost_of(g, "b0.add");
+  cr_assert_float_eq(c.bytes, 12.0 * out_n, 1e-9);
+  // Global pool reads everything once.
+  cr_assert_float_eq(cost_of(g, "pool").flops, out_n, 1e-9);
+  // Flatten is a view.
+  c = cost_of(g, "flatten");
+  cr_assert_eq(c.flops, 0.0);
+  cr_assert_eq(c.bytes, 0.0);
+  // Matmul [1, ch] x [ch, 10].
+  cr_assert_float_eq(cost_of(g, "fc").flops, 2.0 * 10 * ch, 1e-9);
+  vkp_graph_destroy(g);
+}
+
+Test(cost, depthwise_conv_counts_group, .timeout = 10) {
+  vkp_graph_t *g = fx_mobilenet_like(1, 8, 6);
+  double out_n = 8.0 * 36;
+  cr_assert_float_eq(cost_of(g, "b0.dw").flops, 2.0 * out_n * 9, 1e-9);
+  cr_assert_float_eq(cost_of(g, "b0.pw").flops, 2.0 * out_n * 8, 1e-9);
+  // Softmax: a few ops per element.
+  cr_assert_float_eq(cost_of(g, "softmax").flops, 5.0 * 10, 1e-9);
+  vkp_graph_destroy(g);
+}
+
+Test(cost, roofline_and_transfers, .timeout = 10) {
+  vkp_profile_target_t r = {.target = "x", .gflops = 10, .gbps = 5, .launch_us = 3};
+  vkp_op_cost_t compute_bound = {.flops = 1e9, .bytes = 1e6};
+  cr_assert_float_eq(vkp_roofline_seconds(&r, &compute_bound), 0.1 + 3e-6, 1e-12);
+  vkp_op_cost_t memory_bound = {.flops = 1e3, .bytes = 5e9};
+  cr_assert_float_eq(vkp_roofline_seconds(&r, &memory_bound), 1.0 + 3e-6, 1e-12);
+  vkp_profile_t *p = fx_profile_two_devices(1);
+  cr_assert_float_eq(vkp_profile_transfer_seconds(p, "d0", "d1", 1e6),
+                     20e-6 + 1e6 / 10e9, 1e-15);
+  // Unlisted pair: the default link.
+  cr_assert_float_eq(vkp_profile_transfer_seconds(p, "d0", "elsewhere", 8e9),
+                     p->default_latency_us * 1e-6 + 8e9 / (p->default_link_gbps * 1e9),
+                     1e-12);
+  // Same device: a copy, no latency.
+  double same = vkp_profile_transfer_seconds(p, "d1", "d1", 1e6);
+  cr_assert(same > 0 && same < 1e-3);
+  cr_assert_eq(vkp_profile_transfer_seconds(p, "d0", "d1", 0), 0.0);
+  cr_assert_str_eq(vkp_profile_device_of(p, "fa"), "d0");
+  cr_assert_str_eq(vkp_profile_device_of(p, "unknown"), "unknown");
+  cr_assert_eq(vkp_profile_target(p, "unknown"), &p->fallback);
+  vkp_profile_destroy(p);
+}
+
+Test(cost, defaults_are_documented_values, .timeout = 10) {
+  vkp_profile_t *p;
+  VKP_TEST_OK(vkp_profile_create_default(&p));
+  cr_assert_str_eq(p->host_device, "host");
+  // The CPU-side targets share the host; the GPU target has its own device.
+  cr_assert_str_eq(vkp_profile_device_of(p, "cpu"), "host");
+  cr_assert_str_eq(vkp_profile_device_of(p, "ref"), "host");
+  cr_assert_str_neq(vkp_profile_device_of(p, "vulkan"), "host");
+  cr_assert_eq(vkp_profile_concurrency(p, "host"), 1);
+  vkp_profile_destroy(p);
+}
+
+Test(cost, profile_json_round_trip, .timeout = 10) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_profile_t *p = fx_profile_two_devices(1 + (int32_t)vkp_test_rng_below(&rng, 4));
+  vkp_profile_target_t r = {.target = "npu", .device = "npu0",
+                            .gflops = vkp_test_rng_uniform(&rng, 1, 100),
+                            .gbps = vkp_test_rng_uniform(&rng, 1, 50),
+                            .launch_us = vkp_test_rng_uniform(&rng, 0, 10)};
+  VKP_TEST_OK(vkp_profile_set_target(p, &r));
+  char *json;
+  VKP_TEST_OK(vkp_profile_to_json(p, &json));
+  vkp_profile_t *q;
+  VKP_TEST_OK(vkp_profile_load_json(json, strlen(json), &q));
+  cr_assert_str_eq(q->host_device, p->host_device);
+  for (int32_t i = 0; i < p->n_targets; ++i) {
+    const vkp_profile_target_t *a = &p->targets[i];
+    const vkp_profile_target_t *b = vkp_profile_target(q, a->target);
+    cr_assert_str_eq(b->target, a->target);
+    cr_assert_str_eq(b->device, a->device);
+    cr_assert_float_eq(b->gflops, a->gflops, 1e-9 * a->gflops);
+    cr_assert_float_eq(b->gbps, a->gbps, 1e-9 * a->gbps);
+    cr_assert_float_eq(b->launch_us, a->launch_us, 1e-9 + 1e-9 * a->launch_us);
+  }
+  cr_assert_eq(vkp_profile_concurrency(q, "d1"), vkp_profile_concurrency(p, "d1"));
+  cr_assert_float_eq(vkp_profile_transfer_seconds(q, "d1", "d0", 1234),
+                     vkp_profile_transfer_seconds(p, "d1", "d0", 1234), 1e-15);
+  // Through a file too.
+  char path[512];
+  snprintf(path, sizeof path, "%s/test_cost_profile.json", vkp_test_binary_dir());
+  VKP_TEST_OK(vkp_profile_save(q, path));
+  vkp_profile_t *f;
+  VKP_TEST_OK(vkp_profile_load(path, &f));
+  cr_assert_eq(f->n_targets, q->n_targets);
+  remove(path);
+  vkp_free_string(json);
+  vkp_profile_destroy(f);
+  vkp_profile_destroy(q);
+  vkp_profile_destroy(p);
+}
+
+static void expect_profile_error(const char *json, const char *needle) {
+  vkp_profile_t *p = NULL;
+  vkp_status_t st = vkp_profile_load_json(json, strlen(json), &p);
+  cr_assert(st, "expected an error for %s", json);
+  cr_assert(strstr(vkp_status_message(st), needle), "'%s' lacks '%s'",
+            vkp_status_message(st), needle);
+  cr_assert_null(p);
+  vkp_status_free(st);
+}
+
+Test(cost, profile_errors, .timeout = 10) {
+  expect_profile_error("{", "not valid JSON");
+  expect_profile_error("[]", "not a JSON object");
+  expect_profile_error("{\"version\": 2}", "version");
+  expect_profile_error("{\"targets\": {\"cpu\": {\"gflops\": -1}}}", "positive");
+  expect_profile_error("{\"targets\": {\"cpu\": 3}}", "must be an object");
+  expect_profile_error("{\"devices\": {\"host\": {\"concurrency\": 0}}}", "concurrency");
+  expect_profile_error("{\"links\": [{\"from\": \"a\"}]}", "links[0]");
+  expect_profile_error("{\"links\": [{\"from\": \"a\", \"to\": \"b\", \"gbps\": 0}]}",
+                       "positive");
+  vkp_profile_t *p = NULL;
+  vkp_status_t st = vkp_profile_load("/nonexistent/profile.json", &p);
+  cr_assert(vkp_status_is(st, VKP_STATUS_IO_ERROR));
+  vkp_status_free(st);
+}
+
+Test(cost, profile_oom_is_reported, .timeout = 10) {
+  const char *json = "{\"targets\": {\"npu\": {\"device\": \"n\", \"gflops\": 3, "
+                     "\"gbps\": 2, \"launch_us\": 1}}, \"links\": [{\"from\": \"n\", "
+                     "\"to\": \"host\"}]}";
+  for (int64_t fail = 1; fail < 200; ++fail) {
+    vkp_test_counting_alloc_t counter;
+    vkp_test_counting_alloc_install(&counter, fail);
+    vkp_profile_t *p = NULL;
+    vkp_status_t st = vkp_profile_load_json(json, strlen(json), &p);
+    bool failed = counter.failed, oom = vkp_status_is(st, VKP_STATUS_OUT_OF_MEMORY);
+    bool got = p != NULL;
+    vkp_status_free(st);
+    vkp_profile_destroy(p);
+    vkp_test_counting_alloc_uninstall();
+    cr_assert_eq(counter.live, 0, "leak at fail_at %lld", (long long)fail);
+    if (!failed) {
+      cr_assert(got);
+      return;
+    }
+    cr_assert(oom && !got, "fail_at %lld: not reported as out of memory",
+              (long long)fail);
+  }
+}

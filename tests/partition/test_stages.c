@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+// partition/stages.c: the K-stage cut against brute force, balance on larger
+// graphs, shared devices, island absorption.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition/partition_fixtures.h"
+#include "vkpipe/partition.h"
+
+// Enumerates every cut of the units into `k` stages that keeps region
+// boundaries as stage boundaries; returns the smallest bottleneck.
+static void brute(const vkp_partition_t *part, int32_t k, int32_t *starts,
+                  int32_t placed, int32_t next_unit, double *best) {
+  if (placed == k) {
+    double b;
+    vkp_status_t st = vkp_partition_evaluate(part, k, starts, NULL, &b);
+    if (!st && b < *best) *best = b;
+    vkp_status_free(st);
+    return;
+  }
+  for (int32_t u = next_unit; u < part->n_units; ++u) {
+    starts[placed] = u;
+    brute(part, k, starts, placed + 1, u + 1, best);
+    // A region boundary skipped over can never be cut later.
+    int32_t a = part->order[part->unit_start[u - 1]];
+    int32_t b = part->order[part->unit_start[u]];
+    if (part->node_region[a] != part->node_region[b]) break;
+  }
+}
+
+static void check_against_brute_force(vkp_graph_t *g, vkp_registry_t *reg,
+                                      vkp_profile_t *prof) {
+  int32_t tested = 0;
+  for (int32_t k = 1; k <= 12; ++k) {
+    vkp_partition_options_t opt = {.policy = "auto", .stages = k};
+    vkp_partition_t *part;
+    VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+    if (part->n_stages != k) {  // fewer regions than k impossible: skip
+      vkp_partition_destroy(part);
+      continue;
+    }
+    int32_t starts[16] = {0};
+    double best = INFINITY;
+    brute(part, k, starts, 1, 1, &best);
+    cr_assert(isfinite(best));
+    cr_assert(part->bottleneck_s <= best * 1.05,
+              "k=%d: cut %g s, brute force %g s", (int)k, part->bottleneck_s, best);
+    cr_assert(part->bottleneck_s >= best * (1 - 1e-9));
+    double direct;
+    int32_t mine[16];
+    for (int32_t s = 0; s < k; ++s) {
+      // Stage s starts at the unit holding its first node in the order.
+      int32_t first = part->stages[s].nodes[0], pos = 0;
+      for (int32_t q = 0; q < part->graph->n_nodes; ++q)
+        if (part->order[q] == first) pos = q;
+      for (int32_t q = 0; q < part->graph->n_nodes; ++q)
+        if (part->node_stage[part->order[q]] == s) {
+          pos = q;
+          break;
+        }
+      int32_t u = 0;
+      while (u + 1 < part->n_units && part->unit_start[u + 1] <= pos) ++u;
+      mine[s] = u;
+    }
+    VKP_TEST_OK(vkp_partition_evaluate(part, k, mine, NULL, &direct));
+    cr_assert_float_eq(direct, part->bottleneck_s, 1e-12);
+    ++tested;
+    vkp_partition_destroy(part);
+  }
+  cr_assert(tested >= 2, "only %d stage counts were possible", (int)tested);
+}
+
+Test(stages, optimal_on_small_resnet_like, .timeout = 60) {
+  vkp_graph_t *g = fx_resnet_like(2, 8, 8);
+  for (int32_t conc = 1; conc <= 2; ++conc) {
+    vkp_profile_t *prof = fx_profile_two_devices(conc);
+    vkp_registry_t *reg = fx_registry_ab();
+    check_against_brute_force(g, reg, prof);
+    vkp_registry_destroy(reg);
+    // Mixed placement: convs only on fa, relus only on fb.
+    VKP_TEST_OK(vkp_registry_create(&reg));
+    fx_add_fake(reg, "fa", UINT64_C(1) << VKP_OP_RELU);
+    fx_add_fake(reg, "fb", UINT64_C(1) << VKP_OP_CONV2D);
+    check_against_brute_force(g, reg, prof);
+    vkp_registry_destroy(reg);
+    vkp_profile_destroy(prof);
+  }
+  vkp_graph_destroy(g);
+}
+
+Test(stages, optimal_on_small_mobilenet_like, .timeout = 60) {
+  vkp_graph_t *g = fx_mobilenet_like(2, 8, 8);
+  for (int32_t conc = 1; conc <= 2; ++conc) {
+    vkp_profile_t *prof = fx_profile_two_devices(conc);
+    vkp_registry_t *reg = fx_registry_ab();
+    check_against_brute_force(g, reg, prof);
+    vkp_registry_destroy(reg);
+    VKP_TEST_OK(vkp_registry_create(&reg));
+    fx_add_fake(reg, "fa", UINT64_C(1) << VKP_OP_CLIP);
+    fx_add_fake(reg, "fb", 0);
+    check_against_brute_force(g, reg, prof);
+    vkp_registry_destroy(reg);
+    vkp_profile_destroy(prof);
+  }
+  vkp_graph_destroy(g);
+}
+
+// With one policy target the graph can always be cut evenly, up to a node.
+static void check_balanced(vkp_graph_t *g, const char *policy, int32_t k) {
+  vkp_profile_t *prof = fx_profile_two_devices(k);
+  vkp_registry_t *reg = fx_registry_ab();
+  vkp_partition_options_t opt = {.policy = policy, .stages = k};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->n_stages, k);
+  double lo = INFINITY, hi = 0;
+  for (int32_t s = 0; s < k; ++s) {
+    lo = fmin(lo, part->stages[s].seconds);
+    hi = fmax(hi, part->stages[s].seconds);
+  }
+  cr_assert(hi <= lo * 1.15, "%s, %d stages: stage estimates %g .. %g s",
+            g->name, (int)k, lo, hi);
+  cr_assert_float_eq(part->bottleneck_s, hi, 1e-12);
+  vkp_partition_destroy(part);
+  vkp_registry_destroy(reg);
+  vkp_profile_destroy(prof);
+}
+
+Test(stages, larger_graphs_are_balanced, .timeout = 60) {
+  vkp_graph_t *r = fx_resnet_like(16, 16, 16);
+  vkp_graph_t *m = fx_mobilenet_like(16, 16, 16);
+  for (int32_t k = 2; k <= 4; ++k) {
+    check_balanced(r, "fa", k);
+    check_balanced(m, "fa", k);
+    check_balanced(r, "fb", k);
+    check_balanced(m, "fb", k);
+  }
+  vkp_graph_destroy(r);
+  vkp_graph_destroy(m);
+}
+
+Test(stages, shared_device_adds_loads, .timeout = 60) {
+  vkp_graph_t *g = fx_chain(12, 4096);
+  vkp_profile_t *prof = fx_profile_two_devices(1);
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  fx_add_fake(reg, "fa", 0);
+  vkp_partition_options_t opt = {.policy = "fa", .stages = 3};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->n_stages, 3);
+  double sum = 0;
+  for (int32_t s = 0; s < 3; ++s) sum += part->stages[s].seconds;
+  // Three stages on one device with concurrency 1 run one after another.
+  cr_assert_float_eq(part->bottleneck_s, sum, 1e-12);
+  vkp_partition_destroy(part);
+  vkp_registry_destroy(reg);
+  vkp_profile_destroy(prof);
+  vkp_graph_destroy(g);
+}
+
+static vkp_graph_t *chain_with_exp(void) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("islands", &g));
+  int64_t s[] = {1, 64};
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
+  const char *names[] = {"a", "b", "c", "d", "e"};
+  const char *prev = "x";
+  for (int i = 0; i < 5; ++i) {
+    const char *in[] = {prev}, *out[] = {names[i]};
+    char node[16];
+    snprintf(node, sizeof node, "n_%s", names[i]);
+    VKP_TEST_OK(vkp_graph_add_node(g, node, i == 2 ? VKP_OP_EXP : VKP_OP_RELU, 1, in,
+                                   1, out, 0, NULL, NULL));
+    prev = names[i];
+  }
+  VKP_TEST_OK(vkp_graph_mark_output(g, "e"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  return g;
+}
+
+Test(stages, islands_absorbed_to_fit_k, .timeout = 60) {
+  vkp_graph_t *g = chain_with_exp();
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  fx_add_fake(reg, "fa", UINT64_C(1) << VKP_OP_EXP);
+  fx_add_fake(reg, "fb", 0);
+  vkp_partition_options_t opt = {.policy = "fa", .fallback = "fb", .stages = 1};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt, &part));
+  cr_assert_eq(part->n_regions, 1);
+  cr_assert_eq(part->n_stages, 1);
+  cr_assert_str_eq(vkp_partition_target_name(part, part->stages[0].target), "fb");
+  int32_t a = vkp_graph_find_node(g, "n_a");
+  cr_assert(part->node_reason[a] && strstr(part->node_reason[a], "absorbed"));
+  int32_t c = vkp_graph_find_node(g, "n_c");
+  cr_assert(part->node_reason[c] && strstr(part->node_reason[c], "fell back"));
+  vkp_partition_destroy(part);
+  // Keeping islands: three regions, so three stages and a note.
+  opt.keep_islands = true;
+  VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt, &part));
+  cr_assert_eq(part->n_regions, 3);
+  cr_assert_eq(part->n_stages, 3);
+  cr_assert(part->notes && strstr(part->notes, "at least 3"));
+  vkp_partition_destroy(part);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+Test(stages, auto_stage_count, .timeout = 60) {
+  vkp_graph_t *g = fx_resnet_like(6, 8, 8);
+  vkp_profile_t *prof = fx_profile_two_devices(8);
+  vkp_registry_t *reg = fx_registry_ab();
+  vkp_partition_options_t opt = {.policy = "auto", .stages = 0, .max_auto_stages = 4};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert(part->n_stages >= 1 && part->n_stages <= 4);
+  // The pick is within 5% of the best over 1..4 stages.
+  for (int32_t k = part->n_regions; k <= 4; ++k) {
+    vkp_partition_options_t fixed = {.policy = "auto", .stages = k};
+    vkp_partition_t *other;
+    VKP_TEST_OK(vkp_partition_create(g, reg, prof, &fixed, &other));
+    cr_assert(part->bottleneck_s <= other->bottleneck_s * 1.05 + 1e-15);
+    vkp_partition_destroy(other);
+  }
+  vkp_partition_destroy(part);
+  vkp_registry_destroy(reg);
+  vkp_profile_destroy(prof);
+  vkp_graph_destroy(g);
+}

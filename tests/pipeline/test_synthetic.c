@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// Synthetic pipelines: fixed-cost stages chained from "x" to "y".
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "support/test_support.h"
+#include "vkpipe/pipeline.h"
+
+Test(synthetic, chain_adds_one_per_stage, .timeout = 30) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_pipeline_synthetic_stage_t stages[] = {
+      {VKP_PIPELINE_SYNTHETIC_SLEEP, 20000},
+      {VKP_PIPELINE_SYNTHETIC_BUSY, 20000},
+      {VKP_PIPELINE_SYNTHETIC_SLEEP, 0},
+  };
+  vkp_pipeline_t *pipe;
+  VKP_TEST_OK(vkp_pipeline_create_synthetic(stages, 3, 16, NULL, &pipe));
+  int64_t n = 16;
+  enum { FRAMES = 40 };
+  float xs[FRAMES][16];
+  for (int i = 0; i < FRAMES; ++i) {
+    vkp_tensor_t t;
+    for (int k = 0; k < 16; ++k) xs[i][k] = vkp_test_rng_uniform(&rng, -1, 1);
+    VKP_TEST_OK(vkp_tensor_init_view(&t, VKP_DTYPE_FLOAT32, 1, &n, xs[i]));
+    VKP_TEST_OK(vkp_pipeline_set_input(pipe, "x", &t));
+    uint64_t seq;
+    VKP_TEST_OK(vkp_pipeline_run(pipe, &seq));
+    cr_assert_eq(seq, (uint64_t)i + 1);
+  }
+  for (int i = 0; i < FRAMES; ++i) {
+    vkp_pipeline_result_t res;
+    VKP_TEST_OK(vkp_pipeline_get_output(pipe, 10000000000ull, &res));
+    cr_assert_eq(res.seq, (uint64_t)i + 1);
+    cr_assert_null(res.status);
+    const float *y = res.outputs[0].data;
+    cr_assert_float_eq(y[0], xs[i][0] + 3.0f, 1e-5);
+    cr_assert(memcmp(y + 1, xs[i] + 1, 15 * sizeof(float)) == 0);
+    cr_assert_geq(res.latency_ns, 40000u);
+    vkp_pipeline_result_deinit(&res);
+  }
+  vkp_pipeline_stats_t stats;
+  VKP_TEST_OK(vkp_pipeline_get_stats(pipe, &stats));
+  cr_assert_eq(stats.n_stages, 3);
+  cr_assert_str_eq(stats.stages[0].target, "synthetic");
+  cr_assert_geq(stats.stages[0].busy_ns, (uint64_t)FRAMES * 20000u);
+  vkp_pipeline_stats_deinit(&stats);
+  vkp_pipeline_destroy(pipe);
+}
+
+Test(synthetic, bad_arguments, .timeout = 30) {
+  vkp_pipeline_synthetic_stage_t stage = {VKP_PIPELINE_SYNTHETIC_SLEEP, 0};
+  vkp_pipeline_t *pipe;
+  vkp_status_t st = vkp_pipeline_create_synthetic(&stage, 0, 16, NULL, &pipe);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
+  vkp_status_free(st);
+  st = vkp_pipeline_create_synthetic(&stage, 1, 0, NULL, &pipe);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
+  vkp_status_free(st);
+}

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+// bench_cpu_kernels: GFLOP/s of the CPU target's GEMM and convolution kernels
+// next to OpenBLAS sgemm at the same thread count, measured in the same run.
+//
+// The kernels are the prelude that codegen/c pastes into every generated
+// stage, included here verbatim and built with the flags stages use
+// (-O3 -march=native), so the numbers are those of generated code.
+//
+//   bench_cpu_kernels [--threads N] [--min-time SECONDS] [--quick]
+//                     [--filter SUBSTRING]
+//
+// Convolutions are timed through the stage's real path (im2col packed on the
+// fly, or the depthwise direct loop); OpenBLAS gets the equivalent GEMM
+// (Cout x OH*OW x C*KH*KW) with its im2col left out, which flatters it.
+#define VKP_THREADS 1
+#include "codegen/c/prelude.c"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void openblas_set_num_threads(int num_threads);
+char *openblas_get_corename(void);
+
+// OpenBLAS 0.3.21's DYNAMIC_ARCH does not know every recent CPU and falls
+// back to its slowest x86-64 kernels ("Prescott"). Compare against the best
+// kernels this CPU runs: re-execute with OPENBLAS_CORETYPE set (the variable
+// is read when the library loads). An explicit OPENBLAS_CORETYPE wins.
+static void vkp_bench_fix_openblas_core(char **argv) {
+  if (getenv("OPENBLAS_CORETYPE")) return;
+  if (strcmp(openblas_get_corename(), "Prescott") != 0) return;
+  const char *core = NULL;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) core = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2")) core = "Haswell";
+  if (!core) return;
+  setenv("OPENBLAS_CORETYPE", core, 1);
+  execv("/proc/self/exe", argv);  // on failure, go on with what we have
+}
+
+static double vkp_bench_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static float *vkp_bench_alloc(size_t n) {
+  float *p = aligned_alloc(64, ((n * sizeof(float)) + 63) / 64 * 64);
+  if (!p) {
+    fprintf(stderr, "bench_cpu_kernels: out of memory\n");
+    exit(1);
+  }
+  for (size_t i = 0; i < n; ++i) p[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+  return p;
+}
+
+typedef void (*vkp_bench_fn)(void *ctx);
+
+// Best-of time per call: repeats until min_time has passed (at least 3 runs).
+static double vkp_bench_time(vkp_bench_fn fn, void *ctx, double min_time) {
+  fn(ctx);  // warm-up
+  double best = 1e30, start = vkp_bench_now();
+  int runs = 0;
+  while (runs < 3 || vkp_bench_now() - start < min_time) {
+    double t0 = vkp_bench_now();
+    fn(ctx);
+    double t = vkp_bench_now() - t0;
+    if (t < best) best = t;
+    ++runs;
+  }
+  return best;
+}
+
+typedef struct vkp_bench_gemm_t {
+  int M, N, K, threads;
+  float *a, *b, *c, *scratch;
+} vkp_bench_gemm_t;
+
+static void vkp_bench_ours_gemm(void *p) {
+  vkp_bench_gemm_t *g = p;
+  vkp_bsrc_t bs = {.b = g->b, .rsb = g->N, .csb = 1};
+  vkp_gemm(g->M, g->N, g->K, 1.0f, g->a, g->K, 1, &bs, g->c, g->N, NULL, NULL,
+           0, 0, g->scratch, g->threads);
+}
+
+static void vkp_bench_blas_gemm(void *p) {
+  vkp_bench_gemm_t *g = p;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->M, g->N, g->K, 1.0f,
+              g->a, g->K, g->b, g->N, 0.0f, g->c, g->N);
+}
+
+typedef struct vkp_bench_conv_t {
+  const char *name;
+  int C, H, W, M, KH, KW, S, P, group;
+  int OH, OW, threads;
+  float *x, *w, *y, *col, *scratch;
+} vkp_bench_conv_t;
+
+static void vkp_bench_ours_conv(void *p) {
+  vkp_bench_conv_t *c = p;
+  if (c->group == c->C && c->group == c->M) {
+    vkp_conv_depthwise(c->x, c->w, c->y, c->C, c->H, c->W, c->KH, c->KW, c->S,
+                       c->S, c->P, c->P, 1, 1, c->OH, c->OW, NULL, NULL, 0,
+                       c->scratch);
+    return;
+  }
+  vkp_bsrc_t bs;
+  if (c->KH == 1 && c->KW == 1 && c->S == 1 && c->P == 0) {
+    bs = (vkp_bsrc_t){.b = c->x, .rsb = (ptrdiff_t)c->H * c->W, .csb = 1};
+  } else {
+    bs = (vkp_bsrc_t){.b = c->x, .conv = 1, .C = c->C, .H = c->H, .W = c->W,
+                      .KH = c->KH, .KW = c->KW, .SH = c->S, .SW = c->S,
+                      .PT = c->P, .PL = c->P, .DH = 1, .DW = 1, .OH = c->OH,
+                      .OW = c->OW};
+  }
+  ptrdiff_t K = (ptrdiff_t)c->C * c->KH * c->KW;
+  vkp_gemm(c->M, (ptrdiff_t)c->OH * c->OW, K, 1.0f, c->w, K, 1, &bs, c->y,
+           (ptrdiff_t)c->OH * c->OW, NULL, NULL, 0, 0, c->scratch, c->threads);
+}
+
+static void vkp_bench_blas_conv(void *p) {
+  vkp_bench_conv_t *c = p;
+  int K = c->C / c->group * c->KH * c->KW, N = c->OH * c->OW;
+  int Mg = c->M / c->group;
+  for (int g = 0; g < c->group; ++g)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Mg, N, K, 1.0f,
+                c->w + (size_t)g * Mg * K, K, c->col, N, 0.0f,
+                c->y + (size_t)g * Mg * N, N);
+}
+
+int main(int argc, char **argv) {
+  int threads = 1, quick = 0;
+  const char *filter = NULL;
+  double min_time = 0.3;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--min-time") == 0 && i + 1 < argc) min_time = atof(argv[++i]);
+    else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) filter = argv[++i];
+    else {
+      fprintf(stderr, "usage: %s [--threads N] [--min-time SECONDS] [--quick] "
+              "[--filter SUBSTRING]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (threads < 1) threads = 1;
+  vkp_bench_fix_openblas_core(argv);
+  openblas_set_num_threads(threads);
+  float *scratch = vkp_bench_alloc((size_t)threads * VKP_GEMM_SCRATCH_FLOATS);
+  printf("# ours: vector width %d floats, MR %d, NR %d; OpenBLAS core %s; "
+         "threads %d\n",
+         VKP_VLEN, VKP_MR, VKP_NR, openblas_get_corename(), threads);
+  printf("%-34s %10s %10s %7s\n", "kernel", "ours GF/s", "BLAS GF/s", "ratio");
+  static const int sizes[] = {256, 512, 1024};
+  for (int s = 0; s < 3; ++s) {
+    int n = sizes[s];
+    char gname[64];
+    snprintf(gname, sizeof gname, "gemm %dx%dx%d", n, n, n);
+    if (filter && !strstr(gname, filter)) continue;
+    vkp_bench_gemm_t g = {n, n, n, threads, vkp_bench_alloc((size_t)n * n),
+                          vkp_bench_alloc((size_t)n * n),
+                          vkp_bench_alloc((size_t)n * n), scratch};
+    double flops = 2.0 * n * n * n;
+    double ours = flops / vkp_bench_time(vkp_bench_ours_gemm, &g, min_time) * 1e-9;
+    double blas = flops / vkp_bench_time(vkp_bench_blas_gemm, &g, min_time) * 1e-9;
+    char name[64];
+    snprintf(name, sizeof name, "gemm %dx%dx%d", n, n, n);
+    printf("%-34s %10.1f %10.1f %7.2f\n", name, ours, blas, ours / blas);
+    fflush(stdout);
+    free(g.a);
+    free(g.b);
+    free(g.c);
+  }
+  // name, C, H, W, M, KH, KW, stride, pad, group
+  static const vkp_bench_conv_t convs[] = {
+      {"resnet18 conv1 7x7/2", 3, 224, 224, 64, 7, 7, 2, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 layer1 3x3 64", 64, 56, 56, 64, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 layer2 3x3/2 128", 64, 56, 56, 128, 3, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 layer2 3x3 128", 128, 28, 28, 128, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 layer3 3x3 256", 256, 14, 14, 256, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 layer4 3x3 512", 512, 7, 7, 512, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 layer2 1x1/2 down", 64, 56, 56, 128, 1, 1, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 1x1 expand 24->144", 24, 56, 56, 144, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 dw 3x3 144", 144, 56, 56, 144, 3, 3, 1, 1, 144, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 dw 3x3/2 144", 144, 56, 56, 144, 3, 3, 2, 1, 144, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 1x1 project 144->24", 144, 56, 56, 24, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 1x1 expand 96->576", 96, 14, 14, 576, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 dw 3x3 576", 576, 14, 14, 576, 3, 3, 1, 1, 576, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 1x1 320->1280", 320, 7, 7, 1280, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+  };
+  int n_convs = (int)(sizeof convs / sizeof convs[0]);
+  for (int i = 0; i < (quick ? 0 : n_convs); ++i) {
+    vkp_bench_conv_t c = convs[i];
+    if (filter && !strstr(c.name, filter)) continue;
+    c.threads = threads;
+    c.scratch = scratch;
+    c.OH = (c.H + 2 * c.P - c.KH) / c.S + 1;
+    c.OW = (c.W + 2 * c.P - c.KW) / c.S + 1;
+    size_t K = (size_t)c.C / c.group * c.KH * c.KW, N = (size_t)c.OH * c.OW;
+    c.x = vkp_bench_alloc((size_t)c.C * c.H * c.W);
+    c.w = vkp_bench_alloc((size_t)c.M * K);
+    c.y = vkp_bench_alloc((size_t)c.M * N);
+    c.col = vkp_bench_alloc(K * N * (size_t)c.group);
+    double flops = 2.0 * c.M * (double)K * (double)N;
+    double ours = flops / vkp_bench_time(vkp_bench_ours_conv, &c, min_time) * 1e-9;
+    double blas = flops / vkp_bench_time(vkp_bench_blas_conv, &c, min_time) * 1e-9;
+    printf("%-34s %10.1f %10.1f %7.2f\n", c.name, ours, blas, ours / blas);
+    fflush(stdout);
+    free(c.x);
+    free(c.w);
+    free(c.y);
+    free(c.col);
+  }
+  free(scratch);
+  return 0;
+}
