@@ -224,3 +224,28 @@ Test(onnx, json_round_trip_is_identical, .timeout = 60) {
   }
   vkp_registry_destroy(reg);
 }
+
+// Options: a graph input frozen to a constant reaches import-time folding.
+Test(onnx, frozen_inputs_become_constants, .timeout = 60) {
+  char path[1024];
+  onnx_model_path(path, sizeof path,
+                  "conformance/test_reshape_shape_input/model.onnx");
+  vkp_graph_t *g = NULL;
+  vkp_status_t st = vkp_onnx_load(path, &g);  // shape unknown at import
+  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", vkp_status_message(st));
+  cr_assert(strstr(vkp_status_message(st), "must be known at import time"), "%s",
+            vkp_status_message(st));
+  vkp_status_free(st);
+  int64_t shape_value[2] = {4, 3}, dims[1] = {2};
+  vkp_tensor_t shape;
+  VKP_TEST_OK(vkp_tensor_init_view(&shape, VKP_DTYPE_INT64, 1, dims, shape_value));
+  const char *names[1] = {"s"};
+  vkp_onnx_options_t options = {.n_constants = 1, .constant_names = names,
+                                .constants = &shape};
+  VKP_TEST_OK(vkp_onnx_load_with_options(path, &options, &g));
+  cr_assert_eq(g->n_inputs, 1);
+  cr_assert_str_eq(g->values[g->inputs[0]].name, "x");
+  const vkp_value_t *y = &g->values[g->outputs[0]];
+  cr_assert(y->rank == 2 && y->shape[0] == 4 && y->shape[1] == 3);
+  vkp_graph_destroy(g);
+}
