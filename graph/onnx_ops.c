@@ -1110,6 +1110,7 @@ static vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
 #define VKP__ONNX_OP_LIST(X)                                                  \
   X("Abs", simple, unary, "")                                                 \
   X("Add", simple, binary, "")                                                \
+  X("And", fold_only, select, "")                                             \
   X("AveragePool", pool, NULL, "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") \
   X("BatchNormalization", batch_norm, NULL, "epsilon,momentum,spatial,training_mode") \
   X("Cast", cast, cast, "to")                                                 \
@@ -1118,21 +1119,31 @@ static vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
   X("Constant", constant, NULL, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
   X("ConstantOfShape", fold_only, constant_of_shape, "value")                 \
   X("Conv", conv, NULL, "auto_pad,dilations,group,kernel_shape,pads,strides") \
+  X("Ceil", fold_only, unary, "")                                             \
   X("Div", simple, binary, "")                                                \
   X("Dropout", passthrough, NULL, "ratio,seed")                               \
+  X("Equal", fold_only, select, "")                                           \
   X("Erf", simple, unary, "")                                                 \
   X("Exp", simple, unary, "")                                                 \
+  X("Expand", fold_only, expand, "")                                          \
   X("Flatten", reshape_like, reshape_like, "axis")                            \
+  X("Floor", fold_only, unary, "")                                            \
   X("Gather", gather, gather, "axis")                                         \
   X("Gemm", gemm, NULL, "alpha,beta,transA,transB")                           \
   X("GlobalAveragePool", simple, NULL, "")                                    \
+  X("Greater", fold_only, select, "")                                         \
   X("Identity", passthrough, reshape_like, "")                                \
   X("LayerNormalization", layer_norm, NULL, "axis,epsilon,stash_type")        \
   X("LeakyRelu", leaky_relu, NULL, "alpha")                                   \
+  X("Less", fold_only, select, "")                                            \
   X("MatMul", simple, NULL, "")                                               \
+  X("Max", fold_only, select, "")                                             \
   X("MaxPool", pool, NULL, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
+  X("Min", fold_only, select, "")                                             \
   X("Mul", simple, binary, "")                                                \
   X("Neg", simple, unary, "")                                                 \
+  X("Not", fold_only, unary, "")                                              \
+  X("Or", fold_only, select, "")                                              \
   X("Pow", simple, binary, "")                                                \
   X("Range", fold_only, range, "")                                            \
   X("ReduceMean", reduce, NULL, "axes,keepdims")                              \
@@ -1150,7 +1161,8 @@ static vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
   X("Sub", simple, binary, "")                                                \
   X("Tanh", simple, unary, "")                                                \
   X("Transpose", transpose, transpose, "perm")                                \
-  X("Unsqueeze", reshape_like, reshape_like, "axes")
+  X("Unsqueeze", reshape_like, reshape_like, "axes")                          \
+  X("Where", fold_only, select, "")
 
 #define vkp__onnx_fold_NULL NULL
 #define VKP__ONNX_OP_ENTRY(name, map, fold, attrs) \

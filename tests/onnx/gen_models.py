@@ -375,6 +375,27 @@ def gen_fold(w):
     w.save("fold", m, [x], [(x + a).astype(np.float32)])
 
 
+def gen_fold_select(w):
+    """Comparisons, logic, Where, Expand, Max/Min, Floor/Ceil on constants."""
+    x = w.f32(2, 3)
+    n = helper.make_node
+    inits = [init("c1", np.array([0, 1, 2], np.int64)), init("c2", np.array([2, 1, 0], np.int64)),
+             init("ten", np.array([10.0], np.float32)), init("m1", np.array([-1.0], np.float32)),
+             init("s21", np.array([2, 1], np.int64)), init("h", np.array([0.5], np.float32)),
+             init("p", np.array([1.7], np.float32)), init("q", np.array([-1.2], np.float32))]
+    nodes = [
+        n("Equal", ["c1", "c2"], ["eq"]), n("Less", ["c1", "c2"], ["lt"]),
+        n("Greater", ["c1", "c2"], ["gt"]), n("And", ["gt", "eq"], ["none"]),
+        n("Or", ["eq", "lt"], ["o"]), n("Or", ["o", "none"], ["o2"]), n("Not", ["o2"], ["no"]),
+        n("Where", ["no", "ten", "m1"], ["wv"]), n("Expand", ["wv", "s21"], ["ex"]),
+        n("Max", ["ex", "h"], ["mx"]), n("Floor", ["p"], ["fl"]), n("Ceil", ["q"], ["ce"]),
+        n("Min", ["fl", "ce"], ["mn"]), n("Add", ["mx", "mn"], ["a"]), n("Add", ["x", "a"], ["y"]),
+    ]
+    m = model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], inits)
+    a = np.maximum(np.broadcast_to(np.array([-1.0, -1.0, 10.0], np.float32), (2, 3)), 0.5) - 1.0
+    w.save("fold_select", m, [x], [(x + a).astype(np.float32)])
+
+
 def gen_tensor_files(w):
     """TensorProto files in each storage form the reader handles."""
     vals = [i * 0.5 - 1.0 for i in range(6)]
@@ -509,6 +530,7 @@ def main():
     gen_old_opset(w)
     gen_conformance_dir(w)
     gen_fold(w)
+    gen_fold_select(w)
     gen_tensor_files(w)
     gen_refusals(w)
     gen_bad(w)

@@ -17,6 +17,14 @@ Test(onnx_fold, constant_expression_folds_to_one_constant, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
+// Equal, Less, Greater, And, Or, Not, Where, Expand, Max, Min, Floor, Ceil.
+Test(onnx_fold, comparisons_and_selection_fold, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("fold_select.onnx");
+  cr_assert_eq(g->n_nodes, 1);
+  onnx_run_and_compare(g, "fold_select", 0, 0);
+  vkp_graph_destroy(g);
+}
+
 // The exporter's shape arithmetic (Shape, Gather, Unsqueeze, Concat) folds
 // into the reshapes' attributes: only the math is left.
 Test(onnx_fold, transformer_shape_arithmetic_folds, .timeout = 60) {
