@@ -342,3 +342,7 @@ size_t vkp_archive_size(const vkp_archive_t *archive, int32_t index) {
   return index >= 0 && index < archive->count ? (size_t)archive->entries[index].size
                                               : 0;
 }
+
+uint32_t vkp_archive_crc(const vkp_archive_t *archive, int32_t index) {
+  return index >= 0 && index < archive->count ? archive->entries[index].crc : 0;
+}

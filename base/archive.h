@@ -64,6 +64,7 @@ bool vkp_archive_find(const vkp_archive_t *archive, const char *name,
 int32_t vkp_archive_count(const vkp_archive_t *archive);
 const char *vkp_archive_name(const vkp_archive_t *archive, int32_t index);
 size_t vkp_archive_size(const vkp_archive_t *archive, int32_t index);
+uint32_t vkp_archive_crc(const vkp_archive_t *archive, int32_t index);
 
 // CRC-32 (IEEE 802.3), continuing from `crc` (0 to start).
 uint32_t vkp_crc32(uint32_t crc, const void *data, size_t size);

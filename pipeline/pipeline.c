@@ -42,6 +42,10 @@ vkp_status_t vkp__pipeline_alloc(const vkp_plan_t *plan,
   if (plan->n_stages < 1)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "plan '%s' has no stages", plan->name);
+  if (options->trace_capacity < 0)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "trace capacity %d is negative",
+                           (int)options->trace_capacity);
   vkp_pipeline_t *p = vkp__calloc(1, sizeof(*p));
   if (!p) return VKP_OOM("pipeline");
   p->plan = plan;
@@ -54,15 +58,20 @@ vkp_status_t vkp__pipeline_alloc(const vkp_plan_t *plan,
   p->input_ring = vkp__calloc((size_t)p->n_inputs + 1, sizeof(int32_t));
   p->input_set = vkp__calloc((size_t)p->n_inputs + 1, sizeof(bool));
   p->outputs = vkp__calloc((size_t)p->n_outputs + 1, sizeof(*p->outputs));
+  if (options->trace_capacity > 0) {
+    p->trace = vkp__calloc((size_t)options->trace_capacity, sizeof(*p->trace));
+    p->trace_capacity = options->trace_capacity;
+  }
   p->frames_mask = 63;
   p->frames = vkp__calloc(p->frames_mask + 1, sizeof(*p->frames));
   if (!p->stages || !p->input_ring || !p->input_set || !p->outputs ||
-      !p->frames) {
+      !p->frames || (p->trace_capacity && !p->trace)) {
     vkp__free(p->stages);
     vkp__free(p->input_ring);
     vkp__free(p->input_set);
     vkp__free(p->outputs);
     vkp__free(p->frames);
+    vkp__free(p->trace);
     vkp__free(p);
     return VKP_OOM("pipeline");
   }
@@ -176,6 +185,7 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
   for (uint64_t seq = p->taken + 1; seq <= p->launched; ++seq)
     vkp__frame_free(p, p->frames[seq & p->frames_mask]);
   vkp__free(p->frames);
+  vkp__free(p->trace);
   vkp__free(p->stages);
   vkp__free(p->input_ring);
   vkp__free(p->input_set);
@@ -884,3 +894,4 @@ void vkp_pipeline_stats_deinit(vkp_pipeline_stats_t *stats) {
   vkp__free(stats->bindings);
   memset(stats, 0, sizeof(*stats));
 }
+

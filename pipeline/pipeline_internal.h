@@ -138,7 +138,14 @@ struct vkp_pipeline_t {
   uint64_t frames_mask;           // capacity - 1 (a power of two)
   uint64_t frames_failed;
   uint64_t latency_min_ns, latency_max_ns, latency_sum_ns;
+  vkp_pipeline_event_t *trace;    // owned; trace_capacity entries or NULL
+  int32_t trace_capacity;
+  int32_t trace_count;            // guarded by mu
 };
+
+// Records one stage event when tracing is on; call with mu held.
+void vkp__trace_record(vkp_pipeline_t *p, int32_t stage, uint64_t seq,
+                       uint64_t start_ns, uint64_t end_ns, bool failed);
 
 // Monotonic clock in nanoseconds.
 uint64_t vkp__now_ns(void);

@@ -17,13 +17,21 @@
 
 // Waits from the host until `semaphore` of `target` reaches `value`, in
 // bounded slices. CANCELLED on shutdown; DEVICE_LOST once the pipeline has
-// failed.
+// failed, and for any error of the wait itself.
 static vkp_status_t vkp__wait_point(vkp_pipeline_t *p, const vkp_target_t *target,
                                     uint64_t semaphore, uint64_t value) {
   for (;;) {
     vkp_status_t st = target->vtable->timeline_wait(target, semaphore, value,
                                                     VKP__WAIT_SLICE_NS);
-    if (!vkp_status_is(st, VKP_STATUS_TIMEOUT)) return st;
+    if (!st || vkp_status_is(st, VKP_STATUS_DEVICE_LOST)) return st;
+    if (!vkp_status_is(st, VKP_STATUS_TIMEOUT)) {
+      // A timeline that cannot be waited on is a broken device.
+      vkp_status_t lost = vkp_status_make(
+          VKP_STATUS_DEVICE_LOST, "waiting for a timeline semaphore failed: %s",
+          vkp_status_message(st));
+      vkp_status_free(st);
+      return lost;
+    }
     vkp_status_free(st);
     if (atomic_load(&p->shutdown))
       return vkp_status_make(VKP_STATUS_CANCELLED, "pipeline is shutting down");
@@ -31,6 +39,20 @@ static vkp_status_t vkp__wait_point(vkp_pipeline_t *p, const vkp_target_t *targe
       return vkp_status_make(VKP_STATUS_DEVICE_LOST,
                              "pipeline failed while waiting for a device");
   }
+}
+
+// Signals `semaphore` from the host. A timeline that cannot be signalled
+// could leave device work waiting for ever, so any failure is reported as
+// DEVICE_LOST: the pipeline fails and nothing more is submitted.
+static vkp_status_t vkp__host_signal(const vkp_target_t *target,
+                                     uint64_t semaphore, uint64_t value) {
+  vkp_status_t st = target->vtable->timeline_signal(target, semaphore, value);
+  if (!st || vkp_status_is(st, VKP_STATUS_DEVICE_LOST)) return st;
+  vkp_status_t lost = vkp_status_make(
+      VKP_STATUS_DEVICE_LOST, "signalling a timeline semaphore from the host "
+                              "failed: %s", vkp_status_message(st));
+  vkp_status_free(st);
+  return lost;
 }
 
 // Frame `seq` may start at stage `st`: launched, every input available, and in
@@ -179,7 +201,8 @@ static void *vkp__host_worker(void *arg) {
       const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
       if (ring->src_stage == VKP_PLAN_GLOBAL) continue;
       const vkp__stage_t *src = &p->stages[ring->src_stage];
-      if (src->device) err = vkp__wait_point(p, src->target, src->semaphore, seq);
+      if (src->device)
+        err = vkp__wait_point(p, src->target, src->semaphore, seq);
     }
     if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
       vkp_status_free(err);
@@ -199,11 +222,10 @@ static void *vkp__host_worker(void *arg) {
                                              v->rank, v->shape, out->scratch));
       }
     }
-    uint64_t busy_ns = 0;
+    uint64_t busy_ns = 0, t_start = vkp__now_ns();
     if (!skip && !err) {
-      uint64_t t0 = vkp__now_ns();
       err = vt->run(st->loaded, st->in_views + slot * n_in, st->frame_outputs);
-      busy_ns = vkp__now_ns() - t0;
+      busy_ns = vkp__now_ns() - t_start;
     }
     if (!skip && !err) {
       for (size_t o = 0; o < n_out; ++o) {
@@ -220,11 +242,13 @@ static void *vkp__host_worker(void *arg) {
       if (st->outputs[o].ring < 0) continue;
       const vkp__ring_t *ring = &p->rings[st->outputs[o].ring];
       if (!ring->has_host_semaphore) continue;
-      err = vkp_status_join(err, ring->device_target->vtable->timeline_signal(
-                                     ring->device_target, ring->host_semaphore,
-                                     seq));
+      vkp_status_t sig = vkp__host_signal(ring->device_target,
+                                          ring->host_semaphore, seq);
+      if (sig) err = vkp_status_join(sig, err);  // DEVICE_LOST first
     }
     pthread_mutex_lock(&p->mu);
+    vkp__trace_record(p, st->index, seq, t_start,
+                      t_start + busy_ns, skip || err);
     if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));
     st->stats.busy_ns += busy_ns;
     vkp__stage_publish(p, st, seq);
@@ -291,7 +315,9 @@ static void *vkp__device_submitter(void *arg) {
     if (skip || err) {
       // Timeline values only grow, and a host signal may not pass a pending
       // device signal (VUID-VkSemaphoreSignalInfo-value-03259): let the
-      // device reach seq - 1 first.
+      // device reach seq - 1 first. When it cannot (the device or the
+      // pipeline has failed), signal nothing: in a failed pipeline nobody
+      // submits a wait on this value and every host waiter gives up.
       vkp_status_t w = seq > 1 ? vkp__wait_point(p, st->target, st->semaphore,
                                                   seq - 1)
                                : NULL;
@@ -300,9 +326,8 @@ static void *vkp__device_submitter(void *arg) {
         vkp_status_free(err);
         break;
       }
-      vkp_status_free(w);
-      err = vkp_status_join(err, vt->timeline_signal(st->target, st->semaphore,
-                                                     seq));
+      vkp_status_t sig = w ? w : vkp__host_signal(st->target, st->semaphore, seq);
+      if (sig) err = vkp_status_join(sig, err);  // DEVICE_LOST first
     }
     pthread_mutex_lock(&p->mu);
     if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));
@@ -357,6 +382,7 @@ static void *vkp__device_completer(void *arg) {
     uint64_t started = st->submit_ns[seq % ((uint64_t)p->depth + 1)];
     if (started < st->last_complete_ns) started = st->last_complete_ns;
     st->stats.busy_ns += t_done > started ? t_done - started : 0;
+    vkp__trace_record(p, st->index, seq, started, t_done, !ok);
     st->last_complete_ns = t_done;
     vkp__stage_complete(p, st, seq);
     pthread_mutex_unlock(&p->mu);

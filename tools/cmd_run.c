@@ -6,6 +6,9 @@
 
 #include "base/alloc.h"
 #include "tools/tool.h"
+#include "vkpipe/artifact.h"
+#include "vkpipe/partition.h"
+#include "vkpipe/pipeline.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/target.h"
 
@@ -20,6 +23,8 @@ typedef struct vkp__run_args_t {
   int32_t n_inputs;
   vkp_tool_input_arg_t *inputs;  // owned; n_inputs entries
   vkp_compile_options_t options;
+  int32_t stages;              // --stages for --target auto (0: auto)
+  const char *profile;         // --profile for --target auto
 } vkp__run_args_t;
 
 // How the graph is executed once inputs are read: fills graph->n_outputs
@@ -46,6 +51,140 @@ static vkp_status_t vkp__run_on_target(const vkp__run_args_t *args,
   return st;
 }
 
+// The value (name, dtype, shape) behind each global input and output of a
+// validated plan: the stage input a global input feeds, the stage output a
+// global output comes from. Arrays of plan->n_inputs / n_outputs entries.
+static void vkp__plan_interface(const vkp_plan_t *plan, const vkp_value_t **ins,
+                                const vkp_value_t **outs) {
+  for (int32_t b = 0; b < plan->n_bindings; ++b) {
+    const vkp_plan_binding_t *bd = &plan->bindings[b];
+    if (bd->src_stage == VKP_PLAN_GLOBAL) {
+      const vkp_graph_t *g = plan->stages[bd->dst_stage].graph;
+      for (int32_t i = 0; i < plan->n_inputs; ++i)
+        if (!ins[i] && strcmp(plan->inputs[i], bd->src_name) == 0)
+          ins[i] = &g->values[vkp_graph_find_value(g, bd->dst_name)];
+    } else if (bd->dst_stage == VKP_PLAN_GLOBAL) {
+      const vkp_graph_t *g = plan->stages[bd->src_stage].graph;
+      for (int32_t i = 0; i < plan->n_outputs; ++i)
+        if (strcmp(plan->outputs[i], bd->dst_name) == 0)
+          outs[i] = &g->values[vkp_graph_find_value(g, bd->src_name)];
+    }
+  }
+}
+
+// One frame of `plan` through the pipeline executor (stages compiled here,
+// or loaded from `blobs` when given).
+static vkp_status_t vkp__run_plan(const vkp__run_args_t *args,
+                                  const vkp_plan_t *plan,
+                                  const vkp_registry_t *registry,
+                                  const vkp_blob_t *blobs,
+                                  const vkp_tensor_t *inputs,
+                                  vkp_tensor_t *outputs) {
+  vkp_compile_options_t *copts =
+      vkp__calloc((size_t)plan->n_stages + 1, sizeof(*copts));
+  if (!copts) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int32_t s = 0; s < plan->n_stages; ++s) copts[s] = args->options;
+  vkp_pipeline_options_t opt = {.stage_compile_options = copts};
+  vkp_pipeline_t *pipe = NULL;
+  vkp_status_t st =
+      blobs ? vkp_pipeline_create_from_blobs(plan, registry, blobs, &opt, &pipe)
+            : vkp_pipeline_create(plan, registry, &opt, &pipe);
+  if (!st) st = vkp_pipeline_infer(pipe, inputs, outputs);
+  vkp_pipeline_destroy(pipe);
+  vkp__free(copts);
+  return st;
+}
+
+// --target auto: partition across every available target by cost and run
+// the stages as a pipeline.
+static vkp_status_t vkp__run_auto(const vkp__run_args_t *args,
+                                  const vkp_graph_t *graph,
+                                  const vkp_tensor_t *inputs,
+                                  vkp_tensor_t *outputs) {
+  vkp_registry_t *registry = NULL;
+  vkp_profile_t *profile = NULL;
+  vkp_partition_t *part = NULL;
+  vkp_plan_t *plan = NULL;
+  vkp_status_t st = vkp_registry_create_default(&registry);
+  if (!st && args->profile) st = vkp_profile_load(args->profile, &profile);
+  if (!st) {
+    vkp_partition_options_t popt = {.policy = "auto", .stages = args->stages};
+    st = vkp_partition_create(graph, registry, profile, &popt, &part);
+  }
+  if (!st) st = vkp_partition_to_plan(part, graph->name, &plan);
+  if (!st) {
+    fprintf(stdout, "pipeline:");
+    for (int32_t s = 0; s < plan->n_stages; ++s)
+      fprintf(stdout, " %s%s(%s, %d nodes)", s ? "-> " : "", plan->stages[s].name,
+              plan->stages[s].target, (int)plan->stages[s].graph->n_nodes);
+    fprintf(stdout, "\n");
+    // The plan's global inputs and outputs follow the graph's, by name.
+    vkp_tensor_t *in = vkp__calloc((size_t)plan->n_inputs + 1, sizeof(*in));
+    vkp_tensor_t *out = vkp__calloc((size_t)plan->n_outputs + 1, sizeof(*out));
+    if (!in || !out) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int32_t i = 0; !st && i < plan->n_inputs; ++i)
+      for (int32_t k = 0; k < graph->n_inputs; ++k)
+        if (!strcmp(plan->inputs[i], graph->values[graph->inputs[k]].name))
+          in[i] = inputs[k];
+    if (!st) st = vkp__run_plan(args, plan, registry, NULL, in, out);
+    for (int32_t i = 0; !st && i < plan->n_outputs; ++i)
+      for (int32_t k = 0; k < graph->n_outputs; ++k)
+        if (!strcmp(plan->outputs[i], graph->values[graph->outputs[k]].name)) {
+          outputs[k] = out[i];
+          memset(&out[i], 0, sizeof out[i]);
+        }
+    for (int32_t i = 0; out && i < plan->n_outputs; ++i) vkp_tensor_deinit(&out[i]);
+    vkp__free(in);
+    vkp__free(out);
+  }
+  vkp_plan_destroy(plan);
+  vkp_partition_destroy(part);
+  vkp_profile_destroy(profile);
+  vkp_registry_destroy(registry);
+  return st;
+}
+
+// A .vkp artifact: its plan and compiled stages, no model and no compiler.
+static int vkp__run_artifact(const vkp__run_args_t *args) {
+  vkp_registry_t *registry = NULL;
+  vkp_artifact_t *art = NULL;
+  const vkp_value_t **ins = NULL, **outs = NULL;
+  vkp_tensor_t *inputs = NULL, *outputs = NULL;
+  const vkp_plan_t *plan = NULL;
+  vkp_status_t st = vkp_artifact_load(args->model, &art);
+  if (!st) st = vkp_registry_create_default(&registry);
+  if (!st) {
+    plan = vkp_artifact_plan(art);
+    ins = vkp__calloc((size_t)plan->n_inputs + 1, sizeof(*ins));
+    outs = vkp__calloc((size_t)plan->n_outputs + 1, sizeof(*outs));
+    inputs = vkp__calloc((size_t)plan->n_inputs + 1, sizeof(*inputs));
+    outputs = vkp__calloc((size_t)plan->n_outputs + 1, sizeof(*outputs));
+    if (!ins || !outs || !inputs || !outputs)
+      st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  if (!st) {
+    vkp__plan_interface(plan, ins, outs);
+    st = vkp_tool_read_values(plan->n_inputs, ins, args->n_inputs, args->inputs,
+                              inputs);
+  }
+  if (!st) st = vkp__run_plan(args, plan, registry, vkp_artifact_blobs(art), inputs,
+                              outputs);
+  if (!st) st = vkp_tool_write_values(plan->n_outputs, outs, outputs,
+                                      args->output_dir, stdout);
+  for (int32_t i = 0; plan && inputs && i < plan->n_inputs; ++i)
+    vkp_tensor_deinit(&inputs[i]);
+  for (int32_t i = 0; plan && outputs && i < plan->n_outputs; ++i)
+    vkp_tensor_deinit(&outputs[i]);
+  vkp__free(inputs);
+  vkp__free(outputs);
+  vkp__free(ins);
+  vkp__free(outs);
+  vkp_registry_destroy(registry);
+  vkp_artifact_destroy(art);
+  vkp__free(args->inputs);
+  return st ? vkp_tool_fail("run", st) : 0;
+}
+
 // --target values that are not a single registered target, each with its own
 // way to run. Pipeline execution ("auto": partition across every available
 // target and run the stages as a pipeline) is added here as one more row.
@@ -53,6 +192,7 @@ static const struct {
   const char *name;
   vkp__run_fn run;
 } vkp__run_modes[] = {
+    {"auto", vkp__run_auto},
     {NULL, NULL},
 };
 
@@ -66,7 +206,8 @@ static void vkp__run_help(void) {
   printf("usage: vkpipe run MODEL --input NAME=FILE.npy [--input ...] "
          "--output-dir DIR [options]\n"
          "\n"
-         "Runs MODEL (JSON graph or ONNX) once on the given inputs and writes\n"
+         "Runs MODEL (JSON graph, ONNX, or a .vkp artifact from 'vkpipe build',\n"
+         "which runs its own plan) once on the given inputs and writes\n"
          "every graph output to DIR/<output name>.npy (characters other than\n"
          "A-Z a-z 0-9 . _ - in the name become '_').\n"
          "\n"
@@ -75,7 +216,11 @@ static void vkp__run_help(void) {
          "                         bare FILE.npy is fine for one-input graphs)\n"
          "  --output-dir DIR       where outputs go (created when missing)\n"
          "  --target NAME          the target that runs the whole graph\n"
-         "                         (default: ref; see 'vkpipe devices')\n"
+         "                         (default: ref; see 'vkpipe devices'), or\n"
+         "                         'auto': partition across every available\n"
+         "                         target by cost and run it as a pipeline\n"
+         "  --stages K             pipeline stages for --target auto (default auto)\n"
+         "  --profile FILE         device profile for --target auto\n"
          "  --threads N            threads inside a stage, where the target\n"
          "                         supports it (default 1)\n"
          "  --march ARCH           -march for the cpu target's C codegen\n"
@@ -106,7 +251,7 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
     }
     static const char *const with_value[] = {
         "--input", "--output-dir", "--target", "--threads",
-        "--march", "--dump-c",     "--dump-spirv", NULL};
+        "--march", "--dump-c",     "--dump-spirv", "--stages", "--profile", NULL};
     int which = -1;
     for (int k = 0; with_value[k] && which < 0; ++k) {
       vkp_tool_option_result_t r = vkp_tool_option(argc, argv, &i, with_value[k], &value);
@@ -146,6 +291,16 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
       case 6:
         dump_spirv = value;
         break;
+      case 7: {
+        int64_t k = 0;
+        if (strcmp(value, "auto") != 0 && !vkp_tool_parse_int(value, 1, 64, &k))
+          return vkp_tool_usage_error("run", "--stages '%s' is not 1..64 or auto", value);
+        args->stages = (int32_t)k;
+        break;
+      }
+      case 8:
+        args->profile = value;
+        break;
       default:
         if (arg[0] == '-' && arg[1])
           return vkp_tool_usage_error("run", "unknown option '%s'", arg);
@@ -174,6 +329,7 @@ int vkp_cmd_run(int argc, char **argv) {
     vkp__free(args.inputs);
     return code;
   }
+  if (vkp_artifact_is_artifact(args.model)) return vkp__run_artifact(&args);
   vkp_graph_t *graph = NULL;
   vkp_tensor_t *inputs = NULL, *outputs = NULL;
   vkp_status_t st = vkp_graph_load(args.model, &graph);

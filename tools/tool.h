@@ -93,6 +93,19 @@ vkp_status_t vkp_tool_make_dir(const char *dir) VKP_MUST_USE;
 
 // Writes graph output i to DIR/<vkp_tool_tensor_file_name(name)>, one line per
 // file on `log` (may be NULL). Fails when two output names map to one file.
+// Same as vkp_tool_read_inputs / vkp_tool_write_outputs for a list of value
+// descriptions (name, dtype, shape) that need not come from one graph, e.g.
+// an artifact's global inputs and outputs.
+vkp_status_t vkp_tool_read_values(int32_t n_values,
+                                  const vkp_value_t *const *values,
+                                  int32_t n_args,
+                                  const vkp_tool_input_arg_t *args,
+                                  vkp_tensor_t *tensors) VKP_MUST_USE;
+vkp_status_t vkp_tool_write_values(int32_t n_values,
+                                   const vkp_value_t *const *values,
+                                   const vkp_tensor_t *outputs, const char *dir,
+                                   FILE *log) VKP_MUST_USE;
+
 vkp_status_t vkp_tool_write_outputs(const vkp_graph_t *graph,
                                     const vkp_tensor_t *outputs,
                                     const char *dir, FILE *log) VKP_MUST_USE;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tensors in and out of the command-line tools, as .npy files.
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -28,10 +29,12 @@ static bool vkp__same_shape(const vkp_tensor_t *t, const vkp_value_t *v) {
   return true;
 }
 
-vkp_status_t vkp_tool_read_inputs(const vkp_graph_t *graph, int32_t n_args,
+vkp_status_t vkp_tool_read_values(int32_t n_values,
+                                  const vkp_value_t *const *values,
+                                  int32_t n_args,
                                   const vkp_tool_input_arg_t *args,
                                   vkp_tensor_t *tensors) {
-  for (int32_t i = 0; i < graph->n_inputs; ++i)
+  for (int32_t i = 0; i < n_values; ++i)
     memset(&tensors[i], 0, sizeof(tensors[i]));
   // Match each argument to a graph input first, so that naming mistakes are
   // reported before any file is read.
@@ -41,17 +44,17 @@ vkp_status_t vkp_tool_read_inputs(const vkp_graph_t *graph, int32_t n_args,
   for (int32_t a = 0; a < n_args && !st; ++a) {
     slot[a] = -1;
     if (!args[a].name) {
-      if (graph->n_inputs != 1)
+      if (n_values != 1)
         st = vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                              "--input '%s' has no NAME= and the graph has %d "
                              "inputs; use --input NAME=FILE.npy",
-                             args[a].path, (int)graph->n_inputs);
+                             args[a].path, (int)n_values);
       else
         slot[a] = 0;
       continue;
     }
-    for (int32_t i = 0; i < graph->n_inputs; ++i) {
-      const char *name = graph->values[graph->inputs[i]].name;
+    for (int32_t i = 0; i < n_values; ++i) {
+      const char *name = values[i]->name;
       if (strlen(name) == args[a].name_len &&
           strncmp(name, args[a].name, args[a].name_len) == 0)
         slot[a] = i;
@@ -59,33 +62,33 @@ vkp_status_t vkp_tool_read_inputs(const vkp_graph_t *graph, int32_t n_args,
     if (slot[a] < 0) {
       char known[512] = "";
       size_t used = 0;
-      for (int32_t i = 0; i < graph->n_inputs && used < sizeof known; ++i) {
+      for (int32_t i = 0; i < n_values && used < sizeof known; ++i) {
         int w = snprintf(known + used, sizeof known - used, "%s'%s'",
-                         i ? ", " : "", graph->values[graph->inputs[i]].name);
+                         i ? ", " : "", values[i]->name);
         if (w > 0) used += (size_t)w;
       }
       st = vkp_status_make(VKP_STATUS_NOT_FOUND,
                            "the graph has no input '%.*s' (its inputs: %s)",
                            (int)args[a].name_len, args[a].name,
-                           graph->n_inputs ? known : "none");
+                           n_values ? known : "none");
     }
     for (int32_t b = 0; b < a && !st; ++b)
       if (slot[b] == slot[a])
         st = vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                              "input '%s' is given twice",
-                             graph->values[graph->inputs[slot[a]]].name);
+                             values[slot[a]]->name);
   }
-  for (int32_t i = 0; i < graph->n_inputs && !st; ++i) {
+  for (int32_t i = 0; i < n_values && !st; ++i) {
     bool given = false;
     for (int32_t a = 0; a < n_args; ++a) given |= slot[a] == i;
     if (!given)
       st = vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "input '%s' is not given (--input %s=FILE.npy)",
-                           graph->values[graph->inputs[i]].name,
-                           graph->values[graph->inputs[i]].name);
+                           values[i]->name,
+                           values[i]->name);
   }
   for (int32_t a = 0; a < n_args && !st; ++a) {
-    const vkp_value_t *v = &graph->values[graph->inputs[slot[a]]];
+    const vkp_value_t *v = values[slot[a]];
     vkp_tensor_t *t = &tensors[slot[a]];
     st = vkp_npy_read_file(args[a].path, t);
     if (st) {
@@ -103,6 +106,20 @@ vkp_status_t vkp_tool_read_inputs(const vkp_graph_t *graph, int32_t n_args,
     }
   }
   vkp__free(slot);
+  return st;
+}
+
+vkp_status_t vkp_tool_read_inputs(const vkp_graph_t *graph, int32_t n_args,
+                                  const vkp_tool_input_arg_t *args,
+                                  vkp_tensor_t *tensors) {
+  const vkp_value_t **values =
+      calloc((size_t)graph->n_inputs + 1, sizeof(*values));
+  if (!values) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int32_t i = 0; i < graph->n_inputs; ++i)
+    values[i] = &graph->values[graph->inputs[i]];
+  vkp_status_t st = vkp_tool_read_values(graph->n_inputs, values, n_args, args,
+                                         tensors);
+  free(values);
   return st;
 }
 
@@ -141,24 +158,25 @@ vkp_status_t vkp_tool_make_dir(const char *dir) {
   return NULL;
 }
 
-vkp_status_t vkp_tool_write_outputs(const vkp_graph_t *graph,
-                                    const vkp_tensor_t *outputs,
-                                    const char *dir, FILE *log) {
-  for (int32_t i = 0; i < graph->n_outputs; ++i) {
+vkp_status_t vkp_tool_write_values(int32_t n_values,
+                                   const vkp_value_t *const *values,
+                                   const vkp_tensor_t *outputs, const char *dir,
+                                   FILE *log) {
+  for (int32_t i = 0; i < n_values; ++i) {
     char fi[512], fj[512];
-    vkp_tool_tensor_file_name(graph->values[graph->outputs[i]].name, fi, sizeof fi);
+    vkp_tool_tensor_file_name(values[i]->name, fi, sizeof fi);
     for (int32_t j = 0; j < i; ++j)
-      if (strcmp(fi, vkp_tool_tensor_file_name(graph->values[graph->outputs[j]].name,
+      if (strcmp(fi, vkp_tool_tensor_file_name(values[j]->name,
                                                fj, sizeof fj)) == 0)
         return vkp_status_make(VKP_STATUS_ALREADY_EXISTS,
                                "outputs '%s' and '%s' would both be written to '%s'",
-                               graph->values[graph->outputs[j]].name,
-                               graph->values[graph->outputs[i]].name, fi);
+                               values[j]->name,
+                               values[i]->name, fi);
   }
   vkp_status_t mk = vkp_tool_make_dir(dir);
   if (mk) return mk;
-  for (int32_t i = 0; i < graph->n_outputs; ++i) {
-    const char *name = graph->values[graph->outputs[i]].name;
+  for (int32_t i = 0; i < n_values; ++i) {
+    const char *name = values[i]->name;
     char file[512], path[4096 + 512];
     vkp_tool_tensor_file_name(name, file, sizeof file);
     snprintf(path, sizeof path, "%s/%s", dir, file);
@@ -172,4 +190,18 @@ vkp_status_t vkp_tool_write_outputs(const vkp_graph_t *graph,
     }
   }
   return NULL;
+}
+
+vkp_status_t vkp_tool_write_outputs(const vkp_graph_t *graph,
+                                    const vkp_tensor_t *outputs,
+                                    const char *dir, FILE *log) {
+  const vkp_value_t **values =
+      calloc((size_t)graph->n_outputs + 1, sizeof(*values));
+  if (!values) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int32_t i = 0; i < graph->n_outputs; ++i)
+    values[i] = &graph->values[graph->outputs[i]];
+  vkp_status_t st = vkp_tool_write_values(graph->n_outputs, values, outputs,
+                                          dir, log);
+  free(values);
+  return st;
 }

@@ -63,6 +63,10 @@ typedef struct vkp_pipeline_options_t {
   // Per-stage compile options (plan->n_stages entries, borrowed for the call)
   // or NULL for defaults. A plan stage's `threads` fills in threads == 0.
   const vkp_compile_options_t *stage_compile_options;
+  // Keep the first `trace_capacity` stage events (one per stage and frame:
+  // when the stage started and finished the frame) for vkp_pipeline_get_trace;
+  // 0 records nothing.
+  int32_t trace_capacity;
 } vkp_pipeline_options_t;
 
 // Compiles every stage of `plan` (validated here) with its target from
@@ -183,6 +187,28 @@ vkp_status_t vkp_pipeline_get_stats(vkp_pipeline_t *pipeline,
                                     vkp_pipeline_stats_t *out_stats)
     VKP_MUST_USE;
 void vkp_pipeline_stats_deinit(vkp_pipeline_stats_t *stats);
+
+// ---------------------------------------------------------------------------
+// Trace
+
+// One stage working on one frame (monotonic clock, nanoseconds). For a device
+// stage, start is when its work could begin on the device (submitted and the
+// previous frame done) and end when the host saw it finish.
+typedef struct vkp_pipeline_event_t {
+  int32_t stage;
+  uint64_t seq;
+  uint64_t start_ns;
+  uint64_t end_ns;
+  bool failed;               // the stage failed or skipped the frame
+} vkp_pipeline_event_t;
+
+// Copies the events recorded so far (at most options.trace_capacity, in the
+// order stages finished them) into *out_events, owned by the caller
+// (vkp_pipeline_trace_free); *out_count receives their number.
+vkp_status_t vkp_pipeline_get_trace(vkp_pipeline_t *pipeline,
+                                    vkp_pipeline_event_t **out_events,
+                                    int32_t *out_count) VKP_MUST_USE;
+void vkp_pipeline_trace_free(vkp_pipeline_event_t *events);
 
 // ---------------------------------------------------------------------------
 // Synthetic pipelines (benchmarks and tests): a chain of host stages with

@@ -25,6 +25,11 @@ typedef void (*vkp__stage_prepack_fn)(const void *const *constants, void *worksp
 typedef struct vkp__cpu_stage_t {
   vkp_stage_t base;
   void *dl;
+  // The memfd the object was loaded from, kept open while it is loaded:
+  // glibc's dlopen treats a path it has already loaded as the same object,
+  // so a second stage loaded through a reused "/proc/self/fd/N" would get
+  // the first stage's code. -1 when a file was used instead.
+  int dl_fd;
   vkp__stage_entry_fn entry;
   void *workspace;            // owned, 64-byte aligned; ends with the
                               // packed weights (written once at load)
@@ -112,6 +117,7 @@ static void vkp__cpu_unload(vkp_stage_t *base) {
   vkp__cpu_stage_t *s = (vkp__cpu_stage_t *)base;
   if (!s) return;
   if (s->dl) dlclose(s->dl);
+  if (s->dl_fd >= 0) close(s->dl_fd);
   free(s->workspace);  // from aligned_alloc
   free(s->constant_data);
   vkp__free(s->constants);
@@ -127,7 +133,8 @@ static void vkp__cpu_unload(vkp_stage_t *base) {
 // set, the object is kept there as <key>.so instead, so that profilers
 // (perf) can name the generated functions.
 static vkp_status_t vkp__dlopen_bytes(const void *object, size_t size, const char *key,
-                                      void **out_dl) {
+                                      void **out_dl, int *out_fd) {
+  *out_fd = -1;
   char path[1024];
   const char *keep_dir = getenv("VKPIPE_CPU_PROFILE_DIR");
   int fd = -1;
@@ -169,7 +176,12 @@ static vkp_status_t vkp__dlopen_bytes(const void *object, size_t size, const cha
   }
   void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   const char *err = dl ? NULL : dlerror();
-  close(fd);
+  bool memfd = !temp && !(keep_dir && keep_dir[0]);
+  if (memfd && dl) {
+    *out_fd = fd;
+  } else {
+    close(fd);
+  }
   if (temp) unlink(tpath);
   if (!dl)
     return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
@@ -233,7 +245,7 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
   key[sizeof h.key] = '\0';
   for (char *k = key; *k; ++k)  // the key names a file: hex digits only
     if (!((*k >= '0' && *k <= '9') || (*k >= 'a' && *k <= 'f'))) *k = '_';
-  if (!st) st = vkp__dlopen_bytes(object, (size_t)h.object_size, key, &s->dl);
+  if (!st) st = vkp__dlopen_bytes(object, (size_t)h.object_size, key, &s->dl, &s->dl_fd);
   if (!st) {
     s->entry = (vkp__stage_entry_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_ENTRY);
     vkp__stage_ws_fn ws = (vkp__stage_ws_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_WORKSPACE);
@@ -282,6 +294,7 @@ static vkp_status_t vkp__cpu_load(const vkp_target_t *target, const vkp_graph_t 
   vkp__cpu_stage_t *s = vkp__calloc(1, sizeof(*s));
   if (!s) return VKP_OOM("cpu stage");
   s->base.target = target;
+  s->dl_fd = -1;
   vkp_status_t st = vkp__cpu_load_impl(target, graph, blob, blob_size, s);
   if (st) {
     vkp__cpu_unload(&s->base);

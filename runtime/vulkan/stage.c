@@ -42,11 +42,13 @@ struct vkp_vk_stage_t {
   int32_t n_dispatches;
   vkp__dispatch_t *dispatches;
   VkCommandPool command_pool;
-  // run(): private staging and recording, and a timeline to wait on.
+  // run(): private staging and recording.
   vkp_staging_t *run_staging;  // n_inputs then n_outputs
   vkp__recording_t run_recording;
-  VkSemaphore run_timeline;
-  uint64_t run_value;
+  // Every submit of this stage (run or slot) also signals `timeline` with
+  // ++submitted, so run() and destroy wait for this stage's work only.
+  VkSemaphore timeline;
+  uint64_t submitted;
   // bind_slots()
   int32_t n_slots;
   vkp__recording_t *slots;
@@ -616,7 +618,7 @@ vkp_status_t vkp_vk_stage_create(vkp_vk_device_t *device, const vkp_graph_t *gra
     st = vkp_vk_staging_alloc(device, s->io_bytes[i], &s->run_staging[i]);
   if (!st)
     st = vkp__record(s, s->run_staging, s->run_staging + s->n_inputs, &s->run_recording);
-  if (!st) st = vkp_vk_timeline_create(device, 0, &s->run_timeline);
+  if (!st) st = vkp_vk_timeline_create(device, 0, &s->timeline);
   if (st) {
     vkp_vk_stage_destroy(s);
     return vkp_status_annotate(st, "loading a Vulkan stage for graph '%s'", graph->name);
@@ -627,17 +629,28 @@ vkp_status_t vkp_vk_stage_create(vkp_vk_device_t *device, const vkp_graph_t *gra
   return NULL;
 }
 
+// Waits until every submit of this stage has finished; false when that does
+// not happen within the timeout (work blocked on a wait nobody signals).
+static bool vkp__stage_idle(vkp_vk_stage_t *stage) {
+  if (!stage->timeline || stage->submitted == 0) return true;
+  vkp_status_t st = vkp_vk_timeline_wait(stage->device, stage->timeline,
+                                         stage->submitted, VKP__RUN_TIMEOUT_NS);
+  bool ok = st == NULL || vkp_status_is(st, VKP_STATUS_DEVICE_LOST);
+  vkp_status_free(st);
+  return ok;
+}
+
 void vkp_vk_stage_destroy(vkp_vk_stage_t *stage) {
   if (!stage) return;
   vkp_vk_device_t *dev = stage->device;
-  // Recordings may still be pending on the queue.
-  pthread_mutex_lock(&dev->queue_mutex);
-  (void)vkQueueWaitIdle(dev->queue);
-  pthread_mutex_unlock(&dev->queue_mutex);
+  // Pending command buffers must not be freed (VUID-vkFreeCommandBuffers-
+  // pCommandBuffers-00047): when this stage's work never finishes, its Vulkan
+  // objects are left to vkDestroyDevice rather than freed under the GPU.
+  if (!vkp__stage_idle(stage)) return;
   for (int32_t i = 0; i < stage->n_slots; ++i) vkp__recording_release(stage, &stage->slots[i]);
   vkp__free(stage->slots);
   if (stage->command_pool) vkp__recording_release(stage, &stage->run_recording);
-  if (stage->run_timeline) vkp_vk_timeline_destroy(dev, stage->run_timeline);
+  if (stage->timeline) vkp_vk_timeline_destroy(dev, stage->timeline);
   for (int32_t i = 0; stage->run_staging && i < stage->n_inputs + stage->n_outputs; ++i)
     vkp_vk_staging_free(dev, &stage->run_staging[i]);
   for (int32_t d = 0; stage->dispatches && d < stage->n_dispatches; ++d) {
@@ -673,7 +686,7 @@ vkp_status_t vkp_vk_stage_run(vkp_vk_stage_t *stage, const vkp_tensor_t *inputs,
   }
   for (int32_t i = 0; i < n_in; ++i)
     memcpy(stage->run_staging[i].host, inputs[i].data, stage->io_bytes[i]);
-  uint64_t value = stage->run_value + 1;
+  uint64_t value = stage->submitted + 1;
   VkTimelineSemaphoreSubmitInfo tl = {
       .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
       .signalSemaphoreValueCount = 1,
@@ -685,11 +698,11 @@ vkp_status_t vkp_vk_stage_run(vkp_vk_stage_t *stage, const vkp_tensor_t *inputs,
       .commandBufferCount = 1,
       .pCommandBuffers = &stage->run_recording.cmd,
       .signalSemaphoreCount = 1,
-      .pSignalSemaphores = &stage->run_timeline,
+      .pSignalSemaphores = &stage->timeline,
   };
   VKP_RETURN_IF_ERROR(vkp_vk_queue_submit(stage->device, 1, &submit, VK_NULL_HANDLE));
-  stage->run_value = value;
-  VKP_RETURN_IF_ERROR(vkp_vk_timeline_wait(stage->device, stage->run_timeline, value,
+  stage->submitted = value;
+  VKP_RETURN_IF_ERROR(vkp_vk_timeline_wait(stage->device, stage->timeline, value,
                                            VKP__RUN_TIMEOUT_NS));
   for (int32_t i = 0; i < stage->n_outputs; ++i)
     memcpy(outputs[i].data, stage->run_staging[n_in + i].host, stage->io_bytes[n_in + i]);
@@ -717,9 +730,13 @@ vkp_status_t vkp_vk_stage_bind_slots(vkp_vk_stage_t *stage, int32_t n_slots,
     return st;
   }
   if (stage->n_slots) {
-    pthread_mutex_lock(&stage->device->queue_mutex);
-    (void)vkQueueWaitIdle(stage->device->queue);
-    pthread_mutex_unlock(&stage->device->queue_mutex);
+    if (!vkp__stage_idle(stage)) {
+      for (int32_t i = 0; i < n_slots; ++i) vkp__recording_release(stage, &slots[i]);
+      vkp__free(slots);
+      return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
+                             "bind_slots: earlier submits of this stage did not "
+                             "finish");
+    }
     for (int32_t i = 0; i < stage->n_slots; ++i) vkp__recording_release(stage, &stage->slots[i]);
     vkp__free(stage->slots);
   }
@@ -738,8 +755,8 @@ vkp_status_t vkp_vk_stage_submit(vkp_vk_stage_t *stage, const vkp_submit_info_t 
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "submit: %d waits and %d signals (at most 32 each)",
                            (int)info->n_waits, (int)info->n_signals);
-  VkSemaphore wait_sems[32], signal_sems[32];
-  uint64_t wait_values[32], signal_values[32];
+  VkSemaphore wait_sems[32], signal_sems[33];
+  uint64_t wait_values[32], signal_values[33];
   VkPipelineStageFlags wait_stages[32];
   for (int32_t i = 0; i < info->n_waits; ++i) {
     wait_sems[i] = VKP_VK_FROM_U64(VkSemaphore, info->waits[i].semaphore);
@@ -751,11 +768,13 @@ vkp_status_t vkp_vk_stage_submit(vkp_vk_stage_t *stage, const vkp_submit_info_t 
     signal_sems[i] = VKP_VK_FROM_U64(VkSemaphore, info->signals[i].semaphore);
     signal_values[i] = info->signals[i].value;
   }
+  signal_sems[info->n_signals] = stage->timeline;
+  signal_values[info->n_signals] = stage->submitted + 1;
   VkTimelineSemaphoreSubmitInfo tl = {
       .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
       .waitSemaphoreValueCount = (uint32_t)info->n_waits,
       .pWaitSemaphoreValues = wait_values,
-      .signalSemaphoreValueCount = (uint32_t)info->n_signals,
+      .signalSemaphoreValueCount = (uint32_t)info->n_signals + 1,
       .pSignalSemaphoreValues = signal_values,
   };
   VkSubmitInfo submit = {
@@ -766,8 +785,10 @@ vkp_status_t vkp_vk_stage_submit(vkp_vk_stage_t *stage, const vkp_submit_info_t 
       .pWaitDstStageMask = wait_stages,
       .commandBufferCount = 1,
       .pCommandBuffers = &stage->slots[info->slot].cmd,
-      .signalSemaphoreCount = (uint32_t)info->n_signals,
+      .signalSemaphoreCount = (uint32_t)info->n_signals + 1,
       .pSignalSemaphores = signal_sems,
   };
-  return vkp_vk_queue_submit(stage->device, 1, &submit, VK_NULL_HANDLE);
+  VKP_RETURN_IF_ERROR(vkp_vk_queue_submit(stage->device, 1, &submit, VK_NULL_HANDLE));
+  ++stage->submitted;
+  return NULL;
 }

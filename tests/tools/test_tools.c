@@ -10,55 +10,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/test_cli.h"
 #include "support/test_support.h"
 #include "vkpipe/npy.h"
 
-static char scratch[256];
+TestSuite(tools, .init = vkp_test_scratch_make, .fini = vkp_test_scratch_remove);
 
-static void make_scratch(void) {
-  snprintf(scratch, sizeof scratch, "%s/test_tools_XXXXXX",
-           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-  cr_assert_not_null(mkdtemp(scratch));
-}
+#define scratch vkp_test_scratch
 
-static void remove_scratch(void) {
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-  cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(tools, .init = make_scratch, .fini = remove_scratch);
-
-typedef struct run_result_t {
-  int code;
-  char *out;  // stdout (malloc'd)
-  char *err;  // stderr (malloc'd)
-} run_result_t;
-
-// Runs `vkpipe <args>` (args already shell-quoted) from the scratch dir.
-static run_result_t run_tool(const char *args) {
-  char cmd[4096], out_path[512], err_path[512];
-  snprintf(out_path, sizeof out_path, "%s/stdout.txt", scratch);
-  snprintf(err_path, sizeof err_path, "%s/stderr.txt", scratch);
-  snprintf(cmd, sizeof cmd, "cd '%s' && '%s/tools/vkpipe' %s >'%s' 2>'%s'",
-           scratch, vkp_test_binary_dir(), args, out_path, err_path);
-  int status = system(cmd);
-  cr_assert(WIFEXITED(status), "%s did not exit", cmd);
-  run_result_t r = {WEXITSTATUS(status), vkp_test_read_file(out_path, NULL),
-                    vkp_test_read_file(err_path, NULL)};
-  cr_assert(r.out && r.err);
-  return r;
-}
-
-static void free_result(run_result_t *r) {
-  free(r->out);
-  free(r->err);
-}
-
-static int count_lines(const char *s) {
-  int n = 0;
-  for (; *s; ++s) n += *s == '\n';
-  return n;
+static vkp_test_run_t run_tool(const char *args) {
+  return vkp_test_run_tool("vkpipe", args);
 }
 
 static const char *example(void) {
@@ -67,34 +28,13 @@ static const char *example(void) {
   return path;
 }
 
-static void write_text(const char *name, const char *text) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", scratch, name);
-  FILE *f = fopen(path, "wb");
-  cr_assert_not_null(f);
-  fputs(text, f);
-  fclose(f);
-}
-
-// A random float32 .npy of `shape` in the scratch dir.
-static void write_random_npy(vkp_test_rng_t *rng, const char *name, int32_t rank,
-                             const int64_t *shape) {
-  vkp_tensor_t t;
-  VKP_TEST_OK(vkp_tensor_init(&t, VKP_DTYPE_FLOAT32, rank, shape));
-  vkp_test_fill_uniform(rng, &t, -2.0f, 2.0f);
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", scratch, name);
-  VKP_TEST_OK(vkp_npy_write_file(path, &t));
-  vkp_tensor_deinit(&t);
-}
-
 // ---------------------------------------------------------------------------
 // check
 
 Test(tools, check_prints_summary, .timeout = 60) {
   char args[1024];
   snprintf(args, sizeof args, "check '%s'", example());
-  run_result_t r = run_tool(args);
+  vkp_test_run_t r = run_tool(args);
   cr_assert_eq(r.code, 0, "stderr: %s", r.err);
   cr_assert_str_empty(r.err);
   static const char *const expected[] = {
@@ -112,27 +52,27 @@ Test(tools, check_prints_summary, .timeout = 60) {
   for (size_t i = 0; i < sizeof expected / sizeof expected[0]; ++i)
     cr_assert(strstr(r.out, expected[i]), "summary lacks '%s':\n%s", expected[i],
               r.out);
-  free_result(&r);
+  vkp_test_run_free(&r);
 }
 
 Test(tools, check_reports_invalid_model, .timeout = 60) {
-  write_text("bad.json",
+  vkp_test_write_text("bad.json",
              "{\"format\": \"vkpipe-graph\", \"version\": 1, \"inputs\": "
              "[{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [2]}], "
              "\"nodes\": [{\"name\": \"n1\", \"op\": \"frobnicate\", \"inputs\": "
              "[\"x\"], \"outputs\": [\"y\"]}], \"outputs\": [\"y\"]}");
-  run_result_t r = run_tool("check bad.json");
+  vkp_test_run_t r = run_tool("check bad.json");
   cr_assert_eq(r.code, 1);
   cr_assert_str_empty(r.out);
-  cr_assert_eq(count_lines(r.err), 1, "stderr: %s", r.err);
+  cr_assert_eq(vkp_test_count_lines(r.err), 1, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "vkpipe check: loading 'bad.json': node 'n1': unknown op "
                           "'frobnicate'"),
             "stderr: %s", r.err);
-  free_result(&r);
+  vkp_test_run_free(&r);
   r = run_tool("check missing.json");
   cr_assert_eq(r.code, 1);
   cr_assert(strstr(r.err, "cannot open 'missing.json'"), "stderr: %s", r.err);
-  free_result(&r);
+  vkp_test_run_free(&r);
 }
 
 // ---------------------------------------------------------------------------
@@ -148,13 +88,13 @@ Test(tools, run_matches_numpy, .timeout = 60) {
   vkp_test_rng_t rng;
   cr_log_info("seed %llu", (unsigned long long)vkp_test_rng_init(&rng));
   int64_t shape[] = {1, 64};
-  write_random_npy(&rng, "x.npy", 2, shape);
+  vkp_test_write_random_npy(&rng, "x.npy", 2, shape);
   char args[2048];
   snprintf(args, sizeof args, "run '%s' --input x=x.npy --output-dir out", example());
-  run_result_t r = run_tool(args);
+  vkp_test_run_t r = run_tool(args);
   cr_assert_eq(r.code, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "y: float32 [1, 10] -> out/y.npy"), "stdout: %s", r.out);
-  free_result(&r);
+  vkp_test_run_free(&r);
   char cmd[2048];
   snprintf(cmd, sizeof cmd,
            "cd '%s' && mkdir -p expected && /usr/bin/python3 "
@@ -174,7 +114,7 @@ Test(tools, run_accepts_compile_options, .timeout = 60) {
   vkp_test_rng_t rng;
   vkp_test_rng_init(&rng);
   int64_t shape[] = {1, 64};
-  write_random_npy(&rng, "in.npy", 2, shape);
+  vkp_test_write_random_npy(&rng, "in.npy", 2, shape);
   char args[2048];
   // A bare FILE is fine for a one-input graph; the ref target ignores the
   // options, and the dump directory is created up front.
@@ -182,9 +122,9 @@ Test(tools, run_accepts_compile_options, .timeout = 60) {
            "run '%s' --input=in.npy --output-dir=a/b --target ref --threads 2 "
            "--march x86-64 --dump-c dumps --dump-spirv dumps",
            example());
-  run_result_t r = run_tool(args);
+  vkp_test_run_t r = run_tool(args);
   cr_assert_eq(r.code, 0, "stderr: %s", r.err);
-  free_result(&r);
+  vkp_test_run_free(&r);
   vkp_tensor_t got;
   load_npy("a/b/y.npy", &got);
   cr_assert_eq(got.shape[1], 10);
@@ -198,10 +138,10 @@ Test(tools, run_accepts_compile_options, .timeout = 60) {
 Test(tools, help, .timeout = 60) {
   static const char *const cmds[] = {"check --help", "run --help", "run -h", "--help"};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; ++i) {
-    run_result_t r = run_tool(cmds[i]);
+    vkp_test_run_t r = run_tool(cmds[i]);
     cr_assert_eq(r.code, 0, "%s", cmds[i]);
     cr_assert(strstr(r.out, "usage: vkpipe"), "%s: %s", cmds[i], r.out);
-    free_result(&r);
+    vkp_test_run_free(&r);
   }
 }
 
@@ -224,13 +164,13 @@ Test(tools, bad_usage_exits_2_with_one_line, .timeout = 60) {
       {"frobnicate", "unknown command 'frobnicate'"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-    run_result_t r = run_tool(cases[i].args);
+    vkp_test_run_t r = run_tool(cases[i].args);
     cr_assert_eq(r.code, 2, "'%s' exited %d", cases[i].args, r.code);
     cr_assert_str_empty(r.out, "'%s' wrote to stdout", cases[i].args);
-    cr_assert_eq(count_lines(r.err), 1, "'%s': stderr: %s", cases[i].args, r.err);
+    cr_assert_eq(vkp_test_count_lines(r.err), 1, "'%s': stderr: %s", cases[i].args, r.err);
     cr_assert(strstr(r.err, cases[i].needle), "'%s': stderr '%s' lacks '%s'",
               cases[i].args, r.err, cases[i].needle);
-    free_result(&r);
+    vkp_test_run_free(&r);
   }
 }
 
@@ -238,9 +178,9 @@ Test(tools, run_failures_exit_1_with_clear_messages, .timeout = 60) {
   vkp_test_rng_t rng;
   vkp_test_rng_init(&rng);
   int64_t good[] = {1, 64}, wrong[] = {1, 63};
-  write_random_npy(&rng, "x.npy", 2, good);
-  write_random_npy(&rng, "wrong.npy", 2, wrong);
-  write_text("junk.npy", "this is not numpy");
+  vkp_test_write_random_npy(&rng, "x.npy", 2, good);
+  vkp_test_write_random_npy(&rng, "wrong.npy", 2, wrong);
+  vkp_test_write_text("junk.npy", "this is not numpy");
   static const struct {
     const char *args, *needle;
   } cases[] = {
@@ -266,11 +206,11 @@ Test(tools, run_failures_exit_1_with_clear_messages, .timeout = 60) {
                cases[i].args, example(), m + 5);
     else
       snprintf(args, sizeof args, "%s", cases[i].args);
-    run_result_t r = run_tool(args);
+    vkp_test_run_t r = run_tool(args);
     cr_assert_eq(r.code, 1, "'%s' exited %d: %s", args, r.code, r.err);
     cr_assert(strstr(r.err, "vkpipe run: "), "'%s': %s", args, r.err);
     cr_assert(strstr(r.err, cases[i].needle), "'%s': stderr '%s' lacks '%s'", args,
               r.err, cases[i].needle);
-    free_result(&r);
+    vkp_test_run_free(&r);
   }
 }

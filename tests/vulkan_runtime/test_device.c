@@ -90,6 +90,7 @@ Test(device, create_with_validation, .timeout = 60) {
 }
 
 Test(device, env_selector, .timeout = 60) {
+  vkp_vk_test_pin_vulkan_libraries();
   setenv("VKPIPE_DEVICE", "0", 1);
   vkp_vk_device_t *dev = NULL;
   VKP_TEST_OK(vkp_vk_device_create(NULL, &dev));
@@ -103,6 +104,7 @@ Test(device, env_selector, .timeout = 60) {
 }
 
 Test(device, no_driver_is_unavailable, .timeout = 60) {
+  vkp_vk_test_pin_vulkan_libraries();
   // Criterion runs each test in its own process: this stays here.
   setenv("VK_ICD_FILENAMES", "/nonexistent/icd.json", 1);
   setenv("VK_DRIVER_FILES", "/nonexistent/icd.json", 1);
@@ -124,6 +126,7 @@ Test(device, no_driver_is_unavailable, .timeout = 60) {
 }
 
 Test(device, list_marks_the_chosen_device, .timeout = 60) {
+  vkp_vk_test_pin_vulkan_libraries();
   vkp_vk_device_report_t *reports = NULL;
   int32_t n = 0, chosen = -1;
   VKP_TEST_OK(vkp_vk_device_list(&reports, &n, &chosen));

@@ -9,6 +9,7 @@
 #include "vulkan_runtime/vk_test_util.h"
 
 Test(target_vulkan, registered_with_device_entries, .timeout = 60) {
+  vkp_vk_test_pin_vulkan_libraries();
   vkp_registry_t *reg = NULL;
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *t = NULL;
@@ -47,6 +48,7 @@ Test(target_vulkan, registered_with_device_entries, .timeout = 60) {
 }
 
 Test(target_vulkan, no_driver_makes_it_unavailable, .timeout = 60) {
+  vkp_vk_test_pin_vulkan_libraries();
   setenv("VK_ICD_FILENAMES", "/nonexistent/icd.json", 1);
   setenv("VK_DRIVER_FILES", "/nonexistent/icd.json", 1);
   setenv("VKPIPE_VALIDATION", "0", 1);
@@ -69,6 +71,7 @@ Test(target_vulkan, no_driver_makes_it_unavailable, .timeout = 60) {
 }
 
 Test(target_vulkan, explicit_options, .timeout = 60) {
+  vkp_vk_test_pin_vulkan_libraries();
   vkp_registry_t *reg = NULL;
   VKP_TEST_OK(vkp_registry_create(&reg));
   vkp_vk_device_options_t opts = {.validation = 1, .selector = "no-such-gpu"};

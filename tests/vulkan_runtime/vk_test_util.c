@@ -2,13 +2,25 @@
 #include "vulkan_runtime/vk_test_util.h"
 
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "support/test_support.h"
 
+void vkp_vk_test_pin_vulkan_libraries(void) {
+  // The loader unloads the driver and the layer at vkDestroyInstance, after
+  // which LeakSanitizer cannot name them in its reports; pinning them lets
+  // lsan.supp suppress their own leaks by library name.
+  static const char *const libs[] = {"libvulkan_lvp.so",
+                                     "libVkLayer_khronos_validation.so"};
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; ++i)
+    (void)dlopen(libs[i], RTLD_NOW | RTLD_NODELETE);
+}
+
 vkp_vk_device_t *vkp_vk_test_device(bool force_copies) {
+  vkp_vk_test_pin_vulkan_libraries();
   vkp_vk_device_options_t opts = {.validation = 1, .force_copies = force_copies};
   vkp_vk_device_t *dev = NULL;
   VKP_TEST_OK(vkp_vk_device_create(&opts, &dev));

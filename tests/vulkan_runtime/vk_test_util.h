@@ -11,6 +11,10 @@
 #include "runtime/vulkan/device.h"
 #include "vkpipe/graph.h"
 
+// Keeps the Vulkan driver and validation layer loaded until exit (so leak
+// reports can name them). vkp_vk_test_device calls it.
+void vkp_vk_test_pin_vulkan_libraries(void);
+
 // A device with validation and synchronization validation on (fails the test
 // when none can be made). `force_copies` takes the discrete-GPU path.
 vkp_vk_device_t *vkp_vk_test_device(bool force_copies);

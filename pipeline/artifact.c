@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: Apache-2.0
+// .vkp artifacts: a base/archive.h container with entries
+//   meta.json                 versions, model, policy, profile, targets, plan
+//   stages/<i>/graph.json     the stage subgraph (docs/graph-format.md)
+//   stages/<i>/graph.bin      its weights
+//   stages/<i>/code           the blob the stage's target compiled
+#include "vkpipe/artifact.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/archive.h"
+#include "base/status_macros.h"
+
+#define VKP__VKPIPE_VERSION "0.1.0"
+
+struct vkp_artifact_t {
+  vkp_archive_t *archive;
+  vkp_plan_t *plan;
+  vkp_blob_t *blobs;   // point into the archive image (not owned)
+  char *metadata;      // owned copy, NUL-terminated
+};
+
+bool vkp_artifact_is_artifact(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  char magic[8];
+  bool yes = fread(magic, 1, sizeof magic, f) == sizeof magic &&
+             memcmp(magic, "VKPIPE\r\n", 8) == 0;
+  fclose(f);
+  return yes;
+}
+
+// --- building ----------------------------------------------------------------
+
+static cJSON *vkp__endpoint(int32_t stage, const char *name) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  if (!cJSON_AddNumberToObject(o, "stage", stage) ||
+      !cJSON_AddStringToObject(o, "name", name)) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
+static cJSON *vkp__plan_json(const vkp_plan_t *plan) {
+  cJSON *p = cJSON_CreateObject();
+  cJSON *inputs = cJSON_CreateArray(), *outputs = cJSON_CreateArray();
+  cJSON *bindings = cJSON_CreateArray(), *stages = cJSON_CreateArray();
+  bool ok = p && inputs && outputs && bindings && stages;
+  for (int32_t i = 0; ok && i < plan->n_inputs; ++i)
+    ok = cJSON_AddItemToArray(inputs, cJSON_CreateString(plan->inputs[i]));
+  for (int32_t i = 0; ok && i < plan->n_outputs; ++i)
+    ok = cJSON_AddItemToArray(outputs, cJSON_CreateString(plan->outputs[i]));
+  for (int32_t i = 0; ok && i < plan->n_bindings; ++i) {
+    const vkp_plan_binding_t *b = &plan->bindings[i];
+    cJSON *o = cJSON_CreateObject();
+    ok = o && cJSON_AddItemToObject(o, "from", vkp__endpoint(b->src_stage, b->src_name)) &&
+         cJSON_AddItemToObject(o, "to", vkp__endpoint(b->dst_stage, b->dst_name)) &&
+         cJSON_AddItemToArray(bindings, o);
+    if (!ok) cJSON_Delete(o);
+  }
+  for (int32_t s = 0; ok && s < plan->n_stages; ++s) {
+    const vkp_plan_stage_t *st = &plan->stages[s];
+    cJSON *o = cJSON_CreateObject();
+    ok = o && cJSON_AddStringToObject(o, "name", st->name) &&
+         cJSON_AddStringToObject(o, "target", st->target) &&
+         cJSON_AddNumberToObject(o, "threads", st->threads) &&
+         cJSON_AddNumberToObject(o, "estimated_ms", st->estimated_ms);
+    ok = ok && cJSON_AddItemToArray(stages, o);
+    if (!ok) cJSON_Delete(o);
+  }
+  if (ok) {
+    ok = cJSON_AddStringToObject(p, "name", plan->name) &&
+         cJSON_AddItemToObject(p, "inputs", inputs) &&
+         cJSON_AddItemToObject(p, "outputs", outputs) &&
+         cJSON_AddItemToObject(p, "bindings", bindings) &&
+         cJSON_AddItemToObject(p, "stages", stages);
+    if (ok) return p;
+    cJSON_Delete(p);
+    return NULL;
+  }
+  cJSON_Delete(inputs);
+  cJSON_Delete(outputs);
+  cJSON_Delete(bindings);
+  cJSON_Delete(stages);
+  cJSON_Delete(p);
+  return NULL;
+}
+
+static vkp_status_t vkp__meta_json(const vkp_plan_t *plan,
+                                   const vkp_artifact_info_t *info,
+                                   char **out_text) {
+  cJSON *m = cJSON_CreateObject();
+  cJSON *targets = cJSON_CreateArray();
+  cJSON *plan_json = vkp__plan_json(plan);
+  bool ok = m && targets && plan_json;
+  ok = ok && cJSON_AddNumberToObject(m, "format_version", VKP_ARTIFACT_FORMAT_VERSION) &&
+       cJSON_AddStringToObject(m, "vkpipe_version", VKP__VKPIPE_VERSION) &&
+       cJSON_AddStringToObject(m, "model", info && info->model ? info->model : "") &&
+       cJSON_AddStringToObject(m, "policy", info && info->policy ? info->policy : "");
+  for (int32_t s = 0; ok && s < plan->n_stages; ++s) {
+    bool seen = false;
+    for (int32_t k = 0; k < s; ++k)
+      seen = seen || strcmp(plan->stages[k].target, plan->stages[s].target) == 0;
+    if (!seen) ok = cJSON_AddItemToArray(targets, cJSON_CreateString(plan->stages[s].target));
+  }
+  if (ok) {
+    ok = cJSON_AddItemToObject(m, "targets", targets);
+    targets = NULL;
+  }
+  if (ok) {
+    cJSON *profile = info && info->profile_json ? cJSON_Parse(info->profile_json) : NULL;
+    ok = cJSON_AddItemToObject(m, "profile", profile ? profile : cJSON_CreateNull());
+  }
+  if (ok) {
+    ok = cJSON_AddItemToObject(m, "plan", plan_json);
+    plan_json = NULL;
+  }
+  char *text = ok ? cJSON_PrintBuffered(m, 4096, 1) : NULL;
+  cJSON_Delete(m);
+  cJSON_Delete(targets);
+  cJSON_Delete(plan_json);
+  if (!text) return VKP_OOM("artifact metadata");
+  *out_text = text;
+  return NULL;
+}
+
+vkp_status_t vkp_artifact_build(const vkp_plan_t *plan,
+                                const vkp_registry_t *registry,
+                                const vkp_artifact_info_t *info,
+                                const char *path) {
+  VKP_RETURN_IF_ERROR(vkp_plan_validate(plan));
+  vkp_archive_writer_t *w = NULL;
+  char *meta = NULL;
+  vkp_status_t st = vkp_archive_writer_create(&w);
+  if (!st) st = vkp__meta_json(plan, info, &meta);
+  if (!st) st = vkp_archive_writer_add(w, "meta.json", meta, strlen(meta));
+  for (int32_t s = 0; s < plan->n_stages && !st; ++s) {
+    const vkp_plan_stage_t *stage = &plan->stages[s];
+    const vkp_target_t *target = NULL;
+    st = vkp_registry_lookup(registry, stage->target, &target);
+    char name[64];
+    char *json = NULL;
+    void *bin = NULL;
+    size_t json_size = 0, bin_size = 0;
+    if (!st) st = vkp_graph_save_memory(stage->graph, "graph.bin", &json, &json_size,
+                                        &bin, &bin_size);
+    if (!st) {
+      snprintf(name, sizeof name, "stages/%d/graph.json", (int)s);
+      st = vkp_archive_writer_add(w, name, json, json_size);
+    }
+    if (!st) {
+      snprintf(name, sizeof name, "stages/%d/graph.bin", (int)s);
+      st = vkp_archive_writer_add(w, name, bin, bin_size);
+    }
+    vkp_free(json);
+    vkp_free(bin);
+    vkp_compile_options_t opts = {0};
+    if (info && info->stage_compile_options) opts = info->stage_compile_options[s];
+    if (opts.threads == 0) opts.threads = stage->threads;
+    vkp_blob_t blob = {0};
+    if (!st) st = target->vtable->compile(target, stage->graph, &opts, &blob);
+    if (!st) {
+      snprintf(name, sizeof name, "stages/%d/code", (int)s);
+      st = vkp_archive_writer_add(w, name, blob.data, blob.size);
+    }
+    vkp_blob_deinit(&blob);
+    if (st) st = vkp_status_annotate(st, "stage '%s' (%s)", stage->name, stage->target);
+  }
+  if (!st) st = vkp_archive_writer_save(w, path, VKP_ARTIFACT_FORMAT_VERSION);
+  vkp_archive_writer_destroy(w);
+  vkp__free(meta);
+  return st ? vkp_status_annotate(st, "building artifact '%s'", path) : NULL;
+}
+
+// --- loading -----------------------------------------------------------------
+
+static vkp_status_t vkp__json_err(const char *what) {
+  return vkp_status_make(VKP_STATUS_DATA_LOSS, "meta.json: %s", what);
+}
+
+static vkp_status_t vkp__read_endpoint(const cJSON *o, int32_t *stage,
+                                       const char **name) {
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "stage");
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "name");
+  if (!cJSON_IsNumber(s) || !cJSON_IsString(n)) return vkp__json_err("bad binding endpoint");
+  *stage = (int32_t)s->valuedouble;
+  *name = n->valuestring;
+  return NULL;
+}
+
+static vkp_status_t vkp__load_plan(const vkp_archive_t *a, const cJSON *pj,
+                                   vkp_plan_t **out_plan) {
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(pj, "name");
+  const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(pj, "inputs");
+  const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(pj, "outputs");
+  const cJSON *bindings = cJSON_GetObjectItemCaseSensitive(pj, "bindings");
+  const cJSON *stages = cJSON_GetObjectItemCaseSensitive(pj, "stages");
+  if (!cJSON_IsString(name) || !cJSON_IsArray(inputs) || !cJSON_IsArray(outputs) ||
+      !cJSON_IsArray(bindings) || !cJSON_IsArray(stages))
+    return vkp__json_err("plan lacks name, inputs, outputs, bindings or stages");
+  vkp_plan_t *plan = NULL;
+  VKP_RETURN_IF_ERROR(vkp_plan_create(name->valuestring, &plan));
+  vkp_status_t st = NULL;
+  const cJSON *item;
+  cJSON_ArrayForEach(item, inputs) {
+    if (st) break;
+    st = cJSON_IsString(item) ? vkp_plan_add_global_input(plan, item->valuestring)
+                              : vkp__json_err("global input is not a string");
+  }
+  cJSON_ArrayForEach(item, outputs) {
+    if (st) break;
+    st = cJSON_IsString(item) ? vkp_plan_add_global_output(plan, item->valuestring)
+                              : vkp__json_err("global output is not a string");
+  }
+  int32_t s = 0;
+  cJSON_ArrayForEach(item, stages) {
+    if (st) break;
+    const cJSON *sn = cJSON_GetObjectItemCaseSensitive(item, "name");
+    const cJSON *tg = cJSON_GetObjectItemCaseSensitive(item, "target");
+    const cJSON *th = cJSON_GetObjectItemCaseSensitive(item, "threads");
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(item, "estimated_ms");
+    if (!cJSON_IsString(sn) || !cJSON_IsString(tg)) {
+      st = vkp__json_err("stage lacks name or target");
+      break;
+    }
+    char entry[64];
+    const void *json = NULL, *bin = NULL;
+    size_t json_size = 0, bin_size = 0;
+    snprintf(entry, sizeof entry, "stages/%d/graph.json", (int)s);
+    bool have_json = vkp_archive_find(a, entry, &json, &json_size);
+    snprintf(entry, sizeof entry, "stages/%d/graph.bin", (int)s);
+    bool have_bin = vkp_archive_find(a, entry, &bin, &bin_size);
+    if (!have_json || !have_bin) {
+      st = vkp_status_make(VKP_STATUS_DATA_LOSS, "stage %d '%s': missing %s", (int)s,
+                           sn->valuestring, have_json ? "graph.bin" : "graph.json");
+      break;
+    }
+    vkp_graph_t *g = NULL;
+    st = vkp_graph_load_memory(json, json_size, bin, bin_size, &g);
+    int32_t idx = -1;
+    if (!st) st = vkp_plan_add_stage(plan, sn->valuestring, tg->valuestring, g, &idx);
+    if (st) {
+      st = vkp_status_annotate(st, "stage %d '%s'", (int)s, sn->valuestring);
+      break;
+    }
+    plan->stages[idx].threads = cJSON_IsNumber(th) ? (int32_t)th->valuedouble : 0;
+    plan->stages[idx].estimated_ms = cJSON_IsNumber(ms) ? ms->valuedouble : 0;
+    ++s;
+  }
+  cJSON_ArrayForEach(item, bindings) {
+    if (st) break;
+    int32_t src = 0, dst = 0;
+    const char *sname = NULL, *dname = NULL;
+    st = vkp__read_endpoint(cJSON_GetObjectItemCaseSensitive(item, "from"), &src, &sname);
+    if (!st)
+      st = vkp__read_endpoint(cJSON_GetObjectItemCaseSensitive(item, "to"), &dst, &dname);
+    if (!st) st = vkp_plan_bind(plan, src, sname, dst, dname);
+  }
+  if (!st) st = vkp_plan_validate(plan);
+  if (st) {
+    vkp_plan_destroy(plan);
+    return st;
+  }
+  *out_plan = plan;
+  return NULL;
+}
+
+vkp_status_t vkp_artifact_load(const char *path, vkp_artifact_t **out_artifact) {
+  *out_artifact = NULL;
+  vkp_artifact_t *art = vkp__calloc(1, sizeof(*art));
+  if (!art) return VKP_OOM("artifact");
+  vkp_status_t st = vkp_archive_open(path, VKP_ARTIFACT_FORMAT_VERSION, &art->archive);
+  const void *meta = NULL;
+  size_t meta_size = 0;
+  cJSON *root = NULL;
+  if (!st && !vkp_archive_find(art->archive, "meta.json", &meta, &meta_size))
+    st = vkp_status_make(VKP_STATUS_DATA_LOSS, "no meta.json entry");
+  if (!st) {
+    art->metadata = vkp__strndup(meta, meta_size);
+    if (!art->metadata) st = VKP_OOM("artifact metadata");
+  }
+  if (!st) {
+    root = cJSON_ParseWithLength(art->metadata, meta_size);
+    if (!root) st = vkp__json_err("not valid JSON");
+  }
+  if (!st) {
+    const cJSON *fv = cJSON_GetObjectItemCaseSensitive(root, "format_version");
+    if (!cJSON_IsNumber(fv) || (int)fv->valuedouble != VKP_ARTIFACT_FORMAT_VERSION)
+      st = vkp__json_err("format_version missing or not this vkpipe's");
+  }
+  if (!st) st = vkp__load_plan(art->archive, cJSON_GetObjectItemCaseSensitive(root, "plan"),
+                               &art->plan);
+  if (!st) {
+    art->blobs = vkp__calloc((size_t)art->plan->n_stages + 1, sizeof(vkp_blob_t));
+    if (!art->blobs) st = VKP_OOM("artifact blobs");
+  }
+  for (int32_t s = 0; !st && s < art->plan->n_stages; ++s) {
+    char entry[64];
+    const void *code = NULL;
+    size_t size = 0;
+    snprintf(entry, sizeof entry, "stages/%d/code", (int)s);
+    if (!vkp_archive_find(art->archive, entry, &code, &size))
+      st = vkp_status_make(VKP_STATUS_DATA_LOSS, "stage %d: missing its code", (int)s);
+    art->blobs[s].data = (void *)code;
+    art->blobs[s].size = size;
+  }
+  cJSON_Delete(root);
+  if (st) {
+    vkp_artifact_destroy(art);
+    return vkp_status_annotate(st, "loading artifact '%s'", path);
+  }
+  *out_artifact = art;
+  return NULL;
+}
+
+void vkp_artifact_destroy(vkp_artifact_t *artifact) {
+  if (!artifact) return;
+  vkp_plan_destroy(artifact->plan);
+  vkp__free(artifact->blobs);
+  vkp__free(artifact->metadata);
+  vkp_archive_close(artifact->archive);
+  vkp__free(artifact);
+}
+
+const vkp_plan_t *vkp_artifact_plan(const vkp_artifact_t *artifact) {
+  return artifact->plan;
+}
+
+const vkp_blob_t *vkp_artifact_blobs(const vkp_artifact_t *artifact) {
+  return artifact->blobs;
+}
+
+const char *vkp_artifact_metadata(const vkp_artifact_t *artifact) {
+  return artifact->metadata;
+}
+
+int32_t vkp_artifact_entry_count(const vkp_artifact_t *artifact) {
+  return vkp_archive_count(artifact->archive);
+}
+
+const char *vkp_artifact_entry_name(const vkp_artifact_t *artifact, int32_t index) {
+  return vkp_archive_name(artifact->archive, index);
+}
+
+uint64_t vkp_artifact_entry_size(const vkp_artifact_t *artifact, int32_t index) {
+  return vkp_archive_size(artifact->archive, index);
+}
+
+uint32_t vkp_artifact_entry_crc(const vkp_artifact_t *artifact, int32_t index) {
+  return vkp_archive_crc(artifact->archive, index);
+}

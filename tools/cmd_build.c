@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+// `vkpipe build`: partition a model and compile every stage into a .vkp
+// artifact that runs without the model and without a compiler.
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/tool.h"
+#include "vkpipe/alloc.h"
+#include "vkpipe/artifact.h"
+#include "vkpipe/cost.h"
+#include "vkpipe/graph.h"
+#include "vkpipe/partition.h"
+#include "vkpipe/target.h"
+
+int vkp_cmd_build(int argc, char **argv);
+extern const char vkp_cmd_build_summary[];
+const char vkp_cmd_build_summary[] =
+    "partition and compile a model into a .vkp artifact";
+
+#define BUILD_MAX_ASSIGNS 32
+
+static void build_usage(FILE *out) {
+  fprintf(out,
+          "usage: vkpipe build MODEL -o OUT.vkp [options]\n"
+          "\n"
+          "Partitions MODEL (JSON graph or ONNX) across the registered targets, "
+          "compiles\nevery stage, and writes one artifact file holding the plan, "
+          "the compiled code,\nthe weights and metadata. 'vkpipe run', 'vkpipe "
+          "inspect', 'vkpipe-bench' and\nthe C API load it without the model.\n"
+          "\n"
+          "options:\n"
+          "  -o, --output FILE   artifact to write (required)\n"
+          "  --policy P          auto (default) or a target name\n"
+          "  --stages K          pipeline stages, or 'auto' (default)\n"
+          "  --profile FILE      device profile from 'vkpipe calibrate'\n"
+          "  --assign PAT=TGT    place nodes matching PAT on TGT (repeatable)\n"
+          "  --threads N         threads inside each CPU stage (default 1)\n"
+          "  --march ARCH        -march for CPU stages (default native)\n"
+          "  -h, --help          this text\n");
+}
+
+int vkp_cmd_build(int argc, char **argv) {
+  const char *model = NULL, *out = NULL, *policy = "auto", *profile_path = NULL;
+  const char *march = NULL;
+  int32_t stages = 0, threads = 0, n_assigns = 0;
+  vkp_assign_t assigns[BUILD_MAX_ASSIGNS];
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    bool has_value = i + 1 < argc;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      build_usage(stdout);
+      return 0;
+    }
+    bool takes_value = !strcmp(a, "-o") || !strcmp(a, "--output") ||
+                       !strcmp(a, "--policy") || !strcmp(a, "--stages") ||
+                       !strcmp(a, "--profile") || !strcmp(a, "--assign") ||
+                       !strcmp(a, "--threads") || !strcmp(a, "--march");
+    if (takes_value && !has_value) {
+      fprintf(stderr, "vkpipe build: %s needs a value\n", a);
+      return VKP_TOOL_EXIT_USAGE;
+    }
+    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+      out = argv[++i];
+    } else if (!strcmp(a, "--policy")) {
+      policy = argv[++i];
+    } else if (!strcmp(a, "--profile")) {
+      profile_path = argv[++i];
+    } else if (!strcmp(a, "--march")) {
+      march = argv[++i];
+    } else if (!strcmp(a, "--stages")) {
+      const char *v = argv[++i];
+      char *end;
+      long k = strtol(v, &end, 10);
+      if (strcmp(v, "auto") == 0) {
+        stages = 0;
+      } else if (*end || end == v || k < 1 || k > 64) {
+        fprintf(stderr, "vkpipe build: --stages wants 1..64 or 'auto', got '%s'\n", v);
+        return VKP_TOOL_EXIT_USAGE;
+      } else {
+        stages = (int32_t)k;
+      }
+    } else if (!strcmp(a, "--threads")) {
+      const char *v = argv[++i];
+      char *end;
+      long k = strtol(v, &end, 10);
+      if (*end || end == v || k < 1 || k > 256) {
+        fprintf(stderr, "vkpipe build: --threads wants 1..256, got '%s'\n", v);
+        return VKP_TOOL_EXIT_USAGE;
+      }
+      threads = (int32_t)k;
+    } else if (!strcmp(a, "--assign")) {
+      if (n_assigns == BUILD_MAX_ASSIGNS) {
+        fprintf(stderr, "vkpipe build: at most %d --assign options\n", BUILD_MAX_ASSIGNS);
+        return VKP_TOOL_EXIT_USAGE;
+      }
+      vkp_status_t st = vkp_assign_parse(argv[++i], &assigns[n_assigns]);
+      if (st) {
+        fprintf(stderr, "vkpipe build: --assign: %s\n", vkp_status_message(st));
+        vkp_status_free(st);
+        return VKP_TOOL_EXIT_USAGE;
+      }
+      ++n_assigns;
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "vkpipe build: unknown option '%s' (try --help)\n", a);
+      return VKP_TOOL_EXIT_USAGE;
+    } else if (!model) {
+      model = a;
+    } else {
+      fprintf(stderr, "vkpipe build: unexpected argument '%s'\n", a);
+      return VKP_TOOL_EXIT_USAGE;
+    }
+  }
+  if (!model || !out) {
+    fprintf(stderr, "vkpipe build: need MODEL and -o OUT.vkp (try --help)\n");
+    return VKP_TOOL_EXIT_USAGE;
+  }
+
+  vkp_registry_t *registry = NULL;
+  vkp_profile_t *profile = NULL;
+  vkp_graph_t *graph = NULL;
+  vkp_partition_t *part = NULL;
+  vkp_plan_t *plan = NULL;
+  char *profile_json = NULL;
+  vkp_compile_options_t *copts = NULL;
+  vkp_status_t st = vkp_registry_create_default(&registry);
+  if (!st) st = profile_path ? vkp_profile_load(profile_path, &profile)
+                             : vkp_profile_create_default(&profile);
+  if (!st) st = vkp_profile_to_json(profile, &profile_json);
+  if (!st) st = vkp_graph_load(model, &graph);
+  if (!st) {
+    vkp_partition_options_t opt = {.policy = policy, .stages = stages,
+                                   .n_assigns = n_assigns, .assigns = assigns};
+    st = vkp_partition_create(graph, registry, profile, &opt, &part);
+  }
+  if (!st) st = vkp_partition_to_plan(part, graph->name, &plan);
+  if (!st) {
+    copts = calloc((size_t)plan->n_stages + 1, sizeof(*copts));
+    if (!copts) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "compile options");
+    for (int32_t s = 0; copts && s < plan->n_stages; ++s) {
+      copts[s].threads = threads;
+      copts[s].march = march;
+    }
+  }
+  if (!st) {
+    vkp_artifact_info_t info = {.model = model, .policy = policy,
+                                .profile_json = profile_json,
+                                .stage_compile_options = copts};
+    st = vkp_artifact_build(plan, registry, &info, out);
+  }
+  int rc = 0;
+  if (st) {
+    fprintf(stderr, "vkpipe build: %s\n", vkp_status_message(st));
+    vkp_status_free(st);
+    rc = VKP_TOOL_EXIT_FAILURE;
+  } else {
+    vkp_partition_print(part, stdout);
+    FILE *f = fopen(out, "rb");
+    long size = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    if (f) fclose(f);
+    printf("\nwrote %s (%ld bytes, %d stage%s)\n", out, size, (int)plan->n_stages,
+           plan->n_stages == 1 ? "" : "s");
+  }
+  free(copts);
+  vkp_free(profile_json);
+  vkp_plan_destroy(plan);
+  vkp_partition_destroy(part);
+  vkp_graph_destroy(graph);
+  vkp_profile_destroy(profile);
+  vkp_registry_destroy(registry);
+  return rc;
+}

@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: Apache-2.0
+// `vkpipe-bench`: sequential vs pipelined throughput, latency percentiles,
+// per-stage load, bottleneck bound, efficiency, speed-ups; --json, --trace,
+// --synthetic. docs/benchmarks.md documents the output.
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/vkpipe_bench/bench_report.h"
+#include "vkpipe/artifact.h"
+#include "vkpipe/graph.h"
+#include "vkpipe/partition.h"
+#include "vkpipe/pipeline.h"
+#include "vkpipe/target.h"
+
+#define BENCH_EXIT_FAILURE 1
+#define BENCH_EXIT_USAGE 2
+#define BENCH_MAX_ASSIGNS 32
+#define BENCH_MAX_SYNTHETIC 16
+
+typedef struct bench_args_t {
+  const char *model;
+  const char *policy;
+  int32_t stages;            // 0: auto
+  int32_t frames;
+  int32_t warmup;
+  int32_t depth;
+  const char *profile;
+  const char *trace_path;
+  const char *synthetic;
+  bool json;
+  bool progress;             // resolved: a terminal and not --json
+  bool no_single;            // skip the single-target runs
+  int32_t n_assigns;
+  vkp_assign_t assigns[BENCH_MAX_ASSIGNS];
+} bench_args_t;
+
+static void bench_usage(FILE *out) {
+  fprintf(out,
+          "usage: vkpipe-bench MODEL [options]\n"
+          "       vkpipe-bench --synthetic 'cpu:1ms,vulkan:2ms,...' [options]\n"
+          "\n"
+          "Builds (or loads, for a .vkp artifact) a pipeline for MODEL, warms it "
+          "up, runs\nframes through it sequentially (one frame at a time) and "
+          "pipelined, and reports\nthroughput, latency percentiles, per-stage "
+          "load and the bottleneck bound.\n"
+          "\n"
+          "options:\n"
+          "  --policy P         placement policy: auto or a target name "
+          "(default auto)\n"
+          "  --stages K         pipeline stages, or 'auto' (default auto)\n"
+          "  --assign PAT=TGT   place nodes whose name matches PAT on TGT "
+          "(repeatable)\n"
+          "  --profile FILE     device profile from 'vkpipe calibrate'\n"
+          "  --frames N         measured frames per mode (default 100)\n"
+          "  --warmup N         frames run before measuring (default 10)\n"
+          "  --depth D          staging slots per binding (default %d)\n"
+          "  --synthetic SPEC   fixed-cost stages, no kernels: "
+          "'name:1ms,name:500us,...'\n"
+          "  --no-single        skip the single-target comparison runs\n"
+          "  --json             print one JSON object (schema: "
+          "docs/benchmarks.md)\n"
+          "  --trace FILE       write a Chrome trace (open in Perfetto), one "
+          "track per stage\n"
+          "  -h, --help         this text\n",
+          VKP_PIPELINE_DEFAULT_RING_DEPTH);
+}
+
+static bool bench_parse_int(const char *s, int32_t lo, int32_t hi,
+                            int32_t *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return false;
+  *out = (int32_t)v;
+  return true;
+}
+
+static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
+  memset(a, 0, sizeof(*a));
+  a->policy = "auto";
+  a->frames = 100;
+  a->warmup = 10;
+  for (int i = 1; i < argc; ++i) {
+    const char *arg = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+#define BENCH_NEED_VALUE()                                                  \
+  do {                                                                      \
+    if (!val) {                                                             \
+      fprintf(stderr, "vkpipe-bench: %s needs a value\n", arg);             \
+      return BENCH_EXIT_USAGE;                                              \
+    }                                                                       \
+    ++i;                                                                    \
+  } while (0)
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+      bench_usage(stdout);
+      return -1;
+    } else if (!strcmp(arg, "--policy")) {
+      BENCH_NEED_VALUE();
+      a->policy = val;
+    } else if (!strcmp(arg, "--stages")) {
+      BENCH_NEED_VALUE();
+      if (strcmp(val, "auto") != 0 && !bench_parse_int(val, 1, 64, &a->stages)) {
+        fprintf(stderr, "vkpipe-bench: --stages wants 1..64 or 'auto', got '%s'\n", val);
+        return BENCH_EXIT_USAGE;
+      }
+    } else if (!strcmp(arg, "--frames")) {
+      BENCH_NEED_VALUE();
+      if (!bench_parse_int(val, 1, 10000000, &a->frames)) {
+        fprintf(stderr, "vkpipe-bench: --frames wants a positive count, got '%s'\n", val);
+        return BENCH_EXIT_USAGE;
+      }
+    } else if (!strcmp(arg, "--warmup")) {
+      BENCH_NEED_VALUE();
+      if (!bench_parse_int(val, 0, 1000000, &a->warmup)) {
+        fprintf(stderr, "vkpipe-bench: --warmup wants a count >= 0, got '%s'\n", val);
+        return BENCH_EXIT_USAGE;
+      }
+    } else if (!strcmp(arg, "--depth")) {
+      BENCH_NEED_VALUE();
+      if (!bench_parse_int(val, 1, VKP_PIPELINE_MAX_RING_DEPTH, &a->depth)) {
+        fprintf(stderr, "vkpipe-bench: --depth wants 1..%d, got '%s'\n",
+                VKP_PIPELINE_MAX_RING_DEPTH, val);
+        return BENCH_EXIT_USAGE;
+      }
+    } else if (!strcmp(arg, "--profile")) {
+      BENCH_NEED_VALUE();
+      a->profile = val;
+    } else if (!strcmp(arg, "--trace")) {
+      BENCH_NEED_VALUE();
+      a->trace_path = val;
+    } else if (!strcmp(arg, "--synthetic")) {
+      BENCH_NEED_VALUE();
+      a->synthetic = val;
+    } else if (!strcmp(arg, "--assign")) {
+      BENCH_NEED_VALUE();
+      if (a->n_assigns == BENCH_MAX_ASSIGNS) {
+        fprintf(stderr, "vkpipe-bench: at most %d --assign options\n", BENCH_MAX_ASSIGNS);
+        return BENCH_EXIT_USAGE;
+      }
+      vkp_status_t st = vkp_assign_parse(argv[i], &a->assigns[a->n_assigns]);
+      if (st) {
+        fprintf(stderr, "vkpipe-bench: --assign: %s\n", vkp_status_message(st));
+        vkp_status_free(st);
+        return BENCH_EXIT_USAGE;
+      }
+      a->n_assigns++;
+    } else if (!strcmp(arg, "--json")) {
+      a->json = true;
+    } else if (!strcmp(arg, "--no-single")) {
+      a->no_single = true;
+    } else if (arg[0] == '-' && arg[1]) {
+      fprintf(stderr, "vkpipe-bench: unknown option '%s' (try --help)\n", arg);
+      return BENCH_EXIT_USAGE;
+    } else if (!a->model) {
+      a->model = arg;
+    } else {
+      fprintf(stderr, "vkpipe-bench: unexpected argument '%s'\n", arg);
+      return BENCH_EXIT_USAGE;
+    }
+#undef BENCH_NEED_VALUE
+  }
+  if (!a->model == !a->synthetic) {
+    fprintf(stderr, "vkpipe-bench: give a MODEL or --synthetic SPEC (try --help)\n");
+    return BENCH_EXIT_USAGE;
+  }
+  a->progress = !a->json && isatty(STDERR_FILENO);
+  return 0;
+}
+
+// Parses "name:1ms,name:250us,name:2s" into stage costs and labels.
+static int bench_parse_synthetic(const char *spec,
+                                 vkp_pipeline_synthetic_stage_t *stages,
+                                 char labels[][32], int32_t *out_n) {
+  int32_t n = 0;
+  const char *p = spec;
+  while (*p) {
+    if (n == BENCH_MAX_SYNTHETIC) {
+      fprintf(stderr, "vkpipe-bench: --synthetic: at most %d stages\n", BENCH_MAX_SYNTHETIC);
+      return BENCH_EXIT_USAGE;
+    }
+    const char *colon = strchr(p, ':');
+    const char *comma = strchr(p, ',');
+    if (!comma) comma = p + strlen(p);
+    if (!colon || colon > comma || colon == p) {
+      fprintf(stderr, "vkpipe-bench: --synthetic: stage %d '%.*s' is not NAME:COST\n",
+              (int)n, (int)(comma - p), p);
+      return BENCH_EXIT_USAGE;
+    }
+    size_t name_len = (size_t)(colon - p);
+    if (name_len >= 32) name_len = 31;
+    memcpy(labels[n], p, name_len);
+    labels[n][name_len] = '\0';
+    char *end;
+    double v = strtod(colon + 1, &end);
+    double scale = 0;
+    if (!strncmp(end, "ms", 2)) scale = 1e6, end += 2;
+    else if (!strncmp(end, "us", 2)) scale = 1e3, end += 2;
+    else if (!strncmp(end, "ns", 2)) scale = 1, end += 2;
+    else if (*end == 's') scale = 1e9, end += 1;
+    if (end == colon + 1 || scale == 0 || end != comma || !(v >= 0) || v * scale > 60e9) {
+      fprintf(stderr,
+              "vkpipe-bench: --synthetic: stage '%s' cost '%.*s' is not a "
+              "duration like 1ms, 250us, 0.5s (at most 60 s)\n",
+              labels[n], (int)(comma - colon - 1), colon + 1);
+      return BENCH_EXIT_USAGE;
+    }
+    stages[n].kind = VKP_PIPELINE_SYNTHETIC_SLEEP;
+    stages[n].cost_ns = (uint64_t)llround(v * scale);
+    ++n;
+    p = *comma ? comma + 1 : comma;
+  }
+  if (n == 0) {
+    fprintf(stderr, "vkpipe-bench: --synthetic: no stages\n");
+    return BENCH_EXIT_USAGE;
+  }
+  *out_n = n;
+  return 0;
+}
+
+static uint64_t bench_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+// Random inputs for every global input of `pipe`, shaped as `plan` says.
+static vkp_status_t bench_make_inputs(const vkp_plan_t *plan,
+                                      vkp_tensor_t **out_inputs) {
+  vkp_tensor_t *inputs = calloc((size_t)plan->n_inputs + 1, sizeof(*inputs));
+  if (!inputs) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "bench inputs");
+  uint64_t state = 0x2545F4914F6CDD1Dull;
+  for (int32_t i = 0; i < plan->n_inputs; ++i) {
+    const vkp_value_t *v = NULL;
+    // The first stage input bound to this global input gives its type.
+    for (int32_t b = 0; b < plan->n_bindings && !v; ++b) {
+      const vkp_plan_binding_t *bd = &plan->bindings[b];
+      if (bd->src_stage != VKP_PLAN_GLOBAL || strcmp(bd->src_name, plan->inputs[i]))
+        continue;
+      const vkp_graph_t *g = plan->stages[bd->dst_stage].graph;
+      int32_t id = vkp_graph_find_value(g, bd->dst_name);
+      if (id >= 0) v = &g->values[id];
+    }
+    if (!v) {
+      for (int32_t k = 0; k < i; ++k) vkp_tensor_deinit(&inputs[k]);
+      free(inputs);
+      return vkp_status_make(VKP_STATUS_INTERNAL, "global input '%s' is unbound",
+                             plan->inputs[i]);
+    }
+    vkp_status_t st = vkp_tensor_init(&inputs[i], v->dtype, v->rank, v->shape);
+    if (st) {
+      for (int32_t k = 0; k < i; ++k) vkp_tensor_deinit(&inputs[k]);
+      free(inputs);
+      return st;
+    }
+    size_t n = vkp_tensor_numel(&inputs[i]);
+    for (size_t e = 0; e < n; ++e) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      double u = (double)(state >> 11) * (1.0 / 9007199254740992.0);
+      if (v->dtype == VKP_DTYPE_FLOAT32) ((float *)inputs[i].data)[e] = (float)(u * 2 - 1);
+      else if (v->dtype == VKP_DTYPE_INT64) ((int64_t *)inputs[i].data)[e] = (int64_t)(u * 8);
+      else if (v->dtype == VKP_DTYPE_INT32) ((int32_t *)inputs[i].data)[e] = (int32_t)(u * 8);
+    }
+  }
+  *out_inputs = inputs;
+  return NULL;
+}
+
+// Streams warmup + frames through `pipe`, keeping the rings full, and fills
+// `out` with throughput, latency percentiles and stage statistics.
+static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
+                                  const vkp_tensor_t *inputs, int32_t warmup,
+                                  int32_t frames, const char *label,
+                                  bool progress, bench_mode_result_t *out) {
+  vkp_status_t st = NULL;
+  int32_t total = warmup + frames;
+  uint64_t *latencies = calloc((size_t)frames + 1, sizeof(uint64_t));
+  if (!latencies) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "latencies");
+  int32_t launched = 0, collected = 0, measured = 0;
+  uint64_t t_start = 0, t_end = 0, t_begin = bench_now_ns(), last_draw = 0;
+  vkp_pipeline_stats_t before = {0};
+  while (collected < total && !st) {
+    // Launch while there is room: run() blocks only when the rings are full,
+    // so keep at most a bounded number of frames outstanding.
+    while (launched < total && launched - collected < 64 && !st) {
+      if (launched == warmup) {
+        st = vkp_pipeline_get_stats(pipe, &before);
+        t_start = bench_now_ns();
+        if (st) break;
+      }
+      for (int32_t i = 0; i < plan->n_inputs && !st; ++i)
+        st = vkp_pipeline_set_input(pipe, plan->inputs[i], &inputs[i]);
+      if (!st) st = vkp_pipeline_run(pipe, NULL);
+      if (!st) ++launched;
+      // Poll results so the outstanding window keeps moving.
+      vkp_pipeline_result_t res;
+      vkp_status_t got = st ? NULL : vkp_pipeline_get_output(pipe, 0, &res);
+      if (got) {
+        if (vkp_status_code(got) != VKP_STATUS_EMPTY) st = got;
+        else vkp_status_free(got);
+      } else if (!st) {
+        if (res.status) {
+          st = vkp_status_annotate(res.status, "frame %llu", (unsigned long long)res.seq);
+          res.status = NULL;
+        } else if (collected >= warmup && measured < frames) {
+          latencies[measured++] = res.latency_ns;
+        }
+        vkp_pipeline_result_deinit(&res);
+        ++collected;
+      }
+    }
+    if (st || collected >= total) break;
+    vkp_pipeline_result_t res;
+    st = vkp_pipeline_get_output(pipe, 10ull * 1000000000ull, &res);
+    if (vkp_status_code(st) == VKP_STATUS_EMPTY) {
+      vkp_status_free(st);
+      st = vkp_status_make(VKP_STATUS_TIMEOUT,
+                           "%s: no frame finished within 10 s", label);
+      break;
+    }
+    if (st) break;
+    if (res.status) {
+      st = vkp_status_annotate(res.status, "frame %llu", (unsigned long long)res.seq);
+      res.status = NULL;
+    } else if (collected >= warmup && measured < frames) {
+      latencies[measured++] = res.latency_ns;
+    }
+    vkp_pipeline_result_deinit(&res);
+    ++collected;
+    uint64_t now = bench_now_ns();
+    if (progress && now - t_begin > 1000000000ull && now - last_draw > 100000000ull) {
+      bench_progress_draw(stderr, label, collected, total);
+      last_draw = now;
+    }
+  }
+  t_end = bench_now_ns();
+  if (progress && last_draw) bench_progress_clear(stderr);
+  if (!st) {
+    vkp_pipeline_stats_t after;
+    st = vkp_pipeline_get_stats(pipe, &after);
+    if (!st) {
+      st = bench_mode_result_fill(out, label, latencies, measured, t_end - t_start,
+                                  &before, &after);
+      vkp_pipeline_stats_deinit(&after);
+    }
+  }
+  vkp_pipeline_stats_deinit(&before);
+  free(latencies);
+  return st;
+}
+
+static vkp_status_t bench_run_mode(const vkp_plan_t *plan,
+                                   const vkp_registry_t *registry,
+                                   const vkp_blob_t *blobs, const bench_args_t *a,
+                                   const vkp_tensor_t *inputs, bool sequential,
+                                   bool trace, const char *label,
+                                   bench_mode_result_t *out) {
+  vkp_pipeline_options_t opt = {
+      .ring_depth = a->depth,
+      .sequential = sequential,
+      .trace_capacity = trace ? (a->frames + a->warmup) * plan->n_stages + 16 : 0,
+  };
+  vkp_pipeline_t *pipe = NULL;
+  vkp_status_t st = blobs ? vkp_pipeline_create_from_blobs(plan, registry, blobs, &opt, &pipe)
+                          : vkp_pipeline_create(plan, registry, &opt, &pipe);
+  if (st) return vkp_status_annotate(st, "%s", label);
+  st = bench_measure(pipe, plan, inputs, a->warmup, a->frames, label, a->progress, out);
+  if (!st && trace) st = bench_trace_collect(out, pipe);
+  vkp_pipeline_destroy(pipe);
+  return st;
+}
+
+static vkp_status_t bench_run_synthetic(const bench_args_t *a, bench_report_t *rep) {
+  vkp_pipeline_synthetic_stage_t stages[BENCH_MAX_SYNTHETIC];
+  char labels[BENCH_MAX_SYNTHETIC][32];
+  int32_t n = 0;
+  if (bench_parse_synthetic(a->synthetic, stages, labels, &n) != 0)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "bad --synthetic");
+  vkp_status_t st = bench_report_init_synthetic(rep, a->synthetic, n, labels, stages);
+  for (int mode = 0; mode < 2 && !st; ++mode) {
+    bool sequential = mode == 0;
+    vkp_pipeline_options_t opt = {
+        .ring_depth = a->depth,
+        .sequential = sequential,
+        .trace_capacity = !sequential && a->trace_path ? (a->frames + a->warmup) * n + 16 : 0,
+    };
+    vkp_pipeline_t *pipe = NULL;
+    st = vkp_pipeline_create_synthetic(stages, n, 16, &opt, &pipe);
+    if (st) break;
+    int64_t shape[1] = {16};
+    vkp_tensor_t x;
+    st = vkp_tensor_init(&x, VKP_DTYPE_FLOAT32, 1, shape);
+    if (!st) {
+      // A synthetic pipeline has one global input "x": fake a plan view.
+      char *in_names[1] = {"x"};
+      vkp_plan_t view = {.n_inputs = 1, .inputs = in_names};
+      bench_mode_result_t *res = sequential ? &rep->sequential : &rep->pipelined;
+      st = bench_measure(pipe, &view, &x, a->warmup, a->frames,
+                         sequential ? "sequential" : "pipelined", a->progress, res);
+      if (!st && opt.trace_capacity) st = bench_trace_collect(res, pipe);
+      vkp_tensor_deinit(&x);
+    }
+    vkp_pipeline_destroy(pipe);
+  }
+  return st;
+}
+
+static vkp_status_t bench_build_plan(const bench_args_t *a, const vkp_graph_t *graph,
+                                     const vkp_registry_t *registry,
+                                     const vkp_profile_t *profile,
+                                     const char *policy, int32_t stages,
+                                     vkp_plan_t **out_plan, double *out_estimate) {
+  vkp_partition_options_t opt = {
+      .policy = policy,
+      .stages = stages,
+      .n_assigns = a->n_assigns,
+      .assigns = a->assigns,
+  };
+  vkp_partition_t *part = NULL;
+  vkp_status_t st = vkp_partition_create(graph, registry, profile, &opt, &part);
+  if (!st) {
+    st = vkp_partition_to_plan(part, graph->name, out_plan);
+    if (out_estimate) *out_estimate = part->bottleneck_s;
+  }
+  vkp_partition_destroy(part);
+  return st;
+}
+
+static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) {
+  vkp_registry_t *registry = NULL;
+  vkp_profile_t *profile = NULL;
+  vkp_graph_t *graph = NULL;
+  vkp_artifact_t *artifact = NULL;
+  vkp_plan_t *plan = NULL;
+  vkp_tensor_t *inputs = NULL;
+  const vkp_plan_t *active = NULL;
+  const vkp_blob_t *blobs = NULL;
+  vkp_status_t st = vkp_registry_create_default(&registry);
+  if (!st && a->profile) st = vkp_profile_load(a->profile, &profile);
+  if (!st && vkp_artifact_is_artifact(a->model)) {
+    st = vkp_artifact_load(a->model, &artifact);
+    if (!st) {
+      active = vkp_artifact_plan(artifact);
+      blobs = vkp_artifact_blobs(artifact);
+    }
+  } else if (!st) {
+    st = vkp_graph_load(a->model, &graph);
+    if (!st)
+      st = bench_build_plan(a, graph, registry, profile, a->policy, a->stages, &plan,
+                            &rep->estimated_bottleneck_s);
+    active = plan;
+  }
+  if (!st) st = bench_report_init_plan(rep, a->model, a->policy, active);
+  if (!st) st = bench_make_inputs(active, &inputs);
+  if (!st)
+    st = bench_run_mode(active, registry, blobs, a, inputs, true, false,
+                        "sequential", &rep->sequential);
+  if (!st)
+    st = bench_run_mode(active, registry, blobs, a, inputs, false, a->trace_path != NULL,
+                        "pipelined", &rep->pipelined);
+  // The whole model on each single target that can run all of it.
+  if (!st && graph && !a->no_single) {
+    for (int32_t t = 0; t < vkp_registry_count(registry) && !st; ++t) {
+      const vkp_target_t *target = vkp_registry_get(registry, t);
+      vkp_status_t check = vkp_target_check_graph(target, graph);
+      if (check) {
+        vkp_status_free(check);
+        continue;
+      }
+      vkp_plan_t *single = NULL;
+      vkp_status_t one = bench_build_plan(a, graph, registry, profile,
+                                          target->vtable->name, 1, &single, NULL);
+      bench_mode_result_t res;
+      memset(&res, 0, sizeof res);
+      char label[64];
+      snprintf(label, sizeof label, "single %s", target->vtable->name);
+      if (!one && single->n_stages == 1)
+        one = bench_run_mode(single, registry, NULL, a, inputs, true, false, label, &res);
+      if (!one) one = bench_report_add_single(rep, target->vtable->name, &res);
+      if (one) {
+        // A target that cannot run the model alone is skipped, with a note.
+        bench_report_note(rep, "single-target run on '%s' skipped: %s",
+                          target->vtable->name, vkp_status_message(one));
+        vkp_status_free(one);
+      }
+      bench_mode_result_deinit(&res);
+      vkp_plan_destroy(single);
+    }
+  }
+  if (inputs) {
+    for (int32_t i = 0; active && i < active->n_inputs; ++i) vkp_tensor_deinit(&inputs[i]);
+    free(inputs);
+  }
+  vkp_plan_destroy(plan);
+  vkp_artifact_destroy(artifact);
+  vkp_graph_destroy(graph);
+  vkp_profile_destroy(profile);
+  vkp_registry_destroy(registry);
+  return st;
+}
+
+int main(int argc, char **argv) {
+  bench_args_t a;
+  int rc = bench_parse_args(argc, argv, &a);
+  if (rc < 0) return 0;
+  if (rc > 0) return rc;
+  bench_report_t rep;
+  bench_report_init(&rep, a.frames, a.warmup, a.depth ? a.depth : VKP_PIPELINE_DEFAULT_RING_DEPTH);
+  vkp_status_t st = a.synthetic ? bench_run_synthetic(&a, &rep) : bench_run_model(&a, &rep);
+  if (vkp_status_code(st) == VKP_STATUS_INVALID_ARGUMENT && a.synthetic) {
+    vkp_status_free(st);
+    bench_report_deinit(&rep);
+    return BENCH_EXIT_USAGE;
+  }
+  if (!st) bench_report_finish(&rep);
+  if (!st && a.trace_path) st = bench_trace_write(&rep, a.trace_path);
+  if (st) {
+    fprintf(stderr, "vkpipe-bench: %s\n", vkp_status_message(st));
+    vkp_status_free(st);
+    bench_report_deinit(&rep);
+    return BENCH_EXIT_FAILURE;
+  }
+  if (a.json) bench_report_print_json(&rep, stdout);
+  else bench_report_print_table(&rep, stdout);
+  if (a.trace_path && !a.json) printf("trace written to %s (open it in Perfetto or chrome://tracing)\n", a.trace_path);
+  bench_report_deinit(&rep);
+  return 0;
+}

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tools/vkpipe_bench/bench_report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void bench_copy(char *dst, size_t size, const char *src) {
+  snprintf(dst, size, "%s", src ? src : "");
+}
+
+void bench_report_init(bench_report_t *rep, int32_t frames, int32_t warmup,
+                       int32_t depth) {
+  memset(rep, 0, sizeof(*rep));
+  rep->frames = frames;
+  rep->warmup = warmup;
+  rep->depth = depth;
+}
+
+void bench_mode_result_deinit(bench_mode_result_t *res) {
+  free(res->stages);
+  free(res->events);
+  memset(res, 0, sizeof(*res));
+}
+
+void bench_report_deinit(bench_report_t *rep) {
+  bench_mode_result_deinit(&rep->sequential);
+  bench_mode_result_deinit(&rep->pipelined);
+  free(rep->stage_names);
+  free(rep->stage_targets);
+  free(rep->notes);
+  memset(rep, 0, sizeof(*rep));
+}
+
+static vkp_status_t bench_report_alloc_stages(bench_report_t *rep, int32_t n) {
+  rep->n_stages = n;
+  rep->stage_names = calloc((size_t)n + 1, sizeof(*rep->stage_names));
+  rep->stage_targets = calloc((size_t)n + 1, sizeof(*rep->stage_targets));
+  if (!rep->stage_names || !rep->stage_targets)
+    return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "bench report");
+  return NULL;
+}
+
+vkp_status_t bench_report_init_plan(bench_report_t *rep, const char *model,
+                                    const char *policy, const vkp_plan_t *plan) {
+  bench_copy(rep->model, sizeof rep->model, model);
+  bench_copy(rep->policy, sizeof rep->policy, policy);
+  vkp_status_t st = bench_report_alloc_stages(rep, plan->n_stages);
+  for (int32_t s = 0; !st && s < plan->n_stages; ++s) {
+    bench_copy(rep->stage_names[s], sizeof rep->stage_names[s], plan->stages[s].name);
+    bench_copy(rep->stage_targets[s], sizeof rep->stage_targets[s], plan->stages[s].target);
+  }
+  return st;
+}
+
+vkp_status_t bench_report_init_synthetic(
+    bench_report_t *rep, const char *spec, int32_t n, char labels[][32],
+    const vkp_pipeline_synthetic_stage_t *stages) {
+  (void)stages;
+  rep->synthetic = true;
+  snprintf(rep->model, sizeof rep->model, "synthetic %s", spec);
+  bench_copy(rep->policy, sizeof rep->policy, "synthetic");
+  vkp_status_t st = bench_report_alloc_stages(rep, n);
+  for (int32_t s = 0; !st && s < n; ++s) {
+    snprintf(rep->stage_names[s], sizeof rep->stage_names[s], "stage%d", (int)s);
+    bench_copy(rep->stage_targets[s], sizeof rep->stage_targets[s], labels[s]);
+  }
+  return st;
+}
+
+void bench_report_note(bench_report_t *rep, const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  size_t old = rep->notes ? strlen(rep->notes) : 0, add = strlen(line);
+  char *grown = realloc(rep->notes, old + add + 2);
+  if (!grown) return;
+  memcpy(grown + old, line, add);
+  grown[old + add] = '\n';
+  grown[old + add + 1] = '\0';
+  rep->notes = grown;
+}
+
+vkp_status_t bench_report_add_single(bench_report_t *rep, const char *target,
+                                     const bench_mode_result_t *res) {
+  if (rep->n_singles == (int32_t)(sizeof rep->singles / sizeof rep->singles[0]))
+    return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "too many targets");
+  bench_single_t *s = &rep->singles[rep->n_singles++];
+  bench_copy(s->target, sizeof s->target, target);
+  s->fps = res->fps;
+  s->latency_p50_ms = res->latency_p50_ms;
+  return NULL;
+}
+
+static int bench_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double bench_percentile(const double *sorted, int32_t n, double p) {
+  if (n <= 0) return 0;
+  if (n == 1) return sorted[0];
+  double rank = p / 100.0 * (double)(n - 1);
+  int32_t lo = (int32_t)floor(rank);
+  if (lo >= n - 1) return sorted[n - 1];
+  double frac = rank - lo;
+  return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * frac;
+}
+
+vkp_status_t bench_mode_result_fill(bench_mode_result_t *out, const char *label,
+                                    uint64_t *latencies_ns, int32_t n,
+                                    uint64_t wall_ns,
+                                    const vkp_pipeline_stats_t *before,
+                                    const vkp_pipeline_stats_t *after) {
+  memset(out, 0, sizeof(*out));
+  bench_copy(out->label, sizeof out->label, label);
+  out->frames = (uint64_t)n;
+  out->wall_s = (double)wall_ns / 1e9;
+  out->fps = out->wall_s > 0 ? (double)n / out->wall_s : 0;
+  double *ms = calloc((size_t)n + 1, sizeof(double));
+  out->stages = calloc((size_t)after->n_stages + 1, sizeof(*out->stages));
+  if (!ms || !out->stages) {
+    free(ms);
+    return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "bench results");
+  }
+  double sum = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    ms[i] = (double)latencies_ns[i] / 1e6;
+    sum += ms[i];
+  }
+  qsort(ms, (size_t)n, sizeof(double), bench_cmp_double);
+  out->latency_p50_ms = bench_percentile(ms, n, 50);
+  out->latency_p90_ms = bench_percentile(ms, n, 90);
+  out->latency_p99_ms = bench_percentile(ms, n, 99);
+  out->latency_mean_ms = n ? sum / n : 0;
+  free(ms);
+  out->n_stages = after->n_stages;
+  for (int32_t s = 0; s < after->n_stages; ++s) {
+    const vkp_pipeline_stage_stats_t *a = &after->stages[s];
+    const vkp_pipeline_stage_stats_t *b =
+        before && s < before->n_stages ? &before->stages[s] : NULL;
+    bench_stage_result_t *r = &out->stages[s];
+    bench_copy(r->name, sizeof r->name, a->name);
+    bench_copy(r->target, sizeof r->target, a->target);
+    uint64_t frames = a->frames - (b ? b->frames : 0);
+    uint64_t busy = a->busy_ns - (b ? b->busy_ns : 0);
+    uint64_t win = a->wait_input_ns - (b ? b->wait_input_ns : 0);
+    uint64_t wslot = a->wait_slot_ns - (b ? b->wait_slot_ns : 0);
+    r->frames = frames;
+    double f = frames ? (double)frames : 1;
+    r->busy_ms = (double)busy / 1e6 / f;
+    r->wait_input_ms = (double)win / 1e6 / f;
+    r->wait_slot_ms = (double)wslot / 1e6 / f;
+    r->busy_share = wall_ns ? (double)busy / (double)wall_ns : 0;
+  }
+  return NULL;
+}
+
+void bench_report_finish(bench_report_t *rep) {
+  // The bound comes from the pipelined run's stage times; with one stage per
+  // device working alone it is what a perfect pipeline would reach.
+  const bench_mode_result_t *p = &rep->pipelined;
+  rep->slowest_stage_ms = 0;
+  for (int32_t s = 0; s < p->n_stages; ++s) {
+    if (p->stages[s].busy_ms > rep->slowest_stage_ms) {
+      rep->slowest_stage_ms = p->stages[s].busy_ms;
+      bench_copy(rep->slowest_stage, sizeof rep->slowest_stage, p->stages[s].name);
+    }
+  }
+  rep->bound_fps = rep->slowest_stage_ms > 0 ? 1000.0 / rep->slowest_stage_ms : 0;
+  rep->efficiency = rep->bound_fps > 0 ? p->fps / rep->bound_fps : 0;
+  rep->speedup_vs_sequential = rep->sequential.fps > 0 ? p->fps / rep->sequential.fps : 0;
+  double best = 0;
+  for (int32_t i = 0; i < rep->n_singles; ++i) {
+    if (rep->singles[i].fps > best) {
+      best = rep->singles[i].fps;
+      bench_copy(rep->best_single, sizeof rep->best_single, rep->singles[i].target);
+    }
+  }
+  rep->speedup_vs_best_single = best > 0 ? p->fps / best : 0;
+}
+
+static void bench_print_mode(const bench_mode_result_t *m, FILE *out) {
+  fprintf(out, "  %-12s %9.1f frames/s   latency p50 %8.3f ms  p90 %8.3f ms  p99 %8.3f ms\n",
+          m->label, m->fps, m->latency_p50_ms, m->latency_p90_ms, m->latency_p99_ms);
+}
+
+void bench_report_print_table(const bench_report_t *rep, FILE *out) {
+  fprintf(out, "vkpipe-bench: %s\n", rep->model);
+  fprintf(out, "  policy %s, %d stage%s, ring depth %d, %d frames after %d warm-up\n\n",
+          rep->policy, (int)rep->n_stages, rep->n_stages == 1 ? "" : "s",
+          (int)rep->depth, (int)rep->frames, (int)rep->warmup);
+  fprintf(out, "  %-10s %-10s %10s %8s %12s %12s\n", "stage", "target", "busy ms",
+          "busy %", "wait in ms", "wait slot ms");
+  const bench_mode_result_t *p = &rep->pipelined;
+  for (int32_t s = 0; s < p->n_stages; ++s) {
+    const bench_stage_result_t *r = &p->stages[s];
+    const char *target = s < rep->n_stages ? rep->stage_targets[s] : r->target;
+    fprintf(out, "  %-10s %-10s %10.3f %7.1f%% %12.3f %12.3f\n", r->name, target,
+            r->busy_ms, 100.0 * r->busy_share, r->wait_input_ms, r->wait_slot_ms);
+  }
+  fprintf(out, "\n");
+  bench_print_mode(&rep->sequential, out);
+  bench_print_mode(&rep->pipelined, out);
+  for (int32_t i = 0; i < rep->n_singles; ++i)
+    fprintf(out, "  single %-5s %9.1f frames/s   latency p50 %8.3f ms\n",
+            rep->singles[i].target, rep->singles[i].fps, rep->singles[i].latency_p50_ms);
+  fprintf(out, "\n  bottleneck bound  %9.1f frames/s (slowest stage %s: %.3f ms)\n",
+          rep->bound_fps, rep->slowest_stage, rep->slowest_stage_ms);
+  fprintf(out, "  efficiency        %9.1f %%   (pipelined / bound)\n", 100.0 * rep->efficiency);
+  fprintf(out, "  speed-up          %9.2fx  over sequential\n", rep->speedup_vs_sequential);
+  if (rep->speedup_vs_best_single > 0)
+    fprintf(out, "                    %9.2fx  over the best single target (%s)\n",
+            rep->speedup_vs_best_single, rep->best_single);
+  if (rep->estimated_bottleneck_s > 0)
+    fprintf(out, "  partitioner estimate %.3f ms per frame at the bottleneck\n",
+            rep->estimated_bottleneck_s * 1e3);
+  if (rep->notes) fprintf(out, "\nnotes:\n%s", rep->notes);
+}
+
+static void bench_json_string(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; *s; ++s) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
+    else if (c < 0x20) fprintf(out, "\\u%04x", c);
+    else fputc(c, out);
+  }
+  fputc('"', out);
+}
+
+static void bench_json_number(FILE *out, double v) {
+  if (isfinite(v)) fprintf(out, "%.6g", v);
+  else fprintf(out, "null");
+}
+
+static void bench_json_mode(FILE *out, const bench_mode_result_t *m) {
+  fprintf(out, "{\"frames\": %llu, \"wall_s\": ", (unsigned long long)m->frames);
+  bench_json_number(out, m->wall_s);
+  fprintf(out, ", \"throughput_fps\": ");
+  bench_json_number(out, m->fps);
+  fprintf(out, ", \"latency_ms\": {\"p50\": ");
+  bench_json_number(out, m->latency_p50_ms);
+  fprintf(out, ", \"p90\": ");
+  bench_json_number(out, m->latency_p90_ms);
+  fprintf(out, ", \"p99\": ");
+  bench_json_number(out, m->latency_p99_ms);
+  fprintf(out, ", \"mean\": ");
+  bench_json_number(out, m->latency_mean_ms);
+  fprintf(out, "}}");
+}
+
+void bench_report_print_json(const bench_report_t *rep, FILE *out) {
+  fprintf(out, "{\n  \"schema\": \"vkpipe-bench/1\",\n  \"model\": ");
+  bench_json_string(out, rep->model);
+  fprintf(out, ",\n  \"policy\": ");
+  bench_json_string(out, rep->policy);
+  fprintf(out, ",\n  \"frames\": %d,\n  \"warmup\": %d,\n  \"ring_depth\": %d,\n",
+          (int)rep->frames, (int)rep->warmup, (int)rep->depth);
+  fprintf(out, "  \"sequential\": ");
+  bench_json_mode(out, &rep->sequential);
+  fprintf(out, ",\n  \"pipelined\": ");
+  bench_json_mode(out, &rep->pipelined);
+  fprintf(out, ",\n  \"stages\": [");
+  const bench_mode_result_t *p = &rep->pipelined;
+  for (int32_t s = 0; s < p->n_stages; ++s) {
+    const bench_stage_result_t *r = &p->stages[s];
+    fprintf(out, "%s\n    {\"name\": ", s ? "," : "");
+    bench_json_string(out, r->name);
+    fprintf(out, ", \"target\": ");
+    bench_json_string(out, s < rep->n_stages ? rep->stage_targets[s] : r->target);
+    fprintf(out, ", \"busy_ms\": ");
+    bench_json_number(out, r->busy_ms);
+    fprintf(out, ", \"busy_share\": ");
+    bench_json_number(out, r->busy_share);
+    fprintf(out, ", \"wait_input_ms\": ");
+    bench_json_number(out, r->wait_input_ms);
+    fprintf(out, ", \"wait_slot_ms\": ");
+    bench_json_number(out, r->wait_slot_ms);
+    fprintf(out, "}");
+  }
+  fprintf(out, "\n  ],\n  \"single_target\": [");
+  for (int32_t i = 0; i < rep->n_singles; ++i) {
+    fprintf(out, "%s\n    {\"target\": ", i ? "," : "");
+    bench_json_string(out, rep->singles[i].target);
+    fprintf(out, ", \"throughput_fps\": ");
+    bench_json_number(out, rep->singles[i].fps);
+    fprintf(out, ", \"latency_p50_ms\": ");
+    bench_json_number(out, rep->singles[i].latency_p50_ms);
+    fprintf(out, "}");
+  }
+  fprintf(out, "%s],\n  \"bottleneck\": {\"stage\": ", rep->n_singles ? "\n  " : "");
+  bench_json_string(out, rep->slowest_stage);
+  fprintf(out, ", \"stage_ms\": ");
+  bench_json_number(out, rep->slowest_stage_ms);
+  fprintf(out, ", \"bound_fps\": ");
+  bench_json_number(out, rep->bound_fps);
+  fprintf(out, "},\n  \"efficiency\": ");
+  bench_json_number(out, rep->efficiency);
+  fprintf(out, ",\n  \"speedup_vs_sequential\": ");
+  bench_json_number(out, rep->speedup_vs_sequential);
+  fprintf(out, ",\n  \"speedup_vs_best_single\": ");
+  if (rep->speedup_vs_best_single > 0) bench_json_number(out, rep->speedup_vs_best_single);
+  else fprintf(out, "null");
+  fprintf(out, ",\n  \"best_single_target\": ");
+  if (rep->best_single[0]) bench_json_string(out, rep->best_single);
+  else fprintf(out, "null");
+  fprintf(out, ",\n  \"estimated_bottleneck_ms\": ");
+  if (rep->estimated_bottleneck_s > 0) bench_json_number(out, rep->estimated_bottleneck_s * 1e3);
+  else fprintf(out, "null");
+  fprintf(out, "\n}\n");
+}
+
+vkp_status_t bench_trace_collect(bench_mode_result_t *res, vkp_pipeline_t *pipe) {
+  vkp_pipeline_event_t *events = NULL;
+  int32_t n = 0;
+  vkp_status_t st = vkp_pipeline_get_trace(pipe, &events, &n);
+  if (st) return st;
+  res->events = malloc(((size_t)n + 1) * sizeof(*events));
+  if (!res->events) {
+    vkp_pipeline_trace_free(events);
+    return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "trace events");
+  }
+  if (n) memcpy(res->events, events, (size_t)n * sizeof(*events));
+  res->n_events = n;
+  vkp_pipeline_trace_free(events);
+  return NULL;
+}
+
+vkp_status_t bench_trace_write(const bench_report_t *rep, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write trace '%s': %s", path,
+                           strerror(errno));
+  const bench_mode_result_t *p = &rep->pipelined;
+  uint64_t t0 = UINT64_MAX;
+  for (int32_t i = 0; i < p->n_events; ++i)
+    if (p->events[i].start_ns < t0) t0 = p->events[i].start_ns;
+  fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+  fprintf(f, "  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, "
+             "\"args\": {\"name\": ");
+  bench_json_string(f, rep->model);
+  fprintf(f, "}}");
+  for (int32_t s = 0; s < rep->n_stages; ++s) {
+    char track[128];
+    snprintf(track, sizeof track, "%s (%s)", rep->stage_names[s], rep->stage_targets[s]);
+    fprintf(f, ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, "
+               "\"args\": {\"name\": ", (int)s + 1);
+    bench_json_string(f, track);
+    fprintf(f, "}},\n  {\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": 1, "
+               "\"tid\": %d, \"args\": {\"sort_index\": %d}}", (int)s + 1, (int)s);
+  }
+  for (int32_t i = 0; i < p->n_events; ++i) {
+    const vkp_pipeline_event_t *e = &p->events[i];
+    double ts = (double)(e->start_ns - t0) / 1e3;
+    double dur = (double)(e->end_ns - e->start_ns) / 1e3;
+    fprintf(f, ",\n  {\"name\": \"frame %llu\", \"cat\": \"%s\", \"ph\": \"X\", "
+               "\"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, "
+               "\"args\": {\"seq\": %llu}}",
+            (unsigned long long)e->seq, e->failed ? "failed" : "frame",
+            (int)e->stage + 1, ts, dur, (unsigned long long)e->seq);
+  }
+  fprintf(f, "\n]}\n");
+  if (fclose(f) != 0)
+    return vkp_status_make(VKP_STATUS_IO_ERROR, "writing trace '%s': %s", path,
+                           strerror(errno));
+  return NULL;
+}
+
+void bench_progress_draw(FILE *out, const char *label, int32_t done, int32_t total) {
+  int width = 30, filled = total ? (int)((int64_t)done * width / total) : width;
+  char bar[64];
+  for (int i = 0; i < width; ++i) bar[i] = i < filled ? '#' : '.';
+  bar[width] = '\0';
+  fprintf(out, "\r  %-12s [%s] %d/%d", label, bar, (int)done, (int)total);
+  fflush(out);
+}
+
+void bench_progress_clear(FILE *out) {
+  fprintf(out, "\r%70s\r", "");
+  fflush(out);
+}
