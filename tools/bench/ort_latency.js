@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// ONNX Runtime CPU latency of a model, measured like bench_cpu_model (wall
+// time and process CPU time per run, best and median), for the comparison in
+// docs/benchmarks.md. onnxruntime-node ships a CPU build:
+//
+//   (cd /tmp/ort && npm install --ignore-scripts onnxruntime-node)
+//   NODE_PATH=/tmp/ort/node_modules node tools/bench/ort_latency.js \
+//       MODEL.onnx x.npy [THREADS] [RUNS]
+//
+// Writes the output as MODEL.onnx.ort.bin (raw float32) for comparison.
+const ort = require('onnxruntime-node');
+const fs = require('fs');
+
+function loadNpy(path) {  // float32, C order, little-endian, format 1.0
+  const buf = fs.readFileSync(path);
+  const headerLength = buf.readUInt16LE(8);
+  const data = buf.subarray(10 + headerLength);
+  return new Float32Array(data.buffer, data.byteOffset, data.length / 4);
+}
+
+(async () => {
+  const model = process.argv[2], npy = process.argv[3];
+  const threads = +process.argv[4] || 1, runs = +process.argv[5] || 20;
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: threads, interOpNumThreads: 1,
+    executionMode: 'sequential', graphOptimizationLevel: 'all'});
+  const input = new ort.Tensor('float32', loadNpy(npy), [1, 3, 224, 224]);
+  let out = await session.run({input});  // warm-up
+  const wall = [], cpu = [];
+  for (let i = 0; i < runs; ++i) {
+    const t0 = process.hrtime.bigint(), c0 = process.cpuUsage();
+    out = await session.run({input});
+    wall.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1e3);
+  }
+  wall.sort((a, b) => a - b);
+  cpu.sort((a, b) => a - b);
+  const y = out.output.data;
+  fs.writeFileSync(model + '.ort.bin', Buffer.from(y.buffer, y.byteOffset, y.byteLength));
+  console.log(`${model}: onnxruntime threads ${threads}; wall best ` +
+              `${wall[0].toFixed(2)} ms, median ${wall[runs >> 1].toFixed(2)} ms; ` +
+              `cpu time best ${cpu[0].toFixed(2)} ms, median ` +
+              `${cpu[runs >> 1].toFixed(2)} ms (${runs} runs)`);
+})();
