@@ -478,6 +478,15 @@ vkp_status_t vkp__graph_reindex(vkp_graph_t *graph) {
   return NULL;
 }
 
+vkp_status_t vkp__graph_reindex_values(vkp_graph_t *graph) {
+  vkp_strmap_t *idx = &graph->internal->value_index;
+  vkp_strmap_deinit(idx);
+  vkp_strmap_init(idx);
+  for (int32_t i = 0; i < graph->n_values; ++i)
+    VKP_RETURN_IF_ERROR(vkp_strmap_put(idx, graph->values[i].name, i));
+  return NULL;
+}
+
 size_t vkp_graph_constant_bytes(const vkp_graph_t *graph) {
   size_t total = 0;
   for (int32_t i = 0; i < graph->n_values; ++i)

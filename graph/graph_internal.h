@@ -20,8 +20,10 @@ vkp_status_t vkp__attr_copy(vkp_attr_t *dst, const vkp_attr_t *src);
 // Replaces (or adds) an attribute of `node` with a deep copy of `attr`.
 vkp_status_t vkp__node_set_attr(vkp_node_t *node, const vkp_attr_t *attr);
 
-// Rebuilds the name indexes after nodes were reordered.
+// Rebuilds the node name index after nodes were reordered.
 vkp_status_t vkp__graph_reindex(vkp_graph_t *graph);
+// Rebuilds the value name index after values were reordered.
+vkp_status_t vkp__graph_reindex_values(vkp_graph_t *graph);
 
 // Shape inference and attribute canonicalisation for one node whose inputs
 // have known shapes (graph/ops.c).

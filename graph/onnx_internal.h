@@ -229,6 +229,8 @@ vkp_status_t vkp__onnx_fold_constant_of_shape(vkp__onnx_ctx_t *ctx)
 vkp_status_t vkp__onnx_fold_reshape_like(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_slice(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_transpose(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_select(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_expand(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 
 // Shared with the folder: the new shape of Reshape/Squeeze/Unsqueeze/Flatten
 // for an input of `rank`/`shape` under the current node's semantics.
@@ -242,13 +244,15 @@ vkp_status_t vkp__onnx_reshape_axes(vkp__onnx_ctx_t *ctx, int32_t rank,
                                     int64_t *out_shape, int64_t *out_axes,
                                     int32_t *out_n_axes) VKP_MUST_USE;
 // Slice parameters of the current node (attributes before opset 10, inputs
-// from 10) as per-axis lists: count entries each, axes possibly negative.
+// from 10) as per-axis lists: count entries each, axes possibly negative
+// (but in range), steps clamped to the dim's length.
 typedef struct vkp__onnx_slice_t {
   int32_t count;
   int64_t starts[VKP_MAX_RANK], ends[VKP_MAX_RANK], axes[VKP_MAX_RANK],
       steps[VKP_MAX_RANK];
 } vkp__onnx_slice_t;
 vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
+                                    const int64_t *shape,
                                     vkp__onnx_slice_t *out) VKP_MUST_USE;
 // The permutation of a Transpose for `rank` (default: reversed).
 vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,

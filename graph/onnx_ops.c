@@ -181,6 +181,10 @@ static vkp_status_t vkp__map_gemm(vkp__onnx_ctx_t *ctx) {
 // ---------------------------------------------------------------------------
 // Convolution and pooling
 
+// Window attributes (kernel, strides, dilations, pads) beyond this are
+// refused: they are absurd, and products of them must not overflow.
+#define VKP__MAX_WINDOW ((int64_t)1 << 30)
+
 // Explicit [top, left, bottom, right] pads from auto_pad / pads for a 2-D
 // window op over input spatial dims `in`, kernel `k`, strides, dilations.
 static vkp_status_t vkp__window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
@@ -201,6 +205,8 @@ static vkp_status_t vkp__window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
       if (given[i] < 0)
         return VKP__ONNX_UNSUPPORTED("negative pads (%lld) are not supported",
                                      (long long)given[i]);
+      if (given[i] > VKP__MAX_WINDOW)
+        return VKP__ONNX_INVALID("pad %lld is absurd", (long long)given[i]);
       pads[i] = given[i];
     }
     return NULL;
@@ -217,7 +223,7 @@ static vkp_status_t vkp__window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
   for (int i = 0; i < 2; ++i) {
     if (strides[i] < 1 || dil[i] < 1 || k[i] < 1)
       return VKP__ONNX_INVALID("kernel, strides and dilations must be >= 1");
-    int64_t out = (in[i] + strides[i] - 1) / strides[i];
+    int64_t out = in[i] / strides[i] + (in[i] % strides[i] != 0);
     int64_t span = (k[i] - 1) * dil[i] + 1;
     int64_t total = (out - 1) * strides[i] + span - in[i];
     if (total < 0) total = 0;
@@ -243,6 +249,12 @@ static vkp_status_t vkp__attr_pair(vkp__onnx_ctx_t *ctx, const char *name,
     return VKP__ONNX_UNSUPPORTED("attribute '%s' has %d entries; only 2-D "
                                  "windows are supported",
                                  name, (int)n);
+  for (int i = 0; i < 2; ++i)
+    if (v[i] < 1 || v[i] > VKP__MAX_WINDOW)
+      return VKP__ONNX_INVALID("attribute '%s' entry %d is %lld; must be 1 to "
+                               "%lld",
+                               name, i, (long long)v[i],
+                               (long long)VKP__MAX_WINDOW);
   out[0] = v[0];
   out[1] = v[1];
   return NULL;
@@ -812,6 +824,7 @@ static vkp_status_t vkp__map_concat(vkp__onnx_ctx_t *ctx) {
 }
 
 vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
+                                    const int64_t *shape,
                                     vkp__onnx_slice_t *out) {
   memset(out, 0, sizeof *out);
   int32_t ns = -1, ne = -1, na = -1, nst = -1;
@@ -843,6 +856,15 @@ vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
   for (int32_t i = 0; i < ns; ++i) {
     if (na < 0) out->axes[i] = i;
     if (nst < 0) out->steps[i] = 1;
+    int64_t a = out->axes[i] < 0 ? out->axes[i] + rank : out->axes[i];
+    if (a < 0 || a >= rank)
+      return VKP__ONNX_INVALID("slice axis %lld out of range for rank %d",
+                               (long long)out->axes[i], (int)rank);
+    // A step longer than the dim takes one element either way; clamping it
+    // keeps later arithmetic (ends - starts + step) far from overflow.
+    int64_t dim = shape[a] > 1 ? shape[a] : 1;
+    if (out->steps[i] > dim) out->steps[i] = dim;
+    if (out->steps[i] < -dim) out->steps[i] = -dim;
   }
   return NULL;
 }
@@ -851,7 +873,8 @@ static vkp_status_t vkp__map_slice(vkp__onnx_ctx_t *ctx) {
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   vkp__onnx_slice_t s;
-  VKP_RETURN_IF_ERROR(vkp__onnx_slice_params(ctx, vkp__value(ctx, x)->rank, &s));
+  VKP_RETURN_IF_ERROR(vkp__onnx_slice_params(ctx, vkp__value(ctx, x)->rank,
+                                             vkp__value(ctx, x)->shape, &s));
   vkp_attr_t a[4] = {vkp__a_ints("starts", s.starts, s.count),
                      vkp__a_ints("ends", s.ends, s.count),
                      vkp__a_ints("axes", s.axes, s.count),
@@ -1087,6 +1110,7 @@ static vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
 #define VKP__ONNX_OP_LIST(X)                                                  \
   X("Abs", simple, unary, "")                                                 \
   X("Add", simple, binary, "")                                                \
+  X("And", fold_only, select, "")                                             \
   X("AveragePool", pool, NULL, "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") \
   X("BatchNormalization", batch_norm, NULL, "epsilon,momentum,spatial,training_mode") \
   X("Cast", cast, cast, "to")                                                 \
@@ -1095,21 +1119,31 @@ static vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
   X("Constant", constant, NULL, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
   X("ConstantOfShape", fold_only, constant_of_shape, "value")                 \
   X("Conv", conv, NULL, "auto_pad,dilations,group,kernel_shape,pads,strides") \
+  X("Ceil", fold_only, unary, "")                                             \
   X("Div", simple, binary, "")                                                \
   X("Dropout", passthrough, NULL, "ratio,seed")                               \
+  X("Equal", fold_only, select, "")                                           \
   X("Erf", simple, unary, "")                                                 \
   X("Exp", simple, unary, "")                                                 \
+  X("Expand", fold_only, expand, "")                                          \
   X("Flatten", reshape_like, reshape_like, "axis")                            \
+  X("Floor", fold_only, unary, "")                                            \
   X("Gather", gather, gather, "axis")                                         \
   X("Gemm", gemm, NULL, "alpha,beta,transA,transB")                           \
   X("GlobalAveragePool", simple, NULL, "")                                    \
+  X("Greater", fold_only, select, "")                                         \
   X("Identity", passthrough, reshape_like, "")                                \
   X("LayerNormalization", layer_norm, NULL, "axis,epsilon,stash_type")        \
   X("LeakyRelu", leaky_relu, NULL, "alpha")                                   \
+  X("Less", fold_only, select, "")                                            \
   X("MatMul", simple, NULL, "")                                               \
+  X("Max", fold_only, select, "")                                             \
   X("MaxPool", pool, NULL, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
+  X("Min", fold_only, select, "")                                             \
   X("Mul", simple, binary, "")                                                \
   X("Neg", simple, unary, "")                                                 \
+  X("Not", fold_only, unary, "")                                              \
+  X("Or", fold_only, select, "")                                              \
   X("Pow", simple, binary, "")                                                \
   X("Range", fold_only, range, "")                                            \
   X("ReduceMean", reduce, NULL, "axes,keepdims")                              \
@@ -1127,7 +1161,8 @@ static vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
   X("Sub", simple, binary, "")                                                \
   X("Tanh", simple, unary, "")                                                \
   X("Transpose", transpose, transpose, "perm")                                \
-  X("Unsqueeze", reshape_like, reshape_like, "axes")
+  X("Unsqueeze", reshape_like, reshape_like, "axes")                          \
+  X("Where", fold_only, select, "")
 
 #define vkp__onnx_fold_NULL NULL
 #define VKP__ONNX_OP_ENTRY(name, map, fold, attrs) \

@@ -726,6 +726,12 @@ static vkp_status_t vkp__infer_slice(vkp_graph_t *g, vkp_node_t *n,
     int64_t step = nst ? steps[i] : 1;
     if (step == 0) return VKP__ERR("step for axis %lld is 0", (long long)axis);
     int64_t dim = x->shape[axis], s = starts[i], e = ends[i];
+    // A step longer than the axis takes at most one element, like a step of
+    // exactly its length; clamping keeps the arithmetic below from
+    // overflowing on steps near INT64_MIN or INT64_MAX.
+    int64_t reach = dim > 0 ? dim : 1;
+    if (step > reach) step = reach;
+    if (step < -reach) step = -reach;
     if (s < 0) s += dim;
     if (e < 0) e += dim;
     if (step > 0) {

@@ -163,10 +163,60 @@ done:
   return st;
 }
 
+// Puts the values in a canonical order: graph inputs (declared order),
+// constants (their existing relative order), then node outputs in node order,
+// then anything left (unreferenced names). Two graphs with the same inputs,
+// constants and topologically ordered nodes thus number their values alike,
+// so a blob that refers to value indices (a target's compiled code) stays
+// valid for the same graph saved and loaded again, e.g. from an artifact.
+static vkp_status_t vkp__canonical_value_order(vkp_graph_t *g) {
+  int32_t n = g->n_values;
+  vkp_status_t st = NULL;
+  int32_t *renum = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  vkp_value_t *sorted = vkp__calloc((size_t)n + 1, sizeof(vkp_value_t));
+  if (!renum || !sorted) {
+    st = VKP_OOM("value order");
+    goto done;
+  }
+  for (int32_t v = 0; v < n; ++v) renum[v] = -1;
+  int32_t k = 0;
+#define VKP__TAKE(v)                        \
+  do {                                      \
+    if (renum[(v)] < 0) renum[(v)] = k++;   \
+  } while (0)
+  for (int32_t i = 0; i < g->n_inputs; ++i) VKP__TAKE(g->inputs[i]);
+  for (int32_t v = 0; v < n; ++v)
+    if (g->values[v].kind == VKP_VALUE_CONSTANT) VKP__TAKE(v);
+  for (int32_t i = 0; i < g->n_nodes; ++i)
+    for (int32_t j = 0; j < g->nodes[i].n_outputs; ++j) VKP__TAKE(g->nodes[i].outputs[j]);
+  for (int32_t v = 0; v < n; ++v) VKP__TAKE(v);
+#undef VKP__TAKE
+  bool same = true;
+  for (int32_t v = 0; v < n && same; ++v) same = renum[v] == v;
+  if (same) goto done;
+  for (int32_t v = 0; v < n; ++v) sorted[renum[v]] = g->values[v];
+  memcpy(g->values, sorted, (size_t)n * sizeof(vkp_value_t));
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    vkp_node_t *node = &g->nodes[i];
+    for (int32_t j = 0; j < node->n_inputs; ++j)
+      if (node->inputs[j] >= 0) node->inputs[j] = renum[node->inputs[j]];
+    for (int32_t j = 0; j < node->n_outputs; ++j)
+      node->outputs[j] = renum[node->outputs[j]];
+  }
+  for (int32_t i = 0; i < g->n_inputs; ++i) g->inputs[i] = renum[g->inputs[i]];
+  for (int32_t i = 0; i < g->n_outputs; ++i) g->outputs[i] = renum[g->outputs[i]];
+  st = vkp__graph_reindex_values(g);
+done:
+  vkp__free(renum);
+  vkp__free(sorted);
+  return st;
+}
+
 vkp_status_t vkp_graph_validate(vkp_graph_t *graph) {
   if (graph->validated) return NULL;
   VKP_RETURN_IF_ERROR(vkp__check_references(graph));
   VKP_RETURN_IF_ERROR(vkp__topo_sort(graph));
+  VKP_RETURN_IF_ERROR(vkp__canonical_value_order(graph));
   for (int32_t i = 0; i < graph->n_nodes; ++i) {
     vkp_status_t st = vkp__op_infer(graph, i);
     if (st)

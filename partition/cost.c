@@ -156,8 +156,8 @@ typedef struct vkp__default_rates_t {
 } vkp__default_rates_t;
 
 static const vkp__default_rates_t vkp__default_rates[] = {
-    {"ref", "host", 0.5, 4.0, 1.0},
-    {"cpu", "host", 16.0, 8.0, 2.0},
+    {"ref", "host", 0.5, 4.0, 5.0},
+    {"cpu", "host", 16.0, 8.0, 0.5},
     {"vulkan", "gpu0", 8.0, 10.0, 60.0},
 };
 

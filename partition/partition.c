@@ -189,30 +189,74 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
 // ---------------------------------------------------------------------------
 // The plan
 
+// Marks the nodes some graph output depends on; the others compute nothing
+// anyone reads and are left out of the plan.
+static vkp_status_t vkp__live_nodes(const vkp_graph_t *g, uint8_t **out_live) {
+  uint8_t *live = vkp__calloc((size_t)g->n_nodes + 1, 1);
+  int32_t *stack = vkp__calloc((size_t)g->n_nodes + 1, sizeof(int32_t));
+  if (!live || !stack) {
+    vkp__free(live);
+    vkp__free(stack);
+    return VKP_OOM("live nodes");
+  }
+  int32_t top = 0;
+  for (int32_t k = 0; k < g->n_outputs; ++k) {
+    int32_t p = g->values[g->outputs[k]].producer;
+    if (p >= 0 && !live[p]) {
+      live[p] = 1;
+      stack[top++] = p;
+    }
+  }
+  while (top > 0) {
+    const vkp_node_t *n = &g->nodes[stack[--top]];
+    for (int32_t q = 0; q < n->n_inputs; ++q) {
+      int32_t v = n->inputs[q];
+      int32_t p = v >= 0 ? g->values[v].producer : -1;
+      if (p >= 0 && !live[p]) {
+        live[p] = 1;
+        stack[top++] = p;
+      }
+    }
+  }
+  vkp__free(stack);
+  *out_live = live;
+  return NULL;
+}
+
 vkp_status_t vkp_partition_to_plan(const vkp_partition_t *part,
                                    const char *name, vkp_plan_t **out_plan) {
   *out_plan = NULL;
   const vkp_graph_t *g = part->graph;
-  const vkp__pctx_t *c = part->internal;
+  uint8_t *live = NULL;
+  VKP_RETURN_IF_ERROR(vkp__live_nodes(g, &live));
+  int32_t *plan_stage = vkp__calloc((size_t)part->n_stages + 1, sizeof(int32_t));
+  int32_t *nodes = vkp__calloc((size_t)g->n_nodes + 1, sizeof(int32_t));
   vkp_plan_t *plan = NULL;
-  VKP_RETURN_IF_ERROR(vkp_plan_create(name ? name : g->name, &plan));
-  vkp_status_t st = NULL;
+  vkp_status_t st = !plan_stage || !nodes ? VKP_OOM("plan stages")
+                                          : vkp_plan_create(name ? name : g->name, &plan);
   for (int32_t s = 0; s < part->n_stages && !st; ++s) {
     const vkp_partition_stage_t *ps = &part->stages[s];
+    int32_t n = 0;
+    for (int32_t k = 0; k < ps->n_nodes; ++k)
+      if (live[ps->nodes[k]]) nodes[n++] = ps->nodes[k];
+    plan_stage[s] = -1;
+    if (n == 0) continue;  // only dead nodes: nothing to run
     char sname[32];
-    snprintf(sname, sizeof sname, "stage%d", (int)s);
+    snprintf(sname, sizeof sname, "stage%d", (int)plan->n_stages);
     vkp_graph_t *sub = NULL;
-    st = vkp_graph_extract(g, ps->n_nodes, ps->nodes, sname, &sub);
-    int32_t idx = -1;
+    st = vkp_graph_extract(g, n, nodes, sname, &sub);
     if (!st)
       st = vkp_plan_add_stage(plan, sname, vkp_partition_target_name(part, ps->target),
-                              sub, &idx);
-    if (!st) plan->stages[idx].estimated_ms = ps->seconds * 1e3;
+                              sub, &plan_stage[s]);
+    if (!st) plan->stages[plan_stage[s]].estimated_ms = ps->seconds * 1e3;
   }
   for (int32_t k = 0; k < g->n_inputs && !st; ++k) {
     int32_t v = g->inputs[k];
-    if (c->cons_start[v + 1] > c->cons_start[v])
-      st = vkp_plan_add_global_input(plan, g->values[v].name);
+    bool used = false;
+    for (int32_t i = 0; i < g->n_nodes && !used; ++i)
+      for (int32_t q = 0; live[i] && q < g->nodes[i].n_inputs; ++q)
+        used |= g->nodes[i].inputs[q] == v;
+    if (used) st = vkp_plan_add_global_input(plan, g->values[v].name);
   }
   for (int32_t k = 0; k < g->n_outputs && !st; ++k) {
     const vkp_value_t *v = &g->values[g->outputs[k]];
@@ -223,20 +267,23 @@ vkp_status_t vkp_partition_to_plan(const vkp_partition_t *part,
       break;
     }
     st = vkp_plan_add_global_output(plan, v->name);
-    if (!st) st = vkp_plan_bind(plan, part->node_stage[v->producer], v->name,
+    if (!st) st = vkp_plan_bind(plan, plan_stage[part->node_stage[v->producer]], v->name,
                                 VKP_PLAN_GLOBAL, v->name);
   }
-  for (int32_t s = 0; s < plan->n_stages && !st; ++s) {
+  for (int32_t s = 0; plan && s < plan->n_stages && !st; ++s) {
     const vkp_graph_t *sub = plan->stages[s].graph;
     for (int32_t k = 0; k < sub->n_inputs && !st; ++k) {
       const char *vname = sub->values[sub->inputs[k]].name;
       int32_t v = vkp_graph_find_value(g, vname);
       int32_t p = v >= 0 ? g->values[v].producer : -1;
-      st = vkp_plan_bind(plan, p >= 0 ? part->node_stage[p] : VKP_PLAN_GLOBAL,
+      st = vkp_plan_bind(plan, p >= 0 ? plan_stage[part->node_stage[p]] : VKP_PLAN_GLOBAL,
                          vname, s, vname);
     }
   }
   if (!st) st = vkp_plan_validate(plan);
+  vkp__free(live);
+  vkp__free(plan_stage);
+  vkp__free(nodes);
   if (st) {
     vkp_plan_destroy(plan);
     return vkp_status_annotate(st, "building the plan of graph '%s'", g->name);

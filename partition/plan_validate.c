@@ -76,47 +76,93 @@ static bool vkp__same_type(const vkp_value_t *a, const vkp_value_t *b) {
   return true;
 }
 
-static void vkp__check_cycles(const vkp_plan_t *plan, vkp__problems_t *p) {
+static bool vkp__stage_edge(const vkp_plan_t *plan, const vkp_plan_binding_t *b) {
   int32_t n = plan->n_stages;
-  // Kahn over stage edges; stages left over sit on a cycle.
+  return b->src_stage >= 0 && b->dst_stage >= 0 && b->src_stage < n &&
+         b->dst_stage < n && b->src_stage != b->dst_stage;
+}
+
+// One problem per cycle: Kahn's algorithm over the stage edges leaves the
+// stages on cycles; walking back from one of them finds a cycle, reported
+// through the binding on it that goes back in stage order, which is then
+// set aside and the search repeated.
+static void vkp__check_cycles(const vkp_plan_t *plan, vkp__problems_t *p) {
+  int32_t n = plan->n_stages, nb = plan->n_bindings;
   int32_t *indeg = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   int32_t *queue = vkp__calloc((size_t)n + 1, sizeof(int32_t));
-  if (!indeg || !queue) {
+  int32_t *path = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  int32_t *via = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  int32_t *where = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  uint8_t *ignored = vkp__calloc((size_t)nb + 1, 1);
+  if (!indeg || !queue || !path || !via || !where || !ignored) {
     p->oom = true;
     goto done;
   }
-  for (int32_t i = 0; i < plan->n_bindings; ++i) {
-    const vkp_plan_binding_t *b = &plan->bindings[i];
-    if (b->src_stage >= 0 && b->dst_stage >= 0 && b->src_stage < n &&
-        b->dst_stage < n && b->src_stage != b->dst_stage)
-      indeg[b->dst_stage]++;
-  }
-  int32_t head = 0, tail = 0;
-  for (int32_t i = 0; i < n; ++i)
-    if (!indeg[i]) queue[tail++] = i;
-  while (head < tail) {
-    int32_t s = queue[head++];
-    for (int32_t i = 0; i < plan->n_bindings; ++i) {
-      const vkp_plan_binding_t *b = &plan->bindings[i];
-      if (b->src_stage == s && b->dst_stage >= 0 && b->dst_stage < n &&
-          b->dst_stage != s && --indeg[b->dst_stage] == 0)
-        queue[tail++] = b->dst_stage;
+  for (int32_t round = 0; round <= nb; ++round) {
+    memset(indeg, 0, (size_t)n * sizeof(int32_t));
+    for (int32_t i = 0; i < nb; ++i)
+      if (!ignored[i] && vkp__stage_edge(plan, &plan->bindings[i]))
+        indeg[plan->bindings[i].dst_stage]++;
+    int32_t head = 0, tail = 0;
+    for (int32_t i = 0; i < n; ++i)
+      if (!indeg[i]) queue[tail++] = i;
+    while (head < tail) {
+      int32_t s = queue[head++];
+      for (int32_t i = 0; i < nb; ++i) {
+        const vkp_plan_binding_t *b = &plan->bindings[i];
+        if (!ignored[i] && vkp__stage_edge(plan, b) && b->src_stage == s &&
+            --indeg[b->dst_stage] == 0)
+          queue[tail++] = b->dst_stage;
+      }
     }
-  }
-  if (tail == n) goto done;
-  for (int32_t i = 0; i < plan->n_bindings; ++i) {
-    const vkp_plan_binding_t *b = &plan->bindings[i];
-    if (b->src_stage >= 0 && b->dst_stage >= 0 && b->src_stage < n &&
-        b->dst_stage < n && b->src_stage != b->dst_stage &&
-        indeg[b->src_stage] > 0 && indeg[b->dst_stage] > 0) {
-      char d[256];
-      vkp__describe(plan, b, d, sizeof d);
-      vkp__problem(p, "%s: makes a cycle between stages", d);
+    if (tail == n) break;
+    // Stages left have a predecessor that is left too: walk back until a
+    // stage repeats.
+    int32_t s = 0;
+    while (indeg[s] == 0) ++s;
+    for (int32_t i = 0; i < n; ++i) where[i] = -1;
+    int32_t len = 0;
+    while (where[s] < 0) {
+      where[s] = len;
+      path[len] = s;
+      int32_t pick = -1;
+      for (int32_t i = 0; i < nb && pick < 0; ++i) {
+        const vkp_plan_binding_t *b = &plan->bindings[i];
+        if (!ignored[i] && vkp__stage_edge(plan, b) && b->dst_stage == s &&
+            indeg[b->src_stage] > 0)
+          pick = i;
+      }
+      via[len++] = pick;  // binding into path[len - 1]
+      s = plan->bindings[pick].src_stage;
     }
+    // The cycle is path[where[s]] <- ... <- path[len-1] <- s (== path[where[s]]).
+    int32_t first = where[s], closing = via[first];
+    for (int32_t k = first; k < len; ++k) {
+      const vkp_plan_binding_t *b = &plan->bindings[via[k]];
+      if (b->src_stage > b->dst_stage) closing = via[k];
+    }
+    // Forward: path[first] -> path[len-1] -> ... -> path[first+1] -> path[first].
+    char route[256] = "";
+    size_t used = 0;
+    for (int32_t k = len; k >= first && used < sizeof route; --k) {
+      int32_t stage = k == len ? path[first] : path[k];
+      int w = snprintf(route + used, sizeof route - used, "%s%s", used ? " -> " : "",
+                       plan->stages[stage].name);
+      if (w < 0) break;
+      used += (size_t)w;
+    }
+    char d[256];
+    vkp__describe(plan, &plan->bindings[closing], d, sizeof d);
+    vkp__problem(p, "%s: makes a cycle (%s)", d, route);
+    ignored[closing] = 1;
   }
 done:
   vkp__free(indeg);
   vkp__free(queue);
+  vkp__free(path);
+  vkp__free(via);
+  vkp__free(where);
+  vkp__free(ignored);
 }
 
 vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) {

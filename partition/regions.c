@@ -9,6 +9,9 @@
 #include "base/status_macros.h"
 #include "partition/partition_internal.h"
 
+// Labels are target indices; a heap per label is allocated.
+#define VKP__MAX_LABELS 1024
+
 // A binary min-heap of node indices per label.
 typedef struct vkp__heap_t {
   int32_t *items;
@@ -92,9 +95,10 @@ vkp_status_t vkp_partition_regions(const vkp_graph_t *graph,
   int32_t n = graph->n_nodes, n_labels = 0;
   if (n == 0) return NULL;
   for (int32_t i = 0; i < n; ++i) {
-    if (labels[i] < 0)
+    if (labels[i] < 0 || labels[i] >= VKP__MAX_LABELS)
       return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
-                             "node '%s' has no target label", graph->nodes[i].name);
+                             "node '%s' has target label %d (want 0..%d)",
+                             graph->nodes[i].name, (int)labels[i], VKP__MAX_LABELS - 1);
     if (labels[i] + 1 > n_labels) n_labels = labels[i] + 1;
   }
   // Node successor lists, one entry per (producer, consumer input) edge.

@@ -524,11 +524,11 @@ static vkp_status_t vkp__absorb(vkp__pctx_t *c, int32_t want_k, bool record) {
         part->node_target[i] = to;
         part->node_seconds[i] = vkp__est(c, i, to);
         if (!record) continue;
-        if (!(d < 0))
+        if (!worth)
           st = vkp__set_reason(part, i,
                                "island of %d node%s on '%s' absorbed into the "
                                "neighbouring '%s' region to fit %d stages "
-                               "(+%.4f ms estimated)",
+                               "(%+.4f ms estimated)",
                                (int)count, count == 1 ? "" : "s",
                                vkp_partition_target_name(part, from),
                                vkp_partition_target_name(part, to), (int)want_k, d * 1e3);
@@ -697,11 +697,22 @@ vkp_status_t vkp__cut_stages(vkp__pctx_t *c) {
     memcpy(seconds, part->node_seconds, (size_t)n * sizeof(double));
     int32_t cap = o->max_auto_stages > 0 ? o->max_auto_stages
                                          : VKP__DEFAULT_MAX_AUTO_STAGES;
+    // A policy target keeps its regions: only "auto" may trade them for
+    // fewer stages.
+    int32_t k_first = 1;
+    if (part->policy_target >= 0) {
+      int32_t natural = 0;
+      st = vkp__prepare(c, 0, false, &natural);
+      k_first = part->n_regions < 1 ? 1 : part->n_regions;
+      if (k_first > cap) cap = k_first;
+    }
     double *bound = vkp__calloc((size_t)cap + 1, sizeof(double));
     int32_t *used = vkp__calloc((size_t)cap + 1, sizeof(int32_t));
-    if (!bound || !used) st = VKP_OOM("stage cut");
+    if (!st && (!bound || !used)) st = VKP_OOM("stage cut");
     double best = INFINITY;
-    for (int32_t k = 1; k <= cap && !st; ++k) {
+    for (int32_t k = 1; k < k_first && bound; ++k) bound[k] = INFINITY;
+    want = k_first;
+    for (int32_t k = k_first; k <= cap && !st; ++k) {
       memcpy(part->node_target, placed, (size_t)n * sizeof(int32_t));
       memcpy(part->node_seconds, seconds, (size_t)n * sizeof(double));
       st = vkp__prepare(c, k, false, &used[k]);
@@ -714,7 +725,6 @@ vkp_status_t vkp__cut_stages(vkp__pctx_t *c) {
       if (!st) st = vkp__cut_k(c, used[k], starts, &bound[k]);
       if (!st && bound[k] < best) best = bound[k];
     }
-    want = 1;
     while (!st && want < cap && !(bound[want] <= best * VKP__AUTO_STAGE_SLACK)) ++want;
     vkp__free(bound);
     vkp__free(used);

@@ -17,13 +17,21 @@
 
 // Waits from the host until `semaphore` of `target` reaches `value`, in
 // bounded slices. CANCELLED on shutdown; DEVICE_LOST once the pipeline has
-// failed.
+// failed, and for any error of the wait itself.
 static vkp_status_t vkp__wait_point(vkp_pipeline_t *p, const vkp_target_t *target,
                                     uint64_t semaphore, uint64_t value) {
   for (;;) {
     vkp_status_t st = target->vtable->timeline_wait(target, semaphore, value,
                                                     VKP__WAIT_SLICE_NS);
-    if (!vkp_status_is(st, VKP_STATUS_TIMEOUT)) return st;
+    if (!st || vkp_status_is(st, VKP_STATUS_DEVICE_LOST)) return st;
+    if (!vkp_status_is(st, VKP_STATUS_TIMEOUT)) {
+      // A timeline that cannot be waited on is a broken device.
+      vkp_status_t lost = vkp_status_make(
+          VKP_STATUS_DEVICE_LOST, "waiting for a timeline semaphore failed: %s",
+          vkp_status_message(st));
+      vkp_status_free(st);
+      return lost;
+    }
     vkp_status_free(st);
     if (atomic_load(&p->shutdown))
       return vkp_status_make(VKP_STATUS_CANCELLED, "pipeline is shutting down");
@@ -31,6 +39,20 @@ static vkp_status_t vkp__wait_point(vkp_pipeline_t *p, const vkp_target_t *targe
       return vkp_status_make(VKP_STATUS_DEVICE_LOST,
                              "pipeline failed while waiting for a device");
   }
+}
+
+// Signals `semaphore` from the host. A timeline that cannot be signalled
+// could leave device work waiting for ever, so any failure is reported as
+// DEVICE_LOST: the pipeline fails and nothing more is submitted.
+static vkp_status_t vkp__host_signal(const vkp_target_t *target,
+                                     uint64_t semaphore, uint64_t value) {
+  vkp_status_t st = target->vtable->timeline_signal(target, semaphore, value);
+  if (!st || vkp_status_is(st, VKP_STATUS_DEVICE_LOST)) return st;
+  vkp_status_t lost = vkp_status_make(
+      VKP_STATUS_DEVICE_LOST, "signalling a timeline semaphore from the host "
+                              "failed: %s", vkp_status_message(st));
+  vkp_status_free(st);
+  return lost;
 }
 
 // Frame `seq` may start at stage `st`: launched, every input available, and in
@@ -179,7 +201,8 @@ static void *vkp__host_worker(void *arg) {
       const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
       if (ring->src_stage == VKP_PLAN_GLOBAL) continue;
       const vkp__stage_t *src = &p->stages[ring->src_stage];
-      if (src->device) err = vkp__wait_point(p, src->target, src->semaphore, seq);
+      if (src->device)
+        err = vkp__wait_point(p, src->target, src->semaphore, seq);
     }
     if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
       vkp_status_free(err);
@@ -219,9 +242,9 @@ static void *vkp__host_worker(void *arg) {
       if (st->outputs[o].ring < 0) continue;
       const vkp__ring_t *ring = &p->rings[st->outputs[o].ring];
       if (!ring->has_host_semaphore) continue;
-      err = vkp_status_join(err, ring->device_target->vtable->timeline_signal(
-                                     ring->device_target, ring->host_semaphore,
-                                     seq));
+      vkp_status_t sig = vkp__host_signal(ring->device_target,
+                                          ring->host_semaphore, seq);
+      if (sig) err = vkp_status_join(sig, err);  // DEVICE_LOST first
     }
     pthread_mutex_lock(&p->mu);
     vkp__trace_record(p, st->index, seq, t_start,
@@ -292,7 +315,9 @@ static void *vkp__device_submitter(void *arg) {
     if (skip || err) {
       // Timeline values only grow, and a host signal may not pass a pending
       // device signal (VUID-VkSemaphoreSignalInfo-value-03259): let the
-      // device reach seq - 1 first.
+      // device reach seq - 1 first. When it cannot (the device or the
+      // pipeline has failed), signal nothing: in a failed pipeline nobody
+      // submits a wait on this value and every host waiter gives up.
       vkp_status_t w = seq > 1 ? vkp__wait_point(p, st->target, st->semaphore,
                                                   seq - 1)
                                : NULL;
@@ -301,9 +326,8 @@ static void *vkp__device_submitter(void *arg) {
         vkp_status_free(err);
         break;
       }
-      vkp_status_free(w);
-      err = vkp_status_join(err, vt->timeline_signal(st->target, st->semaphore,
-                                                     seq));
+      vkp_status_t sig = w ? w : vkp__host_signal(st->target, st->semaphore, seq);
+      if (sig) err = vkp_status_join(sig, err);  // DEVICE_LOST first
     }
     pthread_mutex_lock(&p->mu);
     if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));

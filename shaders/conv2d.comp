@@ -1,38 +1,53 @@
 // SPDX-License-Identifier: Apache-2.0
-// Direct 2-D convolution, NCHW input, weights [M, C/G, KH, KW]: one output
-// element per invocation. Grouped and depthwise convolutions are the same
-// loop with CG = C/G input channels per group (1 for depthwise).
-// Generator provides: TOTAL, C, H, W, M, OH, OW, KH, KW, SH, SW, DH, DW, PT,
-// PL (ints), CG, MG (output channels per group), HAS_BIAS, IN0 = x,
+// Direct 2-D convolution, NCHW input, weights [M, C/G, KH, KW]. Grouped and
+// depthwise convolutions are the same loop with CG = C/G input channels per
+// group (1 for depthwise). Each invocation computes CB (1, 2 or 4, dividing
+// the MG output channels of a group) output channels at one (n, oh, ow):
+// every input element it loads feeds CB accumulators, neighbouring
+// invocations read neighbouring input columns, and they share the weights.
+// Generator provides: BLOCKS (= N * M/CB * OH * OW), CB, C, H, W, M, OH, OW,
+// KH, KW, SH, SW, DH, DW, PT, PL (ints), CG, MG, HAS_BIAS, IN0 = x,
 // IN1 = weight, IN2 = bias, STORE(o, v).
 void main() {
-  uint o = gl_GlobalInvocationID.x;
-  if (o >= TOTAL) return;
-  uint ow = o % OW;
-  uint t = o / OW;
+  uint blk = gl_GlobalInvocationID.x;
+  if (blk >= BLOCKS) return;
+  uint ow = blk % OW;
+  uint t = blk / OW;
   uint oh = t % OH;
   t /= OH;
-  uint m = t % M;
-  uint n = t / M;
-  uint g = m / MG;
+  uint m0 = (t % (M / CB)) * CB;
+  uint n = t / (M / CB);
+  uint g = m0 / MG;
   int ih0 = int(oh * SH) - PT;
   int iw0 = int(ow * SW) - PL;
-  float acc = 0.0;
+  const uint wstride = CG * KH * KW;
+  vec4 acc = vec4(0.0);
   for (uint c = 0u; c < CG; ++c) {
     uint xbase = (n * C + g * CG + c) * H * W;
-    uint wbase = (m * CG + c) * KH * KW;
+    uint wbase = (m0 * CG + c) * KH * KW;
     for (uint kh = 0u; kh < KH; ++kh) {
       int ih = ih0 + int(kh * DH);
       if (ih < 0 || ih >= int(H)) continue;
       for (uint kw = 0u; kw < KW; ++kw) {
         int iw = iw0 + int(kw * DW);
         if (iw < 0 || iw >= int(W)) continue;
-        acc += IN0[xbase + uint(ih) * W + uint(iw)] * IN1[wbase + kh * KW + kw];
+        float x = IN0[xbase + uint(ih) * W + uint(iw)];
+        uint wi = wbase + kh * KW + kw;
+        vec4 w = vec4(IN1[wi], CB > 1u ? IN1[wi + wstride] : 0.0,
+                      CB > 2u ? IN1[wi + 2u * wstride] : 0.0,
+                      CB > 3u ? IN1[wi + 3u * wstride] : 0.0);
+        acc += x * w;
       }
     }
   }
 #ifdef HAS_BIAS
-  acc += IN2[m];
+  acc += vec4(IN2[m0], CB > 1u ? IN2[m0 + 1u] : 0.0, CB > 2u ? IN2[m0 + 2u] : 0.0,
+              CB > 3u ? IN2[m0 + 3u] : 0.0);
 #endif
-  STORE(o, acc);
+  uint o = ((n * M + m0) * OH + oh) * OW + ow;
+  const uint plane = OH * OW;
+  STORE(o, acc.x);
+  if (CB > 1u) STORE(o + plane, acc.y);
+  if (CB > 2u) STORE(o + 2u * plane, acc.z);
+  if (CB > 3u) STORE(o + 3u * plane, acc.w);
 }

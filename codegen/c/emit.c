@@ -107,6 +107,8 @@ typedef struct vkp__cg_t {
   char **nname;         // node -> C function name
   int64_t ws_bytes;
   int64_t dw_scratch_floats;  // the largest depthwise padded plane
+  vkp__sb_t prepack;          // body of vkp_stage_prepack
+  int32_t n_prepack;          // constant conv weights packed at load
   int32_t n_constants;
   int32_t *constants;
   int32_t n_kernels;
@@ -806,6 +808,28 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
                    (long long)dil[1], OH, OW, ep);
     return;
   }
+  // Constant weights are packed once at load (vkp_stage_prepack) into the
+  // workspace's last region; VKP_PACKED_<id>_AT is where this node's are.
+  char packed_expr[160] = "NULL";
+  if (cg->storage[a->inputs[1]] == VKP__ST_CONSTANT) {
+    int32_t id = cg->n_prepack++;
+    if (id) vkp__sb_printf(&cg->out, "#define VKP_PACKED_%d_AT VKP_PACKED_%d_END\n", (int)id,
+                           (int)id - 1);
+    else vkp__sb_puts(&cg->out, "#define VKP_PACKED_0_AT ((size_t)0)\n");
+    vkp__sb_printf(&cg->out,
+                   "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)%lld * "
+                   "VKP_PAD_MR(%lld) * %lld)\n",
+                   (int)id, (int)id, G, Mg, K);
+    snprintf(packed_expr, sizeof packed_expr,
+             "packed + VKP_PACKED_%d_AT + g * VKP_PAD_MR(%lld) * %lld", (int)id, Mg, K);
+    vkp__sb_printf(&cg->prepack,
+                   "  for (ptrdiff_t g = 0; g < %lld; ++g)  // weights of '%s'\n"
+                   "    vkp_prepack_a(%lld, %lld, (const float *)constants[%d] + g * %lld, "
+                   "%lld, 1, 1.0f,\n                  packed + VKP_PACKED_%d_AT + g * "
+                   "VKP_PAD_MR(%lld) * %lld);\n",
+                   G, a->name, Mg, K, (int)cg->io_index[a->inputs[1]], Mg * K, K,
+                   (int)id, Mg, K);
+  }
   bool pointwise = KH == 1 && KW == 1 && st[0] == 1 && st[1] == 1 &&
                    pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
   vkp__sb_printf(sb, "    for (ptrdiff_t g = 0; g < %lld; ++g) {\n", G);
@@ -825,10 +849,12 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
                    (long long)dil[0], (long long)dil[1], OH, OW);
   }
   vkp__sb_printf(sb,
-                 "      vkp_gemm(%lld, %lld, %lld, 1.0f, %s + g * %lld, %lld, 1, "
-                 "&src, yn + g * %lld, %lld,\n               %s, g * %lld, n, "
+                 "      vkp_gemm(%lld, %lld, %lld, 1.0f, %s + g * %lld, %lld, 1,\n"
+                 "               %s,\n"
+                 "               &src, yn + g * %lld, %lld, %s, g * %lld, n, "
                  "scratch, VKP_STAGE_THREADS);\n    }\n  }\n",
-                 Mg, OH * OW, K, wn, Mg * K, K, Mg * OH * OW, OH * OW, ep, Mg);
+                 Mg, OH * OW, K, wn, Mg * K, K, packed_expr, Mg * OH * OW, OH * OW, ep,
+                 Mg);
 }
 
 // Per-dim strides of operand `v` over the batch dims [0, nb) of `out`
@@ -868,7 +894,7 @@ static void vkp__emit_matmul(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
                    bn, tb ? 1LL : N, tb ? K : 1LL);
     vkp__sb_printf(sb, "  vkp_gemm(%lld, %lld, %lld, ", M, N, K);
     vkp__emit_float(sb, vkp_node_attr_float(a, "alpha", 1.0));
-    vkp__sb_printf(sb, ", %s, %lld, %lld, &src, %s, %lld,\n           %s, 0, 0, "
+    vkp__sb_printf(sb, ", %s, %lld, %lld, NULL, &src, %s, %lld,\n           %s, 0, 0, "
                    "scratch, VKP_STAGE_THREADS);\n",
                    an, ta ? 1LL : K, ta ? M : 1LL, yn, N, ep);
     return;
@@ -888,7 +914,7 @@ static void vkp__emit_matmul(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   vkp__sb_printf(sb, ", .rsb = %lld, .csb = 1};\n", N);
   vkp__sb_printf(sb, "    vkp_gemm(%lld, %lld, %lld, 1.0f, %s + ", M, N, K, an);
   vkp__emit_part(sb, "b", Y->shape, 0, nb, as);
-  vkp__sb_printf(sb, ", %lld, 1, &src, %s + b * %lld, %lld,\n             %s, 0, b, "
+  vkp__sb_printf(sb, ", %lld, 1, NULL, &src, %s + b * %lld, %lld,\n             %s, 0, b, "
                  "scratch, VKP_STAGE_THREADS);\n  }\n",
                  K, yn, M * N, N, ep);
 }
@@ -1144,8 +1170,9 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   }
   vkp__sb_printf(&cg->out, "%s *restrict %s", vkp__ctype(ov->dtype), cg->vname[out_v]);
   bool scratch = gr->anchor >= 0 || rn->op == VKP_OP_MATMUL;
-  if (scratch) vkp__sb_puts(&cg->out, ", float *scratch");
+  if (scratch) vkp__sb_puts(&cg->out, ", float *scratch, const float *packed");
   vkp__sb_puts(&cg->out, ") {\n");
+  if (scratch) vkp__sb_puts(&cg->out, "  (void)packed;\n");
   if (gr->anchor >= 0) {
     if (g->nodes[gr->anchor].op == VKP_OP_CONV2D) vkp__emit_conv(cg, gr, has_ep, &cg->out);
     else vkp__emit_matmul(cg, gr, has_ep, &cg->out);
@@ -1164,7 +1191,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     needed[gr->params[i]] = true;
   }
   vkp__sb_printf(calls, "%s%s);\n", cg->vname[out_v],
-                 scratch ? ", scratch" : "");
+                 scratch ? ", scratch, packed" : "");
   needed[out_v] = true;
   cg->n_kernels++;
   vkp__free(gr);
@@ -1273,13 +1300,33 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
     if (needed[v] && cg->storage[v] == VKP__ST_ALIAS) needed[cg->alias_of[v]] = true;
   int64_t ws = (cg->ws_bytes + 63) / 64 * 64;
   vkp__sb_printf(out,
+                 "// Workspace: intermediates, then per-thread GEMM scratch (or the\n"
+                 "// depthwise plane), then the weights packed at load.\n"
+                 "#define VKP_PACKED_FLOATS ");
+  if (cg->n_prepack) vkp__sb_printf(out, "VKP_PACKED_%d_END\n", (int)cg->n_prepack - 1);
+  else vkp__sb_puts(out, "((size_t)0)\n");
+  vkp__sb_printf(out,
+                 "#define VKP_SCRATCH_FLOATS \\\n"
+                 "  ((size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS > %lldu \\\n"
+                 "       ? (size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS : %lldu)\n"
+                 "#define VKP_PACKED_OFFSET \\\n"
+                 "  (%lldu + (VKP_SCRATCH_FLOATS * sizeof(float) + 63u) / 64u * 64u)\n\n"
                  "size_t vkp_stage_workspace_size(void);\n"
                  "size_t vkp_stage_workspace_size(void) {\n"
-                 "  size_t gemm = (size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS;\n"
-                 "  size_t depthwise = %lldu;\n"
-                 "  return %lldu + (gemm > depthwise ? gemm : depthwise) * sizeof(float) "
-                 "+ 64u;\n}\n\n",
-                 (long long)cg->dw_scratch_floats, (long long)ws);
+                 "  return VKP_PACKED_OFFSET + VKP_PACKED_FLOATS * sizeof(float) + 64u;\n"
+                 "}\n\n",
+                 (long long)cg->dw_scratch_floats, (long long)cg->dw_scratch_floats,
+                 (long long)ws);
+  vkp__sb_puts(out,
+               "// Packs constant convolution weights into GEMM panels, once.\n"
+               "void vkp_stage_prepack(const void *const *constants, void *workspace);\n"
+               "void vkp_stage_prepack(const void *const *constants, void *workspace) {\n"
+               "  float *packed = (float *)((unsigned char *)workspace + "
+               "VKP_PACKED_OFFSET);\n"
+               "  (void)constants;\n  (void)packed;\n");
+  if (cg->prepack.data) vkp__sb_put(out, cg->prepack.data, cg->prepack.len);
+  if (cg->prepack.oom) out->oom = true;
+  vkp__sb_puts(out, "}\n\n");
   vkp__sb_puts(out,
               "int vkp_stage_run(const void *const *inputs, void *const *outputs,\n"
               "                  const void *const *constants, void *workspace);\n"
@@ -1288,8 +1335,9 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
   vkp__sb_printf(out,
                  "  unsigned char *ws = workspace;\n"
                  "  float *scratch = (float *)(ws + %lld);\n"
+                 "  const float *packed = (const float *)(ws + VKP_PACKED_OFFSET);\n"
                  "  (void)inputs;\n  (void)outputs;\n  (void)constants;\n"
-                 "  (void)ws;\n  (void)scratch;\n",
+                 "  (void)ws;\n  (void)scratch;\n  (void)packed;\n",
                  (long long)ws);
   // Declare in value order, bases before views.
   for (int32_t pass = 0; pass < 2; ++pass)
@@ -1362,6 +1410,7 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
   for (int32_t v = 0; cg.vname && v < graph->n_values; ++v) vkp__free(cg.vname[v]);
   for (int32_t i = 0; cg.nname && i < graph->n_nodes; ++i) vkp__free(cg.nname[i]);
   vkp__free(cg.out.data);
+  vkp__free(cg.prepack.data);
   vkp__free(cg.group_of);
   vkp__free(cg.anchor_of);
   vkp__free(cg.uses);

@@ -9,13 +9,17 @@
 //   //   int vkp_stage_run(const void *const *inputs, void *const *outputs,
 //   //                     const void *const *constants, void *workspace);
 //   //   size_t vkp_stage_workspace_size(void);
+//   //   void vkp_stage_prepack(const void *const *constants, void *workspace);
 //   vkp_codegen_c_deinit(&code);
 //
 // Shapes are compile-time constants. Weights are not in the source: the entry
 // receives one pointer per constant, in the order of code.constants. Inputs
 // and outputs follow graph->inputs and graph->outputs. Intermediates live in
 // one workspace of vkp_stage_workspace_size() bytes (64-byte aligned), planned
-// by liveness; it also holds the GEMM packing scratch.
+// by liveness; it also holds the GEMM packing scratch and, in its last region,
+// constant convolution weights packed into GEMM panels: the loader calls
+// vkp_stage_prepack once, after allocating the workspace and before any run,
+// and runs never write that region.
 //
 // Fusion: chains and trees of elementwise nodes become one loop; an
 // elementwise consumer tree of a conv2d/gemm/matmul becomes that node's
@@ -39,6 +43,7 @@ extern "C" {
 // Name of the entry point and workspace query in generated code.
 #define VKP_CODEGEN_C_ENTRY "vkp_stage_run"
 #define VKP_CODEGEN_C_WORKSPACE "vkp_stage_workspace_size"
+#define VKP_CODEGEN_C_PREPACK "vkp_stage_prepack"
 
 typedef struct vkp_codegen_c_t {
   char *source;          // owned, NUL-terminated

@@ -30,6 +30,8 @@
 #define VKP_MR 4
 #endif
 #define VKP_NR (2 * VKP_VLEN)
+// Rows of A rounded up to whole MR panels.
+#define VKP_PAD_MR(m) (((m) + VKP_MR - 1) / VKP_MR * VKP_MR)
 // Prelude functions a stage may leave unused.
 #define VKP_FN static __attribute__((unused))
 // Cache blocking: a KC x NR panel of B stays in L1, an MC x KC block of A in
@@ -135,12 +137,20 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
         c += len;
       }
       run_c0[runs] = nr;
+      // Depth index p0 + k is (channel, kh, kw); step it instead of dividing.
       ptrdiff_t khw = src->KH * src->KW;
+      ptrdiff_t ch = p0 / khw, kh = (p0 % khw) / src->KW, kw = p0 % src->KW;
       for (ptrdiff_t k = 0; k < kc; ++k) {
-        ptrdiff_t kk = p0 + k, ch = kk / khw, r = kk % khw;
-        ptrdiff_t dh = (r / src->KW) * src->DH, dw = (r % src->KW) * src->DW;
+        ptrdiff_t dh = kh * src->DH, dw = kw * src->DW;
         const float *plane = src->b + ch * src->H * src->W;
         float *restrict dst = pb + k * VKP_NR;
+        if (++kw == src->KW) {
+          kw = 0;
+          if (++kh == src->KH) {
+            kh = 0;
+            ++ch;
+          }
+        }
         for (int u = 0; u < runs; ++u) {
           ptrdiff_t c0 = run_c0[u], len = run_c0[u + 1] - c0;
           ptrdiff_t ih = run_ih[u] + dh, iw = run_iw[u] + dw;
@@ -148,16 +158,25 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
             for (ptrdiff_t c = 0; c < len; ++c) dst[c0 + c] = 0.0f;
             continue;
           }
-          // Columns c with 0 <= iw + c * SW < W.
-          ptrdiff_t lo = iw < 0 ? (-iw + src->SW - 1) / src->SW : 0;
-          ptrdiff_t hi = src->W - iw <= 0 ? 0 : (src->W - iw + src->SW - 1) / src->SW;
+          // Columns c with 0 <= iw + c * SW < W (no division at stride 1).
+          ptrdiff_t lo, hi;
+          if (src->SW == 1) {
+            lo = iw < 0 ? -iw : 0;
+            hi = src->W - iw;
+          } else {
+            lo = iw < 0 ? (-iw + src->SW - 1) / src->SW : 0;
+            hi = src->W - iw <= 0 ? 0 : (src->W - iw + src->SW - 1) / src->SW;
+          }
           if (lo > len) lo = len;
           if (hi > len) hi = len;
           if (hi < lo) hi = lo;
           const float *row = plane + ih * src->W + iw;
           for (ptrdiff_t c = 0; c < lo; ++c) dst[c0 + c] = 0.0f;
           if (src->SW == 1) {
-            for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[c];
+            ptrdiff_t c = lo;  // short runs: vector moves, not memcpy calls
+            for (; c + VKP_VLEN <= hi; c += VKP_VLEN)
+              *(vkp_uvec_t *)(dst + c0 + c) = *(const vkp_uvec_t *)(row + c);
+            for (; c < hi; ++c) dst[c0 + c] = row[c];
           } else {
             for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[c * src->SW];
           }
@@ -198,6 +217,21 @@ static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
     } else {
       *c0 = acc0[r];
       *c1 = acc1[r];
+    }
+  }
+}
+
+// A whole constant A operand packed once (at stage load) in the layout
+// vkp_gemm_cols reads: for each KC slab, every MR-row panel of that slab.
+// Holds VKP_PAD_MR(M) * K floats.
+VKP_FN void vkp_prepack_a(ptrdiff_t M, ptrdiff_t K, const float *a, ptrdiff_t rsa,
+                          ptrdiff_t csa, float alpha, float *dst) {
+  for (ptrdiff_t pc = 0; pc < K; pc += VKP_KC) {
+    ptrdiff_t kc = K - pc < VKP_KC ? K - pc : VKP_KC;
+    for (ptrdiff_t ic = 0; ic < M; ic += VKP_MC) {
+      ptrdiff_t mc = M - ic < VKP_MC ? M - ic : VKP_MC;
+      vkp_pack_a(mc, kc, a + ic * rsa + pc * csa, rsa, csa, alpha,
+                 dst + pc * VKP_PAD_MR(M) + ic * kc);
     }
   }
 }
@@ -247,8 +281,9 @@ VKP_FN void vkp_gemm_small_m(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
 // Columns [n0, n1) of the product. `scratch` holds VKP_GEMM_SCRATCH_FLOATS.
 VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
                           float alpha, const float *a, ptrdiff_t rsa,
-                          ptrdiff_t csa, const vkp_bsrc_t *b, float *c,
-                          ptrdiff_t ldc, vkp_epilogue_fn ep, const void *ep_ctx,
+                          ptrdiff_t csa, const float *packed_a,
+                          const vkp_bsrc_t *b, float *c, ptrdiff_t ldc,
+                          vkp_epilogue_fn ep, const void *ep_ctx,
                           ptrdiff_t ep_row0, ptrdiff_t batch, float *scratch) {
   float *pa = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
   float *pb = pa + (ptrdiff_t)VKP_MC * VKP_KC;
@@ -268,13 +303,15 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
       vkp_pack_b(kc, nc, pc, jc, b, pb);
       for (ptrdiff_t ic = 0; ic < M; ic += VKP_MC) {
         ptrdiff_t mc = M - ic < VKP_MC ? M - ic : VKP_MC;
-        vkp_pack_a(mc, kc, a + ic * rsa + pc * csa, rsa, csa, alpha, pa);
+        const float *pat0 = pa;
+        if (packed_a) pat0 = packed_a + pc * VKP_PAD_MR(M) + ic * kc;
+        else vkp_pack_a(mc, kc, a + ic * rsa + pc * csa, rsa, csa, alpha, pa);
         for (ptrdiff_t jr = 0; jr < nc; jr += VKP_NR) {
           ptrdiff_t nr = nc - jr < VKP_NR ? nc - jr : VKP_NR;
           for (ptrdiff_t ir = 0; ir < mc; ir += VKP_MR) {
             ptrdiff_t mr = mc - ir < VKP_MR ? mc - ir : VKP_MR;
             float *ct = c + (ic + ir) * ldc + jc + jr;
-            const float *pat = pa + ir * kc, *pbt = pb + jr * kc;
+            const float *pat = pat0 + ir * kc, *pbt = pb + jr * kc;
             if (mr == VKP_MR && nr == VKP_NR) {
               vkp_ukernel(kc, pat, pbt, ct, ldc, pc > 0);
             } else {
@@ -299,6 +336,7 @@ typedef struct vkp_gemm_job_t {
   float alpha;
   const float *a;
   ptrdiff_t rsa, csa;
+  const float *packed_a;
   const vkp_bsrc_t *b;
   float *c;
   ptrdiff_t ldc;
@@ -310,7 +348,8 @@ typedef struct vkp_gemm_job_t {
 
 static void *vkp_gemm_job_run(void *arg) {
   vkp_gemm_job_t *j = arg;
-  vkp_gemm_cols(j->M, j->n0, j->n1, j->K, j->alpha, j->a, j->rsa, j->csa, j->b,
+  vkp_gemm_cols(j->M, j->n0, j->n1, j->K, j->alpha, j->a, j->rsa, j->csa,
+                j->packed_a, j->b,
                 j->c, j->ldc, j->ep, j->ep_ctx, j->ep_row0, j->batch,
                 j->scratch);
   return NULL;
@@ -318,9 +357,11 @@ static void *vkp_gemm_job_run(void *arg) {
 #endif
 
 // The GEMM entry. `scratch` holds `threads` * VKP_GEMM_SCRATCH_FLOATS floats.
+// `packed_a` (may be NULL) is A already packed by vkp_prepack_a, alpha
+// included.
 VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
                      const float *a, ptrdiff_t rsa, ptrdiff_t csa,
-                     const vkp_bsrc_t *b, float *c, ptrdiff_t ldc,
+                     const float *packed_a, const vkp_bsrc_t *b, float *c, ptrdiff_t ldc,
                      vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t ep_row0,
                      ptrdiff_t batch, float *scratch, int threads) {
   if (M <= 0 || N <= 0) return;
@@ -344,7 +385,7 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
       ptrdiff_t p0 = panels * t / nt, p1 = panels * (t + 1) / nt;
       ptrdiff_t n1 = p1 * VKP_NR < N ? p1 * VKP_NR : N;
       jobs[t] = (vkp_gemm_job_t){M, p0 * VKP_NR, n1, K, alpha, a, rsa, csa,
-                                 b, c, ldc, ep, ep_ctx, ep_row0, batch,
+                                 packed_a, b, c, ldc, ep, ep_ctx, ep_row0, batch,
                                  scratch + t * VKP_GEMM_SCRATCH_FLOATS};
       started[t] = t > 0 &&
                    pthread_create(&tids[t], NULL, vkp_gemm_job_run, &jobs[t]) == 0;
@@ -359,8 +400,8 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
 #else
   (void)threads;
 #endif
-  vkp_gemm_cols(M, 0, N, K, alpha, a, rsa, csa, b, c, ldc, ep, ep_ctx, ep_row0,
-                batch, scratch);
+  vkp_gemm_cols(M, 0, N, K, alpha, a, rsa, csa, packed_a, b, c, ldc, ep, ep_ctx,
+                ep_row0, batch, scratch);
 }
 
 // ---------------------------------------------------------------------------
@@ -485,6 +526,24 @@ VKP_FN void vkp_conv_depthwise(const float *x, const float *w, float *y,
   }
 }
 
+// The taps k of a pooling window starting at `start` (step `dil`, `k_n`
+// taps) that land inside [0, n) -> [*in0, *in1), and inside the padded
+// extent [-pad0, n + pad1) -> [*pad_lo, *pad_hi).
+static inline void vkp_pool_taps(ptrdiff_t start, ptrdiff_t dil, ptrdiff_t k_n,
+                                 ptrdiff_t n, ptrdiff_t pad0, ptrdiff_t pad1,
+                                 ptrdiff_t *in0, ptrdiff_t *in1,
+                                 ptrdiff_t *pad_lo, ptrdiff_t *pad_hi) {
+  ptrdiff_t a = 0, b = k_n, c = 0, d = k_n;
+  while (a < k_n && start + a * dil < 0) ++a;
+  while (b > a && start + (b - 1) * dil >= n) --b;
+  while (c < k_n && start + c * dil < -pad0) ++c;
+  while (d > c && start + (d - 1) * dil >= n + pad1) --d;
+  *in0 = a;
+  *in1 = b > a ? b : a;
+  *pad_lo = c;
+  *pad_hi = d > c ? d : c;
+}
+
 // Max (is_max) or average pooling of C planes. Windows are clipped to the
 // input; average divides by the in-input count, or with count_include_pad by
 // the count inside the padded input.
@@ -497,25 +556,28 @@ VKP_FN void vkp_pool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
     const float *xc = x + c * H * W;
     float *yc = y + c * OH * OW;
     for (ptrdiff_t oh = 0; oh < OH; ++oh) {
+      ptrdiff_t h0 = oh * SH - PT;
+      ptrdiff_t kh0, kh1, ph0, ph1;  // taps inside the input / the padding
+      vkp_pool_taps(h0, DH, KH, H, PT, PB, &kh0, &kh1, &ph0, &ph1);
       for (ptrdiff_t ow = 0; ow < OW; ++ow) {
-        ptrdiff_t h0 = oh * SH - PT, w0 = ow * SW - PL;
+        ptrdiff_t w0 = ow * SW - PL;
+        ptrdiff_t kw0, kw1, pw0, pw1;
+        vkp_pool_taps(w0, DW, KW, W, PL, PR, &kw0, &kw1, &pw0, &pw1);
         float acc = is_max ? -INFINITY : 0.0f;
-        ptrdiff_t n = 0, npad = 0;
-        for (ptrdiff_t kh = 0; kh < KH; ++kh) {
-          ptrdiff_t ih = h0 + kh * DH;
-          int hin = ih >= 0 && ih < H, hpad = ih >= -PT && ih < H + PB;
-          for (ptrdiff_t kw = 0; kw < KW; ++kw) {
-            ptrdiff_t iw = w0 + kw * DW;
-            if (hpad && iw >= -PL && iw < W + PR) ++npad;
-            if (!hin || iw < 0 || iw >= W) continue;
-            float v = xc[ih * W + iw];
-            ++n;
-            if (is_max) acc = v > acc || v != v ? v : acc;
-            else acc += v;
+        for (ptrdiff_t kh = kh0; kh < kh1; ++kh) {
+          const float *xr = xc + (h0 + kh * DH) * W + w0;
+          if (is_max) {
+            for (ptrdiff_t kw = kw0; kw < kw1; ++kw) {
+              float v = xr[kw * DW];
+              acc = v > acc || v != v ? v : acc;
+            }
+          } else {
+            for (ptrdiff_t kw = kw0; kw < kw1; ++kw) acc += xr[kw * DW];
           }
         }
         if (!is_max) {
-          ptrdiff_t d = count_include_pad ? npad : n;
+          ptrdiff_t d = count_include_pad ? (ph1 - ph0) * (pw1 - pw0)
+                                          : (kh1 - kh0) * (kw1 - kw0);
           acc = d > 0 ? acc / (float)d : 0.0f;
         }
         yc[oh * OW + ow] = acc;

@@ -69,6 +69,21 @@ void vkp__kernel_config_init(vkp__kernel_config_t *config,
   if (device->max_group_size[0] && local > device->max_group_size[0])
     local = device->max_group_size[0];
   config->local_1d = local ? local : 1;
+  uint32_t wg = 256;
+  while (wg > 1 && ((device->max_invocations && wg > device->max_invocations) ||
+                    (device->max_group_size[0] && wg > device->max_group_size[0]) ||
+                    wg * 4u > device->max_shared_memory))
+    wg /= 2;
+  config->row_wg = wg;
+  config->rows_workgroup = device->device_type != VKP__DEVICE_TYPE_CPU && wg >= 32 &&
+                           wg >= device->subgroup_size;
+  config->rows_forced = false;
+  const char *rows = getenv("VKPIPE_SPIRV_ROWS");
+  if (rows && strcmp(rows, "workgroup") == 0) {
+    config->rows_workgroup = wg >= device->subgroup_size;
+    config->rows_forced = true;
+  }
+  if (rows && strcmp(rows, "thread") == 0) config->rows_workgroup = false;
 }
 
 void vkp__kernel_deinit(vkp__kernel_t *kernel) {
@@ -339,6 +354,34 @@ static void vkp__grid_1d(vkp__emit_t *e, uint64_t total) {
   e->k->groups[1] = e->k->groups[2] = 1;
 }
 
+// Chooses between the per-invocation and per-workgroup row kernel for rows
+// of `len` elements, sets the grid and appends the template.
+static void vkp__row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
+                            uint64_t len) {
+  const vkp__kernel_config_t *c = e->config;
+  if (c->rows_workgroup && (c->rows_forced || len >= 64)) {
+    e->k->local_size[0] = c->row_wg;
+    e->k->local_size[1] = e->k->local_size[2] = 1;
+    e->k->groups[0] = (uint32_t)(rows ? rows : 1);
+    e->k->groups[1] = e->k->groups[2] = 1;
+    vkp__sb_printf(&e->body, "#define WG %uu\n", (unsigned)c->row_wg);
+    vkp__sb_append(&e->body, vkp__shader("workgroup_reduce"));
+    char wg_name[64];
+    snprintf(wg_name, sizeof wg_name, "%s_wg", name);
+    const char *text = vkp__shader(wg_name);
+    vkp__sb_append(&e->body, text ? text : "#error missing template\n");
+    return;
+  }
+  uint32_t local = c->local_1d;
+  e->k->local_size[0] = local;
+  e->k->local_size[1] = e->k->local_size[2] = 1;
+  uint64_t groups = (rows + local - 1) / local;
+  e->k->groups[0] = (uint32_t)(groups ? groups : 1);
+  e->k->groups[1] = e->k->groups[2] = 1;
+  const char *text = vkp__shader(name);
+  vkp__sb_append(&e->body, text ? text : "#error missing template\n");
+}
+
 static void vkp__define_u(vkp__sb_t *sb, const char *name, uint64_t v) {
   vkp__sb_printf(sb, "#define %s %lluu\n", name, (unsigned long long)v);
 }
@@ -402,9 +445,9 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__define_u(s, "N", (uint64_t)nn);
   vkp__define_u(s, "K", (uint64_t)k);
   vkp__define_u(s, "BATCH", (uint64_t)batch);
-  vkp__sb_printf(s, "#define A_INDEX(b, m, k) (vkp_a_batch(b) + (m) * %lldu + (k) * %lldu)\n",
+  vkp__sb_printf(s, "#define A_OFF(m, k) ((m) * %lldu + (k) * %lldu)\n",
                  (long long)a_sm, (long long)a_sk);
-  vkp__sb_printf(s, "#define B_INDEX(b, k, n) (vkp_b_batch(b) + (k) * %lldu + (n) * %lldu)\n",
+  vkp__sb_printf(s, "#define B_OFF(k, n) ((k) * %lldu + (n) * %lldu)\n",
                  (long long)b_sk, (long long)b_sn);
   vkp__sb_append(s, "float vkp_gemm_finish(float acc, uint m, uint n) {\n  return ");
   if (n->op == VKP_OP_GEMM) {
@@ -440,8 +483,8 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
     e->k->local_size[0] = 8;
     e->k->local_size[1] = 8;
     e->k->local_size[2] = 1;
-    e->k->groups[0] = (uint32_t)((nn + 31) / 32);
-    e->k->groups[1] = (uint32_t)((m + 31) / 32);
+    e->k->groups[0] = (uint32_t)((nn + 63) / 64);
+    e->k->groups[1] = (uint32_t)((m + 63) / 64);
     e->k->groups[2] = (uint32_t)batch;
     vkp__template(e, "gemm_blocked");
   }
@@ -467,7 +510,11 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   int64_t group = vkp_node_attr_int(n, "group", 1);
   vkp__sb_t *s = &e->body;
-  vkp__define_u(s, "TOTAL", vkp__numel(y));
+  uint64_t mg = (uint64_t)(y->shape[1] / group);
+  uint64_t cb = mg % 4 == 0 ? 4 : mg % 2 == 0 ? 2 : 1;
+  uint64_t blocks = vkp__numel(y) / cb;
+  vkp__define_u(s, "BLOCKS", blocks);
+  vkp__define_u(s, "CB", cb);
   vkp__define_u(s, "C", (uint64_t)x->shape[1]);
   vkp__define_u(s, "H", (uint64_t)x->shape[2]);
   vkp__define_u(s, "W", (uint64_t)x->shape[3]);
@@ -480,7 +527,7 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__define_u(s, "MG", (uint64_t)(y->shape[1] / group));
   vkp__emit_window_attrs(s, n);
   if (vkp__node_in(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
-  vkp__grid_1d(e, vkp__numel(y));
+  vkp__grid_1d(e, blocks);
   vkp__template(e, "conv2d");
 }
 
@@ -509,13 +556,19 @@ static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__template(e, "pool2d");
 }
 
+// Global average pooling is a mean over the contiguous spatial block.
 static void vkp__emit_global_pool(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__node_in(e->g, n, 0);
   uint64_t nc = (uint64_t)(x->shape[0] * x->shape[1]);
+  uint64_t s = nc ? vkp__numel(x) / nc : 0;
+  int64_t shape[1] = {(int64_t)nc}, coef[1] = {(int64_t)s};
+  int64_t red_shape[1] = {(int64_t)s}, red_coef[1] = {1};
+  vkp__emit_affine(&e->head, "vkp_reduce_base", 1, shape, coef, 0);
+  vkp__emit_affine(&e->head, "vkp_reduce_offset", 1, red_shape, red_coef, 0);
   vkp__define_u(&e->body, "TOTAL", nc);
-  vkp__define_u(&e->body, "S", nc ? vkp__numel(x) / nc : 0);
-  vkp__grid_1d(e, nc);
-  vkp__template(e, "global_avg_pool");
+  vkp__define_u(&e->body, "R", s);
+  vkp__sb_append(&e->body, "#define REDUCE_MEAN 1\n");
+  vkp__row_kernel(e, "reduce", nc, s);
 }
 
 static void vkp__emit_batch_norm(vkp__emit_t *e, const vkp_node_t *n) {
@@ -541,8 +594,7 @@ static void vkp__emit_softmax(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__define_u(&e->body, "ROWS", outer * inner);
   vkp__define_u(&e->body, "L", (uint64_t)x->shape[axis]);
   vkp__define_u(&e->body, "INNER", inner);
-  vkp__grid_1d(e, outer * inner);
-  vkp__template(e, "softmax");
+  vkp__row_kernel(e, "softmax", outer * inner, (uint64_t)x->shape[axis]);
 }
 
 static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
@@ -565,8 +617,7 @@ static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__sb_append(&e->body, "#define EPSILON ");
   vkp__sb_float(&e->body, vkp_node_attr_float(n, "epsilon", 1e-5));
   vkp__sb_append(&e->body, "\n");
-  vkp__grid_1d(e, rows);
-  vkp__template(e, "layer_norm");
+  vkp__row_kernel(e, "layer_norm", rows, len);
 }
 
 static void vkp__emit_reduce(vkp__emit_t *e, const vkp_node_t *n) {
@@ -597,8 +648,7 @@ static void vkp__emit_reduce(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__define_u(&e->body, "TOTAL", vkp__numel(y));
   vkp__define_u(&e->body, "R", r);
   if (n->op == VKP_OP_REDUCE_MEAN) vkp__sb_append(&e->body, "#define REDUCE_MEAN 1\n");
-  vkp__grid_1d(e, vkp__numel(y));
-  vkp__template(e, "reduce");
+  vkp__row_kernel(e, "reduce", vkp__numel(y), r);
 }
 
 static void vkp__emit_transpose(vkp__emit_t *e, const vkp_node_t *n) {

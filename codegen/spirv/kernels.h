@@ -17,6 +17,14 @@
 //     and other CPU devices, where barrier() costs ~10x) the register-blocked,
 //     barrier-free kernel (gemm_blocked.comp). VKPIPE_SPIRV_GEMM=tiled|blocked
 //     overrides the choice (for tests and benchmarks).
+//   - Row kernels (softmax, layer_norm, reduce_*, global_avg_pool) run one
+//     invocation per row, barrier-free (softmax.comp, layer_norm.comp,
+//     reduce.comp), except on non-CPU devices for rows of >= 64 elements:
+//     there one workgroup per row reduces through shared memory (*_wg.comp).
+//     That workgroup has 256 invocations, lowered to a power of two within
+//     the device's invocation and x-size limits and its shared memory, and
+//     never below the subgroup size. VKPIPE_SPIRV_ROWS=workgroup|thread
+//     forces either variant for every row length.
 //   - 1-D kernels use 64 invocations per workgroup, raised to the device's
 //     subgroup size when that is larger and capped at the device limit; no
 //     kernel assumes a particular subgroup size.
@@ -43,6 +51,9 @@ typedef struct vkp__group_t {
 typedef struct vkp__kernel_config_t {
   bool gemm_tiled;        // see the variant rule above
   uint32_t local_1d;      // workgroup size of 1-D kernels
+  bool rows_workgroup;    // row kernels may use a workgroup per row
+  bool rows_forced;       // ... even for short rows (VKPIPE_SPIRV_ROWS)
+  uint32_t row_wg;        // that workgroup's size (a power of two)
 } vkp__kernel_config_t;
 
 typedef struct vkp__kernel_t {

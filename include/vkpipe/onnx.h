@@ -81,6 +81,7 @@ typedef struct vkp_onnx_info_t {
 // Fills `out` (caller-owned storage; release with vkp_onnx_info_deinit).
 vkp_status_t vkp_onnx_info_read(const char *path, vkp_onnx_info_t *out)
     VKP_MUST_USE;
+// Frees what vkp_onnx_info_read filled in and zeroes `info`; NULL is fine.
 void vkp_onnx_info_deinit(vkp_onnx_info_t *info);
 
 // Frees a string this module returned.

@@ -34,8 +34,9 @@
 //     bottleneck with a per-device dynamic programme). Regions too small to be
 //     worth a transfer are absorbed into a neighbour under "auto"; any policy
 //     absorbs the cheapest islands when there are more regions than stages.
-//     With stages = 0, every K from 1 to max_auto_stages is tried this way
-//     and the fewest stages within 5% of the best bottleneck are kept.
+//     With stages = 0, every K up to max_auto_stages is tried this way (from
+//     1 under "auto", from the region count under a target policy) and the
+//     fewest stages within 5% of the best bottleneck are kept.
 //
 // A partition borrows the graph, registry and profile: they must outlive it.
 // Not thread-safe; distinct partitions may be built in parallel.
@@ -126,7 +127,7 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
 void vkp_partition_destroy(vkp_partition_t *part);
 
 // The region step on its own: `labels` gives each node of validated `graph`
-// a target index (any small non-negative integers). Fills `order` (n_nodes
+// a target index (integers 0..1023). Fills `order` (n_nodes
 // entries: a topological order that keeps each region contiguous),
 // `node_region` (n_nodes entries; regions numbered in that order) and
 // *out_n_regions. Every region holds nodes of one label and the region graph

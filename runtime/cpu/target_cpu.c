@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +20,19 @@
 typedef int (*vkp__stage_entry_fn)(const void *const *inputs, void *const *outputs,
                                    const void *const *constants, void *workspace);
 typedef size_t (*vkp__stage_ws_fn)(void);
+typedef void (*vkp__stage_prepack_fn)(const void *const *constants, void *workspace);
 
 typedef struct vkp__cpu_stage_t {
   vkp_stage_t base;
   void *dl;
+  // The memfd the object was loaded from, kept open while it is loaded:
+  // glibc's dlopen treats a path it has already loaded as the same object,
+  // so a second stage loaded through a reused "/proc/self/fd/N" would get
+  // the first stage's code. -1 when a file was used instead.
+  int dl_fd;
   vkp__stage_entry_fn entry;
-  void *workspace;            // owned, 64-byte aligned
+  void *workspace;            // owned, 64-byte aligned; ends with the
+                              // packed weights (written once at load)
   void *constant_data;        // owned copy of every constant
   const void **constants;     // pointers into constant_data
   const void **inputs;        // per-run pointer arrays (owned)
@@ -109,6 +117,7 @@ static void vkp__cpu_unload(vkp_stage_t *base) {
   vkp__cpu_stage_t *s = (vkp__cpu_stage_t *)base;
   if (!s) return;
   if (s->dl) dlclose(s->dl);
+  if (s->dl_fd >= 0) close(s->dl_fd);
   free(s->workspace);  // from aligned_alloc
   free(s->constant_data);
   vkp__free(s->constants);
@@ -120,13 +129,29 @@ static void vkp__cpu_unload(vkp_stage_t *base) {
 }
 
 // dlopens `object` without a compiler: through a memfd, else a private
-// temporary file that is unlinked right after.
-static vkp_status_t vkp__dlopen_bytes(const void *object, size_t size, void **out_dl) {
-  char path[64];
-  int fd = memfd_create("vkpipe-cpu-stage", MFD_CLOEXEC);
+// temporary file that is unlinked right after. With $VKPIPE_CPU_PROFILE_DIR
+// set, the object is kept there as <key>.so instead, so that profilers
+// (perf) can name the generated functions.
+static vkp_status_t vkp__dlopen_bytes(const void *object, size_t size, const char *key,
+                                      void **out_dl, int *out_fd) {
+  *out_fd = -1;
+  char path[1024];
+  const char *keep_dir = getenv("VKPIPE_CPU_PROFILE_DIR");
+  int fd = -1;
+  if (keep_dir && keep_dir[0]) {
+    snprintf(path, sizeof path, "%s/%s.so", keep_dir, key);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+      return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create '%s': %s", path,
+                             strerror(errno));
+  } else {
+    fd = memfd_create("vkpipe-cpu-stage", MFD_CLOEXEC);
+  }
   bool temp = false;
   char tpath[] = "/tmp/vkpipe-stage-XXXXXX";
-  if (fd >= 0) {
+  if (keep_dir && keep_dir[0]) {
+    // path is set above
+  } else if (fd >= 0) {
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
   } else {
     fd = mkstemp(tpath);
@@ -151,7 +176,12 @@ static vkp_status_t vkp__dlopen_bytes(const void *object, size_t size, void **ou
   }
   void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   const char *err = dl ? NULL : dlerror();
-  close(fd);
+  bool memfd = !temp && !(keep_dir && keep_dir[0]);
+  if (memfd && dl) {
+    *out_fd = fd;
+  } else {
+    close(fd);
+  }
   if (temp) unlink(tpath);
   if (!dl)
     return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
@@ -210,7 +240,12 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
     at += (int32_t)((v->nbytes + 63) / 64 * 64);
   }
   vkp__free(indices);
-  if (!st) st = vkp__dlopen_bytes(object, (size_t)h.object_size, &s->dl);
+  char key[sizeof h.key + 1];
+  memcpy(key, h.key, sizeof h.key);
+  key[sizeof h.key] = '\0';
+  for (char *k = key; *k; ++k)  // the key names a file: hex digits only
+    if (!((*k >= '0' && *k <= '9') || (*k >= 'a' && *k <= 'f'))) *k = '_';
+  if (!st) st = vkp__dlopen_bytes(object, (size_t)h.object_size, key, &s->dl, &s->dl_fd);
   if (!st) {
     s->entry = (vkp__stage_entry_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_ENTRY);
     vkp__stage_ws_fn ws = (vkp__stage_ws_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_WORKSPACE);
@@ -221,6 +256,12 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
       size_t bytes = (ws() + 63) / 64 * 64;
       s->workspace = aligned_alloc(64, bytes ? bytes : 64);
       if (!s->workspace) st = VKP_OOM("stage workspace");
+      vkp__stage_prepack_fn prepack =
+          (vkp__stage_prepack_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_PREPACK);
+      if (!st && !prepack)
+        st = vkp_status_make(VKP_STATUS_DATA_LOSS, "stage object lacks %s",
+                             VKP_CODEGEN_C_PREPACK);
+      if (!st) prepack(s->constants, s->workspace);  // weights into GEMM panels
     }
   }
   if (!st) {
@@ -253,6 +294,7 @@ static vkp_status_t vkp__cpu_load(const vkp_target_t *target, const vkp_graph_t 
   vkp__cpu_stage_t *s = vkp__calloc(1, sizeof(*s));
   if (!s) return VKP_OOM("cpu stage");
   s->base.target = target;
+  s->dl_fd = -1;
   vkp_status_t st = vkp__cpu_load_impl(target, graph, blob, blob_size, s);
   if (st) {
     vkp__cpu_unload(&s->base);

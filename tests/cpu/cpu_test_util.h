@@ -96,7 +96,8 @@ static inline void cpu_check(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t seed,
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *cpu;
   VKP_TEST_OK(vkp_registry_lookup(reg, "cpu", &cpu));
-  vkp_tensor_t ins[16], outs[16];
+  vkp_tensor_t ins[32], outs[32];
+  cr_assert(g->n_inputs <= 32 && g->n_outputs <= 32);
   for (int32_t i = 0; i < g->n_inputs; ++i) {
     const vkp_value_t *v = &g->values[g->inputs[i]];
     VKP_TEST_OK(vkp_tensor_init(&ins[i], v->dtype, v->rank, v->shape));
@@ -113,7 +114,7 @@ static inline void cpu_check(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t seed,
   char *dir = cpu_test_cache_dir();
   vkp_compile_options_t opt = {.cache_dir = dir, .threads = threads};
   VKP_TEST_OK(vkp_target_run_graph(cpu, g, &opt, ins, outs));
-  double *want[16];
+  double *want[32];
   cr_assert(vkp_test_ref_eval(g, ins, want), "reference lacks an op");
   for (int32_t i = 0; i < g->n_outputs; ++i) {
     size_t n = vkp_tensor_numel(&outs[i]);

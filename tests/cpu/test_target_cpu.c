@@ -19,43 +19,51 @@ Test(cpu_ops, unary, .timeout = 120) {
                                  VKP_OP_RELU, VKP_OP_LEAKY_RELU, VKP_OP_CLIP,
                                  VKP_OP_SIGMOID, VKP_OP_TANH, VKP_OP_ERF, VKP_OP_GELU,
                                  VKP_OP_IDENTITY};
+  // One graph, one output per op: one compile.
+  vkp_graph_t *ug = g_new("unary");
+  g_in(ug, "x", F32, 3, SH(3, 7, 5));
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i) {
-    vkp_graph_t *g = g_new(vkp_op_name(ops[i]));
-    g_in(g, "x", F32, 3, SH(3, 7, 5));
     vkp_attr_t clip[] = {at_f("min", -0.3), at_f("max", 0.4)};
     vkp_attr_t leaky[] = {at_f("alpha", 0.2)};
     int32_t na = ops[i] == VKP_OP_CLIP ? 2 : ops[i] == VKP_OP_LEAKY_RELU ? 1 : 0;
-    g_node(g, "op", ops[i], "x", "y", na, ops[i] == VKP_OP_CLIP ? clip : leaky);
-    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-    bool positive = ops[i] == VKP_OP_SQRT;
-    cpu_check(g, &rng, seed, positive ? 0.01f : -2.0f, 2.0f, 1);
+    char out[32];
+    snprintf(out, sizeof out, "y_%s", vkp_op_name(ops[i]));
+    // sqrt reads |x| so that every input is in its domain.
+    if (ops[i] == VKP_OP_SQRT) {
+      g_node(ug, "abs_for_sqrt", VKP_OP_ABS, "x", "x_abs", 0, NULL);
+      g_node(ug, vkp_op_name(ops[i]), ops[i], "x_abs", out, 0, NULL);
+    } else {
+      g_node(ug, vkp_op_name(ops[i]), ops[i], "x", out, na,
+             ops[i] == VKP_OP_CLIP ? clip : leaky);
+    }
+    VKP_TEST_OK(vkp_graph_mark_output(ug, out));
   }
-  vkp_graph_t *g = g_new("gelu_tanh");
-  g_in(g, "x", F32, 1, SH(13));
   vkp_attr_t a[] = {at_s("approximate", "tanh")};
-  g_node(g, "op", VKP_OP_GELU, "x", "y", 1, a);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  cpu_check(g, &rng, seed, -3, 3, 1);
+  g_node(ug, "gelu_tanh", VKP_OP_GELU, "x", "y_gelu_tanh", 1, a);
+  VKP_TEST_OK(vkp_graph_mark_output(ug, "y_gelu_tanh"));
+  cpu_check(ug, &rng, seed, -2.0f, 2.0f, 1);
 }
 
 // Binary ops with NumPy broadcasting in several patterns.
 Test(cpu_ops, binary_broadcast, .timeout = 120) {
   SETUP();
   static const vkp_op_t ops[] = {VKP_OP_ADD, VKP_OP_SUB, VKP_OP_MUL, VKP_OP_DIV, VKP_OP_POW};
+  vkp_graph_t *g = g_new("binary");
+  g_in(g, "a", F32, 3, SH(2, 3, 5));
+  g_in(g, "b", F32, 2, SH(3, 1));
+  g_in(g, "c", F32, 3, SH(2, 1, 5));
+  g_in(g, "d", F32, 0, NULL);
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i) {
-    vkp_graph_t *g = g_new(vkp_op_name(ops[i]));
-    g_in(g, "a", F32, 3, SH(2, 3, 5));
-    g_in(g, "b", F32, 2, SH(3, 1));
-    g_in(g, "c", F32, 3, SH(2, 1, 5));
-    g_in(g, "d", F32, 0, NULL);
-    g_node(g, "ab", ops[i], "a,b", "y1", 0, NULL);
-    g_node(g, "cb", ops[i], "c,b", "y2", 0, NULL);
-    g_node(g, "ad", ops[i], "a,d", "y3", 0, NULL);
-    VKP_TEST_OK(vkp_graph_mark_output(g, "y1"));
-    VKP_TEST_OK(vkp_graph_mark_output(g, "y2"));
-    VKP_TEST_OK(vkp_graph_mark_output(g, "y3"));
-    cpu_check(g, &rng, seed, 0.5f, 2.0f, 1);
+    static const char *const pairs[3] = {"a,b", "c,b", "a,d"};
+    for (int p = 0; p < 3; ++p) {
+      char name[32], out[32];
+      snprintf(name, sizeof name, "%s_%d", vkp_op_name(ops[i]), p);
+      snprintf(out, sizeof out, "y_%s_%d", vkp_op_name(ops[i]), p);
+      g_node(g, name, ops[i], pairs[p], out, 0, NULL);
+      VKP_TEST_OK(vkp_graph_mark_output(g, out));
+    }
   }
+  cpu_check(g, &rng, seed, 0.5f, 2.0f, 1);
 }
 
 Test(cpu_ops, integer_elementwise, .timeout = 60) {
@@ -77,28 +85,36 @@ Test(cpu_ops, integer_elementwise, .timeout = 60) {
   }
 }
 
-static void matmul_case(vkp_test_rng_t *rng, uint64_t seed, int32_t ra, const int64_t *sa,
-                        int32_t rb, const int64_t *sb, bool const_b) {
-  vkp_graph_t *g = g_new("matmul");
-  g_in(g, "a", F32, ra, sa);
-  if (const_b) g_const(g, rng, "b", rb, sb, -1, 1);
-  else g_in(g, "b", F32, rb, sb);
-  g_node(g, "mm", VKP_OP_MATMUL, "a,b", "y", 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  cpu_check(g, rng, seed, -1, 1, 1);
+// Adds matmul case `id` (inputs a<id>, b<id>, output y<id>) to `g`.
+static void matmul_case(vkp_graph_t *g, vkp_test_rng_t *rng, int id, int32_t ra,
+                        const int64_t *sa, int32_t rb, const int64_t *sb, bool const_b) {
+  char a[16], b[16], y[16], n[16], ins[40];
+  snprintf(a, sizeof a, "a%d", id);
+  snprintf(b, sizeof b, "b%d", id);
+  snprintf(y, sizeof y, "y%d", id);
+  snprintf(n, sizeof n, "mm%d", id);
+  snprintf(ins, sizeof ins, "%s,%s", a, b);
+  g_in(g, a, F32, ra, sa);
+  if (const_b) g_const(g, rng, b, rb, sb, -1, 1);
+  else g_in(g, b, F32, rb, sb);
+  g_node(g, n, VKP_OP_MATMUL, ins, y, 0, NULL);
+  VKP_TEST_OK(vkp_graph_mark_output(g, y));
 }
 
 Test(cpu_ops, matmul_shapes, .timeout = 120) {
   SETUP();
-  matmul_case(&rng, seed, 2, SH(1, 1), 2, SH(1, 1), false);
-  matmul_case(&rng, seed, 2, SH(17, 13), 2, SH(13, 29), true);
-  matmul_case(&rng, seed, 2, SH(67, 300), 2, SH(300, 131), true);  // K > KC
-  matmul_case(&rng, seed, 2, SH(2, 37), 2, SH(37, 11), false);     // small M
-  matmul_case(&rng, seed, 4, SH(2, 3, 5, 7), 2, SH(7, 4), false);
-  matmul_case(&rng, seed, 3, SH(3, 5, 7), 4, SH(2, 1, 7, 3), false);
-  matmul_case(&rng, seed, 1, SH(7), 2, SH(7, 3), false);
-  matmul_case(&rng, seed, 2, SH(5, 7), 1, SH(7), false);
-  matmul_case(&rng, seed, 1, SH(7), 1, SH(7), false);
+  vkp_graph_t *g = g_new("matmul");
+  matmul_case(g, &rng, 0, 2, SH(1, 1), 2, SH(1, 1), false);
+  matmul_case(g, &rng, 1, 2, SH(17, 13), 2, SH(13, 29), true);
+  matmul_case(g, &rng, 2, 2, SH(67, 300), 2, SH(300, 131), true);  // K > KC
+  matmul_case(g, &rng, 3, 2, SH(2, 37), 2, SH(37, 11), false);     // small M
+  matmul_case(g, &rng, 4, 4, SH(2, 3, 5, 7), 2, SH(7, 4), false);
+  matmul_case(g, &rng, 5, 3, SH(3, 5, 7), 4, SH(2, 1, 7, 3), false);
+  matmul_case(g, &rng, 6, 1, SH(7), 2, SH(7, 3), false);
+  matmul_case(g, &rng, 7, 2, SH(5, 7), 1, SH(7), false);
+  matmul_case(g, &rng, 8, 1, SH(7), 1, SH(7), false);
+  matmul_case(g, &rng, 9, 2, SH(300, 40), 2, SH(40, 333), false);  // M > MC
+  cpu_check(g, &rng, seed, -1, 1, 1);
 }
 
 Test(cpu_ops, gemm_variants, .timeout = 120) {
@@ -123,48 +139,64 @@ Test(cpu_ops, gemm_variants, .timeout = 120) {
   }
 }
 
-static void conv_case(vkp_test_rng_t *rng, uint64_t seed, const int64_t *xs, int64_t M,
-                      int64_t KH, int64_t KW, const int64_t *pads, const int64_t *strides,
-                      const int64_t *dil, int64_t group, bool bias, int32_t threads) {
-  vkp_graph_t *g = g_new("conv");
-  g_in(g, "x", F32, 4, xs);
-  g_const(g, rng, "w", 4, SH(M, xs[1] / group, KH, KW), -1, 1);
-  if (bias) g_const(g, rng, "b", 1, SH(M), -1, 1);
+// Adds conv case `id` (input x<id>, output y<id>) to `g`.
+static void conv_case(vkp_graph_t *g, vkp_test_rng_t *rng, int id, const int64_t *xs,
+                      int64_t M, int64_t KH, int64_t KW, const int64_t *pads,
+                      const int64_t *strides, const int64_t *dil, int64_t group, bool bias) {
+  char x[16], w[16], b[16], y[16], n[16], ins[48];
+  snprintf(x, sizeof x, "x%d", id);
+  snprintf(w, sizeof w, "w%d", id);
+  snprintf(b, sizeof b, "b%d", id);
+  snprintf(y, sizeof y, "y%d", id);
+  snprintf(n, sizeof n, "conv%d", id);
+  snprintf(ins, sizeof ins, bias ? "%s,%s,%s" : "%s,%s", x, w, b);
+  g_in(g, x, F32, 4, xs);
+  g_const(g, rng, w, 4, SH(M, xs[1] / group, KH, KW), -1, 1);
+  if (bias) g_const(g, rng, b, 1, SH(M), -1, 1);
   vkp_attr_t a[] = {at_is("pads", 4, pads), at_is("strides", 2, strides),
                     at_is("dilations", 2, dil), at_i("group", group)};
-  g_node(g, "conv", VKP_OP_CONV2D, bias ? "x,w,b" : "x,w", "y", 4, a);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  cpu_check(g, rng, seed, -1, 1, threads);
+  g_node(g, n, VKP_OP_CONV2D, ins, y, 4, a);
+  VKP_TEST_OK(vkp_graph_mark_output(g, y));
 }
 
 Test(cpu_ops, conv2d_shapes, .timeout = 180) {
   SETUP();
   const int64_t *p0 = SH(0, 0, 0, 0), *p1 = SH(1, 1, 1, 1), *s1 = SH(1, 1), *s2 = SH(2, 2);
-  conv_case(&rng, seed, SH(1, 1, 1, 1), 1, 1, 1, p0, s1, s1, 1, false, 1);
-  conv_case(&rng, seed, SH(2, 5, 7, 7), 11, 1, 1, p0, s1, s1, 1, true, 1);   // pointwise
-  conv_case(&rng, seed, SH(1, 3, 13, 11), 7, 3, 3, p1, s1, s1, 1, true, 1);
-  conv_case(&rng, seed, SH(1, 3, 17, 17), 5, 7, 7, SH(3, 3, 3, 3), s2, s1, 1, true, 1);
-  conv_case(&rng, seed, SH(1, 4, 9, 10), 6, 3, 2, SH(0, 1, 2, 0), SH(2, 1), SH(2, 1), 2, true, 1);
-  conv_case(&rng, seed, SH(2, 6, 11, 9), 6, 3, 3, p1, s1, s1, 6, true, 1);  // depthwise
-  conv_case(&rng, seed, SH(1, 6, 11, 9), 6, 3, 3, p1, s2, SH(2, 2), 6, false, 1);
-  conv_case(&rng, seed, SH(1, 37, 23, 19), 41, 3, 3, p1, s1, s1, 1, true, 1);  // K > KC
-  conv_case(&rng, seed, SH(1, 37, 23, 19), 41, 3, 3, p1, s1, s1, 1, true, 2);  // threads
+  vkp_graph_t *g = g_new("conv");
+  conv_case(g, &rng, 0, SH(1, 1, 1, 1), 1, 1, 1, p0, s1, s1, 1, false);
+  conv_case(g, &rng, 1, SH(2, 5, 7, 7), 11, 1, 1, p0, s1, s1, 1, true);   // pointwise
+  conv_case(g, &rng, 2, SH(1, 3, 13, 11), 7, 3, 3, p1, s1, s1, 1, true);
+  conv_case(g, &rng, 3, SH(1, 3, 17, 17), 5, 7, 7, SH(3, 3, 3, 3), s2, s1, 1, true);
+  conv_case(g, &rng, 4, SH(1, 4, 9, 10), 6, 3, 2, SH(0, 1, 2, 0), SH(2, 1), SH(2, 1), 2, true);
+  conv_case(g, &rng, 5, SH(2, 6, 11, 9), 6, 3, 3, p1, s1, s1, 6, true);  // depthwise
+  conv_case(g, &rng, 6, SH(1, 6, 11, 9), 6, 3, 3, p1, s2, SH(2, 2), 6, false);
+  conv_case(g, &rng, 7, SH(1, 5, 20, 37), 5, 5, 3, SH(2, 0, 1, 3), SH(3, 2), s1, 5, true);
+  conv_case(g, &rng, 8, SH(1, 37, 23, 19), 41, 3, 3, p1, s1, s1, 1, true);  // K > KC
+  cpu_check(g, &rng, seed, -1, 1, 1);
+  // Two threads inside the stage (the GEMM's columns split between them).
+  vkp_graph_t *t = g_new("conv_threads");
+  conv_case(t, &rng, 0, SH(1, 37, 23, 19), 41, 3, 3, p1, s1, s1, 1, true);
+  conv_case(t, &rng, 1, SH(1, 16, 40, 40), 24, 1, 1, p0, s1, s1, 1, false);
+  cpu_check(t, &rng, seed, -1, 1, 2);
 }
 
 Test(cpu_ops, pooling, .timeout = 120) {
   SETUP();
+  vkp_graph_t *pg = g_new("pool");
+  g_in(pg, "x", F32, 4, SH(2, 3, 11, 13));
   for (int avg = 0; avg < 2; ++avg)
     for (int variant = 0; variant < 3; ++variant) {
-      vkp_graph_t *g = g_new("pool");
-      g_in(g, "x", F32, 4, SH(2, 3, 11, 13));
       vkp_attr_t a[] = {at_is("kernel_shape", 2, variant == 2 ? SH(2, 3) : SH(3, 3)),
                         at_is("pads", 4, variant ? SH(1, 1, 1, 1) : SH(0, 0, 0, 0)),
                         at_is("strides", 2, SH(2, 2)), at_i("ceil_mode", variant == 2),
                         at_i("count_include_pad", variant == 1)};
-      g_node(g, "pool", avg ? VKP_OP_AVG_POOL2D : VKP_OP_MAX_POOL2D, "x", "y", avg ? 5 : 4, a);
-      VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-      cpu_check(g, &rng, seed, -1, 1, 1);
+      char n[16], y[16];
+      snprintf(n, sizeof n, "pool%d%d", avg, variant);
+      snprintf(y, sizeof y, "y%d%d", avg, variant);
+      g_node(pg, n, avg ? VKP_OP_AVG_POOL2D : VKP_OP_MAX_POOL2D, "x", y, avg ? 5 : 4, a);
+      VKP_TEST_OK(vkp_graph_mark_output(pg, y));
     }
+  cpu_check(pg, &rng, seed, -1, 1, 1);
   vkp_graph_t *g = g_new("gap");
   g_in(g, "x", F32, 4, SH(2, 5, 7, 3));
   g_node(g, "gap", VKP_OP_GLOBAL_AVG_POOL, "x", "y", 0, NULL);

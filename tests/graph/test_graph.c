@@ -139,3 +139,33 @@ Test(graph, duplicate_names_are_refused, .timeout = 10) {
   vkp_status_free(st);
   vkp_graph_destroy(g);
 }
+
+// Slice with extreme steps and bounds (as ONNX exporters write INT64_MAX for
+// "to the end"): canonical, in range, and no overflow (UBSan checks).
+Test(graph, slice_extreme_steps, .timeout = 10) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("slice", &g));
+  int64_t s[] = {5, 7};
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
+  int64_t starts[] = {INT64_MAX, 0}, ends[] = {INT64_MIN, INT64_MAX};
+  int64_t steps[] = {INT64_MIN, INT64_MAX};
+  vkp_attr_t attrs[] = {
+      {.name = "starts", .kind = VKP_ATTR_INTS, .ints = starts, .count = 2},
+      {.name = "ends", .kind = VKP_ATTR_INTS, .ints = ends, .count = 2},
+      {.name = "steps", .kind = VKP_ATTR_INTS, .ints = steps, .count = 2},
+  };
+  const char *in[] = {"x"}, *out[] = {"y"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "sl", VKP_OP_SLICE, 1, in, 1, out, 3, attrs, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  const vkp_value_t *y = &g->values[vkp_graph_find_value(g, "y")];
+  // Backwards from the last row with a huge step: one row; forwards from
+  // column 0 with a huge step: one column.
+  cr_assert_eq(y->shape[0], 1);
+  cr_assert_eq(y->shape[1], 1);
+  const int64_t *cs;
+  cr_assert_eq(vkp_node_attr_ints(&g->nodes[0], "starts", &cs), 2);
+  cr_assert_eq(cs[0], 4);
+  cr_assert_eq(cs[1], 0);
+  vkp_graph_destroy(g);
+}

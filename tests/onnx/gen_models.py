@@ -305,6 +305,117 @@ def gen_old_opset(w):
     w.save("opset9", m, [x], [y.astype(np.float32) for y in ys])
 
 
+def gen_conformance_dir(w):
+    """A small ONNX-backend-style folder for the conformance runner itself:
+    one test that passes, one whose expected output is wrong, one with an
+    unsupported op, one whose Reshape shape is a graph input (frozen by the
+    runner)."""
+    root = os.path.join(w.out, "conformance")
+    n = helper.make_node
+
+    def case(name, m, inputs, outputs):
+        d = os.path.join(root, name)
+        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+        onnx.save(m, os.path.join(d, "model.onnx"))
+        for kind, arrays in (("input", inputs), ("output", outputs)):
+            for k, a in enumerate(arrays):
+                t = numpy_helper.from_array(np.asarray(a), "%s_%d" % (kind, k))
+                with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, k)), "wb") as f:
+                    f.write(t.SerializeToString())
+
+    x = w.f32(3, 4)
+    relu = model([n("Relu", ["x"], ["y"])], [vi("x", [3, 4])], [vi("y", [3, 4])])
+    case("test_relu_ok", relu, [x], [np.maximum(x, 0)])
+    case("test_relu_wrong", relu, [x], [np.maximum(x, 0) + 1])
+    case("test_hardmax_unsupported",
+         model([n("Hardmax", ["x"], ["y"])], [vi("x", [3, 4])], [vi("y", [3, 4])]),
+         [x], [x])
+    case("test_reshape_shape_input",
+         model([n("Reshape", ["x", "s"], ["y"])], [vi("x", [3, 4]), vi("s", [2], I64)],
+               [vi("y", [4, 3])]),
+         [x, np.array([4, 3], np.int64)], [x.reshape(4, 3)])
+
+
+def gen_fold(w):
+    """A constant expression through every folded op, added to the input: the
+    imported graph is one IR add."""
+    x = w.f32(2, 3)
+    n = helper.make_node
+    i64 = lambda name, v: init(name, np.array(v, np.int64))
+    inits = [i64("r0", 0), i64("r6", 6), i64("r1", 1), i64("s32", [3, 2]),
+             i64("idx", [[1, 0]]), i64("ax0", [0]), i64("ax1", [1]),
+             i64("m1", [-1]), i64("m100", [-100]), i64("z", [0]), i64("two", [2]),
+             i64("shape21", [2, 1]), i64("num", [7, -7]), i64("den", [2, 2])]
+    half = helper.make_tensor("half", F32, [1], [0.5])
+    nodes = [
+        n("Range", ["r0", "r6", "r1"], ["r"]),                      # [0..5]
+        n("Cast", ["r"], ["rf"], to=F32),
+        n("Reshape", ["rf", "s32"], ["rr"]),                        # [3,2]
+        n("Transpose", ["rr"], ["rt"], perm=[1, 0]),                # [2,3]
+        n("Gather", ["rt", "idx"], ["g"], axis=0),                  # [1,2,3]
+        n("Squeeze", ["g", "ax0"], ["gs"]),                         # [2,3]
+        n("Slice", ["gs", "m1", "m100", "ax1", "m1"], ["rev"]),     # columns reversed
+        n("Slice", ["rev", "z", "two", "ax1"], ["left"]),           # [2,2]
+        n("ConstantOfShape", ["shape21"], ["cs"], value=half),      # [2,1] of 0.5
+        n("Concat", ["left", "cs"], ["cc"], axis=1),                # [2,3]
+        n("Div", ["num", "den"], ["q"]),                            # [3,-3]
+        n("Cast", ["q"], ["qf"], to=F32),
+        n("Unsqueeze", ["qf", "ax1"], ["qu"]),                      # [2,1]
+        n("Mul", ["cc", "qu"], ["m"]),
+        n("Size", ["x"], ["sz"]),
+        n("Cast", ["sz"], ["szf"], to=F32),
+        n("Add", ["m", "szf"], ["a"]),
+        n("Add", ["x", "a"], ["y"]),
+    ]
+    m = model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], inits)
+    rt = np.arange(6, dtype=np.float32).reshape(3, 2).T
+    gs = rt[[1, 0]]
+    cc = np.concatenate([gs[:, ::-1][:, :2], np.full((2, 1), 0.5, np.float32)], 1)
+    a = cc * np.array([[3.0], [-3.0]], np.float32) + 6.0
+    w.save("fold", m, [x], [(x + a).astype(np.float32)])
+
+
+def gen_fold_select(w):
+    """Comparisons, logic, Where, Expand, Max/Min, Floor/Ceil on constants."""
+    x = w.f32(2, 3)
+    n = helper.make_node
+    inits = [init("c1", np.array([0, 1, 2], np.int64)), init("c2", np.array([2, 1, 0], np.int64)),
+             init("ten", np.array([10.0], np.float32)), init("m1", np.array([-1.0], np.float32)),
+             init("s21", np.array([2, 1], np.int64)), init("h", np.array([0.5], np.float32)),
+             init("p", np.array([1.7], np.float32)), init("q", np.array([-1.2], np.float32))]
+    nodes = [
+        n("Equal", ["c1", "c2"], ["eq"]), n("Less", ["c1", "c2"], ["lt"]),
+        n("Greater", ["c1", "c2"], ["gt"]), n("And", ["gt", "eq"], ["none"]),
+        n("Or", ["eq", "lt"], ["o"]), n("Or", ["o", "none"], ["o2"]), n("Not", ["o2"], ["no"]),
+        n("Where", ["no", "ten", "m1"], ["wv"]), n("Expand", ["wv", "s21"], ["ex"]),
+        n("Max", ["ex", "h"], ["mx"]), n("Floor", ["p"], ["fl"]), n("Ceil", ["q"], ["ce"]),
+        n("Min", ["fl", "ce"], ["mn"]), n("Add", ["mx", "mn"], ["a"]), n("Add", ["x", "a"], ["y"]),
+    ]
+    m = model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], inits)
+    a = np.maximum(np.broadcast_to(np.array([-1.0, -1.0, 10.0], np.float32), (2, 3)), 0.5) - 1.0
+    w.save("fold_select", m, [x], [(x + a).astype(np.float32)])
+
+
+def gen_tensor_files(w):
+    """TensorProto files in each storage form the reader handles."""
+    vals = [i * 0.5 - 1.0 for i in range(6)]
+    files = {
+        "float_data": helper.make_tensor("t", F32, [2, 3], vals),
+        "raw_float": helper.make_tensor("t", F32, [2, 3], np.array(vals, np.float32).tobytes(), raw=True),
+        "int64_data": helper.make_tensor("t", I64, [2, 3], [int(2 * v) for v in vals]),
+        "int32_data": helper.make_tensor("t", TensorProto.INT32, [2, 3], [int(2 * v) for v in vals]),
+        "float16_bits": helper.make_tensor("t", TensorProto.FLOAT16, [2, 3], np.array(vals, np.float16)),
+        "scalar": helper.make_tensor("t", F32, [], [2.5]),
+        "double": helper.make_tensor("t", TensorProto.DOUBLE, [2, 3], vals),
+    }
+    bad = helper.make_tensor("t", F32, [2, 3], vals)
+    del bad.float_data[3:]
+    files["short"] = bad
+    for name, t in files.items():
+        with open(os.path.join(w.out, "tensor_%s.pb" % name), "wb") as f:
+            f.write(t.SerializeToString())
+
+
 def gen_refusals(w):
     """One model with several unsupported nodes: the error lists them all."""
     n = helper.make_node
@@ -381,6 +492,22 @@ def gen_bad(w):
             f.write(numpy_helper.from_array(a, "x").SerializeToString())
     with open(os.path.join(out, "external_ok.output_0.pb"), "wb") as f:
         f.write(numpy_helper.from_array(x + wv, "y").SerializeToString())
+    # Absurd sizes and values.
+    y = [vi("y", [2, 3])]
+    save("bad_huge_input", model([n("Relu", ["x"], ["y"])],
+                                 [vi("x", [1 << 40, 1 << 40])], y))
+    save("bad_huge_kernel", model([n("MaxPool", ["x"], ["y"], kernel_shape=[1 << 40, 2])],
+                                  [vi("x", [1, 1, 4, 4])], y))
+    save("bad_huge_constant", model([n("ConstantOfShape", ["s"], ["y"])], [], y,
+                                    [init("s", np.array([1 << 30, 1 << 30], np.int64))]))
+    save("bad_huge_range", model([n("Range", ["a", "b", "c"], ["y"])], [], y,
+                                 [init("a", np.int64(0)), init("b", np.int64(1 << 62)),
+                                  init("c", np.int64(1))]))
+    # Extreme but legal: INT64_MIN/MAX slice bounds and step import fine.
+    save("extreme_slice", model(
+        [n("Slice", ["x", "s", "e", "a", "st"], ["y"])], [vi("x", [3, 2])], y,
+        [init("s", np.array([-(1 << 63)], np.int64)), init("e", np.array([(1 << 63) - 1], np.int64)),
+         init("a", np.array([0], np.int64)), init("st", np.array([-(1 << 63)], np.int64))]))
     with open(os.path.join(out, "bad_not_protobuf.onnx"), "wb") as f:
         f.write(b"\xff\xff\xff\xff this is not a model")
 
@@ -401,6 +528,10 @@ def main():
     gen_softmax_opsets(w)
     gen_ln_not_trailing(w)
     gen_old_opset(w)
+    gen_conformance_dir(w)
+    gen_fold(w)
+    gen_fold_select(w)
+    gen_tensor_files(w)
     gen_refusals(w)
     gen_bad(w)
 

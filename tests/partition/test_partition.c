@@ -184,3 +184,73 @@ Test(partition, with_the_reference_target, .timeout = 30) {
   vkp_graph_destroy(g);
   vkp_registry_destroy(reg);
 }
+
+Test(partition, dead_nodes_are_left_out, .timeout = 30) {
+  // x -> relu -> y (output); x -> exp -> z -> neg -> w (never read).
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("dead", &g));
+  int64_t s[] = {1, 8};
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
+  const char *i1[] = {"x"}, *o1[] = {"y"}, *o2[] = {"z"}, *i3[] = {"z"}, *o3[] = {"w"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "live", VKP_OP_RELU, 1, i1, 1, o1, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "dead1", VKP_OP_EXP, 1, i1, 1, o2, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "dead2", VKP_OP_NEG, 1, i3, 1, o3, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  fx_add_fake(reg, "fa", UINT64_C(1) << VKP_OP_EXP);
+  fx_add_fake(reg, "fb", 0);
+  vkp_partition_options_t opt = {.policy = "fa", .fallback = "fb", .stages = 3,
+                                 .keep_islands = true};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt, &part));
+  vkp_plan_t *plan;
+  VKP_TEST_OK(vkp_partition_to_plan(part, NULL, &plan));
+  int32_t total = 0;
+  for (int32_t i = 0; i < plan->n_stages; ++i) {
+    total += plan->stages[i].graph->n_nodes;
+    cr_assert(vkp_graph_find_node(plan->stages[i].graph, "dead1") < 0);
+    char want[16];
+    snprintf(want, sizeof want, "stage%d", (int)i);
+    cr_assert_str_eq(plan->stages[i].name, want);
+  }
+  cr_assert_eq(total, 1);
+  vkp_plan_destroy(plan);
+  vkp_partition_destroy(part);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+Test(partition, plan_and_json_oom, .timeout = 30) {
+  vkp_graph_t *g = fx_resnet_like(1, 4, 4);
+  vkp_registry_t *reg;
+  vkp_profile_t *prof;
+  vkp_partition_t *part = mixed_partition(g, &reg, &prof, 3);
+  for (int64_t fail = 1; fail < 100000; ++fail) {
+    vkp_test_counting_alloc_t counter;
+    vkp_test_counting_alloc_install(&counter, fail);
+    vkp_plan_t *plan = NULL, *back = NULL;
+    char *json = NULL, *dot = NULL;
+    vkp_status_t st = vkp_partition_to_plan(part, "oom", &plan);
+    if (!st) st = vkp_plan_set_source(plan, "model.json");
+    if (!st) st = vkp_plan_to_json(plan, &json);
+    if (!st) st = vkp_plan_from_json(json, strlen(json), NULL, g, &back);
+    if (!st) st = vkp_partition_to_dot(part, &dot);
+    bool failed = counter.failed;
+    bool oom = vkp_status_is(st, VKP_STATUS_OUT_OF_MEMORY);
+    vkp_status_free(st);
+    vkp_plan_destroy(plan);
+    vkp_plan_destroy(back);
+    vkp_plan_free_string(json);
+    vkp_free_string(dot);
+    vkp_test_counting_alloc_uninstall();
+    cr_assert_eq(counter.live, 0, "leak at fail_at %lld", (long long)fail);
+    if (!failed) break;
+    cr_assert(oom, "fail_at %lld: not reported as out of memory", (long long)fail);
+  }
+  vkp_partition_destroy(part);
+  vkp_profile_destroy(prof);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}

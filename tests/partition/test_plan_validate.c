@@ -111,7 +111,7 @@ Test(plan_validate, cycle, .timeout = 10) {
   vkp_plan_t *p = rfc_plan(8, VKP_DTYPE_FLOAT32);
   // mod3 -> mod1 closes mod1 -> mod3 -> mod1 (and binds data_0 twice).
   VKP_TEST_OK(vkp_plan_bind(p, 2, "m3_out", 0, "data_0"));
-  EXPECT(p, 6, "binding mod3.m3_out -> mod1.data_0: makes a cycle",
+  EXPECT(p, 2, "binding mod3.m3_out -> mod1.data_0: makes a cycle (mod1 -> ",
          "stage 'mod1' input 'data_0' is bound more than once");
 }
 
@@ -288,4 +288,21 @@ Test(plan_files, problems_name_bindings, .timeout = 10) {
     cr_assert_null(p);
   }
   remove_dir();
+}
+
+Test(plan_validate, one_problem_per_cycle, .timeout = 10) {
+  vkp_plan_t *p;
+  VKP_TEST_OK(vkp_plan_create("cycles", &p));
+  const char *names[] = {"a", "b", "c", "d"};
+  const char *in[] = {"in"}, *out[] = {"out"};
+  for (int i = 0; i < 4; ++i)
+    VKP_TEST_OK(vkp_plan_add_stage(p, names[i], "cpu",
+                                   module(names[i], 1, in, VKP_DTYPE_FLOAT32, 4, 1, out),
+                                   NULL));
+  VKP_TEST_OK(vkp_plan_bind(p, 0, "out", 1, "in"));
+  VKP_TEST_OK(vkp_plan_bind(p, 1, "out", 0, "in"));
+  VKP_TEST_OK(vkp_plan_bind(p, 2, "out", 3, "in"));
+  VKP_TEST_OK(vkp_plan_bind(p, 3, "out", 2, "in"));
+  EXPECT(p, 2, "binding b.out -> a.in: makes a cycle (a -> b -> a)",
+         "binding d.out -> c.in: makes a cycle (c -> d -> c)");
 }

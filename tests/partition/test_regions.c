@@ -154,3 +154,16 @@ Test(regions, random_dags_are_acyclic_and_exact, .timeout = 60) {
     vkp_graph_destroy(g);
   }
 }
+
+Test(regions, bad_labels, .timeout = 60) {
+  vkp_graph_t *g = diamond();
+  int32_t labels[3] = {0, -1, 0}, order[3], region[3], nr;
+  vkp_status_t st = vkp_partition_regions(g, labels, order, region, &nr);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
+  vkp_status_free(st);
+  labels[1] = 5000;
+  st = vkp_partition_regions(g, labels, order, region, &nr);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
+  vkp_status_free(st);
+  vkp_graph_destroy(g);
+}

@@ -231,3 +231,24 @@ Test(stages, auto_stage_count, .timeout = 60) {
   vkp_profile_destroy(prof);
   vkp_graph_destroy(g);
 }
+
+Test(stages, auto_count_keeps_a_policy_targets_regions, .timeout = 60) {
+  vkp_graph_t *g = chain_with_exp();
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  fx_add_fake(reg, "fa", UINT64_C(1) << VKP_OP_EXP);
+  fx_add_fake(reg, "fb", 0);
+  // Only the unsupported node leaves "fa", even though one stage on "fb"
+  // would be cheaper: a policy target is what the user asked for.
+  vkp_partition_options_t opt = {.policy = "fa", .fallback = "fb", .stages = 0};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt, &part));
+  cr_assert_eq(part->n_regions, 3);
+  cr_assert(part->n_stages >= 3);
+  for (int32_t i = 0; i < g->n_nodes; ++i)
+    cr_assert(!part->node_reason[i] || !strstr(part->node_reason[i], "absorbed"),
+              "%s", part->node_reason[i]);
+  vkp_partition_destroy(part);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}

@@ -273,6 +273,8 @@ static vkp_status_t fd_timeline_signal(const vkp_target_t *t, uint64_t sem,
   vkp_status_t st = NULL;
   if (d->lost) {
     st = lost_status();
+  } else if (d->options.fail_host_signal && value == d->options.fail_host_signal) {
+    st = vkp_status_make(VKP_STATUS_INTERNAL, "fakedev: injected host signal failure");
   } else {
     if (value <= d->values[sem - 1]) violation(d, "host signal does not raise the value");
     if (pending_signal(d, sem, value, true))

@@ -24,6 +24,7 @@ typedef struct fakedev_options_t {
   uint32_t delay_percent;    // ... with this probability
   const char *fail_stage;    // graph name whose submits fail ...
   uint64_t fail_every;       // ... when the frame (signal value) % this == 0
+  uint64_t fail_host_signal;  // a host signal of this value fails (0: none)
 } fakedev_options_t;
 
 // Adds "fakedev" to `registry` (options copied; fail_stage must outlive it).

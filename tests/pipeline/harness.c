@@ -12,9 +12,13 @@ void fixture_init(fixture_t *f, const harness_config_t *cfg) {
   f->cfg = *cfg;
   uint64_t seed = vkp_test_rng_init(&f->rng);
   (void)seed;
-  VKP_TEST_OK(vkp_registry_create(&f->registry));
-  VKP_TEST_OK(tmath_register(f->registry, cfg->delay_us, cfg->delay_percent));
-  VKP_TEST_OK(fakedev_register(f->registry, &cfg->device));
+  if (cfg->registry) {
+    f->registry = cfg->registry;
+  } else {
+    VKP_TEST_OK(vkp_registry_create(&f->registry));
+    VKP_TEST_OK(tmath_register(f->registry, cfg->delay_us, cfg->delay_percent));
+    VKP_TEST_OK(fakedev_register(f->registry, &cfg->device));
+  }
   VKP_TEST_OK(diamond_plan(cfg->target ? cfg->target : "tmath", cfg->alt_target,
                            cfg->alt_mask, &f->plan));
   vkp_pipeline_options_t opts = {.ring_depth = cfg->depth,
@@ -27,7 +31,7 @@ void fixture_deinit(fixture_t *f) {
   const vkp_target_t *dev = vkp_registry_find(f->registry, "fakedev");
   uint64_t violations = dev ? fakedev_violations(dev) : 0;
   vkp_plan_destroy(f->plan);
-  vkp_registry_destroy(f->registry);
+  if (!f->cfg.registry) vkp_registry_destroy(f->registry);
   cr_assert_eq(violations, 0, "fakedev saw %llu device rules broken",
                (unsigned long long)violations);
 }
@@ -160,7 +164,8 @@ void run_ordered(const harness_config_t *cfg, int32_t n_frames,
   fixture_deinit(&f);
 }
 
-void run_device_lost(const harness_config_t *cfg, int32_t lost_frame) {
+void run_device_lost(const harness_config_t *cfg, int32_t lost_frame,
+                     bool z_injection) {
   fixture_t f;
   fixture_init(&f, cfg);
   float x[DIAMOND_NUMEL], z[DIAMOND_NUMEL];
@@ -170,7 +175,7 @@ void run_device_lost(const harness_config_t *cfg, int32_t lost_frame) {
   for (int32_t i = 0; i < 40; ++i) {
     fill(&f.rng, x);
     fill(&f.rng, z);
-    if (i + 1 == lost_frame) z[0] = TMATH_LOST_VALUE;
+    if (z_injection && i + 1 == lost_frame) z[0] = TMATH_LOST_VALUE;
     memcpy(xs[i], x, sizeof x);
     memcpy(zs[i], z, sizeof z);
     set_inputs(f.pipe, x, z);

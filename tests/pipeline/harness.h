@@ -23,6 +23,8 @@ typedef struct harness_config_t {
   uint32_t alt_mask;
   int32_t depth;
   bool sequential;
+  // When set, used (borrowed) instead of a fresh tmath + fakedev registry.
+  vkp_registry_t *registry;
 } harness_config_t;
 
 typedef struct fixture_t {
@@ -51,9 +53,11 @@ void run_ordered(const harness_config_t *cfg, int32_t n_frames,
                  int32_t fail_every, bool z_failure, const char *fail_stage);
 
 // Runs frames until one is refused, frame `lost_frame` carrying the injected
-// device loss in z; checks that every frame from it on (and any earlier one
+// device loss in z (when z_injection; else the configuration injects it);
+// checks that every frame from it on (and any earlier one
 // not finished in time) completes with DEVICE_LOST and that later runs fail.
-void run_device_lost(const harness_config_t *cfg, int32_t lost_frame);
+void run_device_lost(const harness_config_t *cfg, int32_t lost_frame,
+                     bool z_injection);
 
 // Cuts validated `graph` into stages: stage i holds nodes groups[i][0..n) (a
 // -1-terminated list of node indices) on targets[i]; bindings follow the

@@ -36,7 +36,7 @@ Test(pipeline, failure_then_recovery, .timeout = 90) {
 
 Test(pipeline, device_lost_fails_everything_in_flight, .timeout = 90) {
   harness_config_t cfg = {.delay_us = 500, .delay_percent = 30};
-  run_device_lost(&cfg, 10);
+  run_device_lost(&cfg, 10, true);
 }
 
 Test(pipeline, destroy_with_frames_in_flight, .timeout = 90) {

@@ -62,13 +62,22 @@ Test(worker, host_failure_feeding_device_stages, .timeout = 90) {
 Test(worker, device_lost, .timeout = 90) {
   harness_config_t cfg = {.target = "fakedev",
                           .device = {.max_delay_us = 300, .delay_percent = 30}};
-  run_device_lost(&cfg, 10);
+  run_device_lost(&cfg, 10, true);
 }
 
 Test(worker, device_lost_in_mixed_pipeline, .timeout = 90) {
   harness_config_t cfg = {.alt_target = "fakedev", .alt_mask = 0x4u,
                           .delay_us = 200, .delay_percent = 30};
-  run_device_lost(&cfg, 6);
+  run_device_lost(&cfg, 6, true);
+}
+
+Test(worker, failed_host_signal_fails_the_pipeline, .timeout = 90) {
+  // s2 on the host cannot signal the semaphore s3 (device) waits on for
+  // frame 7: the pipeline fails instead of leaving s3 queued for ever.
+  harness_config_t cfg = {.target = "fakedev", .alt_target = "tmath",
+                          .alt_mask = 0x4u, .delay_us = 200, .delay_percent = 30,
+                          .device = {.fail_host_signal = 7}};
+  run_device_lost(&cfg, 7, false);
 }
 
 Test(worker, destroy_with_device_work_in_flight, .timeout = 90) {

@@ -214,6 +214,11 @@ const char *x = IN(b, 4, S(2, 3, 5, 7));
 const char *y = NODE(b, VKP_OP_GLOBAL_AVG_POOL, 1, L(x), 0, NULL);
 END(y)
 
+BEGIN(global_avg_pool_16x16)
+const char *x = IN(b, 4, S(2, 3, 16, 16));
+const char *y = NODE(b, VKP_OP_GLOBAL_AVG_POOL, 1, L(x), 0, NULL);
+END(y)
+
 BEGIN(global_avg_pool_rank3)
 const char *x = IN(b, 3, S(1, 4, 13));
 const char *y = NODE(b, VKP_OP_GLOBAL_AVG_POOL, 1, L(x), 0, NULL);
@@ -243,6 +248,14 @@ SOFTMAX_CASE(softmax_last, 2, S(7, 37), -1)
 SOFTMAX_CASE(softmax_mid, 3, S(2, 3, 4), 1)
 SOFTMAX_CASE(softmax_first, 2, S(5, 3), 0)
 
+SOFTMAX_CASE(softmax_long_row, 2, S(3, 300), -1)
+
+BEGIN(layer_norm_long_row)
+const char *x = IN(b, 3, S(2, 1, 257));
+const char *sc = CST(b, 1, S(257)), *bi = CST(b, 1, S(1));
+const char *y = NODE(b, VKP_OP_LAYER_NORM, 3, L(x, sc, bi), 1, A(AI("axis", 1)));
+END(y)
+
 BEGIN(layer_norm_last)
 const char *x = IN(b, 2, S(5, 33));
 const char *sc = CST(b, 1, S(33)), *bi = CST(b, 1, S(33));
@@ -268,6 +281,7 @@ REDUCE_CASE(reduce_mean_axis1, VKP_OP_REDUCE_MEAN, 3, S(2, 7, 3), 1, A(AIS("axes
 REDUCE_CASE(reduce_sum_axes02_nokeep, VKP_OP_REDUCE_SUM, 3, S(3, 5, 4), 2,
             A(AIS("axes", 0, 2), AI("keepdims", 0)))
 REDUCE_CASE(reduce_mean_all, VKP_OP_REDUCE_MEAN, 2, S(6, 11), 0, NULL)
+REDUCE_CASE(reduce_sum_long, VKP_OP_REDUCE_SUM, 3, S(3, 40, 5), 1, A(AIS("axes", 0, 1)))
 REDUCE_CASE(reduce_sum_neg_axis, VKP_OP_REDUCE_SUM, 4, S(2, 3, 1, 5), 1, A(AIS("axes", -1)))
 
 #define MOVE_CASE(case_name, op, rank, xs, n_attrs, attrs) \
@@ -439,17 +453,21 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(avgpool_incl_pad_ceil, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_2x3x5x7, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_rank3, -1.0f, 1.0f, 1),
+    CASE(global_avg_pool_16x16, -1.0f, 1.0f, 1),
     CASE(batch_norm_2x3x4x5, -1.0f, 1.0f, 1),
     CASE(batch_norm_rank2, -1.0f, 1.0f, 1),
     CASE(softmax_last, -4.0f, 4.0f, 1),
     CASE(softmax_mid, -4.0f, 4.0f, 1),
     CASE(softmax_first, -4.0f, 4.0f, 1),
+    CASE(softmax_long_row, -4.0f, 4.0f, 1),
+    CASE(layer_norm_long_row, -1.0f, 1.0f, 1),
     CASE(layer_norm_last, -1.0f, 1.0f, 1),
     CASE(layer_norm_axis1_bcast_scale, -1.0f, 1.0f, 1),
     CASE(reduce_mean_axis1, -1.0f, 1.0f, 1),
     CASE(reduce_sum_axes02_nokeep, -1.0f, 1.0f, 1),
     CASE(reduce_mean_all, -1.0f, 1.0f, 1),
     CASE(reduce_sum_neg_axis, -1.0f, 1.0f, 1),
+    CASE(reduce_sum_long, -1.0f, 1.0f, 1),
     CASE(transpose_default, -1.0f, 1.0f, 1),
     CASE(transpose_3102, -1.0f, 1.0f, 1),
     CASE(slice_steps, -1.0f, 1.0f, 1),

@@ -83,3 +83,16 @@ Test(spirv_kernels, gemm_tiled_variant, .timeout = 120) {
   }
   unsetenv("VKPIPE_SPIRV_GEMM");
 }
+
+// The workgroup-per-row kernels (what GPUs get for long rows) on lavapipe too.
+Test(spirv_kernels, row_workgroup_variant, .timeout = 120) {
+  setenv("VKPIPE_SPIRV_ROWS", "workgroup", 1);
+  for (int i = 0; i < vkp_spirv_case_count; ++i) {
+    const char *n = vkp_spirv_cases[i].name;
+    if (strncmp(n, "softmax", 7) == 0 || strncmp(n, "layer_norm", 10) == 0 ||
+        strncmp(n, "reduce", 6) == 0 || strncmp(n, "global_avg_pool", 15) == 0 ||
+        strcmp(n, "scratch_chain") == 0)
+      compare_case(&vkp_spirv_cases[i]);
+  }
+  unsetenv("VKPIPE_SPIRV_ROWS");
+}

@@ -52,6 +52,11 @@ void shim_log(const char *fmt, ...);
 #define cr_assert_float_eq(a, b, ...) \
   SHIM_ASSERT_(fabs((double)(a) - (double)(b)) <= SHIM_FIRST_(__VA_ARGS__), SHIM_REST_(__VA_ARGS__))
 #define cr_log_info(...) shim_log(__VA_ARGS__)
+#define cr_skip_test(...) \
+  do {                    \
+    shim_log(__VA_ARGS__); \
+    return;               \
+  } while (0)
 
 // First argument of a list, and the rest followed by "" so that a message
 // is always there.

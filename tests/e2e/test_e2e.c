@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+// tools/cmd_build.c, tools/cmd_inspect.c, the pipeline paths of
+// tools/cmd_run.c and tools/vkpipe_bench/, through the built binaries: what a
+// new user types, checked against the reference target on fresh inputs.
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "support/test_cli.h"
+#include "support/test_support.h"
+#include "vkpipe/npy.h"
+
+TestSuite(e2e, .init = vkp_test_scratch_make, .fini = vkp_test_scratch_remove);
+
+static const char *model(const char *name) {
+  static char path[2][512];
+  static int k;
+  k ^= 1;
+  snprintf(path[k], sizeof path[k], "%s/examples/%s", vkp_test_source_dir(), name);
+  return path[k];
+}
+
+static vkp_test_run_t vkpipe(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static vkp_test_run_t vkpipe(const char *fmt, ...) {
+  char args[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  return vkp_test_run_tool("vkpipe", args);
+}
+
+static void expect_ok(vkp_test_run_t *r, const char *what) {
+  cr_assert_eq(r->code, 0, "%s failed (%d):\n%s%s", what, r->code, r->out, r->err);
+}
+
+static void load_scratch_npy(const char *rel, vkp_tensor_t *t) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", vkp_test_scratch, rel);
+  VKP_TEST_OK(vkp_npy_read_file(path, t));
+}
+
+static void expect_same_npy(const char *a, const char *b) {
+  vkp_tensor_t x, y;
+  load_scratch_npy(a, &x);
+  load_scratch_npy(b, &y);
+  char msg[256];
+  cr_assert(vkp_test_allclose(&x, &y, 1e-4, 1e-6, msg, sizeof msg), "%s vs %s: %s",
+            a, b, msg);
+  vkp_tensor_deinit(&x);
+  vkp_tensor_deinit(&y);
+}
+
+Test(e2e, build_inspect_run_artifact_and_auto, .timeout = 600) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  int64_t xs[] = {1, 64};
+  vkp_test_write_random_npy(&rng, "x.npy", 2, xs);
+  vkp_test_run_t r = vkpipe("build '%s' --policy cpu --stages 2 -o mlp.vkp",
+                            model("mlp.json"));
+  expect_ok(&r, "build");
+  cr_assert(strstr(r.out, "wrote mlp.vkp"), "%s", r.out);
+  vkp_test_run_free(&r);
+
+  r = vkpipe("inspect mlp.vkp --dump dump");
+  expect_ok(&r, "inspect");
+  cr_assert(strstr(r.out, "format version 1"), "%s", r.out);
+  cr_assert(strstr(r.out, "stage0") && strstr(r.out, "stage1"), "%s", r.out);
+  cr_assert(strstr(r.out, "stages/1/code"), "%s", r.out);
+  char path[512];
+  struct stat sb;
+  snprintf(path, sizeof path, "%s/dump/stage0/graph.json", vkp_test_scratch);
+  cr_assert_eq(stat(path, &sb), 0, "inspect --dump wrote no %s", path);
+  vkp_test_run_free(&r);
+
+  r = vkpipe("run '%s' --input x=x.npy --output-dir ref", model("mlp.json"));
+  expect_ok(&r, "run on ref");
+  vkp_test_run_free(&r);
+  r = vkpipe("run mlp.vkp --input x=x.npy --output-dir art");
+  expect_ok(&r, "run artifact");
+  vkp_test_run_free(&r);
+  expect_same_npy("ref/y.npy", "art/y.npy");
+  r = vkpipe("run '%s' --target auto --stages 2 --input x=x.npy --output-dir auto",
+             model("mlp.json"));
+  expect_ok(&r, "run --target auto");
+  cr_assert(strstr(r.out, "pipeline:"), "%s", r.out);
+  vkp_test_run_free(&r);
+  expect_same_npy("ref/y.npy", "auto/y.npy");
+
+  // The ONNX example through an artifact too.
+  int64_t fs[] = {1, 256};
+  vkp_test_write_random_npy(&rng, "f.npy", 2, fs);
+  r = vkpipe("build '%s' --stages 2 -o onnx.vkp", model("mlp.onnx"));
+  expect_ok(&r, "build onnx");
+  vkp_test_run_free(&r);
+  r = vkpipe("run onnx.vkp --input features=f.npy --output-dir o1");
+  expect_ok(&r, "run onnx artifact");
+  vkp_test_run_free(&r);
+  r = vkpipe("run '%s' --input features=f.npy --output-dir o2", model("mlp.onnx"));
+  expect_ok(&r, "run onnx on ref");
+  vkp_test_run_free(&r);
+  expect_same_npy("o1/probs.npy", "o2/probs.npy");
+}
+
+Test(e2e, build_and_inspect_errors, .timeout = 600) {
+  vkp_test_run_t r = vkpipe("build '%s'", model("mlp.json"));
+  cr_assert_eq(r.code, 2, "missing -o: %s", r.err);
+  cr_assert_eq(vkp_test_count_lines(r.err), 1, "%s", r.err);
+  vkp_test_run_free(&r);
+  r = vkpipe("build missing.json -o x.vkp");
+  cr_assert_eq(r.code, 1);
+  cr_assert(strstr(r.err, "missing.json"), "%s", r.err);
+  vkp_test_run_free(&r);
+  vkp_test_write_text("junk.vkp", "VKPIPE\r\n and then nothing useful");
+  r = vkpipe("inspect junk.vkp");
+  cr_assert_eq(r.code, 1);
+  cr_assert(strstr(r.err, "junk.vkp"), "%s", r.err);
+  vkp_test_run_free(&r);
+  r = vkpipe("run junk.vkp --input x=x.npy --output-dir o");
+  cr_assert_eq(r.code, 1);
+  cr_assert(strstr(r.err, "junk.vkp"), "%s", r.err);
+  vkp_test_run_free(&r);
+}
+
+static cJSON *bench_json(const char *args) {
+  vkp_test_run_t r = vkp_test_run_tool("vkpipe-bench", args);
+  cr_assert_eq(r.code, 0, "vkpipe-bench %s failed:\n%s", args, r.err);
+  cJSON *j = cJSON_Parse(r.out);
+  cr_assert_not_null(j, "not JSON:\n%s", r.out);
+  vkp_test_run_free(&r);
+  return j;
+}
+
+static double num(const cJSON *o, const char *path) {
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", path);
+  const cJSON *cur = o;
+  for (char *tok = strtok(buf, "."); tok; tok = strtok(NULL, "."))
+    cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
+  cr_assert(cJSON_IsNumber(cur), "'%s' missing or not a number", path);
+  return cur->valuedouble;
+}
+
+Test(e2e, bench_synthetic_json_and_trace, .timeout = 600) {
+  cJSON *j = bench_json("--synthetic 'cpu:2ms,gpu:1ms,cpu2:1ms' --frames 20 "
+                        "--warmup 2 --json --trace t.json");
+  cr_assert_eq(num(j, "frames"), 20);
+  cr_assert_eq(num(j, "pipelined.frames"), 20);
+  cr_assert_gt(num(j, "pipelined.throughput_fps"), 0);
+  cr_assert_gt(num(j, "sequential.throughput_fps"), 0);
+  cr_assert_geq(num(j, "pipelined.latency_ms.p99"), num(j, "pipelined.latency_ms.p50"));
+  cr_assert_gt(num(j, "bottleneck.bound_fps"), 0);
+  cr_assert_gt(num(j, "efficiency"), 0);
+  cr_assert_gt(num(j, "speedup_vs_sequential"), 0);
+  const cJSON *stages = cJSON_GetObjectItemCaseSensitive(j, "stages");
+  cr_assert_eq(cJSON_GetArraySize(stages), 3);
+  // The slowest synthetic stage is the 2 ms one: each stage's busy time is at
+  // least its sleep.
+  cr_assert_geq(num(cJSON_GetArrayItem(stages, 0), "busy_ms"), 2.0);
+  cJSON_Delete(j);
+  // The trace: one complete event per stage and frame (warm-up included),
+  // one named track per stage.
+  char path[512];
+  snprintf(path, sizeof path, "%s/t.json", vkp_test_scratch);
+  char *text = vkp_test_read_file(path, NULL);
+  cr_assert_not_null(text);
+  cJSON *t = cJSON_Parse(text);
+  cr_assert_not_null(t, "trace is not JSON");
+  const cJSON *ev, *events = cJSON_GetObjectItemCaseSensitive(t, "traceEvents");
+  int complete = 0, tracks = 0;
+  cJSON_ArrayForEach(ev, events) {
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(ev, "name");
+    if (cJSON_IsString(ph) && !strcmp(ph->valuestring, "X")) ++complete;
+    if (cJSON_IsString(name) && !strcmp(name->valuestring, "thread_name")) ++tracks;
+  }
+  cr_assert_eq(complete, 3 * 22);
+  cr_assert_eq(tracks, 3);
+  cJSON_Delete(t);
+  free(text);
+}
+
+Test(e2e, bench_model_and_artifact, .timeout = 600) {
+  char args[1024];
+  snprintf(args, sizeof args,
+           "'%s' --policy cpu --stages 2 --frames 10 --warmup 2 --json",
+           model("mlp.json"));
+  cJSON *j = bench_json(args);
+  const cJSON *singles = cJSON_GetObjectItemCaseSensitive(j, "single_target");
+  cr_assert_geq(cJSON_GetArraySize(singles), 1, "no single-target runs");
+  cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "stages")), 2);
+  cJSON_Delete(j);
+  vkp_test_run_t r = vkpipe("build '%s' --policy ref --stages 2 -o m.vkp",
+                            model("mlp.json"));
+  expect_ok(&r, "build");
+  vkp_test_run_free(&r);
+  j = bench_json("m.vkp --frames 5 --warmup 1 --json");
+  cr_assert_eq(num(j, "pipelined.frames"), 5);
+  cJSON_Delete(j);
+  // The human table names every stage and the bound.
+  r = vkp_test_run_tool("vkpipe-bench", "m.vkp --frames 5 --warmup 1");
+  expect_ok(&r, "bench table");
+  cr_assert(strstr(r.out, "bottleneck bound") && strstr(r.out, "stage1"), "%s", r.out);
+  vkp_test_run_free(&r);
+}
+
+Test(e2e, bench_usage_errors, .timeout = 600) {
+  static const char *const bad[] = {
+      "", "--frames 0 --synthetic 'a:1ms'", "--synthetic 'a'", "--synthetic 'a:fast'",
+      "--synthetic 'a:1ms' --depth 0", "--bogus", "x.json y.json",
+      "--synthetic 'a:1ms' --stages -3",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    vkp_test_run_t r = vkp_test_run_tool("vkpipe-bench", bad[i]);
+    cr_assert_eq(r.code, 2, "'%s' exited %d: %s", bad[i], r.code, r.err);
+    cr_assert_eq(vkp_test_count_lines(r.err), 1, "'%s': %s", bad[i], r.err);
+    vkp_test_run_free(&r);
+  }
+  vkp_test_run_t r = vkp_test_run_tool("vkpipe-bench", "missing.onnx --frames 2");
+  cr_assert_eq(r.code, 1);
+  cr_assert(strstr(r.err, "missing.onnx"), "%s", r.err);
+  vkp_test_run_free(&r);
+}

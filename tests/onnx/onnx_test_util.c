@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "onnx/onnx_test_util.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/test_support.h"
+#include "vkpipe/onnx.h"
+
+const char *onnx_models_dir(void) {
+  const char *d = getenv("VKPIPE_ONNX_MODELS");
+  cr_assert(d, "VKPIPE_ONNX_MODELS is not set (run through ctest)");
+  return d;
+}
+
+void onnx_model_path(char *buf, size_t size, const char *file) {
+  snprintf(buf, size, "%s/%s", onnx_models_dir(), file);
+}
+
+const char *onnx_seed_note(void) {
+  static char note[96];
+  char path[1024];
+  onnx_model_path(path, sizeof path, "seed.txt");
+  size_t n = 0;
+  char *text = vkp_test_read_file(path, &n);
+  snprintf(note, sizeof note, "gen_models.py seed %s",
+           text ? strtok(text, "\n") : "?");
+  free(text);
+  return note;
+}
+
+vkp_graph_t *onnx_load_model(const char *file) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, file);
+  vkp_graph_t *g = NULL;
+  VKP_TEST_OK(vkp_graph_load(path, &g));
+  return g;
+}
+
+int onnx_count_op(const vkp_graph_t *g, vkp_op_t op) {
+  int n = 0;
+  for (int32_t i = 0; i < g->n_nodes; ++i) n += g->nodes[i].op == op;
+  return n;
+}
+
+void onnx_run_and_compare(const vkp_graph_t *g, const char *name, double rtol,
+                          double atol) {
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  const vkp_target_t *ref = NULL;
+  VKP_TEST_OK(vkp_registry_lookup(reg, "ref", &ref));
+  vkp_tensor_t in[4] = {0}, out[4] = {0}, want[4] = {0};
+  cr_assert_leq(g->n_inputs, 4);
+  cr_assert_leq(g->n_outputs, 4);
+  char path[1024], file[256];
+  for (int32_t i = 0; i < g->n_inputs; ++i) {
+    snprintf(file, sizeof file, "%s.input_%d.pb", name, (int)i);
+    onnx_model_path(path, sizeof path, file);
+    VKP_TEST_OK(vkp_onnx_tensor_load(path, &in[i], NULL));
+  }
+  VKP_TEST_OK(vkp_target_run_graph(ref, g, NULL, in, out));
+  for (int32_t i = 0; i < g->n_outputs; ++i) {
+    snprintf(file, sizeof file, "%s.output_%d.pb", name, (int)i);
+    onnx_model_path(path, sizeof path, file);
+    VKP_TEST_OK(vkp_onnx_tensor_load(path, &want[i], NULL));
+    char msg[512];
+    cr_assert(vkp_test_allclose(&out[i], &want[i], rtol, atol, msg, sizeof msg),
+              "%s output %d: %s (%s)", name, (int)i, msg, onnx_seed_note());
+  }
+  for (int i = 0; i < 4; ++i) {
+    vkp_tensor_deinit(&in[i]);
+    vkp_tensor_deinit(&out[i]);
+    vkp_tensor_deinit(&want[i]);
+  }
+  vkp_registry_destroy(reg);
+}
