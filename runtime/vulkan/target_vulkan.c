@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The "vulkan" target: SPIR-V codegen for compile, the stage executor for
 // load/run/submit, and the device entries of target.h.
-#include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -39,38 +38,25 @@ void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *
 
 static bool vkp__supports(const vkp_target_t *target, const vkp_graph_t *graph,
                           const vkp_node_t *node, char *reason, size_t reason_size) {
-#ifdef VKPIPE_HAVE_SPIRV_CODEGEN
   return vkp_spirv_supports(graph, node, reason, reason_size);
-#else
-  if (reason && reason_size)
-    snprintf(reason, reason_size, "the SPIR-V codegen is not part of this build");
-  return false;
-#endif
 }
 
 static vkp_status_t vkp__compile(const vkp_target_t *target, const vkp_graph_t *graph,
                                  const vkp_compile_options_t *options,
                                  vkp_blob_t *out_blob) {
   memset(out_blob, 0, sizeof *out_blob);
-#ifdef VKPIPE_HAVE_SPIRV_CODEGEN
   const vkp__vulkan_target_t *t = target->impl;
   vkp_spirv_program_t *program = NULL;
   VKP_RETURN_IF_ERROR(vkp_spirv_codegen(graph, &t->info, options, &program));
   vkp_status_t st = vkp_spirv_program_serialize(program, out_blob);
   vkp_spirv_program_destroy(program);
   return st;
-#else
-  return vkp_status_make(VKP_STATUS_UNAVAILABLE,
-                         "target 'vulkan': the SPIR-V codegen is not part of this "
-                         "build");
-#endif
 }
 
 static vkp_status_t vkp__load(const vkp_target_t *target, const vkp_graph_t *graph,
                               const void *blob, size_t blob_size,
                               vkp_stage_t **out_stage) {
   *out_stage = NULL;
-#ifdef VKPIPE_HAVE_SPIRV_CODEGEN
   vkp_spirv_program_t *program = NULL;
   VKP_RETURN_IF_ERROR(vkp_spirv_program_deserialize(blob, blob_size, &program));
   vkp_vk_stage_t *stage = NULL;
@@ -80,11 +66,6 @@ static vkp_status_t vkp__load(const vkp_target_t *target, const vkp_graph_t *gra
   vkp_vk_stage_base(stage)->target = target;
   *out_stage = vkp_vk_stage_base(stage);
   return NULL;
-#else
-  return vkp_status_make(VKP_STATUS_UNAVAILABLE,
-                         "target 'vulkan': the SPIR-V codegen is not part of this "
-                         "build");
-#endif
 }
 
 static vkp_status_t vkp__run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
