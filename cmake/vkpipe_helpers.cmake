@@ -50,7 +50,7 @@ function(vkp_add_test name)
   add_test(NAME ${name} COMMAND ${name} --jobs=2)
   set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
                        LABELS "${T_LABELS}"
-                       ENVIRONMENT "VKPIPE_SOURCE_DIR=${PROJECT_SOURCE_DIR};VKPIPE_BINARY_DIR=${PROJECT_BINARY_DIR};${T_ENV}")
+                       ENVIRONMENT "VKPIPE_SOURCE_DIR=${PROJECT_SOURCE_DIR};VKPIPE_BINARY_DIR=${PROJECT_BINARY_DIR};LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan.supp;${T_ENV}")
 endfunction()
 
 # vkp_require_pkg(name ...): pkg-config modules libvkpipe depends on, listed in
