@@ -337,6 +337,7 @@ static const vkp_target_vtable_t vkp__cpu_vtable = {
     .run = vkp__cpu_run,
     .submit = NULL,    // the runtime calls run from a worker thread
     .unload = vkp__cpu_unload,
+    .dump = vkp__cpu_dump,
 };
 
 vkp_status_t vkp_target_cpu_register(vkp_registry_t *registry) {

@@ -32,6 +32,12 @@ typedef struct vkp_cpu_blob_header_t {
   char key[40];           // compile cache key, NUL-terminated hex
 } vkp_cpu_blob_header_t;
 
+// The vtable's dump entry (runtime/cpu/dump.c): writes <graph>.c and
+// <graph>.so from a blob into `dir`.
+vkp_status_t vkp__cpu_dump(const vkp_target_t *target, const vkp_graph_t *graph,
+                           const void *blob, size_t blob_size, const char *dir)
+    VKP_MUST_USE;
+
 // Registers "cpu" into `registry` (the built-in registration entry).
 vkp_status_t vkp_target_cpu_register(vkp_registry_t *registry) VKP_MUST_USE;
 

@@ -9,6 +9,7 @@
 #include "base/status_macros.h"
 #include "codegen/spirv/compile.h"
 #include "codegen/spirv/program.h"
+#include "runtime/vulkan/target_vulkan.h"
 
 static vkp_status_t vkp__vk_dump_file(const char *path, const void *data,
                                       size_t size) {
@@ -74,14 +75,12 @@ vkp_status_t vkp__vulkan_dump(const vkp_target_t *target, const vkp_graph_t *gra
     for (int32_t k = 0; k < disp->n_bindings; ++k)
       fprintf(summary, " %d", (int)disp->bindings[k].buffer);
     fprintf(summary, "\n");
-    char stem[4096];
-    snprintf(stem, sizeof stem, "%s/%03d", dir, (int)d);
-    snprintf(path, sizeof path, "%s.spv", stem);
+    snprintf(path, sizeof path, "%s/%03d.spv", dir, (int)d);
     st = vkp__vk_dump_file(path, disp->code, disp->code_words * sizeof(uint32_t));
     char *text = NULL;
     if (!st) st = vkp__spirv_disassemble(compiler, disp->code, disp->code_words, &text);
     if (!st) {
-      snprintf(path, sizeof path, "%s.spvasm", stem);
+      snprintf(path, sizeof path, "%s/%03d.spvasm", dir, (int)d);
       st = vkp__vk_dump_file(path, text, strlen(text));
     }
     vkp__free(text);

@@ -152,6 +152,7 @@ static const vkp_target_vtable_t vkp__vulkan_vtable = {
     .timeline_signal = vkp__timeline_signal,
     .timeline_wait = vkp__timeline_wait,
     .timeline_query = vkp__timeline_query,
+    .dump = vkp__vulkan_dump,
     .destroy = vkp__destroy,
 };
 

@@ -34,4 +34,10 @@ vkp_vk_device_t *vkp_target_vulkan_device(const vkp_target_t *target);
 // What the codegen needs to know about `device`.
 void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *out);
 
+// The vtable's dump entry (runtime/vulkan/dump.c): per dispatch, its SPIR-V
+// (NNN.spv) and disassembly (NNN.spvasm), plus program.txt (buffers, grids).
+vkp_status_t vkp__vulkan_dump(const vkp_target_t *target, const vkp_graph_t *graph,
+                              const void *blob, size_t blob_size, const char *dir)
+    VKP_MUST_USE;
+
 #endif  // VKPIPE_RUNTIME_VULKAN_TARGET_VULKAN_H_

@@ -75,8 +75,16 @@ Test(e2e, build_inspect_run_artifact_and_auto, .timeout = 600) {
   cr_assert(strstr(r.out, "stages/1/code"), "%s", r.out);
   char path[512];
   struct stat sb;
-  snprintf(path, sizeof path, "%s/dump/stage0/graph.json", vkp_test_scratch);
-  cr_assert_eq(stat(path, &sb), 0, "inspect --dump wrote no %s", path);
+  static const char *const dumped[] = {"stage0/graph.json", "stage0/stage0.c",
+                                       "stage1/stage1.c", "stage1/stage1.so"};
+  for (size_t i = 0; i < sizeof dumped / sizeof dumped[0]; ++i) {
+    snprintf(path, sizeof path, "%s/dump/%s", vkp_test_scratch, dumped[i]);
+    cr_assert_eq(stat(path, &sb), 0, "inspect --dump wrote no %s", path);
+  }
+  snprintf(path, sizeof path, "%s/dump/stage0/stage0.c", vkp_test_scratch);
+  char *source = vkp_test_read_file(path, NULL);
+  cr_assert(source && strstr(source, "vkp_stage_run"), "not the generated C");
+  free(source);
   vkp_test_run_free(&r);
 
   r = vkpipe("run '%s' --input x=x.npy --output-dir ref", model("mlp.json"));
