@@ -27,9 +27,16 @@ if(NOT n EQUAL 4)
                       "vkpipeConfig.cmake under ${prefix}, found: ${libs}")
 endif()
 
+# A sanitizer build of the library needs its consumers built the same way.
+set(san_flags "")
+if(SANITIZE)
+  set(san_flags "-fsanitize=${SANITIZE}")
+endif()
+
 # A consumer through find_package(vkpipe), linking the shared library.
 run_step("configuring the example" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/c_api
-         -B ${SCRATCH}/example -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+         -B ${SCRATCH}/example -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release
+         "-DCMAKE_C_FLAGS=${san_flags}")
 run_step("building the example" ${CMAKE_COMMAND} --build ${SCRATCH}/example)
 file(GLOB libdir ${prefix}/lib*)
 set(ENV{LD_LIBRARY_PATH} "${libdir}")
@@ -45,7 +52,7 @@ set(ENV{PKG_CONFIG_PATH} "${libdir}/pkgconfig")
 run_step("pkg-config" pkg-config --cflags --libs vkpipe)
 string(STRIP "${step_output}" flags)
 separate_arguments(flags UNIX_COMMAND "${flags}")
-run_step("compiling with pkg-config flags" cc -std=c11 -o ${SCRATCH}/example_pc
+run_step("compiling with pkg-config flags" cc -std=c11 ${san_flags} -o ${SCRATCH}/example_pc
          ${SOURCE_DIR}/examples/c_api/main.c ${flags} -lm)
 run_step("running the pkg-config build" ${SCRATCH}/example_pc
          ${SOURCE_DIR}/examples/mlp.json 2)
