@@ -411,6 +411,8 @@ static vkp_status_t bench_run_synthetic(const bench_args_t *a, bench_report_t *r
   return st;
 }
 
+// Partitions `graph` into a plan. `a` (may be NULL: no manual placement)
+// supplies the --assign overrides.
 static vkp_status_t bench_build_plan(const bench_args_t *a, const vkp_graph_t *graph,
                                      const vkp_registry_t *registry,
                                      const vkp_profile_t *profile,
@@ -419,8 +421,8 @@ static vkp_status_t bench_build_plan(const bench_args_t *a, const vkp_graph_t *g
   vkp_partition_options_t opt = {
       .policy = policy,
       .stages = stages,
-      .n_assigns = a->n_assigns,
-      .assigns = a->assigns,
+      .n_assigns = a ? a->n_assigns : 0,
+      .assigns = a ? a->assigns : NULL,
   };
   vkp_partition_t *part = NULL;
   vkp_status_t st = vkp_partition_create(graph, registry, profile, &opt, &part);
@@ -474,7 +476,8 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
         continue;
       }
       vkp_plan_t *single = NULL;
-      vkp_status_t one = bench_build_plan(a, graph, registry, profile,
+      // The whole model on this one target: no --assign overrides here.
+      vkp_status_t one = bench_build_plan(NULL, graph, registry, profile,
                                           target->vtable->name, 1, &single, NULL);
       bench_mode_result_t res;
       memset(&res, 0, sizeof res);
