@@ -283,6 +283,7 @@ typedef struct vkp__layout_t {
   int32_t n_buffers;
   vkp__class_t *classes;   // indexed by class root value
   int32_t *output_buffer;  // per graph output index
+  int32_t scratch_buffer;  // -1 when there is none
 } vkp__layout_t;
 
 static void vkp__layout_deinit(vkp__layout_t *l) {
@@ -399,9 +400,19 @@ static vkp_status_t vkp__layout_build(vkp__plan_t *p,
     if (offset + size > scratch_size) scratch_size = offset + size;
   }
   vkp__free(placed);
-  if (n_placed)
+  // An empty tensor read by a kernel (a reduction over a zero-sized axis)
+  // still needs a non-empty binding (VUID-VkDescriptorBufferInfo-range-00341):
+  // it gets 4 dummy scratch bytes the kernel never reads.
+  bool empty_read = false;
+  for (int32_t v = 0; v < nv; ++v)
+    empty_read |= l->classes[v].first >= 0 && l->classes[v].bytes == 0;
+  if (empty_read && scratch_size < 4) scratch_size = 4;
+  l->scratch_buffer = -1;
+  if (n_placed || empty_read) {
+    l->scratch_buffer = l->n_buffers;
     l->buffers[l->n_buffers++] =
         (vkp_spirv_buffer_t){VKP_SPIRV_BUFFER_SCRATCH, -1, scratch_size};
+  }
   return NULL;
 }
 
@@ -416,9 +427,11 @@ static vkp_status_t vkp__binding_for(const vkp__plan_t *p, const vkp__layout_t *
   uint64_t bytes = vkp__value_bytes(v);
   if (output_index >= 0) {
     *out = (vkp_spirv_binding_t){l->output_buffer[output_index], 0, bytes};
+  } else if (bytes == 0) {
+    *out = (vkp_spirv_binding_t){l->scratch_buffer, 0, 4};
   } else {
     const vkp__class_t *c = &l->classes[vkp__find(p->parent, value)];
-    *out = (vkp_spirv_binding_t){c->buffer, c->offset, bytes < 4 ? 4 : bytes};
+    *out = (vkp_spirv_binding_t){c->buffer, c->offset, bytes};
   }
   if (device->max_storage_range && out->range > device->max_storage_range)
     return vkp_status_make(VKP_STATUS_UNSUPPORTED,

@@ -281,6 +281,7 @@ REDUCE_CASE(reduce_mean_axis1, VKP_OP_REDUCE_MEAN, 3, S(2, 7, 3), 1, A(AIS("axes
 REDUCE_CASE(reduce_sum_axes02_nokeep, VKP_OP_REDUCE_SUM, 3, S(3, 5, 4), 2,
             A(AIS("axes", 0, 2), AI("keepdims", 0)))
 REDUCE_CASE(reduce_mean_all, VKP_OP_REDUCE_MEAN, 2, S(6, 11), 0, NULL)
+REDUCE_CASE(reduce_sum_empty_axis, VKP_OP_REDUCE_SUM, 2, S(3, 0), 1, A(AIS("axes", 1)))
 REDUCE_CASE(reduce_sum_long, VKP_OP_REDUCE_SUM, 3, S(3, 40, 5), 1, A(AIS("axes", 0, 1)))
 REDUCE_CASE(reduce_sum_neg_axis, VKP_OP_REDUCE_SUM, 4, S(2, 3, 1, 5), 1, A(AIS("axes", -1)))
 
@@ -468,6 +469,7 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(reduce_mean_all, -1.0f, 1.0f, 1),
     CASE(reduce_sum_neg_axis, -1.0f, 1.0f, 1),
     CASE(reduce_sum_long, -1.0f, 1.0f, 1),
+    CASE(reduce_sum_empty_axis, -1.0f, 1.0f, 1),
     CASE(transpose_default, -1.0f, 1.0f, 1),
     CASE(transpose_3102, -1.0f, 1.0f, 1),
     CASE(slice_steps, -1.0f, 1.0f, 1),
