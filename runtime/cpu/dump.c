@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // `vkpipe inspect --dump` for cpu blobs: the generated C source, and the
 // shared object it was compiled into.
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/file.h"
 #include "base/status_macros.h"
 #include "runtime/cpu/target_cpu.h"
 
@@ -12,15 +12,7 @@ static vkp_status_t vkp__cpu_dump_file(const char *dir, const char *name,
                                        const void *data, size_t size) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create '%s': %s", path,
-                           strerror(errno));
-  bool ok = size == 0 || fwrite(data, 1, size, f) == size;
-  if (fclose(f) != 0) ok = false;
-  return ok ? NULL
-            : vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s': %s", path,
-                              strerror(errno));
+  return vkp__write_file(path, data, size);
 }
 
 vkp_status_t vkp__cpu_dump(const vkp_target_t *target, const vkp_graph_t *graph,

@@ -6,23 +6,11 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/status_macros.h"
 #include "codegen/spirv/compile.h"
 #include "codegen/spirv/program.h"
 #include "runtime/vulkan/target_vulkan.h"
-
-static vkp_status_t vkp__vk_dump_file(const char *path, const void *data,
-                                      size_t size) {
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create '%s': %s", path,
-                           strerror(errno));
-  bool ok = size == 0 || fwrite(data, 1, size, f) == size;
-  if (fclose(f) != 0) ok = false;
-  return ok ? NULL
-            : vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s': %s", path,
-                              strerror(errno));
-}
 
 static const char *vkp__vk_buffer_kind(vkp_spirv_buffer_kind_t kind) {
   switch (kind) {
@@ -76,12 +64,12 @@ vkp_status_t vkp__vulkan_dump(const vkp_target_t *target, const vkp_graph_t *gra
       fprintf(summary, " %d", (int)disp->bindings[k].buffer);
     fprintf(summary, "\n");
     snprintf(path, sizeof path, "%s/%03d.spv", dir, (int)d);
-    st = vkp__vk_dump_file(path, disp->code, disp->code_words * sizeof(uint32_t));
+    st = vkp__write_file(path, disp->code, disp->code_words * sizeof(uint32_t));
     char *text = NULL;
     if (!st) st = vkp__spirv_disassemble(compiler, disp->code, disp->code_words, &text);
     if (!st) {
       snprintf(path, sizeof path, "%s/%03d.spvasm", dir, (int)d);
-      st = vkp__vk_dump_file(path, text, strlen(text));
+      st = vkp__write_file(path, text, strlen(text));
     }
     vkp__free(text);
   }
