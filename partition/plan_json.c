@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/json_hooks.h"
 #include "base/status_macros.h"
 #include "vkpipe/plan.h"
@@ -124,18 +125,12 @@ vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json) {
 vkp_status_t vkp_plan_save(const vkp_plan_t *plan, const char *path) {
   char *text = NULL;
   VKP_RETURN_IF_ERROR(vkp_plan_to_json(plan, &text));
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    vkp__free(text);
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s': %s", path,
-                           strerror(errno));
-  }
-  size_t len = strlen(text);
-  bool ok = fwrite(text, 1, len, f) == len && fputc('\n', f) != EOF;
-  ok = (fclose(f) == 0) && ok;
+  char *line = vkp__asprintf("%s\n", text);
   vkp__free(text);
-  return ok ? NULL
-            : vkp_status_make(VKP_STATUS_IO_ERROR, "writing '%s' failed", path);
+  if (!line) return VKP_OOM("plan JSON");
+  vkp_status_t st = vkp__write_file(path, line, strlen(line));
+  vkp__free(line);
+  return st;
 }
 
 // ---------------------------------------------------------------------------
