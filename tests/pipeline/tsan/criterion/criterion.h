@@ -38,6 +38,7 @@ void shim_log(const char *fmt, ...);
     if (!(cond)) shim_fail(__FILE__, __LINE__, #cond, __VA_ARGS__); \
   } while (0)
 #define cr_assert(...) SHIM_ASSERT_(__VA_ARGS__, "")
+#define cr_assert_not(...) SHIM_ASSERT_(!(SHIM_FIRST_(__VA_ARGS__)), SHIM_REST_(__VA_ARGS__))
 #define cr_assert_fail(...) shim_fail(__FILE__, __LINE__, "cr_assert_fail", __VA_ARGS__)
 #define cr_assert_eq(a, ...) SHIM_ASSERT_((a) == SHIM_FIRST_(__VA_ARGS__), SHIM_REST_(__VA_ARGS__))
 #define cr_assert_neq(a, ...) SHIM_ASSERT_((a) != SHIM_FIRST_(__VA_ARGS__), SHIM_REST_(__VA_ARGS__))
