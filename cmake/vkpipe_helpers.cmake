@@ -59,3 +59,28 @@ endfunction()
 function(vkp_require_pkg)
   set_property(GLOBAL APPEND PROPERTY VKPIPE_PKG_REQUIRES ${ARGN})
 endfunction()
+
+# vkp_pipeline_test(name SOURCES ... [LABELS ...] [TIMEOUT s] [LIBS ...]): a
+# test of threaded code. Under ThreadSanitizer Criterion cannot start
+# (Snaipe/Criterion#274), so the same sources are built against a small
+# stand-in for the Criterion macros they use (tests/pipeline/tsan/), which
+# runs every test in one process; otherwise it is a vkp_add_test.
+function(vkp_pipeline_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LABELS;LIBS" ${ARGN})
+  if(VKPIPE_SANITIZE MATCHES "thread")
+    set(shim ${PROJECT_SOURCE_DIR}/tests/pipeline/tsan)
+    add_executable(${name} ${T_SOURCES} ${shim}/shim_main.c)
+    target_include_directories(${name} BEFORE PRIVATE ${shim})
+    target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}
+                               ${PROJECT_SOURCE_DIR}/tests
+                               ${DLPACK_INCLUDE_DIR})
+    target_link_libraries(${name} PRIVATE vkpipe_static vkp_test_support m ${T_LIBS})
+    add_test(NAME ${name} COMMAND ${name})
+    set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
+                         LABELS "pipeline;${T_LABELS}"
+                         ENVIRONMENT "VKPIPE_SOURCE_DIR=${PROJECT_SOURCE_DIR};VKPIPE_BINARY_DIR=${PROJECT_BINARY_DIR};TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${PROJECT_SOURCE_DIR}/tests/tsan.supp")
+  else()
+    vkp_add_test(${name} SOURCES ${T_SOURCES} LABELS pipeline ${T_LABELS}
+                 TIMEOUT ${T_TIMEOUT} LIBS ${T_LIBS})
+  endif()
+endfunction()
