@@ -167,7 +167,6 @@ static const vkp__default_rates_t vkp__default_rates[] = {
 // Same device, no link listed: a copy through a staging slot.
 #define VKP__SAME_DEVICE_GBPS 20.0
 
-void vkp_free_string(char *s) { vkp__free(s); }
 
 void vkp_profile_destroy(vkp_profile_t *p) {
   if (!p) return;

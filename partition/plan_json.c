@@ -14,7 +14,6 @@
 
 #define VKP__PLAN_VERSION 1
 
-void vkp_plan_free_string(char *s) { vkp__free(s); }
 
 // ---------------------------------------------------------------------------
 // Writing

@@ -88,8 +88,8 @@ int vkp_cmd_calibrate(int argc, char **argv) {
     vkp_status_free(st);
     rc = VKP_TOOL_EXIT_FAILURE;
   }
-  vkp_free_string(json);
-  vkp_free_string(notes);
+  vkp_free(json);
+  vkp_free(notes);
   vkp_profile_destroy(profile);
   vkp_registry_destroy(registry);
   return rc;

@@ -226,7 +226,7 @@ int vkp_cmd_partition(int argc, char **argv) {
     if (!rc) printf("picture written to %s\n", dot_path);
   }
 done:
-  vkp_free_string(dot);
+  vkp_free(dot);
   free(source);
   vkp_plan_destroy(plan);
   vkp_partition_destroy(part);

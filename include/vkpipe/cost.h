@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "vkpipe/graph.h"
+#include "vkpipe/alloc.h"
 #include "vkpipe/status.h"
 #include "vkpipe/target.h"
 
@@ -100,7 +101,7 @@ vkp_status_t vkp_profile_load_json(const char *json, size_t size,
                                    vkp_profile_t **out_profile) VKP_MUST_USE;
 
 // Writes `profile` as JSON: *out_json is a NUL-terminated heap string, free
-// with vkp_free_string.
+// with vkp_free.
 vkp_status_t vkp_profile_to_json(const vkp_profile_t *profile, char **out_json)
     VKP_MUST_USE;
 vkp_status_t vkp_profile_save(const vkp_profile_t *profile, const char *path)
@@ -159,14 +160,12 @@ typedef struct vkp_calibrate_options_t {
 // records them in `profile` (device names kept from the profile's existing
 // entries or defaults). A target that fails a benchmark keeps its previous
 // rates; its error is appended to *out_notes (heap string or NULL, free with
-// vkp_free_string) rather than failing the whole calibration.
+// vkp_free) rather than failing the whole calibration.
 vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
                                    const vkp_registry_t *registry,
                                    const vkp_calibrate_options_t *options,
                                    char **out_notes) VKP_MUST_USE;
 
-// Frees a string returned by this module or by partition.h (NULL is fine).
-void vkp_free_string(char *s);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,7 @@
 #include "vkpipe/cost.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/plan.h"
+#include "vkpipe/alloc.h"
 #include "vkpipe/status.h"
 #include "vkpipe/target.h"
 
@@ -163,7 +164,7 @@ void vkp_partition_print(const vkp_partition_t *part, FILE *out);
 
 // Graphviz: nodes coloured by target, stages as clusters, edges crossing
 // stages labelled with their bytes. *out_dot is a heap string
-// (vkp_free_string).
+// (vkp_free).
 vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot)
     VKP_MUST_USE;
 

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "vkpipe/graph.h"
+#include "vkpipe/alloc.h"
 #include "vkpipe/status.h"
 
 #ifdef __cplusplus
@@ -113,7 +114,7 @@ vkp_status_t vkp_plan_set_stage_file(vkp_plan_t *plan, int32_t stage,
 // relative to the plan file.
 
 // Writes `plan` as JSON into *out_json (heap string; free with
-// vkp_plan_free_string). A stage without a graph_file needs plan->source.
+// vkp_free). A stage without a graph_file needs plan->source.
 vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json)
     VKP_MUST_USE;
 vkp_status_t vkp_plan_save(const vkp_plan_t *plan, const char *path)
@@ -130,8 +131,6 @@ vkp_status_t vkp_plan_from_json(const char *json, size_t size,
 vkp_status_t vkp_plan_load(const char *path, const vkp_graph_t *model,
                            vkp_plan_t **out_plan) VKP_MUST_USE;
 
-// Frees a string from vkp_plan_to_json (NULL is fine).
-void vkp_plan_free_string(char *s);
 
 #ifdef __cplusplus
 }

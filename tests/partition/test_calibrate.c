@@ -41,8 +41,8 @@ Test(calibrate, builtin_targets_get_rates, .timeout = 120) {
   vkp_profile_t *back;
   VKP_TEST_OK(vkp_profile_load_json(json, strlen(json), &back));
   vkp_profile_destroy(back);
-  vkp_free_string(json);
-  vkp_free_string(notes);
+  vkp_free(json);
+  vkp_free(notes);
   vkp_profile_destroy(prof);
   vkp_registry_destroy(reg);
 }

@@ -132,7 +132,7 @@ Test(cost, profile_json_round_trip, .timeout = 10) {
   VKP_TEST_OK(vkp_profile_load(path, &f));
   cr_assert_eq(f->n_targets, q->n_targets);
   remove(path);
-  vkp_free_string(json);
+  vkp_free(json);
   vkp_profile_destroy(f);
   vkp_profile_destroy(q);
   vkp_profile_destroy(p);

@@ -104,7 +104,7 @@ Test(partition, plan_json_round_trip, .timeout = 30) {
   char *again;
   VKP_TEST_OK(vkp_plan_to_json(back, &again));
   cr_assert_str_eq(json, again);
-  vkp_plan_free_string(again);
+  vkp_free(again);
   vkp_plan_destroy(back);
   // Through files: the model saved beside the plan and found by "source".
   char dir[512], model_path[600], plan_path[600], bin_path[600];
@@ -121,7 +121,7 @@ Test(partition, plan_json_round_trip, .timeout = 30) {
   remove(model_path);
   remove(bin_path);
   remove(plan_path);
-  vkp_plan_free_string(json);
+  vkp_free(json);
   vkp_plan_destroy(plan);
   vkp_partition_destroy(part);
   vkp_profile_destroy(prof);
@@ -157,7 +157,7 @@ Test(partition, table_and_dot, .timeout = 30) {
   cr_assert(strstr(dot, "KiB\""), "%s", dot);
   cr_assert(strstr(dot, "fillcolor=\"#a6cee3\""));
   cr_assert(strstr(dot, "fillcolor=\"#b2df8a\""));
-  vkp_free_string(dot);
+  vkp_free(dot);
   vkp_partition_destroy(part);
   vkp_profile_destroy(prof);
   vkp_registry_destroy(reg);
@@ -242,8 +242,8 @@ Test(partition, plan_and_json_oom, .timeout = 30) {
     vkp_status_free(st);
     vkp_plan_destroy(plan);
     vkp_plan_destroy(back);
-    vkp_plan_free_string(json);
-    vkp_free_string(dot);
+    vkp_free(json);
+    vkp_free(dot);
     vkp_test_counting_alloc_uninstall();
     cr_assert_eq(counter.live, 0, "leak at fail_at %lld", (long long)fail);
     if (!failed) break;

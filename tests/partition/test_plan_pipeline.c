@@ -63,7 +63,7 @@ static void check_graph(const vkp_graph_t *g, vkp_registry_t *reg,
     VKP_TEST_OK(vkp_plan_from_json(json, strlen(json), NULL, g, &back));
     run_and_compare(g, back, reg, rng);
     vkp_plan_destroy(back);
-    vkp_plan_free_string(json);
+    vkp_free(json);
     vkp_plan_destroy(plan);
     vkp_partition_destroy(part);
   }

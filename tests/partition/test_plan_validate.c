@@ -238,8 +238,8 @@ Test(plan_files, rfc_modules_from_files, .timeout = 10) {
   VKP_TEST_OK(vkp_plan_load(path, NULL, &q));
   VKP_TEST_OK(vkp_plan_to_json(q, &second));
   cr_assert_str_eq(first, second);
-  vkp_plan_free_string(first);
-  vkp_plan_free_string(second);
+  vkp_free(first);
+  vkp_free(second);
   vkp_plan_destroy(q);
   vkp_plan_destroy(p);
   remove_dir();
