@@ -30,8 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vkpipe/graph.h"
 #include "vkpipe/alloc.h"
+#include "vkpipe/graph.h"
 #include "vkpipe/status.h"
 #include "vkpipe/target.h"
 

@@ -47,10 +47,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vkpipe/alloc.h"
 #include "vkpipe/cost.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/plan.h"
-#include "vkpipe/alloc.h"
 #include "vkpipe/status.h"
 #include "vkpipe/target.h"
 

@@ -28,8 +28,8 @@
 
 #include <stdint.h>
 
-#include "vkpipe/graph.h"
 #include "vkpipe/alloc.h"
+#include "vkpipe/graph.h"
 #include "vkpipe/status.h"
 
 #ifdef __cplusplus
