@@ -598,9 +598,8 @@ vkp_status_t vkp_profile_to_json(const vkp_profile_t *p, char **out_json) {
   char *text = ok ? cJSON_Print(root) : NULL;
   cJSON_Delete(root);
   if (!text) return VKP_OOM("profile JSON");
-  *out_json = vkp__strdup(text);
-  cJSON_free(text);
-  return *out_json ? NULL : VKP_OOM("profile JSON");
+  *out_json = text;  // cJSON allocates through vkp__malloc (base/json_hooks.h)
+  return NULL;
 }
 
 vkp_status_t vkp_profile_save(const vkp_profile_t *profile, const char *path) {

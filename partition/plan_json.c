@@ -115,9 +115,8 @@ vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json) {
   char *text = ok ? cJSON_Print(root) : NULL;
   cJSON_Delete(root);
   if (!text) return VKP_OOM("plan JSON");
-  *out_json = vkp__strdup(text);
-  cJSON_free(text);
-  return *out_json ? NULL : VKP_OOM("plan JSON");
+  *out_json = text;  // cJSON allocates through vkp__malloc (base/json_hooks.h)
+  return NULL;
 }
 
 vkp_status_t vkp_plan_save(const vkp_plan_t *plan, const char *path) {

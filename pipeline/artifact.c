@@ -12,6 +12,7 @@
 
 #include "base/alloc.h"
 #include "base/archive.h"
+#include "base/json_hooks.h"
 #include "base/status_macros.h"
 
 #define VKP__VKPIPE_VERSION "0.1.0"
@@ -94,6 +95,7 @@ static cJSON *vkp__plan_json(const vkp_plan_t *plan) {
 static vkp_status_t vkp__meta_json(const vkp_plan_t *plan,
                                    const vkp_artifact_info_t *info,
                                    char **out_text) {
+  vkp__json_init_hooks();  // the text is freed with vkp__free
   cJSON *m = cJSON_CreateObject();
   cJSON *targets = cJSON_CreateArray();
   cJSON *plan_json = vkp__plan_json(plan);
@@ -285,6 +287,7 @@ vkp_status_t vkp_artifact_load(const char *path, vkp_artifact_t **out_artifact) 
     if (!art->metadata) st = VKP_OOM("artifact metadata");
   }
   if (!st) {
+    vkp__json_init_hooks();
     root = cJSON_ParseWithLength(art->metadata, meta_size);
     if (!root) st = vkp__json_err("not valid JSON");
   }
