@@ -63,19 +63,34 @@ static vkp_status_t vkp__json_check_keys(const cJSON *obj,
   return NULL;
 }
 
-static vkp_status_t vkp__json_string(const cJSON *obj, const char *key,
-                                     bool required, const char *where,
-                                     const char **out) {
+// Looks up field `key` of `obj`: *out is NULL when absent (an error when
+// `required`); when present it must pass `is_kind` (if given), described as
+// `kind` in the error.
+static vkp_status_t vkp__json_field(const cJSON *obj, const char *key,
+                                    bool required, const char *where,
+                                    cJSON_bool (*is_kind)(const cJSON *),
+                                    const char *kind, const cJSON **out) {
   const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
   *out = NULL;
   if (!item) {
     if (required) return VKP__BAD("%s: missing field '%s'", where, key);
     return NULL;
   }
-  if (!cJSON_IsString(item))
-    return VKP__BAD("%s: field '%s' must be a string, got %s", where, key,
+  if (is_kind && !is_kind(item))
+    return VKP__BAD("%s: field '%s' must be %s, got %s", where, key, kind,
                     vkp__json_type_name(item));
-  *out = item->valuestring;
+  *out = item;
+  return NULL;
+}
+
+static vkp_status_t vkp__json_string(const cJSON *obj, const char *key,
+                                     bool required, const char *where,
+                                     const char **out) {
+  const cJSON *item = NULL;
+  *out = NULL;
+  VKP_RETURN_IF_ERROR(vkp__json_field(obj, key, required, where, cJSON_IsString,
+                                      "a string", &item));
+  if (item) *out = item->valuestring;
   return NULL;
 }
 
@@ -123,13 +138,10 @@ static bool vkp__json_to_float(const cJSON *item, double *out) {
 static vkp_status_t vkp__json_int(const cJSON *obj, const char *key,
                                   bool required, const char *where,
                                   int64_t *out, bool *out_present) {
-  const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+  const cJSON *item = NULL;
+  VKP_RETURN_IF_ERROR(vkp__json_field(obj, key, required, where, NULL, NULL, &item));
   if (out_present) *out_present = item != NULL;
-  if (!item) {
-    if (required) return VKP__BAD("%s: missing field '%s'", where, key);
-    return NULL;
-  }
-  if (!vkp__json_to_int(item, out))
+  if (item && !vkp__json_to_int(item, out))
     return VKP__BAD("%s: field '%s' must be an integer, got %s", where, key,
                     vkp__json_type_name(item));
   return NULL;
@@ -138,17 +150,7 @@ static vkp_status_t vkp__json_int(const cJSON *obj, const char *key,
 static vkp_status_t vkp__json_array(const cJSON *obj, const char *key,
                                     bool required, const char *where,
                                     const cJSON **out) {
-  const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
-  *out = NULL;
-  if (!item) {
-    if (required) return VKP__BAD("%s: missing field '%s'", where, key);
-    return NULL;
-  }
-  if (!cJSON_IsArray(item))
-    return VKP__BAD("%s: field '%s' must be an array, got %s", where, key,
-                    vkp__json_type_name(item));
-  *out = item;
-  return NULL;
+  return vkp__json_field(obj, key, required, where, cJSON_IsArray, "an array", out);
 }
 
 static vkp_status_t vkp__json_dtype(const cJSON *obj, const char *where,
