@@ -272,6 +272,32 @@ static vkp_status_t bench_make_inputs(const vkp_plan_t *plan,
   return NULL;
 }
 
+// What bench_measure has collected so far.
+typedef struct bench_collector_t {
+  int32_t warmup, frames;
+  int32_t collected, measured;
+  uint64_t *latencies;  // frames entries
+} bench_collector_t;
+
+// Takes the next result within `timeout_ns`: counts it and records its
+// latency once past the warm-up. EMPTY when none is ready; a frame's own
+// error is returned, annotated with its sequence number.
+static vkp_status_t bench_collect(vkp_pipeline_t *pipe, uint64_t timeout_ns,
+                                  bench_collector_t *c) {
+  vkp_pipeline_result_t res;
+  vkp_status_t st = vkp_pipeline_get_output(pipe, timeout_ns, &res);
+  if (st) return st;
+  if (res.status) {
+    st = vkp_status_annotate(res.status, "frame %llu", (unsigned long long)res.seq);
+    res.status = NULL;
+  } else if (c->collected >= c->warmup && c->measured < c->frames) {
+    c->latencies[c->measured++] = res.latency_ns;
+  }
+  vkp_pipeline_result_deinit(&res);
+  ++c->collected;
+  return st;
+}
+
 // Streams warmup + frames through `pipe`, keeping the rings full, and fills
 // `out` with throughput, latency percentiles and stage statistics.
 static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
@@ -280,15 +306,17 @@ static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
                                   bool progress, bench_mode_result_t *out) {
   vkp_status_t st = NULL;
   int32_t total = warmup + frames;
-  uint64_t *latencies = calloc((size_t)frames + 1, sizeof(uint64_t));
-  if (!latencies) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "latencies");
-  int32_t launched = 0, collected = 0, measured = 0;
+  bench_collector_t c = {.warmup = warmup, .frames = frames};
+  c.latencies = calloc((size_t)frames + 1, sizeof(uint64_t));
+  if (!c.latencies) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "latencies");
+  int32_t launched = 0;
   uint64_t t_start = 0, t_end = 0, t_begin = bench_now_ns(), last_draw = 0;
   vkp_pipeline_stats_t before = {0};
-  while (collected < total && !st) {
+  while (c.collected < total && !st) {
     // Launch while there is room: run() blocks only when the rings are full,
-    // so keep at most a bounded number of frames outstanding.
-    while (launched < total && launched - collected < 64 && !st) {
+    // so keep at most a bounded number of frames outstanding, polling results
+    // so the window keeps moving.
+    while (launched < total && launched - c.collected < 64 && !st) {
       if (launched == warmup) {
         st = vkp_pipeline_get_stats(pipe, &before);
         t_start = bench_now_ns();
@@ -298,44 +326,22 @@ static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
         st = vkp_pipeline_set_input(pipe, plan->inputs[i], &inputs[i]);
       if (!st) st = vkp_pipeline_run(pipe, NULL);
       if (!st) ++launched;
-      // Poll results so the outstanding window keeps moving.
-      vkp_pipeline_result_t res;
-      vkp_status_t got = st ? NULL : vkp_pipeline_get_output(pipe, 0, &res);
-      if (got) {
-        if (vkp_status_code(got) != VKP_STATUS_EMPTY) st = got;
-        else vkp_status_free(got);
-      } else if (!st) {
-        if (res.status) {
-          st = vkp_status_annotate(res.status, "frame %llu", (unsigned long long)res.seq);
-          res.status = NULL;
-        } else if (collected >= warmup && measured < frames) {
-          latencies[measured++] = res.latency_ns;
-        }
-        vkp_pipeline_result_deinit(&res);
-        ++collected;
+      if (!st) st = bench_collect(pipe, 0, &c);
+      if (vkp_status_is(st, VKP_STATUS_EMPTY)) {
+        vkp_status_free(st);
+        st = NULL;
       }
     }
-    if (st || collected >= total) break;
-    vkp_pipeline_result_t res;
-    st = vkp_pipeline_get_output(pipe, 10ull * 1000000000ull, &res);
-    if (vkp_status_code(st) == VKP_STATUS_EMPTY) {
+    if (st || c.collected >= total) break;
+    st = bench_collect(pipe, 10ull * 1000000000ull, &c);
+    if (vkp_status_is(st, VKP_STATUS_EMPTY)) {
       vkp_status_free(st);
       st = vkp_status_make(VKP_STATUS_TIMEOUT,
                            "%s: no frame finished within 10 s", label);
-      break;
     }
-    if (st) break;
-    if (res.status) {
-      st = vkp_status_annotate(res.status, "frame %llu", (unsigned long long)res.seq);
-      res.status = NULL;
-    } else if (collected >= warmup && measured < frames) {
-      latencies[measured++] = res.latency_ns;
-    }
-    vkp_pipeline_result_deinit(&res);
-    ++collected;
     uint64_t now = bench_now_ns();
-    if (progress && now - t_begin > 1000000000ull && now - last_draw > 100000000ull) {
-      bench_progress_draw(stderr, label, collected, total);
+    if (!st && progress && now - t_begin > 1000000000ull && now - last_draw > 100000000ull) {
+      bench_progress_draw(stderr, label, c.collected, total);
       last_draw = now;
     }
   }
@@ -345,13 +351,13 @@ static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
     vkp_pipeline_stats_t after;
     st = vkp_pipeline_get_stats(pipe, &after);
     if (!st) {
-      st = bench_mode_result_fill(out, label, latencies, measured, t_end - t_start,
-                                  &before, &after);
+      st = bench_mode_result_fill(out, label, c.latencies, c.measured,
+                                  t_end - t_start, &before, &after);
       vkp_pipeline_stats_deinit(&after);
     }
   }
   vkp_pipeline_stats_deinit(&before);
-  free(latencies);
+  free(c.latencies);
   return st;
 }
 
