@@ -109,6 +109,7 @@ typedef struct vkp__cg_t {
   int64_t dw_scratch_floats;  // the largest depthwise padded plane
   vkp__sb_t prepack;          // body of vkp_stage_prepack
   int32_t n_prepack;          // constant conv weights packed at load
+  int32_t n_wino;             // Winograd convolutions (VKP_WINO_<id> defined)
   int32_t n_constants;
   int32_t *constants;
   int32_t n_kernels;
@@ -770,6 +771,54 @@ static void vkp__emit_ep_args(vkp__cg_t *cg, const vkp__group_t *gr,
   vkp__sb_puts(sb, "};\n");
 }
 
+// Winograd F(2x2, 3x3) pays off for 3x3, stride-1, undilated, ungrouped
+// convolutions with constant weights once both channel counts are large
+// enough for its 16 GEMMs to dominate the input and output transforms.
+static bool vkp__use_winograd(const vkp_node_t *a, const vkp_value_t *x,
+                              const vkp_value_t *w, const int64_t *st,
+                              const int64_t *dil, long long G) {
+  (void)a;
+  return G == 1 && w->shape[2] == 3 && w->shape[3] == 3 && st[0] == 1 &&
+         st[1] == 1 && dil[0] == 1 && dil[1] == 1 && x->shape[1] >= 16 &&
+         w->shape[0] >= 16;
+}
+
+// Emits the Winograd call for conv `a` (weights packed as prepack region
+// `id`, whose _AT is already defined). The prelude sizes its blocks and
+// scratch (VKP_WINO_SCRATCH_FLOATS).
+static void vkp__emit_winograd(vkp__cg_t *cg, const vkp_node_t *a, int32_t id,
+                               const char *ep, vkp__sb_t *sb) {
+  const vkp_value_t *x = vkp__val(cg, a, 0), *w = vkp__val(cg, a, 1);
+  const vkp_value_t *y = vkp__outv(cg, a);
+  const int64_t *pads;
+  vkp_node_attr_ints(a, "pads", &pads);
+  long long C = x->shape[1], H = x->shape[2], W = x->shape[3], M = w->shape[0];
+  long long OH = y->shape[2], OW = y->shape[3];
+  vkp__sb_printf(&cg->out,
+                 "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)16 * "
+                 "VKP_PAD_MR(%lld) * %lld)\n",
+                 (int)id, (int)id, M, C);
+  int32_t wid = cg->n_wino++;
+  vkp__sb_printf(&cg->out, "#define VKP_WINO_%d ", (int)wid);
+  if (wid) vkp__sb_printf(&cg->out, "VKP_MAXZ(VKP_WINO_%d, ", (int)wid - 1);
+  vkp__sb_printf(&cg->out, "VKP_WINO_SCRATCH_FLOATS(%lld, %lld, %lld, %lld)%s\n", C, M,
+                 OH, OW, wid ? ")" : "");
+  vkp__sb_printf(&cg->prepack,
+                 "  // weights of '%s', Winograd-transformed\n"
+                 "  vkp_winograd_prepack(%lld, %lld, (const float *)constants[%d],\n"
+                 "                       packed + VKP_PACKED_%d_AT);\n",
+                 a->name, M, C, (int)cg->io_index[a->inputs[1]], (int)id);
+  vkp__sb_printf(sb,
+                 "    vkp_conv_winograd(xn, yn, packed + VKP_PACKED_%d_AT, %lld, %lld, "
+                 "%lld, %lld,\n"
+                 "                      %lld, %lld, %lld, %lld, %s, n,\n"
+                 "                      scratch + (size_t)VKP_STAGE_THREADS * "
+                 "VKP_GEMM_SCRATCH_FLOATS,\n"
+                 "                      scratch, VKP_STAGE_THREADS);\n  }\n",
+                 (int)id, C, H, W, M, (long long)pads[0], (long long)pads[1], OH, OW,
+                 ep);
+}
+
 static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
                            vkp__sb_t *sb) {
   const vkp_node_t *a = &cg->g->nodes[gr->anchor];
@@ -811,11 +860,18 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   // Constant weights are packed once at load (vkp_stage_prepack) into the
   // workspace's last region; VKP_PACKED_<id>_AT is where this node's are.
   char packed_expr[160] = "NULL";
-  if (cg->storage[a->inputs[1]] == VKP__ST_CONSTANT) {
-    int32_t id = cg->n_prepack++;
+  bool constant_w = cg->storage[a->inputs[1]] == VKP__ST_CONSTANT;
+  int32_t id = constant_w ? cg->n_prepack++ : -1;
+  if (constant_w) {
     if (id) vkp__sb_printf(&cg->out, "#define VKP_PACKED_%d_AT VKP_PACKED_%d_END\n", (int)id,
                            (int)id - 1);
     else vkp__sb_puts(&cg->out, "#define VKP_PACKED_0_AT ((size_t)0)\n");
+  }
+  if (constant_w && vkp__use_winograd(a, x, w, st, dil, G)) {
+    vkp__emit_winograd(cg, a, id, ep, sb);
+    return;
+  }
+  if (constant_w) {
     vkp__sb_printf(&cg->out,
                    "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)%lld * "
                    "VKP_PAD_MR(%lld) * %lld)\n",
@@ -834,10 +890,12 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
                    pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
   vkp__sb_printf(sb, "    for (ptrdiff_t g = 0; g < %lld; ++g) {\n", G);
   if (pointwise) {
+    // The input planes are read in place (no packing) unless their stride is
+    // a multiple of 1 KiB, where a panel's rows would share few L1 sets.
     vkp__sb_printf(sb,
                    "      const vkp_bsrc_t src = {.b = xn + g * %lld, .rsb = "
-                   "%lld, .csb = 1};\n",
-                   Cg * H * W, H * W);
+                   "%lld, .csb = 1, .direct = %d};\n",
+                   Cg * H * W, H * W, (H * W) % 256 != 0);
   } else {
     vkp__sb_printf(sb,
                    "      const vkp_bsrc_t src = {.b = xn + g * %lld, .conv = 1, "
@@ -1299,24 +1357,27 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
   for (int32_t v = 0; v < nv; ++v)
     if (needed[v] && cg->storage[v] == VKP__ST_ALIAS) needed[cg->alias_of[v]] = true;
   int64_t ws = (cg->ws_bytes + 63) / 64 * 64;
+  char wino_floats[32] = "0";
+  if (cg->n_wino) snprintf(wino_floats, sizeof wino_floats, "VKP_WINO_%d", (int)cg->n_wino - 1);
   vkp__sb_printf(out,
-                 "// Workspace: intermediates, then per-thread GEMM scratch (or the\n"
-                 "// depthwise plane), then the weights packed at load.\n"
+                 "// Workspace: intermediates, then per-thread GEMM scratch and the\n"
+                 "// Winograd buffers (or the depthwise plane), then the weights\n"
+                 "// packed at load.\n"
                  "#define VKP_PACKED_FLOATS ");
   if (cg->n_prepack) vkp__sb_printf(out, "VKP_PACKED_%d_END\n", (int)cg->n_prepack - 1);
   else vkp__sb_puts(out, "((size_t)0)\n");
   vkp__sb_printf(out,
+                 "#define VKP_WINO_FLOATS %s\n"
                  "#define VKP_SCRATCH_FLOATS \\\n"
-                 "  ((size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS > %lldu \\\n"
-                 "       ? (size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS : %lldu)\n"
+                 "  VKP_MAXZ((size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS + \\\n"
+                 "               (size_t)VKP_WINO_FLOATS, (size_t)%lldu)\n"
                  "#define VKP_PACKED_OFFSET \\\n"
                  "  (%lldu + (VKP_SCRATCH_FLOATS * sizeof(float) + 63u) / 64u * 64u)\n\n"
                  "size_t vkp_stage_workspace_size(void);\n"
                  "size_t vkp_stage_workspace_size(void) {\n"
                  "  return VKP_PACKED_OFFSET + VKP_PACKED_FLOATS * sizeof(float) + 64u;\n"
                  "}\n\n",
-                 (long long)cg->dw_scratch_floats, (long long)cg->dw_scratch_floats,
-                 (long long)ws);
+                 wino_floats, (long long)cg->dw_scratch_floats, (long long)ws);
   vkp__sb_puts(out,
                "// Packs constant convolution weights into GEMM panels, once.\n"
                "void vkp_stage_prepack(const void *const *constants, void *workspace);\n"

@@ -32,6 +32,7 @@
 #define VKP_NR (2 * VKP_VLEN)
 // Rows of A rounded up to whole MR panels.
 #define VKP_PAD_MR(m) (((m) + VKP_MR - 1) / VKP_MR * VKP_MR)
+#define VKP_MAXZ(a, b) ((a) > (b) ? (a) : (b))
 // Prelude functions a stage may leave unused.
 #define VKP_FN static __attribute__((unused))
 // Cache blocking: a KC x NR panel of B stays in L1, an MC x KC block of A in
@@ -61,10 +62,13 @@ typedef void (*vkp_epilogue_fn)(float *c, ptrdiff_t ldc, ptrdiff_t row0,
 
 // Where GEMM reads B from: a strided matrix, or the im2col view of one NCHW
 // image (row k = (channel, kh, kw), column j = output pixel).
+// With `direct` (a plain matrix, csb == 1) the register tile reads whole
+// NR-column panels of B in place instead of packing them; only a last,
+// partial panel is packed.
 typedef struct vkp_bsrc_t {
   const float *b;
   ptrdiff_t rsb, csb;
-  int conv;
+  int conv, direct;
   ptrdiff_t C, H, W, KH, KW, SH, SW, PT, PL, DH, DW, OH, OW;
 } vkp_bsrc_t;
 
@@ -177,6 +181,8 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
             for (; c + VKP_VLEN <= hi; c += VKP_VLEN)
               *(vkp_uvec_t *)(dst + c0 + c) = *(const vkp_uvec_t *)(row + c);
             for (; c < hi; ++c) dst[c0 + c] = row[c];
+          } else if (src->SW == 2) {  // a constant stride vectorises
+            for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[2 * c];
           } else {
             for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[c * src->SW];
           }
@@ -189,19 +195,20 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
   }
 }
 
-// The register tile: MR x NR accumulators (2*MR vectors) over kc steps.
-// Writes (or, when `accumulate`, adds) the tile into c.
+// The register tile: MR x NR accumulators (2*MR vectors) over kc steps; row
+// k of the B panel is at pb + k * ldb (NR when packed). Writes (or, when
+// `accumulate`, adds) the tile into c.
 static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
-                               const float *restrict pb, float *restrict c,
-                               ptrdiff_t ldc, int accumulate) {
+                               const float *restrict pb, ptrdiff_t ldb,
+                               float *restrict c, ptrdiff_t ldc, int accumulate) {
   vkp_vec_t acc0[VKP_MR], acc1[VKP_MR];
   for (int r = 0; r < VKP_MR; ++r) {
     acc0[r] = (vkp_vec_t){0};
     acc1[r] = (vkp_vec_t){0};
   }
   for (ptrdiff_t k = 0; k < kc; ++k) {
-    vkp_vec_t b0 = *(const vkp_vec_t *)(pb + k * VKP_NR);
-    vkp_vec_t b1 = *(const vkp_vec_t *)(pb + k * VKP_NR + VKP_VLEN);
+    vkp_vec_t b0 = *(const vkp_uvec_t *)(pb + k * ldb);
+    vkp_vec_t b1 = *(const vkp_uvec_t *)(pb + k * ldb + VKP_VLEN);
     for (int r = 0; r < VKP_MR; ++r) {
       float av = pa[k * VKP_MR + r];
       acc0[r] += av * b0;
@@ -218,6 +225,25 @@ static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
       *c0 = acc0[r];
       *c1 = acc1[r];
     }
+  }
+}
+
+// The same for a panel at most VKP_VLEN columns wide (one vector per row):
+// the last columns of a narrow product, e.g. 16 Winograd tiles of a 7x7 map.
+static inline void vkp_ukernel_half(ptrdiff_t kc, const float *restrict pa,
+                                    const float *restrict pb, ptrdiff_t ldb,
+                                    float *restrict c, ptrdiff_t ldc,
+                                    int accumulate) {
+  vkp_vec_t acc[VKP_MR];
+  for (int r = 0; r < VKP_MR; ++r) acc[r] = (vkp_vec_t){0};
+  for (ptrdiff_t k = 0; k < kc; ++k) {
+    vkp_vec_t b0 = *(const vkp_uvec_t *)(pb + k * ldb);
+    for (int r = 0; r < VKP_MR; ++r) acc[r] += pa[k * VKP_MR + r] * b0;
+  }
+  for (int r = 0; r < VKP_MR; ++r) {
+    vkp_uvec_t *c0 = (vkp_uvec_t *)(c + r * ldc);
+    if (accumulate) *c0 += acc[r];
+    else *c0 = acc[r];
   }
 }
 
@@ -300,7 +326,9 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
     for (ptrdiff_t pc = 0; pc < K; pc += VKP_KC) {
       ptrdiff_t kc = K - pc < VKP_KC ? K - pc : VKP_KC;
       int last = pc + kc == K;
-      vkp_pack_b(kc, nc, pc, jc, b, pb);
+      // Direct B: full panels are read in place, a partial last one packed.
+      ptrdiff_t nfull = b->direct ? nc / VKP_NR * VKP_NR : 0;
+      if (nfull < nc) vkp_pack_b(kc, nc - nfull, pc, jc + nfull, b, pb + nfull * kc);
       for (ptrdiff_t ic = 0; ic < M; ic += VKP_MC) {
         ptrdiff_t mc = M - ic < VKP_MC ? M - ic : VKP_MC;
         const float *pat0 = pa;
@@ -312,10 +340,18 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
             ptrdiff_t mr = mc - ir < VKP_MR ? mc - ir : VKP_MR;
             float *ct = c + (ic + ir) * ldc + jc + jr;
             const float *pat = pat0 + ir * kc, *pbt = pb + jr * kc;
+            ptrdiff_t ldb = VKP_NR;
+            if (jr < nfull) {
+              pbt = b->b + pc * b->rsb + jc + jr;
+              ldb = b->rsb;
+            }
             if (mr == VKP_MR && nr == VKP_NR) {
-              vkp_ukernel(kc, pat, pbt, ct, ldc, pc > 0);
+              vkp_ukernel(kc, pat, pbt, ldb, ct, ldc, pc > 0);
+            } else if (mr == VKP_MR && nr == VKP_VLEN) {
+              vkp_ukernel_half(kc, pat, pbt, ldb, ct, ldc, pc > 0);
             } else {
-              vkp_ukernel(kc, pat, pbt, edge, VKP_NR, 0);
+              if (nr <= VKP_VLEN) vkp_ukernel_half(kc, pat, pbt, ldb, edge, VKP_NR, 0);
+              else vkp_ukernel(kc, pat, pbt, ldb, edge, VKP_NR, 0);
               for (ptrdiff_t r = 0; r < mr; ++r)
                 for (ptrdiff_t q = 0; q < nr; ++q)
                   ct[r * ldc + q] = (pc > 0 ? ct[r * ldc + q] : 0.0f) +
@@ -402,6 +438,202 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
 #endif
   vkp_gemm_cols(M, 0, N, K, alpha, a, rsa, csa, packed_a, b, c, ldc, ep, ep_ctx,
                 ep_row0, batch, scratch);
+}
+
+// ---------------------------------------------------------------------------
+// Winograd F(2x2, 3x3): a 3x3, stride-1, undilated, ungrouped convolution as
+// 16 GEMMs over 2x2 output tiles (2.25x fewer multiplications than direct).
+//   U = G g G^T per (output channel, input channel): packed once at load.
+//   V = B^T d B per (input channel, tile): d is the tile's 4x4 input patch.
+//   Y = A^T M A per (output channel, tile), M[xi] = U[xi] * V[xi].
+// The tiles are processed in blocks of whole tile rows so that V and M stay
+// in L2; the emitter picks the rows per block (`rpb`).
+
+// Tile rows per block: about 16 * (C + M) * 4 bytes per tile, so that a
+// block of at least 32 tiles takes about 1 MiB. The generated source
+// evaluates VKP_WINO_SCRATCH_FLOATS, the floats of scratch one call needs
+// besides the GEMM's own, so the emitter never repeats these formulas.
+#define VKP_WINO_TW(OW) (((ptrdiff_t)(OW) + 1) / 2)
+#define VKP_WINO_TH(OH) (((ptrdiff_t)(OH) + 1) / 2)
+#define VKP_WINO_TILES(C, M) VKP_MAXZ((ptrdiff_t)16384 / ((C) + (M)), (ptrdiff_t)32)
+#define VKP_WINO_RPB(C, M, OH, OW)                                            \
+  VKP_MAXZ((ptrdiff_t)1, VKP_WINO_TILES(C, M) / VKP_WINO_TW(OW) < VKP_WINO_TH(OH) \
+                             ? VKP_WINO_TILES(C, M) / VKP_WINO_TW(OW)          \
+                             : VKP_WINO_TH(OH))
+#define VKP_WINO_LDV(OW, RPB) ((((RPB) * VKP_WINO_TW(OW) + 31) / 32 * 32) + 16)
+// Even/odd plane width: the last tile row's vectors read up to 32 + 16
+// columns past its end (see vkp_conv_winograd).
+#define VKP_WINO_TWE(OW) ((VKP_WINO_TW(OW) + 1 + 32 + 16 + 15) / 16 * 16)
+#define VKP_WINO_SCRATCH_RPB(C, M, OW, RPB)              \
+  ((ptrdiff_t)16 * ((C) + (M)) * VKP_WINO_LDV(OW, RPB) + \
+   (ptrdiff_t)2 * (2 * (RPB) + 2) * VKP_WINO_TWE(OW) +   \
+   (ptrdiff_t)2 * (2 * VKP_WINO_TW(OW) + 32) + 64)
+#define VKP_WINO_SCRATCH_FLOATS(C, M, OH, OW) \
+  VKP_WINO_SCRATCH_RPB(C, M, OW, VKP_WINO_RPB(C, M, OH, OW))
+
+// U[xi] (M x C) for each of the 16 transform positions, each in the layout
+// vkp_prepack_a writes (so vkp_gemm reads it as a packed A). Holds
+// 16 * VKP_PAD_MR(M) * C floats.
+VKP_FN void vkp_winograd_prepack(ptrdiff_t M, ptrdiff_t C, const float *w,
+                                 float *dst) {
+  ptrdiff_t pm = VKP_PAD_MR(M);
+  memset(dst, 0, sizeof(float) * (size_t)(16 * pm * C));
+  for (ptrdiff_t m = 0; m < M; ++m)
+    for (ptrdiff_t c = 0; c < C; ++c) {
+      const float *g = w + (m * C + c) * 9;
+      float gg[4][3], u[4][4];
+      for (int j = 0; j < 3; ++j) {  // G g: rows of G times the columns of g
+        gg[0][j] = g[j];
+        gg[1][j] = 0.5f * (g[j] + g[3 + j] + g[6 + j]);
+        gg[2][j] = 0.5f * (g[j] - g[3 + j] + g[6 + j]);
+        gg[3][j] = g[6 + j];
+      }
+      for (int i = 0; i < 4; ++i) {  // (G g) G^T
+        u[i][0] = gg[i][0];
+        u[i][1] = 0.5f * (gg[i][0] + gg[i][1] + gg[i][2]);
+        u[i][2] = 0.5f * (gg[i][0] - gg[i][1] + gg[i][2]);
+        u[i][3] = gg[i][2];
+      }
+      // Where (m, c) lands in vkp_prepack_a's layout: KC slab, MR panel,
+      // depth step, row in panel.
+      ptrdiff_t pc = c / VKP_KC * VKP_KC;
+      ptrdiff_t kc = C - pc < VKP_KC ? C - pc : VKP_KC, r = m % VKP_MR;
+      ptrdiff_t at = pc * pm + (m - r) * kc + (c - pc) * VKP_MR + r;
+      for (int xi = 0; xi < 16; ++xi) dst[xi * pm * C + at] = u[xi / 4][xi % 4];
+    }
+}
+
+// Y = conv(x) for one image: x is C x H x W, y is M x OH x OW, pads PT/PL
+// (the bottom/right padding follows from OH/OW). `u` is the output of
+// vkp_winograd_prepack. `wscratch` holds VKP_WINO_SCRATCH_FLOATS(C, M, OH,
+// OW) floats, `gemm_scratch` what vkp_gemm needs for `threads`. The
+// epilogue sees row = output channel, columns = output pixels, once per
+// channel and block of output rows.
+VKP_FN void vkp_conv_winograd(const float *x, float *y, const float *u,
+                              ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t M,
+                              ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t OH,
+                              ptrdiff_t OW, vkp_epilogue_fn ep,
+                              const void *ep_ctx, ptrdiff_t batch,
+                              float *wscratch, float *gemm_scratch, int threads) {
+  _Static_assert(VKP_VLEN <= 16, "Winograd padding assumes vectors of <= 16");
+  const ptrdiff_t TH = VKP_WINO_TH(OH), TW = VKP_WINO_TW(OW);
+  const ptrdiff_t rpb = VKP_WINO_RPB(C, M, OH, OW);
+  const ptrdiff_t ldv = VKP_WINO_LDV(OW, rpb), twe = VKP_WINO_TWE(OW);
+  const ptrdiff_t pm = VKP_PAD_MR(M);
+  float *base = (float *)(((uintptr_t)wscratch + 63) & ~(uintptr_t)63);
+  float *v = base;                        // [16][C][ldv]
+  float *mo = v + 16 * C * ldv;           // [16][M][ldv]
+  float *ev = mo + 16 * M * ldv;          // [2 * rpb + 2][twe]: even columns
+  float *od = ev + (2 * rpb + 2) * twe;   // odd columns
+  float *ob = od + (2 * rpb + 2) * twe;   // two output rows, 2 * TW + 32 each
+  const ptrdiff_t obw = 2 * TW + 32;
+  // Columns of the even/odd planes: [lo, hi) hold input on both, [zero,
+  // twe) only padding. The planes are zeroed once; later rows write [0, zero).
+  ptrdiff_t lo = (PL + 1) / 2, hi = (W + PL) / 2, zero = (W + PL + 1) / 2;
+  if (lo > twe) lo = twe;
+  if (hi > twe) hi = twe;
+  if (hi < lo) hi = lo;
+  if (zero > twe) zero = twe;
+  if (zero < hi) zero = hi;
+  memset(ev, 0, sizeof(float) * (size_t)(2 * (2 * rpb + 2) * twe));
+  for (ptrdiff_t th0 = 0; th0 < TH; th0 += rpb) {
+    const ptrdiff_t nr = TH - th0 < rpb ? TH - th0 : rpb, nt = nr * TW;
+    const ptrdiff_t np = (nt + VKP_VLEN - 1) / VKP_VLEN * VKP_VLEN;
+    // Input transform: split each padded input row into even and odd
+    // columns, so the 4 columns of tile t are ev[t], od[t], ev[t+1], od[t+1].
+    for (ptrdiff_t c = 0; c < C; ++c) {
+      const float *xc = x + c * H * W;
+      for (ptrdiff_t i = 0; i < 2 * nr + 2; ++i) {
+        ptrdiff_t ih = 2 * th0 + i - PT;
+        float *restrict e = ev + i * twe, *restrict o = od + i * twe;
+        if (ih < 0 || ih >= H) {  // the columns from `zero` on stay zero
+          memset(e, 0, sizeof(float) * (size_t)zero);
+          memset(o, 0, sizeof(float) * (size_t)zero);
+          continue;
+        }
+        // Padded column 2t is input column 2t - PL. Tiles [lo, hi) have
+        // both columns inside the row: a branch-free deinterleave.
+        const float *row = xc + ih * W, *src = row - PL;
+        for (ptrdiff_t t = 0; t < zero; ++t) {
+          if (t == lo) t = hi;  // the middle part follows
+          if (t >= zero) break;
+          ptrdiff_t iw = 2 * t - PL;
+          e[t] = iw >= 0 && iw < W ? row[iw] : 0.0f;
+          o[t] = iw + 1 >= 0 && iw + 1 < W ? row[iw + 1] : 0.0f;
+        }
+        for (ptrdiff_t t = lo; t < hi; ++t) {
+          e[t] = src[2 * t];
+          o[t] = src[2 * t + 1];
+        }
+      }
+      // The last tile row runs on to column np, so that every column the
+      // GEMM reads is written (with transforms of zero padding).
+      for (ptrdiff_t r = 0; r < nr; ++r)
+        for (ptrdiff_t tw = 0; tw < (r + 1 < nr ? TW : np - r * TW); tw += VKP_VLEN) {
+          vkp_vec_t d[4][4], t[4][4];
+          for (int i = 0; i < 4; ++i) {
+            const float *e = ev + (2 * r + i) * twe + tw;
+            const float *o = od + (2 * r + i) * twe + tw;
+            d[i][0] = *(const vkp_uvec_t *)e;
+            d[i][1] = *(const vkp_uvec_t *)o;
+            d[i][2] = *(const vkp_uvec_t *)(e + 1);
+            d[i][3] = *(const vkp_uvec_t *)(o + 1);
+          }
+          for (int j = 0; j < 4; ++j) {  // B^T d
+            t[0][j] = d[0][j] - d[2][j];
+            t[1][j] = d[1][j] + d[2][j];
+            t[2][j] = d[2][j] - d[1][j];
+            t[3][j] = d[1][j] - d[3][j];
+          }
+          float *vt = v + c * ldv + r * TW + tw;
+          for (int i = 0; i < 4; ++i) {  // (B^T d) B
+            *(vkp_uvec_t *)(vt + (4 * i + 0) * C * ldv) = t[i][0] - t[i][2];
+            *(vkp_uvec_t *)(vt + (4 * i + 1) * C * ldv) = t[i][1] + t[i][2];
+            *(vkp_uvec_t *)(vt + (4 * i + 2) * C * ldv) = t[i][2] - t[i][1];
+            *(vkp_uvec_t *)(vt + (4 * i + 3) * C * ldv) = t[i][1] - t[i][3];
+          }
+        }
+    }
+    for (int xi = 0; xi < 16; ++xi) {
+      const vkp_bsrc_t src = {.b = v + xi * C * ldv, .rsb = ldv, .csb = 1,
+                              .direct = 1};
+      vkp_gemm(M, np, C, 1.0f, NULL, 0, 0, u + xi * pm * C, &src,
+               mo + xi * M * ldv, ldv, NULL, NULL, 0, batch, gemm_scratch,
+               threads);
+    }
+    // Output transform, two output rows per tile row.
+    const ptrdiff_t oh0 = 2 * th0, oh1 = 2 * (th0 + nr) < OH ? 2 * (th0 + nr) : OH;
+    for (ptrdiff_t m = 0; m < M; ++m) {
+      float *ym = y + m * OH * OW;
+      for (ptrdiff_t r = 0; r < nr; ++r) {
+        for (ptrdiff_t tw = 0; tw < TW; tw += VKP_VLEN) {
+          const float *mt = mo + m * ldv + r * TW + tw;
+          vkp_vec_t s[2][4];
+          for (int j = 0; j < 4; ++j) {  // A^T M
+            vkp_vec_t m0 = *(const vkp_uvec_t *)(mt + (0 + j) * M * ldv);
+            vkp_vec_t m1 = *(const vkp_uvec_t *)(mt + (4 + j) * M * ldv);
+            vkp_vec_t m2 = *(const vkp_uvec_t *)(mt + (8 + j) * M * ldv);
+            vkp_vec_t m3 = *(const vkp_uvec_t *)(mt + (12 + j) * M * ldv);
+            s[0][j] = m0 + m1 + m2;
+            s[1][j] = m1 - m2 - m3;
+          }
+          for (int i = 0; i < 2; ++i) {  // (A^T M) A, interleaved into a row
+            vkp_vec_t y0 = s[i][0] + s[i][1] + s[i][2];
+            vkp_vec_t y1 = s[i][1] - s[i][2] - s[i][3];
+            float *restrict o = ob + i * obw + 2 * tw;
+            for (int l = 0; l < VKP_VLEN; ++l) {
+              o[2 * l] = y0[l];
+              o[2 * l + 1] = y1[l];
+            }
+          }
+        }
+        ptrdiff_t oh = 2 * (th0 + r);
+        memcpy(ym + oh * OW, ob, sizeof(float) * (size_t)OW);
+        if (oh + 1 < OH) memcpy(ym + (oh + 1) * OW, ob + obw, sizeof(float) * (size_t)OW);
+      }
+      if (ep) ep(ym + oh0 * OW, OH * OW, m, oh0 * OW, 1, (oh1 - oh0) * OW, batch, ep_ctx);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------

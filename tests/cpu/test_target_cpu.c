@@ -3,6 +3,7 @@
 // pattern on the "cpu" target against a double-precision reference, on fresh
 // random inputs and awkward shapes (1, primes, sizes that are not multiples
 // of any tile).
+#include "codegen/c/emit.h"
 #include "cpu/cpu_test_util.h"
 
 #define SH(...) ((const int64_t[]){__VA_ARGS__})
@@ -178,6 +179,64 @@ Test(cpu_ops, conv2d_shapes, .timeout = 180) {
   conv_case(t, &rng, 0, SH(1, 37, 23, 19), 41, 3, 3, p1, s1, s1, 1, true);
   conv_case(t, &rng, 1, SH(1, 16, 40, 40), 24, 1, 1, p0, s1, s1, 1, false);
   cpu_check(t, &rng, seed, -1, 1, 2);
+}
+
+// Counts the Winograd calls in the C source generated for validated `g`.
+static int winograd_calls(const vkp_graph_t *g) {
+  vkp_codegen_c_t code;
+  VKP_TEST_OK(vkp_codegen_c_emit(g, 1, &code));
+  int n = 0;
+  for (const char *p = code.source; (p = strstr(p, "vkp_conv_winograd(xn")); ++p) ++n;
+  vkp_codegen_c_deinit(&code);
+  return n;
+}
+
+// 3x3 stride-1 convolutions with 16 or more channels take the Winograd
+// F(2x2, 3x3) path: odd and even maps, asymmetric and oversized padding,
+// a 1x1 map, more input channels than one GEMM depth block (256), several
+// blocks of tile rows, a fused residual block, and two threads.
+Test(cpu_ops, conv2d_winograd, .timeout = 180) {
+  SETUP();
+  const int64_t *p1 = SH(1, 1, 1, 1), *s1 = SH(1, 1);
+  vkp_graph_t *g = g_new("winograd");
+  conv_case(g, &rng, 0, SH(1, 16, 8, 8), 16, 3, 3, p1, s1, s1, 1, false);
+  conv_case(g, &rng, 1, SH(2, 19, 11, 7), 23, 3, 3, p1, s1, s1, 1, true);
+  conv_case(g, &rng, 2, SH(1, 17, 9, 13), 16, 3, 3, SH(0, 2, 1, 0), s1, s1, 1, true);
+  conv_case(g, &rng, 3, SH(1, 16, 1, 1), 16, 3, 3, p1, s1, s1, 1, true);
+  conv_case(g, &rng, 4, SH(1, 300, 5, 6), 20, 3, 3, p1, s1, s1, 1, true);
+  conv_case(g, &rng, 5, SH(1, 256, 20, 16), 32, 3, 3, p1, s1, s1, 1, true);
+  conv_case(g, &rng, 6, SH(1, 16, 6, 6), 16, 3, 3, SH(0, 0, 0, 0), s1, s1, 1, false);
+  conv_case(g, &rng, 7, SH(1, 16, 4, 5), 18, 3, 3, SH(3, 3, 3, 3), s1, s1, 1, true);
+  VKP_TEST_OK(vkp_graph_validate(g));
+  cr_assert_eq(winograd_calls(g), 8);
+  cpu_check(g, &rng, seed, -1, 1, 1);
+
+  vkp_graph_t *r = g_new("winograd_resblock");
+  g_in(r, "x", F32, 4, SH(1, 32, 13, 10));
+  g_const(r, &rng, "w1", 4, SH(32, 32, 3, 3), -0.2f, 0.2f);
+  g_const(r, &rng, "b1", 1, SH(32), -1, 1);
+  g_const(r, &rng, "sc", 1, SH(32), 0.5f, 1.5f);
+  g_const(r, &rng, "bi", 1, SH(32), -1, 1);
+  g_const(r, &rng, "mu", 1, SH(32), -1, 1);
+  g_const(r, &rng, "var", 1, SH(32), 0.1f, 2);
+  vkp_attr_t c3[] = {at_is("pads", 4, p1)};
+  g_node(r, "conv1", VKP_OP_CONV2D, "x,w1,b1", "c1", 1, c3);
+  g_node(r, "bn1", VKP_OP_BATCH_NORM, "c1,sc,bi,mu,var", "n1", 0, NULL);
+  g_node(r, "relu1", VKP_OP_RELU, "n1", "r1", 0, NULL);
+  g_node(r, "res", VKP_OP_ADD, "r1,x", "y", 0, NULL);
+  VKP_TEST_OK(vkp_graph_mark_output(r, "y"));
+  VKP_TEST_OK(vkp_graph_validate(r));
+  cr_assert_eq(winograd_calls(r), 1);
+  cpu_check(r, &rng, seed, -1, 1, 2);
+
+  // Below 16 channels, and strided or dilated, the im2col GEMM stays.
+  vkp_graph_t *d = g_new("not_winograd");
+  conv_case(d, &rng, 0, SH(1, 8, 9, 9), 16, 3, 3, p1, s1, s1, 1, false);
+  conv_case(d, &rng, 1, SH(1, 16, 9, 9), 16, 3, 3, p1, SH(2, 2), s1, 1, false);
+  conv_case(d, &rng, 2, SH(1, 16, 9, 9), 16, 3, 3, p1, s1, SH(2, 2), 1, false);
+  VKP_TEST_OK(vkp_graph_validate(d));
+  cr_assert_eq(winograd_calls(d), 0);
+  cpu_check(d, &rng, seed, -1, 1, 1);
 }
 
 Test(cpu_ops, pooling, .timeout = 120) {

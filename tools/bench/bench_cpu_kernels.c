@@ -9,9 +9,11 @@
 //   bench_cpu_kernels [--threads N] [--min-time SECONDS] [--quick]
 //                     [--filter SUBSTRING]
 //
-// Convolutions are timed through the stage's real path (weights packed once
-// as at stage load, im2col packed on the fly, or the depthwise loop); OpenBLAS gets the equivalent GEMM
-// (Cout x OH*OW x C*KH*KW) with its im2col left out, which flatters it.
+// Convolutions are timed through the stage's real paths (weights packed once
+// as at stage load, im2col packed on the fly, the depthwise loop, and for
+// 3x3 stride-1 layers Winograd, reported at the direct FLOP count); OpenBLAS
+// gets the equivalent GEMM (Cout x OH*OW x C*KH*KW) with its im2col left out,
+// which flatters it.
 #define VKP_THREADS 1
 #include "codegen/c/prelude.c"
 
@@ -96,7 +98,7 @@ typedef struct vkp_bench_conv_t {
   const char *name;
   int C, H, W, M, KH, KW, S, P, group;
   int OH, OW, threads;
-  float *x, *w, *y, *col, *scratch, *packed;
+  float *x, *w, *y, *col, *scratch, *packed, *wscratch;
 } vkp_bench_conv_t;
 
 static void vkp_bench_ours_conv(void *p) {
@@ -109,7 +111,8 @@ static void vkp_bench_ours_conv(void *p) {
   }
   vkp_bsrc_t bs;
   if (c->KH == 1 && c->KW == 1 && c->S == 1 && c->P == 0) {
-    bs = (vkp_bsrc_t){.b = c->x, .rsb = (ptrdiff_t)c->H * c->W, .csb = 1};
+    bs = (vkp_bsrc_t){.b = c->x, .rsb = (ptrdiff_t)c->H * c->W, .csb = 1,
+                      .direct = (c->H * c->W) % 256 != 0};  // as the stage does
   } else {
     bs = (vkp_bsrc_t){.b = c->x, .conv = 1, .C = c->C, .H = c->H, .W = c->W,
                       .KH = c->KH, .KW = c->KW, .SH = c->S, .SW = c->S,
@@ -119,6 +122,13 @@ static void vkp_bench_ours_conv(void *p) {
   ptrdiff_t K = (ptrdiff_t)c->C * c->KH * c->KW;
   vkp_gemm(c->M, (ptrdiff_t)c->OH * c->OW, K, 1.0f, c->w, K, 1, c->packed, &bs, c->y,
            (ptrdiff_t)c->OH * c->OW, NULL, NULL, 0, 0, c->scratch, c->threads);
+}
+
+// The stage's path for 3x3 stride-1 convolutions (Winograd F(2x2, 3x3)).
+static void vkp_bench_wino_conv(void *p) {
+  vkp_bench_conv_t *c = p;
+  vkp_conv_winograd(c->x, c->y, c->packed, c->C, c->H, c->W, c->M, c->P, c->P, c->OH,
+                    c->OW, NULL, NULL, 0, c->wscratch, c->scratch, c->threads);
 }
 
 static void vkp_bench_blas_conv(void *p) {
@@ -176,20 +186,20 @@ int main(int argc, char **argv) {
   }
   // name, C, H, W, M, KH, KW, stride, pad, group
   static const vkp_bench_conv_t convs[] = {
-      {"resnet18 conv1 7x7/2", 3, 224, 224, 64, 7, 7, 2, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"resnet18 layer1 3x3 64", 64, 56, 56, 64, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"resnet18 layer2 3x3/2 128", 64, 56, 56, 128, 3, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"resnet18 layer2 3x3 128", 128, 28, 28, 128, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"resnet18 layer3 3x3 256", 256, 14, 14, 256, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"resnet18 layer4 3x3 512", 512, 7, 7, 512, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"resnet18 layer2 1x1/2 down", 64, 56, 56, 128, 1, 1, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 1x1 expand 24->144", 24, 56, 56, 144, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 dw 3x3 144", 144, 56, 56, 144, 3, 3, 1, 1, 144, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 dw 3x3/2 144", 144, 56, 56, 144, 3, 3, 2, 1, 144, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 1x1 project 144->24", 144, 56, 56, 24, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 1x1 expand 96->576", 96, 14, 14, 576, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 dw 3x3 576", 576, 14, 14, 576, 3, 3, 1, 1, 576, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 1x1 320->1280", 320, 7, 7, 1280, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 conv1 7x7/2", 3, 224, 224, 64, 7, 7, 2, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 layer1 3x3 64", 64, 56, 56, 64, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 layer2 3x3/2 128", 64, 56, 56, 128, 3, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 layer2 3x3 128", 128, 28, 28, 128, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 layer3 3x3 256", 256, 14, 14, 256, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 layer4 3x3 512", 512, 7, 7, 512, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"resnet18 layer2 1x1/2 down", 64, 56, 56, 128, 1, 1, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 1x1 expand 24->144", 24, 56, 56, 144, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 dw 3x3 144", 144, 56, 56, 144, 3, 3, 1, 1, 144, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 dw 3x3/2 144", 144, 56, 56, 144, 3, 3, 2, 1, 144, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 1x1 project 144->24", 144, 56, 56, 24, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 1x1 expand 96->576", 96, 14, 14, 576, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 dw 3x3 576", 576, 14, 14, 576, 3, 3, 1, 1, 576, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mobilenetv2 1x1 320->1280", 320, 7, 7, 1280, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
   };
   int n_convs = (int)(sizeof convs / sizeof convs[0]);
   for (int i = 0; i < (quick ? 0 : n_convs); ++i) {
@@ -212,6 +222,20 @@ int main(int argc, char **argv) {
     double blas = flops / vkp_bench_time(vkp_bench_blas_conv, &c, min_time) * 1e-9;
     printf("%-34s %10.1f %10.1f %7.2f\n", c.name, ours, blas, ours / blas);
     fflush(stdout);
+    // Where the stage would use Winograd: that path too, at the same
+    // (direct-convolution) FLOP count.
+    if (c.group == 1 && c.KH == 3 && c.KW == 3 && c.S == 1 && c.C >= 16 && c.M >= 16) {
+      free(c.packed);
+      c.packed = vkp_bench_alloc((size_t)16 * VKP_PAD_MR(c.M) * c.C);
+      vkp_winograd_prepack(c.M, c.C, c.w, c.packed);
+      c.wscratch = vkp_bench_alloc((size_t)VKP_WINO_SCRATCH_FLOATS(c.C, c.M, c.OH, c.OW));
+      double wino = flops / vkp_bench_time(vkp_bench_wino_conv, &c, min_time) * 1e-9;
+      char name[64];
+      snprintf(name, sizeof name, "%s winograd", c.name);
+      printf("%-34s %10.1f %10.1f %7.2f\n", name, wino, blas, wino / blas);
+      fflush(stdout);
+      free(c.wscratch);
+    }
     free(c.x);
     free(c.w);
     free(c.y);
