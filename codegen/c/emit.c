@@ -110,6 +110,7 @@ typedef struct vkp__cg_t {
   vkp__sb_t prepack;          // body of vkp_stage_prepack
   int32_t n_prepack;          // constant conv weights packed at load
   int32_t n_wino;             // Winograd convolutions (VKP_WINO_<id> defined)
+  int32_t n_loop;             // other scratch users (VKP_LOOP_<id> defined)
   int32_t n_constants;
   int32_t *constants;
   int32_t n_kernels;
@@ -771,6 +772,25 @@ static void vkp__emit_ep_args(vkp__cg_t *cg, const vkp__group_t *gr,
   vkp__sb_puts(sb, "};\n");
 }
 
+// Adds a term (a C expression the generated source evaluates) to the
+// scratch that direct loops use from `scratch` on: VKP_LOOP_<id> is the
+// largest so far.
+static void vkp__emit_scratch_term(vkp__cg_t *cg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void vkp__emit_scratch_term(vkp__cg_t *cg, const char *fmt, ...) {
+  char term[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(term, sizeof term, fmt, ap);
+  va_end(ap);
+  int32_t id = cg->n_loop++;
+  if (id)
+    vkp__sb_printf(&cg->out, "#define VKP_LOOP_%d VKP_MAXZ(VKP_LOOP_%d, (size_t)%s)\n",
+                   (int)id, (int)id - 1, term);
+  else
+    vkp__sb_printf(&cg->out, "#define VKP_LOOP_0 ((size_t)%s)\n", term);
+}
+
 // Winograd F(2x2, 3x3) pays off for 3x3, stride-1, undilated, ungrouped
 // convolutions with constant weights once both channel counts are large
 // enough for its 16 GEMMs to dominate the input and output transforms.
@@ -1024,6 +1044,20 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       long long C = x->shape[1], H = x->shape[2], W = x->shape[3];
       long long OH = y->shape[2], OW = y->shape[3];
       vkp__sb_printf(sb, "  for (ptrdiff_t n = 0; n < %lld; ++n)\n", (long long)x->shape[0]);
+      if (n->op == VKP_OP_MAX_POOL2D) {
+        vkp__emit_scratch_term(cg, "VKP_MAXPOOL_SCRATCH_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld)",
+                               W, (long long)k[1], (long long)s[1], (long long)p[1],
+                               (long long)d[1], OW);
+        vkp__sb_printf(sb,
+                       "    vkp_maxpool2d(%s + n * %lld, %s + n * %lld, %lld, %lld, %lld, "
+                       "%lld, %lld, %lld, %lld,\n                  %lld, %lld, %lld, "
+                       "%lld, %lld, %lld, scratch);\n",
+                       xn, C * H * W, yn, C * OH * OW, C, H, W, (long long)k[0],
+                       (long long)k[1], (long long)s[0], (long long)s[1],
+                       (long long)p[0], (long long)p[1], (long long)d[0], (long long)d[1],
+                       OH, OW);
+        return NULL;
+      }
       vkp__sb_printf(sb,
                      "    vkp_pool2d(%s + n * %lld, %s + n * %lld, %lld, %lld, %lld, "
                      "%lld, %lld, %lld, %lld,\n               %lld, %lld, %lld, "
@@ -1227,7 +1261,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
                    cg->vname[gr->params[i]]);
   }
   vkp__sb_printf(&cg->out, "%s *restrict %s", vkp__ctype(ov->dtype), cg->vname[out_v]);
-  bool scratch = gr->anchor >= 0 || rn->op == VKP_OP_MATMUL;
+  bool scratch = gr->anchor >= 0 || rn->op == VKP_OP_MATMUL || rn->op == VKP_OP_MAX_POOL2D;
   if (scratch) vkp__sb_puts(&cg->out, ", float *scratch, const float *packed");
   vkp__sb_puts(&cg->out, ") {\n");
   if (scratch) vkp__sb_puts(&cg->out, "  (void)packed;\n");
@@ -1357,8 +1391,9 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
   for (int32_t v = 0; v < nv; ++v)
     if (needed[v] && cg->storage[v] == VKP__ST_ALIAS) needed[cg->alias_of[v]] = true;
   int64_t ws = (cg->ws_bytes + 63) / 64 * 64;
-  char wino_floats[32] = "0";
+  char wino_floats[32] = "0", loop_floats[32] = "0";
   if (cg->n_wino) snprintf(wino_floats, sizeof wino_floats, "VKP_WINO_%d", (int)cg->n_wino - 1);
+  if (cg->n_loop) snprintf(loop_floats, sizeof loop_floats, "VKP_LOOP_%d", (int)cg->n_loop - 1);
   vkp__sb_printf(out,
                  "// Workspace: intermediates, then per-thread GEMM scratch and the\n"
                  "// Winograd buffers (or the depthwise plane), then the weights\n"
@@ -1368,16 +1403,17 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
   else vkp__sb_puts(out, "((size_t)0)\n");
   vkp__sb_printf(out,
                  "#define VKP_WINO_FLOATS %s\n"
+                 "#define VKP_LOOP_FLOATS VKP_MAXZ((size_t)%s, (size_t)%lldu)\n"
                  "#define VKP_SCRATCH_FLOATS \\\n"
                  "  VKP_MAXZ((size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS + \\\n"
-                 "               (size_t)VKP_WINO_FLOATS, (size_t)%lldu)\n"
+                 "               (size_t)VKP_WINO_FLOATS, VKP_LOOP_FLOATS)\n"
                  "#define VKP_PACKED_OFFSET \\\n"
                  "  (%lldu + (VKP_SCRATCH_FLOATS * sizeof(float) + 63u) / 64u * 64u)\n\n"
                  "size_t vkp_stage_workspace_size(void);\n"
                  "size_t vkp_stage_workspace_size(void) {\n"
                  "  return VKP_PACKED_OFFSET + VKP_PACKED_FLOATS * sizeof(float) + 64u;\n"
                  "}\n\n",
-                 wino_floats, (long long)cg->dw_scratch_floats, (long long)ws);
+                 wino_floats, loop_floats, (long long)cg->dw_scratch_floats, (long long)ws);
   vkp__sb_puts(out,
                "// Packs constant convolution weights into GEMM panels, once.\n"
                "void vkp_stage_prepack(const void *const *constants, void *workspace);\n"

@@ -33,6 +33,8 @@
 // Rows of A rounded up to whole MR panels.
 #define VKP_PAD_MR(m) (((m) + VKP_MR - 1) / VKP_MR * VKP_MR)
 #define VKP_MAXZ(a, b) ((a) > (b) ? (a) : (b))
+// Window columns max pooling vectorises over; wider windows loop plainly.
+#define VKP_MAX_POOL_TAPS 32
 // Prelude functions a stage may leave unused.
 #define VKP_FN static __attribute__((unused))
 // Cache blocking: a KC x NR panel of B stays in L1, an MC x KC block of A in
@@ -774,6 +776,102 @@ static inline void vkp_pool_taps(ptrdiff_t start, ptrdiff_t dil, ptrdiff_t k_n,
   *in1 = b > a ? b : a;
   *pad_lo = c;
   *pad_hi = d > c ? d : c;
+}
+
+typedef int32_t vkp_ivec_t __attribute__((vector_size(VKP_VLEN * 4)));
+
+// max(a, b) that returns b when b is NaN: the reference's
+// `acc = v > acc || v != v ? v : acc`, on vectors.
+static inline vkp_vec_t vkp_vmax_nan(vkp_vec_t acc, vkp_vec_t v) {
+  vkp_ivec_t m = (v > acc) | (v != v);
+  return (vkp_vec_t)((m & (vkp_ivec_t)v) | (~m & (vkp_ivec_t)acc));
+}
+static inline float vkp_max_nan(float acc, float v) {
+  return v > acc || v != v ? v : acc;
+}
+
+// Padded row width vkp_maxpool2d works on; it needs 2 * that + 64 floats of
+// scratch (VKP_MAXPOOL_SCRATCH_FLOATS, evaluated by the generated source).
+#define VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW)                                     \
+  VKP_MAXZ(((ptrdiff_t)(OW) - 1) * (SW) + ((ptrdiff_t)(KW) - 1) * (DW) + 1, \
+           (ptrdiff_t)(PL) + (W))
+#define VKP_MAXPOOL_SCRATCH_FLOATS(W, KW, SW, PL, DW, OW) \
+  (2 * VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW) + 64)
+
+// Max pooling, separably: per output row, the max over the window's rows
+// (clipped to the input) lands in a row padded with -inf on both sides, then
+// the max over the window's columns; at stride 2 that row is first split
+// into even and odd columns so every tap reads contiguously. NaN propagates
+// as in the reference; a window wholly in the padding gives -inf.
+VKP_FN void vkp_maxpool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
+                          ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                          ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
+                          ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW,
+                          float *scratch) {
+  const ptrdiff_t wb = VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW), half = (wb + 1) / 2;
+  float *vp = scratch, *ve = vp + wb, *vo = ve + half;
+  for (ptrdiff_t i = 0; i < wb; ++i) vp[i] = -INFINITY;  // [PL, PL + W) is rewritten
+  for (ptrdiff_t i = 0; i < half; ++i) ve[i] = vo[i] = -INFINITY;
+  float *vr = vp + PL;
+  for (ptrdiff_t c = 0; c < C; ++c) {
+    const float *xc = x + c * H * W;
+    float *yc = y + c * OH * OW;
+    for (ptrdiff_t oh = 0; oh < OH; ++oh) {
+      ptrdiff_t h0 = oh * SH - PT, taps = 0;
+      for (ptrdiff_t kh = 0; kh < KH; ++kh) {
+        ptrdiff_t ih = h0 + kh * DH;
+        if (ih < 0 || ih >= H) continue;
+        const float *xr = xc + ih * W;
+        ptrdiff_t iw = 0;
+        if (taps++ == 0) {
+          memcpy(vr, xr, sizeof(float) * (size_t)W);
+          continue;
+        }
+        for (; iw + VKP_VLEN <= W; iw += VKP_VLEN)
+          *(vkp_uvec_t *)(vr + iw) =
+              vkp_vmax_nan(*(vkp_uvec_t *)(vr + iw), *(const vkp_uvec_t *)(xr + iw));
+        for (; iw < W; ++iw) vr[iw] = vkp_max_nan(vr[iw], xr[iw]);
+      }
+      if (taps == 0)
+        for (ptrdiff_t iw = 0; iw < W; ++iw) vr[iw] = -INFINITY;
+      float *restrict yr = yc + oh * OW;
+      if (SW == 1 || SW == 2) {
+        // Tap kw reads row[ow * SW + kw * DW] = src[ow + off].
+        const float *src[VKP_MAX_POOL_TAPS];
+        ptrdiff_t nt = KW < VKP_MAX_POOL_TAPS ? KW : VKP_MAX_POOL_TAPS;
+        if (SW == 2) {
+          for (ptrdiff_t t = 0; t < half; ++t) {
+            ve[t] = vp[2 * t];
+            vo[t] = 2 * t + 1 < wb ? vp[2 * t + 1] : -INFINITY;
+          }
+        }
+        for (ptrdiff_t kw = 0; kw < nt; ++kw) {
+          ptrdiff_t s = kw * DW;
+          src[kw] = SW == 1 ? vp + s : (s % 2 ? vo : ve) + s / 2;
+        }
+        if (nt == KW) {
+          ptrdiff_t ow = 0;
+          for (; ow + VKP_VLEN <= OW; ow += VKP_VLEN) {
+            vkp_vec_t acc = *(const vkp_uvec_t *)(src[0] + ow);
+            for (ptrdiff_t kw = 1; kw < nt; ++kw)
+              acc = vkp_vmax_nan(acc, *(const vkp_uvec_t *)(src[kw] + ow));
+            *(vkp_uvec_t *)(yr + ow) = acc;
+          }
+          for (; ow < OW; ++ow) {
+            float acc = src[0][ow];
+            for (ptrdiff_t kw = 1; kw < nt; ++kw) acc = vkp_max_nan(acc, src[kw][ow]);
+            yr[ow] = acc;
+          }
+          continue;
+        }
+      }
+      for (ptrdiff_t ow = 0; ow < OW; ++ow) {  // any stride, any width
+        float acc = vp[ow * SW];
+        for (ptrdiff_t kw = 1; kw < KW; ++kw) acc = vkp_max_nan(acc, vp[ow * SW + kw * DW]);
+        yr[ow] = acc;
+      }
+    }
+  }
 }
 
 // Max (is_max) or average pooling of C planes. Windows are clipped to the
