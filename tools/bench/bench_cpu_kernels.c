@@ -112,7 +112,7 @@ static void vkp_bench_ours_conv(void *p) {
   vkp_bsrc_t bs;
   if (c->KH == 1 && c->KW == 1 && c->S == 1 && c->P == 0) {
     bs = (vkp_bsrc_t){.b = c->x, .rsb = (ptrdiff_t)c->H * c->W, .csb = 1,
-                      .direct = (c->H * c->W) % 256 != 0};  // as the stage does
+                      .direct = (c->H * c->W) % 256 != 0 || c->C <= 64};  // as the stage
   } else {
     bs = (vkp_bsrc_t){.b = c->x, .conv = 1, .C = c->C, .H = c->H, .W = c->W,
                       .KH = c->KH, .KW = c->KW, .SH = c->S, .SW = c->S,
