@@ -106,7 +106,7 @@ typedef struct vkp__cg_t {
   char **vname;         // value -> C identifier
   char **nname;         // node -> C function name
   int64_t ws_bytes;
-  int64_t dw_scratch_floats;  // the largest depthwise padded plane
+  int64_t dw_scratch_floats;  // the most scratch one depthwise needs
   vkp__sb_t prepack;          // body of vkp_stage_prepack
   int32_t n_prepack;          // constant conv weights packed at load
   int32_t n_wino;             // Winograd convolutions (VKP_WINO_<id> defined)
@@ -864,9 +864,14 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   vkp__sb_printf(sb, "    const float *xn = %s + n * %lld;\n", xn, C * H * W);
   vkp__sb_printf(sb, "    float *yn = %s + n * %lld;\n", yn, M * OH * OW);
   if (G == C && G == M && G > 1) {
-    long long Hp = (OH - 1) * st[0] + (KH - 1) * dil[0] + 1;
-    long long Wp = (OW - 1) * st[1] + (KW - 1) * dil[1] + 1;
-    long long need = st[1] * Hp * ((Wp + st[1] - 1) / st[1]);
+    // vkp_conv_depthwise_scratch_floats() in prelude.c: keep the two in step.
+    long long sh = st[0], sw = st[1], need = 0;
+    if (KH * KW <= 121 && sh * sw <= 16) {
+      long long Hq = OH + (KH - 1) * dil[0] / sh;
+      long long Ws = (OW + (KW - 1) * dil[1] / sw + 15) / 16 * 16;
+      long long plane = (Hq * Ws + Ws - OW + 16 + 15) / 16 * 16;
+      need = sh * sw * plane + (OH * Ws + 15) / 16 * 16 + 32;
+    }
     if (need > cg->dw_scratch_floats) cg->dw_scratch_floats = need;
     vkp__sb_printf(sb,
                    "    vkp_conv_depthwise(xn, %s, yn, %lld, %lld, %lld, %lld, "

@@ -641,7 +641,7 @@ VKP_FN void vkp_conv_winograd(const float *x, float *y, const float *u,
 // ---------------------------------------------------------------------------
 // Direct loops: depthwise convolution and pooling (NCHW, one image).
 
-// Depthwise with windows over 121 taps: plain direct loops.
+// Depthwise for what vkp_conv_depthwise does not take: plain direct loops.
 static void vkp_conv_depthwise_large(const float *x, const float *w, float *y,
                                      ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
                                      ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
@@ -666,13 +666,209 @@ static void vkp_conv_depthwise_large(const float *x, const float *w, float *y,
   }
 }
 
+// Depthwise limits: windows over VKP_DW_MAX_TAPS taps, or strides with more
+// than VKP_DW_MAX_PHASES phase planes, go to vkp_conv_depthwise_large.
+#define VKP_DW_MAX_TAPS 121
+#define VKP_DW_MAX_PHASES 16
+// Floats of planes and outputs a band of output rows aims to keep in L1.
+#ifndef VKP_DW_BAND_FLOATS
+#define VKP_DW_BAND_FLOATS 6144
+#endif
+// Output vectors accumulated side by side: enough independent FMA chains to
+// cover the FMA latency on two ports, few enough to stay in registers with
+// the 9 weights of a 3x3 window.
+#if VKP_VLEN == 16
+#define VKP_DW_ACC 8
+#else
+#define VKP_DW_ACC 4
+#endif
+
+// Scratch floats vkp_conv_depthwise needs, at most: SH * SW phase planes of
+// Hq = OH + (KH-1)*DH/SH rows of Ws floats (Ws: Wq = OW + (KW-1)*DW/SW
+// rounded up to 16), each followed by Ws - OW + 16 spare floats for vector
+// overruns and rounded up to 16 floats; then OH * Ws floats of output rows
+// rounded up to 16, plus 16; plus 16 to align the planes to 64 bytes. 16 is
+// the widest VKP_VLEN. codegen/c/emit.c (vkp__emit_conv) sizes the stage's
+// scratch with the same formula: change the two together.
+VKP_FN ptrdiff_t vkp_conv_depthwise_scratch_floats(ptrdiff_t KH, ptrdiff_t KW,
+                                                   ptrdiff_t SH, ptrdiff_t SW,
+                                                   ptrdiff_t DH, ptrdiff_t DW,
+                                                   ptrdiff_t OH, ptrdiff_t OW) {
+  if (KH * KW > VKP_DW_MAX_TAPS || SH * SW > VKP_DW_MAX_PHASES) return 0;
+  ptrdiff_t Hq = OH + (KH - 1) * DH / SH;
+  ptrdiff_t Ws = (OW + (KW - 1) * DW / SW + 15) / 16 * 16;
+  ptrdiff_t plane = (Hq * Ws + Ws - OW + 16 + 15) / 16 * 16;
+  return SH * SW * plane + (OH * Ws + 15) / 16 * 16 + 32;
+}
+
+// dst[j] = src[j * SW] for j < n, exactly.
+static inline void vkp__dw_gather(float *restrict dst, const float *restrict src,
+                                  ptrdiff_t n, ptrdiff_t SW) {
+  ptrdiff_t j = 0;
+  if (SW == 1) {
+    for (; j + VKP_VLEN <= n; j += VKP_VLEN)
+      *(vkp_uvec_t *)(dst + j) = *(const vkp_uvec_t *)(src + j);
+#if VKP_VLEN > 8
+    if (j + 8 <= n) {
+      *(vkp_uv8_t *)(dst + j) = *(const vkp_uv8_t *)(src + j);
+      j += 8;
+    }
+#endif
+#if VKP_VLEN > 4
+    if (j + 4 <= n) {
+      *(vkp_uv4_t *)(dst + j) = *(const vkp_uv4_t *)(src + j);
+      j += 4;
+    }
+#endif
+  }
+  for (; j < n; ++j) dst[j] = src[j * SW];
+}
+
+// Copies `rows` rows of n >= 0 floats: dst[i * ldd + j] = src[i * lds + j *
+// SW]. With SW <= 2 the first `whole` rows go in whole vectors, which read up
+// to SW vectors and write up to a vector past a row's end, and with
+// `rezero` are followed by a vector of zeros; the other rows go exactly.
+// Each vector is stored one iteration after it is loaded, which keeps GCC
+// from turning the loops into calls to memmove: for the short rows copied
+// here, the call costs more than the copy.
+static inline void vkp__dw_copy_rows(float *dst, ptrdiff_t ldd, const float *src,
+                                     ptrdiff_t lds, ptrdiff_t rows, ptrdiff_t n,
+                                     ptrdiff_t SW, ptrdiff_t whole, int rezero) {
+  ptrdiff_t nv = (n + VKP_VLEN - 1) / VKP_VLEN, i = 0;
+  if (n <= 0) return;
+  if (SW > 2) whole = 0;
+  for (; i < whole && i < rows; ++i) {
+    float *restrict d = dst + i * ldd;
+    const float *restrict s = src + i * lds;
+    vkp_vec_t v;
+    for (ptrdiff_t k = 0; k < nv; ++k) {
+      vkp_vec_t next;
+      if (SW == 1) {
+        next = *(const vkp_uvec_t *)(s + k * VKP_VLEN);
+      } else {  // the even lanes of two vectors
+        vkp_vec_t lo = *(const vkp_uvec_t *)(s + 2 * k * VKP_VLEN);
+        vkp_vec_t hi = *(const vkp_uvec_t *)(s + (2 * k + 1) * VKP_VLEN);
+#if VKP_VLEN == 16
+        next = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16,
+                                       18, 20, 22, 24, 26, 28, 30);
+#elif VKP_VLEN == 8
+        next = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14);
+#else
+        next = __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
+#endif
+      }
+      if (k) *(vkp_uvec_t *)(d + (k - 1) * VKP_VLEN) = v;
+      v = next;
+    }
+    *(vkp_uvec_t *)(d + (nv - 1) * VKP_VLEN) = v;
+    if (rezero) *(vkp_uvec_t *)(d + n) = (vkp_vec_t){0};
+  }
+  for (; i < rows; ++i) vkp__dw_gather(dst + i * ldd, src + i * lds, n, SW);
+}
+
+// z[i] = sum_t w[t] * p[off[t] + i] for i < nvec * VKP_VLEN, VKP_DW_ACC
+// output vectors at a time so that their FMA chains interleave.
+static inline __attribute__((always_inline)) void vkp__dw_taps(
+    const float *p, const ptrdiff_t *off, const float *w, ptrdiff_t taps,
+    float *z, ptrdiff_t nvec) {
+  ptrdiff_t v = 0;
+  for (; v + VKP_DW_ACC <= nvec; v += VKP_DW_ACC) {
+    const float *q = p + v * VKP_VLEN;
+    vkp_vec_t acc[VKP_DW_ACC];
+    for (int u = 0; u < VKP_DW_ACC; ++u) acc[u] = (vkp_vec_t){0};
+    for (ptrdiff_t t = 0; t < taps; ++t) {
+      const float *qt = q + off[t];
+      float wt = w[t];
+      for (int u = 0; u < VKP_DW_ACC; ++u)
+        acc[u] += wt * *(const vkp_uvec_t *)(qt + u * VKP_VLEN);
+    }
+    for (int u = 0; u < VKP_DW_ACC; ++u)
+      *(vkp_uvec_t *)(z + (v + u) * VKP_VLEN) = acc[u];
+  }
+  for (; v < nvec; ++v) {
+    const float *q = p + v * VKP_VLEN;
+    vkp_vec_t acc = {0};
+    for (ptrdiff_t t = 0; t < taps; ++t)
+      acc += w[t] * *(const vkp_uvec_t *)(q + off[t]);
+    *(vkp_uvec_t *)(z + v * VKP_VLEN) = acc;
+  }
+}
+
+// 3x3 window, dilation 1, row stride SH (1 or 2; a constant once inlined):
+// G consecutive output rows from `y` on (row stride ldy), every column in
+// whole vectors. Rows under a vector wide are stored a whole vector wide,
+// spilling into the next row; else the rows' last vector overlaps the one
+// before. `p` is phase plane row 0 of the rows' window, `ws` the plane row
+// stride, `phase_row` the distance between row phases, kw_at[kw] where
+// column kw of the window starts. Each loaded vector is a padded input row,
+// used by every output row whose window holds it.
+static inline __attribute__((always_inline)) void vkp__dw_rows3x3(
+    const float *p, ptrdiff_t ws, ptrdiff_t phase_row, const ptrdiff_t *kw_at,
+    const float *w, int SH, int G, float *y, ptrdiff_t ldy, ptrdiff_t OW) {
+  ptrdiff_t last = OW > VKP_VLEN ? OW - VKP_VLEN : 0;
+  for (ptrdiff_t ow = 0;; ow += VKP_VLEN) {
+    if (ow > last) ow = last;
+    vkp_vec_t acc[VKP_DW_ACC];
+    for (int g = 0; g < G; ++g) acc[g] = (vkp_vec_t){0};
+#pragma GCC unroll 32
+    for (int r = 0; r < (G - 1) * SH + 3; ++r)  // padded row of the window
+#pragma GCC unroll 3
+      for (int kw = 0; kw < 3; ++kw) {
+        vkp_vec_t in = *(const vkp_uvec_t *)(p + r % SH * phase_row +
+                                             r / SH * ws + kw_at[kw] + ow);
+#pragma GCC unroll 3
+        for (int kh = 0; kh < 3; ++kh)
+          if (r >= kh && (r - kh) % SH == 0 && (r - kh) / SH < G)
+            acc[(r - kh) / SH] += w[kh * 3 + kw] * in;
+      }
+    for (int g = 0; g < G; ++g) *(vkp_uvec_t *)(y + g * ldy + ow) = acc[g];
+    if (ow == last) break;
+  }
+}
+
+// vkp__dw_rows3x3 over `n` output rows, VKP_DW_ACC at a time, then the rest.
+// Rows from `direct` on would spill out of the channel: they go through
+// `bounce` (a vector of scratch) instead.
+static inline __attribute__((always_inline)) void vkp__dw_band3x3(
+    const float *p, ptrdiff_t ws, ptrdiff_t phase_row, const ptrdiff_t *kw_at,
+    const float *w, int SH, ptrdiff_t n, ptrdiff_t direct, float *y,
+    ptrdiff_t OW, float *bounce) {
+  ptrdiff_t g = 0;
+  for (; g + VKP_DW_ACC <= direct; g += VKP_DW_ACC)
+    vkp__dw_rows3x3(p + g * ws, ws, phase_row, kw_at, w, SH, VKP_DW_ACC,
+                    y + g * OW, OW, OW);
+#if VKP_DW_ACC > 4
+  if (g + 4 <= direct) {
+    vkp__dw_rows3x3(p + g * ws, ws, phase_row, kw_at, w, SH, 4, y + g * OW,
+                    OW, OW);
+    g += 4;
+  }
+#endif
+  for (; g < direct; ++g)
+    vkp__dw_rows3x3(p + g * ws, ws, phase_row, kw_at, w, SH, 1, y + g * OW,
+                    OW, OW);
+  for (; g < n; ++g) {
+    vkp__dw_rows3x3(p + g * ws, ws, phase_row, kw_at, w, SH, 1, bounce,
+                    VKP_VLEN, OW);
+    vkp__dw_gather(y + g * OW, bounce, OW, 1);
+  }
+}
+
 // Depthwise: channel c of the output reads channel c of the input only.
-// Each channel is first copied into `scratch` zero-padded and split into SW
-// column phases (phase p holds padded columns p, p+SW, ...), so every tap
-// reads a contiguous, in-bounds run whatever the stride; a vector of output
-// pixels then accumulates all KH*KW taps in a register. Needs
-// SW * Hp * ceil(Wp / SW) floats of scratch (Hp, Wp: the padded extent).
-// The epilogue sees row = channel, columns = output pixels.
+// Each channel is copied, zero-padded, into SH x SW phase planes in
+// `scratch` (plane (a, b) holds padded rows a, a+SH, ... and columns b,
+// b+SW, ...), each Hq x Wq, so that tap (kh, kw) reads one plane at a fixed
+// offset and every output vector loads contiguous floats.
+//  - 3x3 windows (dilation 1, row stride 1 or 2) on maps at least 3/4 of a
+//    vector wide compute VKP_DW_ACC output rows at once, so that each loaded
+//    input row serves every output row whose window holds it.
+//  - Otherwise the outputs, laid out with row stride Wq, are a 1-D
+//    correlation over contiguous memory: whole vectors run straight across
+//    row ends (the Wq - OW columns past each row's end are computed and
+//    dropped), then the rows are copied out.
+// Large maps go in bands of output rows whose planes stay in L1. Needs
+// vkp_conv_depthwise_scratch_floats() floats of scratch. The epilogue sees
+// row = channel, columns = output pixels, one channel at a time.
 VKP_FN void vkp_conv_depthwise(const float *x, const float *w, float *y,
                                ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
                                ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
@@ -681,79 +877,116 @@ VKP_FN void vkp_conv_depthwise(const float *x, const float *w, float *y,
                                ptrdiff_t OW, vkp_epilogue_fn ep,
                                const void *ep_ctx, ptrdiff_t batch,
                                float *scratch) {
-  ptrdiff_t Hp = (OH - 1) * SH + (KH - 1) * DH + 1;
-  ptrdiff_t Wp = (OW - 1) * SW + (KW - 1) * DW + 1;
-  ptrdiff_t Wq = (Wp + SW - 1) / SW;
-  // Where each tap starts, relative to output row oh's first padded row.
-  enum { VKP_MAX_TAPS = 121 };
-  ptrdiff_t tap[VKP_MAX_TAPS], taps = KH * KW;
-  if (taps > VKP_MAX_TAPS) {
+  ptrdiff_t taps = KH * KW, phases = SH * SW;
+  if (taps > VKP_DW_MAX_TAPS || phases > VKP_DW_MAX_PHASES) {
     vkp_conv_depthwise_large(x, w, y, C, H, W, KH, KW, SH, SW, PT, PL, DH, DW,
                              OH, OW, ep, ep_ctx, batch);
     return;
   }
+  ptrdiff_t Hq = OH + (KH - 1) * DH / SH, Wq = OW + (KW - 1) * DW / SW;
+  int by_rows = KH == 3 && KW == 3 && DH == 1 && SH <= 2 && 4 * OW >= 3 * VKP_VLEN;
+  // Plane row stride: whole vectors keep the rows' first vectors aligned.
+  ptrdiff_t ws = by_rows ? (Wq + VKP_VLEN - 1) / VKP_VLEN * VKP_VLEN : Wq;
+  // Output rows per band: the band's planes (R + Hq - OH rows each), and in
+  // flat mode its outputs (R rows), in VKP_DW_BAND_FLOATS.
+  ptrdiff_t R = (VKP_DW_BAND_FLOATS / ws - phases * (Hq - OH)) /
+                (phases + !by_rows);
+  if (R < 1) R = 1;
+  if (R >= OH) R = OH;
+  else if (by_rows && R > VKP_DW_ACC) R = R / VKP_DW_ACC * VKP_DW_ACC;
+  else R = (OH + (OH + R - 1) / R - 1) / ((OH + R - 1) / R);  // even bands
+  ptrdiff_t stride = ((R + Hq - OH) * ws + ws - OW + 16 + 15) / 16 * 16;
+  float *planes = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+  float *z = planes + phases * stride;
+  // The padding stays zero: every row copy rewrites its in-input span only.
+  memset(planes, 0, sizeof(float) * (size_t)(phases * stride +
+                                             (by_rows ? VKP_VLEN : (R * ws + 15) / 16 * 16 + 16)));
+  ptrdiff_t off[VKP_DW_MAX_TAPS];  // tap -> where it starts in the planes
   for (ptrdiff_t kh = 0; kh < KH; ++kh)
     for (ptrdiff_t kw = 0; kw < KW; ++kw) {
-      ptrdiff_t col = kw * DW;
-      tap[kh * KW + kw] = (col % SW) * Hp * Wq + kh * DH * Wq + col / SW;
+      ptrdiff_t r = kh * DH, s = kw * DW;
+      off[kh * KW + kw] = ((r % SH) * SW + s % SW) * stride + r / SH * ws + s / SW;
     }
+  // Rows [i0, i1) and columns [j0, j1) of plane p = a * SW + b lie inside
+  // the input.
+  ptrdiff_t i0[VKP_DW_MAX_PHASES], i1[VKP_DW_MAX_PHASES];
+  ptrdiff_t j0[VKP_DW_MAX_PHASES], j1[VKP_DW_MAX_PHASES];
+  for (ptrdiff_t a = 0; a < SH; ++a)
+    for (ptrdiff_t b = 0; b < SW; ++b) {
+      ptrdiff_t p = a * SW + b;
+      i0[p] = PT > a ? (PT - a + SH - 1) / SH : 0;
+      i1[p] = H + PT > a ? (H + PT - a + SH - 1) / SH : 0;
+      j0[p] = PL > b ? (PL - b + SW - 1) / SW : 0;
+      j1[p] = W + PL > b ? (W + PL - b + SW - 1) / SW : 0;
+      if (i0[p] > Hq) i0[p] = Hq;
+      if (i1[p] > Hq) i1[p] = Hq;
+      if (j0[p] > Wq) j0[p] = Wq;
+      if (j1[p] > Wq) j1[p] = Wq;
+      if (i1[p] < i0[p]) i1[p] = i0[p];
+      if (j1[p] < j0[p]) j1[p] = j0[p];
+    }
+  ptrdiff_t x_len = C * H * W, ow_v = (OW + VKP_VLEN - 1) / VKP_VLEN * VKP_VLEN;
   for (ptrdiff_t c = 0; c < C; ++c) {
-    const float *xc = x + c * H * W, *wc = w + c * KH * KW;
+    const float *wc = w + c * taps;
     float *yc = y + c * OH * OW;
-    for (ptrdiff_t ph = 0; ph < SW; ++ph) {
-      float *plane = scratch + ph * Hp * Wq;
-      // Columns t of this phase with 0 <= t * SW + ph - PL < W.
-      ptrdiff_t t_lo = PL - ph > 0 ? (PL - ph + SW - 1) / SW : 0;
-      ptrdiff_t t_hi = W + PL - ph > 0 ? (W + PL - ph + SW - 1) / SW : 0;
-      if (t_lo > Wq) t_lo = Wq;
-      if (t_hi > Wq) t_hi = Wq;
-      if (t_hi < t_lo) t_hi = t_lo;
-      for (ptrdiff_t r = 0; r < Hp; ++r) {
-        ptrdiff_t ih = r - PT;
-        float *restrict dst = plane + r * Wq;
-        if (ih < 0 || ih >= H) {
-          memset(dst, 0, sizeof(float) * (size_t)Wq);
-          continue;
+    for (ptrdiff_t oh0 = 0; oh0 < OH; oh0 += R) {
+      ptrdiff_t band = OH - oh0 < R ? OH - oh0 : R;
+      for (ptrdiff_t p = 0; p < phases; ++p) {
+        // Plane rows [oh0, end) of the band, rows [lo, hi) of them inside x.
+        ptrdiff_t end = oh0 + band + Hq - OH;
+        ptrdiff_t lo = i0[p] > oh0 ? i0[p] : oh0, hi = i1[p] < end ? i1[p] : end;
+        float *plane = planes + p * stride;
+        if (hi < lo) hi = lo = end;
+        // Another band may have left input in the rest.
+        if (R < OH) {
+          memset(plane, 0, sizeof(float) * (size_t)((lo - oh0) * ws));
+          memset(plane + (hi - oh0) * ws, 0, sizeof(float) * (size_t)((end - hi) * ws));
         }
-        const float *src = xc + ih * W + ph - PL;
-        memset(dst, 0, sizeof(float) * (size_t)t_lo);
-        if (SW == 1) {
-          memcpy(dst + t_lo, src + t_lo, sizeof(float) * (size_t)(t_hi - t_lo));
-        } else if (SW == 2) {  // a constant stride lets the copy vectorise
-          for (ptrdiff_t t = t_lo; t < t_hi; ++t) dst[t] = src[t * 2];
-        } else {
-          for (ptrdiff_t t = t_lo; t < t_hi; ++t) dst[t] = src[t * SW];
+        if (hi == lo) continue;
+        // Whole-vector rows stay inside x; the spare floats after the plane
+        // take the last row's overrun, and the zeros after each row restore
+        // the padding (what they clear of the next rows is written after).
+        ptrdiff_t n = j1[p] - j0[p], reach = (n + VKP_VLEN - 1) / VKP_VLEN * VKP_VLEN * SW;
+        ptrdiff_t at = c * H * W + (p / SW + lo * SH - PT) * W + p % SW + j0[p] * SW - PL;
+        ptrdiff_t whole = at + reach <= x_len ? (x_len - reach - at) / (SH * W) + 1 : 0;
+        vkp__dw_copy_rows(plane + (lo - oh0) * ws + j0[p], ws, x + at, SH * W, hi - lo,
+                          n, SW, whole, 1);
+      }
+      if (by_rows) {
+        ptrdiff_t kw_at[3] = {off[0], off[1], off[2]};
+        ptrdiff_t direct = band;  // rows whose stores stay in the channel
+        if (OW < VKP_VLEN) {
+          direct = OH * OW >= VKP_VLEN ? (OH * OW - VKP_VLEN) / OW + 1 - oh0 : 0;
+          direct = direct < 0 ? 0 : direct > band ? band : direct;
         }
-        memset(dst + t_hi, 0, sizeof(float) * (size_t)(Wq - t_hi));
+        if (SH == 1)
+          vkp__dw_band3x3(planes, ws, SW * stride, kw_at, wc, 1, band, direct,
+                          yc + oh0 * OW, OW, z);
+        else
+          vkp__dw_band3x3(planes, ws, SW * stride, kw_at, wc, 2, band, direct,
+                          yc + oh0 * OW, OW, z);
+        continue;
       }
-    }
-    for (ptrdiff_t oh = 0; oh < OH; ++oh) {
-      float *restrict yr = yc + oh * OW;
-      const float *base = scratch + oh * SH * Wq;
-      ptrdiff_t ow = 0;
-      for (; ow + VKP_VLEN <= OW; ow += VKP_VLEN) {
-        vkp_vec_t acc = {0};
-        for (ptrdiff_t t = 0; t < taps; ++t)
-          acc += wc[t] * *(const vkp_uvec_t *)(base + tap[t] + ow);
-        *(vkp_uvec_t *)(yr + ow) = acc;
-      }
-      // Narrow rows (7x7, 14x14 maps): 8- and 4-wide vectors, then scalars.
-      for (; ow + 8 <= OW; ow += 8) {
-        vkp_v8_t acc = {0};
-        for (ptrdiff_t t = 0; t < taps; ++t)
-          acc += wc[t] * *(const vkp_uv8_t *)(base + tap[t] + ow);
-        *(vkp_uv8_t *)(yr + ow) = acc;
-      }
-      for (; ow + 4 <= OW; ow += 4) {
-        vkp_v4_t acc = {0};
-        for (ptrdiff_t t = 0; t < taps; ++t)
-          acc += wc[t] * *(const vkp_uv4_t *)(base + tap[t] + ow);
-        *(vkp_uv4_t *)(yr + ow) = acc;
-      }
-      for (; ow < OW; ++ow) {
-        float acc = 0.0f;
-        for (ptrdiff_t t = 0; t < taps; ++t) acc += wc[t] * base[tap[t] + ow];
-        yr[ow] = acc;
+      // With Wq == OW the output rows are contiguous in y: no copy out.
+      ptrdiff_t zlen = band * Wq;
+      float *out = Wq == OW ? yc + oh0 * OW : z;
+      ptrdiff_t whole = Wq == OW ? zlen / VKP_VLEN : (zlen + VKP_VLEN - 1) / VKP_VLEN;
+      if (taps == 9)  // 3x3: the tap loop unrolls, the weights stay in registers
+        vkp__dw_taps(planes, off, wc, 9, out, whole);
+      else
+        vkp__dw_taps(planes, off, wc, taps, out, whole);
+      if (Wq == OW) {
+        ptrdiff_t done = whole * VKP_VLEN;
+        if (done < zlen) {
+          vkp__dw_taps(planes + done, off, wc, taps, z, 1);
+          vkp__dw_gather(out + done, z, zlen - done, 1);
+        }
+      } else {
+        // Whole vectors spill into the next row, which is written after;
+        // the last rows, whose spill would leave the channel, go exactly.
+        ptrdiff_t whole_rows =
+            OH * OW >= ow_v ? (OH * OW - ow_v) / OW + 1 - oh0 : 0;
+        vkp__dw_copy_rows(yc + oh0 * OW, OW, z, Wq, band, OW, 1, whole_rows, 0);
       }
     }
     if (ep) ep(yc, OH * OW, c, 0, 1, OH * OW, batch, ep_ctx);

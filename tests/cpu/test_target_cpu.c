@@ -239,6 +239,34 @@ Test(cpu_ops, conv2d_winograd, .timeout = 180) {
   cpu_check(d, &rng, seed, -1, 1, 1);
 }
 
+// Depthwise shapes for each path of vkp_conv_depthwise: 3x3 row blocks
+// (stride 1 and 2, maps wider and narrower than a vector, several bands),
+// the flat correlation (7x7 maps, dilation, strides 3, other windows), and
+// windows over 121 taps; with asymmetric pads, windows larger than the
+// input, 1x1 maps and several images.
+Test(cpu_ops, conv_depthwise, .timeout = 180) {
+  SETUP();
+  const int64_t *p1 = SH(1, 1, 1, 1), *s1 = SH(1, 1), *s2 = SH(2, 2);
+  vkp_graph_t *g = g_new("depthwise");
+  conv_case(g, &rng, 0, SH(1, 3, 112, 112), 3, 3, 3, p1, s1, s1, 3, true);
+  conv_case(g, &rng, 1, SH(1, 3, 112, 111), 3, 3, 3, p1, s2, s1, 3, false);
+  conv_case(g, &rng, 2, SH(2, 5, 56, 56), 5, 3, 3, p1, s1, s1, 5, true);
+  conv_case(g, &rng, 3, SH(1, 7, 29, 30), 7, 3, 3, SH(0, 1, 1, 0), s2, s1, 7, false);
+  conv_case(g, &rng, 4, SH(1, 16, 14, 14), 16, 3, 3, p1, s1, s1, 16, true);
+  conv_case(g, &rng, 5, SH(3, 12, 13, 12), 12, 3, 3, SH(1, 0, 2, 1), s1, s1, 12, false);
+  conv_case(g, &rng, 6, SH(1, 20, 7, 7), 20, 3, 3, p1, s1, s1, 20, true);
+  conv_case(g, &rng, 7, SH(1, 9, 14, 14), 9, 3, 3, p1, s2, s1, 9, false);
+  conv_case(g, &rng, 8, SH(1, 6, 1, 1), 6, 3, 3, p1, s1, s1, 6, true);
+  conv_case(g, &rng, 9, SH(1, 4, 30, 27), 4, 3, 3, SH(2, 2, 2, 2), s1, s2, 4, true);
+  conv_case(g, &rng, 10, SH(1, 5, 20, 23), 5, 5, 5, SH(2, 1, 0, 3), SH(3, 3), s1, 5, false);
+  conv_case(g, &rng, 11, SH(1, 3, 3, 3), 3, 5, 5, SH(2, 2, 2, 2), s1, s1, 3, true);
+  conv_case(g, &rng, 12, SH(1, 3, 2, 2), 3, 7, 7, SH(3, 3, 2, 2), s1, s1, 3, false);
+  conv_case(g, &rng, 13, SH(1, 4, 19, 33), 4, 3, 5, SH(1, 2, 0, 1), SH(1, 2), SH(1, 3), 4, true);
+  conv_case(g, &rng, 14, SH(1, 2, 15, 15), 2, 12, 11, SH(5, 5, 6, 5), s1, s1, 2, false);
+  conv_case(g, &rng, 15, SH(2, 3, 40, 41), 3, 3, 3, SH(1, 1, 0, 0), SH(2, 1), s1, 3, true);
+  cpu_check(g, &rng, seed, -1, 1, 1);
+}
+
 Test(cpu_ops, pooling, .timeout = 120) {
   SETUP();
   vkp_graph_t *pg = g_new("pool");
@@ -356,6 +384,17 @@ Test(cpu_fusion, conv_epilogues, .timeout = 120) {
   g_node(g, "dwrelu", VKP_OP_CLIP, "d", "y3", 2, six);
   VKP_TEST_OK(vkp_graph_mark_output(g, "y3"));
   cpu_check(g, &rng, seed, -1, 1, 1);
+  // Depthwise 3x3/2 on a map wider than a vector, several images.
+  vkp_graph_t *d = g_new("dwblock");
+  g_in(d, "x", F32, 4, SH(3, 24, 30, 33));
+  g_const(d, &rng, "wd", 4, SH(24, 1, 3, 3), -0.5f, 0.5f);
+  g_const(d, &rng, "bd", 1, SH(24), -1, 1);
+  vkp_attr_t dw2[] = {at_is("pads", 4, SH(1, 1, 1, 1)), at_is("strides", 2, SH(2, 2)),
+                      at_i("group", 24)};
+  g_node(d, "dw", VKP_OP_CONV2D, "x,wd,bd", "c", 3, dw2);
+  g_node(d, "dwrelu", VKP_OP_CLIP, "c", "y", 2, six);
+  VKP_TEST_OK(vkp_graph_mark_output(d, "y"));
+  cpu_check(d, &rng, seed, -1, 1, 1);
 }
 
 Test(cpu_fusion, gemm_and_chains, .timeout = 120) {
