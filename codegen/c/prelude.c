@@ -672,7 +672,14 @@ static void vkp_conv_depthwise_large(const float *x, const float *w, float *y,
 #define VKP_DW_MAX_PHASES 16
 // Floats of planes and outputs a band of output rows aims to keep in L1.
 #ifndef VKP_DW_BAND_FLOATS
-#define VKP_DW_BAND_FLOATS 6144
+#define VKP_DW_BAND_FLOATS 4096
+#endif
+// Unrolls the next loop completely (its trip count is a constant once
+// inlined); clang reads `#pragma GCC unroll` but does not unroll these.
+#if defined(__clang__)
+#define VKP_UNROLL _Pragma("unroll")
+#else
+#define VKP_UNROLL _Pragma("GCC unroll 32")
 #endif
 // Output vectors accumulated side by side: enough independent FMA chains to
 // cover the FMA latency on two ports, few enough to stay in registers with
@@ -799,28 +806,31 @@ static inline __attribute__((always_inline)) void vkp__dw_taps(
 // whole vectors. Rows under a vector wide are stored a whole vector wide,
 // spilling into the next row; else the rows' last vector overlaps the one
 // before. `p` is phase plane row 0 of the rows' window, `ws` the plane row
-// stride, `phase_row` the distance between row phases, kw_at[kw] where
-// column kw of the window starts. Each loaded vector is a padded input row,
-// used by every output row whose window holds it.
+// stride, `phase_row` the distance between row phases; window column kw
+// starts at 0, k1, k2 in the planes; wv holds the 9 weights broadcast. Each
+// loaded vector is a padded input row, used by every output row whose
+// window holds it.
 static inline __attribute__((always_inline)) void vkp__dw_rows3x3(
-    const float *p, ptrdiff_t ws, ptrdiff_t phase_row, const ptrdiff_t *kw_at,
-    const float *w, int SH, int G, float *y, ptrdiff_t ldy, ptrdiff_t OW) {
+    const float *p, ptrdiff_t ws, ptrdiff_t phase_row, ptrdiff_t k1, ptrdiff_t k2,
+    const vkp_vec_t *wv, int SH, int G, float *y, ptrdiff_t ldy, ptrdiff_t OW) {
   ptrdiff_t last = OW > VKP_VLEN ? OW - VKP_VLEN : 0;
   for (ptrdiff_t ow = 0;; ow += VKP_VLEN) {
     if (ow > last) ow = last;
     vkp_vec_t acc[VKP_DW_ACC];
     for (int g = 0; g < G; ++g) acc[g] = (vkp_vec_t){0};
-#pragma GCC unroll 32
-    for (int r = 0; r < (G - 1) * SH + 3; ++r)  // padded row of the window
-#pragma GCC unroll 3
-      for (int kw = 0; kw < 3; ++kw) {
-        vkp_vec_t in = *(const vkp_uvec_t *)(p + r % SH * phase_row +
-                                             r / SH * ws + kw_at[kw] + ow);
-#pragma GCC unroll 3
-        for (int kh = 0; kh < 3; ++kh)
-          if (r >= kh && (r - kh) % SH == 0 && (r - kh) / SH < G)
-            acc[(r - kh) / SH] += w[kh * 3 + kw] * in;
-      }
+    const float *row[2] = {p + ow, p + phase_row + ow};  // next row per phase
+VKP_UNROLL
+    for (int r = 0; r < (G - 1) * SH + 3; ++r) {  // padded row of the window
+      const float *q = row[r % SH];
+      vkp_vec_t in[3] = {*(const vkp_uvec_t *)q, *(const vkp_uvec_t *)(q + k1),
+                         *(const vkp_uvec_t *)(q + k2)};
+      row[r % SH] += ws;
+VKP_UNROLL
+      for (int kh = 0; kh < 3; ++kh)
+        if (r >= kh && (r - kh) % SH == 0 && (r - kh) / SH < G)
+VKP_UNROLL
+          for (int kw = 0; kw < 3; ++kw) acc[(r - kh) / SH] += wv[kh * 3 + kw] * in[kw];
+    }
     for (int g = 0; g < G; ++g) *(vkp_uvec_t *)(y + g * ldy + ow) = acc[g];
     if (ow == last) break;
   }
@@ -830,25 +840,27 @@ static inline __attribute__((always_inline)) void vkp__dw_rows3x3(
 // Rows from `direct` on would spill out of the channel: they go through
 // `bounce` (a vector of scratch) instead.
 static inline __attribute__((always_inline)) void vkp__dw_band3x3(
-    const float *p, ptrdiff_t ws, ptrdiff_t phase_row, const ptrdiff_t *kw_at,
+    const float *p, ptrdiff_t ws, ptrdiff_t phase_row, ptrdiff_t k1, ptrdiff_t k2,
     const float *w, int SH, ptrdiff_t n, ptrdiff_t direct, float *y,
     ptrdiff_t OW, float *bounce) {
+  vkp_vec_t wv[9];
+  for (int t = 0; t < 9; ++t) wv[t] = (vkp_vec_t){0} + w[t];
   ptrdiff_t g = 0;
   for (; g + VKP_DW_ACC <= direct; g += VKP_DW_ACC)
-    vkp__dw_rows3x3(p + g * ws, ws, phase_row, kw_at, w, SH, VKP_DW_ACC,
+    vkp__dw_rows3x3(p + g * ws, ws, phase_row, k1, k2, wv, SH, VKP_DW_ACC,
                     y + g * OW, OW, OW);
 #if VKP_DW_ACC > 4
   if (g + 4 <= direct) {
-    vkp__dw_rows3x3(p + g * ws, ws, phase_row, kw_at, w, SH, 4, y + g * OW,
+    vkp__dw_rows3x3(p + g * ws, ws, phase_row, k1, k2, wv, SH, 4, y + g * OW,
                     OW, OW);
     g += 4;
   }
 #endif
   for (; g < direct; ++g)
-    vkp__dw_rows3x3(p + g * ws, ws, phase_row, kw_at, w, SH, 1, y + g * OW,
+    vkp__dw_rows3x3(p + g * ws, ws, phase_row, k1, k2, wv, SH, 1, y + g * OW,
                     OW, OW);
   for (; g < n; ++g) {
-    vkp__dw_rows3x3(p + g * ws, ws, phase_row, kw_at, w, SH, 1, bounce,
+    vkp__dw_rows3x3(p + g * ws, ws, phase_row, k1, k2, wv, SH, 1, bounce,
                     VKP_VLEN, OW);
     vkp__dw_gather(y + g * OW, bounce, OW, 1);
   }
@@ -938,10 +950,9 @@ VKP_FN void vkp_conv_depthwise(const float *x, const float *w, float *y,
         float *plane = planes + p * stride;
         if (hi < lo) hi = lo = end;
         // Another band may have left input in the rest.
-        if (R < OH) {
-          memset(plane, 0, sizeof(float) * (size_t)((lo - oh0) * ws));
+        if (R < OH && lo > oh0) memset(plane, 0, sizeof(float) * (size_t)((lo - oh0) * ws));
+        if (R < OH && hi < end)
           memset(plane + (hi - oh0) * ws, 0, sizeof(float) * (size_t)((end - hi) * ws));
-        }
         if (hi == lo) continue;
         // Whole-vector rows stay inside x; the spare floats after the plane
         // take the last row's overrun, and the zeros after each row restore
@@ -953,25 +964,29 @@ VKP_FN void vkp_conv_depthwise(const float *x, const float *w, float *y,
                           n, SW, whole, 1);
       }
       if (by_rows) {
-        ptrdiff_t kw_at[3] = {off[0], off[1], off[2]};
         ptrdiff_t direct = band;  // rows whose stores stay in the channel
         if (OW < VKP_VLEN) {
           direct = OH * OW >= VKP_VLEN ? (OH * OW - VKP_VLEN) / OW + 1 - oh0 : 0;
           direct = direct < 0 ? 0 : direct > band ? band : direct;
         }
-        if (SH == 1)
-          vkp__dw_band3x3(planes, ws, SW * stride, kw_at, wc, 1, band, direct,
-                          yc + oh0 * OW, OW, z);
+        float *yb = yc + oh0 * OW;
+        // The common strides with the window's columns as constants.
+        if (SH == 1 && SW == 1 && DW == 1)
+          vkp__dw_band3x3(planes, ws, 0, 1, 2, wc, 1, band, direct, yb, OW, z);
+        else if (SH == 2 && SW == 2 && DW == 1)
+          vkp__dw_band3x3(planes, ws, 2 * stride, stride, 1, wc, 2, band, direct, yb, OW, z);
+        else if (SH == 1)
+          vkp__dw_band3x3(planes, ws, 0, off[1], off[2], wc, 1, band, direct, yb, OW, z);
         else
-          vkp__dw_band3x3(planes, ws, SW * stride, kw_at, wc, 2, band, direct,
-                          yc + oh0 * OW, OW, z);
+          vkp__dw_band3x3(planes, ws, SW * stride, off[1], off[2], wc, 2, band, direct, yb,
+                          OW, z);
         continue;
       }
       // With Wq == OW the output rows are contiguous in y: no copy out.
       ptrdiff_t zlen = band * Wq;
       float *out = Wq == OW ? yc + oh0 * OW : z;
       ptrdiff_t whole = Wq == OW ? zlen / VKP_VLEN : (zlen + VKP_VLEN - 1) / VKP_VLEN;
-      if (taps == 9)  // 3x3: the tap loop unrolls, the weights stay in registers
+      if (taps == 9)  // 3x3: a tap loop of constant length
         vkp__dw_taps(planes, off, wc, 9, out, whole);
       else
         vkp__dw_taps(planes, off, wc, taps, out, whole);
