@@ -735,9 +735,9 @@ static inline void vkp__dw_gather(float *restrict dst, const float *restrict src
 // SW]. With SW <= 2 the first `whole` rows go in whole vectors, which read up
 // to SW vectors and write up to a vector past a row's end, and with
 // `rezero` are followed by a vector of zeros; the other rows go exactly.
-// Each vector is stored one iteration after it is loaded, which keeps GCC
-// from turning the loops into calls to memmove: for the short rows copied
-// here, the call costs more than the copy.
+// With SW == 1 each vector is stored one iteration after it is loaded,
+// which keeps GCC from turning the loop into a call to memmove: for the
+// short rows copied here, the call costs more than the copy.
 static inline void vkp__dw_copy_rows(float *dst, ptrdiff_t ldd, const float *src,
                                      ptrdiff_t lds, ptrdiff_t rows, ptrdiff_t n,
                                      ptrdiff_t SW, ptrdiff_t whole, int rezero) {
@@ -747,27 +747,29 @@ static inline void vkp__dw_copy_rows(float *dst, ptrdiff_t ldd, const float *src
   for (; i < whole && i < rows; ++i) {
     float *restrict d = dst + i * ldd;
     const float *restrict s = src + i * lds;
-    vkp_vec_t v;
-    for (ptrdiff_t k = 0; k < nv; ++k) {
-      vkp_vec_t next;
-      if (SW == 1) {
-        next = *(const vkp_uvec_t *)(s + k * VKP_VLEN);
-      } else {  // the even lanes of two vectors
+    if (SW == 1) {
+      vkp_vec_t v = *(const vkp_uvec_t *)s;
+      for (ptrdiff_t k = 1; k < nv; ++k) {
+        vkp_vec_t next = *(const vkp_uvec_t *)(s + k * VKP_VLEN);
+        *(vkp_uvec_t *)(d + (k - 1) * VKP_VLEN) = v;
+        v = next;
+      }
+      *(vkp_uvec_t *)(d + (nv - 1) * VKP_VLEN) = v;
+    } else {  // the even lanes of two vectors
+      for (ptrdiff_t k = 0; k < nv; ++k) {
         vkp_vec_t lo = *(const vkp_uvec_t *)(s + 2 * k * VKP_VLEN);
         vkp_vec_t hi = *(const vkp_uvec_t *)(s + (2 * k + 1) * VKP_VLEN);
 #if VKP_VLEN == 16
-        next = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16,
-                                       18, 20, 22, 24, 26, 28, 30);
+        *(vkp_uvec_t *)(d + k * VKP_VLEN) = __builtin_shufflevector(
+            lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
 #elif VKP_VLEN == 8
-        next = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14);
+        *(vkp_uvec_t *)(d + k * VKP_VLEN) =
+            __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14);
 #else
-        next = __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
+        *(vkp_uvec_t *)(d + k * VKP_VLEN) = __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
 #endif
       }
-      if (k) *(vkp_uvec_t *)(d + (k - 1) * VKP_VLEN) = v;
-      v = next;
     }
-    *(vkp_uvec_t *)(d + (nv - 1) * VKP_VLEN) = v;
     if (rezero) *(vkp_uvec_t *)(d + n) = (vkp_vec_t){0};
   }
   for (; i < rows; ++i) vkp__dw_gather(dst + i * ldd, src + i * lds, n, SW);
