@@ -106,7 +106,6 @@ typedef struct vkp__cg_t {
   char **vname;         // value -> C identifier
   char **nname;         // node -> C function name
   int64_t ws_bytes;
-  int64_t dw_scratch_floats;  // the most scratch one depthwise needs
   vkp__sb_t prepack;          // body of vkp_stage_prepack
   int32_t n_prepack;          // constant conv weights packed at load
   int32_t n_wino;             // Winograd convolutions (VKP_WINO_<id> defined)
@@ -864,15 +863,10 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   vkp__sb_printf(sb, "    const float *xn = %s + n * %lld;\n", xn, C * H * W);
   vkp__sb_printf(sb, "    float *yn = %s + n * %lld;\n", yn, M * OH * OW);
   if (G == C && G == M && G > 1) {
-    // vkp_conv_depthwise_scratch_floats() in prelude.c: keep the two in step.
-    long long sh = st[0], sw = st[1], need = 0;
-    if (KH * KW <= 121 && sh * sw <= 16) {
-      long long Hq = OH + (KH - 1) * dil[0] / sh;
-      long long Ws = (OW + (KW - 1) * dil[1] / sw + 15) / 16 * 16;
-      long long plane = (Hq * Ws + Ws - OW + 16 + 15) / 16 * 16;
-      need = sh * sw * plane + (OH * Ws + 15) / 16 * 16 + 32;
-    }
-    if (need > cg->dw_scratch_floats) cg->dw_scratch_floats = need;
+    vkp__emit_scratch_term(cg,
+                           "VKP_DW_SCRATCH_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld)",
+                           KH, KW, (long long)st[0], (long long)st[1], (long long)dil[0],
+                           (long long)dil[1], OH, OW);
     vkp__sb_printf(sb,
                    "    vkp_conv_depthwise(xn, %s, yn, %lld, %lld, %lld, %lld, "
                    "%lld, %lld, %lld,\n        %lld, %lld, %lld, %lld, %lld, "
@@ -1409,7 +1403,7 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
   else vkp__sb_puts(out, "((size_t)0)\n");
   vkp__sb_printf(out,
                  "#define VKP_WINO_FLOATS %s\n"
-                 "#define VKP_LOOP_FLOATS VKP_MAXZ((size_t)%s, (size_t)%lldu)\n"
+                 "#define VKP_LOOP_FLOATS ((size_t)%s)\n"
                  "#define VKP_SCRATCH_FLOATS \\\n"
                  "  VKP_MAXZ((size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS + \\\n"
                  "               (size_t)VKP_WINO_FLOATS, VKP_LOOP_FLOATS)\n"
@@ -1419,7 +1413,7 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
                  "size_t vkp_stage_workspace_size(void) {\n"
                  "  return VKP_PACKED_OFFSET + VKP_PACKED_FLOATS * sizeof(float) + 64u;\n"
                  "}\n\n",
-                 wino_floats, loop_floats, (long long)cg->dw_scratch_floats, (long long)ws);
+                 wino_floats, loop_floats, (long long)ws);
   vkp__sb_puts(out,
                "// Packs constant convolution weights into GEMM panels, once.\n"
                "void vkp_stage_prepack(const void *const *constants, void *workspace);\n"

@@ -690,23 +690,22 @@ static void vkp_conv_depthwise_large(const float *x, const float *w, float *y,
 #define VKP_DW_ACC 4
 #endif
 
-// Scratch floats vkp_conv_depthwise needs, at most: SH * SW phase planes of
-// Hq = OH + (KH-1)*DH/SH rows of Ws floats (Ws: Wq = OW + (KW-1)*DW/SW
-// rounded up to 16), each followed by Ws - OW + 16 spare floats for vector
-// overruns and rounded up to 16 floats; then OH * Ws floats of output rows
-// rounded up to 16, plus 16; plus 16 to align the planes to 64 bytes. 16 is
-// the widest VKP_VLEN. codegen/c/emit.c (vkp__emit_conv) sizes the stage's
-// scratch with the same formula: change the two together.
-VKP_FN ptrdiff_t vkp_conv_depthwise_scratch_floats(ptrdiff_t KH, ptrdiff_t KW,
-                                                   ptrdiff_t SH, ptrdiff_t SW,
-                                                   ptrdiff_t DH, ptrdiff_t DW,
-                                                   ptrdiff_t OH, ptrdiff_t OW) {
-  if (KH * KW > VKP_DW_MAX_TAPS || SH * SW > VKP_DW_MAX_PHASES) return 0;
-  ptrdiff_t Hq = OH + (KH - 1) * DH / SH;
-  ptrdiff_t Ws = (OW + (KW - 1) * DW / SW + 15) / 16 * 16;
-  ptrdiff_t plane = (Hq * Ws + Ws - OW + 16 + 15) / 16 * 16;
-  return SH * SW * plane + (OH * Ws + 15) / 16 * 16 + 32;
-}
+// Scratch floats vkp_conv_depthwise needs, at most (the generated source
+// evaluates it): SH * SW phase planes of Hq = OH + (KH-1)*DH/SH rows of Ws
+// floats (Ws: Wq = OW + (KW-1)*DW/SW rounded up to 16), each followed by
+// Ws - OW + 16 spare floats for vector overruns and rounded up to 16
+// floats; then OH * Ws floats of output rows rounded up to 16, plus 16; plus
+// 16 to align the planes to 64 bytes. 16 is the widest VKP_VLEN.
+#define VKP_DW_WS(KW, SW, DW, OW) \
+  (((ptrdiff_t)(OW) + ((ptrdiff_t)(KW) - 1) * (DW) / (SW) + 15) / 16 * 16)
+#define VKP_DW_SCRATCH_FLOATS(KH, KW, SH, SW, DH, DW, OH, OW)                     \
+  ((KH) * (KW) > VKP_DW_MAX_TAPS || (SH) * (SW) > VKP_DW_MAX_PHASES               \
+       ? (ptrdiff_t)0                                                             \
+       : (ptrdiff_t)(SH) * (SW) *                                                 \
+                 ((((ptrdiff_t)(OH) + ((ptrdiff_t)(KH) - 1) * (DH) / (SH)) *      \
+                       VKP_DW_WS(KW, SW, DW, OW) +                                \
+                   VKP_DW_WS(KW, SW, DW, OW) - (OW) + 16 + 15) / 16 * 16) +       \
+             ((ptrdiff_t)(OH) * VKP_DW_WS(KW, SW, DW, OW) + 15) / 16 * 16 + 32)
 
 // dst[j] = src[j * SW] for j < n, exactly.
 static inline void vkp__dw_gather(float *restrict dst, const float *restrict src,
@@ -728,7 +727,9 @@ static inline void vkp__dw_gather(float *restrict dst, const float *restrict src
     }
 #endif
   }
-  for (; j < n; ++j) dst[j] = src[j * SW];
+  // Counted down: on `j < n` GCC's loop analysis warns of an overflow it
+  // cannot rule out (-Waggressive-loop-optimizations).
+  for (ptrdiff_t left = n - j; left > 0; --left, ++j) dst[j] = src[j * SW];
 }
 
 // Copies `rows` rows of n >= 0 floats: dst[i * ldd + j] = src[i * lds + j *
@@ -881,7 +882,7 @@ static inline __attribute__((always_inline)) void vkp__dw_band3x3(
 //    row ends (the Wq - OW columns past each row's end are computed and
 //    dropped), then the rows are copied out.
 // Large maps go in bands of output rows whose planes stay in L1. Needs
-// vkp_conv_depthwise_scratch_floats() floats of scratch. The epilogue sees
+// VKP_DW_SCRATCH_FLOATS() floats of scratch. The epilogue sees
 // row = channel, columns = output pixels, one channel at a time.
 VKP_FN void vkp_conv_depthwise(const float *x, const float *w, float *y,
                                ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,

@@ -159,8 +159,7 @@ int main(int argc, char **argv) {
   if (threads < 1) threads = 1;
   vkp_bench_fix_openblas_core(argv);
   openblas_set_num_threads(threads);
-  size_t scratch_floats = (size_t)threads * VKP_GEMM_SCRATCH_FLOATS;
-  float *scratch = vkp_bench_alloc(scratch_floats);
+  float *scratch = vkp_bench_alloc((size_t)threads * VKP_GEMM_SCRATCH_FLOATS);
   printf("# ours: vector width %d floats, MR %d, NR %d; OpenBLAS core %s; "
          "threads %d\n",
          VKP_VLEN, VKP_MR, VKP_NR, openblas_get_corename(), threads);
@@ -203,19 +202,6 @@ int main(int argc, char **argv) {
       {"mobilenetv2 1x1 320->1280", 320, 7, 7, 1280, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
   };
   int n_convs = (int)(sizeof convs / sizeof convs[0]);
-  // The depthwise loop's scratch may outgrow the GEMM's.
-  for (int i = 0; i < n_convs; ++i) {
-    const vkp_bench_conv_t *c = &convs[i];
-    ptrdiff_t oh = (c->H + 2 * c->P - c->KH) / c->S + 1;
-    ptrdiff_t ow = (c->W + 2 * c->P - c->KW) / c->S + 1;
-    size_t need = (size_t)vkp_conv_depthwise_scratch_floats(c->KH, c->KW, c->S, c->S, 1, 1,
-                                                            oh, ow);
-    if (c->group == c->C && c->group == c->M && need > scratch_floats) {
-      free(scratch);
-      scratch_floats = need;
-      scratch = vkp_bench_alloc(scratch_floats);
-    }
-  }
   for (int i = 0; i < (quick ? 0 : n_convs); ++i) {
     vkp_bench_conv_t c = convs[i];
     if (filter && !strstr(c.name, filter)) continue;
@@ -231,6 +217,11 @@ int main(int argc, char **argv) {
     // Stages pack constant weights once at load; so does the benchmark.
     c.packed = vkp_bench_alloc((size_t)VKP_PAD_MR(c.M) * K);
     if (c.group == 1) vkp_prepack_a(c.M, (ptrdiff_t)K, c.w, (ptrdiff_t)K, 1, 1.0f, c.packed);
+    // The depthwise loop's scratch, as the stage sizes it.
+    int depthwise = c.group == c.C && c.group == c.M;
+    if (depthwise)
+      c.scratch = vkp_bench_alloc(
+          (size_t)VKP_DW_SCRATCH_FLOATS(c.KH, c.KW, c.S, c.S, 1, 1, c.OH, c.OW));
     double flops = 2.0 * c.M * (double)K * (double)N;
     double ours = flops / vkp_bench_time(vkp_bench_ours_conv, &c, min_time) * 1e-9;
     double blas = flops / vkp_bench_time(vkp_bench_blas_conv, &c, min_time) * 1e-9;
@@ -250,6 +241,7 @@ int main(int argc, char **argv) {
       fflush(stdout);
       free(c.wscratch);
     }
+    if (depthwise) free(c.scratch);
     free(c.x);
     free(c.w);
     free(c.y);
