@@ -55,7 +55,7 @@ static vkp_status_t vkp__sym_new(vkp__onnx_ctx_t *ctx, const char *name,
 
 vkp_status_t vkp__onnx_bind_const(vkp__onnx_ctx_t *ctx, const char *name,
                                   vkp__onnx_tensor_t *t) {
-  vkp__onnx_sym_t *s;
+  vkp__onnx_sym_t *s = NULL;
   vkp_status_t st = vkp__sym_new(ctx, name, &s);
   if (st) {
     vkp__onnx_tensor_deinit(t);
@@ -69,7 +69,7 @@ vkp_status_t vkp__onnx_bind_const(vkp__onnx_ctx_t *ctx, const char *name,
 
 vkp_status_t vkp__onnx_bind_value(vkp__onnx_ctx_t *ctx, const char *name,
                                   int32_t value) {
-  vkp__onnx_sym_t *s;
+  vkp__onnx_sym_t *s = NULL;
   VKP_RETURN_IF_ERROR(vkp__sym_new(ctx, name, &s));
   s->value = value;
   return NULL;
@@ -89,7 +89,7 @@ vkp_status_t vkp__onnx_bind_alias(vkp__onnx_ctx_t *ctx, const char *name,
 
 static vkp_status_t vkp__bind_poisoned(vkp__onnx_ctx_t *ctx, const char *name) {
   if (!name || !name[0] || vkp__onnx_sym_find(ctx, name)) return NULL;
-  vkp__onnx_sym_t *s;
+  vkp__onnx_sym_t *s = NULL;
   VKP_RETURN_IF_ERROR(vkp__sym_new(ctx, name, &s));
   s->poisoned = true;
   return NULL;

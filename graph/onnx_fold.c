@@ -233,7 +233,7 @@ vkp_status_t vkp__onnx_fold_select(vkp__onnx_ctx_t *ctx) {
   bool logical = strcmp(op, "And") == 0 || strcmp(op, "Or") == 0;
   int32_t out_type = where || minmax ? t[first]->type
                                      : ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
-  int32_t rank;
+  int32_t rank = 0;
   int64_t shape[VKP_MAX_RANK];
   VKP_RETURN_IF_ERROR(vkp__broadcast((int32_t)n, t, &rank, shape));
   vkp__onnx_tensor_t out;
@@ -296,7 +296,7 @@ vkp_status_t vkp__onnx_fold_expand(vkp__onnx_ctx_t *ctx) {
     if (target.shape[d] < 0) return VKP__ONNX_INVALID("negative dim");
   }
   const vkp__onnx_tensor_t *both[2] = {x, &target};
-  int32_t rank;
+  int32_t rank = 0;
   int64_t shape[VKP_MAX_RANK];
   VKP_RETURN_IF_ERROR(vkp__broadcast(2, both, &rank, shape));
   vkp__onnx_tensor_t out;

@@ -827,6 +827,8 @@ static void vkp__emit_winograd(vkp__cg_t *cg, const vkp_node_t *a, int32_t id,
                  "  vkp_winograd_prepack(%lld, %lld, (const float *)constants[%d],\n"
                  "                       packed + VKP_PACKED_%d_AT);\n",
                  a->name, M, C, (int)cg->io_index[a->inputs[1]], (int)id);
+  // The weights were transformed at load: the raw pointer goes unused.
+  vkp__sb_printf(sb, "    (void)%s;\n", cg->vname[a->inputs[1]]);
   vkp__sb_printf(sb,
                  "    vkp_conv_winograd(xn, yn, packed + VKP_PACKED_%d_AT, %lld, %lld, "
                  "%lld, %lld,\n"

@@ -45,9 +45,11 @@ static vkp_graph_t *convnet(vkp_test_rng_t *rng, int64_t channels) {
 Test(codegen_c, compiles_warning_free_and_reads_like_the_graph, .timeout = 120) {
   vkp_test_rng_t rng;
   vkp_test_rng_init(&rng);
-  vkp_graph_t *g = convnet(&rng, 8);
+  // 16 channels: the body convolution takes the Winograd path.
+  vkp_graph_t *g = convnet(&rng, 16);
   vkp_codegen_c_t code;
   VKP_TEST_OK(vkp_codegen_c_emit(g, 1, &code));
+  cr_assert(strstr(code.source, "vkp_conv_winograd(xn") != NULL);
   // One comment per source node; functions named after the graph.
   for (int32_t i = 0; i < g->n_nodes; ++i) {
     char want[128];
