@@ -108,8 +108,7 @@ typedef struct vkp__cg_t {
   int64_t ws_bytes;
   vkp__sb_t prepack;          // body of vkp_stage_prepack
   int32_t n_prepack;          // constant conv weights packed at load
-  int32_t n_wino;             // Winograd convolutions (VKP_WINO_<id> defined)
-  int32_t n_loop;             // other scratch users (VKP_LOOP_<id> defined)
+  vkp__sb_t scratch_terms;     // body of vkp_scratch_floats (see emit_all)
   int32_t n_constants;
   int32_t *constants;
   int32_t n_kernels;
@@ -771,23 +770,21 @@ static void vkp__emit_ep_args(vkp__cg_t *cg, const vkp__group_t *gr,
   vkp__sb_puts(sb, "};\n");
 }
 
-// Adds a term (a C expression the generated source evaluates) to the
-// scratch that direct loops use from `scratch` on: VKP_LOOP_<id> is the
-// largest so far.
-static void vkp__emit_scratch_term(vkp__cg_t *cg, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void vkp__emit_scratch_term(vkp__cg_t *cg, const char *fmt, ...) {
+// Adds a scratch requirement (in floats; a C expression over the prelude's
+// size macros, which the generated source evaluates) to `var` in
+// vkp_scratch_floats: "loop" for the direct loops, which use scratch from
+// its start, "wino" for Winograd, whose buffers follow the GEMM scratch.
+// (A statement per term: a macro chain of maxima would expand each earlier
+// term twice per level.)
+static void vkp__emit_scratch_term(vkp__cg_t *cg, const char *var, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void vkp__emit_scratch_term(vkp__cg_t *cg, const char *var, const char *fmt, ...) {
   char term[256];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(term, sizeof term, fmt, ap);
   va_end(ap);
-  int32_t id = cg->n_loop++;
-  if (id)
-    vkp__sb_printf(&cg->out, "#define VKP_LOOP_%d VKP_MAXZ(VKP_LOOP_%d, (size_t)%s)\n",
-                   (int)id, (int)id - 1, term);
-  else
-    vkp__sb_printf(&cg->out, "#define VKP_LOOP_0 ((size_t)%s)\n", term);
+  vkp__sb_printf(&cg->scratch_terms, "  %s = VKP_MAXZ(%s, (size_t)%s);\n", var, var, term);
 }
 
 // Winograd F(2x2, 3x3) pays off for 3x3, stride-1, undilated, ungrouped
@@ -817,11 +814,8 @@ static void vkp__emit_winograd(vkp__cg_t *cg, const vkp_node_t *a, int32_t id,
                  "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)16 * "
                  "VKP_PAD_MR(%lld) * %lld)\n",
                  (int)id, (int)id, M, C);
-  int32_t wid = cg->n_wino++;
-  vkp__sb_printf(&cg->out, "#define VKP_WINO_%d ", (int)wid);
-  if (wid) vkp__sb_printf(&cg->out, "VKP_MAXZ(VKP_WINO_%d, ", (int)wid - 1);
-  vkp__sb_printf(&cg->out, "VKP_WINO_SCRATCH_FLOATS(%lld, %lld, %lld, %lld)%s\n", C, M,
-                 OH, OW, wid ? ")" : "");
+  vkp__emit_scratch_term(cg, "wino", "VKP_WINO_SCRATCH_FLOATS(%lld, %lld, %lld, %lld)", C, M,
+                         OH, OW);
   vkp__sb_printf(&cg->prepack,
                  "  // weights of '%s', Winograd-transformed\n"
                  "  vkp_winograd_prepack(%lld, %lld, (const float *)constants[%d],\n"
@@ -865,7 +859,7 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   vkp__sb_printf(sb, "    const float *xn = %s + n * %lld;\n", xn, C * H * W);
   vkp__sb_printf(sb, "    float *yn = %s + n * %lld;\n", yn, M * OH * OW);
   if (G == C && G == M && G > 1) {
-    vkp__emit_scratch_term(cg,
+    vkp__emit_scratch_term(cg, "loop",
                            "VKP_DW_SCRATCH_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld)",
                            KH, KW, (long long)st[0], (long long)st[1], (long long)dil[0],
                            (long long)dil[1], OH, OW);
@@ -1047,7 +1041,7 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       long long OH = y->shape[2], OW = y->shape[3];
       vkp__sb_printf(sb, "  for (ptrdiff_t n = 0; n < %lld; ++n)\n", (long long)x->shape[0]);
       if (n->op == VKP_OP_MAX_POOL2D) {
-        vkp__emit_scratch_term(cg, "VKP_MAXPOOL_SCRATCH_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld)",
+        vkp__emit_scratch_term(cg, "loop", "VKP_MAXPOOL_SCRATCH_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld)",
                                W, (long long)k[1], (long long)s[1], (long long)p[1],
                                (long long)d[1], OW);
         vkp__sb_printf(sb,
@@ -1393,9 +1387,16 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
   for (int32_t v = 0; v < nv; ++v)
     if (needed[v] && cg->storage[v] == VKP__ST_ALIAS) needed[cg->alias_of[v]] = true;
   int64_t ws = (cg->ws_bytes + 63) / 64 * 64;
-  char wino_floats[32] = "0", loop_floats[32] = "0";
-  if (cg->n_wino) snprintf(wino_floats, sizeof wino_floats, "VKP_WINO_%d", (int)cg->n_wino - 1);
-  if (cg->n_loop) snprintf(loop_floats, sizeof loop_floats, "VKP_LOOP_%d", (int)cg->n_loop - 1);
+  vkp__sb_puts(out,
+               "// Scratch floats: the per-thread GEMM scratch plus the Winograd\n"
+               "// buffers, or what the direct loops need, whichever is more.\n"
+               "static size_t vkp_scratch_floats(void) {\n"
+               "  size_t loop = 0, wino = 0;\n");
+  if (cg->scratch_terms.data) vkp__sb_put(out, cg->scratch_terms.data, cg->scratch_terms.len);
+  if (cg->scratch_terms.oom) out->oom = true;
+  vkp__sb_puts(out,
+               "  return VKP_MAXZ((size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS + wino,\n"
+               "                  loop);\n}\n\n");
   vkp__sb_printf(out,
                  "// Workspace: intermediates, then per-thread GEMM scratch and the\n"
                  "// Winograd buffers (or the depthwise plane), then the weights\n"
@@ -1404,18 +1405,13 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
   if (cg->n_prepack) vkp__sb_printf(out, "VKP_PACKED_%d_END\n", (int)cg->n_prepack - 1);
   else vkp__sb_puts(out, "((size_t)0)\n");
   vkp__sb_printf(out,
-                 "#define VKP_WINO_FLOATS %s\n"
-                 "#define VKP_LOOP_FLOATS ((size_t)%s)\n"
-                 "#define VKP_SCRATCH_FLOATS \\\n"
-                 "  VKP_MAXZ((size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS + \\\n"
-                 "               (size_t)VKP_WINO_FLOATS, VKP_LOOP_FLOATS)\n"
                  "#define VKP_PACKED_OFFSET \\\n"
-                 "  (%lldu + (VKP_SCRATCH_FLOATS * sizeof(float) + 63u) / 64u * 64u)\n\n"
+                 "  (%lldu + (vkp_scratch_floats() * sizeof(float) + 63u) / 64u * 64u)\n\n"
                  "size_t vkp_stage_workspace_size(void);\n"
                  "size_t vkp_stage_workspace_size(void) {\n"
                  "  return VKP_PACKED_OFFSET + VKP_PACKED_FLOATS * sizeof(float) + 64u;\n"
                  "}\n\n",
-                 wino_floats, loop_floats, (long long)ws);
+                 (long long)ws);
   vkp__sb_puts(out,
                "// Packs constant convolution weights into GEMM panels, once.\n"
                "void vkp_stage_prepack(const void *const *constants, void *workspace);\n"
@@ -1510,6 +1506,7 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
   for (int32_t i = 0; cg.nname && i < graph->n_nodes; ++i) vkp__free(cg.nname[i]);
   vkp__free(cg.out.data);
   vkp__free(cg.prepack.data);
+  vkp__free(cg.scratch_terms.data);
   vkp__free(cg.group_of);
   vkp__free(cg.anchor_of);
   vkp__free(cg.uses);

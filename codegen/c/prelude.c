@@ -284,17 +284,18 @@ VKP_FN void vkp_gemm_small_m(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
       for (ptrdiff_t j = 0; j < N; ++j) {
         const float *bj = b->b + j * b->csb;
         vkp_vec_t acc[4] = {{0}, {0}, {0}, {0}};
-        ptrdiff_t k = 0;
-        for (; k + 4 * VKP_VLEN <= K; k += 4 * VKP_VLEN)
+        // The vector part's length up front: with K a constant multiple of
+        // the step, GCC warned of an overflow in a tail loop that ran on
+        // from the vector loop's counter (-Waggressive-loop-optimizations).
+        const ptrdiff_t kv = K / (4 * VKP_VLEN) * (4 * VKP_VLEN);
+        for (ptrdiff_t k = 0; k < kv; k += 4 * VKP_VLEN)
           for (int u = 0; u < 4; ++u)
             acc[u] += *(const vkp_uvec_t *)(ai + k + u * VKP_VLEN) *
                       *(const vkp_uvec_t *)(bj + k + u * VKP_VLEN);
         vkp_vec_t s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
         float sum = 0.0f;
         for (int l = 0; l < VKP_VLEN; ++l) sum += s[l];
-        // Counted down: with K a constant multiple of the step, GCC warns of
-        // an overflow in `k < K` (-Waggressive-loop-optimizations).
-        for (ptrdiff_t left = K - k; left > 0; --left, ++k) sum += ai[k] * bj[k];
+        for (ptrdiff_t k = kv; k < K; ++k) sum += ai[k] * bj[k];
         ci[j] = alpha * sum;
       }
     } else {
