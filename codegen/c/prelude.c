@@ -33,6 +33,17 @@
 // Rows of A rounded up to whole MR panels.
 #define VKP_PAD_MR(m) (((m) + VKP_MR - 1) / VKP_MR * VKP_MR)
 #define VKP_MAXZ(a, b) ((a) > (b) ? (a) : (b))
+// __builtin_shufflevector: Clang, and GCC from 12.
+#ifndef VKP_HAVE_SHUFFLEVECTOR
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define VKP_HAVE_SHUFFLEVECTOR 1
+#endif
+#endif
+#endif
+#ifndef VKP_HAVE_SHUFFLEVECTOR
+#define VKP_HAVE_SHUFFLEVECTOR 0
+#endif
 // Window columns max pooling vectorises over; wider windows loop plainly.
 #define VKP_MAX_POOL_TAPS 32
 // Prelude functions a stage may leave unused.
@@ -761,6 +772,7 @@ static inline void vkp__dw_copy_rows(float *dst, ptrdiff_t ldd, const float *src
       *(vkp_uvec_t *)(d + (nv - 1) * VKP_VLEN) = v;
     } else {  // the even lanes of two vectors
       for (ptrdiff_t k = 0; k < nv; ++k) {
+#if VKP_HAVE_SHUFFLEVECTOR
         vkp_vec_t lo = *(const vkp_uvec_t *)(s + 2 * k * VKP_VLEN);
         vkp_vec_t hi = *(const vkp_uvec_t *)(s + (2 * k + 1) * VKP_VLEN);
 #if VKP_VLEN == 16
@@ -771,6 +783,9 @@ static inline void vkp__dw_copy_rows(float *dst, ptrdiff_t ldd, const float *src
             __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14);
 #else
         *(vkp_uvec_t *)(d + k * VKP_VLEN) = __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
+#endif
+#else  // GCC before 12: a loop the vectoriser handles
+        for (int l = 0; l < VKP_VLEN; ++l) d[k * VKP_VLEN + l] = s[2 * (k * VKP_VLEN + l)];
 #endif
       }
     }
