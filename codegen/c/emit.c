@@ -1040,29 +1040,25 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       long long C = x->shape[1], H = x->shape[2], W = x->shape[3];
       long long OH = y->shape[2], OW = y->shape[3];
       vkp__sb_printf(sb, "  for (ptrdiff_t n = 0; n < %lld; ++n)\n", (long long)x->shape[0]);
+      // Both kernels take (x, y, C, H, W, KH, KW, SH, SW, PT, PL, ...).
+      vkp__sb_printf(sb,
+                     "    %s(%s + n * %lld, %s + n * %lld, %lld, %lld, %lld, %lld, %lld, "
+                     "%lld, %lld,\n        %lld, %lld, ",
+                     n->op == VKP_OP_MAX_POOL2D ? "vkp_maxpool2d" : "vkp_pool2d", xn,
+                     C * H * W, yn, C * OH * OW, C, H, W, (long long)k[0],
+                     (long long)k[1], (long long)s[0], (long long)s[1], (long long)p[0],
+                     (long long)p[1]);
       if (n->op == VKP_OP_MAX_POOL2D) {
-        vkp__emit_scratch_term(cg, "loop", "VKP_MAXPOOL_SCRATCH_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld)",
+        vkp__emit_scratch_term(cg, "loop",
+                               "VKP_MAXPOOL_SCRATCH_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld)",
                                W, (long long)k[1], (long long)s[1], (long long)p[1],
                                (long long)d[1], OW);
-        vkp__sb_printf(sb,
-                       "    vkp_maxpool2d(%s + n * %lld, %s + n * %lld, %lld, %lld, %lld, "
-                       "%lld, %lld, %lld, %lld,\n                  %lld, %lld, %lld, "
-                       "%lld, %lld, %lld, scratch);\n",
-                       xn, C * H * W, yn, C * OH * OW, C, H, W, (long long)k[0],
-                       (long long)k[1], (long long)s[0], (long long)s[1],
-                       (long long)p[0], (long long)p[1], (long long)d[0], (long long)d[1],
-                       OH, OW);
+        vkp__sb_printf(sb, "%lld, %lld, %lld, %lld, scratch);\n", (long long)d[0],
+                       (long long)d[1], OH, OW);
         return NULL;
       }
-      vkp__sb_printf(sb,
-                     "    vkp_pool2d(%s + n * %lld, %s + n * %lld, %lld, %lld, %lld, "
-                     "%lld, %lld, %lld, %lld,\n               %lld, %lld, %lld, "
-                     "%lld, %lld, %lld, %lld, %lld, %d, %d);\n",
-                     xn, C * H * W, yn, C * OH * OW, C, H, W, (long long)k[0],
-                     (long long)k[1], (long long)s[0], (long long)s[1],
-                     (long long)p[0], (long long)p[1], (long long)p[2],
+      vkp__sb_printf(sb, "%lld, %lld, %lld, %lld, %lld, %lld, 0, %d);\n", (long long)p[2],
                      (long long)p[3], (long long)d[0], (long long)d[1], OH, OW,
-                     n->op == VKP_OP_MAX_POOL2D,
                      (int)vkp_node_attr_int(n, "count_include_pad", 0));
       return NULL;
     }

@@ -903,16 +903,12 @@ static inline __attribute__((always_inline)) void vkp__dw_band3x3(
 // VKP_DW_SCRATCH_FLOATS() floats of scratch. The epilogue sees
 // row = channel, columns = output pixels, one channel at a time.
 // Compiled once per stage, not cloned per call site: its unrolled bodies
-// are large, and constant shapes gain it nothing measurable, while a clone
-// per depthwise layer tripled MobileNetV2's compile time.
-VKP_FN __attribute__((noinline, noclone)) void vkp_conv_depthwise(const float *x, const float *w, float *y,
-                               ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
-                               ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
-                               ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL,
-                               ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
-                               ptrdiff_t OW, vkp_epilogue_fn ep,
-                               const void *ep_ctx, ptrdiff_t batch,
-                               float *scratch) {
+// are large, and constant shapes gain it nothing measurable.
+VKP_FN __attribute__((noinline, noclone)) void vkp_conv_depthwise(
+    const float *x, const float *w, float *y,
+    ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+    ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
+    ptrdiff_t OW, vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t batch, float *scratch) {
   ptrdiff_t taps = KH * KW, phases = SH * SW;
   if (taps > VKP_DW_MAX_TAPS || phases > VKP_DW_MAX_PHASES) {
     vkp_conv_depthwise_large(x, w, y, C, H, W, KH, KW, SH, SW, PT, PL, DH, DW,

@@ -42,21 +42,25 @@ static vkp_graph_t *convnet(vkp_test_rng_t *rng, int64_t channels) {
   return g;
 }
 
-// Builds `g` with -Wall -Wextra -Werror for native and baseline -march.
-static void compile_warning_free(const vkp_graph_t *g) {
+// Builds `g` with -Wall -Wextra -Werror for native and baseline -march, with
+// 1 to max_threads threads.
+static void compile_warning_free(const vkp_graph_t *g, int32_t max_threads) {
   char *dir = cpu_test_cache_dir();
   static const char *const marches[] = {"native", "x86-64"};
   for (int m = 0; m < 2; ++m) {
-    vkp_codegen_c_t tc;
-    VKP_TEST_OK(vkp_codegen_c_emit(g, 1, &tc));
-    vkp_cpu_compile_config_t cfg = {.march = marches[m], .cache_dir = dir,
-                                    .extra_flags = "-Wall -Wextra -Werror", .threads = 1};
-    void *so;
-    size_t so_size;
-    char key[33];
-    VKP_TEST_OK(vkp_cpu_compile(tc.source, tc.source_size, &cfg, &so, &so_size, key));
-    free(so);
-    vkp_codegen_c_deinit(&tc);
+    for (int32_t threads = 1; threads <= max_threads; ++threads) {
+      vkp_codegen_c_t tc;
+      VKP_TEST_OK(vkp_codegen_c_emit(g, threads, &tc));
+      vkp_cpu_compile_config_t cfg = {.march = marches[m], .cache_dir = dir,
+                                      .extra_flags = "-Wall -Wextra -Werror",
+                                      .threads = threads};
+      void *so;
+      size_t so_size;
+      char key[33];
+      VKP_TEST_OK(vkp_cpu_compile(tc.source, tc.source_size, &cfg, &so, &so_size, key));
+      free(so);
+      vkp_codegen_c_deinit(&tc);
+    }
   }
   cpu_test_remove_dir(dir);
 }
@@ -74,7 +78,7 @@ Test(codegen_c, classifier_compiles_warning_free, .timeout = 120) {
   g_node(g, "fc", VKP_OP_GEMM, "f,w,b", "logits", 1, gm);
   VKP_TEST_OK(vkp_graph_mark_output(g, "logits"));
   VKP_TEST_OK(vkp_graph_validate(g));
-  compile_warning_free(g);
+  compile_warning_free(g, 1);
   vkp_graph_destroy(g);
 }
 
@@ -97,24 +101,7 @@ Test(codegen_c, compiles_warning_free_and_reads_like_the_graph, .timeout = 120) 
   cr_assert(strstr(code.source, "static void ep_body(") != NULL);
   // stem+relu, body+bn+add+relu, pool, gap, fc, softmax; flatten is a view.
   cr_assert_eq(code.n_kernels, 6, "kernels after fusion: %d", (int)code.n_kernels);
-  char *dir = cpu_test_cache_dir();
-  static const char *const marches[] = {"native", "x86-64"};
-  for (int m = 0; m < 2; ++m) {
-    for (int32_t threads = 1; threads <= 2; ++threads) {
-      vkp_codegen_c_t tc;
-      VKP_TEST_OK(vkp_codegen_c_emit(g, threads, &tc));
-      vkp_cpu_compile_config_t cfg = {.march = marches[m], .cache_dir = dir,
-                                      .extra_flags = "-Wall -Wextra -Werror",
-                                      .threads = threads};
-      void *so;
-      size_t so_size;
-      char key[33];
-      VKP_TEST_OK(vkp_cpu_compile(tc.source, tc.source_size, &cfg, &so, &so_size, key));
-      free(so);
-      vkp_codegen_c_deinit(&tc);
-    }
-  }
-  cpu_test_remove_dir(dir);
+  compile_warning_free(g, 2);
   vkp_codegen_c_deinit(&code);
   vkp_graph_destroy(g);
 }

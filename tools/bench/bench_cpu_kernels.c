@@ -94,6 +94,12 @@ static void vkp_bench_blas_gemm(void *p) {
               g->a, g->K, g->b, g->N, 0.0f, g->c, g->N);
 }
 
+// A benchmarked layer: one image, square stride and padding.
+typedef struct vkp_bench_layer_t {
+  const char *name;
+  int C, H, W, M, KH, KW, S, P, group;
+} vkp_bench_layer_t;
+
 typedef struct vkp_bench_conv_t {
   const char *name;
   int C, H, W, M, KH, KW, S, P, group;
@@ -185,25 +191,28 @@ int main(int argc, char **argv) {
     free(g.c);
   }
   // name, C, H, W, M, KH, KW, stride, pad, group
-  static const vkp_bench_conv_t convs[] = {
-      {"resnet18 conv1 7x7/2", 3, 224, 224, 64, 7, 7, 2, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"resnet18 layer1 3x3 64", 64, 56, 56, 64, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"resnet18 layer2 3x3/2 128", 64, 56, 56, 128, 3, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"resnet18 layer2 3x3 128", 128, 28, 28, 128, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"resnet18 layer3 3x3 256", 256, 14, 14, 256, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"resnet18 layer4 3x3 512", 512, 7, 7, 512, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"resnet18 layer2 1x1/2 down", 64, 56, 56, 128, 1, 1, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 1x1 expand 24->144", 24, 56, 56, 144, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 dw 3x3 144", 144, 56, 56, 144, 3, 3, 1, 1, 144, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 dw 3x3/2 144", 144, 56, 56, 144, 3, 3, 2, 1, 144, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 1x1 project 144->24", 144, 56, 56, 24, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 1x1 expand 96->576", 96, 14, 14, 576, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 dw 3x3 576", 576, 14, 14, 576, 3, 3, 1, 1, 576, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-      {"mobilenetv2 1x1 320->1280", 320, 7, 7, 1280, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+  static const vkp_bench_layer_t convs[] = {
+      {"resnet18 conv1 7x7/2", 3, 224, 224, 64, 7, 7, 2, 3, 1},
+      {"resnet18 layer1 3x3 64", 64, 56, 56, 64, 3, 3, 1, 1, 1},
+      {"resnet18 layer2 3x3/2 128", 64, 56, 56, 128, 3, 3, 2, 1, 1},
+      {"resnet18 layer2 3x3 128", 128, 28, 28, 128, 3, 3, 1, 1, 1},
+      {"resnet18 layer3 3x3 256", 256, 14, 14, 256, 3, 3, 1, 1, 1},
+      {"resnet18 layer4 3x3 512", 512, 7, 7, 512, 3, 3, 1, 1, 1},
+      {"resnet18 layer2 1x1/2 down", 64, 56, 56, 128, 1, 1, 2, 0, 1},
+      {"mobilenetv2 1x1 expand 24->144", 24, 56, 56, 144, 1, 1, 1, 0, 1},
+      {"mobilenetv2 dw 3x3 144", 144, 56, 56, 144, 3, 3, 1, 1, 144},
+      {"mobilenetv2 dw 3x3/2 144", 144, 56, 56, 144, 3, 3, 2, 1, 144},
+      {"mobilenetv2 1x1 project 144->24", 144, 56, 56, 24, 1, 1, 1, 0, 1},
+      {"mobilenetv2 1x1 expand 96->576", 96, 14, 14, 576, 1, 1, 1, 0, 1},
+      {"mobilenetv2 dw 3x3 576", 576, 14, 14, 576, 3, 3, 1, 1, 576},
+      {"mobilenetv2 1x1 320->1280", 320, 7, 7, 1280, 1, 1, 1, 0, 1},
   };
   int n_convs = (int)(sizeof convs / sizeof convs[0]);
   for (int i = 0; i < (quick ? 0 : n_convs); ++i) {
-    vkp_bench_conv_t c = convs[i];
+    const vkp_bench_layer_t *l = &convs[i];
+    vkp_bench_conv_t c = {.name = l->name, .C = l->C, .H = l->H, .W = l->W, .M = l->M,
+                          .KH = l->KH, .KW = l->KW, .S = l->S, .P = l->P,
+                          .group = l->group};
     if (filter && !strstr(c.name, filter)) continue;
     c.threads = threads;
     c.scratch = scratch;
