@@ -52,6 +52,12 @@ static void vkp__sb_puts(vkp__sb_t *sb, const char *s) {
   vkp__sb_put(sb, s, strlen(s));
 }
 
+// Appends all of `src` to `dst`; an allocation failure in either sticks.
+static void vkp__sb_cat(vkp__sb_t *dst, const vkp__sb_t *src) {
+  if (src->data) vkp__sb_put(dst, src->data, src->len);
+  if (src->oom) dst->oom = true;
+}
+
 static void vkp__sb_printf(vkp__sb_t *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void vkp__sb_printf(vkp__sb_t *sb, const char *fmt, ...) {
@@ -1388,8 +1394,7 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
                "// buffers, or what the direct loops need, whichever is more.\n"
                "static size_t vkp_scratch_floats(void) {\n"
                "  size_t loop = 0, wino = 0;\n");
-  if (cg->scratch_terms.data) vkp__sb_put(out, cg->scratch_terms.data, cg->scratch_terms.len);
-  if (cg->scratch_terms.oom) out->oom = true;
+  vkp__sb_cat(out, &cg->scratch_terms);
   vkp__sb_puts(out,
                "  return VKP_MAXZ((size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS + wino,\n"
                "                  loop);\n}\n\n");
@@ -1415,8 +1420,7 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
                "  float *packed = (float *)((unsigned char *)workspace + "
                "VKP_PACKED_OFFSET);\n"
                "  (void)constants;\n  (void)packed;\n");
-  if (cg->prepack.data) vkp__sb_put(out, cg->prepack.data, cg->prepack.len);
-  if (cg->prepack.oom) out->oom = true;
+  vkp__sb_cat(out, &cg->prepack);
   vkp__sb_puts(out, "}\n\n");
   vkp__sb_puts(out,
               "int vkp_stage_run(const void *const *inputs, void *const *outputs,\n"
@@ -1435,10 +1439,9 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
     for (int32_t v = 0; v < nv; ++v)
       if (needed[v] && (cg->storage[v] == VKP__ST_ALIAS) == (pass == 1))
         vkp__emit_decl(cg, v, out);
-  if (calls.data) vkp__sb_put(out, calls.data, calls.len);
-  if (tail.data) vkp__sb_put(out, tail.data, tail.len);
+  vkp__sb_cat(out, &calls);
+  vkp__sb_cat(out, &tail);
   vkp__sb_puts(out, "  return 0;\n}\n");
-  if (calls.oom || tail.oom) out->oom = true;
   vkp__free(calls.data);
   vkp__free(tail.data);
   vkp__free(needed);
