@@ -820,8 +820,9 @@ static void vkp__emit_winograd(vkp__cg_t *cg, const vkp_node_t *a, int32_t id,
                  "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)16 * "
                  "VKP_PAD_MR(%lld) * %lld)\n",
                  (int)id, (int)id, M, C);
-  vkp__emit_scratch_term(cg, "wino", "VKP_WINO_SCRATCH_FLOATS(%lld, %lld, %lld, %lld)", C, M,
-                         OH, OW);
+  vkp__emit_scratch_term(cg, "wino",
+                         "VKP_STAGE_THREADS * VKP_WINO_SCRATCH_FLOATS(%lld, %lld, %lld, %lld)",
+                         C, M, OH, OW);
   vkp__sb_printf(&cg->prepack,
                  "  // weights of '%s', Winograd-transformed\n"
                  "  vkp_winograd_prepack(%lld, %lld, (const float *)constants[%d],\n"

@@ -519,21 +519,16 @@ VKP_FN void vkp_winograd_prepack(ptrdiff_t M, ptrdiff_t C, const float *w,
     }
 }
 
-// Y = conv(x) for one image: x is C x H x W, y is M x OH x OW, pads PT/PL
-// (the bottom/right padding follows from OH/OW). `u` is the output of
-// vkp_winograd_prepack. `wscratch` holds VKP_WINO_SCRATCH_FLOATS(C, M, OH,
-// OW) floats, `gemm_scratch` what vkp_gemm needs for `threads`. The
-// epilogue sees row = output channel, columns = output pixels, once per
-// channel and block of output rows.
-VKP_FN void vkp_conv_winograd(const float *x, float *y, const float *u,
-                              ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t M,
-                              ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t OH,
-                              ptrdiff_t OW, vkp_epilogue_fn ep,
-                              const void *ep_ctx, ptrdiff_t batch,
-                              float *wscratch, float *gemm_scratch, int threads) {
+// Tile-row blocks first, first + step, ... of vkp_conv_winograd, `rpb` rows
+// each, in this thread's scratch; the GEMMs get `threads`.
+static void vkp__winograd_blocks(const float *x, float *y, const float *u,
+                                 ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t M,
+                                 ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t OH, ptrdiff_t OW,
+                                 vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t batch,
+                                 ptrdiff_t rpb, ptrdiff_t first, ptrdiff_t step,
+                                 float *wscratch, float *gemm_scratch, int threads) {
   _Static_assert(VKP_VLEN <= 16, "Winograd padding assumes vectors of <= 16");
   const ptrdiff_t TH = VKP_WINO_TH(OH), TW = VKP_WINO_TW(OW);
-  const ptrdiff_t rpb = VKP_WINO_RPB(C, M, OH, OW);
   const ptrdiff_t ldv = VKP_WINO_LDV(OW, rpb), twe = VKP_WINO_TWE(OW);
   const ptrdiff_t pm = VKP_PAD_MR(M);
   float *base = (float *)(((uintptr_t)wscratch + 63) & ~(uintptr_t)63);
@@ -552,7 +547,7 @@ VKP_FN void vkp_conv_winograd(const float *x, float *y, const float *u,
   if (zero > twe) zero = twe;
   if (zero < hi) zero = hi;
   memset(ev, 0, sizeof(float) * (size_t)(2 * (2 * rpb + 2) * twe));
-  for (ptrdiff_t th0 = 0; th0 < TH; th0 += rpb) {
+  for (ptrdiff_t th0 = first * rpb; th0 < TH; th0 += step * rpb) {
     const ptrdiff_t nr = TH - th0 < rpb ? TH - th0 : rpb, nt = nr * TW;
     const ptrdiff_t np = (nt + VKP_VLEN - 1) / VKP_VLEN * VKP_VLEN;
     // Input transform: split each padded input row into even and odd
@@ -650,6 +645,70 @@ VKP_FN void vkp_conv_winograd(const float *x, float *y, const float *u,
       if (ep) ep(ym + oh0 * OW, OH * OW, m, oh0 * OW, 1, (oh1 - oh0) * OW, batch, ep_ctx);
     }
   }
+}
+
+#ifdef VKP_THREADS
+typedef struct vkp_wino_job_t {
+  const float *x, *u;
+  float *y;
+  ptrdiff_t C, H, W, M, PT, PL, OH, OW;
+  vkp_epilogue_fn ep;
+  const void *ep_ctx;
+  ptrdiff_t batch, rpb, first, step;
+  float *wscratch, *gemm_scratch;
+} vkp_wino_job_t;
+
+static void *vkp_wino_job_run(void *arg) {
+  const vkp_wino_job_t *j = arg;
+  vkp__winograd_blocks(j->x, j->y, j->u, j->C, j->H, j->W, j->M, j->PT, j->PL, j->OH,
+                       j->OW, j->ep, j->ep_ctx, j->batch, j->rpb, j->first, j->step,
+                       j->wscratch, j->gemm_scratch, 1);
+  return NULL;
+}
+#endif
+
+// Y = conv(x) for one image: x is C x H x W, y is M x OH x OW, pads PT/PL
+// (the bottom/right padding follows from OH/OW). `u` is the output of
+// vkp_winograd_prepack. `wscratch` holds `threads` *
+// VKP_WINO_SCRATCH_FLOATS(C, M, OH, OW) floats, `gemm_scratch` what vkp_gemm
+// needs for `threads`. The epilogue sees row = output channel, columns =
+// output pixels, once per channel and block of output rows. With threads,
+// each thread takes whole blocks of tile rows (transforms and GEMMs), so
+// that one thread start serves the whole convolution.
+VKP_FN void vkp_conv_winograd(const float *x, float *y, const float *u,
+                              ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t M,
+                              ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t OH,
+                              ptrdiff_t OW, vkp_epilogue_fn ep,
+                              const void *ep_ctx, ptrdiff_t batch,
+                              float *wscratch, float *gemm_scratch, int threads) {
+  ptrdiff_t rpb = VKP_WINO_RPB(C, M, OH, OW);
+#ifdef VKP_THREADS
+  enum { VKP_MAX_THREADS = 64 };
+  const ptrdiff_t TH = VKP_WINO_TH(OH);
+  ptrdiff_t nt = threads < 1 ? 1 : (threads > VKP_MAX_THREADS ? VKP_MAX_THREADS : threads);
+  if (nt > 1 && (TH + nt - 1) / nt < rpb) rpb = (TH + nt - 1) / nt;  // a block each
+  if (nt > (TH + rpb - 1) / rpb) nt = (TH + rpb - 1) / rpb;
+  if (nt > 1) {
+    vkp_wino_job_t jobs[VKP_MAX_THREADS];
+    pthread_t tids[VKP_MAX_THREADS];
+    int started[VKP_MAX_THREADS];
+    for (ptrdiff_t t = 0; t < nt; ++t) {
+      jobs[t] = (vkp_wino_job_t){x, u, y, C, H, W, M, PT, PL, OH, OW, ep, ep_ctx, batch,
+                                 rpb, t, nt,
+                                 wscratch + t * VKP_WINO_SCRATCH_FLOATS(C, M, OH, OW),
+                                 gemm_scratch + t * VKP_GEMM_SCRATCH_FLOATS};
+      started[t] = t > 0 && pthread_create(&tids[t], NULL, vkp_wino_job_run, &jobs[t]) == 0;
+    }
+    vkp_wino_job_run(&jobs[0]);
+    for (ptrdiff_t t = 1; t < nt; ++t) {
+      if (started[t]) pthread_join(tids[t], NULL);
+      else vkp_wino_job_run(&jobs[t]);  // could not start: run it here
+    }
+    return;
+  }
+#endif
+  vkp__winograd_blocks(x, y, u, C, H, W, M, PT, PL, OH, OW, ep, ep_ctx, batch, rpb, 0, 1,
+                       wscratch, gemm_scratch, threads);
 }
 
 // ---------------------------------------------------------------------------

@@ -242,7 +242,8 @@ int main(int argc, char **argv) {
       free(c.packed);
       c.packed = vkp_bench_alloc((size_t)16 * VKP_PAD_MR(c.M) * c.C);
       vkp_winograd_prepack(c.M, c.C, c.w, c.packed);
-      c.wscratch = vkp_bench_alloc((size_t)VKP_WINO_SCRATCH_FLOATS(c.C, c.M, c.OH, c.OW));
+      c.wscratch = vkp_bench_alloc((size_t)threads *
+                                   (size_t)VKP_WINO_SCRATCH_FLOATS(c.C, c.M, c.OH, c.OW));
       double wino = flops / vkp_bench_time(vkp_bench_wino_conv, &c, min_time) * 1e-9;
       char name[64];
       snprintf(name, sizeof name, "%s winograd", c.name);
