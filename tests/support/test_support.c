@@ -2,6 +2,7 @@
 #include "support/test_support.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,31 +107,44 @@ bool vkp_test_allclose(const vkp_tensor_t *a, const vkp_tensor_t *b, double rtol
 
 static vkp_test_counting_alloc_t *vkp__counting;
 
+// Pipeline workers allocate (error statuses, for one) on their own threads:
+// the counters change under one lock.
+static pthread_mutex_t vkp__count_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// Counts an allocation; false when it is the one to fail.
+static bool vkp__count_take(vkp_test_counting_alloc_t *s) {
+  pthread_mutex_lock(&vkp__count_lock);
+  bool fail = ++s->count == s->fail_at;
+  if (fail) s->failed = true;
+  pthread_mutex_unlock(&vkp__count_lock);
+  return !fail;
+}
+
+static void vkp__count_live(vkp_test_counting_alloc_t *s, int64_t delta) {
+  pthread_mutex_lock(&vkp__count_lock);
+  s->live += delta;
+  pthread_mutex_unlock(&vkp__count_lock);
+}
+
 static void *vkp__count_alloc(void *ctx, size_t size) {
   vkp_test_counting_alloc_t *s = ctx;
-  if (++s->count == s->fail_at) {
-    s->failed = true;
-    return NULL;
-  }
+  if (!vkp__count_take(s)) return NULL;
   void *p = malloc(size);
-  if (p) s->live++;
+  if (p) vkp__count_live(s, 1);
   return p;
 }
 
 static void *vkp__count_realloc(void *ctx, void *ptr, size_t size) {
   vkp_test_counting_alloc_t *s = ctx;
-  if (++s->count == s->fail_at) {
-    s->failed = true;
-    return NULL;
-  }
+  if (!vkp__count_take(s)) return NULL;
   void *p = realloc(ptr, size);
-  if (p && !ptr) s->live++;
+  if (p && !ptr) vkp__count_live(s, 1);
   return p;
 }
 
 static void vkp__count_free(void *ctx, void *ptr) {
   vkp_test_counting_alloc_t *s = ctx;
-  if (ptr) s->live--;
+  if (ptr) vkp__count_live(s, -1);
   free(ptr);
 }
 
