@@ -12,4 +12,7 @@
 vkp_status_t vkp__write_file(const char *path, const void *data, size_t size)
     VKP_MUST_USE;
 
+// Writes `text` and a final newline to `path`, as vkp__write_file.
+vkp_status_t vkp__write_text_line(const char *path, const char *text) VKP_MUST_USE;
+
 #endif  // VKPIPE_BASE_FILE_H_

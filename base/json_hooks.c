@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "base/alloc.h"
+#include "base/status_macros.h"
 
 static _Thread_local bool vkp__json_oom_flag;
 
@@ -30,3 +31,11 @@ void vkp__json_init_hooks(void) {
 }
 
 bool vkp__json_oom(void) { return vkp__json_oom_flag; }
+
+vkp_status_t vkp__json_print(cJSON *root, bool ok, const char *what, char **out_text) {
+  char *text = ok ? cJSON_Print(root) : NULL;  // allocated through vkp__malloc
+  cJSON_Delete(root);
+  if (!text) return VKP_OOM(what);
+  *out_text = text;
+  return NULL;
+}

@@ -595,20 +595,13 @@ vkp_status_t vkp_profile_to_json(const vkp_profile_t *p, char **out_json) {
   ok = ok && fb && cJSON_AddNumberToObject(fb, "gflops", p->fallback.gflops) &&
        cJSON_AddNumberToObject(fb, "gbps", p->fallback.gbps) &&
        cJSON_AddNumberToObject(fb, "launch_us", p->fallback.launch_us);
-  char *text = ok ? cJSON_Print(root) : NULL;
-  cJSON_Delete(root);
-  if (!text) return VKP_OOM("profile JSON");
-  *out_json = text;  // cJSON allocates through vkp__malloc (base/json_hooks.h)
-  return NULL;
+  return vkp__json_print(root, ok, "profile JSON", out_json);
 }
 
 vkp_status_t vkp_profile_save(const vkp_profile_t *profile, const char *path) {
   char *text = NULL;
   VKP_RETURN_IF_ERROR(vkp_profile_to_json(profile, &text));
-  char *line = vkp__asprintf("%s\n", text);
+  vkp_status_t st = vkp__write_text_line(path, text);
   vkp__free(text);
-  if (!line) return VKP_OOM("profile JSON");
-  vkp_status_t st = vkp__write_file(path, line, strlen(line));
-  vkp__free(line);
   return st;
 }

@@ -112,21 +112,14 @@ vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json) {
     ok = to && cJSON_AddItemToObject(o, "to", to);
     if (!ok) cJSON_Delete(to);
   }
-  char *text = ok ? cJSON_Print(root) : NULL;
-  cJSON_Delete(root);
-  if (!text) return VKP_OOM("plan JSON");
-  *out_json = text;  // cJSON allocates through vkp__malloc (base/json_hooks.h)
-  return NULL;
+  return vkp__json_print(root, ok, "plan JSON", out_json);
 }
 
 vkp_status_t vkp_plan_save(const vkp_plan_t *plan, const char *path) {
   char *text = NULL;
   VKP_RETURN_IF_ERROR(vkp_plan_to_json(plan, &text));
-  char *line = vkp__asprintf("%s\n", text);
+  vkp_status_t st = vkp__write_text_line(path, text);
   vkp__free(text);
-  if (!line) return VKP_OOM("plan JSON");
-  vkp_status_t st = vkp__write_file(path, line, strlen(line));
-  vkp__free(line);
   return st;
 }
 

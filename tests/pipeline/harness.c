@@ -268,3 +268,27 @@ vkp_status_t plan_from_groups(const vkp_graph_t *graph, int32_t n_stages,
   *out_plan = plan;
   return NULL;
 }
+
+void create_failure_walk(const vkp_plan_t *plan, vkp_registry_t *reg,
+                         int64_t max_fail_at) {
+  bool succeeded = false;
+  for (int64_t fail_at = 1; fail_at < max_fail_at && !succeeded; ++fail_at) {
+    vkp_test_counting_alloc_t counter;
+    vkp_test_counting_alloc_install(&counter, fail_at);
+    vkp_pipeline_t *pipe = NULL;
+    vkp_status_t st = vkp_pipeline_create(plan, reg, NULL, &pipe);
+    if (!st) {
+      succeeded = !counter.failed;
+      vkp_pipeline_destroy(pipe);
+    } else {
+      cr_assert(counter.failed, "failed without an allocation failure: %s",
+                vkp_status_message(st));
+      cr_assert_null(pipe);
+      vkp_status_free(st);
+    }
+    vkp_test_counting_alloc_uninstall();
+    cr_assert_eq(counter.live, 0, "fail_at %lld: %lld allocations leaked",
+                 (long long)fail_at, (long long)counter.live);
+  }
+  cr_assert(succeeded);
+}

@@ -52,6 +52,12 @@ void check_result(const vkp_pipeline_result_t *res, const float *x,
 void run_ordered(const harness_config_t *cfg, int32_t n_frames,
                  int32_t fail_every, bool z_failure, const char *fail_stage);
 
+// Creates a pipeline for `plan` with allocation number 1, 2, ... failing in
+// turn (below `max_fail_at`) until one creates without a failure: each
+// failure must be clean (an error, no pipeline, nothing leaked).
+void create_failure_walk(const vkp_plan_t *plan, vkp_registry_t *reg,
+                         int64_t max_fail_at);
+
 // Runs frames until one is refused, frame `lost_frame` carrying the injected
 // device loss in z (when z_injection; else the configuration injects it);
 // checks that every frame from it on (and any earlier one

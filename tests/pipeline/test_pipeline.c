@@ -227,26 +227,7 @@ Test(pipeline, allocation_failures_are_reported, .timeout = 90) {
   VKP_TEST_OK(tmath_register(reg, 0, 0));
   vkp_plan_t *plan;
   VKP_TEST_OK(diamond_plan("tmath", NULL, 0, &plan));
-  bool succeeded = false;
-  for (int64_t fail_at = 1; fail_at < 2000 && !succeeded; ++fail_at) {
-    vkp_test_counting_alloc_t counter;
-    vkp_test_counting_alloc_install(&counter, fail_at);
-    vkp_pipeline_t *pipe = NULL;
-    vkp_status_t st = vkp_pipeline_create(plan, reg, NULL, &pipe);
-    if (!st) {
-      succeeded = !counter.failed;
-      vkp_pipeline_destroy(pipe);
-    } else {
-      cr_assert(counter.failed, "failed without an allocation failure: %s",
-                vkp_status_message(st));
-      cr_assert_null(pipe);
-      vkp_status_free(st);
-    }
-    vkp_test_counting_alloc_uninstall();
-    cr_assert_eq(counter.live, 0, "fail_at %lld: %lld allocations leaked",
-                 (long long)fail_at, (long long)counter.live);
-  }
-  cr_assert(succeeded);
+  create_failure_walk(plan, reg, 2000);
   vkp_plan_destroy(plan);
   vkp_registry_destroy(reg);
 }
