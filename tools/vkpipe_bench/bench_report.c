@@ -238,19 +238,20 @@ static void bench_json_number(FILE *out, double v) {
   else fprintf(out, "null");
 }
 
+// Writes `prefix` (punctuation and a key) and then the number.
+static void bench_json_field(FILE *out, const char *prefix, double v) {
+  fputs(prefix, out);
+  bench_json_number(out, v);
+}
+
 static void bench_json_mode(FILE *out, const bench_mode_result_t *m) {
   fprintf(out, "{\"frames\": %llu, \"wall_s\": ", (unsigned long long)m->frames);
   bench_json_number(out, m->wall_s);
-  fprintf(out, ", \"throughput_fps\": ");
-  bench_json_number(out, m->fps);
-  fprintf(out, ", \"latency_ms\": {\"p50\": ");
-  bench_json_number(out, m->latency_p50_ms);
-  fprintf(out, ", \"p90\": ");
-  bench_json_number(out, m->latency_p90_ms);
-  fprintf(out, ", \"p99\": ");
-  bench_json_number(out, m->latency_p99_ms);
-  fprintf(out, ", \"mean\": ");
-  bench_json_number(out, m->latency_mean_ms);
+  bench_json_field(out, ", \"throughput_fps\": ", m->fps);
+  bench_json_field(out, ", \"latency_ms\": {\"p50\": ", m->latency_p50_ms);
+  bench_json_field(out, ", \"p90\": ", m->latency_p90_ms);
+  bench_json_field(out, ", \"p99\": ", m->latency_p99_ms);
+  bench_json_field(out, ", \"mean\": ", m->latency_mean_ms);
   fprintf(out, "}}");
 }
 
@@ -273,36 +274,26 @@ void bench_report_print_json(const bench_report_t *rep, FILE *out) {
     bench_json_string(out, r->name);
     fprintf(out, ", \"target\": ");
     bench_json_string(out, s < rep->n_stages ? rep->stage_targets[s] : r->target);
-    fprintf(out, ", \"busy_ms\": ");
-    bench_json_number(out, r->busy_ms);
-    fprintf(out, ", \"busy_share\": ");
-    bench_json_number(out, r->busy_share);
-    fprintf(out, ", \"wait_input_ms\": ");
-    bench_json_number(out, r->wait_input_ms);
-    fprintf(out, ", \"wait_slot_ms\": ");
-    bench_json_number(out, r->wait_slot_ms);
+    bench_json_field(out, ", \"busy_ms\": ", r->busy_ms);
+    bench_json_field(out, ", \"busy_share\": ", r->busy_share);
+    bench_json_field(out, ", \"wait_input_ms\": ", r->wait_input_ms);
+    bench_json_field(out, ", \"wait_slot_ms\": ", r->wait_slot_ms);
     fprintf(out, "}");
   }
   fprintf(out, "\n  ],\n  \"single_target\": [");
   for (int32_t i = 0; i < rep->n_singles; ++i) {
     fprintf(out, "%s\n    {\"target\": ", i ? "," : "");
     bench_json_string(out, rep->singles[i].target);
-    fprintf(out, ", \"throughput_fps\": ");
-    bench_json_number(out, rep->singles[i].fps);
-    fprintf(out, ", \"latency_p50_ms\": ");
-    bench_json_number(out, rep->singles[i].latency_p50_ms);
+    bench_json_field(out, ", \"throughput_fps\": ", rep->singles[i].fps);
+    bench_json_field(out, ", \"latency_p50_ms\": ", rep->singles[i].latency_p50_ms);
     fprintf(out, "}");
   }
   fprintf(out, "%s],\n  \"bottleneck\": {\"stage\": ", rep->n_singles ? "\n  " : "");
   bench_json_string(out, rep->slowest_stage);
-  fprintf(out, ", \"stage_ms\": ");
-  bench_json_number(out, rep->slowest_stage_ms);
-  fprintf(out, ", \"bound_fps\": ");
-  bench_json_number(out, rep->bound_fps);
-  fprintf(out, "},\n  \"efficiency\": ");
-  bench_json_number(out, rep->efficiency);
-  fprintf(out, ",\n  \"speedup_vs_sequential\": ");
-  bench_json_number(out, rep->speedup_vs_sequential);
+  bench_json_field(out, ", \"stage_ms\": ", rep->slowest_stage_ms);
+  bench_json_field(out, ", \"bound_fps\": ", rep->bound_fps);
+  bench_json_field(out, "},\n  \"efficiency\": ", rep->efficiency);
+  bench_json_field(out, ",\n  \"speedup_vs_sequential\": ", rep->speedup_vs_sequential);
   fprintf(out, ",\n  \"speedup_vs_best_single\": ");
   if (rep->speedup_vs_best_single > 0) bench_json_number(out, rep->speedup_vs_best_single);
   else fprintf(out, "null");
