@@ -21,11 +21,20 @@
 #define VKP__NPY_ALIGN 64
 
 // X(dtype, descr): the dtypes we read and write, by their little-endian descr.
+// bfloat16 has no NumPy dtype and is neither read nor written.
 #define VKP__NPY_DTYPE_LIST(X) \
   X(FLOAT32, "<f4")            \
   X(FLOAT16, "<f2")            \
   X(INT64, "<i8")              \
-  X(INT32, "<i4")
+  X(INT32, "<i4")              \
+  X(FLOAT64, "<f8")            \
+  X(INT16, "<i2")              \
+  X(INT8, "|i1")               \
+  X(UINT64, "<u8")             \
+  X(UINT32, "<u4")             \
+  X(UINT16, "<u2")             \
+  X(UINT8, "|u1")              \
+  X(BOOL, "|b1")
 
 static const struct {
   vkp_dtype_t dtype;
@@ -36,8 +45,8 @@ static const struct {
 #undef VKP__NPY_DTYPE_ENTRY
 };
 _Static_assert(sizeof(vkp__npy_dtypes) / sizeof(vkp__npy_dtypes[0]) ==
-                   VKP_DTYPE_COUNT,
-               "every dtype needs a .npy descr");
+                   VKP_DTYPE_COUNT - 1,
+               "every dtype but bfloat16 needs a .npy descr");
 
 static const char *vkp__npy_descr(vkp_dtype_t dtype) {
   for (size_t i = 0; i < sizeof(vkp__npy_dtypes) / sizeof(vkp__npy_dtypes[0]); ++i)
@@ -321,6 +330,11 @@ vkp_status_t vkp_npy_write_buffer(const vkp_tensor_t *tensor, int version,
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "cannot encode a tensor of dtype %d, rank %d",
                            (int)tensor->dtype, (int)tensor->rank);
+  if (!vkp__npy_descr(tensor->dtype))
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "a %s tensor has no .npy form (NumPy has no such "
+                           "dtype); cast it to float32 first",
+                           vkp_dtype_name(tensor->dtype));
   if (version != 0 && version != 1 && version != 2)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            ".npy version %d: only 1 and 2 are written", version);

@@ -12,10 +12,12 @@
 typedef struct vkp__dtype_info_t {
   const char *name;
   size_t size;
+  vkp_dtype_kind_t kind;
+  uint8_t dl_code, dl_bits;
 } vkp__dtype_info_t;
 
 static const vkp__dtype_info_t vkp__dtypes[] = {
-#define VKP__DTYPE_INFO(e, s, n) {s, n},
+#define VKP__DTYPE_INFO(e, s, n, k, dc, db) {s, n, VKP_DTYPE_KIND_##k, dc, db},
     VKP_DTYPE_LIST(VKP__DTYPE_INFO)
 #undef VKP__DTYPE_INFO
 };
@@ -38,6 +40,44 @@ bool vkp_dtype_parse(const char *name, vkp_dtype_t *out_dtype) {
     }
   }
   return false;
+}
+
+vkp_dtype_kind_t vkp_dtype_kind(vkp_dtype_t dtype) {
+  return (unsigned)dtype < VKP_DTYPE_COUNT ? vkp__dtypes[dtype].kind
+                                           : VKP_DTYPE_KIND_FLOAT;
+}
+
+bool vkp_dtype_is_float(vkp_dtype_t dtype) {
+  return (unsigned)dtype < VKP_DTYPE_COUNT &&
+         vkp__dtypes[dtype].kind == VKP_DTYPE_KIND_FLOAT;
+}
+
+bool vkp_dtype_is_integer(vkp_dtype_t dtype) {
+  return (unsigned)dtype < VKP_DTYPE_COUNT &&
+         (vkp__dtypes[dtype].kind == VKP_DTYPE_KIND_INT ||
+          vkp__dtypes[dtype].kind == VKP_DTYPE_KIND_UINT);
+}
+
+vkp_dtype_set_t vkp_dtype_set_of_kind(vkp_dtype_kind_t kind) {
+  vkp_dtype_set_t set = 0;
+  for (int i = 0; i < VKP_DTYPE_COUNT; ++i)
+    if (vkp__dtypes[i].kind == kind) set |= VKP_DTYPE_SET(i);
+  return set;
+}
+
+const char *vkp_dtype_set_format(vkp_dtype_set_t set, char *buf, size_t size) {
+  if (!size) return buf;
+  buf[0] = '\0';
+  size_t used = 0;
+  for (int i = 0; i < VKP_DTYPE_COUNT; ++i) {
+    if (!(set & VKP_DTYPE_SET(i))) continue;
+    int w = snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
+                     vkp__dtypes[i].name);
+    if (w < 0 || (size_t)w >= size - used) break;
+    used += (size_t)w;
+  }
+  if (!used) snprintf(buf, size, "none");
+  return buf;
 }
 
 bool vkp_shape_numel(int32_t rank, const int64_t *shape, size_t elem_size,
@@ -156,12 +196,13 @@ size_t vkp_tensor_nbytes(const vkp_tensor_t *tensor) {
 
 static bool vkp__dtype_from_dl(DLDataType t, vkp_dtype_t *out) {
   if (t.lanes != 1) return false;
-  if (t.code == kDLFloat && t.bits == 32) *out = VKP_DTYPE_FLOAT32;
-  else if (t.code == kDLFloat && t.bits == 16) *out = VKP_DTYPE_FLOAT16;
-  else if (t.code == kDLInt && t.bits == 64) *out = VKP_DTYPE_INT64;
-  else if (t.code == kDLInt && t.bits == 32) *out = VKP_DTYPE_INT32;
-  else return false;
-  return true;
+  for (int i = 0; i < VKP_DTYPE_COUNT; ++i) {
+    if (vkp__dtypes[i].dl_code == t.code && vkp__dtypes[i].dl_bits == t.bits) {
+      *out = (vkp_dtype_t)i;
+      return true;
+    }
+  }
+  return false;
 }
 
 vkp_status_t vkp_tensor_from_dlpack(const DLTensor *dl,
@@ -201,16 +242,12 @@ vkp_status_t vkp_tensor_from_dlpack(const DLTensor *dl,
 
 vkp_status_t vkp_tensor_to_dlpack(vkp_tensor_t *tensor, DLTensor *out) {
   memset(out, 0, sizeof(*out));
-  DLDataType t = {.lanes = 1};
-  switch (tensor->dtype) {
-    case VKP_DTYPE_FLOAT32: t.code = kDLFloat; t.bits = 32; break;
-    case VKP_DTYPE_FLOAT16: t.code = kDLFloat; t.bits = 16; break;
-    case VKP_DTYPE_INT64: t.code = kDLInt; t.bits = 64; break;
-    case VKP_DTYPE_INT32: t.code = kDLInt; t.bits = 32; break;
-    default:
-      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "unknown dtype %d",
-                             (int)tensor->dtype);
-  }
+  if ((unsigned)tensor->dtype >= VKP_DTYPE_COUNT)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "unknown dtype %d",
+                           (int)tensor->dtype);
+  DLDataType t = {.code = vkp__dtypes[tensor->dtype].dl_code,
+                  .bits = vkp__dtypes[tensor->dtype].dl_bits,
+                  .lanes = 1};
   out->data = tensor->data;
   out->device.device_type = kDLCPU;
   out->device.device_id = 0;

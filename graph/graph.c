@@ -120,6 +120,18 @@ const char *vkp_node_attr_string(const vkp_node_t *node, const char *name,
   return a && a->kind == VKP_ATTR_STRING ? a->s : fallback;
 }
 
+int64_t vkp_node_int(const vkp_node_t *node, const char *name) {
+  return vkp_node_attr_int(node, name, 0);
+}
+
+double vkp_node_float(const vkp_node_t *node, const char *name) {
+  return vkp_node_attr_float(node, name, 0.0);
+}
+
+const char *vkp_node_string(const vkp_node_t *node, const char *name) {
+  return vkp_node_attr_string(node, name, NULL);
+}
+
 int32_t vkp_node_attr_ints(const vkp_node_t *node, const char *name,
                            const int64_t **out_ints) {
   const vkp_attr_t *a = vkp_node_attr(node, name);

@@ -10,27 +10,28 @@
 #include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "base/scalar.h"
 #include "base/status_macros.h"
 #include "graph/onnx_internal.h"
 
 // X(ONNX DataType value, name, element size, IR dtype or -1)
 #define VKP__ONNX_TYPE_LIST(X)  \
   X(1, "float", 4, VKP_DTYPE_FLOAT32) \
-  X(2, "uint8", 1, -1)                \
-  X(3, "int8", 1, -1)                 \
-  X(4, "uint16", 2, -1)               \
-  X(5, "int16", 2, -1)                \
+  X(2, "uint8", 1, VKP_DTYPE_UINT8)   \
+  X(3, "int8", 1, VKP_DTYPE_INT8)     \
+  X(4, "uint16", 2, VKP_DTYPE_UINT16) \
+  X(5, "int16", 2, VKP_DTYPE_INT16)   \
   X(6, "int32", 4, VKP_DTYPE_INT32)   \
   X(7, "int64", 8, VKP_DTYPE_INT64)   \
   X(8, "string", 0, -1)               \
-  X(9, "bool", 1, -1)                 \
+  X(9, "bool", 1, VKP_DTYPE_BOOL)     \
   X(10, "float16", 2, VKP_DTYPE_FLOAT16) \
-  X(11, "double", 8, -1)              \
-  X(12, "uint32", 4, -1)              \
-  X(13, "uint64", 8, -1)              \
+  X(11, "double", 8, VKP_DTYPE_FLOAT64) \
+  X(12, "uint32", 4, VKP_DTYPE_UINT32) \
+  X(13, "uint64", 8, VKP_DTYPE_UINT64) \
   X(14, "complex64", 8, -1)           \
   X(15, "complex128", 16, -1)         \
-  X(16, "bfloat16", 2, -1)
+  X(16, "bfloat16", 2, VKP_DTYPE_BFLOAT16)
 
 typedef struct vkp__onnx_type_info_t {
   int32_t type;
@@ -78,9 +79,8 @@ int32_t vkp__onnx_type_from_dtype(vkp_dtype_t dtype) {
 }
 
 bool vkp__onnx_type_is_float(int32_t type) {
-  return type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
-         type == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE ||
-         type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
+  vkp_dtype_t d;
+  return vkp__onnx_type_to_dtype(type, &d) && vkp_dtype_is_float(d);
 }
 
 size_t vkp__onnx_tensor_numel(const vkp__onnx_tensor_t *t) {
@@ -121,142 +121,29 @@ void vkp__onnx_tensor_deinit(vkp__onnx_tensor_t *t) {
   memset(t, 0, sizeof *t);
 }
 
-// IEEE half <-> float, round to nearest even.
-static float vkp__half_to_float(uint16_t h) {
-  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f,
-           mant = h & 0x3ff;
-  float f;
-  if (exp == 0) {
-    f = ldexpf((float)mant, -24);
-  } else if (exp == 31) {
-    f = mant ? NAN : INFINITY;
-  } else {
-    f = ldexpf((float)(mant | 0x400), (int)exp - 25);
-  }
-  uint32_t bits;
-  memcpy(&bits, &f, 4);
-  bits |= sign;
-  memcpy(&f, &bits, 4);
-  return f;
+// Element access goes through the IR dtype of the ONNX type (every type
+// with a fixed size but complex has one); base/scalar.c defines the
+// conversions.
+static vkp_dtype_t vkp__elem_dtype(int32_t type) {
+  vkp_dtype_t d = VKP_DTYPE_COUNT;
+  return vkp__onnx_type_to_dtype(type, &d) ? d : VKP_DTYPE_COUNT;
 }
-
-static uint16_t vkp__float_to_half(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-  uint32_t exp = (x >> 23) & 0xff, mant = x & 0x7fffff;
-  if (exp == 0xff) return (uint16_t)(sign | 0x7c00 | (mant ? 0x200 : 0));
-  int32_t e = (int32_t)exp - 127 + 15;
-  if (e >= 31) return (uint16_t)(sign | 0x7c00);
-  if (e <= 0) {
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    uint32_t shift = (uint32_t)(14 - e);
-    uint32_t half = mant >> shift, rem = mant & ((1u << shift) - 1),
-             mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1))) ++half;
-    return (uint16_t)(sign | half);
-  }
-  uint32_t half = ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) ++half;
-  return (uint16_t)(sign | half);
-}
-
-#define VKP__LOAD(T) \
-  T v;               \
-  memcpy(&v, p, sizeof v)
 
 double vkp__onnx_tensor_get_f(const vkp__onnx_tensor_t *t, size_t i) {
-  const unsigned char *p = (const unsigned char *)t->data +
-                           i * vkp__onnx_type_size(t->type);
-  switch (t->type) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: { VKP__LOAD(float); return v; }
-    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: { VKP__LOAD(double); return v; }
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: {
-      VKP__LOAD(uint16_t);
-      return vkp__half_to_float(v);
-    }
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: { VKP__LOAD(uint64_t); return (double)v; }
-    default:
-      return (double)vkp__onnx_tensor_get_i(t, i);
-  }
+  return vkp__scalar_get_f(vkp__elem_dtype(t->type), t->data, i);
 }
 
 int64_t vkp__onnx_tensor_get_i(const vkp__onnx_tensor_t *t, size_t i) {
-  const unsigned char *p = (const unsigned char *)t->data +
-                           i * vkp__onnx_type_size(t->type);
-  switch (t->type) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8:
-    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return *p;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: return (int8_t)*p;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: { VKP__LOAD(uint16_t); return v; }
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: { VKP__LOAD(int16_t); return v; }
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: { VKP__LOAD(int32_t); return v; }
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: { VKP__LOAD(int64_t); return v; }
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: { VKP__LOAD(uint32_t); return v; }
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: { VKP__LOAD(uint64_t); return (int64_t)v; }
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
-    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: {
-      double d = vkp__onnx_tensor_get_f(t, i);
-      // Out-of-range conversions are undefined in C; clamp first.
-      if (!(d == d)) return 0;
-      if (d >= 9.2e18) return INT64_MAX;
-      if (d <= -9.2e18) return INT64_MIN;
-      return (int64_t)d;
-    }
-    default:
-      return 0;
-  }
+  return vkp__scalar_get_i(vkp__elem_dtype(t->type), t->data, i);
 }
-#undef VKP__LOAD
-
-#define VKP__STORE(T, x) \
-  do {                   \
-    T v = (T)(x);        \
-    memcpy(p, &v, sizeof v); \
-  } while (0)
 
 void vkp__onnx_tensor_set_i(vkp__onnx_tensor_t *t, size_t i, int64_t x) {
-  unsigned char *p = (unsigned char *)t->data + i * vkp__onnx_type_size(t->type);
-  switch (t->type) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *p = x != 0; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8:
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: *p = (unsigned char)(uint64_t)x; break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16:
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: VKP__STORE(uint16_t, (uint64_t)x); break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: VKP__STORE(uint32_t, (uint64_t)x); break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: VKP__STORE(uint64_t, (uint64_t)x); break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: VKP__STORE(float, x); break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: VKP__STORE(double, x); break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16:
-      VKP__STORE(uint16_t, vkp__float_to_half((float)x));
-      break;
-    default:
-      break;
-  }
+  vkp__scalar_set_i(vkp__elem_dtype(t->type), t->data, i, x);
 }
 
 void vkp__onnx_tensor_set_f(vkp__onnx_tensor_t *t, size_t i, double x) {
-  unsigned char *p = (unsigned char *)t->data + i * vkp__onnx_type_size(t->type);
-  switch (t->type) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: VKP__STORE(float, x); break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: VKP__STORE(double, x); break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16:
-      VKP__STORE(uint16_t, vkp__float_to_half((float)x));
-      break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *p = x != 0; break;
-    default: {
-      int64_t v = 0;
-      if (x == x) v = x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
-      vkp__onnx_tensor_set_i(t, i, v);
-      break;
-    }
-  }
+  vkp__scalar_set_f(vkp__elem_dtype(t->type), t->data, i, x);
 }
-#undef VKP__STORE
 
 // ---------------------------------------------------------------------------
 // protobuf-c allocations go through the library allocator.

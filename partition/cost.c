@@ -26,24 +26,6 @@ static double vkp__bytes(const vkp_value_t *v) {
   return vkp__numel(v) * (double)vkp_dtype_size(v->dtype);
 }
 
-// Arithmetic per output element of the elementwise and unary ops.
-static double vkp__elementwise_flops(vkp_op_t op) {
-  switch (op) {
-    case VKP_OP_POW:
-    case VKP_OP_EXP:
-    case VKP_OP_SIGMOID:
-    case VKP_OP_TANH:
-    case VKP_OP_ERF:
-    case VKP_OP_GELU:
-      return 8.0;  // a transcendental: a handful of multiply-adds
-    case VKP_OP_SQRT:
-    case VKP_OP_DIV:
-      return 4.0;
-    default:
-      return 1.0;
-  }
-}
-
 vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
                          vkp_op_cost_t *out_cost) {
   out_cost->flops = 0.0;
@@ -75,70 +57,58 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
   const vkp_value_t *y = &graph->values[node->outputs[0]];
   double out_n = vkp__numel(y);
   double flops = 0.0, bytes = in_bytes + out_bytes;
-  switch (node->op) {
-    case VKP_OP_MATMUL: {
+  // The op table gives each op a cost class and factor (include/vkpipe/ops.h).
+  double factor = vkp_op_cost_factor(node->op);
+  switch (vkp_op_cost_class(node->op)) {
+    case VKP_OP_COST_VIEW:
+      // No arithmetic and, in a fused stage, no memory traffic.
+      bytes = 0.0;
+      break;
+    case VKP_OP_COST_MOVE:
+      break;
+    case VKP_OP_COST_SLICE:
+      bytes = 2.0 * out_bytes;  // reads what it keeps, writes it
+      break;
+    case VKP_OP_COST_ELEMWISE:
+    case VKP_OP_COST_NORM:
+      flops = factor * out_n;
+      break;
+    case VKP_OP_COST_REDUCE:
+      flops = factor * (x ? vkp__numel(x) : out_n);
+      break;
+    case VKP_OP_COST_MATMUL: {
       double k = x && x->rank > 0 ? (double)x->shape[x->rank - 1] : 1.0;
-      flops = 2.0 * out_n * k;
+      flops = factor * out_n * k;
       break;
     }
-    case VKP_OP_GEMM: {
-      int64_t ta = vkp_node_attr_int(node, "transA", 0);
+    case VKP_OP_COST_GEMM: {
+      int64_t ta = vkp_node_int(node, "transA");
       double k = x && x->rank == 2 ? (double)x->shape[ta ? 0 : 1] : 1.0;
-      flops = 2.0 * out_n * k + (node->n_inputs > 2 && node->inputs[2] >= 0
-                                     ? 2.0 * out_n
-                                     : 0.0);
-      break;
-    }
-    case VKP_OP_CONV2D: {
-      // Weight [Cout, Cin/group, kh, kw]: each output element is a dot
-      // product over Cin/group * kh * kw taps.
-      double taps = w && w->rank == 4 && w->shape[0] > 0
-                        ? vkp__numel(w) / (double)w->shape[0]
-                        : 1.0;
-      flops = 2.0 * out_n * taps + (node->n_inputs > 2 && node->inputs[2] >= 0
-                                        ? out_n
+      flops = factor * out_n * k + (node->n_inputs > 2 && node->inputs[2] >= 0
+                                        ? 2.0 * out_n
                                         : 0.0);
       break;
     }
-    case VKP_OP_MAX_POOL2D:
-    case VKP_OP_AVG_POOL2D: {
-      const int64_t *k = NULL;
-      double window = 1.0;
-      if (vkp_node_attr_ints(node, "kernel_shape", &k) == 2)
-        window = (double)k[0] * (double)k[1];
-      flops = out_n * window;
+    case VKP_OP_COST_CONV: {
+      // Weight [Cout, Cin/group, k...]: each output element is a dot
+      // product over Cin/group * prod(k) taps.
+      double taps = w && w->rank >= 3 && w->shape[0] > 0
+                        ? vkp__numel(w) / (double)w->shape[0]
+                        : 1.0;
+      flops = factor * out_n * taps + (node->n_inputs > 2 && node->inputs[2] >= 0
+                                           ? out_n
+                                           : 0.0);
       break;
     }
-    case VKP_OP_GLOBAL_AVG_POOL:
-    case VKP_OP_REDUCE_MEAN:
-    case VKP_OP_REDUCE_SUM:
-      flops = x ? vkp__numel(x) : out_n;
+    case VKP_OP_COST_WINDOW: {
+      const int64_t *k = NULL;
+      double window = 1.0;
+      int32_t nk = vkp_node_attr_ints(node, "kernel_shape", &k);
+      for (int32_t i = 0; i < nk; ++i) window *= (double)k[i];
+      flops = factor * out_n * window;
       break;
-    case VKP_OP_BATCH_NORM:
-      flops = 2.0 * out_n;
-      break;
-    case VKP_OP_SOFTMAX:
-      flops = 5.0 * out_n;
-      break;
-    case VKP_OP_LAYER_NORM:
-      flops = 8.0 * out_n;
-      break;
-    case VKP_OP_RESHAPE:
-    case VKP_OP_FLATTEN:
-    case VKP_OP_SQUEEZE:
-    case VKP_OP_UNSQUEEZE:
-    case VKP_OP_IDENTITY:
-      // Views: no arithmetic and, in a fused stage, no memory traffic.
-      bytes = 0.0;
-      break;
-    case VKP_OP_TRANSPOSE:
-    case VKP_OP_CONCAT:
-      break;
-    case VKP_OP_SLICE:
-      bytes = 2.0 * out_bytes;  // reads what it keeps, writes it
-      break;
-    default:
-      flops = vkp__elementwise_flops(node->op) * out_n;
+    }
+    case VKP_OP_COST_COUNT:
       break;
   }
   out_cost->flops = flops;

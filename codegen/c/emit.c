@@ -120,23 +120,13 @@ typedef struct vkp__cg_t {
   int32_t n_kernels;
 } vkp__cg_t;
 
+// The op table decides what fuses into a loop over the output (elementwise
+// and broadcast ops) and what is a view of its input's bytes.
 static bool vkp__is_elementwise(vkp_op_t op) {
-  switch (op) {
-    case VKP_OP_ADD: case VKP_OP_SUB: case VKP_OP_MUL: case VKP_OP_DIV:
-    case VKP_OP_POW: case VKP_OP_SQRT: case VKP_OP_EXP: case VKP_OP_NEG:
-    case VKP_OP_ABS: case VKP_OP_RELU: case VKP_OP_LEAKY_RELU:
-    case VKP_OP_CLIP: case VKP_OP_SIGMOID: case VKP_OP_TANH: case VKP_OP_ERF:
-    case VKP_OP_GELU: case VKP_OP_IDENTITY: case VKP_OP_BATCH_NORM:
-      return true;
-    default:
-      return false;
-  }
+  return vkp_op_pattern(op) <= VKP_OP_PATTERN_BROADCAST;
 }
 
-static bool vkp__is_view(vkp_op_t op) {
-  return op == VKP_OP_RESHAPE || op == VKP_OP_FLATTEN ||
-         op == VKP_OP_SQUEEZE || op == VKP_OP_UNSQUEEZE;
-}
+static bool vkp__is_view(vkp_op_t op) { return vkp_op_is_view(op); }
 
 static const vkp_value_t *vkp__val(const vkp__cg_t *cg, const vkp_node_t *n,
                                    int32_t i) {
@@ -169,14 +159,23 @@ static int64_t vkp__numel(const vkp_value_t *v) {
   return n;
 }
 
+// The C type a dtype is stored in (float16 and bfloat16 as their bits).
 static const char *vkp__ctype(vkp_dtype_t dt) {
   switch (dt) {
     case VKP_DTYPE_FLOAT32: return "float";
-    case VKP_DTYPE_FLOAT16: return "uint16_t";
+    case VKP_DTYPE_FLOAT64: return "double";
+    case VKP_DTYPE_FLOAT16: case VKP_DTYPE_BFLOAT16: return "uint16_t";
     case VKP_DTYPE_INT64: return "int64_t";
     case VKP_DTYPE_INT32: return "int32_t";
-    default: return "unsigned char";
+    case VKP_DTYPE_INT16: return "int16_t";
+    case VKP_DTYPE_INT8: return "int8_t";
+    case VKP_DTYPE_UINT64: return "uint64_t";
+    case VKP_DTYPE_UINT32: return "uint32_t";
+    case VKP_DTYPE_UINT16: return "uint16_t";
+    case VKP_DTYPE_UINT8: case VKP_DTYPE_BOOL: return "uint8_t";
+    case VKP_DTYPE_COUNT: break;
   }
+  return "uint8_t";
 }
 
 // A C identifier from a graph name: [A-Za-z0-9_] kept, the rest '_',
@@ -573,33 +572,47 @@ static void vkp__emit_members(vkp__cg_t *cg, const vkp__group_t *gr,
         break;
       case VKP_OP_LEAKY_RELU:
         vkp__sb_printf(sb, "%s >= 0.0f ? %s : ", A, A);
-        vkp__emit_float(sb, vkp_node_attr_float(n, "alpha", 0.01));
+        vkp__emit_float(sb, vkp_node_float(n, "alpha"));
         vkp__sb_printf(sb, " * %s", A);
         break;
       case VKP_OP_CLIP:
         vkp__sb_printf(sb, "vkp_clipf(%s, ", A);
-        vkp__emit_float(sb, vkp_node_attr_float(n, "min", -FLT_MAX));
+        vkp__emit_float(sb, vkp_node_float(n, "min"));
         vkp__sb_puts(sb, ", ");
-        vkp__emit_float(sb, vkp_node_attr_float(n, "max", FLT_MAX));
+        vkp__emit_float(sb, vkp_node_float(n, "max"));
         vkp__sb_puts(sb, ")");
         break;
       case VKP_OP_SIGMOID: vkp__sb_printf(sb, "vkp_sigmoidf(%s)", A); break;
       case VKP_OP_TANH: vkp__sb_printf(sb, "tanhf(%s)", A); break;
       case VKP_OP_ERF: vkp__sb_printf(sb, "erff(%s)", A); break;
       case VKP_OP_GELU: {
-        const char *ap = vkp_node_attr_string(n, "approximate", "none");
+        const char *ap = vkp_node_string(n, "approximate");
         vkp__sb_printf(sb, "vkp_gelu_%s(%s)",
                        strcmp(ap, "tanh") == 0 ? "tanh" : "erf", A);
         break;
       }
-      case VKP_OP_IDENTITY: vkp__sb_printf(sb, "%s", A); break;
+      case VKP_OP_HARD_SWISH: vkp__sb_printf(sb, "vkp_hard_swishf(%s)", A); break;
+      case VKP_OP_CAST: {
+        // Floats to integers truncate with NaN -> 0 and saturation to the
+        // int64 range, then wrap to the width (the reference semantics);
+        // anything to bool is "!= 0".
+        const vkp_value_t *x = vkp__val(cg, n, 0);
+        bool from_float = vkp_dtype_is_float(x->dtype);
+        if (o->dtype == VKP_DTYPE_BOOL)
+          vkp__sb_printf(sb, "(%s)(%s != 0)", T, A);
+        else if (from_float && !fl && o->dtype != VKP_DTYPE_FLOAT64)
+          vkp__sb_printf(sb, "(%s)(uint64_t)vkp_f2i64((double)%s)", T, A);
+        else
+          vkp__sb_printf(sb, "(%s)%s", T, A);
+        break;
+      }
       case VKP_OP_BATCH_NORM: {
         vkp__sb_t p[4] = {{0}};
         for (int32_t k = 0; k < 4; ++k) vkp__operand(cg, gr, n, k + 1, access, &p[k]);
         vkp__sb_printf(sb, "(%s - %s) * (%s / sqrtf(%s + ", A,
                        p[2].data ? p[2].data : "0", p[0].data ? p[0].data : "0",
                        p[3].data ? p[3].data : "0");
-        vkp__emit_float(sb, vkp_node_attr_float(n, "epsilon", 1e-5));
+        vkp__emit_float(sb, vkp_node_float(n, "epsilon"));
         vkp__sb_printf(sb, ")) + %s", p[1].data ? p[1].data : "0");
         for (int32_t k = 0; k < 4; ++k) {
           if (p[k].oom) sb->oom = true;
@@ -753,7 +766,7 @@ static void vkp__emit_epilogue(vkp__cg_t *cg, const vkp__group_t *gr,
     } else if (a->op == VKP_OP_GEMM && a->n_inputs > 2 &&
                l->value == a->inputs[2] && !l->channel) {
       vkp__sb_puts(sb, "      acc += ");
-      vkp__emit_float(sb, vkp_node_attr_float(a, "beta", 1.0));
+      vkp__emit_float(sb, vkp_node_float(a, "beta"));
       vkp__sb_printf(sb, " * %s;  // beta * C of '%s'\n", access[i], a->name);
     }
   }
@@ -853,7 +866,7 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   long long N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
   long long M = w->shape[0], KH = w->shape[2], KW = w->shape[3];
   long long OH = y->shape[2], OW = y->shape[3];
-  long long G = vkp_node_attr_int(a, "group", 1), Cg = C / G, Mg = M / G;
+  long long G = vkp_node_int(a, "group"), Cg = C / G, Mg = M / G;
   long long K = Cg * KH * KW;
   const char *xn = cg->vname[a->inputs[0]], *wn = cg->vname[a->inputs[1]];
   const char *yn = cg->vname[gr->root == gr->anchor ? a->outputs[0]
@@ -967,14 +980,14 @@ static void vkp__emit_matmul(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   else snprintf(ep, sizeof ep, "NULL, NULL");
   vkp__emit_ep_args(cg, gr, has_ep, sb);
   if (a->op == VKP_OP_GEMM) {
-    bool ta = vkp_node_attr_int(a, "transA", 0) != 0;
-    bool tb = vkp_node_attr_int(a, "transB", 0) != 0;
+    bool ta = vkp_node_int(a, "transA") != 0;
+    bool tb = vkp_node_int(a, "transB") != 0;
     long long M = Y->shape[0], N = Y->shape[1];
     long long K = ta ? A->shape[0] : A->shape[1];
     vkp__sb_printf(sb, "  const vkp_bsrc_t src = {.b = %s, .rsb = %lld, .csb = %lld};\n",
                    bn, tb ? 1LL : N, tb ? K : 1LL);
     vkp__sb_printf(sb, "  vkp_gemm(%lld, %lld, %lld, ", M, N, K);
-    vkp__emit_float(sb, vkp_node_attr_float(a, "alpha", 1.0));
+    vkp__emit_float(sb, vkp_node_float(a, "alpha"));
     vkp__sb_printf(sb, ", %s, %lld, %lld, NULL, &src, %s, %lld,\n           %s, 0, 0, "
                    "scratch, VKP_STAGE_THREADS);\n",
                    an, ta ? 1LL : K, ta ? M : 1LL, yn, N, ep);
@@ -1034,7 +1047,7 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
   const char *xn = cg->vname[n->inputs[0]], *yn = cg->vname[n->outputs[0]];
   switch (n->op) {
     case VKP_OP_RESHAPE: case VKP_OP_FLATTEN: case VKP_OP_SQUEEZE:
-    case VKP_OP_UNSQUEEZE:
+    case VKP_OP_UNSQUEEZE: case VKP_OP_IDENTITY:  // views written to an output
       vkp__sb_printf(sb, "  memcpy(%s, %s, %lld);\n", yn, xn,
                      (long long)(vkp__numel(y) * (int64_t)vkp_dtype_size(y->dtype)));
       return NULL;
@@ -1066,7 +1079,7 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       }
       vkp__sb_printf(sb, "%lld, %lld, %lld, %lld, %lld, %lld, 0, %d);\n", (long long)p[2],
                      (long long)p[3], (long long)d[0], (long long)d[1], OH, OW,
-                     (int)vkp_node_attr_int(n, "count_include_pad", 0));
+                     (int)vkp_node_int(n, "count_include_pad"));
       return NULL;
     }
     case VKP_OP_GLOBAL_AVG_POOL: {
@@ -1079,7 +1092,7 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       return NULL;
     }
     case VKP_OP_SOFTMAX: {
-      int64_t axis = vkp_node_attr_int(n, "axis", x->rank - 1);
+      int64_t axis = vkp_node_int(n, "axis");
       long long outer = 1, inner = 1;
       for (int32_t d = 0; d < axis; ++d) outer *= x->shape[d];
       for (int32_t d = (int32_t)axis + 1; d < x->rank; ++d) inner *= x->shape[d];
@@ -1088,7 +1101,7 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       return NULL;
     }
     case VKP_OP_LAYER_NORM: {
-      int64_t axis = vkp_node_attr_int(n, "axis", x->rank - 1);
+      int64_t axis = vkp_node_int(n, "axis");
       long long outer = 1, inner = 1;
       for (int32_t d = 0; d < axis; ++d) outer *= x->shape[d];
       for (int32_t d = (int32_t)axis; d < x->rank; ++d) inner *= x->shape[d];
@@ -1099,7 +1112,7 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       vkp__sb_printf(sb, "    float *yr = %s + o * %lld;\n", yn, inner);
       vkp__sb_puts(sb, "    float mean, rstd;\n");
       vkp__sb_printf(sb, "    vkp_row_stats(xr, %lld, ", inner);
-      vkp__emit_float(sb, vkp_node_attr_float(n, "epsilon", 1e-5));
+      vkp__emit_float(sb, vkp_node_float(n, "epsilon"));
       vkp__sb_puts(sb, ", &mean, &rstd);\n");
       vkp__sb_printf(sb, "    for (ptrdiff_t j = 0; j < %lld; ++j)\n", inner);
       vkp__sb_puts(sb, "      yr[j] = (xr[j] - mean) * rstd");
@@ -1162,7 +1175,7 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       return NULL;
     }
     case VKP_OP_CONCAT: {
-      int64_t axis = vkp_node_attr_int(n, "axis", 0);
+      int64_t axis = vkp_node_int(n, "axis");
       long long outer = 1, esz = (long long)vkp_dtype_size(y->dtype);
       for (int32_t d = 0; d < axis; ++d) outer *= y->shape[d];
       long long out_chunk = vkp__numel(y) / (outer ? outer : 1) * esz, at = 0;
@@ -1477,9 +1490,10 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
       cg.group_of[i] = -1;
       cg.anchor_of[i] = -1;
       const vkp_node_t *n = &graph->nodes[i];
-      if (n->op < 0 || n->op >= VKP_OP_COUNT || n->n_outputs != 1) {
-        st = vkp_status_make(VKP_STATUS_UNSUPPORTED,
-                             "node '%s': unsupported op or output count", n->name);
+      char reason[256];
+      if (!vkp_codegen_c_supports(graph, n, reason, sizeof reason)) {
+        st = vkp_status_make(VKP_STATUS_UNSUPPORTED, "node '%s' (%s): %s",
+                             n->name, vkp_op_name(n->op), reason);
         break;
       }
       for (int32_t k = 0; k < n->n_inputs; ++k)

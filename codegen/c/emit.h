@@ -30,6 +30,7 @@
 #ifndef VKPIPE_CODEGEN_C_EMIT_H_
 #define VKPIPE_CODEGEN_C_EMIT_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,13 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+// Whether the generator has a kernel for `node` (op, dtypes, outputs); when
+// not, a one-line reason is written to `reason`.
+bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
+                            char *reason, size_t reason_size);
+// The dtypes of input 0 the generator handles for `op` (0: no kernel).
+vkp_dtype_set_t vkp_codegen_c_dtypes(vkp_op_t op);
 
 // Name of the entry point and workspace query in generated code.
 #define VKP_CODEGEN_C_ENTRY "vkp_stage_run"

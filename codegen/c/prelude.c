@@ -96,6 +96,17 @@ static inline float vkp_gelu_tanh(float x) {
 static inline float vkp_clipf(float x, float lo, float hi) {
   return x < lo ? lo : (x > hi ? hi : x);
 }
+static inline float vkp_hard_swishf(float x) {
+  return x * vkp_clipf(x * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f);
+}
+// A float to int64 as the reference defines it: truncation toward zero, NaN
+// to 0, saturation at the int64 range (C leaves the rest undefined).
+static inline int64_t vkp_f2i64(double x) {
+  if (!(x == x)) return 0;
+  if (x >= 9223372036854775807.0) return INT64_MAX;
+  if (x <= -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)x;
+}
 
 // ---------------------------------------------------------------------------
 // GEMM: C[M][N] (row stride ldc) = alpha * A * B, then the epilogue.

@@ -45,11 +45,30 @@ __attribute__((format(printf, 3, 4))) static bool vkp__fail(
   return false;
 }
 
+// The ops this generator has a kernel for (all on float32 data). An op
+// absent here is placed on another target, with this reason.
+bool vkp_spirv_has_kernel(vkp_op_t op) {
+  switch (op) {
+    case VKP_OP_CAST:
+      return false;
+    default:
+      return (unsigned)op < VKP_OP_COUNT;
+  }
+}
+
 bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
                         char *reason, size_t reason_size) {
   if (reason && reason_size) reason[0] = '\0';
   if (!graph || !node || (unsigned)node->op >= VKP_OP_COUNT)
     return vkp__fail(reason, reason_size, "unknown op");
+  if (!vkp_spirv_has_kernel(node->op))
+    return vkp__fail(reason, reason_size,
+                     "the Vulkan code generator has no %s kernel yet",
+                     vkp_op_name(node->op));
+  if (node->n_outputs != 1)
+    return vkp__fail(reason, reason_size,
+                     "%s with %d outputs: the Vulkan kernels write one",
+                     vkp_op_name(node->op), (int)node->n_outputs);
   for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
     int32_t v = i < node->n_inputs ? node->inputs[i]
                                    : node->outputs[i - node->n_inputs];

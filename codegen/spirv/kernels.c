@@ -29,24 +29,14 @@ static const char *vkp__shader(const char *name) {
 // ---------------------------------------------------------------------------
 // Classification
 
+// The op table decides what fuses into a loop over the output and what is a
+// view; the kernels below decide what this generator can run at all
+// (vkp_spirv_dtypes in codegen.c).
 bool vkp__op_is_elementwise(vkp_op_t op) {
-  switch (op) {
-    case VKP_OP_ADD: case VKP_OP_SUB: case VKP_OP_MUL: case VKP_OP_DIV:
-    case VKP_OP_POW: case VKP_OP_SQRT: case VKP_OP_EXP: case VKP_OP_NEG:
-    case VKP_OP_ABS: case VKP_OP_RELU: case VKP_OP_LEAKY_RELU:
-    case VKP_OP_CLIP: case VKP_OP_SIGMOID: case VKP_OP_TANH: case VKP_OP_ERF:
-    case VKP_OP_GELU:
-      return true;
-    default:
-      return false;
-  }
+  return vkp_op_pattern(op) <= VKP_OP_PATTERN_BROADCAST;
 }
 
-bool vkp__op_is_alias(vkp_op_t op) {
-  return op == VKP_OP_RESHAPE || op == VKP_OP_FLATTEN ||
-         op == VKP_OP_SQUEEZE || op == VKP_OP_UNSQUEEZE ||
-         op == VKP_OP_IDENTITY;
-}
+bool vkp__op_is_alias(vkp_op_t op) { return vkp_op_is_view(op); }
 
 bool vkp__op_takes_epilogue(vkp_op_t op) { return op != VKP_OP_CONCAT; }
 
@@ -152,6 +142,15 @@ static void vkp__emit_broadcast(vkp__sb_t *sb, const char *fname,
   vkp__emit_affine(sb, fname, out_rank, out_shape, coefs, 0);
 }
 
+// Index into a per-channel vector [C] for output element o of shape `out`
+// (channel axis 1: batch_norm's parameters).
+static void vkp__emit_channel(vkp__sb_t *sb, const char *fname, int32_t out_rank,
+                              const int64_t *out_shape) {
+  int64_t coefs[VKP_MAX_RANK] = {0};
+  coefs[1] = 1;
+  vkp__emit_affine(sb, fname, out_rank, out_shape, coefs, 0);
+}
+
 // ---------------------------------------------------------------------------
 // Prelude and epilogue
 
@@ -211,8 +210,10 @@ int32_t vkp__anchor_bindings(const vkp_graph_t *g, int32_t anchor) {
   return count;
 }
 
+// The GLSL expression of elementwise member `n` over its operands `args`.
 static void vkp__emit_op_expr(vkp__sb_t *sb, const vkp_node_t *n,
-                              const char *a, const char *b) {
+                              char args[][48]) {
+  const char *a = args[0], *b = args[1];
   switch (n->op) {
     case VKP_OP_ADD: vkp__sb_printf(sb, "(%s + %s)", a, b); break;
     case VKP_OP_SUB: vkp__sb_printf(sb, "(%s - %s)", a, b); break;
@@ -226,24 +227,32 @@ static void vkp__emit_op_expr(vkp__sb_t *sb, const vkp_node_t *n,
     case VKP_OP_RELU: vkp__sb_printf(sb, "(%s < 0.0 ? 0.0 : %s)", a, a); break;
     case VKP_OP_LEAKY_RELU:
       vkp__sb_printf(sb, "(%s < 0.0 ? %s * ", a, a);
-      vkp__sb_float(sb, vkp_node_attr_float(n, "alpha", 0.01));
+      vkp__sb_float(sb, vkp_node_float(n, "alpha"));
       vkp__sb_printf(sb, " : %s)", a);
       break;
     case VKP_OP_CLIP:
       vkp__sb_printf(sb, "min(max(%s, ", a);
-      vkp__sb_float(sb, vkp_node_attr_float(n, "min", -3.4028234663852886e38));
+      vkp__sb_float(sb, vkp_node_float(n, "min"));
       vkp__sb_append(sb, "), ");
-      vkp__sb_float(sb, vkp_node_attr_float(n, "max", 3.4028234663852886e38));
+      vkp__sb_float(sb, vkp_node_float(n, "max"));
       vkp__sb_append(sb, ")");
       break;
     case VKP_OP_SIGMOID: vkp__sb_printf(sb, "vkp_sigmoid(%s)", a); break;
     case VKP_OP_TANH: vkp__sb_printf(sb, "vkp_tanh(%s)", a); break;
     case VKP_OP_ERF: vkp__sb_printf(sb, "vkp_erf(%s)", a); break;
     case VKP_OP_GELU:
-      if (strcmp(vkp_node_attr_string(n, "approximate", "none"), "tanh") == 0)
+      if (strcmp(vkp_node_string(n, "approximate"), "tanh") == 0)
         vkp__sb_printf(sb, "vkp_gelu_tanh(%s)", a);
       else
         vkp__sb_printf(sb, "vkp_gelu(%s)", a);
+      break;
+    case VKP_OP_HARD_SWISH:
+      vkp__sb_printf(sb, "(%s * clamp(%s * (1.0 / 6.0) + 0.5, 0.0, 1.0))", a, a);
+      break;
+    case VKP_OP_BATCH_NORM:  // (x - mean) / sqrt(var + eps) * scale + B
+      vkp__sb_printf(sb, "((%s - %s) / sqrt(%s + ", a, args[3], args[4]);
+      vkp__sb_float(sb, vkp_node_float(n, "epsilon"));
+      vkp__sb_printf(sb, ") * %s + %s)", args[1], args[2]);
       break;
     default:
       vkp__sb_printf(sb, "%s", a);
@@ -258,13 +267,14 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
   const vkp_value_t *root = &g->values[g->nodes[group->root].outputs[0]];
   int32_t anchor_out = group->anchor >= 0 ? g->nodes[group->anchor].outputs[0] : -1;
   int32_t ext_value[VKP__MAX_BINDINGS], ext_binding[VKP__MAX_BINDINGS], n_ext = 0;
+  bool ext_channel[VKP__MAX_BINDINGS];  // indexed per channel (batch_norm)
   vkp__sb_t fn;
   vkp__sb_init(&fn);
   vkp__sb_append(&fn, "float vkp_epilogue(float acc, uint o) {\n");
   for (int32_t i = 0; i < group->n_members; ++i) {
     const vkp_node_t *n = &g->nodes[group->members[i]];
-    char args[2][48];
-    for (int32_t j = 0; j < n->n_inputs && j < 2; ++j) {
+    char args[5][48] = {{0}};
+    for (int32_t j = 0; j < n->n_inputs && j < 5; ++j) {
       int32_t v = n->inputs[j], producer;
       if (v == anchor_out) {
         snprintf(args[j], sizeof args[j], "acc");
@@ -272,8 +282,9 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
         snprintf(args[j], sizeof args[j], "v%d", (int)producer);
       } else {
         int32_t binding = -1;
+        bool channel = n->op == VKP_OP_BATCH_NORM && j > 0;
         for (int32_t s = 0; s < n_ext; ++s)
-          if (ext_value[s] == v) binding = ext_binding[s];
+          if (ext_value[s] == v && ext_channel[s] == channel) binding = ext_binding[s];
         if (binding < 0) {
           binding = vkp__bind_input(e->k, v);
           if (binding < 0 || n_ext >= VKP__MAX_BINDINGS) {
@@ -283,18 +294,22 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
                                    g->nodes[group->root].name, VKP__MAX_BINDINGS);
           }
           ext_value[n_ext] = v;
+          ext_channel[n_ext] = channel;
           ext_binding[n_ext++] = binding;
           char fname[32];
           snprintf(fname, sizeof fname, "vkp_idx%d", (int)binding);
-          vkp__emit_broadcast(&e->head, fname, &g->values[v], root->rank,
-                              root->shape);
+          if (channel)
+            vkp__emit_channel(&e->head, fname, root->rank, root->shape);
+          else
+            vkp__emit_broadcast(&e->head, fname, &g->values[v], root->rank,
+                                root->shape);
         }
         snprintf(args[j], sizeof args[j], "b%d[vkp_idx%d(o)]", (int)binding,
                  (int)binding);
       }
     }
     vkp__sb_printf(&fn, "  float v%d = ", (int)group->members[i]);
-    vkp__emit_op_expr(&fn, n, args[0], n->n_inputs > 1 ? args[1] : "");
+    vkp__emit_op_expr(&fn, n, args);
     vkp__sb_printf(&fn, ";  // %s '%s'\n", vkp_op_name(n->op), n->name);
   }
   if (group->n_members > 0)
@@ -406,8 +421,8 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
   int64_t batch = 1;
   int32_t out_batch_rank = 0;
   if (n->op == VKP_OP_GEMM) {
-    bool ta = vkp_node_attr_int(n, "transA", 0) != 0;
-    bool tb = vkp_node_attr_int(n, "transB", 0) != 0;
+    bool ta = vkp_node_int(n, "transA") != 0;
+    bool tb = vkp_node_int(n, "transB") != 0;
     m = ta ? a->shape[1] : a->shape[0];
     k = ta ? a->shape[0] : a->shape[1];
     nn = tb ? b->shape[0] : b->shape[1];
@@ -451,7 +466,7 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
                  (long long)b_sk, (long long)b_sn);
   vkp__sb_append(s, "float vkp_gemm_finish(float acc, uint m, uint n) {\n  return ");
   if (n->op == VKP_OP_GEMM) {
-    vkp__sb_float(s, vkp_node_attr_float(n, "alpha", 1.0));
+    vkp__sb_float(s, vkp_node_float(n, "alpha"));
     vkp__sb_append(s, " * acc");
     const vkp_value_t *c = vkp__node_in(g, n, 2);
     if (c) {
@@ -463,7 +478,7 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
         c_sn = c->shape[0] == nn && nn != 1 ? 1 : 0;
       }
       vkp__sb_append(s, " + ");
-      vkp__sb_float(s, vkp_node_attr_float(n, "beta", 1.0));
+      vkp__sb_float(s, vkp_node_float(n, "beta"));
       vkp__sb_printf(s, " * IN2[m * %lldu + n * %lldu]", (long long)c_sm,
                      (long long)c_sn);
     }
@@ -508,7 +523,7 @@ static void vkp__emit_window_attrs(vkp__sb_t *s, const vkp_node_t *n) {
 static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__node_in(e->g, n, 0), *w = vkp__node_in(e->g, n, 1);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
-  int64_t group = vkp_node_attr_int(n, "group", 1);
+  int64_t group = vkp_node_int(n, "group");
   vkp__sb_t *s = &e->body;
   uint64_t mg = (uint64_t)(y->shape[1] / group);
   uint64_t cb = mg % 4 == 0 ? 4 : mg % 2 == 0 ? 2 : 1;
@@ -549,7 +564,7 @@ static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
     vkp__sb_append(s, "#define POOL_MAX 1\n");
   } else {
     vkp__sb_append(s, "#define POOL_AVG 1\n");
-    if (vkp_node_attr_int(n, "count_include_pad", 0))
+    if (vkp_node_int(n, "count_include_pad"))
       vkp__sb_append(s, "#define COUNT_INCLUDE_PAD 1\n");
   }
   vkp__grid_1d(e, vkp__numel(y));
@@ -571,23 +586,9 @@ static void vkp__emit_global_pool(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__row_kernel(e, "reduce", nc, s);
 }
 
-static void vkp__emit_batch_norm(vkp__emit_t *e, const vkp_node_t *n) {
-  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
-  uint64_t inner = 1;
-  for (int32_t d = 2; d < x->rank; ++d) inner *= (uint64_t)x->shape[d];
-  vkp__define_u(&e->body, "TOTAL", vkp__numel(x));
-  vkp__define_u(&e->body, "C", (uint64_t)x->shape[1]);
-  vkp__define_u(&e->body, "INNER", inner);
-  vkp__sb_append(&e->body, "#define EPSILON ");
-  vkp__sb_float(&e->body, vkp_node_attr_float(n, "epsilon", 1e-5));
-  vkp__sb_append(&e->body, "\n");
-  vkp__grid_1d(e, vkp__numel(x));
-  vkp__template(e, "batch_norm");
-}
-
 static void vkp__emit_softmax(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__node_in(e->g, n, 0);
-  int64_t axis = vkp_node_attr_int(n, "axis", x->rank - 1);
+  int64_t axis = vkp_node_int(n, "axis");
   uint64_t outer = 1, inner = 1;
   for (int32_t d = 0; d < axis; ++d) outer *= (uint64_t)x->shape[d];
   for (int32_t d = (int32_t)axis + 1; d < x->rank; ++d) inner *= (uint64_t)x->shape[d];
@@ -599,7 +600,7 @@ static void vkp__emit_softmax(vkp__emit_t *e, const vkp_node_t *n) {
 
 static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__node_in(e->g, n, 0);
-  int64_t axis = vkp_node_attr_int(n, "axis", x->rank - 1);
+  int64_t axis = vkp_node_int(n, "axis");
   uint64_t rows = 1, len = 1;
   for (int32_t d = 0; d < axis; ++d) rows *= (uint64_t)x->shape[d];
   for (int32_t d = (int32_t)axis; d < x->rank; ++d) len *= (uint64_t)x->shape[d];
@@ -615,7 +616,7 @@ static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__define_u(&e->body, "ROWS", rows);
   vkp__define_u(&e->body, "L", len);
   vkp__sb_append(&e->body, "#define EPSILON ");
-  vkp__sb_float(&e->body, vkp_node_attr_float(n, "epsilon", 1e-5));
+  vkp__sb_float(&e->body, vkp_node_float(n, "epsilon"));
   vkp__sb_append(&e->body, "\n");
   vkp__row_kernel(e, "layer_norm", rows, len);
 }
@@ -686,7 +687,7 @@ static void vkp__emit_slice(vkp__emit_t *e, const vkp_node_t *n) {
 static void vkp__emit_concat(vkp__emit_t *e, const vkp_node_t *n, int32_t part) {
   const vkp_value_t *x = vkp__node_in(e->g, n, part);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
-  int64_t axis = vkp_node_attr_int(n, "axis", 0);
+  int64_t axis = vkp_node_int(n, "axis");
   uint64_t inner = 1, offset = 0;
   for (int32_t d = (int32_t)axis + 1; d < y->rank; ++d) inner *= (uint64_t)y->shape[d];
   for (int32_t i = 0; i < part; ++i)
@@ -739,7 +740,6 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
       case VKP_OP_CONV2D: vkp__emit_conv2d(&e, anchor); break;
       case VKP_OP_MAX_POOL2D: case VKP_OP_AVG_POOL2D: vkp__emit_pool(&e, anchor); break;
       case VKP_OP_GLOBAL_AVG_POOL: vkp__emit_global_pool(&e, anchor); break;
-      case VKP_OP_BATCH_NORM: vkp__emit_batch_norm(&e, anchor); break;
       case VKP_OP_SOFTMAX: vkp__emit_softmax(&e, anchor); break;
       case VKP_OP_LAYER_NORM: vkp__emit_layer_norm(&e, anchor); break;
       case VKP_OP_REDUCE_MEAN: case VKP_OP_REDUCE_SUM: vkp__emit_reduce(&e, anchor); break;

@@ -80,6 +80,8 @@ typedef struct vkp_spirv_device_info_t {
   uint64_t min_storage_alignment;  // minStorageBufferOffsetAlignment, bytes
 } vkp_spirv_device_info_t;
 
+// Does the codegen have a kernel for `op` (on float32 data)?
+bool vkp_spirv_has_kernel(vkp_op_t op);
 // Can the codegen produce `node`? (Used by the target's supports().)
 bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
                         char *reason, size_t reason_size);

@@ -183,10 +183,28 @@ double vkp_node_attr_float(const vkp_node_t *node, const char *name,
                            double fallback);
 const char *vkp_node_attr_string(const vkp_node_t *node, const char *name,
                                  const char *fallback);
+// The same without a fallback, for validated graphs: validation writes every
+// attribute of the op's schema that has a default (docs/ops.md) and every
+// canonical form, so the values are there; an absent one reads as 0, 0.0 or
+// NULL. Use these rather than repeating an op's default at the call.
+int64_t vkp_node_int(const vkp_node_t *node, const char *name);
+double vkp_node_float(const vkp_node_t *node, const char *name);
+const char *vkp_node_string(const vkp_node_t *node, const char *name);
 // Number of entries of an INTS attribute, *out_ints pointing at them (borrowed
 // from the graph); 0 and NULL when absent.
 int32_t vkp_node_attr_ints(const vkp_node_t *node, const char *name,
                            const int64_t **out_ints);
+
+// Evaluates `node` of a validated graph with the reference semantics of its
+// op (docs/ops.md): the kernels the "ref" target runs and constant folding
+// uses. `inputs` has node->n_inputs entries (NULL for an omitted optional
+// input), borrowed; `outputs` has node->n_outputs tensors, preallocated with
+// the inferred dtypes and shapes, aliasing no input. Thread-safe for
+// distinct outputs. Errors (an integer division by zero, an index out of
+// range) name the node.
+vkp_status_t vkp_node_eval(const vkp_node_t *node,
+                           const vkp_tensor_t *const *inputs,
+                           vkp_tensor_t *outputs) VKP_MUST_USE;
 
 // Total bytes of constants.
 size_t vkp_graph_constant_bytes(const vkp_graph_t *graph);

@@ -1,59 +1,85 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// vkpipe operator table: one X-macro list that every module expands.
+// vkpipe operator table: one X-macro list that is the one place that knows
+// an op. Everything else (validation, the reference semantics, the cost
+// model, every code generator) reads its properties through the functions
+// below instead of keeping its own list.
 //
 //   #define NAME_OF(e, name, ...) case VKP_OP_##e: return name;
 //   switch (op) { VKP_OP_LIST(NAME_OF) default: return "?"; }
 //
-// X(ENUM, "name", min inputs, max inputs (-1 = variadic), attribute schema,
-//   shape inference). The last two name internal tables in graph/ops.c; other
-//   expansions ignore them. docs/ops.md documents every op's semantics.
+//   if (vkp_op_pattern(node->op) <= VKP_OP_PATTERN_BROADCAST) fuse(node);
+//
+// X(ENUM, "name",
+//   inputs min, max (-1: variadic), outputs min, max (-1: variadic),
+//   attribute schema, shape inference, reference kernel,   (graph/op_*.c)
+//   PATTERN, DTYPES accepted by input 0, VIEW (1: output is input 0's bytes
+//   under another shape), COST class, cost factor)
+//
+// PATTERN is TVM's fusion pattern (vkp_op_pattern_t); DTYPES one of the
+// VKP_OP_DTYPES_* sets; COST a vkp_op_cost_class_t and its factor (flops per
+// element for ELEMWISE and NORM, per input element for REDUCE).
+// docs/ops.md documents every op's semantics; docs/adding-an-op.md says what
+// else a new op needs.
 #ifndef VKPIPE_OPS_H_
 #define VKPIPE_OPS_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vkpipe/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define VKP_OP_LIST(X)                                                        \
-  X(ADD, "add", 2, 2, none, broadcast)                                        \
-  X(SUB, "sub", 2, 2, none, broadcast)                                        \
-  X(MUL, "mul", 2, 2, none, broadcast)                                        \
-  X(DIV, "div", 2, 2, none, broadcast)                                        \
-  X(POW, "pow", 2, 2, none, broadcast)                                        \
-  X(SQRT, "sqrt", 1, 1, none, unary)                                          \
-  X(EXP, "exp", 1, 1, none, unary)                                            \
-  X(NEG, "neg", 1, 1, none, unary)                                            \
-  X(ABS, "abs", 1, 1, none, unary)                                            \
-  X(RELU, "relu", 1, 1, none, unary)                                          \
-  X(LEAKY_RELU, "leaky_relu", 1, 1, leaky_relu, unary)                        \
-  X(CLIP, "clip", 1, 1, clip, unary)                                          \
-  X(SIGMOID, "sigmoid", 1, 1, none, unary)                                    \
-  X(TANH, "tanh", 1, 1, none, unary)                                          \
-  X(ERF, "erf", 1, 1, none, unary)                                            \
-  X(GELU, "gelu", 1, 1, gelu, unary)                                          \
-  X(MATMUL, "matmul", 2, 2, none, matmul)                                     \
-  X(GEMM, "gemm", 2, 3, gemm, gemm)                                           \
-  X(CONV2D, "conv2d", 2, 3, conv2d, conv2d)                                   \
-  X(MAX_POOL2D, "max_pool2d", 1, 1, max_pool2d, pool2d)                       \
-  X(AVG_POOL2D, "avg_pool2d", 1, 1, avg_pool2d, pool2d)                       \
-  X(GLOBAL_AVG_POOL, "global_avg_pool", 1, 1, none, global_pool)              \
-  X(BATCH_NORM, "batch_norm", 5, 5, batch_norm, batch_norm)                   \
-  X(SOFTMAX, "softmax", 1, 1, softmax, softmax)                               \
-  X(LAYER_NORM, "layer_norm", 2, 3, layer_norm, layer_norm)                   \
-  X(REDUCE_MEAN, "reduce_mean", 1, 1, reduce, reduce)                         \
-  X(REDUCE_SUM, "reduce_sum", 1, 1, reduce, reduce)                           \
-  X(RESHAPE, "reshape", 1, 1, reshape, reshape)                               \
-  X(FLATTEN, "flatten", 1, 1, flatten, flatten)                               \
-  X(TRANSPOSE, "transpose", 1, 1, transpose, transpose)                       \
-  X(CONCAT, "concat", 1, -1, concat, concat)                                  \
-  X(SLICE, "slice", 1, 1, slice, slice)                                       \
-  X(SQUEEZE, "squeeze", 1, 1, squeeze, squeeze)                               \
-  X(UNSQUEEZE, "unsqueeze", 1, 1, unsqueeze, unsqueeze)                       \
-  X(IDENTITY, "identity", 1, 1, none, unary)
+#define VKP_OP_LIST(X)                                                               \
+  /* elementwise arithmetic with NumPy broadcasting */                               \
+  X(ADD, "add", 2, 2, 1, 1, none, broadcast, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
+  X(SUB, "sub", 2, 2, 1, 1, none, broadcast, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
+  X(MUL, "mul", 2, 2, 1, 1, none, broadcast, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
+  X(DIV, "div", 2, 2, 1, 1, none, broadcast, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 4) \
+  X(POW, "pow", 2, 2, 1, 1, none, pow, binary, BROADCAST, FLOAT, 0, ELEMWISE, 8)         \
+  /* elementwise functions */                                                        \
+  X(SQRT, "sqrt", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 4)       \
+  X(EXP, "exp", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8)         \
+  X(NEG, "neg", 1, 1, 1, 1, none, unary, unary, ELEMWISE, SIGNED, 0, ELEMWISE, 1)        \
+  X(ABS, "abs", 1, 1, 1, 1, none, unary, unary, ELEMWISE, NUMERIC, 0, ELEMWISE, 1)       \
+  X(RELU, "relu", 1, 1, 1, 1, none, unary, unary, ELEMWISE, SIGNED, 0, ELEMWISE, 1)      \
+  X(LEAKY_RELU, "leaky_relu", 1, 1, 1, 1, leaky_relu, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 1) \
+  X(CLIP, "clip", 1, 1, 1, 1, clip, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 1)       \
+  X(SIGMOID, "sigmoid", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(TANH, "tanh", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8)       \
+  X(ERF, "erf", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8)         \
+  X(GELU, "gelu", 1, 1, 1, 1, gelu, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8)       \
+  X(HARD_SWISH, "hard_swish", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 3) \
+  X(CAST, "cast", 1, 1, 1, 1, cast, cast, cast, ELEMWISE, ALL, 0, ELEMWISE, 1)           \
+  /* linear algebra */                                                               \
+  X(MATMUL, "matmul", 2, 2, 1, 1, none, matmul, matmul, OUT_EWISE_FUSABLE, FLOAT, 0, MATMUL, 2) \
+  X(GEMM, "gemm", 2, 3, 1, 1, gemm, gemm, gemm, OUT_EWISE_FUSABLE, FLOAT, 0, GEMM, 2)    \
+  /* convolution, pooling, normalisation */                                          \
+  X(CONV2D, "conv2d", 2, 3, 1, 1, conv2d, conv2d, conv2d, OUT_EWISE_FUSABLE, FLOAT, 0, CONV, 2) \
+  X(MAX_POOL2D, "max_pool2d", 1, 1, 1, 1, max_pool2d, pool2d, pool2d, OUT_EWISE_FUSABLE, FLOAT, 0, WINDOW, 1) \
+  X(AVG_POOL2D, "avg_pool2d", 1, 1, 1, 1, avg_pool2d, pool2d, pool2d, OUT_EWISE_FUSABLE, FLOAT, 0, WINDOW, 1) \
+  X(GLOBAL_AVG_POOL, "global_avg_pool", 1, 1, 1, 1, none, global_pool, global_avg_pool, REDUCTION, FLOAT, 0, REDUCE, 1) \
+  X(BATCH_NORM, "batch_norm", 5, 5, 1, 1, batch_norm, batch_norm, batch_norm, BROADCAST, FLOAT, 0, ELEMWISE, 2) \
+  X(SOFTMAX, "softmax", 1, 1, 1, 1, softmax, softmax, softmax, OPAQUE, FLOAT, 0, NORM, 5) \
+  X(LAYER_NORM, "layer_norm", 2, 3, 1, 1, layer_norm, layer_norm, layer_norm, OPAQUE, FLOAT, 0, NORM, 8) \
+  /* reductions */                                                                   \
+  X(REDUCE_MEAN, "reduce_mean", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, FLOAT, 0, REDUCE, 1) \
+  X(REDUCE_SUM, "reduce_sum", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, FLOAT, 0, REDUCE, 1) \
+  /* data movement */                                                                \
+  X(RESHAPE, "reshape", 1, 1, 1, 1, reshape, reshape, copy, INJECTIVE, ALL, 1, VIEW, 0)  \
+  X(FLATTEN, "flatten", 1, 1, 1, 1, flatten, flatten, copy, INJECTIVE, ALL, 1, VIEW, 0)  \
+  X(TRANSPOSE, "transpose", 1, 1, 1, 1, transpose, transpose, transpose, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(CONCAT, "concat", 1, -1, 1, 1, concat, concat, concat, INJECTIVE, ALL, 0, MOVE, 0)   \
+  X(SLICE, "slice", 1, 1, 1, 1, slice, slice, slice, INJECTIVE, ALL, 0, SLICE, 0)        \
+  X(SQUEEZE, "squeeze", 1, 1, 1, 1, squeeze, squeeze, copy, INJECTIVE, ALL, 1, VIEW, 0)  \
+  X(UNSQUEEZE, "unsqueeze", 1, 1, 1, 1, unsqueeze, unsqueeze, copy, INJECTIVE, ALL, 1, VIEW, 0) \
+  X(IDENTITY, "identity", 1, 1, 1, 1, none, unary, copy, INJECTIVE, ALL, 1, VIEW, 0)
 
 typedef enum vkp_op_t {
-#define VKP__OP_ENUM(e, name, min_in, max_in, attrs, infer) VKP_OP_##e,
+#define VKP__OP_ENUM(e, name, ...) VKP_OP_##e,
   VKP_OP_LIST(VKP__OP_ENUM)
 #undef VKP__OP_ENUM
   VKP_OP_COUNT
@@ -63,6 +89,80 @@ typedef enum vkp_op_t {
 const char *vkp_op_name(vkp_op_t op);
 // Parses an op name; returns VKP_OP_COUNT when unknown.
 vkp_op_t vkp_op_parse(const char *name);
+
+// TVM's operator patterns, from the most to the least fusable: an op of a
+// pattern up to BROADCAST computes each output element from the elements at
+// the same (broadcast) index of its inputs, so it fuses into any loop over
+// its output; OUT_EWISE_FUSABLE ops (matmul, conv) take such ops as an
+// epilogue; REDUCTION ops fold axes; INJECTIVE ops move data (each output
+// element is one input element); OPAQUE ops do none of these.
+#define VKP_OP_PATTERN_LIST(X)                      \
+  X(ELEMWISE, "elementwise")                        \
+  X(BROADCAST, "broadcast")                         \
+  X(INJECTIVE, "injective")                         \
+  X(REDUCTION, "reduction")                         \
+  X(OUT_EWISE_FUSABLE, "out-elementwise-fusable")   \
+  X(OPAQUE, "opaque")
+
+typedef enum vkp_op_pattern_t {
+#define VKP__OP_PATTERN_ENUM(e, s) VKP_OP_PATTERN_##e,
+  VKP_OP_PATTERN_LIST(VKP__OP_PATTERN_ENUM)
+#undef VKP__OP_PATTERN_ENUM
+  VKP_OP_PATTERN_COUNT
+} vkp_op_pattern_t;
+
+// How the cost model counts an op's work (partition/cost.c).
+#define VKP_OP_COST_LIST(X)                                         \
+  X(VIEW, "view")          /* no work: a new shape on the same bytes */ \
+  X(MOVE, "move")          /* reads its inputs, writes its output */    \
+  X(SLICE, "slice")        /* reads what it keeps, writes it */         \
+  X(ELEMWISE, "elementwise") /* factor flops per output element */      \
+  X(NORM, "norm")          /* factor flops per output element, 2 passes */ \
+  X(REDUCE, "reduce")      /* factor flops per input element */         \
+  X(MATMUL, "matmul")      /* 2 * M * N * K */                          \
+  X(GEMM, "gemm")          /* 2 * M * N * K plus the bias */            \
+  X(CONV, "conv")          /* 2 * output * taps per output */           \
+  X(WINDOW, "window")      /* output * window size */
+
+typedef enum vkp_op_cost_class_t {
+#define VKP__OP_COST_ENUM(e, s) VKP_OP_COST_##e,
+  VKP_OP_COST_LIST(VKP__OP_COST_ENUM)
+#undef VKP__OP_COST_ENUM
+  VKP_OP_COST_COUNT
+} vkp_op_cost_class_t;
+
+// The dtype sets of the table's DTYPES column.
+#define VKP_OP_DTYPES_FLOAT                                             \
+  (VKP_DTYPE_SET(VKP_DTYPE_FLOAT32) | VKP_DTYPE_SET(VKP_DTYPE_FLOAT16) | \
+   VKP_DTYPE_SET(VKP_DTYPE_FLOAT64) | VKP_DTYPE_SET(VKP_DTYPE_BFLOAT16))
+#define VKP_OP_DTYPES_SIGNED_INT                                      \
+  (VKP_DTYPE_SET(VKP_DTYPE_INT64) | VKP_DTYPE_SET(VKP_DTYPE_INT32) |  \
+   VKP_DTYPE_SET(VKP_DTYPE_INT16) | VKP_DTYPE_SET(VKP_DTYPE_INT8))
+#define VKP_OP_DTYPES_UNSIGNED_INT                                      \
+  (VKP_DTYPE_SET(VKP_DTYPE_UINT64) | VKP_DTYPE_SET(VKP_DTYPE_UINT32) |  \
+   VKP_DTYPE_SET(VKP_DTYPE_UINT16) | VKP_DTYPE_SET(VKP_DTYPE_UINT8))
+#define VKP_OP_DTYPES_INT (VKP_OP_DTYPES_SIGNED_INT | VKP_OP_DTYPES_UNSIGNED_INT)
+#define VKP_OP_DTYPES_SIGNED (VKP_OP_DTYPES_FLOAT | VKP_OP_DTYPES_SIGNED_INT)
+#define VKP_OP_DTYPES_NUMERIC (VKP_OP_DTYPES_FLOAT | VKP_OP_DTYPES_INT)
+#define VKP_OP_DTYPES_BOOL VKP_DTYPE_SET(VKP_DTYPE_BOOL)
+#define VKP_OP_DTYPES_ALL VKP_DTYPE_SET_ALL
+
+// The op's fusion pattern; VKP_OP_PATTERN_OPAQUE when out of range.
+vkp_op_pattern_t vkp_op_pattern(vkp_op_t op);
+// "elementwise", "broadcast", ...
+const char *vkp_op_pattern_name(vkp_op_pattern_t pattern);
+// True for ops whose output is input 0's bytes under another shape
+// (reshape, flatten, squeeze, unsqueeze, identity): a code generator may
+// alias the two buffers.
+bool vkp_op_is_view(vkp_op_t op);
+// The dtypes input 0 of `op` may have (other inputs: docs/ops.md).
+vkp_dtype_set_t vkp_op_dtypes(vkp_op_t op);
+// Cost class and factor (see VKP_OP_COST_LIST).
+vkp_op_cost_class_t vkp_op_cost_class(vkp_op_t op);
+double vkp_op_cost_factor(vkp_op_t op);
+// Arity: *min and *max inputs / outputs (max -1: variadic).
+void vkp_op_arity(vkp_op_t op, int32_t *min_inputs, int32_t *max_inputs,
+                  int32_t *min_outputs, int32_t *max_outputs);
 
 #ifdef __cplusplus
 }

@@ -30,15 +30,35 @@ extern "C" {
 
 #define VKP_MAX_RANK 8
 
-// X(ENUM, "name", element size in bytes): every dtype, in one list.
-#define VKP_DTYPE_LIST(X)   \
-  X(FLOAT32, "float32", 4)  \
-  X(FLOAT16, "float16", 2)  \
-  X(INT64, "int64", 8)      \
-  X(INT32, "int32", 4)
+// X(ENUM, "name", element size in bytes, kind, DLPack type code, DLPack
+// bits): every dtype, in one list (DLPack codes: 0 int, 1 uint, 2 float,
+// 4 bfloat, 6 bool, as in DLPack 0.8; Debian's dlpack.h predates kDLBool).
+// New dtypes go at the end: the enum values are stable (blobs store them).
+#define VKP_DTYPE_LIST(X)                    \
+  X(FLOAT32, "float32", 4, FLOAT, 2, 32)     \
+  X(FLOAT16, "float16", 2, FLOAT, 2, 16)     \
+  X(INT64, "int64", 8, INT, 0, 64)           \
+  X(INT32, "int32", 4, INT, 0, 32)           \
+  X(FLOAT64, "float64", 8, FLOAT, 2, 64)     \
+  X(BFLOAT16, "bfloat16", 2, FLOAT, 4, 16)   \
+  X(INT16, "int16", 2, INT, 0, 16)           \
+  X(INT8, "int8", 1, INT, 0, 8)              \
+  X(UINT64, "uint64", 8, UINT, 1, 64)        \
+  X(UINT32, "uint32", 4, UINT, 1, 32)        \
+  X(UINT16, "uint16", 2, UINT, 1, 16)        \
+  X(UINT8, "uint8", 1, UINT, 1, 8)           \
+  X(BOOL, "bool", 1, BOOL, 6, 8)
+
+// What kind of number a dtype holds.
+typedef enum vkp_dtype_kind_t {
+  VKP_DTYPE_KIND_FLOAT,  // IEEE binary16/32/64 and bfloat16
+  VKP_DTYPE_KIND_INT,    // signed two's complement
+  VKP_DTYPE_KIND_UINT,   // unsigned
+  VKP_DTYPE_KIND_BOOL,   // one byte, 0 or 1
+} vkp_dtype_kind_t;
 
 typedef enum vkp_dtype_t {
-#define VKP__DTYPE_ENUM(e, s, n) VKP_DTYPE_##e,
+#define VKP__DTYPE_ENUM(e, s, n, k, dc, db) VKP_DTYPE_##e,
   VKP_DTYPE_LIST(VKP__DTYPE_ENUM)
 #undef VKP__DTYPE_ENUM
   VKP_DTYPE_COUNT
@@ -50,6 +70,21 @@ const char *vkp_dtype_name(vkp_dtype_t dtype);
 size_t vkp_dtype_size(vkp_dtype_t dtype);
 // Parses a dtype name; false when unknown.
 bool vkp_dtype_parse(const char *name, vkp_dtype_t *out_dtype);
+// The kind of a dtype (VKP_DTYPE_KIND_FLOAT when out of range).
+vkp_dtype_kind_t vkp_dtype_kind(vkp_dtype_t dtype);
+// Shorthands: float kinds; signed or unsigned integers.
+bool vkp_dtype_is_float(vkp_dtype_t dtype);
+bool vkp_dtype_is_integer(vkp_dtype_t dtype);
+
+// A set of dtypes as a bit mask (bit d for dtype d), used by the op table to
+// say which dtypes an op accepts.
+typedef uint32_t vkp_dtype_set_t;
+#define VKP_DTYPE_SET(d) ((vkp_dtype_set_t)1u << (d))
+// Every float dtype / every integer dtype / bool / all of them.
+vkp_dtype_set_t vkp_dtype_set_of_kind(vkp_dtype_kind_t kind);
+#define VKP_DTYPE_SET_ALL ((vkp_dtype_set_t)((1u << VKP_DTYPE_COUNT) - 1u))
+// Writes "float32, float16, ..." (the set's names, in list order) into buf.
+const char *vkp_dtype_set_format(vkp_dtype_set_t set, char *buf, size_t size);
 
 typedef struct vkp_tensor_t {
   vkp_dtype_t dtype;

@@ -44,15 +44,8 @@ typedef struct vkp__cpu_stage_t {
 static bool vkp__cpu_supports(const vkp_target_t *target, const vkp_graph_t *graph,
                               const vkp_node_t *node, char *reason,
                               size_t reason_size) {
-  if (node->op < 0 || node->op >= VKP_OP_COUNT) {
-    snprintf(reason, reason_size, "unknown op");
-    return false;
-  }
-  if (node->n_outputs != 1) {
-    snprintf(reason, reason_size, "%d outputs; the C codegen handles one", (int)node->n_outputs);
-    return false;
-  }
-  return true;
+  (void)target;
+  return vkp_codegen_c_supports(graph, node, reason, reason_size);
 }
 
 static vkp_status_t vkp__cpu_compile(const vkp_target_t *target, const vkp_graph_t *graph,

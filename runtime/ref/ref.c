@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The "ref" target: vtable, blob, memory plan and the run loop. The kernels
-// live in ref_ops.c.
+// are the op table's reference kernels (vkp_node_eval, graph/op_*.c).
 #include "runtime/ref/ref.h"
 
 #include <stdio.h>
@@ -9,34 +9,20 @@
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
-#include "runtime/ref/ref_ops.h"
 
 // ---------------------------------------------------------------------------
 // supports
 
+// Every op of a validated graph has a reference kernel for every dtype its
+// inference admits, so ref runs whatever validates.
 static bool vkp__ref_supports(const vkp_target_t *target, const vkp_graph_t *graph,
                               const vkp_node_t *node, char *reason,
                               size_t reason_size) {
-  if (!vkp__ref_kernel(node->op)) {
+  (void)target;
+  (void)graph;
+  if ((unsigned)node->op >= VKP_OP_COUNT) {
     snprintf(reason, reason_size, "unknown op %d", (int)node->op);
     return false;
-  }
-  if (node->n_outputs != 1) {
-    snprintf(reason, reason_size, "has %d outputs; ref handles exactly 1",
-             (int)node->n_outputs);
-    return false;
-  }
-  for (int32_t i = -1; i < node->n_inputs; ++i) {
-    int32_t v = i < 0 ? node->outputs[0] : node->inputs[i];
-    if (v < 0) continue;  // omitted optional input
-    const vkp_value_t *val = &graph->values[v];
-    if (!vkp__ref_supports_dtype(node->op, val->dtype)) {
-      snprintf(reason, reason_size, "%s '%s' is %s; ref's %s handles %s",
-               i < 0 ? "output" : "input", val->name,
-               vkp_dtype_name(val->dtype), vkp_op_name(node->op),
-               vkp__ref_dtypes_text(node->op));
-      return false;
-    }
   }
   return true;
 }
@@ -153,6 +139,7 @@ typedef struct vkp__ref_stage_t {
   int32_t *output_slot;        // owned; output written in place by its node, or -1
   vkp_tensor_t *views;         // owned array, refreshed by every run
   const vkp_tensor_t **args;   // owned; room for the widest node's inputs
+  vkp_tensor_t *results;       // owned; room for the widest node's outputs
 } vkp__ref_stage_t;
 
 static void vkp__ref_unload(vkp_stage_t *stage) {
@@ -164,6 +151,7 @@ static void vkp__ref_unload(vkp_stage_t *stage) {
   vkp__free(s->output_slot);
   vkp__free(s->views);
   vkp__free(s->args);
+  vkp__free(s->results);
   vkp__free(s);
 }
 
@@ -245,11 +233,11 @@ static vkp_status_t vkp__ref_load(const vkp_target_t *target,
   int32_t widest = 1;
   for (int32_t i = 0; i < graph->n_nodes; ++i) {
     const vkp_node_t *n = &graph->nodes[i];
-    if (!vkp__ref_kernel(n->op) || n->n_outputs != 1)
+    if ((unsigned)n->op >= VKP_OP_COUNT)
       return vkp_status_make(VKP_STATUS_UNSUPPORTED,
-                             "ref: node '%s' (%s) cannot be run", n->name,
-                             vkp_op_name(n->op));
+                             "ref: node '%s' has unknown op %d", n->name, (int)n->op);
     if (n->n_inputs > widest) widest = n->n_inputs;
+    if (n->n_outputs > widest) widest = n->n_outputs;
   }
   vkp__ref_stage_t *s = vkp__calloc(1, sizeof(*s));
   int32_t *first_def = vkp__calloc(nv, sizeof(int32_t));
@@ -264,9 +252,10 @@ static vkp_status_t vkp__ref_load(const vkp_target_t *target,
     s->output_slot = vkp__calloc(nv, sizeof(int32_t));
     s->views = vkp__calloc(nv, sizeof(vkp_tensor_t));
     s->args = vkp__calloc((size_t)widest, sizeof(vkp_tensor_t *));
+    s->results = vkp__calloc((size_t)widest, sizeof(vkp_tensor_t));
   }
   if (!s || !first_def || !last_use || !blocks || !s->arena_offset ||
-      !s->input_slot || !s->output_slot || !s->views || !s->args)
+      !s->input_slot || !s->output_slot || !s->views || !s->args || !s->results)
     st = VKP_OOM("ref stage");
   if (!st) st = vkp_graph_liveness(graph, first_def, last_use);
   int32_t n_blocks = 0;
@@ -359,7 +348,8 @@ static vkp_status_t vkp__ref_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
     const vkp_node_t *n = &g->nodes[i];
     for (int32_t j = 0; j < n->n_inputs; ++j)
       s->args[j] = n->inputs[j] >= 0 ? &s->views[n->inputs[j]] : NULL;
-    vkp_status_t st = vkp__ref_kernel(n->op)(n, s->args, &s->views[n->outputs[0]]);
+    for (int32_t j = 0; j < n->n_outputs; ++j) s->results[j] = s->views[n->outputs[j]];
+    vkp_status_t st = vkp_node_eval(n, s->args, s->results);
     if (st) return st;
   }
   // Outputs that no node writes in place (a graph input or constant listed
@@ -387,7 +377,10 @@ static void vkp__ref_write_plan(FILE *f, const vkp__ref_stage_t *s) {
     for (int32_t j = 0; j < n->n_inputs; ++j)
       fprintf(f, "%s %s", j ? "," : "",
               n->inputs[j] >= 0 ? g->values[n->inputs[j]].name : "(omitted)");
-    fprintf(f, " -> %s\n", g->values[n->outputs[0]].name);
+    fprintf(f, " ->");
+    for (int32_t j = 0; j < n->n_outputs; ++j)
+      fprintf(f, "%s %s", j ? "," : "", g->values[n->outputs[j]].name);
+    fprintf(f, "\n");
   }
   fprintf(f, "\ntensors:\n");
   for (int32_t v = 0; v < g->n_values; ++v) {

@@ -106,8 +106,8 @@ Test(tensor, dlpack_refuses_what_it_cannot_view, .timeout = 5) {
   cr_assert_eq(vkp_status_code(st), VKP_STATUS_UNSUPPORTED);
   vkp_status_free(st);
   dl.device.device_type = kDLCPU;
-  dl.dtype.code = kDLBfloat;
-  dl.dtype.bits = 16;
+  dl.dtype.code = kDLComplex;
+  dl.dtype.bits = 64;
   st = vkp_tensor_from_dlpack(&dl, &t);
   cr_assert_eq(vkp_status_code(st), VKP_STATUS_UNSUPPORTED);
   vkp_status_free(st);

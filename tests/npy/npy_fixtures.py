@@ -8,7 +8,7 @@ writes NumPy's own versions of them.
 For every DIR/c_<name>.npy (written by vkpipe) it loads the array with NumPy
 and writes DIR/np_<name>_v1.npy, _v2.npy and _v3.npy with
 numpy.lib.format.write_array. It also writes the files vkpipe must refuse:
-big-endian, Fortran order, float64, bool, structured.
+big-endian, Fortran order, complex, text, structured.
 """
 import glob
 import os
@@ -37,8 +37,8 @@ def main():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.save(os.path.join(d, "bad_bigendian.npy"), x.astype(">f4"))
     np.save(os.path.join(d, "bad_fortran.npy"), np.asfortranarray(x))
-    np.save(os.path.join(d, "bad_float64.npy"), x.astype(np.float64))
-    np.save(os.path.join(d, "bad_bool.npy"), x > 2)
+    np.save(os.path.join(d, "bad_complex.npy"), x.astype(np.complex64))
+    np.save(os.path.join(d, "bad_text.npy"), np.array(["a", "bc"]))
     np.save(os.path.join(d, "bad_structured.npy"),
             np.zeros(3, dtype=[("a", "<f4"), ("b", "<i4")]))
 

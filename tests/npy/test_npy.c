@@ -42,6 +42,8 @@ static void random_tensor(vkp_test_rng_t *rng, vkp_dtype_t dtype, int32_t rank,
     for (size_t i = 0; i < vkp_tensor_numel(t); ++i)
       f[i] = vkp_test_rng_uniform(rng, -1e6f, 1e6f);
   }
+  if (dtype == VKP_DTYPE_BOOL)  // bools are 0 or 1
+    for (size_t i = 0; i < vkp_tensor_numel(t); ++i) p[i] &= 1;
 }
 
 static void assert_same_tensor(const vkp_tensor_t *a, const vkp_tensor_t *b) {
@@ -62,6 +64,15 @@ Test(npy, round_trips_every_dtype_rank_and_version, .timeout = 30) {
         random_tensor(&rng, (vkp_dtype_t)dtype, rank, &t);
         void *buf;
         size_t size;
+        if (dtype == VKP_DTYPE_BFLOAT16) {  // NumPy has no bfloat16
+          vkp_status_t st = vkp_npy_write_buffer(&t, version, &buf, &size);
+          cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED) &&
+                        strstr(vkp_status_message(st), "bfloat16"),
+                    "%s", vkp_status_message(st));
+          vkp_status_free(st);
+          vkp_tensor_deinit(&t);
+          continue;
+        }
         VKP_TEST_OK(vkp_npy_write_buffer(&t, version, &buf, &size));
         const uint8_t *b = buf;
         cr_assert_eq(b[6], version == 2 ? 2 : 1);
@@ -97,9 +108,11 @@ Test(npy, file_round_trip, .timeout = 30) {
 Test(npy, interchange_with_numpy, .timeout = 30) {
   vkp_test_rng_t rng;
   cr_log_info("seed %llu", (unsigned long long)vkp_test_rng_init(&rng));
-  static const char *const names[VKP_DTYPE_COUNT] = {"f32", "f16", "i64", "i32"};
   vkp_tensor_t sent[VKP_DTYPE_COUNT][3];
+  const char *names[VKP_DTYPE_COUNT];
   for (int d = 0; d < VKP_DTYPE_COUNT; ++d) {
+    names[d] = vkp_dtype_name((vkp_dtype_t)d);
+    if (d == VKP_DTYPE_BFLOAT16) continue;  // NumPy has no bfloat16
     for (int32_t r = 0; r < 3; ++r) {
       random_tensor(&rng, (vkp_dtype_t)d, r * 2, &sent[d][r]);
       char path[512];
@@ -112,6 +125,7 @@ Test(npy, interchange_with_numpy, .timeout = 30) {
            vkp_test_source_dir(), scratch);
   cr_assert_eq(system(cmd), 0, "%s failed", cmd);
   for (int d = 0; d < VKP_DTYPE_COUNT; ++d) {
+    if (d == VKP_DTYPE_BFLOAT16) continue;
     for (int32_t r = 0; r < 3; ++r) {
       for (int v = 1; v <= 3; ++v) {
         char path[512];
@@ -132,8 +146,8 @@ Test(npy, interchange_with_numpy, .timeout = 30) {
       {"bad_bigendian.npy", "big-endian data ('>f4')", VKP_STATUS_UNSUPPORTED},
       {"bad_fortran.npy", "Fortran-order arrays are not supported",
        VKP_STATUS_UNSUPPORTED},
-      {"bad_float64.npy", "dtype '<f8' is not supported", VKP_STATUS_UNSUPPORTED},
-      {"bad_bool.npy", "dtype '|b1' is not supported", VKP_STATUS_UNSUPPORTED},
+      {"bad_complex.npy", "dtype '<c8' is not supported", VKP_STATUS_UNSUPPORTED},
+      {"bad_text.npy", "dtype '<U2' is not supported", VKP_STATUS_UNSUPPORTED},
       {"bad_structured.npy", "structured arrays are not supported",
        VKP_STATUS_UNSUPPORTED},
   };

@@ -407,6 +407,8 @@ def gen_tensor_files(w):
         "float16_bits": helper.make_tensor("t", TensorProto.FLOAT16, [2, 3], np.array(vals, np.float16)),
         "scalar": helper.make_tensor("t", F32, [], [2.5]),
         "double": helper.make_tensor("t", TensorProto.DOUBLE, [2, 3], vals),
+        "bool": helper.make_tensor("t", TensorProto.BOOL, [2, 3], [v > 0 for v in vals]),
+        "string": helper.make_tensor("t", TensorProto.STRING, [2], [b"a", b"bc"]),
     }
     bad = helper.make_tensor("t", F32, [2, 3], vals)
     del bad.float_data[3:]
@@ -427,7 +429,7 @@ def gen_refusals(w):
         n("MyOp", ["x"], ["e"], name="custom", domain="com.example"),
         n("Add", ["c", "e"], ["f"], name="join"),
     ]
-    m = model(nodes, [vi("x", [2, 3]), vi("z", [2], TensorProto.DOUBLE)],
+    m = model(nodes, [vi("x", [2, 3]), vi("z", [2], TensorProto.COMPLEX64)],
               [vi("d", [2, 3]), vi("f", [2, 3])])
     w.save("refuse", m)
     # Unnamed and duplicated node names get unique generated names.

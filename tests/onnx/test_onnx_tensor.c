@@ -59,12 +59,22 @@ Test(onnx_tensor, storage_forms_decode, .timeout = 60) {
   cr_assert_eq(t.rank, 0);
   cr_assert_float_eq(((float *)t.data)[0], 2.5f, 0);
   vkp_tensor_deinit(&t);
+  onnx_model_path(path, sizeof path, "tensor_double.pb");
+  VKP_TEST_OK(vkp_onnx_tensor_load(path, &t, NULL));
+  cr_assert_eq(t.dtype, VKP_DTYPE_FLOAT64);
+  for (int i = 0; i < 6; ++i) cr_assert_eq(((double *)t.data)[i], i * 0.5 - 1.0);
+  vkp_tensor_deinit(&t);
+  onnx_model_path(path, sizeof path, "tensor_bool.pb");
+  VKP_TEST_OK(vkp_onnx_tensor_load(path, &t, NULL));
+  cr_assert_eq(t.dtype, VKP_DTYPE_BOOL);
+  for (int i = 0; i < 6; ++i) cr_assert_eq(((uint8_t *)t.data)[i], i * 0.5 - 1.0 > 0);
+  vkp_tensor_deinit(&t);
 }
 
 Test(onnx_tensor, bad_tensors_are_refused, .timeout = 60) {
   char path[1024];
   vkp_tensor_t t;
-  onnx_model_path(path, sizeof path, "tensor_double.pb");
+  onnx_model_path(path, sizeof path, "tensor_string.pb");
   vkp_status_t st = vkp_onnx_tensor_load(path, &t, NULL);
   cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", vkp_status_message(st));
   vkp_status_free(st);

@@ -9,7 +9,8 @@ with fresh random inputs and the expected output, computed here with NumPy
 The seed comes from $VKPIPE_TEST_SEED when set, else is fresh; it is printed
 and stored in the manifest so a failure can be reproduced.
 
-Manifest: {"seed": "S" (a string: it may exceed a double), "cases": [{"name", "op", "attrs": [[name, kind, value]],
+Manifest: {"seed": "S" (a string: it may exceed a double), "dtypes": [the
+dtypes this generator writes], "cases": [{"name", "op", "attrs": [[name, kind, value]],
 "inputs": [{"name", "dtype", "shape", "file", "constant"} or {"omitted": true}],
 "output": {"dtype", "shape", "file"}, "rtol", "atol"}]}. Files hold raw
 little-endian, row-major element data.
@@ -22,7 +23,14 @@ import sys
 
 import numpy as np
 
-DTYPES = {"float32": "<f4", "float16": "<f2", "int32": "<i4", "int64": "<i8"}
+DTYPES = {"float32": "<f4", "float16": "<f2", "int32": "<i4", "int64": "<i8",
+          "float64": "<f8", "int16": "<i2", "int8": "|i1", "uint64": "<u8",
+          "uint32": "<u4", "uint16": "<u2", "uint8": "|u1", "bool": "|b1"}
+FLOAT_X = ["float16", "float64"]       # float32 has its own cases above
+SIGNED_INTS = ["int8", "int16", "int32", "int64"]
+UNSIGNED_INTS = ["uint8", "uint16", "uint32", "uint64"]
+INTS = SIGNED_INTS + UNSIGNED_INTS
+ALL = ["float32"] + FLOAT_X + INTS + ["bool"]
 PRIMES = [1, 2, 3, 5, 7, 11, 13]
 
 
@@ -575,6 +583,148 @@ def gen_shape_ops(g):
         g.add("unsqueeze", [x], np.expand_dims(x, tuple(axes)), [IS("axes", axes)])
 
 
+# ---------------------------------------------------------------------------
+# Every dtype the op table gives an op (bfloat16 aside: NumPy has none). The
+# reference result is computed in float64 from the inputs as stored in the
+# dtype, then rounded to it once, which is what ref does.
+
+def typed(g, shape, dt, lo=-3.0, hi=3.0):
+    """Random data of dtype `dt` (a name): floats in [lo, hi), integers in
+    the part of [lo, hi] the dtype holds, bools half true."""
+    if dt == "bool":
+        return g.rng.integers(0, 2, size=shape).astype(bool)
+    if dt.startswith("float"):
+        return g.rng.uniform(lo, hi, size=shape).astype(dt)
+    info = np.iinfo(dt)
+    a, b = max(int(lo), int(info.min)), min(int(hi), int(info.max))
+    return g.rng.integers(a, b, size=shape, endpoint=True).astype(dt)
+
+
+def tol(dt):
+    return {"float16": (2e-3, 1e-3), "float64": (1e-12, 1e-12)}.get(dt, (1e-5, 1e-6))
+
+
+def add_typed(g, op, inputs, expected, dt, attrs=(), tag=""):
+    rtol, atol = tol(dt)
+    g.add(op, inputs, expected, attrs, tag=(dt + "_" + tag) if tag else dt,
+          rtol=rtol, atol=atol)
+
+
+def wide(x):
+    return x.astype(np.float64)
+
+
+def gen_dtype_sweep(g):
+    d = g.dim
+    sh = (d([2, 3]), d([3, 5]))
+    unary_f = [
+        ("sqrt", np.sqrt, (0.0, 4.0), ()),
+        ("exp", np.exp, (-3.0, 3.0), ()),
+        ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), (-6.0, 6.0), ()),
+        ("tanh", np.tanh, (-3.0, 3.0), ()),
+        ("erf", erf, (-2.0, 2.0), ()),
+        ("gelu", lambda x: gelu(x, "none"), (-3.0, 3.0), ()),
+        ("leaky_relu", lambda x: np.where(x < 0, 0.01 * x, x), (-3.0, 3.0), ()),
+        ("clip", lambda x: np.clip(x, -1.0, 1.5), (-3.0, 3.0),
+         (F("min", -1.0), F("max", 1.5))),
+        ("hard_swish", lambda x: x * np.clip(x / 6 + 0.5, 0, 1), (-5.0, 5.0), ()),
+        ("neg", lambda x: -x, (-3.0, 3.0), ()),
+        ("abs", np.abs, (-3.0, 3.0), ()),
+        ("relu", lambda x: np.maximum(x, 0), (-3.0, 3.0), ()),
+    ]
+    for op, fn, (lo, hi), attrs in unary_f:
+        for dt in (["float32"] if op == "hard_swish" else []) + FLOAT_X:
+            x = typed(g, sh, dt, lo, hi)
+            add_typed(g, op, [x], fn(wide(x)).astype(dt), dt, attrs)
+    for dt in INTS:
+        x = typed(g, sh, dt, -100, 100)
+        with np.errstate(over="ignore"):
+            add_typed(g, "abs", [x], np.abs(x).astype(dt), dt)
+            if dt in SIGNED_INTS:
+                add_typed(g, "neg", [x], (-x).astype(dt), dt)
+                add_typed(g, "relu", [x], np.maximum(x, 0).astype(dt), dt)
+    # Binary arithmetic, with broadcasting; integers wrap like NumPy's.
+    for op, fn in BINARY.items():
+        for dt in FLOAT_X + ([] if op == "pow" else INTS):
+            a = typed(g, sh, dt, 0.5 if op == "pow" else -100, 3 if op == "pow" else 100)
+            b = typed(g, (sh[1],), dt, -2 if op == "pow" else -100, 2 if op == "pow" else 100)
+            if dt.startswith("float"):
+                if op == "div":
+                    b = np.where(np.abs(wide(b)) < 0.25, 1.0, b).astype(dt)
+                exp = fn(wide(a), wide(b)).astype(dt)
+            elif op == "div":
+                b[b == 0] = 7
+                ab = np.broadcast_to(a, sh)
+                bb = np.broadcast_to(b, sh)
+                exp = (int_trunc_div(ab, bb) if dt in SIGNED_INTS else ab // bb).astype(dt)
+            else:
+                with np.errstate(over="ignore"):
+                    exp = fn(a, b).astype(dt)
+            add_typed(g, op, [a, b], exp, dt)
+    # Linear algebra, convolution, pooling, normalisation, reductions.
+    for dt in FLOAT_X:
+        m, k, n = d(), d(), d()
+        a, b = typed(g, (2, m, k), dt), typed(g, (k, n), dt)
+        add_typed(g, "matmul", [a, b], np.matmul(wide(a), wide(b)).astype(dt), dt)
+        a, b, c = typed(g, (k, m), dt), typed(g, (k, n), dt), typed(g, (n,), dt)
+        add_typed(g, "gemm", [a, b, c], (0.5 * wide(a).T @ wide(b) + wide(c)).astype(dt),
+                  dt, (F("alpha", 0.5), I("transA", 1)))
+        x, w, bias = typed(g, (1, 4, 6, 5), dt), typed(g, (6, 2, 3, 3), dt), typed(g, (6,), dt)
+        exp = conv2d(x, w, bias, (1, 1, 0, 1), (1, 2), (1, 1), 2)
+        add_typed(g, "conv2d", [x, w, bias], exp.astype(dt), dt,
+                  (IS("pads", (1, 1, 0, 1)), IS("strides", (1, 2)), I("group", 2)))
+        x = typed(g, (1, 2, 6, 7), dt)
+        for kind in ("max", "avg"):
+            exp = pool2d(x, kind, (3, 2), (1, 0, 1, 1), (2, 2), (1, 1), 0, 0)
+            add_typed(g, kind + "_pool2d", [x], exp.astype(dt), dt,
+                      (IS("kernel_shape", (3, 2)), IS("pads", (1, 0, 1, 1)),
+                       IS("strides", (2, 2))))
+        add_typed(g, "global_avg_pool", [x],
+                  wide(x).mean(axis=(2, 3), keepdims=True).astype(dt), dt)
+        x = typed(g, (2, 3, 4), dt)
+        scale, bvec, mean = typed(g, (3,), dt), typed(g, (3,), dt), typed(g, (3,), dt)
+        var = typed(g, (3,), dt, 0.2, 2.0)
+        rs = lambda v: wide(v).reshape(1, 3, 1)
+        exp = (wide(x) - rs(mean)) / np.sqrt(rs(var) + 1e-5) * rs(scale) + rs(bvec)
+        add_typed(g, "batch_norm", [x, scale, bvec, mean, var], exp.astype(dt), dt)
+        e = np.exp(wide(x) - wide(x).max(axis=1, keepdims=True))
+        add_typed(g, "softmax", [x], (e / e.sum(axis=1, keepdims=True)).astype(dt), dt,
+                  (I("axis", 1),))
+        gamma = typed(g, (4,), dt)
+        mu = wide(x).mean(axis=-1, keepdims=True)
+        var = ((wide(x) - mu) ** 2).mean(axis=-1, keepdims=True)
+        exp = (wide(x) - mu) / np.sqrt(var + 1e-5) * wide(gamma)
+        add_typed(g, "layer_norm", [x, gamma], exp.astype(dt), dt)
+        for op, fn in (("reduce_sum", np.sum), ("reduce_mean", np.mean)):
+            add_typed(g, op, [x], fn(wide(x), axis=(0, 2), keepdims=True).astype(dt), dt,
+                      (IS("axes", (0, 2)),))
+    # Data movement: every dtype, bytes moved.
+    for dt in ALL:
+        x = typed(g, (2, 3, 4), dt, -100, 100)
+        add_typed(g, "identity", [x], x.copy(), dt)
+        add_typed(g, "reshape", [x], x.reshape(4, 6), dt, (IS("shape", (4, -1)),))
+        add_typed(g, "flatten", [x], x.reshape(2, 12), dt)
+        add_typed(g, "transpose", [x], x.transpose(2, 0, 1).copy(), dt,
+                  (IS("perm", (2, 0, 1)),))
+        y = typed(g, (2, 1, 4), dt, -100, 100)
+        add_typed(g, "concat", [x, y], np.concatenate([x, y], axis=1), dt, (I("axis", 1),))
+        add_typed(g, "slice", [x], x[:, 2:0:-1, 1:].copy(), dt,
+                  (IS("starts", (2, 1)), IS("ends", (0, 4)), IS("axes", (1, 2)),
+                   IS("steps", (-1, 1))))
+        add_typed(g, "squeeze", [y], np.squeeze(y, 1), dt, (IS("axes", (1,)),))
+        add_typed(g, "unsqueeze", [y], np.expand_dims(y, 0), dt, (IS("axes", (0,)),))
+    # cast: from every dtype to every dtype. Floats going to unsigned
+    # integers stay non-negative (the conversion of a negative float to an
+    # unsigned integer is undefined in C and in ONNX).
+    for src in ALL:
+        for dst in ALL:
+            lo = 0 if dst in UNSIGNED_INTS and src.startswith("float") else -100
+            x = typed(g, (3, 4), src, lo, 100)
+            with np.errstate(invalid="ignore", over="ignore"):
+                exp = x.astype(dst)
+            add_typed(g, "cast", [x], exp, dst, (S("to", dst),), tag="from_" + src)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: gen_cases.py OUT_DIR")
@@ -593,8 +743,10 @@ def main():
     gen_pool(g)
     gen_norm(g)
     gen_shape_ops(g)
+    gen_dtype_sweep(g)
     with open(os.path.join(out_dir, "manifest.json"), "w") as f:
-        json.dump({"seed": str(seed), "cases": g.cases}, f, indent=1)
+        json.dump({"seed": str(seed), "dtypes": list(DTYPES), "cases": g.cases},
+                  f, indent=1)
     print("gen_cases: %d cases in %s" % (len(g.cases), out_dir))
 
 

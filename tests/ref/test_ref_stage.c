@@ -245,10 +245,11 @@ Test(ref_stage, allocation_failures, .timeout = 60) {
   vkp_registry_destroy(reg);
 }
 
+// ref runs every op on every dtype the op table admits; only an op outside
+// the table is refused, with a reason.
 Test(ref_stage, supports_reasons, .timeout = 60) {
   vkp_registry_t *reg;
   const vkp_target_t *ref = ref_target(&reg);
-  // Hand-made (validation would refuse it): ref's add on float16.
   vkp_value_t values[3] = {
       {.name = "a", .dtype = VKP_DTYPE_FLOAT16, .rank = 1, .shape = {4}},
       {.name = "b", .dtype = VKP_DTYPE_FLOAT16, .rank = 1, .shape = {4}},
@@ -259,15 +260,10 @@ Test(ref_stage, supports_reasons, .timeout = 60) {
   vkp_graph_t g = {.name = "g", .n_values = 3, .values = values, .n_nodes = 1,
                    .nodes = &node};
   char reason[256] = "";
-  cr_assert_not(ref->vtable->supports(ref, &g, &node, reason, sizeof reason));
-  cr_assert(strstr(reason, "float16") && strstr(reason, "float32, int32, int64"),
-            "%s", reason);
-  // Data movement handles any dtype.
-  node.op = VKP_OP_IDENTITY;
-  node.n_inputs = 1;
   cr_assert(ref->vtable->supports(ref, &g, &node, reason, sizeof reason));
   node.op = VKP_OP_COUNT;
   cr_assert_not(ref->vtable->supports(ref, &g, &node, reason, sizeof reason));
+  cr_assert(strstr(reason, "unknown op"), "%s", reason);
   vkp_registry_destroy(reg);
 }
 

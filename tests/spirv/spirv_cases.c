@@ -116,6 +116,7 @@ UNARY_CASE(tanh_101, VKP_OP_TANH, 0, NULL, 101)
 UNARY_CASE(erf_4x29, VKP_OP_ERF, 0, NULL, 4, 29)
 UNARY_CASE(gelu_7x7, VKP_OP_GELU, 0, NULL, 7, 7)
 UNARY_CASE(gelu_tanh_19, VKP_OP_GELU, 1, A(AS("approximate", "tanh")), 19)
+UNARY_CASE(hard_swish_3x41, VKP_OP_HARD_SWISH, 0, NULL, 3, 41)
 
 #define BINARY_CASE(case_name, op, ra, sa, rb, sb) \
   BEGIN(case_name)                                 \
@@ -222,6 +223,18 @@ END(y)
 BEGIN(global_avg_pool_rank3)
 const char *x = IN(b, 3, S(1, 4, 13));
 const char *y = NODE(b, VKP_OP_GLOBAL_AVG_POOL, 1, L(x), 0, NULL);
+END(y)
+
+// Convolution -> batch_norm -> relu: batch_norm is a broadcast op, fused
+// into the convolution's epilogue with per-channel operands.
+BEGIN(fuse_conv_batch_norm_relu)
+const char *x = IN(b, 4, S(1, 3, 7, 6));
+const char *w = CST(b, 4, S(5, 3, 3, 3));
+const char *conv = NODE(b, VKP_OP_CONV2D, 2, L(x, w), 1, A(AIS("pads", 1, 0, 1, 0)));
+const char *sc = CST(b, 1, S(5)), *bi = CST(b, 1, S(5)), *mu = CST(b, 1, S(5));
+const char *var = CST_RANGE(b, 1, S(5), 0.1f, 2.0f);
+const char *bn = NODE(b, VKP_OP_BATCH_NORM, 5, L(conv, sc, bi, mu, var), 0, NULL);
+const char *y = NODE(b, VKP_OP_RELU, 1, L(bn), 0, NULL);
 END(y)
 
 // --- normalisation ------------------------------------------------------------
@@ -425,6 +438,7 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(erf_4x29, -3.0f, 3.0f, 1),
     CASE(gelu_7x7, -3.0f, 3.0f, 1),
     CASE(gelu_tanh_19, -3.0f, 3.0f, 1),
+    CASE(hard_swish_3x41, -5.0f, 5.0f, 1),
     CASE(add_same_2x3x5, -1.0f, 1.0f, 1),
     CASE(sub_bcast_4x1x5_3x5, -1.0f, 1.0f, 1),
     CASE(mul_scalar_1_7, -1.0f, 1.0f, 1),
@@ -456,6 +470,7 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(global_avg_pool_rank3, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_16x16, -1.0f, 1.0f, 1),
     CASE(batch_norm_2x3x4x5, -1.0f, 1.0f, 1),
+    CASE(fuse_conv_batch_norm_relu, -1.0f, 1.0f, 1),
     CASE(batch_norm_rank2, -1.0f, 1.0f, 1),
     CASE(softmax_last, -4.0f, 4.0f, 1),
     CASE(softmax_mid, -4.0f, 4.0f, 1),

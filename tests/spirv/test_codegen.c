@@ -83,7 +83,7 @@ ParameterizedTest(int *i, spirv_codegen, cases, .timeout = 60) {
   run_case(&vkp_spirv_cases[*i], &gpu_like, true);
 }
 
-// Every op of the op list appears in at least one case.
+// Every op the generator has a kernel for appears in at least one case.
 Test(spirv_codegen, every_op_covered, .timeout = 60) {
   bool seen[VKP_OP_COUNT] = {false};
   vkp_test_rng_t rng;
@@ -96,7 +96,7 @@ Test(spirv_codegen, every_op_covered, .timeout = 60) {
   }
   char missing[512] = "";
   for (int op = 0; op < VKP_OP_COUNT; ++op)
-    if (!seen[op])
+    if (!seen[op] && vkp_spirv_has_kernel((vkp_op_t)op))
       snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %s",
                vkp_op_name((vkp_op_t)op));
   cr_assert(missing[0] == '\0', "ops without a codegen case:%s", missing);

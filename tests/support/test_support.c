@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/scalar.h"
+
 uint64_t vkp_test_rng_init(vkp_test_rng_t *rng) {
   const char *env = getenv("VKPIPE_TEST_SEED");
   uint64_t seed;
@@ -66,24 +68,8 @@ bool vkp_test_allclose(const vkp_tensor_t *a, const vkp_tensor_t *b, double rtol
   size_t bad = 0, first_bad = 0;
   double max_err = 0;
   for (size_t i = 0; i < n; ++i) {
-    double x, y;
-    switch (a->dtype) {
-      case VKP_DTYPE_FLOAT32:
-        x = ((const float *)a->data)[i];
-        y = ((const float *)b->data)[i];
-        break;
-      case VKP_DTYPE_INT64:
-        x = (double)((const int64_t *)a->data)[i];
-        y = (double)((const int64_t *)b->data)[i];
-        break;
-      case VKP_DTYPE_INT32:
-        x = ((const int32_t *)a->data)[i];
-        y = ((const int32_t *)b->data)[i];
-        break;
-      default:
-        snprintf(msg, msg_size, "dtype %s not comparable", vkp_dtype_name(a->dtype));
-        return false;
-    }
+    double x = vkp__scalar_get_f(a->dtype, a->data, i);
+    double y = vkp__scalar_get_f(b->dtype, b->data, i);
     double err = fabs(x - y);
     bool ok = err <= atol + rtol * fabs(y) || (isnan(x) && isnan(y)) ||
               (isinf(x) && isinf(y) && (x > 0) == (y > 0));

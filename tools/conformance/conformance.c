@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/scalar.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/onnx.h"
 #include "vkpipe/target.h"
@@ -172,19 +173,7 @@ static bool vkp_ct_record(vkp_ct_run_t *run, const char *name, char *op,
 }
 
 static double vkp_ct_get(const vkp_tensor_t *t, size_t i) {
-  switch (t->dtype) {
-    case VKP_DTYPE_FLOAT32: return ((const float *)t->data)[i];
-    case VKP_DTYPE_INT32: return ((const int32_t *)t->data)[i];
-    case VKP_DTYPE_INT64: return (double)((const int64_t *)t->data)[i];
-    case VKP_DTYPE_FLOAT16: {
-      uint16_t h = ((const uint16_t *)t->data)[i];
-      int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-      double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY)
-                                                  : ldexp(m | 0x400, e - 25);
-      return (h & 0x8000) ? -v : v;
-    }
-    default: return NAN;
-  }
+  return vkp__scalar_get_f(t->dtype, t->data, i);
 }
 
 // NULL when `got` matches `want`; else a heap description.
