@@ -481,6 +481,68 @@ int32_t vkp_graph_find_node(const vkp_graph_t *graph, const char *name) {
   return vkp_strmap_get(&graph->internal->node_index, name);
 }
 
+vkp_status_t vkp__graph_fold_last_node(vkp_graph_t *graph, void **data) {
+  vkp_node_t *node = &graph->nodes[graph->n_nodes - 1];
+  for (int32_t i = 0; i < node->n_outputs; ++i) {
+    vkp_value_t *v = &graph->values[node->outputs[i]];
+    size_t bytes = 0;
+    (void)vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &bytes);
+    v->kind = VKP_VALUE_CONSTANT;
+    v->producer = -1;
+    v->data = data[i];
+    v->nbytes = bytes;
+  }
+  vkp__node_deinit(node);
+  graph->n_nodes--;
+  graph->validated = false;
+  return vkp__graph_reindex(graph);  // drops the removed node's name
+}
+
+vkp_status_t vkp__graph_prune_constants(vkp_graph_t *graph) {
+  int32_t n = graph->n_values;
+  bool *used = vkp__calloc((size_t)n + 1, sizeof(bool));
+  int32_t *renum = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  if (!used || !renum) {
+    vkp__free(used);
+    vkp__free(renum);
+    return VKP_OOM("constant pruning");
+  }
+  for (int32_t i = 0; i < graph->n_nodes; ++i) {
+    const vkp_node_t *node = &graph->nodes[i];
+    for (int32_t j = 0; j < node->n_inputs; ++j)
+      if (node->inputs[j] >= 0) used[node->inputs[j]] = true;
+  }
+  for (int32_t i = 0; i < graph->n_outputs; ++i) used[graph->outputs[i]] = true;
+  int32_t k = 0;
+  for (int32_t v = 0; v < n; ++v) {
+    vkp_value_t *val = &graph->values[v];
+    if (val->kind == VKP_VALUE_CONSTANT && !used[v]) {
+      vkp__free(val->name);
+      vkp__free(val->data);
+      renum[v] = -1;
+      continue;
+    }
+    renum[v] = k;
+    graph->values[k++] = *val;
+  }
+  bool changed = k != n;
+  graph->n_values = k;
+  for (int32_t i = 0; changed && i < graph->n_nodes; ++i) {
+    vkp_node_t *node = &graph->nodes[i];
+    for (int32_t j = 0; j < node->n_inputs; ++j)
+      if (node->inputs[j] >= 0) node->inputs[j] = renum[node->inputs[j]];
+    for (int32_t j = 0; j < node->n_outputs; ++j)
+      node->outputs[j] = renum[node->outputs[j]];
+  }
+  for (int32_t i = 0; changed && i < graph->n_inputs; ++i)
+    graph->inputs[i] = renum[graph->inputs[i]];
+  for (int32_t i = 0; changed && i < graph->n_outputs; ++i)
+    graph->outputs[i] = renum[graph->outputs[i]];
+  vkp__free(used);
+  vkp__free(renum);
+  return changed ? vkp__graph_reindex_values(graph) : NULL;
+}
+
 vkp_status_t vkp__graph_reindex(vkp_graph_t *graph) {
   vkp_strmap_t *idx = &graph->internal->node_index;
   vkp_strmap_deinit(idx);

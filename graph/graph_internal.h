@@ -25,6 +25,17 @@ vkp_status_t vkp__graph_reindex(vkp_graph_t *graph);
 // Rebuilds the value name index after values were reordered.
 vkp_status_t vkp__graph_reindex_values(vkp_graph_t *graph);
 
+// Replaces the graph's last node by its results: each of its outputs becomes
+// a constant holding data[i] (consumed: heap memory of the output's byte
+// size), and the node is removed. For constant folding while a graph is
+// built (the ONNX importer): nothing may refer to the node by index yet.
+vkp_status_t vkp__graph_fold_last_node(vkp_graph_t *graph, void **data)
+    VKP_MUST_USE;
+
+// Removes constants that no node reads and no output lists, renumbering
+// the remaining values.
+vkp_status_t vkp__graph_prune_constants(vkp_graph_t *graph) VKP_MUST_USE;
+
 // Shape inference and attribute canonicalisation for one node whose inputs
 // have known shapes (graph/ops.c).
 vkp_status_t vkp__op_infer(vkp_graph_t *graph, int32_t node);

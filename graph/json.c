@@ -17,6 +17,7 @@
 #include "base/alloc.h"
 #include "base/json_hooks.h"
 #include "base/status_macros.h"
+#include "graph/bind.h"
 #include "graph/graph_internal.h"
 #include "graph/readers.h"
 
@@ -264,6 +265,7 @@ typedef struct vkp__loader_t {
   const uint8_t *mem_bin;  // weights given in memory (vkp_graph_load_memory)
   size_t mem_bin_size;
   bool use_mem_bin;
+  vkp__binder_t binder;    // sizes for symbolic input dims
 } vkp__loader_t;
 
 static vkp_status_t vkp__load_input(vkp__loader_t *ld, const cJSON *item,
@@ -279,10 +281,30 @@ static vkp_status_t vkp__load_input(vkp__loader_t *ld, const cJSON *item,
   snprintf(where, sizeof where, "input '%s'", name);
   VKP_RETURN_IF_ERROR(vkp__json_check_keys(item, keys, where));
   vkp_dtype_t dtype;
-  int32_t rank = 0;
-  int64_t shape[VKP_MAX_RANK] = {0};
   VKP_RETURN_IF_ERROR(vkp__json_dtype(item, where, &dtype));
-  VKP_RETURN_IF_ERROR(vkp__json_shape(item, where, &rank, shape));
+  // A dim is a size or the name of a symbolic dimension ("batch").
+  const cJSON *arr = NULL;
+  VKP_RETURN_IF_ERROR(vkp__json_array(item, "shape", true, where, &arr));
+  int n = cJSON_GetArraySize(arr);
+  if (n > VKP_MAX_RANK)
+    return VKP__BAD("%s: shape has %d dims; at most %d are supported", where, n,
+                    VKP_MAX_RANK);
+  int32_t rank = 0;
+  int64_t declared[VKP_MAX_RANK] = {0}, shape[VKP_MAX_RANK] = {0};
+  const char *names[VKP_MAX_RANK] = {NULL};
+  for (const cJSON *d = arr->child; d; d = d->next, ++rank) {
+    if (cJSON_IsString(d) && d->valuestring[0]) {
+      declared[rank] = -1;
+      names[rank] = d->valuestring;
+    } else if (!vkp__json_to_int(d, &declared[rank]) || declared[rank] < 0) {
+      return VKP__BAD("%s: shape[%d] must be a non-negative integer or the "
+                      "name of a symbolic dimension",
+                      where, (int)rank);
+    }
+  }
+  vkp_status_t st =
+      vkp__binder_shape(&ld->binder, name, rank, declared, names, shape);
+  if (st) return vkp_status_annotate(st, "%s", where);
   return vkp_graph_add_input(ld->graph, name, dtype, rank, shape, NULL);
 }
 
@@ -580,6 +602,7 @@ static vkp_status_t vkp__load_root(vkp__loader_t *ld) {
   VKP_RETURN_IF_ERROR(vkp__json_array(root, "constants", false, "graph", &constants));
   VKP_RETURN_IF_ERROR(vkp_graph_create(name ? name : "graph", &ld->graph));
   VKP_RETURN_IF_ERROR(vkp__load_section(ld, "inputs", true, vkp__load_input));
+  VKP_RETURN_IF_ERROR(vkp__binder_finish(&ld->binder));
   if (constants && constants->child) {
     if (!weights)
       return VKP__BAD("the graph has constants but no 'weights' file");
@@ -620,11 +643,10 @@ static void vkp__line_column(const char *text, const char *pos, int *line,
   }
 }
 
-static vkp_status_t vkp__graph_load_json_impl(const char *json, size_t json_size,
-                                              const char *base_dir,
-                                              const void *mem_bin,
-                                              size_t mem_bin_size,
-                                              vkp_graph_t **out_graph) {
+static vkp_status_t vkp__graph_load_json_impl(
+    const char *json, size_t json_size, const char *base_dir,
+    const void *mem_bin, size_t mem_bin_size,
+    const vkp_graph_load_options_t *options, vkp_graph_t **out_graph) {
   vkp__json_init_hooks();
   // A UTF-8 byte order mark is allowed (and skipped) before the document.
   if (json_size >= 3 && memcmp(json, "\xEF\xBB\xBF", 3) == 0) {
@@ -660,7 +682,9 @@ static vkp_status_t vkp__graph_load_json_impl(const char *json, size_t json_size
                       .mem_bin = mem_bin,
                       .mem_bin_size = mem_bin_size,
                       .use_mem_bin = mem_bin != NULL};
-  vkp_status_t st = vkp__load_root(&ld);
+  vkp_status_t st = vkp__binder_init(&ld.binder, options);
+  if (!st) st = vkp__load_root(&ld);
+  vkp__binder_deinit(&ld.binder);
   if (ld.bin_open) vkp__bin_close(&ld.bin);
   cJSON_Delete(root);
   if (st) {
@@ -674,7 +698,8 @@ static vkp_status_t vkp__graph_load_json_impl(const char *json, size_t json_size
 vkp_status_t vkp_graph_load_json(const char *json, size_t json_size,
                                  const char *base_dir, vkp_graph_t **out_graph) {
   *out_graph = NULL;
-  return vkp__graph_load_json_impl(json, json_size, base_dir, NULL, 0, out_graph);
+  return vkp__graph_load_json_impl(json, json_size, base_dir, NULL, 0, NULL,
+                                   out_graph);
 }
 
 // Reads a whole file into a fresh NUL-terminated buffer.
@@ -708,6 +733,7 @@ static vkp_status_t vkp__read_file(const char *path, char **out, size_t *out_siz
 }
 
 vkp_status_t vkp__graph_load_json_file(const char *path,
+                                       const vkp_graph_load_options_t *options,
                                        vkp_graph_t **out_graph) {
   *out_graph = NULL;
   char *text = NULL, *dir = NULL;
@@ -721,7 +747,8 @@ vkp_status_t vkp__graph_load_json_file(const char *path,
       return VKP_OOM("directory name");
     }
   }
-  vkp_status_t st = vkp__graph_load_json_impl(text, size, dir, NULL, 0, out_graph);
+  vkp_status_t st =
+      vkp__graph_load_json_impl(text, size, dir, NULL, 0, options, out_graph);
   vkp__free(dir);
   vkp__free(text);
   return vkp_status_annotate(st, "loading '%s'", path);
@@ -991,7 +1018,7 @@ vkp_status_t vkp_graph_load_memory(const void *json, size_t json_size,
   *out_graph = NULL;
   static const uint8_t empty[1] = {0};
   return vkp__graph_load_json_impl(json, json_size, NULL, bin ? bin : empty,
-                                   bin ? bin_size : 0, out_graph);
+                                   bin ? bin_size : 0, NULL, out_graph);
 }
 
 vkp_status_t vkp_graph_save_memory(const vkp_graph_t *graph,

@@ -9,6 +9,12 @@
 #include "graph/readers.h"
 
 vkp_status_t vkp_graph_load(const char *path, vkp_graph_t **out_graph) {
+  return vkp_graph_load_with_options(path, NULL, out_graph);
+}
+
+vkp_status_t vkp_graph_load_with_options(const char *path,
+                                         const vkp_graph_load_options_t *options,
+                                         vkp_graph_t **out_graph) {
   *out_graph = NULL;
   FILE *f = fopen(path, "rb");
   if (!f)
@@ -25,9 +31,10 @@ vkp_status_t vkp_graph_load(const char *path, vkp_graph_t **out_graph) {
     ++i;
   if (n == 0)
     return vkp_status_make(VKP_STATUS_PARSE_ERROR, "'%s' is empty", path);
-  if (i < n && head[i] == '{') return vkp__graph_load_json_file(path, out_graph);
+  if (i < n && head[i] == '{')
+    return vkp__graph_load_json_file(path, options, out_graph);
   // An ONNX ModelProto starts with a protobuf tag; field 1 (ir_version,
   // varint) is 0x08 in every exporter we know, but any valid tag is accepted
   // and the ONNX reader reports what is wrong.
-  return vkp__graph_load_onnx_file(path, out_graph);
+  return vkp__graph_load_onnx_file(path, options, out_graph);
 }

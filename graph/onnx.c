@@ -10,6 +10,7 @@
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
+#include "graph/bind.h"
 #include "graph/graph_internal.h"
 #include "graph/onnx_internal.h"
 #include "graph/readers.h"
@@ -72,6 +73,18 @@ vkp_status_t vkp__onnx_bind_value(vkp__onnx_ctx_t *ctx, const char *name,
   vkp__onnx_sym_t *s = NULL;
   VKP_RETURN_IF_ERROR(vkp__sym_new(ctx, name, &s));
   s->value = value;
+  // A folded (or any constant) IR value is known at import time: later
+  // nodes may read it as a host constant, borrowing the graph's bytes.
+  const vkp_value_t *v = &ctx->graph->values[value];
+  if (v->kind == VKP_VALUE_CONSTANT) {
+    s->is_const = true;
+    s->borrowed = true;
+    s->constant.type = vkp__onnx_type_from_dtype(v->dtype);
+    s->constant.rank = v->rank;
+    for (int32_t i = 0; i < v->rank; ++i) s->constant.shape[i] = v->shape[i];
+    s->constant.data = v->data;
+    s->constant.nbytes = v->nbytes;
+  }
   return NULL;
 }
 
@@ -243,10 +256,13 @@ vkp_status_t vkp__onnx_emit(vkp__onnx_ctx_t *ctx, vkp_op_t op, int32_t n_in,
     if (!st) {
       ctx->emitted++;
       st = vkp__op_infer(ctx->graph, index);
-      if (st)
+      if (st) {
         st = vkp_status_annotate(st, "as IR %s", vkp_op_name(op));
-      else
+      } else {
         *out_value = ctx->graph->nodes[index].outputs[0];
+        bool folded = false;
+        if (!ctx->no_fold) st = vkp__onnx_fold_ir_node(ctx, index, &folded);
+      }
     }
   }
   vkp__free(node_name);
@@ -401,6 +417,7 @@ static void vkp__ctx_deinit(vkp__onnx_ctx_t *ctx) {
   vkp__free(ctx->fusion_at);
   for (int32_t i = 0; i < ctx->n_fusions; ++i) vkp__free(ctx->fusions[i].nodes);
   vkp__free(ctx->fusions);
+  vkp__binder_deinit(&ctx->binder);
   vkp_graph_destroy(ctx->graph);
 }
 
@@ -422,29 +439,28 @@ static vkp_status_t vkp__add_graph_input(vkp__onnx_ctx_t *ctx,
     return VKP__ONNX_UNSUPPORTED("dtype %s is not supported",
                                  vkp__onnx_type_name(elem));
   if (!tt->shape)
-    return VKP__ONNX_UNSUPPORTED("the shape is not given; vkpipe needs static "
-                                 "shapes");
+    return VKP__ONNX_UNSUPPORTED("the rank is not given; vkpipe needs it (and "
+                                 "static sizes, which --shape can give)");
   if (tt->shape->n_dim > VKP_MAX_RANK)
     return VKP__ONNX_UNSUPPORTED("rank %zu exceeds %d", tt->shape->n_dim,
                                  VKP_MAX_RANK);
-  int64_t shape[VKP_MAX_RANK];
+  int64_t declared[VKP_MAX_RANK], shape[VKP_MAX_RANK];
+  const char *names[VKP_MAX_RANK];
   int32_t rank = (int32_t)tt->shape->n_dim;
   for (int32_t i = 0; i < rank; ++i) {
     const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-    if (!d || d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-      return VKP__ONNX_UNSUPPORTED(
-          "dimension %d is symbolic ('%s'); vkpipe needs static shapes",
-          (int)i,
-          d && d->value_case ==
-                       ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
-                   d->dim_param
-              ? d->dim_param
-              : "?");
-    if (d->dim_value < 0)
+    bool is_value = d && d->value_case ==
+                             ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+    bool is_param = d && d->value_case ==
+                             ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+    if (is_value && d->dim_value < 0)
       return VKP__ONNX_INVALID("dimension %d is %lld", (int)i,
                                (long long)d->dim_value);
-    shape[i] = d->dim_value;
+    declared[i] = is_value ? d->dim_value : -1;
+    names[i] = is_param ? d->dim_param : NULL;
   }
+  VKP_RETURN_IF_ERROR(
+      vkp__binder_shape(&ctx->binder, name, rank, declared, names, shape));
   int32_t value;
   VKP_RETURN_IF_ERROR(
       vkp_graph_add_input(ctx->graph, name, dtype, rank, shape, &value));
@@ -460,6 +476,7 @@ static vkp_status_t vkp__freeze_input(vkp__onnx_ctx_t *ctx, const char *name,
     if (!o->constant_names[i] || strcmp(o->constant_names[i], name) != 0)
       continue;
     const vkp_tensor_t *t = &o->constants[i];
+    vkp__binder_skip_input(&ctx->binder, name);
     vkp__onnx_tensor_t c;
     VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
         &c, vkp__onnx_type_from_dtype(t->dtype), t->rank, t->shape));
@@ -690,6 +707,7 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
   vkp__problems_t problems = {0};
   vkp_status_t st = vkp__check_opset(ctx, model);
   if (st) return st;
+  VKP_RETURN_IF_ERROR(vkp__binder_init(&ctx->binder, &ctx->options->bindings));
   if (g->n_sparse_initializer)
     vkp__problem_add(&problems,
                      VKP__ONNX_UNSUPPORTED("sparse initializers are not "
@@ -730,6 +748,8 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
       if (st) vkp__problem_add(&problems, st, "graph input '%s'", name);
     }
   }
+  st = vkp__binder_finish(&ctx->binder);
+  if (st) vkp__problem_add(&problems, st, "load options");
   st = vkp__plan_bn_folds(ctx);
   if (st) goto done;
   vkp_strmap_t node_names;  // borrows the strings in `names`
@@ -789,6 +809,7 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
   ctx->node = NULL;
   ctx->node_name = NULL;
   ctx->node_names = NULL;
+  ctx->no_fold = true;  // an output's identity node is the output's name
   if (!st) st = vkp__import_outputs(ctx, &problems);
 done:
   if (!st && problems.oom) {
@@ -808,6 +829,8 @@ done:
                          problems.count > 200 ? "\n  ..." : "");
   }
   vkp__free(problems.text);
+  // Folding leaves constants only other constants were made from.
+  if (!st) st = vkp__graph_prune_constants(ctx->graph);
   if (!st) st = vkp_graph_validate(ctx->graph);
   return st;
 }
@@ -925,8 +948,11 @@ vkp_status_t vkp_onnx_load_with_options(const char *path,
 }
 
 vkp_status_t vkp__graph_load_onnx_file(const char *path,
+                                       const vkp_graph_load_options_t *options,
                                        vkp_graph_t **out_graph) {
-  return vkp_onnx_load(path, out_graph);
+  vkp_onnx_options_t o = {0};
+  if (options) o.bindings = *options;
+  return vkp_onnx_load_with_options(path, &o, out_graph);
 }
 
 // ---------------------------------------------------------------------------

@@ -2,17 +2,79 @@
 // Import-time constant folding: when every input of a node is known while
 // importing (initializers, Constant, Shape of a static shape, and whatever
 // was folded from those), the node is evaluated here and its outputs become
-// host constants. This is what turns exporters' shape arithmetic (Shape ->
+// constants. This is what turns exporters' shape arithmetic (Shape ->
 // Gather -> Unsqueeze -> Concat -> Reshape) into plain IR attributes.
+//
+// Every IR node the importer emits folds through the op table's reference
+// kernel (vkp__onnx_fold_ir_node), whatever the op. The per-op folders
+// further down are for ONNX ops the IR has no op for yet; they go as the IR
+// gains those ops.
 #include <math.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
+#include "graph/graph_internal.h"
 #include "graph/onnx_internal.h"
 
 // Folded tensors beyond this many bytes are refused rather than allocated.
 #define VKP__FOLD_MAX_BYTES ((size_t)256 << 20)
+
+vkp_status_t vkp__onnx_fold_ir_node(vkp__onnx_ctx_t *ctx, int32_t index,
+                                    bool *out_folded) {
+  *out_folded = false;
+  vkp_graph_t *g = ctx->graph;
+  const vkp_node_t *n = &g->nodes[index];
+  if (index != g->n_nodes - 1 || n->n_inputs == 0) return NULL;
+  for (int32_t i = 0; i < n->n_inputs; ++i)
+    if (n->inputs[i] >= 0 && g->values[n->inputs[i]].kind != VKP_VALUE_CONSTANT)
+      return NULL;
+  size_t total = 0;
+  for (int32_t i = 0; i < n->n_outputs; ++i) {
+    const vkp_value_t *v = &g->values[n->outputs[i]];
+    size_t bytes;
+    if (!vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &bytes))
+      return NULL;
+    total += bytes;
+  }
+  // A large result stays a node: computing it at run time costs less than
+  // carrying it in the model.
+  if (total > VKP__FOLD_MAX_BYTES) return NULL;
+  enum { MAX_IO = 64 };
+  if (n->n_inputs > MAX_IO || n->n_outputs > MAX_IO) return NULL;
+  vkp_tensor_t ins[MAX_IO], outs[MAX_IO];
+  const vkp_tensor_t *args[MAX_IO];
+  void *data[MAX_IO] = {NULL};
+  vkp_status_t st = NULL;
+  for (int32_t i = 0; i < n->n_inputs && !st; ++i) {
+    args[i] = NULL;
+    if (n->inputs[i] < 0) continue;
+    const vkp_value_t *v = &g->values[n->inputs[i]];
+    st = vkp_tensor_init_view(&ins[i], v->dtype, v->rank, v->shape, v->data);
+    args[i] = &ins[i];
+  }
+  for (int32_t i = 0; i < n->n_outputs && !st; ++i) {
+    const vkp_value_t *v = &g->values[n->outputs[i]];
+    st = vkp_tensor_init(&outs[i], v->dtype, v->rank, v->shape);
+    if (st) {
+      for (int32_t j = 0; j < i; ++j) vkp_tensor_deinit(&outs[j]);
+      break;
+    }
+  }
+  if (st) return st;
+  st = vkp_node_eval(n, args, outs);
+  for (int32_t i = 0; i < n->n_outputs; ++i) {
+    data[i] = outs[i].data;  // taken over by the graph below
+    outs[i].owns_data = false;
+  }
+  if (st) {
+    for (int32_t i = 0; i < n->n_outputs; ++i) vkp__free(data[i]);
+    return vkp_status_annotate(st, "folding constant inputs");
+  }
+  VKP_RETURN_IF_ERROR(vkp__graph_fold_last_node(g, data));
+  *out_folded = true;
+  return NULL;
+}
 
 static vkp_status_t vkp__alloc_out(vkp__onnx_tensor_t *t, int32_t type,
                                    int32_t rank, const int64_t *shape) {
@@ -56,79 +118,8 @@ static void vkp__unravel(size_t i, int32_t rank, const int64_t *shape,
   }
 }
 
-static size_t vkp__strides(int32_t rank, const int64_t *shape, size_t *strides) {
-  size_t s = 1;
-  for (int32_t d = rank - 1; d >= 0; --d) {
-    strides[d] = s;
-    s *= (size_t)shape[d];
-  }
-  return s;
-}
-
 // ---------------------------------------------------------------------------
 // Elementwise
-
-vkp_status_t vkp__onnx_fold_binary(vkp__onnx_ctx_t *ctx) {
-  const vkp__onnx_tensor_t *a = vkp__in(ctx, 0), *b = vkp__in(ctx, 1);
-  if (!a || !b) return VKP__ONNX_INVALID("takes two inputs");
-  const char *op = ctx->node->op_type;
-  bool is_pow = strcmp(op, "Pow") == 0;
-  if (a->type != b->type && !is_pow)
-    return VKP__ONNX_INVALID("inputs have types %s and %s",
-                             vkp__onnx_type_name(a->type),
-                             vkp__onnx_type_name(b->type));
-  int32_t rank = a->rank > b->rank ? a->rank : b->rank;
-  int64_t shape[VKP_MAX_RANK];
-  for (int32_t d = 0; d < rank; ++d) {
-    int32_t ia = d - (rank - a->rank), ib = d - (rank - b->rank);
-    int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
-    if (da != db && da != 1 && db != 1)
-      return VKP__ONNX_INVALID("shapes do not broadcast (dim %d: %lld vs %lld)",
-                               (int)d, (long long)da, (long long)db);
-    shape[d] = da == 1 ? db : da;
-  }
-  vkp__onnx_tensor_t out;
-  VKP_RETURN_IF_ERROR(vkp__alloc_out(&out, a->type, rank, shape));
-  size_t sa[VKP_MAX_RANK], sb[VKP_MAX_RANK], n = vkp__onnx_tensor_numel(&out);
-  vkp__strides(a->rank, a->shape, sa);
-  vkp__strides(b->rank, b->shape, sb);
-  bool fl = vkp__onnx_type_is_float(a->type);
-  char c = op[0] == 'A' ? '+' : op[0] == 'S' ? '-' : op[0] == 'M' ? '*'
-         : op[0] == 'D' ? '/' : '^';
-  for (size_t i = 0; i < n; ++i) {
-    int64_t idx[VKP_MAX_RANK];
-    vkp__unravel(i, rank, shape, idx);
-    size_t oa = 0, ob = 0;
-    for (int32_t d = 0; d < rank; ++d) {
-      int32_t ia = d - (rank - a->rank), ib = d - (rank - b->rank);
-      if (ia >= 0 && a->shape[ia] != 1) oa += (size_t)idx[d] * sa[ia];
-      if (ib >= 0 && b->shape[ib] != 1) ob += (size_t)idx[d] * sb[ib];
-    }
-    if (fl || is_pow) {
-      double x = vkp__onnx_tensor_get_f(a, oa), y = vkp__onnx_tensor_get_f(b, ob);
-      double r = c == '+' ? x + y : c == '-' ? x - y : c == '*' ? x * y
-               : c == '/' ? x / y : pow(x, y);
-      vkp__onnx_tensor_set_f(&out, i, r);
-    } else {
-      // Wrap-around arithmetic (done unsigned: no undefined overflow).
-      uint64_t x = (uint64_t)vkp__onnx_tensor_get_i(a, oa),
-               y = (uint64_t)vkp__onnx_tensor_get_i(b, ob);
-      int64_t r;
-      if (c == '/') {
-        int64_t xs = (int64_t)x, ys = (int64_t)y;
-        if (ys == 0) {
-          vkp__onnx_tensor_deinit(&out);
-          return VKP__ONNX_INVALID("integer division by zero");
-        }
-        r = (xs == INT64_MIN && ys == -1) ? INT64_MIN : xs / ys;
-      } else {
-        r = (int64_t)(c == '+' ? x + y : c == '-' ? x - y : x * y);
-      }
-      vkp__onnx_tensor_set_i(&out, i, r);
-    }
-  }
-  return vkp__bind_out(ctx, &out);
-}
 
 vkp_status_t vkp__onnx_fold_unary(vkp__onnx_ctx_t *ctx) {
   const vkp__onnx_tensor_t *x = vkp__in(ctx, 0);
@@ -361,66 +352,6 @@ vkp_status_t vkp__onnx_fold_gather(vkp__onnx_ctx_t *ctx) {
   return vkp__bind_out(ctx, &out);
 }
 
-vkp_status_t vkp__onnx_fold_concat(vkp__onnx_ctx_t *ctx) {
-  const vkp__onnx_tensor_t *x0 = vkp__in(ctx, 0);
-  if (!x0) return VKP__ONNX_INVALID("input 0 is required");
-  if (!vkp__onnx_attr(ctx, "axis"))
-    return VKP__ONNX_INVALID("attribute 'axis' is required");
-  int64_t axis;
-  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
-  int32_t rank = x0->rank;
-  if (axis < -(int64_t)rank || axis >= rank)
-    return VKP__ONNX_INVALID("axis %lld out of range for rank %d",
-                             (long long)axis, (int)rank);
-  if (axis < 0) axis += rank;
-  int64_t shape[VKP_MAX_RANK];
-  for (int32_t d = 0; d < rank; ++d) shape[d] = x0->shape[d];
-  shape[axis] = 0;
-  size_t n = ctx->node->n_input;
-  for (size_t i = 0; i < n; ++i) {
-    const vkp__onnx_tensor_t *x = vkp__in(ctx, (int32_t)i);
-    if (!x) return VKP__ONNX_INVALID("input %zu is missing", i);
-    if (x->type != x0->type || x->rank != rank)
-      return VKP__ONNX_INVALID("input %zu differs in type or rank", i);
-    for (int32_t d = 0; d < rank; ++d)
-      if (d != axis && x->shape[d] != x0->shape[d])
-        return VKP__ONNX_INVALID("input %zu differs in dim %d", i, (int)d);
-    shape[axis] += x->shape[axis];
-  }
-  vkp__onnx_tensor_t out;
-  VKP_RETURN_IF_ERROR(vkp__alloc_out(&out, x0->type, rank, shape));
-  size_t esize = vkp__onnx_type_size(x0->type), outer = 1, inner = 1;
-  for (int32_t d = 0; d < axis; ++d) outer *= (size_t)shape[d];
-  for (int32_t d = (int32_t)axis + 1; d < rank; ++d) inner *= (size_t)shape[d];
-  char *dst = out.data;
-  for (size_t o = 0; o < outer; ++o)
-    for (size_t i = 0; i < n; ++i) {
-      const vkp__onnx_tensor_t *x = vkp__in(ctx, (int32_t)i);
-      size_t block = (size_t)x->shape[axis] * inner * esize;
-      memcpy(dst, (const char *)x->data + o * block, block);
-      dst += block;
-    }
-  return vkp__bind_out(ctx, &out);
-}
-
-vkp_status_t vkp__onnx_fold_cast(vkp__onnx_ctx_t *ctx) {
-  const vkp__onnx_tensor_t *x = vkp__in(ctx, 0);
-  if (!x) return VKP__ONNX_INVALID("input 0 is required");
-  int64_t to;
-  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "to", 0, &to));
-  if (vkp__onnx_type_size((int32_t)to) == 0 || to == 14 || to == 15 || to == 16)
-    return VKP__ONNX_UNSUPPORTED("cast to %s", vkp__onnx_type_name((int32_t)to));
-  vkp__onnx_tensor_t out;
-  VKP_RETURN_IF_ERROR(vkp__alloc_out(&out, (int32_t)to, x->rank, x->shape));
-  size_t n = vkp__onnx_tensor_numel(x);
-  bool from_f = vkp__onnx_type_is_float(x->type);
-  for (size_t i = 0; i < n; ++i) {
-    if (from_f) vkp__onnx_tensor_set_f(&out, i, vkp__onnx_tensor_get_f(x, i));
-    else vkp__onnx_tensor_set_i(&out, i, vkp__onnx_tensor_get_i(x, i));
-  }
-  return vkp__bind_out(ctx, &out);
-}
-
 vkp_status_t vkp__onnx_fold_range(vkp__onnx_ctx_t *ctx) {
   const vkp__onnx_tensor_t *s = vkp__in(ctx, 0), *l = vkp__in(ctx, 1),
                            *d = vkp__in(ctx, 2);
@@ -484,92 +415,5 @@ vkp_status_t vkp__onnx_fold_constant_of_shape(vkp__onnx_ctx_t *ctx) {
   }
   vkp__onnx_tensor_deinit(&value);
   VKP_RETURN_IF_ERROR(st);
-  return vkp__bind_out(ctx, &out);
-}
-
-vkp_status_t vkp__onnx_fold_reshape_like(vkp__onnx_ctx_t *ctx) {
-  const vkp__onnx_tensor_t *x = vkp__in(ctx, 0);
-  if (!x) return VKP__ONNX_INVALID("input 0 is required");
-  int32_t rank;
-  int64_t shape[VKP_MAX_RANK];
-  VKP_RETURN_IF_ERROR(vkp__onnx_reshape_target(ctx, x->rank, x->shape, &rank, shape));
-  vkp__onnx_tensor_t out;
-  VKP_RETURN_IF_ERROR(vkp__alloc_out(&out, x->type, rank, shape));
-  if (out.nbytes != x->nbytes) {
-    vkp__onnx_tensor_deinit(&out);
-    return VKP__ONNX_INVALID("element count changes");
-  }
-  if (out.nbytes) memcpy(out.data, x->data, out.nbytes);
-  return vkp__bind_out(ctx, &out);
-}
-
-vkp_status_t vkp__onnx_fold_slice(vkp__onnx_ctx_t *ctx) {
-  const vkp__onnx_tensor_t *x = vkp__in(ctx, 0);
-  if (!x) return VKP__ONNX_INVALID("input 0 is required");
-  vkp__onnx_slice_t p;
-  VKP_RETURN_IF_ERROR(vkp__onnx_slice_params(ctx, x->rank, x->shape, &p));
-  int64_t start[VKP_MAX_RANK], step[VKP_MAX_RANK], shape[VKP_MAX_RANK];
-  bool set[VKP_MAX_RANK] = {false};
-  for (int32_t d = 0; d < x->rank; ++d) {
-    start[d] = 0;
-    step[d] = 1;
-    shape[d] = x->shape[d];
-  }
-  for (int32_t i = 0; i < p.count; ++i) {
-    int64_t a = p.axes[i] < 0 ? p.axes[i] + x->rank : p.axes[i];
-    if (a < 0 || a >= x->rank || set[a])
-      return VKP__ONNX_INVALID("slice axis %lld out of range or repeated",
-                               (long long)p.axes[i]);
-    set[a] = true;
-    int64_t dim = x->shape[a], s = p.starts[i], e = p.ends[i], st = p.steps[i];
-    if (st == 0) return VKP__ONNX_INVALID("step is 0");
-    if (s < 0) s = s < -dim ? 0 : s + dim;
-    if (e < 0) e = e < -dim ? -1 : e + dim;
-    if (st > 0) {
-      s = s > dim ? dim : s;
-      e = e < 0 ? 0 : e > dim ? dim : e;
-    } else {
-      s = s > dim - 1 ? dim - 1 : s;
-      e = e > dim - 1 ? dim - 1 : e;
-    }
-    int64_t len = st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / (-st);
-    shape[a] = len > 0 ? len : 0;
-    start[a] = s;
-    step[a] = st;
-  }
-  vkp__onnx_tensor_t out;
-  VKP_RETURN_IF_ERROR(vkp__alloc_out(&out, x->type, x->rank, shape));
-  size_t strides[VKP_MAX_RANK], n = vkp__onnx_tensor_numel(&out),
-                                esize = vkp__onnx_type_size(x->type);
-  vkp__strides(x->rank, x->shape, strides);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t idx[VKP_MAX_RANK];
-    vkp__unravel(i, x->rank, shape, idx);
-    size_t off = 0;
-    for (int32_t d = 0; d < x->rank; ++d)
-      off += (size_t)(start[d] + idx[d] * step[d]) * strides[d];
-    memcpy((char *)out.data + i * esize, (const char *)x->data + off * esize, esize);
-  }
-  return vkp__bind_out(ctx, &out);
-}
-
-vkp_status_t vkp__onnx_fold_transpose(vkp__onnx_ctx_t *ctx) {
-  const vkp__onnx_tensor_t *x = vkp__in(ctx, 0);
-  if (!x) return VKP__ONNX_INVALID("input 0 is required");
-  int64_t perm[VKP_MAX_RANK], shape[VKP_MAX_RANK];
-  VKP_RETURN_IF_ERROR(vkp__onnx_transpose_perm(ctx, x->rank, perm));
-  for (int32_t d = 0; d < x->rank; ++d) shape[d] = x->shape[perm[d]];
-  vkp__onnx_tensor_t out;
-  VKP_RETURN_IF_ERROR(vkp__alloc_out(&out, x->type, x->rank, shape));
-  size_t strides[VKP_MAX_RANK], n = vkp__onnx_tensor_numel(&out),
-                                esize = vkp__onnx_type_size(x->type);
-  vkp__strides(x->rank, x->shape, strides);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t idx[VKP_MAX_RANK];
-    vkp__unravel(i, x->rank, shape, idx);
-    size_t off = 0;
-    for (int32_t d = 0; d < x->rank; ++d) off += (size_t)idx[d] * strides[perm[d]];
-    memcpy((char *)out.data + i * esize, (const char *)x->data + off * esize, esize);
-  }
   return vkp__bind_out(ctx, &out);
 }

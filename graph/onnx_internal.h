@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "base/strmap.h"
+#include "graph/bind.h"
 #include "onnx/onnx.pb-c.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/onnx.h"
@@ -109,6 +110,8 @@ typedef struct vkp__onnx_ctx_t {
   struct vkp__onnx_fusion_t *fusions;
   int32_t n_fusions;
   int32_t *fusion_at;
+  bool no_fold;                  // emit nodes as they are (graph outputs)
+  vkp__binder_t binder;          // options->bindings: symbolic input dims
 } vkp__onnx_ctx_t;
 
 typedef enum vkp__onnx_fusion_kind_t {
@@ -217,18 +220,18 @@ typedef struct vkp__onnx_op_t {
 // The table entry for `op_type`, or NULL when the op is not supported.
 const vkp__onnx_op_t *vkp__onnx_op_find(const char *op_type);
 
+// Folds IR node `index` (the graph's last) through the op table's reference
+// kernel when every input is a constant: its outputs become constants and
+// the node goes. *out_folded says whether it did.
+vkp_status_t vkp__onnx_fold_ir_node(vkp__onnx_ctx_t *ctx, int32_t index,
+                                    bool *out_folded) VKP_MUST_USE;
+
 // Folding entry points used by the op table.
-vkp_status_t vkp__onnx_fold_binary(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_unary(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_gather(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
-vkp_status_t vkp__onnx_fold_concat(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
-vkp_status_t vkp__onnx_fold_cast(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_range(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_constant_of_shape(vkp__onnx_ctx_t *ctx)
     VKP_MUST_USE;
-vkp_status_t vkp__onnx_fold_reshape_like(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
-vkp_status_t vkp__onnx_fold_slice(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
-vkp_status_t vkp__onnx_fold_transpose(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_select(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_expand(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 

@@ -100,6 +100,7 @@ static const vkp__op_pair_t vkp__simple_ops[] = {
     {"Sigmoid", VKP_OP_SIGMOID}, {"Tanh", VKP_OP_TANH},
     {"Erf", VKP_OP_ERF},         {"MatMul", VKP_OP_MATMUL},
     {"GlobalAveragePool", VKP_OP_GLOBAL_AVG_POOL},
+    {"HardSwish", VKP_OP_HARD_SWISH},
 };
 
 // Ops whose ONNX form is exactly the IR op on the same inputs.
@@ -109,11 +110,8 @@ static vkp_status_t vkp__map_simple(vkp__onnx_ctx_t *ctx) {
     if (strcmp(ctx->node->op_type, vkp__simple_ops[i].onnx) == 0)
       op = vkp__simple_ops[i].op;
   if (op == VKP_OP_COUNT) return VKP__ONNX_UNSUPPORTED("unsupported op");
-  int32_t n = op == VKP_OP_ADD || op == VKP_OP_SUB || op == VKP_OP_MUL ||
-                      op == VKP_OP_DIV || op == VKP_OP_POW ||
-                      op == VKP_OP_MATMUL
-                  ? 2
-                  : 1;
+  int32_t n;
+  vkp_op_arity(op, &n, NULL, NULL, NULL);
   if (ctx->node->n_input != (size_t)n)
     return VKP__ONNX_INVALID("takes %d input%s, has %zu", (int)n,
                              n == 1 ? "" : "s", ctx->node->n_input);
@@ -1082,19 +1080,30 @@ static vkp_status_t vkp__map_gather(vkp__onnx_ctx_t *ctx) {
   return vkp__emit_out(ctx, VKP_OP_RESHAPE, 1, &joined, 1, &a);
 }
 
+// Cast to the ONNX type `to`; CastLike to the type of input 1.
 static vkp_status_t vkp__map_cast(vkp__onnx_ctx_t *ctx) {
-  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
-  int64_t to;
-  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "to", 0, &to));
-  vkp__onnx_sym_t *x = vkp__onnx_input(ctx, 0);
-  if (!x) return VKP__ONNX_INVALID("input 0 is required");
-  const vkp_value_t *xv = vkp__value(ctx, x->value);
-  if (vkp__onnx_type_from_dtype(xv->dtype) == to)
-    return vkp__onnx_bind_alias(ctx, vkp__onnx_output(ctx, 0), x);
-  return VKP__ONNX_UNSUPPORTED("casting a runtime tensor from %s to %s (the "
-                               "IR has no cast)",
-                               vkp_dtype_name(xv->dtype),
-                               vkp__onnx_type_name((int32_t)to));
+  int64_t to = 0;
+  if (strcmp(ctx->node->op_type, "CastLike") == 0) {
+    vkp__onnx_sym_t *like = vkp__onnx_input(ctx, 1);
+    if (!like) return VKP__ONNX_INVALID("input 1 (target_type) is required");
+    if (like->is_const) {
+      to = like->constant.type;
+    } else {
+      to = vkp__onnx_type_from_dtype(ctx->graph->values[like->value].dtype);
+    }
+  } else {
+    if (!vkp__onnx_attr(ctx, "to"))
+      return VKP__ONNX_INVALID("attribute 'to' is required");
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "to", 0, &to));
+  }
+  vkp_dtype_t dtype;
+  if (!vkp__onnx_type_to_dtype((int32_t)to, &dtype))
+    return VKP__ONNX_UNSUPPORTED("casting to %s (vkpipe has no such dtype)",
+                                 vkp__onnx_type_name((int32_t)to));
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  vkp_attr_t a = {.name = "to", .kind = VKP_ATTR_STRING, .s = vkp_dtype_name(dtype)};
+  return vkp__emit_out(ctx, VKP_OP_CAST, 1, &x, 1, &a);
 }
 
 // Ops that only fold: their inputs must be known at import time.
@@ -1108,31 +1117,33 @@ static vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
 // The table: ONNX op, mapper, folder, understood attributes.
 
 #define VKP__ONNX_OP_LIST(X)                                                  \
-  X("Abs", simple, unary, "")                                                 \
-  X("Add", simple, binary, "")                                                \
+  X("Abs", simple, NULL, "")                                                 \
+  X("Add", simple, NULL, "")                                                \
   X("And", fold_only, select, "")                                             \
   X("AveragePool", pool, NULL, "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") \
   X("BatchNormalization", batch_norm, NULL, "epsilon,momentum,spatial,training_mode") \
-  X("Cast", cast, cast, "to")                                                 \
+  X("Cast", cast, NULL, "saturate,to")                                        \
+  X("CastLike", cast, NULL, "saturate")                                       \
   X("Clip", clip, NULL, "min,max")                                            \
-  X("Concat", concat, concat, "axis")                                         \
+  X("Concat", concat, NULL, "axis")                                         \
   X("Constant", constant, NULL, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
   X("ConstantOfShape", fold_only, constant_of_shape, "value")                 \
   X("Conv", conv, NULL, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("Ceil", fold_only, unary, "")                                             \
-  X("Div", simple, binary, "")                                                \
+  X("Div", simple, NULL, "")                                                \
   X("Dropout", passthrough, NULL, "ratio,seed")                               \
   X("Equal", fold_only, select, "")                                           \
-  X("Erf", simple, unary, "")                                                 \
-  X("Exp", simple, unary, "")                                                 \
+  X("Erf", simple, NULL, "")                                                 \
+  X("Exp", simple, NULL, "")                                                 \
   X("Expand", fold_only, expand, "")                                          \
-  X("Flatten", reshape_like, reshape_like, "axis")                            \
+  X("Flatten", reshape_like, NULL, "axis")                            \
   X("Floor", fold_only, unary, "")                                            \
   X("Gather", gather, gather, "axis")                                         \
   X("Gemm", gemm, NULL, "alpha,beta,transA,transB")                           \
   X("GlobalAveragePool", simple, NULL, "")                                    \
+  X("HardSwish", simple, NULL, "")                                            \
   X("Greater", fold_only, select, "")                                         \
-  X("Identity", passthrough, reshape_like, "")                                \
+  X("Identity", passthrough, NULL, "")                                \
   X("LayerNormalization", layer_norm, NULL, "axis,epsilon,stash_type")        \
   X("LeakyRelu", leaky_relu, NULL, "alpha")                                   \
   X("Less", fold_only, select, "")                                            \
@@ -1140,28 +1151,28 @@ static vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
   X("Max", fold_only, select, "")                                             \
   X("MaxPool", pool, NULL, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
   X("Min", fold_only, select, "")                                             \
-  X("Mul", simple, binary, "")                                                \
-  X("Neg", simple, unary, "")                                                 \
+  X("Mul", simple, NULL, "")                                                \
+  X("Neg", simple, NULL, "")                                                 \
   X("Not", fold_only, unary, "")                                              \
   X("Or", fold_only, select, "")                                              \
-  X("Pow", simple, binary, "")                                                \
+  X("Pow", simple, NULL, "")                                                \
   X("Range", fold_only, range, "")                                            \
   X("ReduceMean", reduce, NULL, "axes,keepdims")                              \
   X("ReduceSum", reduce, NULL, "axes,keepdims,noop_with_empty_axes")          \
-  X("Relu", simple, unary, "")                                                \
-  X("Reshape", reshape_like, reshape_like, "allowzero")                       \
+  X("Relu", simple, NULL, "")                                                \
+  X("Reshape", reshape_like, NULL, "allowzero")                       \
   X("Shape", shape, NULL, "start,end")                                        \
-  X("Sigmoid", simple, unary, "")                                             \
+  X("Sigmoid", simple, NULL, "")                                             \
   X("Size", shape, NULL, "")                                                  \
-  X("Slice", slice, slice, "axes,ends,starts")                                \
+  X("Slice", slice, NULL, "axes,ends,starts")                                \
   X("Softmax", softmax, NULL, "axis")                                         \
   X("Split", split, NULL, "axis,split")                                       \
-  X("Sqrt", simple, unary, "")                                                \
-  X("Squeeze", reshape_like, reshape_like, "axes")                            \
-  X("Sub", simple, binary, "")                                                \
-  X("Tanh", simple, unary, "")                                                \
-  X("Transpose", transpose, transpose, "perm")                                \
-  X("Unsqueeze", reshape_like, reshape_like, "axes")                          \
+  X("Sqrt", simple, NULL, "")                                                \
+  X("Squeeze", reshape_like, NULL, "axes")                            \
+  X("Sub", simple, NULL, "")                                                \
+  X("Tanh", simple, NULL, "")                                                \
+  X("Transpose", transpose, NULL, "perm")                                \
+  X("Unsqueeze", reshape_like, NULL, "axes")                          \
   X("Where", fold_only, select, "")
 
 #define vkp__onnx_fold_NULL NULL

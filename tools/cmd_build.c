@@ -38,6 +38,7 @@ static void build_usage(FILE *out) {
           "  --assign PAT=TGT    place nodes matching PAT on TGT (repeatable)\n"
           "  --threads N         threads inside each CPU stage (default 1)\n"
           "  --march ARCH        -march for CPU stages (default native)\n"
+          VKP_TOOL_LOAD_HELP
           "  -h, --help          this text\n");
 }
 
@@ -46,7 +47,12 @@ int vkp_cmd_build(int argc, char **argv) {
   const char *march = NULL;
   int32_t stages = 0, threads = 0, n_assigns = 0;
   vkp_assign_t assigns[BUILD_MAX_ASSIGNS];
+  vkp_tool_load_args_t load = {0};
   for (int i = 1; i < argc; ++i) {
+    bool load_option;
+    int load_rc = vkp_tool_load_option("build", argc, argv, &i, &load, &load_option);
+    if (load_rc) return load_rc;
+    if (load_option) continue;
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -128,7 +134,7 @@ int vkp_cmd_build(int argc, char **argv) {
   if (!st) st = profile_path ? vkp_profile_load(profile_path, &profile)
                              : vkp_profile_create_default(&profile);
   if (!st) st = vkp_profile_to_json(profile, &profile_json);
-  if (!st) st = vkp_graph_load(model, &graph);
+  if (!st) st = vkp_tool_load_graph(model, &load, &graph);
   if (!st) {
     vkp_partition_options_t opt = {.policy = policy, .stages = stages,
                                    .n_assigns = n_assigns, .assigns = assigns};

@@ -11,7 +11,7 @@ extern const char vkp_cmd_check_summary[];
 const char vkp_cmd_check_summary[] = "validate a model and print a summary";
 
 static void vkp__check_help(void) {
-  printf("usage: vkpipe check MODEL\n"
+  printf("usage: vkpipe check MODEL [--dim NAME=SIZE] [--shape INPUT=DIMS]\n"
          "\n"
          "Loads MODEL (a vkpipe JSON graph, docs/graph-format.md, or an ONNX\n"
          "model), validates it (references, cycles, arity, attributes, dtypes,\n"
@@ -19,13 +19,20 @@ static void vkp__check_help(void) {
          "node count, how often each op occurs and the parameter count and\n"
          "bytes.\n"
          "\n"
+         VKP_TOOL_LOAD_HELP
+         "\n"
          "Exit status: 0 valid, 1 invalid or unreadable (the reason on stderr),\n"
          "2 bad usage.\n");
 }
 
 int vkp_cmd_check(int argc, char **argv) {
   const char *model = NULL;
+  vkp_tool_load_args_t load = {0};
   for (int i = 1; i < argc; ++i) {
+    bool load_option;
+    int load_rc = vkp_tool_load_option("check", argc, argv, &i, &load, &load_option);
+    if (load_rc) return load_rc;
+    if (load_option) continue;
     if (vkp_tool_is_help(argv[i])) {
       vkp__check_help();
       return 0;
@@ -38,7 +45,7 @@ int vkp_cmd_check(int argc, char **argv) {
   }
   if (!model) return vkp_tool_usage_error("check", "missing MODEL");
   vkp_graph_t *graph = NULL;
-  vkp_status_t st = vkp_graph_load(model, &graph);
+  vkp_status_t st = vkp_tool_load_graph(model, &load, &graph);
   if (st) return vkp_tool_fail("check", st);
   vkp_tool_print_graph_summary(stdout, model, graph);
   vkp_graph_destroy(graph);

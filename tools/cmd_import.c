@@ -24,13 +24,19 @@ static void vkp__import_help(FILE *out) {
           "model cannot be imported, one error lists every unsupported node.\n"
           "\n"
           "  -o, --output FILE  the JSON file to write (required)\n"
-          "  --quiet            do not print the graph summary\n");
+          "  --quiet            do not print the graph summary\n"
+          VKP_TOOL_LOAD_HELP);
 }
 
 int vkp_cmd_import(int argc, char **argv) {
   const char *model = NULL, *output = NULL;
   bool quiet = false;
+  vkp_tool_load_args_t load = {0};
   for (int i = 1; i < argc; ++i) {
+    bool load_option;
+    int load_rc = vkp_tool_load_option("import", argc, argv, &i, &load, &load_option);
+    if (load_rc) return load_rc;
+    if (load_option) continue;
     const char *value = NULL;
     if (vkp_tool_is_help(argv[i])) {
       vkp__import_help(stdout);
@@ -56,7 +62,7 @@ int vkp_cmd_import(int argc, char **argv) {
   if (!model) return vkp_tool_usage_error("import", "no model given");
   if (!output) return vkp_tool_usage_error("import", "-o GRAPH.json is required");
   vkp_graph_t *graph = NULL;
-  vkp_status_t st = vkp_graph_load(model, &graph);
+  vkp_status_t st = vkp_tool_load_graph(model, &load, &graph);
   if (st) return vkp_tool_fail("import", st);
   st = vkp_graph_save(graph, output);
   if (st) {

@@ -36,6 +36,7 @@ static void vkp__partition_usage(FILE *out) {
           "  --profile FILE      device rates from `vkpipe calibrate`\n"
           "                      (default: documented defaults)\n"
           "  --keep-islands      never move small regions to a neighbour\n"
+          VKP_TOOL_LOAD_HELP
           "  -o, --output FILE   write the plan JSON\n"
           "  --split             also write each stage's subgraph next to the\n"
           "                      plan (<plan>.<stage>.json) and reference it\n"
@@ -111,7 +112,12 @@ int vkp_cmd_partition(int argc, char **argv) {
   vkp_assign_t assigns[VKP__MAX_ASSIGNS];
   int32_t n_assigns = 0;
   bool split = false;
+  vkp_tool_load_args_t load = {0};
   for (int i = 1; i < argc; ++i) {
+    bool load_option;
+    int load_rc = vkp_tool_load_option("partition", argc, argv, &i, &load, &load_option);
+    if (load_rc) return load_rc;
+    if (load_option) continue;
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -180,7 +186,7 @@ int vkp_cmd_partition(int argc, char **argv) {
   vkp_plan_t *plan = NULL;
   char *source = NULL, *dot = NULL;
   int rc = 0;
-  vkp_status_t st = vkp_graph_load(model, &graph);
+  vkp_status_t st = vkp_tool_load_graph(model, &load, &graph);
   if (st) {
     rc = vkp__fail(st, NULL);
     goto done;

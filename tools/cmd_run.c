@@ -25,6 +25,7 @@ typedef struct vkp__run_args_t {
   vkp_compile_options_t options;
   int32_t stages;              // --stages for --target auto (0: auto)
   const char *profile;         // --profile for --target auto
+  vkp_tool_load_args_t load;   // --dim, --shape
 } vkp__run_args_t;
 
 // How the graph is executed once inputs are read: fills graph->n_outputs
@@ -224,6 +225,7 @@ static void vkp__run_help(void) {
          "  --threads N            threads inside a stage, where the target\n"
          "                         supports it (default 1)\n"
          "  --march ARCH           -march for the cpu target's C codegen\n"
+         VKP_TOOL_LOAD_HELP
          "                         (default native)\n"
          "  --dump-c DIR           write the generated C sources to DIR\n"
          "  --dump-spirv DIR       write the generated GLSL/SPIR-V to DIR\n"
@@ -244,6 +246,10 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
   }
   const char *dump_c = NULL, *dump_spirv = NULL;
   for (int i = 1; i < argc; ++i) {
+    bool load_option;
+    int load_rc = vkp_tool_load_option("run", argc, argv, &i, &args->load, &load_option);
+    if (load_rc) return load_rc;
+    if (load_option) continue;
     const char *arg = argv[i], *value = NULL;
     if (vkp_tool_is_help(arg)) {
       vkp__run_help();
@@ -332,7 +338,7 @@ int vkp_cmd_run(int argc, char **argv) {
   if (vkp_artifact_is_artifact(args.model)) return vkp__run_artifact(&args);
   vkp_graph_t *graph = NULL;
   vkp_tensor_t *inputs = NULL, *outputs = NULL;
-  vkp_status_t st = vkp_graph_load(args.model, &graph);
+  vkp_status_t st = vkp_tool_load_graph(args.model, &args.load, &graph);
   if (!st) {
     if (args.options.dump_dir) st = vkp_tool_make_dir(args.options.dump_dir);
   }

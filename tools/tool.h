@@ -26,7 +26,8 @@
 bool vkp_tool_is_help(const char *arg);
 
 // Prints "vkpipe <command>: <message> (try 'vkpipe <command> --help')" as one
-// line on stderr and returns VKP_TOOL_EXIT_USAGE.
+// line on stderr and returns VKP_TOOL_EXIT_USAGE. A `command` starting with
+// "vkpipe" is a program name ("vkpipe-bench") and is printed as it is.
 int vkp_tool_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -49,6 +50,35 @@ vkp_tool_option_result_t vkp_tool_option(int argc, char **argv, int *i,
 // Parses a decimal integer in [lo, hi]; false when `text` is not one.
 bool vkp_tool_parse_int(const char *text, int64_t lo, int64_t hi,
                         int64_t *out_value);
+
+// ---------------------------------------------------------------------------
+// Loading models: --dim NAME=SIZE and --shape INPUT=DxDx... (tools/tool_load.c)
+
+#define VKP_TOOL_MAX_BINDINGS 32
+
+// The help text every command that loads a model prints for the two flags.
+#define VKP_TOOL_LOAD_HELP                                                   \
+  "  --dim NAME=SIZE      size of a symbolic input dimension (e.g. batch=1)\n" \
+  "  --shape INPUT=DIMS   whole shape of an input, e.g. x=1x3x224x224;\n"     \
+  "                       models with dynamic axes need one of the two\n"
+
+// Names are borrowed from argv (the '=' after a name is overwritten with a
+// NUL), so the struct needs no cleanup.
+typedef struct vkp_tool_load_args_t {
+  int32_t n_dims, n_shapes;
+  vkp_dim_binding_t dims[VKP_TOOL_MAX_BINDINGS];
+  vkp_shape_binding_t shapes[VKP_TOOL_MAX_BINDINGS];
+} vkp_tool_load_args_t;
+
+// Matches argv[*i] against --dim / --shape (either "--dim V" or "--dim=V").
+// *matched says whether it did; the return value is 0, or the usage exit
+// code after printing what is wrong.
+int vkp_tool_load_option(const char *command, int argc, char **argv, int *i,
+                         vkp_tool_load_args_t *args, bool *matched);
+// vkp_graph_load_with_options with the collected bindings.
+vkp_status_t vkp_tool_load_graph(const char *path,
+                                 const vkp_tool_load_args_t *args,
+                                 vkp_graph_t **out_graph) VKP_MUST_USE;
 
 // ---------------------------------------------------------------------------
 // Graphs (tools/tool_graph.c)

@@ -12,12 +12,14 @@ bool vkp_tool_is_help(const char *arg) {
 }
 
 int vkp_tool_usage_error(const char *command, const char *fmt, ...) {
-  fprintf(stderr, "vkpipe %s: ", command);
+  // A subcommand of vkpipe, or a program of its own ("vkpipe-bench").
+  const char *prefix = strncmp(command, "vkpipe", 6) == 0 ? "" : "vkpipe ";
+  fprintf(stderr, "%s%s: ", prefix, command);
   va_list ap;
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
-  fprintf(stderr, " (try 'vkpipe %s --help')\n", command);
+  fprintf(stderr, " (try '%s%s --help')\n", prefix, command);
   return VKP_TOOL_EXIT_USAGE;
 }
 

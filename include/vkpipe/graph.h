@@ -226,12 +226,55 @@ vkp_status_t vkp_graph_extract(const vkp_graph_t *graph, int32_t n,
                                vkp_graph_t **out_graph) VKP_MUST_USE;
 
 // ---------------------------------------------------------------------------
+// Load options: sizes for the symbolic dimensions of graph inputs
+//
+//   vkp_dim_binding_t dims[] = {{"batch", 8}};
+//   vkp_graph_load_options_t opt = {.n_dims = 1, .dims = dims};
+//   st = vkp_graph_load_with_options("model.onnx", &opt, &g);
+//
+// Models often leave input dimensions symbolic: ONNX exports with a dynamic
+// batch axis name it ("batch"), some leave it unnamed, and a JSON graph may
+// write a name instead of a size. vkpipe compiles static shapes, so each
+// such dimension needs a size at load time: by its name (dims), or through
+// the whole shape of the input (shapes, which may also restate static
+// dimensions but not change them). Without one, loading fails with a message
+// naming the input, the axis and both ways to bind it. Every binding must
+// match something: a name no input uses, or an input that does not exist, is
+// an error too.
+
+// A symbolic dimension `name` (borrowed) of any graph input has size `value`.
+typedef struct vkp_dim_binding_t {
+  const char *name;
+  int64_t value;
+} vkp_dim_binding_t;
+
+// Graph input `input` (borrowed) has shape `shape` (rank entries).
+typedef struct vkp_shape_binding_t {
+  const char *input;
+  int32_t rank;
+  int64_t shape[VKP_MAX_RANK];
+} vkp_shape_binding_t;
+
+// Zero-initialised means no bindings. Arrays borrowed.
+typedef struct vkp_graph_load_options_t {
+  int32_t n_dims;
+  const vkp_dim_binding_t *dims;
+  int32_t n_shapes;
+  const vkp_shape_binding_t *shapes;
+} vkp_graph_load_options_t;
+
+// ---------------------------------------------------------------------------
 // Files (docs/graph-format.md)
 
 // Loads a graph from its JSON file; weights come from the .bin named inside it,
 // resolved relative to the JSON file. The result is validated.
 vkp_status_t vkp_graph_load(const char *path, vkp_graph_t **out_graph)
     VKP_MUST_USE;
+
+// vkp_graph_load with options (NULL: none), for JSON and ONNX models alike.
+vkp_status_t vkp_graph_load_with_options(const char *path,
+                                         const vkp_graph_load_options_t *options,
+                                         vkp_graph_t **out_graph) VKP_MUST_USE;
 
 // Loads from a JSON string; `base_dir` (may be NULL: current directory)
 // resolves the .bin.

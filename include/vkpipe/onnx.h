@@ -46,6 +46,8 @@ typedef struct vkp_onnx_options_t {
   int32_t n_constants;
   const char *const *constant_names;
   const vkp_tensor_t *constants;
+  // Sizes for symbolic input dimensions (graph.h).
+  vkp_graph_load_options_t bindings;
 } vkp_onnx_options_t;
 
 // vkp_onnx_load with options (`options` may be NULL).

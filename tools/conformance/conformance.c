@@ -265,6 +265,13 @@ static vkp_ct_result_t vkp_ct_from_status(vkp_status_t st, char **reason) {
   return r;
 }
 
+// The ONNX test data of opset 13 stores bfloat16 tensors as uint16 (the
+// same bits): read them as what the model declares.
+static void vkp_ct_bfloat16_quirk(vkp_tensor_t *t, vkp_dtype_t want) {
+  if (want == VKP_DTYPE_BFLOAT16 && t->dtype == VKP_DTYPE_UINT16)
+    t->dtype = VKP_DTYPE_BFLOAT16;
+}
+
 // Runs graph `g` on one data set: graph inputs are matched to the ONNX
 // inputs by name (frozen ones are no longer graph inputs).
 static vkp_ct_result_t vkp_ct_run_set(const vkp_target_t *target,
@@ -302,15 +309,34 @@ static vkp_ct_result_t vkp_ct_run_set(const vkp_target_t *target,
     }
     in[i] = d->in[k];  // shallow: borrowed for the run
     in[i].owns_data = false;
+    const vkp_value_t *want = &g->values[g->inputs[i]];
+    vkp_ct_bfloat16_quirk(&in[i], want->dtype);
+    bool same = in[i].rank == want->rank;
+    for (int32_t a = 0; same && a < want->rank; ++a)
+      same = in[i].shape[a] == want->shape[a];
+    if (!same) {
+      // The data contradicts the model (a few node tests declare one shape
+      // and feed another): vkpipe compiles the declared one.
+      char msg[512], sd[128], sm[128];
+      snprintf(msg, sizeof msg,
+               "the data set's input '%s' has shape %s; the model declares %s",
+               name, vkp_shape_format(in[i].rank, in[i].shape, sd, sizeof sd),
+               vkp_shape_format(want->rank, want->shape, sm, sizeof sm));
+      *reason = strdup(msg);
+      result = VKP_CT_UNSUPPORTED;
+      goto done;
+    }
   }
   vkp_status_t st = vkp_target_run_graph(target, g, NULL, in, got);
   if (st) {
     result = vkp_ct_from_status(st, reason);
     goto done;
   }
-  for (int32_t i = 0; i < g->n_outputs && !*reason; ++i)
+  for (int32_t i = 0; i < g->n_outputs && !*reason; ++i) {
+    vkp_ct_bfloat16_quirk(&d->out[i], got[i].dtype);
     *reason = vkp_ct_compare(g->values[g->outputs[i]].name, &got[i], &d->out[i],
                              opt->rtol, opt->atol);
+  }
   if (*reason) result = VKP_CT_FAILED;
   for (int32_t i = 0; i < g->n_outputs; ++i) vkp_tensor_deinit(&got[i]);
 done:
@@ -338,6 +364,17 @@ static int32_t vkp_ct_freeze_list(const vkp_onnx_info_t *info,
   }
   return n;
 }
+
+// Tests whose expected data follows a reference that later ONNX releases
+// corrected; vkpipe follows the correction, so a mismatch there is reported
+// as unsupported with the reason, not as a failure (docs/onnx.md).
+static const struct {
+  const char *test, *reason;
+} vkp_ct_outdated[] = {
+    {"test_cast_FLOAT_to_BFLOAT16",
+     "the data truncates float32 to bfloat16 (ONNX 1.12's reference); vkpipe "
+     "rounds to nearest even, as ONNX 1.14+ and ONNX Runtime do"},
+};
 
 static bool vkp_ct_run_test(const vkp_target_t *target, const char *dir,
                             const char *name, const vkp_ct_options_t *opt,
@@ -423,6 +460,14 @@ static bool vkp_ct_run_test(const vkp_target_t *target, const char *dir,
   vkp_graph_destroy(g);
   vkp_onnx_info_deinit(&info);
   free(model);
+  for (size_t i = 0; result == VKP_CT_FAILED &&
+                     i < sizeof vkp_ct_outdated / sizeof vkp_ct_outdated[0];
+       ++i) {
+    if (strcmp(name, vkp_ct_outdated[i].test) != 0) continue;
+    free(reason);
+    reason = strdup(vkp_ct_outdated[i].reason);
+    result = VKP_CT_UNSUPPORTED;
+  }
   if (opt->verbose)
     fprintf(stderr, "%-60s %-12s %s\n", name, vkp_ct_result_names[result],
             reason ? reason : "");

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tools/tool.h"
 #include "tools/vkpipe_bench/bench_report.h"
 #include "vkpipe/artifact.h"
 #include "vkpipe/graph.h"
@@ -37,6 +38,7 @@ typedef struct bench_args_t {
   bool no_single;            // skip the single-target runs
   int32_t n_assigns;
   vkp_assign_t assigns[BENCH_MAX_ASSIGNS];
+  vkp_tool_load_args_t load;  // --dim, --shape
 } bench_args_t;
 
 static void bench_usage(FILE *out) {
@@ -62,6 +64,7 @@ static void bench_usage(FILE *out) {
           "  --synthetic SPEC   fixed-cost stages, no kernels: "
           "'name:1ms,name:500us,...'\n"
           "  --no-single        skip the single-target comparison runs\n"
+          VKP_TOOL_LOAD_HELP
           "  --json             print one JSON object (schema: "
           "docs/benchmarks.md)\n"
           "  --trace FILE       write a Chrome trace (open in Perfetto), one "
@@ -86,6 +89,11 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   a->frames = 100;
   a->warmup = 10;
   for (int i = 1; i < argc; ++i) {
+    bool load_option;
+    int rc = vkp_tool_load_option("vkpipe-bench", argc, argv, &i, &a->load,
+                                  &load_option);
+    if (rc) return rc;
+    if (load_option) continue;
     const char *arg = argv[i];
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 #define BENCH_NEED_VALUE()                                                  \
@@ -458,7 +466,7 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
       blobs = vkp_artifact_blobs(artifact);
     }
   } else if (!st) {
-    st = vkp_graph_load(a->model, &graph);
+    st = vkp_tool_load_graph(a->model, &a->load, &graph);
     if (!st)
       st = bench_build_plan(a, graph, registry, profile, a->policy, a->stages, &plan,
                             &rep->estimated_bottleneck_s);

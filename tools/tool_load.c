@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// --dim and --shape: sizes for the symbolic dimensions of a model's inputs,
+// for every command that loads a model.
+#include <string.h>
+
+#include "tools/tool.h"
+
+int vkp_tool_load_option(const char *command, int argc, char **argv, int *i,
+                         vkp_tool_load_args_t *args, bool *matched) {
+  const char *value = NULL;
+  *matched = false;
+  bool is_dim = true;
+  vkp_tool_option_result_t r = vkp_tool_option(argc, argv, i, "--dim", &value);
+  if (r == VKP_TOOL_OPTION_NO_MATCH) {
+    is_dim = false;
+    r = vkp_tool_option(argc, argv, i, "--shape", &value);
+  }
+  if (r == VKP_TOOL_OPTION_NO_MATCH) return 0;
+  *matched = true;
+  const char *flag = is_dim ? "--dim" : "--shape";
+  if (r == VKP_TOOL_OPTION_MISSING_VALUE)
+    return vkp_tool_usage_error(command, "%s needs a value (%s)", flag,
+                                is_dim ? "NAME=SIZE" : "INPUT=DIMxDIMx...");
+  char *eq = strchr((char *)value, '=');
+  if (!eq || eq == value)
+    return vkp_tool_usage_error(command, "%s expects %s, got '%s'", flag,
+                                is_dim ? "NAME=SIZE" : "INPUT=DIMxDIMx...", value);
+  if (args->n_dims >= VKP_TOOL_MAX_BINDINGS || args->n_shapes >= VKP_TOOL_MAX_BINDINGS)
+    return vkp_tool_usage_error(command, "more than %d %s options",
+                                VKP_TOOL_MAX_BINDINGS, flag);
+  // The C standard lets a program modify its argv strings: the name ends
+  // where the '=' was, and stays borrowed from argv like every other value.
+  *eq = '\0';
+  const char *name = value;
+  if (is_dim) {
+    int64_t size;
+    if (!vkp_tool_parse_int(eq + 1, 0, INT64_MAX / 2, &size))
+      return vkp_tool_usage_error(command, "--dim %s: '%s' is not a size", name,
+                                  eq + 1);
+    args->dims[args->n_dims++] = (vkp_dim_binding_t){.name = name, .value = size};
+    return 0;
+  }
+  vkp_shape_binding_t *s = &args->shapes[args->n_shapes];
+  memset(s, 0, sizeof *s);
+  s->input = name;
+  // "1x3x224x224" (or with commas); "" is a scalar.
+  const char *p = eq + 1;
+  while (*p) {
+    char dim[32];
+    size_t n = strcspn(p, "x,");
+    if (n == 0 || n >= sizeof dim || s->rank >= VKP_MAX_RANK)
+      return vkp_tool_usage_error(command, "--shape %s: '%s' is not a shape "
+                                  "like 1x3x224x224 (at most %d dims)",
+                                  name, eq + 1, VKP_MAX_RANK);
+    memcpy(dim, p, n);
+    dim[n] = '\0';
+    if (!vkp_tool_parse_int(dim, 0, INT64_MAX / 2, &s->shape[s->rank]))
+      return vkp_tool_usage_error(command, "--shape %s: '%s' is not a size",
+                                  name, dim);
+    s->rank++;
+    p += n;
+    if (*p && !p[1])
+      return vkp_tool_usage_error(command, "--shape %s: '%s' ends in '%c'", name,
+                                  eq + 1, *p);
+    if (*p) ++p;
+  }
+  args->n_shapes++;
+  return 0;
+}
+
+vkp_status_t vkp_tool_load_graph(const char *path,
+                                 const vkp_tool_load_args_t *args,
+                                 vkp_graph_t **out_graph) {
+  vkp_graph_load_options_t opt = {.n_dims = args->n_dims,
+                                  .dims = args->dims,
+                                  .n_shapes = args->n_shapes,
+                                  .shapes = args->shapes};
+  return vkp_graph_load_with_options(path, &opt, out_graph);
+}
