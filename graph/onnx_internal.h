@@ -214,6 +214,7 @@ typedef struct vkp__onnx_op_t {
   const char *onnx_name;
   vkp__onnx_map_fn map;      // builds IR nodes (or binds constants)
   vkp__onnx_map_fn fold;     // when every input is constant; may be NULL
+  vkp_op_t ir;               // `simple` ops: the IR op (else VKP_OP_COUNT)
   const char *attrs;         // the attributes understood, comma-separated
 } vkp__onnx_op_t;
 
@@ -260,6 +261,126 @@ vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
 // The permutation of a Transpose for `rank` (default: reversed).
 vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
                                       int64_t *out_perm) VKP_MUST_USE;
+
+// ---------------------------------------------------------------------------
+// The ONNX op table: X(ONNX op, mapper, folder, IR op, understood
+// attributes). The IR op (an enum suffix, or NONE) is for the `simple`
+// mapper: ops whose ONNX form is exactly that IR op on the same inputs.
+// `mapper` names vkp__map_<mapper> (onnx_ops.c or a family file
+// graph/onnx_<family>.c), which builds IR nodes; `folder` names
+// vkp__onnx_fold_<folder> (onnx_fold.c) for ONNX ops the IR has no op for,
+// run when every input is constant (NULL: IR nodes fold by themselves).
+
+#define VKP__ONNX_OP_LIST(X) \
+  X("Abs", simple, NULL, ABS, "") \
+  X("Add", simple, NULL, ADD, "") \
+  X("And", fold_only, select, NONE, "") \
+  X("AveragePool", pool, NULL, NONE, "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") \
+  X("BatchNormalization", batch_norm, NULL, NONE, "epsilon,momentum,spatial,training_mode") \
+  X("Cast", cast, NULL, NONE, "saturate,to") \
+  X("CastLike", cast, NULL, NONE, "saturate") \
+  X("Clip", clip, NULL, NONE, "min,max") \
+  X("Concat", concat, NULL, NONE, "axis") \
+  X("Constant", constant, NULL, NONE, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
+  X("ConstantOfShape", fold_only, constant_of_shape, NONE, "value") \
+  X("Conv", conv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
+  X("Ceil", fold_only, unary, NONE, "") \
+  X("Div", simple, NULL, DIV, "") \
+  X("Dropout", passthrough, NULL, NONE, "ratio,seed") \
+  X("Equal", fold_only, select, NONE, "") \
+  X("Erf", simple, NULL, ERF, "") \
+  X("Exp", simple, NULL, EXP, "") \
+  X("Expand", fold_only, expand, NONE, "") \
+  X("Flatten", reshape_like, NULL, NONE, "axis") \
+  X("Floor", fold_only, unary, NONE, "") \
+  X("Gather", gather, gather, NONE, "axis") \
+  X("Gemm", gemm, NULL, NONE, "alpha,beta,transA,transB") \
+  X("GlobalAveragePool", simple, NULL, GLOBAL_AVG_POOL, "") \
+  X("HardSwish", simple, NULL, HARD_SWISH, "") \
+  X("Greater", fold_only, select, NONE, "") \
+  X("Identity", passthrough, NULL, NONE, "") \
+  X("LayerNormalization", layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
+  X("LeakyRelu", leaky_relu, NULL, NONE, "alpha") \
+  X("Less", fold_only, select, NONE, "") \
+  X("MatMul", simple, NULL, MATMUL, "") \
+  X("Max", fold_only, select, NONE, "") \
+  X("MaxPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
+  X("Min", fold_only, select, NONE, "") \
+  X("Mul", simple, NULL, MUL, "") \
+  X("Neg", simple, NULL, NEG, "") \
+  X("Not", fold_only, unary, NONE, "") \
+  X("Or", fold_only, select, NONE, "") \
+  X("Pow", simple, NULL, POW, "") \
+  X("Range", fold_only, range, NONE, "") \
+  X("ReduceMean", reduce, NULL, NONE, "axes,keepdims") \
+  X("ReduceSum", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("Relu", simple, NULL, RELU, "") \
+  X("Reshape", reshape_like, NULL, NONE, "allowzero") \
+  X("Shape", shape, NULL, NONE, "start,end") \
+  X("Sigmoid", simple, NULL, SIGMOID, "") \
+  X("Size", shape, NULL, NONE, "") \
+  X("Slice", slice, NULL, NONE, "axes,ends,starts") \
+  X("Softmax", softmax, NULL, NONE, "axis") \
+  X("Split", split, NULL, NONE, "axis,split") \
+  X("Sqrt", simple, NULL, SQRT, "") \
+  X("Squeeze", reshape_like, NULL, NONE, "axes") \
+  X("Sub", simple, NULL, SUB, "") \
+  X("Tanh", simple, NULL, TANH, "") \
+  X("Transpose", transpose, NULL, NONE, "perm") \
+  X("Unsqueeze", reshape_like, NULL, NONE, "axes") \
+  X("Where", fold_only, select, NONE, "")
+
+// Every mapper the table names.
+#define VKP__ONNX_DECLARE_MAP(name, map, fold, ir, attrs) \
+  vkp_status_t vkp__map_##map(vkp__onnx_ctx_t *ctx);
+VKP__ONNX_OP_LIST(VKP__ONNX_DECLARE_MAP)
+#undef VKP__ONNX_DECLARE_MAP
+
+// ---------------------------------------------------------------------------
+// Helpers for mappers (onnx_ops.c)
+
+// Attribute literals for vkp__onnx_emit.
+vkp_attr_t vkp__onnx_a_int(const char *name, int64_t v);
+vkp_attr_t vkp__onnx_a_float(const char *name, double v);
+vkp_attr_t vkp__onnx_a_ints(const char *name, const int64_t *v, int32_t n);
+// Outputs from index `used` on must be absent: vkpipe computes only the
+// first `used` outputs.
+vkp_status_t vkp__onnx_only_outputs(vkp__onnx_ctx_t *ctx, int32_t used)
+    VKP_MUST_USE;
+// Emits `op` defining output 0 of the current node (and checks that no
+// other output is used).
+vkp_status_t vkp__onnx_emit_out(vkp__onnx_ctx_t *ctx, vkp_op_t op,
+                                int32_t n_in, const int32_t *inputs,
+                                int32_t n_attrs, const vkp_attr_t *attrs)
+    VKP_MUST_USE;
+// Emits `op` defining ONNX value `out` (NULL: an internal value) and binds
+// it; *out_value gets the IR value.
+vkp_status_t vkp__onnx_emit_bind(vkp__onnx_ctx_t *ctx, vkp_op_t op,
+                                 int32_t n_in, const int32_t *in,
+                                 int32_t n_attrs, const vkp_attr_t *attrs,
+                                 const char *out, int32_t *out_value)
+    VKP_MUST_USE;
+// The IR value with index v.
+const vkp_value_t *vkp__onnx_value(const vkp__onnx_ctx_t *ctx, int32_t v);
+// A 1-D (or scalar) integer constant into `out` (at most `cap` entries).
+vkp_status_t vkp__onnx_const_ints(const vkp__onnx_tensor_t *t,
+                                  const char *what, int64_t *out, int32_t cap,
+                                  int32_t *out_count) VKP_MUST_USE;
+// A one-element numeric constant.
+vkp_status_t vkp__onnx_const_scalar(const vkp__onnx_tensor_t *t,
+                                    const char *what, double *out) VKP_MUST_USE;
+// A float32 scalar IR constant.
+vkp_status_t vkp__onnx_scalar_const(vkp__onnx_ctx_t *ctx, double v,
+                                    int32_t *out_value) VKP_MUST_USE;
+// Explicit pads [begin..., end...] from auto_pad / pads for a 2-D window op
+// over spatial dims `in` with kernel `k`, strides and dilations.
+vkp_status_t vkp__onnx_window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
+                                   const int64_t *k, const int64_t *strides,
+                                   const int64_t *dil, int64_t *pads)
+    VKP_MUST_USE;
+// An INTS attribute with exactly two entries (2-D), or `def` twice.
+vkp_status_t vkp__onnx_attr_pair(vkp__onnx_ctx_t *ctx, const char *name,
+                                 int64_t def, int64_t *out) VKP_MUST_USE;
 
 #define VKP__ONNX_UNSUPPORTED(...) \
   vkp_status_make(VKP_STATUS_UNSUPPORTED, __VA_ARGS__)

@@ -14,19 +14,19 @@
 // ---------------------------------------------------------------------------
 // Helpers
 
-static vkp_attr_t vkp__a_int(const char *name, int64_t v) {
+vkp_attr_t vkp__onnx_a_int(const char *name, int64_t v) {
   return (vkp_attr_t){.name = name, .kind = VKP_ATTR_INT, .i = v};
 }
-static vkp_attr_t vkp__a_float(const char *name, double v) {
+vkp_attr_t vkp__onnx_a_float(const char *name, double v) {
   return (vkp_attr_t){.name = name, .kind = VKP_ATTR_FLOAT, .f = v};
 }
-static vkp_attr_t vkp__a_ints(const char *name, const int64_t *v, int32_t n) {
+vkp_attr_t vkp__onnx_a_ints(const char *name, const int64_t *v, int32_t n) {
   return (vkp_attr_t){.name = name, .kind = VKP_ATTR_INTS, .ints = v, .count = n};
 }
 
 // Outputs from index `used` on must be absent: vkpipe computes only the
 // first `used` outputs.
-static vkp_status_t vkp__only_outputs(vkp__onnx_ctx_t *ctx, int32_t used) {
+vkp_status_t vkp__onnx_only_outputs(vkp__onnx_ctx_t *ctx, int32_t used) {
   if (!vkp__onnx_output(ctx, 0) && used > 0)
     return VKP__ONNX_INVALID("output 0 has no name");
   for (size_t i = (size_t)used; i < ctx->node->n_output; ++i)
@@ -37,10 +37,10 @@ static vkp_status_t vkp__only_outputs(vkp__onnx_ctx_t *ctx, int32_t used) {
 }
 
 // Emits `op` defining output 0 of the current node.
-static vkp_status_t vkp__emit_out(vkp__onnx_ctx_t *ctx, vkp_op_t op,
+vkp_status_t vkp__onnx_emit_out(vkp__onnx_ctx_t *ctx, vkp_op_t op,
                                   int32_t n_in, const int32_t *inputs,
                                   int32_t n_attrs, const vkp_attr_t *attrs) {
-  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   const char *out = vkp__onnx_output(ctx, 0);
   int32_t value;
   VKP_RETURN_IF_ERROR(
@@ -48,12 +48,12 @@ static vkp_status_t vkp__emit_out(vkp__onnx_ctx_t *ctx, vkp_op_t op,
   return vkp__onnx_bind_value(ctx, out, value);
 }
 
-static const vkp_value_t *vkp__value(const vkp__onnx_ctx_t *ctx, int32_t v) {
+const vkp_value_t *vkp__onnx_value(const vkp__onnx_ctx_t *ctx, int32_t v) {
   return &ctx->graph->values[v];
 }
 
 // Reads a 1-D (or scalar) integer constant into `out` (at most `cap`).
-static vkp_status_t vkp__const_ints(const vkp__onnx_tensor_t *t,
+vkp_status_t vkp__onnx_const_ints(const vkp__onnx_tensor_t *t,
                                     const char *what, int64_t *out,
                                     int32_t cap, int32_t *out_count) {
   if (t->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 &&
@@ -72,7 +72,7 @@ static vkp_status_t vkp__const_ints(const vkp__onnx_tensor_t *t,
 }
 
 // A scalar (or one-element) numeric constant.
-static vkp_status_t vkp__const_scalar(const vkp__onnx_tensor_t *t,
+vkp_status_t vkp__onnx_const_scalar(const vkp__onnx_tensor_t *t,
                                       const char *what, double *out) {
   if (vkp__onnx_tensor_numel(t) != 1)
     return VKP__ONNX_INVALID("%s must have one element", what);
@@ -86,51 +86,38 @@ static vkp_status_t vkp__const_scalar(const vkp__onnx_tensor_t *t,
 // ---------------------------------------------------------------------------
 // Elementwise
 
-typedef struct vkp__op_pair_t {
-  const char *onnx;
-  vkp_op_t op;
-} vkp__op_pair_t;
-
-static const vkp__op_pair_t vkp__simple_ops[] = {
-    {"Add", VKP_OP_ADD},         {"Sub", VKP_OP_SUB},
-    {"Mul", VKP_OP_MUL},         {"Div", VKP_OP_DIV},
-    {"Pow", VKP_OP_POW},         {"Sqrt", VKP_OP_SQRT},
-    {"Exp", VKP_OP_EXP},         {"Neg", VKP_OP_NEG},
-    {"Abs", VKP_OP_ABS},         {"Relu", VKP_OP_RELU},
-    {"Sigmoid", VKP_OP_SIGMOID}, {"Tanh", VKP_OP_TANH},
-    {"Erf", VKP_OP_ERF},         {"MatMul", VKP_OP_MATMUL},
-    {"GlobalAveragePool", VKP_OP_GLOBAL_AVG_POOL},
-    {"HardSwish", VKP_OP_HARD_SWISH},
-};
-
-// Ops whose ONNX form is exactly the IR op on the same inputs.
-static vkp_status_t vkp__map_simple(vkp__onnx_ctx_t *ctx) {
-  vkp_op_t op = VKP_OP_COUNT;
-  for (size_t i = 0; i < sizeof vkp__simple_ops / sizeof vkp__simple_ops[0]; ++i)
-    if (strcmp(ctx->node->op_type, vkp__simple_ops[i].onnx) == 0)
-      op = vkp__simple_ops[i].op;
+// Ops whose ONNX form is exactly the IR op on the same inputs (the table's
+// IR column).
+vkp_status_t vkp__map_simple(vkp__onnx_ctx_t *ctx) {
+  const vkp__onnx_op_t *entry = vkp__onnx_op_find(ctx->node->op_type);
+  vkp_op_t op = entry ? entry->ir : VKP_OP_COUNT;
   if (op == VKP_OP_COUNT) return VKP__ONNX_UNSUPPORTED("unsupported op");
-  int32_t n;
-  vkp_op_arity(op, &n, NULL, NULL, NULL);
-  if (ctx->node->n_input != (size_t)n)
-    return VKP__ONNX_INVALID("takes %d input%s, has %zu", (int)n,
-                             n == 1 ? "" : "s", ctx->node->n_input);
-  int32_t in[2];
-  for (int32_t i = 0; i < n; ++i)
-    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, i, &in[i]));
-  return vkp__emit_out(ctx, op, n, in, 0, NULL);
+  int32_t lo, hi;
+  vkp_op_arity(op, &lo, &hi, NULL, NULL);
+  size_t n = ctx->node->n_input;
+  if (n < (size_t)lo || (hi >= 0 && n > (size_t)hi))
+    return VKP__ONNX_INVALID("has %zu inputs; %s takes %d to %d", n,
+                             ctx->node->op_type, (int)lo, (int)hi);
+  int32_t in[64];
+  if (n > 64) return VKP__ONNX_UNSUPPORTED("%zu inputs (at most 64)", n);
+  for (size_t i = 0; i < n; ++i) {
+    in[i] = -1;  // an omitted optional input
+    if (vkp__onnx_input(ctx, (int32_t)i) || (int32_t)i < lo)
+      VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, (int32_t)i, &in[i]));
+  }
+  return vkp__onnx_emit_out(ctx, op, (int32_t)n, in, 0, NULL);
 }
 
-static vkp_status_t vkp__map_leaky_relu(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_leaky_relu(vkp__onnx_ctx_t *ctx) {
   double alpha;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "alpha", 0.01, &alpha));
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
-  vkp_attr_t a = vkp__a_float("alpha", (float)alpha);
-  return vkp__emit_out(ctx, VKP_OP_LEAKY_RELU, 1, &x, 1, &a);
+  vkp_attr_t a = vkp__onnx_a_float("alpha", (float)alpha);
+  return vkp__onnx_emit_out(ctx, VKP_OP_LEAKY_RELU, 1, &x, 1, &a);
 }
 
-static vkp_status_t vkp__map_clip(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_clip(vkp__onnx_ctx_t *ctx) {
   double lo = -FLT_MAX, hi = FLT_MAX;
   if (ctx->opset < 11) {
     VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "min", -FLT_MAX, &lo));
@@ -140,20 +127,20 @@ static vkp_status_t vkp__map_clip(vkp__onnx_ctx_t *ctx) {
       return VKP__ONNX_INVALID("from opset 11 min and max are inputs");
     const vkp__onnx_tensor_t *t;
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "min", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__const_scalar(t, "min", &lo));
+    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_scalar(t, "min", &lo));
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "max", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__const_scalar(t, "max", &hi));
+    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_scalar(t, "max", &hi));
   }
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
-  vkp_attr_t a[2] = {vkp__a_float("min", lo), vkp__a_float("max", hi)};
-  return vkp__emit_out(ctx, VKP_OP_CLIP, 1, &x, 2, a);
+  vkp_attr_t a[2] = {vkp__onnx_a_float("min", lo), vkp__onnx_a_float("max", hi)};
+  return vkp__onnx_emit_out(ctx, VKP_OP_CLIP, 1, &x, 2, a);
 }
 
 // ---------------------------------------------------------------------------
 // Linear algebra
 
-static vkp_status_t vkp__map_gemm(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_gemm(vkp__onnx_ctx_t *ctx) {
   double alpha, beta;
   int64_t ta, tb;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "alpha", 1.0, &alpha));
@@ -170,10 +157,10 @@ static vkp_status_t vkp__map_gemm(vkp__onnx_ctx_t *ctx) {
     VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 2, &in[2]));
     n_in = 3;
   }
-  vkp_attr_t a[4] = {vkp__a_float("alpha", (float)alpha),
-                     vkp__a_float("beta", (float)beta),
-                     vkp__a_int("transA", ta != 0), vkp__a_int("transB", tb != 0)};
-  return vkp__emit_out(ctx, VKP_OP_GEMM, n_in, in, 4, a);
+  vkp_attr_t a[4] = {vkp__onnx_a_float("alpha", (float)alpha),
+                     vkp__onnx_a_float("beta", (float)beta),
+                     vkp__onnx_a_int("transA", ta != 0), vkp__onnx_a_int("transB", tb != 0)};
+  return vkp__onnx_emit_out(ctx, VKP_OP_GEMM, n_in, in, 4, a);
 }
 
 // ---------------------------------------------------------------------------
@@ -185,7 +172,7 @@ static vkp_status_t vkp__map_gemm(vkp__onnx_ctx_t *ctx) {
 
 // Explicit [top, left, bottom, right] pads from auto_pad / pads for a 2-D
 // window op over input spatial dims `in`, kernel `k`, strides, dilations.
-static vkp_status_t vkp__window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
+vkp_status_t vkp__onnx_window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
                                      const int64_t *k, const int64_t *strides,
                                      const int64_t *dil, int64_t *pads) {
   char auto_pad[32];
@@ -234,7 +221,7 @@ static vkp_status_t vkp__window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
 
 // Reads an INTS attribute with exactly two entries (2-D), or `def` when
 // absent.
-static vkp_status_t vkp__attr_pair(vkp__onnx_ctx_t *ctx, const char *name,
+vkp_status_t vkp__onnx_attr_pair(vkp__onnx_ctx_t *ctx, const char *name,
                                    int64_t def, int64_t *out) {
   int64_t v[8];
   int32_t n;
@@ -260,7 +247,7 @@ static vkp_status_t vkp__attr_pair(vkp__onnx_ctx_t *ctx, const char *name,
 
 static vkp_status_t vkp__need_4d(const vkp__onnx_ctx_t *ctx, int32_t value,
                                  const char *what) {
-  const vkp_value_t *v = vkp__value(ctx, value);
+  const vkp_value_t *v = vkp__onnx_value(ctx, value);
   if (v->rank != 4)
     return VKP__ONNX_UNSUPPORTED("%s '%s' has rank %d; only 2-D (NCHW) "
                                  "windows are supported",
@@ -329,9 +316,9 @@ static vkp_status_t vkp__fold_bn(vkp__onnx_ctx_t *ctx,
   return NULL;
 }
 
-static vkp_status_t vkp__map_conv(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_conv(vkp__onnx_ctx_t *ctx) {
   int32_t x, w, b = -1;
-  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   VKP_RETURN_IF_ERROR(vkp__need_4d(ctx, x, "input"));
   vkp__onnx_sym_t *wsym = vkp__onnx_input(ctx, 1), *bsym = vkp__onnx_input(ctx, 2);
@@ -344,9 +331,9 @@ static vkp_status_t vkp__map_conv(vkp__onnx_ctx_t *ctx) {
                                  "supported",
                                  (int)wrank);
   int64_t strides[2], dil[2], kernel[2], pads[4], group;
-  VKP_RETURN_IF_ERROR(vkp__attr_pair(ctx, "strides", 1, strides));
-  VKP_RETURN_IF_ERROR(vkp__attr_pair(ctx, "dilations", 1, dil));
-  VKP_RETURN_IF_ERROR(vkp__attr_pair(ctx, "kernel_shape", 0, kernel));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_pair(ctx, "strides", 1, strides));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_pair(ctx, "dilations", 1, dil));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_pair(ctx, "kernel_shape", 0, kernel));
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "group", 1, &group));
   if (vkp__onnx_attr(ctx, "kernel_shape") &&
       (kernel[0] != wshape[2] || kernel[1] != wshape[3]))
@@ -356,9 +343,9 @@ static vkp_status_t vkp__map_conv(vkp__onnx_ctx_t *ctx) {
                              (long long)wshape[2], (long long)wshape[3]);
   kernel[0] = wshape[2];
   kernel[1] = wshape[3];
-  const vkp_value_t *xv = vkp__value(ctx, x);
+  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
   VKP_RETURN_IF_ERROR(
-      vkp__window_pads(ctx, &xv->shape[2], kernel, strides, dil, pads));
+      vkp__onnx_window_pads(ctx, &xv->shape[2], kernel, strides, dil, pads));
   const char *out = vkp__onnx_output(ctx, 0);
   // A following BatchNormalization folds into the weights when everything
   // is known at import time.
@@ -385,17 +372,17 @@ static vkp_status_t vkp__map_conv(vkp__onnx_ctx_t *ctx) {
     if (bsym) VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, bsym, &b));
   }
   int32_t in[3] = {x, w, b};
-  vkp_attr_t a[4] = {vkp__a_ints("pads", pads, 4), vkp__a_ints("strides", strides, 2),
-                     vkp__a_ints("dilations", dil, 2), vkp__a_int("group", group)};
+  vkp_attr_t a[4] = {vkp__onnx_a_ints("pads", pads, 4), vkp__onnx_a_ints("strides", strides, 2),
+                     vkp__onnx_a_ints("dilations", dil, 2), vkp__onnx_a_int("group", group)};
   int32_t value;
   VKP_RETURN_IF_ERROR(
       vkp__onnx_emit(ctx, VKP_OP_CONV2D, b >= 0 ? 3 : 2, in, 4, a, out, &value));
   return vkp__onnx_bind_value(ctx, out, value);
 }
 
-static vkp_status_t vkp__map_pool(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_pool(vkp__onnx_ctx_t *ctx) {
   bool is_max = strcmp(ctx->node->op_type, "MaxPool") == 0;
-  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   VKP_RETURN_IF_ERROR(vkp__need_4d(ctx, x, "input"));
@@ -403,10 +390,10 @@ static vkp_status_t vkp__map_pool(vkp__onnx_ctx_t *ctx) {
                                  count_include_pad = 0, storage_order = 0;
   if (!vkp__onnx_attr(ctx, "kernel_shape"))
     return VKP__ONNX_INVALID("attribute 'kernel_shape' is required");
-  VKP_RETURN_IF_ERROR(vkp__attr_pair(ctx, "kernel_shape", 1, kernel));
-  VKP_RETURN_IF_ERROR(vkp__attr_pair(ctx, "strides", 1, strides));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_pair(ctx, "kernel_shape", 1, kernel));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_pair(ctx, "strides", 1, strides));
   if (is_max && ctx->opset >= 10)
-    VKP_RETURN_IF_ERROR(vkp__attr_pair(ctx, "dilations", 1, dil));
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_pair(ctx, "dilations", 1, dil));
   if (ctx->opset >= 10)
     VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "ceil_mode", 0, &ceil_mode));
   else if (vkp__onnx_attr(ctx, "ceil_mode") || vkp__onnx_attr(ctx, "dilations"))
@@ -420,24 +407,24 @@ static vkp_status_t vkp__map_pool(vkp__onnx_ctx_t *ctx) {
     VKP_RETURN_IF_ERROR(
         vkp__onnx_attr_int(ctx, "count_include_pad", 0, &count_include_pad));
   }
-  const vkp_value_t *xv = vkp__value(ctx, x);
+  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
   VKP_RETURN_IF_ERROR(
-      vkp__window_pads(ctx, &xv->shape[2], kernel, strides, dil, pads));
-  vkp_attr_t a[6] = {vkp__a_ints("kernel_shape", kernel, 2),
-                     vkp__a_ints("pads", pads, 4),
-                     vkp__a_ints("strides", strides, 2),
-                     vkp__a_ints("dilations", dil, 2),
-                     vkp__a_int("ceil_mode", ceil_mode != 0),
-                     vkp__a_int("count_include_pad", count_include_pad != 0)};
-  return vkp__emit_out(ctx, is_max ? VKP_OP_MAX_POOL2D : VKP_OP_AVG_POOL2D, 1,
+      vkp__onnx_window_pads(ctx, &xv->shape[2], kernel, strides, dil, pads));
+  vkp_attr_t a[6] = {vkp__onnx_a_ints("kernel_shape", kernel, 2),
+                     vkp__onnx_a_ints("pads", pads, 4),
+                     vkp__onnx_a_ints("strides", strides, 2),
+                     vkp__onnx_a_ints("dilations", dil, 2),
+                     vkp__onnx_a_int("ceil_mode", ceil_mode != 0),
+                     vkp__onnx_a_int("count_include_pad", count_include_pad != 0)};
+  return vkp__onnx_emit_out(ctx, is_max ? VKP_OP_MAX_POOL2D : VKP_OP_AVG_POOL2D, 1,
                        &x, is_max ? 5 : 6, a);
 }
 
 // ---------------------------------------------------------------------------
 // Normalisation
 
-static vkp_status_t vkp__map_batch_norm(vkp__onnx_ctx_t *ctx) {
-  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+vkp_status_t vkp__map_batch_norm(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   double eps;
   int64_t spatial, training;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "epsilon", 1e-5, &eps));
@@ -452,12 +439,12 @@ static vkp_status_t vkp__map_batch_norm(vkp__onnx_ctx_t *ctx) {
   int32_t in[5];
   for (int32_t i = 0; i < 5; ++i)
     VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, i, &in[i]));
-  vkp_attr_t a = vkp__a_float("epsilon", (float)eps);
-  return vkp__emit_out(ctx, VKP_OP_BATCH_NORM, 5, in, 1, &a);
+  vkp_attr_t a = vkp__onnx_a_float("epsilon", (float)eps);
+  return vkp__onnx_emit_out(ctx, VKP_OP_BATCH_NORM, 5, in, 1, &a);
 }
 
 // A float32 scalar IR constant.
-static vkp_status_t vkp__scalar_const(vkp__onnx_ctx_t *ctx, double v,
+vkp_status_t vkp__onnx_scalar_const(vkp__onnx_ctx_t *ctx, double v,
                                       int32_t *out_value) {
   vkp__onnx_tensor_t t;
   VKP_RETURN_IF_ERROR(
@@ -468,7 +455,7 @@ static vkp_status_t vkp__scalar_const(vkp__onnx_ctx_t *ctx, double v,
   return st;
 }
 
-static vkp_status_t vkp__emit_bind(vkp__onnx_ctx_t *ctx, vkp_op_t op,
+vkp_status_t vkp__onnx_emit_bind(vkp__onnx_ctx_t *ctx, vkp_op_t op,
                                    int32_t n_in, const int32_t *in,
                                    int32_t n_attrs, const vkp_attr_t *attrs,
                                    const char *out, int32_t *out_value) {
@@ -477,8 +464,8 @@ static vkp_status_t vkp__emit_bind(vkp__onnx_ctx_t *ctx, vkp_op_t op,
   return out ? vkp__onnx_bind_value(ctx, out, *out_value) : NULL;
 }
 
-static vkp_status_t vkp__map_layer_norm(vkp__onnx_ctx_t *ctx) {
-  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 3));
+vkp_status_t vkp__map_layer_norm(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 3));
   int64_t axis, stash;
   double eps;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", -1, &axis));
@@ -494,14 +481,14 @@ static vkp_status_t vkp__map_layer_norm(vkp__onnx_ctx_t *ctx) {
     VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 2, &in[2]));
     n_in = 3;
   }
-  int32_t rank = vkp__value(ctx, in[0])->rank;
+  int32_t rank = vkp__onnx_value(ctx, in[0])->rank;
   if (axis < -(int64_t)rank || axis >= rank)
     return VKP__ONNX_INVALID("axis %lld out of range for rank %d",
                              (long long)axis, (int)rank);
   if (axis < 0) axis += rank;
-  vkp_attr_t a[2] = {vkp__a_int("axis", axis), vkp__a_float("epsilon", (float)eps)};
+  vkp_attr_t a[2] = {vkp__onnx_a_int("axis", axis), vkp__onnx_a_float("epsilon", (float)eps)};
   int32_t y;
-  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_LAYER_NORM, n_in, in, 2, a,
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_LAYER_NORM, n_in, in, 2, a,
                                      vkp__onnx_output(ctx, 0), &y));
   const char *mean_out = vkp__onnx_output(ctx, 1),
              *inv_out = vkp__onnx_output(ctx, 2);
@@ -510,24 +497,24 @@ static vkp_status_t vkp__map_layer_norm(vkp__onnx_ctx_t *ctx) {
   // mean = E[x], inv = 1 / sqrt(E[(x - mean)^2] + epsilon), over axis.. .
   int64_t axes[VKP_MAX_RANK];
   for (int32_t d = (int32_t)axis; d < rank; ++d) axes[d - axis] = d;
-  vkp_attr_t r[2] = {vkp__a_ints("axes", axes, rank - (int32_t)axis),
-                     vkp__a_int("keepdims", 1)};
+  vkp_attr_t r[2] = {vkp__onnx_a_ints("axes", axes, rank - (int32_t)axis),
+                     vkp__onnx_a_int("keepdims", 1)};
   int32_t mean, diff, sq, var, e, one, ve, sd, inv;
-  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_REDUCE_MEAN, 1, in, 2, r,
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_REDUCE_MEAN, 1, in, 2, r,
                                      mean_out, &mean));
   if (!inv_out) return NULL;
   int32_t dm[2] = {in[0], mean};
-  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_SUB, 2, dm, 0, NULL, NULL, &diff));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_SUB, 2, dm, 0, NULL, NULL, &diff));
   int32_t dd[2] = {diff, diff};
-  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_MUL, 2, dd, 0, NULL, NULL, &sq));
-  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_REDUCE_MEAN, 1, &sq, 2, r, NULL, &var));
-  VKP_RETURN_IF_ERROR(vkp__scalar_const(ctx, (float)eps, &e));
-  VKP_RETURN_IF_ERROR(vkp__scalar_const(ctx, 1.0, &one));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_MUL, 2, dd, 0, NULL, NULL, &sq));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_REDUCE_MEAN, 1, &sq, 2, r, NULL, &var));
+  VKP_RETURN_IF_ERROR(vkp__onnx_scalar_const(ctx, (float)eps, &e));
+  VKP_RETURN_IF_ERROR(vkp__onnx_scalar_const(ctx, 1.0, &one));
   int32_t vpe[2] = {var, e};
-  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_ADD, 2, vpe, 0, NULL, NULL, &ve));
-  VKP_RETURN_IF_ERROR(vkp__emit_bind(ctx, VKP_OP_SQRT, 1, &ve, 0, NULL, NULL, &sd));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_ADD, 2, vpe, 0, NULL, NULL, &ve));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_SQRT, 1, &ve, 0, NULL, NULL, &sd));
   int32_t os[2] = {one, sd};
-  return vkp__emit_bind(ctx, VKP_OP_DIV, 2, os, 0, NULL, inv_out, &inv);
+  return vkp__onnx_emit_bind(ctx, VKP_OP_DIV, 2, os, 0, NULL, inv_out, &inv);
 }
 
 static int64_t vkp__prod(const int64_t *s, int32_t from, int32_t to) {
@@ -536,22 +523,22 @@ static int64_t vkp__prod(const int64_t *s, int32_t from, int32_t to) {
   return p;
 }
 
-static vkp_status_t vkp__map_softmax(vkp__onnx_ctx_t *ctx) {
-  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+vkp_status_t vkp__map_softmax(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   int64_t axis;
   VKP_RETURN_IF_ERROR(
       vkp__onnx_attr_int(ctx, "axis", ctx->opset >= 13 ? -1 : 1, &axis));
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
-  const vkp_value_t *xv = vkp__value(ctx, x);
+  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
   int32_t rank = xv->rank;
   if (axis < -(int64_t)rank || axis >= rank || rank < 1)
     return VKP__ONNX_INVALID("axis %lld out of range for rank %d",
                              (long long)axis, (int)rank);
   if (axis < 0) axis += rank;
   if (ctx->opset >= 13 || axis == rank - 1) {
-    vkp_attr_t a = vkp__a_int("axis", axis);
-    return vkp__emit_out(ctx, VKP_OP_SOFTMAX, 1, &x, 1, &a);
+    vkp_attr_t a = vkp__onnx_a_int("axis", axis);
+    return vkp__onnx_emit_out(ctx, VKP_OP_SOFTMAX, 1, &x, 1, &a);
   }
   // Before opset 13 the input is coerced to 2-D [prod(:axis), prod(axis:)]
   // and normalised over the second dimension.
@@ -559,21 +546,21 @@ static vkp_status_t vkp__map_softmax(vkp__onnx_ctx_t *ctx) {
   for (int32_t i = 0; i < rank; ++i) shape[i] = xv->shape[i];
   int64_t flat[2] = {vkp__prod(shape, 0, (int32_t)axis),
                      vkp__prod(shape, (int32_t)axis, rank)};
-  vkp_attr_t ra = vkp__a_ints("shape", flat, 2);
+  vkp_attr_t ra = vkp__onnx_a_ints("shape", flat, 2);
   int32_t r, s;
   VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &x, 1, &ra, NULL, &r));
-  vkp_attr_t sa = vkp__a_int("axis", 1);
+  vkp_attr_t sa = vkp__onnx_a_int("axis", 1);
   VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SOFTMAX, 1, &r, 1, &sa, NULL, &s));
-  vkp_attr_t ba = vkp__a_ints("shape", shape, rank);
-  return vkp__emit_out(ctx, VKP_OP_RESHAPE, 1, &s, 1, &ba);
+  vkp_attr_t ba = vkp__onnx_a_ints("shape", shape, rank);
+  return vkp__onnx_emit_out(ctx, VKP_OP_RESHAPE, 1, &s, 1, &ba);
 }
 
 // ---------------------------------------------------------------------------
 // Reductions
 
-static vkp_status_t vkp__map_reduce(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_reduce(vkp__onnx_ctx_t *ctx) {
   bool is_sum = strcmp(ctx->node->op_type, "ReduceSum") == 0;
-  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   int64_t keepdims, noop = 0, axes[VKP_MAX_RANK];
   int32_t n_axes = -1;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "keepdims", 1, &keepdims));
@@ -586,7 +573,7 @@ static vkp_status_t vkp__map_reduce(vkp__onnx_ctx_t *ctx) {
     const vkp__onnx_tensor_t *t;
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "axes", &t));
     if (t)
-      VKP_RETURN_IF_ERROR(vkp__const_ints(t, "axes", axes, VKP_MAX_RANK, &n_axes));
+      VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "axes", axes, VKP_MAX_RANK, &n_axes));
   } else {
     if (vkp__onnx_attr(ctx, "noop_with_empty_axes"))
       return VKP__ONNX_INVALID("noop_with_empty_axes needs opset 13 (ReduceSum)");
@@ -599,14 +586,14 @@ static vkp_status_t vkp__map_reduce(vkp__onnx_ctx_t *ctx) {
   vkp__onnx_sym_t *xs = vkp__onnx_input(ctx, 0);
   if (!xs) return VKP__ONNX_INVALID("input 0 is required");
   if (n_axes == 0 && noop) {
-    VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+    VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
     return vkp__onnx_bind_alias(ctx, vkp__onnx_output(ctx, 0), xs);
   }
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, xs, &x));
-  vkp_attr_t a[2] = {vkp__a_ints("axes", axes, n_axes),
-                     vkp__a_int("keepdims", keepdims != 0)};
-  return vkp__emit_out(ctx, is_sum ? VKP_OP_REDUCE_SUM : VKP_OP_REDUCE_MEAN, 1,
+  vkp_attr_t a[2] = {vkp__onnx_a_ints("axes", axes, n_axes),
+                     vkp__onnx_a_int("keepdims", keepdims != 0)};
+  return vkp__onnx_emit_out(ctx, is_sum ? VKP_OP_REDUCE_SUM : VKP_OP_REDUCE_MEAN, 1,
                        &x, 2, a);
 }
 
@@ -631,7 +618,7 @@ vkp_status_t vkp__onnx_reshape_axes(vkp__onnx_ctx_t *ctx, int32_t rank,
     const vkp__onnx_tensor_t *t;
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "shape", &t));
     if (!t) return VKP__ONNX_INVALID("input 1 (shape) is required");
-    VKP_RETURN_IF_ERROR(vkp__const_ints(t, "shape", out_shape, VKP_MAX_RANK, &n));
+    VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "shape", out_shape, VKP_MAX_RANK, &n));
     int64_t allowzero;
     VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "allowzero", 0, &allowzero));
     size_t total = 1, known = 1;
@@ -692,7 +679,7 @@ vkp_status_t vkp__onnx_reshape_axes(vkp__onnx_ctx_t *ctx, int32_t rank,
       return VKP__ONNX_INVALID("from opset 13 axes are an input");
     const vkp__onnx_tensor_t *t;
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "axes", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__const_ints(t, "axes", axes, VKP_MAX_RANK, &n));
+    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "axes", axes, VKP_MAX_RANK, &n));
   } else {
     VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "axes", axes, VKP_MAX_RANK, &n));
   }
@@ -739,15 +726,14 @@ vkp_status_t vkp__onnx_reshape_axes(vkp__onnx_ctx_t *ctx, int32_t rank,
   return NULL;
 }
 
-static vkp_status_t vkp__map_passthrough(vkp__onnx_ctx_t *ctx);
 
 // Reshape, Flatten, Squeeze and Unsqueeze on a runtime tensor: the IR op of
 // the same name, after computing the target shape here with ONNX's rules
 // (Reshape gets the resolved shape, Squeeze/Unsqueeze normalised axes).
-static vkp_status_t vkp__map_reshape_like(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_reshape_like(vkp__onnx_ctx_t *ctx) {
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
-  const vkp_value_t *xv = vkp__value(ctx, x);
+  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
   int32_t rank, n_axes = 0;
   int64_t shape[VKP_MAX_RANK], axes[VKP_MAX_RANK];
   VKP_RETURN_IF_ERROR(vkp__onnx_reshape_axes(ctx, xv->rank, xv->shape, &rank,
@@ -757,15 +743,15 @@ static vkp_status_t vkp__map_reshape_like(vkp__onnx_ctx_t *ctx) {
   if (squeeze || strcmp(op, "Unsqueeze") == 0) {
     if (squeeze && n_axes == 0)  // nothing to remove: the IR reads [] as all
       return vkp__map_passthrough(ctx);
-    vkp_attr_t a = vkp__a_ints("axes", axes, n_axes);
-    return vkp__emit_out(ctx, squeeze ? VKP_OP_SQUEEZE : VKP_OP_UNSQUEEZE, 1,
+    vkp_attr_t a = vkp__onnx_a_ints("axes", axes, n_axes);
+    return vkp__onnx_emit_out(ctx, squeeze ? VKP_OP_SQUEEZE : VKP_OP_UNSQUEEZE, 1,
                          &x, 1, &a);
   }
   if (strcmp(op, "Flatten") == 0) {
     int64_t axis;
     VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 1, &axis));
-    vkp_attr_t a = vkp__a_int("axis", axis < 0 ? axis + xv->rank : axis);
-    return vkp__emit_out(ctx, VKP_OP_FLATTEN, 1, &x, 1, &a);
+    vkp_attr_t a = vkp__onnx_a_int("axis", axis < 0 ? axis + xv->rank : axis);
+    return vkp__onnx_emit_out(ctx, VKP_OP_FLATTEN, 1, &x, 1, &a);
   }
   // The IR reads a 0 in a reshape target as "copy the input's dim".
   for (int32_t i = 0; i < rank; ++i)
@@ -773,8 +759,8 @@ static vkp_status_t vkp__map_reshape_like(vkp__onnx_ctx_t *ctx) {
       return VKP__ONNX_UNSUPPORTED("a result with a 0-sized dim %d (the IR "
                                    "reshape reads 0 as 'copy')",
                                    (int)i);
-  vkp_attr_t a = vkp__a_ints("shape", shape, rank);
-  return vkp__emit_out(ctx, VKP_OP_RESHAPE, 1, &x, 1, &a);
+  vkp_attr_t a = vkp__onnx_a_ints("shape", shape, rank);
+  return vkp__onnx_emit_out(ctx, VKP_OP_RESHAPE, 1, &x, 1, &a);
 }
 
 vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
@@ -796,17 +782,17 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   return NULL;
 }
 
-static vkp_status_t vkp__map_transpose(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_transpose(vkp__onnx_ctx_t *ctx) {
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   int64_t perm[VKP_MAX_RANK];
-  int32_t rank = vkp__value(ctx, x)->rank;
+  int32_t rank = vkp__onnx_value(ctx, x)->rank;
   VKP_RETURN_IF_ERROR(vkp__onnx_transpose_perm(ctx, rank, perm));
-  vkp_attr_t a = vkp__a_ints("perm", perm, rank);
-  return vkp__emit_out(ctx, VKP_OP_TRANSPOSE, 1, &x, 1, &a);
+  vkp_attr_t a = vkp__onnx_a_ints("perm", perm, rank);
+  return vkp__onnx_emit_out(ctx, VKP_OP_TRANSPOSE, 1, &x, 1, &a);
 }
 
-static vkp_status_t vkp__map_concat(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_concat(vkp__onnx_ctx_t *ctx) {
   if (!vkp__onnx_attr(ctx, "axis"))
     return VKP__ONNX_INVALID("attribute 'axis' is required");
   int64_t axis;
@@ -817,8 +803,8 @@ static vkp_status_t vkp__map_concat(vkp__onnx_ctx_t *ctx) {
   int32_t in[16];
   for (size_t i = 0; i < n; ++i)
     VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, (int32_t)i, &in[i]));
-  vkp_attr_t a = vkp__a_int("axis", axis);
-  return vkp__emit_out(ctx, VKP_OP_CONCAT, (int32_t)n, in, 1, &a);
+  vkp_attr_t a = vkp__onnx_a_int("axis", axis);
+  return vkp__onnx_emit_out(ctx, VKP_OP_CONCAT, (int32_t)n, in, 1, &a);
 }
 
 vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
@@ -837,13 +823,13 @@ vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
                                "attributes");
     const vkp__onnx_tensor_t *t;
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "starts", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__const_ints(t, "starts", out->starts, VKP_MAX_RANK, &ns));
+    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "starts", out->starts, VKP_MAX_RANK, &ns));
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "ends", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__const_ints(t, "ends", out->ends, VKP_MAX_RANK, &ne));
+    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "ends", out->ends, VKP_MAX_RANK, &ne));
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 3, "axes", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__const_ints(t, "axes", out->axes, VKP_MAX_RANK, &na));
+    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "axes", out->axes, VKP_MAX_RANK, &na));
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 4, "steps", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__const_ints(t, "steps", out->steps, VKP_MAX_RANK, &nst));
+    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "steps", out->steps, VKP_MAX_RANK, &nst));
   }
   if (ns < 0 || ne < 0) return VKP__ONNX_INVALID("starts and ends are required");
   if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
@@ -867,24 +853,24 @@ vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
   return NULL;
 }
 
-static vkp_status_t vkp__map_slice(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_slice(vkp__onnx_ctx_t *ctx) {
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   vkp__onnx_slice_t s;
-  VKP_RETURN_IF_ERROR(vkp__onnx_slice_params(ctx, vkp__value(ctx, x)->rank,
-                                             vkp__value(ctx, x)->shape, &s));
-  vkp_attr_t a[4] = {vkp__a_ints("starts", s.starts, s.count),
-                     vkp__a_ints("ends", s.ends, s.count),
-                     vkp__a_ints("axes", s.axes, s.count),
-                     vkp__a_ints("steps", s.steps, s.count)};
-  return vkp__emit_out(ctx, VKP_OP_SLICE, 1, &x, 4, a);
+  VKP_RETURN_IF_ERROR(vkp__onnx_slice_params(ctx, vkp__onnx_value(ctx, x)->rank,
+                                             vkp__onnx_value(ctx, x)->shape, &s));
+  vkp_attr_t a[4] = {vkp__onnx_a_ints("starts", s.starts, s.count),
+                     vkp__onnx_a_ints("ends", s.ends, s.count),
+                     vkp__onnx_a_ints("axes", s.axes, s.count),
+                     vkp__onnx_a_ints("steps", s.steps, s.count)};
+  return vkp__onnx_emit_out(ctx, VKP_OP_SLICE, 1, &x, 4, a);
 }
 
 // Split: one IR slice per output.
-static vkp_status_t vkp__map_split(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_split(vkp__onnx_ctx_t *ctx) {
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
-  const vkp_value_t *xv = vkp__value(ctx, x);
+  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
   int64_t axis;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
   if (axis < -(int64_t)xv->rank || axis >= xv->rank)
@@ -902,7 +888,7 @@ static vkp_status_t vkp__map_split(vkp__onnx_ctx_t *ctx) {
       return VKP__ONNX_INVALID("from opset 13 split is an input");
     const vkp__onnx_tensor_t *t;
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "split", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__const_ints(t, "split", sizes, 64, &n));
+    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "split", sizes, 64, &n));
   } else {
     VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "split", sizes, 64, &n));
   }
@@ -929,8 +915,8 @@ static vkp_status_t vkp__map_split(vkp__onnx_ctx_t *ctx) {
     int64_t s = start, e = start + sizes[i], ax = axis, st = 1;
     start = e;
     if (!out) continue;
-    vkp_attr_t a[4] = {vkp__a_ints("starts", &s, 1), vkp__a_ints("ends", &e, 1),
-                       vkp__a_ints("axes", &ax, 1), vkp__a_ints("steps", &st, 1)};
+    vkp_attr_t a[4] = {vkp__onnx_a_ints("starts", &s, 1), vkp__onnx_a_ints("ends", &e, 1),
+                       vkp__onnx_a_ints("axes", &ax, 1), vkp__onnx_a_ints("steps", &st, 1)};
     int32_t value;
     VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SLICE, 1, &x, 4, a, out, &value));
     VKP_RETURN_IF_ERROR(vkp__onnx_bind_value(ctx, out, value));
@@ -939,7 +925,7 @@ static vkp_status_t vkp__map_split(vkp__onnx_ctx_t *ctx) {
 }
 
 // Identity and inference-mode Dropout disappear: the output names the input.
-static vkp_status_t vkp__map_passthrough(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_passthrough(vkp__onnx_ctx_t *ctx) {
   if (strcmp(ctx->node->op_type, "Dropout") == 0) {
     if (ctx->opset >= 12) {
       const vkp__onnx_tensor_t *t;
@@ -949,15 +935,15 @@ static vkp_status_t vkp__map_passthrough(vkp__onnx_ctx_t *ctx) {
       VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "ratio", &t));
     }
   }
-  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   vkp__onnx_sym_t *x = vkp__onnx_input(ctx, 0);
   if (!x) return VKP__ONNX_INVALID("input 0 is required");
   return vkp__onnx_bind_alias(ctx, vkp__onnx_output(ctx, 0), x);
 }
 
 // Shape and Size need only the static shape, so they always fold.
-static vkp_status_t vkp__map_shape(vkp__onnx_ctx_t *ctx) {
-  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+vkp_status_t vkp__map_shape(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   vkp__onnx_sym_t *x = vkp__onnx_input(ctx, 0);
   if (!x) return VKP__ONNX_INVALID("input 0 is required");
   int32_t rank;
@@ -986,8 +972,8 @@ static vkp_status_t vkp__map_shape(vkp__onnx_ctx_t *ctx) {
   return vkp__onnx_bind_const(ctx, vkp__onnx_output(ctx, 0), &t);
 }
 
-static vkp_status_t vkp__map_constant(vkp__onnx_ctx_t *ctx) {
-  VKP_RETURN_IF_ERROR(vkp__only_outputs(ctx, 1));
+vkp_status_t vkp__map_constant(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   if (ctx->node->n_attribute != 1)
     return VKP__ONNX_INVALID("needs exactly one value attribute, has %zu",
                              ctx->node->n_attribute);
@@ -1024,7 +1010,7 @@ static vkp_status_t vkp__map_constant(vkp__onnx_ctx_t *ctx) {
 // (what exporters emit for x[:, i] is a single scalar index), concatenated
 // along the axis and reshaped to data.shape[:axis] + indices.shape +
 // data.shape[axis+1:].
-static vkp_status_t vkp__map_gather(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_gather(vkp__onnx_ctx_t *ctx) {
   const vkp__onnx_tensor_t *idx;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "indices", &idx));
   if (!idx) return VKP__ONNX_INVALID("input 1 (indices) is required");
@@ -1038,7 +1024,7 @@ static vkp_status_t vkp__map_gather(vkp__onnx_ctx_t *ctx) {
                                  n);
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
-  const vkp_value_t *xv = vkp__value(ctx, x);
+  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
   int32_t xrank = xv->rank;
   int64_t xshape[VKP_MAX_RANK];
   for (int32_t d = 0; d < xrank; ++d) xshape[d] = xv->shape[d];
@@ -1060,14 +1046,14 @@ static vkp_status_t vkp__map_gather(vkp__onnx_ctx_t *ctx) {
                                (long long)dim);
     if (i < 0) i += dim;
     int64_t s = i, e = i + 1, st = 1;
-    vkp_attr_t a[4] = {vkp__a_ints("starts", &s, 1), vkp__a_ints("ends", &e, 1),
-                       vkp__a_ints("axes", &axis, 1), vkp__a_ints("steps", &st, 1)};
+    vkp_attr_t a[4] = {vkp__onnx_a_ints("starts", &s, 1), vkp__onnx_a_ints("ends", &e, 1),
+                       vkp__onnx_a_ints("axes", &axis, 1), vkp__onnx_a_ints("steps", &st, 1)};
     VKP_RETURN_IF_ERROR(
         vkp__onnx_emit(ctx, VKP_OP_SLICE, 1, &x, 4, a, NULL, &parts[j]));
   }
   int32_t joined = parts[0];
   if (n > 1) {
-    vkp_attr_t a = vkp__a_int("axis", axis);
+    vkp_attr_t a = vkp__onnx_a_int("axis", axis);
     VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CONCAT, (int32_t)n, parts, 1,
                                        &a, NULL, &joined));
   }
@@ -1076,12 +1062,12 @@ static vkp_status_t vkp__map_gather(vkp__onnx_ctx_t *ctx) {
   for (int32_t d = 0; d < axis; ++d) shape[r++] = xshape[d];
   for (int32_t d = 0; d < idx->rank; ++d) shape[r++] = idx->shape[d];
   for (int32_t d = (int32_t)axis + 1; d < xrank; ++d) shape[r++] = xshape[d];
-  vkp_attr_t a = vkp__a_ints("shape", shape, rank);
-  return vkp__emit_out(ctx, VKP_OP_RESHAPE, 1, &joined, 1, &a);
+  vkp_attr_t a = vkp__onnx_a_ints("shape", shape, rank);
+  return vkp__onnx_emit_out(ctx, VKP_OP_RESHAPE, 1, &joined, 1, &a);
 }
 
 // Cast to the ONNX type `to`; CastLike to the type of input 1.
-static vkp_status_t vkp__map_cast(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_cast(vkp__onnx_ctx_t *ctx) {
   int64_t to = 0;
   if (strcmp(ctx->node->op_type, "CastLike") == 0) {
     vkp__onnx_sym_t *like = vkp__onnx_input(ctx, 1);
@@ -1103,81 +1089,23 @@ static vkp_status_t vkp__map_cast(vkp__onnx_ctx_t *ctx) {
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   vkp_attr_t a = {.name = "to", .kind = VKP_ATTR_STRING, .s = vkp_dtype_name(dtype)};
-  return vkp__emit_out(ctx, VKP_OP_CAST, 1, &x, 1, &a);
+  return vkp__onnx_emit_out(ctx, VKP_OP_CAST, 1, &x, 1, &a);
 }
 
 // Ops that only fold: their inputs must be known at import time.
-static vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
+vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
   return VKP__ONNX_UNSUPPORTED("%s is only supported on inputs known at "
                                "import time",
                                ctx->node->op_type);
 }
 
 // ---------------------------------------------------------------------------
-// The table: ONNX op, mapper, folder, understood attributes.
-
-#define VKP__ONNX_OP_LIST(X)                                                  \
-  X("Abs", simple, NULL, "")                                                 \
-  X("Add", simple, NULL, "")                                                \
-  X("And", fold_only, select, "")                                             \
-  X("AveragePool", pool, NULL, "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") \
-  X("BatchNormalization", batch_norm, NULL, "epsilon,momentum,spatial,training_mode") \
-  X("Cast", cast, NULL, "saturate,to")                                        \
-  X("CastLike", cast, NULL, "saturate")                                       \
-  X("Clip", clip, NULL, "min,max")                                            \
-  X("Concat", concat, NULL, "axis")                                         \
-  X("Constant", constant, NULL, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
-  X("ConstantOfShape", fold_only, constant_of_shape, "value")                 \
-  X("Conv", conv, NULL, "auto_pad,dilations,group,kernel_shape,pads,strides") \
-  X("Ceil", fold_only, unary, "")                                             \
-  X("Div", simple, NULL, "")                                                \
-  X("Dropout", passthrough, NULL, "ratio,seed")                               \
-  X("Equal", fold_only, select, "")                                           \
-  X("Erf", simple, NULL, "")                                                 \
-  X("Exp", simple, NULL, "")                                                 \
-  X("Expand", fold_only, expand, "")                                          \
-  X("Flatten", reshape_like, NULL, "axis")                            \
-  X("Floor", fold_only, unary, "")                                            \
-  X("Gather", gather, gather, "axis")                                         \
-  X("Gemm", gemm, NULL, "alpha,beta,transA,transB")                           \
-  X("GlobalAveragePool", simple, NULL, "")                                    \
-  X("HardSwish", simple, NULL, "")                                            \
-  X("Greater", fold_only, select, "")                                         \
-  X("Identity", passthrough, NULL, "")                                \
-  X("LayerNormalization", layer_norm, NULL, "axis,epsilon,stash_type")        \
-  X("LeakyRelu", leaky_relu, NULL, "alpha")                                   \
-  X("Less", fold_only, select, "")                                            \
-  X("MatMul", simple, NULL, "")                                               \
-  X("Max", fold_only, select, "")                                             \
-  X("MaxPool", pool, NULL, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
-  X("Min", fold_only, select, "")                                             \
-  X("Mul", simple, NULL, "")                                                \
-  X("Neg", simple, NULL, "")                                                 \
-  X("Not", fold_only, unary, "")                                              \
-  X("Or", fold_only, select, "")                                              \
-  X("Pow", simple, NULL, "")                                                \
-  X("Range", fold_only, range, "")                                            \
-  X("ReduceMean", reduce, NULL, "axes,keepdims")                              \
-  X("ReduceSum", reduce, NULL, "axes,keepdims,noop_with_empty_axes")          \
-  X("Relu", simple, NULL, "")                                                \
-  X("Reshape", reshape_like, NULL, "allowzero")                       \
-  X("Shape", shape, NULL, "start,end")                                        \
-  X("Sigmoid", simple, NULL, "")                                             \
-  X("Size", shape, NULL, "")                                                  \
-  X("Slice", slice, NULL, "axes,ends,starts")                                \
-  X("Softmax", softmax, NULL, "axis")                                         \
-  X("Split", split, NULL, "axis,split")                                       \
-  X("Sqrt", simple, NULL, "")                                                \
-  X("Squeeze", reshape_like, NULL, "axes")                            \
-  X("Sub", simple, NULL, "")                                                \
-  X("Tanh", simple, NULL, "")                                                \
-  X("Transpose", transpose, NULL, "perm")                                \
-  X("Unsqueeze", reshape_like, NULL, "axes")                          \
-  X("Where", fold_only, select, "")
+// The table (VKP__ONNX_OP_LIST in onnx_internal.h)
 
 #define vkp__onnx_fold_NULL NULL
-#define VKP__ONNX_OP_ENTRY(name, map, fold, attrs) \
-  {name, vkp__map_##map, vkp__onnx_fold_##fold, attrs},
+#define VKP_OP_NONE VKP_OP_COUNT
+#define VKP__ONNX_OP_ENTRY(name, map, fold, ir, attrs) \
+  {name, vkp__map_##map, vkp__onnx_fold_##fold, VKP_OP_##ir, attrs},
 
 static const vkp__onnx_op_t vkp__onnx_ops[] = {VKP__ONNX_OP_LIST(VKP__ONNX_OP_ENTRY)};
 

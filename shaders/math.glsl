@@ -47,7 +47,7 @@ float vkp_pow(float a, float b) {
   return mod(b, 2.0) == 1.0 ? -r : r;
 }
 
-float vkp_gelu(float x) { return 0.5 * x * (1.0 + vkp_erf(x * 0.70710678118654752)); }
+float vkp_gelu_none(float x) { return 0.5 * x * (1.0 + vkp_erf(x * 0.70710678118654752)); }
 
 float vkp_gelu_tanh(float x) {
   return 0.5 * x * (1.0 + vkp_tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));

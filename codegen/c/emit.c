@@ -11,6 +11,7 @@
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
+#include "codegen/expr.h"
 
 // The prelude, embedded by CMake from codegen/c/prelude.c.
 static const unsigned char vkp__prelude_bytes[] = {
@@ -420,15 +421,9 @@ static bool vkp__part_is_compact(const int64_t *shape, int32_t d0, int32_t d1,
 }
 
 static void vkp__emit_float(vkp__sb_t *sb, double f) {
-  if (isnan(f)) vkp__sb_puts(sb, "NAN");
-  else if (isinf(f)) vkp__sb_printf(sb, "%sINFINITY", f < 0 ? "-" : "");
-  else if (fabs(f) > (double)FLT_MAX) vkp__sb_printf(sb, "%sFLT_MAX", f < 0 ? "-" : "");
-  else {
-    char buf[48];
-    snprintf(buf, sizeof buf, "%.9g", f);
-    bool has_point = strpbrk(buf, ".e") != NULL;
-    vkp__sb_printf(sb, "%s%sf", buf, has_point ? "" : ".0");
-  }
+  char lit[64];
+  vkp_codegen_c_literal(f, lit, sizeof lit);
+  vkp__sb_puts(sb, lit);
 }
 
 // One operand a fused group reads from memory, with its broadcast view.
@@ -530,8 +525,23 @@ static void vkp__operand(vkp__cg_t *cg, const vkp__group_t *gr,
     }
 }
 
+// The C expression of a cast: floats to integers truncate with NaN -> 0 and
+// saturation to the int64 range, then wrap to the width (the reference
+// semantics); anything to bool is "!= 0".
+static void vkp__cast_expr(const vkp_value_t *from, const vkp_value_t *to,
+                           const char *x, vkp__sb_t *sb) {
+  const char *T = vkp__ctype(to->dtype);
+  if (to->dtype == VKP_DTYPE_BOOL)
+    vkp__sb_printf(sb, "(%s)(%s != 0)", T, x);
+  else if (vkp_dtype_is_float(from->dtype) && !vkp_dtype_is_float(to->dtype))
+    vkp__sb_printf(sb, "(%s)(uint64_t)vkp_f2i64((double)%s)", T, x);
+  else
+    vkp__sb_printf(sb, "(%s)%s", T, x);
+}
+
 // Emits `const T t_<node> = <expr>;` for every member, in order, at
-// indentation `ind`. Leaf i is read as access[i].
+// indentation `ind`. Leaf i is read as access[i]. The expressions come from
+// the generator's op table (codegen/c/ops.c).
 static void vkp__emit_members(vkp__cg_t *cg, const vkp__group_t *gr,
                               char **access, const char *ind, vkp__sb_t *sb) {
   const vkp_graph_t *g = cg->g;
@@ -539,94 +549,32 @@ static void vkp__emit_members(vkp__cg_t *cg, const vkp__group_t *gr,
     if (!vkp__is_member(cg, gr, i)) continue;
     const vkp_node_t *n = &g->nodes[i];
     const vkp_value_t *o = vkp__outv(cg, n);
-    bool fl = o->dtype == VKP_DTYPE_FLOAT32;
     const char *T = vkp__ctype(o->dtype);
     vkp__sb_printf(sb, "%sconst %s t_%s = ", ind, T, cg->nname[i]);
-    vkp__sb_t a = {0}, b = {0};
-    vkp__operand(cg, gr, n, 0, access, &a);
-    if (n->n_inputs > 1 && n->op != VKP_OP_BATCH_NORM)
-      vkp__operand(cg, gr, n, 1, access, &b);
-    const char *A = a.data ? a.data : "0", *B = b.data ? b.data : "0";
-    switch (n->op) {
-      case VKP_OP_ADD: vkp__sb_printf(sb, "%s + %s", A, B); break;
-      case VKP_OP_SUB: vkp__sb_printf(sb, "%s - %s", A, B); break;
-      case VKP_OP_MUL: vkp__sb_printf(sb, "%s * %s", A, B); break;
-      case VKP_OP_DIV:
-        if (fl) vkp__sb_printf(sb, "%s / %s", A, B);
-        else vkp__sb_printf(sb, "vkp_div_%s(%s, %s)",
-                            o->dtype == VKP_DTYPE_INT64 ? "i64" : "i32", A, B);
-        break;
-      case VKP_OP_POW: vkp__sb_printf(sb, "powf(%s, %s)", A, B); break;
-      case VKP_OP_SQRT: vkp__sb_printf(sb, "sqrtf(%s)", A); break;
-      case VKP_OP_EXP: vkp__sb_printf(sb, "expf(%s)", A); break;
-      case VKP_OP_NEG:
-        if (fl) vkp__sb_printf(sb, "-%s", A);
-        else vkp__sb_printf(sb, "(%s)(0u - (u%s)%s)", T, T, A);
-        break;
-      case VKP_OP_ABS:
-        if (fl) vkp__sb_printf(sb, "fabsf(%s)", A);
-        else vkp__sb_printf(sb, "%s < 0 ? (%s)(0u - (u%s)%s) : %s", A, T, T, A, A);
-        break;
-      case VKP_OP_RELU:
-        vkp__sb_printf(sb, "%s > 0 ? %s : 0", A, A);
-        break;
-      case VKP_OP_LEAKY_RELU:
-        vkp__sb_printf(sb, "%s >= 0.0f ? %s : ", A, A);
-        vkp__emit_float(sb, vkp_node_float(n, "alpha"));
-        vkp__sb_printf(sb, " * %s", A);
-        break;
-      case VKP_OP_CLIP:
-        vkp__sb_printf(sb, "vkp_clipf(%s, ", A);
-        vkp__emit_float(sb, vkp_node_float(n, "min"));
-        vkp__sb_puts(sb, ", ");
-        vkp__emit_float(sb, vkp_node_float(n, "max"));
-        vkp__sb_puts(sb, ")");
-        break;
-      case VKP_OP_SIGMOID: vkp__sb_printf(sb, "vkp_sigmoidf(%s)", A); break;
-      case VKP_OP_TANH: vkp__sb_printf(sb, "tanhf(%s)", A); break;
-      case VKP_OP_ERF: vkp__sb_printf(sb, "erff(%s)", A); break;
-      case VKP_OP_GELU: {
-        const char *ap = vkp_node_string(n, "approximate");
-        vkp__sb_printf(sb, "vkp_gelu_%s(%s)",
-                       strcmp(ap, "tanh") == 0 ? "tanh" : "erf", A);
-        break;
-      }
-      case VKP_OP_HARD_SWISH: vkp__sb_printf(sb, "vkp_hard_swishf(%s)", A); break;
-      case VKP_OP_CAST: {
-        // Floats to integers truncate with NaN -> 0 and saturation to the
-        // int64 range, then wrap to the width (the reference semantics);
-        // anything to bool is "!= 0".
-        const vkp_value_t *x = vkp__val(cg, n, 0);
-        bool from_float = vkp_dtype_is_float(x->dtype);
-        if (o->dtype == VKP_DTYPE_BOOL)
-          vkp__sb_printf(sb, "(%s)(%s != 0)", T, A);
-        else if (from_float && !fl && o->dtype != VKP_DTYPE_FLOAT64)
-          vkp__sb_printf(sb, "(%s)(uint64_t)vkp_f2i64((double)%s)", T, A);
-        else
-          vkp__sb_printf(sb, "(%s)%s", T, A);
-        break;
-      }
-      case VKP_OP_BATCH_NORM: {
-        vkp__sb_t p[4] = {{0}};
-        for (int32_t k = 0; k < 4; ++k) vkp__operand(cg, gr, n, k + 1, access, &p[k]);
-        vkp__sb_printf(sb, "(%s - %s) * (%s / sqrtf(%s + ", A,
-                       p[2].data ? p[2].data : "0", p[0].data ? p[0].data : "0",
-                       p[3].data ? p[3].data : "0");
-        vkp__emit_float(sb, vkp_node_float(n, "epsilon"));
-        vkp__sb_printf(sb, ")) + %s", p[1].data ? p[1].data : "0");
-        for (int32_t k = 0; k < 4; ++k) {
-          if (p[k].oom) sb->oom = true;
-          vkp__free(p[k].data);
-        }
-        break;
-      }
-      default:
-        break;
+    enum { MAX_OPERANDS = 10 };
+    vkp__sb_t operand[MAX_OPERANDS] = {{0}};
+    const char *args[MAX_OPERANDS] = {NULL};
+    int32_t n_args = n->n_inputs < MAX_OPERANDS ? n->n_inputs : MAX_OPERANDS;
+    for (int32_t k = 0; k < n_args; ++k) {
+      if (n->inputs[k] < 0) continue;
+      vkp__operand(cg, gr, n, k, access, &operand[k]);
+      args[k] = operand[k].data ? operand[k].data : "0";
+      if (operand[k].oom) sb->oom = true;
+    }
+    if (n->op == VKP_OP_CAST) {
+      vkp__cast_expr(vkp__val(cg, n, 0), o, args[0], sb);
+    } else {
+      char text[4096];
+      const char *tmpl = vkp_codegen_c_expr(n->op, o->dtype);
+      if (!tmpl || !vkp_codegen_expr_render(tmpl, n, args, n_args, T,
+                                            vkp_codegen_c_literal, text,
+                                            sizeof text))
+        sb->oom = true;  // a table bug or an absurd expression: fail loudly
+      else
+        vkp__sb_puts(sb, text);
     }
     vkp__sb_printf(sb, ";  // %s '%s'\n", vkp_op_name(n->op), n->name);
-    if (a.oom || b.oom) sb->oom = true;
-    vkp__free(a.data);
-    vkp__free(b.data);
+    for (int32_t k = 0; k < n_args; ++k) vkp__free(operand[k].data);
   }
 }
 
@@ -1373,12 +1321,6 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
   vkp__sb_printf(out, "#define VKP_STAGE_THREADS %d\n", cg->threads > 1 ? (int)cg->threads : 1);
   vkp__sb_printf(out, "%s\n", vkp_codegen_c_prelude());
   vkp__sb_puts(out,
-              "static inline int64_t vkp_div_i64(int64_t a, int64_t b) {\n"
-              "  return b == 0 ? 0 : b == -1 ? (int64_t)(0u - (uint64_t)a) : a / b;\n"
-              "}\n"
-              "static inline int32_t vkp_div_i32(int32_t a, int32_t b) {\n"
-              "  return b == 0 ? 0 : b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b;\n"
-              "}\n\n"
               "// ---------------------------------------------------------------"
               "------------\n// The stage.\n\n");
   vkp__sb_t calls = {0};

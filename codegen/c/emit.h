@@ -47,6 +47,11 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
                             char *reason, size_t reason_size);
 // The dtypes of input 0 the generator handles for `op` (0: no kernel).
 vkp_dtype_set_t vkp_codegen_c_dtypes(vkp_op_t op);
+// The C expression template (codegen/expr.h) of elementwise `op` computing
+// in `dtype`; NULL when the op has no template.
+const char *vkp_codegen_c_expr(vkp_op_t op, vkp_dtype_t dtype);
+// A float literal in C ("0.5f", "-INFINITY").
+void vkp_codegen_c_literal(double value, char *buf, size_t size);
 
 // Name of the entry point and workspace query in generated code.
 #define VKP_CODEGEN_C_ENTRY "vkp_stage_run"

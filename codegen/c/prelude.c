@@ -86,7 +86,7 @@ typedef struct vkp_bsrc_t {
 } vkp_bsrc_t;
 
 static inline float vkp_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
-static inline float vkp_gelu_erf(float x) {
+static inline float vkp_gelu_none(float x) {
   return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
 }
 static inline float vkp_gelu_tanh(float x) {
@@ -95,6 +95,14 @@ static inline float vkp_gelu_tanh(float x) {
 }
 static inline float vkp_clipf(float x, float lo, float hi) {
   return x < lo ? lo : (x > hi ? hi : x);
+}
+// Integer division as the reference defines it: truncation toward zero,
+// INT_MIN / -1 wraps (a zero divisor gives 0 here; ref reports it).
+static inline int64_t vkp_div_int64_t(int64_t a, int64_t b) {
+  return b == 0 ? 0 : b == -1 ? (int64_t)(0u - (uint64_t)a) : a / b;
+}
+static inline int32_t vkp_div_int32_t(int32_t a, int32_t b) {
+  return b == 0 ? 0 : b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b;
 }
 static inline float vkp_hard_swishf(float x) {
   return x * vkp_clipf(x * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f);

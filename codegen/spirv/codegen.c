@@ -45,17 +45,6 @@ __attribute__((format(printf, 3, 4))) static bool vkp__fail(
   return false;
 }
 
-// The ops this generator has a kernel for (all on float32 data). An op
-// absent here is placed on another target, with this reason.
-bool vkp_spirv_has_kernel(vkp_op_t op) {
-  switch (op) {
-    case VKP_OP_CAST:
-      return false;
-    default:
-      return (unsigned)op < VKP_OP_COUNT;
-  }
-}
-
 bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
                         char *reason, size_t reason_size) {
   if (reason && reason_size) reason[0] = '\0';

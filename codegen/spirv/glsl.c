@@ -61,7 +61,7 @@ void vkp__sb_printf(vkp__sb_t *sb, const char *fmt, ...) {
   sb->len += (size_t)n;
 }
 
-void vkp__sb_float(vkp__sb_t *sb, double value) {
+void vkp__glsl_literal(double value, char *buf, size_t size) {
   float f = (float)value;
   uint32_t bits;
   memcpy(&bits, &f, sizeof bits);
@@ -70,12 +70,16 @@ void vkp__sb_float(vkp__sb_t *sb, double value) {
   char text[48];
   snprintf(text, sizeof text, "%.9g", (double)f);
   bool finite = f == f && f > -1e30f && f < 1e30f;
-  if (!finite || strtof(text, NULL) != f) {
-    vkp__sb_printf(sb, "uintBitsToFloat(0x%08xu)", (unsigned)bits);
-    return;
-  }
-  vkp__sb_append(sb, text);
-  if (!strpbrk(text, ".e")) vkp__sb_append(sb, ".0");
+  if (!finite || strtof(text, NULL) != f)
+    snprintf(buf, size, "uintBitsToFloat(0x%08xu)", (unsigned)bits);
+  else
+    snprintf(buf, size, "%s%s", text, strpbrk(text, ".e") ? "" : ".0");
+}
+
+void vkp__sb_float(vkp__sb_t *sb, double value) {
+  char lit[64];
+  vkp__glsl_literal(value, lit, sizeof lit);
+  vkp__sb_append(sb, lit);
 }
 
 vkp_status_t vkp__sb_status(const vkp__sb_t *sb, const char *what) {

@@ -35,6 +35,8 @@ void vkp__sb_printf(vkp__sb_t *sb, const char *fmt, ...)
 // Appends a float32 constant as a GLSL expression that is exact (bit
 // pattern) for every value, NaN and infinities included.
 void vkp__sb_float(vkp__sb_t *sb, double value);
+// The same literal into a buffer.
+void vkp__glsl_literal(double value, char *buf, size_t size);
 // OUT_OF_MEMORY naming `what` when an append failed, else NULL.
 vkp_status_t vkp__sb_status(const vkp__sb_t *sb, const char *what)
     VKP_MUST_USE;

@@ -9,6 +9,7 @@
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
+#include "codegen/expr.h"
 #include "codegen/spirv/glsl.h"
 
 typedef struct vkp__shader_entry_t {
@@ -210,54 +211,21 @@ int32_t vkp__anchor_bindings(const vkp_graph_t *g, int32_t anchor) {
   return count;
 }
 
-// The GLSL expression of elementwise member `n` over its operands `args`.
-static void vkp__emit_op_expr(vkp__sb_t *sb, const vkp_node_t *n,
-                              char args[][48]) {
-  const char *a = args[0], *b = args[1];
-  switch (n->op) {
-    case VKP_OP_ADD: vkp__sb_printf(sb, "(%s + %s)", a, b); break;
-    case VKP_OP_SUB: vkp__sb_printf(sb, "(%s - %s)", a, b); break;
-    case VKP_OP_MUL: vkp__sb_printf(sb, "(%s * %s)", a, b); break;
-    case VKP_OP_DIV: vkp__sb_printf(sb, "(%s / %s)", a, b); break;
-    case VKP_OP_POW: vkp__sb_printf(sb, "vkp_pow(%s, %s)", a, b); break;
-    case VKP_OP_SQRT: vkp__sb_printf(sb, "sqrt(%s)", a); break;
-    case VKP_OP_EXP: vkp__sb_printf(sb, "exp(%s)", a); break;
-    case VKP_OP_NEG: vkp__sb_printf(sb, "(-%s)", a); break;
-    case VKP_OP_ABS: vkp__sb_printf(sb, "abs(%s)", a); break;
-    case VKP_OP_RELU: vkp__sb_printf(sb, "(%s < 0.0 ? 0.0 : %s)", a, a); break;
-    case VKP_OP_LEAKY_RELU:
-      vkp__sb_printf(sb, "(%s < 0.0 ? %s * ", a, a);
-      vkp__sb_float(sb, vkp_node_float(n, "alpha"));
-      vkp__sb_printf(sb, " : %s)", a);
-      break;
-    case VKP_OP_CLIP:
-      vkp__sb_printf(sb, "min(max(%s, ", a);
-      vkp__sb_float(sb, vkp_node_float(n, "min"));
-      vkp__sb_append(sb, "), ");
-      vkp__sb_float(sb, vkp_node_float(n, "max"));
-      vkp__sb_append(sb, ")");
-      break;
-    case VKP_OP_SIGMOID: vkp__sb_printf(sb, "vkp_sigmoid(%s)", a); break;
-    case VKP_OP_TANH: vkp__sb_printf(sb, "vkp_tanh(%s)", a); break;
-    case VKP_OP_ERF: vkp__sb_printf(sb, "vkp_erf(%s)", a); break;
-    case VKP_OP_GELU:
-      if (strcmp(vkp_node_string(n, "approximate"), "tanh") == 0)
-        vkp__sb_printf(sb, "vkp_gelu_tanh(%s)", a);
-      else
-        vkp__sb_printf(sb, "vkp_gelu(%s)", a);
-      break;
-    case VKP_OP_HARD_SWISH:
-      vkp__sb_printf(sb, "(%s * clamp(%s * (1.0 / 6.0) + 0.5, 0.0, 1.0))", a, a);
-      break;
-    case VKP_OP_BATCH_NORM:  // (x - mean) / sqrt(var + eps) * scale + B
-      vkp__sb_printf(sb, "((%s - %s) / sqrt(%s + ", a, args[3], args[4]);
-      vkp__sb_float(sb, vkp_node_float(n, "epsilon"));
-      vkp__sb_printf(sb, ") * %s + %s)", args[1], args[2]);
-      break;
-    default:
-      vkp__sb_printf(sb, "%s", a);
-      break;
-  }
+// The GLSL expression of elementwise member `n` over its operands `args`,
+// from the generator's op table (codegen/spirv/ops.c).
+static vkp_status_t vkp__emit_op_expr(vkp__sb_t *sb, const vkp_node_t *n,
+                                      char args[][48], int32_t n_args) {
+  const char *operands[5];
+  for (int32_t i = 0; i < 5; ++i) operands[i] = i < n_args ? args[i] : NULL;
+  char text[2048];
+  const char *tmpl = vkp__glsl_expr(n->op);
+  if (!tmpl || !vkp_codegen_expr_render(tmpl, n, operands, n_args, NULL,
+                                        vkp__glsl_literal, text, sizeof text))
+    return vkp_status_make(VKP_STATUS_INTERNAL,
+                           "node '%s': no GLSL expression for %s", n->name,
+                           vkp_op_name(n->op));
+  vkp__sb_append(sb, text);
+  return NULL;
 }
 
 // vkp_epilogue(acc, o): the fused members, one local per member, in order.
@@ -309,7 +277,11 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
       }
     }
     vkp__sb_printf(&fn, "  float v%d = ", (int)group->members[i]);
-    vkp__emit_op_expr(&fn, n, args);
+    vkp_status_t st = vkp__emit_op_expr(&fn, n, args, n->n_inputs < 5 ? n->n_inputs : 5);
+    if (st) {
+      vkp__sb_deinit(&fn);
+      return st;
+    }
     vkp__sb_printf(&fn, ";  // %s '%s'\n", vkp_op_name(n->op), n->name);
   }
   if (group->n_members > 0)

@@ -68,6 +68,9 @@ typedef struct vkp__kernel_t {
 void vkp__kernel_config_init(vkp__kernel_config_t *config,
                              const vkp_spirv_device_info_t *device);
 
+// The GLSL expression template (codegen/expr.h) of elementwise `op`, or
+// NULL (codegen/spirv/ops.c).
+const char *vkp__glsl_expr(vkp_op_t op);
 // True for ops fused as elementwise members (unary and broadcasting binary).
 bool vkp__op_is_elementwise(vkp_op_t op);
 // True for reshape-like ops that only relabel the shape of their input.

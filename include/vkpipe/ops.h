@@ -10,6 +10,9 @@
 //
 //   if (vkp_op_pattern(node->op) <= VKP_OP_PATTERN_BROADCAST) fuse(node);
 //
+// One list per op family (VKP_OP_LIST_<FAMILY> below, each next to its
+// graph/op_<family>.c), joined into VKP_OP_LIST. Each row:
+//
 // X(ENUM, "name",
 //   inputs min, max (-1: variadic), outputs min, max (-1: variadic),
 //   attribute schema, shape inference, reference kernel,   (graph/op_*.c)
@@ -33,48 +36,62 @@
 extern "C" {
 #endif
 
-#define VKP_OP_LIST(X)                                                               \
-  /* elementwise arithmetic with NumPy broadcasting */                               \
+#define VKP_OP_LIST(X) \
+  VKP_OP_LIST_ELEMENTWISE(X) \
+  VKP_OP_LIST_LINALG(X) \
+  VKP_OP_LIST_NN(X) \
+  VKP_OP_LIST_REDUCE(X) \
+  VKP_OP_LIST_SHAPE(X)
+
+// elementwise arithmetic (NumPy broadcasting), functions, activations, cast: graph/op_elementwise.c
+#define VKP_OP_LIST_ELEMENTWISE(X) \
   X(ADD, "add", 2, 2, 1, 1, none, broadcast, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
   X(SUB, "sub", 2, 2, 1, 1, none, broadcast, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
   X(MUL, "mul", 2, 2, 1, 1, none, broadcast, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
   X(DIV, "div", 2, 2, 1, 1, none, broadcast, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 4) \
-  X(POW, "pow", 2, 2, 1, 1, none, pow, binary, BROADCAST, FLOAT, 0, ELEMWISE, 8)         \
-  /* elementwise functions */                                                        \
-  X(SQRT, "sqrt", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 4)       \
-  X(EXP, "exp", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8)         \
-  X(NEG, "neg", 1, 1, 1, 1, none, unary, unary, ELEMWISE, SIGNED, 0, ELEMWISE, 1)        \
-  X(ABS, "abs", 1, 1, 1, 1, none, unary, unary, ELEMWISE, NUMERIC, 0, ELEMWISE, 1)       \
-  X(RELU, "relu", 1, 1, 1, 1, none, unary, unary, ELEMWISE, SIGNED, 0, ELEMWISE, 1)      \
+  X(POW, "pow", 2, 2, 1, 1, none, pow, binary, BROADCAST, FLOAT, 0, ELEMWISE, 8) \
+  X(SQRT, "sqrt", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 4) \
+  X(EXP, "exp", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(NEG, "neg", 1, 1, 1, 1, none, unary, unary, ELEMWISE, SIGNED, 0, ELEMWISE, 1) \
+  X(ABS, "abs", 1, 1, 1, 1, none, unary, unary, ELEMWISE, NUMERIC, 0, ELEMWISE, 1) \
+  X(RELU, "relu", 1, 1, 1, 1, none, unary, unary, ELEMWISE, SIGNED, 0, ELEMWISE, 1) \
   X(LEAKY_RELU, "leaky_relu", 1, 1, 1, 1, leaky_relu, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 1) \
-  X(CLIP, "clip", 1, 1, 1, 1, clip, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 1)       \
+  X(CLIP, "clip", 1, 1, 1, 1, clip, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 1) \
   X(SIGMOID, "sigmoid", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
-  X(TANH, "tanh", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8)       \
-  X(ERF, "erf", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8)         \
-  X(GELU, "gelu", 1, 1, 1, 1, gelu, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8)       \
+  X(TANH, "tanh", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(ERF, "erf", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(GELU, "gelu", 1, 1, 1, 1, gelu, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
   X(HARD_SWISH, "hard_swish", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 3) \
-  X(CAST, "cast", 1, 1, 1, 1, cast, cast, cast, ELEMWISE, ALL, 0, ELEMWISE, 1)           \
-  /* linear algebra */                                                               \
+  X(CAST, "cast", 1, 1, 1, 1, cast, cast, cast, ELEMWISE, ALL, 0, ELEMWISE, 1)
+
+// linear algebra: graph/op_linalg.c
+#define VKP_OP_LIST_LINALG(X) \
   X(MATMUL, "matmul", 2, 2, 1, 1, none, matmul, matmul, OUT_EWISE_FUSABLE, FLOAT, 0, MATMUL, 2) \
-  X(GEMM, "gemm", 2, 3, 1, 1, gemm, gemm, gemm, OUT_EWISE_FUSABLE, FLOAT, 0, GEMM, 2)    \
-  /* convolution, pooling, normalisation */                                          \
+  X(GEMM, "gemm", 2, 3, 1, 1, gemm, gemm, gemm, OUT_EWISE_FUSABLE, FLOAT, 0, GEMM, 2)
+
+// convolution, pooling, normalisation: graph/op_nn.c
+#define VKP_OP_LIST_NN(X) \
   X(CONV2D, "conv2d", 2, 3, 1, 1, conv2d, conv2d, conv2d, OUT_EWISE_FUSABLE, FLOAT, 0, CONV, 2) \
   X(MAX_POOL2D, "max_pool2d", 1, 1, 1, 1, max_pool2d, pool2d, pool2d, OUT_EWISE_FUSABLE, FLOAT, 0, WINDOW, 1) \
   X(AVG_POOL2D, "avg_pool2d", 1, 1, 1, 1, avg_pool2d, pool2d, pool2d, OUT_EWISE_FUSABLE, FLOAT, 0, WINDOW, 1) \
   X(GLOBAL_AVG_POOL, "global_avg_pool", 1, 1, 1, 1, none, global_pool, global_avg_pool, REDUCTION, FLOAT, 0, REDUCE, 1) \
   X(BATCH_NORM, "batch_norm", 5, 5, 1, 1, batch_norm, batch_norm, batch_norm, BROADCAST, FLOAT, 0, ELEMWISE, 2) \
   X(SOFTMAX, "softmax", 1, 1, 1, 1, softmax, softmax, softmax, OPAQUE, FLOAT, 0, NORM, 5) \
-  X(LAYER_NORM, "layer_norm", 2, 3, 1, 1, layer_norm, layer_norm, layer_norm, OPAQUE, FLOAT, 0, NORM, 8) \
-  /* reductions */                                                                   \
+  X(LAYER_NORM, "layer_norm", 2, 3, 1, 1, layer_norm, layer_norm, layer_norm, OPAQUE, FLOAT, 0, NORM, 8)
+
+// reductions: graph/op_reduce.c
+#define VKP_OP_LIST_REDUCE(X) \
   X(REDUCE_MEAN, "reduce_mean", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, FLOAT, 0, REDUCE, 1) \
-  X(REDUCE_SUM, "reduce_sum", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, FLOAT, 0, REDUCE, 1) \
-  /* data movement */                                                                \
-  X(RESHAPE, "reshape", 1, 1, 1, 1, reshape, reshape, copy, INJECTIVE, ALL, 1, VIEW, 0)  \
-  X(FLATTEN, "flatten", 1, 1, 1, 1, flatten, flatten, copy, INJECTIVE, ALL, 1, VIEW, 0)  \
+  X(REDUCE_SUM, "reduce_sum", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, FLOAT, 0, REDUCE, 1)
+
+// data movement: graph/op_shape.c
+#define VKP_OP_LIST_SHAPE(X) \
+  X(RESHAPE, "reshape", 1, 1, 1, 1, reshape, reshape, copy, INJECTIVE, ALL, 1, VIEW, 0) \
+  X(FLATTEN, "flatten", 1, 1, 1, 1, flatten, flatten, copy, INJECTIVE, ALL, 1, VIEW, 0) \
   X(TRANSPOSE, "transpose", 1, 1, 1, 1, transpose, transpose, transpose, INJECTIVE, ALL, 0, MOVE, 0) \
-  X(CONCAT, "concat", 1, -1, 1, 1, concat, concat, concat, INJECTIVE, ALL, 0, MOVE, 0)   \
-  X(SLICE, "slice", 1, 1, 1, 1, slice, slice, slice, INJECTIVE, ALL, 0, SLICE, 0)        \
-  X(SQUEEZE, "squeeze", 1, 1, 1, 1, squeeze, squeeze, copy, INJECTIVE, ALL, 1, VIEW, 0)  \
+  X(CONCAT, "concat", 1, -1, 1, 1, concat, concat, concat, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(SLICE, "slice", 1, 1, 1, 1, slice, slice, slice, INJECTIVE, ALL, 0, SLICE, 0) \
+  X(SQUEEZE, "squeeze", 1, 1, 1, 1, squeeze, squeeze, copy, INJECTIVE, ALL, 1, VIEW, 0) \
   X(UNSQUEEZE, "unsqueeze", 1, 1, 1, 1, unsqueeze, unsqueeze, copy, INJECTIVE, ALL, 1, VIEW, 0) \
   X(IDENTITY, "identity", 1, 1, 1, 1, none, unary, copy, INJECTIVE, ALL, 1, VIEW, 0)
 

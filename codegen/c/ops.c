@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C code generator's op table: for each op it can run, the dtypes of
+// input 0 it has a kernel for and, for the elementwise ops the op table lets
+// fuse, the C expression (codegen/expr.h templates; `int_expr` when integer
+// dtypes need another form). An op without a row has no C kernel yet: the
+// partitioner places its nodes elsewhere and says why. Ops with a row but no
+// expression have a kernel of their own in emit.c.
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/c/emit.h"
+#include "codegen/expr.h"
+
+#define F32 VKP_DTYPE_SET(VKP_DTYPE_FLOAT32)
+#define INT32_64 (VKP_DTYPE_SET(VKP_DTYPE_INT32) | VKP_DTYPE_SET(VKP_DTYPE_INT64))
+#define ANY VKP_DTYPE_SET_ALL
+// Every dtype the generated code stores in a C type it computes with
+// (float16 and bfloat16 are stored as bits only).
+#define C_ARITH (VKP_DTYPE_SET_ALL & ~VKP_DTYPE_SET(VKP_DTYPE_FLOAT16) & \
+                 ~VKP_DTYPE_SET(VKP_DTYPE_BFLOAT16))
+
+typedef struct vkp__c_op_t {
+  vkp_dtype_set_t dtypes;  // 0: no C kernel
+  const char *expr;        // elementwise: the C expression
+  const char *int_expr;    // ... for integer dtypes, when it differs
+} vkp__c_op_t;
+
+static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
+    [VKP_OP_ADD] = {F32 | INT32_64, "%0 + %1", NULL},
+    [VKP_OP_SUB] = {F32 | INT32_64, "%0 - %1", NULL},
+    [VKP_OP_MUL] = {F32 | INT32_64, "%0 * %1", NULL},
+    [VKP_OP_DIV] = {F32 | INT32_64, "%0 / %1", "vkp_div_%T(%0, %1)"},
+    [VKP_OP_POW] = {F32, "powf(%0, %1)", NULL},
+    [VKP_OP_SQRT] = {F32, "sqrtf(%0)", NULL},
+    [VKP_OP_EXP] = {F32, "expf(%0)", NULL},
+    [VKP_OP_NEG] = {F32 | INT32_64, "-%0", "(%T)(0u - (u%T)%0)"},
+    [VKP_OP_ABS] = {F32 | INT32_64, "fabsf(%0)", "%0 < 0 ? (%T)(0u - (u%T)%0) : %0"},
+    [VKP_OP_RELU] = {F32 | INT32_64, "%0 > 0 ? %0 : 0", NULL},
+    [VKP_OP_LEAKY_RELU] = {F32, "%0 >= 0.0f ? %0 : %{alpha} * %0", NULL},
+    [VKP_OP_CLIP] = {F32, "vkp_clipf(%0, %{min}, %{max})", NULL},
+    [VKP_OP_SIGMOID] = {F32, "vkp_sigmoidf(%0)", NULL},
+    [VKP_OP_TANH] = {F32, "tanhf(%0)", NULL},
+    [VKP_OP_ERF] = {F32, "erff(%0)", NULL},
+    [VKP_OP_GELU] = {F32, "vkp_gelu_%s{approximate}(%0)", NULL},
+    [VKP_OP_HARD_SWISH] = {F32, "vkp_hard_swishf(%0)", NULL},
+    [VKP_OP_CAST] = {C_ARITH, NULL, NULL},  // emit.c: depends on both dtypes
+    [VKP_OP_MATMUL] = {F32, NULL, NULL},
+    [VKP_OP_GEMM] = {F32, NULL, NULL},
+    [VKP_OP_CONV2D] = {F32, NULL, NULL},
+    [VKP_OP_MAX_POOL2D] = {F32, NULL, NULL},
+    [VKP_OP_AVG_POOL2D] = {F32, NULL, NULL},
+    [VKP_OP_GLOBAL_AVG_POOL] = {F32, NULL, NULL},
+    [VKP_OP_BATCH_NORM] = {F32, "(%0 - %3) * (%1 / sqrtf(%4 + %{epsilon})) + %2", NULL},
+    [VKP_OP_SOFTMAX] = {F32, NULL, NULL},
+    [VKP_OP_LAYER_NORM] = {F32, NULL, NULL},
+    [VKP_OP_REDUCE_MEAN] = {F32, NULL, NULL},
+    [VKP_OP_REDUCE_SUM] = {F32, NULL, NULL},
+    [VKP_OP_RESHAPE] = {ANY, NULL, NULL},
+    [VKP_OP_FLATTEN] = {ANY, NULL, NULL},
+    [VKP_OP_TRANSPOSE] = {ANY, NULL, NULL},
+    [VKP_OP_CONCAT] = {ANY, NULL, NULL},
+    [VKP_OP_SLICE] = {ANY, NULL, NULL},
+    [VKP_OP_SQUEEZE] = {ANY, NULL, NULL},
+    [VKP_OP_UNSQUEEZE] = {ANY, NULL, NULL},
+    [VKP_OP_IDENTITY] = {ANY, NULL, NULL},
+};
+
+vkp_dtype_set_t vkp_codegen_c_dtypes(vkp_op_t op) {
+  return (unsigned)op < VKP_OP_COUNT ? vkp__c_ops[op].dtypes : 0;
+}
+
+const char *vkp_codegen_c_expr(vkp_op_t op, vkp_dtype_t dtype) {
+  if ((unsigned)op >= VKP_OP_COUNT) return NULL;
+  const vkp__c_op_t *row = &vkp__c_ops[op];
+  return !vkp_dtype_is_float(dtype) && row->int_expr ? row->int_expr : row->expr;
+}
+
+void vkp_codegen_c_literal(double f, char *buf, size_t size) {
+  if (isnan(f)) {
+    snprintf(buf, size, "NAN");
+  } else if (isinf(f)) {
+    snprintf(buf, size, "%sINFINITY", f < 0 ? "-" : "");
+  } else if (fabs(f) > (double)FLT_MAX) {
+    snprintf(buf, size, "%sFLT_MAX", f < 0 ? "-" : "");
+  } else {
+    char num[48];
+    snprintf(num, sizeof num, "%.9g", f);
+    snprintf(buf, size, "%s%sf", num, strpbrk(num, ".e") ? "" : ".0");
+  }
+}
+
+bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
+                            char *reason, size_t reason_size) {
+  if ((unsigned)node->op >= VKP_OP_COUNT) {
+    snprintf(reason, reason_size, "unknown op %d", (int)node->op);
+    return false;
+  }
+  vkp_dtype_set_t set = vkp__c_ops[node->op].dtypes;
+  if (!set) {
+    snprintf(reason, reason_size, "the C code generator has no %s kernel yet",
+             vkp_op_name(node->op));
+    return false;
+  }
+  if (node->n_outputs != 1) {
+    snprintf(reason, reason_size, "%s with %d outputs: the C code generator "
+             "writes one", vkp_op_name(node->op), (int)node->n_outputs);
+    return false;
+  }
+  // Input 0 decides (the op table checks the rest); a cast's output dtype
+  // must be one the generated code computes with too.
+  const vkp_value_t *checked[2] = {
+      node->n_inputs > 0 && node->inputs[0] >= 0 ? &graph->values[node->inputs[0]]
+                                                 : NULL,
+      node->op == VKP_OP_CAST ? &graph->values[node->outputs[0]] : NULL};
+  for (int i = 0; i < 2; ++i) {
+    const vkp_value_t *v = checked[i];
+    if (!v || (set & VKP_DTYPE_SET(v->dtype))) continue;
+    char names[256];
+    snprintf(reason, reason_size, "%s '%s' is %s; the C %s kernel takes %s",
+             i ? "output" : "input", v->name, vkp_dtype_name(v->dtype),
+             vkp_op_name(node->op), vkp_dtype_set_format(set, names, sizeof names));
+    return false;
+  }
+  return true;
+}

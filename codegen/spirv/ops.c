@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Vulkan code generator's op table: the ops it has a kernel for (all on
+// float32 data) and, for the elementwise ops the op table lets fuse, the
+// GLSL expression (codegen/expr.h templates; math helpers in
+// shaders/math.glsl). An op without a row has no Vulkan kernel yet: the
+// partitioner places its nodes elsewhere and says why. Ops with a row but
+// no expression have a kernel of their own in kernels.c.
+#include "codegen/expr.h"
+#include "codegen/spirv/kernels.h"
+#include "codegen/spirv/program.h"
+
+typedef struct vkp__glsl_op_t {
+  bool kernel;       // the generator can run it
+  const char *expr;  // elementwise: the GLSL expression
+} vkp__glsl_op_t;
+
+static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
+    [VKP_OP_ADD] = {true, "%0 + %1"},
+    [VKP_OP_SUB] = {true, "%0 - %1"},
+    [VKP_OP_MUL] = {true, "%0 * %1"},
+    [VKP_OP_DIV] = {true, "%0 / %1"},
+    [VKP_OP_POW] = {true, "vkp_pow(%0, %1)"},
+    [VKP_OP_SQRT] = {true, "sqrt(%0)"},
+    [VKP_OP_EXP] = {true, "exp(%0)"},
+    [VKP_OP_NEG] = {true, "-%0"},
+    [VKP_OP_ABS] = {true, "abs(%0)"},
+    [VKP_OP_RELU] = {true, "(%0 < 0.0 ? 0.0 : %0)"},
+    [VKP_OP_LEAKY_RELU] = {true, "(%0 < 0.0 ? %0 * %{alpha} : %0)"},
+    [VKP_OP_CLIP] = {true, "min(max(%0, %{min}), %{max})"},
+    [VKP_OP_SIGMOID] = {true, "vkp_sigmoid(%0)"},
+    [VKP_OP_TANH] = {true, "vkp_tanh(%0)"},
+    [VKP_OP_ERF] = {true, "vkp_erf(%0)"},
+    [VKP_OP_GELU] = {true, "vkp_gelu_%s{approximate}(%0)"},
+    [VKP_OP_HARD_SWISH] = {true, "%0 * clamp(%0 * (1.0 / 6.0) + 0.5, 0.0, 1.0)"},
+    [VKP_OP_MATMUL] = {true, NULL},
+    [VKP_OP_GEMM] = {true, NULL},
+    [VKP_OP_CONV2D] = {true, NULL},
+    [VKP_OP_MAX_POOL2D] = {true, NULL},
+    [VKP_OP_AVG_POOL2D] = {true, NULL},
+    [VKP_OP_GLOBAL_AVG_POOL] = {true, NULL},
+    // (x - mean) / sqrt(var + eps) * scale + B; operands 1-4 per channel.
+    [VKP_OP_BATCH_NORM] = {true, "(%0 - %3) / sqrt(%4 + %{epsilon}) * %1 + %2"},
+    [VKP_OP_SOFTMAX] = {true, NULL},
+    [VKP_OP_LAYER_NORM] = {true, NULL},
+    [VKP_OP_REDUCE_MEAN] = {true, NULL},
+    [VKP_OP_REDUCE_SUM] = {true, NULL},
+    [VKP_OP_RESHAPE] = {true, NULL},
+    [VKP_OP_FLATTEN] = {true, NULL},
+    [VKP_OP_TRANSPOSE] = {true, NULL},
+    [VKP_OP_CONCAT] = {true, NULL},
+    [VKP_OP_SLICE] = {true, NULL},
+    [VKP_OP_SQUEEZE] = {true, NULL},
+    [VKP_OP_UNSQUEEZE] = {true, NULL},
+    [VKP_OP_IDENTITY] = {true, NULL},
+};
+
+bool vkp_spirv_has_kernel(vkp_op_t op) {
+  return (unsigned)op < VKP_OP_COUNT && vkp__glsl_ops[op].kernel;
+}
+
+const char *vkp__glsl_expr(vkp_op_t op) {
+  return (unsigned)op < VKP_OP_COUNT ? vkp__glsl_ops[op].expr : NULL;
+}
