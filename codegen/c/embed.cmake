@@ -1,6 +1,11 @@
-# cmake -DIN=file -DOUT=file.inc -P embed.cmake: writes IN's bytes as a
-# comma-separated list of hex literals (for an unsigned char array).
-file(READ ${IN} hex HEX)
+# cmake -DIN="a.c;b.c" -DOUT=file.inc -P embed.cmake: writes the bytes of the
+# IN files, concatenated in order, as a comma-separated list of hex literals
+# (for an unsigned char array).
+set(hex "")
+foreach(f ${IN})
+  file(READ ${f} part HEX)
+  string(APPEND hex "${part}")
+endforeach()
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
 string(REGEX REPLACE "(0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,)" "\\1\n" bytes "${bytes}")
 file(WRITE ${OUT}.tmp "${bytes}\n")

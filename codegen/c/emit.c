@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sb.h"
 #include "base/status_macros.h"
+#include "codegen/c/emit_internal.h"
 #include "codegen/expr.h"
 
 // The prelude, embedded by CMake from codegen/c/prelude.c.
@@ -20,71 +22,6 @@ static const unsigned char vkp__prelude_bytes[] = {
 
 const char *vkp_codegen_c_prelude(void) {
   return (const char *)vkp__prelude_bytes;
-}
-
-// ---------------------------------------------------------------------------
-// A growable string with a sticky out-of-memory flag.
-
-typedef struct vkp__sb_t {
-  char *data;
-  size_t len, cap;
-  bool oom;
-} vkp__sb_t;
-
-static void vkp__sb_put(vkp__sb_t *sb, const char *s, size_t n) {
-  if (sb->oom) return;
-  if (sb->len + n + 1 > sb->cap) {
-    size_t cap = sb->cap ? sb->cap : 4096;
-    while (cap < sb->len + n + 1) cap *= 2;
-    char *grown = vkp__realloc(sb->data, cap);
-    if (!grown) {
-      sb->oom = true;
-      return;
-    }
-    sb->data = grown;
-    sb->cap = cap;
-  }
-  memcpy(sb->data + sb->len, s, n);
-  sb->len += n;
-  sb->data[sb->len] = '\0';
-}
-
-static void vkp__sb_puts(vkp__sb_t *sb, const char *s) {
-  vkp__sb_put(sb, s, strlen(s));
-}
-
-// Appends all of `src` to `dst`; an allocation failure in either sticks.
-static void vkp__sb_cat(vkp__sb_t *dst, const vkp__sb_t *src) {
-  if (src->data) vkp__sb_put(dst, src->data, src->len);
-  if (src->oom) dst->oom = true;
-}
-
-static void vkp__sb_printf(vkp__sb_t *sb, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void vkp__sb_printf(vkp__sb_t *sb, const char *fmt, ...) {
-  char local[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(local, sizeof local, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    sb->oom = true;
-    return;
-  }
-  if ((size_t)n < sizeof local) {
-    vkp__sb_put(sb, local, (size_t)n);
-    return;
-  }
-  char *big = vkp__malloc((size_t)n + 1);
-  if (!big) {
-    sb->oom = true;
-    return;
-  }
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  vkp__sb_put(sb, big, (size_t)n);
-  vkp__free(big);
 }
 
 // ---------------------------------------------------------------------------
@@ -135,6 +72,15 @@ static const vkp_value_t *vkp__val(const vkp__cg_t *cg, const vkp_node_t *n,
   return &cg->g->values[n->inputs[i]];
 }
 
+const vkp_value_t *vkp__c_in(const vkp__c_kernel_t *k, int32_t i) {
+  if (i >= k->node->n_inputs || k->node->inputs[i] < 0) return NULL;
+  return &k->graph->values[k->node->inputs[i]];
+}
+
+const vkp_value_t *vkp__c_out(const vkp__c_kernel_t *k) {
+  return &k->graph->values[k->node->outputs[0]];
+}
+
 static const vkp_value_t *vkp__outv(const vkp__cg_t *cg, const vkp_node_t *n) {
   return &cg->g->values[n->outputs[0]];
 }
@@ -161,7 +107,7 @@ static int64_t vkp__numel(const vkp_value_t *v) {
 }
 
 // The C type a dtype is stored in (float16 and bfloat16 as their bits).
-static const char *vkp__ctype(vkp_dtype_t dt) {
+const char *vkp__c_type(vkp_dtype_t dt) {
   switch (dt) {
     case VKP_DTYPE_FLOAT32: return "float";
     case VKP_DTYPE_FLOAT64: return "double";
@@ -387,7 +333,7 @@ static void vkp__emit_part(vkp__sb_t *sb, const char *var, const int64_t *shape,
     span *= shape[d];
   }
   if (!any) {
-    vkp__sb_puts(sb, "0");
+    vkp__sb_append(sb, "0");
     return;
   }
   if (compact) {
@@ -423,7 +369,7 @@ static bool vkp__part_is_compact(const int64_t *shape, int32_t d0, int32_t d1,
 static void vkp__emit_float(vkp__sb_t *sb, double f) {
   char lit[64];
   vkp_codegen_c_literal(f, lit, sizeof lit);
-  vkp__sb_puts(sb, lit);
+  vkp__sb_append(sb, lit);
 }
 
 // One operand a fused group reads from memory, with its broadcast view.
@@ -510,7 +456,7 @@ static void vkp__operand(vkp__cg_t *cg, const vkp__group_t *gr,
   int32_t v = n->inputs[k];
   int32_t p = cg->g->values[v].producer;
   if (p >= 0 && p == gr->anchor) {
-    vkp__sb_puts(sb, "acc");
+    vkp__sb_append(sb, "acc");
     return;
   }
   if (vkp__is_member(cg, gr, p)) {
@@ -530,7 +476,7 @@ static void vkp__operand(vkp__cg_t *cg, const vkp__group_t *gr,
 // semantics); anything to bool is "!= 0".
 static void vkp__cast_expr(const vkp_value_t *from, const vkp_value_t *to,
                            const char *x, vkp__sb_t *sb) {
-  const char *T = vkp__ctype(to->dtype);
+  const char *T = vkp__c_type(to->dtype);
   if (to->dtype == VKP_DTYPE_BOOL)
     vkp__sb_printf(sb, "(%s)(%s != 0)", T, x);
   else if (vkp_dtype_is_float(from->dtype) && !vkp_dtype_is_float(to->dtype))
@@ -549,7 +495,7 @@ static void vkp__emit_members(vkp__cg_t *cg, const vkp__group_t *gr,
     if (!vkp__is_member(cg, gr, i)) continue;
     const vkp_node_t *n = &g->nodes[i];
     const vkp_value_t *o = vkp__outv(cg, n);
-    const char *T = vkp__ctype(o->dtype);
+    const char *T = vkp__c_type(o->dtype);
     vkp__sb_printf(sb, "%sconst %s t_%s = ", ind, T, cg->nname[i]);
     enum { MAX_OPERANDS = 10 };
     vkp__sb_t operand[MAX_OPERANDS] = {{0}};
@@ -559,7 +505,7 @@ static void vkp__emit_members(vkp__cg_t *cg, const vkp__group_t *gr,
       if (n->inputs[k] < 0) continue;
       vkp__operand(cg, gr, n, k, access, &operand[k]);
       args[k] = operand[k].data ? operand[k].data : "0";
-      if (operand[k].oom) sb->oom = true;
+      if (operand[k].failed) sb->failed = true;
     }
     if (n->op == VKP_OP_CAST) {
       vkp__cast_expr(vkp__val(cg, n, 0), o, args[0], sb);
@@ -569,9 +515,9 @@ static void vkp__emit_members(vkp__cg_t *cg, const vkp__group_t *gr,
       if (!tmpl || !vkp_codegen_expr_render(tmpl, n, args, n_args, T,
                                             vkp_codegen_c_literal, text,
                                             sizeof text))
-        sb->oom = true;  // a table bug or an absurd expression: fail loudly
+        sb->failed = true;  // a table bug or an absurd expression: fail loudly
       else
-        vkp__sb_puts(sb, text);
+        vkp__sb_append(sb, text);
     }
     vkp__sb_printf(sb, ";  // %s '%s'\n", vkp_op_name(n->op), n->name);
     for (int32_t k = 0; k < n_args; ++k) vkp__free(operand[k].data);
@@ -582,7 +528,7 @@ static void vkp__emit_members(vkp__cg_t *cg, const vkp__group_t *gr,
 // accumulator when the group is an anchor alone.
 static void vkp__emit_result(vkp__cg_t *cg, const vkp__group_t *gr,
                              vkp__sb_t *sb) {
-  if (gr->root == gr->anchor) vkp__sb_puts(sb, "acc");
+  if (gr->root == gr->anchor) vkp__sb_append(sb, "acc");
   else vkp__sb_printf(sb, "t_%s", cg->nname[gr->root]);
 }
 
@@ -607,16 +553,16 @@ static void vkp__emit_elementwise(vkp__cg_t *cg, const vkp__group_t *gr,
       vkp__emit_part(&part, "i", gr->shape, 0, r, gr->leaves[i].strides);
       access[i] = vkp__asprintf("%s[%s]", cg->vname[gr->leaves[i].value],
                                 part.data ? part.data : "0");
-      if (part.oom) sb->oom = true;
+      if (part.failed) sb->failed = true;
       vkp__free(part.data);
-      if (!access[i]) sb->oom = true;
+      if (!access[i]) sb->failed = true;
     }
     vkp__sb_printf(sb, "  for (ptrdiff_t i = 0; i < %lld; ++i) {\n",
                    (long long)numel);
     vkp__emit_members(cg, gr, access, "    ", sb);
     vkp__sb_printf(sb, "    %s[i] = ", cg->vname[o - cg->g->values]);
     vkp__emit_result(cg, gr, sb);
-    vkp__sb_puts(sb, ";\n  }\n");
+    vkp__sb_append(sb, ";\n  }\n");
   } else {
     int64_t last = gr->shape[r - 1], outer = last ? numel / last : 0;
     vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) {\n",
@@ -625,14 +571,14 @@ static void vkp__emit_elementwise(vkp__cg_t *cg, const vkp__group_t *gr,
       const vkp__leaf_t *l = &gr->leaves[i];
       vkp__sb_printf(sb, "    const ptrdiff_t base%d = ", (int)i);
       vkp__emit_part(sb, "o", gr->shape, 0, r - 1, l->strides);
-      vkp__sb_puts(sb, ";\n");
+      vkp__sb_append(sb, ";\n");
       vkp__sb_t part = {0};
       vkp__emit_part(&part, "j", gr->shape, r - 1, r, l->strides);
       access[i] = vkp__asprintf("%s[base%d + %s]", cg->vname[l->value], (int)i,
                                 part.data ? part.data : "0");
-      if (part.oom) sb->oom = true;
+      if (part.failed) sb->failed = true;
       vkp__free(part.data);
-      if (!access[i]) sb->oom = true;
+      if (!access[i]) sb->failed = true;
     }
     vkp__sb_printf(sb, "    for (ptrdiff_t j = 0; j < %lld; ++j) {\n",
                    (long long)last);
@@ -640,7 +586,7 @@ static void vkp__emit_elementwise(vkp__cg_t *cg, const vkp__group_t *gr,
     vkp__sb_printf(sb, "      %s[o * %lld + j] = ", cg->vname[o - cg->g->values],
                    (long long)last);
     vkp__emit_result(cg, gr, sb);
-    vkp__sb_puts(sb, ";\n    }\n  }\n");
+    vkp__sb_append(sb, ";\n    }\n  }\n");
   }
   vkp__free_access(access, gr->n_leaves);
 }
@@ -670,11 +616,11 @@ static void vkp__emit_epilogue(vkp__cg_t *cg, const vkp__group_t *gr,
   vkp__sb_printf(sb, "typedef struct ep_%s_args_t {\n", name);
   for (int32_t i = 0; i < gr->n_leaves; ++i) {
     const vkp_value_t *v = &g->values[gr->leaves[i].value];
-    vkp__sb_printf(sb, "  const %s *%s%s;\n", vkp__ctype(v->dtype),
+    vkp__sb_printf(sb, "  const %s *%s%s;\n", vkp__c_type(v->dtype),
                    cg->vname[gr->leaves[i].value],
                    gr->leaves[i].channel ? "_c" : "");
   }
-  if (gr->n_leaves == 0) vkp__sb_puts(sb, "  int unused;\n");
+  if (gr->n_leaves == 0) vkp__sb_append(sb, "  int unused;\n");
   vkp__sb_printf(sb, "} ep_%s_args_t;\n\n", name);
   vkp__sb_printf(sb,
                  "static void ep_%s(float *c, ptrdiff_t ldc, ptrdiff_t row0, "
@@ -682,29 +628,29 @@ static void vkp__emit_epilogue(vkp__cg_t *cg, const vkp__group_t *gr,
                  "ptrdiff_t batch, const void *args) {\n",
                  name);
   vkp__sb_printf(sb, "  const ep_%s_args_t *ctx = args;\n  (void)ctx;\n  (void)batch;\n", name);
-  vkp__sb_puts(sb, "  for (ptrdiff_t r = 0; r < rows; ++r) {\n");
-  vkp__sb_puts(sb, "    const ptrdiff_t row = row0 + r;\n    (void)row;\n");
-  vkp__sb_puts(sb, "    float *restrict cr = c + r * ldc;\n");
+  vkp__sb_append(sb, "  for (ptrdiff_t r = 0; r < rows; ++r) {\n");
+  vkp__sb_append(sb, "    const ptrdiff_t row = row0 + r;\n    (void)row;\n");
+  vkp__sb_append(sb, "    float *restrict cr = c + r * ldc;\n");
   char *access[64] = {0};
   for (int32_t i = 0; i < gr->n_leaves; ++i) {
     const vkp__leaf_t *l = &gr->leaves[i];
     const vkp_value_t *v = &g->values[l->value];
-    vkp__sb_printf(sb, "    const %s *l%d = ctx->%s%s + ", vkp__ctype(v->dtype),
+    vkp__sb_printf(sb, "    const %s *l%d = ctx->%s%s + ", vkp__c_type(v->dtype),
                    (int)i, cg->vname[l->value], l->channel ? "_c" : "");
     vkp__emit_part(sb, "batch", gr->shape, 0, rb, l->strides);
-    vkp__sb_puts(sb, " + ");
+    vkp__sb_append(sb, " + ");
     vkp__emit_part(sb, "row", gr->shape, rb, cb, l->strides);
-    vkp__sb_puts(sb, ";\n");
+    vkp__sb_append(sb, ";\n");
     vkp__sb_t part = {0};
     vkp__emit_part(&part, "col", gr->shape, cb, r, l->strides);
     access[i] = vkp__asprintf("l%d[%s]", (int)i, part.data ? part.data : "0");
-    if (part.oom) sb->oom = true;
+    if (part.failed) sb->failed = true;
     vkp__free(part.data);
-    if (!access[i]) sb->oom = true;
+    if (!access[i]) sb->failed = true;
   }
-  vkp__sb_puts(sb, "    for (ptrdiff_t j = 0; j < cols; ++j) {\n");
-  vkp__sb_puts(sb, "      const ptrdiff_t col = col0 + j;\n      (void)col;\n");
-  vkp__sb_puts(sb, "      float acc = cr[j];\n");
+  vkp__sb_append(sb, "    for (ptrdiff_t j = 0; j < cols; ++j) {\n");
+  vkp__sb_append(sb, "      const ptrdiff_t col = col0 + j;\n      (void)col;\n");
+  vkp__sb_append(sb, "      float acc = cr[j];\n");
   // The anchor's own terms: conv bias, gemm beta * C.
   for (int32_t i = 0; i < gr->n_leaves; ++i) {
     const vkp__leaf_t *l = &gr->leaves[i];
@@ -713,15 +659,15 @@ static void vkp__emit_epilogue(vkp__cg_t *cg, const vkp__group_t *gr,
       vkp__sb_printf(sb, "      acc += %s;  // bias of '%s'\n", access[i], a->name);
     } else if (a->op == VKP_OP_GEMM && a->n_inputs > 2 &&
                l->value == a->inputs[2] && !l->channel) {
-      vkp__sb_puts(sb, "      acc += ");
+      vkp__sb_append(sb, "      acc += ");
       vkp__emit_float(sb, vkp_node_float(a, "beta"));
       vkp__sb_printf(sb, " * %s;  // beta * C of '%s'\n", access[i], a->name);
     }
   }
   vkp__emit_members(cg, gr, access, "      ", sb);
-  vkp__sb_puts(sb, "      cr[j] = ");
+  vkp__sb_append(sb, "      cr[j] = ");
   vkp__emit_result(cg, gr, sb);
-  vkp__sb_puts(sb, ";\n    }\n  }\n}\n\n");
+  vkp__sb_append(sb, ";\n    }\n  }\n}\n\n");
   vkp__free_access(access, gr->n_leaves);
 }
 
@@ -733,8 +679,8 @@ static void vkp__emit_ep_args(vkp__cg_t *cg, const vkp__group_t *gr,
   vkp__sb_printf(sb, "  const ep_%s_args_t ep_args = {", name);
   for (int32_t i = 0; i < gr->n_leaves; ++i)
     vkp__sb_printf(sb, "%s%s", i ? ", " : "", cg->vname[gr->leaves[i].value]);
-  if (gr->n_leaves == 0) vkp__sb_puts(sb, "0");
-  vkp__sb_puts(sb, "};\n");
+  if (gr->n_leaves == 0) vkp__sb_append(sb, "0");
+  vkp__sb_append(sb, "};\n");
 }
 
 // Adds a scratch requirement (in floats; a C expression over the prelude's
@@ -848,7 +794,7 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   if (constant_w) {
     if (id) vkp__sb_printf(&cg->out, "#define VKP_PACKED_%d_AT VKP_PACKED_%d_END\n", (int)id,
                            (int)id - 1);
-    else vkp__sb_puts(&cg->out, "#define VKP_PACKED_0_AT ((size_t)0)\n");
+    else vkp__sb_append(&cg->out, "#define VKP_PACKED_0_AT ((size_t)0)\n");
   }
   if (constant_w && vkp__use_winograd(a, x, w, st, dil, G)) {
     vkp__emit_winograd(cg, a, id, ep, sb);
@@ -967,7 +913,7 @@ static void vkp__emit_gather(vkp__sb_t *sb, const char *dst, const char *src,
                              int32_t r, const int64_t *shape,
                              const int64_t *base, const int64_t *step,
                              const int64_t *stride) {
-  vkp__sb_puts(sb, "  ptrdiff_t k = 0;\n");
+  vkp__sb_append(sb, "  ptrdiff_t k = 0;\n");
   for (int32_t d = 0; d < r; ++d)
     vkp__sb_printf(sb, "%*sfor (ptrdiff_t i%d = 0; i%d < %lld; ++i%d)\n",
                    2 + 2 * (int)d, "", (int)d, (int)d, (long long)shape[d], (int)d);
@@ -977,7 +923,7 @@ static void vkp__emit_gather(vkp__sb_t *sb, const char *dst, const char *src,
     vkp__sb_printf(sb, " + (%lld + i%d * %lld) * %lld", (long long)base[d], (int)d,
                    (long long)step[d], (long long)stride[d]);
   }
-  vkp__sb_puts(sb, "];\n");
+  vkp__sb_append(sb, "];\n");
 }
 
 static void vkp__compact_strides(const vkp_value_t *v, int64_t *strides) {
@@ -1034,7 +980,7 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       long long rows = x->shape[0] * x->shape[1], inner = vkp__numel(x) / (rows ? rows : 1);
       vkp__sb_printf(sb, "  for (ptrdiff_t r = 0; r < %lld; ++r) {\n", rows);
       vkp__sb_printf(sb, "    const float *row = %s + r * %lld;\n", xn, inner);
-      vkp__sb_puts(sb, "    float sum = 0.0f;\n");
+      vkp__sb_append(sb, "    float sum = 0.0f;\n");
       vkp__sb_printf(sb, "    for (ptrdiff_t k = 0; k < %lld; ++k) sum += row[k];\n", inner);
       vkp__sb_printf(sb, "    %s[r] = sum / %lld.0f;\n  }\n", yn, inner ? inner : 1);
       return NULL;
@@ -1058,12 +1004,12 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) {\n", outer);
       vkp__sb_printf(sb, "    const float *xr = %s + o * %lld;\n", xn, inner);
       vkp__sb_printf(sb, "    float *yr = %s + o * %lld;\n", yn, inner);
-      vkp__sb_puts(sb, "    float mean, rstd;\n");
+      vkp__sb_append(sb, "    float mean, rstd;\n");
       vkp__sb_printf(sb, "    vkp_row_stats(xr, %lld, ", inner);
       vkp__emit_float(sb, vkp_node_float(n, "epsilon"));
-      vkp__sb_puts(sb, ", &mean, &rstd);\n");
+      vkp__sb_append(sb, ", &mean, &rstd);\n");
       vkp__sb_printf(sb, "    for (ptrdiff_t j = 0; j < %lld; ++j)\n", inner);
-      vkp__sb_puts(sb, "      yr[j] = (xr[j] - mean) * rstd");
+      vkp__sb_append(sb, "      yr[j] = (xr[j] - mean) * rstd");
       for (int32_t k = 1; k < 3; ++k) {
         const vkp_value_t *p = vkp__val(cg, n, k);
         if (!p) continue;
@@ -1071,9 +1017,9 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
         vkp__leaf_strides(p, nr, ns, false, st);
         vkp__sb_printf(sb, " %s %s[", k == 1 ? "*" : "+", cg->vname[n->inputs[k]]);
         vkp__emit_part(sb, "j", ns, 0, nr, st);
-        vkp__sb_puts(sb, "]");
+        vkp__sb_append(sb, "]");
       }
-      vkp__sb_puts(sb, ";\n  }\n");
+      vkp__sb_append(sb, ";\n  }\n");
       return NULL;
     }
     case VKP_OP_REDUCE_MEAN: case VKP_OP_REDUCE_SUM: {
@@ -1173,7 +1119,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   int32_t out_v = rn->outputs[0];
   if (cg->storage[out_v] == VKP__ST_ALIAS) {  // a view: no code
     vkp__emit_node_comment(cg, rn, " (a view, no code)", &cg->out);
-    vkp__sb_puts(&cg->out, "\n");
+    vkp__sb_append(&cg->out, "\n");
     return NULL;
   }
   vkp__group_t *gr = vkp__calloc(1, sizeof(*gr));
@@ -1212,19 +1158,44 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     has_ep = gr->anchor != root || gr->n_leaves > 0;
     if (has_ep) vkp__emit_epilogue(cg, gr, &cg->out);
   }
+  // An emitter from the generator's op table writes its body first: the
+  // header depends on whether it asked for scratch.
+  vkp__c_emit_fn family = gr->anchor < 0 && !elementwise && rn->op != VKP_OP_MATMUL
+                              ? vkp__c_emitter(rn->op)
+                              : NULL;
+  vkp__sb_t family_body = {0};
+  size_t family_scratch = 0;
+  if (family) {
+    vkp__c_kernel_t k = {.graph = g, .node = rn, .out = cg->vname[out_v],
+                         .threads = cg->threads, .body = &family_body};
+    for (int32_t i = 0; i < rn->n_inputs && i < VKP__C_MAX_INPUTS; ++i)
+      k.in[i] = rn->inputs[i] >= 0 ? cg->vname[rn->inputs[i]] : NULL;
+    st = family(&k);
+    family_scratch = k.scratch_floats;
+    if (!st) st = vkp__sb_status(&family_body, "generated C source");
+    if (st) {
+      vkp__sb_deinit(&family_body);
+      vkp__free(gr);
+      return vkp_status_annotate(st, "node '%s' (%s)", rn->name,
+                                 vkp_op_name(rn->op));
+    }
+    if (family_scratch)
+      vkp__emit_scratch_term(cg, "loop", "%zu", family_scratch);
+  }
   // Function header.
   const char *name = vkp__gname(cg, gr);
   vkp__sb_printf(&cg->out, "static void node_%s(", name);
   for (int32_t i = 0; i < gr->n_params; ++i) {
     const vkp_value_t *v = &g->values[gr->params[i]];
-    vkp__sb_printf(&cg->out, "const %s *%s, ", vkp__ctype(v->dtype),
+    vkp__sb_printf(&cg->out, "const %s *%s, ", vkp__c_type(v->dtype),
                    cg->vname[gr->params[i]]);
   }
-  vkp__sb_printf(&cg->out, "%s *restrict %s", vkp__ctype(ov->dtype), cg->vname[out_v]);
-  bool scratch = gr->anchor >= 0 || rn->op == VKP_OP_MATMUL || rn->op == VKP_OP_MAX_POOL2D;
-  if (scratch) vkp__sb_puts(&cg->out, ", float *scratch, const float *packed");
-  vkp__sb_puts(&cg->out, ") {\n");
-  if (scratch) vkp__sb_puts(&cg->out, "  (void)packed;\n");
+  vkp__sb_printf(&cg->out, "%s *restrict %s", vkp__c_type(ov->dtype), cg->vname[out_v]);
+  bool scratch = gr->anchor >= 0 || rn->op == VKP_OP_MATMUL ||
+                 rn->op == VKP_OP_MAX_POOL2D || family_scratch > 0;
+  if (scratch) vkp__sb_append(&cg->out, ", float *scratch, const float *packed");
+  vkp__sb_append(&cg->out, ") {\n");
+  if (scratch) vkp__sb_append(&cg->out, "  (void)packed;\n");
   if (gr->anchor >= 0) {
     if (g->nodes[gr->anchor].op == VKP_OP_CONV2D) vkp__emit_conv(cg, gr, has_ep, &cg->out);
     else vkp__emit_matmul(cg, gr, has_ep, &cg->out);
@@ -1232,10 +1203,13 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     vkp__emit_matmul(cg, gr, false, &cg->out);
   } else if (elementwise) {
     vkp__emit_elementwise(cg, gr, &cg->out);
+  } else if (family) {
+    vkp__sb_cat(&cg->out, &family_body);
+    vkp__sb_deinit(&family_body);
   } else {
     st = vkp__emit_single(cg, rn, &cg->out);
   }
-  vkp__sb_puts(&cg->out, "}\n\n");
+  vkp__sb_append(&cg->out, "}\n\n");
   // The call.
   vkp__sb_printf(calls, "  node_%s(", name);
   for (int32_t i = 0; i < gr->n_params; ++i) {
@@ -1253,7 +1227,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
 // Declares the entry's pointer for value v.
 static void vkp__emit_decl(vkp__cg_t *cg, int32_t v, vkp__sb_t *sb) {
   const vkp_value_t *val = &cg->g->values[v];
-  const char *T = vkp__ctype(val->dtype), *name = cg->vname[v];
+  const char *T = vkp__c_type(val->dtype), *name = cg->vname[v];
   switch (cg->storage[v]) {
     case VKP__ST_INPUT:
       vkp__sb_printf(sb, "  const %s *%s = inputs[%d];\n", T, name, (int)cg->io_index[v]);
@@ -1317,10 +1291,10 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
                  "// Generated by vkpipe codegen/c from graph '%s': %d nodes.\n"
                  "// Shapes are constants; weights arrive through `constants`.\n",
                  g->name, (int)g->n_nodes);
-  if (cg->threads > 1) vkp__sb_puts(out, "#define VKP_THREADS 1\n");
+  if (cg->threads > 1) vkp__sb_append(out, "#define VKP_THREADS 1\n");
   vkp__sb_printf(out, "#define VKP_STAGE_THREADS %d\n", cg->threads > 1 ? (int)cg->threads : 1);
   vkp__sb_printf(out, "%s\n", vkp_codegen_c_prelude());
-  vkp__sb_puts(out,
+  vkp__sb_append(out,
               "// ---------------------------------------------------------------"
               "------------\n// The stage.\n\n");
   vkp__sb_t calls = {0};
@@ -1345,13 +1319,13 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
   for (int32_t v = 0; v < nv; ++v)
     if (needed[v] && cg->storage[v] == VKP__ST_ALIAS) needed[cg->alias_of[v]] = true;
   int64_t ws = (cg->ws_bytes + 63) / 64 * 64;
-  vkp__sb_puts(out,
+  vkp__sb_append(out,
                "// Scratch floats: the per-thread GEMM scratch plus the Winograd\n"
                "// buffers, or what the direct loops need, whichever is more.\n"
                "static size_t vkp_scratch_floats(void) {\n"
                "  size_t loop = 0, wino = 0;\n");
   vkp__sb_cat(out, &cg->scratch_terms);
-  vkp__sb_puts(out,
+  vkp__sb_append(out,
                "  return VKP_MAXZ((size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS + wino,\n"
                "                  loop);\n}\n\n");
   vkp__sb_printf(out,
@@ -1360,7 +1334,7 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
                  "// packed at load.\n"
                  "#define VKP_PACKED_FLOATS ");
   if (cg->n_prepack) vkp__sb_printf(out, "VKP_PACKED_%d_END\n", (int)cg->n_prepack - 1);
-  else vkp__sb_puts(out, "((size_t)0)\n");
+  else vkp__sb_append(out, "((size_t)0)\n");
   vkp__sb_printf(out,
                  "#define VKP_PACKED_OFFSET \\\n"
                  "  (%lldu + (vkp_scratch_floats() * sizeof(float) + 63u) / 64u * 64u)\n\n"
@@ -1369,7 +1343,7 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
                  "  return VKP_PACKED_OFFSET + VKP_PACKED_FLOATS * sizeof(float) + 64u;\n"
                  "}\n\n",
                  (long long)ws);
-  vkp__sb_puts(out,
+  vkp__sb_append(out,
                "// Packs constant convolution weights into GEMM panels, once.\n"
                "void vkp_stage_prepack(const void *const *constants, void *workspace);\n"
                "void vkp_stage_prepack(const void *const *constants, void *workspace) {\n"
@@ -1377,8 +1351,8 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
                "VKP_PACKED_OFFSET);\n"
                "  (void)constants;\n  (void)packed;\n");
   vkp__sb_cat(out, &cg->prepack);
-  vkp__sb_puts(out, "}\n\n");
-  vkp__sb_puts(out,
+  vkp__sb_append(out, "}\n\n");
+  vkp__sb_append(out,
               "int vkp_stage_run(const void *const *inputs, void *const *outputs,\n"
               "                  const void *const *constants, void *workspace);\n"
               "int vkp_stage_run(const void *const *inputs, void *const *outputs,\n"
@@ -1397,7 +1371,7 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
         vkp__emit_decl(cg, v, out);
   vkp__sb_cat(out, &calls);
   vkp__sb_cat(out, &tail);
-  vkp__sb_puts(out, "  return 0;\n}\n");
+  vkp__sb_append(out, "  return 0;\n}\n");
   vkp__free(calls.data);
   vkp__free(tail.data);
   vkp__free(needed);
@@ -1447,7 +1421,7 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
     st = vkp__plan_buffers(&cg);
   }
   if (!st) st = vkp__emit_all(&cg);
-  if (!st && cg.out.oom) st = VKP_OOM("generated C source");
+  if (!st && cg.out.failed) st = VKP_OOM("generated C source");
   if (!st) {
     out->source = cg.out.data;
     out->source_size = cg.out.len;

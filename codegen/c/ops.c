@@ -4,13 +4,15 @@
 // fuse, the C expression (codegen/expr.h templates; `int_expr` when integer
 // dtypes need another form). An op without a row has no C kernel yet: the
 // partitioner places its nodes elsewhere and says why. Ops with a row but no
-// expression have a kernel of their own in emit.c.
+// expression have a kernel emitter (`emit`, codegen/c/emit_internal.h) or,
+// for the oldest ops, code of their own in emit.c.
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "codegen/c/emit.h"
+#include "codegen/c/emit_internal.h"
 #include "codegen/expr.h"
 
 #define F32 VKP_DTYPE_SET(VKP_DTYPE_FLOAT32)
@@ -25,6 +27,8 @@ typedef struct vkp__c_op_t {
   vkp_dtype_set_t dtypes;  // 0: no C kernel
   const char *expr;        // elementwise: the C expression
   const char *int_expr;    // ... for integer dtypes, when it differs
+  vkp__c_emit_fn emit;     // other ops: a kernel emitter (emit_internal.h);
+                           // NULL for the ones emit.c writes itself
 } vkp__c_op_t;
 
 static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
@@ -66,6 +70,10 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_UNSQUEEZE] = {ANY, NULL, NULL},
     [VKP_OP_IDENTITY] = {ANY, NULL, NULL},
 };
+
+vkp__c_emit_fn vkp__c_emitter(vkp_op_t op) {
+  return (unsigned)op < VKP_OP_COUNT ? vkp__c_ops[op].emit : NULL;
+}
 
 vkp_dtype_set_t vkp_codegen_c_dtypes(vkp_op_t op) {
   return (unsigned)op < VKP_OP_COUNT ? vkp__c_ops[op].dtypes : 0;

@@ -85,19 +85,19 @@ void vkp__kernel_deinit(vkp__kernel_t *kernel) {
 // ---------------------------------------------------------------------------
 // Helpers
 
-static const vkp_value_t *vkp__node_in(const vkp_graph_t *g,
+const vkp_value_t *vkp__spv_input(const vkp_graph_t *g,
                                        const vkp_node_t *n, int32_t i) {
   if (i >= n->n_inputs || n->inputs[i] < 0) return NULL;
   return &g->values[n->inputs[i]];
 }
 
-static uint64_t vkp__numel(const vkp_value_t *v) {
+uint64_t vkp__spv_numel(const vkp_value_t *v) {
   uint64_t n = 1;
   for (int32_t i = 0; i < v->rank; ++i) n *= (uint64_t)v->shape[i];
   return n;
 }
 
-static void vkp__strides(const vkp_value_t *v, int64_t *strides) {
+void vkp__spv_strides(const vkp_value_t *v, int64_t *strides) {
   int64_t s = 1;
   for (int32_t i = v->rank - 1; i >= 0; --i) {
     strides[i] = s;
@@ -107,7 +107,7 @@ static void vkp__strides(const vkp_value_t *v, int64_t *strides) {
 
 // uint fname(uint o): base + sum_d coord_d(o) * coef_d, where coord_d is the
 // d-th coordinate of o in the row-major `shape`.
-static void vkp__emit_affine(vkp__sb_t *sb, const char *fname, int32_t rank,
+void vkp__spv_affine(vkp__sb_t *sb, const char *fname, int32_t rank,
                              const int64_t *shape, const int64_t *coefs,
                              int64_t base) {
   vkp__sb_printf(sb, "uint %s(uint o) {\n  int i = %lld;\n", fname,
@@ -129,18 +129,18 @@ static void vkp__emit_affine(vkp__sb_t *sb, const char *fname, int32_t rank,
 }
 
 // Index into `in` for output element o of shape `out` (numpy broadcasting).
-static void vkp__emit_broadcast(vkp__sb_t *sb, const char *fname,
+void vkp__spv_broadcast(vkp__sb_t *sb, const char *fname,
                                 const vkp_value_t *in, int32_t out_rank,
                                 const int64_t *out_shape) {
   int64_t in_strides[VKP_MAX_RANK], coefs[VKP_MAX_RANK];
-  vkp__strides(in, in_strides);
+  vkp__spv_strides(in, in_strides);
   for (int32_t d = 0; d < out_rank; ++d) {
     int32_t id = d - (out_rank - in->rank);
     coefs[d] = (id >= 0 && in->shape[id] == out_shape[d] && in->shape[id] != 1)
                    ? in_strides[id]
                    : 0;
   }
-  vkp__emit_affine(sb, fname, out_rank, out_shape, coefs, 0);
+  vkp__spv_affine(sb, fname, out_rank, out_shape, coefs, 0);
 }
 
 // Index into a per-channel vector [C] for output element o of shape `out`
@@ -149,21 +149,12 @@ static void vkp__emit_channel(vkp__sb_t *sb, const char *fname, int32_t out_rank
                               const int64_t *out_shape) {
   int64_t coefs[VKP_MAX_RANK] = {0};
   coefs[1] = 1;
-  vkp__emit_affine(sb, fname, out_rank, out_shape, coefs, 0);
+  vkp__spv_affine(sb, fname, out_rank, out_shape, coefs, 0);
 }
 
 // ---------------------------------------------------------------------------
 // Prelude and epilogue
 
-typedef struct vkp__emit_t {
-  const vkp_graph_t *g;
-  const vkp__group_t *group;
-  const vkp__kernel_config_t *config;
-  vkp__sb_t head;     // bindings, helpers
-  vkp__sb_t body;     // op defines + template
-  vkp__kernel_t *k;
-  int32_t n_anchor_inputs;
-} vkp__emit_t;
 
 static int32_t vkp__bind_input(vkp__kernel_t *k, int32_t value) {
   if (k->n_inputs >= VKP__MAX_BINDINGS) return -1;
@@ -269,7 +260,7 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
           if (channel)
             vkp__emit_channel(&e->head, fname, root->rank, root->shape);
           else
-            vkp__emit_broadcast(&e->head, fname, &g->values[v], root->rank,
+            vkp__spv_broadcast(&e->head, fname, &g->values[v], root->rank,
                                 root->shape);
         }
         snprintf(args[j], sizeof args[j], "b%d[vkp_idx%d(o)]", (int)binding,
@@ -332,7 +323,7 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   return st;
 }
 
-static void vkp__grid_1d(vkp__emit_t *e, uint64_t total) {
+void vkp__spv_grid_1d(vkp__emit_t *e, uint64_t total) {
   uint32_t local = e->config->local_1d;
   e->k->local_size[0] = local;
   e->k->local_size[1] = e->k->local_size[2] = 1;
@@ -343,7 +334,7 @@ static void vkp__grid_1d(vkp__emit_t *e, uint64_t total) {
 
 // Chooses between the per-invocation and per-workgroup row kernel for rows
 // of `len` elements, sets the grid and appends the template.
-static void vkp__row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
+void vkp__spv_row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
                             uint64_t len) {
   const vkp__kernel_config_t *c = e->config;
   if (c->rows_workgroup && (c->rows_forced || len >= 64)) {
@@ -369,15 +360,15 @@ static void vkp__row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
   vkp__sb_append(&e->body, text ? text : "#error missing template\n");
 }
 
-static void vkp__define_u(vkp__sb_t *sb, const char *name, uint64_t v) {
+void vkp__spv_define_u(vkp__sb_t *sb, const char *name, uint64_t v) {
   vkp__sb_printf(sb, "#define %s %lluu\n", name, (unsigned long long)v);
 }
 
-static void vkp__define_i(vkp__sb_t *sb, const char *name, int64_t v) {
+void vkp__spv_define_i(vkp__sb_t *sb, const char *name, int64_t v) {
   vkp__sb_printf(sb, "#define %s %lld\n", name, (long long)v);
 }
 
-static void vkp__template(vkp__emit_t *e, const char *name) {
+void vkp__spv_template(vkp__emit_t *e, const char *name) {
   const char *text = vkp__shader(name);
   vkp__sb_append(&e->body, text ? text : "#error missing template\n");
 }
@@ -387,7 +378,7 @@ static void vkp__template(vkp__emit_t *e, const char *name) {
 
 static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_graph_t *g = e->g;
-  const vkp_value_t *a = vkp__node_in(g, n, 0), *b = vkp__node_in(g, n, 1);
+  const vkp_value_t *a = vkp__spv_input(g, n, 0), *b = vkp__spv_input(g, n, 1);
   const vkp_value_t *y = &g->values[n->outputs[0]];
   int64_t m, nn, k, a_sm, a_sk, b_sk, b_sn;
   int64_t batch = 1;
@@ -424,14 +415,14 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
       if (ib >= 0) sb *= b->shape[ib];
       batch *= y->shape[d];
     }
-    vkp__emit_affine(&e->head, "vkp_a_batch", out_batch_rank, y->shape, coef_a, 0);
-    vkp__emit_affine(&e->head, "vkp_b_batch", out_batch_rank, y->shape, coef_b, 0);
+    vkp__spv_affine(&e->head, "vkp_a_batch", out_batch_rank, y->shape, coef_a, 0);
+    vkp__spv_affine(&e->head, "vkp_b_batch", out_batch_rank, y->shape, coef_b, 0);
   }
   vkp__sb_t *s = &e->body;
-  vkp__define_u(s, "M", (uint64_t)m);
-  vkp__define_u(s, "N", (uint64_t)nn);
-  vkp__define_u(s, "K", (uint64_t)k);
-  vkp__define_u(s, "BATCH", (uint64_t)batch);
+  vkp__spv_define_u(s, "M", (uint64_t)m);
+  vkp__spv_define_u(s, "N", (uint64_t)nn);
+  vkp__spv_define_u(s, "K", (uint64_t)k);
+  vkp__spv_define_u(s, "BATCH", (uint64_t)batch);
   vkp__sb_printf(s, "#define A_OFF(m, k) ((m) * %lldu + (k) * %lldu)\n",
                  (long long)a_sm, (long long)a_sk);
   vkp__sb_printf(s, "#define B_OFF(k, n) ((k) * %lldu + (n) * %lldu)\n",
@@ -440,7 +431,7 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
   if (n->op == VKP_OP_GEMM) {
     vkp__sb_float(s, vkp_node_float(n, "alpha"));
     vkp__sb_append(s, " * acc");
-    const vkp_value_t *c = vkp__node_in(g, n, 2);
+    const vkp_value_t *c = vkp__spv_input(g, n, 2);
     if (c) {
       int64_t c_sm = 0, c_sn = 0;
       if (c->rank == 2) {
@@ -465,7 +456,7 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
     e->k->groups[0] = (uint32_t)((nn + 63) / 64);
     e->k->groups[1] = (uint32_t)((m + 63) / 64);
     e->k->groups[2] = (uint32_t)batch;
-    vkp__template(e, "gemm_tiled");
+    vkp__spv_template(e, "gemm_tiled");
   } else {
     e->k->local_size[0] = 8;
     e->k->local_size[1] = 8;
@@ -473,7 +464,7 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
     e->k->groups[0] = (uint32_t)((nn + 63) / 64);
     e->k->groups[1] = (uint32_t)((m + 63) / 64);
     e->k->groups[2] = (uint32_t)batch;
-    vkp__template(e, "gemm_blocked");
+    vkp__spv_template(e, "gemm_blocked");
   }
 }
 
@@ -482,55 +473,55 @@ static void vkp__emit_window_attrs(vkp__sb_t *s, const vkp_node_t *n) {
   vkp_node_attr_ints(n, "pads", &pads);
   vkp_node_attr_ints(n, "strides", &strides);
   vkp_node_attr_ints(n, "dilations", &dil);
-  vkp__define_u(s, "SH", (uint64_t)strides[0]);
-  vkp__define_u(s, "SW", (uint64_t)strides[1]);
-  vkp__define_u(s, "DH", (uint64_t)dil[0]);
-  vkp__define_u(s, "DW", (uint64_t)dil[1]);
-  vkp__define_i(s, "PT", pads[0]);
-  vkp__define_i(s, "PL", pads[1]);
-  vkp__define_i(s, "PB", pads[2]);
-  vkp__define_i(s, "PR", pads[3]);
+  vkp__spv_define_u(s, "SH", (uint64_t)strides[0]);
+  vkp__spv_define_u(s, "SW", (uint64_t)strides[1]);
+  vkp__spv_define_u(s, "DH", (uint64_t)dil[0]);
+  vkp__spv_define_u(s, "DW", (uint64_t)dil[1]);
+  vkp__spv_define_i(s, "PT", pads[0]);
+  vkp__spv_define_i(s, "PL", pads[1]);
+  vkp__spv_define_i(s, "PB", pads[2]);
+  vkp__spv_define_i(s, "PR", pads[3]);
 }
 
 static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
-  const vkp_value_t *x = vkp__node_in(e->g, n, 0), *w = vkp__node_in(e->g, n, 1);
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   int64_t group = vkp_node_int(n, "group");
   vkp__sb_t *s = &e->body;
   uint64_t mg = (uint64_t)(y->shape[1] / group);
   uint64_t cb = mg % 4 == 0 ? 4 : mg % 2 == 0 ? 2 : 1;
-  uint64_t blocks = vkp__numel(y) / cb;
-  vkp__define_u(s, "BLOCKS", blocks);
-  vkp__define_u(s, "CB", cb);
-  vkp__define_u(s, "C", (uint64_t)x->shape[1]);
-  vkp__define_u(s, "H", (uint64_t)x->shape[2]);
-  vkp__define_u(s, "W", (uint64_t)x->shape[3]);
-  vkp__define_u(s, "M", (uint64_t)y->shape[1]);
-  vkp__define_u(s, "OH", (uint64_t)y->shape[2]);
-  vkp__define_u(s, "OW", (uint64_t)y->shape[3]);
-  vkp__define_u(s, "KH", (uint64_t)w->shape[2]);
-  vkp__define_u(s, "KW", (uint64_t)w->shape[3]);
-  vkp__define_u(s, "CG", (uint64_t)(x->shape[1] / group));
-  vkp__define_u(s, "MG", (uint64_t)(y->shape[1] / group));
+  uint64_t blocks = vkp__spv_numel(y) / cb;
+  vkp__spv_define_u(s, "BLOCKS", blocks);
+  vkp__spv_define_u(s, "CB", cb);
+  vkp__spv_define_u(s, "C", (uint64_t)x->shape[1]);
+  vkp__spv_define_u(s, "H", (uint64_t)x->shape[2]);
+  vkp__spv_define_u(s, "W", (uint64_t)x->shape[3]);
+  vkp__spv_define_u(s, "M", (uint64_t)y->shape[1]);
+  vkp__spv_define_u(s, "OH", (uint64_t)y->shape[2]);
+  vkp__spv_define_u(s, "OW", (uint64_t)y->shape[3]);
+  vkp__spv_define_u(s, "KH", (uint64_t)w->shape[2]);
+  vkp__spv_define_u(s, "KW", (uint64_t)w->shape[3]);
+  vkp__spv_define_u(s, "CG", (uint64_t)(x->shape[1] / group));
+  vkp__spv_define_u(s, "MG", (uint64_t)(y->shape[1] / group));
   vkp__emit_window_attrs(s, n);
-  if (vkp__node_in(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
-  vkp__grid_1d(e, blocks);
-  vkp__template(e, "conv2d");
+  if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
+  vkp__spv_grid_1d(e, blocks);
+  vkp__spv_template(e, "conv2d");
 }
 
 static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
-  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   const int64_t *ks;
   vkp_node_attr_ints(n, "kernel_shape", &ks);
   vkp__sb_t *s = &e->body;
-  vkp__define_u(s, "TOTAL", vkp__numel(y));
-  vkp__define_u(s, "H", (uint64_t)x->shape[2]);
-  vkp__define_u(s, "W", (uint64_t)x->shape[3]);
-  vkp__define_u(s, "OH", (uint64_t)y->shape[2]);
-  vkp__define_u(s, "OW", (uint64_t)y->shape[3]);
-  vkp__define_u(s, "KH", (uint64_t)ks[0]);
-  vkp__define_u(s, "KW", (uint64_t)ks[1]);
+  vkp__spv_define_u(s, "TOTAL", vkp__spv_numel(y));
+  vkp__spv_define_u(s, "H", (uint64_t)x->shape[2]);
+  vkp__spv_define_u(s, "W", (uint64_t)x->shape[3]);
+  vkp__spv_define_u(s, "OH", (uint64_t)y->shape[2]);
+  vkp__spv_define_u(s, "OW", (uint64_t)y->shape[3]);
+  vkp__spv_define_u(s, "KH", (uint64_t)ks[0]);
+  vkp__spv_define_u(s, "KW", (uint64_t)ks[1]);
   vkp__emit_window_attrs(s, n);
   if (n->op == VKP_OP_MAX_POOL2D) {
     vkp__sb_append(s, "#define POOL_MAX 1\n");
@@ -539,67 +530,67 @@ static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
     if (vkp_node_int(n, "count_include_pad"))
       vkp__sb_append(s, "#define COUNT_INCLUDE_PAD 1\n");
   }
-  vkp__grid_1d(e, vkp__numel(y));
-  vkp__template(e, "pool2d");
+  vkp__spv_grid_1d(e, vkp__spv_numel(y));
+  vkp__spv_template(e, "pool2d");
 }
 
 // Global average pooling is a mean over the contiguous spatial block.
 static void vkp__emit_global_pool(vkp__emit_t *e, const vkp_node_t *n) {
-  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
   uint64_t nc = (uint64_t)(x->shape[0] * x->shape[1]);
-  uint64_t s = nc ? vkp__numel(x) / nc : 0;
+  uint64_t s = nc ? vkp__spv_numel(x) / nc : 0;
   int64_t shape[1] = {(int64_t)nc}, coef[1] = {(int64_t)s};
   int64_t red_shape[1] = {(int64_t)s}, red_coef[1] = {1};
-  vkp__emit_affine(&e->head, "vkp_reduce_base", 1, shape, coef, 0);
-  vkp__emit_affine(&e->head, "vkp_reduce_offset", 1, red_shape, red_coef, 0);
-  vkp__define_u(&e->body, "TOTAL", nc);
-  vkp__define_u(&e->body, "R", s);
+  vkp__spv_affine(&e->head, "vkp_reduce_base", 1, shape, coef, 0);
+  vkp__spv_affine(&e->head, "vkp_reduce_offset", 1, red_shape, red_coef, 0);
+  vkp__spv_define_u(&e->body, "TOTAL", nc);
+  vkp__spv_define_u(&e->body, "R", s);
   vkp__sb_append(&e->body, "#define REDUCE_MEAN 1\n");
-  vkp__row_kernel(e, "reduce", nc, s);
+  vkp__spv_row_kernel(e, "reduce", nc, s);
 }
 
 static void vkp__emit_softmax(vkp__emit_t *e, const vkp_node_t *n) {
-  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
   int64_t axis = vkp_node_int(n, "axis");
   uint64_t outer = 1, inner = 1;
   for (int32_t d = 0; d < axis; ++d) outer *= (uint64_t)x->shape[d];
   for (int32_t d = (int32_t)axis + 1; d < x->rank; ++d) inner *= (uint64_t)x->shape[d];
-  vkp__define_u(&e->body, "ROWS", outer * inner);
-  vkp__define_u(&e->body, "L", (uint64_t)x->shape[axis]);
-  vkp__define_u(&e->body, "INNER", inner);
-  vkp__row_kernel(e, "softmax", outer * inner, (uint64_t)x->shape[axis]);
+  vkp__spv_define_u(&e->body, "ROWS", outer * inner);
+  vkp__spv_define_u(&e->body, "L", (uint64_t)x->shape[axis]);
+  vkp__spv_define_u(&e->body, "INNER", inner);
+  vkp__spv_row_kernel(e, "softmax", outer * inner, (uint64_t)x->shape[axis]);
 }
 
 static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
-  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
   int64_t axis = vkp_node_int(n, "axis");
   uint64_t rows = 1, len = 1;
   for (int32_t d = 0; d < axis; ++d) rows *= (uint64_t)x->shape[d];
   for (int32_t d = (int32_t)axis; d < x->rank; ++d) len *= (uint64_t)x->shape[d];
   int32_t norm_rank = x->rank - (int32_t)axis;
   const int64_t *norm_shape = &x->shape[axis];
-  vkp__emit_broadcast(&e->head, "vkp_scale_index", vkp__node_in(e->g, n, 1),
+  vkp__spv_broadcast(&e->head, "vkp_scale_index", vkp__spv_input(e->g, n, 1),
                       norm_rank, norm_shape);
-  const vkp_value_t *bias = vkp__node_in(e->g, n, 2);
+  const vkp_value_t *bias = vkp__spv_input(e->g, n, 2);
   if (bias) {
-    vkp__emit_broadcast(&e->head, "vkp_bias_index", bias, norm_rank, norm_shape);
+    vkp__spv_broadcast(&e->head, "vkp_bias_index", bias, norm_rank, norm_shape);
     vkp__sb_append(&e->body, "#define HAS_BIAS 1\n");
   }
-  vkp__define_u(&e->body, "ROWS", rows);
-  vkp__define_u(&e->body, "L", len);
+  vkp__spv_define_u(&e->body, "ROWS", rows);
+  vkp__spv_define_u(&e->body, "L", len);
   vkp__sb_append(&e->body, "#define EPSILON ");
   vkp__sb_float(&e->body, vkp_node_float(n, "epsilon"));
   vkp__sb_append(&e->body, "\n");
-  vkp__row_kernel(e, "layer_norm", rows, len);
+  vkp__spv_row_kernel(e, "layer_norm", rows, len);
 }
 
 static void vkp__emit_reduce(vkp__emit_t *e, const vkp_node_t *n) {
-  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   const int64_t *axes;
   int32_t n_axes = vkp_node_attr_ints(n, "axes", &axes);
   int64_t strides[VKP_MAX_RANK];
-  vkp__strides(x, strides);
+  vkp__spv_strides(x, strides);
   int64_t kept_shape[VKP_MAX_RANK], kept_coef[VKP_MAX_RANK];
   int64_t red_shape[VKP_MAX_RANK], red_coef[VKP_MAX_RANK];
   int32_t n_kept = 0, n_red = 0;
@@ -616,54 +607,54 @@ static void vkp__emit_reduce(vkp__emit_t *e, const vkp_node_t *n) {
       kept_coef[n_kept++] = strides[d];
     }
   }
-  vkp__emit_affine(&e->head, "vkp_reduce_base", n_kept, kept_shape, kept_coef, 0);
-  vkp__emit_affine(&e->head, "vkp_reduce_offset", n_red, red_shape, red_coef, 0);
-  vkp__define_u(&e->body, "TOTAL", vkp__numel(y));
-  vkp__define_u(&e->body, "R", r);
+  vkp__spv_affine(&e->head, "vkp_reduce_base", n_kept, kept_shape, kept_coef, 0);
+  vkp__spv_affine(&e->head, "vkp_reduce_offset", n_red, red_shape, red_coef, 0);
+  vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
+  vkp__spv_define_u(&e->body, "R", r);
   if (n->op == VKP_OP_REDUCE_MEAN) vkp__sb_append(&e->body, "#define REDUCE_MEAN 1\n");
-  vkp__row_kernel(e, "reduce", vkp__numel(y), r);
+  vkp__spv_row_kernel(e, "reduce", vkp__spv_numel(y), r);
 }
 
 static void vkp__emit_transpose(vkp__emit_t *e, const vkp_node_t *n) {
-  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   const int64_t *perm;
   vkp_node_attr_ints(n, "perm", &perm);
   int64_t strides[VKP_MAX_RANK], coefs[VKP_MAX_RANK];
-  vkp__strides(x, strides);
+  vkp__spv_strides(x, strides);
   for (int32_t d = 0; d < y->rank; ++d) coefs[d] = strides[perm[d]];
-  vkp__emit_affine(&e->head, "vkp_gather_index", y->rank, y->shape, coefs, 0);
-  vkp__define_u(&e->body, "TOTAL", vkp__numel(y));
-  vkp__grid_1d(e, vkp__numel(y));
-  vkp__template(e, "gather");
+  vkp__spv_affine(&e->head, "vkp_gather_index", y->rank, y->shape, coefs, 0);
+  vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
+  vkp__spv_grid_1d(e, vkp__spv_numel(y));
+  vkp__spv_template(e, "gather");
 }
 
 static void vkp__emit_slice(vkp__emit_t *e, const vkp_node_t *n) {
-  const vkp_value_t *x = vkp__node_in(e->g, n, 0);
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   const int64_t *starts, *steps;
   vkp_node_attr_ints(n, "starts", &starts);
   vkp_node_attr_ints(n, "steps", &steps);
   int64_t strides[VKP_MAX_RANK], coefs[VKP_MAX_RANK], base = 0;
-  vkp__strides(x, strides);
+  vkp__spv_strides(x, strides);
   for (int32_t d = 0; d < y->rank; ++d) {
     base += starts[d] * strides[d];
     coefs[d] = steps[d] * strides[d];
   }
-  vkp__emit_affine(&e->head, "vkp_gather_index", y->rank, y->shape, coefs, base);
-  vkp__define_u(&e->body, "TOTAL", vkp__numel(y));
-  vkp__grid_1d(e, vkp__numel(y));
-  vkp__template(e, "gather");
+  vkp__spv_affine(&e->head, "vkp_gather_index", y->rank, y->shape, coefs, base);
+  vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
+  vkp__spv_grid_1d(e, vkp__spv_numel(y));
+  vkp__spv_template(e, "gather");
 }
 
 static void vkp__emit_concat(vkp__emit_t *e, const vkp_node_t *n, int32_t part) {
-  const vkp_value_t *x = vkp__node_in(e->g, n, part);
+  const vkp_value_t *x = vkp__spv_input(e->g, n, part);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   int64_t axis = vkp_node_int(n, "axis");
   uint64_t inner = 1, offset = 0;
   for (int32_t d = (int32_t)axis + 1; d < y->rank; ++d) inner *= (uint64_t)y->shape[d];
   for (int32_t i = 0; i < part; ++i)
-    offset += (uint64_t)vkp__node_in(e->g, n, i)->shape[axis];
+    offset += (uint64_t)vkp__spv_input(e->g, n, i)->shape[axis];
   uint64_t in_axis = (uint64_t)x->shape[axis], out_axis = (uint64_t)y->shape[axis];
   vkp__sb_printf(&e->head,
                  "uint vkp_concat_dst(uint i) {\n"
@@ -674,9 +665,9 @@ static void vkp__emit_concat(vkp__emit_t *e, const vkp_node_t *n, int32_t part) 
                  (unsigned long long)offset, (unsigned long long)inner,
                  (unsigned long long)in_axis, (unsigned long long)inner,
                  (unsigned long long)inner);
-  vkp__define_u(&e->body, "TOTAL", vkp__numel(x));
-  vkp__grid_1d(e, vkp__numel(x));
-  vkp__template(e, "concat");
+  vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(x));
+  vkp__spv_grid_1d(e, vkp__spv_numel(x));
+  vkp__spv_template(e, "concat");
 }
 
 // ---------------------------------------------------------------------------
@@ -704,9 +695,9 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
     const vkp_value_t *root = &g->values[g->nodes[group->root].outputs[0]];
     switch (anchor ? anchor->op : VKP_OP_COUNT) {
       case VKP_OP_COUNT:  // pure elementwise group
-        vkp__define_u(&e.body, "TOTAL", vkp__numel(root));
-        vkp__grid_1d(&e, vkp__numel(root));
-        vkp__template(&e, "elementwise");
+        vkp__spv_define_u(&e.body, "TOTAL", vkp__spv_numel(root));
+        vkp__spv_grid_1d(&e, vkp__spv_numel(root));
+        vkp__spv_template(&e, "elementwise");
         break;
       case VKP_OP_MATMUL: case VKP_OP_GEMM: vkp__emit_matmul_like(&e, anchor); break;
       case VKP_OP_CONV2D: vkp__emit_conv2d(&e, anchor); break;
@@ -718,10 +709,15 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
       case VKP_OP_TRANSPOSE: vkp__emit_transpose(&e, anchor); break;
       case VKP_OP_SLICE: vkp__emit_slice(&e, anchor); break;
       case VKP_OP_CONCAT: vkp__emit_concat(&e, anchor, part); break;
-      default:
-        st = vkp_status_make(VKP_STATUS_UNSUPPORTED, "no kernel for op '%s'",
-                             vkp_op_name(anchor->op));
+      default: {
+        vkp__spv_emit_fn emit = vkp__spv_emitter(anchor->op);
+        if (emit)
+          st = emit(&e, anchor);
+        else
+          st = vkp_status_make(VKP_STATUS_UNSUPPORTED, "no kernel for op '%s'",
+                               vkp_op_name(anchor->op));
         break;
+      }
     }
   }
   if (!st) st = vkp__finish(&e, g->nodes[group->root].name);
@@ -744,9 +740,9 @@ vkp_status_t vkp__kernel_emit_copy(uint64_t n_elements, int32_t src_value,
   vkp__sb_append(&e.head,
                  "float vkp_epilogue(float acc, uint o) { return acc; }\n"
                  "uint vkp_gather_index(uint o) { return o; }\n");
-  vkp__define_u(&e.body, "TOTAL", n_elements);
-  vkp__grid_1d(&e, n_elements);
-  vkp__template(&e, "gather");
+  vkp__spv_define_u(&e.body, "TOTAL", n_elements);
+  vkp__spv_grid_1d(&e, n_elements);
+  vkp__spv_template(&e, "gather");
   vkp_status_t st = vkp__finish(&e, "copy");
   vkp__sb_deinit(&e.head);
   vkp__sb_deinit(&e.body);

@@ -34,6 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/sb.h"
 #include "codegen/spirv/program.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/status.h"
@@ -67,6 +68,69 @@ typedef struct vkp__kernel_t {
 // The variant configuration for `device`, honouring VKPIPE_SPIRV_GEMM.
 void vkp__kernel_config_init(vkp__kernel_config_t *config,
                              const vkp_spirv_device_info_t *device);
+
+// ---------------------------------------------------------------------------
+// Kernel emitters. An op that is not elementwise gets an emitter in the
+// generator's op table (codegen/spirv/ops.c): it appends `#define`s for its
+// shapes and a template from shaders/ to e->body, adds helper functions to
+// e->head, and sets the grid (vkp__spv_grid_1d for one invocation per output
+// element, which most kernels use). The anchor's inputs are bound, in order,
+// as IN0, IN1, ...; the kernel writes output element o with STORE(o, v),
+// which applies the fused epilogue. Emitters of an op family live in
+// codegen/spirv/kernels_<family>.c and are declared at the end of this file.
+//
+//   vkp_status_t vkp__spv_emit_tile(vkp__emit_t *e, const vkp_node_t *n) {
+//     vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(out));
+//     ...
+//     vkp__spv_grid_1d(e, vkp__spv_numel(out));
+//     vkp__spv_template(e, "tile");   // shaders/tile.comp
+//     return NULL;
+//   }
+
+typedef struct vkp__emit_t {
+  const vkp_graph_t *g;
+  const vkp__group_t *group;
+  const vkp__kernel_config_t *config;
+  vkp__sb_t head;     // bindings, helpers
+  vkp__sb_t body;     // op defines + template
+  vkp__kernel_t *k;
+  int32_t n_anchor_inputs;
+} vkp__emit_t;
+
+typedef vkp_status_t (*vkp__spv_emit_fn)(vkp__emit_t *e, const vkp_node_t *anchor);
+
+// The emitter codegen/spirv/ops.c names for `op`, or NULL.
+vkp__spv_emit_fn vkp__spv_emitter(vkp_op_t op);
+// Input i of n (NULL when omitted).
+const vkp_value_t *vkp__spv_input(const vkp_graph_t *g, const vkp_node_t *n,
+                                  int32_t i);
+uint64_t vkp__spv_numel(const vkp_value_t *v);
+// Row-major element strides of v.
+void vkp__spv_strides(const vkp_value_t *v, int64_t *strides);
+// `#define NAME <v>u` / `#define NAME <v>`.
+void vkp__spv_define_u(vkp__sb_t *sb, const char *name, uint64_t v);
+void vkp__spv_define_i(vkp__sb_t *sb, const char *name, int64_t v);
+// One invocation per element of `total`, 1-D workgroups.
+void vkp__spv_grid_1d(vkp__emit_t *e, uint64_t total);
+// A row kernel over `rows` rows of `len` (shaders/<name>.comp, or
+// <name>_wg.comp with a workgroup per row; see the variant rule above).
+void vkp__spv_row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
+                         uint64_t len);
+// Appends shaders/<name>.comp to the body.
+void vkp__spv_template(vkp__emit_t *e, const char *name);
+// `uint fname(uint o)`: base + sum_d coord_d(o) * coefs[d] over the
+// row-major `shape` (index arithmetic of a strided view).
+void vkp__spv_affine(vkp__sb_t *sb, const char *fname, int32_t rank,
+                     const int64_t *shape, const int64_t *coefs, int64_t base);
+// `uint fname(uint o)`: the index into `in` of output element o of shape
+// `out_shape` under NumPy broadcasting.
+void vkp__spv_broadcast(vkp__sb_t *sb, const char *fname, const vkp_value_t *in,
+                        int32_t out_rank, const int64_t *out_shape);
+
+// ---------------------------------------------------------------------------
+// Emitters, by family (codegen/spirv/kernels_<family>.c)
+
+// ---------------------------------------------------------------------------
 
 // The GLSL expression template (codegen/expr.h) of elementwise `op`, or
 // NULL (codegen/spirv/ops.c).

@@ -4,14 +4,17 @@
 // GLSL expression (codegen/expr.h templates; math helpers in
 // shaders/math.glsl). An op without a row has no Vulkan kernel yet: the
 // partitioner places its nodes elsewhere and says why. Ops with a row but
-// no expression have a kernel of their own in kernels.c.
+// no expression have an emitter (`emit`, kernels.h) or, for the oldest
+// ops, a case of their own in kernels.c.
 #include "codegen/expr.h"
 #include "codegen/spirv/kernels.h"
 #include "codegen/spirv/program.h"
 
 typedef struct vkp__glsl_op_t {
-  bool kernel;       // the generator can run it
-  const char *expr;  // elementwise: the GLSL expression
+  bool kernel;            // the generator can run it
+  const char *expr;       // elementwise: the GLSL expression
+  vkp__spv_emit_fn emit;  // other ops: a kernel emitter (kernels.h); NULL
+                          // for the ones kernels.c dispatches itself
 } vkp__glsl_op_t;
 
 static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
@@ -53,6 +56,10 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_UNSQUEEZE] = {true, NULL},
     [VKP_OP_IDENTITY] = {true, NULL},
 };
+
+vkp__spv_emit_fn vkp__spv_emitter(vkp_op_t op) {
+  return (unsigned)op < VKP_OP_COUNT ? vkp__glsl_ops[op].emit : NULL;
+}
 
 bool vkp_spirv_has_kernel(vkp_op_t op) {
   return (unsigned)op < VKP_OP_COUNT && vkp__glsl_ops[op].kernel;

@@ -15,6 +15,8 @@ dtypes this generator writes], "cases": [{"name", "op", "attrs": [[name, kind, v
 "output": {"dtype", "shape", "file"}, "rtol", "atol"}]}. Files hold raw
 little-endian, row-major element data.
 """
+import glob
+import importlib
 import json
 import math
 import os
@@ -744,6 +746,13 @@ def main():
     gen_norm(g)
     gen_shape_ops(g)
     gen_dtype_sweep(g)
+    # Op families keep their cases in cases_<family>.py next to this file,
+    # each with a generate(g) that uses the helpers above.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    for path in sorted(glob.glob(os.path.join(here, "cases_*.py"))):
+        module = importlib.import_module(os.path.basename(path)[:-3])
+        module.generate(g)
     with open(os.path.join(out_dir, "manifest.json"), "w") as f:
         json.dump({"seed": str(seed), "dtypes": list(DTYPES), "cases": g.cases},
                   f, indent=1)

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// What a kernel emitter of the C generator sees. Elementwise ops need only an
+// expression in the generator's op table (codegen/c/ops.c); any other op gets
+// an emitter there, a function that writes the body of the node's function
+//
+//   static void node_<name>(const T0 *in0, const T1 *in1, ..., T *restrict out
+//                           [, float *scratch, const float *packed])
+//
+// from a vkp__c_kernel_t. Emitters of an op family live in
+// codegen/c/emit_<family>.c, heavy loops they call in
+// codegen/c/prelude_<family>.c (pasted into every generated unit after
+// prelude.c), and are declared below.
+//
+//   vkp_status_t vkp__c_emit_tile(vkp__c_kernel_t *k) {
+//     vkp__sb_printf(k->body, "  vkp_tile(%s, %s, ...);\n", k->in[0], k->out);
+//     return NULL;
+//   }
+//
+// Shapes are compile-time constants: write them into the code as literals.
+// An emitter that needs temporary memory sets k->scratch_floats; the body
+// then has `float *scratch` with at least that many floats (64-byte aligned,
+// not shared with any tensor, garbage on entry).
+#ifndef VKPIPE_CODEGEN_C_EMIT_INTERNAL_H_
+#define VKPIPE_CODEGEN_C_EMIT_INTERNAL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/sb.h"
+#include "vkpipe/graph.h"
+
+#define VKP__C_MAX_INPUTS 64
+
+typedef struct vkp__c_kernel_t {
+  const vkp_graph_t *graph;          // validated, borrowed
+  const vkp_node_t *node;            // the node (one output)
+  const char *in[VKP__C_MAX_INPUTS]; // C names of the inputs (NULL: omitted)
+  const char *out;                   // C name of the output
+  int32_t threads;                   // the stage's thread count
+  vkp__sb_t *body;                   // where the body goes
+  size_t scratch_floats;             // set by the emitter; 0: no scratch
+} vkp__c_kernel_t;
+
+typedef vkp_status_t (*vkp__c_emit_fn)(vkp__c_kernel_t *k);
+
+// The emitter codegen/c/ops.c names for `op`, or NULL.
+vkp__c_emit_fn vkp__c_emitter(vkp_op_t op);
+// The C type a dtype is stored in ("float", "int64_t"; float16 as
+// "uint16_t").
+const char *vkp__c_type(vkp_dtype_t dtype);
+// Input `i` / the output of the kernel's node.
+const vkp_value_t *vkp__c_in(const vkp__c_kernel_t *k, int32_t i);
+const vkp_value_t *vkp__c_out(const vkp__c_kernel_t *k);
+
+// ---------------------------------------------------------------------------
+// Emitters, by family (codegen/c/emit_<family>.c)
+
+#endif  // VKPIPE_CODEGEN_C_EMIT_INTERNAL_H_
