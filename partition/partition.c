@@ -15,6 +15,7 @@ static void vkp__pctx_free(vkp__pctx_t *c) {
   for (size_t i = 0; c->reason && i < cells; ++i) vkp__free(c->reason[i]);
   vkp__free(c->reason);
   vkp__free(c->est);
+  vkp__free(c->would_cost);
   vkp__free(c->device);
   vkp__free(c->fixed);
   vkp__free(c->cons_start);
@@ -37,6 +38,9 @@ void vkp_partition_destroy(vkp_partition_t *part) {
   int32_t n = part->graph ? part->graph->n_nodes : 0;
   for (int32_t i = 0; part->node_reason && i < n; ++i) vkp__free(part->node_reason[i]);
   vkp__free(part->node_reason);
+  for (int32_t i = 0; part->node_refusal && i < n; ++i) vkp__free(part->node_refusal[i]);
+  vkp__free(part->node_refusal);
+  vkp__free(part->node_fallback_from);
   for (int32_t s = 0; part->stages && s < part->n_stages; ++s)
     vkp__free(part->stages[s].nodes);
   vkp__free(part->stages);
@@ -141,12 +145,15 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
   part->node_target = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   part->node_first_choice = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   part->node_reason = vkp__calloc((size_t)n + 1, sizeof(char *));
+  part->node_refusal = vkp__calloc((size_t)n + 1, sizeof(char *));
+  part->node_fallback_from = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   part->node_seconds = vkp__calloc((size_t)n + 1, sizeof(double));
   part->node_region = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   part->node_stage = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   part->order = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   part->unit_start = vkp__calloc((size_t)n + 2, sizeof(int32_t));
   c->est = vkp__calloc(cells + 1, sizeof(double));
+  c->would_cost = vkp__calloc(cells + 1, sizeof(double));
   c->reason = vkp__calloc(cells + 1, sizeof(char *));
   c->device = vkp__calloc((size_t)nt, sizeof(char *));
   c->fixed = vkp__calloc((size_t)n + 1, sizeof(bool));
@@ -156,7 +163,9 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
   c->device_concurrency = vkp__calloc((size_t)nt, sizeof(int32_t));
   c->stamp = vkp__calloc((size_t)graph->n_values + 1, sizeof(uint32_t));
   if (!st && (!part->targets || !part->node_target || !part->node_first_choice ||
-              !part->node_reason || !part->node_seconds || !part->node_region ||
+              !part->node_reason || !part->node_refusal ||
+              !part->node_fallback_from || !c->would_cost ||
+              !part->node_seconds || !part->node_region ||
               !part->node_stage || !part->order || !part->unit_start || !c->est ||
               !c->reason || !c->device || !c->fixed || !c->pos ||
               !c->unit_region || !c->target_device || !c->device_concurrency ||
@@ -249,6 +258,13 @@ vkp_status_t vkp_partition_to_plan(const vkp_partition_t *part,
       st = vkp_plan_add_stage(plan, sname, vkp_partition_target_name(part, ps->target),
                               sub, &plan_stage[s]);
     if (!st) plan->stages[plan_stage[s]].estimated_ms = ps->seconds * 1e3;
+    for (int32_t k = 0; k < n && !st; ++k) {
+      int32_t i = nodes[k], from = part->node_fallback_from[i];
+      if (from >= 0)
+        st = vkp_plan_add_fallback(plan, plan_stage[s], g->nodes[i].name,
+                                   vkp_partition_target_name(part, from),
+                                   part->node_refusal[i]);
+    }
   }
   for (int32_t k = 0; k < g->n_inputs && !st; ++k) {
     int32_t v = g->inputs[k];
@@ -328,7 +344,8 @@ void vkp_partition_print(const vkp_partition_t *part, FILE *out) {
   if (part->notes) fprintf(out, "%s", part->notes);
   bool header = false;
   for (int32_t i = 0; i < part->graph->n_nodes; ++i) {
-    if (!part->node_reason[i]) continue;
+    // Fallbacks get their own section below.
+    if (!part->node_reason[i] || part->node_fallback_from[i] >= 0) continue;
     if (!header) {
       fprintf(out, "nodes not on the policy's first choice:\n");
       header = true;
@@ -337,6 +354,20 @@ void vkp_partition_print(const vkp_partition_t *part, FILE *out) {
             vkp_op_name(part->graph->nodes[i].op),
             vkp_partition_target_name(part, part->node_target[i]),
             part->node_reason[i]);
+  }
+  int32_t fell = 0;
+  for (int32_t i = 0; i < part->graph->n_nodes; ++i)
+    fell += part->node_fallback_from[i] >= 0;
+  if (!fell) return;
+  fprintf(out, "fell back (%d node%s run elsewhere because the target that "
+          "would run them cannot):\n", (int)fell, fell == 1 ? "" : "s");
+  for (int32_t i = 0; i < part->graph->n_nodes; ++i) {
+    int32_t from = part->node_fallback_from[i];
+    if (from < 0) continue;
+    fprintf(out, "  %s (%s): on %s instead of %s: %s\n", part->graph->nodes[i].name,
+            vkp_op_name(part->graph->nodes[i].op),
+            vkp_partition_target_name(part, part->node_target[i]),
+            vkp_partition_target_name(part, from), part->node_refusal[i]);
   }
 }
 
@@ -413,7 +444,17 @@ vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot) {
       int32_t i = ps->nodes[k];
       vkp__text_printf(&t, "    n%d [label=\"", (int)i);
       vkp__text_quoted(&t, g->nodes[i].name);
-      vkp__text_printf(&t, "\\n%s\", fillcolor=\"%s\"];\n", vkp_op_name(g->nodes[i].op),
+      vkp__text_printf(&t, "\\n%s", vkp_op_name(g->nodes[i].op));
+      int32_t from = part->node_fallback_from[i];
+      if (from >= 0) {  // fell back: say from where and why
+        vkp__text_printf(&t, "\\nfell back from %s: ",
+                         vkp_partition_target_name(part, from));
+        vkp__text_quoted(&t, part->node_refusal[i]);
+        vkp__text_printf(&t, "\", style=\"filled,dashed\", color=red, penwidth=2");
+      } else {
+        vkp__text_printf(&t, "\"");
+      }
+      vkp__text_printf(&t, ", fillcolor=\"%s\"];\n",
                        vkp__palette[(size_t)part->node_target[i] % n_colors]);
     }
     vkp__text_printf(&t, "  }\n");

@@ -22,6 +22,9 @@ typedef struct vkp__pctx_t {
   // target cannot run the node (then reason[] says why; owned).
   double *est;
   char **reason;
+  // Per node x target: the estimate even where the target refused the node
+  // (what it would cost if it could run it), for fallback notes.
+  double *would_cost;
   bool *fixed;                       // manual placement: never moved
   // Consumers of each value (distinct nodes), CSR.
   int32_t *cons_start;               // n_values + 1

@@ -296,6 +296,36 @@ static vkp_status_t vkp__auto_search(vkp__pctx_t *c, int32_t *labels) {
   return NULL;
 }
 
+// Fallbacks, for the table, the plan and the picture: a node fell back when
+// the policy target refused it, or (under "auto") when a target that
+// refused it would have been faster than the one it got. Manual placements
+// are where the user put them.
+static vkp_status_t vkp__mark_fallbacks(vkp__pctx_t *c) {
+  vkp_partition_t *part = c->part;
+  for (int32_t i = 0; i < c->graph->n_nodes; ++i) {
+    part->node_fallback_from[i] = -1;
+    if (c->fixed[i]) continue;
+    int32_t placed = part->node_target[i], from = -1;
+    if (part->policy_target >= 0) {
+      if (vkp__est(c, i, part->policy_target) < 0) from = part->policy_target;
+    } else {
+      double best = vkp__est(c, i, placed);
+      for (int32_t t = 0; t < c->n_targets; ++t) {
+        size_t at = (size_t)i * (size_t)c->n_targets + (size_t)t;
+        if (c->est[at] >= 0 || c->would_cost[at] >= best) continue;
+        best = c->would_cost[at];
+        from = t;
+      }
+    }
+    if (from < 0) continue;
+    part->node_fallback_from[i] = from;
+    part->node_refusal[i] =
+        vkp__strdup(c->reason[(size_t)i * (size_t)c->n_targets + (size_t)from]);
+    if (!part->node_refusal[i]) return VKP_OOM("fallback reason");
+  }
+  return NULL;
+}
+
 vkp_status_t vkp__place(vkp__pctx_t *c, const vkp_registry_t *registry) {
   const vkp_graph_t *g = c->graph;
   vkp_partition_t *part = c->part;
@@ -314,11 +344,19 @@ vkp_status_t vkp__place(vkp__pctx_t *c, const vkp_registry_t *registry) {
         c->est[at] = -1.0;
         c->reason[at] = vkp__strdup(why[0] ? why : "not supported");
         if (!c->reason[at]) st = VKP_OOM("placement reason");
+        // What it would cost there, by the roofline alone (the target's own
+        // estimator need not handle nodes it refuses).
+        vkp_op_cost_t work;
+        if (!st) st = vkp_op_cost(g, &g->nodes[i], &work);
+        if (!st)
+          c->would_cost[at] = vkp_roofline_seconds(
+              vkp_profile_target(c->profile, tg->vtable->name), &work);
         continue;
       }
       st = vkp_status_annotate(
           vkp_node_estimate(c->profile, tg, g, &g->nodes[i], &c->est[at]),
           "estimating node '%s' on '%s'", g->nodes[i].name, tg->vtable->name);
+      c->would_cost[at] = c->est[at];
     }
   }
   const char *policy = o->policy ? o->policy : "auto";
@@ -371,6 +409,7 @@ vkp_status_t vkp__place(vkp__pctx_t *c, const vkp_registry_t *registry) {
                            vkp__tname(c, t));
     }
   }
+  if (!st) st = vkp__mark_fallbacks(c);
   vkp__free(origin);
   return st;
 }

@@ -28,6 +28,12 @@ void vkp_plan_destroy(vkp_plan_t *plan) {
     vkp__free(plan->stages[i].target);
     vkp__free(plan->stages[i].graph_file);
     vkp_graph_destroy(plan->stages[i].graph);
+    for (int32_t f = 0; f < plan->stages[i].n_fallbacks; ++f) {
+      vkp__free(plan->stages[i].fallbacks[f].node);
+      vkp__free(plan->stages[i].fallbacks[f].instead_of);
+      vkp__free(plan->stages[i].fallbacks[f].reason);
+    }
+    vkp__free(plan->stages[i].fallbacks);
   }
   vkp__free(plan->stages);
   for (int32_t i = 0; i < plan->n_bindings; ++i) {
@@ -151,6 +157,30 @@ vkp_status_t vkp_plan_bind(vkp_plan_t *plan, int32_t src_stage,
     return VKP_OOM("plan binding");
   }
   plan->n_bindings++;
+  return NULL;
+}
+
+vkp_status_t vkp_plan_add_fallback(vkp_plan_t *plan, int32_t stage,
+                                   const char *node, const char *instead_of,
+                                   const char *reason) {
+  if (stage < 0 || stage >= plan->n_stages)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "no stage %d", (int)stage);
+  vkp_plan_stage_t *s = &plan->stages[stage];
+  vkp_plan_fallback_t *grown = vkp__reallocarray(
+      s->fallbacks, (size_t)s->n_fallbacks + 1, sizeof(*grown));
+  if (!grown) return VKP_OOM("plan fallbacks");
+  s->fallbacks = grown;
+  vkp_plan_fallback_t *f = &s->fallbacks[s->n_fallbacks];
+  f->node = vkp__strdup(node);
+  f->instead_of = vkp__strdup(instead_of);
+  f->reason = vkp__strdup(reason);
+  if (!f->node || !f->instead_of || !f->reason) {
+    vkp__free(f->node);
+    vkp__free(f->instead_of);
+    vkp__free(f->reason);
+    return VKP_OOM("plan fallback");
+  }
+  s->n_fallbacks++;
   return NULL;
 }
 

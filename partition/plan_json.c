@@ -80,6 +80,21 @@ vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json) {
          cJSON_AddStringToObject(o, "target", st->target) &&
          cJSON_AddNumberToObject(o, "estimated_ms", st->estimated_ms) &&
          cJSON_AddNumberToObject(o, "threads", st->threads);
+    if (ok && st->n_fallbacks) {
+      cJSON *fb = cJSON_AddArrayToObject(o, "fallbacks");
+      ok = fb != NULL;
+      for (int32_t f = 0; ok && f < st->n_fallbacks; ++f) {
+        cJSON *e = cJSON_CreateObject();
+        ok = e && cJSON_AddItemToArray(fb, e);
+        if (!ok) {
+          cJSON_Delete(e);
+          break;
+        }
+        ok = cJSON_AddStringToObject(e, "node", st->fallbacks[f].node) &&
+             cJSON_AddStringToObject(e, "instead_of", st->fallbacks[f].instead_of) &&
+             cJSON_AddStringToObject(e, "reason", st->fallbacks[f].reason);
+      }
+    }
     if (ok && st->graph_file) {
       ok = cJSON_AddStringToObject(o, "graph", st->graph_file) != NULL;
     } else if (ok) {
@@ -231,6 +246,19 @@ static vkp_status_t vkp__read_stage(vkp__plan_reader_t *r, vkp_plan_t *plan,
   vkp_plan_stage_t *s = &plan->stages[idx];
   const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, "estimated_ms");
   if (cJSON_IsNumber(ms)) s->estimated_ms = ms->valuedouble;
+  // What the partitioner noted about fallbacks: information, kept as read.
+  const cJSON *fb = cJSON_GetObjectItemCaseSensitive(o, "fallbacks"), *e;
+  if (fb && !cJSON_IsArray(fb))
+    return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                           "stage '%s': \"fallbacks\" must be an array", name);
+  cJSON_ArrayForEach(e, fb) {
+    const char *node, *instead_of, *reason;
+    VKP_RETURN_IF_ERROR(vkp__string_item(e, "node", true, "a fallback", &node));
+    VKP_RETURN_IF_ERROR(
+        vkp__string_item(e, "instead_of", true, "a fallback", &instead_of));
+    VKP_RETURN_IF_ERROR(vkp__string_item(e, "reason", true, "a fallback", &reason));
+    VKP_RETURN_IF_ERROR(vkp_plan_add_fallback(plan, idx, node, instead_of, reason));
+  }
   const cJSON *threads = cJSON_GetObjectItemCaseSensitive(o, "threads");
   if (threads) {
     if (!cJSON_IsNumber(threads) || threads->valuedouble < 0 ||

@@ -78,6 +78,28 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
   return true;
 }
 
+bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
+                           const vkp_spirv_device_info_t *device, char *reason,
+                           size_t reason_size) {
+  if (!vkp_spirv_supports(graph, node, reason, reason_size)) return false;
+  for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
+    int32_t v = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
+    if (v < 0) continue;
+    const vkp_value_t *val = &graph->values[v];
+    size_t bytes = 0;
+    if (vkp_shape_numel(val->rank, val->shape, vkp_dtype_size(val->dtype), &bytes) &&
+        bytes <= device->max_storage_range)
+      continue;
+    return vkp__fail(reason, reason_size,
+                     "%s '%s' is %.1f MiB; this device binds at most %.1f MiB "
+                     "per buffer (maxStorageBufferRange)",
+                     val->kind == VKP_VALUE_CONSTANT ? "weight" : "tensor",
+                     val->name, (double)bytes / 1048576.0,
+                     (double)device->max_storage_range / 1048576.0);
+  }
+  return true;
+}
+
 // ---------------------------------------------------------------------------
 // Planning state
 

@@ -86,6 +86,15 @@ bool vkp_spirv_has_kernel(vkp_op_t op);
 bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
                         char *reason, size_t reason_size);
 
+// vkp_spirv_supports, then the limits of `device`: every tensor a node
+// touches is bound as one storage-buffer range, so none may exceed
+// maxStorageBufferRange (lavapipe: 128 MiB; alexnet's and vgg's classifier
+// weights do). The reason names the tensor, its size and the limit, so the
+// partitioner places such a node elsewhere instead of failing at run time.
+bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
+                           const vkp_spirv_device_info_t *device, char *reason,
+                           size_t reason_size);
+
 // Generates GLSL for each dispatch, compiles it with shaderc, validates it
 // with SPIRV-Tools and optimises it. When options->dump_dir is set, writes
 // <dump_dir>/<n>_<name>.comp, .spv and .spvasm for each dispatch.

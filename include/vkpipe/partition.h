@@ -100,6 +100,12 @@ typedef struct vkp_partition_t {
   int32_t *node_target;               // index into targets
   int32_t *node_first_choice;         // the policy's first choice, or -1
   char **node_reason;                 // why not on the first choice, or NULL
+  // The target the node would have run on had it supported the node: the
+  // policy target, or under "auto" a target estimated faster than the one
+  // chosen. -1 when no target that wanted it refused it. node_refusal says
+  // why that target could not (owned), NULL otherwise.
+  int32_t *node_fallback_from;
+  char **node_refusal;
   double *node_seconds;               // estimate on its target
   int32_t *node_region;               // region index (regions in order)
   int32_t *node_stage;
@@ -158,12 +164,15 @@ vkp_status_t vkp_partition_to_plan(const vkp_partition_t *part,
                                    const char *name, vkp_plan_t **out_plan)
     VKP_MUST_USE;
 
-// Writes the human table (stage, target, nodes, est. ms, bytes in/out) and
-// one line per node not on its policy's first choice, saying why.
+// Writes the human table (stage, target, nodes, est. ms, bytes in/out), one
+// line per node not on its policy's first choice saying why, and every node
+// that fell back from a target that could not run it, with that target's
+// reason.
 void vkp_partition_print(const vkp_partition_t *part, FILE *out);
 
 // Graphviz: nodes coloured by target, stages as clusters, edges crossing
-// stages labelled with their bytes. *out_dot is a heap string
+// stages labelled with their bytes; nodes that fell back drawn dashed red
+// with the target they fell back from and why. *out_dot is a heap string
 // (vkp_free).
 vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot)
     VKP_MUST_USE;

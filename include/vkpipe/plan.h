@@ -39,6 +39,14 @@ extern "C" {
 // Stage index meaning "the outside world" in a binding endpoint.
 #define VKP_PLAN_GLOBAL (-1)
 
+// A node of a stage that runs there because the target that would have run
+// it cannot (the partitioner's fallback): strings owned by the plan.
+typedef struct vkp_plan_fallback_t {
+  char *node;             // node name in the stage's subgraph
+  char *instead_of;       // the target that could not run it
+  char *reason;           // why not, in that target's words
+} vkp_plan_fallback_t;
+
 typedef struct vkp_plan_stage_t {
   char *name;
   char *target;           // registered target name
@@ -48,6 +56,8 @@ typedef struct vkp_plan_stage_t {
   char *graph_file;       // owned; the subgraph file a hand-made plan names
                           // (as written in the plan), or NULL: the stage is
                           // a node list of the plan's source model
+  int32_t n_fallbacks;
+  vkp_plan_fallback_t *fallbacks;  // owned; the stage's fallen-back nodes
 } vkp_plan_stage_t;
 
 typedef struct vkp_plan_binding_t {
@@ -91,6 +101,12 @@ vkp_status_t vkp_plan_add_global_output(vkp_plan_t *plan, const char *name)
 vkp_status_t vkp_plan_bind(vkp_plan_t *plan, int32_t src_stage,
                            const char *src_name, int32_t dst_stage,
                            const char *dst_name) VKP_MUST_USE;
+
+// Records that `node` of stage `stage` fell back from target `instead_of`
+// for `reason` (all copied).
+vkp_status_t vkp_plan_add_fallback(vkp_plan_t *plan, int32_t stage,
+                                   const char *node, const char *instead_of,
+                                   const char *reason) VKP_MUST_USE;
 
 // Index of the stage named `name`, or -1.
 int32_t vkp_plan_find_stage(const vkp_plan_t *plan, const char *name);

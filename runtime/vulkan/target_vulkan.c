@@ -38,7 +38,8 @@ void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *
 
 static bool vkp__supports(const vkp_target_t *target, const vkp_graph_t *graph,
                           const vkp_node_t *node, char *reason, size_t reason_size) {
-  return vkp_spirv_supports(graph, node, reason, reason_size);
+  const vkp__vulkan_target_t *t = target->impl;
+  return vkp_spirv_supports_on(graph, node, &t->info, reason, reason_size);
 }
 
 static vkp_status_t vkp__compile(const vkp_target_t *target, const vkp_graph_t *graph,

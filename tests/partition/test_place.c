@@ -228,3 +228,68 @@ Test(place, oom_is_reported_without_leaks, .timeout = 30) {
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }
+
+// A node its policy target cannot run falls back visibly: in the partition
+// table, in the plan JSON (per stage, and read back), and in the Graphviz
+// picture, each with the refusing target and its reason.
+Test(place, fallback_is_shown_in_table_plan_and_picture, .timeout = 30) {
+  vkp_graph_t *g = chain_with_exp();
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  fx_add_fake(reg, "fa", BIT(EXP));
+  fx_add_fake(reg, "cpu", 0);
+  vkp_partition_options_t opt = {.policy = "fa", .stages = 0, .keep_islands = true};
+  vkp_partition_t *p;
+  VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt, &p));
+  int32_t mid = vkp_graph_find_node(g, "middle");
+  cr_assert_str_eq(vkp_partition_target_name(p, p->node_fallback_from[mid]), "fa");
+  cr_assert_str_eq(p->node_refusal[mid], "fa does not do exp");
+  cr_assert_eq(p->node_fallback_from[vkp_graph_find_node(g, "first")], -1);
+
+  char *table = NULL;
+  size_t table_size = 0;
+  FILE *f = open_memstream(&table, &table_size);
+  cr_assert_not_null(f);
+  vkp_partition_print(p, f);
+  fclose(f);
+  cr_assert(strstr(table, "fell back (1 node"), "%s", table);
+  cr_assert(strstr(table, "middle (exp): on cpu instead of fa: fa does not do exp"),
+            "%s", table);
+  free(table);
+
+  char *dot = NULL;
+  VKP_TEST_OK(vkp_partition_to_dot(p, &dot));
+  cr_assert(strstr(dot, "fell back from fa: fa does not do exp"), "%s", dot);
+  cr_assert(strstr(dot, "dashed"), "%s", dot);
+  vkp_free(dot);
+
+  vkp_plan_t *plan = NULL;
+  VKP_TEST_OK(vkp_partition_to_plan(p, "fb_plan", &plan));
+  int32_t found = 0;
+  for (int32_t s = 0; s < plan->n_stages; ++s)
+    for (int32_t k = 0; k < plan->stages[s].n_fallbacks; ++k) {
+      const vkp_plan_fallback_t *fb = &plan->stages[s].fallbacks[k];
+      cr_assert_str_eq(fb->node, "middle");
+      cr_assert_str_eq(fb->instead_of, "fa");
+      cr_assert_str_eq(fb->reason, "fa does not do exp");
+      cr_assert_str_eq(plan->stages[s].target, "cpu");
+      ++found;
+    }
+  cr_assert_eq(found, 1);
+  VKP_TEST_OK(vkp_plan_set_source(plan, "model.json"));
+  char *json = NULL;
+  VKP_TEST_OK(vkp_plan_to_json(plan, &json));
+  cr_assert(strstr(json, "\"fallbacks\"") && strstr(json, "fa does not do exp"), "%s",
+            json);
+  vkp_plan_t *back = NULL;
+  VKP_TEST_OK(vkp_plan_from_json(json, strlen(json), NULL, g, &back));
+  found = 0;
+  for (int32_t s = 0; s < back->n_stages; ++s) found += back->stages[s].n_fallbacks;
+  cr_assert_eq(found, 1);
+  vkp_plan_destroy(back);
+  vkp_free(json);
+  vkp_plan_destroy(plan);
+  vkp_partition_destroy(p);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}

@@ -253,3 +253,30 @@ Test(spirv_codegen, row_variant_follows_device, .timeout = 60) {
     vkp_graph_destroy(g);
   }
 }
+
+// A tensor larger than the device's maxStorageBufferRange is refused at
+// placement, naming the tensor, its size and the limit; the same node fits a
+// device with a larger range. (A 129 MiB weight is described, never
+// allocated: supports() reads shapes only.)
+Test(spirv_codegen, storage_range_limit_refuses_at_placement, .timeout = 60) {
+  vkp_value_t values[3] = {
+      {.name = "x", .kind = VKP_VALUE_INPUT, .dtype = VKP_DTYPE_FLOAT32,
+       .rank = 2, .shape = {1, 8448}},
+      {.name = "fc_w", .kind = VKP_VALUE_CONSTANT, .dtype = VKP_DTYPE_FLOAT32,
+       .rank = 2, .shape = {8448, 4096}},
+      {.name = "y", .kind = VKP_VALUE_INTERMEDIATE, .dtype = VKP_DTYPE_FLOAT32,
+       .rank = 2, .shape = {1, 4096}}};
+  int32_t ins[] = {0, 1}, outs[] = {2};
+  vkp_node_t node = {.name = "fc", .op = VKP_OP_MATMUL, .n_inputs = 2,
+                     .inputs = ins, .n_outputs = 1, .outputs = outs};
+  vkp_graph_t g = {.name = "g", .n_values = 3, .values = values, .n_nodes = 1,
+                   .nodes = &node};
+  char reason[256] = "";
+  cr_assert(vkp_spirv_supports(&g, &node, reason, sizeof reason));
+  cr_assert_not(vkp_spirv_supports_on(&g, &node, &lavapipe_like, reason, sizeof reason));
+  cr_assert(strstr(reason, "weight 'fc_w' is 132.0 MiB") &&
+                strstr(reason, "at most 128.0 MiB") &&
+                strstr(reason, "maxStorageBufferRange"),
+            "%s", reason);
+  cr_assert(vkp_spirv_supports_on(&g, &node, &gpu_like, reason, sizeof reason));
+}
