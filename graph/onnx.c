@@ -352,56 +352,6 @@ vkp_status_t vkp__onnx_attr_string(const vkp__onnx_ctx_t *ctx,
 }
 
 // ---------------------------------------------------------------------------
-// Problem list: one line per node, reported together.
-
-typedef struct vkp__problems_t {
-  char *text;
-  size_t len;
-  int32_t count;
-  int32_t unsupported;
-  vkp_status_code_t first_code;
-  vkp_status_t oom;
-} vkp__problems_t;
-
-static void vkp__problem_add(vkp__problems_t *p, vkp_status_t st,
-                             const char *fmt, ...) VKP_PRINTF(3, 4);
-
-static void vkp__problem_add(vkp__problems_t *p, vkp_status_t st,
-                             const char *fmt, ...) {
-  vkp_status_code_t code = vkp_status_code(st);
-  if (code == VKP_STATUS_OUT_OF_MEMORY && !p->oom) {
-    p->oom = st;
-    return;
-  }
-  char head[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(head, sizeof head, fmt, ap);
-  va_end(ap);
-  const char *msg = vkp_status_message(st);
-  char *line = vkp__asprintf("\n  %s: %s", head, msg);
-  vkp_status_free(st);
-  if (p->count == 0) p->first_code = code;
-  p->count++;
-  if (code == VKP_STATUS_UNSUPPORTED) p->unsupported++;
-  // Keep the message bounded: the first 200 lines are plenty.
-  if (!line || p->count > 200) {
-    vkp__free(line);
-    return;
-  }
-  size_t add = strlen(line);
-  char *text = vkp__realloc(p->text, p->len + add + 1);
-  if (!text) {
-    vkp__free(line);
-    return;
-  }
-  memcpy(text + p->len, line, add + 1);
-  p->text = text;
-  p->len += add;
-  vkp__free(line);
-}
-
-// ---------------------------------------------------------------------------
 // Loader
 
 static void vkp__ctx_deinit(vkp__onnx_ctx_t *ctx) {
@@ -601,7 +551,7 @@ static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
       vkp__problem_add(problems,
                        VKP__ONNX_INVALID("no node, initializer or input "
                                          "defines it"),
-                       "graph output '%s'", name ? name : "");
+                       "graph output", name ? name : "");
       continue;
     }
     if (s->poisoned) continue;
@@ -640,11 +590,11 @@ static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
       }
     }
     if (!st) st = vkp_graph_mark_output(ctx->graph, name);
-    if (st) vkp__problem_add(problems, st, "graph output '%s'", name);
+    if (st) vkp__problem_add(problems, st, "graph output", name);
   }
   if (g->n_output == 0)
     vkp__problem_add(problems, VKP__ONNX_INVALID("the graph has no outputs"),
-                     "graph '%s'", ctx->graph->name);
+                     "graph", ctx->graph->name);
   return NULL;
 }
 
@@ -685,7 +635,9 @@ static vkp_status_t vkp__import_one(vkp__onnx_ctx_t *ctx, int32_t k,
     if (vkp_status_code(nst) == VKP_STATUS_OUT_OF_MEMORY)
       st = nst;
     else
-      vkp__problem_add(problems, nst, "node '%s' (%s)", ctx->node_name, op_type);
+      vkp__problem_add(problems, nst, op_type, ctx->node_name);
+  } else if (poisoned) {
+    vkp__problem_blocked(problems, op_type);
   }
   if (nst || poisoned)
     for (size_t i = 0; i < node->n_output && !st; ++i)
@@ -712,7 +664,7 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
     vkp__problem_add(&problems,
                      VKP__ONNX_UNSUPPORTED("sparse initializers are not "
                                            "supported"),
-                     "graph '%s'", ctx->graph->name);
+                     "graph", ctx->graph->name);
   for (size_t i = 0; i < g->n_initializer; ++i) {
     Onnx__TensorProto *tp = g->initializer[i];
     const char *name = tp->name ? tp->name : "";
@@ -728,9 +680,9 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
     if (!st) st = vkp__onnx_bind_const(ctx, name, &t);
     else if (name[0] && !vkp__onnx_sym_find(ctx, name)) {
       vkp_status_t st2 = vkp__bind_poisoned(ctx, name);
-      if (st2) vkp__problem_add(&problems, st2, "initializer '%s'", name);
+      if (st2) vkp__problem_add(&problems, st2, "initializer", name);
     }
-    if (st) vkp__problem_add(&problems, st, "initializer '%s'", name);
+    if (st) vkp__problem_add(&problems, st, "initializer", name);
   }
   for (size_t i = 0; i < g->n_input; ++i) {
     bool frozen = false;
@@ -743,13 +695,13 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
     if (!st && frozen) continue;
     if (!st) st = vkp__add_graph_input(ctx, vi);
     if (st) {
-      vkp__problem_add(&problems, st, "graph input '%s'", name);
+      vkp__problem_add(&problems, st, "graph input", name);
       st = vkp__bind_poisoned(ctx, name);
-      if (st) vkp__problem_add(&problems, st, "graph input '%s'", name);
+      if (st) vkp__problem_add(&problems, st, "graph input", name);
     }
   }
   st = vkp__binder_finish(&ctx->binder);
-  if (st) vkp__problem_add(&problems, st, "load options");
+  if (st) vkp__problem_add(&problems, st, "load options", NULL);
   st = vkp__plan_bn_folds(ctx);
   if (st) goto done;
   vkp_strmap_t node_names;  // borrows the strings in `names`
@@ -790,8 +742,7 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
       bool fused = false;
       st = vkp__onnx_try_fusion(ctx, group, &fused);
       if (st && vkp_status_code(st) != VKP_STATUS_OUT_OF_MEMORY) {
-        vkp__problem_add(&problems, st, "node '%s' (%s)", ctx->node_name,
-                         ctx->node->op_type);
+        vkp__problem_add(&problems, st, ctx->node->op_type, ctx->node_name);
         st = vkp__bind_poisoned(ctx, ctx->node->output[0]);
         continue;
       }
@@ -812,23 +763,8 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
   ctx->no_fold = true;  // an output's identity node is the output's name
   if (!st) st = vkp__import_outputs(ctx, &problems);
 done:
-  if (!st && problems.oom) {
-    st = problems.oom;
-    problems.oom = NULL;
-  }
-  vkp_status_free(problems.oom);
-  if (!st && problems.count) {
-    vkp_status_code_t code = problems.unsupported == problems.count
-                                 ? VKP_STATUS_UNSUPPORTED
-                                 : problems.first_code;
-    if (problems.unsupported && problems.unsupported != problems.count)
-      code = VKP_STATUS_UNSUPPORTED;
-    st = vkp_status_make(code, "cannot import %d item%s of %s:%s%s",
-                         (int)problems.count, problems.count == 1 ? "" : "s",
-                         what, problems.text ? problems.text : "",
-                         problems.count > 200 ? "\n  ..." : "");
-  }
-  vkp__free(problems.text);
+  if (!st) st = vkp__problems_status(&problems, what);
+  vkp__problems_deinit(&problems);
   // Folding leaves constants only other constants were made from.
   if (!st) st = vkp__graph_prune_constants(ctx->graph);
   if (!st) st = vkp_graph_validate(ctx->graph);

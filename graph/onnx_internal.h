@@ -75,6 +75,48 @@ vkp_status_t vkp__onnx_tensor_decode(const Onnx__TensorProto *proto,
 extern ProtobufCAllocator vkp__onnx_protobuf_allocator;
 
 // ---------------------------------------------------------------------------
+// The problem list (onnx_problems.c): everything that cannot be imported,
+// reported at once, grouped.
+
+typedef struct vkp__problem_t {
+  char *group;      // the ONNX op type, or "graph input", "initializer",
+                    // "graph output", "load options", "graph"
+  char *subject;    // node or value name ("" when none)
+  char *message;
+  char *key;        // group + message with quoted names blanked
+  vkp_status_code_t code;
+} vkp__problem_t;
+
+typedef struct vkp__blocked_t {
+  char *op;
+  int32_t count;
+} vkp__blocked_t;
+
+typedef struct vkp__problems_t {
+  vkp__problem_t *items;
+  int32_t count, cap;
+  int32_t unsupported;
+  vkp_status_code_t first_code;
+  vkp_status_t oom;          // the first allocation failure, if any
+  // Nodes not imported only because an input comes from a refused node.
+  vkp__blocked_t *blocked;
+  int32_t n_blocked;
+} vkp__problems_t;
+
+// Records `st` (consumed) for `subject` (a node or value name; may be NULL)
+// of `group`. Out-of-memory is kept apart and wins.
+void vkp__problem_add(vkp__problems_t *p, vkp_status_t st, const char *group,
+                      const char *subject);
+// Counts a node of ONNX op `op` that was not imported only because an input
+// comes from a refused node.
+void vkp__problem_blocked(vkp__problems_t *p, const char *op);
+// The grouped error for everything recorded (NULL when nothing was), naming
+// the model as `what`.
+vkp_status_t vkp__problems_status(vkp__problems_t *p, const char *what)
+    VKP_MUST_USE;
+void vkp__problems_deinit(vkp__problems_t *p);
+
+// ---------------------------------------------------------------------------
 // Import context
 
 typedef struct vkp__onnx_sym_t {

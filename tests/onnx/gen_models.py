@@ -432,6 +432,20 @@ def gen_refusals(w):
     m = model(nodes, [vi("x", [2, 3]), vi("z", [2], TensorProto.COMPLEX64)],
               [vi("d", [2, 3]), vi("f", [2, 3])])
     w.save("refuse", m)
+    # 500+ problems of three kinds, each followed by a node that is fine but
+    # depends on it: the error must group them and leave nothing out.
+    nodes = []
+    for i in range(300):
+        nodes.append(n("Foo", ["x"], ["f%d" % i], name="foo%d" % i, domain="com.example"))
+        nodes.append(n("Relu", ["f%d" % i], ["fr%d" % i], name="after_foo%d" % i))
+    for i in range(200):
+        nodes.append(n("NoSuchOp", ["x"], ["u%d" % i], name="unknown%d" % i))
+    for i in range(20):
+        nodes.append(n("LeakyRelu", ["x"], ["l%d" % i], name="leaky%d" % i, beta=1.0))
+    outs = ["fr%d" % i for i in range(300)] + ["u%d" % i for i in range(200)] + \
+        ["l%d" % i for i in range(20)]
+    m = model(nodes, [vi("x", ["batch", 3])], [vi(o, [2, 3]) for o in outs])
+    w.save("many_problems", m)
     # Unnamed and duplicated node names get unique generated names.
     nodes = [n("Relu", ["x"], ["a"]), n("Relu", ["a"], ["b"], name="dup"),
              n("Neg", ["b"], ["c"], name="dup"), n("Abs", ["c"], ["y"], name="")]
