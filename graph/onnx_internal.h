@@ -27,7 +27,7 @@
 
 // The opsets of the default domain the importer understands.
 #define VKP_ONNX_MIN_OPSET 7
-#define VKP_ONNX_MAX_OPSET 17
+#define VKP_ONNX_MAX_OPSET 21
 
 // A host tensor known at import time. `type` is an ONNX TensorProto
 // DataType; data is owned (little-endian, row-major, nbytes bytes).
@@ -363,7 +363,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Size", shape, NULL, NONE, "") \
   X("Slice", slice, NULL, NONE, "axes,ends,starts") \
   X("Softmax", softmax, NULL, NONE, "axis") \
-  X("Split", split, NULL, NONE, "axis,split") \
+  X("Split", split, NULL, NONE, "axis,num_outputs,split") \
   X("Sqrt", simple, NULL, SQRT, "") \
   X("Squeeze", reshape_like, NULL, NONE, "axes") \
   X("Sub", simple, NULL, SUB, "") \

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ONNX op table: how each ONNX op (default domain, opsets 7..17) becomes
+// The ONNX op table: how each ONNX op (default domain, opsets 7..21) becomes
 // IR nodes, with the operator spec's attribute semantics and defaults per
 // opset. docs/onnx.md is the prose version of this file.
 #include <float.h>
@@ -893,11 +893,32 @@ vkp_status_t vkp__map_split(vkp__onnx_ctx_t *ctx) {
     VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "split", sizes, 64, &n));
   }
   if (n < 0) {
-    if (dim % (int64_t)n_out)
-      return VKP__ONNX_INVALID("dimension %lld does not split evenly into %zu",
-                               (long long)dim, n_out);
-    n = (int32_t)n_out;
-    for (int32_t i = 0; i < n; ++i) sizes[i] = dim / (int64_t)n_out;
+    // No sizes: equal parts. From opset 18 `num_outputs` gives the count and
+    // parts are ceil(dim / count) long, the last one shorter; before, the
+    // output count, and the axis must divide evenly.
+    int64_t parts = (int64_t)n_out;
+    if (ctx->opset >= 18) {
+      if (!vkp__onnx_attr(ctx, "num_outputs"))
+        return VKP__ONNX_INVALID("from opset 18 Split needs the 'split' input "
+                                 "or the 'num_outputs' attribute");
+      VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "num_outputs", 0, &parts));
+      if (parts != (int64_t)n_out)
+        return VKP__ONNX_INVALID("num_outputs is %lld, the node has %zu outputs",
+                                 (long long)parts, n_out);
+      int64_t chunk = (dim + parts - 1) / parts;
+      for (int64_t i = 0; i < parts; ++i) {
+        int64_t left = dim - i * chunk;
+        sizes[i] = left < 0 ? 0 : left < chunk ? left : chunk;
+      }
+    } else {
+      if (dim % parts)
+        return VKP__ONNX_INVALID("dimension %lld does not split evenly into %lld",
+                                 (long long)dim, (long long)parts);
+      for (int64_t i = 0; i < parts; ++i) sizes[i] = dim / parts;
+    }
+    n = (int32_t)parts;
+  } else if (vkp__onnx_attr(ctx, "num_outputs")) {
+    return VKP__ONNX_INVALID("'split' and 'num_outputs' are both given");
   }
   if ((size_t)n != n_out)
     return VKP__ONNX_INVALID("split has %d entries for %zu outputs", (int)n, n_out);

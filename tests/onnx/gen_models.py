@@ -305,6 +305,33 @@ def gen_old_opset(w):
     w.save("opset9", m, [x], [y.astype(np.float32) for y in ys])
 
 
+def gen_new_opset(w):
+    """Opset 21 forms: Split by num_outputs with an uneven last part,
+    Squeeze/Unsqueeze axes as inputs, Cast with saturate, LayerNormalization,
+    Identity; and a dynamic batch axis bound at load time."""
+    x = w.f32(2, 7, 4)
+    n = helper.make_node
+    nodes = [
+        n("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3),
+        n("Unsqueeze", ["c", "ax0"], ["u"]),
+        n("Squeeze", ["u", "ax0"], ["y3"]),
+        n("LayerNormalization", ["a", "gamma"], ["ln"], axis=-1, epsilon=1e-5),
+        n("Cast", ["ln"], ["y1"], to=TensorProto.FLOAT, saturate=1),
+        n("Identity", ["b"], ["y2"]),
+    ]
+    gamma = w.f32(4)
+    m = model(nodes, [vi("x", ["batch", 7, 4])],
+              [vi("y1", ["batch", 3, 4]), vi("y2", ["batch", 3, 4]),
+               vi("y3", ["batch", 1, 4])],
+              [init("ax0", np.array([0], np.int64)), init("gamma", gamma)], opset=21)
+    a = x[:, :3].astype(np.float64)
+    mu = a.mean(-1, keepdims=True)
+    ln = (a - mu) / np.sqrt(((a - mu) ** 2).mean(-1, keepdims=True) + 1e-5) * gamma
+    w.save("opset21", m, [x],
+           [ln.astype(np.float32), x[:, 3:6].copy(), x[:, 6:7].copy()])
+    np.save(os.path.join(w.out, "opset21.x.npy"), x)
+
+
 def gen_conformance_dir(w):
     """A small ONNX-backend-style folder for the conformance runner itself:
     one test that passes, one whose expected output is wrong, one with an
@@ -544,6 +571,7 @@ def main():
     gen_softmax_opsets(w)
     gen_ln_not_trailing(w)
     gen_old_opset(w)
+    gen_new_opset(w)
     gen_conformance_dir(w)
     gen_fold(w)
     gen_fold_select(w)

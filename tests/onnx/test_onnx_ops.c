@@ -40,3 +40,30 @@ Test(onnx_ops, opset9_parameters_are_attributes, .timeout = 60) {
   onnx_run_and_compare(g, "opset9", 1e-5, 1e-6);
   vkp_graph_destroy(g);
 }
+
+// Opset 21 forms (Split by num_outputs, axes as inputs, Cast's saturate) on a
+// model with a symbolic batch axis: refused with the flag to use, then bound
+// through the load options.
+Test(onnx_ops, opset21_with_dynamic_batch, .timeout = 60) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, "opset21.onnx");
+  vkp_graph_t *g = NULL;
+  vkp_status_t st = vkp_graph_load(path, &g);
+  cr_assert_null(g);
+  cr_assert(st && strstr(vkp_status_message(st),
+                         "graph input 'x': dimension 0 is symbolic ('batch')") &&
+                strstr(vkp_status_message(st), "--dim batch=N"),
+            "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  vkp_dim_binding_t dims[] = {{"batch", 2}};
+  vkp_graph_load_options_t opt = {.n_dims = 1, .dims = dims};
+  VKP_TEST_OK(vkp_graph_load_with_options(path, &opt, &g));
+  onnx_run_and_compare(g, "opset21", 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+  // The same through a whole shape.
+  vkp_shape_binding_t shapes[] = {{.input = "x", .rank = 3, .shape = {2, 7, 4}}};
+  vkp_graph_load_options_t by_shape = {.n_shapes = 1, .shapes = shapes};
+  VKP_TEST_OK(vkp_graph_load_with_options(path, &by_shape, &g));
+  onnx_run_and_compare(g, "opset21", 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
