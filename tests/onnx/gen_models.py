@@ -510,7 +510,7 @@ def gen_bad(w):
                              n("Add", ["x", "a"], ["y"], name="r3")], *io))
     save("bad_type_mismatch",
          model(relu_w, *io, [init("w", np.zeros((2, 3), np.int64))]))
-    save("bad_opset", model([n("Relu", ["x"], ["y"])], *io, opset=18))
+    save("bad_opset", model([n("Relu", ["x"], ["y"])], *io, opset=22))
     save("bad_shape_mismatch",
          model(relu_w, *io, [init("w", np.zeros((4, 5), np.float32))]))
     # External data: a location outside the model's folder, a missing file,
