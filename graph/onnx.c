@@ -570,9 +570,25 @@ static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
       // An alias (Identity, Dropout), a constant, an input or a value listed
       // twice: give the output its own name with an identity node.
       if (vkp_graph_find_value(ctx->graph, name) >= 0 &&
-          strcmp(v->name, name) == 0 && v->kind != VKP_VALUE_INTERMEDIATE) {
+          strcmp(v->name, name) == 0 && v->kind == VKP_VALUE_CONSTANT) {
+        // An initializer, or a value folded at import, under the output's
+        // name: the constant takes another name, the identity this one.
+        char *base = vkp__asprintf("%s:const", name);
+        char *fresh = base ? vkp__fresh_name(ctx, base, false) : NULL;
+        vkp__free(base);
+        if (!fresh) {
+          st = VKP_OOM("constant name");
+        } else {
+          vkp__free(ctx->graph->values[value].name);
+          ctx->graph->values[value].name = fresh;
+          st = vkp__graph_reindex_values(ctx->graph);
+        }
+      }
+      if (st) {
+      } else if (vkp_graph_find_value(ctx->graph, name) >= 0 &&
+                 strcmp(v->name, name) == 0 && v->kind != VKP_VALUE_INTERMEDIATE) {
         st = VKP__ONNX_UNSUPPORTED("a graph output that is itself a graph "
-                                   "input or initializer");
+                                   "input");
       } else {
         char *node_name = vkp__asprintf("output:%s", name);
         if (!node_name) {
@@ -967,13 +983,21 @@ vkp_status_t vkp_onnx_info_read(const char *path, vkp_onnx_info_t *out) {
   out->n_nodes = (int32_t)n;
   size_t n_in = g ? g->n_input : 0;
   out->inputs = st ? NULL : vkp__calloc(n_in + 1, sizeof(char *));
-  if (!st && !out->inputs) st = VKP_OOM("input list");
+  out->input_dtypes = st ? NULL : vkp__calloc(n_in + 1, sizeof(vkp_dtype_t));
+  if (!st && (!out->inputs || !out->input_dtypes)) st = VKP_OOM("input list");
   for (size_t i = 0; i < n_in && !st; ++i) {
     const char *name = g->input[i] && g->input[i]->name ? g->input[i]->name : "";
     bool init = false;
     for (size_t j = 0; j < g->n_initializer && !init; ++j)
       init = g->initializer[j]->name && strcmp(g->initializer[j]->name, name) == 0;
     if (init) continue;
+    const Onnx__TypeProto *tp = g->input[i]->type;
+    vkp_dtype_t dt = VKP_DTYPE_COUNT;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+        !tp->tensor_type ||
+        !vkp__onnx_type_to_dtype(tp->tensor_type->elem_type, &dt))
+      dt = VKP_DTYPE_COUNT;
+    out->input_dtypes[out->n_inputs] = dt;
     out->inputs[out->n_inputs] = vkp__strdup(name);
     if (!out->inputs[out->n_inputs]) st = VKP_OOM("input name");
     else out->n_inputs++;
@@ -989,6 +1013,7 @@ void vkp_onnx_info_deinit(vkp_onnx_info_t *info) {
   vkp__free(info->op_types);
   for (int32_t i = 0; i < info->n_inputs; ++i) vkp__free(info->inputs[i]);
   vkp__free(info->inputs);
+  vkp__free(info->input_dtypes);
   memset(info, 0, sizeof *info);
 }
 

@@ -78,6 +78,8 @@ typedef struct vkp_onnx_info_t {
   char **op_types;       // distinct "Domain::Op" / "Op", first-use order; owned
   int32_t n_inputs;
   char **inputs;         // graph inputs without an initializer, in order; owned
+  vkp_dtype_t *input_dtypes;  // their dtypes (VKP_DTYPE_COUNT: not a tensor
+                              // of a vkpipe dtype); owned
 } vkp_onnx_info_t;
 
 // Fills `out` (caller-owned storage; release with vkp_onnx_info_deinit).
