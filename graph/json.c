@@ -158,11 +158,12 @@ static vkp_status_t vkp__json_dtype(const cJSON *obj, const char *where,
                                     vkp_dtype_t *out) {
   const char *name = NULL;
   VKP_RETURN_IF_ERROR(vkp__json_string(obj, "dtype", true, where, &name));
-  if (!vkp_dtype_parse(name, out))
-    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
-                           "%s: unknown dtype '%s' (known: float32, float16, "
-                           "int64, int32)",
-                           where, name);
+  if (!vkp_dtype_parse(name, out)) {
+    char known[256];
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED, "%s: unknown dtype '%s' (known: %s)",
+                           where, name,
+                           vkp_dtype_set_format(VKP_DTYPE_SET_ALL, known, sizeof known));
+  }
   return NULL;
 }
 

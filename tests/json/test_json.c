@@ -630,3 +630,52 @@ Test(json, corrupted_example_never_crashes_or_leaks, .timeout = 30) {
   free(text);
   free(orig);
 }
+
+// A symbolic input dimension in a JSON graph: refused without a size, with
+// the flags to use; bound by name or by the whole shape; a binding that
+// matches nothing is an error too.
+Test(json, symbolic_dims_need_a_size, .timeout = 30) {
+  static const char text[] =
+      "{\"format\": \"vkpipe-graph\", \"version\": 1, \"name\": \"sym\",\n"
+      " \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [\"batch\", 4]}],\n"
+      " \"nodes\": [{\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"x\"],"
+      " \"outputs\": [\"y\"]}],\n"
+      " \"outputs\": [\"y\"]}\n";
+  write_file("sym.json", text, sizeof text - 1);
+  char path[512];
+  snprintf(path, sizeof path, "%s/sym.json", scratch);
+  vkp_graph_t *g = NULL;
+  vkp_status_t st = vkp_graph_load(path, &g);
+  cr_assert_null(g);
+  cr_assert(st && strstr(vkp_status_message(st), "input 'x'") &&
+                strstr(vkp_status_message(st), "dimension 0 is symbolic ('batch')") &&
+                strstr(vkp_status_message(st), "--dim batch=N") &&
+                strstr(vkp_status_message(st), "--shape x=Nx4"),
+            "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  vkp_dim_binding_t dims[] = {{"batch", 3}};
+  vkp_graph_load_options_t opt = {.n_dims = 1, .dims = dims};
+  VKP_TEST_OK(vkp_graph_load_with_options(path, &opt, &g));
+  const vkp_value_t *y = &g->values[vkp_graph_find_value(g, "y")];
+  cr_assert(y->rank == 2 && y->shape[0] == 3 && y->shape[1] == 4);
+  vkp_graph_destroy(g);
+  vkp_shape_binding_t shapes[] = {{.input = "x", .rank = 2, .shape = {5, 4}}};
+  vkp_graph_load_options_t by_shape = {.n_shapes = 1, .shapes = shapes};
+  VKP_TEST_OK(vkp_graph_load_with_options(path, &by_shape, &g));
+  cr_assert_eq(g->values[vkp_graph_find_value(g, "y")].shape[0], 5);
+  vkp_graph_destroy(g);
+  shapes[0].shape[1] = 5;  // contradicts the static dim
+  st = vkp_graph_load_with_options(path, &by_shape, &g);
+  cr_assert(st && strstr(vkp_status_message(st), "dimension 1 is 4 in the model; "
+                                                 "the shape given for it says 5"),
+            "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  vkp_dim_binding_t extra[] = {{"batch", 3}, {"seq", 7}};
+  vkp_graph_load_options_t unused = {.n_dims = 2, .dims = extra};
+  st = vkp_graph_load_with_options(path, &unused, &g);
+  cr_assert(st && strstr(vkp_status_message(st), "dimension 'seq' was given a size, "
+                                                 "but no graph input has a symbolic "
+                                                 "dimension of that name"),
+            "%s", vkp_status_message(st));
+  vkp_status_free(st);
+}
