@@ -268,6 +268,7 @@ def reason_key(line):
 
 
 def cell(result):
+    """One target's table cell."""
     status = result["status"]
     if status in ("match", "mismatch"):
         text = (f"match {result['max_rel']:.1e}" if status == "match"
@@ -277,7 +278,7 @@ def cell(result):
         if result.get("ms_per_frame") is not None:
             text += f", {result['ms_per_frame']:.1f} ms"
         elif status == "match":
-            text += f", run {result['seconds']:.0f} s"
+            text += f", run {result['seconds']:.1f} s"
         return text
     return with_reason(status, result)
 
@@ -295,8 +296,9 @@ def md_escape(text):
 
 
 def report(records, args, zoo, started):
+    """The Markdown report: settings, the table, the summary, the reasons."""
     lines = []
-    machine = f"{os.cpu_count()} cores, {platform.machine()}"
+    machine = f"{len(os.sched_getaffinity(0))} cores, {platform.machine()}"
     try:
         with open("/proc/cpuinfo") as f:
             model_name = re.search(r"model name\s*:\s*(.*)", f.read())
@@ -359,21 +361,25 @@ def report(records, args, zoo, started):
 
 
 def group_reasons(records, target):
-    groups = {}
+    """[(reason key, ([model, ...], lines))] over the refusals and errors of
+    the import step (target None) or of one target, most models first."""
+    models, lines = {}, {}
     for r in records:
         step = r["import"] if target is None else r["targets"].get(target)
         if not step or step["status"] not in ("refused", "error"):
             continue
         for line in step.get("reasons") or [step.get("reason", "")]:
-            models, count = groups.setdefault(reason_key(line), ([], [0]))
-            if r["name"] not in models:
-                models.append(r["name"])
-            count[0] += 1
-    ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1][0]), -kv[1][1][0], kv[0]))
-    return [(key, (models, count[0])) for key, (models, count) in ordered]
+            key = reason_key(line)
+            names = models.setdefault(key, [])
+            if r["name"] not in names:
+                names.append(r["name"])
+            lines[key] = lines.get(key, 0) + 1
+    ordered = sorted(models, key=lambda k: (-len(models[k]), -lines[k], k))
+    return [(key, (models[key], lines[key])) for key in ordered]
 
 
 def summary(records, targets):
+    """'N of M import; N match on ref (...); ...'."""
     total = len(records)
     imported = sum(r["import"]["status"] == "yes" for r in records)
     parts = [f"{imported} of {total} import"]
