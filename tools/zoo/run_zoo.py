@@ -31,10 +31,12 @@
 # models estimated above --vulkan-max-gflop (default 1). One model's failure,
 # timeout or crash never stops the others.
 #
-# --dim NAME=VALUE is for models exported with a dynamic axis: it is passed on
-# to 'vkpipe check' and 'vkpipe run' when their --help mentions --dim (today's
-# vkpipe has no such option; it refuses symbolic dims), and VALUE must be the
-# size the saved inputs were exported with (the manifest's "dynamic_dims").
+# --dim NAME=VALUE is for models exported with a dynamic axis: it is passed on,
+# for the models that have a dynamic axis of that name only, to 'vkpipe check'
+# and 'vkpipe run' when their --help mentions --dim, and to vkpipe-bench when
+# its does (vkpipe before 5d0ce25 has no --dim and refuses symbolic dims).
+# VALUE must be the size the saved inputs were exported with (the manifest's
+# "dynamic_dims").
 #
 # Prints the Markdown report (a table, a summary line, the refusal reasons
 # grouped across models) on stdout and writes it to --markdown; --json writes
@@ -149,12 +151,12 @@ def compare(got_dir, reference_dir, ort_outputs, rtol, classifier):
     return result
 
 
-def bench_ms(bench, model_path, target, frames, timeout):
+def bench_ms(bench, model_path, target, frames, extra_args, timeout):
     """Sequential wall time per frame from vkpipe-bench, or (None, why)."""
     warmup = "3" if target == "vulkan" else "1"
     rc, out, err, _ = run_command(
         [bench, model_path, "--policy", target, "--stages", "1", "--frames", str(frames),
-         "--warmup", warmup, "--no-single", "--json"], timeout)
+         "--warmup", warmup, "--no-single", "--json"] + extra_args, timeout)
     if rc != 0:
         return None, failure(rc, err, "vkpipe-bench", timeout)["reason"]
     try:
@@ -179,20 +181,29 @@ class Zoo:
                 self.ort = json.load(f)
         bench = os.path.join(os.path.dirname(args.vkpipe), "vkpipe-bench")
         self.bench = bench if os.access(bench, os.X_OK) and args.bench_frames > 0 else None
-        self.dim_args = []
+        self.dims = dict(d.split("=", 1) for d in args.dim)
+        self.vkpipe_has_dim = self.bench_has_dim = False
         self.dim_note = None
-        if args.dim:
+        if self.dims:
             helps = [run_command([args.vkpipe, cmd, "--help"], 60)[1] for cmd in ("check", "run")]
-            if all("--dim" in h for h in helps):
-                for d in args.dim:
-                    self.dim_args += ["--dim", d]
-            else:
+            self.vkpipe_has_dim = all("--dim" in h for h in helps)
+            if not self.vkpipe_has_dim:
                 self.dim_note = (f"--dim {' '.join(args.dim)} not passed on: this vkpipe's "
                                  "check/run have no --dim option")
+            self.bench_has_dim = bool(self.bench) and "--dim" in run_command(
+                [self.bench, "--help"], 60)[1]
 
-    def check(self, model_path):
+    def dim_flags(self, model):
+        """--dim NAME=VALUE for the model's own dynamic dims (vkpipe refuses a
+        size for a dim the model does not have)."""
+        if not self.vkpipe_has_dim:
+            return []
+        return [arg for name, value in self.dims.items()
+                if name in model.get("dynamic_dims", {}) for arg in ("--dim", f"{name}={value}")]
+
+    def check(self, model, model_path):
         rc, _, err, secs = run_command(
-            [self.args.vkpipe, "check", model_path] + self.dim_args, self.args.timeout)
+            [self.args.vkpipe, "check", model_path] + self.dim_flags(model), self.args.timeout)
         if rc == 0:
             return {"status": "yes", "seconds": round(secs, 2)}
         return dict(failure(rc, err, "vkpipe check", self.args.timeout), seconds=round(secs, 2))
@@ -207,7 +218,7 @@ class Zoo:
         argv = [self.args.vkpipe, "run", model_path, "--target", target, "--output-dir", out_dir]
         for inp in model["inputs"]:
             argv += ["--input", f"{inp['name']}={os.path.join(self.dir, inp['file'])}"]
-        rc, _, err, secs = run_command(argv + self.dim_args, self.args.timeout)
+        rc, _, err, secs = run_command(argv + self.dim_flags(model), self.args.timeout)
         if rc != 0:
             return dict(failure(rc, err, "vkpipe run", self.args.timeout), seconds=round(secs, 2))
         if ort_result.get("status") != "ok":
@@ -219,6 +230,7 @@ class Zoo:
         if (result["status"] == "match" and self.bench
                 and secs <= self.args.bench_max_seconds):
             ms, why = bench_ms(self.bench, model_path, target, self.args.bench_frames,
+                               self.dim_flags(model) if self.bench_has_dim else [],
                                self.args.timeout)
             result["ms_per_frame"] = ms
             if why:
@@ -232,18 +244,17 @@ class Zoo:
         if model["status"] != "ok":
             record["import"] = {"status": "export_failed", "reason": model.get("reason", "")}
             return record
-        for d in self.args.dim:
-            name, value = d.split("=", 1)
+        for name, value in self.dims.items():
             saved = model.get("dynamic_dims", {}).get(name)
             if saved is not None and int(value) != saved:
                 record["import"] = {"status": "skipped",
-                                    "reason": f"--dim {d}, but the inputs were saved "
-                                              f"with {name}={saved}"}
+                                    "reason": f"--dim {name}={value}, but the inputs were "
+                                              f"saved with {name}={saved}"}
                 return record
         ort_result = self.ort.get("models", {}).get(model["name"], {"status": "missing"})
         record["ort"] = {k: ort_result[k] for k in ("status", "ms", "reason") if k in ort_result}
         model_path = os.path.join(self.dir, model["file"])
-        record["import"] = self.check(model_path)
+        record["import"] = self.check(model, model_path)
         if record["import"]["status"] != "yes":
             return record
         for target in self.args.targets:
