@@ -1,0 +1,846 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+# Exports the model zoo: real architectures (torchvision's and small hand-written
+# ones) as ONNX with random, seeded weights -- nothing is downloaded -- plus one
+# random input .npy per model input and OUT_DIR/manifest.json describing them.
+# ort_run.js then writes ONNX Runtime's outputs and run_zoo.py runs vkpipe.
+# Needs Debian's python3-torch and python3-torchvision (torch 1.13).
+#
+#   /usr/bin/python3 tools/zoo/export_zoo.py OUT_DIR [--only NAME,...] [--small]
+#
+#   --only NAME,...  export only these models; the entries of the others in an
+#                    existing OUT_DIR/manifest.json are kept
+#   --small          smaller inputs (images about half the side, shorter
+#                    sequences and signals) for quick runs; the manifest says so
+#   --list           print the model names and families and exit
+#
+# Per model: OUT_DIR/NAME/model.onnx and OUT_DIR/NAME/input_<input>.npy. A model
+# whose construction or export fails is listed with "status": "export_failed"
+# and the reason; the script goes on with the next one. manifest.json:
+# {"schema": "vkpipe-zoo/1", "created", "torch", "torchvision", "small",
+#  "models": [{"name", "family", "dir", "file", "status" ("ok", or
+#  "export_failed" and "reason"), "opset" (the highest of 17..11 that exported;
+#  "higher_opsets_failed" says why the others did not), "inputs": [{"name",
+#  "dtype", "shape", "file"}], "outputs": [names], "dynamic" (and then
+#  "dynamic_axes" and "dynamic_dims", the sizes the saved inputs have),
+#  "gflops", "parameters", "bytes", "ops": {ONNX op type: node count}}]}.
+#
+# Weights come from each module's default initialisation after
+# torch.manual_seed(crc32(NAME)), then are conditioned so that a comparison can
+# see every layer: left as initialised, deep networks lose the input's signal
+# (SSD-lite's features shrink to 1e-13, and outputs become input-independent
+# constants) and an error in an early layer would not show at the output. So
+# batch-norm running statistics are measured on a random calibration batch of 8
+# (each layer normalises what it actually receives, as after training), every
+# normalisation layer gets random affine parameters (the identity defaults would
+# hide a backend that applies them wrongly), and ConvNeXt's 1e-6 layer scales
+# become 0.1..0.5. Inputs are drawn from numpy's default_rng(crc32(NAME) + 1):
+# normal floats, token ids uniform in [0, vocab), attention masks of ones with
+# padding zeros at the end. GFLOP estimates count the multiply-adds (as 2 FLOPs)
+# of convolutions, matrix products and recurrent cells of one forward pass
+# (torch.profiler, plus forward hooks for the layers it does not count).
+import argparse
+import datetime
+import json
+import math
+import os
+import sys
+import traceback
+import warnings
+import zlib
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torchvision
+
+OPSETS = (17, 16, 15, 14, 13, 12, 11)  # tried in this order; 17 is torch 1.13's highest
+
+
+class Export:
+    """What one model builder returns: the module, its named inputs (numpy,
+    in the order of the module's forward arguments), the output names, and the
+    dynamic axes passed to torch.onnx.export (None for static shapes)."""
+
+    def __init__(self, module, inputs, outputs, dynamic_axes=None):
+        self.module = module
+        self.inputs = inputs
+        self.outputs = outputs
+        self.dynamic_axes = dynamic_axes
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def normal(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def token_ids(rng, vocab, *shape):
+    return rng.integers(0, vocab, size=shape, dtype=np.int64)
+
+
+def padding_mask(rng, batch, seq):
+    """int64 ones with 1..seq/4 padding zeros at the end of each row."""
+    mask = np.ones((batch, seq), dtype=np.int64)
+    for row in mask:
+        row[seq - int(rng.integers(1, seq // 4 + 1)):] = 0
+    return mask
+
+
+# ----------------------------------------------------- torchvision models
+
+
+def classifier(ctor, side, **kwargs):
+    """A torchvision classifier on a 1x3xSxS image, S = side(small)."""
+    def build(rng, small):
+        s = side(small)
+        model = ctor(weights=None, **kwargs)
+        return Export(model, {"input": normal(rng, 1, 3, s, s)}, ["logits"])
+    return build
+
+
+def image_side(small):
+    return 112 if small else 224
+
+
+def build_vit(rng, small):
+    s = image_side(small)  # ViT's position embeddings are sized for one image side
+    model = torchvision.models.vit_b_16(weights=None, image_size=s)
+    # torchvision zero-initialises the classifier (to fine-tune it), which would
+    # make every logit 0 whatever the input.
+    nn.init.normal_(model.heads.head.weight, std=0.02)
+    return Export(model, {"input": normal(rng, 1, 3, s, s)}, ["logits"])
+
+
+class FirstOutput(nn.Module):
+    """Segmentation models return {'out': ..., 'aux': ...}; export 'out'."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+def segmentation(ctor):
+    def build(rng, small):
+        model = ctor(weights=None, weights_backbone=None, num_classes=21)
+        s = image_side(small)
+        return Export(FirstOutput(model), {"input": normal(rng, 1, 3, s, s)}, ["out"])
+    return build
+
+
+class FirstImageDetections(nn.Module):
+    """torchvision detectors take a list of images and return a list of dicts;
+    export the first image's boxes, scores and labels (post-processing included)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, images):
+        det = self.model(list(images))[0]
+        return det["boxes"], det["scores"], det["labels"]
+
+
+def build_ssdlite(rng, small):
+    # 20 detections, not 300: with random weights the 300th score is within
+    # float rounding of its neighbours, and which box wins such a tie is not
+    # something two implementations can be expected to agree on.
+    model = torchvision.models.detection.ssdlite320_mobilenet_v3_large(
+        weights=None, weights_backbone=None, num_classes=91, detections_per_img=20)
+    s = 160 if small else 320  # the model's transform resizes to 320 either way
+    return Export(FirstImageDetections(model), {"images": normal(rng, 1, 3, s, s)},
+                  ["boxes", "scores", "labels"])
+
+
+# ---------------------------------------------------- hand-written models
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = nn.LayerNorm(dim)
+        self.c_attn = nn.Linear(dim, 3 * dim)
+        self.attn_proj = nn.Linear(dim, dim)
+        self.ln_2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * dim, dim))
+
+    def forward(self, x, causal):
+        b, t, c = x.shape
+        hd = c // self.heads
+        q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, hd).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
+        att = att.masked_fill(causal, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, c)
+        x = x + self.attn_proj(y)
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT2(nn.Module):
+    """GPT-2-style decoder: learned positions, pre-norm blocks, causal mask
+    from torch.triu + masked_fill, tanh GELU, LM head tied to the embedding."""
+
+    def __init__(self, vocab, context, dim, heads, layers):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, dim)
+        self.wpe = nn.Embedding(context, dim)
+        self.blocks = nn.ModuleList(GPT2Block(dim, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(dim)
+
+    def forward(self, input_ids):
+        t = input_ids.shape[1]
+        pos = torch.arange(t, device=input_ids.device)
+        causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+        x = self.wte(input_ids) + self.wpe(pos)
+        for block in self.blocks:
+            x = block(x, causal)
+        return F.linear(self.ln_f(x), self.wte.weight)
+
+
+def build_gpt2(rng, small):
+    vocab, seq = 2048, 16 if small else 64
+    model = GPT2(vocab, context=128, dim=128, heads=4, layers=2)
+    return Export(model, {"input_ids": token_ids(rng, vocab, 1, seq)}, ["logits"])
+
+
+class BertLayer(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.query = nn.Linear(dim, dim)
+        self.key = nn.Linear(dim, dim)
+        self.value = nn.Linear(dim, dim)
+        self.attn_out = nn.Linear(dim, dim)
+        self.ln_attn = nn.LayerNorm(dim, eps=1e-12)
+        self.ffn = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.ln_ffn = nn.LayerNorm(dim, eps=1e-12)
+
+    def split_heads(self, x):
+        b, t, c = x.shape
+        return x.view(b, t, self.heads, c // self.heads).permute(0, 2, 1, 3)
+
+    def forward(self, x, mask_bias):
+        q, k, v = (self.split_heads(f(x)) for f in (self.query, self.key, self.value))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + mask_bias
+        ctx = (scores.softmax(dim=-1) @ v).permute(0, 2, 1, 3).flatten(2)
+        x = self.ln_attn(x + self.attn_out(ctx))
+        return self.ln_ffn(x + self.ffn(x))
+
+
+class Bert(nn.Module):
+    """BERT-style encoder: word + position + token-type embeddings, post-norm
+    layers, the additive mask (1 - mask) * -10000 and a tanh pooler."""
+
+    def __init__(self, vocab, context, dim, heads, layers):
+        super().__init__()
+        self.word = nn.Embedding(vocab, dim)
+        self.position = nn.Embedding(context, dim)
+        self.token_type = nn.Embedding(2, dim)
+        self.ln = nn.LayerNorm(dim, eps=1e-12)
+        self.layers = nn.ModuleList(BertLayer(dim, heads) for _ in range(layers))
+        self.pooler = nn.Linear(dim, dim)
+
+    def forward(self, input_ids, attention_mask):
+        pos = torch.arange(input_ids.shape[1], device=input_ids.device)
+        x = self.word(input_ids) + self.position(pos) + self.token_type(
+            torch.zeros_like(input_ids))
+        x = self.ln(x)
+        mask_bias = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
+        for layer in self.layers:
+            x = layer(x, mask_bias)
+        return x, torch.tanh(self.pooler(x[:, 0]))
+
+
+def build_bert(rng, small):
+    vocab, seq = 2048, 16 if small else 64
+    model = Bert(vocab, context=128, dim=128, heads=4, layers=2)
+    return Export(model, {"input_ids": token_ids(rng, vocab, 1, seq),
+                          "attention_mask": padding_mask(rng, 1, seq)},
+                  ["last_hidden_state", "pooler_output"])
+
+
+class MHABlock(nn.Module):
+    """A transformer encoder block around torch's own nn.MultiheadAttention."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.ln_1 = nn.LayerNorm(dim)
+        self.ffn = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Linear(2 * dim, dim))
+        self.ln_2 = nn.LayerNorm(dim)
+
+    def forward(self, x):
+        x = self.ln_1(x + self.attn(x, x, x, need_weights=False)[0])
+        return self.ln_2(x + self.ffn(x))
+
+
+def build_mha(rng, small):
+    return Export(MHABlock(128, 4), {"input": normal(rng, 1, 16 if small else 32, 128)},
+                  ["output"])
+
+
+class LSTMClassifier(nn.Module):
+    """Two stacked LSTM layers over feature frames, logits from the last step."""
+
+    def __init__(self, features, hidden, classes):
+        super().__init__()
+        self.lstm = nn.LSTM(features, hidden, num_layers=2, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.head(y[:, -1])
+
+
+def lstm_builder(dynamic):
+    def build(rng, small):
+        x = normal(rng, 1, 25 if small else 100, 40)
+        axes = {"input": {0: "batch"}, "logits": {0: "batch"}} if dynamic else None
+        return Export(LSTMClassifier(40, 128, 10), {"input": x}, ["logits"], axes)
+    return build
+
+
+class GRUTagger(nn.Module):
+    """A bidirectional GRU with a per-step classifier (sequence tagging)."""
+
+    def __init__(self, features, hidden, tags):
+        super().__init__()
+        self.gru = nn.GRU(features, hidden, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(2 * hidden, tags)
+
+    def forward(self, x):
+        y, _ = self.gru(x)
+        return self.head(y)
+
+
+def build_gru(rng, small):
+    return Export(GRUTagger(40, 64, 20), {"input": normal(rng, 1, 25 if small else 100, 40)},
+                  ["logits"])
+
+
+class AudioConvNet(nn.Module):
+    """M5-style raw-waveform classifier: Conv1d/BatchNorm1d/MaxPool1d stacks,
+    a mean over time, LogSoftmax."""
+
+    def __init__(self, classes=35):
+        super().__init__()
+        layers, cin = [], 1
+        for cout, k, stride in ((32, 80, 4), (32, 3, 1), (64, 3, 1), (64, 3, 1)):
+            layers += [nn.Conv1d(cin, cout, k, stride=stride), nn.BatchNorm1d(cout),
+                       nn.ReLU(), nn.MaxPool1d(4)]
+            cin = cout
+        self.features = nn.Sequential(*layers)
+        self.head = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        return F.log_softmax(self.head(self.features(x).mean(dim=-1)), dim=-1)
+
+
+def audio_builder(dynamic):
+    def build(rng, small):
+        x = normal(rng, 1, 1, 8000 if small else 16000)
+        axes = {"input": {0: "batch"}, "log_probs": {0: "batch"}} if dynamic else None
+        return Export(AudioConvNet(), {"input": x}, ["log_probs"], axes)
+    return build
+
+
+def conv_bn_relu(cin, cout, stride=1):
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False),
+                         nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+def double_conv(cin, cout):
+    return nn.Sequential(conv_bn_relu(cin, cout), conv_bn_relu(cout, cout))
+
+
+class UNet(nn.Module):
+    """A small U-Net: one decoder step upsamples with ConvTranspose2d, the
+    other with bilinear F.interpolate; skips are concatenated."""
+
+    def __init__(self, classes=2):
+        super().__init__()
+        self.enc1, self.enc2 = double_conv(3, 16), double_conv(16, 32)
+        self.bottleneck = double_conv(32, 64)
+        self.up2 = nn.ConvTranspose2d(64, 32, 2, stride=2)
+        self.dec2 = double_conv(64, 32)
+        self.reduce1 = nn.Conv2d(32, 16, 1)
+        self.dec1 = double_conv(32, 16)
+        self.head = nn.Conv2d(16, classes, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(F.max_pool2d(e1, 2))
+        b = self.bottleneck(F.max_pool2d(e2, 2))
+        d2 = self.dec2(torch.cat([self.up2(b), e2], dim=1))
+        up1 = F.interpolate(self.reduce1(d2), scale_factor=2, mode="bilinear",
+                            align_corners=False)
+        return self.head(self.dec1(torch.cat([up1, e1], dim=1)))
+
+
+def build_unet(rng, small):
+    s = 64 if small else 128
+    return Export(UNet(), {"input": normal(rng, 1, 3, s, s)}, ["logits"])
+
+
+class FPN(nn.Module):
+    """A feature pyramid: strided backbone, 1x1 laterals, a top-down path with
+    nearest upsampling (by scale factor and to a tensor's size), 3x3 outputs."""
+
+    def __init__(self, width=64):
+        super().__init__()
+        chans = (3, 32, 64, 128, 256)
+        self.stages = nn.ModuleList(
+            nn.Sequential(conv_bn_relu(chans[i], chans[i + 1], stride=2),
+                          conv_bn_relu(chans[i + 1], chans[i + 1]))
+            for i in range(4))
+        self.lateral = nn.ModuleList(nn.Conv2d(c, width, 1) for c in chans[2:])
+        self.smooth = nn.ModuleList(nn.Conv2d(width, width, 3, padding=1) for _ in range(3))
+
+    def forward(self, x):
+        feats = []
+        for stage in self.stages:
+            x = stage(x)
+            feats.append(x)
+        c2, c3, c4 = (lat(f) for lat, f in zip(self.lateral, feats[1:]))
+        p4 = c4
+        p3 = c3 + F.interpolate(p4, scale_factor=2, mode="nearest")
+        p2 = c2 + F.interpolate(p3, size=c2.shape[-2:], mode="nearest")
+        return tuple(s(p) for s, p in zip(self.smooth, (p2, p3, p4)))
+
+
+def build_fpn(rng, small):
+    s = 112 if small else 224
+    return Export(FPN(), {"input": normal(rng, 1, 3, s, s)}, ["p2", "p3", "p4"])
+
+
+def reflect_conv(cin, cout, k, stride=1):
+    return nn.Sequential(nn.ReflectionPad2d(k // 2), nn.Conv2d(cin, cout, k, stride=stride))
+
+
+class StyleResidual(nn.Module):
+    def __init__(self, ch):
+        super().__init__()
+        self.body = nn.Sequential(reflect_conv(ch, ch, 3), nn.InstanceNorm2d(ch, affine=True),
+                                  nn.ReLU(), reflect_conv(ch, ch, 3),
+                                  nn.InstanceNorm2d(ch, affine=True))
+
+    def forward(self, x):
+        return x + self.body(x)
+
+
+class StyleTransfer(nn.Module):
+    """Johnson et al.'s fast style-transfer network: ReflectionPad2d + Conv +
+    InstanceNorm2d, five residual blocks, nearest Upsample + Conv."""
+
+    def __init__(self):
+        super().__init__()
+
+        def block(cin, cout, k, stride=1):
+            return [reflect_conv(cin, cout, k, stride), nn.InstanceNorm2d(cout, affine=True),
+                    nn.ReLU()]
+
+        def up_block(cin, cout):
+            return [nn.Upsample(scale_factor=2, mode="nearest")] + block(cin, cout, 3)
+
+        self.net = nn.Sequential(
+            *block(3, 32, 9), *block(32, 64, 3, 2), *block(64, 128, 3, 2),
+            *(StyleResidual(128) for _ in range(5)),
+            *up_block(128, 64), *up_block(64, 32), reflect_conv(32, 3, 9))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def build_style(rng, small):
+    s = 64 if small else 128
+    return Export(StyleTransfer(), {"input": normal(rng, 1, 3, s, s)}, ["output"])
+
+
+class ESPCN(nn.Module):
+    """ESPCN super-resolution (x3) on the luma channel: tanh convs, PixelShuffle."""
+
+    def __init__(self, scale=3):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(1, 64, 5, padding=2), nn.Tanh(),
+                                  nn.Conv2d(64, 32, 3, padding=1), nn.Tanh(),
+                                  nn.Conv2d(32, scale * scale, 3, padding=1),
+                                  nn.PixelShuffle(scale))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def build_espcn(rng, small):
+    s = 32 if small else 64
+    return Export(ESPCN(), {"input": normal(rng, 1, 1, s, s)}, ["output"])
+
+
+class VAEResBlock(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.body = nn.Sequential(nn.GroupNorm(32, cin), nn.SiLU(),
+                                  nn.Conv2d(cin, cout, 3, padding=1),
+                                  nn.GroupNorm(32, cout), nn.SiLU(),
+                                  nn.Conv2d(cout, cout, 3, padding=1))
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x):
+        return self.skip(x) + self.body(x)
+
+
+class VAEAttention(nn.Module):
+    """Single-head self-attention over pixels, as in Stable Diffusion's VAE."""
+
+    def __init__(self, ch):
+        super().__init__()
+        self.norm = nn.GroupNorm(32, ch)
+        self.qkv = nn.Conv2d(ch, 3 * ch, 1)
+        self.proj = nn.Conv2d(ch, ch, 1)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        q, k, v = self.qkv(self.norm(x)).reshape(b, 3, c, h * w).unbind(1)
+        att = (q.transpose(1, 2) @ k / math.sqrt(c)).softmax(dim=-1)
+        return x + self.proj((v @ att.transpose(1, 2)).reshape(b, c, h, w))
+
+
+class VAEDecoder(nn.Module):
+    """A VAE decoder in the style of Stable Diffusion's, scaled down:
+    GroupNorm + SiLU residual blocks, a mid attention block, nearest upsampling."""
+
+    def __init__(self, latent=4, chans=(128, 64, 32)):
+        super().__init__()
+        layers = [nn.Conv2d(latent, chans[0], 3, padding=1), VAEResBlock(chans[0], chans[0]),
+                  VAEAttention(chans[0]), VAEResBlock(chans[0], chans[0])]
+        for cin, cout in zip(chans, chans[1:]):
+            layers += [VAEResBlock(cin, cout), nn.Upsample(scale_factor=2, mode="nearest"),
+                       nn.Conv2d(cout, cout, 3, padding=1)]
+        layers += [nn.GroupNorm(32, chans[-1]), nn.SiLU(), nn.Conv2d(chans[-1], 3, 3, padding=1)]
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, z):
+        return self.net(z)
+
+
+def build_vae(rng, small):
+    s = 16 if small else 32
+    return Export(VAEDecoder(), {"latent": normal(rng, 1, 4, s, s)}, ["image"])
+
+
+def build_resnet18_dynbatch(rng, small):
+    s = image_side(small)
+    return Export(torchvision.models.resnet18(weights=None), {"input": normal(rng, 1, 3, s, s)},
+                  ["logits"], {"input": {0: "batch"}, "logits": {0: "batch"}})
+
+
+# ------------------------------------------------------------- the zoo
+
+tv = torchvision.models
+seg = torchvision.models.segmentation
+# (name, family, builder); the order is the report's order.
+ZOO = [
+    ("resnet18", "classification", classifier(tv.resnet18, image_side)),
+    ("mobilenet_v2", "classification", classifier(tv.mobilenet_v2, image_side)),
+    ("mobilenet_v3_small", "classification", classifier(tv.mobilenet_v3_small, image_side)),
+    ("mobilenet_v3_large", "classification", classifier(tv.mobilenet_v3_large, image_side)),
+    ("squeezenet1_1", "classification", classifier(tv.squeezenet1_1, image_side)),
+    ("densenet121", "classification", classifier(tv.densenet121, image_side)),
+    ("inception_v3", "classification",
+     classifier(tv.inception_v3, lambda small: 160 if small else 299,
+                aux_logits=False, init_weights=True)),
+    ("googlenet", "classification",
+     classifier(tv.googlenet, image_side, aux_logits=False, init_weights=True)),
+    ("shufflenet_v2_x1_0", "classification", classifier(tv.shufflenet_v2_x1_0, image_side)),
+    ("mnasnet0_5", "classification", classifier(tv.mnasnet0_5, image_side)),
+    ("efficientnet_b0", "classification", classifier(tv.efficientnet_b0, image_side)),
+    ("regnet_y_400mf", "classification", classifier(tv.regnet_y_400mf, image_side)),
+    ("convnext_tiny", "classification", classifier(tv.convnext_tiny, image_side)),
+    ("vit_b_16", "classification", build_vit),
+    ("swin_t", "classification", classifier(tv.swin_t, image_side)),
+    ("alexnet", "classification", classifier(tv.alexnet, image_side)),
+    ("vgg11", "classification", classifier(tv.vgg11, image_side)),
+    ("fcn_resnet50", "segmentation", segmentation(seg.fcn_resnet50)),
+    ("deeplabv3_mobilenet_v3_large", "segmentation",
+     segmentation(seg.deeplabv3_mobilenet_v3_large)),
+    ("lraspp_mobilenet_v3_large", "segmentation", segmentation(seg.lraspp_mobilenet_v3_large)),
+    ("ssdlite320_mobilenet_v3_large", "detection", build_ssdlite),
+    ("gpt2_tiny", "language", build_gpt2),
+    ("bert_tiny", "language", build_bert),
+    ("mha_block", "language", build_mha),
+    ("lstm_classifier", "sequence", lstm_builder(dynamic=False)),
+    ("gru_tagger", "sequence", build_gru),
+    ("audio_convnet", "audio", audio_builder(dynamic=False)),
+    ("unet_small", "dense", build_unet),
+    ("fpn_small", "dense", build_fpn),
+    ("style_transfer", "dense", build_style),
+    ("espcn_x3", "dense", build_espcn),
+    ("vae_decoder", "generative", build_vae),
+    ("resnet18_dynbatch", "classification", build_resnet18_dynbatch),
+    ("audio_convnet_dynbatch", "audio", audio_builder(dynamic=True)),
+    ("lstm_dynbatch", "sequence", lstm_builder(dynamic=True)),
+]
+
+
+# ----------------------------------------------------------- exporting
+
+
+def seed_of(name):
+    return zlib.crc32(name.encode())
+
+
+def condition_weights(module, inputs, rng, gen):
+    """Makes random weights behave like trained ones where it matters for a
+    numerical comparison (see the top of the file): batch-norm statistics
+    measured on a calibration batch, random affine parameters on every
+    normalisation layer, ConvNeXt's layer scales raised."""
+    norms = [m for m in module.modules()
+             if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats]
+    if norms:
+        def measure(m, args):
+            x = args[0]
+            dims = [d for d in range(x.dim()) if d != 1]
+            m.running_mean.copy_(x.mean(dims))
+            m.running_var.copy_(x.var(dims, unbiased=False))
+
+        batch = tuple(torch.from_numpy(normal(rng, 8, *a.shape[1:])) for a in inputs.values())
+        hooks = [m.register_forward_pre_hook(measure) for m in norms]
+        try:
+            with torch.no_grad():
+                module(*batch)
+        finally:
+            for h in hooks:
+                h.remove()
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, (nn.modules.batchnorm._BatchNorm, nn.modules.instancenorm._InstanceNorm,
+                              nn.GroupNorm, nn.LayerNorm)) and m.weight is not None:
+                m.weight.uniform_(0.8, 1.2, generator=gen)
+                m.bias.normal_(0.0, 0.1, generator=gen)
+        for name, p in module.named_parameters():
+            if name.endswith("layer_scale"):
+                p.uniform_(0.1, 0.5, generator=gen)
+
+
+def estimate_gflops(module, args):
+    """Multiply-adds x 2 of one forward pass; see the top of the file."""
+    from torch.profiler import ProfilerActivity, profile
+
+    extra = []
+
+    def conv_hook(m, inputs, output):
+        if isinstance(m, (nn.ConvTranspose1d, nn.ConvTranspose2d)):
+            per_input = m.out_channels // m.groups * math.prod(m.kernel_size)
+            extra.append(2 * inputs[0].numel() * per_input)
+        else:
+            per_output = m.in_channels // m.groups * math.prod(m.kernel_size)
+            extra.append(2 * output.numel() * per_output)
+
+    # The profiler counts conv2d, mm, addmm, bmm, mul and add, not these.
+    hooks = [m.register_forward_hook(conv_hook) for m in module.modules()
+             if isinstance(m, (nn.Conv1d, nn.ConvTranspose1d, nn.ConvTranspose2d))]
+    try:
+        with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
+            module(*args)
+    finally:
+        for h in hooks:
+            h.remove()
+    counted = sum(e.flops for e in prof.key_averages() if e.flops)
+    return (counted + sum(extra)) / 1e9
+
+
+def _varint(buf, pos):
+    value = shift = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _fields(buf):
+    """(field number, value) of each field of one protobuf message: a
+    memoryview for length-delimited fields, None for the others."""
+    pos = 0
+    while pos < len(buf):
+        key, pos = _varint(buf, pos)
+        wire = key & 7
+        value = None
+        if wire == 0:
+            _, pos = _varint(buf, pos)
+        elif wire == 1:
+            pos += 8
+        elif wire == 2:
+            size, pos = _varint(buf, pos)
+            value, pos = buf[pos:pos + size], pos + size
+        elif wire == 5:
+            pos += 4
+        else:
+            raise ValueError(f"protobuf wire type {wire}")
+        yield key >> 3, value
+
+
+def onnx_op_counts(path):
+    """{op type: count} of the main graph's nodes (ModelProto.graph = 7,
+    GraphProto.node = 1, NodeProto.op_type = 4 and .domain = 7), read with
+    this small protobuf walker so that only torch and numpy are needed."""
+    with open(path, "rb") as f:
+        model = memoryview(f.read())
+    counts = {}
+    for field, graph in _fields(model):
+        if field != 7:
+            continue
+        for graph_field, node in _fields(graph):
+            if graph_field != 1:
+                continue
+            attrs = dict((n, bytes(v).decode()) for n, v in _fields(node) if n in (4, 7))
+            op, domain = attrs.get(4, ""), attrs.get(7, "")
+            key = op if domain in ("", "ai.onnx") else f"{domain}:{op}"
+            counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def first_line(exc):
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+def build_model(name, build, small):
+    """Builds the named model with its seeded weights, conditioned, in eval
+    mode, and its seeded inputs."""
+    torch.manual_seed(seed_of(name))
+    spec = build(np.random.default_rng(seed_of(name) + 1), small)
+    spec.module.eval()
+    condition_weights(spec.module, spec.inputs, np.random.default_rng(seed_of(name) + 2),
+                      torch.Generator().manual_seed(seed_of(name) + 3))
+    return spec
+
+
+def export_one(name, family, build, out_dir, small):
+    """Exports one model; returns its manifest entry (never raises)."""
+    entry = {"name": name, "family": family, "dir": name, "file": f"{name}/model.onnx"}
+    model_dir = os.path.join(out_dir, name)
+    os.makedirs(model_dir, exist_ok=True)
+    try:
+        spec = build_model(name, build, small)
+        module = spec.module
+    except Exception as exc:  # a model that cannot even be built is reported, not fatal
+        traceback.print_exc(limit=2)
+        entry.update(status="export_failed", reason="build: " + first_line(exc))
+        return entry
+
+    entry["inputs"] = []
+    for input_name, array in spec.inputs.items():
+        path = f"{name}/input_{input_name}.npy"
+        np.save(os.path.join(out_dir, path), array)
+        entry["inputs"].append({"name": input_name, "dtype": str(array.dtype),
+                                "shape": list(array.shape), "file": path})
+    entry["outputs"] = spec.outputs
+    entry["dynamic"] = spec.dynamic_axes is not None
+    if spec.dynamic_axes:
+        # Axis names and the sizes the saved inputs and references use.
+        entry["dynamic_axes"] = {
+            tensor: {str(axis): dim for axis, dim in axes.items()}
+            for tensor, axes in spec.dynamic_axes.items()}
+        entry["dynamic_dims"] = {
+            dim: int(spec.inputs[tensor].shape[axis])
+            for tensor, axes in spec.dynamic_axes.items() if tensor in spec.inputs
+            for axis, dim in axes.items()}
+    args = tuple(torch.from_numpy(a) for a in spec.inputs.values())
+    try:
+        entry["gflops"] = round(estimate_gflops(module, args), 4)
+    except Exception as exc:  # the estimate is optional
+        entry["gflops"] = None
+        entry["gflops_error"] = first_line(exc)
+    entry["parameters"] = sum(p.numel() for p in module.parameters())
+
+    path = os.path.join(out_dir, entry["file"])
+    errors = []
+    for opset in OPSETS:
+        try:
+            # Not under torch.no_grad(): without autograd nn.MultiheadAttention
+            # takes a fused fast path that has no ONNX export.
+            torch.onnx.export(module, args, path, opset_version=opset,
+                              input_names=list(spec.inputs), output_names=spec.outputs,
+                              dynamic_axes=spec.dynamic_axes, do_constant_folding=True)
+        except Exception as exc:  # try the next lower opset, keep the reason
+            errors.append(f"opset {opset}: {first_line(exc)}")
+            continue
+        entry.update(status="ok", opset=opset, bytes=os.path.getsize(path),
+                     ops=onnx_op_counts(path))
+        if errors:
+            entry["higher_opsets_failed"] = errors
+        return entry
+    entry.update(status="export_failed", reason=errors[0], reasons=errors)
+    return entry
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description="Export the vkpipe model zoo (see the top of this file).")
+    parser.add_argument("out_dir")
+    parser.add_argument("--only", default="", help="comma-separated model names")
+    parser.add_argument("--small", action="store_true", help="smaller inputs")
+    parser.add_argument("--list", action="store_true", help="list the models and exit")
+    args = parser.parse_args()
+    if args.list:
+        for name, family, _ in ZOO:
+            print(f"{name:32} {family}")
+        return 0
+    names = [n for n in args.only.split(",") if n]
+    known = {name for name, _, _ in ZOO}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        parser.error(f"unknown model(s): {', '.join(unknown)} (see --list)")
+
+    os.makedirs(args.out_dir, exist_ok=True)
+    manifest_path = os.path.join(args.out_dir, "manifest.json")
+    previous = {}
+    if names and os.path.exists(manifest_path):
+        with open(manifest_path) as f:
+            old = json.load(f)
+        if old.get("small") != args.small:
+            parser.error("--small differs from the existing manifest's; use another OUT_DIR")
+        previous = {m["name"]: m for m in old["models"]}
+
+    warnings.filterwarnings("ignore")  # torch.onnx's tracer warnings are about Python control flow
+    models = []
+    for name, family, build in ZOO:
+        if names and name not in names:
+            if name in previous:
+                models.append(previous[name])
+            continue
+        entry = export_one(name, family, build, args.out_dir, args.small)
+        models.append(entry)
+        if entry["status"] == "ok":
+            gflops = f"{entry['gflops']:.2f} GFLOP" if entry["gflops"] is not None else "? GFLOP"
+            print(f"{name}: opset {entry['opset']}, {entry['bytes'] / 1e6:.1f} MB, {gflops}",
+                  flush=True)
+        else:
+            print(f"{name}: export failed: {entry['reason']}", flush=True)
+
+    manifest = {
+        "schema": "vkpipe-zoo/1",
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "torch": torch.__version__, "torchvision": torchvision.__version__,
+        "small": args.small, "models": models,
+    }
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    failed = sum(m["status"] != "ok" for m in models)
+    print(f"{len(models) - failed} of {len(models)} models exported to {args.out_dir}"
+          + (f"; {failed} failed" if failed else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
