@@ -108,19 +108,23 @@ vkp_status_t vkp__eval_matmul(const vkp_node_t *n, const vkp_tensor_t *const *in
   }
   int64_t batches = vkp__prod(batch_shape, 0, batch_rank);
   int64_t idx[VKP_MAX_RANK] = {0};
-  for (int64_t t = 0; t < batches; ++t) {
-    int64_t oa = vkp__dot(batch_rank, idx, sa) * m * k;
-    int64_t ob = vkp__dot(batch_rank, idx, sb) * k * nn;
-    int64_t oy = t * m * nn;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < nn; ++j) {
-        double acc = 0;
-        for (int64_t p = 0; p < k; ++p)
-          acc += vkp__get_f(a, oa + i * k + p) * vkp__get_f(b, ob + p * nn + j);
-        vkp__put_f(out, oy + i * nn + j, acc);
-      }
-    vkp__next_index(batch_rank, batch_shape, idx);
+  bool f32 = a->dtype == VKP_DTYPE_FLOAT32 && b->dtype == VKP_DTYPE_FLOAT32;
+#define VKP__MATMUL_LOOP(LOAD)                                           \
+  for (int64_t t = 0; t < batches; ++t) {                                \
+    int64_t oa = vkp__dot(batch_rank, idx, sa) * m * k;                  \
+    int64_t ob = vkp__dot(batch_rank, idx, sb) * k * nn;                 \
+    int64_t oy = t * m * nn;                                             \
+    for (int64_t i = 0; i < m; ++i)                                      \
+      for (int64_t j = 0; j < nn; ++j) {                                 \
+        double acc = 0;                                                  \
+        for (int64_t p = 0; p < k; ++p)                                  \
+          acc += LOAD(a, oa + i * k + p) * LOAD(b, ob + p * nn + j);     \
+        vkp__put_f(out, oy + i * nn + j, acc);                           \
+      }                                                                  \
+    vkp__next_index(batch_rank, batch_shape, idx);                       \
   }
+  VKP__F32_OR_ANY(f32, VKP__MATMUL_LOOP);
+#undef VKP__MATMUL_LOOP
   return NULL;
 }
 
@@ -136,14 +140,18 @@ vkp_status_t vkp__eval_gemm(const vkp_node_t *n, const vkp_tensor_t *const *in,
   int64_t b_row = tb ? 1 : nn, b_col = tb ? k : 1;
   int64_t sc[2] = {0, 0};
   if (c) vkp__broadcast_strides(c, 2, sc);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < nn; ++j) {
-      double acc = 0;
-      for (int64_t p = 0; p < k; ++p)
-        acc += vkp__get_f(a, i * a_row + p * a_col) * vkp__get_f(b, p * b_row + j * b_col);
-      double y = alpha * acc;
-      if (c) y += beta * vkp__get_f(c, i * sc[0] + j * sc[1]);
-      vkp__put_f(out, i * nn + j, y);
+  bool f32 = a->dtype == VKP_DTYPE_FLOAT32 && b->dtype == VKP_DTYPE_FLOAT32;
+#define VKP__GEMM_LOOP(LOAD)                                                   \
+  for (int64_t i = 0; i < m; ++i)                                              \
+    for (int64_t j = 0; j < nn; ++j) {                                         \
+      double acc = 0;                                                          \
+      for (int64_t p = 0; p < k; ++p)                                          \
+        acc += LOAD(a, i * a_row + p * a_col) * LOAD(b, p * b_row + j * b_col); \
+      double y = alpha * acc;                                                  \
+      if (c) y += beta * vkp__get_f(c, i * sc[0] + j * sc[1]);                 \
+      vkp__put_f(out, i * nn + j, y);                                          \
     }
+  VKP__F32_OR_ANY(f32, VKP__GEMM_LOOP);
+#undef VKP__GEMM_LOOP
   return NULL;
 }

@@ -219,26 +219,31 @@ vkp_status_t vkp__eval_conv2d(const vkp_node_t *n, const vkp_tensor_t *const *in
   int64_t batch = x->shape[0], c = x->shape[1], h = x->shape[2], wd = x->shape[3];
   int64_t m = w->shape[0], cg = w->shape[1], kh = w->shape[2], kw = w->shape[3];
   int64_t oh = out->shape[2], ow = out->shape[3], mg = m / group;
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t oc = 0; oc < m; ++oc) {
-      int64_t c0 = (oc / mg) * cg;  // first input channel of this group
-      for (int64_t y = 0; y < oh; ++y)
-        for (int64_t xo = 0; xo < ow; ++xo) {
-          double acc = bias ? vkp__get_f(bias, oc) : 0.0;
-          for (int64_t ic = 0; ic < cg; ++ic)
-            for (int64_t i = 0; i < kh; ++i) {
-              int64_t iy = y * strides[0] - pads[0] + i * dil[0];
-              if (iy < 0 || iy >= h) continue;
-              for (int64_t j = 0; j < kw; ++j) {
-                int64_t ix = xo * strides[1] - pads[1] + j * dil[1];
-                if (ix < 0 || ix >= wd) continue;
-                acc += vkp__get_f(x, ((b * c + c0 + ic) * h + iy) * wd + ix) *
-                       vkp__get_f(w, ((oc * cg + ic) * kh + i) * kw + j);
-              }
-            }
-          vkp__put_f(out, ((b * m + oc) * oh + y) * ow + xo, acc);
-        }
+  bool f32 = x->dtype == VKP_DTYPE_FLOAT32 && w->dtype == VKP_DTYPE_FLOAT32;
+#define VKP__CONV_LOOP(LOAD)                                                 \
+  for (int64_t b = 0; b < batch; ++b)                                        \
+    for (int64_t oc = 0; oc < m; ++oc) {                                     \
+      int64_t c0 = (oc / mg) * cg; /* first input channel of the group */    \
+      for (int64_t y = 0; y < oh; ++y)                                       \
+        for (int64_t xo = 0; xo < ow; ++xo) {                                \
+          double acc = bias ? vkp__get_f(bias, oc) : 0.0;                    \
+          for (int64_t ic = 0; ic < cg; ++ic)                                \
+            for (int64_t i = 0; i < kh; ++i) {                               \
+              int64_t iy = y * strides[0] - pads[0] + i * dil[0];            \
+              if (iy < 0 || iy >= h) continue;                               \
+              int64_t xr = ((b * c + c0 + ic) * h + iy) * wd;                \
+              int64_t wr = ((oc * cg + ic) * kh + i) * kw;                   \
+              for (int64_t j = 0; j < kw; ++j) {                             \
+                int64_t ix = xo * strides[1] - pads[1] + j * dil[1];         \
+                if (ix < 0 || ix >= wd) continue;                            \
+                acc += LOAD(x, xr + ix) * LOAD(w, wr + j);                   \
+              }                                                              \
+            }                                                                \
+          vkp__put_f(out, ((b * m + oc) * oh + y) * ow + xo, acc);           \
+        }                                                                    \
     }
+  VKP__F32_OR_ANY(f32, VKP__CONV_LOOP);
+#undef VKP__CONV_LOOP
   return NULL;
 }
 

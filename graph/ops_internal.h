@@ -124,18 +124,47 @@ bool vkp__next_index(int32_t rank, const int64_t *shape, int64_t *idx);
 int64_t vkp__dot(int32_t rank, const int64_t *idx, const int64_t *strides);
 // Product of shape[begin..end).
 int64_t vkp__prod(const int64_t *shape, int32_t begin, int32_t end);
-// Element i of t through double / int64, and stores (base/scalar.h).
+// Element i of t through double / int64, and stores (base/scalar.h). The
+// common dtypes are read inline (a predictable branch per element); the
+// rest go through the shared conversions. Kernels whose inner loops read
+// elements many times (matmul, conv) also have a float32 path with plain
+// loads (VKP__F32_OR_ANY).
 static inline double vkp__get_f(const vkp_tensor_t *t, int64_t i) {
+  if (t->dtype == VKP_DTYPE_FLOAT32) return ((const float *)t->data)[i];
   return vkp__scalar_get_f(t->dtype, t->data, (size_t)i);
 }
 static inline int64_t vkp__get_i(const vkp_tensor_t *t, int64_t i) {
+  if (t->dtype == VKP_DTYPE_INT64) return ((const int64_t *)t->data)[i];
   return vkp__scalar_get_i(t->dtype, t->data, (size_t)i);
 }
 static inline void vkp__put_f(vkp_tensor_t *t, int64_t i, double v) {
+  if (t->dtype == VKP_DTYPE_FLOAT32) {
+    ((float *)t->data)[i] = (float)v;
+    return;
+  }
   vkp__scalar_set_f(t->dtype, t->data, (size_t)i, v);
 }
 static inline void vkp__put_i(vkp_tensor_t *t, int64_t i, int64_t v) {
+  if (t->dtype == VKP_DTYPE_INT64) {
+    ((int64_t *)t->data)[i] = v;
+    return;
+  }
   vkp__scalar_set_i(t->dtype, t->data, (size_t)i, v);
 }
+
+// The hot loops of matmul and convolution are written once, as a macro
+// taking a LOAD(t, i) macro, and expanded twice: with plain float loads when
+// every operand is float32, through vkp__get_f otherwise (no allocation, no
+// per-element dtype test in the common case).
+#define VKP__LOAD_F32(t, i) ((double)((const float *)(t)->data)[i])
+#define VKP__LOAD_ANY(t, i) vkp__get_f((t), (i))
+#define VKP__F32_OR_ANY(all_f32, LOOP) \
+  do {                                 \
+    if (all_f32) {                     \
+      LOOP(VKP__LOAD_F32)              \
+    } else {                           \
+      LOOP(VKP__LOAD_ANY)              \
+    }                                  \
+  } while (0)
 
 #endif  // VKPIPE_GRAPH_OPS_INTERNAL_H_
