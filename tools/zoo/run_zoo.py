@@ -83,16 +83,20 @@ def run_command(argv, timeout):
 def failure(rc, err, what, timeout):
     """Classifies a failed vkpipe command: {"status", "reason" (the first
     reason line), "reasons" (every line), "items" (how many there are)}.
-    vkpipe lists what it cannot import or run one item a line, indented under
-    a header line that gives the count ("cannot import 581 items of ..."), and
-    stops after 200 with a line "..."."""
+    vkpipe lists what it cannot import or run indented under a header line
+    that gives the count ("cannot import 581 items of ... (12 distinct
+    problems):"), one line per distinct problem: "node 'n' (Op): why" for one
+    node, "Op: 40 nodes ('a', 'b', 'c' and 37 more), the first: why" for
+    several, and a last "not imported because an input comes from a node
+    above ..." line counting the nodes that are fine but cut off."""
     if rc is None:
         return {"status": "timeout", "reason": f"no result in {timeout:g} s"}
     if rc < 0:
         return {"status": "error", "reason": f"{what} killed by signal {-rc}"}
     lines = [re.sub(r"^vkpipe \w+: ", "", line.rstrip()) for line in err.splitlines()
              if line.strip()]
-    items = [line.strip() for line in lines if line.startswith("  ") and line.strip() != "..."]
+    items = [line.strip() for line in lines
+             if line.startswith("  ") and not line.strip().startswith("not imported because")]
     header = next((re.search(r"cannot (?:import|run) (\d+) ", line) for line in lines
                    if "cannot import" in line or "cannot run" in line), None)
     first = items[0] if items else (lines[0] if lines else f"{what} exited with status {rc}")
@@ -265,12 +269,21 @@ class Zoo:
 # ------------------------------------------------------------- reporting
 
 
+def reason_count(line):
+    """How many nodes (or values) a refusal line stands for."""
+    m = re.match(r"[^:']*: (\d+) (?:nodes|of them) \(", line)
+    return int(m.group(1)) if m else 1
+
+
 def reason_key(line):
     """Groups a refusal line across models: node and tensor names dropped,
     the op kept."""
     m = re.match(r"node '.*?' \(([^)]*)\): (.*)", line)
+    grouped = re.match(r"([^:']*): \d+ (?:nodes|of them) \(.*?\), the first: (.*)", line)
     if m:
         op, what = m.groups()
+    elif grouped:
+        op, what = grouped.groups()
     else:
         m = re.match(r"(graph input|graph output|initializer) '.*?': (.*)", line)
         op, what = m.groups() if m else ("", line)
@@ -354,19 +367,13 @@ def report(records, args, zoo, started):
         if not groups:
             continue
         lines.append(f"Refusals and errors at {title}, grouped (models: how many refused "
-                     "for it; nodes: how many lines named it):")
+                     "for it; nodes: how many nodes it stands for):")
         lines.append("")
         lines.append("| reason | models | nodes | which models |")
         lines.append("|---|---:|---:|---|")
         for key, (models, count) in groups:
             lines.append(f"| {md_escape(key)} | {len(models)} | {count} | "
                          f"{', '.join(models)} |")
-        lines.append("")
-    cut = [f"{r['name']} ({len(r['import']['reasons'])} of {r['import']['items']})"
-           for r in records if r["import"].get("items", 0) > len(r["import"].get("reasons", []))]
-    if cut:
-        lines.append("vkpipe lists at most 200 items per model, so the lists above are cut "
-                     "for: " + ", ".join(cut) + ".")
         lines.append("")
     return "\n".join(lines)
 
@@ -384,7 +391,7 @@ def group_reasons(records, target):
             names = models.setdefault(key, [])
             if r["name"] not in names:
                 names.append(r["name"])
-            lines[key] = lines.get(key, 0) + 1
+            lines[key] = lines.get(key, 0) + reason_count(line)
     ordered = sorted(models, key=lambda k: (-len(models[k]), -lines[k], k))
     return [(key, (models[key], lines[key])) for key in ordered]
 
