@@ -11,10 +11,15 @@
 //
 // Placeholders: %0 .. %9, the operand expressions (parenthesised where they
 // are not plain names); %{name}, the node's float attribute `name` written
-// by `literal` (C and GLSL spell floats differently); %s{name}, the node's
-// string attribute `name` as it is (for validated values that form part of
-// an identifier: "vkp_gelu_%s{approximate}"); %T, `type` (the C type of the
-// result); %%, a percent sign. Pure text: thread-safe, no I/O.
+// by `literal` (C and GLSL spell floats differently); %1{name}, operand 1,
+// or attribute `name` when that operand is omitted (clip's bounds);
+// %s{name}, the node's string attribute `name` as it is (for validated
+// values that form part of an identifier: "vkp_gelu_%s{approximate}"); %T,
+// `type` (the C type of the result); %n, the number of operands (a
+// literal); %[...%], the text between rendered once for each operand after
+// the first, with %@ standing for that operand (ops with any number of
+// inputs: "%0%[ + %@%]" is a sum, "%[max(%]%0%[, %@)%]" a maximum); %%, a
+// percent sign. Pure text: thread-safe, no I/O.
 #ifndef VKPIPE_CODEGEN_EXPR_H_
 #define VKPIPE_CODEGEN_EXPR_H_
 

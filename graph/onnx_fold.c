@@ -119,55 +119,7 @@ static void vkp__unravel(size_t i, int32_t rank, const int64_t *shape,
 }
 
 // ---------------------------------------------------------------------------
-// Elementwise
-
-vkp_status_t vkp__onnx_fold_unary(vkp__onnx_ctx_t *ctx) {
-  const vkp__onnx_tensor_t *x = vkp__in(ctx, 0);
-  if (!x) return VKP__ONNX_INVALID("input 0 is required");
-  const char *op = ctx->node->op_type;
-  bool fl = vkp__onnx_type_is_float(x->type);
-  if (strcmp(op, "Not") == 0) {
-    if (x->type != ONNX__TENSOR_PROTO__DATA_TYPE__BOOL)
-      return VKP__ONNX_INVALID("Not takes bool");
-    vkp__onnx_tensor_t out;
-    VKP_RETURN_IF_ERROR(vkp__alloc_out(&out, x->type, x->rank, x->shape));
-    for (size_t i = 0; i < vkp__onnx_tensor_numel(x); ++i)
-      vkp__onnx_tensor_set_i(&out, i, !vkp__onnx_tensor_get_i(x, i));
-    return vkp__bind_out(ctx, &out);
-  }
-  bool int_ok = strcmp(op, "Neg") == 0 || strcmp(op, "Abs") == 0 ||
-                strcmp(op, "Relu") == 0;
-  if (!fl && !int_ok)
-    return VKP__ONNX_UNSUPPORTED("%s of a %s constant", op,
-                                 vkp__onnx_type_name(x->type));
-  vkp__onnx_tensor_t out;
-  VKP_RETURN_IF_ERROR(vkp__alloc_out(&out, x->type, x->rank, x->shape));
-  size_t n = vkp__onnx_tensor_numel(x);
-  for (size_t i = 0; i < n; ++i) {
-    if (!fl) {
-      uint64_t v = (uint64_t)vkp__onnx_tensor_get_i(x, i);
-      int64_t s = (int64_t)v;
-      int64_t r = op[0] == 'N' ? (int64_t)(0 - v)
-                : op[0] == 'A' ? (s < 0 ? (int64_t)(0 - v) : s)
-                               : (s < 0 ? 0 : s);
-      vkp__onnx_tensor_set_i(&out, i, r);
-      continue;
-    }
-    double v = vkp__onnx_tensor_get_f(x, i), r;
-    if (strcmp(op, "Neg") == 0) r = -v;
-    else if (strcmp(op, "Abs") == 0) r = fabs(v);
-    else if (strcmp(op, "Relu") == 0) r = v > 0 ? v : 0;
-    else if (strcmp(op, "Sqrt") == 0) r = sqrt(v);
-    else if (strcmp(op, "Exp") == 0) r = exp(v);
-    else if (strcmp(op, "Sigmoid") == 0) r = 1.0 / (1.0 + exp(-v));
-    else if (strcmp(op, "Tanh") == 0) r = tanh(v);
-    else if (strcmp(op, "Floor") == 0) r = floor(v);
-    else if (strcmp(op, "Ceil") == 0) r = ceil(v);
-    else r = erf(v);
-    vkp__onnx_tensor_set_f(&out, i, r);
-  }
-  return vkp__bind_out(ctx, &out);
-}
+// Broadcasting
 
 // Multidirectional broadcast of `n` shapes (numpy rules).
 static vkp_status_t vkp__broadcast(int32_t n, const vkp__onnx_tensor_t *const *t,
@@ -200,78 +152,6 @@ static size_t vkp__bcast_offset(const vkp__onnx_tensor_t *t, int32_t rank,
     stride *= (size_t)t->shape[i];
   }
   return off;
-}
-
-// Equal, Less, Greater (bool result), Max, Min (n-ary), And, Or, Where.
-vkp_status_t vkp__onnx_fold_select(vkp__onnx_ctx_t *ctx) {
-  const char *op = ctx->node->op_type;
-  size_t n = ctx->node->n_input;
-  if (n < 1 || n > 8) return VKP__ONNX_UNSUPPORTED("%zu inputs", n);
-  const vkp__onnx_tensor_t *t[8];
-  for (size_t k = 0; k < n; ++k)
-    if (!(t[k] = vkp__in(ctx, (int32_t)k)))
-      return VKP__ONNX_INVALID("input %zu is missing", k);
-  bool where = strcmp(op, "Where") == 0;
-  bool minmax = strcmp(op, "Max") == 0 || strcmp(op, "Min") == 0;
-  if ((where && n != 3) || (!where && !minmax && n != 2))
-    return VKP__ONNX_INVALID("wrong number of inputs (%zu)", n);
-  int32_t first = where ? 1 : 0;
-  for (size_t k = (size_t)first + 1; k < n; ++k)
-    if (t[k]->type != t[first]->type)
-      return VKP__ONNX_INVALID("inputs have types %s and %s",
-                               vkp__onnx_type_name(t[first]->type),
-                               vkp__onnx_type_name(t[k]->type));
-  bool logical = strcmp(op, "And") == 0 || strcmp(op, "Or") == 0;
-  int32_t out_type = where || minmax ? t[first]->type
-                                     : ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
-  int32_t rank = 0;
-  int64_t shape[VKP_MAX_RANK];
-  VKP_RETURN_IF_ERROR(vkp__broadcast((int32_t)n, t, &rank, shape));
-  vkp__onnx_tensor_t out;
-  VKP_RETURN_IF_ERROR(vkp__alloc_out(&out, out_type, rank, shape));
-  size_t count = vkp__onnx_tensor_numel(&out);
-  bool fl = vkp__onnx_type_is_float(t[first]->type);
-  size_t esize = vkp__onnx_type_size(out_type);
-  for (size_t i = 0; i < count; ++i) {
-    int64_t idx[VKP_MAX_RANK];
-    vkp__unravel(i, rank, shape, idx);
-    size_t off[8];
-    for (size_t k = 0; k < n; ++k) off[k] = vkp__bcast_offset(t[k], rank, idx);
-    if (where) {
-      int32_t pick = vkp__onnx_tensor_get_i(t[0], off[0]) ? 1 : 2;
-      memcpy((char *)out.data + i * esize,
-             (const char *)t[pick]->data + off[pick] * esize, esize);
-    } else if (minmax) {
-      size_t best = 0;
-      for (size_t k = 1; k < n; ++k) {
-        bool less = fl ? vkp__onnx_tensor_get_f(t[k], off[k]) <
-                             vkp__onnx_tensor_get_f(t[best], off[best])
-                       : vkp__onnx_tensor_get_i(t[k], off[k]) <
-                             vkp__onnx_tensor_get_i(t[best], off[best]);
-        if (less == (op[1] == 'i')) best = k;
-      }
-      memcpy((char *)out.data + i * esize,
-             (const char *)t[best]->data + off[best] * esize, esize);
-    } else if (logical) {
-      bool x = vkp__onnx_tensor_get_i(t[0], off[0]) != 0,
-           y = vkp__onnx_tensor_get_i(t[1], off[1]) != 0;
-      vkp__onnx_tensor_set_i(&out, i, op[0] == 'A' ? (x && y) : (x || y));
-    } else {
-      int cmp;
-      if (fl) {
-        double x = vkp__onnx_tensor_get_f(t[0], off[0]),
-               y = vkp__onnx_tensor_get_f(t[1], off[1]);
-        cmp = x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;  // 2: unordered (NaN)
-      } else {
-        int64_t x = vkp__onnx_tensor_get_i(t[0], off[0]),
-                y = vkp__onnx_tensor_get_i(t[1], off[1]);
-        cmp = x < y ? -1 : x > y ? 1 : 0;
-      }
-      bool r = op[0] == 'E' ? cmp == 0 : op[0] == 'L' ? cmp == -1 : cmp == 1;
-      vkp__onnx_tensor_set_i(&out, i, r);
-    }
-  }
-  return vkp__bind_out(ctx, &out);
 }
 
 // Expand: broadcast the input to (the broadcast of) a given shape.

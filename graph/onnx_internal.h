@@ -7,6 +7,8 @@
 //   onnx_ops.c     the per-op table: ONNX node -> IR nodes, attribute
 //                  semantics per opset
 //   onnx_fold.c    import-time constant folding (shape computations)
+//   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
+//                  Dropout)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,
@@ -270,12 +272,10 @@ vkp_status_t vkp__onnx_fold_ir_node(vkp__onnx_ctx_t *ctx, int32_t index,
                                     bool *out_folded) VKP_MUST_USE;
 
 // Folding entry points used by the op table.
-vkp_status_t vkp__onnx_fold_unary(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_gather(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_range(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_constant_of_shape(vkp__onnx_ctx_t *ctx)
     VKP_MUST_USE;
-vkp_status_t vkp__onnx_fold_select(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_expand(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 
 // Shared with the folder: the new shape of Reshape/Squeeze/Unsqueeze/Flatten
@@ -307,7 +307,9 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
 // ---------------------------------------------------------------------------
 // The ONNX op table: X(ONNX op, mapper, folder, IR op, understood
 // attributes). The IR op (an enum suffix, or NONE) is for the `simple`
-// mapper: ops whose ONNX form is exactly that IR op on the same inputs.
+// mapper: ops whose ONNX form is exactly that IR op on the same inputs and
+// attributes (those listed, under the same names, with ONNX's defaults in the
+// IR schema).
 // `mapper` names vkp__map_<mapper> (onnx_ops.c or a family file
 // graph/onnx_<family>.c), which builds IR nodes; `folder` names
 // vkp__onnx_fold_<folder> (onnx_fold.c) for ONNX ops the IR has no op for,
@@ -315,62 +317,100 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
 
 #define VKP__ONNX_OP_LIST(X) \
   X("Abs", simple, NULL, ABS, "") \
+  X("Acos", simple, NULL, ACOS, "") \
+  X("Acosh", simple, NULL, ACOSH, "") \
   X("Add", simple, NULL, ADD, "") \
-  X("And", fold_only, select, NONE, "") \
+  X("And", simple, NULL, AND, "") \
+  X("Asin", simple, NULL, ASIN, "") \
+  X("Asinh", simple, NULL, ASINH, "") \
+  X("Atan", simple, NULL, ATAN, "") \
+  X("Atanh", simple, NULL, ATANH, "") \
   X("AveragePool", pool, NULL, NONE, "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") \
   X("BatchNormalization", batch_norm, NULL, NONE, "epsilon,momentum,spatial,training_mode") \
+  X("BitShift", simple, NULL, BIT_SHIFT, "direction") \
+  X("BitwiseAnd", simple, NULL, BITWISE_AND, "") \
+  X("BitwiseNot", simple, NULL, BITWISE_NOT, "") \
+  X("BitwiseOr", simple, NULL, BITWISE_OR, "") \
+  X("BitwiseXor", simple, NULL, BITWISE_XOR, "") \
   X("Cast", cast, NULL, NONE, "saturate,to") \
   X("CastLike", cast, NULL, NONE, "saturate") \
+  X("Celu", simple, NULL, CELU, "alpha") \
   X("Clip", clip, NULL, NONE, "min,max") \
   X("Concat", concat, NULL, NONE, "axis") \
   X("Constant", constant, NULL, NONE, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
   X("ConstantOfShape", fold_only, constant_of_shape, NONE, "value") \
   X("Conv", conv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
-  X("Ceil", fold_only, unary, NONE, "") \
+  X("Ceil", simple, NULL, CEIL, "") \
+  X("Cos", simple, NULL, COS, "") \
+  X("Cosh", simple, NULL, COSH, "") \
   X("Div", simple, NULL, DIV, "") \
-  X("Dropout", passthrough, NULL, NONE, "ratio,seed") \
-  X("Equal", fold_only, select, NONE, "") \
+  X("Dropout", dropout, NULL, NONE, "ratio,seed") \
+  X("Elu", simple, NULL, ELU, "alpha") \
+  X("Equal", simple, NULL, EQUAL, "") \
   X("Erf", simple, NULL, ERF, "") \
   X("Exp", simple, NULL, EXP, "") \
   X("Expand", fold_only, expand, NONE, "") \
   X("Flatten", reshape_like, NULL, NONE, "axis") \
-  X("Floor", fold_only, unary, NONE, "") \
+  X("Floor", simple, NULL, FLOOR, "") \
   X("Gather", gather, gather, NONE, "axis") \
   X("Gemm", gemm, NULL, NONE, "alpha,beta,transA,transB") \
   X("GlobalAveragePool", simple, NULL, GLOBAL_AVG_POOL, "") \
+  X("HardSigmoid", simple, NULL, HARD_SIGMOID, "alpha,beta") \
   X("HardSwish", simple, NULL, HARD_SWISH, "") \
-  X("Greater", fold_only, select, NONE, "") \
+  X("Greater", simple, NULL, GREATER, "") \
+  X("GreaterOrEqual", simple, NULL, GREATER_OR_EQUAL, "") \
   X("Identity", passthrough, NULL, NONE, "") \
+  X("IsInf", simple, NULL, IS_INF, "detect_negative,detect_positive") \
+  X("IsNaN", simple, NULL, IS_NAN, "") \
   X("LayerNormalization", layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
   X("LeakyRelu", leaky_relu, NULL, NONE, "alpha") \
-  X("Less", fold_only, select, NONE, "") \
+  X("Less", simple, NULL, LESS, "") \
+  X("LessOrEqual", simple, NULL, LESS_OR_EQUAL, "") \
+  X("Log", simple, NULL, LOG, "") \
   X("MatMul", simple, NULL, MATMUL, "") \
-  X("Max", fold_only, select, NONE, "") \
+  X("Max", simple, NULL, MAX, "") \
   X("MaxPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
-  X("Min", fold_only, select, NONE, "") \
+  X("Mean", simple, NULL, MEAN, "") \
+  X("Min", simple, NULL, MIN, "") \
+  X("Mish", simple, NULL, MISH, "") \
+  X("Mod", simple, NULL, MOD, "fmod") \
   X("Mul", simple, NULL, MUL, "") \
   X("Neg", simple, NULL, NEG, "") \
-  X("Not", fold_only, unary, NONE, "") \
-  X("Or", fold_only, select, NONE, "") \
+  X("Not", simple, NULL, NOT, "") \
+  X("Or", simple, NULL, OR, "") \
+  X("PRelu", simple, NULL, PRELU, "") \
   X("Pow", simple, NULL, POW, "") \
   X("Range", fold_only, range, NONE, "") \
+  X("Reciprocal", simple, NULL, RECIPROCAL, "") \
   X("ReduceMean", reduce, NULL, NONE, "axes,keepdims") \
   X("ReduceSum", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
   X("Relu", simple, NULL, RELU, "") \
   X("Reshape", reshape_like, NULL, NONE, "allowzero") \
+  X("Round", simple, NULL, ROUND, "") \
+  X("Selu", simple, NULL, SELU, "alpha,gamma") \
   X("Shape", shape, NULL, NONE, "start,end") \
+  X("Shrink", simple, NULL, SHRINK, "bias,lambd") \
   X("Sigmoid", simple, NULL, SIGMOID, "") \
+  X("Sign", simple, NULL, SIGN, "") \
+  X("Sin", simple, NULL, SIN, "") \
+  X("Sinh", simple, NULL, SINH, "") \
   X("Size", shape, NULL, NONE, "") \
   X("Slice", slice, NULL, NONE, "axes,ends,starts") \
   X("Softmax", softmax, NULL, NONE, "axis") \
+  X("Softplus", simple, NULL, SOFTPLUS, "") \
+  X("Softsign", simple, NULL, SOFTSIGN, "") \
   X("Split", split, NULL, NONE, "axis,num_outputs,split") \
   X("Sqrt", simple, NULL, SQRT, "") \
   X("Squeeze", reshape_like, NULL, NONE, "axes") \
   X("Sub", simple, NULL, SUB, "") \
+  X("Sum", simple, NULL, SUM, "") \
+  X("Tan", simple, NULL, TAN, "") \
   X("Tanh", simple, NULL, TANH, "") \
+  X("ThresholdedRelu", simple, NULL, THRESHOLDED_RELU, "alpha") \
   X("Transpose", transpose, NULL, NONE, "perm") \
   X("Unsqueeze", reshape_like, NULL, NONE, "axes") \
-  X("Where", fold_only, select, NONE, "")
+  X("Where", simple, NULL, WHERE, "") \
+  X("Xor", simple, NULL, XOR, "")
 
 // Every mapper the table names.
 #define VKP__ONNX_DECLARE_MAP(name, map, fold, ir, attrs) \

@@ -2,7 +2,6 @@
 // The ONNX op table: how each ONNX op (default domain, opsets 7..21) becomes
 // IR nodes, with the operator spec's attribute semantics and defaults per
 // opset. docs/onnx.md is the prose version of this file.
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,8 +85,10 @@ vkp_status_t vkp__onnx_const_scalar(const vkp__onnx_tensor_t *t,
 // ---------------------------------------------------------------------------
 // Elementwise
 
-// Ops whose ONNX form is exactly the IR op on the same inputs (the table's
-// IR column).
+// Ops whose ONNX form is exactly the IR op on the same inputs and attributes
+// (the table's IR column). The attributes are the ones the table lists (no
+// other gets this far); they keep their names, and the IR schema has ONNX's
+// defaults for those left out.
 vkp_status_t vkp__map_simple(vkp__onnx_ctx_t *ctx) {
   const vkp__onnx_op_t *entry = vkp__onnx_op_find(ctx->node->op_type);
   vkp_op_t op = entry ? entry->ir : VKP_OP_COUNT;
@@ -105,7 +106,39 @@ vkp_status_t vkp__map_simple(vkp__onnx_ctx_t *ctx) {
     if (vkp__onnx_input(ctx, (int32_t)i) || (int32_t)i < lo)
       VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, (int32_t)i, &in[i]));
   }
-  return vkp__onnx_emit_out(ctx, op, (int32_t)n, in, 0, NULL);
+  enum { MAX_ATTRS = 4 };
+  vkp_attr_t attrs[MAX_ATTRS];
+  char strings[MAX_ATTRS][32];
+  size_t n_attrs = ctx->node->n_attribute;
+  if (n_attrs > MAX_ATTRS)
+    return VKP__ONNX_INVALID("has %zu attributes (at most %d)", n_attrs,
+                             (int)MAX_ATTRS);
+  for (size_t k = 0; k < n_attrs; ++k) {
+    const Onnx__AttributeProto *a = ctx->node->attribute[k];
+    // Old exporters leave `type` out; then the filled field decides.
+    int type = a->has_type ? (int)a->type
+               : a->has_f  ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
+               : a->has_i  ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT
+                           : ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) {
+      double f;
+      VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, a->name, 0.0, &f));
+      attrs[k] = vkp__onnx_a_float(a->name, (float)f);
+    } else if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT) {
+      int64_t i;
+      VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, a->name, 0, &i));
+      attrs[k] = vkp__onnx_a_int(a->name, i);
+    } else if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING) {
+      VKP_RETURN_IF_ERROR(vkp__onnx_attr_string(ctx, a->name, "", strings[k],
+                                                sizeof strings[k]));
+      attrs[k] = (vkp_attr_t){.name = a->name, .kind = VKP_ATTR_STRING,
+                              .s = strings[k]};
+    } else {
+      return VKP__ONNX_UNSUPPORTED("attribute '%s' has ONNX type %d", a->name,
+                                   type);
+    }
+  }
+  return vkp__onnx_emit_out(ctx, op, (int32_t)n, in, (int32_t)n_attrs, attrs);
 }
 
 vkp_status_t vkp__map_leaky_relu(vkp__onnx_ctx_t *ctx) {
@@ -115,26 +148,6 @@ vkp_status_t vkp__map_leaky_relu(vkp__onnx_ctx_t *ctx) {
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   vkp_attr_t a = vkp__onnx_a_float("alpha", (float)alpha);
   return vkp__onnx_emit_out(ctx, VKP_OP_LEAKY_RELU, 1, &x, 1, &a);
-}
-
-vkp_status_t vkp__map_clip(vkp__onnx_ctx_t *ctx) {
-  double lo = -FLT_MAX, hi = FLT_MAX;
-  if (ctx->opset < 11) {
-    VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "min", -FLT_MAX, &lo));
-    VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "max", FLT_MAX, &hi));
-  } else {
-    if (vkp__onnx_attr(ctx, "min") || vkp__onnx_attr(ctx, "max"))
-      return VKP__ONNX_INVALID("from opset 11 min and max are inputs");
-    const vkp__onnx_tensor_t *t;
-    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "min", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_scalar(t, "min", &lo));
-    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "max", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_scalar(t, "max", &hi));
-  }
-  int32_t x;
-  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
-  vkp_attr_t a[2] = {vkp__onnx_a_float("min", lo), vkp__onnx_a_float("max", hi)};
-  return vkp__onnx_emit_out(ctx, VKP_OP_CLIP, 1, &x, 2, a);
 }
 
 // ---------------------------------------------------------------------------
@@ -945,17 +958,8 @@ vkp_status_t vkp__map_split(vkp__onnx_ctx_t *ctx) {
   return NULL;
 }
 
-// Identity and inference-mode Dropout disappear: the output names the input.
+// Identity disappears: the output names the input (Dropout: onnx_elementwise.c).
 vkp_status_t vkp__map_passthrough(vkp__onnx_ctx_t *ctx) {
-  if (strcmp(ctx->node->op_type, "Dropout") == 0) {
-    if (ctx->opset >= 12) {
-      const vkp__onnx_tensor_t *t;
-      VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "training_mode", &t));
-      if (t && vkp__onnx_tensor_numel(t) == 1 && vkp__onnx_tensor_get_i(t, 0))
-        return VKP__ONNX_UNSUPPORTED("training_mode is true (inference only)");
-      VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "ratio", &t));
-    }
-  }
   VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   vkp__onnx_sym_t *x = vkp__onnx_input(ctx, 0);
   if (!x) return VKP__ONNX_INVALID("input 0 is required");

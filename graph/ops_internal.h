@@ -4,7 +4,8 @@
 // generic checks) and the per-family files graph/op_<family>.c, which hold
 // each op's attribute schema, shape inference and reference kernel:
 //
-//   op_elementwise.c  arithmetic, functions, activations, cast
+//   op_elementwise.c  arithmetic, functions, activations, cast, min/max/sum
+//   op_logic.c        comparisons, boolean logic, where, bitwise ops
 //   op_linalg.c       matmul, gemm
 //   op_nn.c           convolution, pooling, normalisation, softmax
 //   op_reduce.c       reductions
@@ -166,5 +167,25 @@ static inline void vkp__put_i(vkp_tensor_t *t, int64_t i, int64_t v) {
       LOOP(VKP__LOAD_ANY)              \
     }                                  \
   } while (0)
+
+// ---------------------------------------------------------------------------
+// Elementwise helpers (graph/op_elementwise.c), for ops with many inputs
+
+// NumPy broadcast of the shapes of inputs `first`.. of `n` (omitted ones
+// skipped) into out (rank *out_rank); the error names the input at fault.
+vkp_status_t vkp__broadcast_inputs(const vkp_graph_t *g, const vkp_node_t *n,
+                                   int32_t first, int32_t *out_rank,
+                                   int64_t *out_shape) VKP_MUST_USE;
+// INVALID_ARGUMENT unless inputs `first`.. of `n` (omitted ones skipped)
+// have input `first`'s dtype.
+vkp_status_t vkp__same_dtypes(const vkp_graph_t *g, const vkp_node_t *n,
+                              int32_t first) VKP_MUST_USE;
+// Compares element ia of a with element ib of b (same dtype), exactly for
+// every dtype: -1, 0 or 1 as a <, ==, > b; 2 when unordered (a NaN).
+int vkp__compare_elems(const vkp_tensor_t *a, int64_t ia, const vkp_tensor_t *b,
+                       int64_t ib);
+// Copies element `from` of src into element `to` of dst (same dtype).
+void vkp__copy_elem(vkp_tensor_t *dst, int64_t to, const vkp_tensor_t *src,
+                    int64_t from);
 
 #endif  // VKPIPE_GRAPH_OPS_INTERNAL_H_

@@ -52,3 +52,79 @@ float vkp_gelu_none(float x) { return 0.5 * x * (1.0 + vkp_erf(x * 0.70710678118
 float vkp_gelu_tanh(float x) {
   return 0.5 * x * (1.0 + vkp_tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
 }
+
+// Elementwise family helpers. GLSL leaves log(x <= 0) undefined and has no
+// log1p/expm1: near 0 those are their Taylor series (log(1 + x) and
+// exp(x) - 1 cancel there, and drivers' log is accurate in absolute, not
+// relative, terms near 1); past |x| = 0.05 the plain forms lose nothing.
+float vkp_log(float x) {
+  if (x > 0.0) return log(x);
+  return x == 0.0 ? uintBitsToFloat(0xff800000u) : uintBitsToFloat(0x7fc00000u);
+}
+
+float vkp_log1p(float x) {
+  if (abs(x) < 0.05)
+    return x * (1.0 + x * (-1.0 / 2.0 + x * (1.0 / 3.0 + x * (-1.0 / 4.0 +
+               x * (1.0 / 5.0 + x * (-1.0 / 6.0))))));
+  return log(1.0 + x);
+}
+
+float vkp_expm1(float x) {
+  if (abs(x) < 0.05)
+    return x * (1.0 + x * (1.0 / 2.0 + x * (1.0 / 6.0 + x * (1.0 / 24.0 +
+               x * (1.0 / 120.0 + x * (1.0 / 720.0))))));
+  return exp(x) - 1.0;
+}
+
+float vkp_softplus(float x) { return max(x, 0.0) + vkp_log1p(exp(-abs(x))); }
+
+float vkp_sinh(float x) {
+  float a = abs(x);
+  if (a < 0.5) {
+    float x2 = x * x;
+    return x * (1.0 + x2 * (1.0 / 6.0 + x2 * (1.0 / 120.0 + x2 * (1.0 / 5040.0 +
+               x2 * (1.0 / 362880.0)))));
+  }
+  float e = exp(a);
+  return sign(x) * 0.5 * (e - 1.0 / e);
+}
+
+float vkp_asinh(float x) {
+  float a = abs(x);
+  if (a > 1e18) return sign(x) * (log(a) + 0.69314718055994531);
+  return sign(x) * vkp_log1p(a + a * a / (1.0 + sqrt(1.0 + a * a)));
+}
+
+float vkp_acosh(float x) {
+  if (!(x >= 1.0)) return uintBitsToFloat(0x7fc00000u);
+  if (x > 1e18) return log(x) + 0.69314718055994531;
+  float t = x - 1.0;
+  return vkp_log1p(t + sqrt(t * (x + 1.0)));
+}
+
+float vkp_atanh(float x) {
+  float a = abs(x);
+  if (a >= 1.0) return a == 1.0 ? sign(x) * uintBitsToFloat(0x7f800000u)
+                                : uintBitsToFloat(0x7fc00000u);
+  return sign(x) * 0.5 * vkp_log1p(2.0 * a / (1.0 - a));
+}
+
+// asin and acos through atan: drivers may implement the built-ins with a
+// short polynomial (Mesa's, within 2e-4); atan of a ratio is as good as atan.
+float vkp_asin(float x) { return atan(x, sqrt((1.0 - x) * (1.0 + x))); }
+float vkp_acos(float x) { return atan(sqrt((1.0 - x) * (1.0 + x)), x); }
+
+// min/max propagating NaN from either side (GLSL's leave it undefined).
+float vkp_min(float a, float b) { return isnan(a) || a < b ? a : b; }
+float vkp_max(float a, float b) { return isnan(a) || a > b ? a : b; }
+
+// fmod = 1: C's fmod (the sign of a); 0: NumPy's mod (the sign of b). The
+// quotient a / b may round one off; the checks bring r back into range.
+float vkp_mod(float a, float b, float fmod) {
+  float m = abs(b), s = a < 0.0 ? -m : m;
+  float r = a - b * trunc(a / b);
+  if (r != 0.0 && (r < 0.0) != (a < 0.0)) r += s;
+  if (abs(r) >= m) r -= s;
+  if (fmod != 0.0 || r == 0.0 || (r < 0.0) == (b < 0.0)) return r;
+  return r + b;
+}

@@ -150,7 +150,8 @@ static char *vkp__ident(const char *prefix, const char *name, char **taken,
 
 // Decides fusion groups: walking backwards, each node not yet claimed roots a
 // group and absorbs single-use elementwise producers of the same shape (and
-// at most one conv/gemm/matmul, which becomes the group's anchor).
+// at most one conv/gemm/matmul, which becomes the group's anchor, when the
+// group's result is float32).
 static void vkp__absorb(vkp__cg_t *cg, int32_t node, int32_t root) {
   const vkp_graph_t *g = cg->g;
   const vkp_node_t *n = &g->nodes[node];
@@ -164,13 +165,16 @@ static void vkp__absorb(vkp__cg_t *cg, int32_t node, int32_t root) {
     int32_t p = val->producer;
     if (cg->group_of[p] >= 0) continue;
     const vkp_node_t *pn = &g->nodes[p];
-    if (!vkp__same_shape(val, root_out) || val->dtype != root_out->dtype)
-      continue;
+    if (!vkp__same_shape(val, root_out)) continue;
+    // Every member keeps its result in a temporary of its own C type, so
+    // members of any dtypes mix (a comparison of float math feeding a
+    // where); an anchor's epilogue stores float32 (ep_*: float *c).
     if (vkp__is_elementwise(pn->op)) {
       cg->group_of[p] = root;
       vkp__absorb(cg, p, root);
     } else if (vkp__is_anchor(cg, pn) && cg->anchor_of[root] < 0 &&
-               val->dtype == VKP_DTYPE_FLOAT32) {
+               val->dtype == VKP_DTYPE_FLOAT32 &&
+               root_out->dtype == VKP_DTYPE_FLOAT32) {
       cg->group_of[p] = root;
       cg->anchor_of[root] = p;
     }
@@ -497,7 +501,7 @@ static void vkp__emit_members(vkp__cg_t *cg, const vkp__group_t *gr,
     const vkp_value_t *o = vkp__outv(cg, n);
     const char *T = vkp__c_type(o->dtype);
     vkp__sb_printf(sb, "%sconst %s t_%s = ", ind, T, cg->nname[i]);
-    enum { MAX_OPERANDS = 10 };
+    enum { MAX_OPERANDS = VKP__C_MAX_INPUTS };  // supports() refuses more
     vkp__sb_t operand[MAX_OPERANDS] = {{0}};
     const char *args[MAX_OPERANDS] = {NULL};
     int32_t n_args = n->n_inputs < MAX_OPERANDS ? n->n_inputs : MAX_OPERANDS;

@@ -18,6 +18,9 @@
 #define F32 VKP_DTYPE_SET(VKP_DTYPE_FLOAT32)
 #define INT32_64 (VKP_DTYPE_SET(VKP_DTYPE_INT32) | VKP_DTYPE_SET(VKP_DTYPE_INT64))
 #define ANY VKP_DTYPE_SET_ALL
+#define INTS VKP_OP_DTYPES_INT
+#define UINTS VKP_OP_DTYPES_UNSIGNED_INT
+#define BOOL VKP_DTYPE_SET(VKP_DTYPE_BOOL)
 // Every dtype the generated code stores in a C type it computes with
 // (float16 and bfloat16 are stored as bits only).
 #define C_ARITH (VKP_DTYPE_SET_ALL & ~VKP_DTYPE_SET(VKP_DTYPE_FLOAT16) & \
@@ -43,13 +46,63 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_ABS] = {F32 | INT32_64, "fabsf(%0)", "%0 < 0 ? (%T)(0u - (u%T)%0) : %0"},
     [VKP_OP_RELU] = {F32 | INT32_64, "%0 > 0 ? %0 : 0", NULL},
     [VKP_OP_LEAKY_RELU] = {F32, "%0 >= 0.0f ? %0 : %{alpha} * %0", NULL},
-    [VKP_OP_CLIP] = {F32, "vkp_clipf(%0, %{min}, %{max})", NULL},
+    [VKP_OP_CLIP] = {F32, "vkp_clipf(%0, %1{min}, %2{max})", NULL},
     [VKP_OP_SIGMOID] = {F32, "vkp_sigmoidf(%0)", NULL},
     [VKP_OP_TANH] = {F32, "tanhf(%0)", NULL},
     [VKP_OP_ERF] = {F32, "erff(%0)", NULL},
     [VKP_OP_GELU] = {F32, "vkp_gelu_%s{approximate}(%0)", NULL},
     [VKP_OP_HARD_SWISH] = {F32, "vkp_hard_swishf(%0)", NULL},
     [VKP_OP_CAST] = {C_ARITH, NULL, NULL},  // emit.c: depends on both dtypes
+    [VKP_OP_LOG] = {F32, "logf(%0)", NULL},
+    [VKP_OP_FLOOR] = {F32, "floorf(%0)", NULL},
+    [VKP_OP_CEIL] = {F32, "ceilf(%0)", NULL},
+    [VKP_OP_ROUND] = {F32, "nearbyintf(%0)", NULL},  // ties to even
+    [VKP_OP_SIGN] = {F32 | INTS, "vkp_sign_%T(%0)", NULL},
+    [VKP_OP_RECIPROCAL] = {F32, "1.0f / %0", NULL},
+    [VKP_OP_SIN] = {F32, "sinf(%0)", NULL},
+    [VKP_OP_COS] = {F32, "cosf(%0)", NULL},
+    [VKP_OP_TAN] = {F32, "tanf(%0)", NULL},
+    [VKP_OP_ASIN] = {F32, "asinf(%0)", NULL},
+    [VKP_OP_ACOS] = {F32, "acosf(%0)", NULL},
+    [VKP_OP_ATAN] = {F32, "atanf(%0)", NULL},
+    [VKP_OP_SINH] = {F32, "sinhf(%0)", NULL},
+    [VKP_OP_COSH] = {F32, "coshf(%0)", NULL},
+    [VKP_OP_ASINH] = {F32, "asinhf(%0)", NULL},
+    [VKP_OP_ACOSH] = {F32, "acoshf(%0)", NULL},
+    [VKP_OP_ATANH] = {F32, "atanhf(%0)", NULL},
+    [VKP_OP_SOFTPLUS] = {F32, "vkp_softplusf(%0)", NULL},
+    [VKP_OP_SOFTSIGN] = {F32, "%0 / (1.0f + fabsf(%0))", NULL},
+    [VKP_OP_MISH] = {F32, "vkp_mishf(%0)", NULL},
+    [VKP_OP_HARD_SIGMOID] = {F32, "vkp_clipf(%{alpha} * %0 + %{beta}, 0.0f, 1.0f)", NULL},
+    [VKP_OP_ELU] = {F32, "%0 < 0.0f ? %{alpha} * expm1f(%0) : %0", NULL},
+    [VKP_OP_SELU] = {F32, "%{gamma} * (%0 <= 0.0f ? %{alpha} * expm1f(%0) : %0)", NULL},
+    [VKP_OP_CELU] = {F32, "%0 > 0.0f ? %0 : %{alpha} * expm1f(%0 / %{alpha})", NULL},
+    [VKP_OP_THRESHOLDED_RELU] = {F32, "%0 > %{alpha} ? %0 : 0.0f", NULL},
+    [VKP_OP_SHRINK] = {F32, "%0 < -%{lambd} ? %0 + %{bias} : (%0 > %{lambd} ? %0 - %{bias} : 0.0f)", NULL},
+    [VKP_OP_PRELU] = {F32 | INT32_64, "%0 < 0 ? %1 * %0 : %0", NULL},
+    [VKP_OP_MOD] = {F32 | INTS, "vkp_mod_%T(%0, %1, %{fmod})", NULL},
+    [VKP_OP_MIN] = {F32 | INTS, "%[vkp_min_%T(%]%0%[, %@)%]", NULL},
+    [VKP_OP_MAX] = {F32 | INTS, "%[vkp_max_%T(%]%0%[, %@)%]", NULL},
+    [VKP_OP_SUM] = {F32, "%0%[ + %@%]", NULL},
+    [VKP_OP_MEAN] = {F32, "(%0%[ + %@%]) / %n", NULL},
+    // Comparisons and logic: bool results are uint8_t 0/1.
+    [VKP_OP_EQUAL] = {C_ARITH, "%0 == %1", NULL},
+    [VKP_OP_LESS] = {C_ARITH, "%0 < %1", NULL},
+    [VKP_OP_GREATER] = {C_ARITH, "%0 > %1", NULL},
+    [VKP_OP_LESS_OR_EQUAL] = {C_ARITH, "%0 <= %1", NULL},
+    [VKP_OP_GREATER_OR_EQUAL] = {C_ARITH, "%0 >= %1", NULL},
+    [VKP_OP_AND] = {BOOL, "%0 & %1", NULL},
+    [VKP_OP_OR] = {BOOL, "%0 | %1", NULL},
+    [VKP_OP_XOR] = {BOOL, "%0 ^ %1", NULL},
+    [VKP_OP_NOT] = {BOOL, "!%0", NULL},
+    [VKP_OP_BITWISE_AND] = {INTS, "%0 & %1", NULL},
+    [VKP_OP_BITWISE_OR] = {INTS, "%0 | %1", NULL},
+    [VKP_OP_BITWISE_XOR] = {INTS, "%0 ^ %1", NULL},
+    [VKP_OP_BITWISE_NOT] = {INTS, "(%T)~%0", NULL},
+    [VKP_OP_BIT_SHIFT] = {UINTS, "vkp_shift_%s{direction}_%T(%0, %1)", NULL},
+    [VKP_OP_WHERE] = {BOOL, "%0 ? %1 : %2", NULL},  // X and Y: any dtype's bytes
+    [VKP_OP_IS_NAN] = {F32, "isnan(%0)", NULL},
+    [VKP_OP_IS_INF] = {F32, "isinf(%0) && (%0 < 0.0f ? %{detect_negative} : %{detect_positive}) != 0.0f", NULL},
     [VKP_OP_MATMUL] = {F32, NULL, NULL},
     [VKP_OP_GEMM] = {F32, NULL, NULL},
     [VKP_OP_CONV2D] = {F32, NULL, NULL},
@@ -114,6 +167,12 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
   if (node->n_outputs != 1) {
     snprintf(reason, reason_size, "%s with %d outputs: the C code generator "
              "writes one", vkp_op_name(node->op), (int)node->n_outputs);
+    return false;
+  }
+  if (node->n_inputs > VKP__C_MAX_INPUTS) {
+    snprintf(reason, reason_size, "%s with %d inputs: the C code generator "
+             "takes at most %d", vkp_op_name(node->op), (int)node->n_inputs,
+             VKP__C_MAX_INPUTS);
     return false;
   }
   // Input 0 decides (the op table checks the rest); a cast's output dtype

@@ -93,8 +93,10 @@ static inline float vkp_gelu_tanh(float x) {
   return 0.5f * x *
          (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
 }
+// min(max(x, lo), hi): NaN passes through; lo > hi gives hi, as ref does.
 static inline float vkp_clipf(float x, float lo, float hi) {
-  return x < lo ? lo : (x > hi ? hi : x);
+  float y = x < lo ? lo : x;
+  return y > hi ? hi : y;
 }
 // Integer division as the reference defines it: truncation toward zero,
 // INT_MIN / -1 wraps (a zero divisor gives 0 here; ref reports it).

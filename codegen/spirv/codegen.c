@@ -50,14 +50,12 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
   if (reason && reason_size) reason[0] = '\0';
   if (!graph || !node || (unsigned)node->op >= VKP_OP_COUNT)
     return vkp__fail(reason, reason_size, "unknown op");
-  if (!vkp_spirv_has_kernel(node->op))
-    return vkp__fail(reason, reason_size,
-                     "the Vulkan code generator has no %s kernel yet",
-                     vkp_op_name(node->op));
   if (node->n_outputs != 1)
     return vkp__fail(reason, reason_size,
                      "%s with %d outputs: the Vulkan kernels write one",
                      vkp_op_name(node->op), (int)node->n_outputs);
+  // The dtype first: an op with bool or integer data (a comparison, where)
+  // is refused for what every Vulkan kernel lacks, not for a missing kernel.
   for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
     int32_t v = i < node->n_inputs ? node->inputs[i]
                                    : node->outputs[i - node->n_inputs];
@@ -73,8 +71,18 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
       return vkp__fail(reason, reason_size,
                        "value '%s' has more than 2^31 elements", value->name);
   }
+  if (!vkp_spirv_has_kernel(node->op))
+    return vkp__fail(reason, reason_size,
+                     "the Vulkan code generator has no %s kernel yet",
+                     vkp_op_name(node->op));
   if (node->op == VKP_OP_CONCAT && node->n_inputs < 1)
     return vkp__fail(reason, reason_size, "concat without inputs");
+  if (vkp__op_is_elementwise(node->op) && node->n_inputs >= VKP__MAX_BINDINGS)
+    return vkp__fail(reason, reason_size,
+                     "%s with %d inputs: a Vulkan dispatch binds at most %d "
+                     "inputs",
+                     vkp_op_name(node->op), (int)node->n_inputs,
+                     VKP__MAX_BINDINGS - 1);
   return true;
 }
 

@@ -183,7 +183,7 @@ int32_t vkp__group_epilogue_inputs(const vkp_graph_t *g,
     const vkp_node_t *n = &g->nodes[group->members[i]];
     for (int32_t j = 0; j < n->n_inputs; ++j) {
       int32_t v = n->inputs[j], producer;
-      if (v == anchor_out || vkp__is_member_output(g, group, v, &producer))
+      if (v < 0 || v == anchor_out || vkp__is_member_output(g, group, v, &producer))
         continue;
       bool dup = false;
       for (int32_t s = 0; s < n_seen; ++s) dup |= seen[s] == v;
@@ -202,12 +202,14 @@ int32_t vkp__anchor_bindings(const vkp_graph_t *g, int32_t anchor) {
   return count;
 }
 
-// The GLSL expression of elementwise member `n` over its operands `args`,
-// from the generator's op table (codegen/spirv/ops.c).
+// The GLSL expression of elementwise member `n` over its operands `args`
+// ("": an omitted input), from the generator's op table
+// (codegen/spirv/ops.c).
 static vkp_status_t vkp__emit_op_expr(vkp__sb_t *sb, const vkp_node_t *n,
                                       char args[][48], int32_t n_args) {
-  const char *operands[5];
-  for (int32_t i = 0; i < 5; ++i) operands[i] = i < n_args ? args[i] : NULL;
+  const char *operands[VKP__MAX_BINDINGS];
+  for (int32_t i = 0; i < VKP__MAX_BINDINGS; ++i)
+    operands[i] = i < n_args && args[i][0] ? args[i] : NULL;
   char text[2048];
   const char *tmpl = vkp__glsl_expr(n->op);
   if (!tmpl || !vkp_codegen_expr_render(tmpl, n, operands, n_args, NULL,
@@ -232,10 +234,14 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
   vkp__sb_append(&fn, "float vkp_epilogue(float acc, uint o) {\n");
   for (int32_t i = 0; i < group->n_members; ++i) {
     const vkp_node_t *n = &g->nodes[group->members[i]];
-    char args[5][48] = {{0}};
-    for (int32_t j = 0; j < n->n_inputs && j < 5; ++j) {
+    // vkp_spirv_supports admits at most VKP__MAX_BINDINGS - 1 inputs.
+    char args[VKP__MAX_BINDINGS][48] = {{0}};
+    int32_t n_args = n->n_inputs < VKP__MAX_BINDINGS ? n->n_inputs : VKP__MAX_BINDINGS;
+    for (int32_t j = 0; j < n_args; ++j) {
       int32_t v = n->inputs[j], producer;
-      if (v == anchor_out) {
+      if (v < 0) {
+        continue;  // omitted: the expression falls back to an attribute
+      } else if (v == anchor_out) {
         snprintf(args[j], sizeof args[j], "acc");
       } else if (vkp__is_member_output(g, group, v, &producer)) {
         snprintf(args[j], sizeof args[j], "v%d", (int)producer);
@@ -268,7 +274,7 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
       }
     }
     vkp__sb_printf(&fn, "  float v%d = ", (int)group->members[i]);
-    vkp_status_t st = vkp__emit_op_expr(&fn, n, args, n->n_inputs < 5 ? n->n_inputs : 5);
+    vkp_status_t st = vkp__emit_op_expr(&fn, n, args, n_args);
     if (st) {
       vkp__sb_deinit(&fn);
       return st;

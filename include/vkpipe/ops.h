@@ -38,6 +38,7 @@ extern "C" {
 
 #define VKP_OP_LIST(X) \
   VKP_OP_LIST_ELEMENTWISE(X) \
+  VKP_OP_LIST_LOGIC(X) \
   VKP_OP_LIST_LINALG(X) \
   VKP_OP_LIST_NN(X) \
   VKP_OP_LIST_REDUCE(X) \
@@ -49,20 +50,73 @@ extern "C" {
   X(SUB, "sub", 2, 2, 1, 1, none, broadcast, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
   X(MUL, "mul", 2, 2, 1, 1, none, broadcast, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
   X(DIV, "div", 2, 2, 1, 1, none, broadcast, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 4) \
-  X(POW, "pow", 2, 2, 1, 1, none, pow, binary, BROADCAST, FLOAT, 0, ELEMWISE, 8) \
+  X(POW, "pow", 2, 2, 1, 1, none, pow, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 8) \
   X(SQRT, "sqrt", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 4) \
   X(EXP, "exp", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
   X(NEG, "neg", 1, 1, 1, 1, none, unary, unary, ELEMWISE, SIGNED, 0, ELEMWISE, 1) \
   X(ABS, "abs", 1, 1, 1, 1, none, unary, unary, ELEMWISE, NUMERIC, 0, ELEMWISE, 1) \
   X(RELU, "relu", 1, 1, 1, 1, none, unary, unary, ELEMWISE, SIGNED, 0, ELEMWISE, 1) \
   X(LEAKY_RELU, "leaky_relu", 1, 1, 1, 1, leaky_relu, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 1) \
-  X(CLIP, "clip", 1, 1, 1, 1, clip, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 1) \
+  X(CLIP, "clip", 1, 3, 1, 1, clip, clip, clip, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
   X(SIGMOID, "sigmoid", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
   X(TANH, "tanh", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
   X(ERF, "erf", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
   X(GELU, "gelu", 1, 1, 1, 1, gelu, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
   X(HARD_SWISH, "hard_swish", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 3) \
-  X(CAST, "cast", 1, 1, 1, 1, cast, cast, cast, ELEMWISE, ALL, 0, ELEMWISE, 1)
+  X(CAST, "cast", 1, 1, 1, 1, cast, cast, cast, ELEMWISE, ALL, 0, ELEMWISE, 1) \
+  X(LOG, "log", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(FLOOR, "floor", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 1) \
+  X(CEIL, "ceil", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 1) \
+  X(ROUND, "round", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 1) \
+  X(SIGN, "sign", 1, 1, 1, 1, none, unary, unary, ELEMWISE, NUMERIC, 0, ELEMWISE, 1) \
+  X(RECIPROCAL, "reciprocal", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 4) \
+  X(SIN, "sin", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(COS, "cos", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(TAN, "tan", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(ASIN, "asin", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(ACOS, "acos", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(ATAN, "atan", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(SINH, "sinh", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(COSH, "cosh", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(ASINH, "asinh", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(ACOSH, "acosh", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(ATANH, "atanh", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(SOFTPLUS, "softplus", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(SOFTSIGN, "softsign", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 4) \
+  X(MISH, "mish", 1, 1, 1, 1, none, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 16) \
+  X(HARD_SIGMOID, "hard_sigmoid", 1, 1, 1, 1, hard_sigmoid, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 3) \
+  X(ELU, "elu", 1, 1, 1, 1, alpha_one, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(SELU, "selu", 1, 1, 1, 1, selu, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(CELU, "celu", 1, 1, 1, 1, alpha_one, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 8) \
+  X(THRESHOLDED_RELU, "thresholded_relu", 1, 1, 1, 1, alpha_one, unary, unary, ELEMWISE, FLOAT, 0, ELEMWISE, 1) \
+  X(SHRINK, "shrink", 1, 1, 1, 1, shrink, unary, unary, ELEMWISE, NUMERIC, 0, ELEMWISE, 2) \
+  X(PRELU, "prelu", 2, 2, 1, 1, none, prelu, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
+  X(MOD, "mod", 2, 2, 1, 1, mod, mod, binary, BROADCAST, NUMERIC, 0, ELEMWISE, 4) \
+  X(MIN, "min", 1, -1, 1, 1, none, variadic, variadic, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
+  X(MAX, "max", 1, -1, 1, 1, none, variadic, variadic, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
+  X(SUM, "sum", 1, -1, 1, 1, none, variadic, variadic, BROADCAST, FLOAT, 0, ELEMWISE, 1) \
+  X(MEAN, "mean", 1, -1, 1, 1, none, variadic, variadic, BROADCAST, FLOAT, 0, ELEMWISE, 1)
+
+// comparisons, boolean logic, selection, bitwise ops, float classes (bool
+// results are 0/1 bytes): graph/op_logic.c
+#define VKP_OP_LIST_LOGIC(X) \
+  X(EQUAL, "equal", 2, 2, 1, 1, none, compare, compare, BROADCAST, ALL, 0, ELEMWISE, 1) \
+  X(LESS, "less", 2, 2, 1, 1, none, compare, compare, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
+  X(GREATER, "greater", 2, 2, 1, 1, none, compare, compare, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
+  X(LESS_OR_EQUAL, "less_or_equal", 2, 2, 1, 1, none, compare, compare, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
+  X(GREATER_OR_EQUAL, "greater_or_equal", 2, 2, 1, 1, none, compare, compare, BROADCAST, NUMERIC, 0, ELEMWISE, 1) \
+  X(AND, "and", 2, 2, 1, 1, none, broadcast, bitwise, BROADCAST, BOOL, 0, ELEMWISE, 1) \
+  X(OR, "or", 2, 2, 1, 1, none, broadcast, bitwise, BROADCAST, BOOL, 0, ELEMWISE, 1) \
+  X(XOR, "xor", 2, 2, 1, 1, none, broadcast, bitwise, BROADCAST, BOOL, 0, ELEMWISE, 1) \
+  X(NOT, "not", 1, 1, 1, 1, none, unary, invert, ELEMWISE, BOOL, 0, ELEMWISE, 1) \
+  X(BITWISE_AND, "bitwise_and", 2, 2, 1, 1, none, broadcast, bitwise, BROADCAST, INT, 0, ELEMWISE, 1) \
+  X(BITWISE_OR, "bitwise_or", 2, 2, 1, 1, none, broadcast, bitwise, BROADCAST, INT, 0, ELEMWISE, 1) \
+  X(BITWISE_XOR, "bitwise_xor", 2, 2, 1, 1, none, broadcast, bitwise, BROADCAST, INT, 0, ELEMWISE, 1) \
+  X(BITWISE_NOT, "bitwise_not", 1, 1, 1, 1, none, unary, invert, ELEMWISE, INT, 0, ELEMWISE, 1) \
+  X(BIT_SHIFT, "bit_shift", 2, 2, 1, 1, bit_shift, bit_shift, bitwise, BROADCAST, UNSIGNED_INT, 0, ELEMWISE, 1) \
+  X(WHERE, "where", 3, 3, 1, 1, none, where, where, BROADCAST, BOOL, 0, ELEMWISE, 1) \
+  X(IS_NAN, "is_nan", 1, 1, 1, 1, none, classify, classify, ELEMWISE, FLOAT, 0, ELEMWISE, 1) \
+  X(IS_INF, "is_inf", 1, 1, 1, 1, is_inf, classify, classify, ELEMWISE, FLOAT, 0, ELEMWISE, 1)
 
 // linear algebra: graph/op_linalg.c
 #define VKP_OP_LIST_LINALG(X) \

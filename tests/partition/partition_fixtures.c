@@ -9,7 +9,7 @@
 static bool fx_supports(const vkp_target_t *t, const vkp_graph_t *g,
                         const vkp_node_t *n, char *reason, size_t size) {
   const fx_fake_t *f = t->impl;
-  if (f->refuse_ops & (UINT64_C(1) << n->op)) {
+  if (f->refuse_ops.op[n->op]) {
     snprintf(reason, size, "%s does not do %s", t->vtable->name, vkp_op_name(n->op));
     return false;
   }
@@ -53,7 +53,7 @@ FX_VTABLE(fc, "fc")
 FX_VTABLE(cpu, "cpu")
 FX_VTABLE(gpu, "gpu")
 
-void fx_add_fake(vkp_registry_t *reg, const char *name, uint64_t refuse_ops) {
+void fx_add_fake(vkp_registry_t *reg, const char *name, fx_ops_t refuse_ops) {
   const vkp_target_vtable_t *vt = !strcmp(name, "fa")    ? &fx_vtable_fa
                                   : !strcmp(name, "fb")  ? &fx_vtable_fb
                                   : !strcmp(name, "fc")  ? &fx_vtable_fc
@@ -68,8 +68,8 @@ void fx_add_fake(vkp_registry_t *reg, const char *name, uint64_t refuse_ops) {
 vkp_registry_t *fx_registry_ab(void) {
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
-  fx_add_fake(reg, "fa", 0);
-  fx_add_fake(reg, "fb", 0);
+  fx_add_fake(reg, "fa", FX_NONE);
+  fx_add_fake(reg, "fb", FX_NONE);
   return reg;
 }
 

@@ -11,15 +11,23 @@
 #include "vkpipe/graph.h"
 #include "vkpipe/target.h"
 
-// What a fake target refuses: a bitmask of ops (1 << VKP_OP_x).
+// A set of ops: FX_OP(VKP_OP_EXP), or FX_NONE (the op table has more ops
+// than a 64-bit mask holds).
+typedef struct fx_ops_t {
+  bool op[VKP_OP_COUNT];
+} fx_ops_t;
+#define FX_OP(e) ((fx_ops_t){.op[(e)] = true})
+#define FX_NONE ((fx_ops_t){{false}})
+
+// What a fake target refuses.
 typedef struct fx_fake_t {
-  uint64_t refuse_ops;
+  fx_ops_t refuse_ops;
 } fx_fake_t;
 
 // Registers fake target `name` (one of "fa", "fb", "fc", "cpu", "gpu"),
 // refusing the ops in `refuse_ops`. The fakes compile to an empty blob and
 // run as a no-op.
-void fx_add_fake(vkp_registry_t *reg, const char *name, uint64_t refuse_ops);
+void fx_add_fake(vkp_registry_t *reg, const char *name, fx_ops_t refuse_ops);
 
 // A registry with "fa" and "fb" accepting everything.
 vkp_registry_t *fx_registry_ab(void);

@@ -13,7 +13,7 @@ Test(calibrate, builtin_targets_get_rates, .timeout = 120) {
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   // A fake that refuses matmul: calibration goes on without it.
-  fx_add_fake(reg, "fc", UINT64_C(1) << VKP_OP_MATMUL);
+  fx_add_fake(reg, "fc", FX_OP(VKP_OP_MATMUL));
   vkp_profile_t *prof;
   VKP_TEST_OK(vkp_profile_create_default(&prof));
   vkp_profile_target_t before = *vkp_profile_target(prof, "fc");

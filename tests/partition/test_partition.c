@@ -13,8 +13,8 @@
 static vkp_partition_t *mixed_partition(const vkp_graph_t *g, vkp_registry_t **reg,
                                         vkp_profile_t **prof, int32_t stages) {
   VKP_TEST_OK(vkp_registry_create(reg));
-  fx_add_fake(*reg, "fa", UINT64_C(1) << VKP_OP_GLOBAL_AVG_POOL);
-  fx_add_fake(*reg, "fb", 0);
+  fx_add_fake(*reg, "fa", FX_OP(VKP_OP_GLOBAL_AVG_POOL));
+  fx_add_fake(*reg, "fb", FX_NONE);
   *prof = fx_profile_two_devices(2);
   vkp_partition_options_t opt = {.policy = "fa", .fallback = "fb", .stages = stages};
   vkp_partition_t *p;
@@ -200,8 +200,8 @@ Test(partition, dead_nodes_are_left_out, .timeout = 30) {
   VKP_TEST_OK(vkp_graph_validate(g));
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
-  fx_add_fake(reg, "fa", UINT64_C(1) << VKP_OP_EXP);
-  fx_add_fake(reg, "fb", 0);
+  fx_add_fake(reg, "fa", FX_OP(VKP_OP_EXP));
+  fx_add_fake(reg, "fb", FX_NONE);
   vkp_partition_options_t opt = {.policy = "fa", .fallback = "fb", .stages = 3,
                                  .keep_islands = true};
   vkp_partition_t *part;

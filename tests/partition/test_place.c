@@ -8,7 +8,7 @@
 #include "partition/partition_fixtures.h"
 #include "vkpipe/partition.h"
 
-#define BIT(op) (UINT64_C(1) << VKP_OP_##op)
+#define BIT(op) FX_OP(VKP_OP_##op)
 
 static vkp_graph_t *chain_with_exp(void) {
   vkp_graph_t *g;
@@ -42,8 +42,8 @@ Test(place, policy_falls_back_to_cpu, .timeout = 30) {
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
   fx_add_fake(reg, "fa", BIT(EXP));
-  fx_add_fake(reg, "fb", 0);
-  fx_add_fake(reg, "cpu", 0);
+  fx_add_fake(reg, "fb", FX_NONE);
+  fx_add_fake(reg, "cpu", FX_NONE);
   vkp_partition_options_t opt = {.policy = "fa", .stages = 0, .keep_islands = true};
   vkp_partition_t *p;
   VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt, &p));
@@ -69,7 +69,7 @@ Test(place, fallback_missing_uses_first_capable, .timeout = 30) {
   VKP_TEST_OK(vkp_registry_create(&reg));
   fx_add_fake(reg, "fa", BIT(EXP));
   fx_add_fake(reg, "fc", BIT(EXP));
-  fx_add_fake(reg, "fb", 0);
+  fx_add_fake(reg, "fb", FX_NONE);
   vkp_partition_options_t opt = {.policy = "fa", .keep_islands = true};
   vkp_partition_t *p;
   VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt, &p));
@@ -182,7 +182,7 @@ Test(place, manual_errors, .timeout = 30) {
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
   fx_add_fake(reg, "fa", BIT(EXP));
-  fx_add_fake(reg, "fb", 0);
+  fx_add_fake(reg, "fb", FX_NONE);
   vkp_assign_t bad_target = {.pattern = "*", .target = "npu"};
   vkp_partition_options_t opt = {.policy = "fb", .n_assigns = 1, .assigns = &bad_target};
   vkp_partition_t *p = NULL;
@@ -237,7 +237,7 @@ Test(place, fallback_is_shown_in_table_plan_and_picture, .timeout = 30) {
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
   fx_add_fake(reg, "fa", BIT(EXP));
-  fx_add_fake(reg, "cpu", 0);
+  fx_add_fake(reg, "cpu", FX_NONE);
   vkp_partition_options_t opt = {.policy = "fa", .stages = 0, .keep_islands = true};
   vkp_partition_t *p;
   VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt, &p));

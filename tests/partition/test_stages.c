@@ -82,8 +82,8 @@ Test(stages, optimal_on_small_resnet_like, .timeout = 60) {
     vkp_registry_destroy(reg);
     // Mixed placement: convs only on fa, relus only on fb.
     VKP_TEST_OK(vkp_registry_create(&reg));
-    fx_add_fake(reg, "fa", UINT64_C(1) << VKP_OP_RELU);
-    fx_add_fake(reg, "fb", UINT64_C(1) << VKP_OP_CONV2D);
+    fx_add_fake(reg, "fa", FX_OP(VKP_OP_RELU));
+    fx_add_fake(reg, "fb", FX_OP(VKP_OP_CONV2D));
     check_against_brute_force(g, reg, prof);
     vkp_registry_destroy(reg);
     vkp_profile_destroy(prof);
@@ -99,8 +99,8 @@ Test(stages, optimal_on_small_mobilenet_like, .timeout = 60) {
     check_against_brute_force(g, reg, prof);
     vkp_registry_destroy(reg);
     VKP_TEST_OK(vkp_registry_create(&reg));
-    fx_add_fake(reg, "fa", UINT64_C(1) << VKP_OP_CLIP);
-    fx_add_fake(reg, "fb", 0);
+    fx_add_fake(reg, "fa", FX_OP(VKP_OP_CLIP));
+    fx_add_fake(reg, "fb", FX_NONE);
     check_against_brute_force(g, reg, prof);
     vkp_registry_destroy(reg);
     vkp_profile_destroy(prof);
@@ -147,7 +147,7 @@ Test(stages, shared_device_adds_loads, .timeout = 60) {
   vkp_profile_t *prof = fx_profile_two_devices(1);
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
-  fx_add_fake(reg, "fa", 0);
+  fx_add_fake(reg, "fa", FX_NONE);
   vkp_partition_options_t opt = {.policy = "fa", .stages = 3};
   vkp_partition_t *part;
   VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
@@ -186,8 +186,8 @@ Test(stages, islands_absorbed_to_fit_k, .timeout = 60) {
   vkp_graph_t *g = chain_with_exp();
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
-  fx_add_fake(reg, "fa", UINT64_C(1) << VKP_OP_EXP);
-  fx_add_fake(reg, "fb", 0);
+  fx_add_fake(reg, "fa", FX_OP(VKP_OP_EXP));
+  fx_add_fake(reg, "fb", FX_NONE);
   vkp_partition_options_t opt = {.policy = "fa", .fallback = "fb", .stages = 1};
   vkp_partition_t *part;
   VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt, &part));
@@ -236,8 +236,8 @@ Test(stages, auto_count_keeps_a_policy_targets_regions, .timeout = 60) {
   vkp_graph_t *g = chain_with_exp();
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
-  fx_add_fake(reg, "fa", UINT64_C(1) << VKP_OP_EXP);
-  fx_add_fake(reg, "fb", 0);
+  fx_add_fake(reg, "fa", FX_OP(VKP_OP_EXP));
+  fx_add_fake(reg, "fb", FX_NONE);
   // Only the unsupported node leaves "fa", even though one stage on "fb"
   // would be cheaper: a policy target is what the user asked for.
   vkp_partition_options_t opt = {.policy = "fa", .fallback = "fb", .stages = 0};

@@ -117,6 +117,32 @@ UNARY_CASE(erf_4x29, VKP_OP_ERF, 0, NULL, 4, 29)
 UNARY_CASE(gelu_7x7, VKP_OP_GELU, 0, NULL, 7, 7)
 UNARY_CASE(gelu_tanh_19, VKP_OP_GELU, 1, A(AS("approximate", "tanh")), 19)
 UNARY_CASE(hard_swish_3x41, VKP_OP_HARD_SWISH, 0, NULL, 3, 41)
+UNARY_CASE(log_5x9, VKP_OP_LOG, 0, NULL, 5, 9)
+UNARY_CASE(floor_37, VKP_OP_FLOOR, 0, NULL, 37)
+UNARY_CASE(ceil_3x11, VKP_OP_CEIL, 0, NULL, 3, 11)
+UNARY_CASE(round_41, VKP_OP_ROUND, 0, NULL, 41)
+UNARY_CASE(sign_2x13, VKP_OP_SIGN, 0, NULL, 2, 13)
+UNARY_CASE(reciprocal_17, VKP_OP_RECIPROCAL, 0, NULL, 17)
+UNARY_CASE(sin_7x7, VKP_OP_SIN, 0, NULL, 7, 7)
+UNARY_CASE(cos_3x9, VKP_OP_COS, 0, NULL, 3, 9)
+UNARY_CASE(tan_23, VKP_OP_TAN, 0, NULL, 23)
+UNARY_CASE(asin_5x5, VKP_OP_ASIN, 0, NULL, 5, 5)
+UNARY_CASE(acos_19, VKP_OP_ACOS, 0, NULL, 19)
+UNARY_CASE(atan_29, VKP_OP_ATAN, 0, NULL, 29)
+UNARY_CASE(sinh_31, VKP_OP_SINH, 0, NULL, 31)
+UNARY_CASE(cosh_11, VKP_OP_COSH, 0, NULL, 11)
+UNARY_CASE(asinh_2x7, VKP_OP_ASINH, 0, NULL, 2, 7)
+UNARY_CASE(acosh_13, VKP_OP_ACOSH, 0, NULL, 13)
+UNARY_CASE(atanh_17, VKP_OP_ATANH, 0, NULL, 17)
+UNARY_CASE(softplus_43, VKP_OP_SOFTPLUS, 0, NULL, 43)
+UNARY_CASE(softsign_9, VKP_OP_SOFTSIGN, 0, NULL, 9)
+UNARY_CASE(mish_3x7, VKP_OP_MISH, 0, NULL, 3, 7)
+UNARY_CASE(hard_sigmoid_2x9, VKP_OP_HARD_SIGMOID, 2, A(AF("alpha", 0.3), AF("beta", 0.4)), 2, 9)
+UNARY_CASE(elu_27, VKP_OP_ELU, 0, NULL, 27)
+UNARY_CASE(selu_4x4, VKP_OP_SELU, 0, NULL, 4, 4)
+UNARY_CASE(celu_19, VKP_OP_CELU, 1, A(AF("alpha", 1.5)), 19)
+UNARY_CASE(thresholded_relu_21, VKP_OP_THRESHOLDED_RELU, 1, A(AF("alpha", 0.5)), 21)
+UNARY_CASE(shrink_33, VKP_OP_SHRINK, 2, A(AF("bias", 0.25), AF("lambd", 0.75)), 33)
 
 #define BINARY_CASE(case_name, op, ra, sa, rb, sb) \
   BEGIN(case_name)                                 \
@@ -130,6 +156,51 @@ BINARY_CASE(sub_bcast_4x1x5_3x5, VKP_OP_SUB, 3, S(4, 1, 5), 2, S(3, 5))
 BINARY_CASE(mul_scalar_1_7, VKP_OP_MUL, 1, S(1), 1, S(7))
 BINARY_CASE(div_bcast_13x1_1x11, VKP_OP_DIV, 2, S(13, 1), 2, S(1, 11))
 BINARY_CASE(pow_3x7_7, VKP_OP_POW, 2, S(3, 7), 1, S(7))
+BINARY_CASE(prelu_channel, VKP_OP_PRELU, 4, S(2, 3, 4, 5), 3, S(3, 1, 1))
+
+#define MOD_CASE(case_name, fmod)                                          \
+  BEGIN(case_name)                                                         \
+  const char *x = IN(b, 2, S(5, 9));                                       \
+  const char *z = IN(b, 1, S(9));                                          \
+  const char *y = NODE(b, VKP_OP_MOD, 2, L(x, z), 1, A(AI("fmod", fmod))); \
+  END(y)
+
+MOD_CASE(mod_fmod_5x9_9, 1)
+MOD_CASE(mod_numpy_5x9_9, 0)
+
+// Three inputs broadcast together.
+#define VARIADIC_CASE(case_name, op)                           \
+  BEGIN(case_name)                                             \
+  const char *x = IN(b, 3, S(2, 1, 7));                        \
+  const char *z = IN(b, 2, S(3, 1));                           \
+  const char *w = IN(b, 1, S(7));                              \
+  const char *y = NODE(b, op, 3, L(x, z, w), 0, NULL);         \
+  END(y)
+
+VARIADIC_CASE(min_3_inputs, VKP_OP_MIN)
+VARIADIC_CASE(max_3_inputs, VKP_OP_MAX)
+VARIADIC_CASE(sum_3_inputs, VKP_OP_SUM)
+VARIADIC_CASE(mean_3_inputs, VKP_OP_MEAN)
+
+// Clip with runtime bounds (one omitted: its attribute applies).
+BEGIN(clip_tensor_bounds)
+const char *x = IN(b, 2, S(6, 5));
+const char *lo = IN(b, 0, NULL);
+const char *hi = IN(b, 1, S(1));
+const char *y = NODE(b, VKP_OP_CLIP, 3, L(x, lo, hi), 0, NULL);
+const char *z = NODE(b, VKP_OP_CLIP, 3, L(y, "", hi), 1, A(AF("min", -0.25)));
+END(z)
+
+// max -> sum -> mish -> mean with a constant: one dispatch.
+BEGIN(fuse_variadic_chain)
+const char *x = IN(b, 2, S(4, 6));
+const char *z = IN(b, 1, S(6));
+const char *c = CST(b, 2, S(4, 1));
+const char *m = NODE(b, VKP_OP_MAX, 2, L(x, z), 0, NULL);
+const char *s = NODE(b, VKP_OP_SUM, 3, L(m, x, c), 0, NULL);
+const char *h = NODE(b, VKP_OP_MISH, 1, L(s), 0, NULL);
+const char *y = NODE(b, VKP_OP_MEAN, 2, L(h, c), 0, NULL);
+END(y)
 
 // --- linear algebra -----------------------------------------------------------
 
@@ -439,11 +510,46 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(gelu_7x7, -3.0f, 3.0f, 1),
     CASE(gelu_tanh_19, -3.0f, 3.0f, 1),
     CASE(hard_swish_3x41, -5.0f, 5.0f, 1),
+    CASE(log_5x9, 0.01f, 8.0f, 1),
+    CASE(floor_37, -4.0f, 4.0f, 1),
+    CASE(ceil_3x11, -4.0f, 4.0f, 1),
+    CASE(round_41, -4.0f, 4.0f, 1),
+    CASE(sign_2x13, -1.0f, 1.0f, 1),
+    CASE(reciprocal_17, 0.25f, 4.0f, 1),
+    CASE(sin_7x7, -4.0f, 4.0f, 1),
+    CASE(cos_3x9, -4.0f, 4.0f, 1),
+    CASE(tan_23, -1.3f, 1.3f, 1),
+    CASE(asin_5x5, -0.99f, 0.99f, 1),
+    CASE(acos_19, -0.99f, 0.99f, 1),
+    CASE(atan_29, -6.0f, 6.0f, 1),
+    CASE(sinh_31, -4.0f, 4.0f, 1),
+    CASE(cosh_11, -4.0f, 4.0f, 1),
+    CASE(asinh_2x7, -6.0f, 6.0f, 1),
+    CASE(acosh_13, 1.0f, 6.0f, 1),
+    CASE(atanh_17, -0.95f, 0.95f, 1),
+    CASE(softplus_43, -12.0f, 12.0f, 1),
+    CASE(softsign_9, -5.0f, 5.0f, 1),
+    CASE(mish_3x7, -6.0f, 6.0f, 1),
+    CASE(hard_sigmoid_2x9, -4.0f, 4.0f, 1),
+    CASE(elu_27, -3.0f, 3.0f, 1),
+    CASE(selu_4x4, -3.0f, 3.0f, 1),
+    CASE(celu_19, -3.0f, 3.0f, 1),
+    CASE(thresholded_relu_21, -1.0f, 1.0f, 1),
+    CASE(shrink_33, -2.0f, 2.0f, 1),
     CASE(add_same_2x3x5, -1.0f, 1.0f, 1),
     CASE(sub_bcast_4x1x5_3x5, -1.0f, 1.0f, 1),
     CASE(mul_scalar_1_7, -1.0f, 1.0f, 1),
     CASE(div_bcast_13x1_1x11, 0.5f, 2.0f, 1),
     CASE(pow_3x7_7, 0.5f, 2.0f, 1),
+    CASE(prelu_channel, -1.0f, 1.0f, 1),
+    CASE(mod_fmod_5x9_9, -3.0f, 3.0f, 1),
+    CASE(mod_numpy_5x9_9, -3.0f, 3.0f, 1),
+    CASE(min_3_inputs, -1.0f, 1.0f, 1),
+    CASE(max_3_inputs, -1.0f, 1.0f, 1),
+    CASE(sum_3_inputs, -1.0f, 1.0f, 1),
+    CASE(mean_3_inputs, -1.0f, 1.0f, 1),
+    CASE(clip_tensor_bounds, -1.0f, 1.0f, 1),
+    CASE(fuse_variadic_chain, -1.0f, 1.0f, 1),
     CASE(matmul_1x1x1, -1.0f, 1.0f, 1),
     CASE(matmul_7x13x5, -1.0f, 1.0f, 1),
     CASE(matmul_65x67x33, -1.0f, 1.0f, 1),

@@ -184,6 +184,35 @@ Test(spirv_codegen, supports_float32_only, .timeout = 30) {
   vkp_graph_destroy(g);
 }
 
+// Comparisons and where work on bools: refused for the dtype, the real
+// reason. A sum of 8 inputs needs 9 bindings: refused before codegen.
+Test(spirv_codegen, supports_refuses_bools_and_wide_sums, .timeout = 30) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("logic", &g));
+  int64_t s[] = {4};
+  const char *names[8] = {"a", "b", "c", "d", "e", "f", "g", "h"};
+  for (int i = 0; i < 8; ++i)
+    VKP_TEST_OK(vkp_graph_add_input(g, names[i], VKP_DTYPE_FLOAT32, 1, s, NULL));
+  const char *lt_out[] = {"lt"}, *sum_out[] = {"sum"}, *w_out[] = {"w"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "less", VKP_OP_LESS, 2, names, 1, lt_out, 0,
+                                 NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "sum8", VKP_OP_SUM, 8, names, 1, sum_out, 0,
+                                 NULL, NULL));
+  const char *w_in[] = {"lt", "sum", "a"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "where", VKP_OP_WHERE, 3, w_in, 1, w_out, 0,
+                                 NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "w"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  char reason[160];
+  cr_assert_not(vkp_spirv_supports(g, &g->nodes[0], reason, sizeof reason));
+  cr_assert(strstr(reason, "'lt' is bool") != NULL, "reason: %s", reason);
+  cr_assert_not(vkp_spirv_supports(g, &g->nodes[2], reason, sizeof reason));
+  cr_assert(strstr(reason, "bool") != NULL, "reason: %s", reason);
+  cr_assert_not(vkp_spirv_supports(g, &g->nodes[1], reason, sizeof reason));
+  cr_assert(strstr(reason, "sum with 8 inputs") != NULL, "reason: %s", reason);
+  vkp_graph_destroy(g);
+}
+
 // A value larger than maxStorageBufferRange is refused with a clear status.
 Test(spirv_codegen, storage_range_limit, .timeout = 30) {
   vkp_test_rng_t rng;
