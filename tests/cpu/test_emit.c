@@ -189,3 +189,105 @@ Test(codegen_c, allocation_failures_are_statuses, .timeout = 120) {
   }
   vkp_graph_destroy(g);
 }
+
+// Every elementwise expression of the C op table, for every dtype both that
+// table and the op table give its input 0 (where: every dtype of X and Y),
+// compiles warning-free for native and baseline -march.
+Test(codegen_c, every_expression_compiles_warning_free_per_dtype, .timeout = 240) {
+  vkp_graph_t *g = g_new("expressions");
+  char in_name[VKP_DTYPE_COUNT][32], one_name[VKP_DTYPE_COUNT][32];
+  for (int d = 0; d < VKP_DTYPE_COUNT; ++d) {
+    snprintf(in_name[d], sizeof in_name[d], "x_%s", vkp_dtype_name((vkp_dtype_t)d));
+    snprintf(one_name[d], sizeof one_name[d], "s_%s", vkp_dtype_name((vkp_dtype_t)d));
+    g_in(g, in_name[d], (vkp_dtype_t)d, 2, SH(3, 5));
+    g_in(g, one_name[d], (vkp_dtype_t)d, 0, NULL);  // a clip bound
+  }
+  int nodes = 0;
+  for (int op = 0; op < VKP_OP_COUNT; ++op) {
+    // (batch_norm's parameters are per-channel vectors: the convnet has it.)
+    if (vkp_op_pattern((vkp_op_t)op) > VKP_OP_PATTERN_BROADCAST ||
+        op == VKP_OP_BATCH_NORM)
+      continue;
+    for (int d = 0; d < VKP_DTYPE_COUNT; ++d) {
+      vkp_dtype_set_t set = VKP_DTYPE_SET(d);
+      bool where = op == VKP_OP_WHERE;
+      if (!vkp_codegen_c_expr((vkp_op_t)op, (vkp_dtype_t)d)) continue;
+      if (!where && !(vkp_codegen_c_dtypes((vkp_op_t)op) & vkp_op_dtypes((vkp_op_t)op) & set))
+        continue;
+      int32_t lo;
+      vkp_op_arity((vkp_op_t)op, &lo, NULL, NULL, NULL);
+      const char *x = in_name[d], *s = one_name[d], *b = in_name[VKP_DTYPE_BOOL];
+      char ins[128];
+      if (where) snprintf(ins, sizeof ins, "%.31s,%.31s,%.31s", b, x, x);
+      else if (op == VKP_OP_CLIP) snprintf(ins, sizeof ins, "%.31s,%.31s,%.31s", x, s, s);
+      else if (lo == 1 && op >= VKP_OP_MIN && op <= VKP_OP_MEAN)
+        snprintf(ins, sizeof ins, "%.31s,%.31s,%.31s", x, x, x);  // variadic: three
+      else snprintf(ins, sizeof ins, "%.31s%s%.31s", x, lo > 1 ? "," : "", lo > 1 ? x : "");
+      cr_assert(lo <= 3 && (lo <= 2 || where || op == VKP_OP_CLIP), "%s: %d inputs",
+                vkp_op_name((vkp_op_t)op), (int)lo);
+      char name[128], out[160];
+      snprintf(name, sizeof name, "%s_%s", vkp_op_name((vkp_op_t)op),
+               vkp_dtype_name((vkp_dtype_t)d));
+      snprintf(out, sizeof out, "y_%s", name);
+      vkp_attr_t dir[1] = {at_s("direction", d % 2 ? "LEFT" : "RIGHT")};
+      g_node(g, name, (vkp_op_t)op, ins, out, op == VKP_OP_BIT_SHIFT, dir);
+      VKP_TEST_OK(vkp_graph_mark_output(g, out));
+      ++nodes;
+    }
+  }
+  VKP_TEST_OK(vkp_graph_validate(g));
+  cr_assert_gt(nodes, 150, "only %d nodes", nodes);
+  compile_warning_free(g, 1);
+  vkp_graph_destroy(g);
+}
+
+// Members of different dtypes fuse into one loop (each keeps a temporary of
+// its own C type): float math, comparisons, not, where, a cast of a bool to
+// float. The result matches ref.
+Test(codegen_c, mixed_dtype_chain_is_one_loop, .timeout = 120) {
+  vkp_graph_t *g = g_new("mixed");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, SH(4, 7));
+  g_in(g, "z", VKP_DTYPE_FLOAT32, 1, SH(7));
+  g_node(g, "s", VKP_OP_SIN, "x", "s", 0, NULL);
+  g_node(g, "lt", VKP_OP_LESS, "s,z", "lt", 0, NULL);
+  g_node(g, "nt", VKP_OP_NOT, "lt", "nt", 0, NULL);
+  g_node(g, "w", VKP_OP_WHERE, "nt,x,z", "w", 0, NULL);
+  g_node(g, "ge", VKP_OP_GREATER_OR_EQUAL, "x,z", "ge", 0, NULL);
+  vkp_attr_t to[1] = {at_s("to", "float32")};
+  g_node(g, "c", VKP_OP_CAST, "ge", "c", 1, to);
+  g_node(g, "y", VKP_OP_ADD, "w,c", "y", 0, NULL);
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  vkp_codegen_c_t code;
+  VKP_TEST_OK(vkp_codegen_c_emit(g, 1, &code));
+  cr_assert_eq(code.n_kernels, 1, "kernels: %d", (int)code.n_kernels);
+  cr_assert_eq(code.intermediate_bytes, 0);
+  vkp_codegen_c_deinit(&code);
+  compile_warning_free(g, 1);
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  const vkp_target_t *cpu, *ref;
+  VKP_TEST_OK(vkp_registry_lookup(reg, "cpu", &cpu));
+  VKP_TEST_OK(vkp_registry_lookup(reg, "ref", &ref));
+  vkp_test_rng_t rng;
+  unsigned long long seed = vkp_test_rng_init(&rng);
+  vkp_tensor_t in[2], got, want;
+  for (int i = 0; i < 2; ++i) {
+    const vkp_value_t *v = &g->values[g->inputs[i]];
+    VKP_TEST_OK(vkp_tensor_init(&in[i], v->dtype, v->rank, v->shape));
+    vkp_test_fill_uniform(&rng, &in[i], -1.0f, 1.0f);
+  }
+  char *dir = cpu_test_cache_dir();
+  vkp_compile_options_t opt = {.cache_dir = dir, .threads = 1};
+  VKP_TEST_OK(vkp_target_run_graph(cpu, g, &opt, in, &got));
+  VKP_TEST_OK(vkp_target_run_graph(ref, g, NULL, in, &want));
+  char msg[256];
+  cr_assert(vkp_test_allclose(&got, &want, 1e-5, 1e-6, msg, sizeof msg), "%s (seed %llu)",
+            msg, seed);
+  cpu_test_remove_dir(dir);
+  for (int i = 0; i < 2; ++i) vkp_tensor_deinit(&in[i]);
+  vkp_tensor_deinit(&got);
+  vkp_tensor_deinit(&want);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}

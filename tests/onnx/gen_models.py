@@ -34,8 +34,11 @@ class Writer:
 
     def save(self, name, model, inputs=(), outputs=()):
         onnx.save(model, os.path.join(self.out, name + ".onnx"))
+        # (np.ascontiguousarray makes a scalar 1-D: keep rank 0 as it is.)
         for k, a in enumerate(inputs):
-            t = numpy_helper.from_array(np.ascontiguousarray(a), "input_%d" % k)
+            a = np.asarray(a)
+            t = numpy_helper.from_array(a if a.ndim == 0 else np.ascontiguousarray(a),
+                                        "input_%d" % k)
             with open(os.path.join(self.out, "%s.input_%d.pb" % (name, k)), "wb") as f:
                 f.write(t.SerializeToString())
         for k, a in enumerate(outputs):
@@ -423,6 +426,73 @@ def gen_fold_select(w):
     w.save("fold_select", m, [x], [(x + a).astype(np.float32)])
 
 
+def gen_elementwise(w):
+    """Elementwise and logic ops on runtime tensors (opset 18): Clip with a
+    runtime min and a constant max, Mod, Selu's attribute, Max and Sum of
+    three inputs, Mean, comparisons, Xor, Not, Where, Mish, and Dropout with
+    its mask; then the integer ops: BitwiseAnd/Not, BitShift, Pow with an
+    integer base, Sign."""
+    x, y = w.f32(2, 3, 4, lo=-2.0, hi=2.0), w.f32(3, 4, lo=0.5, hi=1.5)
+    y *= w.rng.choice([-1.0, 1.0], size=y.shape).astype(np.float32)
+    lo = np.float32(w.rng.uniform(-1.0, 0.0))
+    n = helper.make_node
+    nodes = [
+        n("Clip", ["x", "lo", ""], ["c1"]), n("Clip", ["x", "", "hi"], ["c2"]),
+        n("Mod", ["x", "y"], ["md"], fmod=1), n("Selu", ["x"], ["se"], alpha=1.5),
+        n("Max", ["c1", "c2", "y"], ["mx"]), n("Mean", ["x", "y"], ["mn"]),
+        n("Less", ["x", "y"], ["lt"]), n("GreaterOrEqual", ["x", "y"], ["ge"]),
+        n("Xor", ["lt", "ge"], ["xo"]), n("Not", ["xo"], ["nx"]),
+        n("Where", ["lt", "md", "se"], ["wh"]), n("Dropout", ["wh"], ["d", "mask"]),
+        n("Mish", ["mn"], ["mi"]), n("Sum", ["d", "mx", "mi"], ["out"]),
+    ]
+    m = model(nodes, [vi("x", [2, 3, 4]), vi("y", [3, 4]), vi("lo", [])],
+              [vi("out", [2, 3, 4]), vi("mask", [2, 3, 4], TensorProto.BOOL),
+               vi("nx", [2, 3, 4], TensorProto.BOOL)],
+              [init("hi", np.float32(0.5))], opset=18)
+    xd, yd = x.astype(np.float64), y.astype(np.float64)
+    selu = 1.05070102214813232421875 * np.where(xd <= 0, 1.5 * np.expm1(xd), xd)
+    wh = np.where(xd < yd, np.fmod(xd, yd), selu)
+    mx = np.maximum(np.maximum(np.maximum(xd, lo), np.minimum(xd, 0.5)), yd)
+    mn = (xd + yd) / 2
+    mish = mn * np.tanh(np.log1p(np.exp(-np.abs(mn))) + np.maximum(mn, 0))
+    w.save("elementwise", m, [x, y, np.array(lo, np.float32)],
+           [(wh + mx + mish).astype(np.float32), np.ones((2, 3, 4), bool),
+            np.zeros((2, 3, 4), bool)])
+
+    a = w.rng.integers(-40, 40, size=6, dtype=np.int32)
+    b = w.rng.integers(-40, 40, size=6, dtype=np.int32)
+    u = w.rng.integers(0, 255, size=6, dtype=np.uint8)
+    sh = w.rng.integers(0, 10, size=6, dtype=np.uint8)
+    e = w.rng.integers(0, 4, size=6, dtype=np.int64)
+    nodes = [n("BitwiseAnd", ["a", "b"], ["ba"]), n("BitwiseNot", ["ba"], ["bn"]),
+             n("BitShift", ["u", "sh"], ["sr"], direction="RIGHT"),
+             n("Pow", ["a", "e"], ["pw"]), n("Sign", ["b"], ["sg"])]
+    I32, U8 = TensorProto.INT32, TensorProto.UINT8
+    m = model(nodes, [vi("a", [6], I32), vi("b", [6], I32), vi("u", [6], U8),
+                      vi("sh", [6], U8)],
+              [vi("bn", [6], I32), vi("sr", [6], U8), vi("pw", [6], I32), vi("sg", [6], I32)],
+              [init("e", e)], opset=18)
+    w.save("bitwise", m, [a, b, u, sh],
+           [np.invert(a & b), np.right_shift(u, sh),
+            (a.astype(np.int64) ** e).astype(np.int32), np.sign(b)])
+
+
+def gen_dropout(w):
+    """Dropout with training_mode: an identity (and an all-true mask) when
+    the ratio is a constant 0, whatever the runtime training_mode; refused
+    when a runtime ratio could make it drop."""
+    x = w.f32(3, 4)
+    n = helper.make_node
+    B = TensorProto.BOOL
+    m = model([n("Dropout", ["x", "zero", "t"], ["y", "mask"])],
+              [vi("x", [3, 4]), vi("t", [], B)], [vi("y", [3, 4]), vi("mask", [3, 4], B)],
+              [init("zero", np.float32(0.0))])
+    w.save("dropout_ratio0", m, [x, np.array(True)], [x, np.ones((3, 4), bool)])
+    m = model([n("Dropout", ["x", "r", "t"], ["y"])],
+              [vi("x", [3, 4]), vi("r", []), vi("t", [], B)], [vi("y", [3, 4])])
+    w.save("dropout_training", m)
+
+
 def gen_tensor_files(w):
     """TensorProto files in each storage form the reader handles."""
     vals = [i * 0.5 - 1.0 for i in range(6)]
@@ -575,6 +645,8 @@ def main():
     gen_conformance_dir(w)
     gen_fold(w)
     gen_fold_select(w)
+    gen_elementwise(w)
+    gen_dropout(w)
     gen_tensor_files(w)
     gen_refusals(w)
     gen_bad(w)

@@ -67,3 +67,49 @@ Test(onnx_ops, opset21_with_dynamic_batch, .timeout = 60) {
   onnx_run_and_compare(g, "opset21", 1e-5, 1e-6);
   vkp_graph_destroy(g);
 }
+
+// Elementwise and logic ops on runtime tensors: a runtime Clip bound stays
+// an input, a constant one becomes the attribute; Selu's attribute and
+// Mod's fmod come through; Max and Sum take three inputs; Dropout's mask
+// is all true. Then the integer ops (bitwise, shift, Pow of an integer).
+Test(onnx_ops, elementwise_and_logic_on_runtime_tensors, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("elementwise.onnx");
+  int clips = 0;
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    if (n->op == VKP_OP_CLIP) {
+      ++clips;
+      bool runtime_min = n->n_inputs == 2;
+      cr_assert(runtime_min || (n->n_inputs == 1 && vkp_node_float(n, "max") == 0.5),
+                "clip '%s': %d inputs", n->name, (int)n->n_inputs);
+    }
+    if (n->op == VKP_OP_SELU) cr_assert_eq(vkp_node_float(n, "alpha"), 1.5);
+    if (n->op == VKP_OP_MOD) cr_assert_eq(vkp_node_int(n, "fmod"), 1);
+    if (n->op == VKP_OP_MAX || n->op == VKP_OP_SUM) cr_assert_eq(n->n_inputs, 3);
+  }
+  cr_assert_eq(clips, 2);
+  onnx_run_and_compare(g, "elementwise", 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+  g = onnx_load_model("bitwise.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_BIT_SHIFT), 1);
+  onnx_run_and_compare(g, "bitwise", 0, 0);
+  vkp_graph_destroy(g);
+}
+
+// Dropout is refused only when it could drop: a runtime ratio in training
+// mode. With a constant ratio of 0 it is an identity whatever training_mode.
+Test(onnx_ops, dropout_refused_only_when_it_drops, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("dropout_ratio0.onnx");
+  cr_assert_eq(g->n_nodes, 2);  // identities naming the two graph outputs
+  onnx_run_and_compare(g, "dropout_ratio0", 0, 0);
+  vkp_graph_destroy(g);
+  char path[1024];
+  onnx_model_path(path, sizeof path, "dropout_training.onnx");
+  g = NULL;
+  vkp_status_t st = vkp_graph_load(path, &g);
+  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", vkp_status_message(st));
+  cr_assert(strstr(vkp_status_message(st), "the result would be random"), "%s",
+            vkp_status_message(st));
+  vkp_status_free(st);
+  cr_assert_null(g);
+}
