@@ -21,6 +21,9 @@
 #define INTS VKP_OP_DTYPES_INT
 #define UINTS VKP_OP_DTYPES_UNSIGNED_INT
 #define BOOL VKP_DTYPE_SET(VKP_DTYPE_BOOL)
+// Integers a double holds exactly.
+#define INTS_UP_TO_32 (INTS & ~VKP_DTYPE_SET(VKP_DTYPE_INT64) & \
+                       ~VKP_DTYPE_SET(VKP_DTYPE_UINT64))
 // Every dtype the generated code stores in a C type it computes with
 // (float16 and bfloat16 are stored as bits only).
 #define C_ARITH (VKP_DTYPE_SET_ALL & ~VKP_DTYPE_SET(VKP_DTYPE_FLOAT16) & \
@@ -46,7 +49,8 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_ABS] = {F32 | INT32_64, "fabsf(%0)", "%0 < 0 ? (%T)(0u - (u%T)%0) : %0"},
     [VKP_OP_RELU] = {F32 | INT32_64, "%0 > 0 ? %0 : 0", NULL},
     [VKP_OP_LEAKY_RELU] = {F32, "%0 >= 0.0f ? %0 : %{alpha} * %0", NULL},
-    [VKP_OP_CLIP] = {F32, "vkp_clipf(%0, %1{min}, %2{max})", NULL},
+    [VKP_OP_CLIP] = {F32 | INTS_UP_TO_32, "vkp_clipf(%0, %1{min}, %2{max})",
+                     "vkp_clip_%T(%0, %1{min}, %2{max})"},
     [VKP_OP_SIGMOID] = {F32, "vkp_sigmoidf(%0)", NULL},
     [VKP_OP_TANH] = {F32, "tanhf(%0)", NULL},
     [VKP_OP_ERF] = {F32, "erff(%0)", NULL},

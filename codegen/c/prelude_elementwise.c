@@ -59,3 +59,20 @@ VKP_INT_UNSIGNED(uint8_t)
 VKP_INT_UNSIGNED(uint16_t)
 VKP_INT_UNSIGNED(uint32_t)
 VKP_INT_UNSIGNED(uint64_t)
+
+// Integer clip of the types a double holds exactly: bounds (a tensor's
+// element, or a float attribute) rounded inward and saturated to T's range
+// (a NaN bound is no bound: fmin/fmax drop it).
+#define VKP_INT_CLIP(T, LO, HI)                                            \
+  static inline T vkp_clip_##T(T x, double lo, double hi) {                \
+    lo = fmin(fmax(ceil(lo), (double)(LO)), (double)(HI));                 \
+    hi = fmax(fmin(floor(hi), (double)(HI)), (double)(LO));                \
+    double y = (double)x < lo ? lo : (double)x;                            \
+    return (T)(y > hi ? hi : y);                                           \
+  }
+VKP_INT_CLIP(int8_t, INT8_MIN, INT8_MAX)
+VKP_INT_CLIP(int16_t, INT16_MIN, INT16_MAX)
+VKP_INT_CLIP(int32_t, INT32_MIN, INT32_MAX)
+VKP_INT_CLIP(uint8_t, 0, UINT8_MAX)
+VKP_INT_CLIP(uint16_t, 0, UINT16_MAX)
+VKP_INT_CLIP(uint32_t, 0, UINT32_MAX)
