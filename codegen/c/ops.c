@@ -28,6 +28,7 @@
 // (float16 and bfloat16 are stored as bits only).
 #define C_ARITH (VKP_DTYPE_SET_ALL & ~VKP_DTYPE_SET(VKP_DTYPE_FLOAT16) & \
                  ~VKP_DTYPE_SET(VKP_DTYPE_BFLOAT16))
+#define C_NUMERIC (C_ARITH & ~BOOL)
 
 typedef struct vkp__c_op_t {
   vkp_dtype_set_t dtypes;  // 0: no C kernel
@@ -91,10 +92,10 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_MEAN] = {F32, "(%0%[ + %@%]) / %n", NULL},
     // Comparisons and logic: bool results are uint8_t 0/1.
     [VKP_OP_EQUAL] = {C_ARITH, "%0 == %1", NULL},
-    [VKP_OP_LESS] = {C_ARITH, "%0 < %1", NULL},
-    [VKP_OP_GREATER] = {C_ARITH, "%0 > %1", NULL},
-    [VKP_OP_LESS_OR_EQUAL] = {C_ARITH, "%0 <= %1", NULL},
-    [VKP_OP_GREATER_OR_EQUAL] = {C_ARITH, "%0 >= %1", NULL},
+    [VKP_OP_LESS] = {C_NUMERIC, "%0 < %1", NULL},
+    [VKP_OP_GREATER] = {C_NUMERIC, "%0 > %1", NULL},
+    [VKP_OP_LESS_OR_EQUAL] = {C_NUMERIC, "%0 <= %1", NULL},
+    [VKP_OP_GREATER_OR_EQUAL] = {C_NUMERIC, "%0 >= %1", NULL},
     [VKP_OP_AND] = {BOOL, "%0 & %1", NULL},
     [VKP_OP_OR] = {BOOL, "%0 | %1", NULL},
     [VKP_OP_XOR] = {BOOL, "%0 ^ %1", NULL},
