@@ -227,8 +227,19 @@ vkp_status_t vkp__onnx_emit(vkp__onnx_ctx_t *ctx, vkp_op_t op, int32_t n_in,
                             const int32_t *inputs, int32_t n_attrs,
                             const vkp_attr_t *attrs, const char *out_name,
                             int32_t *out_value) {
+  return vkp__onnx_emit_multi(ctx, op, n_in, inputs, n_attrs, attrs, 1,
+                              &out_name, out_value);
+}
+
+vkp_status_t vkp__onnx_emit_multi(vkp__onnx_ctx_t *ctx, vkp_op_t op,
+                                  int32_t n_in, const int32_t *inputs,
+                                  int32_t n_attrs, const vkp_attr_t *attrs,
+                                  int32_t n_out, const char *const *out_names,
+                                  int32_t *out_values) {
   const char *in_names[64];
   if (n_in > 64) return VKP__ONNX_UNSUPPORTED("too many inputs (%d)", (int)n_in);
+  if (n_out < 1 || n_out > 64)
+    return VKP__ONNX_UNSUPPORTED("%d outputs (1 to 64)", (int)n_out);
   for (int32_t i = 0; i < n_in; ++i)
     in_names[i] = inputs[i] >= 0 ? ctx->graph->values[inputs[i]].name : NULL;
   char *node_name = ctx->emitted == 0
@@ -239,34 +250,45 @@ vkp_status_t vkp__onnx_emit(vkp__onnx_ctx_t *ctx, vkp_op_t op, int32_t n_in,
     node_name = base ? vkp__fresh_name(ctx, base, true) : NULL;
     vkp__free(base);
   }
-  char *value_name = NULL;
-  if (!out_name) {
-    char *base = vkp__asprintf("%s:%s", ctx->node_name, vkp_op_name(op));
-    value_name = base ? vkp__fresh_name(ctx, base, false) : NULL;
+  // Outputs without an ONNX name get fresh internal ones.
+  char *value_names[64] = {NULL};
+  const char *outs[64];
+  bool oom = !node_name;
+  for (int32_t i = 0; i < n_out && !oom; ++i) {
+    outs[i] = out_names[i];
+    if (outs[i]) continue;
+    // Output k of a node with several: "<node>:<op>.<k>", distinct before
+    // any of them is in the graph.
+    char *base = n_out > 1 ? vkp__asprintf("%s:%s.%d", ctx->node_name,
+                                           vkp_op_name(op), (int)i)
+                           : vkp__asprintf("%s:%s", ctx->node_name, vkp_op_name(op));
+    value_names[i] = base ? vkp__fresh_name(ctx, base, false) : NULL;
     vkp__free(base);
+    outs[i] = value_names[i];
+    oom = !outs[i];
   }
   vkp_status_t st = NULL;
-  if (!node_name || (!out_name && !value_name)) {
+  if (oom) {
     st = VKP_OOM("node name");
   } else {
-    const char *outs[1] = {out_name ? out_name : value_name};
     int32_t index;
-    st = vkp_graph_add_node(ctx->graph, node_name, op, n_in, in_names, 1, outs,
-                            n_attrs, attrs, &index);
+    st = vkp_graph_add_node(ctx->graph, node_name, op, n_in, in_names, n_out,
+                            outs, n_attrs, attrs, &index);
     if (!st) {
       ctx->emitted++;
       st = vkp__op_infer(ctx->graph, index);
       if (st) {
         st = vkp_status_annotate(st, "as IR %s", vkp_op_name(op));
       } else {
-        *out_value = ctx->graph->nodes[index].outputs[0];
+        for (int32_t i = 0; i < n_out; ++i)
+          out_values[i] = ctx->graph->nodes[index].outputs[i];
         bool folded = false;
         if (!ctx->no_fold) st = vkp__onnx_fold_ir_node(ctx, index, &folded);
       }
     }
   }
   vkp__free(node_name);
-  vkp__free(value_name);
+  for (int32_t i = 0; i < n_out; ++i) vkp__free(value_names[i]);
   return st;
 }
 

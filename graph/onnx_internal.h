@@ -223,6 +223,14 @@ vkp_status_t vkp__onnx_emit(vkp__onnx_ctx_t *ctx, vkp_op_t op, int32_t n_in,
                             const int32_t *inputs, int32_t n_attrs,
                             const vkp_attr_t *attrs, const char *out_name,
                             int32_t *out_value) VKP_MUST_USE;
+// The same for an IR node with `n_out` outputs: out_names[i] is the ONNX
+// output output i defines (NULL: a fresh internal name); out_values gets
+// the IR values.
+vkp_status_t vkp__onnx_emit_multi(vkp__onnx_ctx_t *ctx, vkp_op_t op,
+                                  int32_t n_in, const int32_t *inputs,
+                                  int32_t n_attrs, const vkp_attr_t *attrs,
+                                  int32_t n_out, const char *const *out_names,
+                                  int32_t *out_values) VKP_MUST_USE;
 // Adds an IR constant with a fresh name from a host tensor (copied).
 vkp_status_t vkp__onnx_add_const(vkp__onnx_ctx_t *ctx,
                                  const vkp__onnx_tensor_t *t,
@@ -341,10 +349,14 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("ConstantOfShape", fold_only, constant_of_shape, NONE, "value") \
   X("Conv", conv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("Ceil", simple, NULL, CEIL, "") \
+  X("ConvInteger", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("Cos", simple, NULL, COS, "") \
   X("Cosh", simple, NULL, COSH, "") \
+  X("DequantizeLinear", quantize, NULL, NONE, "axis,block_size") \
   X("Div", simple, NULL, DIV, "") \
   X("Dropout", dropout, NULL, NONE, "ratio,seed") \
+  X("DynamicQuantizeLinear", dynamic_quantize, NULL, NONE, "") \
+  X("Einsum", einsum, NULL, NONE, "equation") \
   X("Elu", simple, NULL, ELU, "alpha") \
   X("Equal", simple, NULL, EQUAL, "") \
   X("Erf", simple, NULL, ERF, "") \
@@ -352,6 +364,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Expand", fold_only, expand, NONE, "") \
   X("Flatten", reshape_like, NULL, NONE, "axis") \
   X("Floor", simple, NULL, FLOOR, "") \
+  X("GRU", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,layout,linear_before_reset") \
   X("Gather", gather, gather, NONE, "axis") \
   X("Gemm", gemm, NULL, NONE, "alpha,beta,transA,transB") \
   X("GlobalAveragePool", simple, NULL, GLOBAL_AVG_POOL, "") \
@@ -362,12 +375,14 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Identity", passthrough, NULL, NONE, "") \
   X("IsInf", simple, NULL, IS_INF, "detect_negative,detect_positive") \
   X("IsNaN", simple, NULL, IS_NAN, "") \
+  X("LSTM", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,input_forget,layout") \
   X("LayerNormalization", layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
   X("LeakyRelu", leaky_relu, NULL, NONE, "alpha") \
   X("Less", simple, NULL, LESS, "") \
   X("LessOrEqual", simple, NULL, LESS_OR_EQUAL, "") \
   X("Log", simple, NULL, LOG, "") \
   X("MatMul", simple, NULL, MATMUL, "") \
+  X("MatMulInteger", simple, NULL, MATMUL_INTEGER, "") \
   X("Max", simple, NULL, MAX, "") \
   X("MaxPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
   X("Mean", simple, NULL, MEAN, "") \
@@ -376,10 +391,15 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Mod", simple, NULL, MOD, "fmod") \
   X("Mul", simple, NULL, MUL, "") \
   X("Neg", simple, NULL, NEG, "") \
+  X("NegativeLogLikelihoodLoss", loss, NULL, NONE, "ignore_index,reduction") \
   X("Not", simple, NULL, NOT, "") \
   X("Or", simple, NULL, OR, "") \
   X("PRelu", simple, NULL, PRELU, "") \
   X("Pow", simple, NULL, POW, "") \
+  X("QLinearConv", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
+  X("QLinearMatMul", simple, NULL, QLINEAR_MATMUL, "") \
+  X("QuantizeLinear", quantize, NULL, NONE, "axis,block_size,output_dtype,saturate") \
+  X("RNN", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,layout") \
   X("Range", fold_only, range, NONE, "") \
   X("Reciprocal", simple, NULL, RECIPROCAL, "") \
   X("ReduceMean", reduce, NULL, NONE, "axes,keepdims") \
@@ -397,6 +417,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Size", shape, NULL, NONE, "") \
   X("Slice", slice, NULL, NONE, "axes,ends,starts") \
   X("Softmax", softmax, NULL, NONE, "axis") \
+  X("SoftmaxCrossEntropyLoss", loss, NULL, NONE, "ignore_index,reduction") \
   X("Softplus", simple, NULL, SOFTPLUS, "") \
   X("Softsign", simple, NULL, SOFTSIGN, "") \
   X("Split", split, NULL, NONE, "axis,num_outputs,split") \

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Linear algebra: matmul (NumPy semantics) and gemm.
+// Linear algebra: matmul (NumPy semantics), gemm and einsum.
+#include <stdio.h>
 #include <string.h>
 
+#include "graph/einsum.h"
 #include "graph/ops_internal.h"
 
 const vkp__attr_spec_t vkp__attrs_gemm[] = {
     VKP__ATTR_FLOAT("alpha", 1.0), VKP__ATTR_FLOAT("beta", 1.0),
     VKP__ATTR_INT("transA", 0), VKP__ATTR_INT("transB", 0), VKP__ATTR_END};
+const vkp__attr_spec_t vkp__attrs_einsum[] = {VKP__ATTR("equation", STRING),
+                                              VKP__ATTR_END};
 
 // ---------------------------------------------------------------------------
 // Inference
@@ -153,5 +157,267 @@ vkp_status_t vkp__eval_gemm(const vkp_node_t *n, const vkp_tensor_t *const *in,
     }
   VKP__F32_OR_ANY(f32, VKP__GEMM_LOOP);
 #undef VKP__GEMM_LOOP
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Einsum
+
+// A term's subscripts: letters as their character, the ellipsis as -1.
+typedef struct vkp__einsum_term_t {
+  int32_t n;
+  int32_t sub[VKP_MAX_RANK + 1];
+  bool ellipsis;
+} vkp__einsum_term_t;
+
+static bool vkp__is_letter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// Parses text[0..len) as one term.
+static vkp_status_t vkp__einsum_term(const char *text, size_t len,
+                                     vkp__einsum_term_t *t) {
+  t->n = 0;
+  t->ellipsis = false;
+  for (size_t i = 0; i < len;) {
+    if (t->n > VKP_MAX_RANK)
+      return VKP__ERR("einsum: term '%.*s' has more than %d subscripts",
+                      (int)len, text, VKP_MAX_RANK);
+    if (text[i] == '.') {
+      if (t->ellipsis || i + 3 > len || strncmp(text + i, "...", 3) != 0)
+        return VKP__ERR("einsum: term '%.*s' has a stray '.' or two ellipses",
+                        (int)len, text);
+      t->ellipsis = true;
+      t->sub[t->n++] = -1;
+      i += 3;
+      continue;
+    }
+    if (!vkp__is_letter(text[i]))
+      return VKP__ERR("einsum: '%c' in term '%.*s' is not a letter", text[i],
+                      (int)len, text);
+    t->sub[t->n++] = (unsigned char)text[i++];
+  }
+  return NULL;
+}
+
+vkp_status_t vkp__einsum_parse(const char *equation, int32_t n,
+                               const int32_t *ranks,
+                               const int64_t *const *shapes,
+                               vkp__einsum_t *out) {
+  memset(out, 0, sizeof *out);
+  char eq[256];
+  size_t len = 0;
+  for (const char *p = equation; *p; ++p) {
+    if (*p == ' ') continue;
+    if (len + 1 >= sizeof eq) return VKP__ERR("einsum: equation is too long");
+    eq[len++] = *p;
+  }
+  eq[len] = '\0';
+  if (n < 1 || n > VKP__EINSUM_MAX_INPUTS)
+    return VKP__ERR("einsum: %d inputs (1 to %d)", (int)n, VKP__EINSUM_MAX_INPUTS);
+  const char *arrow = strstr(eq, "->");
+  size_t lhs_len = arrow ? (size_t)(arrow - eq) : len;
+  // Input terms.
+  vkp__einsum_term_t terms[VKP__EINSUM_MAX_INPUTS];
+  int32_t count = 0, ell_rank = 0;
+  for (size_t start = 0;;) {
+    const char *comma = memchr(eq + start, ',', lhs_len - start);
+    size_t end = comma ? (size_t)(comma - eq) : lhs_len;
+    if (count >= n)
+      return VKP__ERR("einsum: equation '%s' has more terms than the %d inputs",
+                      eq, (int)n);
+    VKP_RETURN_IF_ERROR(vkp__einsum_term(eq + start, end - start, &terms[count]));
+    vkp__einsum_term_t *t = &terms[count];
+    int32_t letters = t->n - (t->ellipsis ? 1 : 0);
+    int32_t er = ranks[count] - letters;
+    if (er < 0 || (!t->ellipsis && er != 0))
+      return VKP__ERR("einsum: term %d '%.*s' has %d subscripts; input %d has "
+                      "rank %d",
+                      (int)count, (int)(end - start), eq + start, (int)letters,
+                      (int)count, (int)ranks[count]);
+    if (er > ell_rank) ell_rank = er;
+    ++count;
+    if (!comma) break;
+    start = end + 1;
+  }
+  if (count != n)
+    return VKP__ERR("einsum: equation '%s' has %d terms for %d inputs", eq,
+                    (int)count, (int)n);
+  // Keys: a letter is its character, ellipsis dim e (0 = the outermost of
+  // the broadcast ellipsis) is 128 + e.
+  int32_t uses[128 + VKP_MAX_RANK] = {0};
+  bool any_ellipsis = false;
+  for (int32_t i = 0; i < n; ++i) {
+    any_ellipsis |= terms[i].ellipsis;
+    for (int32_t k = 0; k < terms[i].n; ++k)
+      if (terms[i].sub[k] >= 0) uses[terms[i].sub[k]]++;
+  }
+  // Output keys, and the canonical text of the output.
+  int32_t out_keys[VKP__EINSUM_MAX_LABELS], n_out = 0;
+  char rhs[256];
+  size_t rl = 0;
+  if (arrow) {
+    vkp__einsum_term_t t;
+    VKP_RETURN_IF_ERROR(vkp__einsum_term(arrow + 2, strlen(arrow + 2), &t));
+    for (int32_t k = 0; k < t.n; ++k) {
+      if (t.sub[k] < 0) {
+        for (int32_t e = 0; e < ell_rank; ++e) out_keys[n_out++] = 128 + e;
+        continue;
+      }
+      if (!uses[t.sub[k]])
+        return VKP__ERR("einsum: output subscript '%c' appears in no input",
+                        (char)t.sub[k]);
+      for (int32_t j = 0; j < n_out; ++j)
+        if (out_keys[j] == t.sub[k])
+          return VKP__ERR("einsum: output subscript '%c' is repeated", (char)t.sub[k]);
+      out_keys[n_out++] = t.sub[k];
+    }
+    rl = (size_t)snprintf(rhs, sizeof rhs, "%s", arrow + 2);
+  } else {
+    if (any_ellipsis) {
+      for (int32_t e = 0; e < ell_rank; ++e) out_keys[n_out++] = 128 + e;
+      rl = (size_t)snprintf(rhs, sizeof rhs, "...");
+    }
+    for (int32_t c = 0; c < 128; ++c)
+      if (uses[c] == 1) {
+        out_keys[n_out++] = c;
+        rhs[rl++] = (char)c;
+      }
+    rhs[rl] = '\0';
+  }
+  if (n_out > VKP_MAX_RANK)
+    return VKP__ERR("einsum: the output has rank %d; at most %d", (int)n_out,
+                    VKP_MAX_RANK);
+  // Labels: output keys first, then the others by first appearance.
+  int32_t label_of[128 + VKP_MAX_RANK];
+  for (int32_t k = 0; k < 128 + VKP_MAX_RANK; ++k) label_of[k] = -1;
+  for (int32_t j = 0; j < n_out; ++j) label_of[out_keys[j]] = j;
+  out->n_labels = n_out;
+  out->out_rank = n_out;
+  out->n_inputs = n;
+  for (int32_t l = 0; l < VKP__EINSUM_MAX_LABELS; ++l) out->dim[l] = -1;
+  for (int32_t i = 0; i < n; ++i) {
+    const vkp__einsum_term_t *t = &terms[i];
+    int32_t er = ranks[i] - (t->n - (t->ellipsis ? 1 : 0)), d = 0;
+    out->rank[i] = ranks[i];
+    for (int32_t k = 0; k < t->n; ++k) {
+      int32_t first = t->sub[k] < 0 ? 128 + ell_rank - er : t->sub[k];
+      int32_t span = t->sub[k] < 0 ? er : 1;
+      for (int32_t e = 0; e < span; ++e, ++d) {
+        int32_t key = first + e;
+        if (label_of[key] < 0) label_of[key] = out->n_labels++;
+        int32_t l = label_of[key];
+        out->label[i][d] = l;
+        int64_t size = shapes[i][d];
+        bool ellipsis = key >= 128;
+        if (out->dim[l] < 0 || (ellipsis && out->dim[l] == 1)) {
+          out->dim[l] = size;
+        } else if (size != out->dim[l] && !(ellipsis && size == 1)) {
+          if (ellipsis)
+            return VKP__ERR("einsum: ellipsis dims of input %d do not broadcast "
+                            "(%lld vs %lld)",
+                            (int)i, (long long)size, (long long)out->dim[l]);
+          return VKP__ERR("einsum: subscript '%c' is %lld in input %d, %lld "
+                          "elsewhere",
+                          (char)key, (long long)size, (int)i,
+                          (long long)out->dim[l]);
+        }
+      }
+    }
+  }
+  // Ellipsis dims in the output that no input has (all inputs shorter) stay
+  // size 1.
+  for (int32_t l = 0; l < out->n_labels; ++l)
+    if (out->dim[l] < 0) out->dim[l] = 1;
+  int w = snprintf(out->canonical, sizeof out->canonical, "%.*s->%s", (int)lhs_len,
+                   eq, rhs);
+  if (w < 0 || (size_t)w >= sizeof out->canonical)
+    return VKP__ERR("einsum: equation is too long");
+  return NULL;
+}
+
+vkp_status_t vkp__infer_einsum(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
+  const char *equation = vkp_node_string(n, "equation");
+  if (!equation) return VKP__ERR("attribute 'equation' is required");
+  if (n->n_inputs > VKP__EINSUM_MAX_INPUTS)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED, "einsum of %d inputs; at most %d",
+                           (int)n->n_inputs, VKP__EINSUM_MAX_INPUTS);
+  int32_t ranks[VKP__EINSUM_MAX_INPUTS];
+  const int64_t *shapes[VKP__EINSUM_MAX_INPUTS];
+  const vkp_value_t *x = vkp__in(g, n, 0);
+  for (int32_t i = 0; i < n->n_inputs; ++i) {
+    const vkp_value_t *v = vkp__in(g, n, i);
+    if (!v) return VKP__ERR("input %d is required", (int)i);
+    VKP_RETURN_IF_ERROR(vkp__same_dtype(x, v));
+    ranks[i] = v->rank;
+    shapes[i] = v->shape;
+  }
+  vkp__einsum_t e;
+  VKP_RETURN_IF_ERROR(vkp__einsum_parse(equation, n->n_inputs, ranks, shapes, &e));
+  VKP_RETURN_IF_ERROR(vkp__set_string(n, "equation", e.canonical));
+  vkp__set_out(out, x->dtype, e.out_rank, e.dim);
+  return NULL;
+}
+
+// Walks every combination of every label (output ones outermost, so each
+// output element's terms are consecutive) and sums the products.
+vkp_status_t vkp__eval_einsum(const vkp_node_t *n, const vkp_tensor_t *const *in,
+                              vkp_tensor_t *out) {
+  int32_t ranks[VKP__EINSUM_MAX_INPUTS];
+  const int64_t *shapes[VKP__EINSUM_MAX_INPUTS];
+  for (int32_t i = 0; i < n->n_inputs; ++i) {
+    ranks[i] = in[i]->rank;
+    shapes[i] = in[i]->shape;
+  }
+  vkp__einsum_t e;
+  VKP_RETURN_IF_ERROR(vkp__einsum_parse(vkp_node_string(n, "equation"),
+                                        n->n_inputs, ranks, shapes, &e));
+  // stride[i][l]: how far input i moves when label l steps (repeated
+  // subscripts add up: a diagonal; broadcast dims do not move).
+  int64_t stride[VKP__EINSUM_MAX_INPUTS][VKP__EINSUM_MAX_LABELS] = {{0}};
+  for (int32_t i = 0; i < e.n_inputs; ++i) {
+    int64_t own[VKP_MAX_RANK];
+    vkp__strides(in[i], own);
+    for (int32_t d = 0; d < e.rank[i]; ++d)
+      if (in[i]->shape[d] != 1) stride[i][e.label[i][d]] += own[d];
+  }
+  int64_t inner = vkp__prod(e.dim, e.out_rank, e.n_labels);
+  int64_t outer = vkp__prod(e.dim, 0, e.out_rank);
+  bool is_float = vkp_dtype_is_float(out->dtype);
+  int64_t idx[VKP__EINSUM_MAX_LABELS] = {0}, off[VKP__EINSUM_MAX_INPUTS] = {0};
+  for (int64_t o = 0; o < outer; ++o) {
+    double acc = 0;
+    uint64_t iacc = 0;  // integers wrap, as NumPy's do
+    for (int64_t s = 0; s < inner; ++s) {
+      if (is_float) {
+        double prod = 1;
+        for (int32_t i = 0; i < e.n_inputs; ++i) prod *= vkp__get_f(in[i], off[i]);
+        acc += prod;
+      } else {
+        uint64_t prod = 1;
+        for (int32_t i = 0; i < e.n_inputs; ++i)
+          prod *= (uint64_t)vkp__get_i(in[i], off[i]);
+        iacc += prod;
+      }
+      // Next combination: the innermost label steps first.
+      for (int32_t l = e.n_labels - 1; l >= 0; --l) {
+        for (int32_t i = 0; i < e.n_inputs; ++i) off[i] += stride[i][l];
+        if (++idx[l] < e.dim[l]) break;
+        for (int32_t i = 0; i < e.n_inputs; ++i) off[i] -= stride[i][l] * e.dim[l];
+        idx[l] = 0;
+      }
+    }
+    if (is_float) vkp__put_f(out, o, acc);
+    else vkp__put_i(out, o, (int64_t)iacc);
+    // An empty sum (a summed label of size 0) never stepped the output
+    // labels: step them here.
+    if (inner == 0)
+      for (int32_t l = e.out_rank - 1; l >= 0; --l) {
+        for (int32_t i = 0; i < e.n_inputs; ++i) off[i] += stride[i][l];
+        if (++idx[l] < e.dim[l]) break;
+        for (int32_t i = 0; i < e.n_inputs; ++i) off[i] -= stride[i][l] * e.dim[l];
+        idx[l] = 0;
+      }
+  }
   return NULL;
 }

@@ -6,10 +6,13 @@
 //
 //   op_elementwise.c  arithmetic, functions, activations, cast, min/max/sum
 //   op_logic.c        comparisons, boolean logic, where, bitwise ops
-//   op_linalg.c       matmul, gemm
+//   op_linalg.c       matmul, gemm, einsum
 //   op_nn.c           convolution, pooling, normalisation, softmax
 //   op_reduce.c       reductions
 //   op_shape.c        reshape family, transpose, concat, slice
+//   op_rnn.c          lstm, gru, rnn
+//   op_loss.c         softmax cross entropy, negative log likelihood
+//   op_quant.c        linear (de)quantization, integer matmul and conv
 //
 // A schema lists the attributes an op takes, with their kind and, where the
 // op has one, the default that validation writes in (vkp__op_infer fills

@@ -42,7 +42,10 @@ extern "C" {
   VKP_OP_LIST_LINALG(X) \
   VKP_OP_LIST_NN(X) \
   VKP_OP_LIST_REDUCE(X) \
-  VKP_OP_LIST_SHAPE(X)
+  VKP_OP_LIST_SHAPE(X) \
+  VKP_OP_LIST_RNN(X) \
+  VKP_OP_LIST_LOSS(X) \
+  VKP_OP_LIST_QUANT(X)
 
 // elementwise arithmetic (NumPy broadcasting), functions, activations, cast: graph/op_elementwise.c
 #define VKP_OP_LIST_ELEMENTWISE(X) \
@@ -121,7 +124,8 @@ extern "C" {
 // linear algebra: graph/op_linalg.c
 #define VKP_OP_LIST_LINALG(X) \
   X(MATMUL, "matmul", 2, 2, 1, 1, none, matmul, matmul, OUT_EWISE_FUSABLE, FLOAT, 0, MATMUL, 2) \
-  X(GEMM, "gemm", 2, 3, 1, 1, gemm, gemm, gemm, OUT_EWISE_FUSABLE, FLOAT, 0, GEMM, 2)
+  X(GEMM, "gemm", 2, 3, 1, 1, gemm, gemm, gemm, OUT_EWISE_FUSABLE, FLOAT, 0, GEMM, 2) \
+  X(EINSUM, "einsum", 1, -1, 1, 1, einsum, einsum, einsum, OPAQUE, NUMERIC, 0, MATMUL, 2)
 
 // convolution, pooling, normalisation: graph/op_nn.c
 #define VKP_OP_LIST_NN(X) \
@@ -148,6 +152,27 @@ extern "C" {
   X(SQUEEZE, "squeeze", 1, 1, 1, 1, squeeze, squeeze, copy, INJECTIVE, ALL, 1, VIEW, 0) \
   X(UNSQUEEZE, "unsqueeze", 1, 1, 1, 1, unsqueeze, unsqueeze, copy, INJECTIVE, ALL, 1, VIEW, 0) \
   X(IDENTITY, "identity", 1, 1, 1, 1, none, unary, copy, INJECTIVE, ALL, 1, VIEW, 0)
+
+// recurrent networks (ONNX LSTM, GRU, RNN; outputs Y, Y_h[, Y_c]): graph/op_rnn.c
+#define VKP_OP_LIST_RNN(X) \
+  X(LSTM, "lstm", 3, 8, 1, 3, lstm, rnn, rnn, OPAQUE, FLOAT, 0, MATMUL, 8) \
+  X(GRU, "gru", 3, 6, 1, 2, gru, rnn, rnn, OPAQUE, FLOAT, 0, MATMUL, 6) \
+  X(RNN, "rnn", 3, 6, 1, 2, rnn, rnn, rnn, OPAQUE, FLOAT, 0, MATMUL, 2)
+
+// losses (ONNX SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss): graph/op_loss.c
+#define VKP_OP_LIST_LOSS(X) \
+  X(SOFTMAX_CROSS_ENTROPY_LOSS, "softmax_cross_entropy_loss", 2, 3, 1, 2, loss, loss, loss, OPAQUE, FLOAT, 0, REDUCE, 6) \
+  X(NEGATIVE_LOG_LIKELIHOOD_LOSS, "negative_log_likelihood_loss", 2, 3, 1, 1, loss, loss, loss, OPAQUE, FLOAT, 0, REDUCE, 1)
+
+// quantization: linear (de)quantization and integer matmul/conv: graph/op_quant.c
+#define VKP_OP_LIST_QUANT(X) \
+  X(QUANTIZE_LINEAR, "quantize_linear", 2, 3, 1, 1, quantize_linear, quantize_linear, quantize_linear, OPAQUE, FLOAT, 0, ELEMWISE, 4) \
+  X(DEQUANTIZE_LINEAR, "dequantize_linear", 2, 3, 1, 1, dequantize_linear, dequantize_linear, dequantize_linear, OPAQUE, QUANTIZED, 0, ELEMWISE, 2) \
+  X(DYNAMIC_QUANTIZE_LINEAR, "dynamic_quantize_linear", 1, 1, 3, 3, none, dynamic_quantize_linear, dynamic_quantize_linear, OPAQUE, FLOAT32, 0, REDUCE, 6) \
+  X(MATMUL_INTEGER, "matmul_integer", 2, 4, 1, 1, none, matmul_integer, matmul_integer, OPAQUE, INT8, 0, MATMUL, 2) \
+  X(CONV_INTEGER, "conv_integer", 2, 4, 1, 1, qconv, conv_integer, conv_integer, OPAQUE, INT8, 0, CONV, 2) \
+  X(QLINEAR_MATMUL, "qlinear_matmul", 8, 8, 1, 1, none, qlinear_matmul, qlinear_matmul, OPAQUE, INT8, 0, MATMUL, 2) \
+  X(QLINEAR_CONV, "qlinear_conv", 8, 9, 1, 1, qconv, qlinear_conv, qlinear_conv, OPAQUE, INT8, 0, CONV, 2)
 
 typedef enum vkp_op_t {
 #define VKP__OP_ENUM(e, name, ...) VKP_OP_##e,
@@ -217,6 +242,13 @@ typedef enum vkp_op_cost_class_t {
 #define VKP_OP_DTYPES_NUMERIC (VKP_OP_DTYPES_FLOAT | VKP_OP_DTYPES_INT)
 #define VKP_OP_DTYPES_BOOL VKP_DTYPE_SET(VKP_DTYPE_BOOL)
 #define VKP_OP_DTYPES_ALL VKP_DTYPE_SET_ALL
+#define VKP_OP_DTYPES_FLOAT32 VKP_DTYPE_SET(VKP_DTYPE_FLOAT32)
+// 8-bit quantized integers (MatMulInteger, QLinearConv, ...).
+#define VKP_OP_DTYPES_INT8 (VKP_DTYPE_SET(VKP_DTYPE_INT8) | VKP_DTYPE_SET(VKP_DTYPE_UINT8))
+// What DequantizeLinear reads: 8- and 16-bit quantized integers and int32.
+#define VKP_OP_DTYPES_QUANTIZED                                          \
+  (VKP_OP_DTYPES_INT8 | VKP_DTYPE_SET(VKP_DTYPE_INT16) |                 \
+   VKP_DTYPE_SET(VKP_DTYPE_UINT16) | VKP_DTYPE_SET(VKP_DTYPE_INT32))
 
 // The op's fusion pattern; VKP_OP_PATTERN_OPAQUE when out of range.
 vkp_op_pattern_t vkp_op_pattern(vkp_op_t op);
