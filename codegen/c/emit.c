@@ -81,6 +81,10 @@ const vkp_value_t *vkp__c_out(const vkp__c_kernel_t *k) {
   return &k->graph->values[k->node->outputs[0]];
 }
 
+const vkp_value_t *vkp__c_out_at(const vkp__c_kernel_t *k, int32_t i) {
+  return &k->graph->values[k->node->outputs[i]];
+}
+
 static const vkp_value_t *vkp__outv(const vkp__cg_t *cg, const vkp_node_t *n) {
   return &cg->g->values[n->outputs[0]];
 }
@@ -219,17 +223,20 @@ static vkp_status_t vkp__plan_buffers(vkp__cg_t *cg) {
     cg->storage[v] = VKP__ST_OUTPUT;
     cg->io_index[v] = i;
   }
-  // Materialised intermediates and views.
+  // Materialised intermediates and views; every output of a node with
+  // several (only emitters run those) has its own buffer.
   for (int32_t i = 0; i < g->n_nodes; ++i) {
     const vkp_node_t *n = &g->nodes[i];
-    int32_t v = n->outputs[0];
-    if (cg->group_of[i] != i || cg->storage[v] == VKP__ST_OUTPUT) continue;
-    if (vkp__is_view(n->op)) {
-      cg->storage[v] = VKP__ST_ALIAS;
-      int32_t src = n->inputs[0];
-      cg->alias_of[v] = cg->alias_of[src] >= 0 ? cg->alias_of[src] : src;
-    } else {
-      cg->storage[v] = VKP__ST_WORKSPACE;
+    for (int32_t j = 0; j < n->n_outputs; ++j) {
+      int32_t v = n->outputs[j];
+      if (cg->group_of[i] != i || cg->storage[v] == VKP__ST_OUTPUT) continue;
+      if (vkp__is_view(n->op)) {
+        cg->storage[v] = VKP__ST_ALIAS;
+        int32_t src = n->inputs[0];
+        cg->alias_of[v] = cg->alias_of[src] >= 0 ? cg->alias_of[src] : src;
+      } else {
+        cg->storage[v] = VKP__ST_WORKSPACE;
+      }
     }
   }
   // Lifetimes in group positions, views extending their base.
@@ -249,9 +256,14 @@ static vkp_status_t vkp__plan_buffers(vkp__cg_t *cg) {
   for (int32_t i = 0; i < g->n_nodes; ++i) {
     const vkp_node_t *n = &g->nodes[i];
     int32_t pos = cg->group_of[i];
-    int32_t o = n->outputs[0];
-    int32_t ob = cg->alias_of[o] >= 0 ? cg->alias_of[o] : o;
-    if (def[ob] < 0) def[ob] = pos;
+    // An output lives at least where it is written, read or not: the
+    // outputs of one node never share memory.
+    for (int32_t j = 0; j < n->n_outputs; ++j) {
+      int32_t o = n->outputs[j];
+      int32_t ob = cg->alias_of[o] >= 0 ? cg->alias_of[o] : o;
+      if (def[ob] < 0) def[ob] = pos;
+      if (last[ob] < pos) last[ob] = pos;
+    }
     for (int32_t k = 0; k < n->n_inputs; ++k) {
       int32_t v = n->inputs[k];
       if (v < 0) continue;
@@ -1110,8 +1122,12 @@ static void vkp__emit_node_comment(vkp__cg_t *cg, const vkp_node_t *n,
       vkp__sb_printf(sb, "%s%s", i ? ", " : " ",
                      vkp_shape_format(v->rank, v->shape, shape, sizeof shape));
   }
-  vkp__sb_printf(sb, " -> %s%s\n",
-                 vkp_shape_format(o->rank, o->shape, shape, sizeof shape), role);
+  vkp__sb_printf(sb, " -> %s", vkp_shape_format(o->rank, o->shape, shape, sizeof shape));
+  for (int32_t j = 1; j < n->n_outputs; ++j) {
+    const vkp_value_t *oj = &cg->g->values[n->outputs[j]];
+    vkp__sb_printf(sb, ", %s", vkp_shape_format(oj->rank, oj->shape, shape, sizeof shape));
+  }
+  vkp__sb_printf(sb, "%s\n", role);
 }
 
 // Emits the function of the group rooted at `root` into cg->out and its call
@@ -1169,13 +1185,17 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
                               : NULL;
   vkp__sb_t family_body = {0};
   size_t family_scratch = 0;
+  bool after_gemm = false;
   if (family) {
     vkp__c_kernel_t k = {.graph = g, .node = rn, .out = cg->vname[out_v],
                          .threads = cg->threads, .body = &family_body};
     for (int32_t i = 0; i < rn->n_inputs && i < VKP__C_MAX_INPUTS; ++i)
       k.in[i] = rn->inputs[i] >= 0 ? cg->vname[rn->inputs[i]] : NULL;
+    for (int32_t i = 0; i < rn->n_outputs && i < VKP__C_MAX_OUTPUTS; ++i)
+      k.outs[i] = cg->vname[rn->outputs[i]];
     st = family(&k);
     family_scratch = k.scratch_floats;
+    after_gemm = k.after_gemm_scratch;
     if (!st) st = vkp__sb_status(&family_body, "generated C source");
     if (st) {
       vkp__sb_deinit(&family_body);
@@ -1184,7 +1204,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
                                  vkp_op_name(rn->op));
     }
     if (family_scratch)
-      vkp__emit_scratch_term(cg, "loop", "%zu", family_scratch);
+      vkp__emit_scratch_term(cg, after_gemm ? "wino" : "loop", "%zu", family_scratch);
   }
   // Function header.
   const char *name = vkp__gname(cg, gr);
@@ -1194,7 +1214,11 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     vkp__sb_printf(&cg->out, "const %s *%s, ", vkp__c_type(v->dtype),
                    cg->vname[gr->params[i]]);
   }
-  vkp__sb_printf(&cg->out, "%s *restrict %s", vkp__c_type(ov->dtype), cg->vname[out_v]);
+  for (int32_t j = 0; j < rn->n_outputs; ++j) {
+    const vkp_value_t *oj = &g->values[rn->outputs[j]];
+    vkp__sb_printf(&cg->out, "%s%s *restrict %s", j ? ", " : "", vkp__c_type(oj->dtype),
+                   cg->vname[rn->outputs[j]]);
+  }
   bool scratch = gr->anchor >= 0 || rn->op == VKP_OP_MATMUL ||
                  rn->op == VKP_OP_MAX_POOL2D || family_scratch > 0;
   if (scratch) vkp__sb_append(&cg->out, ", float *scratch, const float *packed");
@@ -1220,9 +1244,11 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     vkp__sb_printf(calls, "%s, ", cg->vname[gr->params[i]]);
     needed[gr->params[i]] = true;
   }
-  vkp__sb_printf(calls, "%s%s);\n", cg->vname[out_v],
-                 scratch ? ", scratch, packed" : "");
-  needed[out_v] = true;
+  for (int32_t j = 0; j < rn->n_outputs; ++j) {
+    vkp__sb_printf(calls, "%s%s", j ? ", " : "", cg->vname[rn->outputs[j]]);
+    needed[rn->outputs[j]] = true;
+  }
+  vkp__sb_printf(calls, "%s);\n", scratch ? ", scratch, packed" : "");
   cg->n_kernels++;
   vkp__free(gr);
   return st;

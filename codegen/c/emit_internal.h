@@ -7,7 +7,14 @@
 //   static void node_<name>(const T0 *in0, const T1 *in1, ..., T *restrict out
 //                           [, float *scratch, const float *packed])
 //
-// from a vkp__c_kernel_t. Emitters of an op family live in
+// from a vkp__c_kernel_t. A node with several outputs (an emitter is the only
+// way to run one) has them all as parameters, in order:
+//
+//   static void node_<name>(const T0 *in0, ..., T *restrict out0,
+//                           T *restrict out1, ... [, float *scratch, ...])
+//
+// each with its own storage (an output nothing reads still gets a buffer).
+// Emitters of an op family live in
 // codegen/c/emit_<family>.c, heavy loops they call in
 // codegen/c/prelude_<family>.c (pasted into every generated unit after
 // prelude.c), and are declared below.
@@ -24,6 +31,7 @@
 #ifndef VKPIPE_CODEGEN_C_EMIT_INTERNAL_H_
 #define VKPIPE_CODEGEN_C_EMIT_INTERNAL_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,15 +39,21 @@
 #include "vkpipe/graph.h"
 
 #define VKP__C_MAX_INPUTS 64
+#define VKP__C_MAX_OUTPUTS 8
 
 typedef struct vkp__c_kernel_t {
   const vkp_graph_t *graph;          // validated, borrowed
-  const vkp_node_t *node;            // the node (one output)
+  const vkp_node_t *node;            // the node
   const char *in[VKP__C_MAX_INPUTS]; // C names of the inputs (NULL: omitted)
-  const char *out;                   // C name of the output
+  const char *out;                   // C name of output 0 (outs[0])
+  const char *outs[VKP__C_MAX_OUTPUTS];  // C names of the node->n_outputs outputs
   int32_t threads;                   // the stage's thread count
   vkp__sb_t *body;                   // where the body goes
   size_t scratch_floats;             // set by the emitter; 0: no scratch
+  // Set by an emitter that calls vkp_gemm: `scratch` then starts with the
+  // GEMM's packing scratch (VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS
+  // floats) and the emitter's scratch_floats follow it.
+  bool after_gemm_scratch;
 } vkp__c_kernel_t;
 
 typedef vkp_status_t (*vkp__c_emit_fn)(vkp__c_kernel_t *k);
@@ -49,11 +63,15 @@ vkp__c_emit_fn vkp__c_emitter(vkp_op_t op);
 // The C type a dtype is stored in ("float", "int64_t"; float16 as
 // "uint16_t").
 const char *vkp__c_type(vkp_dtype_t dtype);
-// Input `i` / the output of the kernel's node.
+// Input `i` / output 0 / output `i` of the kernel's node.
 const vkp_value_t *vkp__c_in(const vkp__c_kernel_t *k, int32_t i);
 const vkp_value_t *vkp__c_out(const vkp__c_kernel_t *k);
+const vkp_value_t *vkp__c_out_at(const vkp__c_kernel_t *k, int32_t i);
 
 // ---------------------------------------------------------------------------
 // Emitters, by family (codegen/c/emit_<family>.c)
+
+// Recurrent networks: lstm, gru, rnn (emit_rnn.c).
+vkp_status_t vkp__c_emit_rnn(vkp__c_kernel_t *k);
 
 #endif  // VKPIPE_CODEGEN_C_EMIT_INTERNAL_H_

@@ -127,6 +127,9 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_SQUEEZE] = {ANY, NULL, NULL},
     [VKP_OP_UNSQUEEZE] = {ANY, NULL, NULL},
     [VKP_OP_IDENTITY] = {ANY, NULL, NULL},
+    [VKP_OP_LSTM] = {F32, NULL, NULL, vkp__c_emit_rnn},
+    [VKP_OP_GRU] = {F32, NULL, NULL, vkp__c_emit_rnn},
+    [VKP_OP_RNN] = {F32, NULL, NULL, vkp__c_emit_rnn},
 };
 
 vkp__c_emit_fn vkp__c_emitter(vkp_op_t op) {
@@ -169,7 +172,9 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
              vkp_op_name(node->op));
     return false;
   }
-  if (node->n_outputs != 1) {
+  // Several outputs: only through an emitter (the fused loops write one).
+  if (node->n_outputs != 1 &&
+      (!vkp__c_ops[node->op].emit || node->n_outputs > VKP__C_MAX_OUTPUTS)) {
     snprintf(reason, reason_size, "%s with %d outputs: the C code generator "
              "writes one", vkp_op_name(node->op), (int)node->n_outputs);
     return false;
