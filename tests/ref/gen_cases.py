@@ -12,8 +12,9 @@ and stored in the manifest so a failure can be reproduced.
 Manifest: {"seed": "S" (a string: it may exceed a double), "dtypes": [the
 dtypes this generator writes], "cases": [{"name", "op", "attrs": [[name, kind, value]],
 "inputs": [{"name", "dtype", "shape", "file", "constant"} or {"omitted": true}],
-"output": {"dtype", "shape", "file"}, "rtol", "atol"}]}. Files hold raw
-little-endian, row-major element data.
+"output": {"dtype", "shape", "file"}, "rtol", "atol"}]}; a node with several
+outputs has them all in "outputs" (a list of the same), "output" being the
+first. Files hold raw little-endian, row-major element data.
 """
 import glob
 import importlib
@@ -60,7 +61,9 @@ class Gen:
 
     # --- recording -----------------------------------------------------------
     def add(self, op, inputs, expected, attrs=(), tag="", rtol=1e-5, atol=1e-6):
-        """inputs: list of np arrays, None (omitted), or ("const", array)."""
+        """inputs: list of np arrays, None (omitted), or ("const", array);
+        expected: an array, or a list of arrays for a node with several
+        outputs."""
         name = "%s_%d%s" % (op, len(self.cases), ("_" + tag) if tag else "")
         recorded = []
         for i, x in enumerate(inputs):
@@ -75,14 +78,18 @@ class Gen:
             recorded.append({"name": "x%d" % i, "dtype": dt,
                              "shape": list(arr.shape), "file": fname,
                              "constant": constant})
-        dt = str(expected.dtype)
-        fname = "%s.out.bin" % name
-        self.write(fname, expected, dt)
-        self.cases.append({
-            "name": name, "op": op, "attrs": [list(a) for a in attrs],
-            "inputs": recorded,
-            "output": {"dtype": dt, "shape": list(expected.shape), "file": fname},
-            "rtol": rtol, "atol": atol})
+        several = isinstance(expected, (list, tuple))
+        outputs = []
+        for k, out in enumerate(expected if several else [expected]):
+            dt = str(out.dtype)
+            fname = "%s.out%s.bin" % (name, k if several else "")
+            self.write(fname, out, dt)
+            outputs.append({"dtype": dt, "shape": list(out.shape), "file": fname})
+        case = {"name": name, "op": op, "attrs": [list(a) for a in attrs],
+                "inputs": recorded, "output": outputs[0], "rtol": rtol, "atol": atol}
+        if several:
+            case["outputs"] = outputs
+        self.cases.append(case)
 
     def write(self, fname, arr, dt):
         data = np.ascontiguousarray(arr).astype(DTYPES[dt]).tobytes()

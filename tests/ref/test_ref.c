@@ -3,8 +3,9 @@
 // reference kernels, graph/op_*.c): every op of VKP_OP_LIST against the NumPy cases that
 // gen_cases.py writes with a fresh seed each run (a ctest fixture runs it
 // first). Each case is built with the builder API, validated, its inferred
-// output shape compared with NumPy's, run on "ref" through
-// vkp_target_run_graph and compared with NumPy's result.
+// output shapes compared with NumPy's (every output of a node with several),
+// run on "ref" through vkp_target_run_graph and compared with NumPy's
+// results.
 //
 // Tolerance: both sides compute each float32 result in double and round once
 // (ref by design, NumPy on float64 copies of the inputs), so they normally
@@ -94,7 +95,7 @@ static void *read_data(const char *file, size_t want, char *err, size_t err_size
   return data;
 }
 
-enum { MAX_CASE_INPUTS = 8, MAX_ATTRS = 8 };
+enum { MAX_CASE_INPUTS = 12, MAX_ATTRS = 12, MAX_CASE_OUTPUTS = 4 };
 
 // Runs one case; CASE_FAIL with a message in `err` on any mismatch,
 // CASE_SKIP when a target other than ref does not support it.
@@ -104,9 +105,12 @@ static case_result_t run_case(const case_ctx_t *ctx, const cJSON *c, char *err,
   vkp_op_t op = vkp_op_parse(cJSON_GetObjectItem(c, "op")->valuestring);
   const cJSON *inputs = cJSON_GetObjectItem(c, "inputs");
   const cJSON *attrs = cJSON_GetObjectItem(c, "attrs");
-  const cJSON *output = cJSON_GetObjectItem(c, "output");
+  // "outputs" for a node with several, else "output".
+  const cJSON *outputs = cJSON_GetObjectItem(c, "outputs");
+  int32_t n_out = outputs ? cJSON_GetArraySize(outputs) : 1;
   int32_t n_in = cJSON_GetArraySize(inputs), n_attrs = cJSON_GetArraySize(attrs);
   cr_assert(n_in <= MAX_CASE_INPUTS && n_attrs <= MAX_ATTRS);
+  cr_assert(n_out >= 1 && n_out <= MAX_CASE_OUTPUTS);
 
   bool ok = false, skipped = false;
   vkp_status_t st = NULL;
@@ -117,7 +121,9 @@ static case_result_t run_case(const case_ctx_t *ctx, const cJSON *c, char *err,
   const char *in_names[MAX_CASE_INPUTS];
   vkp_attr_t attr[MAX_ATTRS];
   int64_t ints[MAX_ATTRS][VKP_MAX_RANK];
-  vkp_tensor_t result = {0};
+  double floats[MAX_ATTRS][VKP_MAX_RANK];
+  vkp_tensor_t result[MAX_CASE_OUTPUTS] = {{0}};
+  bool have_result = false;
   void *expected = NULL;
 
   st = vkp_graph_create(name, &g);
@@ -159,6 +165,13 @@ static case_result_t run_case(const case_ctx_t *ctx, const cJSON *c, char *err,
     } else if (strcmp(kind, "string") == 0) {
       attr[i].kind = VKP_ATTR_STRING;
       attr[i].s = v->valuestring;
+    } else if (strcmp(kind, "floats") == 0) {
+      attr[i].kind = VKP_ATTR_FLOATS;
+      attr[i].count = cJSON_GetArraySize(v);
+      cr_assert(attr[i].count <= VKP_MAX_RANK);
+      for (int32_t j = 0; j < attr[i].count; ++j)
+        floats[i][j] = cJSON_GetArrayItem(v, j)->valuedouble;
+      attr[i].floats = floats[i];
     } else {
       cr_assert_str_eq(kind, "ints");
       attr[i].kind = VKP_ATTR_INTS;
@@ -169,29 +182,34 @@ static case_result_t run_case(const case_ctx_t *ctx, const cJSON *c, char *err,
       attr[i].ints = ints[i];
     }
   }
-  const char *out_names[] = {"y"};
+  const char *out_names[MAX_CASE_OUTPUTS] = {"y", "y1", "y2", "y3"};
   if (!st)
-    st = vkp_graph_add_node(g, "node", op, n_in, in_names, 1, out_names, n_attrs,
+    st = vkp_graph_add_node(g, "node", op, n_in, in_names, n_out, out_names, n_attrs,
                             attr, NULL);
-  if (!st) st = vkp_graph_mark_output(g, "y");
+  for (int32_t o = 0; !st && o < n_out; ++o) st = vkp_graph_mark_output(g, out_names[o]);
   if (!st) st = vkp_graph_validate(g);
   if (st) goto done;
 
   // Shape inference must agree with NumPy.
-  const vkp_value_t *y = &g->values[vkp_graph_find_value(g, "y")];
-  vkp_dtype_t want_dt;
-  int32_t want_rank;
-  int64_t want_shape[VKP_MAX_RANK];
-  cr_assert(vkp_dtype_parse(cJSON_GetObjectItem(output, "dtype")->valuestring, &want_dt));
-  cr_assert(read_shape(cJSON_GetObjectItem(output, "shape"), &want_rank, want_shape));
-  bool same = y->dtype == want_dt && y->rank == want_rank;
-  for (int32_t d = 0; same && d < want_rank; ++d) same = y->shape[d] == want_shape[d];
-  if (!same) {
-    char a[128], b[128];
-    snprintf(err, err_size, "inferred %s %s, NumPy says %s %s",
-             vkp_dtype_name(y->dtype), vkp_shape_format(y->rank, y->shape, a, sizeof a),
-             vkp_dtype_name(want_dt), vkp_shape_format(want_rank, want_shape, b, sizeof b));
-    goto done;
+  for (int32_t o = 0; o < n_out; ++o) {
+    const cJSON *output = outputs ? cJSON_GetArrayItem(outputs, o)
+                                  : cJSON_GetObjectItem(c, "output");
+    const vkp_value_t *y = &g->values[vkp_graph_find_value(g, out_names[o])];
+    vkp_dtype_t want_dt;
+    int32_t want_rank;
+    int64_t want_shape[VKP_MAX_RANK];
+    cr_assert(vkp_dtype_parse(cJSON_GetObjectItem(output, "dtype")->valuestring, &want_dt));
+    cr_assert(read_shape(cJSON_GetObjectItem(output, "shape"), &want_rank, want_shape));
+    bool same = y->dtype == want_dt && y->rank == want_rank;
+    for (int32_t d = 0; same && d < want_rank; ++d) same = y->shape[d] == want_shape[d];
+    if (!same) {
+      char a[128], b[128];
+      snprintf(err, err_size, "output %d: inferred %s %s, NumPy says %s %s", (int)o,
+               vkp_dtype_name(y->dtype), vkp_shape_format(y->rank, y->shape, a, sizeof a),
+               vkp_dtype_name(want_dt),
+               vkp_shape_format(want_rank, want_shape, b, sizeof b));
+      goto done;
+    }
   }
 
   if (!ctx->is_ref) {
@@ -204,21 +222,34 @@ static case_result_t run_case(const case_ctx_t *ctx, const cJSON *c, char *err,
     }
     if (st) goto done;
   }
-  st = vkp_target_run_graph(ctx->target, g, NULL, feeds, &result);
+  st = vkp_target_run_graph(ctx->target, g, NULL, feeds, result);
   if (st) goto done;
-  size_t bytes = vkp_tensor_nbytes(&result);
-  expected = read_data(cJSON_GetObjectItem(output, "file")->valuestring, bytes,
-                       err, err_size);
-  if (!expected) goto done;
-  if (vkp_dtype_is_float(result.dtype)) {
-    vkp_tensor_t want;
-    VKP_TEST_OK(vkp_tensor_init_view(&want, want_dt, want_rank, want_shape, expected));
-    double rtol = cJSON_GetObjectItem(c, "rtol")->valuedouble * ctx->tol_scale;
-    double atol = cJSON_GetObjectItem(c, "atol")->valuedouble * ctx->tol_scale;
-    ok = vkp_test_allclose(&result, &want, rtol, atol, err, err_size);
-  } else {
-    ok = bytes == 0 || memcmp(result.data, expected, bytes) == 0;
-    if (!ok) snprintf(err, err_size, "%s data differs", vkp_dtype_name(result.dtype));
+  have_result = true;
+  ok = true;
+  for (int32_t o = 0; ok && o < n_out; ++o) {
+    const cJSON *output = outputs ? cJSON_GetArrayItem(outputs, o)
+                                  : cJSON_GetObjectItem(c, "output");
+    size_t bytes = vkp_tensor_nbytes(&result[o]);
+    free(expected);
+    expected = read_data(cJSON_GetObjectItem(output, "file")->valuestring, bytes,
+                         err, err_size);
+    if (!expected) {
+      ok = false;
+      break;
+    }
+    char why[768] = "";
+    if (vkp_dtype_is_float(result[o].dtype)) {
+      vkp_tensor_t want;
+      VKP_TEST_OK(vkp_tensor_init_view(&want, result[o].dtype, result[o].rank,
+                                       result[o].shape, expected));
+      double rtol = cJSON_GetObjectItem(c, "rtol")->valuedouble * ctx->tol_scale;
+      double atol = cJSON_GetObjectItem(c, "atol")->valuedouble * ctx->tol_scale;
+      ok = vkp_test_allclose(&result[o], &want, rtol, atol, why, sizeof why);
+    } else {
+      ok = bytes == 0 || memcmp(result[o].data, expected, bytes) == 0;
+      if (!ok) snprintf(why, sizeof why, "%s data differs", vkp_dtype_name(result[o].dtype));
+    }
+    if (!ok) snprintf(err, err_size, "output %d: %s", (int)o, why);
   }
 
 done:
@@ -227,7 +258,7 @@ done:
     vkp_status_free(st);
     ok = false;
   }
-  vkp_tensor_deinit(&result);
+  for (int32_t o = 0; have_result && o < n_out; ++o) vkp_tensor_deinit(&result[o]);
   for (int32_t i = 0; i < n_feeds; ++i) vkp_tensor_deinit(&feeds[i]);
   for (int32_t i = 0; i < n_in; ++i) free(data[i]);
   free(expected);
