@@ -74,4 +74,17 @@ const vkp_value_t *vkp__c_out_at(const vkp__c_kernel_t *k, int32_t i);
 // Recurrent networks: lstm, gru, rnn (emit_rnn.c).
 vkp_status_t vkp__c_emit_rnn(vkp__c_kernel_t *k);
 
+// Losses: softmax_cross_entropy_loss, negative_log_likelihood_loss
+// (emit_loss.c).
+vkp_status_t vkp__c_emit_loss(vkp__c_kernel_t *k);
+
+// Quantization (emit_quant.c).
+vkp_status_t vkp__c_emit_quantize_linear(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_dequantize_linear(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_dynamic_quantize_linear(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_matmul_integer(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_qlinear_matmul(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_conv_integer(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_qlinear_conv(vkp__c_kernel_t *k);
+
 #endif  // VKPIPE_CODEGEN_C_EMIT_INTERNAL_H_

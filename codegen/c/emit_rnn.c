@@ -63,7 +63,7 @@ vkp_status_t vkp__c_emit_rnn(vkp__c_kernel_t *k) {
                                            : "VKP_RNN_RNN";
   vkp__sb_t *sb = k->body;
   vkp__sb_printf(sb,
-                 "  static const vkp_rnn_t p = {%s, %lld, %lld, %lld, %lld, %lld, %d, "
+                 "  static const vkp_rnn_t lp = {%s, %lld, %lld, %lld, %lld, %lld, %d, "
                  "%d, %d, %d, ",
                  kind, (long long)seq, (long long)batch, (long long)input,
                  (long long)hidden, (long long)dirs, strcmp(direction, "reverse") == 0,
@@ -83,7 +83,7 @@ vkp_status_t vkp__c_emit_rnn(vkp__c_kernel_t *k) {
   for (int32_t i = 0; i < 8; ++i) in[i] = i < n->n_inputs && k->in[i] ? k->in[i] : "NULL";
   bool l32 = lens && lens->dtype == VKP_DTYPE_INT32, l64 = lens && !l32;
   vkp__sb_printf(sb,
-                 "  vkp_rnn(&p, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,\n"
+                 "  vkp_rnn(&lp, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,\n"
                  "          scratch + (size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS, "
                  "scratch,\n          VKP_STAGE_THREADS);\n",
                  in[0], in[1], in[2], in[3], l32 ? in[4] : "NULL", l64 ? in[4] : "NULL",

@@ -24,6 +24,8 @@
 // Integers a double holds exactly.
 #define INTS_UP_TO_32 (INTS & ~VKP_DTYPE_SET(VKP_DTYPE_INT64) & \
                        ~VKP_DTYPE_SET(VKP_DTYPE_UINT64))
+#define INT8 VKP_OP_DTYPES_INT8
+#define QUANTIZED VKP_OP_DTYPES_QUANTIZED
 // Every dtype the generated code stores in a C type it computes with
 // (float16 and bfloat16 are stored as bits only).
 #define C_ARITH (VKP_DTYPE_SET_ALL & ~VKP_DTYPE_SET(VKP_DTYPE_FLOAT16) & \
@@ -36,6 +38,8 @@ typedef struct vkp__c_op_t {
   const char *int_expr;    // ... for integer dtypes, when it differs
   vkp__c_emit_fn emit;     // other ops: a kernel emitter (emit_internal.h);
                            // NULL for the ones emit.c writes itself
+  bool float32_io;         // every float input and output must be float32
+                           // (ops whose other operands' dtypes vary)
 } vkp__c_op_t;
 
 static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
@@ -130,6 +134,15 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_LSTM] = {F32, NULL, NULL, vkp__c_emit_rnn},
     [VKP_OP_GRU] = {F32, NULL, NULL, vkp__c_emit_rnn},
     [VKP_OP_RNN] = {F32, NULL, NULL, vkp__c_emit_rnn},
+    [VKP_OP_SOFTMAX_CROSS_ENTROPY_LOSS] = {F32, NULL, NULL, vkp__c_emit_loss, true},
+    [VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS] = {F32, NULL, NULL, vkp__c_emit_loss, true},
+    [VKP_OP_QUANTIZE_LINEAR] = {F32, NULL, NULL, vkp__c_emit_quantize_linear, true},
+    [VKP_OP_DEQUANTIZE_LINEAR] = {QUANTIZED, NULL, NULL, vkp__c_emit_dequantize_linear, true},
+    [VKP_OP_DYNAMIC_QUANTIZE_LINEAR] = {F32, NULL, NULL, vkp__c_emit_dynamic_quantize_linear},
+    [VKP_OP_MATMUL_INTEGER] = {INT8, NULL, NULL, vkp__c_emit_matmul_integer},
+    [VKP_OP_QLINEAR_MATMUL] = {INT8, NULL, NULL, vkp__c_emit_qlinear_matmul},
+    [VKP_OP_CONV_INTEGER] = {INT8, NULL, NULL, vkp__c_emit_conv_integer},
+    [VKP_OP_QLINEAR_CONV] = {INT8, NULL, NULL, vkp__c_emit_qlinear_conv},
 };
 
 vkp__c_emit_fn vkp__c_emitter(vkp_op_t op) {
@@ -184,6 +197,17 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
              "takes at most %d", vkp_op_name(node->op), (int)node->n_inputs,
              VKP__C_MAX_INPUTS);
     return false;
+  }
+  if (vkp__c_ops[node->op].float32_io) {
+    for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
+      int32_t v = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
+      if (v < 0) continue;
+      const vkp_value_t *val = &graph->values[v];
+      if (!vkp_dtype_is_float(val->dtype) || val->dtype == VKP_DTYPE_FLOAT32) continue;
+      snprintf(reason, reason_size, "'%s' is %s; the C %s kernel takes float32 data",
+               val->name, vkp_dtype_name(val->dtype), vkp_op_name(node->op));
+      return false;
+    }
   }
   // Input 0 decides (the op table checks the rest); a cast's output dtype
   // must be one the generated code computes with too.
