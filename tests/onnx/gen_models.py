@@ -11,6 +11,8 @@ seed comes from $VKPIPE_TEST_SEED when set, else from the OS; it is printed
 and written to OUT_DIR/seed.txt. Also writes the malformed models the
 bad-input tests expect to be refused (bad_*.onnx).
 """
+import glob
+import importlib
 import math
 import os
 import secrets
@@ -34,7 +36,8 @@ class Writer:
 
     def save(self, name, model, inputs=(), outputs=()):
         onnx.save(model, os.path.join(self.out, name + ".onnx"))
-        # (np.ascontiguousarray makes a scalar 1-D: keep rank 0 as it is.)
+        # (np.ascontiguousarray makes a scalar 1-D: keep rank 0 as it is, for
+        # inputs and outputs.)
         for k, a in enumerate(inputs):
             a = np.asarray(a)
             t = numpy_helper.from_array(a if a.ndim == 0 else np.ascontiguousarray(a),
@@ -42,7 +45,9 @@ class Writer:
             with open(os.path.join(self.out, "%s.input_%d.pb" % (name, k)), "wb") as f:
                 f.write(t.SerializeToString())
         for k, a in enumerate(outputs):
-            t = numpy_helper.from_array(np.ascontiguousarray(a), "output_%d" % k)
+            a = np.asarray(a)
+            t = numpy_helper.from_array(a if a.ndim == 0 else np.ascontiguousarray(a),
+                                        "output_%d" % k)
             with open(os.path.join(self.out, "%s.output_%d.pb" % (name, k)), "wb") as f:
                 f.write(t.SerializeToString())
 
@@ -650,6 +655,12 @@ def main():
     gen_tensor_files(w)
     gen_refusals(w)
     gen_bad(w)
+    # Op families keep their models in models_<family>.py next to this file,
+    # each with a generate(w) that uses the helpers above.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    for path in sorted(glob.glob(os.path.join(here, "models_*.py"))):
+        importlib.import_module(os.path.basename(path)[:-3]).generate(w)
 
 
 if __name__ == "__main__":
