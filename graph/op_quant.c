@@ -153,7 +153,7 @@ vkp_status_t vkp__infer_quantize_linear(vkp_graph_t *g, vkp_node_t *n,
                                         vkp_value_t *out) {
   const vkp_value_t *x = vkp__in(g, n, 0), *scale = vkp__in(g, n, 1),
                     *zp = vkp__in(g, n, 2);
-  VKP_RETURN_IF_ERROR(vkp__need_dtypes(scale, "scale", VKP_OP_DTYPES_FLOAT));
+  VKP_RETURN_IF_ERROR(vkp__same_dtype(x, scale));
   const char *named = vkp_node_string(n, "output_dtype");
   vkp_dtype_t dt = VKP_DTYPE_UINT8;
   if (named && !vkp_dtype_parse(named, &dt))
