@@ -182,8 +182,7 @@ static vkp_status_t vkp__rnn_check(const vkp_graph_t *g, const vkp_node_t *n,
 
 vkp_status_t vkp__infer_rnn(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
   (void)out;
-  const vkp_value_t *x = vkp__in(g, n, 0), *w = vkp__in(g, n, 1),
-                    *r = vkp__in(g, n, 2);
+  const vkp_value_t *x = vkp__in(g, n, 0), *r = vkp__in(g, n, 2);
   const char *direction = vkp_node_string(n, "direction");
   int32_t dirs = vkp__rnn_dirs(direction);
   if (!dirs)
@@ -230,7 +229,6 @@ vkp_status_t vkp__infer_rnn(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
     VKP_RETURN_IF_ERROR(vkp__rnn_check(g, n, 6, "initial_c", x->dtype, 3, hshape));
     VKP_RETURN_IF_ERROR(vkp__rnn_check(g, n, 7, "P", x->dtype, 2, ps));
   }
-  (void)w;
   // Activations: the op's defaults, or one set used for both directions.
   int32_t per = vkp__rnn_n_acts(n->op), count;
   vkp__rnn_act_t acts[6];
