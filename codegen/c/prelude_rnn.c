@@ -84,13 +84,36 @@ static inline float vkp_rnn_act(const vkp_rnn_t *p, int i, float v) {
   return p->act[i](v, p->alpha[i], p->beta[i]);
 }
 
-// h * m^T for the batch's states h [batch, k] and rows [0, n) of m [*, k].
+// h * m^T for the batch's states h [batch, k] and rows [0, n) of m [*, k]
+// into out [batch, ldo]. A small batch takes dot products row of m by row
+// of m, each against every state (m streams once per step, the states stay
+// in L1); a large one the GEMM (whose packing of m is then amortised).
 static void vkp_rnn_rec(const vkp_rnn_t *p, const float *h, ptrdiff_t k,
                         const float *m, ptrdiff_t n, float *out, ptrdiff_t ldo,
                         float *gemm_scratch, int threads) {
-  vkp_bsrc_t b = {.b = m, .rsb = 1, .csb = k};
-  vkp_gemm(p->batch, n, k, 1.0f, h, k, 1, NULL, &b, out, ldo, NULL, NULL, 0, 0,
-           gemm_scratch, threads);
+  if (p->batch > 16) {
+    vkp_bsrc_t b = {.b = m, .rsb = 1, .csb = k};
+    vkp_gemm(p->batch, n, k, 1.0f, h, k, 1, NULL, &b, out, ldo, NULL, NULL, 0, 0,
+             gemm_scratch, threads);
+    return;
+  }
+  const ptrdiff_t kv = k / (4 * VKP_VLEN) * (4 * VKP_VLEN);
+  for (ptrdiff_t g = 0; g < n; ++g) {
+    const float *mg = m + g * k;
+    for (ptrdiff_t b = 0; b < p->batch; ++b) {
+      const float *hb = h + b * k;
+      vkp_vec_t acc[4] = {{0}, {0}, {0}, {0}};
+      for (ptrdiff_t i = 0; i < kv; i += 4 * VKP_VLEN)
+        for (int u = 0; u < 4; ++u)
+          acc[u] += *(const vkp_uvec_t *)(hb + i + u * VKP_VLEN) *
+                    *(const vkp_uvec_t *)(mg + i + u * VKP_VLEN);
+      vkp_vec_t s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+      float sum = 0.0f;
+      for (int l = 0; l < VKP_VLEN; ++l) sum += s[l];
+      for (ptrdiff_t i = kv; i < k; ++i) sum += hb[i] * mg[i];
+      out[b * ldo + g] = sum;
+    }
+  }
 }
 
 // Inputs X, W, R, B (NULL: none), sequence lengths (int32 or int64, or

@@ -128,6 +128,9 @@ def gen_rnn(g):
          {"acts": ["hard_sigmoid", "elu", "softsign", "sigmoid", "scaled_tanh", "affine"],
           "alpha": [0.3, 0.8, 0.0, 0.0, 0.9, 1.2], "beta": [0.4, 0.0, 0.0, 0.0, 1.1, -0.3]}),
         ("lstm", "forward", 0, True, False, 0.0, {"outputs": 2}),
+        # More than 16 sequences: cpu's recurrence takes the GEMM.
+        ("lstm", "bidirectional", 1, True, True, 0.0, {"batch": 18}),
+        ("gru", "reverse", 0, True, True, 0.0, {"batch": 17, "lbr": 1}),
         ("gru", "forward", 0, False, False, 0.0, {}),
         ("gru", "bidirectional", 0, True, True, 0.0, {"lbr": 1}),
         ("gru", "reverse", 1, True, True, 0.8, {}),
@@ -144,6 +147,7 @@ def gen_rnn(g):
         cases = [("float32", np.float32)] + [(dt, None) for dt in FLOAT_X]
         for dt, _ in (cases if op != "lstm" or not ex else cases[:1]):
             seq, batch, inp, hid = d([2, 3, 5]), d([1, 2, 3]), d([2, 3, 5]), d([2, 3, 5])
+            batch = ex.get("batch", batch)
             dirs = 2 if direction == "bidirectional" else 1
             gh = GATES[op] * hid
             X = typed(g, (batch, seq, inp) if layout else (seq, batch, inp), dt, -1, 1)
