@@ -108,6 +108,18 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
       flops = factor * out_n * window;
       break;
     }
+    case VKP_OP_COST_ATTENTION: {
+      // Per query row: Lk dot products of length D, a softmax over Lk
+      // scores (~5 flops each), Dv weighted sums of length Lk.
+      double d = x && x->rank > 0 ? (double)x->shape[x->rank - 1] : 1.0;
+      double lk = w && w->rank > 0 ? (double)w->shape[w->rank - 1] : 1.0;
+      double dv = y->rank > 0 && y->shape[y->rank - 1] > 0
+                      ? (double)y->shape[y->rank - 1]
+                      : 1.0;
+      double rows = out_n / dv;
+      flops = rows * lk * (factor * d + 5.0 + factor * dv);
+      break;
+    }
     case VKP_OP_COST_COUNT:
       break;
   }

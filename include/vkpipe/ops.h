@@ -45,7 +45,8 @@ extern "C" {
   VKP_OP_LIST_SHAPE(X) \
   VKP_OP_LIST_RNN(X) \
   VKP_OP_LIST_LOSS(X) \
-  VKP_OP_LIST_QUANT(X)
+  VKP_OP_LIST_QUANT(X) \
+  VKP_OP_LIST_ATTENTION(X)
 
 // elementwise arithmetic (NumPy broadcasting), functions, activations, cast: graph/op_elementwise.c
 #define VKP_OP_LIST_ELEMENTWISE(X) \
@@ -174,6 +175,10 @@ extern "C" {
   X(QLINEAR_MATMUL, "qlinear_matmul", 8, 8, 1, 1, none, qlinear_matmul, qlinear_matmul, OPAQUE, INT8, 0, MATMUL, 2) \
   X(QLINEAR_CONV, "qlinear_conv", 8, 9, 1, 1, qconv, qlinear_conv, qlinear_conv, OPAQUE, INT8, 0, CONV, 2)
 
+// fused attention: graph/op_attention.c
+#define VKP_OP_LIST_ATTENTION(X) \
+  X(ATTENTION, "attention", 3, 5, 1, 1, attention, attention, attention, OPAQUE, FLOAT, 0, ATTENTION, 2)
+
 typedef enum vkp_op_t {
 #define VKP__OP_ENUM(e, name, ...) VKP_OP_##e,
   VKP_OP_LIST(VKP__OP_ENUM)
@@ -218,7 +223,8 @@ typedef enum vkp_op_pattern_t {
   X(MATMUL, "matmul")      /* 2 * M * N * K */                          \
   X(GEMM, "gemm")          /* 2 * M * N * K plus the bias */            \
   X(CONV, "conv")          /* 2 * output * taps per output */           \
-  X(WINDOW, "window")      /* output * window size */
+  X(WINDOW, "window")      /* output * window size */                    \
+  X(ATTENTION, "attention") /* 2 * Lq * Lk * (D + Dv) per batch, + softmax */
 
 typedef enum vkp_op_cost_class_t {
 #define VKP__OP_COST_ENUM(e, s) VKP_OP_COST_##e,
