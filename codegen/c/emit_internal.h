@@ -71,6 +71,9 @@ const vkp_value_t *vkp__c_out_at(const vkp__c_kernel_t *k, int32_t i);
 // ---------------------------------------------------------------------------
 // Emitters, by family (codegen/c/emit_<family>.c)
 
+// Fused attention (emit_attention.c).
+vkp_status_t vkp__c_emit_attention(vkp__c_kernel_t *k);
+
 // Recurrent networks: lstm, gru, rnn (emit_rnn.c).
 vkp_status_t vkp__c_emit_rnn(vkp__c_kernel_t *k);
 

@@ -40,6 +40,7 @@ typedef struct vkp__c_op_t {
                            // NULL for the ones emit.c writes itself
   bool float32_io;         // every float input and output must be float32
                            // (ops whose other operands' dtypes vary)
+  bool all_float32;        // every input and output must be float32
 } vkp__c_op_t;
 
 static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
@@ -131,6 +132,7 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_SQUEEZE] = {ANY, NULL, NULL},
     [VKP_OP_UNSQUEEZE] = {ANY, NULL, NULL},
     [VKP_OP_IDENTITY] = {ANY, NULL, NULL},
+    [VKP_OP_ATTENTION] = {F32, NULL, NULL, vkp__c_emit_attention, false, true},
     [VKP_OP_LSTM] = {F32, NULL, NULL, vkp__c_emit_rnn},
     [VKP_OP_GRU] = {F32, NULL, NULL, vkp__c_emit_rnn},
     [VKP_OP_RNN] = {F32, NULL, NULL, vkp__c_emit_rnn},
@@ -198,12 +200,14 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
              VKP__C_MAX_INPUTS);
     return false;
   }
-  if (vkp__c_ops[node->op].float32_io) {
+  if (vkp__c_ops[node->op].float32_io || vkp__c_ops[node->op].all_float32) {
     for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
       int32_t v = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
       if (v < 0) continue;
       const vkp_value_t *val = &graph->values[v];
-      if (!vkp_dtype_is_float(val->dtype) || val->dtype == VKP_DTYPE_FLOAT32) continue;
+      if (val->dtype == VKP_DTYPE_FLOAT32 ||
+          (!vkp__c_ops[node->op].all_float32 && !vkp_dtype_is_float(val->dtype)))
+        continue;
       snprintf(reason, reason_size, "'%s' is %s; the C %s kernel takes float32 data",
                val->name, vkp_dtype_name(val->dtype), vkp_op_name(node->op));
       return false;

@@ -1267,8 +1267,70 @@ VKP_FN void vkp_pool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
 // ---------------------------------------------------------------------------
 // Row-wise kernels: [outer][n][inner] layouts.
 
+// exp on vectors, within about 2 ulp of expf: x = n ln2 + r with
+// |r| <= ln2 / 2 (ln2 in two parts, so r is exact), exp(r) by a degree-7
+// polynomial (Cephes' minimax coefficients), times 2^n built in the
+// exponent bits. Underflow gives 0, overflow inf, NaN NaN.
+static inline vkp_vec_t vkp_vexpf(vkp_vec_t x) {
+  const vkp_ivec_t under = x < -87.33654f, over = x > 88.72283f, nan = x != x;
+  const vkp_vec_t xc = (vkp_vec_t)(~(under | over | nan) & (vkp_ivec_t)x);
+  const vkp_vec_t t = xc * 1.44269504088896341f + 0.5f;
+  vkp_ivec_t n = __builtin_convertvector(t, vkp_ivec_t);
+  n += (vkp_ivec_t)(__builtin_convertvector(n, vkp_vec_t) > t);  // floor
+  const vkp_vec_t nf = __builtin_convertvector(n, vkp_vec_t);
+  const vkp_vec_t r = xc - nf * 0.693359375f + nf * 2.12194440e-4f;
+  vkp_vec_t p = 1.9875691500e-4f * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  vkp_vec_t y = p * r * r + r + 1.0f;
+  // 2^n as 2^(n-1) * 2: n reaches 128 just below the overflow bound.
+  y = y * (vkp_vec_t)((n + 126) << 23) * 2.0f;
+  const vkp_vec_t inf = (vkp_vec_t){0} + INFINITY;
+  vkp_ivec_t yi = ~(under | over | nan) & (vkp_ivec_t)y;
+  yi |= (over & (vkp_ivec_t)inf) | (nan & (vkp_ivec_t)x);
+  return (vkp_vec_t)yi;
+}
+
+// Softmax of a contiguous row, in place.
+VKP_FN void vkp_softmax_row(float *row, ptrdiff_t n) {
+  ptrdiff_t j = 0;
+  float mx = -INFINITY, sum = 0.0f;
+  if (n >= VKP_VLEN) {
+    vkp_vec_t m = *(const vkp_uvec_t *)row;
+    for (j = VKP_VLEN; j + VKP_VLEN <= n; j += VKP_VLEN) {
+      vkp_vec_t v = *(const vkp_uvec_t *)(row + j);
+      vkp_ivec_t gt = v > m;
+      m = (vkp_vec_t)((gt & (vkp_ivec_t)v) | (~gt & (vkp_ivec_t)m));
+    }
+    for (int l = 0; l < VKP_VLEN; ++l) mx = m[l] > mx ? m[l] : mx;
+  }
+  for (; j < n; ++j) mx = row[j] > mx ? row[j] : mx;
+  vkp_vec_t acc = {0};
+  for (j = 0; j + VKP_VLEN <= n; j += VKP_VLEN) {
+    vkp_vec_t e = vkp_vexpf(*(const vkp_uvec_t *)(row + j) - mx);
+    *(vkp_uvec_t *)(row + j) = e;
+    acc += e;
+  }
+  for (int l = 0; l < VKP_VLEN; ++l) sum += acc[l];
+  for (; j < n; ++j) {
+    row[j] = expf(row[j] - mx);
+    sum += row[j];
+  }
+  const float inv = 1.0f / sum;
+  for (j = 0; j < n; ++j) row[j] *= inv;
+}
+
 VKP_FN void vkp_softmax(const float *x, float *y, ptrdiff_t outer, ptrdiff_t n,
                         ptrdiff_t inner) {
+  if (inner == 1) {
+    for (ptrdiff_t o = 0; o < outer; ++o) {
+      if (y != x) memcpy(y + o * n, x + o * n, (size_t)n * sizeof(float));
+      vkp_softmax_row(y + o * n, n);
+    }
+    return;
+  }
   for (ptrdiff_t o = 0; o < outer; ++o) {
     for (ptrdiff_t i = 0; i < inner; ++i) {
       const float *xs = x + o * n * inner + i;
