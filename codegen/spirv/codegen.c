@@ -75,6 +75,11 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
     return vkp__fail(reason, reason_size,
                      "the Vulkan code generator has no %s kernel yet",
                      vkp_op_name(node->op));
+  vkp__spv_check_fn check = vkp__spv_checker(node->op);
+  char ignored[8];
+  if (check && !check(graph, node, reason && reason_size ? reason : ignored,
+                      reason && reason_size ? reason_size : sizeof ignored))
+    return false;
   if (node->op == VKP_OP_CONCAT && node->n_inputs < 1)
     return vkp__fail(reason, reason_size, "concat without inputs");
   if (vkp__op_is_elementwise(node->op) && node->n_inputs >= VKP__MAX_BINDINGS)

@@ -127,9 +127,20 @@ void vkp__spv_affine(vkp__sb_t *sb, const char *fname, int32_t rank,
 void vkp__spv_broadcast(vkp__sb_t *sb, const char *fname, const vkp_value_t *in,
                         int32_t out_rank, const int64_t *out_shape);
 
+// An op-specific limit on what its kernel takes (beyond float32 data and
+// the binding count): false, with the reason, when `n` is past it.
+typedef bool (*vkp__spv_check_fn)(const vkp_graph_t *g, const vkp_node_t *n,
+                                  char *reason, size_t reason_size);
+// The check codegen/spirv/ops.c names for `op`, or NULL.
+vkp__spv_check_fn vkp__spv_checker(vkp_op_t op);
+
 // ---------------------------------------------------------------------------
 // Emitters, by family (codegen/spirv/kernels_<family>.c)
 
+// Fused attention (kernels_attention.c).
+vkp_status_t vkp__spv_emit_attention(vkp__emit_t *e, const vkp_node_t *n);
+bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
+                              char *reason, size_t reason_size);
 // ---------------------------------------------------------------------------
 
 // The GLSL expression template (codegen/expr.h) of elementwise `op`, or

@@ -16,6 +16,7 @@ typedef struct vkp__glsl_op_t {
   const char *expr;       // elementwise: the GLSL expression
   vkp__spv_emit_fn emit;  // other ops: a kernel emitter (kernels.h); NULL
                           // for the ones kernels.c dispatches itself
+  vkp__spv_check_fn check;  // limits of that kernel (kernels.h), or NULL
 } vkp__glsl_op_t;
 
 static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
@@ -88,10 +89,15 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_SQUEEZE] = {true, NULL},
     [VKP_OP_UNSQUEEZE] = {true, NULL},
     [VKP_OP_IDENTITY] = {true, NULL},
+    [VKP_OP_ATTENTION] = {true, NULL, vkp__spv_emit_attention, vkp__spv_check_attention},
 };
 
 vkp__spv_emit_fn vkp__spv_emitter(vkp_op_t op) {
   return (unsigned)op < VKP_OP_COUNT ? vkp__glsl_ops[op].emit : NULL;
+}
+
+vkp__spv_check_fn vkp__spv_checker(vkp_op_t op) {
+  return (unsigned)op < VKP_OP_COUNT ? vkp__glsl_ops[op].check : NULL;
 }
 
 bool vkp_spirv_has_kernel(vkp_op_t op) {

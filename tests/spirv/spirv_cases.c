@@ -353,6 +353,25 @@ const char *y = NODE(b, VKP_OP_LAYER_NORM, 2, L(x, sc), 2,
                      A(AI("axis", 1), AF("epsilon", 1e-3)));
 END(y)
 
+// Attention: heads sharing K and V, an additive mask over the keys and a
+// relu epilogue fused after it.
+BEGIN(attention_mask_relu)
+const char *q = IN(b, 4, S(2, 3, 5, 8)), *kt = IN(b, 4, S(2, 1, 8, 7));
+const char *v = IN(b, 4, S(2, 1, 7, 6)), *m = CST(b, 4, S(2, 1, 1, 7));
+const char *s = NODE(b, VKP_OP_ATTENTION, 4, L(q, kt, v, m), 1, A(AF("scale", 0.35)));
+const char *y = NODE(b, VKP_OP_RELU, 1, L(s), 0, NULL);
+END(y)
+
+// A 0/1 condition (filled where zero) and no mask: the condition takes the
+// binding after V; long rows of keys, rank-3 operands.
+BEGIN(attention_cond_long)
+const char *q = IN(b, 3, S(2, 3, 16)), *kt = IN(b, 3, S(2, 16, 300));
+const char *v = IN(b, 3, S(2, 300, 5)), *c = CST_RANGE(b, 2, S(3, 300), 0.0f, 1.0f);
+const char *r = NODE(b, VKP_OP_ROUND, 1, L(c), 0, NULL);
+const char *y = NODE(b, VKP_OP_ATTENTION, 5, L(q, kt, v, "", r), 3,
+                     A(AF("scale", 0.25), AF("fill", -1e9), AI("fill_where", 0)));
+END(y)
+
 // --- reductions and data movement ---------------------------------------------
 
 #define REDUCE_CASE(case_name, op, rank, xs, n_attrs, attrs) \
@@ -585,6 +604,8 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(layer_norm_long_row, -1.0f, 1.0f, 1),
     CASE(layer_norm_last, -1.0f, 1.0f, 1),
     CASE(layer_norm_axis1_bcast_scale, -1.0f, 1.0f, 1),
+    CASE(attention_mask_relu, -1.0f, 1.0f, 1),
+    CASE(attention_cond_long, -1.0f, 1.0f, 2),
     CASE(reduce_mean_axis1, -1.0f, 1.0f, 1),
     CASE(reduce_sum_axes02_nokeep, -1.0f, 1.0f, 1),
     CASE(reduce_mean_all, -1.0f, 1.0f, 1),
