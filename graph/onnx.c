@@ -772,7 +772,7 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
     st = vkp_strmap_put(&node_names, node_name, (int32_t)k);
   }
   ctx->node_names = names;
-  if (!st) st = vkp__onnx_plan_fusions(ctx);
+  if (!st && !ctx->options->bindings.no_fusion) st = vkp__onnx_plan_fusions(ctx);
   for (size_t k = 0; k < g->n_node && !st; ++k) {
     if (ctx->skip[k]) continue;  // folded into another node
     int32_t group = ctx->fusion_at ? ctx->fusion_at[k] : -1;

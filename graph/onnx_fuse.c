@@ -6,6 +6,10 @@
 //              over trailing axes  ->  layer_norm(x, gamma, beta)
 //   GELU       y = Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)  (operands of
 //              Mul and Add in either order)  ->  gelu(x, approximate="none")
+//   Attention  S = MatMul(Q [* or / c], Kt [* or / c]) [* or / c]
+//              [-> Where(C, fill, S) or Where(C, S, fill)] [-> Add(S, M)]
+//              -> Softmax(last axis) [-> Dropout] -> MatMul(., V)
+//              ->  attention(Q, Kt, V, [M], [C]; scale, fill, fill_where)
 //
 // Planning is structural (onnx graph only): every inner value must be used
 // only inside the pattern. Whether the operands qualify (eps, 2, sqrt 2, 1,
@@ -189,6 +193,154 @@ static vkp_status_t vkp__match_gelu(vkp__onnx_ctx_t *ctx, vkp__fuse_scan_t *s,
   return NULL;
 }
 
+// Known before any node is imported: an initializer or a Constant's output.
+static bool vkp__static_const(vkp__onnx_ctx_t *ctx, const vkp__fuse_scan_t *s,
+                              const char *value) {
+  vkp__onnx_sym_t *sym = vkp__onnx_sym_find(ctx, value);
+  if (sym && sym->is_const) return true;
+  int32_t k = vkp__prod(s, value);
+  return k >= 0 && strcmp(s->g->node[k]->op_type, "Constant") == 0;
+}
+
+// `value` scaled by a constant: Mul (either order) or Div (divisor second)
+// whose output `value` is used once. Returns that node, or -1.
+static int32_t vkp__scaling(vkp__onnx_ctx_t *ctx, const vkp__fuse_scan_t *s,
+                            const char *value, const char **out_in,
+                            const char **out_factor, bool *out_divide) {
+  int32_t k = vkp__prod(s, value);
+  if (vkp__uses(s, value) != 1) return -1;
+  bool div = vkp__is_op(s, k, "Div", 2);
+  if (!div && !vkp__is_op(s, k, "Mul", 2)) return -1;
+  for (int32_t f = 1; f >= (div ? 1 : 0); --f) {
+    if (!vkp__static_const(ctx, s, vkp__in(s, k, f))) continue;
+    *out_in = vkp__in(s, k, 1 - f);
+    *out_factor = vkp__in(s, k, f);
+    *out_divide = div;
+    return k;
+  }
+  return -1;
+}
+
+// A Dropout that only passes its input on (one used output, no
+// training_mode input).
+static bool vkp__is_identity_dropout(const vkp__fuse_scan_t *s, int32_t k) {
+  if (k < 0 || s->taken[k]) return false;
+  const Onnx__NodeProto *n = s->g->node[k];
+  if (!n->op_type || strcmp(n->op_type, "Dropout") != 0 || n->n_input < 1 ||
+      n->n_input > 2 || n->n_output < 1 || !n->output[0] || !n->output[0][0])
+    return false;
+  for (size_t i = 1; i < n->n_output; ++i)
+    if (n->output[i] && n->output[i][0] && vkp__uses(s, n->output[i]) > 0)
+      return false;
+  return true;
+}
+
+// The scores chain of attention, backwards from `sc` (used once):
+// [Where(C, fill, S) | Where(C, S, fill)] <- [scale] <- MatMul(Q', Kt')
+// with Q' and Kt' optionally scaled. Appends its nodes; false when `sc` is
+// not such a chain.
+static bool vkp__match_scores(vkp__onnx_ctx_t *ctx, const vkp__fuse_scan_t *s,
+                              const char *sc, vkp__onnx_fusion_t *f,
+                              int32_t *nodes, int32_t *n, bool where_ok) {
+  vkp__onnx_attention_t *a = &f->att;
+  if (vkp__uses(s, sc) != 1) return false;
+  int32_t k = vkp__prod(s, sc);
+  if (where_ok && vkp__is_op(s, k, "Where", 3)) {
+    // The scores are whichever branch continues the chain; the other is
+    // the fill.
+    for (int32_t branch = 2; branch >= 1; --branch) {
+      vkp__onnx_fusion_t g = *f;
+      int32_t m = *n;
+      nodes[m++] = k;
+      if (!vkp__match_scores(ctx, s, vkp__in(s, k, branch), &g, nodes, &m, false))
+        continue;
+      g.att.cond = vkp__in(s, k, 0);
+      g.att.fill = vkp__in(s, k, 3 - branch);
+      g.att.fill_where = branch == 2;
+      *f = g;
+      *n = m;
+      return true;
+    }
+    return false;
+  }
+  if (!vkp__is_op(s, k, "MatMul", 2)) {
+    const char *in;
+    int32_t m = vkp__scaling(ctx, s, sc, &in, &a->factors[0], &a->divide[0]);
+    if (m < 0) return false;
+    a->n_factors = 1;
+    nodes[(*n)++] = m;
+    sc = in;
+    k = vkp__prod(s, sc);
+    if (vkp__uses(s, sc) != 1 || !vkp__is_op(s, k, "MatMul", 2)) return false;
+  }
+  nodes[(*n)++] = k;
+  f->x = vkp__in(s, k, 0);
+  a->kt = vkp__in(s, k, 1);
+  // Pre-scaled Q and Kt (nn.MultiheadAttention, scaled_dot_product_attention).
+  const char **ends[2] = {&f->x, &a->kt};
+  for (int i = 0; i < 2; ++i) {
+    const char *in;
+    int32_t j = a->n_factors;
+    int32_t m = vkp__scaling(ctx, s, *ends[i], &in, &a->factors[j], &a->divide[j]);
+    if (m < 0) continue;
+    a->n_factors++;
+    nodes[(*n)++] = m;
+    *ends[i] = in;
+  }
+  return true;
+}
+
+// Attention, anchored at the MatMul by V.
+static vkp_status_t vkp__match_attention(vkp__onnx_ctx_t *ctx,
+                                         vkp__fuse_scan_t *s, int32_t last) {
+  if (!vkp__is_op(s, last, "MatMul", 2)) return NULL;
+  int32_t nodes[12], n = 0;
+  nodes[n++] = last;
+  vkp__onnx_fusion_t f = {.kind = VKP__FUSE_ATTENTION, .mean_node = -1};
+  vkp__onnx_attention_t *a = &f.att;
+  a->v = vkp__in(s, last, 1);
+  const char *p = vkp__in(s, last, 0);
+  int32_t k = vkp__prod(s, p);
+  if (vkp__uses(s, p) != 1) return NULL;
+  if (vkp__is_identity_dropout(s, k)) {
+    nodes[n++] = k;
+    p = vkp__in(s, k, 0);
+    k = vkp__prod(s, p);
+    if (vkp__uses(s, p) != 1) return NULL;
+  }
+  if (!vkp__is_op(s, k, "Softmax", 1)) return NULL;
+  nodes[n++] = a->softmax = k;
+  const char *sc = vkp__in(s, k, 0);
+  k = vkp__prod(s, sc);
+  bool matched = false;
+  if (vkp__is_op(s, k, "Add", 2) && vkp__uses(s, sc) == 1) {
+    // The mask is whichever operand does not continue the chain.
+    for (int32_t side = 0; side < 2 && !matched; ++side) {
+      vkp__onnx_fusion_t g = f;
+      int32_t m = n;
+      nodes[m++] = k;
+      if (!vkp__match_scores(ctx, s, vkp__in(s, k, side), &g, nodes, &m, true))
+        continue;
+      g.att.mask = vkp__in(s, k, 1 - side);
+      f = g;
+      n = m;
+      matched = true;
+    }
+  }
+  if (!matched && !vkp__match_scores(ctx, s, sc, &f, nodes, &n, true)) return NULL;
+  for (int32_t i = 0; i < n; ++i)
+    if (s->taken[nodes[i]]) return NULL;
+  // The operands must come from outside the pattern.
+  const char *operands[] = {f.x, a->kt, a->v, a->mask, a->cond, a->fill,
+                            a->factors[0], a->factors[1], a->factors[2]};
+  for (size_t i = 0; i < sizeof operands / sizeof *operands; ++i) {
+    int32_t q = vkp__prod(s, operands[i]);
+    for (int32_t j = 0; operands[i] && j < n; ++j)
+      if (q == nodes[j]) return NULL;
+  }
+  return vkp__add_group(ctx, s, &f, nodes, n);
+}
+
 vkp_status_t vkp__onnx_plan_fusions(vkp__onnx_ctx_t *ctx) {
   const Onnx__GraphProto *g = ctx->onnx_graph;
   size_t n = g->n_node;
@@ -221,6 +373,7 @@ vkp_status_t vkp__onnx_plan_fusions(vkp__onnx_ctx_t *ctx) {
   for (size_t k = 0; k < n && !st; ++k) {
     st = vkp__match_layer_norm(ctx, &s, (int32_t)k);
     if (!st) st = vkp__match_gelu(ctx, &s, (int32_t)k);
+    if (!st) st = vkp__match_attention(ctx, &s, (int32_t)k);
   }
   vkp__free(s.taken);
   vkp_strmap_deinit(&s.producer);
@@ -356,6 +509,120 @@ static vkp_status_t vkp__emit_gelu(vkp__onnx_ctx_t *ctx,
   return vkp__onnx_bind_value(ctx, out, value);
 }
 
+// A symbol's dtype (false when its constant has no IR dtype).
+static bool vkp__sym_dtype(const vkp__onnx_ctx_t *ctx, const vkp__onnx_sym_t *sym,
+                           vkp_dtype_t *out) {
+  if (!sym->is_const) {
+    *out = ctx->graph->values[sym->value].dtype;
+    return true;
+  }
+  return vkp__onnx_type_to_dtype(sym->constant.type, out);
+}
+
+// Whether [rank, shape] broadcasts (right-aligned) to [out_rank, out].
+static bool vkp__fits(int32_t rank, const int64_t *shape, int32_t out_rank,
+                      const int64_t *out) {
+  if (rank > out_rank) return false;
+  for (int32_t i = 0; i < rank; ++i)
+    if (shape[i] != 1 && shape[i] != out[out_rank - rank + i]) return false;
+  return true;
+}
+
+static vkp_status_t vkp__emit_attention(vkp__onnx_ctx_t *ctx,
+                                        const vkp__onnx_fusion_t *f,
+                                        vkp_dtype_t dtype, int32_t qv,
+                                        bool *out_fused) {
+  const vkp__onnx_attention_t *a = &f->att;
+  // Every operand known, of Q's dtype (the condition: any dtype).
+  const char *names[5] = {f->x, a->kt, a->v, a->mask, a->cond};
+  vkp__onnx_sym_t *syms[5] = {NULL};
+  int32_t rank[5];
+  int64_t shape[5][VKP_MAX_RANK];
+  for (int i = 0; i < 5; ++i) {
+    if (!names[i]) continue;
+    syms[i] = vkp__onnx_sym_find(ctx, names[i]);
+    vkp_dtype_t dt;
+    if (!syms[i] || syms[i]->poisoned || !vkp__sym_dtype(ctx, syms[i], &dt) ||
+        (i < 4 && dt != dtype))
+      return NULL;
+    vkp__onnx_sym_shape(ctx, syms[i], &rank[i], shape[i]);
+  }
+  // Q [..., Lq, D] @ Kt [..., D, Lk]; P [..., Lq, Lk] @ V [..., Lk, Dv].
+  for (int i = 0; i < 3; ++i)
+    if (rank[i] < 2) return NULL;
+  int64_t d = shape[0][rank[0] - 1], lq = shape[0][rank[0] - 2];
+  int64_t lk = shape[1][rank[1] - 1];
+  if (shape[1][rank[1] - 2] != d || shape[2][rank[2] - 2] != lk) return NULL;
+  // The scores' batch dims are Q's and Kt's broadcast; V's may not widen
+  // them (the second MatMul would broadcast P, which attention does not).
+  int32_t brank = (rank[0] > rank[1] ? rank[0] : rank[1]) - 2;
+  int64_t scores[VKP_MAX_RANK];
+  for (int32_t i = 0; i < brank; ++i) {
+    scores[i] = 1;
+    for (int k = 0; k < 2; ++k) {
+      int32_t j = i - (brank - (rank[k] - 2));
+      int64_t dim = j >= 0 ? shape[k][j] : 1;
+      if (dim != 1 && scores[i] != 1 && dim != scores[i]) return NULL;
+      if (dim != 1) scores[i] = dim;
+    }
+  }
+  scores[brank] = lq;
+  scores[brank + 1] = lk;
+  if (!vkp__fits(rank[2] - 2, shape[2], brank, scores)) return NULL;
+  for (int i = 3; i < 5; ++i)
+    if (syms[i] && !vkp__fits(rank[i], shape[i], brank + 2, scores)) return NULL;
+  // Softmax over the last axis.
+  const Onnx__NodeProto *sm = ctx->onnx_graph->node[a->softmax];
+  int64_t axis = ctx->opset >= 13 ? -1 : 1;
+  for (size_t i = 0; i < sm->n_attribute; ++i)
+    if (sm->attribute[i]->name && strcmp(sm->attribute[i]->name, "axis") == 0)
+      axis = sm->attribute[i]->i;
+  if (axis < 0) axis += brank + 2;
+  if (axis != brank + 1) return NULL;
+  // The scale: the product of the scalar factors.
+  double scale = 1.0, fill = 0.0;
+  for (int32_t i = 0; i < a->n_factors; ++i) {
+    double c;
+    if (!vkp__const_near(ctx, a->factors[i], 0.0, INFINITY, &c) ||
+        (a->divide[i] && c == 0.0))
+      return NULL;
+    scale = a->divide[i] ? scale / c : scale * c;
+  }
+  if (a->fill && !vkp__const_near(ctx, a->fill, 0.0, INFINITY, &fill)) return NULL;
+  int32_t in[5] = {qv, -1, -1, -1, -1}, n_in = 3;
+  for (int i = 1; i < 4; ++i)
+    if (syms[i]) {
+      VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, syms[i], &in[i]));
+      n_in = i + 1;
+    }
+  if (syms[4]) {
+    if (syms[4]->is_const) {
+      // A constant condition becomes float32 0/1, which every target binds.
+      vkp__onnx_tensor_t c;
+      VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
+          &c, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, rank[4], shape[4]));
+      for (size_t i = 0; i < vkp__onnx_tensor_numel(&c); ++i)
+        vkp__onnx_tensor_set_f(
+            &c, i, vkp__onnx_tensor_get_f(&syms[4]->constant, i) != 0 ? 1.0 : 0.0);
+      vkp_status_t st = vkp__onnx_add_const(ctx, &c, &in[4]);
+      vkp__onnx_tensor_deinit(&c);
+      VKP_RETURN_IF_ERROR(st);
+    } else {
+      VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, syms[4], &in[4]));
+    }
+    n_in = 5;
+  }
+  vkp_attr_t at[3] = {vkp__onnx_a_float("scale", scale),
+                      vkp__onnx_a_float("fill", fill),
+                      vkp__onnx_a_int("fill_where", a->fill_where)};
+  const char *out = ctx->node->output[0];
+  int32_t value;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_ATTENTION, n_in, in,
+                                     a->cond ? 3 : 1, at, out, &value));
+  *out_fused = true;
+  return vkp__onnx_bind_value(ctx, out, value);
+}
+
 vkp_status_t vkp__onnx_try_fusion(vkp__onnx_ctx_t *ctx, int32_t group,
                                   bool *out_fused) {
   *out_fused = false;
@@ -366,7 +633,10 @@ vkp_status_t vkp__onnx_try_fusion(vkp__onnx_ctx_t *ctx, int32_t group,
   // A copy: adding constants may move the value table.
   vkp_value_t xcopy = ctx->graph->values[xs->value];
   const vkp_value_t *x = &xcopy;
-  if (x->dtype != VKP_DTYPE_FLOAT32 || x->rank < 1) return NULL;
+  bool float_ok = x->dtype == VKP_DTYPE_FLOAT32 ||
+                  (f->kind == VKP__FUSE_ATTENTION &&
+                   (x->dtype == VKP_DTYPE_FLOAT16 || x->dtype == VKP_DTYPE_FLOAT64));
+  if (!float_ok || x->rank < 1) return NULL;
   // A later node may already have claimed the output name (a broken model):
   // leave such a pattern to the ordinary path, which reports it.
   const char *out = ctx->onnx_graph->node[anchor]->output[0];
@@ -376,7 +646,13 @@ vkp_status_t vkp__onnx_try_fusion(vkp__onnx_ctx_t *ctx, int32_t group,
   ctx->node = ctx->onnx_graph->node[anchor];
   ctx->node_name = ctx->node_names[anchor];
   ctx->emitted = 0;
-  return f->kind == VKP__FUSE_LAYER_NORM
-             ? vkp__emit_layer_norm(ctx, f, x, xs->value, out_fused)
-             : vkp__emit_gelu(ctx, f, xs->value, out_fused);
+  switch (f->kind) {
+    case VKP__FUSE_LAYER_NORM:
+      return vkp__emit_layer_norm(ctx, f, x, xs->value, out_fused);
+    case VKP__FUSE_GELU:
+      return vkp__emit_gelu(ctx, f, xs->value, out_fused);
+    case VKP__FUSE_ATTENTION:
+      return vkp__emit_attention(ctx, f, x->dtype, xs->value, out_fused);
+  }
+  return NULL;
 }

@@ -161,7 +161,21 @@ typedef struct vkp__onnx_ctx_t {
 typedef enum vkp__onnx_fusion_kind_t {
   VKP__FUSE_LAYER_NORM,
   VKP__FUSE_GELU,
+  VKP__FUSE_ATTENTION,
 } vkp__onnx_fusion_kind_t;
+
+// Attention's operands (x is Q): scalar factors as Mul (divide false) or
+// Div (divide true) by constants, on Q, on Kt and on the scores.
+typedef struct vkp__onnx_attention_t {
+  const char *kt, *v;
+  const char *mask;          // Add's other operand, or NULL
+  const char *cond, *fill;   // Where's condition and fill, or NULL
+  bool fill_where;           // Where(cond, fill, S): true; (cond, S, fill): false
+  const char *factors[3];
+  bool divide[3];
+  int32_t n_factors;
+  int32_t softmax;           // the Softmax node
+} vkp__onnx_attention_t;
 
 // One recognised pattern: its ONNX nodes in graph order (the last one is
 // the anchor) and the ONNX value names of its operands.
@@ -176,6 +190,7 @@ typedef struct vkp__onnx_fusion_t {
   const char *scale;    // LayerNorm: gamma (NULL: none); GELU: the 0.5
   const char *bias;     // LayerNorm: beta (NULL: none)
   int32_t mean_node;    // LayerNorm: the first ReduceMean's index
+  vkp__onnx_attention_t att;  // Attention
 } vkp__onnx_fusion_t;
 
 // Finds the patterns (docs/onnx.md) and marks their inner nodes skipped.

@@ -60,7 +60,9 @@ bool vkp_tool_parse_int(const char *text, int64_t lo, int64_t hi,
 #define VKP_TOOL_LOAD_HELP                                                   \
   "  --dim NAME=SIZE      size of a symbolic input dimension (e.g. batch=1)\n" \
   "  --shape INPUT=DIMS   whole shape of an input, e.g. x=1x3x224x224;\n"     \
-  "                       models with dynamic axes need one of the two\n"
+  "                       models with dynamic axes need one of the two\n"     \
+  "  --no-fuse            ONNX: import LayerNorm, GELU and attention node\n"   \
+  "                       by node instead of as fused ops\n"
 
 // Names are borrowed from argv (the '=' after a name is overwritten with a
 // NUL), so the struct needs no cleanup.
@@ -68,9 +70,10 @@ typedef struct vkp_tool_load_args_t {
   int32_t n_dims, n_shapes;
   vkp_dim_binding_t dims[VKP_TOOL_MAX_BINDINGS];
   vkp_shape_binding_t shapes[VKP_TOOL_MAX_BINDINGS];
+  bool no_fusion;  // --no-fuse
 } vkp_tool_load_args_t;
 
-// Matches argv[*i] against --dim / --shape (either "--dim V" or "--dim=V").
+// Matches argv[*i] against --dim / --shape / --no-fuse (either "--dim V" or "--dim=V").
 // *matched says whether it did; the return value is 0, or the usage exit
 // code after printing what is wrong.
 int vkp_tool_load_option(const char *command, int argc, char **argv, int *i,

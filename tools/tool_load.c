@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // --dim and --shape: sizes for the symbolic dimensions of a model's inputs,
-// for every command that loads a model.
+// and --no-fuse, for every command that loads a model.
 #include <string.h>
 
 #include "tools/tool.h"
@@ -9,6 +9,11 @@ int vkp_tool_load_option(const char *command, int argc, char **argv, int *i,
                          vkp_tool_load_args_t *args, bool *matched) {
   const char *value = NULL;
   *matched = false;
+  if (strcmp(argv[*i], "--no-fuse") == 0) {
+    *matched = true;
+    args->no_fusion = true;
+    return 0;
+  }
   bool is_dim = true;
   vkp_tool_option_result_t r = vkp_tool_option(argc, argv, i, "--dim", &value);
   if (r == VKP_TOOL_OPTION_NO_MATCH) {
@@ -74,6 +79,7 @@ vkp_status_t vkp_tool_load_graph(const char *path,
   vkp_graph_load_options_t opt = {.n_dims = args->n_dims,
                                   .dims = args->dims,
                                   .n_shapes = args->n_shapes,
-                                  .shapes = args->shapes};
+                                  .shapes = args->shapes,
+                                  .no_fusion = args->no_fusion};
   return vkp_graph_load_with_options(path, &opt, out_graph);
 }

@@ -261,6 +261,10 @@ typedef struct vkp_graph_load_options_t {
   const vkp_dim_binding_t *dims;
   int32_t n_shapes;
   const vkp_shape_binding_t *shapes;
+  // ONNX: import exporter-expanded subgraphs (LayerNorm, GELU, attention;
+  // docs/onnx.md, "Fusion") node by node instead of as one fused op. For
+  // comparing the two; the fused ops are faster and use less memory.
+  bool no_fusion;
 } vkp_graph_load_options_t;
 
 // ---------------------------------------------------------------------------

@@ -47,10 +47,15 @@ int onnx_count_op(const vkp_graph_t *g, vkp_op_t op) {
 
 void onnx_run_and_compare(const vkp_graph_t *g, const char *name, double rtol,
                           double atol) {
+  onnx_run_and_compare_on(g, name, "ref", rtol, atol);
+}
+
+void onnx_run_and_compare_on(const vkp_graph_t *g, const char *name,
+                             const char *target, double rtol, double atol) {
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *ref = NULL;
-  VKP_TEST_OK(vkp_registry_lookup(reg, "ref", &ref));
+  VKP_TEST_OK(vkp_registry_lookup(reg, target, &ref));
   vkp_tensor_t in[4] = {0}, out[4] = {0}, want[4] = {0};
   cr_assert_leq(g->n_inputs, 4);
   cr_assert_leq(g->n_outputs, 4);
@@ -67,7 +72,8 @@ void onnx_run_and_compare(const vkp_graph_t *g, const char *name, double rtol,
     VKP_TEST_OK(vkp_onnx_tensor_load(path, &want[i], NULL));
     char msg[512];
     cr_assert(vkp_test_allclose(&out[i], &want[i], rtol, atol, msg, sizeof msg),
-              "%s output %d: %s (%s)", name, (int)i, msg, onnx_seed_note());
+              "%s output %d on %s: %s (%s)", name, (int)i, target, msg,
+              onnx_seed_note());
   }
   for (int i = 0; i < 4; ++i) {
     vkp_tensor_deinit(&in[i]);

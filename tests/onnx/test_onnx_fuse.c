@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// graph/onnx_fuse.c: exporter-expanded LayerNorm and GELU recognised.
+// graph/onnx_fuse.c: exporter-expanded LayerNorm, GELU and attention
+// recognised.
 // One .timeout for every test in the file (Criterion 2.4.1, see test_onnx.c).
 #include <criterion/criterion.h>
 
@@ -16,6 +17,8 @@ Test(onnx_fuse, transformer_layer_norm_and_gelu, .timeout = 60) {
   cr_assert_eq(onnx_count_op(g, VKP_OP_REDUCE_MEAN), 0);
   cr_assert_eq(onnx_count_op(g, VKP_OP_ERF), 0);
   cr_assert_eq(onnx_count_op(g, VKP_OP_POW), 0);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_ATTENTION), 1);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_SOFTMAX), 0);
   onnx_run_and_compare(g, "transformer", 1e-4, 1e-5);
   vkp_graph_destroy(g);
 }
@@ -27,5 +30,64 @@ Test(onnx_fuse, normalisation_over_a_middle_axis_is_not_fused, .timeout = 60) {
   cr_assert_eq(onnx_count_op(g, VKP_OP_LAYER_NORM), 0);
   cr_assert_eq(onnx_count_op(g, VKP_OP_REDUCE_MEAN), 2);
   onnx_run_and_compare(g, "ln_middle_axis", 1e-4, 1e-5);
+  vkp_graph_destroy(g);
+}
+
+// Attention as BERT, GPT-2, scaled_dot_product_attention and
+// nn.MultiheadAttention export it: one attention node (no Softmax left, the
+// scalings folded into its scale), right against NumPy on ref and on the
+// generated C.
+static const struct {
+  const char *name;
+  int matmuls;  // left after fusion
+} fused[] = {
+    {"att_bert", 0},
+    {"att_gpt2", 0},
+    {"att_sdpa", 0},
+    {"att_mha", 0},
+};
+
+Test(onnx_fuse, attention_as_exporters_write_it, .timeout = 120) {
+  for (size_t i = 0; i < sizeof fused / sizeof fused[0]; ++i) {
+    char file[128];
+    snprintf(file, sizeof file, "%s.onnx", fused[i].name);
+    vkp_graph_t *g = onnx_load_model(file);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_ATTENTION), 1, "%s", file);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_SOFTMAX), 0, "%s", file);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_MATMUL), fused[i].matmuls, "%s", file);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_MUL) + onnx_count_op(g, VKP_OP_DIV), 0,
+                 "%s: a scaling was left", file);
+    onnx_run_and_compare(g, fused[i].name, 1e-5, 1e-6);
+    onnx_run_and_compare_on(g, fused[i].name, "cpu", 1e-4, 1e-5);
+    vkp_graph_destroy(g);
+  }
+}
+
+// Probabilities that are also a graph output, and an opset-11 Softmax over
+// a leading axis: imported node by node, still right.
+Test(onnx_fuse, attention_that_is_not_what_attention_computes, .timeout = 60) {
+  const char *names[] = {"att_probs_out", "att_old_softmax"};
+  for (int i = 0; i < 2; ++i) {
+    char file[128];
+    snprintf(file, sizeof file, "%s.onnx", names[i]);
+    vkp_graph_t *g = onnx_load_model(file);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_ATTENTION), 0, "%s", file);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_MATMUL), 2, "%s", file);
+    onnx_run_and_compare(g, names[i], 1e-5, 1e-6);
+    vkp_graph_destroy(g);
+  }
+}
+
+// --no-fuse (vkp_graph_load_options_t.no_fusion): the same model node by
+// node, with the same result.
+Test(onnx_fuse, no_fusion_option_imports_node_by_node, .timeout = 60) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, "att_bert.onnx");
+  vkp_graph_load_options_t opt = {.no_fusion = true};
+  vkp_graph_t *g = NULL;
+  VKP_TEST_OK(vkp_graph_load_with_options(path, &opt, &g));
+  cr_assert_eq(onnx_count_op(g, VKP_OP_ATTENTION), 0);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_SOFTMAX), 1);
+  onnx_run_and_compare(g, "att_bert", 1e-5, 1e-6);
   vkp_graph_destroy(g);
 }
