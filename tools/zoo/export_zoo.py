@@ -258,6 +258,23 @@ class Bert(nn.Module):
         return x, torch.tanh(self.pooler(x[:, 0]))
 
 
+def build_gpt2_small(rng, small):
+    # GPT-2 small's shape (issue 14's benchmark): 12 layers of 768, 12 heads,
+    # the 50257-token vocabulary, sequence 128.
+    seq = 32 if small else 128
+    model = GPT2(50257, context=1024, dim=768, heads=12, layers=12)
+    return Export(model, {"input_ids": token_ids(rng, 50257, 1, seq)}, ["logits"])
+
+
+def build_bert_base(rng, small):
+    # BERT-base's shape: 12 layers of 768, 12 heads, 30522 tokens, sequence 128.
+    seq = 32 if small else 128
+    model = Bert(30522, context=512, dim=768, heads=12, layers=12)
+    return Export(model, {"input_ids": token_ids(rng, 30522, 1, seq),
+                          "attention_mask": padding_mask(rng, 1, seq)},
+                  ["last_hidden_state", "pooler_output"])
+
+
 def build_bert(rng, small):
     vocab, seq = 2048, 16 if small else 64
     model = Bert(vocab, context=128, dim=128, heads=4, layers=2)
@@ -586,6 +603,12 @@ ZOO = [
     ("audio_convnet_dynbatch", "audio", audio_builder(dynamic=True)),
     ("lstm_dynbatch", "sequence", lstm_builder(dynamic=True)),
 ]
+# Full-size models for benchmarks (hundreds of MB): exported only when named
+# with --only, never by default.
+BENCH_ZOO = [
+    ("gpt2_small", "language", build_gpt2_small),
+    ("bert_base", "language", build_bert_base),
+]
 
 
 # ----------------------------------------------------------- exporting
@@ -794,9 +817,11 @@ def main():
     if args.list:
         for name, family, _ in ZOO:
             print(f"{name:32} {family}")
+        for name, family, _ in BENCH_ZOO:
+            print(f"{name:32} {family} (benchmark only: --only {name})")
         return 0
     names = [n for n in args.only.split(",") if n]
-    known = {name for name, _, _ in ZOO}
+    known = {name for name, _, _ in ZOO + BENCH_ZOO}
     unknown = [n for n in names if n not in known]
     if unknown:
         parser.error(f"unknown model(s): {', '.join(unknown)} (see --list)")
@@ -813,8 +838,9 @@ def main():
 
     warnings.filterwarnings("ignore")  # torch.onnx's tracer warnings are about Python control flow
     models = []
-    for name, family, build in ZOO:
-        if names and name not in names:
+    bench_only = {name for name, _, _ in BENCH_ZOO}
+    for name, family, build in ZOO + BENCH_ZOO:
+        if (names and name not in names) or (not names and name in bench_only):
             if name in previous:
                 models.append(previous[name])
             continue
