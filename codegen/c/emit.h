@@ -57,6 +57,13 @@ void vkp_codegen_c_literal(double value, char *buf, size_t size);
 #define VKP_CODEGEN_C_ENTRY "vkp_stage_run"
 #define VKP_CODEGEN_C_WORKSPACE "vkp_stage_workspace_size"
 #define VKP_CODEGEN_C_PREPACK "vkp_stage_prepack"
+// int vkp_stage_abi(void): 2 for objects whose workspace starts with a
+// VKP_CODEGEN_C_WS_HEADER-byte header the host fills with its thread pool
+// (runtime/cpu/pool.h, vkp_cpu_pool_ref_t); objects without the symbol
+// predate it and start their own threads.
+#define VKP_CODEGEN_C_ABI_SYMBOL "vkp_stage_abi"
+#define VKP_CODEGEN_C_ABI 2
+#define VKP_CODEGEN_C_WS_HEADER 64
 
 typedef struct vkp_codegen_c_t {
   char *source;          // owned, NUL-terminated

@@ -15,9 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#ifdef VKP_THREADS
-#include <pthread.h>
-#endif
 
 #if defined(__AVX512F__)
 #define VKP_VLEN 16
@@ -53,6 +50,65 @@
 #define VKP_KC 256
 #define VKP_MC (VKP_MR * 24)
 #define VKP_NC (VKP_NR * 64)
+
+// ---------------------------------------------------------------------------
+// Threads. The host keeps a persistent pool of the stage's threads
+// (runtime/cpu/pool.c) and writes a vkp_pool_ref_t at the start of the
+// workspace; vkp_stage_run makes it the calling thread's pool for the run.
+// vkp_parallel(n, fn, ctx) runs fn(ctx, i, worker) for every i in [0, n) on
+// the pool, the calling thread included, and returns when all are done;
+// `worker` (< VKP_STAGE_THREADS) picks per-thread scratch. Without a pool,
+// and inside a task (the pool is not re-entered), it runs them in order.
+typedef void (*vkp_task_fn)(void *ctx, ptrdiff_t task, int worker);
+typedef struct vkp_pool_ref_t {
+  void (*run)(void *pool, ptrdiff_t n_tasks, vkp_task_fn fn, void *ctx);
+  void *pool;
+  int32_t workers, reserved;
+} vkp_pool_ref_t;
+static __thread const vkp_pool_ref_t *vkp_pool;
+
+// Threads a kernel may split its work across (1 inside a task).
+static inline int vkp_workers(void) {
+  return vkp_pool && vkp_pool->run ? (int)vkp_pool->workers : 1;
+}
+
+VKP_FN void vkp_parallel(ptrdiff_t n, vkp_task_fn fn, void *ctx) {
+  const vkp_pool_ref_t *pool = vkp_pool;
+  if (n > 1 && pool && pool->run && pool->workers > 1) {
+    vkp_pool = NULL;  // tasks run on this thread too: no nested splits
+    pool->run(pool->pool, n, fn, ctx);
+    vkp_pool = pool;
+    return;
+  }
+  for (ptrdiff_t i = 0; i < n; ++i) fn(ctx, i, 0);
+}
+
+// Splits [0, n) into at most `parts` contiguous chunks (a task each); fn
+// gets [lo, hi). For row loops of the elementwise and row kernels.
+typedef void (*vkp_range_fn)(void *ctx, ptrdiff_t lo, ptrdiff_t hi, int worker);
+typedef struct vkp_range_job_t {
+  vkp_range_fn fn;
+  void *ctx;
+  ptrdiff_t n, parts;
+} vkp_range_job_t;
+
+static void vkp_range_task(void *arg, ptrdiff_t t, int worker) {
+  const vkp_range_job_t *j = arg;
+  j->fn(j->ctx, j->n * t / j->parts, j->n * (t + 1) / j->parts, worker);
+}
+
+// Splits only when each chunk gets at least `grain` iterations.
+VKP_FN void vkp_parallel_range(ptrdiff_t n, ptrdiff_t grain, vkp_range_fn fn, void *ctx) {
+  ptrdiff_t parts = vkp_workers();
+  if (grain < 1) grain = 1;
+  if (parts > n / grain) parts = n / grain;
+  if (parts <= 1) {
+    if (n > 0) fn(ctx, 0, n, 0);
+    return;
+  }
+  vkp_range_job_t j = {fn, ctx, n, parts};
+  vkp_parallel(parts, vkp_range_task, &j);
+}
 
 typedef float vkp_vec_t __attribute__((vector_size(VKP_VLEN * 4)));
 typedef float vkp_uvec_t
@@ -403,9 +459,8 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
   }
 }
 
-#ifdef VKP_THREADS
 typedef struct vkp_gemm_job_t {
-  ptrdiff_t M, n0, n1, K;
+  ptrdiff_t M, N, K, panels, parts;
   float alpha;
   const float *a;
   ptrdiff_t rsa, csa;
@@ -416,18 +471,17 @@ typedef struct vkp_gemm_job_t {
   vkp_epilogue_fn ep;
   const void *ep_ctx;
   ptrdiff_t ep_row0, batch;
-  float *scratch;
+  float *scratch;  // VKP_GEMM_SCRATCH_FLOATS per worker
 } vkp_gemm_job_t;
 
-static void *vkp_gemm_job_run(void *arg) {
-  vkp_gemm_job_t *j = arg;
-  vkp_gemm_cols(j->M, j->n0, j->n1, j->K, j->alpha, j->a, j->rsa, j->csa,
-                j->packed_a, j->b,
-                j->c, j->ldc, j->ep, j->ep_ctx, j->ep_row0, j->batch,
-                j->scratch);
-  return NULL;
+static void vkp_gemm_task(void *arg, ptrdiff_t t, int worker) {
+  const vkp_gemm_job_t *j = arg;
+  ptrdiff_t p0 = j->panels * t / j->parts, p1 = j->panels * (t + 1) / j->parts;
+  ptrdiff_t n1 = p1 * VKP_NR < j->N ? p1 * VKP_NR : j->N;
+  vkp_gemm_cols(j->M, p0 * VKP_NR, n1, j->K, j->alpha, j->a, j->rsa, j->csa, j->packed_a,
+                j->b, j->c, j->ldc, j->ep, j->ep_ctx, j->ep_row0, j->batch,
+                j->scratch + (ptrdiff_t)worker * VKP_GEMM_SCRATCH_FLOATS);
 }
-#endif
 
 // The GEMM entry. `scratch` holds `threads` * VKP_GEMM_SCRATCH_FLOATS floats.
 // `packed_a` (may be NULL) is A already packed by vkp_prepack_a, alpha
@@ -443,36 +497,18 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
     if (ep) ep(c, ldc, ep_row0, 0, M, N, batch, ep_ctx);
     return;
   }
-#ifdef VKP_THREADS
-  // Split the columns in NR-aligned chunks; each thread packs its own panels.
+  // Split the columns in NR-aligned chunks; each worker packs its own
+  // panels in its own scratch.
   ptrdiff_t panels = (N + VKP_NR - 1) / VKP_NR;
-  int nt = threads < 1 ? 1 : threads;
-  if (nt > panels) nt = (int)panels;
+  ptrdiff_t nt = threads < vkp_workers() ? threads : vkp_workers();
+  if (nt > panels) nt = panels;
   if (nt > 1 && (double)M * N * K > 1e6) {
-    enum { VKP_MAX_THREADS = 64 };
-    vkp_gemm_job_t jobs[VKP_MAX_THREADS];
-    pthread_t tids[VKP_MAX_THREADS];
-    int started[VKP_MAX_THREADS];
-    if (nt > VKP_MAX_THREADS) nt = VKP_MAX_THREADS;
-    for (int t = 0; t < nt; ++t) {
-      ptrdiff_t p0 = panels * t / nt, p1 = panels * (t + 1) / nt;
-      ptrdiff_t n1 = p1 * VKP_NR < N ? p1 * VKP_NR : N;
-      jobs[t] = (vkp_gemm_job_t){M, p0 * VKP_NR, n1, K, alpha, a, rsa, csa,
-                                 packed_a, b, c, ldc, ep, ep_ctx, ep_row0, batch,
-                                 scratch + t * VKP_GEMM_SCRATCH_FLOATS};
-      started[t] = t > 0 &&
-                   pthread_create(&tids[t], NULL, vkp_gemm_job_run, &jobs[t]) == 0;
-    }
-    vkp_gemm_job_run(&jobs[0]);
-    for (int t = 1; t < nt; ++t) {
-      if (started[t]) pthread_join(tids[t], NULL);
-      else vkp_gemm_job_run(&jobs[t]);  // could not start: run it here
-    }
+    vkp_gemm_job_t j = {M, N, K, panels, nt, alpha, a, rsa, csa, packed_a, b, c, ldc,
+                        ep, ep_ctx, ep_row0, batch, scratch};
+    vkp_parallel(nt, vkp_gemm_task, &j);
     return;
   }
-#else
-  (void)threads;
-#endif
+
   vkp_gemm_cols(M, 0, N, K, alpha, a, rsa, csa, packed_a, b, c, ldc, ep, ep_ctx,
                 ep_row0, batch, scratch);
 }
@@ -668,25 +704,23 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
   }
 }
 
-#ifdef VKP_THREADS
 typedef struct vkp_wino_job_t {
   const float *x, *u;
   float *y;
   ptrdiff_t C, H, W, M, PT, PL, OH, OW;
   vkp_epilogue_fn ep;
   const void *ep_ctx;
-  ptrdiff_t batch, rpb, first, step;
-  float *wscratch, *gemm_scratch;
+  ptrdiff_t batch, rpb, step;
+  float *wscratch, *gemm_scratch;  // per worker
 } vkp_wino_job_t;
 
-static void *vkp_wino_job_run(void *arg) {
+static void vkp_wino_task(void *arg, ptrdiff_t t, int worker) {
   const vkp_wino_job_t *j = arg;
   vkp__winograd_blocks(j->x, j->y, j->u, j->C, j->H, j->W, j->M, j->PT, j->PL, j->OH,
-                       j->OW, j->ep, j->ep_ctx, j->batch, j->rpb, j->first, j->step,
-                       j->wscratch, j->gemm_scratch, 1);
-  return NULL;
+                       j->OW, j->ep, j->ep_ctx, j->batch, j->rpb, t, j->step,
+                       j->wscratch + worker * VKP_WINO_SCRATCH_FLOATS(j->C, j->M, j->OH, j->OW),
+                       j->gemm_scratch + (ptrdiff_t)worker * VKP_GEMM_SCRATCH_FLOATS, 1);
 }
-#endif
 
 // Y = conv(x) for one image: x is C x H x W, y is M x OH x OW, pads PT/PL
 // (the bottom/right padding follows from OH/OW). `u` is the output of
@@ -694,8 +728,8 @@ static void *vkp_wino_job_run(void *arg) {
 // VKP_WINO_SCRATCH_FLOATS(C, M, OH, OW) floats, `gemm_scratch` what vkp_gemm
 // needs for `threads`. The epilogue sees row = output channel, columns =
 // output pixels, once per channel and block of output rows. With threads,
-// each thread takes whole blocks of tile rows (transforms and GEMMs), so
-// that one thread start serves the whole convolution.
+// each task takes whole blocks of tile rows (transforms and GEMMs), so that
+// one wake-up of the pool serves the whole convolution.
 VKP_FN void vkp_conv_winograd(const float *x, float *y, const float *u,
                               ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t M,
                               ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t OH,
@@ -703,31 +737,16 @@ VKP_FN void vkp_conv_winograd(const float *x, float *y, const float *u,
                               const void *ep_ctx, ptrdiff_t batch,
                               float *wscratch, float *gemm_scratch, int threads) {
   ptrdiff_t rpb = VKP_WINO_RPB(C, M, OH, OW);
-#ifdef VKP_THREADS
-  enum { VKP_MAX_THREADS = 64 };
   const ptrdiff_t TH = VKP_WINO_TH(OH);
-  ptrdiff_t nt = threads < 1 ? 1 : (threads > VKP_MAX_THREADS ? VKP_MAX_THREADS : threads);
+  ptrdiff_t nt = threads < vkp_workers() ? threads : vkp_workers();
   if (nt > 1 && (TH + nt - 1) / nt < rpb) rpb = (TH + nt - 1) / nt;  // a block each
   if (nt > (TH + rpb - 1) / rpb) nt = (TH + rpb - 1) / rpb;
   if (nt > 1) {
-    vkp_wino_job_t jobs[VKP_MAX_THREADS];
-    pthread_t tids[VKP_MAX_THREADS];
-    int started[VKP_MAX_THREADS];
-    for (ptrdiff_t t = 0; t < nt; ++t) {
-      jobs[t] = (vkp_wino_job_t){x, u, y, C, H, W, M, PT, PL, OH, OW, ep, ep_ctx, batch,
-                                 rpb, t, nt,
-                                 wscratch + t * VKP_WINO_SCRATCH_FLOATS(C, M, OH, OW),
-                                 gemm_scratch + t * VKP_GEMM_SCRATCH_FLOATS};
-      started[t] = t > 0 && pthread_create(&tids[t], NULL, vkp_wino_job_run, &jobs[t]) == 0;
-    }
-    vkp_wino_job_run(&jobs[0]);
-    for (ptrdiff_t t = 1; t < nt; ++t) {
-      if (started[t]) pthread_join(tids[t], NULL);
-      else vkp_wino_job_run(&jobs[t]);  // could not start: run it here
-    }
+    vkp_wino_job_t j = {x, u, y, C, H, W, M, PT, PL, OH, OW, ep, ep_ctx, batch,
+                        rpb, nt, wscratch, gemm_scratch};
+    vkp_parallel(nt, vkp_wino_task, &j);
     return;
   }
-#endif
   vkp__winograd_blocks(x, y, u, C, H, W, M, PT, PL, OH, OW, ep, ep_ctx, batch, rpb, 0, 1,
                        wscratch, gemm_scratch, threads);
 }

@@ -48,21 +48,18 @@ VKP_FN void vkp_att_block(const vkp_att_t *a, ptrdiff_t b, ptrdiff_t i0,
 
 typedef struct vkp_att_job_t {
   const vkp_att_t *a;
-  ptrdiff_t t0, t1;  // blocks [t0, t1) of batches * ceil(lq / rows)
-  ptrdiff_t rows;    // query rows per block
-  float *gs, *sc;    // GEMM scratch, scores
+  ptrdiff_t rows;  // query rows per block
+  float *gs, *sc;  // GEMM scratch, scores: per worker
 } vkp_att_job_t;
 
-VKP_FN void *vkp_att_job_run(void *arg) {
+static void vkp_att_task(void *arg, ptrdiff_t t, int worker) {
   const vkp_att_job_t *j = arg;
   const vkp_att_t *a = j->a;
   ptrdiff_t per = (a->lq + j->rows - 1) / j->rows;
-  for (ptrdiff_t t = j->t0; t < j->t1; ++t) {
-    ptrdiff_t b = t / per, i0 = t % per * j->rows;
-    ptrdiff_t nr = a->lq - i0 < j->rows ? a->lq - i0 : j->rows;
-    vkp_att_block(a, b, i0, nr, j->gs, j->sc);
-  }
-  return NULL;
+  ptrdiff_t b = t / per, i0 = t % per * j->rows;
+  ptrdiff_t nr = a->lq - i0 < j->rows ? a->lq - i0 : j->rows;
+  vkp_att_block(a, b, i0, nr, j->gs + (ptrdiff_t)worker * VKP_GEMM_SCRATCH_FLOATS,
+                j->sc + (ptrdiff_t)worker * j->rows * a->lk);
 }
 
 // Query rows per block: the block's scores stay within about 256 KiB (L2),
@@ -73,38 +70,12 @@ VKP_FN ptrdiff_t vkp_att_rows(ptrdiff_t lk) {
 }
 
 // scratch: threads GEMM scratches (VKP_GEMM_SCRATCH_FLOATS each), then
-// threads * 8 * VKP_MR * lk floats of scores.
+// threads * 8 * VKP_MR * lk floats of scores. Blocks of query rows are the
+// tasks.
 VKP_FN void vkp_attention(const vkp_att_t *a, float *scratch, int threads) {
   const ptrdiff_t rows = vkp_att_rows(a->lk);
   ptrdiff_t blocks = a->batches * ((a->lq + rows - 1) / rows);
-  float *scores = scratch + (ptrdiff_t)(threads < 1 ? 1 : threads) * VKP_GEMM_SCRATCH_FLOATS;
-  int nt = threads < 1 ? 1 : threads;
-  if (nt > blocks) nt = (int)(blocks > 0 ? blocks : 1);
-#ifdef VKP_THREADS
-  double work = (double)a->batches * (double)a->lq * (double)a->lk *
-                (double)(a->d + a->dv);
-  if (nt > 1 && work > 1e6) {
-    enum { VKP_MAX_THREADS = 64 };
-    vkp_att_job_t jobs[VKP_MAX_THREADS];
-    pthread_t tids[VKP_MAX_THREADS];
-    int started[VKP_MAX_THREADS];
-    if (nt > VKP_MAX_THREADS) nt = VKP_MAX_THREADS;
-    for (int t = 0; t < nt; ++t) {
-      jobs[t] = (vkp_att_job_t){a, blocks * t / nt, blocks * (t + 1) / nt, rows,
-                                scratch + t * VKP_GEMM_SCRATCH_FLOATS,
-                                scores + t * rows * a->lk};
-      started[t] = t > 0 &&
-                   pthread_create(&tids[t], NULL, vkp_att_job_run, &jobs[t]) == 0;
-    }
-    vkp_att_job_run(&jobs[0]);
-    for (int t = 1; t < nt; ++t) {
-      if (started[t]) pthread_join(tids[t], NULL);
-      else vkp_att_job_run(&jobs[t]);  // could not start: run it here
-    }
-    return;
-  }
-#endif
-  (void)nt;
-  vkp_att_job_t job = {a, 0, blocks, rows, scratch, scores};
-  vkp_att_job_run(&job);
+  ptrdiff_t nt = threads < 1 ? 1 : threads;
+  vkp_att_job_t j = {a, rows, scratch, scratch + nt * VKP_GEMM_SCRATCH_FLOATS};
+  vkp_parallel(blocks, vkp_att_task, &j);
 }

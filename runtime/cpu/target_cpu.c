@@ -16,11 +16,13 @@
 #include "base/status_macros.h"
 #include "codegen/c/emit.h"
 #include "runtime/cpu/compile.h"
+#include "runtime/cpu/pool.h"
 
 typedef int (*vkp__stage_entry_fn)(const void *const *inputs, void *const *outputs,
                                    const void *const *constants, void *workspace);
 typedef size_t (*vkp__stage_ws_fn)(void);
 typedef void (*vkp__stage_prepack_fn)(const void *const *constants, void *workspace);
+typedef int (*vkp__stage_abi_fn)(void);
 
 typedef struct vkp__cpu_stage_t {
   vkp_stage_t base;
@@ -33,6 +35,7 @@ typedef struct vkp__cpu_stage_t {
   vkp__stage_entry_fn entry;
   void *workspace;            // owned, 64-byte aligned; ends with the
                               // packed weights (written once at load)
+  vkp_cpu_pool_t *pool;       // the stage's threads (ABI 2 objects)
   void *constant_data;        // owned copy of every constant
   const void **constants;     // pointers into constant_data
   const void **inputs;        // per-run pointer arrays (owned)
@@ -109,6 +112,7 @@ static vkp_status_t vkp__cpu_compile(const vkp_target_t *target, const vkp_graph
 static void vkp__cpu_unload(vkp_stage_t *base) {
   vkp__cpu_stage_t *s = (vkp__cpu_stage_t *)base;
   if (!s) return;
+  vkp_cpu_pool_destroy(s->pool);  // before the code its tasks run goes
   if (s->dl) dlclose(s->dl);
   if (s->dl_fd >= 0) close(s->dl_fd);
   free(s->workspace);  // from aligned_alloc
@@ -249,6 +253,20 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
       size_t bytes = (ws() + 63) / 64 * 64;
       s->workspace = aligned_alloc(64, bytes ? bytes : 64);
       if (!s->workspace) st = VKP_OOM("stage workspace");
+      // ABI 2: the workspace starts with the pool the kernels split across,
+      // started now and kept until unload.
+      vkp__stage_abi_fn abi =
+          (vkp__stage_abi_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_ABI_SYMBOL);
+      if (!st && abi && abi() >= 2) {
+        _Static_assert(sizeof(vkp_cpu_pool_ref_t) <= VKP_CODEGEN_C_WS_HEADER,
+                       "the pool reference fits the workspace header");
+        st = vkp_cpu_pool_create(h.threads > 1 ? h.threads : 1, NULL, 0, &s->pool);
+        vkp_cpu_pool_ref_t ref = {.run = vkp_cpu_pool_run,
+                                  .pool = s->pool,
+                                  .workers = vkp_cpu_pool_workers(s->pool)};
+        memset(s->workspace, 0, VKP_CODEGEN_C_WS_HEADER);
+        if (!st) memcpy(s->workspace, &ref, sizeof ref);
+      }
       vkp__stage_prepack_fn prepack =
           (vkp__stage_prepack_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_PREPACK);
       if (!st && !prepack)

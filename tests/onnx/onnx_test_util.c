@@ -47,11 +47,12 @@ int onnx_count_op(const vkp_graph_t *g, vkp_op_t op) {
 
 void onnx_run_and_compare(const vkp_graph_t *g, const char *name, double rtol,
                           double atol) {
-  onnx_run_and_compare_on(g, name, "ref", rtol, atol);
+  onnx_run_and_compare_on(g, name, "ref", 1, rtol, atol);
 }
 
 void onnx_run_and_compare_on(const vkp_graph_t *g, const char *name,
-                             const char *target, double rtol, double atol) {
+                             const char *target, int32_t threads, double rtol,
+                             double atol) {
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *ref = NULL;
@@ -65,7 +66,8 @@ void onnx_run_and_compare_on(const vkp_graph_t *g, const char *name,
     onnx_model_path(path, sizeof path, file);
     VKP_TEST_OK(vkp_onnx_tensor_load(path, &in[i], NULL));
   }
-  VKP_TEST_OK(vkp_target_run_graph(ref, g, NULL, in, out));
+  vkp_compile_options_t opt = {.threads = threads};
+  VKP_TEST_OK(vkp_target_run_graph(ref, g, &opt, in, out));
   for (int32_t i = 0; i < g->n_outputs; ++i) {
     snprintf(file, sizeof file, "%s.output_%d.pb", name, (int)i);
     onnx_model_path(path, sizeof path, file);

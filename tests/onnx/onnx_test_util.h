@@ -24,8 +24,10 @@ int onnx_count_op(const vkp_graph_t *graph, vkp_op_t op);
 // models/NAME.output_<k>.pb (rtol/atol as vkp_test_allclose).
 void onnx_run_and_compare(const vkp_graph_t *graph, const char *name,
                           double rtol, double atol);
-// The same on the whole graph placed on `target` ("cpu", ...).
+// The same on the whole graph placed on `target` ("cpu", ...), compiled for
+// `threads` threads.
 void onnx_run_and_compare_on(const vkp_graph_t *graph, const char *name,
-                             const char *target, double rtol, double atol);
+                             const char *target, int32_t threads, double rtol,
+                             double atol);
 
 #endif  // VKPIPE_TESTS_ONNX_TEST_UTIL_H_

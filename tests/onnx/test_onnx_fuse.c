@@ -58,7 +58,9 @@ Test(onnx_fuse, attention_as_exporters_write_it, .timeout = 120) {
     cr_assert_eq(onnx_count_op(g, VKP_OP_MUL) + onnx_count_op(g, VKP_OP_DIV), 0,
                  "%s: a scaling was left", file);
     onnx_run_and_compare(g, fused[i].name, 1e-5, 1e-6);
-    onnx_run_and_compare_on(g, fused[i].name, "cpu", 1e-4, 1e-5);
+    onnx_run_and_compare_on(g, fused[i].name, "cpu", 1, 1e-4, 1e-5);
+    // Blocks of query rows split across the stage's thread pool.
+    onnx_run_and_compare_on(g, fused[i].name, "cpu", 3, 1e-4, 1e-5);
     vkp_graph_destroy(g);
   }
 }
