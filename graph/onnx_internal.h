@@ -383,11 +383,14 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Gather", gather, gather, NONE, "axis") \
   X("Gemm", gemm, NULL, NONE, "alpha,beta,transA,transB") \
   X("GlobalAveragePool", simple, NULL, GLOBAL_AVG_POOL, "") \
+  X("GroupNormalization", group_norm, NULL, NONE, "epsilon,num_groups,stash_type") \
+  X("Hardmax", softmax, NULL, NONE, "axis") \
   X("HardSigmoid", simple, NULL, HARD_SIGMOID, "alpha,beta") \
   X("HardSwish", simple, NULL, HARD_SWISH, "") \
   X("Greater", simple, NULL, GREATER, "") \
   X("GreaterOrEqual", simple, NULL, GREATER_OR_EQUAL, "") \
   X("Identity", passthrough, NULL, NONE, "") \
+  X("InstanceNormalization", instance_norm, NULL, NONE, "epsilon") \
   X("IsInf", simple, NULL, IS_INF, "detect_negative,detect_positive") \
   X("IsNaN", simple, NULL, IS_NAN, "") \
   X("LSTM", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,input_forget,layout") \
@@ -396,11 +399,15 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Less", simple, NULL, LESS, "") \
   X("LessOrEqual", simple, NULL, LESS_OR_EQUAL, "") \
   X("Log", simple, NULL, LOG, "") \
+  X("LogSoftmax", softmax, NULL, NONE, "axis") \
+  X("LpNormalization", lp_norm, NULL, NONE, "axis,p") \
+  X("LRN", lrn, NULL, NONE, "alpha,beta,bias,size") \
   X("MatMul", simple, NULL, MATMUL, "") \
   X("MatMulInteger", simple, NULL, MATMUL_INTEGER, "") \
   X("Max", simple, NULL, MAX, "") \
   X("MaxPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
   X("Mean", simple, NULL, MEAN, "") \
+  X("MeanVarianceNormalization", mean_variance_norm, NULL, NONE, "axes") \
   X("Min", simple, NULL, MIN, "") \
   X("Mish", simple, NULL, MISH, "") \
   X("Mod", simple, NULL, MOD, "fmod") \
@@ -417,8 +424,16 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("RNN", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,layout") \
   X("Range", fold_only, range, NONE, "") \
   X("Reciprocal", simple, NULL, RECIPROCAL, "") \
-  X("ReduceMean", reduce, NULL, NONE, "axes,keepdims") \
+  X("ReduceL1", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceL2", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceLogSum", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceLogSumExp", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceMax", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceMean", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceMin", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceProd", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
   X("ReduceSum", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceSumSquare", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
   X("Relu", simple, NULL, RELU, "") \
   X("Reshape", reshape_like, NULL, NONE, "allowzero") \
   X("Round", simple, NULL, ROUND, "") \
