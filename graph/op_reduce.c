@@ -104,8 +104,8 @@ static double vkp__reduce_float(vkp_op_t op, const vkp__reduce_walk_t *w) {
 static int64_t vkp__int_limit(vkp_dtype_t dt, bool largest) {
   int bits = (int)vkp_dtype_size(dt) * 8;
   if (dt == VKP_DTYPE_BOOL) return largest ? 1 : 0;
-  if (vkp_dtype_kind(dt) == VKP_DTYPE_KIND_UINT)
-    return largest ? -1 : 0;  // all ones: the dtype's maximum once stored
+  if (vkp_dtype_kind(dt) == VKP_DTYPE_KIND_UINT)  // uint64's: all ones
+    return largest ? (bits == 64 ? -1 : (int64_t)(((uint64_t)1 << bits) - 1)) : 0;
   uint64_t top = (uint64_t)1 << (bits - 1);
   return largest ? (int64_t)(top - 1) : -(int64_t)(top - 1) - 1;
 }
