@@ -8,7 +8,8 @@
 //                  semantics per opset
 //   onnx_fold.c    import-time constant folding (shape computations)
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
-//                  Dropout)
+//                  Dropout; onnx_norm.c: reductions, softmax family,
+//                  normalisations)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,
@@ -162,6 +163,7 @@ typedef enum vkp__onnx_fusion_kind_t {
   VKP__FUSE_LAYER_NORM,
   VKP__FUSE_GELU,
   VKP__FUSE_ATTENTION,
+  VKP__FUSE_GROUP_NORM,
 } vkp__onnx_fusion_kind_t;
 
 // Attention's operands (x is Q): scalar factors as Mul (divide false) or
@@ -187,9 +189,10 @@ typedef struct vkp__onnx_fusion_t {
   const char *axes_of;  // LayerNorm: the first ReduceMean (axes, keepdims)
   const char *eps;      // LayerNorm: epsilon; GELU: the divisor (sqrt 2)
   const char *two;      // LayerNorm: the exponent; GELU: the 1 added
-  const char *scale;    // LayerNorm: gamma (NULL: none); GELU: the 0.5
-  const char *bias;     // LayerNorm: beta (NULL: none)
-  int32_t mean_node;    // LayerNorm: the first ReduceMean's index
+  const char *scale;    // LayerNorm, GroupNorm: gamma (NULL: none); GELU: the 0.5
+  const char *bias;     // LayerNorm, GroupNorm: beta (NULL: none)
+  int32_t mean_node;    // LayerNorm: the first ReduceMean's index;
+                        // GroupNorm: the InstanceNormalization's
   vkp__onnx_attention_t att;  // Attention
 } vkp__onnx_fusion_t;
 
