@@ -10,6 +10,10 @@
 //              [-> Where(C, fill, S) or Where(C, S, fill)] [-> Add(S, M)]
 //              -> Softmax(last axis) [-> Dropout] -> MatMul(., V)
 //              ->  attention(Q, Kt, V, [M], [C]; scale, fill, fill_where)
+//   GroupNorm  r = Reshape(x, [0, G, -1]); n = InstanceNormalization(r, ones[G],
+//              zeros[G]); y = Reshape(n, shape of x) [-> Mul(., gamma)]
+//              [-> Add(., beta)], gamma and beta per channel (what PyTorch
+//              exports for nn.GroupNorm)  ->  group_norm(x, gamma, beta)
 //
 // Planning is structural (onnx graph only): every inner value must be used
 // only inside the pattern. Whether the operands qualify (eps, 2, sqrt 2, 1,
@@ -341,6 +345,42 @@ static vkp_status_t vkp__match_attention(vkp__onnx_ctx_t *ctx,
   return vkp__add_group(ctx, s, &f, nodes, n);
 }
 
+// GroupNorm, anchored at its InstanceNormalization.
+static vkp_status_t vkp__match_group_norm(vkp__onnx_ctx_t *ctx,
+                                          vkp__fuse_scan_t *s, int32_t k) {
+  if (!vkp__is_op(s, k, "InstanceNormalization", 3)) return NULL;
+  const char *grouped = vkp__in(s, k, 0);
+  int32_t rs1 = vkp__prod(s, grouped);
+  if (!vkp__is_op(s, rs1, "Reshape", 2) || vkp__uses(s, grouped) != 1) return NULL;
+  int32_t rs2 = vkp__only_consumer(s, vkp__out(s, k));
+  if (!vkp__is_op(s, rs2, "Reshape", 2) ||
+      strcmp(vkp__in(s, rs2, 0), vkp__out(s, k)) != 0)
+    return NULL;
+  vkp__onnx_fusion_t f = {.kind = VKP__FUSE_GROUP_NORM,
+                          .x = vkp__in(s, rs1, 0),
+                          .mean_node = k};
+  int32_t nodes[5] = {rs1, k, rs2}, n = 3;
+  int32_t mul = vkp__only_consumer(s, vkp__out(s, rs2));
+  if (vkp__is_op(s, mul, "Mul", 2)) {
+    f.scale = vkp__other(s, mul, vkp__out(s, rs2));
+    nodes[n++] = mul;
+    int32_t badd = vkp__only_consumer(s, vkp__out(s, mul));
+    if (vkp__is_op(s, badd, "Add", 2)) {
+      f.bias = vkp__other(s, badd, vkp__out(s, mul));
+      nodes[n++] = badd;
+    }
+  }
+  // The operands must come from outside the pattern.
+  const char *operands[] = {f.scale, f.bias, vkp__in(s, rs1, 1), vkp__in(s, rs2, 1),
+                            vkp__in(s, k, 1), vkp__in(s, k, 2)};
+  for (int i = 0; i < 6; ++i) {
+    int32_t p = vkp__prod(s, operands[i]);
+    for (int32_t j = 0; operands[i] && j < n; ++j)
+      if (p == nodes[j]) return NULL;
+  }
+  return vkp__add_group(ctx, s, &f, nodes, n);
+}
+
 vkp_status_t vkp__onnx_plan_fusions(vkp__onnx_ctx_t *ctx) {
   const Onnx__GraphProto *g = ctx->onnx_graph;
   size_t n = g->n_node;
@@ -374,6 +414,7 @@ vkp_status_t vkp__onnx_plan_fusions(vkp__onnx_ctx_t *ctx) {
     st = vkp__match_layer_norm(ctx, &s, (int32_t)k);
     if (!st) st = vkp__match_gelu(ctx, &s, (int32_t)k);
     if (!st) st = vkp__match_attention(ctx, &s, (int32_t)k);
+    if (!st) st = vkp__match_group_norm(ctx, &s, (int32_t)k);
   }
   vkp__free(s.taken);
   vkp_strmap_deinit(&s.producer);
@@ -623,6 +664,159 @@ static vkp_status_t vkp__emit_attention(vkp__onnx_ctx_t *ctx,
   return vkp__onnx_bind_value(ctx, out, value);
 }
 
+// An attribute of an ONNX node, or NULL.
+static const Onnx__AttributeProto *vkp__node_attr(const Onnx__NodeProto *n,
+                                                  const char *name) {
+  for (size_t i = 0; i < n->n_attribute; ++i)
+    if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
+      return n->attribute[i];
+  return NULL;
+}
+
+// A float constant of `count` elements, every one `want`.
+static bool vkp__const_fill(vkp__onnx_ctx_t *ctx, const char *name, int64_t count,
+                            double want) {
+  vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, name);
+  if (!s || !s->is_const || !vkp__onnx_type_is_float(s->constant.type) ||
+      vkp__onnx_tensor_numel(&s->constant) != (size_t)count)
+    return false;
+  for (size_t i = 0; i < (size_t)count; ++i)
+    if (vkp__onnx_tensor_get_f(&s->constant, i) != want) return false;
+  return true;
+}
+
+// A Reshape (allowzero 0) whose constant shape, resolved against its input
+// `in` (0 copies a dim, -1 takes the rest), is `want`.
+static bool vkp__reshapes_to(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *rs,
+                             int32_t in_rank, const int64_t *in,
+                             int32_t want_rank, const int64_t *want) {
+  const Onnx__AttributeProto *az = vkp__node_attr(rs, "allowzero");
+  vkp__onnx_sym_t *sym = vkp__onnx_sym_find(ctx, rs->input[1]);
+  int64_t shape[VKP_MAX_RANK];
+  int32_t n = 0;
+  if ((az && az->i != 0) || !sym || !sym->is_const) return false;
+  vkp_status_t st = vkp__onnx_const_ints(&sym->constant, "shape", shape,
+                                         VKP_MAX_RANK, &n);
+  if (st) {
+    vkp_status_free(st);
+    return false;
+  }
+  if (n != want_rank) return false;
+  int64_t total = 1, known = 1;
+  int32_t infer = -1;
+  for (int32_t i = 0; i < in_rank; ++i) total *= in[i];
+  for (int32_t i = 0; i < n; ++i) {
+    if (shape[i] == 0) {
+      if (i >= in_rank) return false;
+      shape[i] = in[i];
+    }
+    if (shape[i] == -1) {
+      if (infer >= 0) return false;
+      infer = i;
+    } else if (shape[i] < 0) {
+      return false;
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0) return false;
+    shape[infer] = total / known;
+  }
+  for (int32_t i = 0; i < n; ++i)
+    if (shape[i] != want[i]) return false;
+  return true;
+}
+
+// GroupNorm's gamma or beta: a float32 constant or value that varies only
+// along x's channel axis (its shape, right-aligned to x's, is 1 everywhere
+// else). A runtime value must span the channels; a constant may be one
+// number.
+static bool vkp__channel_param_ok(vkp__onnx_ctx_t *ctx, const char *name,
+                                  const vkp_value_t *x) {
+  if (!name) return true;
+  vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, name);
+  if (!s || s->poisoned) return false;
+  if (s->is_const ? s->constant.type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+                  : ctx->graph->values[s->value].dtype != VKP_DTYPE_FLOAT32)
+    return false;
+  int32_t rank;
+  int64_t shape[VKP_MAX_RANK];
+  vkp__onnx_sym_shape(ctx, s, &rank, shape);
+  if (rank > x->rank) return false;
+  bool spans = false;
+  for (int32_t d = 0; d < rank; ++d) {
+    bool channel_axis = x->rank - rank + d == 1;
+    if (channel_axis && shape[d] == x->shape[1]) spans = true;
+    else if (shape[d] != 1) return false;
+  }
+  return spans || s->is_const;
+}
+
+// The [C] IR value of a checked gamma / beta (`fill` everywhere when absent).
+static vkp_status_t vkp__channel_param(vkp__onnx_ctx_t *ctx, const char *name,
+                                       const vkp_value_t *x, double fill,
+                                       int32_t *out_value) {
+  int64_t c = x->shape[1];
+  vkp__onnx_sym_t *s = name ? vkp__onnx_sym_find(ctx, name) : NULL;
+  if (s && !s->is_const) {
+    int32_t v;
+    VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, s, &v));
+    vkp_attr_t a = {.name = "shape", .kind = VKP_ATTR_INTS, .ints = &c, .count = 1};
+    return vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &v, 1, &a, NULL, out_value);
+  }
+  vkp__onnx_tensor_t t;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, &c));
+  bool one = s && vkp__onnx_tensor_numel(&s->constant) == 1;
+  for (int64_t i = 0; i < c; ++i)
+    vkp__onnx_tensor_set_f(&t, (size_t)i,
+                           s ? vkp__onnx_tensor_get_f(&s->constant, one ? 0 : (size_t)i)
+                             : fill);
+  vkp_status_t st = vkp__onnx_add_const(ctx, &t, out_value);
+  vkp__onnx_tensor_deinit(&t);
+  return st;
+}
+
+static vkp_status_t vkp__emit_group_norm(vkp__onnx_ctx_t *ctx,
+                                         const vkp__onnx_fusion_t *f,
+                                         const vkp_value_t *x, int32_t xv,
+                                         bool *out_fused) {
+  // nodes: Reshape, InstanceNormalization, Reshape[, Mul[, Add]] (graph order).
+  const Onnx__NodeProto *rs1 = ctx->onnx_graph->node[f->nodes[0]];
+  const Onnx__NodeProto *in = ctx->onnx_graph->node[f->mean_node];
+  const Onnx__NodeProto *rs2 = ctx->onnx_graph->node[f->nodes[2]];
+  vkp__onnx_sym_t *shape1 = vkp__onnx_sym_find(ctx, rs1->input[1]);
+  if (x->rank < 2 || x->shape[0] < 1 || !shape1 || !shape1->is_const ||
+      vkp__onnx_tensor_numel(&shape1->constant) != 3)
+    return NULL;
+  int64_t groups = vkp__onnx_tensor_get_i(&shape1->constant, 1);
+  int64_t c = x->shape[1], total = 1;
+  for (int32_t d = 0; d < x->rank; ++d) total *= x->shape[d];
+  if (groups < 1 || c % groups != 0) return NULL;
+  int64_t grouped[3] = {x->shape[0], groups, total / (x->shape[0] * groups)};
+  if (!vkp__reshapes_to(ctx, rs1, x->rank, x->shape, 3, grouped) ||
+      !vkp__reshapes_to(ctx, rs2, 3, grouped, x->rank, x->shape) ||
+      !vkp__const_fill(ctx, in->input[1], groups, 1.0) ||
+      !vkp__const_fill(ctx, in->input[2], groups, 0.0) ||
+      !vkp__channel_param_ok(ctx, f->scale, x) ||
+      !vkp__channel_param_ok(ctx, f->bias, x))
+    return NULL;
+  const Onnx__AttributeProto *ea = vkp__node_attr(in, "epsilon");
+  int32_t inputs[3] = {xv, -1, -1};
+  VKP_RETURN_IF_ERROR(vkp__channel_param(ctx, f->scale, x, 1.0, &inputs[1]));
+  VKP_RETURN_IF_ERROR(vkp__channel_param(ctx, f->bias, x, 0.0, &inputs[2]));
+  vkp_attr_t a[2] = {{.name = "num_groups", .kind = VKP_ATTR_INT, .i = groups},
+                     {.name = "epsilon", .kind = VKP_ATTR_FLOAT,
+                      .f = ea ? ea->f : (float)1e-5}};
+  const char *out = ctx->node->output[0];
+  int32_t value;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_emit(ctx, VKP_OP_GROUP_NORM, 3, inputs, 2, a, out, &value));
+  *out_fused = true;
+  return vkp__onnx_bind_value(ctx, out, value);
+}
+
 vkp_status_t vkp__onnx_try_fusion(vkp__onnx_ctx_t *ctx, int32_t group,
                                   bool *out_fused) {
   *out_fused = false;
@@ -653,6 +847,8 @@ vkp_status_t vkp__onnx_try_fusion(vkp__onnx_ctx_t *ctx, int32_t group,
       return vkp__emit_gelu(ctx, f, xs->value, out_fused);
     case VKP__FUSE_ATTENTION:
       return vkp__emit_attention(ctx, f, x->dtype, xs->value, out_fused);
+    case VKP__FUSE_GROUP_NORM:
+      return vkp__emit_group_norm(ctx, f, x, xs->value, out_fused);
   }
   return NULL;
 }

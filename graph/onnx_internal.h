@@ -8,7 +8,8 @@
 //                  semantics per opset
 //   onnx_fold.c    import-time constant folding (shape computations)
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
-//                  Dropout)
+//                  Dropout; onnx_norm.c: reductions, softmax family,
+//                  normalisations)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,
@@ -162,6 +163,7 @@ typedef enum vkp__onnx_fusion_kind_t {
   VKP__FUSE_LAYER_NORM,
   VKP__FUSE_GELU,
   VKP__FUSE_ATTENTION,
+  VKP__FUSE_GROUP_NORM,
 } vkp__onnx_fusion_kind_t;
 
 // Attention's operands (x is Q): scalar factors as Mul (divide false) or
@@ -187,9 +189,10 @@ typedef struct vkp__onnx_fusion_t {
   const char *axes_of;  // LayerNorm: the first ReduceMean (axes, keepdims)
   const char *eps;      // LayerNorm: epsilon; GELU: the divisor (sqrt 2)
   const char *two;      // LayerNorm: the exponent; GELU: the 1 added
-  const char *scale;    // LayerNorm: gamma (NULL: none); GELU: the 0.5
-  const char *bias;     // LayerNorm: beta (NULL: none)
-  int32_t mean_node;    // LayerNorm: the first ReduceMean's index
+  const char *scale;    // LayerNorm, GroupNorm: gamma (NULL: none); GELU: the 0.5
+  const char *bias;     // LayerNorm, GroupNorm: beta (NULL: none)
+  int32_t mean_node;    // LayerNorm: the first ReduceMean's index;
+                        // GroupNorm: the InstanceNormalization's
   vkp__onnx_attention_t att;  // Attention
 } vkp__onnx_fusion_t;
 
@@ -383,11 +386,14 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Gather", gather, gather, NONE, "axis") \
   X("Gemm", gemm, NULL, NONE, "alpha,beta,transA,transB") \
   X("GlobalAveragePool", simple, NULL, GLOBAL_AVG_POOL, "") \
+  X("GroupNormalization", group_norm, NULL, NONE, "epsilon,num_groups,stash_type") \
+  X("Hardmax", softmax, NULL, NONE, "axis") \
   X("HardSigmoid", simple, NULL, HARD_SIGMOID, "alpha,beta") \
   X("HardSwish", simple, NULL, HARD_SWISH, "") \
   X("Greater", simple, NULL, GREATER, "") \
   X("GreaterOrEqual", simple, NULL, GREATER_OR_EQUAL, "") \
   X("Identity", passthrough, NULL, NONE, "") \
+  X("InstanceNormalization", instance_norm, NULL, NONE, "epsilon") \
   X("IsInf", simple, NULL, IS_INF, "detect_negative,detect_positive") \
   X("IsNaN", simple, NULL, IS_NAN, "") \
   X("LSTM", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,input_forget,layout") \
@@ -396,11 +402,15 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Less", simple, NULL, LESS, "") \
   X("LessOrEqual", simple, NULL, LESS_OR_EQUAL, "") \
   X("Log", simple, NULL, LOG, "") \
+  X("LogSoftmax", softmax, NULL, NONE, "axis") \
+  X("LpNormalization", lp_norm, NULL, NONE, "axis,p") \
+  X("LRN", lrn, NULL, NONE, "alpha,beta,bias,size") \
   X("MatMul", simple, NULL, MATMUL, "") \
   X("MatMulInteger", simple, NULL, MATMUL_INTEGER, "") \
   X("Max", simple, NULL, MAX, "") \
   X("MaxPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
   X("Mean", simple, NULL, MEAN, "") \
+  X("MeanVarianceNormalization", mean_variance_norm, NULL, NONE, "axes") \
   X("Min", simple, NULL, MIN, "") \
   X("Mish", simple, NULL, MISH, "") \
   X("Mod", simple, NULL, MOD, "fmod") \
@@ -417,8 +427,16 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("RNN", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,layout") \
   X("Range", fold_only, range, NONE, "") \
   X("Reciprocal", simple, NULL, RECIPROCAL, "") \
-  X("ReduceMean", reduce, NULL, NONE, "axes,keepdims") \
+  X("ReduceL1", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceL2", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceLogSum", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceLogSumExp", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceMax", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceMean", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceMin", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceProd", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
   X("ReduceSum", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
+  X("ReduceSumSquare", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
   X("Relu", simple, NULL, RELU, "") \
   X("Reshape", reshape_like, NULL, NONE, "allowzero") \
   X("Round", simple, NULL, ROUND, "") \

@@ -437,23 +437,35 @@ vkp_status_t vkp__map_pool(vkp__onnx_ctx_t *ctx) {
 // Normalisation
 
 vkp_status_t vkp__map_batch_norm(vkp__onnx_ctx_t *ctx) {
-  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   double eps;
   int64_t spatial, training;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "epsilon", 1e-5, &eps));
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "spatial", 1, &spatial));
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "training_mode", 0, &training));
+  if (training != 0)
+    return VKP__ONNX_UNSUPPORTED(
+        "training_mode=1 (normalise with the batch's statistics and output "
+        "updated running statistics): vkpipe runs inference only");
   if (spatial != 1)
     return VKP__ONNX_UNSUPPORTED("spatial=%lld (only 1)", (long long)spatial);
-  if (training != 0)
-    return VKP__ONNX_UNSUPPORTED("training_mode=1 (inference only)");
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   if (ctx->node->n_input != 5)
     return VKP__ONNX_INVALID("takes 5 inputs, has %zu", ctx->node->n_input);
   int32_t in[5];
   for (int32_t i = 0; i < 5; ++i)
     VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, i, &in[i]));
   vkp_attr_t a = vkp__onnx_a_float("epsilon", (float)eps);
-  return vkp__onnx_emit_out(ctx, VKP_OP_BATCH_NORM, 5, in, 1, &a);
+  const vkp_value_t *x = vkp__onnx_value(ctx, in[0]);
+  if (x->rank != 1)
+    return vkp__onnx_emit_out(ctx, VKP_OP_BATCH_NORM, 5, in, 1, &a);
+  // A 1-D input is N values of one channel: [N] -> [N, 1] and back.
+  int64_t n = x->shape[0], col[2] = {n, 1};
+  vkp_attr_t ra = vkp__onnx_a_ints("shape", col, 2), ba = vkp__onnx_a_ints("shape", &n, 1);
+  int32_t r, y;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &in[0], 1, &ra, NULL, &r));
+  in[0] = r;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_BATCH_NORM, 5, in, 1, &a, NULL, &y));
+  return vkp__onnx_emit_out(ctx, VKP_OP_RESHAPE, 1, &y, 1, &ba);
 }
 
 // A float32 scalar IR constant.
@@ -534,80 +546,6 @@ static int64_t vkp__prod(const int64_t *s, int32_t from, int32_t to) {
   int64_t p = 1;
   for (int32_t i = from; i < to; ++i) p *= s[i];
   return p;
-}
-
-vkp_status_t vkp__map_softmax(vkp__onnx_ctx_t *ctx) {
-  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
-  int64_t axis;
-  VKP_RETURN_IF_ERROR(
-      vkp__onnx_attr_int(ctx, "axis", ctx->opset >= 13 ? -1 : 1, &axis));
-  int32_t x;
-  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
-  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
-  int32_t rank = xv->rank;
-  if (axis < -(int64_t)rank || axis >= rank || rank < 1)
-    return VKP__ONNX_INVALID("axis %lld out of range for rank %d",
-                             (long long)axis, (int)rank);
-  if (axis < 0) axis += rank;
-  if (ctx->opset >= 13 || axis == rank - 1) {
-    vkp_attr_t a = vkp__onnx_a_int("axis", axis);
-    return vkp__onnx_emit_out(ctx, VKP_OP_SOFTMAX, 1, &x, 1, &a);
-  }
-  // Before opset 13 the input is coerced to 2-D [prod(:axis), prod(axis:)]
-  // and normalised over the second dimension.
-  int64_t shape[VKP_MAX_RANK];
-  for (int32_t i = 0; i < rank; ++i) shape[i] = xv->shape[i];
-  int64_t flat[2] = {vkp__prod(shape, 0, (int32_t)axis),
-                     vkp__prod(shape, (int32_t)axis, rank)};
-  vkp_attr_t ra = vkp__onnx_a_ints("shape", flat, 2);
-  int32_t r, s;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &x, 1, &ra, NULL, &r));
-  vkp_attr_t sa = vkp__onnx_a_int("axis", 1);
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SOFTMAX, 1, &r, 1, &sa, NULL, &s));
-  vkp_attr_t ba = vkp__onnx_a_ints("shape", shape, rank);
-  return vkp__onnx_emit_out(ctx, VKP_OP_RESHAPE, 1, &s, 1, &ba);
-}
-
-// ---------------------------------------------------------------------------
-// Reductions
-
-vkp_status_t vkp__map_reduce(vkp__onnx_ctx_t *ctx) {
-  bool is_sum = strcmp(ctx->node->op_type, "ReduceSum") == 0;
-  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
-  int64_t keepdims, noop = 0, axes[VKP_MAX_RANK];
-  int32_t n_axes = -1;
-  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "keepdims", 1, &keepdims));
-  bool axes_input = is_sum && ctx->opset >= 13;  // ReduceMean: opset 18
-  if (axes_input) {
-    VKP_RETURN_IF_ERROR(
-        vkp__onnx_attr_int(ctx, "noop_with_empty_axes", 0, &noop));
-    if (vkp__onnx_attr(ctx, "axes"))
-      return VKP__ONNX_INVALID("from opset 13 ReduceSum takes axes as an input");
-    const vkp__onnx_tensor_t *t;
-    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "axes", &t));
-    if (t)
-      VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "axes", axes, VKP_MAX_RANK, &n_axes));
-  } else {
-    if (vkp__onnx_attr(ctx, "noop_with_empty_axes"))
-      return VKP__ONNX_INVALID("noop_with_empty_axes needs opset 13 (ReduceSum)");
-    if (ctx->node->n_input > 1)
-      return VKP__ONNX_INVALID("axes are an attribute in this opset");
-    VKP_RETURN_IF_ERROR(
-        vkp__onnx_attr_ints(ctx, "axes", axes, VKP_MAX_RANK, &n_axes));
-  }
-  if (n_axes < 0) n_axes = 0;
-  vkp__onnx_sym_t *xs = vkp__onnx_input(ctx, 0);
-  if (!xs) return VKP__ONNX_INVALID("input 0 is required");
-  if (n_axes == 0 && noop) {
-    VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
-    return vkp__onnx_bind_alias(ctx, vkp__onnx_output(ctx, 0), xs);
-  }
-  int32_t x;
-  VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, xs, &x));
-  vkp_attr_t a[2] = {vkp__onnx_a_ints("axes", axes, n_axes),
-                     vkp__onnx_a_int("keepdims", keepdims != 0)};
-  return vkp__onnx_emit_out(ctx, is_sum ? VKP_OP_REDUCE_SUM : VKP_OP_REDUCE_MEAN, 1,
-                       &x, 2, a);
 }
 
 // ---------------------------------------------------------------------------

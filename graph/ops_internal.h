@@ -9,6 +9,8 @@
 //   op_linalg.c       matmul, gemm, einsum
 //   op_nn.c           convolution, pooling, normalisation, softmax
 //   op_reduce.c       reductions
+//   op_norm.c         log_softmax, hardmax, instance/group/lp/mean-variance
+//                     normalisation, lrn
 //   op_shape.c        reshape family, transpose, concat, slice
 //   op_rnn.c          lstm, gru, rnn
 //   op_loss.c         softmax cross entropy, negative log likelihood

@@ -2,7 +2,7 @@
 // Softmax over one axis: the tensor is viewed as [OUTER, L, INNER] and each
 // invocation owns one (outer, inner) row of L elements (stride INNER). No
 // shared memory or barriers. Generator provides: ROWS (= OUTER*INNER), L,
-// INNER, IN0 = x, STORE(o, v).
+// INNER, IN0 = x, STORE(o, v); LOG_SOFTMAX: log_softmax instead.
 void main() {
   uint r = gl_GlobalInvocationID.x;
   if (r >= ROWS) return;
@@ -11,9 +11,17 @@ void main() {
   for (uint i = 0u; i < L; ++i) mx = max(mx, IN0[base + i * INNER]);
   float sum = 0.0;
   for (uint i = 0u; i < L; ++i) sum += exp(IN0[base + i * INNER] - mx);
+#ifdef LOG_SOFTMAX
+  float lse = mx + log(sum);
+  for (uint i = 0u; i < L; ++i) {
+    uint o = base + i * INNER;
+    STORE(o, IN0[o] - lse);
+  }
+#else
   float inv = 1.0 / sum;
   for (uint i = 0u; i < L; ++i) {
     uint o = base + i * INNER;
     STORE(o, exp(IN0[o] - mx) * inv);
   }
+#endif
 }

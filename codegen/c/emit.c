@@ -1038,29 +1038,6 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       vkp__sb_append(sb, ";\n  }\n");
       return NULL;
     }
-    case VKP_OP_REDUCE_MEAN: case VKP_OP_REDUCE_SUM: {
-      const int64_t *axes;
-      int32_t na = vkp_node_attr_ints(n, "axes", &axes);
-      bool reduced[VKP_MAX_RANK] = {false};
-      for (int32_t i = 0; i < na; ++i) reduced[axes[i]] = true;
-      int64_t st[VKP_MAX_RANK], s = 1;
-      long long count = 1;
-      for (int32_t d = x->rank - 1; d >= 0; --d) {
-        st[d] = reduced[d] || x->shape[d] == 1 ? 0 : s;
-        if (!reduced[d]) s *= x->shape[d];
-        else count *= x->shape[d];
-      }
-      long long out_n = vkp__numel(y);
-      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) %s[o] = 0.0f;\n", out_n, yn);
-      vkp__sb_printf(sb, "  for (ptrdiff_t i = 0; i < %lld; ++i)\n", (long long)vkp__numel(x));
-      vkp__sb_printf(sb, "    %s[", yn);
-      vkp__emit_part(sb, "i", x->shape, 0, x->rank, st);
-      vkp__sb_printf(sb, "] += %s[i];\n", xn);
-      if (n->op == VKP_OP_REDUCE_MEAN)
-        vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) %s[o] /= %lld.0f;\n",
-                       out_n, yn, count ? count : 1);
-      return NULL;
-    }
     case VKP_OP_TRANSPOSE: {
       const int64_t *perm;
       vkp_node_attr_ints(n, "perm", &perm);

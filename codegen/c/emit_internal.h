@@ -90,4 +90,12 @@ vkp_status_t vkp__c_emit_qlinear_matmul(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_conv_integer(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_qlinear_conv(vkp__c_kernel_t *k);
 
+// Reductions and normalisations (emit_norm.c).
+vkp_status_t vkp__c_emit_reduce(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_softmax_family(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_group_norm(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_lp_norm(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_mean_variance_norm(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_lrn(vkp__c_kernel_t *k);
+
 #endif  // VKPIPE_CODEGEN_C_EMIT_INTERNAL_H_

@@ -590,37 +590,6 @@ static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_row_kernel(e, "layer_norm", rows, len);
 }
 
-static void vkp__emit_reduce(vkp__emit_t *e, const vkp_node_t *n) {
-  const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
-  const vkp_value_t *y = &e->g->values[n->outputs[0]];
-  const int64_t *axes;
-  int32_t n_axes = vkp_node_attr_ints(n, "axes", &axes);
-  int64_t strides[VKP_MAX_RANK];
-  vkp__spv_strides(x, strides);
-  int64_t kept_shape[VKP_MAX_RANK], kept_coef[VKP_MAX_RANK];
-  int64_t red_shape[VKP_MAX_RANK], red_coef[VKP_MAX_RANK];
-  int32_t n_kept = 0, n_red = 0;
-  uint64_t r = 1;
-  for (int32_t d = 0; d < x->rank; ++d) {
-    bool reduced = false;
-    for (int32_t i = 0; i < n_axes; ++i) reduced |= axes[i] == d;
-    if (reduced) {
-      red_shape[n_red] = x->shape[d];
-      red_coef[n_red++] = strides[d];
-      r *= (uint64_t)x->shape[d];
-    } else {
-      kept_shape[n_kept] = x->shape[d];
-      kept_coef[n_kept++] = strides[d];
-    }
-  }
-  vkp__spv_affine(&e->head, "vkp_reduce_base", n_kept, kept_shape, kept_coef, 0);
-  vkp__spv_affine(&e->head, "vkp_reduce_offset", n_red, red_shape, red_coef, 0);
-  vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
-  vkp__spv_define_u(&e->body, "R", r);
-  if (n->op == VKP_OP_REDUCE_MEAN) vkp__sb_append(&e->body, "#define REDUCE_MEAN 1\n");
-  vkp__spv_row_kernel(e, "reduce", vkp__spv_numel(y), r);
-}
-
 static void vkp__emit_transpose(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
@@ -711,7 +680,6 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
       case VKP_OP_GLOBAL_AVG_POOL: vkp__emit_global_pool(&e, anchor); break;
       case VKP_OP_SOFTMAX: vkp__emit_softmax(&e, anchor); break;
       case VKP_OP_LAYER_NORM: vkp__emit_layer_norm(&e, anchor); break;
-      case VKP_OP_REDUCE_MEAN: case VKP_OP_REDUCE_SUM: vkp__emit_reduce(&e, anchor); break;
       case VKP_OP_TRANSPOSE: vkp__emit_transpose(&e, anchor); break;
       case VKP_OP_SLICE: vkp__emit_slice(&e, anchor); break;
       case VKP_OP_CONCAT: vkp__emit_concat(&e, anchor, part); break;

@@ -141,6 +141,15 @@ vkp__spv_check_fn vkp__spv_checker(vkp_op_t op);
 vkp_status_t vkp__spv_emit_attention(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
                               char *reason, size_t reason_size);
+
+// Reductions and normalisations (kernels_norm.c).
+vkp_status_t vkp__spv_emit_reduce(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_softmax_family(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_group_norm(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_lp_norm(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_mean_variance_norm(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_lrn(vkp__emit_t *e, const vkp_node_t *n);
+
 // ---------------------------------------------------------------------------
 
 // The GLSL expression template (codegen/expr.h) of elementwise `op`, or

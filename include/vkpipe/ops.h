@@ -46,7 +46,8 @@ extern "C" {
   VKP_OP_LIST_RNN(X) \
   VKP_OP_LIST_LOSS(X) \
   VKP_OP_LIST_QUANT(X) \
-  VKP_OP_LIST_ATTENTION(X)
+  VKP_OP_LIST_ATTENTION(X) \
+  VKP_OP_LIST_NORM(X)
 
 // elementwise arithmetic (NumPy broadcasting), functions, activations, cast: graph/op_elementwise.c
 #define VKP_OP_LIST_ELEMENTWISE(X) \
@@ -138,10 +139,29 @@ extern "C" {
   X(SOFTMAX, "softmax", 1, 1, 1, 1, softmax, softmax, softmax, OPAQUE, FLOAT, 0, NORM, 5) \
   X(LAYER_NORM, "layer_norm", 2, 3, 1, 1, layer_norm, layer_norm, layer_norm, OPAQUE, FLOAT, 0, NORM, 8)
 
-// reductions: graph/op_reduce.c
+// reductions over a set of axes: graph/op_reduce.c
 #define VKP_OP_LIST_REDUCE(X) \
-  X(REDUCE_MEAN, "reduce_mean", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, FLOAT, 0, REDUCE, 1) \
-  X(REDUCE_SUM, "reduce_sum", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, FLOAT, 0, REDUCE, 1)
+  X(REDUCE_MEAN, "reduce_mean", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, NUMERIC, 0, REDUCE, 1) \
+  X(REDUCE_SUM, "reduce_sum", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, NUMERIC, 0, REDUCE, 1) \
+  X(REDUCE_MAX, "reduce_max", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, ALL, 0, REDUCE, 1) \
+  X(REDUCE_MIN, "reduce_min", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, ALL, 0, REDUCE, 1) \
+  X(REDUCE_PROD, "reduce_prod", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, NUMERIC, 0, REDUCE, 1) \
+  X(REDUCE_L1, "reduce_l1", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, NUMERIC, 0, REDUCE, 2) \
+  X(REDUCE_L2, "reduce_l2", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, NUMERIC, 0, REDUCE, 2) \
+  X(REDUCE_LOG_SUM, "reduce_log_sum", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, NUMERIC, 0, REDUCE, 1) \
+  X(REDUCE_LOG_SUM_EXP, "reduce_log_sum_exp", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, NUMERIC, 0, REDUCE, 10) \
+  X(REDUCE_SUM_SQUARE, "reduce_sum_square", 1, 1, 1, 1, reduce, reduce, reduce, REDUCTION, NUMERIC, 0, REDUCE, 2)
+
+// softmax relatives and normalisations: graph/op_norm.c (softmax,
+// layer_norm and batch_norm are in VKP_OP_LIST_NN)
+#define VKP_OP_LIST_NORM(X) \
+  X(LOG_SOFTMAX, "log_softmax", 1, 1, 1, 1, softmax, softmax, log_softmax, OPAQUE, FLOAT, 0, NORM, 6) \
+  X(HARDMAX, "hardmax", 1, 1, 1, 1, softmax, softmax, hardmax, OPAQUE, FLOAT, 0, NORM, 2) \
+  X(INSTANCE_NORM, "instance_norm", 3, 3, 1, 1, instance_norm, group_norm, group_norm, OPAQUE, FLOAT, 0, NORM, 8) \
+  X(GROUP_NORM, "group_norm", 3, 3, 1, 1, group_norm, group_norm, group_norm, OPAQUE, FLOAT, 0, NORM, 8) \
+  X(LP_NORM, "lp_norm", 1, 1, 1, 1, lp_norm, lp_norm, lp_norm, OPAQUE, FLOAT, 0, NORM, 4) \
+  X(MEAN_VARIANCE_NORM, "mean_variance_norm", 1, 1, 1, 1, mean_variance_norm, mean_variance_norm, mean_variance_norm, OPAQUE, FLOAT, 0, NORM, 8) \
+  X(LRN, "lrn", 1, 1, 1, 1, lrn, lrn, lrn, OPAQUE, FLOAT, 0, ELEMWISE, 16)
 
 // data movement: graph/op_shape.c
 #define VKP_OP_LIST_SHAPE(X) \

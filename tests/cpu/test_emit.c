@@ -365,3 +365,48 @@ Test(codegen_c, mixed_dtype_chain_is_one_loop, .timeout = 120) {
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }
+
+// The reduction and normalisation kernels (codegen/c/emit_norm.c), every
+// reduce_* op on every dtype the C table gives it, compile warning-free.
+Test(codegen_c, norm_family_compiles_warning_free, .timeout = 240) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g = g_new("norms");
+  char in_name[VKP_DTYPE_COUNT][32];
+  for (int d = 0; d < VKP_DTYPE_COUNT; ++d) {
+    snprintf(in_name[d], sizeof in_name[d], "x_%s", vkp_dtype_name((vkp_dtype_t)d));
+    g_in(g, in_name[d], (vkp_dtype_t)d, 3, SH(2, 3, 4));
+  }
+  int nodes = 0;
+  vkp_attr_t ax[2] = {at_is("axes", 2, SH(0, 2)), at_i("keepdims", 0)};
+  for (int op = VKP_OP_REDUCE_MEAN; op <= VKP_OP_REDUCE_SUM_SQUARE; ++op)
+    for (int d = 0; d < VKP_DTYPE_COUNT; ++d) {
+      if (!(vkp_codegen_c_dtypes((vkp_op_t)op) & vkp_op_dtypes((vkp_op_t)op) &
+            VKP_DTYPE_SET(d)))
+        continue;
+      char name[96], out[128];
+      snprintf(name, sizeof name, "%s_%s", vkp_op_name((vkp_op_t)op),
+               vkp_dtype_name((vkp_dtype_t)d));
+      snprintf(out, sizeof out, "y_%s", name);
+      g_node(g, name, (vkp_op_t)op, in_name[d], out, 2, ax);
+      VKP_TEST_OK(vkp_graph_mark_output(g, out));
+      ++nodes;
+    }
+  cr_assert_geq(nodes, 10 + 6 * 8, "only %d reductions", nodes);
+  g_const(g, &rng, "s", 1, SH(3), 0.5f, 1.5f);
+  g_const(g, &rng, "b", 1, SH(3), -1.0f, 1.0f);
+  vkp_attr_t axis[1] = {at_i("axis", 1)}, groups[1] = {at_i("num_groups", 3)},
+             size[1] = {at_i("size", 3)}, mvn[1] = {at_is("axes", 2, SH(0, 2))};
+  g_node(g, "ls", VKP_OP_LOG_SOFTMAX, "x_float32", "ls", 1, axis);
+  g_node(g, "hm", VKP_OP_HARDMAX, "x_float32", "hm", 1, axis);
+  g_node(g, "in", VKP_OP_INSTANCE_NORM, "x_float32,s,b", "in", 0, NULL);
+  g_node(g, "gn", VKP_OP_GROUP_NORM, "x_float32,s,b", "gn", 1, groups);
+  g_node(g, "lp", VKP_OP_LP_NORM, "x_float32", "lp", 1, axis);
+  g_node(g, "mvn", VKP_OP_MEAN_VARIANCE_NORM, "x_float32", "mvn", 1, mvn);
+  g_node(g, "lrn", VKP_OP_LRN, "x_float32", "lrn", 1, size);
+  static const char *const outs[] = {"ls", "hm", "in", "gn", "lp", "mvn", "lrn"};
+  for (int i = 0; i < 7; ++i) VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  compile_warning_free(g, 1);
+  vkp_graph_destroy(g);
+}

@@ -362,8 +362,8 @@ def gen_conformance_dir(w):
     relu = model([n("Relu", ["x"], ["y"])], [vi("x", [3, 4])], [vi("y", [3, 4])])
     case("test_relu_ok", relu, [x], [np.maximum(x, 0)])
     case("test_relu_wrong", relu, [x], [np.maximum(x, 0) + 1])
-    case("test_hardmax_unsupported",
-         model([n("Hardmax", ["x"], ["y"])], [vi("x", [3, 4])], [vi("y", [3, 4])]),
+    case("test_tfidf_unsupported",
+         model([n("TfIdfVectorizer", ["x"], ["y"])], [vi("x", [3, 4])], [vi("y", [3, 4])]),
          [x], [x])
     case("test_reshape_shape_input",
          model([n("Reshape", ["x", "s"], ["y"])], [vi("x", [3, 4]), vi("s", [2], I64)],
@@ -525,7 +525,7 @@ def gen_refusals(w):
     n = helper.make_node
     nodes = [
         n("Relu", ["x"], ["a"], name="fine"),
-        n("Hardmax", ["a"], ["b"], name="no_such_op"),
+        n("TfIdfVectorizer", ["a"], ["b"], name="no_such_op"),
         n("LeakyRelu", ["x"], ["c"], name="odd_attr", beta=2.0),
         n("Relu", ["b"], ["d"], name="downstream"),  # of a refused node: silent
         n("MyOp", ["x"], ["e"], name="custom", domain="com.example"),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// graph/onnx_fuse.c: exporter-expanded LayerNorm, GELU and attention
-// recognised.
+// graph/onnx_fuse.c: exporter-expanded LayerNorm, GELU, attention and
+// GroupNorm recognised.
 // One .timeout for every test in the file (Criterion 2.4.1, see test_onnx.c).
 #include <criterion/criterion.h>
 
@@ -91,5 +91,40 @@ Test(onnx_fuse, no_fusion_option_imports_node_by_node, .timeout = 60) {
   cr_assert_eq(onnx_count_op(g, VKP_OP_ATTENTION), 0);
   cr_assert_eq(onnx_count_op(g, VKP_OP_SOFTMAX), 1);
   onnx_run_and_compare(g, "att_bert", 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+// nn.GroupNorm exactly as torch.onnx.export writes it (Reshape, unit-scale
+// InstanceNormalization, Reshape back through Shape, Mul, Add): one
+// group_norm node, nothing else, against NumPy.
+Test(onnx_fuse, torch_group_norm, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("group_norm_torch.onnx");
+  cr_assert_eq(g->n_nodes, 1);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_GROUP_NORM), 1);
+  const vkp_node_t *n = &g->nodes[0];
+  cr_assert_eq(vkp_node_int(n, "num_groups"), 4);
+  onnx_run_and_compare(g, "group_norm_torch", 1e-4, 1e-5);
+  vkp_graph_destroy(g);
+}
+
+// Gamma and beta as graph inputs [C, 1] (Mul and Add operands swapped):
+// reshaped to [C] and fused.
+Test(onnx_fuse, group_norm_with_runtime_parameters, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("group_norm_inputs.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_GROUP_NORM), 1);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_INSTANCE_NORM), 0);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_MUL), 0);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_ADD), 0);
+  onnx_run_and_compare(g, "group_norm_inputs", 1e-4, 1e-5);
+  vkp_graph_destroy(g);
+}
+
+// An InstanceNormalization with a scale other than 1 between the reshapes is
+// not a GroupNorm: imported node by node, still right.
+Test(onnx_fuse, scaled_instance_norm_is_not_fused, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("group_norm_scaled.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_GROUP_NORM), 0);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_INSTANCE_NORM), 1);
+  onnx_run_and_compare(g, "group_norm_scaled", 1e-4, 1e-5);
   vkp_graph_destroy(g);
 }

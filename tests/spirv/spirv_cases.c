@@ -387,6 +387,61 @@ REDUCE_CASE(reduce_mean_all, VKP_OP_REDUCE_MEAN, 2, S(6, 11), 0, NULL)
 REDUCE_CASE(reduce_sum_empty_axis, VKP_OP_REDUCE_SUM, 2, S(3, 0), 1, A(AIS("axes", 1)))
 REDUCE_CASE(reduce_sum_long, VKP_OP_REDUCE_SUM, 3, S(3, 40, 5), 1, A(AIS("axes", 0, 1)))
 REDUCE_CASE(reduce_sum_neg_axis, VKP_OP_REDUCE_SUM, 4, S(2, 3, 1, 5), 1, A(AIS("axes", -1)))
+REDUCE_CASE(reduce_max_axis1, VKP_OP_REDUCE_MAX, 3, S(2, 7, 3), 1, A(AIS("axes", 1)))
+REDUCE_CASE(reduce_max_empty_axis, VKP_OP_REDUCE_MAX, 2, S(3, 0), 1, A(AIS("axes", 1)))
+REDUCE_CASE(reduce_min_all, VKP_OP_REDUCE_MIN, 2, S(6, 11), 0, NULL)
+REDUCE_CASE(reduce_min_long, VKP_OP_REDUCE_MIN, 2, S(3, 200), 1, A(AIS("axes", -1)))
+REDUCE_CASE(reduce_prod_axes02, VKP_OP_REDUCE_PROD, 3, S(3, 5, 4), 2,
+            A(AIS("axes", 0, 2), AI("keepdims", 0)))
+REDUCE_CASE(reduce_prod_long, VKP_OP_REDUCE_PROD, 2, S(2, 70), 1, A(AIS("axes", 1)))
+REDUCE_CASE(reduce_l1_long, VKP_OP_REDUCE_L1, 3, S(3, 40, 5), 1, A(AIS("axes", 0, 1)))
+REDUCE_CASE(reduce_l2_neg_axis, VKP_OP_REDUCE_L2, 4, S(2, 3, 1, 5), 1, A(AIS("axes", -1)))
+REDUCE_CASE(reduce_log_sum_axis0, VKP_OP_REDUCE_LOG_SUM, 2, S(5, 7), 1, A(AIS("axes", 0)))
+REDUCE_CASE(reduce_log_sum_exp_long, VKP_OP_REDUCE_LOG_SUM_EXP, 2, S(2, 300), 1,
+            A(AIS("axes", 1)))
+REDUCE_CASE(reduce_log_sum_exp_mid, VKP_OP_REDUCE_LOG_SUM_EXP, 3, S(3, 4, 5), 1,
+            A(AIS("axes", 1)))
+REDUCE_CASE(reduce_sum_square_all, VKP_OP_REDUCE_SUM_SQUARE, 2, S(4, 9), 0, NULL)
+
+// --- softmax relatives and normalisations (graph/op_norm.c) --------------------
+
+#define AXIS_CASE(case_name, op, rank, xs, n_attrs, attrs) \
+  BEGIN(case_name)                                         \
+  const char *x = IN(b, rank, xs);                         \
+  const char *y = NODE(b, op, 1, L(x), n_attrs, attrs);    \
+  END(y)
+
+AXIS_CASE(log_softmax_mid, VKP_OP_LOG_SOFTMAX, 3, S(2, 3, 4), 1, A(AI("axis", 1)))
+AXIS_CASE(log_softmax_long_row, VKP_OP_LOG_SOFTMAX, 2, S(3, 300), 0, NULL)
+AXIS_CASE(hardmax_last, VKP_OP_HARDMAX, 2, S(7, 37), 0, NULL)
+AXIS_CASE(hardmax_first, VKP_OP_HARDMAX, 2, S(5, 3), 1, A(AI("axis", 0)))
+AXIS_CASE(hardmax_long_row, VKP_OP_HARDMAX, 3, S(2, 300, 2), 1, A(AI("axis", 1)))
+AXIS_CASE(lp_norm_p1_axis0, VKP_OP_LP_NORM, 2, S(5, 3), 2, A(AI("axis", 0), AI("p", 1)))
+AXIS_CASE(lp_norm_p2_long_row, VKP_OP_LP_NORM, 2, S(2, 300), 0, NULL)
+AXIS_CASE(mvn_default_axes, VKP_OP_MEAN_VARIANCE_NORM, 4, S(2, 3, 4, 5), 0, NULL)
+AXIS_CASE(mvn_axis1_long, VKP_OP_MEAN_VARIANCE_NORM, 3, S(2, 100, 3), 1, A(AIS("axes", 1)))
+AXIS_CASE(lrn_size3, VKP_OP_LRN, 4, S(2, 5, 3, 3), 1, A(AI("size", 3)))
+AXIS_CASE(lrn_even_size, VKP_OP_LRN, 3, S(1, 4, 7), 4,
+          A(AI("size", 2), AF("alpha", 0.1), AF("beta", 0.9), AF("bias", 1.5)))
+
+BEGIN(instance_norm_2x3x5x7)
+const char *x = IN(b, 4, S(2, 3, 5, 7));
+const char *sc = CST(b, 1, S(3)), *bi = CST(b, 1, S(3));
+const char *y = NODE(b, VKP_OP_INSTANCE_NORM, 3, L(x, sc, bi), 0, NULL);
+END(y)
+
+BEGIN(group_norm_g2)
+const char *x = IN(b, 4, S(2, 4, 3, 5));
+const char *sc = CST(b, 1, S(4)), *bi = CST(b, 1, S(4));
+const char *y = NODE(b, VKP_OP_GROUP_NORM, 3, L(x, sc, bi), 2,
+                     A(AI("num_groups", 2), AF("epsilon", 1e-3)));
+END(y)
+
+BEGIN(group_norm_long_row)
+const char *x = IN(b, 3, S(1, 4, 40));
+const char *sc = CST(b, 1, S(4)), *bi = CST(b, 1, S(4));
+const char *y = NODE(b, VKP_OP_GROUP_NORM, 3, L(x, sc, bi), 1, A(AI("num_groups", 1)));
+END(y)
 
 #define MOVE_CASE(case_name, op, rank, xs, n_attrs, attrs) \
   BEGIN(case_name)                                         \
@@ -612,6 +667,32 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(reduce_sum_neg_axis, -1.0f, 1.0f, 1),
     CASE(reduce_sum_long, -1.0f, 1.0f, 1),
     CASE(reduce_sum_empty_axis, -1.0f, 1.0f, 1),
+    CASE(reduce_max_axis1, -1.0f, 1.0f, 1),
+    CASE(reduce_max_empty_axis, -1.0f, 1.0f, 1),
+    CASE(reduce_min_all, -1.0f, 1.0f, 1),
+    CASE(reduce_min_long, -1.0f, 1.0f, 1),
+    CASE(reduce_prod_axes02, 0.5f, 1.5f, 1),
+    CASE(reduce_prod_long, 0.8f, 1.2f, 1),
+    CASE(reduce_l1_long, -1.0f, 1.0f, 1),
+    CASE(reduce_l2_neg_axis, -1.0f, 1.0f, 1),
+    CASE(reduce_log_sum_axis0, 0.1f, 2.0f, 1),
+    CASE(reduce_log_sum_exp_long, -4.0f, 4.0f, 1),
+    CASE(reduce_log_sum_exp_mid, -4.0f, 4.0f, 1),
+    CASE(reduce_sum_square_all, -1.0f, 1.0f, 1),
+    CASE(log_softmax_mid, -4.0f, 4.0f, 1),
+    CASE(log_softmax_long_row, -4.0f, 4.0f, 1),
+    CASE(hardmax_last, -1.0f, 1.0f, 1),
+    CASE(hardmax_first, -1.0f, 1.0f, 1),
+    CASE(hardmax_long_row, -1.0f, 1.0f, 1),
+    CASE(lp_norm_p1_axis0, -1.0f, 1.0f, 1),
+    CASE(lp_norm_p2_long_row, -1.0f, 1.0f, 1),
+    CASE(mvn_default_axes, -1.0f, 1.0f, 1),
+    CASE(mvn_axis1_long, -1.0f, 1.0f, 1),
+    CASE(lrn_size3, -1.0f, 1.0f, 1),
+    CASE(lrn_even_size, -1.0f, 1.0f, 1),
+    CASE(instance_norm_2x3x5x7, -1.0f, 1.0f, 1),
+    CASE(group_norm_g2, -1.0f, 1.0f, 1),
+    CASE(group_norm_long_row, -1.0f, 1.0f, 1),
     CASE(transpose_default, -1.0f, 1.0f, 1),
     CASE(transpose_3102, -1.0f, 1.0f, 1),
     CASE(slice_steps, -1.0f, 1.0f, 1),

@@ -91,6 +91,9 @@ Test(spirv_kernels, row_workgroup_variant, .timeout = 120) {
     const char *n = vkp_spirv_cases[i].name;
     if (strncmp(n, "softmax", 7) == 0 || strncmp(n, "layer_norm", 10) == 0 ||
         strncmp(n, "reduce", 6) == 0 || strncmp(n, "global_avg_pool", 15) == 0 ||
+        strncmp(n, "log_softmax", 11) == 0 || strncmp(n, "hardmax", 7) == 0 ||
+        strncmp(n, "lp_norm", 7) == 0 || strncmp(n, "mvn", 3) == 0 ||
+        strstr(n, "group_norm") || strncmp(n, "instance_norm", 13) == 0 ||
         strcmp(n, "scratch_chain") == 0)
       compare_case(&vkp_spirv_cases[i]);
   }

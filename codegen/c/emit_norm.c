@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+// C kernels of the reduction and normalisation family: every reduce_* op
+// (float32, and the integer dtypes for the exact ones: sum, prod, max, min,
+// l1, sum_square), log_softmax, hardmax, instance_norm, group_norm,
+// lp_norm, mean_variance_norm and lrn (float32). The heavy loops are in
+// prelude_norm.c; reductions and mean_variance_norm stream the input once
+// per pass in memory order, accumulating into the output (or scratch).
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/c/emit.h"
+#include "codegen/c/emit_internal.h"
+
+static int64_t vkp__numel(const vkp_value_t *v) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < v->rank; ++d) n *= v->shape[d];
+  return n;
+}
+
+static void vkp__literal(vkp__sb_t *sb, double f) {
+  char lit[64];
+  vkp_codegen_c_literal(f, lit, sizeof lit);
+  vkp__sb_append(sb, lit);
+}
+
+// Marks the axes of a node's "axes" attribute (sorted, non-negative) and
+// returns how many elements each output element gathers.
+static int64_t vkp__reduced(const vkp_node_t *n, const vkp_value_t *x,
+                            bool *reduced) {
+  const int64_t *axes;
+  int32_t na = vkp_node_attr_ints(n, "axes", &axes);
+  int64_t count = 1;
+  for (int32_t d = 0; d < x->rank; ++d) reduced[d] = false;
+  for (int32_t i = 0; i < na; ++i) {
+    reduced[axes[i]] = true;
+    count *= x->shape[axes[i]];
+  }
+  return count;
+}
+
+// The index of the kept element that flat input index `var` belongs to:
+// sum over kept dims of (var / inner % dim) * stride, "0" when there is
+// none.
+static void vkp__emit_kept_index(vkp__sb_t *sb, const char *var,
+                                 const vkp_value_t *x, const bool *reduced) {
+  int64_t inner = 1, stride = 1;
+  bool any = false;
+  for (int32_t d = x->rank - 1; d >= 0; --d) {
+    if (!reduced[d] && x->shape[d] != 1) {
+      vkp__sb_printf(sb, "%s(%s / %lld %% %lld) * %lld", any ? " + " : "", var,
+                     (long long)inner, (long long)x->shape[d], (long long)stride);
+      any = true;
+    }
+    if (!reduced[d]) stride *= x->shape[d];
+    inner *= x->shape[d];
+  }
+  if (!any) vkp__sb_append(sb, "0");
+}
+
+// The smallest / largest value of an integer C type, as <stdint.h> names it.
+static void vkp__int_limit(vkp__sb_t *sb, vkp_dtype_t dt, bool largest) {
+  const char *t = vkp__c_type(dt);  // "int8_t", "uint64_t"...
+  bool is_unsigned = t[0] == 'u';
+  if (is_unsigned && !largest) {
+    vkp__sb_append(sb, "0");
+    return;
+  }
+  char name[16];
+  size_t n = strlen(t) - 2;  // without "_t"
+  for (size_t i = 0; i < n && i + 1 < sizeof name; ++i)
+    name[i] = (char)(t[i] >= 'a' && t[i] <= 'z' ? t[i] - 'a' + 'A' : t[i]);
+  name[n < sizeof name ? n : sizeof name - 1] = '\0';
+  vkp__sb_printf(sb, "%s_%s", name, largest ? "MAX" : "MIN");
+}
+
+// Writes `y[o] = <step>` for one input element `v` into the accumulator
+// `a` (y[o]) of reduce op `op` on C type `t`.
+static void vkp__emit_reduce_step(vkp__sb_t *sb, vkp_op_t op, bool is_float,
+                                  const char *t) {
+  if (is_float) {
+    switch (op) {
+      case VKP_OP_REDUCE_MAX: case VKP_OP_REDUCE_LOG_SUM_EXP:
+        vkp__sb_append(sb, "vkp_max_float(a, v)");
+        return;
+      case VKP_OP_REDUCE_MIN: vkp__sb_append(sb, "vkp_min_float(a, v)"); return;
+      case VKP_OP_REDUCE_PROD: vkp__sb_append(sb, "a * v"); return;
+      case VKP_OP_REDUCE_L1: vkp__sb_append(sb, "a + fabsf(v)"); return;
+      case VKP_OP_REDUCE_L2: case VKP_OP_REDUCE_SUM_SQUARE:
+        vkp__sb_append(sb, "a + v * v");
+        return;
+      default: vkp__sb_append(sb, "a + v"); return;
+    }
+  }
+  // Integers: exact, wrapping through uint64 like fixed-width integers.
+  switch (op) {
+    case VKP_OP_REDUCE_MAX: vkp__sb_append(sb, "v > a ? v : a"); return;
+    case VKP_OP_REDUCE_MIN: vkp__sb_append(sb, "v < a ? v : a"); return;
+    case VKP_OP_REDUCE_PROD: vkp__sb_printf(sb, "(%s)((uint64_t)a * (uint64_t)v)", t); return;
+    case VKP_OP_REDUCE_L1: vkp__sb_printf(sb, "(%s)((uint64_t)a + vkp_uabs_%s(v))", t, t); return;
+    case VKP_OP_REDUCE_SUM_SQUARE:
+      vkp__sb_printf(sb, "(%s)((uint64_t)a + (uint64_t)v * (uint64_t)v)", t);
+      return;
+    default: vkp__sb_printf(sb, "(%s)((uint64_t)a + (uint64_t)v)", t); return;
+  }
+}
+
+// Every reduce_* op: y starts at the operation's identity, each input
+// element (in memory order) is folded into its output element, a last pass
+// finishes (mean, l2, log_sum); log_sum_exp makes a second pass summing
+// exp(x - max) into scratch.
+vkp_status_t vkp__c_emit_reduce(vkp__c_kernel_t *k) {
+  const vkp_node_t *n = k->node;
+  const vkp_value_t *x = vkp__c_in(k, 0), *y = vkp__c_out(k);
+  vkp_op_t op = n->op;
+  bool reduced[VKP_MAX_RANK];
+  long long count = (long long)vkp__reduced(n, x, reduced);
+  long long n_out = (long long)vkp__numel(y), n_in = (long long)vkp__numel(x);
+  bool is_float = vkp_dtype_is_float(x->dtype);
+  const char *t = vkp__c_type(x->dtype);
+  vkp__sb_t *sb = k->body;
+  vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) %s[o] = ", n_out, k->out);
+  switch (op) {
+    case VKP_OP_REDUCE_PROD: vkp__sb_append(sb, is_float ? "1.0f" : "1"); break;
+    case VKP_OP_REDUCE_MAX: case VKP_OP_REDUCE_LOG_SUM_EXP:
+      if (is_float) vkp__sb_append(sb, "-INFINITY");
+      else vkp__int_limit(sb, x->dtype, false);
+      break;
+    case VKP_OP_REDUCE_MIN:
+      if (is_float) vkp__sb_append(sb, "INFINITY");
+      else vkp__int_limit(sb, x->dtype, true);
+      break;
+    default: vkp__sb_append(sb, "0"); break;
+  }
+  vkp__sb_printf(sb, ";\n  for (ptrdiff_t i = 0; i < %lld; ++i) {\n    %s *at = &%s[",
+                 n_in, t, k->out);
+  vkp__emit_kept_index(sb, "i", x, reduced);
+  vkp__sb_printf(sb, "];\n    %s a = *at, v = %s[i];\n    *at = ", t, k->in[0]);
+  vkp__emit_reduce_step(sb, op, is_float, t);
+  vkp__sb_append(sb, ";\n  }\n");
+  switch (op) {
+    case VKP_OP_REDUCE_MEAN:  // 0 / 0 is NaN for an empty mean
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) %s[o] /= %lld.0f;\n",
+                     n_out, k->out, count);
+      break;
+    case VKP_OP_REDUCE_L2:
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) %s[o] = sqrtf(%s[o]);\n",
+                     n_out, k->out, k->out);
+      break;
+    case VKP_OP_REDUCE_LOG_SUM:
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) %s[o] = logf(%s[o]);\n",
+                     n_out, k->out, k->out);
+      break;
+    case VKP_OP_REDUCE_LOG_SUM_EXP:
+      k->scratch_floats = (size_t)(n_out > 0 ? n_out : 1);
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) scratch[o] = 0.0f;\n",
+                     n_out);
+      vkp__sb_printf(sb, "  for (ptrdiff_t i = 0; i < %lld; ++i) {\n    ptrdiff_t o = ", n_in);
+      vkp__emit_kept_index(sb, "i", x, reduced);
+      vkp__sb_printf(sb, ";\n    scratch[o] += expf(%s[i] - %s[o]);\n  }\n", k->in[0], k->out);
+      // An infinite or NaN maximum is the result itself.
+      vkp__sb_printf(sb,
+                     "  for (ptrdiff_t o = 0; o < %lld; ++o)\n"
+                     "    if (isfinite(%s[o])) %s[o] += logf(scratch[o]);\n",
+                     n_out, k->out, k->out);
+      break;
+    default: break;
+  }
+  return NULL;
+}
+
+// x viewed as [outer, n, inner] around the node's "axis".
+static void vkp__axis_view(const vkp__c_kernel_t *k, long long *outer, long long *n,
+                           long long *inner) {
+  const vkp_value_t *x = vkp__c_in(k, 0);
+  int64_t axis = vkp_node_int(k->node, "axis");
+  *outer = *inner = 1;
+  for (int32_t d = 0; d < x->rank; ++d) {
+    if (d < axis) *outer *= x->shape[d];
+    if (d > axis) *inner *= x->shape[d];
+  }
+  *n = x->shape[axis];
+}
+
+vkp_status_t vkp__c_emit_softmax_family(vkp__c_kernel_t *k) {
+  long long outer, n, inner;
+  vkp__axis_view(k, &outer, &n, &inner);
+  vkp__sb_printf(k->body, "  %s(%s, %s, %lld, %lld, %lld);\n",
+                 k->node->op == VKP_OP_HARDMAX ? "vkp_hardmax" : "vkp_log_softmax",
+                 k->in[0], k->out, outer, n, inner);
+  return NULL;
+}
+
+vkp_status_t vkp__c_emit_lp_norm(vkp__c_kernel_t *k) {
+  long long outer, n, inner;
+  vkp__axis_view(k, &outer, &n, &inner);
+  vkp__sb_printf(k->body, "  vkp_lp_norm(%s, %s, %lld, %lld, %lld, %d);\n", k->in[0],
+                 k->out, outer, n, inner, (int)vkp_node_int(k->node, "p"));
+  return NULL;
+}
+
+vkp_status_t vkp__c_emit_group_norm(vkp__c_kernel_t *k) {
+  const vkp_value_t *x = vkp__c_in(k, 0);
+  long long batch = x->shape[0], c = x->shape[1], spatial = 1;
+  for (int32_t d = 2; d < x->rank; ++d) spatial *= x->shape[d];
+  long long groups = k->node->op == VKP_OP_GROUP_NORM
+                         ? (long long)vkp_node_int(k->node, "num_groups")
+                         : c;
+  vkp__sb_printf(k->body, "  vkp_group_norm(%s, %s, %s, %s, %lld, %lld, %lld, %lld, ",
+                 k->in[0], k->in[1], k->in[2], k->out, batch, groups, c / groups,
+                 spatial);
+  vkp__literal(k->body, vkp_node_float(k->node, "epsilon"));
+  vkp__sb_append(k->body, ");\n");
+  return NULL;
+}
+
+vkp_status_t vkp__c_emit_lrn(vkp__c_kernel_t *k) {
+  const vkp_value_t *x = vkp__c_in(k, 0);
+  long long spatial = 1;
+  for (int32_t d = 2; d < x->rank; ++d) spatial *= x->shape[d];
+  vkp__sb_printf(k->body, "  vkp_lrn(%s, %s, %lld, %lld, %lld, %lld, ", k->in[0], k->out,
+                 (long long)x->shape[0], (long long)x->shape[1], spatial,
+                 (long long)vkp_node_int(k->node, "size"));
+  static const char *const names[] = {"alpha", "beta", "bias"};
+  for (int i = 0; i < 3; ++i) {
+    vkp__literal(k->body, vkp_node_float(k->node, names[i]));
+    vkp__sb_append(k->body, i < 2 ? ", " : ");\n");
+  }
+  return NULL;
+}
+
+// Three streaming passes over x with per-row sums in double scratch: the
+// mean, the variance, then y = (x - mean) / (std + 1e-9).
+vkp_status_t vkp__c_emit_mean_variance_norm(vkp__c_kernel_t *k) {
+  const vkp_value_t *x = vkp__c_in(k, 0);
+  bool reduced[VKP_MAX_RANK];
+  long long count = (long long)vkp__reduced(k->node, x, reduced);
+  long long n_in = (long long)vkp__numel(x), rows = count ? n_in / count : 0;
+  if (n_in == 0) return NULL;
+  k->scratch_floats = (size_t)(4 * rows);  // two doubles per row
+  vkp__sb_t *sb = k->body;
+  vkp__sb_printf(sb, "  double *sum = (double *)scratch, *dev = sum + %lld;\n", rows);
+  vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) sum[o] = dev[o] = 0.0;\n", rows);
+  for (int pass = 0; pass < 3; ++pass) {
+    vkp__sb_printf(sb, "  for (ptrdiff_t i = 0; i < %lld; ++i) {\n    ptrdiff_t o = ", n_in);
+    vkp__emit_kept_index(sb, "i", x, reduced);
+    vkp__sb_append(sb, ";\n");
+    if (pass == 0) {
+      vkp__sb_printf(sb, "    sum[o] += %s[i];\n  }\n", k->in[0]);
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) sum[o] /= %lld.0;\n", rows,
+                     count);
+    } else if (pass == 1) {
+      vkp__sb_printf(sb, "    double d = %s[i] - sum[o];\n    dev[o] += d * d;\n  }\n",
+                     k->in[0]);
+      vkp__sb_printf(sb,
+                     "  for (ptrdiff_t o = 0; o < %lld; ++o) dev[o] = 1.0 / "
+                     "(sqrt(dev[o] / %lld.0) + 1e-9);\n",
+                     rows, count);
+    } else {
+      vkp__sb_printf(sb, "    %s[i] = (float)((%s[i] - sum[o]) * dev[o]);\n  }\n", k->out,
+                     k->in[0]);
+    }
+  }
+  return NULL;
+}
