@@ -197,13 +197,32 @@ static vkp_status_t vkp__match_gelu(vkp__onnx_ctx_t *ctx, vkp__fuse_scan_t *s,
   return NULL;
 }
 
-// Known before any node is imported: an initializer or a Constant's output.
-static bool vkp__static_const(vkp__onnx_ctx_t *ctx, const vkp__fuse_scan_t *s,
-                              const char *value) {
+// Expected to be a constant once the nodes before it are imported: an
+// initializer, a Constant's output, a Shape (of a statically shaped value),
+// or computed only from such values (ViT's `d ** -0.5` is Pow(Constant,
+// Constant)). Only a guess made before import; vkp__emit_attention checks the
+// folded value and imports node by node when it is not a constant after all.
+static bool vkp__static_const_at(vkp__onnx_ctx_t *ctx, const vkp__fuse_scan_t *s,
+                                 const char *value, int depth) {
   vkp__onnx_sym_t *sym = vkp__onnx_sym_find(ctx, value);
   if (sym && sym->is_const) return true;
   int32_t k = vkp__prod(s, value);
-  return k >= 0 && strcmp(s->g->node[k]->op_type, "Constant") == 0;
+  if (k < 0 || depth > 8) return false;
+  const Onnx__NodeProto *n = s->g->node[k];
+  if (!n->op_type) return false;
+  if (strcmp(n->op_type, "Constant") == 0 || strcmp(n->op_type, "Shape") == 0)
+    return true;
+  if (n->n_input == 0) return false;
+  for (size_t i = 0; i < n->n_input; ++i)
+    if (n->input[i] && n->input[i][0] &&
+        !vkp__static_const_at(ctx, s, n->input[i], depth + 1))
+      return false;
+  return true;
+}
+
+static bool vkp__static_const(vkp__onnx_ctx_t *ctx, const vkp__fuse_scan_t *s,
+                              const char *value) {
+  return vkp__static_const_at(ctx, s, value, 0);
 }
 
 // `value` scaled by a constant: Mul (either order) or Div (divisor second)

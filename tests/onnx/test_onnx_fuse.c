@@ -33,8 +33,9 @@ Test(onnx_fuse, normalisation_over_a_middle_axis_is_not_fused, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
-// Attention as BERT, GPT-2, scaled_dot_product_attention and
-// nn.MultiheadAttention export it: one attention node (no Softmax left, the
+// Attention as BERT, GPT-2, scaled_dot_product_attention,
+// nn.MultiheadAttention and timm's ViT (a scale computed in the graph) export
+// it: one attention node (no Softmax left, the
 // scalings folded into its scale), right against NumPy on ref and on the
 // generated C.
 static const struct {
@@ -45,6 +46,8 @@ static const struct {
     {"att_gpt2", 0},
     {"att_sdpa", 0},
     {"att_mha", 0},
+    {"att_pow_scale", 0},
+    {"att_shape_scale", 0},
 };
 
 Test(onnx_fuse, attention_as_exporters_write_it, .timeout = 120) {
