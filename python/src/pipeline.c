@@ -17,6 +17,8 @@ typedef struct vkpy_pipeline_t {
   int32_t n_inputs;
   int32_t n_outputs;
   vkpy_spec_t *specs;    // n_inputs entries (names borrowed from the plan)
+  PyObject *input_names;   // tuple of str, plan order
+  PyObject *output_names;  // likewise
   int busy;              // calls running with the GIL released
 } vkpy_pipeline_t;
 
@@ -29,6 +31,8 @@ static void vkpy__pipeline_dealloc(PyObject *self) {
     Py_END_ALLOW_THREADS
   }
   PyMem_Free(p->specs);
+  Py_XDECREF(p->input_names);
+  Py_XDECREF(p->output_names);
   Py_XDECREF(p->plan);
   Py_XDECREF(p->registry);
   Py_TYPE(self)->tp_free(self);
@@ -72,6 +76,22 @@ static PyObject *vkpy__pipeline_new(PyTypeObject *type, PyObject *args, PyObject
   }
   self->n_inputs = p->n_inputs;
   self->n_outputs = p->n_outputs;
+  self->input_names = PyTuple_New(p->n_inputs);
+  self->output_names = PyTuple_New(p->n_outputs);
+  if (!self->input_names || !self->output_names) {
+    PyMem_Free(copts);
+    goto fail;
+  }
+  for (int32_t i = 0; i < p->n_inputs + p->n_outputs; ++i) {
+    bool in = i < p->n_inputs;
+    PyObject *name = PyUnicode_InternFromString(in ? p->inputs[i] : p->outputs[i - p->n_inputs]);
+    if (!name) {
+      PyMem_Free(copts);
+      goto fail;
+    }
+    PyTuple_SET_ITEM(in ? self->input_names : self->output_names,
+                     in ? i : i - p->n_inputs, name);
+  }
   vkp_pipeline_options_t opt = {.ring_depth = ring_depth, .sequential = sequential != 0,
                                 .stage_compile_options = copts,
                                 .trace_capacity = trace_capacity};
@@ -144,6 +164,56 @@ static int vkpy__inputs(vkpy_pipeline_t *p, PyObject *in_obj, vkpy_input_t *inpu
 
 enum { kMaxIo = 64 };
 
+// The values of `dict` (inputs by name) as a tuple in the pipeline's input
+// order; a missing or unknown name is an error listing them all.
+static PyObject *vkpy__gather(vkpy_pipeline_t *p, PyObject *dict) {
+  if (!PyDict_Check(dict)) {
+    PyErr_SetString(PyExc_TypeError, "inputs must be a dict of name -> tensor");
+    return NULL;
+  }
+  PyObject *t = PyTuple_New(p->n_inputs);
+  if (!t) return NULL;
+  int32_t found = 0;
+  for (int32_t i = 0; i < p->n_inputs; ++i) {
+    PyObject *v = PyDict_GetItemWithError(dict, PyTuple_GET_ITEM(p->input_names, i));
+    if (!v && PyErr_Occurred()) {
+      Py_DECREF(t);
+      return NULL;
+    }
+    if (!v) continue;
+    Py_INCREF(v);
+    PyTuple_SET_ITEM(t, i, v);
+    ++found;
+  }
+  if (found == p->n_inputs && PyDict_GET_SIZE(dict) == p->n_inputs) return t;
+  // Say what is wrong: every missing name, or every unknown one.
+  PyObject *bad = PyList_New(0);
+  bool missing = found != p->n_inputs;
+  if (bad && missing) {
+    for (int32_t i = 0; i < p->n_inputs; ++i)
+      if (!PyTuple_GET_ITEM(t, i) && PyList_Append(bad, PyTuple_GET_ITEM(p->input_names, i)) < 0)
+        Py_CLEAR(bad);
+  } else if (bad) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (bad && PyDict_Next(dict, &pos, &key, &value)) {
+      int known = PySequence_Contains(p->input_names, key);
+      if (known < 0 || (!known && PyList_Append(bad, key) < 0)) Py_CLEAR(bad);
+    }
+  }
+  Py_DECREF(t);
+  if (!bad) return NULL;
+  PyObject *bad_repr = PyObject_Repr(bad), *names_repr = PyObject_Repr(p->input_names);
+  if (bad_repr && names_repr)
+    vkpy_raise_code(VKP_STATUS_INVALID_ARGUMENT, "%s input(s) %s; the pipeline takes %s",
+                    missing ? "missing" : "unknown", PyUnicode_AsUTF8(bad_repr),
+                    PyUnicode_AsUTF8(names_repr));
+  Py_XDECREF(bad_repr);
+  Py_XDECREF(names_repr);
+  Py_DECREF(bad);
+  return NULL;
+}
+
 static PyObject *vkpy__outputs_tuple(int32_t n, vkp_tensor_t *outputs) {
   PyObject *t = PyTuple_New(n);
   for (int32_t i = 0; i < n; ++i) {
@@ -159,6 +229,34 @@ static PyObject *vkpy__outputs_tuple(int32_t n, vkp_tensor_t *outputs) {
 }
 
 // submit(inputs) -> seq: sets every input and launches a frame.
+static PyObject *vkpy__pipeline_submit(PyObject *self, PyObject *in_obj);
+static PyObject *vkpy__pipeline_infer(PyObject *self, PyObject *in_obj);
+
+// infer_named({name: tensor}) -> {name: array}
+static PyObject *vkpy__pipeline_infer_named(PyObject *self, PyObject *dict) {
+  vkpy_pipeline_t *p = (vkpy_pipeline_t *)self;
+  PyObject *args = vkpy__gather(p, dict);
+  if (!args) return NULL;
+  PyObject *outs = vkpy__pipeline_infer(self, args);
+  Py_DECREF(args);
+  if (!outs) return NULL;
+  PyObject *result = PyDict_New();
+  for (int32_t i = 0; result && i < p->n_outputs; ++i)
+    if (PyDict_SetItem(result, PyTuple_GET_ITEM(p->output_names, i), PyTuple_GET_ITEM(outs, i)) < 0)
+      Py_CLEAR(result);
+  Py_DECREF(outs);
+  return result;
+}
+
+// submit_named({name: tensor}) -> seq
+static PyObject *vkpy__pipeline_submit_named(PyObject *self, PyObject *dict) {
+  PyObject *args = vkpy__gather((vkpy_pipeline_t *)self, dict);
+  if (!args) return NULL;
+  PyObject *seq = vkpy__pipeline_submit(self, args);
+  Py_DECREF(args);
+  return seq;
+}
+
 static PyObject *vkpy__pipeline_submit(PyObject *self, PyObject *in_obj) {
   vkpy_pipeline_t *p = (vkpy_pipeline_t *)self;
   vkp_pipeline_t *pipe = vkpy__open(p);
@@ -394,6 +492,8 @@ static PyGetSetDef vkpy__pipeline_getset[] = {
 static PyMethodDef vkpy__pipeline_methods[] = {
     {"submit", vkpy__pipeline_submit, METH_O, "submit(inputs) -> seq"},
     {"infer", vkpy__pipeline_infer, METH_O, "infer(inputs) -> outputs"},
+    {"infer_named", vkpy__pipeline_infer_named, METH_O, "infer_named(dict) -> dict"},
+    {"submit_named", vkpy__pipeline_submit_named, METH_O, "submit_named(dict) -> seq"},
     {"get_output", vkpy__pipeline_get_output, METH_VARARGS,
      "get_output(timeout=None) -> (seq, outputs, error, latency_ns) or None"},
     {"drain", vkpy__pipeline_drain, METH_VARARGS, "drain(timeout=None)"},

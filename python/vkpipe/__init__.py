@@ -461,10 +461,14 @@ class Pipeline:
         """Runs one frame and waits for it: inputs by name (a mapping and/or
         keywords), outputs as a dict of NumPy arrays. Needs no frames in
         flight."""
-        args = _ordered_inputs(self.inputs, inputs, kw_inputs)
+        if inputs is None:
+            named = kw_inputs
+        elif kw_inputs or type(inputs) is not dict:
+            named = dict(inputs, **kw_inputs)
+        else:
+            named = inputs
         with self._submit_lock:
-            outs = self._native.infer(args)
-        return dict(zip(self.outputs, outs))
+            return self._native.infer_named(named)
 
     # -- asynchronous -------------------------------------------------------
     def submit(self, inputs: Optional[Mapping[str, Any]] = None, /,
@@ -472,11 +476,16 @@ class Pipeline:
         """Launches a frame (blocks only while the input rings are full) and
         returns its :class:`Frame`. The inputs are copied: the arrays may be
         reused as soon as this returns."""
-        args = _ordered_inputs(self.inputs, inputs, kw_inputs)
+        if inputs is None:
+            named = kw_inputs
+        elif kw_inputs or type(inputs) is not dict:
+            named = dict(inputs, **kw_inputs)
+        else:
+            named = inputs
         with self._submit_lock:
             if self._closing:
                 raise StateError("the pipeline is closed")
-            seq = self._native.submit(args)
+            seq = self._native.submit_named(named)
             frame = Frame(self, seq)
             with self._cond:
                 early = self._early.pop(seq, None)

@@ -25,7 +25,9 @@ class PipelineTest(TempDirTest):
             np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-4)
 
     def test_infer_on_pipelined_stages(self):
-        for policy in ("ref", "cpu"):
+        policies = ["ref", "cpu"] + [d.target for d in vkpipe.devices()
+                                     if d.target == "vulkan" and d.available]
+        for policy in policies:
             with self.model.pipeline(policy=policy, stages=2) as pipe:
                 self.assertEqual(len(pipe.plan.stages), 2)
                 self.assertEqual(pipe.inputs, self.model.inputs)
@@ -34,6 +36,12 @@ class PipelineTest(TempDirTest):
                     x = self.mlp.input(i)
                     self.check(x, pipe.infer(x=x))
                 self.check(x, pipe.infer({"x": x}))
+                with self.assertRaisesRegex(vkpipe.InvalidArgumentError, "missing input"):
+                    pipe.infer()
+                with self.assertRaisesRegex(vkpipe.InvalidArgumentError, "unknown input.*'z'"):
+                    pipe.submit({"x": x}, z=x)
+                with self.assertRaisesRegex(vkpipe.InvalidArgumentError, "'x'.*float64"):
+                    pipe.infer(x=x.astype(np.float64))
 
     def test_submit_results_in_order(self):
         with self.model.pipeline(policy="ref", stages=2, ring_depth=4) as pipe:
