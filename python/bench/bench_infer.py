@@ -52,6 +52,14 @@ def python_stream_fps(pipe, inputs, frames):
     return frames / dt
 
 
+def python_map_fps(pipe, inputs, frames):
+    t0 = time.perf_counter()
+    n = sum(1 for _ in pipe.map(inputs for _ in range(frames)))
+    dt = time.perf_counter() - t0
+    assert n == frames, n
+    return frames / dt
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model")
@@ -68,7 +76,7 @@ def main():
     rng = np.random.default_rng(0)
     inputs = {s.name: rng.standard_normal(s.shape).astype(s.dtype) for s in model.inputs}
     c_us = py_us = float("inf")
-    c_fps = py_fps = 0.0
+    c_fps = py_fps = map_fps = 0.0
     for _ in range(ap_rounds):  # alternate, keep the best of each side
         c = subprocess.run([a.c_bench, a.model, a.policy, str(a.stages), str(a.calls),
                             str(a.frames)], check=True, capture_output=True, text=True)
@@ -79,12 +87,16 @@ def main():
             py_us = min(py_us, python_infer_us(pipe, inputs, a.calls))
         with model.pipeline(policy=a.policy, stages=a.stages) as pipe:
             py_fps = max(py_fps, python_stream_fps(pipe, inputs, a.frames))
+        with model.pipeline(policy=a.policy, stages=a.stages) as pipe:
+            map_fps = max(map_fps, python_map_fps(pipe, inputs, a.frames))
     print(f"| measurement ({a.model}, policy {a.policy}, {a.stages} stage(s)) | C | Python | difference |")
     print("| --- | --- | --- | --- |")
     print(f"| infer, µs per call (best of 20 batches of {a.calls // 20}) | {c_us:.2f} | {py_us:.2f} | "
           f"+{py_us - c_us:.2f} µs |")
-    print(f"| stream, frames/s ({a.frames} frames, producer + consumer thread) | "
+    print(f"| stream, frames/s ({a.frames} frames; Python: submit() thread + results() thread) | "
           f"{c_fps:.0f} | {py_fps:.0f} | {100 * (py_fps / c_fps - 1):+.1f}% |")
+    print(f"| stream, frames/s ({a.frames} frames; Python: Pipeline.map) | "
+          f"{c_fps:.0f} | {map_fps:.0f} | {100 * (map_fps / c_fps - 1):+.1f}% |")
 
 
 if __name__ == "__main__":

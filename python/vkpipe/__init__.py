@@ -27,7 +27,7 @@ import os
 import threading
 import time
 import warnings
-from typing import (Any, Dict, Iterator, List, Mapping, NamedTuple, Optional,
+from typing import (Any, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional,
                     Sequence, Tuple, Union)
 
 from . import _vkpipe
@@ -412,7 +412,9 @@ class Pipeline:
         self._trace_capacity = trace_capacity
         self._submit_lock = threading.Lock()   # the producer side
         self._collect_lock = threading.Lock()  # whoever calls get_output
-        self._cond = threading.Condition()     # guards the dicts below
+        self._lock = threading.Lock()          # guards the dicts and flags below
+        self._cond = threading.Condition(self._lock)  # results() waits on it
+        self._iter_waiting = 0                 # results() callers waiting
         self._pending: Dict[int, Frame] = {}   # submitted, result not in
         self._early: Dict[int, tuple] = {}     # results that beat submit's bookkeeping
         self._unclaimed: "collections.OrderedDict[int, Frame]" = collections.OrderedDict()
@@ -487,12 +489,13 @@ class Pipeline:
                 raise StateError("the pipeline is closed")
             seq = self._native.submit_named(named)
             frame = Frame(self, seq)
-            with self._cond:
-                early = self._early.pop(seq, None)
+            with self._lock:
+                early = self._early.pop(seq, None) if self._early else None
                 if early is None:
                     self._pending[seq] = frame
                 self._unclaimed[seq] = frame
-                self._cond.notify_all()
+                if self._iter_waiting:
+                    self._cond.notify_all()
         if early is not None:
             frame._finish(early[1], early[2], early[3], self.outputs)
         return frame
@@ -511,12 +514,74 @@ class Pipeline:
         while True:
             with self._cond:
                 while not self._unclaimed and not self._input_ended and not self._closing:
-                    self._cond.wait()
+                    self._iter_waiting += 1
+                    try:
+                        self._cond.wait()
+                    finally:
+                        self._iter_waiting -= 1
                 if not self._unclaimed:
                     return
                 _, frame = self._unclaimed.popitem(last=False)
-            frame._wait(timeout)
+            if not frame._done:
+                frame._wait(timeout)
             yield frame
+
+    def map(self, inputs: Iterable[Mapping[str, Any]]) -> Iterator[Dict[str, Any]]:
+        """Streams ``inputs`` (an iterable of input mappings) through the
+        pipeline and yields each frame's outputs in order, like
+        ``Executor.map``: a producer thread submits while the caller's loop
+        takes results. The lean path for serving loops (no :class:`Frame`
+        per frame). A failing frame raises its error at its place in the
+        stream, ending it. No other call may use the pipeline until the
+        iteration ends (or the generator is closed); frames from
+        :meth:`submit` must all have been taken before."""
+        with self._lock:
+            if self._pending or self._unclaimed:
+                raise StateError("map: frames from submit() are still to be taken")
+        native, names = self._native, self.outputs
+        done = threading.Event()
+        stop = []
+        sent = [0]
+        failure: List[BaseException] = []
+
+        def produce() -> None:
+            try:
+                with self._submit_lock:
+                    for item in inputs:
+                        if stop or self._closing:
+                            break
+                        native.submit_named(item if type(item) is dict else dict(item))
+                        sent[0] += 1
+            except BaseException as e:  # handed to the consumer below
+                failure.append(e)
+            finally:
+                done.set()
+
+        producer = threading.Thread(target=produce, name="vkpipe-map", daemon=True)
+        received = 0
+        with self._collect_lock:
+            producer.start()
+            try:
+                while not (done.is_set() and received == sent[0]):
+                    result = native.get_output(self._POLL_S)
+                    if result is None:
+                        if self._closing:
+                            raise CancelledError("map: the pipeline was closed")
+                        continue
+                    received += 1
+                    if result[2] is not None:
+                        raise result[2]
+                    yield dict(zip(names, result[1]))
+                if failure:
+                    raise failure[0]
+            finally:
+                stop.append(True)
+                producer.join()
+                # Frames still in flight (the stream was cut short) are
+                # taken and dropped, so the pipeline is clean afterwards.
+                while received < sent[0] and not native.closed:
+                    if native.get_output(self._POLL_S) is not None:
+                        received += 1
 
     def drain(self, timeout: Optional[float] = None) -> None:
         """Waits until every submitted frame has finished (results stay to
@@ -524,12 +589,12 @@ class Pipeline:
         self._native.drain(timeout)
 
     def _claim(self, seq: int) -> None:
-        with self._cond:
+        with self._lock:
             self._unclaimed.pop(seq, None)
 
     def _deliver(self, result: tuple) -> None:
         seq = result[0]
-        with self._cond:
+        with self._lock:
             frame = self._pending.pop(seq, None)
             if frame is None:
                 self._early[seq] = result

@@ -120,6 +120,42 @@ class PipelineTest(TempDirTest):
             self.assertEqual(stats["frames_finished"], n)
             self.assertEqual(stats["frames_failed"], 0)
 
+    def test_map_streams_in_order(self):
+        with self.model.pipeline(policy="ref", stages=2, ring_depth=3) as pipe:
+            xs = [self.mlp.input(i) for i in range(300)]
+            outs = list(pipe.map({"x": x} for x in xs))
+            self.assertEqual(len(outs), 300)
+            for x, out in zip(xs, outs):
+                self.check(x, out)
+            # Cut short: the frames left in flight are taken, the pipeline is clean.
+            for i, out in enumerate(pipe.map({"x": x} for x in xs)):
+                if i == 5:
+                    break
+            self.check(xs[0], pipe.infer(x=xs[0]))
+            self.assertEqual(list(pipe.map([])), [])
+            f = pipe.submit(x=xs[0])
+            with self.assertRaises(vkpipe.StateError):
+                next(pipe.map([{"x": xs[0]}]))
+            f.result()
+            with self.assertRaisesRegex(vkpipe.InvalidArgumentError, "missing input"):
+                list(pipe.map([{"x": xs[0]}, {}]))
+            self.check(xs[1], pipe.infer(x=xs[1]))
+
+    def test_map_frame_error(self):
+        model = vkpipe.load(write_div(self.dir))
+        one = np.ones(4, np.int32)
+        items = [{"a": one * 6, "b": one * (0 if i == 3 else 2), "c": np.ones(4, np.float32)}
+                 for i in range(8)]
+        with model.pipeline(policy="ref") as pipe:
+            got = []
+            with self.assertRaises(vkpipe.Error):
+                for out in pipe.map(items):
+                    got.append(out["q"])
+            self.assertEqual(len(got), 3)
+            np.testing.assert_array_equal(got[0], one * 3)
+            out = pipe.infer(items[0])
+            np.testing.assert_array_equal(out["q"], one * 3)
+
     def test_frame_errors_stay_on_their_frame(self):
         model = vkpipe.load(write_div(self.dir))
         r = rng(7)
