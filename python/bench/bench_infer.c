@@ -5,8 +5,9 @@
 //
 //   vkpipe-bench-infer MODEL POLICY STAGES CALLS FRAMES
 //
-// Prints two lines: "infer_us <mean microseconds per vkp_pipeline_infer>" and
-// "stream_fps <frames per second>" for FRAMES frames run by this thread and
+// Prints "infer_us <microseconds per vkp_pipeline_infer>" (the best of 20
+// batches), then "stream_fps <frames per second>" and "stream_cpu_us <process
+// CPU time per frame, every thread>" for FRAMES frames run by this thread and
 // collected by a second one.
 #include <pthread.h>
 #include <stdio.h>
@@ -20,6 +21,12 @@
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -96,7 +103,7 @@ int main(int argc, char **argv) {
   // Inputs in order, the way the pipeline takes them.
   consumer_t c = {.pipe = pipe, .frames = frames};
   pthread_t thread;
-  double t0 = now_s();
+  double t0 = now_s(), c0 = cpu_s();
   pthread_create(&thread, NULL, consume, &c);
   for (long f = 0; f < frames && !st; ++f) {
     for (int32_t i = 0; i < graph->n_inputs && !st; ++i)
@@ -105,9 +112,10 @@ int main(int argc, char **argv) {
     if (!st) st = vkp_pipeline_run(pipe, NULL);
   }
   pthread_join(thread, NULL);
-  double dt = now_s() - t0;
+  double dt = now_s() - t0, dc = cpu_s() - c0;
   if (st) return fail(st);
   printf("stream_fps %.1f\n", (double)frames / dt);
+  printf("stream_cpu_us %.3f\n", dc / (double)frames * 1e6);
   if (c.bad) fprintf(stderr, "vkpipe-bench-infer: %ld bad frames\n", c.bad);
 
   for (int32_t i = 0; i < graph->n_inputs; ++i) vkp_tensor_deinit(&inputs[i]);

@@ -29,6 +29,7 @@ def python_infer_us(pipe, inputs, calls):
 
 
 def python_stream_fps(pipe, inputs, frames):
+    """(frames/s, process CPU microseconds per frame)"""
     def produce():
         for _ in range(frames):
             pipe.submit(inputs)
@@ -41,23 +42,23 @@ def python_stream_fps(pipe, inputs, frames):
             frame.result()
             seen[0] += 1
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     threads = [threading.Thread(target=consume), threading.Thread(target=produce)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    dt = time.perf_counter() - t0
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
     assert seen[0] == frames, seen[0]
-    return frames / dt
+    return frames / dt, dc / frames * 1e6
 
 
 def python_map_fps(pipe, inputs, frames):
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     n = sum(1 for _ in pipe.map(inputs for _ in range(frames)))
-    dt = time.perf_counter() - t0
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
     assert n == frames, n
-    return frames / dt
+    return frames / dt, dc / frames * 1e6
 
 
 def main():
@@ -77,18 +78,22 @@ def main():
     inputs = {s.name: rng.standard_normal(s.shape).astype(s.dtype) for s in model.inputs}
     c_us = py_us = float("inf")
     c_fps = py_fps = map_fps = 0.0
+    c_cpu = py_cpu = map_cpu = float("inf")
     for _ in range(ap_rounds):  # alternate, keep the best of each side
         c = subprocess.run([a.c_bench, a.model, a.policy, str(a.stages), str(a.calls),
                             str(a.frames)], check=True, capture_output=True, text=True)
         cvals = dict(line.split() for line in c.stdout.splitlines())
         c_us = min(c_us, float(cvals["infer_us"]))
         c_fps = max(c_fps, float(cvals["stream_fps"]))
+        c_cpu = min(c_cpu, float(cvals["stream_cpu_us"]))
         with model.pipeline(policy=a.policy, stages=a.stages) as pipe:
             py_us = min(py_us, python_infer_us(pipe, inputs, a.calls))
         with model.pipeline(policy=a.policy, stages=a.stages) as pipe:
-            py_fps = max(py_fps, python_stream_fps(pipe, inputs, a.frames))
+            fps, cpu = python_stream_fps(pipe, inputs, a.frames)
+            py_fps, py_cpu = max(py_fps, fps), min(py_cpu, cpu)
         with model.pipeline(policy=a.policy, stages=a.stages) as pipe:
-            map_fps = max(map_fps, python_map_fps(pipe, inputs, a.frames))
+            fps, cpu = python_map_fps(pipe, inputs, a.frames)
+            map_fps, map_cpu = max(map_fps, fps), min(map_cpu, cpu)
     print(f"| measurement ({a.model}, policy {a.policy}, {a.stages} stage(s)) | C | Python | difference |")
     print("| --- | --- | --- | --- |")
     print(f"| infer, µs per call (best of 20 batches of {a.calls // 20}) | {c_us:.2f} | {py_us:.2f} | "
@@ -97,6 +102,10 @@ def main():
           f"{c_fps:.0f} | {py_fps:.0f} | {100 * (py_fps / c_fps - 1):+.1f}% |")
     print(f"| stream, frames/s ({a.frames} frames; Python: Pipeline.map) | "
           f"{c_fps:.0f} | {map_fps:.0f} | {100 * (map_fps / c_fps - 1):+.1f}% |")
+    print(f"| stream, CPU µs per frame, all threads (submit + results) | {c_cpu:.1f} | "
+          f"{py_cpu:.1f} | +{py_cpu - c_cpu:.1f} µs |")
+    print(f"| stream, CPU µs per frame, all threads (map) | {c_cpu:.1f} | "
+          f"{map_cpu:.1f} | +{map_cpu - c_cpu:.1f} µs |")
 
 
 if __name__ == "__main__":
