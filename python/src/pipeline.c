@@ -20,6 +20,7 @@ typedef struct vkpy_pipeline_t {
   PyObject *input_names;   // tuple of str, plan order
   PyObject *output_names;  // likewise
   int busy;              // calls running with the GIL released
+  bool producing;        // a submit or infer is running (the C API allows one)
 } vkpy_pipeline_t;
 
 static void vkpy__pipeline_dealloc(PyObject *self) {
@@ -264,15 +265,20 @@ static PyObject *vkpy__pipeline_submit(PyObject *self, PyObject *in_obj) {
   vkpy_input_t inputs[kMaxIo];
   if (p->n_inputs > kMaxIo)
     return vkpy_raise_code(VKP_STATUS_UNSUPPORTED, "more than %d inputs", kMaxIo);
+  if (p->producing)
+    return vkpy_raise_code(VKP_STATUS_FAILED_PRECONDITION,
+                           "submit: another thread is submitting to this pipeline");
   if (vkpy__inputs(p, in_obj, inputs) < 0) return NULL;
   uint64_t seq = 0;
   vkp_status_t st = NULL;
   ++p->busy;
+  p->producing = true;
   Py_BEGIN_ALLOW_THREADS
   for (int32_t i = 0; i < p->n_inputs && !st; ++i)
     st = vkp_pipeline_set_input(pipe, p->specs[i].name, &inputs[i].view);
   if (!st) st = vkp_pipeline_run(pipe, &seq);
   Py_END_ALLOW_THREADS
+  p->producing = false;
   --p->busy;
   for (int32_t i = 0; i < p->n_inputs; ++i) vkpy_input_release(&inputs[i]);
   if (st) return vkpy_raise(st);
@@ -289,14 +295,19 @@ static PyObject *vkpy__pipeline_infer(PyObject *self, PyObject *in_obj) {
   vkpy_input_t inputs[kMaxIo];
   vkp_tensor_t views[kMaxIo];
   vkp_tensor_t outputs[kMaxIo];
+  if (p->producing)
+    return vkpy_raise_code(VKP_STATUS_FAILED_PRECONDITION,
+                           "infer: another thread is submitting to this pipeline");
   if (vkpy__inputs(p, in_obj, inputs) < 0) return NULL;
   for (int32_t i = 0; i < p->n_inputs; ++i) views[i] = inputs[i].view;
   memset(outputs, 0, sizeof(vkp_tensor_t) * (size_t)p->n_outputs);
   vkp_status_t st;
   ++p->busy;
+  p->producing = true;
   Py_BEGIN_ALLOW_THREADS
   st = vkp_pipeline_infer(pipe, views, outputs);
   Py_END_ALLOW_THREADS
+  p->producing = false;
   --p->busy;
   for (int32_t i = 0; i < p->n_inputs; ++i) vkpy_input_release(&inputs[i]);
   if (st) {

@@ -444,8 +444,11 @@ class Pipeline:
             self._cond.notify_all()
         # A collector waiting in get_output looks at _closing every _POLL_S.
         with self._collect_lock, self._submit_lock:
-            if not self._native.closed:
-                self._native.close()
+            while not self._native.closed:
+                try:
+                    self._native.close()
+                except StateError:  # a drain() under way: it returns within _POLL_S
+                    time.sleep(0.005)
             with self._cond:
                 pending = list(self._pending.values())
                 self._pending.clear()
@@ -585,8 +588,22 @@ class Pipeline:
 
     def drain(self, timeout: Optional[float] = None) -> None:
         """Waits until every submitted frame has finished (results stay to
-        be taken)."""
-        self._native.drain(timeout)
+        be taken); :class:`TimeoutError` after ``timeout`` seconds."""
+        if timeout is not None and not timeout >= 0:
+            raise InvalidArgumentError(f"drain: timeout must be >= 0 seconds or None, got {timeout}")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._closing:
+                raise CancelledError("drain: the pipeline was closed")
+            chunk = self._POLL_S
+            if deadline is not None:
+                chunk = min(chunk, max(0.0, deadline - time.monotonic()))
+            try:
+                self._native.drain(chunk)
+                return
+            except TimeoutError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
 
     def _claim(self, seq: int) -> None:
         with self._lock:
@@ -602,6 +619,8 @@ class Pipeline:
         frame._finish(result[1], result[2], result[3], self.outputs)
 
     def _collect(self, frame: Frame, timeout: Optional[float]) -> None:
+        if timeout is not None and not timeout >= 0:
+            raise InvalidArgumentError(f"timeout must be >= 0 seconds or None, got {timeout}")
         deadline = None if timeout is None else time.monotonic() + timeout
         while not frame._done:
             if self._closing:

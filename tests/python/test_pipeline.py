@@ -5,6 +5,7 @@ per-frame errors, closing with frames in flight, stats and traces."""
 import json
 import os
 import threading
+import time
 import unittest
 
 import numpy as np
@@ -233,6 +234,10 @@ class PipelineTest(TempDirTest):
             self.check(self.mlp.input(), f.result(timeout=0))
             with self.assertRaises(vkpipe.InvalidArgumentError):
                 pipe.drain(timeout=-1)
+            g = pipe.submit(x=self.mlp.input())
+            with self.assertRaises(vkpipe.InvalidArgumentError):
+                g.result(timeout=-1)
+            g.result()
 
     def test_stats_and_trace(self):
         with self.model.pipeline(policy="ref", stages=2, trace_capacity=64) as pipe:
@@ -263,26 +268,73 @@ class PipelineTest(TempDirTest):
         with vkpipe.Pipeline(self.mlp.path, policy="ref") as pipe:
             self.check(self.mlp.input(), pipe.infer(x=self.mlp.input()))
 
-    def test_gil_released_while_waiting(self):
-        # A Python thread keeps running while another waits inside result().
-        with self.model.pipeline(policy="ref", stages=2) as pipe:
-            stop = threading.Event()
-            ticks = [0]
+    def test_gil_released_while_blocked(self):
+        # One thread blocks inside the library (get_output with nothing in
+        # flight); the main thread must run Python meanwhile.
+        with self.model.pipeline(policy="ref") as pipe:
+            started, finished = threading.Event(), threading.Event()
 
-            def spin():
-                while not stop.is_set():
-                    ticks[0] += 1
+            def wait():
+                started.set()
+                pipe._native.get_output(1.0)
+                finished.set()
 
-            t = threading.Thread(target=spin)
+            t = threading.Thread(target=wait)
             t.start()
-            try:
-                for i in range(200):
-                    pipe.infer(x=self.mlp.input(i % 4))
-            finally:
-                stop.set()
-                t.join()
-            self.assertGreater(ticks[0], 0)
+            started.wait()
+            time.sleep(0.1)  # the other thread is now in get_output
+            work = sum(range(10000))
+            ran_while_blocked = not finished.is_set()
+            t.join()
+            self.assertEqual(work, 49995000)
+            self.assertTrue(ran_while_blocked, "the GIL was held during get_output")
 
+    def test_one_producer_at_a_time_in_c(self):
+        # Bypassing the Python lock: the C layer refuses a second producer
+        # rather than breaking the C API's one-producer rule.
+        with self.model.pipeline(policy="ref") as pipe:
+            errors, x = [], {"x": self.mlp.input()}
+
+            def produce():
+                for _ in range(300):
+                    try:
+                        pipe._native.submit_named(x)
+                    except vkpipe.StateError as e:
+                        errors.append(e)
+
+            threads = [threading.Thread(target=produce) for _ in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            pipe.drain(timeout=60)
+            taken = 0
+            while pipe._native.get_output(0) is not None:
+                taken += 1
+            self.assertEqual(taken + len(errors), 900)
+            for e in errors:
+                self.assertIn("another thread", str(e))
+
+    def test_close_during_drain(self):
+        pipe = self.model.pipeline(policy="ref", stages=2)
+        for i in range(50):
+            pipe.submit(x=self.mlp.input(i))
+        failures = []
+
+        def drain():
+            try:
+                pipe.drain()
+            except vkpipe.CancelledError:
+                pass
+            except BaseException as e:
+                failures.append(e)
+
+        t = threading.Thread(target=drain)
+        t.start()
+        pipe.close()
+        t.join(30)
+        self.assertFalse(t.is_alive())
+        self.assertEqual(failures, [])
 
 if __name__ == "__main__":
     unittest.main()
