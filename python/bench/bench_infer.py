@@ -97,15 +97,15 @@ def main():
     print(f"| measurement ({a.model}, policy {a.policy}, {a.stages} stage(s)) | C | Python | difference |")
     print("| --- | --- | --- | --- |")
     print(f"| infer, µs per call (best of 20 batches of {a.calls // 20}) | {c_us:.2f} | {py_us:.2f} | "
-          f"+{py_us - c_us:.2f} µs |")
+          f"{py_us - c_us:+.2f} µs |")
     print(f"| stream, frames/s ({a.frames} frames; Python: submit() thread + results() thread) | "
           f"{c_fps:.0f} | {py_fps:.0f} | {100 * (py_fps / c_fps - 1):+.1f}% |")
     print(f"| stream, frames/s ({a.frames} frames; Python: Pipeline.map) | "
           f"{c_fps:.0f} | {map_fps:.0f} | {100 * (map_fps / c_fps - 1):+.1f}% |")
     print(f"| stream, CPU µs per frame, all threads (submit + results) | {c_cpu:.1f} | "
-          f"{py_cpu:.1f} | +{py_cpu - c_cpu:.1f} µs |")
+          f"{py_cpu:.1f} | {py_cpu - c_cpu:+.1f} µs |")
     print(f"| stream, CPU µs per frame, all threads (map) | {c_cpu:.1f} | "
-          f"{map_cpu:.1f} | +{map_cpu - c_cpu:.1f} µs |")
+          f"{map_cpu:.1f} | {map_cpu - c_cpu:+.1f} µs |")
 
 
 if __name__ == "__main__":
