@@ -159,6 +159,29 @@ class PartitionTest(TempDirTest):
         self.assertEqual(targets["fc2"], "ref")
         self.assertEqual(targets["fc1"], "cpu")
 
+    @unittest.skipUnless(any(d.target == "vulkan" and d.available for d in vkpipe.devices()),
+                         "no Vulkan device")
+    def test_fallback_reasons(self):
+        # vulkan runs float32 division only: the int32 node falls back to cpu,
+        # and both check() and the plan say why.
+        model = vkpipe.load(write_div(self.dir))
+        with self.assertRaises(vkpipe.UnsupportedError) as cm:
+            model.check("vulkan")
+        self.assertIn("'q'", str(cm.exception))
+        plan = model.partition(policy="vulkan")
+        self.assertEqual([(f.node, f.instead_of) for f in plan.fallbacks], [("q", "vulkan")])
+        self.assertTrue(plan.fallbacks[0].reason)
+        self.assertIn("fallback: q not on vulkan", repr(plan))
+        targets = {n: s.target for s in plan.stages for n in s.nodes}
+        self.assertEqual(targets, {"q": "cpu", "d": "vulkan"})
+        a = np.arange(1, 5, dtype=np.int32) * 7
+        b = np.array([2, 3, -4, 5], np.int32)
+        c = np.random.default_rng(2).standard_normal(4).astype(np.float32)
+        with plan.pipeline() as pipe:
+            out = pipe.infer(a=a, b=b, c=c)
+        np.testing.assert_array_equal(out["q"], np.trunc(a / b).astype(np.int32))
+        np.testing.assert_allclose(out["d"], c * 2)
+
     def test_plan_save_and_json(self):
         model = vkpipe.load(Mlp(self.dir).path)
         plan = model.partition(policy="ref", stages=2)
