@@ -4,7 +4,7 @@
 PyTorch (and ONNX Runtime when installed).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/torchvision_export.py \\
-        --model mobilenet_v3_small --batch 1
+        --model resnet18 --batch 1 --size 64
 
 Needs PyTorch and torchvision (Debian: python3-torch, python3-torchvision);
 the weights are random (no download), which is enough to compare backends.
@@ -21,7 +21,7 @@ import vkpipe
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", default="mobilenet_v3_small")
+    ap.add_argument("--model", default="resnet18")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--policy", default="auto")
