@@ -420,6 +420,7 @@ class Pipeline:
         self._unclaimed: "collections.OrderedDict[int, Frame]" = collections.OrderedDict()
         self._input_ended = False
         self._closing = False
+        self._mapping = False                  # a map() is streaming
         self._closed_event = threading.Event()
 
     # -- lifetime -----------------------------------------------------------
@@ -472,6 +473,8 @@ class Pipeline:
             named = dict(inputs, **kw_inputs)
         else:
             named = inputs
+        if self._mapping:
+            raise StateError("infer: a map() is streaming through this pipeline")
         with self._submit_lock:
             return self._native.infer_named(named)
 
@@ -487,6 +490,8 @@ class Pipeline:
             named = dict(inputs, **kw_inputs)
         else:
             named = inputs
+        if self._mapping:
+            raise StateError("submit: a map() is streaming through this pipeline")
         with self._submit_lock:
             if self._closing:
                 raise StateError("the pipeline is closed")
@@ -535,15 +540,19 @@ class Pipeline:
         ``Executor.map``: a producer thread submits while the caller's loop
         takes results. The lean path for serving loops (no :class:`Frame`
         per frame). A failing frame raises its error at its place in the
-        stream, ending it. No other call may use the pipeline until the
-        iteration ends (or the generator is closed); frames from
-        :meth:`submit` must all have been taken before."""
+        stream, ending it. While the iteration runs (until it ends or the
+        generator is closed), ``infer`` and ``submit`` raise
+        :class:`StateError`; frames from :meth:`submit` must all have been
+        taken before it starts. ``close()`` may be called at any time."""
         with self._lock:
             if self._pending or self._unclaimed:
                 raise StateError("map: frames from submit() are still to be taken")
+            if self._mapping:
+                raise StateError("map: the pipeline is already streaming")
+            self._mapping = True
         native, names = self._native, self.outputs
         done = threading.Event()
-        stop = []
+        stop: List[bool] = []
         sent = [0]
         failure: List[BaseException] = []
 
@@ -551,7 +560,10 @@ class Pipeline:
             try:
                 with self._submit_lock:
                     for item in inputs:
-                        if stop or self._closing:
+                        if stop:
+                            break
+                        if self._closing:
+                            failure.append(CancelledError("map: the pipeline was closed"))
                             break
                         native.submit_named(item if type(item) is dict else dict(item))
                         sent[0] += 1
@@ -560,31 +572,45 @@ class Pipeline:
             finally:
                 done.set()
 
+        def take() -> Optional[tuple]:
+            if self._closing:
+                raise CancelledError("map: the pipeline was closed")
+            try:
+                return native.get_output(self._POLL_S)
+            except StateError:
+                if self._closing:
+                    raise CancelledError("map: the pipeline was closed") from None
+                raise
+
         producer = threading.Thread(target=produce, name="vkpipe-map", daemon=True)
         received = 0
-        with self._collect_lock:
+        try:
             producer.start()
-            try:
-                while not (done.is_set() and received == sent[0]):
-                    result = native.get_output(self._POLL_S)
-                    if result is None:
-                        if self._closing:
-                            raise CancelledError("map: the pipeline was closed")
-                        continue
-                    received += 1
-                    if result[2] is not None:
-                        raise result[2]
-                    yield dict(zip(names, result[1]))
-                if failure:
-                    raise failure[0]
-            finally:
-                stop.append(True)
+            while not (done.is_set() and received == sent[0]):
+                result = take()
+                if result is None:
+                    continue
+                received += 1
+                if result[2] is not None:
+                    raise result[2]
+                yield dict(zip(names, result[1]))
+            if failure:
+                raise failure[0]
+        finally:
+            stop.append(True)
+            if producer.is_alive():
                 producer.join()
-                # Frames still in flight (the stream was cut short) are
-                # taken and dropped, so the pipeline is clean afterwards.
-                while received < sent[0] and not native.closed:
-                    if native.get_output(self._POLL_S) is not None:
+            # Frames still in flight (the stream was cut short) are taken and
+            # dropped, so that the pipeline is clean afterwards.
+            try:
+                while received < sent[0]:
+                    if take() is not None:
                         received += 1
+            except CancelledError:
+                pass
+            finally:
+                with self._lock:
+                    self._mapping = False
 
     def drain(self, timeout: Optional[float] = None) -> None:
         """Waits until every submitted frame has finished (results stay to

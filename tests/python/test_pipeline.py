@@ -141,6 +141,26 @@ class PipelineTest(TempDirTest):
             with self.assertRaisesRegex(vkpipe.InvalidArgumentError, "missing input"):
                 list(pipe.map([{"x": xs[0]}, {}]))
             self.check(xs[1], pipe.infer(x=xs[1]))
+            # While a map is suspended, other calls are refused, not deadlocked.
+            g = pipe.map({"x": x} for x in xs)
+            self.check(xs[0], next(g))
+            with self.assertRaises(vkpipe.StateError):
+                pipe.infer(x=xs[0])
+            with self.assertRaises(vkpipe.StateError):
+                pipe.submit(x=xs[0])
+            with self.assertRaises(vkpipe.StateError):
+                next(pipe.map([{"x": xs[0]}]))
+            g.close()
+            self.check(xs[2], pipe.infer(x=xs[2]))
+
+    def test_close_while_map_is_suspended(self):
+        pipe = self.model.pipeline(policy="ref", stages=2)
+        g = pipe.map({"x": self.mlp.input(i)} for i in range(1000))
+        next(g)
+        pipe.close()  # from the thread that holds the generator: no deadlock
+        with self.assertRaises(vkpipe.CancelledError):
+            next(g)
+        self.assertTrue(pipe.closed)
 
     def test_map_frame_error(self):
         model = vkpipe.load(write_div(self.dir))
