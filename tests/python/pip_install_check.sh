@@ -9,7 +9,8 @@ python=$1 src=$2 build=$3
 work=$(mktemp -d "$build/pip_check.XXXXXX")
 trap 'rm -rf "$work" "$src/python/vkpipe.egg-info" "$src/python/build"' EXIT
 "$python" -m venv --system-site-packages "$work/venv"
-VKPIPE_BUILD_DIR="$build" "$work/venv/bin/pip" install --quiet --no-index \
+# -O0: this checks the packaging, not the code (the CMake build tests that).
+CFLAGS="-O0 -g0" VKPIPE_BUILD_DIR="$build" "$work/venv/bin/pip" install --quiet --no-index \
   --no-build-isolation --no-cache-dir "$src/python"
 cd "$work"
 "$work/venv/bin/python" - "$src" <<'PY'
