@@ -296,7 +296,7 @@ class PipelineTest(TempDirTest):
 
             def wait():
                 started.set()
-                pipe._native.get_output(1.0)
+                pipe._native.get_output(2.0)
                 finished.set()
 
             t = threading.Thread(target=wait)
