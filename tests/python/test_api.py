@@ -9,7 +9,7 @@ import unittest
 import numpy as np
 
 import vkpipe
-from testlib import read_bytes, SOURCE_DIR, Mlp, TempDirTest, write_div, write_graph
+from testlib import read_bytes, Mlp, TempDirTest, write_div, write_graph
 
 
 class LoadTest(TempDirTest):
