@@ -246,6 +246,56 @@ class ArtifactTest(TempDirTest):
             vkpipe.load(path)
 
 
+class NativeLayerTest(TempDirTest):
+    """The extension itself (vkpipe._vkpipe) raises, never crashes, on
+    arguments the Python layer would not pass."""
+
+    def test_garbage_arguments(self):
+        from vkpipe import _vkpipe
+        mlp = Mlp(self.dir)
+        graph = _vkpipe.load_graph(mlp.path)
+        plan, _ = _vkpipe.partition(graph, policy="ref", stages=2)
+        pipe = _vkpipe.Pipeline(plan)
+        x = mlp.input()
+        calls = [
+            lambda: _vkpipe.load_graph(123),
+            lambda: _vkpipe.load_graph(mlp.path, [("batch",)]),
+            lambda: _vkpipe.load_graph(mlp.path, None, [("x", [1] * 9)]),
+            lambda: _vkpipe.load_graph(mlp.path, None, [("x", ["a"])]),
+            lambda: _vkpipe.partition(None),
+            lambda: _vkpipe.partition(graph, assigns=[("a",)]),
+            lambda: _vkpipe.partition(graph, profile_json="{"),
+            lambda: _vkpipe.Pipeline(None),
+            lambda: _vkpipe.Pipeline(plan, ring_depth=-1),
+            lambda: _vkpipe.Graph(),
+            lambda: graph.run("ref", [x, x]),
+            lambda: graph.run("ref", 5),
+            lambda: graph.check(None),
+            lambda: plan.build(os.path.join(self.dir, "no", "such", "dir.vkp")),
+            lambda: plan.save(os.path.join(self.dir, "no", "such", "plan.json")),
+            lambda: pipe.submit(5),
+            lambda: pipe.submit([]),
+            lambda: pipe.submit_named([x]),
+            lambda: pipe.submit_named({"x": x, 3: x}),
+            lambda: pipe.infer([None]),
+            lambda: pipe.get_output("soon"),
+            lambda: pipe.get_output(-1.0),
+            lambda: pipe.drain(float("nan")),
+            lambda: _vkpipe.calibrate(repeats=-3),
+            lambda: _vkpipe.load_artifact(mlp.path),
+        ]
+        for i, call in enumerate(calls):
+            with self.subTest(call=i):
+                with self.assertRaises((vkpipe.Error, TypeError, ValueError, OverflowError)):
+                    call()
+        self.assertEqual(pipe.infer([x])[1].shape, (2, 8))  # still usable
+        pipe.close()
+        with self.assertRaises(vkpipe.StateError):
+            pipe.get_output(0)
+        with self.assertRaises(vkpipe.StateError):
+            pipe.trace()
+
+
 class DevicesTest(unittest.TestCase):
     def test_devices(self):
         devs = vkpipe.devices()
