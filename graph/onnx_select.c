@@ -113,6 +113,10 @@ static vkp_status_t vkp__const_view(vkp__onnx_ctx_t *ctx, vkp_tensor_t *out) {
                               s->constant.data);
 }
 
+// The most entries of an index array the folders here build (256 MiB of
+// int64, the bound onnx_fold.c puts on any folded tensor).
+#define VKP__SELECT_FOLD_MAX_ENTRIES ((uint64_t)32 << 20)
+
 // Binds output `i` of the current node to *t (consumed); an unnamed
 // output is dropped.
 static vkp_status_t vkp__bind_output(vkp__onnx_ctx_t *ctx, int32_t i,
@@ -128,10 +132,13 @@ static vkp_status_t vkp__bind_output(vkp__onnx_ctx_t *ctx, int32_t i,
 vkp_status_t vkp__onnx_fold_non_zero(vkp__onnx_ctx_t *ctx) {
   vkp_tensor_t x;
   VKP_RETURN_IF_ERROR(vkp__const_view(ctx, &x));
-  int64_t n = vkp_tensor_numel(&x), nnz = 0;
+  int64_t n = (int64_t)vkp_tensor_numel(&x), nnz = 0;
   bool is_float = vkp_dtype_is_float(x.dtype);
   for (int64_t i = 0; i < n; ++i)
     nnz += is_float ? vkp__get_f(&x, i) != 0.0 : vkp__get_i(&x, i) != 0;
+  if ((uint64_t)nnz * (uint64_t)(x.rank ? x.rank : 1) > VKP__SELECT_FOLD_MAX_ENTRIES)
+    return VKP__ONNX_UNSUPPORTED("NonZero of %lld elements is too large to fold",
+                                 (long long)nnz);
   int64_t shape[2] = {x.rank, nnz};
   vkp__onnx_tensor_t y;
   VKP_RETURN_IF_ERROR(
@@ -200,7 +207,7 @@ vkp_status_t vkp__onnx_fold_unique(vkp__onnx_ctx_t *ctx) {
   int64_t sorted, axis = 0;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "sorted", 1, &sorted));
   bool has_axis = vkp__onnx_attr(ctx, "axis") != NULL;
-  vkp__slices_t s = {.x = &x, .outer = 1, .n = vkp_tensor_numel(&x), .inner = 1};
+  vkp__slices_t s = {.x = &x, .outer = 1, .n = (int64_t)vkp_tensor_numel(&x), .inner = 1};
   if (has_axis) {
     VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
     if (axis < -(int64_t)x.rank || axis >= x.rank)
@@ -214,6 +221,10 @@ vkp_status_t vkp__onnx_fold_unique(vkp__onnx_ctx_t *ctx) {
   // order: slice indices sorted; group[j]: the unique slice of slice j in
   // sorted order; then renumbered by first occurrence when not sorted.
   int64_t n = s.n;
+  // Seven index arrays of n entries: bounded like any folded result.
+  if ((uint64_t)n > VKP__SELECT_FOLD_MAX_ENTRIES)
+    return VKP__ONNX_UNSUPPORTED("Unique over %lld slices is too large to fold",
+                                 (long long)n);
   int64_t *buf = vkp__malloc(7 * (size_t)(n ? n : 1) * sizeof(int64_t));
   if (!buf) return VKP_OOM("Unique");
   int64_t *order = buf, *scratch = buf + n, *group = buf + 2 * n,
@@ -248,8 +259,12 @@ vkp_status_t vkp__onnx_fold_unique(vkp__onnx_ctx_t *ctx) {
   vkp__onnx_sym_t *xs = vkp__onnx_input(ctx, 0);
   int32_t y_rank = has_axis ? x.rank : 1;
   int64_t y_shape[VKP_MAX_RANK];
-  if (has_axis) memcpy(y_shape, x.shape, sizeof y_shape), y_shape[axis] = m;
-  else y_shape[0] = m;
+  if (has_axis) {
+    memcpy(y_shape, x.shape, sizeof y_shape);
+    y_shape[axis] = m;
+  } else {
+    y_shape[0] = m;
+  }
   vkp__onnx_tensor_t out[4] = {{0}};
   int64_t lens[4] = {0, m, n, m};
   vkp_status_t st = vkp__onnx_tensor_alloc(&out[0], xs->constant.type, y_rank, y_shape);
