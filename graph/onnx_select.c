@@ -28,8 +28,7 @@ static vkp_status_t vkp__const_int_input(vkp__onnx_ctx_t *ctx, int32_t i,
   vkp__onnx_sym_t *s = vkp__onnx_input(ctx, i);
   if (!s) return VKP__ONNX_INVALID("input %d (%s) is required", (int)i, what);
   if (!s->is_const)
-    return VKP__ONNX_UNSUPPORTED("%s (input %d, '%s') is computed at run time: "
-                                 "%s, and vkpipe compiles static shapes",
+    return VKP__ONNX_UNSUPPORTED("%s (input %d, '%s') is computed at run time: %s",
                                  what, (int)i, s->name, why);
   int64_t v[2];
   int32_t n;
@@ -47,7 +46,8 @@ vkp_status_t vkp__map_top_k(vkp__onnx_ctx_t *ctx) {
     if (vkp__onnx_attr(ctx, "k"))
       return VKP__ONNX_INVALID("from opset 10 TopK takes k as input 1 (K)");
     VKP_RETURN_IF_ERROR(vkp__const_int_input(
-        ctx, 1, "K", "the output shape depends on it", &k));
+        ctx, 1, "K",
+        "the output shape depends on it, and vkpipe compiles static shapes", &k));
   } else {
     if (ctx->node->n_input > 1)
       return VKP__ONNX_INVALID("before opset 10 k is an attribute");
@@ -77,7 +77,8 @@ vkp_status_t vkp__map_top_k(vkp__onnx_ctx_t *ctx) {
 vkp_status_t vkp__map_cum_sum(vkp__onnx_ctx_t *ctx) {
   int64_t axis, exclusive, reverse;
   VKP_RETURN_IF_ERROR(vkp__const_int_input(
-      ctx, 1, "axis", "the kernel is compiled for one axis", &axis));
+      ctx, 1, "axis",
+      "vkpipe compiles each kernel for an axis known at import time", &axis));
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "exclusive", 0, &exclusive));
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "reverse", 0, &reverse));
   int32_t x;
