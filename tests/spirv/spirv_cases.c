@@ -439,6 +439,14 @@ AXIS_CASE(lrn_size3, VKP_OP_LRN, 4, S(2, 5, 3, 3), 1, A(AI("size", 3)))
 AXIS_CASE(lrn_even_size, VKP_OP_LRN, 3, S(1, 4, 7), 4,
           A(AI("size", 2), AF("alpha", 0.1), AF("beta", 0.9), AF("bias", 1.5)))
 
+// --- selection (graph/op_select.c) --------------------------------------------
+
+AXIS_CASE(cum_sum_mid, VKP_OP_CUM_SUM, 3, S(2, 5, 3), 1, A(AI("axis", 1)))
+AXIS_CASE(cum_sum_exclusive_reverse_first, VKP_OP_CUM_SUM, 2, S(6, 4), 3,
+          A(AI("axis", 0), AI("exclusive", 1), AI("reverse", 1)))
+AXIS_CASE(cum_sum_long_row, VKP_OP_CUM_SUM, 2, S(3, 300), 2,
+          A(AI("axis", 1), AI("reverse", 1)))
+
 BEGIN(instance_norm_2x3x5x7)
 const char *x = IN(b, 4, S(2, 3, 5, 7));
 const char *sc = CST(b, 1, S(3)), *bi = CST(b, 1, S(3));
@@ -707,6 +715,9 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(mvn_axis1_long, -1.0f, 1.0f, 1),
     CASE(lrn_size3, -1.0f, 1.0f, 1),
     CASE(lrn_even_size, -1.0f, 1.0f, 1),
+    CASE(cum_sum_mid, -1.0f, 1.0f, 1),
+    CASE(cum_sum_exclusive_reverse_first, -1.0f, 1.0f, 1),
+    CASE(cum_sum_long_row, -1.0f, 1.0f, 1),
     CASE(instance_norm_2x3x5x7, -1.0f, 1.0f, 1),
     CASE(group_norm_g2, -1.0f, 1.0f, 1),
     CASE(group_norm_long_row, -1.0f, 1.0f, 1),
