@@ -34,6 +34,7 @@ typedef struct bench_mode_result_t {
 
 typedef struct bench_single_t {
   char target[32];
+  int32_t threads;        // threads of its one stage (0: target has none)
   double fps;
   double latency_p50_ms;
 } bench_single_t;
@@ -46,9 +47,14 @@ typedef struct bench_report_t {
   int32_t n_stages;
   char (*stage_names)[64];
   char (*stage_targets)[32];
+  int32_t *stage_threads;             // per stage (0: its target has none)
+  double *stage_estimated_ms;         // the partitioner's, 0 if unknown
+  int32_t cores;                      // host cores planned for, 0 if unknown
+  int32_t threads_option;             // --threads (0: auto)
   double estimated_bottleneck_s;      // the partitioner's estimate, 0 if none
   bench_mode_result_t sequential;
-  bench_mode_result_t pipelined;
+  bench_mode_result_t pipelined;      // rings full: latency under load
+  bench_mode_result_t isolated;       // one frame in flight at a time
   int32_t n_singles;
   bench_single_t singles[8];
   // Derived by bench_report_finish:
@@ -71,6 +77,7 @@ vkp_status_t bench_report_init_synthetic(
     bench_report_t *rep, const char *spec, int32_t n, char labels[][32],
     const vkp_pipeline_synthetic_stage_t *stages);
 vkp_status_t bench_report_add_single(bench_report_t *rep, const char *target,
+                                     int32_t threads,
                                      const bench_mode_result_t *res);
 void bench_report_note(bench_report_t *rep, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
