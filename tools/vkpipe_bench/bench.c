@@ -534,30 +534,36 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
         vkp_status_free(check);
         continue;
       }
-      vkp_plan_t *single = NULL;
-      // The whole model on this one target: no --assign overrides here.
-      // Its threads are chosen as for the pipeline (--threads, or auto).
-      vkp_status_t one = bench_build_plan(NULL, graph, registry, profile,
-                                          target->vtable->name, 1, a->threads, &single,
-                                          NULL, NULL);
-      bench_mode_result_t res;
-      memset(&res, 0, sizeof res);
-      char label[64];
-      snprintf(label, sizeof label, "single %s", target->vtable->name);
-      if (!one && single->n_stages == 1)
-        one = bench_run_mode(single, registry, NULL, a, inputs, true, false, label, &res,
-                             NULL);
-      if (!one)
-        one = bench_report_add_single(rep, target->vtable->name,
-                                      single->stages[0].threads, &res);
-      if (one) {
-        // A target that cannot run the model alone is skipped, with a note.
-        bench_report_note(rep, "single-target run on '%s' skipped: %s",
-                          target->vtable->name, vkp_status_message(one));
-        vkp_status_free(one);
+      // The whole model on this one target: no --assign overrides here. Its
+      // threads are chosen as for the pipeline (--threads, or auto); when
+      // auto gives it several, one thread is measured too.
+      int32_t threads = a->threads;
+      for (int pass = 0; pass < 2 && !st; ++pass) {
+        vkp_plan_t *single = NULL;
+        vkp_status_t one = bench_build_plan(NULL, graph, registry, profile,
+                                            target->vtable->name, 1, threads, &single,
+                                            NULL, NULL);
+        bench_mode_result_t res;
+        memset(&res, 0, sizeof res);
+        char label[64];
+        snprintf(label, sizeof label, "single %s", target->vtable->name);
+        int32_t used = !one && single->n_stages == 1 ? single->stages[0].threads : 0;
+        if (!one && single->n_stages == 1)
+          one = bench_run_mode(single, registry, NULL, a, inputs, true, false, label, &res,
+                               NULL);
+        if (!one) one = bench_report_add_single(rep, target->vtable->name, used, &res);
+        if (one) {
+          // A target that cannot run the model alone is skipped, with a note.
+          bench_report_note(rep, "single-target run on '%s' skipped: %s",
+                            target->vtable->name, vkp_status_message(one));
+          vkp_status_free(one);
+          used = 0;
+        }
+        bench_mode_result_deinit(&res);
+        vkp_plan_destroy(single);
+        if (a->threads != 0 || used <= 1) break;
+        threads = 1;
       }
-      bench_mode_result_deinit(&res);
-      vkp_plan_destroy(single);
     }
   }
   if (inputs) {

@@ -65,6 +65,7 @@ typedef struct bench_report_t {
   double speedup_vs_sequential;
   double speedup_vs_best_single;      // 0 when no single-target run
   char best_single[32];
+  int32_t best_single_threads;        // its stage's threads (0: not on the host)
   char *notes;                        // heap, newline-separated, or NULL
 } bench_report_t;
 
