@@ -22,6 +22,9 @@
 #define BENCH_EXIT_USAGE 2
 #define BENCH_MAX_ASSIGNS 32
 #define BENCH_MAX_SYNTHETIC 16
+// Single-target runs estimated this many times slower than the fastest
+// target's are skipped.
+#define BENCH_SINGLE_SLACK 10.0
 
 typedef struct bench_args_t {
   const char *model;
@@ -525,13 +528,44 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
   if (!st)
     st = bench_run_mode(active, registry, blobs, a, inputs, false, a->trace_path != NULL,
                         "pipelined", &rep->pipelined, &rep->isolated);
-  // The whole model on each single target that can run all of it.
+  // The whole model on each single target that can run all of it, except
+  // those the partitioner expects to be over BENCH_SINGLE_SLACK times slower
+  // than the best (a reference interpreter, a software rasteriser): they
+  // would dominate the run's time and cannot be the best.
   if (!st && graph && !a->no_single) {
-    for (int32_t t = 0; t < vkp_registry_count(registry) && !st; ++t) {
+    int32_t n_targets = vkp_registry_count(registry);
+    double *estimate = calloc((size_t)n_targets + 1, sizeof(double));
+    if (!estimate) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "single runs");
+    double best_estimate = INFINITY;
+    for (int32_t t = 0; t < n_targets && !st; ++t) {
       const vkp_target_t *target = vkp_registry_get(registry, t);
+      estimate[t] = INFINITY;
       vkp_status_t check = vkp_target_check_graph(target, graph);
-      if (check) {
+      vkp_plan_t *single = NULL;
+      if (!check)
+        check = bench_build_plan(NULL, graph, registry, profile, target->vtable->name, 1,
+                                 a->threads, &single, &estimate[t], NULL);
+      if (!check && single->n_stages != 1) estimate[t] = INFINITY;
+      vkp_status_free(check);
+      vkp_plan_destroy(single);
+      if (estimate[t] < best_estimate) best_estimate = estimate[t];
+    }
+    for (int32_t t = 0; t < n_targets && !st; ++t) {
+      const vkp_target_t *target = vkp_registry_get(registry, t);
+      if (!isfinite(estimate[t])) {
+        vkp_status_t check = vkp_target_check_graph(target, graph);
+        if (check)
+          bench_report_note(rep, "no single-target run on '%s': %s", target->vtable->name,
+                            vkp_status_message(check));
         vkp_status_free(check);
+        continue;
+      }
+      if (estimate[t] > best_estimate * BENCH_SINGLE_SLACK) {
+        bench_report_note(rep,
+                          "no single-target run on '%s': estimated %.1f ms per frame, "
+                          "%.0fx the fastest target's %.1f ms",
+                          target->vtable->name, estimate[t] * 1e3,
+                          estimate[t] / best_estimate, best_estimate * 1e3);
         continue;
       }
       // The whole model on this one target: no --assign overrides here. Its
@@ -565,6 +599,7 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
         threads = 1;
       }
     }
+    free(estimate);
   }
   if (inputs) {
     for (int32_t i = 0; active && i < active->n_inputs; ++i) vkp_tensor_deinit(&inputs[i]);

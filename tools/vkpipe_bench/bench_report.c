@@ -158,11 +158,13 @@ vkp_status_t bench_mode_result_fill(bench_mode_result_t *out, const char *label,
     bench_copy(r->target, sizeof r->target, a->target);
     uint64_t frames = a->frames - (b ? b->frames : 0);
     uint64_t busy = a->busy_ns - (b ? b->busy_ns : 0);
+    uint64_t cpu = a->cpu_ns - (b ? b->cpu_ns : 0);
     uint64_t win = a->wait_input_ns - (b ? b->wait_input_ns : 0);
     uint64_t wslot = a->wait_slot_ns - (b ? b->wait_slot_ns : 0);
     r->frames = frames;
     double f = frames ? (double)frames : 1;
     r->busy_ms = (double)busy / 1e6 / f;
+    r->cpu_ms = (double)cpu / 1e6 / f;
     r->wait_input_ms = (double)win / 1e6 / f;
     r->wait_slot_ms = (double)wslot / 1e6 / f;
     r->busy_share = wall_ns ? (double)busy / (double)wall_ns : 0;
@@ -212,8 +214,8 @@ void bench_report_print_table(const bench_report_t *rep, FILE *out) {
     fprintf(out, "  %d host core%s planned for, threads per stage: %s\n\n", (int)rep->cores,
             rep->cores == 1 ? "" : "s", threads);
   }
-  fprintf(out, "  %-10s %-10s %7s %10s %10s %8s %12s %12s\n", "stage", "target", "threads",
-          "est. ms", "busy ms", "busy %", "wait in ms", "wait slot ms");
+  fprintf(out, "  %-10s %-10s %7s %10s %10s %10s %8s %12s %12s\n", "stage", "target",
+          "threads", "est. ms", "busy ms", "cpu ms", "busy %", "wait in ms", "wait slot ms");
   const bench_mode_result_t *p = &rep->pipelined;
   for (int32_t s = 0; s < p->n_stages; ++s) {
     const bench_stage_result_t *r = &p->stages[s];
@@ -224,9 +226,9 @@ void bench_report_print_table(const bench_report_t *rep, FILE *out) {
       snprintf(threads, sizeof threads, "%d", (int)rep->stage_threads[s]);
     if (known && rep->stage_estimated_ms[s] > 0)
       snprintf(est, sizeof est, "%.3f", rep->stage_estimated_ms[s]);
-    fprintf(out, "  %-10s %-10s %7s %10s %10.3f %7.1f%% %12.3f %12.3f\n", r->name, target,
-            threads, est, r->busy_ms, 100.0 * r->busy_share, r->wait_input_ms,
-            r->wait_slot_ms);
+    fprintf(out, "  %-10s %-10s %7s %10s %10.3f %10.3f %7.1f%% %12.3f %12.3f\n", r->name,
+            target, threads, est, r->busy_ms, r->cpu_ms, 100.0 * r->busy_share,
+            r->wait_input_ms, r->wait_slot_ms);
   }
   fprintf(out, "\n");
   bench_print_mode(&rep->sequential, out);
@@ -334,6 +336,7 @@ void bench_report_print_json(const bench_report_t *rep, FILE *out) {
     else
       fprintf(out, "null");
     bench_json_field(out, ", \"busy_ms\": ", r->busy_ms);
+    bench_json_field(out, ", \"cpu_ms\": ", r->cpu_ms);
     bench_json_field(out, ", \"busy_share\": ", r->busy_share);
     bench_json_field(out, ", \"wait_input_ms\": ", r->wait_input_ms);
     bench_json_field(out, ", \"wait_slot_ms\": ", r->wait_slot_ms);

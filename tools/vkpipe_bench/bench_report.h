@@ -15,6 +15,7 @@ typedef struct bench_stage_result_t {
   char target[32];
   uint64_t frames;
   double busy_ms;         // mean busy time per frame
+  double cpu_ms;          // mean CPU time of its worker thread per frame
   double busy_share;      // busy time / wall time of the measured window
   double wait_input_ms;   // mean per frame
   double wait_slot_ms;    // mean per frame
