@@ -23,7 +23,7 @@ if [[ "${1:-}" == "--model" ]]; then model="$2"; shift 2; fi
 scripts/setup.sh
 mkdir -p build/demo
 if [[ ! -f "build/demo/$model.onnx" ]]; then
-  python3 tools/bench/make_cnn.py build/demo --only "$model" >/dev/null
+  /usr/bin/python3 tools/bench/make_cnn.py build/demo --only "$model" >/dev/null
 fi
 exec build/tools/vkpipe-bench "build/demo/$model.onnx" --policy auto \
   --frames 60 --warmup 5 "$@"
