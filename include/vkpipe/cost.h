@@ -181,8 +181,9 @@ typedef void (*vkp_calibrate_progress_fn)(void *user, const char *target,
 
 // Options of vkp_profile_calibrate; zero-initialised means defaults.
 typedef struct vkp_calibrate_options_t {
-  int32_t matmul_size;   // n of the n*n*n matmul (default 128)
-  int64_t elementwise;   // elements of the add benchmark (default 1 << 18)
+  int32_t matmul_size;   // n of the matmul (6n x 4.5n) by (4.5n x n), shaped
+                         // like a convolution's GEMM (default 128)
+  int64_t elementwise;   // elements of the add benchmark (default 1 << 20)
   int32_t repeats;       // timed runs, best taken (default 5)
   // Threads for the thread-efficiency runs (the matmul and the add again,
   // compiled with this many threads); 0: min(vkp_host_cores(), 4); 1: skip
@@ -193,7 +194,7 @@ typedef struct vkp_calibrate_options_t {
 } vkp_calibrate_options_t;
 
 // Measures every target of `registry` with micro-benchmarks run through its
-// compile/load/run (a matmul for GFLOP/s, an elementwise add for GB/s, a
+// compile/load/run (a conv-shaped matmul for GFLOP/s, an elementwise add for GB/s, a
 // one-element add for the launch overhead), timing with clock_gettime, and
 // records them in `profile` (device names kept from the profile's existing
 // entries or defaults). A target that fails a benchmark keeps its previous
