@@ -364,10 +364,6 @@ double vkp_roofline_seconds_threads(const vkp_profile_target_t *rates,
   return (compute > memory ? compute : memory) + rates->launch_us * 1e-6;
 }
 
-bool vkp_profile_target_threaded(const vkp_profile_target_t *rates) {
-  return rates->thread_compute_eff > 0 || rates->thread_memory_eff > 0;
-}
-
 int32_t vkp_host_cores(void) {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -61,8 +61,8 @@ typedef struct vkp_profile_target_t {
   double launch_us;    // fixed overhead per node, microseconds
   // Threads inside one stage: with T threads the compute rate is multiplied
   // by 1 + (T - 1) * thread_compute_eff and the memory rate by
-  // 1 + (T - 1) * thread_memory_eff (each in 0..1). Both 0: the target does
-  // not split work across threads (its stages get one thread).
+  // 1 + (T - 1) * thread_memory_eff (each in 0..1). Both 0: more threads do
+  // not make the target faster (they still occupy cores).
   double thread_compute_eff;
   double thread_memory_eff;
 } vkp_profile_target_t;
@@ -151,9 +151,6 @@ double vkp_roofline_seconds(const vkp_profile_target_t *rates,
 // threads <= 1 is vkp_roofline_seconds.
 double vkp_roofline_seconds_threads(const vkp_profile_target_t *rates,
                                     const vkp_op_cost_t *work, int32_t threads);
-
-// True when `rates` say threads speed the target up (an efficiency > 0).
-bool vkp_profile_target_threaded(const vkp_profile_target_t *rates);
 
 // Cores this process may run on (sched_getaffinity), at least 1.
 int32_t vkp_host_cores(void);
