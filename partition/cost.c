@@ -33,7 +33,8 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
                          vkp_op_cost_t *out_cost) {
   out_cost->flops = 0.0;
   out_cost->bytes = 0.0;
-  double in_bytes = 0.0, out_bytes = 0.0;
+  out_cost->weight_bytes = 0.0;
+  double in_bytes = 0.0, out_bytes = 0.0, weight_bytes = 0.0;
   for (int32_t i = 0; i < node->n_inputs; ++i) {
     if (node->inputs[i] < 0) continue;
     const vkp_value_t *v = &graph->values[node->inputs[i]];
@@ -42,6 +43,7 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
                              "node '%s': shape of input '%s' is unknown",
                              node->name, v->name);
     in_bytes += vkp__bytes(v);
+    if (v->kind == VKP_VALUE_CONSTANT) weight_bytes += vkp__bytes(v);
   }
   for (int32_t i = 0; i < node->n_outputs; ++i) {
     const vkp_value_t *v = &graph->values[node->outputs[i]];
@@ -128,6 +130,7 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
   }
   out_cost->flops = flops;
   out_cost->bytes = bytes;
+  out_cost->weight_bytes = bytes > 0 ? (weight_bytes < bytes ? weight_bytes : bytes) : 0.0;
   return NULL;
 }
 
@@ -346,9 +349,7 @@ double vkp_profile_transfer_seconds(const vkp_profile_t *p, const char *from,
 
 double vkp_roofline_seconds(const vkp_profile_target_t *rates,
                             const vkp_op_cost_t *work) {
-  double compute = work->flops / (rates->gflops * 1e9);
-  double memory = work->bytes / (rates->gbps * 1e9);
-  return (compute > memory ? compute : memory) + rates->launch_us * 1e-6;
+  return vkp_roofline_seconds_threads(rates, work, 1);
 }
 
 static double vkp__speedup(double eff, int32_t threads) {
@@ -359,9 +360,10 @@ double vkp_roofline_seconds_threads(const vkp_profile_target_t *rates,
                                     const vkp_op_cost_t *work, int32_t threads) {
   double compute = work->flops /
                    (rates->gflops * 1e9 * vkp__speedup(rates->thread_compute_eff, threads));
-  double memory = work->bytes /
-                  (rates->gbps * 1e9 * vkp__speedup(rates->thread_memory_eff, threads));
-  return (compute > memory ? compute : memory) + rates->launch_us * 1e-6;
+  double gbps = rates->gbps * 1e9 * vkp__speedup(rates->thread_memory_eff, threads);
+  double memory = (work->bytes - work->weight_bytes) / gbps;
+  return (compute > memory ? compute : memory) + work->weight_bytes / gbps +
+         rates->launch_us * 1e-6;
 }
 
 int32_t vkp_host_cores(void) {

@@ -13,8 +13,9 @@
 //   double t = vkp_profile_transfer_seconds(prof, "host", rates->device, 4096);
 //   vkp_profile_destroy(prof);
 //
-// Roofline: a node takes max(flops / gflops, bytes / gbps) + launch overhead on
-// its target. A transfer of b bytes between two devices takes latency +
+// Roofline: a node takes max(flops / gflops, activation bytes / gbps) +
+// weight bytes / gbps + launch overhead on its target: a model's weights are
+// read from memory once per frame, while its layers compute, not instead. A transfer of b bytes between two devices takes latency +
 // b / bandwidth; between targets on the same device, b / that device's memory
 // bandwidth (a copy through a staging slot).
 //
@@ -43,6 +44,7 @@ extern "C" {
 typedef struct vkp_op_cost_t {
   double flops;  // arithmetic operations (a multiply-add counts 2)
   double bytes;  // bytes read and written (inputs, weights, outputs)
+  double weight_bytes;  // of `bytes`, those of constant inputs (weights)
 } vkp_op_cost_t;
 
 // Work of `node` of validated `graph` (shapes inferred). One formula per op
