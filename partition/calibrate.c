@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -37,16 +38,25 @@ static vkp_status_t vkp__bench_graph(vkp_op_t op, int32_t rank,
   return NULL;
 }
 
-// Best wall times of `repeats` runs of `graph` on `target` compiled with
+// Median wall times of `repeats` runs of `graph` on `target` compiled with
 // threads[0] and, when n_variants is 2, threads[1] threads, compile and load
-// excluded. The variants' runs alternate, so that a busy machine slows both
+// excluded. The median, not the best: the rates should predict the stages'
+// times on this machine as it is, and a shared machine's best run is an
+// exception. The variants' runs alternate, so that a busy machine slows both
 // alike rather than whichever ran second.
+static int vkp__cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 static vkp_status_t vkp__time_graph(const vkp_target_t *target,
                                     const vkp_graph_t *graph, int32_t n_variants,
                                     const int32_t *threads, int32_t repeats,
                                     double *out_seconds) {
   for (int32_t k = 0; k < n_variants; ++k) out_seconds[k] = INFINITY;
   VKP_RETURN_IF_ERROR(vkp_target_check_graph(target, graph));
+  double *samples = vkp__calloc((size_t)repeats * 2 + 2, sizeof(double));
+  if (!samples) return VKP_OOM("calibration samples");
   vkp_tensor_t in[2], outs[1];
   memset(in, 0, sizeof in);
   memset(outs, 0, sizeof outs);
@@ -75,9 +85,15 @@ static vkp_status_t vkp__time_graph(const vkp_target_t *target,
       double t0 = vkp__now();
       st = target->vtable->run(stage[k], in, outs);
       double dt = vkp__now() - t0;
-      if (!st && r > 0 && dt < out_seconds[k]) out_seconds[k] = dt;
+      if (!st && r > 0) samples[(size_t)k * (size_t)repeats + (size_t)(r - 1)] = dt;
     }
   }
+  for (int32_t k = 0; k < n_variants && !st; ++k) {
+    double *v = samples + (size_t)k * (size_t)repeats;
+    qsort(v, (size_t)repeats, sizeof(double), vkp__cmp_double);
+    out_seconds[k] = repeats % 2 ? v[repeats / 2] : 0.5 * (v[repeats / 2 - 1] + v[repeats / 2]);
+  }
+  vkp__free(samples);
   for (int32_t k = 0; k < 2; ++k) {
     if (stage[k]) target->vtable->unload(stage[k]);
     vkp_blob_deinit(&blob[k]);

@@ -27,7 +27,7 @@ static void vkp__calibrate_usage(FILE *out) {
           "                     (default: min(cores, 4); 1 skips them)\n"
           "  --size N           matmul (6N x 4.5N) by (4.5N x N) (default 128)\n"
           "  --elements N       elements of the add benchmark (default 1048576)\n"
-          "  --repeats N        timed runs per benchmark, best kept (default 5)\n"
+          "  --repeats N        timed runs per benchmark, median kept (default 5)\n"
           "\n"
           "Runs a matmul, a large add and a one-element add through every\n"
           "registered target's compile/load/run and records GFLOP/s, GB/s and\n"

@@ -183,7 +183,7 @@ typedef struct vkp_calibrate_options_t {
   int32_t matmul_size;   // n of the matmul (6n x 4.5n) by (4.5n x n), shaped
                          // like a convolution's GEMM (default 128)
   int64_t elementwise;   // elements of the add benchmark (default 1 << 20)
-  int32_t repeats;       // timed runs, best taken (default 5)
+  int32_t repeats;       // timed runs, the median taken (default 5)
   // Threads for the thread-efficiency runs (the matmul and the add again,
   // compiled with this many threads); 0: min(vkp_host_cores(), 4); 1: skip
   // them (efficiencies keep their previous values).
