@@ -13,6 +13,16 @@ typedef struct vkp_win3_t {
   ptrdiff_t in[3], out[3], k[3], st[3], dil[3], pb[3], pe[3];
 } vkp_win3_t;
 
+// [*lo, *hi): the i in [0, n) with 0 <= i * st + off < lim.
+static inline void vkp_win_span(ptrdiff_t n, ptrdiff_t st, ptrdiff_t off, ptrdiff_t lim,
+                                ptrdiff_t *lo, ptrdiff_t *hi) {
+  ptrdiff_t a = off >= 0 ? 0 : (-off + st - 1) / st;
+  ptrdiff_t b = lim - 1 - off < 0 ? 0 : (lim - 1 - off) / st + 1;
+  if (b > n) b = n;
+  *lo = a < b ? a : b;
+  *hi = b;
+}
+
 typedef struct vkp_conv3d_job_t {
   const float *x, *w, *b;
   float *y;
@@ -40,6 +50,8 @@ static void vkp_conv3d_planes(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker)
         for (ptrdiff_t t1 = 0; t1 < g->k[1]; ++t1)
           for (ptrdiff_t t2 = 0; t2 < g->k[2]; ++t2) {
             float wv = wc[(t0 * g->k[1] + t1) * g->k[2] + t2];
+            ptrdiff_t x0 = t2 * g->dil[2] - g->pb[2], xlo, xhi;
+            vkp_win_span(g->out[2], g->st[2], x0, g->in[2], &xlo, &xhi);
             float *yo = yp;
             for (ptrdiff_t z = 0; z < g->out[0]; ++z) {
               ptrdiff_t iz = z * g->st[0] - g->pb[0] + t0 * g->dil[0];
@@ -51,11 +63,7 @@ static void vkp_conv3d_planes(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker)
                 ptrdiff_t iy = yy * g->st[1] - g->pb[1] + t1 * g->dil[1];
                 if (iy < 0 || iy >= g->in[1]) continue;
                 const float *xr = xc + (iz * g->in[1] + iy) * g->in[2];
-                ptrdiff_t x0 = t2 * g->dil[2] - g->pb[2];
-                for (ptrdiff_t xo = 0; xo < g->out[2]; ++xo) {
-                  ptrdiff_t ix = xo * g->st[2] + x0;
-                  if (ix >= 0 && ix < g->in[2]) yo[xo] += wv * xr[ix];
-                }
+                for (ptrdiff_t xo = xlo; xo < xhi; ++xo) yo[xo] += wv * xr[xo * g->st[2] + x0];
               }
             }
           }
@@ -97,6 +105,8 @@ static void vkp_conv_transpose3d_planes(void *arg, ptrdiff_t lo, ptrdiff_t hi,
         for (ptrdiff_t t1 = 0; t1 < g->k[1]; ++t1)
           for (ptrdiff_t t2 = 0; t2 < g->k[2]; ++t2) {
             float wv = wc[(t0 * g->k[1] + t1) * g->k[2] + t2];
+            ptrdiff_t x0 = t2 * g->dil[2] - g->pb[2], xlo, xhi;
+            vkp_win_span(g->in[2], g->st[2], x0, g->out[2], &xlo, &xhi);
             for (ptrdiff_t z = 0; z < g->in[0]; ++z) {
               ptrdiff_t oz = z * g->st[0] + t0 * g->dil[0] - g->pb[0];
               if (oz < 0 || oz >= g->out[0]) continue;
@@ -105,11 +115,7 @@ static void vkp_conv_transpose3d_planes(void *arg, ptrdiff_t lo, ptrdiff_t hi,
                 if (oy < 0 || oy >= g->out[1]) continue;
                 const float *xr = xc + (z * g->in[1] + yy) * g->in[2];
                 float *yr = yp + (oz * g->out[1] + oy) * g->out[2];
-                ptrdiff_t x0 = t2 * g->dil[2] - g->pb[2];
-                for (ptrdiff_t xi = 0; xi < g->in[2]; ++xi) {
-                  ptrdiff_t ox = xi * g->st[2] + x0;
-                  if (ox >= 0 && ox < g->out[2]) yr[ox] += wv * xr[xi];
-                }
+                for (ptrdiff_t xi = xlo; xi < xhi; ++xi) yr[xi * g->st[2] + x0] += wv * xr[xi];
               }
             }
           }
