@@ -138,7 +138,24 @@ def gen_volume_and_pools(w):
             glp.astype(np.float32)])
 
 
+def gen_refused(w):
+    """Window models the importer must refuse, each with a reason: a 4-D
+    window (rank 6), an output_shape of the wrong length, a ConvTranspose
+    weight whose channels do not match the input."""
+    n = helper.make_node
+    m = model([n("MaxPool", ["x"], ["y"], kernel_shape=[2, 2, 2, 2])],
+              [vi("x", [1, 1, 3, 3, 3, 3])], [vi("y", None)])
+    w.save("window_bad_rank6", m)
+    m = model([n("ConvTranspose", ["x", "w"], ["y"], output_shape=[4, 4, 4])],
+              [vi("x", [1, 2, 3, 3])], [vi("y", None)], [init("w", w.f32(2, 1, 2, 2))])
+    w.save("window_bad_output_shape", m)
+    m = model([n("ConvTranspose", ["x", "w"], ["y"])],
+              [vi("x", [1, 3, 3, 3])], [vi("y", None)], [init("w", w.f32(2, 1, 2, 2))])
+    w.save("window_bad_channels", m)
+
+
 def generate(w):
+    gen_refused(w)
     gen_audio_convnet(w)
     gen_unet(w)
     gen_volume_and_pools(w)

@@ -5,6 +5,7 @@
 // tests/ref's cases cover each op's attributes further.
 // One .timeout for every test in the file (Criterion 2.4.1, see test_onnx.c).
 #include <criterion/criterion.h>
+#include <string.h>
 
 #include "onnx/onnx_test_util.h"
 #include "support/test_support.h"
@@ -44,4 +45,25 @@ Test(onnx_window, volume_and_lp_pools, .timeout = 120) {
   onnx_run_and_compare(g, "window_volume_pools", 1e-5, 1e-5);
   onnx_run_and_compare_on(g, "window_volume_pools", "cpu", 2, 1e-4, 1e-5);
   vkp_graph_destroy(g);
+}
+
+static void expect_refused(const char *file, vkp_status_code_t code, const char *text) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, file);
+  vkp_graph_t *g = NULL;
+  vkp_status_t st = vkp_graph_load(path, &g);
+  cr_assert_null(g, "%s imported", file);
+  cr_assert(vkp_status_is(st, code), "%s: %s", file, vkp_status_message(st));
+  cr_assert(strstr(vkp_status_message(st), text), "%s: %s", file, vkp_status_message(st));
+  vkp_status_free(st);
+}
+
+// Bad window models are refused with a reason naming the problem.
+Test(onnx_window, refused_with_reasons, .timeout = 60) {
+  expect_refused("window_bad_rank6.onnx", VKP_STATUS_UNSUPPORTED,
+                 "windows over 1 to 3 spatial dims");
+  expect_refused("window_bad_output_shape.onnx", VKP_STATUS_INVALID_ARGUMENT,
+                 "'output_shape' has 3 entries");
+  expect_refused("window_bad_channels.onnx", VKP_STATUS_INVALID_ARGUMENT,
+                 "input has 3 channels");
 }
