@@ -434,7 +434,7 @@ vkp_status_t vkp__eval_conv_transpose(const vkp_node_t *n,
 // lands on a real element, "in the padded area" when it lands inside the
 // input grown by the pads; with ceil_mode the last window may reach past
 // that and those taps count for nothing. A window with no tap in the input
-// gives -inf (max) or 0 (average, Lp). max_pool2d's indices are flat
+// gives -inf (max; the lowest value for integers) or 0 (average, Lp). max_pool2d's indices are flat
 // offsets into x, the spatial dims row-major (storage_order 0) or
 // column-major (1); the first maximum wins.
 vkp_status_t vkp__eval_pool2d(const vkp_node_t *n, const vkp_tensor_t *const *in,
@@ -492,7 +492,11 @@ vkp_status_t vkp__eval_pool2d(const vkp_node_t *n, const vkp_tensor_t *const *in
           if (is_max) r = best;
           else if (is_lp) r = pow(sum, 1.0 / p);
           else r = (include_pad ? padded : real) ? sum / (double)(include_pad ? padded : real) : 0.0;
-          vkp__put_f(out, at, r);
+          // An integer maximum over no tap: the type's lowest value.
+          if (is_max && best_at < 0 && !vkp_dtype_is_float(out->dtype))
+            vkp__put_i(out, at, out->dtype == VKP_DTYPE_INT8 ? -128 : 0);
+          else
+            vkp__put_f(out, at, r);
           if (indices)
             vkp__put_i(indices, at, best_at < 0 ? -1 : pl * in_plane + best_at);
         }

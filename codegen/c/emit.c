@@ -90,11 +90,13 @@ static const vkp_value_t *vkp__outv(const vkp__cg_t *cg, const vkp_node_t *n) {
 }
 
 // 2-D conv and pooling with one output run the kernels here; the other
-// window ops (1-D, 3-D, max_pool2d's indices) the emitter of ops.c.
+// window ops (1-D, 3-D, max_pool2d's indices, int8 / uint8 max pooling) the
+// emitter of ops.c.
 static bool vkp__window_2d(const vkp__cg_t *cg, const vkp_node_t *n) {
   return (n->op == VKP_OP_CONV2D || n->op == VKP_OP_MAX_POOL2D ||
           n->op == VKP_OP_AVG_POOL2D) &&
-         vkp__val(cg, n, 0)->rank == 4 && n->n_outputs == 1;
+         vkp__val(cg, n, 0)->rank == 4 && n->n_outputs == 1 &&
+         vkp__val(cg, n, 0)->dtype == VKP_DTYPE_FLOAT32;
 }
 
 // Conv2d, gemm and matmul with 2-D (or batched) operands take an epilogue.

@@ -2,7 +2,8 @@
 // Emitters of the N-d window ops (prelude_window.c): conv2d over 1 or 3
 // spatial dims (2-D convolutions are GEMM / Winograd / depthwise anchors in
 // emit.c), conv_transpose, lp_pool, and max / avg pooling that is not 2-D
-// or returns max_pool2d's indices (the rest runs vkp_pool2d / vkp_maxpool2d).
+// or returns max_pool2d's indices, and int8 / uint8 max pooling (the rest
+// runs vkp_pool2d / vkp_maxpool2d).
 #include <stdio.h>
 
 #include "codegen/c/emit_internal.h"
@@ -54,6 +55,14 @@ vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k) {
   const int64_t *kernel;
   vkp_node_attr_ints(n, "kernel_shape", &kernel);
   vkp__emit_win3(k, kernel);
+  const vkp_value_t *y = vkp__c_out(k);
+  if (y->dtype != VKP_DTYPE_FLOAT32) {  // int8, uint8: max pooling only
+    vkp__sb_printf(k->body, "  vkp_maxpool3d_%s(%s, %s, %s, %lld, &win, %d);\n",
+                   vkp__c_type(y->dtype), k->in[0], k->out,
+                   n->n_outputs > 1 ? k->outs[1] : "NULL", batch * c,
+                   vkp_node_int(n, "storage_order") != 0);
+    return NULL;
+  }
   const char *mode = "VKP_POOL3D_MAX";
   long long p = 1;
   int col_major = 0;

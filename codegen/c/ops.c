@@ -118,7 +118,7 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     // Window ops: 2-D conv and pooling in emit.c, the rest in emit_window.c.
     [VKP_OP_CONV2D] = {F32, NULL, NULL, vkp__c_emit_window},
     [VKP_OP_CONV_TRANSPOSE] = {F32, NULL, NULL, vkp__c_emit_window},
-    [VKP_OP_MAX_POOL2D] = {F32, NULL, NULL, vkp__c_emit_window},
+    [VKP_OP_MAX_POOL2D] = {F32 | INT8, NULL, NULL, vkp__c_emit_window},
     [VKP_OP_AVG_POOL2D] = {F32, NULL, NULL, vkp__c_emit_window},
     [VKP_OP_LP_POOL] = {F32, NULL, NULL, vkp__c_emit_window},
     [VKP_OP_GLOBAL_AVG_POOL] = {F32, NULL, NULL},

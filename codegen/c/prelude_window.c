@@ -209,3 +209,56 @@ VKP_FN void vkp_pool3d(const float *x, float *y, int64_t *indices, ptrdiff_t pla
   vkp_parallel_range(planes, work >= 4096 ? 1 : 4096 / (work + 1) + 1, vkp_pool3d_planes,
                      &j);
 }
+
+// Max pooling of int8 / uint8 data, the windows of vkp_pool3d; a window
+// with no tap in the input gives the type's minimum (index -1).
+#define VKP_MAXPOOL3D_INT(T, LOWEST)                                                   \
+  typedef struct vkp_maxpool3d_##T##_job_t {                                         \
+    const T *x;                                                                      \
+    T *y;                                                                            \
+    int64_t *indices;                                                                \
+    const vkp_win3_t *g;                                                             \
+    int col_major;                                                                   \
+  } vkp_maxpool3d_##T##_job_t;                                                       \
+  static void vkp_maxpool3d_##T##_planes(void *arg, ptrdiff_t lo, ptrdiff_t hi,      \
+                                         int worker) {                               \
+    (void)worker;                                                                    \
+    const vkp_maxpool3d_##T##_job_t *j = arg;                                        \
+    const vkp_win3_t *g = j->g;                                                      \
+    ptrdiff_t in_plane = g->in[0] * g->in[1] * g->in[2];                             \
+    ptrdiff_t at = lo * g->out[0] * g->out[1] * g->out[2];                           \
+    for (ptrdiff_t pl = lo; pl < hi; ++pl)                                           \
+      for (ptrdiff_t z = 0; z < g->out[0]; ++z)                                      \
+        for (ptrdiff_t yy = 0; yy < g->out[1]; ++yy)                                 \
+          for (ptrdiff_t xo = 0; xo < g->out[2]; ++xo, ++at) {                       \
+            T best = LOWEST;                                                         \
+            ptrdiff_t best_at = -1;                                                  \
+            for (ptrdiff_t t0 = 0; t0 < g->k[0]; ++t0) {                             \
+              ptrdiff_t iz = z * g->st[0] - g->pb[0] + t0 * g->dil[0];               \
+              if (iz < 0 || iz >= g->in[0]) continue;                                \
+              for (ptrdiff_t t1 = 0; t1 < g->k[1]; ++t1) {                           \
+                ptrdiff_t iy = yy * g->st[1] - g->pb[1] + t1 * g->dil[1];            \
+                if (iy < 0 || iy >= g->in[1]) continue;                              \
+                for (ptrdiff_t t2 = 0; t2 < g->k[2]; ++t2) {                         \
+                  ptrdiff_t ix = xo * g->st[2] - g->pb[2] + t2 * g->dil[2];          \
+                  if (ix < 0 || ix >= g->in[2]) continue;                            \
+                  ptrdiff_t sp = (iz * g->in[1] + iy) * g->in[2] + ix;               \
+                  T v = j->x[pl * in_plane + sp];                                    \
+                  if (best_at < 0 || v > best) {                                     \
+                    best = v;                                                        \
+                    best_at = j->col_major ? iz + (iy + ix * g->in[1]) * g->in[0] : sp; \
+                  }                                                                  \
+                }                                                                    \
+              }                                                                      \
+            }                                                                        \
+            j->y[at] = best;                                                         \
+            if (j->indices) j->indices[at] = best_at < 0 ? -1 : pl * in_plane + best_at; \
+          }                                                                          \
+  }                                                                                  \
+  VKP_FN void vkp_maxpool3d_##T(const T *x, T *y, int64_t *indices, ptrdiff_t planes, \
+                                const vkp_win3_t *g, int col_major) {                \
+    vkp_maxpool3d_##T##_job_t j = {x, y, indices, g, col_major};                     \
+    vkp_parallel_range(planes, 1, vkp_maxpool3d_##T##_planes, &j);                   \
+  }
+VKP_MAXPOOL3D_INT(int8_t, -128)
+VKP_MAXPOOL3D_INT(uint8_t, 0)

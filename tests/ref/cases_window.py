@@ -214,13 +214,28 @@ def gen_pool(g):
     y, _ = pool_nd(x, "lp", (3, 3), (1, 1, 1, 1), (1, 1), (1, 1), 0, p=2)
     g.add("lp_pool", [x], f32(y), [IS("kernel_shape", (3, 3)), IS("pads", (1, 1, 1, 1))],
           tag="default_p", rtol=1e-4, atol=1e-5)
-    # Integer max pooling (int8 and uint8 are in the op table).
+    # Integer max pooling (int8 and uint8 are in the op table), 2-D with
+    # indices and 1-D with windows that hold no input tap (dilation 4 over
+    # pads of 3: the type's lowest value, index -1).
     for dt, lo, hi in (("int8", -128, 127), ("uint8", 0, 255)):
         x = g.ints((1, 2, 5, 6), dt, lo, hi)
-        y, _ = pool_nd(x, "max", (2, 2), (0, 0, 1, 1), (2, 2), (1, 1), 0)
-        g.add("max_pool2d", [x], y.astype(dt),
+        y, idx = pool_nd(x, "max", (2, 2), (0, 0, 1, 1), (2, 2), (1, 1), 0)
+        g.add("max_pool2d", [x], [y.astype(dt), idx],
               [IS("kernel_shape", (2, 2)), IS("pads", (0, 0, 1, 1)), IS("strides", (2, 2))],
               tag=dt)
+        x = g.ints((2, 3, 2), dt, lo, hi)
+        y = np.full((2, 3, 4), lo, dtype=dt)
+        idx = np.full((2, 3, 4), -1, dtype=np.int64)
+        for nn in range(2):
+            for c in range(3):
+                for o in range(4):
+                    taps = [t for t in (o - 3, o + 1) if 0 <= t < 2]
+                    if taps:
+                        t = taps[int(np.argmax([x[nn, c, t] for t in taps]))]
+                        y[nn, c, o], idx[nn, c, o] = x[nn, c, t], (nn * 3 + c) * 2 + t
+        g.add("max_pool2d", [x], [y, idx],
+              [IS("kernel_shape", (2,)), IS("pads", (3, 3)), IS("dilations", (4,))],
+              tag=dt + "_empty_windows")
 
 
 def gen_typed(g):
