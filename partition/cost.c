@@ -105,6 +105,16 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
                                            : 0.0);
       break;
     }
+    case VKP_OP_COST_CONV_TRANSPOSE: {
+      // Weight [Cin, Cout/group, k...]: each input element spreads over
+      // Cout/group * prod(k) outputs.
+      double taps = w && w->rank >= 3 && w->shape[0] > 0
+                        ? vkp__numel(w) / (double)w->shape[0]
+                        : 1.0;
+      flops = factor * (x ? vkp__numel(x) : out_n) * taps +
+              (node->n_inputs > 2 && node->inputs[2] >= 0 ? out_n : 0.0);
+      break;
+    }
     case VKP_OP_COST_WINDOW: {
       const int64_t *k = NULL;
       double window = 1.0;
