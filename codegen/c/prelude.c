@@ -97,7 +97,21 @@ static void vkp_range_task(void *arg, ptrdiff_t t, int worker) {
   j->fn(j->ctx, j->n * t / j->parts, j->n * (t + 1) / j->parts, worker);
 }
 
-// Splits only when each chunk gets at least `grain` iterations.
+// Work (about one multiply-add or one element moved) a split must give each
+// task before waking the pool pays: a wake-up and the join cost a few
+// microseconds, the time of some 10^4 such steps.
+#ifndef VKP_PAR_GRAIN
+#define VKP_PAR_GRAIN 16384
+#endif
+// The grain (iterations per task, at least 1) of a loop whose iterations
+// each do `work` steps.
+#define VKP_GRAIN(work) \
+  ((ptrdiff_t)VKP_PAR_GRAIN / VKP_MAXZ((ptrdiff_t)(work), (ptrdiff_t)1) + 1)
+
+// Splits only when each chunk gets at least `grain` iterations. The chunks
+// depend on n, grain and the pool's size only, and every kernel that splits
+// computes each output element the same way whatever chunk it falls in, so
+// results do not depend on the thread count.
 VKP_FN void vkp_parallel_range(ptrdiff_t n, ptrdiff_t grain, vkp_range_fn fn, void *ctx) {
   ptrdiff_t parts = vkp_workers();
   if (grain < 1) grain = 1;
@@ -755,14 +769,16 @@ VKP_FN void vkp_conv_winograd(const float *x, float *y, const float *u,
 // Direct loops: depthwise convolution and pooling (NCHW, one image).
 
 // Depthwise for what vkp_conv_depthwise does not take: plain direct loops.
+// Channels [c0, c1).
 static void vkp_conv_depthwise_large(const float *x, const float *w, float *y,
-                                     ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
+                                     ptrdiff_t H, ptrdiff_t W,
                                      ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
                                      ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL,
                                      ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
                                      ptrdiff_t OW, vkp_epilogue_fn ep,
-                                     const void *ep_ctx, ptrdiff_t batch) {
-  for (ptrdiff_t c = 0; c < C; ++c) {
+                                     const void *ep_ctx, ptrdiff_t batch,
+                                     ptrdiff_t c0, ptrdiff_t c1) {
+  for (ptrdiff_t c = c0; c < c1; ++c) {
     float *yc = y + c * OH * OW;
     for (ptrdiff_t oh = 0; oh < OH; ++oh)
       for (ptrdiff_t ow = 0; ow < OW; ++ow) {
@@ -1001,17 +1017,20 @@ static inline __attribute__((always_inline)) void vkp__dw_band3x3(
 // Large maps go in bands of output rows whose planes stay in L1. Needs
 // VKP_DW_SCRATCH_FLOATS() floats of scratch. The epilogue sees
 // row = channel, columns = output pixels, one channel at a time.
+// Channels [c0, c1) of C; each is computed the same way whatever range it
+// is in (vkp_conv_depthwise splits the channels across the pool).
 // Compiled once per stage, not cloned per call site: its unrolled bodies
 // are large, and constant shapes gain it nothing measurable.
-VKP_FN __attribute__((noinline, noclone)) void vkp_conv_depthwise(
+static __attribute__((noinline, noclone)) void vkp__dw_channels(
     const float *x, const float *w, float *y,
     ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
     ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
-    ptrdiff_t OW, vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t batch, float *scratch) {
+    ptrdiff_t OW, vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t batch, float *scratch,
+    ptrdiff_t c0, ptrdiff_t c1) {
   ptrdiff_t taps = KH * KW, phases = SH * SW;
   if (taps > VKP_DW_MAX_TAPS || phases > VKP_DW_MAX_PHASES) {
-    vkp_conv_depthwise_large(x, w, y, C, H, W, KH, KW, SH, SW, PT, PL, DH, DW,
-                             OH, OW, ep, ep_ctx, batch);
+    vkp_conv_depthwise_large(x, w, y, H, W, KH, KW, SH, SW, PT, PL, DH, DW,
+                             OH, OW, ep, ep_ctx, batch, c0, c1);
     return;
   }
   ptrdiff_t Hq = OH + (KH - 1) * DH / SH, Wq = OW + (KW - 1) * DW / SW;
@@ -1057,7 +1076,7 @@ VKP_FN __attribute__((noinline, noclone)) void vkp_conv_depthwise(
       if (j1[p] < j0[p]) j1[p] = j0[p];
     }
   ptrdiff_t x_len = C * H * W, ow_v = (OW + VKP_VLEN - 1) / VKP_VLEN * VKP_VLEN;
-  for (ptrdiff_t c = 0; c < C; ++c) {
+  for (ptrdiff_t c = c0; c < c1; ++c) {
     const float *wc = w + c * taps;
     float *yc = y + c * OH * OW;
     for (ptrdiff_t oh0 = 0; oh0 < OH; oh0 += R) {
@@ -1127,6 +1146,39 @@ VKP_FN __attribute__((noinline, noclone)) void vkp_conv_depthwise(
   }
 }
 
+typedef struct vkp_dw_job_t {
+  const float *x, *w;
+  float *y;
+  ptrdiff_t C, H, W, KH, KW, SH, SW, PT, PL, DH, DW, OH, OW;
+  vkp_epilogue_fn ep;
+  const void *ep_ctx;
+  ptrdiff_t batch;
+  float *scratch;  // VKP_DW_SCRATCH_FLOATS per worker
+} vkp_dw_job_t;
+
+static void vkp_dw_task(void *arg, ptrdiff_t c0, ptrdiff_t c1, int worker) {
+  const vkp_dw_job_t *j = arg;
+  vkp__dw_channels(j->x, j->w, j->y, j->C, j->H, j->W, j->KH, j->KW, j->SH, j->SW, j->PT,
+                   j->PL, j->DH, j->DW, j->OH, j->OW, j->ep, j->ep_ctx, j->batch,
+                   j->scratch + worker * VKP_DW_SCRATCH_FLOATS(j->KH, j->KW, j->SH, j->SW,
+                                                               j->DH, j->DW, j->OH, j->OW),
+                   c0, c1);
+}
+
+// The depthwise entry (see vkp__dw_channels): `scratch` holds
+// VKP_STAGE_THREADS * VKP_DW_SCRATCH_FLOATS(...) floats; the channels are
+// split across the pool when there is enough work.
+VKP_FN void vkp_conv_depthwise(const float *x, const float *w, float *y, ptrdiff_t C,
+                               ptrdiff_t H, ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW,
+                               ptrdiff_t SH, ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL,
+                               ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW,
+                               vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t batch,
+                               float *scratch) {
+  vkp_dw_job_t j = {x, w, y, C, H, W, KH, KW, SH, SW, PT, PL, DH, DW, OH, OW,
+                    ep, ep_ctx, batch, scratch};
+  vkp_parallel_range(C, VKP_GRAIN(OH * OW * KH * KW), vkp_dw_task, &j);
+}
+
 // The taps k of a pooling window starting at `start` (step `dil`, `k_n`
 // taps) that land inside [0, n) -> [*in0, *in1), and inside the padded
 // extent [-pad0, n + pad1) -> [*pad_lo, *pad_hi).
@@ -1169,18 +1221,19 @@ static inline float vkp_max_nan(float acc, float v) {
 // (clipped to the input) lands in a row padded with -inf on both sides, then
 // the max over the window's columns; at stride 2 that row is first split
 // into even and odd columns so every tap reads contiguously. NaN propagates
-// as in the reference; a window wholly in the padding gives -inf.
-VKP_FN void vkp_maxpool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
-                          ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
-                          ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
-                          ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW,
-                          float *scratch) {
+// as in the reference; a window wholly in the padding gives -inf. Channels
+// [c0, c1).
+static void vkp__maxpool_channels(const float *x, float *y, ptrdiff_t H,
+                                  ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                                  ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
+                                  ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW,
+                                  float *scratch, ptrdiff_t c0, ptrdiff_t c1) {
   const ptrdiff_t wb = VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW), half = (wb + 1) / 2;
   float *vp = scratch, *ve = vp + wb, *vo = ve + half;
   for (ptrdiff_t i = 0; i < wb; ++i) vp[i] = -INFINITY;  // [PL, PL + W) is rewritten
   for (ptrdiff_t i = 0; i < half; ++i) ve[i] = vo[i] = -INFINITY;
   float *vr = vp + PL;
-  for (ptrdiff_t c = 0; c < C; ++c) {
+  for (ptrdiff_t c = c0; c < c1; ++c) {
     const float *xc = x + c * H * W;
     float *yc = y + c * OH * OW;
     for (ptrdiff_t oh = 0; oh < OH; ++oh) {
@@ -1241,15 +1294,45 @@ VKP_FN void vkp_maxpool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
   }
 }
 
-// Max (is_max) or average pooling of C planes. Windows are clipped to the
-// input; average divides by the in-input count, or with count_include_pad by
-// the count inside the padded input.
-VKP_FN void vkp_pool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
-                       ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
-                       ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t PB,
-                       ptrdiff_t PR, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
-                       ptrdiff_t OW, int is_max, int count_include_pad) {
-  for (ptrdiff_t c = 0; c < C; ++c) {
+typedef struct vkp_pool_job_t {
+  const float *x;
+  float *y;
+  ptrdiff_t H, W, KH, KW, SH, SW, PT, PL, PB, PR, DH, DW, OH, OW;
+  int is_max, count_include_pad;
+  float *scratch;  // max pooling: VKP_MAXPOOL_SCRATCH_FLOATS per worker
+} vkp_pool_job_t;
+
+static void vkp_maxpool_task(void *arg, ptrdiff_t c0, ptrdiff_t c1, int worker) {
+  const vkp_pool_job_t *j = arg;
+  vkp__maxpool_channels(
+      j->x, j->y, j->H, j->W, j->KH, j->KW, j->SH, j->SW, j->PT, j->PL, j->DH, j->DW, j->OH,
+      j->OW,
+      j->scratch + worker * VKP_MAXPOOL_SCRATCH_FLOATS(j->W, j->KW, j->SW, j->PL, j->DW, j->OW),
+      c0, c1);
+}
+
+// Max pooling of C planes (vkp__maxpool_channels), the channels split across
+// the pool; `scratch` holds VKP_STAGE_THREADS * VKP_MAXPOOL_SCRATCH_FLOATS.
+VKP_FN void vkp_maxpool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
+                          ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                          ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
+                          ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW, float *scratch) {
+  vkp_pool_job_t j = {.x = x, .y = y, .H = H, .W = W, .KH = KH, .KW = KW, .SH = SH,
+                      .SW = SW, .PT = PT, .PL = PL, .DH = DH, .DW = DW, .OH = OH,
+                      .OW = OW, .scratch = scratch};
+  vkp_parallel_range(C, VKP_GRAIN(H * W + OH * OW * KW), vkp_maxpool_task, &j);
+}
+
+// Max (is_max) or average pooling of channels [c0, c1). Windows are clipped
+// to the input; average divides by the in-input count, or with
+// count_include_pad by the count inside the padded input.
+static void vkp__pool_channels(const float *x, float *y, ptrdiff_t H,
+                               ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                               ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t PB,
+                               ptrdiff_t PR, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
+                               ptrdiff_t OW, int is_max, int count_include_pad,
+                               ptrdiff_t c0, ptrdiff_t c1) {
+  for (ptrdiff_t c = c0; c < c1; ++c) {
     const float *xc = x + c * H * W;
     float *yc = y + c * OH * OW;
     for (ptrdiff_t oh = 0; oh < OH; ++oh) {
@@ -1281,6 +1364,26 @@ VKP_FN void vkp_pool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
       }
     }
   }
+}
+
+static void vkp_pool_task(void *arg, ptrdiff_t c0, ptrdiff_t c1, int worker) {
+  const vkp_pool_job_t *j = arg;
+  (void)worker;
+  vkp__pool_channels(j->x, j->y, j->H, j->W, j->KH, j->KW, j->SH, j->SW, j->PT, j->PL,
+                     j->PB, j->PR, j->DH, j->DW, j->OH, j->OW, j->is_max,
+                     j->count_include_pad, c0, c1);
+}
+
+// Pooling of C planes (vkp__pool_channels), the channels split across the
+// pool.
+VKP_FN void vkp_pool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
+                       ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                       ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t PB,
+                       ptrdiff_t PR, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
+                       ptrdiff_t OW, int is_max, int count_include_pad) {
+  vkp_pool_job_t j = {x, y, H, W, KH, KW, SH, SW, PT, PL, PB, PR, DH, DW, OH, OW,
+                      is_max, count_include_pad, NULL};
+  vkp_parallel_range(C, VKP_GRAIN(OH * OW * KH * KW), vkp_pool_task, &j);
 }
 
 // ---------------------------------------------------------------------------
@@ -1341,32 +1444,58 @@ VKP_FN void vkp_softmax_row(float *row, ptrdiff_t n) {
   for (j = 0; j < n; ++j) row[j] *= inv;
 }
 
-VKP_FN void vkp_softmax(const float *x, float *y, ptrdiff_t outer, ptrdiff_t n,
-                        ptrdiff_t inner) {
+// Kernels along the middle axis of [outer][n][inner]: a line function
+// handles one of the outer * inner lines (n elements `stride` apart), and
+// vkp_lines splits the lines across the pool. `arg` is the kernel's own
+// parameter (lp_norm's p); `work` its steps per element.
+typedef void (*vkp_line_fn)(const float *xs, float *ys, ptrdiff_t n, ptrdiff_t stride,
+                            int arg);
+typedef struct vkp_lines_job_t {
+  const float *x;
+  float *y;
+  ptrdiff_t n, inner;
+  vkp_line_fn fn;
+  int arg;
+} vkp_lines_job_t;
+
+static void vkp_lines_task(void *ctx, ptrdiff_t lo, ptrdiff_t hi, int worker) {
+  const vkp_lines_job_t *j = ctx;
+  (void)worker;
+  for (ptrdiff_t t = lo; t < hi; ++t) {
+    ptrdiff_t at = t / j->inner * j->n * j->inner + t % j->inner;
+    j->fn(j->x + at, j->y + at, j->n, j->inner, j->arg);
+  }
+}
+
+VKP_FN void vkp_lines(const float *x, float *y, ptrdiff_t outer, ptrdiff_t n,
+                      ptrdiff_t inner, vkp_line_fn fn, int arg, ptrdiff_t work) {
+  vkp_lines_job_t j = {x, y, n, inner, fn, arg};
+  vkp_parallel_range(outer * inner, VKP_GRAIN(n * work), vkp_lines_task, &j);
+}
+
+static void vkp_softmax_line(const float *xs, float *ys, ptrdiff_t n, ptrdiff_t inner,
+                             int arg) {
+  (void)arg;
   if (inner == 1) {
-    for (ptrdiff_t o = 0; o < outer; ++o) {
-      if (y != x) memcpy(y + o * n, x + o * n, (size_t)n * sizeof(float));
-      vkp_softmax_row(y + o * n, n);
-    }
+    if (ys != xs) memcpy(ys, xs, (size_t)n * sizeof(float));
+    vkp_softmax_row(ys, n);
     return;
   }
-  for (ptrdiff_t o = 0; o < outer; ++o) {
-    for (ptrdiff_t i = 0; i < inner; ++i) {
-      const float *xs = x + o * n * inner + i;
-      float *ys = y + o * n * inner + i;
-      float mx = -INFINITY;
-      for (ptrdiff_t k = 0; k < n; ++k)
-        mx = xs[k * inner] > mx ? xs[k * inner] : mx;
-      float sum = 0.0f;
-      for (ptrdiff_t k = 0; k < n; ++k) {
-        float e = expf(xs[k * inner] - mx);
-        ys[k * inner] = e;
-        sum += e;
-      }
-      float inv = 1.0f / sum;
-      for (ptrdiff_t k = 0; k < n; ++k) ys[k * inner] *= inv;
-    }
+  float mx = -INFINITY;
+  for (ptrdiff_t k = 0; k < n; ++k) mx = xs[k * inner] > mx ? xs[k * inner] : mx;
+  float sum = 0.0f;
+  for (ptrdiff_t k = 0; k < n; ++k) {
+    float e = expf(xs[k * inner] - mx);
+    ys[k * inner] = e;
+    sum += e;
   }
+  float inv = 1.0f / sum;
+  for (ptrdiff_t k = 0; k < n; ++k) ys[k * inner] *= inv;
+}
+
+VKP_FN void vkp_softmax(const float *x, float *y, ptrdiff_t outer, ptrdiff_t n,
+                        ptrdiff_t inner) {
+  vkp_lines(x, y, outer, n, inner, vkp_softmax_line, 0, 8);
 }
 
 // Mean and 1/sqrt(var + eps) of a contiguous row (two passes, in double).
