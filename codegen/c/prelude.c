@@ -411,6 +411,31 @@ VKP_FN void vkp_gemm_small_m(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
   }
 }
 
+typedef struct vkp_small_m_job_t {
+  ptrdiff_t M, K;
+  float alpha;
+  const float *a;
+  ptrdiff_t rsa, csa;
+  const vkp_bsrc_t *b;
+  float *c;
+  ptrdiff_t ldc;
+  vkp_epilogue_fn ep;
+  const void *ep_ctx;
+  ptrdiff_t ep_row0, batch;
+} vkp_small_m_job_t;
+
+// Columns [n0, n1) of vkp_gemm_small_m's product and of the epilogue: each
+// column is computed the same way in any range.
+static void vkp_small_m_task(void *arg, ptrdiff_t n0, ptrdiff_t n1, int worker) {
+  const vkp_small_m_job_t *j = arg;
+  vkp_bsrc_t b = *j->b;
+  (void)worker;
+  b.b += n0 * b.csb;
+  vkp_gemm_small_m(j->M, n1 - n0, j->K, j->alpha, j->a, j->rsa, j->csa, &b, j->c + n0,
+                   j->ldc);
+  if (j->ep) j->ep(j->c + n0, j->ldc, j->ep_row0, n0, j->M, n1 - n0, j->batch, j->ep_ctx);
+}
+
 // Columns [n0, n1) of the product. `scratch` holds VKP_GEMM_SCRATCH_FLOATS.
 VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
                           float alpha, const float *a, ptrdiff_t rsa,
@@ -507,8 +532,9 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
                      ptrdiff_t batch, float *scratch, int threads) {
   if (M <= 0 || N <= 0) return;
   if (M < VKP_MR / 2 && !b->conv && K > 0) {
-    vkp_gemm_small_m(M, N, K, alpha, a, rsa, csa, b, c, ldc);
-    if (ep) ep(c, ldc, ep_row0, 0, M, N, batch, ep_ctx);
+    // Memory-bound (B streamed once): columns split across the pool.
+    vkp_small_m_job_t j = {M, K, alpha, a, rsa, csa, b, c, ldc, ep, ep_ctx, ep_row0, batch};
+    vkp_parallel_range(N, VKP_GRAIN(M * K), vkp_small_m_task, &j);
     return;
   }
   // Split the columns in NR-aligned chunks; each worker packs its own

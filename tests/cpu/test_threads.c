@@ -252,7 +252,17 @@ Test(cpu_threads, elementwise_and_gemm, .timeout = 120) {
   g_const(g, &rng, "mb", 2, SH(128, 128), -1, 1);
   g_node(g, "mm", VKP_OP_MATMUL, "ma,mb", "mmo", 0, NULL);
   g_node(g, "mrelu", VKP_OP_RELU, "mmo", "y_mm", 0, NULL);
-  const char *outs[] = {"y_flat", "y_bcast", "y_int", "y_bn", "y_mm"};
+  // Batch-1 fully connected layers (rows of C as sums of rows of B, and
+  // dot products with a transposed weight), columns split.
+  g_in(g, "fx", F32, 2, SH(1, 512));
+  g_const(g, &rng, "fw", 2, SH(512, 1000), -1, 1);
+  g_const(g, &rng, "fwt", 2, SH(1000, 512), -1, 1);
+  g_const(g, &rng, "fb", 1, SH(1000), -1, 1);
+  g_node(g, "fc", VKP_OP_MATMUL, "fx,fw", "fco", 0, NULL);
+  g_node(g, "fcrelu", VKP_OP_RELU, "fco", "y_fc", 0, NULL);
+  vkp_attr_t tb[] = {at_i("transB", 1)};
+  g_node(g, "linear", VKP_OP_GEMM, "fx,fwt,fb", "y_linear", 1, tb);
+  const char *outs[] = {"y_flat", "y_bcast", "y_int", "y_bn", "y_mm", "y_fc", "y_linear"};
   for (size_t i = 0; i < sizeof outs / sizeof outs[0]; ++i)
     VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
   check_threads(g, &rng, seed, -1, 1);
