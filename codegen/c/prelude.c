@@ -1236,7 +1236,9 @@ static inline float vkp_max_nan(float acc, float v) {
 }
 
 // Padded row width vkp_maxpool2d works on; it needs 2 * that + 64 floats of
-// scratch (VKP_MAXPOOL_SCRATCH_FLOATS, evaluated by the generated source).
+// scratch per thread (VKP_MAXPOOL_SCRATCH_FLOATS, evaluated by the generated
+// source): the row, its even and odd halves, and room for a vector read
+// past their ends.
 #define VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW)                                     \
   VKP_MAXZ(((ptrdiff_t)(OW) - 1) * (SW) + ((ptrdiff_t)(KW) - 1) * (DW) + 1, \
            (ptrdiff_t)(PL) + (W))
@@ -1285,10 +1287,14 @@ static void vkp__maxpool_channels(const float *x, float *y, ptrdiff_t H,
         // Tap kw reads row[ow * SW + kw * DW] = src[ow + off].
         const float *src[VKP_MAX_POOL_TAPS];
         ptrdiff_t nt = KW < VKP_MAX_POOL_TAPS ? KW : VKP_MAX_POOL_TAPS;
-        if (SW == 2) {
-          for (ptrdiff_t t = 0; t < half; ++t) {
+        if (SW == 2) {  // branch-free but for the last pair: it vectorises
+          for (ptrdiff_t t = 0; t < wb / 2; ++t) {
             ve[t] = vp[2 * t];
-            vo[t] = 2 * t + 1 < wb ? vp[2 * t + 1] : -INFINITY;
+            vo[t] = vp[2 * t + 1];
+          }
+          if (wb % 2) {
+            ve[half - 1] = vp[wb - 1];
+            vo[half - 1] = -INFINITY;
           }
         }
         for (ptrdiff_t kw = 0; kw < nt; ++kw) {
@@ -1303,10 +1309,14 @@ static void vkp__maxpool_channels(const float *x, float *y, ptrdiff_t H,
               acc = vkp_vmax_nan(acc, *(const vkp_uvec_t *)(src[kw] + ow));
             *(vkp_uvec_t *)(yr + ow) = acc;
           }
-          for (; ow < OW; ++ow) {
-            float acc = src[0][ow];
-            for (ptrdiff_t kw = 1; kw < nt; ++kw) acc = vkp_max_nan(acc, src[kw][ow]);
-            yr[ow] = acc;
+          // The last columns as one vector too: the taps read on into the
+          // scratch after the rows (VKP_MAXPOOL_SCRATCH_FLOATS leaves room),
+          // and the lanes past OW are dropped.
+          if (ow < OW) {
+            vkp_vec_t acc = *(const vkp_uvec_t *)(src[0] + ow);
+            for (ptrdiff_t kw = 1; kw < nt; ++kw)
+              acc = vkp_vmax_nan(acc, *(const vkp_uvec_t *)(src[kw] + ow));
+            for (ptrdiff_t l = 0; l < OW - ow; ++l) yr[ow + l] = acc[l];
           }
           continue;
         }
