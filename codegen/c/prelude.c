@@ -299,18 +299,24 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
   }
 }
 
-// The register tile: MR x NR accumulators (2*MR vectors) over kc steps; row
-// k of the B panel is at pb + k * ldb (NR when packed). Writes (or, when
-// `accumulate`, adds) the tile into c.
+// The register tile: MR x NR accumulators (2*MR vectors) over kc >= 1
+// steps; row k of the B panel is at pb + k * ldb (NR when packed). Writes
+// (or, when `accumulate`, adds) the tile into c. The accumulators start as
+// the first step's products: zeroed arrays, with a path where the loop does
+// not run, made GCC clear them in memory with two memset calls per tile,
+// which cost as much as the few steps of a shallow (pointwise) product.
 static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
                                const float *restrict pb, ptrdiff_t ldb,
                                float *restrict c, ptrdiff_t ldc, int accumulate) {
   vkp_vec_t acc0[VKP_MR], acc1[VKP_MR];
-  for (int r = 0; r < VKP_MR; ++r) {
-    acc0[r] = (vkp_vec_t){0};
-    acc1[r] = (vkp_vec_t){0};
+  {
+    vkp_vec_t b0 = *(const vkp_uvec_t *)pb, b1 = *(const vkp_uvec_t *)(pb + VKP_VLEN);
+    for (int r = 0; r < VKP_MR; ++r) {
+      acc0[r] = pa[r] * b0;
+      acc1[r] = pa[r] * b1;
+    }
   }
-  for (ptrdiff_t k = 0; k < kc; ++k) {
+  for (ptrdiff_t k = 1; k < kc; ++k) {
     vkp_vec_t b0 = *(const vkp_uvec_t *)(pb + k * ldb);
     vkp_vec_t b1 = *(const vkp_uvec_t *)(pb + k * ldb + VKP_VLEN);
     for (int r = 0; r < VKP_MR; ++r) {
@@ -339,8 +345,11 @@ static inline void vkp_ukernel_half(ptrdiff_t kc, const float *restrict pa,
                                     float *restrict c, ptrdiff_t ldc,
                                     int accumulate) {
   vkp_vec_t acc[VKP_MR];
-  for (int r = 0; r < VKP_MR; ++r) acc[r] = (vkp_vec_t){0};
-  for (ptrdiff_t k = 0; k < kc; ++k) {
+  {
+    vkp_vec_t b0 = *(const vkp_uvec_t *)pb;
+    for (int r = 0; r < VKP_MR; ++r) acc[r] = pa[r] * b0;
+  }
+  for (ptrdiff_t k = 1; k < kc; ++k) {
     vkp_vec_t b0 = *(const vkp_uvec_t *)(pb + k * ldb);
     for (int r = 0; r < VKP_MR; ++r) acc[r] += pa[k * VKP_MR + r] * b0;
   }
