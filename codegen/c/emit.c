@@ -46,6 +46,9 @@ typedef struct vkp__cg_t {
   int32_t *io_index;    // value -> index among inputs/outputs/constants
   vkp__storage_t *storage;
   int32_t *alias_of;    // value -> value whose buffer it views
+  int64_t *alias_off;   // value -> byte offset of its view in that buffer
+  bool *in_place;       // value -> written by its producer straight into
+                        // the concatenation that reads it
   int64_t *offset;      // value -> workspace byte offset
   char **vname;         // value -> C identifier
   char **nname;         // node -> C function name
@@ -237,6 +240,35 @@ static vkp_status_t vkp__plan_buffers(vkp__cg_t *cg) {
       } else {
         cg->storage[v] = VKP__ST_WORKSPACE;
       }
+    }
+  }
+  // Concatenation in place: along an axis with nothing but size-1 dims
+  // before it, each input is a contiguous run of the output; an input that
+  // only the concat reads, made by a group of its own, becomes a view of its
+  // run, so its producer writes there and the concat copies nothing for it.
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    if (n->op != VKP_OP_CONCAT || cg->group_of[i] != i) continue;
+    int32_t out = n->outputs[0];
+    if (cg->storage[out] != VKP__ST_WORKSPACE && cg->storage[out] != VKP__ST_OUTPUT) continue;
+    const vkp_value_t *y = &g->values[out];
+    int64_t axis = vkp_node_int(n, "axis"), outer = 1, at = 0;
+    for (int32_t d = 0; d < axis; ++d) outer *= y->shape[d];
+    if (outer != 1) continue;
+    for (int32_t k = 0; k < n->n_inputs; ++k) {
+      int32_t v = n->inputs[k];
+      const vkp_value_t *val = &g->values[v];
+      int32_t p = val->producer;
+      // (Not another concat's output: its inputs may already view it.)
+      if (p >= 0 && cg->group_of[p] == p && g->nodes[p].n_outputs == 1 &&
+          g->nodes[p].op != VKP_OP_CONCAT &&
+          cg->storage[v] == VKP__ST_WORKSPACE && cg->uses[v] == 1 && !val->is_output) {
+        cg->storage[v] = VKP__ST_ALIAS;
+        cg->alias_of[v] = out;
+        cg->alias_off[v] = at;
+        cg->in_place[v] = true;
+      }
+      at += vkp__numel(val) * (int64_t)vkp_dtype_size(val->dtype);
     }
   }
   // Lifetimes in group positions, views extending their base.
@@ -1183,6 +1215,12 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp__group_t *gr,
       for (int32_t i = 0; i < n->n_inputs; ++i) {
         const vkp_value_t *v = vkp__val(cg, n, i);
         long long chunk = vkp__numel(v) / outer * esz;
+        if (cg->in_place[n->inputs[i]]) {  // written in place by its producer
+          vkp__sb_printf(sb, "  (void)%s;  // '%s' is written in place\n",
+                         cg->vname[n->inputs[i]], v->name);
+          at += chunk;
+          continue;
+        }
         if (chunk)
           vkp__sb_printf(sb,
                          "  for (ptrdiff_t o = 0; o < %lld; ++o)  // from '%s'\n"
@@ -1227,7 +1265,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   const vkp_graph_t *g = cg->g;
   const vkp_node_t *rn = &g->nodes[root];
   int32_t out_v = rn->outputs[0];
-  if (cg->storage[out_v] == VKP__ST_ALIAS) {  // a view: no code
+  if (cg->storage[out_v] == VKP__ST_ALIAS && !cg->in_place[out_v]) {  // a view: no code
     vkp__emit_node_comment(cg, rn, " (a view, no code)", &cg->out);
     vkp__sb_append(&cg->out, "\n");
     return NULL;
@@ -1375,8 +1413,15 @@ static void vkp__emit_decl(vkp__cg_t *cg, int32_t v, vkp__sb_t *sb) {
     case VKP__ST_ALIAS: {
       int32_t b = cg->alias_of[v];
       bool ro = cg->storage[b] == VKP__ST_INPUT || cg->storage[b] == VKP__ST_CONSTANT;
-      vkp__sb_printf(sb, "  %s%s *%s = %s;  // view of '%s'\n", ro ? "const " : "", T,
-                     name, cg->vname[b], cg->g->values[b].name);
+      if (cg->alias_off[v])
+        vkp__sb_printf(sb,
+                       "  %s *%s = (%s *)((unsigned char *)%s + %lld);  // in '%s', "
+                       "concatenated in place\n",
+                       T, name, T, cg->vname[b], (long long)cg->alias_off[v],
+                       cg->g->values[b].name);
+      else
+        vkp__sb_printf(sb, "  %s%s *%s = %s;  // view of '%s'\n", ro ? "const " : "", T,
+                       name, cg->vname[b], cg->g->values[b].name);
       break;
     }
     default:
@@ -1531,13 +1576,16 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
   cg.io_index = vkp__calloc(nv, sizeof(int32_t));
   cg.storage = vkp__calloc(nv, sizeof(vkp__storage_t));
   cg.alias_of = vkp__calloc(nv, sizeof(int32_t));
+  cg.alias_off = vkp__calloc(nv, sizeof(int64_t));
+  cg.in_place = vkp__calloc(nv, sizeof(bool));
   cg.offset = vkp__calloc(nv, sizeof(int64_t));
   cg.vname = vkp__calloc(nv, sizeof(char *));
   cg.nname = vkp__calloc(nn, sizeof(char *));
   cg.constants = vkp__calloc(nv, sizeof(int32_t));
   vkp_status_t st = NULL;
   if (!cg.group_of || !cg.anchor_of || !cg.uses || !cg.io_index || !cg.storage ||
-      !cg.alias_of || !cg.offset || !cg.vname || !cg.nname || !cg.constants) {
+      !cg.alias_of || !cg.alias_off || !cg.in_place || !cg.offset || !cg.vname ||
+      !cg.nname || !cg.constants) {
     st = VKP_OOM("codegen plan");
   }
   if (!st) {
@@ -1582,6 +1630,8 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
   vkp__free(cg.io_index);
   vkp__free(cg.storage);
   vkp__free(cg.alias_of);
+  vkp__free(cg.alias_off);
+  vkp__free(cg.in_place);
   vkp__free(cg.offset);
   vkp__free(cg.vname);
   vkp__free(cg.nname);

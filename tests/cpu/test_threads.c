@@ -127,6 +127,21 @@ Test(cpu_threads, convolutions, .timeout = 240) {
   g_in(g, "xs", F32, 4, SH(1, 16, 33, 33));
   conv(g, &rng, "xs", "im2col", 16, 32, 3, 2, 1, 1, true);
   conv(g, &rng, "x", "wino", 48, 16, 3, 1, 1, 1, true);
+  // SqueezeNet's fire module: two convolutions written in place into their
+  // channel concatenation; a concat along a later axis copies.
+  g_in(g, "xf", F32, 4, SH(1, 16, 13, 13));
+  g_const(g, &rng, "e1_w", 4, SH(32, 16, 1, 1), -0.5f, 0.5f);
+  g_const(g, &rng, "e3_w", 4, SH(32, 16, 3, 3), -0.5f, 0.5f);
+  vkp_attr_t pad1[] = {at_is("pads", 4, SH(1, 1, 1, 1))};
+  g_node(g, "e1", VKP_OP_CONV2D, "xf,e1_w", "e1c", 0, NULL);
+  g_node(g, "e1relu", VKP_OP_RELU, "e1c", "e1r", 0, NULL);
+  g_node(g, "e3", VKP_OP_CONV2D, "xf,e3_w", "e3c", 1, pad1);
+  g_node(g, "e3relu", VKP_OP_RELU, "e3c", "e3r", 0, NULL);
+  vkp_attr_t c1[] = {at_i("axis", 1)}, c3[] = {at_i("axis", 3)};
+  g_node(g, "fire", VKP_OP_CONCAT, "e1r,xf,e3r", "y_fire", 1, c1);
+  g_node(g, "cat3", VKP_OP_CONCAT, "xf,xf", "y_cat3", 1, c3);
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y_fire"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y_cat3"));
   check_threads(g, &rng, seed, -1, 1);
 }
 
