@@ -7,13 +7,15 @@ a test):
   /usr/bin/python3 tools/zoo/export_zoo.py /tmp/zoo --only resnet18,mobilenet_v2,squeezenet1_1
   (mkdir -p /tmp/ort && cd /tmp/ort && npm install --ignore-scripts onnxruntime-node)
   python3 tools/bench/threads_vs_ort.py /tmp/zoo --models resnet18,mobilenet_v2,squeezenet1_1 \\
-      [--threads 1,2] [--rounds 5] [--runs 20] [--build build]
+      [--threads 1,2] [--rounds 5] [--runs 20] [--build build] [--baseline OTHER_BENCH]
 
 Each round runs, for every model and thread count, bench_cpu_model and
 tools/bench/ort_latency.js (ORT with as many intra-op threads) one after the
 other, --runs runs each after a warm-up. The table gives, per model and
 thread count, the median over rounds of each round's median wall time and
 median process CPU time per run, and the ratio of ours to ONNX Runtime's.
+--baseline adds the bench_cpu_model of another build (an earlier commit)
+to every round, for a before/after in the same run.
 On a shared machine wall time includes the neighbours; CPU time does not
 (but with threads it adds the threads' time up, so latency is wall time).
 """
@@ -33,7 +35,7 @@ def run(cmd, env=None):
     m = LINE.search(out.stdout)
     if out.returncode != 0 or not m:
         sys.exit(f"{' '.join(cmd)} failed:\n{out.stdout}{out.stderr}")
-    return float(m.group(2)), float(m.group(4))  # wall median, cpu median
+    return float(m.group(2)), float(m.group(4)), float(m.group(1))  # wall median, cpu median, wall best
 
 
 def main():
@@ -45,6 +47,7 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--build", default="build")
     ap.add_argument("--ort", default="/tmp/ort/node_modules")
+    ap.add_argument("--baseline", help="bench_cpu_model of another build")
     args = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     bench = os.path.join(args.build, "tools", "bench", "bench_cpu_model")
@@ -62,19 +65,42 @@ def main():
                            str(args.runs)], env)
                 res.setdefault((m, t, "ours"), []).append(ours)
                 res.setdefault((m, t, "ort"), []).append(ort)
+                if args.baseline:
+                    base = run([args.baseline, onnx, "--threads", str(t), "--runs",
+                                str(args.runs)])
+                    res.setdefault((m, t, "base"), []).append(base)
                 print(f"round {r + 1}: {m} threads {t}: ours {ours[0]:.2f} ms "
                       f"(cpu {ours[1]:.2f}), ort {ort[0]:.2f} ms (cpu {ort[1]:.2f})",
                       file=sys.stderr, flush=True)
-    print("| model | threads | ours wall | ORT wall | ratio | ours CPU | ORT CPU | ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| model | threads | ours wall | ORT wall | ratio | ours CPU | ORT CPU | ratio |" +
+          (" baseline wall | baseline CPU |" if args.baseline else ""))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if args.baseline else ""))
     for m in models:
         for t in threads:
-            ow = statistics.median(w for w, _ in res[(m, t, "ours")])
-            oc = statistics.median(c for _, c in res[(m, t, "ours")])
-            rw = statistics.median(w for w, _ in res[(m, t, "ort")])
-            rc = statistics.median(c for _, c in res[(m, t, "ort")])
-            print(f"| {m} | {t} | {ow:.2f} ms | {rw:.2f} ms | {ow / rw:.2f}x | "
-                  f"{oc:.2f} ms | {rc:.2f} ms | {oc / rc:.2f}x |")
+            ow = statistics.median(r[0] for r in res[(m, t, "ours")])
+            oc = statistics.median(r[1] for r in res[(m, t, "ours")])
+            rw = statistics.median(r[0] for r in res[(m, t, "ort")])
+            rc = statistics.median(r[1] for r in res[(m, t, "ort")])
+            line = (f"| {m} | {t} | {ow:.2f} ms | {rw:.2f} ms | {ow / rw:.2f}x | "
+                    f"{oc:.2f} ms | {rc:.2f} ms | {oc / rc:.2f}x |")
+            if args.baseline:
+                bw = statistics.median(r[0] for r in res[(m, t, "base")])
+                bc = statistics.median(r[1] for r in res[(m, t, "base")])
+                line += f" {bw:.2f} ms | {bc:.2f} ms |"
+            print(line)
+    # Best wall time over every run of every round: the run the neighbours
+    # disturbed least, the closest this machine gets to a quiet latency.
+    print("\n| model | threads | ours best wall | ORT best wall | ratio |" +
+          (" baseline best wall |" if args.baseline else ""))
+    print("|---|---:|---:|---:|---:|" + ("---:|" if args.baseline else ""))
+    for m in models:
+        for t in threads:
+            ob = min(r[2] for r in res[(m, t, "ours")])
+            rb = min(r[2] for r in res[(m, t, "ort")])
+            line = f"| {m} | {t} | {ob:.2f} ms | {rb:.2f} ms | {ob / rb:.2f}x |"
+            if args.baseline:
+                line += f" {min(r[2] for r in res[(m, t, 'base')]):.2f} ms |"
+            print(line)
 
 
 if __name__ == "__main__":
