@@ -53,6 +53,12 @@ typedef struct vkp_compile_options_t {
   const char *march;      // CPU codegen -march value; NULL: "native"
   const char *dump_dir;   // when set, write generated sources here
   const char *cache_dir;  // compile cache; NULL: the user's cache directory
+  // Cpus a host stage's threads are pinned to (thread i, the caller of run
+  // included, on cpu_affinity[i % n_cpu_affinity]); borrowed; NULL: not
+  // pinned. The cpu target records them in its blob and checks at load
+  // that the process may use them.
+  const int32_t *cpu_affinity;
+  int32_t n_cpu_affinity;
 } vkp_compile_options_t;
 
 // A point on a timeline semaphore: wait for or signal `value`. `semaphore` is
