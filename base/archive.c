@@ -298,7 +298,7 @@ vkp_status_t vkp_archive_open(const char *path, uint32_t expected_version,
   *out_archive = NULL;
   uint8_t *buf = NULL;
   size_t len = 0;
-  vkp_status_t st = vkp__file_read(path, VKP_ARCHIVE_MAX_BYTES, "archive",
+  vkp_status_t st = vkp__file_read(path, VKP_ARCHIVE_MAX_BYTES, "an archive",
                                    (void **)&buf, &len);
   if (!st) {
     vkp_archive_t *a = vkp__calloc(1, sizeof(*a));

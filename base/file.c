@@ -45,9 +45,10 @@ static vkp_status_t vkp__not_regular(const char *path, const char *what,
                      : S_ISFIFO(mode) ? "a pipe"
                      : S_ISSOCK(mode) ? "a socket"
                      : S_ISCHR(mode) || S_ISBLK(mode) ? "a device"
-                                                      : "not a regular file";
+                                                      : "a special file";
   return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
-                         "'%s' is %s, not a %s file", path, kind, what);
+                         "'%s' is %s; expected %s (a regular file)", path, kind,
+                         what);
 }
 
 vkp_status_t vkp__file_check_regular(const char *path, const char *what) {
@@ -72,17 +73,18 @@ vkp_status_t vkp__file_read(const char *path, size_t max_size, const char *what,
   vkp_status_t st = NULL;
   char *buf = NULL;
   if (fstat(fd, &sb) != 0) {
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot stat %s '%s': %s", what,
-                         path, strerror(errno));
+    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot stat '%s': %s", path,
+                         strerror(errno));
   } else if (!S_ISREG(sb.st_mode)) {
     st = vkp__not_regular(path, what, sb.st_mode);
   } else if (sb.st_size < 0 || (uint64_t)sb.st_size > (uint64_t)max_size) {
     st = vkp_status_make(VKP_STATUS_OUT_OF_RANGE,
-                         "%s '%s' is %lld bytes, more than the limit of %zu bytes",
-                         what, path, (long long)sb.st_size, max_size);
+                         "'%s' is %lld bytes, more than the %zu bytes allowed "
+                         "for %s",
+                         path, (long long)sb.st_size, max_size, what);
   } else if (!(buf = vkp__malloc((size_t)sb.st_size + 1))) {
     st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY,
-                         "out of memory reading %s '%s' (%lld bytes)", what, path,
+                         "out of memory reading '%s' (%lld bytes)", path,
                          (long long)sb.st_size);
   } else {
     size_t n = (size_t)sb.st_size, got = 0;
@@ -91,7 +93,7 @@ vkp_status_t vkp__file_read(const char *path, size_t max_size, const char *what,
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) {
         st = vkp_status_make(VKP_STATUS_IO_ERROR,
-                             "cannot read %s '%s': %s", what, path,
+                             "cannot read '%s': %s", path,
                              r < 0 ? strerror(errno) : "it shrank while being read");
         break;
       }

@@ -21,7 +21,8 @@ vkp_status_t vkp__write_text_line(const char *path, const char *text) VKP_MUST_U
 // past the end, so text can be parsed in place; owned by the caller, free
 // with vkp__free). Refuses, by name, a directory or any other non-regular
 // file, and a file larger than `max_size` bytes before allocating anything.
-// `what` says what the file is ("ONNX model", ".npy file") in messages. An
+// `what` says what the file should be, with its article ("an ONNX model",
+// "a .npy file"), in messages. An
 // allocation failure is OUT_OF_MEMORY naming the size, never a parse error.
 vkp_status_t vkp__file_read(const char *path, size_t max_size, const char *what,
                             void **out_data, size_t *out_size) VKP_MUST_USE;

@@ -299,7 +299,7 @@ vkp_status_t vkp_npy_read_file(const char *path, vkp_tensor_t *out) {
   memset(out, 0, sizeof(*out));
   uint8_t *buf = NULL;
   size_t n = 0;
-  VKP_RETURN_IF_ERROR(vkp__file_read(path, VKP__NPY_MAX_BYTES, ".npy file",
+  VKP_RETURN_IF_ERROR(vkp__file_read(path, VKP__NPY_MAX_BYTES, "a .npy file",
                                      (void **)&buf, &n));
   char *label = vkp__asprintf("'%s'", path);
   vkp_status_t st = vkp_npy_read_buffer(buf, n, label ? label : path, out);

@@ -734,7 +734,7 @@ vkp_status_t vkp_graph_load_json(const char *json, size_t json_size,
 
 // Reads a whole file into a fresh NUL-terminated buffer.
 static vkp_status_t vkp__read_file(const char *path, char **out, size_t *out_size) {
-  return vkp__file_read(path, VKP__JSON_MAX_BYTES, "JSON graph", (void **)out, out_size);
+  return vkp__file_read(path, VKP__JSON_MAX_BYTES, "a JSON graph", (void **)out, out_size);
 }
 vkp_status_t vkp__graph_load_json_file(const char *path,
                                        const vkp_graph_load_options_t *options,

@@ -17,7 +17,7 @@ vkp_status_t vkp_graph_load_with_options(const char *path,
                                          const vkp_graph_load_options_t *options,
                                          vkp_graph_t **out_graph) {
   *out_graph = NULL;
-  VKP_RETURN_IF_ERROR(vkp__file_check_regular(path, "model"));
+  VKP_RETURN_IF_ERROR(vkp__file_check_regular(path, "a model"));
   FILE *f = fopen(path, "rb");
   if (!f)
     return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,

@@ -878,7 +878,7 @@ vkp_status_t vkp_onnx_load_buffer(const void *data, size_t size,
 // are limited to 2 GiB; larger models keep weights as external data.
 static vkp_status_t vkp__read_file(const char *path, void **out_data,
                                    size_t *out_size) {
-  return vkp__file_read(path, (size_t)INT32_MAX, "ONNX file", out_data, out_size);
+  return vkp__file_read(path, (size_t)INT32_MAX, "an ONNX model", out_data, out_size);
 }
 
 static char *vkp__dirname(const char *path) {

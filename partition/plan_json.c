@@ -436,7 +436,7 @@ vkp_status_t vkp_plan_load(const char *path, const vkp_graph_t *model,
   *out_plan = NULL;
   char *buf = NULL;
   size_t len = 0;
-  VKP_RETURN_IF_ERROR(vkp__file_read(path, (size_t)1 << 30, "plan", (void **)&buf, &len));
+  VKP_RETURN_IF_ERROR(vkp__file_read(path, (size_t)1 << 30, "a plan", (void **)&buf, &len));
   // Paths inside the plan are relative to its directory.
   char *dir = vkp__strdup(path);
   if (!dir) {

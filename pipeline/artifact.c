@@ -296,9 +296,12 @@ vkp_status_t vkp_artifact_load(const char *path, vkp_artifact_t **out_artifact) 
   return vkp_artifact_load_with_options(path, NULL, out_artifact);
 }
 
-vkp_status_t vkp_artifact_load_with_options(const char *path,
-                                            const vkp_artifact_load_options_t *options,
-                                            vkp_artifact_t **out_artifact) {
+// Loads from `path`, or from `image` (`image_size` bytes, copied) when it is
+// not NULL, `path` then naming it in messages.
+static vkp_status_t vkp__artifact_load(const char *path, const void *image,
+                                       size_t image_size,
+                                       const vkp_artifact_load_options_t *options,
+                                       vkp_artifact_t **out_artifact) {
   *out_artifact = NULL;
   if (options && (options->n_trusted_keys < 0 ||
                   (options->n_trusted_keys > 0 && !options->trusted_keys)))
@@ -310,7 +313,10 @@ vkp_status_t vkp_artifact_load_with_options(const char *path,
   if (!art) return VKP_OOM("artifact");
   art->path = vkp__strdup(path);
   vkp_status_t st = art->path ? NULL : VKP_OOM("artifact path");
-  if (!st) st = vkp_archive_open(path, VKP_ARTIFACT_FORMAT_VERSION, &art->archive);
+  if (!st)
+    st = image ? vkp_archive_open_memory(image, image_size, path,
+                                         VKP_ARTIFACT_FORMAT_VERSION, &art->archive)
+               : vkp_archive_open(path, VKP_ARTIFACT_FORMAT_VERSION, &art->archive);
   if (!st) {
     const void *sig = NULL;
     size_t sig_size = 0;
@@ -367,6 +373,19 @@ vkp_status_t vkp_artifact_load_with_options(const char *path,
   }
   *out_artifact = art;
   return NULL;
+}
+
+vkp_status_t vkp_artifact_load_with_options(const char *path,
+                                            const vkp_artifact_load_options_t *options,
+                                            vkp_artifact_t **out_artifact) {
+  return vkp__artifact_load(path, NULL, 0, options, out_artifact);
+}
+
+vkp_status_t vkp_artifact_load_memory(const void *data, size_t size, const char *name,
+                                      const vkp_artifact_load_options_t *options,
+                                      vkp_artifact_t **out_artifact) {
+  return vkp__artifact_load(name ? name : "(memory)", data ? data : "", size, options,
+                            out_artifact);
 }
 
 void vkp_artifact_destroy(vkp_artifact_t *artifact) {

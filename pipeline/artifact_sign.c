@@ -184,7 +184,7 @@ static vkp_status_t vkp__key_load(const char *path, const char *tag, uint8_t *ou
                                   size_t n) {
   char *text = NULL;
   size_t size = 0;
-  VKP_RETURN_IF_ERROR(vkp__file_read(path, 4096, "key file", (void **)&text, &size));
+  VKP_RETURN_IF_ERROR(vkp__file_read(path, 4096, "a key file", (void **)&text, &size));
   size_t tl = strlen(tag);
   vkp_status_t st = NULL;
   size_t hex_len = 0;

@@ -39,13 +39,24 @@ typedef vkp_status_t (*vkp__run_fn)(const vkp__run_args_t *args,
                                     const vkp_tensor_t *inputs,
                                     vkp_tensor_t *outputs);
 
+// A registry with only the built-in targets in `names`, so a run brings up
+// no device it does not use; a name that is no built-in gets the default
+// registry, whose lookup then names every target there is.
+static vkp_status_t vkp__registry_for(const char *const *names, int32_t n,
+                                      vkp_registry_t **out_registry) {
+  vkp_status_t st = vkp_registry_create_builtin(names, n, out_registry);
+  if (!vkp_status_is(st, VKP_STATUS_NOT_FOUND)) return st;
+  vkp_status_free(st);
+  return vkp_registry_create_default(out_registry);
+}
+
 // The whole graph on one registered target.
 static vkp_status_t vkp__run_on_target(const vkp__run_args_t *args,
                                        const vkp_graph_t *graph,
                                        const vkp_tensor_t *inputs,
                                        vkp_tensor_t *outputs) {
   vkp_registry_t *registry = NULL;
-  vkp_status_t st = vkp_registry_create_default(&registry);
+  vkp_status_t st = vkp__registry_for(&args->target, 1, &registry);
   if (st) return st;
   const vkp_target_t *target = NULL;
   st = vkp_registry_lookup(registry, args->target, &target);
@@ -167,7 +178,15 @@ static int vkp__run_artifact(const vkp__run_args_t *args) {
                                     .n_trusted_keys = args->n_trust,
                                     .trust_unsigned_code = args->trust_unsigned};
   if (!st) st = vkp_artifact_load_with_options(args->model, &lo, &art);
-  if (!st) st = vkp_registry_create_default(&registry);
+  if (!st) {
+    // Only the targets the plan's stages use are brought up.
+    const vkp_plan_t *p = vkp_artifact_plan(art);
+    const char **names = vkp__calloc((size_t)p->n_stages + 1, sizeof(*names));
+    if (!names) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int32_t s = 0; names && s < p->n_stages; ++s) names[s] = p->stages[s].target;
+    if (names) st = vkp__registry_for(names, p->n_stages, &registry);
+    vkp__free(names);
+  }
   if (!st) {
     plan = vkp_artifact_plan(art);
     ins = vkp__calloc((size_t)plan->n_inputs + 1, sizeof(*ins));

@@ -122,6 +122,12 @@ vkp_status_t vkp_artifact_load(const char *path, vkp_artifact_t **out_artifact)
 vkp_status_t vkp_artifact_load_with_options(
     const char *path, const vkp_artifact_load_options_t *options,
     vkp_artifact_t **out_artifact) VKP_MUST_USE;
+// Same, from `size` bytes in memory (borrowed for the call; copied). `name`
+// (may be NULL) names the artifact in messages.
+vkp_status_t vkp_artifact_load_memory(const void *data, size_t size,
+                                      const char *name,
+                                      const vkp_artifact_load_options_t *options,
+                                      vkp_artifact_t **out_artifact) VKP_MUST_USE;
 void vkp_artifact_destroy(vkp_artifact_t *artifact);
 
 // True when the shipped code may be loaded: a trusted key signed the file, or

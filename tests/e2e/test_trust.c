@@ -394,20 +394,20 @@ static char *expect_error(vkp_status_t st, const char *want) {
 Test(trust, readers_refuse_directories_by_name, .timeout = 30) {
   const char *dir = vkp_test_scratch;
   vkp_tensor_t t;
-  expect_error(vkp_npy_read_file(dir, &t), "is a directory, not a .npy file");
+  expect_error(vkp_npy_read_file(dir, &t), "is a directory; expected a .npy file");
   vkp_artifact_t *art = NULL;
   expect_error(vkp_artifact_load(dir, &art), "is a directory");
   cr_assert_null(art);
   vkp_graph_t *g = NULL;
-  expect_error(vkp_graph_load(dir, &g), "is a directory, not a model file");
+  expect_error(vkp_graph_load(dir, &g), "is a directory; expected a model");
   cr_assert_null(g);
   vkp_plan_t *plan = NULL;
-  expect_error(vkp_plan_load(dir, NULL, &plan), "is a directory, not a plan file");
+  expect_error(vkp_plan_load(dir, NULL, &plan), "is a directory; expected a plan");
   // A FIFO is refused without blocking on it.
   char fifo[600];
   snprintf(fifo, sizeof fifo, "%s/pipe.npy", dir);
   cr_assert_eq(mkfifo(fifo, 0600), 0);
-  expect_error(vkp_npy_read_file(fifo, &t), "is a pipe, not a .npy file");
+  expect_error(vkp_npy_read_file(fifo, &t), "is a pipe; expected a .npy file");
 }
 
 // A JSON graph whose weights file is `weights`, written to scratch/m/g.json
@@ -509,4 +509,21 @@ Test(trust, generated_c_refuses_names_that_end_a_comment, .timeout = 60) {
   vkp_graph_destroy(g);
   free(doc);
   free(text);
+}
+
+Test(trust, a_registry_brings_up_only_the_targets_asked_for, .timeout = 30) {
+  const char *cpu_only[] = {"cpu"};
+  vkp_registry_t *reg = NULL;
+  VKP_TEST_OK(vkp_registry_create_builtin(cpu_only, 1, &reg));
+  cr_assert_not_null(vkp_registry_find(reg, "cpu"));
+  cr_assert_eq(vkp_registry_count(reg), 1);
+  // Vulkan was never tried: neither available nor recorded unavailable.
+  cr_assert_null(vkp_registry_find(reg, "vulkan"));
+  cr_assert_null(vkp_registry_unavailable_reason(reg, "vulkan"));
+  vkp_registry_destroy(reg);
+  const char *bogus[] = {"cpu", "npu"};
+  reg = NULL;
+  expect_error(vkp_registry_create_builtin(bogus, 2, &reg),
+               "no built-in target 'npu' (built-in: ref, cpu, vulkan)");
+  cr_assert_null(reg);
 }
