@@ -53,13 +53,15 @@ for r in "${readers[@]}"; do
   mkdir -p "$findings"
   log="$work.log"
   # -timeout: one input may take at most 10 s; -rss_limit_mb: 2 GiB.
+  parallel=()
+  [[ "$jobs" -gt 1 ]] && parallel=(-fork="$jobs")
   if ! "$build_dir/tests/fuzz/fuzz_$r" -max_total_time="$seconds" -timeout=10 \
-         -rss_limit_mb=2048 -print_final_stats=1 -jobs="$jobs" -workers="$jobs" \
+         -rss_limit_mb=2048 -print_final_stats=1 "${parallel[@]}" \
          -artifact_prefix="$findings/" "$work" "tests/fuzz/corpus/$r" >"$log" 2>&1; then
     status=1
   fi
-  [[ "$jobs" -gt 1 ]] && cat fuzz-*.log >>"$log" 2>/dev/null && rm -f fuzz-*.log
   execs=$(grep -h 'stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}')
+  [[ "$execs" != 0 ]] || execs=$(grep -ho '^#[0-9]*' "$log" | tail -1 | tr -d '#')
   found=$(find "$findings" -type f | wc -l)
   printf '%-5s %12s executions in %ss, %d finding(s)%s\n' "$r" "$execs" "$seconds" \
          "$found" "$([[ $found -gt 0 ]] && echo " in $findings" || true)"
