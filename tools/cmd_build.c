@@ -87,8 +87,9 @@ int vkp_cmd_build(int argc, char **argv) {
       long k = strtol(v, &end, 10);
       if (strcmp(v, "auto") == 0) {
         stages = 0;
-      } else if (*end || end == v || k < 1 || k > 64) {
-        fprintf(stderr, "vkpipe build: --stages wants 1..64 or 'auto', got '%s'\n", v);
+      } else if (*end || end == v || k < 1 || k > VKP_PARTITION_MAX_STAGES) {
+        fprintf(stderr, "vkpipe build: --stages wants 1..%d or 'auto', got '%s'\n",
+                VKP_PARTITION_MAX_STAGES, v);
         return VKP_TOOL_EXIT_USAGE;
       } else {
         stages = (int32_t)k;

@@ -343,8 +343,10 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
         break;
       case 7: {
         int64_t k = 0;
-        if (strcmp(value, "auto") != 0 && !vkp_tool_parse_int(value, 1, 64, &k))
-          return vkp_tool_usage_error("run", "--stages '%s' is not 1..64 or auto", value);
+        if (strcmp(value, "auto") != 0 &&
+            !vkp_tool_parse_int(value, 1, VKP_PARTITION_MAX_STAGES, &k))
+          return vkp_tool_usage_error("run", "--stages '%s' is not 1..%d or auto", value,
+                                      VKP_PARTITION_MAX_STAGES);
         args->stages = (int32_t)k;
         break;
       }

@@ -527,3 +527,30 @@ Test(trust, a_registry_brings_up_only_the_targets_asked_for, .timeout = 30) {
                "no built-in target 'npu' (built-in: ref, cpu, vulkan)");
   cr_assert_null(reg);
 }
+
+Test(trust, partition_options_are_checked_even_when_unused, .timeout = 60) {
+  char model[512];
+  snprintf(model, sizeof model, "%s/examples/mlp.json", vkp_test_source_dir());
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_load(model, &g));
+  vkp_registry_t *reg;
+  const char *names[] = {"ref", "cpu"};
+  VKP_TEST_OK(vkp_registry_create_builtin(names, 2, &reg));
+  // A fallback no node needs is still checked.
+  vkp_partition_options_t opt = {.policy = "cpu", .fallback = "bogus"};
+  vkp_partition_t *part = NULL;
+  expect_error(vkp_partition_create(g, reg, NULL, &opt, &part), "fallback 'bogus'");
+  cr_assert_null(part);
+  // An assignment matching no node is a warning in the notes.
+  char text[] = "nosuchnode*=ref";
+  vkp_assign_t as;
+  VKP_TEST_OK(vkp_assign_parse(text, &as));
+  vkp_partition_options_t opt2 = {.policy = "cpu", .n_assigns = 1, .assigns = &as};
+  VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt2, &part));
+  cr_assert(part->notes && strstr(part->notes,
+                                  "warning: --assign 'nosuchnode*=ref' matches no node"),
+            "notes: %s", part->notes ? part->notes : "(none)");
+  vkp_partition_destroy(part);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
