@@ -401,6 +401,8 @@ static bool vkp__is_default_domain(const char *domain) {
 static vkp_status_t vkp__add_graph_input(vkp__onnx_ctx_t *ctx,
                                          const Onnx__ValueInfoProto *vi) {
   const char *name = vi->name;
+  // onnx.proto is proto2: an unset name is NULL, not "".
+  if (!name || !name[0]) return VKP__ONNX_INVALID("a graph input has no name");
   const Onnx__TypeProto *tp = vi->type;
   if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
       !tp->tensor_type)
