@@ -302,7 +302,7 @@ vkp_status_t vkp_npy_read_file(const char *path, vkp_tensor_t *out) {
   VKP_RETURN_IF_ERROR(vkp__file_read(path, VKP__NPY_MAX_BYTES, "a .npy file",
                                      (void **)&buf, &n));
   char *label = vkp__asprintf("'%s'", path);
-  vkp_status_t st = vkp_npy_read_buffer(buf, n, label ? label : path, out);
+  vkp_status_t st = label ? vkp_npy_read_buffer(buf, n, label, out) : VKP_OOM("file name");
   vkp__free(label);
   vkp__free(buf);
   return st;

@@ -343,7 +343,7 @@ static vkp_status_t vkp__artifact_load(const char *path, const void *image,
   if (!st) {
     vkp__json_init_hooks();
     root = cJSON_ParseWithLength(art->metadata, meta_size);
-    if (!root) st = vkp__json_err("not valid JSON");
+    if (!root) st = vkp__json_oom() ? VKP_OOM("meta.json") : vkp__json_err("not valid JSON");
   }
   if (!st) {
     const cJSON *fv = cJSON_GetObjectItemCaseSensitive(root, "format_version");

@@ -554,3 +554,104 @@ Test(trust, partition_options_are_checked_even_when_unused, .timeout = 60) {
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }
+
+// Fails allocation 1, 2, ... of `load` until it succeeds; every failure must
+// be reported as out of memory (never as a corrupt file) and leak nothing.
+static void walk_allocations(const char *what,
+                             vkp_status_t (*load)(const void *ctx, void **out),
+                             void (*destroy)(void *), const void *ctx) {
+  int64_t n = 1;
+  for (;; ++n) {
+    vkp_test_counting_alloc_t counter;
+    vkp_test_counting_alloc_install(&counter, n);
+    void *obj = NULL;
+    vkp_status_t st = load(ctx, &obj);
+    bool failed = counter.failed;
+    if (!st) {
+      destroy(obj);
+      int64_t live = counter.live;
+      vkp_test_counting_alloc_uninstall();
+      cr_assert_not(failed, "%s: allocation %lld failed but the load succeeded", what,
+                    (long long)n);
+      cr_assert_eq(live, 0);
+      break;
+    }
+    cr_assert_null(obj);
+    vkp_status_code_t code = vkp_status_code(st);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", vkp_status_message(st));
+    vkp_status_free(st);
+    int64_t live = counter.live;
+    vkp_test_counting_alloc_uninstall();
+    cr_assert(failed, "%s failed without an allocation failure: %s", what, msg);
+    cr_assert_eq(code, VKP_STATUS_OUT_OF_MEMORY,
+                 "%s: allocation %lld failed and was reported as: %s", what,
+                 (long long)n, msg);
+    cr_assert_eq(live, 0, "%s: failing allocation %lld leaked %lld blocks", what,
+                 (long long)n, (long long)live);
+  }
+  cr_log_info("%s: walked %lld allocation failures", what, (long long)n - 1);
+  cr_assert_gt(n, 2, "%s: too few allocations to be a walk", what);
+}
+
+typedef struct load_ctx_t {
+  const char *path;
+  const vkp_artifact_load_options_t *options;
+} load_ctx_t;
+
+static vkp_status_t load_artifact(const void *ctx, void **out) {
+  const load_ctx_t *c = ctx;
+  return vkp_artifact_load_with_options(c->path, c->options, (vkp_artifact_t **)out);
+}
+static void destroy_artifact(void *a) { vkp_artifact_destroy(a); }
+
+static vkp_status_t load_npy(const void *ctx, void **out) {
+  vkp_tensor_t t;
+  vkp_status_t st = vkp_npy_read_file(ctx, &t);
+  if (!st) {
+    *out = malloc(sizeof t);
+    memcpy(*out, &t, sizeof t);
+  }
+  return st;
+}
+static void destroy_npy(void *t) {
+  vkp_tensor_deinit(t);
+  free(t);
+}
+
+Test(trust, loaders_report_every_allocation_failure_as_such, .timeout = 120) {
+  VKP_TEST_OK(vkp_artifact_keys_generate(scratch_path("w.key"), scratch_path("w.pub")));
+  vkp_artifact_secret_key_t sk;
+  vkp_artifact_public_key_t pk;
+  VKP_TEST_OK(vkp_artifact_secret_key_load(scratch_path("w.key"), &sk));
+  VKP_TEST_OK(vkp_artifact_public_key_load(scratch_path("w.pub"), &pk));
+  char model[512];
+  snprintf(model, sizeof model, "%s/examples/mlp.json", vkp_test_source_dir());
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_load(model, &g));
+  vkp_registry_t *reg;
+  const char *names[] = {"ref"};
+  VKP_TEST_OK(vkp_registry_create_builtin(names, 1, &reg));
+  vkp_partition_options_t opt = {.policy = "ref", .stages = 2};
+  vkp_partition_t *part;
+  vkp_plan_t *plan;
+  VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt, &part));
+  VKP_TEST_OK(vkp_partition_to_plan(part, "mlp", &plan));
+  vkp_artifact_info_t info = {.model = model, .policy = "ref", .sign_key = &sk};
+  VKP_TEST_OK(vkp_artifact_build(plan, reg, &info, scratch_path("w.vkp")));
+  vkp_plan_destroy(plan);
+  vkp_partition_destroy(part);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+
+  load_ctx_t plain = {.path = scratch_path("w.vkp")};
+  walk_allocations("artifact", load_artifact, destroy_artifact, &plain);
+  vkp_artifact_load_options_t lo = {.trusted_keys = &pk, .n_trusted_keys = 1};
+  load_ctx_t keyed = {.path = scratch_path("w.vkp"), .options = &lo};
+  walk_allocations("signed artifact", load_artifact, destroy_artifact, &keyed);
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  int64_t shape[] = {2, 3};
+  vkp_test_write_random_npy(&rng, "w.npy", 2, shape);
+  walk_allocations(".npy", load_npy, destroy_npy, scratch_path("w.npy"));
+}
