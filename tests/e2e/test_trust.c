@@ -655,3 +655,28 @@ Test(trust, loaders_report_every_allocation_failure_as_such, .timeout = 120) {
   vkp_test_write_random_npy(&rng, "w.npy", 2, shape);
   walk_allocations(".npy", load_npy, destroy_npy, scratch_path("w.npy"));
 }
+
+Test(trust, no_vulkan_device_is_named_and_cpu_runs_without_one, .timeout = 120) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  int64_t xs[] = {1, 64};
+  vkp_test_write_random_npy(&rng, "x.npy", 2, xs);
+  // No Vulkan driver at all: device creation fails inside the loader.
+  setenv("VK_ICD_FILENAMES", "/nonexistent/icd.json", 1);
+  setenv("VK_DRIVER_FILES", "/nonexistent/icd.json", 1);
+  char args[1024];
+  snprintf(args, sizeof args, "run '%s/examples/mlp.json' --target vulkan --input x=x.npy "
+           "--output-dir o1", vkp_test_source_dir());
+  vkp_test_run_t r = vkp_test_run_tool("vkpipe", args);
+  cr_assert_eq(r.code, 1, "%s", r.err);
+  cr_assert(strstr(r.err, "vulkan") && strstr(r.err, "unavailable"), "%s", r.err);
+  cr_assert_null(strstr(r.err, "corrupt"), "%s", r.err);
+  vkp_test_run_free(&r);
+  snprintf(args, sizeof args, "run '%s/examples/mlp.json' --target cpu --input x=x.npy "
+           "--output-dir o2", vkp_test_source_dir());
+  r = vkp_test_run_tool("vkpipe", args);
+  cr_assert_eq(r.code, 0, "%s", r.err);
+  vkp_test_run_free(&r);
+  unsetenv("VK_ICD_FILENAMES");
+  unsetenv("VK_DRIVER_FILES");
+}
