@@ -318,6 +318,19 @@ Test(trust, cli_sign_trust_and_refuse, .timeout = 300) {
                         "--input x=x.npy --output-dir o4");
   cr_assert_eq(r.code, 2, "%s", r.err);
   vkp_test_run_free(&r);
+  // --trust on a model file, and --stages past the one limit every tool shares.
+  snprintf(args, sizeof args, "run '%s/examples/mlp.json' --trust team.pub --input x=x.npy "
+           "--output-dir o5", vkp_test_source_dir());
+  r = vkp_test_run_tool("vkpipe", args);
+  cr_assert_eq(r.code, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "apply to .vkp artifacts"), "%s", r.err);
+  vkp_test_run_free(&r);
+  snprintf(args, sizeof args, "build '%s/examples/mlp.json' --stages 1025 -o x.vkp",
+           vkp_test_source_dir());
+  r = vkp_test_run_tool("vkpipe", args);
+  cr_assert_eq(r.code, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "1..1024"), "%s", r.err);
+  vkp_test_run_free(&r);
   char *a = vkp_test_read_file(scratch_path("o1/y.npy"), NULL);
   char *b = vkp_test_read_file(scratch_path("o2/y.npy"), NULL);
   cr_assert(a && b);
