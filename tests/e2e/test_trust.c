@@ -486,8 +486,14 @@ Test(trust, unwritable_cache_falls_back_to_a_private_one, .timeout = 120) {
   vkp_compile_options_t co = {.cache_dir = cache};
   vkp_blob_t blob = {0};
   const vkp_target_t *cpu = vkp_registry_find(reg, "cpu");
+  // The private cache goes under $TMPDIR: keep it in the scratch directory.
+  setenv("TMPDIR", vkp_test_scratch, 1);
   VKP_TEST_OK(cpu->vtable->compile(cpu, g, &co, &blob));
+  unsetenv("TMPDIR");
   cr_assert_gt(blob.size, 0);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "ls -d '%s'/vkpipe-cache-* >/dev/null 2>&1", vkp_test_scratch);
+  cr_assert_eq(system(cmd), 0, "no private cache was made under $TMPDIR");
   vkp_blob_deinit(&blob);
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
