@@ -18,6 +18,7 @@ static void vkp__pctx_free(vkp__pctx_t *c) {
   vkp__free(c->would_cost);
   vkp__free(c->device);
   vkp__free(c->fixed);
+  vkp__free(c->assign_matched);
   vkp__free(c->cons_start);
   vkp__free(c->cons);
   vkp__free(c->value_bytes);
@@ -159,6 +160,8 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
   c->reason = vkp__calloc(cells + 1, sizeof(char *));
   c->device = vkp__calloc((size_t)nt, sizeof(char *));
   c->fixed = vkp__calloc((size_t)n + 1, sizeof(bool));
+  c->assign_matched = vkp__calloc((size_t)(options ? options->n_assigns : 0) + 1,
+                                  sizeof(bool));
   c->pos = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   c->unit_region = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   c->target_device = vkp__calloc((size_t)nt, sizeof(int32_t));
@@ -170,7 +173,7 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
               !part->node_fallback_from || !c->would_cost ||
               !part->node_seconds || !part->node_region ||
               !part->node_stage || !part->order || !part->unit_start || !c->est ||
-              !c->reason || !c->device || !c->fixed || !c->pos ||
+              !c->reason || !c->device || !c->fixed || !c->assign_matched || !c->pos ||
               !c->unit_region || !c->target_device || !c->device_concurrency ||
               !c->target_threads || !c->stamp))
     st = VKP_OOM("partition tables");

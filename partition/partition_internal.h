@@ -26,6 +26,7 @@ typedef struct vkp__pctx_t {
   // (what it would cost if it could run it), for fallback notes.
   double *would_cost;
   bool *fixed;                       // manual placement: never moved
+  bool *assign_matched;              // per --assign: matched some node
   // Consumers of each value (distinct nodes), CSR.
   int32_t *cons_start;               // n_values + 1
   int32_t *cons;

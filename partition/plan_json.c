@@ -509,35 +509,9 @@ vkp_status_t vkp_plan_from_json(const char *json, size_t size,
 vkp_status_t vkp_plan_load(const char *path, const vkp_graph_t *model,
                            vkp_plan_t **out_plan) {
   *out_plan = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,
-                           strerror(errno));
   char *buf = NULL;
-  size_t len = 0, cap = 0;
-  bool oom = false;
-  for (;;) {
-    if (len + 4097 > cap) {
-      size_t ncap = cap ? cap * 2 : 16384;
-      char *grown = vkp__realloc(buf, ncap);
-      if (!grown) {
-        oom = true;
-        break;
-      }
-      buf = grown;
-      cap = ncap;
-    }
-    size_t got = fread(buf + len, 1, 4096, f);
-    len += got;
-    if (got < 4096) break;
-  }
-  bool bad = ferror(f) != 0;
-  fclose(f);
-  if (oom || bad) {
-    vkp__free(buf);
-    return oom ? VKP_OOM("plan file")
-               : vkp_status_make(VKP_STATUS_IO_ERROR, "cannot read '%s'", path);
-  }
+  size_t len = 0;
+  VKP_RETURN_IF_ERROR(vkp__file_read(path, (size_t)1 << 30, "a plan", (void **)&buf, &len));
   // Paths inside the plan are relative to its directory.
   char *dir = vkp__strdup(path);
   if (!dir) {

@@ -22,7 +22,7 @@ done
 
 packages=(
   build-essential cmake pkg-config git
-  libcjson-dev libdlpack-dev libcriterion-dev
+  libcjson-dev libdlpack-dev libcriterion-dev libsodium-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslc libshaderc-dev spirv-tools
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata

@@ -59,7 +59,7 @@ static bool vkp__parse_count(const char *text, int32_t *out) {
   char *end = NULL;
   errno = 0;
   long v = strtol(text, &end, 10);
-  if (errno || !end || *end || v < 1 || v > 1024) return false;
+  if (errno || !end || *end || v < 1 || v > VKP_PARTITION_MAX_STAGES) return false;
   *out = (int32_t)v;
   return true;
 }

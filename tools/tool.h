@@ -58,6 +58,9 @@ bool vkp_tool_parse_int(const char *text, int64_t lo, int64_t hi,
 
 #define VKP_TOOL_MAX_BINDINGS 32
 
+// Most --trust keys one command takes.
+#define VKP_TOOL_MAX_TRUSTED_KEYS 16
+
 // The help text every command that loads a model prints for the two flags.
 #define VKP_TOOL_LOAD_HELP                                                   \
   "  --dim NAME=SIZE      size of a symbolic input dimension (e.g. batch=1)\n" \

@@ -1575,12 +1575,42 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
   return st;
 }
 
+// Names appear in the generated source inside // comments (always followed
+// by a quote on the same line), and graphs may come from untrusted files: a
+// control character (a newline above all) could end the comment and turn
+// the rest of a name into code. Such a name is refused, never escaped.
+static const char *vkp__name_breaks_comment(const char *name) {
+  for (const unsigned char *p = (const unsigned char *)name; p && *p; ++p)
+    if (*p < 0x20 || *p == 0x7f) return name;
+  return NULL;
+}
+
+static vkp_status_t vkp__check_names(const vkp_graph_t *g) {
+  const char *kind = "graph";
+  bool bad = vkp__name_breaks_comment(g->name) != NULL;
+  for (int32_t i = 0; !bad && i < g->n_nodes; ++i) {
+    kind = "node";
+    bad = vkp__name_breaks_comment(g->nodes[i].name) != NULL;
+  }
+  for (int32_t i = 0; !bad && i < g->n_values; ++i) {
+    kind = "value";
+    bad = vkp__name_breaks_comment(g->values[i].name) != NULL;
+  }
+  if (!bad) return NULL;
+  return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                         "codegen/c: a %s name contains a control character "
+                         "(byte < 0x20 or 0x7f), which generated source cannot "
+                         "carry safely",
+                         kind);
+}
+
 vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
                                 vkp_codegen_c_t *out) {
   memset(out, 0, sizeof(*out));
   if (!graph->validated)
     return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
                            "codegen/c: graph '%s' is not validated", graph->name);
+  VKP_RETURN_IF_ERROR(vkp__check_names(graph));
   vkp__cg_t cg = {.g = graph, .threads = threads};
   size_t nv = (size_t)graph->n_values + 1, nn = (size_t)graph->n_nodes + 1;
   cg.group_of = vkp__calloc(nn, sizeof(int32_t));

@@ -70,6 +70,10 @@ extern "C" {
 
 // A manual placement: nodes whose name matches the glob `pattern` (fnmatch)
 // go to `target`. Both borrowed.
+// Most pipeline stages a partition may ask for; every tool takes --stages
+// in 1..VKP_PARTITION_MAX_STAGES (or auto).
+#define VKP_PARTITION_MAX_STAGES 1024
+
 typedef struct vkp_assign_t {
   const char *pattern;
   const char *target;

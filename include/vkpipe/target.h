@@ -200,6 +200,16 @@ vkp_status_t vkp_registry_create(vkp_registry_t **out_registry) VKP_MUST_USE;
 vkp_status_t vkp_registry_create_default(vkp_registry_t **out_registry)
     VKP_MUST_USE;
 
+// A registry with only the built-in targets named in `names` (n_names
+// entries, borrowed), in the usual order: a program that knows which
+// targets it needs brings up no others (no Vulkan instance for a cpu-only
+// run). An unknown name is NOT_FOUND listing the built-ins; one that cannot
+// be brought up is recorded as unavailable, as in create_default.
+vkp_status_t vkp_registry_create_builtin(const char *const *names,
+                                         int32_t n_names,
+                                         vkp_registry_t **out_registry)
+    VKP_MUST_USE;
+
 // Destroys the registry and every registered target (calling their destroy).
 void vkp_registry_destroy(vkp_registry_t *registry);
 

@@ -119,8 +119,10 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
       a->policy = val;
     } else if (!strcmp(arg, "--stages")) {
       BENCH_NEED_VALUE();
-      if (strcmp(val, "auto") != 0 && !bench_parse_int(val, 1, 64, &a->stages)) {
-        fprintf(stderr, "vkpipe-bench: --stages wants 1..64 or 'auto', got '%s'\n", val);
+      if (strcmp(val, "auto") != 0 &&
+          !bench_parse_int(val, 1, VKP_PARTITION_MAX_STAGES, &a->stages)) {
+        fprintf(stderr, "vkpipe-bench: --stages wants 1..%d or 'auto', got '%s'\n",
+                VKP_PARTITION_MAX_STAGES, val);
         return BENCH_EXIT_USAGE;
       }
     } else if (!strcmp(arg, "--threads")) {
