@@ -56,6 +56,8 @@ typedef struct vkp__cg_t {
   int32_t n_constants;
   int32_t *constants;
   int32_t n_kernels;
+  vkp__sb_t errors;            // cases of vkp_stage_error (see emit_group)
+  int32_t n_errors;            // run-time error codes handed out
 } vkp__cg_t;
 
 // The op table decides what fuses into a loop over the output (elementwise
@@ -1107,6 +1109,17 @@ static void vkp__emit_node_comment(vkp__cg_t *cg, const vkp_node_t *n,
   vkp__sb_printf(sb, "%s\n", role);
 }
 
+// Appends `text` to the body of a C string literal: quotes, backslashes and
+// anything outside printable ASCII escaped as octal.
+static void vkp__c_string_body(vkp__sb_t *sb, const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p; ++p) {
+    if (*p == '"' || *p == '\\' || *p < 0x20 || *p > 0x7e || *p == '?')
+      vkp__sb_printf(sb, "\\%03o", (unsigned)*p);
+    else
+      vkp__sb_appendn(sb, (const char *)p, 1);
+  }
+}
+
 // Emits the function of the group rooted at `root` into cg->out and its call
 // into `calls`; marks the values it touches in `needed`.
 static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *calls,
@@ -1162,7 +1175,8 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
                               : NULL;
   vkp__sb_t family_body = {0};
   size_t family_scratch = 0;
-  bool after_gemm = false;
+  bool after_gemm = false, can_fail = false;
+  char fail_message[sizeof ((vkp__c_kernel_t *)0)->fail_message] = "";
   if (family) {
     vkp__c_kernel_t k = {.graph = g, .node = rn, .out = cg->vname[out_v],
                          .threads = cg->threads, .body = &family_body};
@@ -1173,6 +1187,8 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     st = family(&k);
     family_scratch = k.scratch_floats;
     after_gemm = k.after_gemm_scratch;
+    can_fail = k.can_fail;
+    memcpy(fail_message, k.fail_message, sizeof fail_message);
     if (!st) st = vkp__sb_status(&family_body, "generated C source");
     if (st) {
       vkp__sb_deinit(&family_body);
@@ -1185,7 +1201,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   }
   // Function header.
   const char *name = vkp__gname(cg, gr);
-  vkp__sb_printf(&cg->out, "static void node_%s(", name);
+  vkp__sb_printf(&cg->out, "static %s node_%s(", can_fail ? "int" : "void", name);
   for (int32_t i = 0; i < gr->n_params; ++i) {
     const vkp_value_t *v = &g->values[gr->params[i]];
     vkp__sb_printf(&cg->out, "const %s *%s, ", vkp__c_type(v->dtype),
@@ -1211,12 +1227,25 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   } else if (family) {
     vkp__sb_cat(&cg->out, &family_body);
     vkp__sb_deinit(&family_body);
+    if (can_fail) vkp__sb_append(&cg->out, "  return 0;\n");
   } else {
     st = vkp__emit_single(cg, rn, &cg->out);
   }
   vkp__sb_append(&cg->out, "}\n\n");
-  // The call.
-  vkp__sb_printf(calls, "  node_%s(", name);
+  // The call; a kernel that can fail returns nonzero, and the stage then
+  // returns the code vkp_stage_error explains.
+  if (can_fail) {
+    int32_t code = ++cg->n_errors;
+    vkp__sb_printf(&cg->errors, "    case %d: return \"", (int)code);
+    vkp__c_string_body(&cg->errors, "node '");
+    vkp__c_string_body(&cg->errors, rn->name);
+    vkp__c_string_body(&cg->errors, "' (");
+    vkp__c_string_body(&cg->errors, vkp_op_name(rn->op));
+    vkp__c_string_body(&cg->errors, "): ");
+    vkp__c_string_body(&cg->errors, fail_message);
+    vkp__sb_append(&cg->errors, "\";\n");
+  }
+  vkp__sb_printf(calls, can_fail ? "  if (node_%s(" : "  node_%s(", name);
   for (int32_t i = 0; i < gr->n_params; ++i) {
     vkp__sb_printf(calls, "%s, ", cg->vname[gr->params[i]]);
     needed[gr->params[i]] = true;
@@ -1225,7 +1254,11 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     vkp__sb_printf(calls, "%s%s", j ? ", " : "", cg->vname[rn->outputs[j]]);
     needed[rn->outputs[j]] = true;
   }
-  vkp__sb_printf(calls, "%s);\n", scratch ? ", scratch, packed" : "");
+  if (can_fail)
+    vkp__sb_printf(calls, "%s)) return %d;\n", scratch ? ", scratch, packed" : "",
+                   (int)cg->n_errors);
+  else
+    vkp__sb_printf(calls, "%s);\n", scratch ? ", scratch, packed" : "");
   cg->n_kernels++;
   vkp__free(gr);
   return st;
@@ -1387,7 +1420,14 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
         vkp__emit_decl(cg, v, out);
   vkp__sb_cat(out, &calls);
   vkp__sb_cat(out, &tail);
-  vkp__sb_append(out, "  return 0;\n}\n");
+  vkp__sb_append(out, "  return 0;\n}\n\n");
+  vkp__sb_append(out,
+                 "// What a nonzero result of vkp_stage_run means (NULL: unknown).\n"
+                 "const char *vkp_stage_error(int code);\n"
+                 "const char *vkp_stage_error(int code) {\n"
+                 "  switch (code) {\n");
+  vkp__sb_cat(out, &cg->errors);
+  vkp__sb_append(out, "    default: return NULL;\n  }\n}\n");
   vkp__free(calls.data);
   vkp__free(tail.data);
   vkp__free(needed);
@@ -1453,6 +1493,7 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
   vkp__free(cg.out.data);
   vkp__free(cg.prepack.data);
   vkp__free(cg.scratch_terms.data);
+  vkp__free(cg.errors.data);
   vkp__free(cg.group_of);
   vkp__free(cg.anchor_of);
   vkp__free(cg.uses);

@@ -148,6 +148,14 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_SQUEEZE] = {ANY, NULL, NULL},
     [VKP_OP_UNSQUEEZE] = {ANY, NULL, NULL},
     [VKP_OP_IDENTITY] = {ANY, NULL, NULL},
+    // Indexing: any dtype's bytes move; scatter reductions compute in the
+    // C type (not float16/bfloat16 bits).
+    [VKP_OP_GATHER] = {ANY, NULL, NULL, vkp__c_emit_gather},
+    [VKP_OP_GATHER_ELEMENTS] = {ANY, NULL, NULL, vkp__c_emit_gather_elements},
+    [VKP_OP_GATHER_ND] = {ANY, NULL, NULL, vkp__c_emit_gather_nd},
+    [VKP_OP_SCATTER_ELEMENTS] = {C_ARITH, NULL, NULL, vkp__c_emit_scatter},
+    [VKP_OP_SCATTER_ND] = {C_ARITH, NULL, NULL, vkp__c_emit_scatter},
+    [VKP_OP_ONE_HOT] = {C_NUMERIC, NULL, NULL, vkp__c_emit_one_hot},
     [VKP_OP_ATTENTION] = {F32, NULL, NULL, vkp__c_emit_attention, false, true},
     [VKP_OP_LSTM] = {F32, NULL, NULL, vkp__c_emit_rnn},
     [VKP_OP_GRU] = {F32, NULL, NULL, vkp__c_emit_rnn},

@@ -61,7 +61,9 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
                                    : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
     const vkp_value_t *value = &graph->values[v];
-    if (value->dtype != VKP_DTYPE_FLOAT32)
+    bool index = i < node->n_inputs && vkp__spv_is_index_input(node->op, i) &&
+                 (value->dtype == VKP_DTYPE_INT32 || value->dtype == VKP_DTYPE_INT64);
+    if (value->dtype != VKP_DTYPE_FLOAT32 && !index)
       return vkp__fail(reason, reason_size,
                        "value '%s' is %s; the Vulkan kernels handle float32 only",
                        value->name, vkp_dtype_name(value->dtype));

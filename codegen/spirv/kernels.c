@@ -307,10 +307,14 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
                  "layout(std430, set = 0, binding = 0) writeonly buffer B0 { "
                  "float b0[]; };\n#define OUT b0\n");
   for (int32_t i = 0; i < k->n_inputs; ++i) {
+    // Integer inputs (gather's indices) are read as 32-bit words: an int32
+    // per word, an int64 as two, low word first.
+    vkp_dtype_t dt = e->g ? e->g->values[k->inputs[i]].dtype : VKP_DTYPE_FLOAT32;
+    bool words = dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64;
     vkp__sb_printf(&sb,
                    "layout(std430, set = 0, binding = %d) readonly buffer B%d "
-                   "{ float b%d[]; };\n",
-                   (int)i + 1, (int)i + 1, (int)i + 1);
+                   "{ %s b%d[]; };\n",
+                   (int)i + 1, (int)i + 1, words ? "uint" : "float", (int)i + 1);
     if (i < e->n_anchor_inputs)
       vkp__sb_printf(&sb, "#define IN%d b%d\n", (int)i, (int)i + 1);
   }

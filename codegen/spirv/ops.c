@@ -3,7 +3,8 @@
 // float32 data) and, for the elementwise ops the op table lets fuse, the
 // GLSL expression (codegen/expr.h templates; math helpers in
 // shaders/math.glsl). Ops with bool or integer data (comparisons, logic,
-// where, bitwise) have no row: Vulkan buffers hold float32. An op without a row has no Vulkan kernel yet: the
+// where, bitwise) have no row: Vulkan buffers hold float32, except the
+// index inputs a row names (gather's int32/int64 indices). An op without a row has no Vulkan kernel yet: the
 // partitioner places its nodes elsewhere and says why. Ops with a row but
 // no expression have an emitter (`emit`, kernels.h) or, for the oldest
 // ops, a case of their own in kernels.c.
@@ -17,6 +18,8 @@ typedef struct vkp__glsl_op_t {
   vkp__spv_emit_fn emit;  // other ops: a kernel emitter (kernels.h); NULL
                           // for the ones kernels.c dispatches itself
   vkp__spv_check_fn check;  // limits of that kernel (kernels.h), or NULL
+  uint32_t index_inputs;    // inputs (bit i: input i) read as int32/int64
+                            // indices; every other value is float32
 } vkp__glsl_op_t;
 
 static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
@@ -105,6 +108,7 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_UNSQUEEZE] = {true, NULL},
     [VKP_OP_IDENTITY] = {true, NULL},
     [VKP_OP_ATTENTION] = {true, NULL, vkp__spv_emit_attention, vkp__spv_check_attention},
+    [VKP_OP_GATHER] = {true, NULL, vkp__spv_emit_gather, NULL, 1u << 1},
 };
 
 vkp__spv_emit_fn vkp__spv_emitter(vkp_op_t op) {
@@ -113,6 +117,11 @@ vkp__spv_emit_fn vkp__spv_emitter(vkp_op_t op) {
 
 vkp__spv_check_fn vkp__spv_checker(vkp_op_t op) {
   return (unsigned)op < VKP_OP_COUNT ? vkp__glsl_ops[op].check : NULL;
+}
+
+bool vkp__spv_is_index_input(vkp_op_t op, int32_t i) {
+  return (unsigned)op < VKP_OP_COUNT && i >= 0 && i < 32 &&
+         (vkp__glsl_ops[op].index_inputs >> i & 1u);
 }
 
 bool vkp_spirv_has_kernel(vkp_op_t op) {

@@ -49,6 +49,25 @@ static const char *CST_RANGE(vkp__gb_t *b, int32_t rank, const int64_t *shape,
   return name;
 }
 
+// Integer indices (int32 or int64) in [-dim, dim), drawn fresh.
+static const char *CST_INDICES(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank,
+                               const int64_t *shape, int64_t dim) {
+  const char *name = vkp__gb_name(b, 'c');
+  size_t n = 1;
+  for (int32_t i = 0; i < rank; ++i) n *= (size_t)shape[i];
+  int64_t *data = malloc((n ? n : 1) * sizeof(int64_t));
+  int32_t *narrow = (int32_t *)data;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t k = (int64_t)vkp_test_rng_uniform(b->rng, -(float)dim, (float)dim);
+    k = k < -dim ? -dim : k >= dim ? dim - 1 : k;
+    if (dt == VKP_DTYPE_INT64) data[i] = k;
+    else narrow[i] = (int32_t)k;
+  }
+  vkp__gb_check(b, vkp_graph_add_constant(b->g, name, dt, rank, shape, data, NULL));
+  free(data);
+  return name;
+}
+
 static const char *CST(vkp__gb_t *b, int32_t rank, const int64_t *shape) {
   return CST_RANGE(b, rank, shape, -1.0f, 1.0f);
 }
@@ -568,6 +587,24 @@ const char *x = IN(b, 1, S(4194307));
 const char *y = NODE(b, VKP_OP_NEG, 1, L(x), 0, NULL);
 END(y)
 
+// --- indexing ------------------------------------------------------------------
+
+// Token embeddings by int64 ids plus position embeddings: the add fuses
+// into the gather (one dispatch).
+BEGIN(gather_embedding_add_pos)
+const char *table = CST(b, 2, S(13, 8)), *pos = CST(b, 2, S(5, 8));
+const char *ids = CST_INDICES(b, VKP_DTYPE_INT64, 2, S(2, 5), 13);
+const char *e = NODE(b, VKP_OP_GATHER, 2, L(table, ids), 0, NULL);
+const char *y = NODE(b, VKP_OP_ADD, 2, L(e, pos), 0, NULL);
+END(y)
+
+// int32 indices (negative ones included) along a middle axis of an input.
+BEGIN(gather_axis1_int32)
+const char *x = IN(b, 3, S(3, 7, 5));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT32, 1, S(4), 7);
+const char *y = NODE(b, VKP_OP_GATHER, 2, L(x, idx), 1, A(AI("axis", 1)));
+END(y)
+
 #define CASE(n, lo, hi, d) {#n, build_##n, lo, hi, d}
 const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(sqrt_7x13, 0.01f, 4.0f, 1),
@@ -698,6 +735,8 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(slice_steps, -1.0f, 1.0f, 1),
     CASE(slice_axis, -1.0f, 1.0f, 1),
     CASE(reshape_io, -1.0f, 1.0f, 1),
+    CASE(gather_embedding_add_pos, -1.0f, 1.0f, 1),
+    CASE(gather_axis1_int32, -1.0f, 1.0f, 1),
     CASE(flatten_io, -1.0f, 1.0f, 1),
     CASE(squeeze_io, -1.0f, 1.0f, 1),
     CASE(unsqueeze_io, -1.0f, 1.0f, 1),
