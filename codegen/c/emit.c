@@ -495,12 +495,25 @@ static void vkp__operand(vkp__cg_t *cg, const vkp__group_t *gr,
 static void vkp__cast_expr(const vkp_value_t *from, const vkp_value_t *to,
                            const char *x, vkp__sb_t *sb) {
   const char *T = vkp__c_type(to->dtype);
-  if (to->dtype == VKP_DTYPE_BOOL)
-    vkp__sb_printf(sb, "(%s)(%s != 0)", T, x);
-  else if (vkp_dtype_is_float(from->dtype) && !vkp_dtype_is_float(to->dtype))
-    vkp__sb_printf(sb, "(%s)(uint64_t)vkp_f2i64((double)%s)", T, x);
+  // float16 / bfloat16 are bits: read through a float, write from one
+  // (via double, the reference's path).
+  char src[1024];
+  if (from->dtype == VKP_DTYPE_FLOAT16)
+    snprintf(src, sizeof src, "vkp_half_to_float(%s)", x);
+  else if (from->dtype == VKP_DTYPE_BFLOAT16)
+    snprintf(src, sizeof src, "vkp_bfloat_to_float(%s)", x);
   else
-    vkp__sb_printf(sb, "(%s)%s", T, x);
+    snprintf(src, sizeof src, "%s", x);
+  if (to->dtype == VKP_DTYPE_FLOAT16)
+    vkp__sb_printf(sb, "vkp_float_to_half((float)(double)(%s))", src);
+  else if (to->dtype == VKP_DTYPE_BFLOAT16)
+    vkp__sb_printf(sb, "vkp_float_to_bfloat((float)(double)(%s))", src);
+  else if (to->dtype == VKP_DTYPE_BOOL)
+    vkp__sb_printf(sb, "(%s)(%s != 0)", T, src);
+  else if (vkp_dtype_is_float(from->dtype) && !vkp_dtype_is_float(to->dtype))
+    vkp__sb_printf(sb, "(%s)(uint64_t)vkp_f2i64((double)%s)", T, src);
+  else
+    vkp__sb_printf(sb, "(%s)%s", T, src);
 }
 
 // Emits `const T t_<node> = <expr>;` for every member, in order, at

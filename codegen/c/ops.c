@@ -62,7 +62,8 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_ERF] = {F32, "erff(%0)", NULL},
     [VKP_OP_GELU] = {F32, "vkp_gelu_%s{approximate}(%0)", NULL},
     [VKP_OP_HARD_SWISH] = {F32, "vkp_hard_swishf(%0)", NULL},
-    [VKP_OP_CAST] = {C_ARITH, NULL, NULL},  // emit.c: depends on both dtypes
+    // emit.c: depends on both dtypes (float16/bfloat16 converted as bits).
+    [VKP_OP_CAST] = {ANY, NULL, NULL},
     [VKP_OP_LOG] = {F32, "logf(%0)", NULL},
     [VKP_OP_FLOOR] = {F32, "floorf(%0)", NULL},
     [VKP_OP_CEIL] = {F32, "ceilf(%0)", NULL},
