@@ -137,6 +137,10 @@ vkp__spv_check_fn vkp__spv_checker(vkp_op_t op);
 // input 1): the one place a Vulkan kernel takes a value that is not
 // float32. Such a binding is declared uint[] (an int64 as two words).
 bool vkp__spv_is_index_input(vkp_op_t op, int32_t i);
+// True when `op` may read and write bool values (comparisons, logic,
+// where): bytes in buffers (uint8_t bindings, storage_8bit devices only),
+// 0.0 or 1.0 inside a kernel.
+bool vkp__spv_takes_bool(vkp_op_t op);
 
 // ---------------------------------------------------------------------------
 // Emitters, by family (codegen/spirv/kernels_<family>.c)

@@ -587,6 +587,35 @@ const char *x = IN(b, 1, S(4194307));
 const char *y = NODE(b, VKP_OP_NEG, 1, L(x), 0, NULL);
 END(y)
 
+// --- comparisons, logic, where ---------------------------------------------------
+
+// Every comparison and logic op feeding where, fused into one dispatch (the
+// bool values stay 0.0/1.0 inside the kernel); equal on bool operands.
+BEGIN(logic_where_fused)
+const char *x = IN(b, 2, S(3, 5)), *y = IN(b, 2, S(3, 5)), *z = IN(b, 1, S(5));
+const char *lt = NODE(b, VKP_OP_LESS, 2, L(x, y), 0, NULL);
+const char *gt = NODE(b, VKP_OP_GREATER, 2, L(x, z), 0, NULL);
+const char *ng = NODE(b, VKP_OP_NOT, 1, L(gt), 0, NULL);
+const char *a = NODE(b, VKP_OP_AND, 2, L(lt, ng), 0, NULL);
+const char *le = NODE(b, VKP_OP_LESS_OR_EQUAL, 2, L(y, z), 0, NULL);
+const char *xo = NODE(b, VKP_OP_XOR, 2, L(a, le), 0, NULL);
+const char *ge = NODE(b, VKP_OP_GREATER_OR_EQUAL, 2, L(z, x), 0, NULL);
+const char *o = NODE(b, VKP_OP_OR, 2, L(xo, ge), 0, NULL);
+const char *l2 = NODE(b, VKP_OP_LESS, 2, L(y, x), 0, NULL);
+const char *eq = NODE(b, VKP_OP_EQUAL, 2, L(o, l2), 0, NULL);
+const char *w = NODE(b, VKP_OP_WHERE, 3, L(eq, x, y), 0, NULL);
+END(w)
+
+// A bool value read by two nodes is materialised as bytes and read back
+// (three dispatches).
+BEGIN(logic_bool_buffer)
+const char *x = IN(b, 2, S(7, 3)), *y = IN(b, 2, S(1, 3));
+const char *c = NODE(b, VKP_OP_LESS, 2, L(x, y), 0, NULL);
+const char *p = NODE(b, VKP_OP_WHERE, 3, L(c, x, y), 0, NULL);
+const char *nc = NODE(b, VKP_OP_NOT, 1, L(c), 0, NULL);
+const char *q = NODE(b, VKP_OP_WHERE, 3, L(nc, y, x), 0, NULL);
+END(p, q)
+
 // --- indexing ------------------------------------------------------------------
 
 // Token embeddings by int64 ids plus position embeddings: the add fuses
@@ -735,6 +764,8 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(slice_steps, -1.0f, 1.0f, 1),
     CASE(slice_axis, -1.0f, 1.0f, 1),
     CASE(reshape_io, -1.0f, 1.0f, 1),
+    CASE(logic_where_fused, -1.0f, 1.0f, 1),
+    CASE(logic_bool_buffer, -1.0f, 1.0f, 3),
     CASE(gather_embedding_add_pos, -1.0f, 1.0f, 1),
     CASE(gather_axis1_int32, -1.0f, 1.0f, 1),
     CASE(flatten_io, -1.0f, 1.0f, 1),
