@@ -9,7 +9,8 @@
 //   onnx_fold.c    import-time constant folding (shape computations)
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
 //                  Dropout; onnx_norm.c: reductions, softmax family,
-//                  normalisations; onnx_index.c: OneHot, Compress)
+//                  normalisations; onnx_select.c: TopK, CumSum, NonZero,
+//                  Unique; onnx_index.c: OneHot, Compress)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,
@@ -164,6 +165,8 @@ typedef enum vkp__onnx_fusion_kind_t {
   VKP__FUSE_GELU,
   VKP__FUSE_ATTENTION,
   VKP__FUSE_GROUP_NORM,
+  VKP__FUSE_RMS_NORM,
+  VKP__FUSE_GELU_TANH,
 } vkp__onnx_fusion_kind_t;
 
 // Attention's operands (x is Q): scalar factors as Mul (divide false) or
@@ -187,11 +190,19 @@ typedef struct vkp__onnx_fusion_t {
   int32_t *nodes;
   const char *x;        // the input
   const char *axes_of;  // LayerNorm: the first ReduceMean (axes, keepdims)
-  const char *eps;      // LayerNorm: epsilon; GELU: the divisor (sqrt 2)
-  const char *two;      // LayerNorm: the exponent; GELU: the 1 added
-  const char *scale;    // LayerNorm, GroupNorm: gamma (NULL: none); GELU: the 0.5
+  const char *eps;      // LayerNorm, RMSNorm: epsilon; GELU: the divisor
+                        // (sqrt 2); tanh GELU: sqrt(2 / pi)
+  const char *two;      // LayerNorm, RMSNorm: the exponent (RMSNorm: NULL for
+                        // x * x); GELU: the 1 added; tanh GELU: 0.044715
+  const char *one;      // RMSNorm: the 1 of Div(1, rms) (NULL: other forms);
+                        // tanh GELU: the 1 added
+  const char *scale;    // LayerNorm, GroupNorm, RMSNorm: gamma (NULL: none);
+                        // GELU, tanh GELU: the 0.5 (NULL: tanh GELU's
+                        // x * 0.5 folded as Div(x, 2): see half_div)
   const char *bias;     // LayerNorm, GroupNorm: beta (NULL: none)
-  int32_t mean_node;    // LayerNorm: the first ReduceMean's index;
+  const char *cube;     // tanh GELU: Pow's exponent (3), or NULL for x*x*x
+  int32_t mean_node;    // LayerNorm: the first ReduceMean's index; RMSNorm: its
+                        // ReduceMean's;
                         // GroupNorm: the InstanceNormalization's
   vkp__onnx_attention_t att;  // Attention
 } vkp__onnx_fusion_t;
@@ -302,6 +313,10 @@ vkp_status_t vkp__onnx_fold_range(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_constant_of_shape(vkp__onnx_ctx_t *ctx)
     VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_expand(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+// NonZero and Unique: their output shapes depend on the data, so they fold
+// or are refused (onnx_select.c).
+vkp_status_t vkp__onnx_fold_non_zero(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_unique(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 
 // Shared with the folder: the new shape of Reshape/Squeeze/Unsqueeze/Flatten
 // for an input of `rank`/`shape` under the current node's semantics.
@@ -346,6 +361,8 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Acosh", simple, NULL, ACOSH, "") \
   X("Add", simple, NULL, ADD, "") \
   X("And", simple, NULL, AND, "") \
+  X("ArgMax", simple, NULL, ARG_MAX, "axis,keepdims,select_last_index") \
+  X("ArgMin", simple, NULL, ARG_MIN, "axis,keepdims,select_last_index") \
   X("Asin", simple, NULL, ASIN, "") \
   X("Asinh", simple, NULL, ASINH, "") \
   X("Atan", simple, NULL, ATAN, "") \
@@ -370,6 +387,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("ConvInteger", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("Cos", simple, NULL, COS, "") \
   X("Cosh", simple, NULL, COSH, "") \
+  X("CumSum", cum_sum, NULL, NONE, "exclusive,reverse") \
   X("DequantizeLinear", quantize, NULL, NONE, "axis,block_size") \
   X("Div", simple, NULL, DIV, "") \
   X("Dropout", dropout, NULL, NONE, "ratio,seed") \
@@ -418,6 +436,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Mod", simple, NULL, MOD, "fmod") \
   X("Mul", simple, NULL, MUL, "") \
   X("Neg", simple, NULL, NEG, "") \
+  X("NonZero", data_dependent, non_zero, NONE, "") \
   X("NegativeLogLikelihoodLoss", loss, NULL, NONE, "ignore_index,reduction") \
   X("Not", simple, NULL, NOT, "") \
   X("OneHot", one_hot, NULL, NONE, "axis") \
@@ -467,7 +486,9 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Tan", simple, NULL, TAN, "") \
   X("Tanh", simple, NULL, TANH, "") \
   X("ThresholdedRelu", simple, NULL, THRESHOLDED_RELU, "alpha") \
+  X("TopK", top_k, NULL, NONE, "axis,k,largest,sorted") \
   X("Transpose", transpose, NULL, NONE, "perm") \
+  X("Unique", data_dependent, unique, NONE, "axis,sorted") \
   X("Unsqueeze", reshape_like, NULL, NONE, "axes") \
   X("Where", simple, NULL, WHERE, "") \
   X("Xor", simple, NULL, XOR, "")

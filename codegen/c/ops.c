@@ -170,6 +170,11 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_QLINEAR_MATMUL] = {INT8, NULL, NULL, vkp__c_emit_qlinear_matmul},
     [VKP_OP_CONV_INTEGER] = {INT8, NULL, NULL, vkp__c_emit_conv_integer},
     [VKP_OP_QLINEAR_CONV] = {INT8, NULL, NULL, vkp__c_emit_qlinear_conv},
+    // Selection (emit_select.c): every dtype C computes with but bool.
+    [VKP_OP_ARG_MAX] = {C_NUMERIC, NULL, NULL, vkp__c_emit_arg},
+    [VKP_OP_ARG_MIN] = {C_NUMERIC, NULL, NULL, vkp__c_emit_arg},
+    [VKP_OP_TOP_K] = {C_NUMERIC, NULL, NULL, vkp__c_emit_top_k},
+    [VKP_OP_CUM_SUM] = {C_NUMERIC, NULL, NULL, vkp__c_emit_cum_sum},
 };
 
 vkp__c_emit_fn vkp__c_emitter(vkp_op_t op) {

@@ -161,6 +161,9 @@ vkp_status_t vkp__spv_emit_lp_norm(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_mean_variance_norm(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_lrn(vkp__emit_t *e, const vkp_node_t *n);
 
+// Selection: cum_sum (kernels_select.c).
+vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n);
+
 // ---------------------------------------------------------------------------
 
 // The GLSL expression template (codegen/expr.h) of elementwise `op`, or

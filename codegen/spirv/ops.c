@@ -109,6 +109,7 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_REDUCE_SUM_SQUARE] = {true, NULL, vkp__spv_emit_reduce},
     [VKP_OP_LOG_SOFTMAX] = {true, NULL, vkp__spv_emit_softmax_family},
     [VKP_OP_HARDMAX] = {true, NULL, vkp__spv_emit_softmax_family},
+    [VKP_OP_CUM_SUM] = {true, NULL, vkp__spv_emit_cum_sum},
     [VKP_OP_INSTANCE_NORM] = {true, NULL, vkp__spv_emit_group_norm},
     [VKP_OP_GROUP_NORM] = {true, NULL, vkp__spv_emit_group_norm},
     [VKP_OP_LP_NORM] = {true, NULL, vkp__spv_emit_lp_norm},

@@ -48,7 +48,8 @@ extern "C" {
   VKP_OP_LIST_LOSS(X) \
   VKP_OP_LIST_QUANT(X) \
   VKP_OP_LIST_ATTENTION(X) \
-  VKP_OP_LIST_NORM(X)
+  VKP_OP_LIST_NORM(X) \
+  VKP_OP_LIST_SELECT(X)
 
 // elementwise arithmetic (NumPy broadcasting), functions, activations, cast: graph/op_elementwise.c
 #define VKP_OP_LIST_ELEMENTWISE(X) \
@@ -163,6 +164,13 @@ extern "C" {
   X(LP_NORM, "lp_norm", 1, 1, 1, 1, lp_norm, lp_norm, lp_norm, OPAQUE, FLOAT, 0, NORM, 4) \
   X(MEAN_VARIANCE_NORM, "mean_variance_norm", 1, 1, 1, 1, mean_variance_norm, mean_variance_norm, mean_variance_norm, OPAQUE, FLOAT, 0, NORM, 8) \
   X(LRN, "lrn", 1, 1, 1, 1, lrn, lrn, lrn, OPAQUE, FLOAT, 0, ELEMWISE, 16)
+
+// selection along one axis (indices are int64): graph/op_select.c
+#define VKP_OP_LIST_SELECT(X) \
+  X(ARG_MAX, "arg_max", 1, 1, 1, 1, arg, arg, arg, REDUCTION, NUMERIC, 0, REDUCE, 1) \
+  X(ARG_MIN, "arg_min", 1, 1, 1, 1, arg, arg, arg, REDUCTION, NUMERIC, 0, REDUCE, 1) \
+  X(TOP_K, "top_k", 1, 1, 2, 2, top_k, top_k, top_k, OPAQUE, NUMERIC, 0, REDUCE, 4) \
+  X(CUM_SUM, "cum_sum", 1, 1, 1, 1, cum_sum, cum_sum, cum_sum, OPAQUE, NUMERIC, 0, REDUCE, 1)
 
 // data movement: graph/op_shape.c
 #define VKP_OP_LIST_SHAPE(X) \

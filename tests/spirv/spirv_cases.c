@@ -372,6 +372,21 @@ const char *y = NODE(b, VKP_OP_LAYER_NORM, 2, L(x, sc), 2,
                      A(AI("axis", 1), AF("epsilon", 1e-3)));
 END(y)
 
+// RMSNorm (rms = 1): both the per-invocation and the workgroup kernel.
+BEGIN(rms_norm_last)
+const char *x = IN(b, 2, S(5, 33));
+const char *sc = CST(b, 1, S(33));
+const char *y = NODE(b, VKP_OP_LAYER_NORM, 2, L(x, sc), 2,
+                     A(AI("axis", -1), AI("rms", 1)));
+END(y)
+
+BEGIN(rms_norm_long_row)
+const char *x = IN(b, 3, S(2, 1, 257));
+const char *sc = CST(b, 1, S(257)), *bi = CST(b, 1, S(1));
+const char *y = NODE(b, VKP_OP_LAYER_NORM, 3, L(x, sc, bi), 2,
+                     A(AI("axis", 1), AI("rms", 1)));
+END(y)
+
 // Attention: heads sharing K and V, an additive mask over the keys and a
 // relu epilogue fused after it.
 BEGIN(attention_mask_relu)
@@ -442,6 +457,14 @@ AXIS_CASE(mvn_axis1_long, VKP_OP_MEAN_VARIANCE_NORM, 3, S(2, 100, 3), 1, A(AIS("
 AXIS_CASE(lrn_size3, VKP_OP_LRN, 4, S(2, 5, 3, 3), 1, A(AI("size", 3)))
 AXIS_CASE(lrn_even_size, VKP_OP_LRN, 3, S(1, 4, 7), 4,
           A(AI("size", 2), AF("alpha", 0.1), AF("beta", 0.9), AF("bias", 1.5)))
+
+// --- selection (graph/op_select.c) --------------------------------------------
+
+AXIS_CASE(cum_sum_mid, VKP_OP_CUM_SUM, 3, S(2, 5, 3), 1, A(AI("axis", 1)))
+AXIS_CASE(cum_sum_exclusive_reverse_first, VKP_OP_CUM_SUM, 2, S(6, 4), 3,
+          A(AI("axis", 0), AI("exclusive", 1), AI("reverse", 1)))
+AXIS_CASE(cum_sum_long_row, VKP_OP_CUM_SUM, 2, S(3, 300), 2,
+          A(AI("axis", 1), AI("reverse", 1)))
 
 BEGIN(instance_norm_2x3x5x7)
 const char *x = IN(b, 4, S(2, 3, 5, 7));
@@ -725,6 +748,8 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(layer_norm_long_row, -1.0f, 1.0f, 1),
     CASE(layer_norm_last, -1.0f, 1.0f, 1),
     CASE(layer_norm_axis1_bcast_scale, -1.0f, 1.0f, 1),
+    CASE(rms_norm_last, -1.0f, 1.0f, 1),
+    CASE(rms_norm_long_row, -1.0f, 1.0f, 1),
     CASE(attention_mask_relu, -1.0f, 1.0f, 1),
     CASE(attention_cond_long, -1.0f, 1.0f, 2),
     CASE(reduce_mean_axis1, -1.0f, 1.0f, 1),
@@ -756,6 +781,9 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(mvn_axis1_long, -1.0f, 1.0f, 1),
     CASE(lrn_size3, -1.0f, 1.0f, 1),
     CASE(lrn_even_size, -1.0f, 1.0f, 1),
+    CASE(cum_sum_mid, -1.0f, 1.0f, 1),
+    CASE(cum_sum_exclusive_reverse_first, -1.0f, 1.0f, 1),
+    CASE(cum_sum_long_row, -1.0f, 1.0f, 1),
     CASE(instance_norm_2x3x5x7, -1.0f, 1.0f, 1),
     CASE(group_norm_g2, -1.0f, 1.0f, 1),
     CASE(group_norm_long_row, -1.0f, 1.0f, 1),
