@@ -183,54 +183,7 @@ vkp_status_t vkp__onnx_fold_expand(vkp__onnx_ctx_t *ctx) {
 }
 
 // ---------------------------------------------------------------------------
-// Data movement
-
-vkp_status_t vkp__onnx_fold_gather(vkp__onnx_ctx_t *ctx) {
-  const vkp__onnx_tensor_t *x = vkp__in(ctx, 0), *idx = vkp__in(ctx, 1);
-  if (!x || !idx) return VKP__ONNX_INVALID("takes two inputs");
-  if (idx->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 &&
-      idx->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT32)
-    return VKP__ONNX_INVALID("indices must be int32 or int64");
-  int64_t axis;
-  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
-  if (axis < -(int64_t)x->rank || axis >= x->rank)
-    return VKP__ONNX_INVALID("axis %lld out of range for rank %d",
-                             (long long)axis, (int)x->rank);
-  if (axis < 0) axis += x->rank;
-  int32_t rank = x->rank - 1 + idx->rank;
-  if (rank > VKP_MAX_RANK)
-    return VKP__ONNX_UNSUPPORTED("result rank %d exceeds %d", (int)rank,
-                                 VKP_MAX_RANK);
-  int64_t shape[VKP_MAX_RANK];
-  int32_t r = 0;
-  for (int32_t d = 0; d < axis; ++d) shape[r++] = x->shape[d];
-  for (int32_t d = 0; d < idx->rank; ++d) shape[r++] = idx->shape[d];
-  for (int32_t d = (int32_t)axis + 1; d < x->rank; ++d) shape[r++] = x->shape[d];
-  vkp__onnx_tensor_t out;
-  VKP_RETURN_IF_ERROR(vkp__alloc_out(&out, x->type, rank, shape));
-  size_t esize = vkp__onnx_type_size(x->type);
-  size_t outer = 1, inner = 1, dim = (size_t)x->shape[axis];
-  for (int32_t d = 0; d < axis; ++d) outer *= (size_t)x->shape[d];
-  for (int32_t d = (int32_t)axis + 1; d < x->rank; ++d) inner *= (size_t)x->shape[d];
-  size_t n_idx = vkp__onnx_tensor_numel(idx);
-  for (size_t j = 0; j < n_idx; ++j) {
-    int64_t k = vkp__onnx_tensor_get_i(idx, j);
-    if (k < -(int64_t)dim || k >= (int64_t)dim) {
-      vkp__onnx_tensor_deinit(&out);
-      return VKP__ONNX_INVALID("index %lld out of range for %zu",
-                               (long long)k, dim);
-    }
-  }
-  for (size_t o = 0; o < outer; ++o)
-    for (size_t j = 0; j < n_idx; ++j) {
-      int64_t k = vkp__onnx_tensor_get_i(idx, j);
-      if (k < 0) k += (int64_t)dim;
-      memcpy((char *)out.data + ((o * n_idx + j) * inner) * esize,
-             (const char *)x->data + ((o * dim + (size_t)k) * inner) * esize,
-             inner * esize);
-    }
-  return vkp__bind_out(ctx, &out);
-}
+// Sequences and fills
 
 vkp_status_t vkp__onnx_fold_range(vkp__onnx_ctx_t *ctx) {
   const vkp__onnx_tensor_t *s = vkp__in(ctx, 0), *l = vkp__in(ctx, 1),

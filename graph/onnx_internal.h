@@ -10,7 +10,7 @@
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
 //                  Dropout; onnx_norm.c: reductions, softmax family,
 //                  normalisations; onnx_select.c: TopK, CumSum, NonZero,
-//                  Unique)
+//                  Unique; onnx_index.c: OneHot, Compress)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,
@@ -309,7 +309,6 @@ vkp_status_t vkp__onnx_fold_ir_node(vkp__onnx_ctx_t *ctx, int32_t index,
                                     bool *out_folded) VKP_MUST_USE;
 
 // Folding entry points used by the op table.
-vkp_status_t vkp__onnx_fold_gather(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_range(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_constant_of_shape(vkp__onnx_ctx_t *ctx)
     VKP_MUST_USE;
@@ -382,6 +381,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Concat", concat, NULL, NONE, "axis") \
   X("Constant", constant, NULL, NONE, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
   X("ConstantOfShape", fold_only, constant_of_shape, NONE, "value") \
+  X("Compress", compress, NULL, NONE, "axis") \
   X("Conv", conv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("ConvTranspose", conv_transpose, NULL, NONE, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides") \
   X("Ceil", simple, NULL, CEIL, "") \
@@ -402,7 +402,9 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Flatten", reshape_like, NULL, NONE, "axis") \
   X("Floor", simple, NULL, FLOOR, "") \
   X("GRU", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,layout,linear_before_reset") \
-  X("Gather", gather, gather, NONE, "axis") \
+  X("Gather", simple, NULL, GATHER, "axis") \
+  X("GatherElements", simple, NULL, GATHER_ELEMENTS, "axis") \
+  X("GatherND", simple, NULL, GATHER_ND, "batch_dims") \
   X("Gemm", gemm, NULL, NONE, "alpha,beta,transA,transB") \
   X("GlobalAveragePool", simple, NULL, GLOBAL_AVG_POOL, "") \
   X("GlobalLpPool", pool, NULL, NONE, "p") \
@@ -441,6 +443,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("NonZero", data_dependent, non_zero, NONE, "") \
   X("NegativeLogLikelihoodLoss", loss, NULL, NONE, "ignore_index,reduction") \
   X("Not", simple, NULL, NOT, "") \
+  X("OneHot", one_hot, NULL, NONE, "axis") \
   X("Or", simple, NULL, OR, "") \
   X("PRelu", simple, NULL, PRELU, "") \
   X("Pow", simple, NULL, POW, "") \
@@ -463,6 +466,9 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Relu", simple, NULL, RELU, "") \
   X("Reshape", reshape_like, NULL, NONE, "allowzero") \
   X("Round", simple, NULL, ROUND, "") \
+  X("Scatter", simple, NULL, SCATTER_ELEMENTS, "axis") \
+  X("ScatterElements", simple, NULL, SCATTER_ELEMENTS, "axis,reduction") \
+  X("ScatterND", simple, NULL, SCATTER_ND, "reduction") \
   X("Selu", simple, NULL, SELU, "alpha,gamma") \
   X("Shape", shape, NULL, NONE, "start,end") \
   X("Shrink", simple, NULL, SHRINK, "bias,lambd") \

@@ -1176,66 +1176,6 @@ vkp_status_t vkp__map_constant(vkp__onnx_ctx_t *ctx) {
   return vkp__onnx_bind_const(ctx, vkp__onnx_output(ctx, 0), &t);
 }
 
-// Gather on a runtime tensor with constant indices: one IR slice per index
-// (what exporters emit for x[:, i] is a single scalar index), concatenated
-// along the axis and reshaped to data.shape[:axis] + indices.shape +
-// data.shape[axis+1:].
-vkp_status_t vkp__map_gather(vkp__onnx_ctx_t *ctx) {
-  const vkp__onnx_tensor_t *idx;
-  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "indices", &idx));
-  if (!idx) return VKP__ONNX_INVALID("input 1 (indices) is required");
-  if (idx->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 &&
-      idx->type != ONNX__TENSOR_PROTO__DATA_TYPE__INT32)
-    return VKP__ONNX_INVALID("indices must be int32 or int64");
-  size_t n = vkp__onnx_tensor_numel(idx);
-  if (n < 1 || n > 64)
-    return VKP__ONNX_UNSUPPORTED("Gather on a runtime tensor with %zu indices "
-                                 "(1 to 64 supported)",
-                                 n);
-  int32_t x;
-  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
-  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
-  int32_t xrank = xv->rank;
-  int64_t xshape[VKP_MAX_RANK];
-  for (int32_t d = 0; d < xrank; ++d) xshape[d] = xv->shape[d];
-  int64_t axis;
-  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
-  if (axis < -(int64_t)xrank || axis >= xrank)
-    return VKP__ONNX_INVALID("axis %lld out of range", (long long)axis);
-  if (axis < 0) axis += xrank;
-  int32_t rank = xrank - 1 + idx->rank;
-  if (rank > VKP_MAX_RANK)
-    return VKP__ONNX_UNSUPPORTED("result rank %d exceeds %d", (int)rank,
-                                 VKP_MAX_RANK);
-  int64_t dim = xshape[axis];
-  int32_t parts[64];
-  for (size_t j = 0; j < n; ++j) {
-    int64_t i = vkp__onnx_tensor_get_i(idx, j);
-    if (i < -dim || i >= dim)
-      return VKP__ONNX_INVALID("index %lld out of range for %lld", (long long)i,
-                               (long long)dim);
-    if (i < 0) i += dim;
-    int64_t s = i, e = i + 1, st = 1;
-    vkp_attr_t a[4] = {vkp__onnx_a_ints("starts", &s, 1), vkp__onnx_a_ints("ends", &e, 1),
-                       vkp__onnx_a_ints("axes", &axis, 1), vkp__onnx_a_ints("steps", &st, 1)};
-    VKP_RETURN_IF_ERROR(
-        vkp__onnx_emit(ctx, VKP_OP_SLICE, 1, &x, 4, a, NULL, &parts[j]));
-  }
-  int32_t joined = parts[0];
-  if (n > 1) {
-    vkp_attr_t a = vkp__onnx_a_int("axis", axis);
-    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CONCAT, (int32_t)n, parts, 1,
-                                       &a, NULL, &joined));
-  }
-  int64_t shape[VKP_MAX_RANK];
-  int32_t r = 0;
-  for (int32_t d = 0; d < axis; ++d) shape[r++] = xshape[d];
-  for (int32_t d = 0; d < idx->rank; ++d) shape[r++] = idx->shape[d];
-  for (int32_t d = (int32_t)axis + 1; d < xrank; ++d) shape[r++] = xshape[d];
-  vkp_attr_t a = vkp__onnx_a_ints("shape", shape, rank);
-  return vkp__onnx_emit_out(ctx, VKP_OP_RESHAPE, 1, &joined, 1, &a);
-}
-
 // Cast to the ONNX type `to`; CastLike to the type of input 1.
 vkp_status_t vkp__map_cast(vkp__onnx_ctx_t *ctx) {
   int64_t to = 0;

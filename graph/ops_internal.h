@@ -12,6 +12,8 @@
 //   op_norm.c         log_softmax, hardmax, instance/group/lp/mean-variance
 //                     normalisation, lrn
 //   op_shape.c        reshape family, transpose, concat, slice
+//   op_index.c        gather, gather_elements, gather_nd, scatter_elements,
+//                     scatter_nd, one_hot (indices known at run time)
 //   op_rnn.c          lstm, gru, rnn
 //   op_loss.c         softmax cross entropy, negative log likelihood
 //   op_quant.c        linear (de)quantization, integer matmul and conv

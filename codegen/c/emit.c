@@ -59,6 +59,8 @@ typedef struct vkp__cg_t {
   int32_t n_constants;
   int32_t *constants;
   int32_t n_kernels;
+  vkp__sb_t errors;            // cases of vkp_stage_error (see emit_group)
+  int32_t n_errors;            // run-time error codes handed out
 } vkp__cg_t;
 
 // The op table decides what fuses into a loop over the output (elementwise
@@ -536,12 +538,25 @@ static void vkp__operand(vkp__cg_t *cg, const vkp__group_t *gr,
 static void vkp__cast_expr(const vkp_value_t *from, const vkp_value_t *to,
                            const char *x, vkp__sb_t *sb) {
   const char *T = vkp__c_type(to->dtype);
-  if (to->dtype == VKP_DTYPE_BOOL)
-    vkp__sb_printf(sb, "(%s)(%s != 0)", T, x);
-  else if (vkp_dtype_is_float(from->dtype) && !vkp_dtype_is_float(to->dtype))
-    vkp__sb_printf(sb, "(%s)(uint64_t)vkp_f2i64((double)%s)", T, x);
+  // float16 / bfloat16 are bits: read through a float, write from one
+  // (via double, the reference's path).
+  char src[1024];
+  if (from->dtype == VKP_DTYPE_FLOAT16)
+    snprintf(src, sizeof src, "vkp_half_to_float(%s)", x);
+  else if (from->dtype == VKP_DTYPE_BFLOAT16)
+    snprintf(src, sizeof src, "vkp_bfloat_to_float(%s)", x);
   else
-    vkp__sb_printf(sb, "(%s)%s", T, x);
+    snprintf(src, sizeof src, "%s", x);
+  if (to->dtype == VKP_DTYPE_FLOAT16)
+    vkp__sb_printf(sb, "vkp_float_to_half((float)(double)(%s))", src);
+  else if (to->dtype == VKP_DTYPE_BFLOAT16)
+    vkp__sb_printf(sb, "vkp_float_to_bfloat((float)(double)(%s))", src);
+  else if (to->dtype == VKP_DTYPE_BOOL)
+    vkp__sb_printf(sb, "(%s)(%s != 0)", T, src);
+  else if (vkp_dtype_is_float(from->dtype) && !vkp_dtype_is_float(to->dtype))
+    vkp__sb_printf(sb, "(%s)(uint64_t)vkp_f2i64((double)%s)", T, src);
+  else
+    vkp__sb_printf(sb, "(%s)%s", T, src);
 }
 
 // Emits `const T t_<node> = <expr>;` for every member, in order, at
@@ -1270,6 +1285,17 @@ static void vkp__emit_node_comment(vkp__cg_t *cg, const vkp_node_t *n,
   vkp__sb_printf(sb, "%s\n", role);
 }
 
+// Appends `text` to the body of a C string literal: quotes, backslashes and
+// anything outside printable ASCII escaped as octal.
+static void vkp__c_string_body(vkp__sb_t *sb, const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p; ++p) {
+    if (*p == '"' || *p == '\\' || *p < 0x20 || *p > 0x7e || *p == '?')
+      vkp__sb_printf(sb, "\\%03o", (unsigned)*p);
+    else
+      vkp__sb_appendn(sb, (const char *)p, 1);
+  }
+}
+
 // Emits the function of the group rooted at `root` into cg->out and its call
 // into `calls`; marks the values it touches in `needed`.
 static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *calls,
@@ -1328,7 +1354,8 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   // function (`pre`); its body is written first too.
   vkp__sb_t family_body = {0}, pre = {0}, body = {0};
   size_t family_scratch = 0;
-  bool after_gemm = false;
+  bool after_gemm = false, can_fail = false;
+  char fail_message[sizeof ((vkp__c_kernel_t *)0)->fail_message] = "";
   if (family) {
     vkp__c_kernel_t k = {.graph = g, .node = rn, .out = cg->vname[out_v],
                          .threads = cg->threads, .body = &family_body, .pre = &pre,
@@ -1340,6 +1367,8 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     st = family(&k);
     family_scratch = k.scratch_floats;
     after_gemm = k.after_gemm_scratch;
+    can_fail = k.can_fail;
+    memcpy(fail_message, k.fail_message, sizeof fail_message);
     if (!st) st = vkp__sb_status(&family_body, "generated C source");
     if (!st) st = vkp__sb_status(&pre, "generated C source");
     if (st) {
@@ -1362,6 +1391,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   } else if (family) {
     vkp__sb_cat(&body, &family_body);
     vkp__sb_deinit(&family_body);
+    if (can_fail) vkp__sb_append(&body, "  return 0;\n");
   } else {
     st = vkp__emit_single(cg, gr, rn, &pre, &body);
   }
@@ -1369,7 +1399,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   vkp__sb_deinit(&pre);
   // Function header.
   const char *name = vkp__gname(cg, gr);
-  vkp__sb_printf(&cg->out, "static void node_%s(", name);
+  vkp__sb_printf(&cg->out, "static %s node_%s(", can_fail ? "int" : "void", name);
   for (int32_t i = 0; i < gr->n_params; ++i) {
     const vkp_value_t *v = &g->values[gr->params[i]];
     vkp__sb_printf(&cg->out, "const %s *%s, ", vkp__c_type(v->dtype),
@@ -1389,8 +1419,20 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   if (body.failed) cg->out.failed = true;
   vkp__sb_deinit(&body);
   vkp__sb_append(&cg->out, "}\n\n");
-  // The call.
-  vkp__sb_printf(calls, "  node_%s(", name);
+  // The call; a kernel that can fail returns nonzero, and the stage then
+  // returns the code vkp_stage_error explains.
+  if (can_fail) {
+    int32_t code = ++cg->n_errors;
+    vkp__sb_printf(&cg->errors, "    case %d: return \"", (int)code);
+    vkp__c_string_body(&cg->errors, "node '");
+    vkp__c_string_body(&cg->errors, rn->name);
+    vkp__c_string_body(&cg->errors, "' (");
+    vkp__c_string_body(&cg->errors, vkp_op_name(rn->op));
+    vkp__c_string_body(&cg->errors, "): ");
+    vkp__c_string_body(&cg->errors, fail_message);
+    vkp__sb_append(&cg->errors, "\";\n");
+  }
+  vkp__sb_printf(calls, can_fail ? "  if (node_%s(" : "  node_%s(", name);
   for (int32_t i = 0; i < gr->n_params; ++i) {
     vkp__sb_printf(calls, "%s, ", cg->vname[gr->params[i]]);
     needed[gr->params[i]] = true;
@@ -1399,7 +1441,11 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     vkp__sb_printf(calls, "%s%s", j ? ", " : "", cg->vname[rn->outputs[j]]);
     needed[rn->outputs[j]] = true;
   }
-  vkp__sb_printf(calls, "%s);\n", scratch ? ", scratch, packed" : "");
+  if (can_fail)
+    vkp__sb_printf(calls, "%s)) return %d;\n", scratch ? ", scratch, packed" : "",
+                   (int)cg->n_errors);
+  else
+    vkp__sb_printf(calls, "%s);\n", scratch ? ", scratch, packed" : "");
   cg->n_kernels++;
   vkp__free(gr);
   return st;
@@ -1568,7 +1614,14 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
         vkp__emit_decl(cg, v, out);
   vkp__sb_cat(out, &calls);
   vkp__sb_cat(out, &tail);
-  vkp__sb_append(out, "  return 0;\n}\n");
+  vkp__sb_append(out, "  return 0;\n}\n\n");
+  vkp__sb_append(out,
+                 "// What a nonzero result of vkp_stage_run means (NULL: unknown).\n"
+                 "const char *vkp_stage_error(int code);\n"
+                 "const char *vkp_stage_error(int code) {\n"
+                 "  switch (code) {\n");
+  vkp__sb_cat(out, &cg->errors);
+  vkp__sb_append(out, "    default: return NULL;\n  }\n}\n");
   vkp__free(calls.data);
   vkp__free(tail.data);
   vkp__free(needed);
@@ -1667,6 +1720,7 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
   vkp__free(cg.out.data);
   vkp__free(cg.prepack.data);
   vkp__free(cg.scratch_terms.data);
+  vkp__free(cg.errors.data);
   vkp__free(cg.group_of);
   vkp__free(cg.anchor_of);
   vkp__free(cg.uses);

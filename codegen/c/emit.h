@@ -57,6 +57,11 @@ void vkp_codegen_c_literal(double value, char *buf, size_t size);
 #define VKP_CODEGEN_C_ENTRY "vkp_stage_run"
 #define VKP_CODEGEN_C_WORKSPACE "vkp_stage_workspace_size"
 #define VKP_CODEGEN_C_PREPACK "vkp_stage_prepack"
+// const char *vkp_stage_error(int code): what a nonzero result of the
+// entry means ("node 'emb' (gather): an index is outside [-50, 50) (axis
+// 0)"), NULL for a code it does not know. Objects without the symbol
+// predate run-time checks.
+#define VKP_CODEGEN_C_ERROR "vkp_stage_error"
 // int vkp_stage_abi(void): 2 for objects whose workspace starts with a
 // VKP_CODEGEN_C_WS_HEADER-byte header the host fills with its thread pool
 // (runtime/cpu/pool.h, vkp_cpu_pool_ref_t); objects without the symbol

@@ -7,6 +7,8 @@
 //   static void node_<name>(const T0 *in0, const T1 *in1, ..., T *restrict out
 //                           [, float *scratch, const float *packed])
 //
+// (returning int instead when the emitter sets can_fail, below)
+//
 // from a vkp__c_kernel_t. A node with several outputs (an emitter is the only
 // way to run one) has them all as parameters, in order:
 //
@@ -56,6 +58,12 @@ typedef struct vkp__c_kernel_t {
   bool after_gemm_scratch;
   vkp__sb_t *pre;                    // code placed before the node function
   const char *fn;                    // the node function is node_<fn>
+  // Set by an emitter whose kernel checks data at run time (an index out
+  // of range): the node's function then returns int, the body may
+  // `return 1;` on failure, and the stage stops there and reports
+  // "node '<name>' (<op>): <fail_message>" (vkp_stage_error).
+  bool can_fail;
+  char fail_message[160];
 } vkp__c_kernel_t;
 
 typedef vkp_status_t (*vkp__c_emit_fn)(vkp__c_kernel_t *k);
@@ -93,6 +101,14 @@ vkp_status_t vkp__c_emit_rnn(vkp__c_kernel_t *k);
 // Losses: softmax_cross_entropy_loss, negative_log_likelihood_loss
 // (emit_loss.c).
 vkp_status_t vkp__c_emit_loss(vkp__c_kernel_t *k);
+
+// Indexing: gather, gather_elements, gather_nd, scatter_elements,
+// scatter_nd, one_hot (emit_index.c).
+vkp_status_t vkp__c_emit_gather(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_gather_elements(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_gather_nd(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_scatter(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_one_hot(vkp__c_kernel_t *k);
 
 // Quantization (emit_quant.c).
 vkp_status_t vkp__c_emit_quantize_linear(vkp__c_kernel_t *k);

@@ -62,7 +62,8 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_ERF] = {F32, "erff(%0)", NULL},
     [VKP_OP_GELU] = {F32, "vkp_gelu_%s{approximate}(%0)", NULL},
     [VKP_OP_HARD_SWISH] = {F32, "vkp_hard_swishf(%0)", NULL},
-    [VKP_OP_CAST] = {C_ARITH, NULL, NULL},  // emit.c: depends on both dtypes
+    // emit.c: depends on both dtypes (float16/bfloat16 converted as bits).
+    [VKP_OP_CAST] = {ANY, NULL, NULL},
     [VKP_OP_LOG] = {F32, "logf(%0)", NULL},
     [VKP_OP_FLOOR] = {F32, "floorf(%0)", NULL},
     [VKP_OP_CEIL] = {F32, "ceilf(%0)", NULL},
@@ -151,6 +152,14 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_SQUEEZE] = {ANY, NULL, NULL},
     [VKP_OP_UNSQUEEZE] = {ANY, NULL, NULL},
     [VKP_OP_IDENTITY] = {ANY, NULL, NULL},
+    // Indexing: any dtype's bytes move; scatter reductions compute in the
+    // C type (not float16/bfloat16 bits).
+    [VKP_OP_GATHER] = {ANY, NULL, NULL, vkp__c_emit_gather},
+    [VKP_OP_GATHER_ELEMENTS] = {ANY, NULL, NULL, vkp__c_emit_gather_elements},
+    [VKP_OP_GATHER_ND] = {ANY, NULL, NULL, vkp__c_emit_gather_nd},
+    [VKP_OP_SCATTER_ELEMENTS] = {C_ARITH, NULL, NULL, vkp__c_emit_scatter},
+    [VKP_OP_SCATTER_ND] = {C_ARITH, NULL, NULL, vkp__c_emit_scatter},
+    [VKP_OP_ONE_HOT] = {C_NUMERIC, NULL, NULL, vkp__c_emit_one_hot},
     [VKP_OP_ATTENTION] = {F32, NULL, NULL, vkp__c_emit_attention, false, true},
     [VKP_OP_LSTM] = {F32, NULL, NULL, vkp__c_emit_rnn},
     [VKP_OP_GRU] = {F32, NULL, NULL, vkp__c_emit_rnn},

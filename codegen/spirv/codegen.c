@@ -61,7 +61,10 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
                                    : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
     const vkp_value_t *value = &graph->values[v];
-    if (value->dtype != VKP_DTYPE_FLOAT32)
+    bool index = i < node->n_inputs && vkp__spv_is_index_input(node->op, i) &&
+                 (value->dtype == VKP_DTYPE_INT32 || value->dtype == VKP_DTYPE_INT64);
+    bool boolean = value->dtype == VKP_DTYPE_BOOL && vkp__spv_takes_bool(node->op);
+    if (value->dtype != VKP_DTYPE_FLOAT32 && !index && !boolean)
       return vkp__fail(reason, reason_size,
                        "value '%s' is %s; the Vulkan kernels handle float32 only",
                        value->name, vkp_dtype_name(value->dtype));
@@ -99,6 +102,11 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
     int32_t v = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
     const vkp_value_t *val = &graph->values[v];
+    if (val->dtype == VKP_DTYPE_BOOL && !device->storage_8bit)
+      return vkp__fail(reason, reason_size,
+                       "value '%s' is bool; this device lacks "
+                       "storageBuffer8BitAccess (bool tensors are bytes)",
+                       val->name);
     size_t bytes = 0;
     if (vkp_shape_numel(val->rank, val->shape, vkp_dtype_size(val->dtype), &bytes) &&
         bytes <= device->max_storage_range)

@@ -269,8 +269,10 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
             vkp__spv_broadcast(&e->head, fname, &g->values[v], root->rank,
                                 root->shape);
         }
-        snprintf(args[j], sizeof args[j], "b%d[vkp_idx%d(o)]", (int)binding,
-                 (int)binding);
+        snprintf(args[j], sizeof args[j],
+                 g->values[v].dtype == VKP_DTYPE_BOOL ? "float(uint(b%d[vkp_idx%d(o)]))"
+                                                      : "b%d[vkp_idx%d(o)]",
+                 (int)binding, (int)binding);
       }
     }
     vkp__sb_printf(&fn, "  float v%d = ", (int)group->members[i]);
@@ -303,20 +305,40 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
                  "%u) in;\n",
                  (unsigned)k->local_size[0], (unsigned)k->local_size[1],
                  (unsigned)k->local_size[2]);
-  vkp__sb_append(&sb,
+  // Bool tensors are bytes (GL_EXT_shader_8bit_storage; the device enables
+  // storageBuffer8BitAccess, vkp_spirv_supports_on): loaded as 0.0/1.0,
+  // stored as 0/1.
+  vkp_dtype_t out_dt = e->g && e->group->root >= 0
+                           ? e->g->values[e->g->nodes[e->group->root].outputs[0]].dtype
+                           : VKP_DTYPE_FLOAT32;
+  bool bytes = out_dt == VKP_DTYPE_BOOL;
+  for (int32_t i = 0; i < k->n_inputs && e->g; ++i)
+    bytes |= e->g->values[k->inputs[i]].dtype == VKP_DTYPE_BOOL;
+  if (bytes) vkp__sb_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
+  vkp__sb_printf(&sb,
                  "layout(std430, set = 0, binding = 0) writeonly buffer B0 { "
-                 "float b0[]; };\n#define OUT b0\n");
+                 "%s b0[]; };\n#define OUT b0\n",
+                 out_dt == VKP_DTYPE_BOOL ? "uint8_t" : "float");
   for (int32_t i = 0; i < k->n_inputs; ++i) {
+    // Integer inputs (gather's indices) are read as 32-bit words: an int32
+    // per word, an int64 as two, low word first.
+    vkp_dtype_t dt = e->g ? e->g->values[k->inputs[i]].dtype : VKP_DTYPE_FLOAT32;
+    bool words = dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64;
     vkp__sb_printf(&sb,
                    "layout(std430, set = 0, binding = %d) readonly buffer B%d "
-                   "{ float b%d[]; };\n",
-                   (int)i + 1, (int)i + 1, (int)i + 1);
+                   "{ %s b%d[]; };\n",
+                   (int)i + 1, (int)i + 1,
+                   words ? "uint" : dt == VKP_DTYPE_BOOL ? "uint8_t" : "float",
+                   (int)i + 1);
     if (i < e->n_anchor_inputs)
       vkp__sb_printf(&sb, "#define IN%d b%d\n", (int)i, (int)i + 1);
   }
   vkp__sb_append(&sb, vkp__shader("math"));
   vkp__sb_append(&sb, e->head.data ? e->head.data : "");
-  vkp__sb_append(&sb, "#define STORE(o, v) OUT[o] = vkp_epilogue((v), (o))\n");
+  if (out_dt == VKP_DTYPE_BOOL)
+    vkp__sb_append(&sb, "#define STORE(o, v) OUT[o] = uint8_t(uint(vkp_epilogue((v), (o)) != 0.0))\n");
+  else
+    vkp__sb_append(&sb, "#define STORE(o, v) OUT[o] = vkp_epilogue((v), (o))\n");
   vkp__sb_append(&sb, e->body.data ? e->body.data : "");
   vkp_status_t st = vkp__sb_status(&e->head, "kernel text");
   if (!st) st = vkp__sb_status(&e->body, "kernel text");

@@ -133,6 +133,14 @@ typedef bool (*vkp__spv_check_fn)(const vkp_graph_t *g, const vkp_node_t *n,
                                   char *reason, size_t reason_size);
 // The check codegen/spirv/ops.c names for `op`, or NULL.
 vkp__spv_check_fn vkp__spv_checker(vkp_op_t op);
+// True when input i of `op` is read as int32/int64 indices (gather's
+// input 1): the one place a Vulkan kernel takes a value that is not
+// float32. Such a binding is declared uint[] (an int64 as two words).
+bool vkp__spv_is_index_input(vkp_op_t op, int32_t i);
+// True when `op` may read and write bool values (comparisons, logic,
+// where): bytes in buffers (uint8_t bindings, storage_8bit devices only),
+// 0.0 or 1.0 inside a kernel.
+bool vkp__spv_takes_bool(vkp_op_t op);
 
 // ---------------------------------------------------------------------------
 // Emitters, by family (codegen/spirv/kernels_<family>.c)
@@ -147,6 +155,9 @@ bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reas
 vkp_status_t vkp__spv_emit_attention(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
                               char *reason, size_t reason_size);
+
+// Indexing: gather by runtime indices (kernels_index.c).
+vkp_status_t vkp__spv_emit_gather(vkp__emit_t *e, const vkp_node_t *n);
 
 // Reductions and normalisations (kernels_norm.c).
 vkp_status_t vkp__spv_emit_reduce(vkp__emit_t *e, const vkp_node_t *n);

@@ -2,8 +2,10 @@
 // The Vulkan code generator's op table: the ops it has a kernel for (all on
 // float32 data) and, for the elementwise ops the op table lets fuse, the
 // GLSL expression (codegen/expr.h templates; math helpers in
-// shaders/math.glsl). Ops with bool or integer data (comparisons, logic,
-// where, bitwise) have no row: Vulkan buffers hold float32. An op without a row has no Vulkan kernel yet: the
+// shaders/math.glsl). Vulkan buffers hold float32, except the index inputs
+// a row names (gather's int32/int64 indices) and the bool values of the rows
+// that take them (comparisons, logic, where); ops with integer data
+// (bitwise, integer arithmetic) have no row. An op without a row has no Vulkan kernel yet: the
 // partitioner places its nodes elsewhere and says why. Ops with a row but
 // no expression have an emitter (`emit`, kernels.h) or, for the oldest
 // ops, a case of their own in kernels.c.
@@ -17,6 +19,10 @@ typedef struct vkp__glsl_op_t {
   vkp__spv_emit_fn emit;  // other ops: a kernel emitter (kernels.h); NULL
                           // for the ones kernels.c dispatches itself
   vkp__spv_check_fn check;  // limits of that kernel (kernels.h), or NULL
+  uint32_t index_inputs;    // inputs (bit i: input i) read as int32/int64
+                            // indices; every other value is float32 ...
+  bool bool_values;         // ... or bool, for the comparisons, logic and
+                            // where (bytes; 0.0/1.0 inside a kernel)
 } vkp__glsl_op_t;
 
 static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
@@ -69,6 +75,18 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_MAX] = {true, "%[vkp_max(%]%0%[, %@)%]"},
     [VKP_OP_SUM] = {true, "%0%[ + %@%]"},
     [VKP_OP_MEAN] = {true, "(%0%[ + %@%]) / %n"},
+    // Comparisons, logic and where on float32 and bool data: a bool is
+    // 0.0 or 1.0 inside a kernel and one byte in a buffer (storage_8bit).
+    [VKP_OP_EQUAL] = {true, "float(%0 == %1)", .bool_values = true},
+    [VKP_OP_LESS] = {true, "float(%0 < %1)", .bool_values = true},
+    [VKP_OP_GREATER] = {true, "float(%0 > %1)", .bool_values = true},
+    [VKP_OP_LESS_OR_EQUAL] = {true, "float(%0 <= %1)", .bool_values = true},
+    [VKP_OP_GREATER_OR_EQUAL] = {true, "float(%0 >= %1)", .bool_values = true},
+    [VKP_OP_AND] = {true, "float(%0 != 0.0 && %1 != 0.0)", .bool_values = true},
+    [VKP_OP_OR] = {true, "float(%0 != 0.0 || %1 != 0.0)", .bool_values = true},
+    [VKP_OP_XOR] = {true, "float((%0 != 0.0) != (%1 != 0.0))", .bool_values = true},
+    [VKP_OP_NOT] = {true, "float(%0 == 0.0)", .bool_values = true},
+    [VKP_OP_WHERE] = {true, "(%0 != 0.0 ? %1 : %2)", .bool_values = true},
     [VKP_OP_MATMUL] = {true, NULL},
     [VKP_OP_GEMM] = {true, NULL},
     [VKP_OP_CONV2D] = {true, NULL, NULL, vkp__spv_check_window},
@@ -108,6 +126,7 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_UNSQUEEZE] = {true, NULL},
     [VKP_OP_IDENTITY] = {true, NULL},
     [VKP_OP_ATTENTION] = {true, NULL, vkp__spv_emit_attention, vkp__spv_check_attention},
+    [VKP_OP_GATHER] = {true, NULL, vkp__spv_emit_gather, NULL, 1u << 1},
 };
 
 vkp__spv_emit_fn vkp__spv_emitter(vkp_op_t op) {
@@ -116,6 +135,15 @@ vkp__spv_emit_fn vkp__spv_emitter(vkp_op_t op) {
 
 vkp__spv_check_fn vkp__spv_checker(vkp_op_t op) {
   return (unsigned)op < VKP_OP_COUNT ? vkp__glsl_ops[op].check : NULL;
+}
+
+bool vkp__spv_is_index_input(vkp_op_t op, int32_t i) {
+  return (unsigned)op < VKP_OP_COUNT && i >= 0 && i < 32 &&
+         (vkp__glsl_ops[op].index_inputs >> i & 1u);
+}
+
+bool vkp__spv_takes_bool(vkp_op_t op) {
+  return (unsigned)op < VKP_OP_COUNT && vkp__glsl_ops[op].bool_values;
 }
 
 bool vkp_spirv_has_kernel(vkp_op_t op) {

@@ -78,6 +78,8 @@ typedef struct vkp_spirv_device_info_t {
   uint32_t max_group_size[3];      // maxComputeWorkGroupSize
   uint64_t max_storage_range;      // maxStorageBufferRange, bytes
   uint64_t min_storage_alignment;  // minStorageBufferOffsetAlignment, bytes
+  bool storage_8bit;               // storageBuffer8BitAccess enabled: bool
+                                   // tensors (one byte each) can be bound
 } vkp_spirv_device_info_t;
 
 // Does the codegen have a kernel for `op` (on float32 data)?

@@ -43,6 +43,7 @@ extern "C" {
   VKP_OP_LIST_NN(X) \
   VKP_OP_LIST_REDUCE(X) \
   VKP_OP_LIST_SHAPE(X) \
+  VKP_OP_LIST_INDEX(X) \
   VKP_OP_LIST_RNN(X) \
   VKP_OP_LIST_LOSS(X) \
   VKP_OP_LIST_QUANT(X) \
@@ -183,6 +184,17 @@ extern "C" {
   X(SQUEEZE, "squeeze", 1, 1, 1, 1, squeeze, squeeze, copy, INJECTIVE, ALL, 1, VIEW, 0) \
   X(UNSQUEEZE, "unsqueeze", 1, 1, 1, 1, unsqueeze, unsqueeze, copy, INJECTIVE, ALL, 1, VIEW, 0) \
   X(IDENTITY, "identity", 1, 1, 1, 1, none, unary, copy, INJECTIVE, ALL, 1, VIEW, 0)
+
+// indexing with indices known only at run time (int32 or int64, negative
+// ones counting from the end; one out of range is a run-time error naming
+// the node): graph/op_index.c
+#define VKP_OP_LIST_INDEX(X) \
+  X(GATHER, "gather", 2, 2, 1, 1, gather, gather, gather, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(GATHER_ELEMENTS, "gather_elements", 2, 2, 1, 1, gather, gather_elements, gather_elements, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(GATHER_ND, "gather_nd", 2, 2, 1, 1, gather_nd, gather_nd, gather_nd, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(SCATTER_ELEMENTS, "scatter_elements", 3, 3, 1, 1, scatter_elements, scatter_elements, scatter_elements, OPAQUE, ALL, 0, MOVE, 0) \
+  X(SCATTER_ND, "scatter_nd", 3, 3, 1, 1, scatter_nd, scatter_nd, scatter_nd, OPAQUE, ALL, 0, MOVE, 0) \
+  X(ONE_HOT, "one_hot", 2, 2, 1, 1, one_hot, one_hot, one_hot, OPAQUE, NUMERIC, 0, MOVE, 0)
 
 // recurrent networks (ONNX LSTM, GRU, RNN; outputs Y, Y_h[, Y_c]): graph/op_rnn.c
 #define VKP_OP_LIST_RNN(X) \

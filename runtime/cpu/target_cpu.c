@@ -24,6 +24,7 @@ typedef int (*vkp__stage_entry_fn)(const void *const *inputs, void *const *outpu
 typedef size_t (*vkp__stage_ws_fn)(void);
 typedef void (*vkp__stage_prepack_fn)(const void *const *constants, void *workspace);
 typedef int (*vkp__stage_abi_fn)(void);
+typedef const char *(*vkp__stage_error_fn)(int code);
 
 typedef struct vkp__cpu_stage_t {
   vkp_stage_t base;
@@ -34,6 +35,8 @@ typedef struct vkp__cpu_stage_t {
   // the first stage's code. -1 when a file was used instead.
   int dl_fd;
   vkp__stage_entry_fn entry;
+  vkp__stage_error_fn error;  // explains a nonzero result; NULL in objects
+                              // older than it
   void *workspace;            // owned, 64-byte aligned; ends with the
                               // packed weights (written once at load)
   vkp_cpu_pool_t *pool;       // the stage's threads (ABI 2 objects)
@@ -295,6 +298,7 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
   if (!st) st = vkp__dlopen_bytes(object, (size_t)h.object_size, key, &s->dl, &s->dl_fd);
   if (!st) {
     s->entry = (vkp__stage_entry_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_ENTRY);
+    s->error = (vkp__stage_error_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_ERROR);
     vkp__stage_ws_fn ws = (vkp__stage_ws_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_WORKSPACE);
     if (!s->entry || !ws)
       st = vkp_status_make(VKP_STATUS_DATA_LOSS, "stage object lacks %s or %s",
@@ -386,8 +390,12 @@ static vkp_status_t vkp__cpu_run(vkp_stage_t *base, const vkp_tensor_t *inputs,
   }
   vkp_cpu_pool_bind_caller(s->pool);
   int rc = s->entry(s->inputs, s->outputs, s->constants, s->workspace);
-  if (rc != 0)
+  if (rc != 0) {
+    // A kernel that checks its data (an index out of range) stopped the run.
+    const char *why = s->error ? s->error(rc) : NULL;
+    if (why) return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "%s", why);
     return vkp_status_make(VKP_STATUS_INTERNAL, "cpu stage returned %d", rc);
+  }
   return NULL;
 }
 

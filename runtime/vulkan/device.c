@@ -295,6 +295,7 @@ static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
     };
     vkGetPhysicalDeviceFeatures2(phys, &f2);
     c->timeline_semaphore = f12.timelineSemaphore == VK_TRUE;
+    c->storage_8bit = f12.storageBuffer8BitAccess == VK_TRUE;
   }
   vkGetPhysicalDeviceMemoryProperties(phys, &report->memory);
   uint32_t nq = 0;
@@ -535,6 +536,7 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
     d->memory = reports[chosen].memory;
     d->queue_family = families[chosen];
     d->unified_memory = vkp_vk_memory_is_unified(&d->memory) && !options->force_copies;
+    d->storage_8bit = reports[chosen].candidate.storage_8bit;
   }
   vkp__free(reports);
   vkp__free(cands);
@@ -552,6 +554,7 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
     VkPhysicalDeviceVulkan12Features f12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
         .timelineSemaphore = VK_TRUE,
+        .storageBuffer8BitAccess = d->storage_8bit ? VK_TRUE : VK_FALSE,
     };
     VkDeviceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,

@@ -37,6 +37,7 @@ typedef struct vkp_vk_device_candidate_t {
   VkPhysicalDeviceType type;
   uint32_t api_version;
   bool timeline_semaphore;  // feature present
+  bool storage_8bit;        // storageBuffer8BitAccess present (bool tensors)
   bool has_compute_queue;
 } vkp_vk_device_candidate_t;
 
@@ -77,6 +78,9 @@ typedef struct vkp_vk_device_t {
   // Every memory type the device exposes is host-visible and device-local
   // (lavapipe, most integrated GPUs): stages bind staging memory in place.
   bool unified_memory;
+  // storageBuffer8BitAccess is enabled: kernels may read and write bool
+  // tensors as bytes (comparisons, logic, where).
+  bool storage_8bit;
   bool validation;
   VkPipelineCache pipeline_cache;
   char *pipeline_cache_path;  // owned; NULL when there is no cache directory

@@ -34,6 +34,7 @@ void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *
   memcpy(out->max_group_size, lim->maxComputeWorkGroupSize, sizeof out->max_group_size);
   out->max_storage_range = lim->maxStorageBufferRange;
   out->min_storage_alignment = lim->minStorageBufferOffsetAlignment;
+  out->storage_8bit = device->storage_8bit;
 }
 
 static bool vkp__supports(const vkp_target_t *target, const vkp_graph_t *graph,

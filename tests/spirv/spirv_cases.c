@@ -49,6 +49,25 @@ static const char *CST_RANGE(vkp__gb_t *b, int32_t rank, const int64_t *shape,
   return name;
 }
 
+// Integer indices (int32 or int64) in [-dim, dim), drawn fresh.
+static const char *CST_INDICES(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank,
+                               const int64_t *shape, int64_t dim) {
+  const char *name = vkp__gb_name(b, 'c');
+  size_t n = 1;
+  for (int32_t i = 0; i < rank; ++i) n *= (size_t)shape[i];
+  int64_t *data = malloc((n ? n : 1) * sizeof(int64_t));
+  int32_t *narrow = (int32_t *)data;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t k = (int64_t)vkp_test_rng_uniform(b->rng, -(float)dim, (float)dim);
+    k = k < -dim ? -dim : k >= dim ? dim - 1 : k;
+    if (dt == VKP_DTYPE_INT64) data[i] = k;
+    else narrow[i] = (int32_t)k;
+  }
+  vkp__gb_check(b, vkp_graph_add_constant(b->g, name, dt, rank, shape, data, NULL));
+  free(data);
+  return name;
+}
+
 static const char *CST(vkp__gb_t *b, int32_t rank, const int64_t *shape) {
   return CST_RANGE(b, rank, shape, -1.0f, 1.0f);
 }
@@ -616,6 +635,53 @@ const char *x = IN(b, 1, S(4194307));
 const char *y = NODE(b, VKP_OP_NEG, 1, L(x), 0, NULL);
 END(y)
 
+// --- comparisons, logic, where ---------------------------------------------------
+
+// Every comparison and logic op feeding where, fused into one dispatch (the
+// bool values stay 0.0/1.0 inside the kernel); equal on bool operands.
+BEGIN(logic_where_fused)
+const char *x = IN(b, 2, S(3, 5)), *y = IN(b, 2, S(3, 5)), *z = IN(b, 1, S(5));
+const char *lt = NODE(b, VKP_OP_LESS, 2, L(x, y), 0, NULL);
+const char *gt = NODE(b, VKP_OP_GREATER, 2, L(x, z), 0, NULL);
+const char *ng = NODE(b, VKP_OP_NOT, 1, L(gt), 0, NULL);
+const char *a = NODE(b, VKP_OP_AND, 2, L(lt, ng), 0, NULL);
+const char *le = NODE(b, VKP_OP_LESS_OR_EQUAL, 2, L(y, z), 0, NULL);
+const char *xo = NODE(b, VKP_OP_XOR, 2, L(a, le), 0, NULL);
+const char *ge = NODE(b, VKP_OP_GREATER_OR_EQUAL, 2, L(z, x), 0, NULL);
+const char *o = NODE(b, VKP_OP_OR, 2, L(xo, ge), 0, NULL);
+const char *l2 = NODE(b, VKP_OP_LESS, 2, L(y, x), 0, NULL);
+const char *eq = NODE(b, VKP_OP_EQUAL, 2, L(o, l2), 0, NULL);
+const char *w = NODE(b, VKP_OP_WHERE, 3, L(eq, x, y), 0, NULL);
+END(w)
+
+// A bool value read by two nodes is materialised as bytes and read back
+// (three dispatches).
+BEGIN(logic_bool_buffer)
+const char *x = IN(b, 2, S(7, 3)), *y = IN(b, 2, S(1, 3));
+const char *c = NODE(b, VKP_OP_LESS, 2, L(x, y), 0, NULL);
+const char *p = NODE(b, VKP_OP_WHERE, 3, L(c, x, y), 0, NULL);
+const char *nc = NODE(b, VKP_OP_NOT, 1, L(c), 0, NULL);
+const char *q = NODE(b, VKP_OP_WHERE, 3, L(nc, y, x), 0, NULL);
+END(p, q)
+
+// --- indexing ------------------------------------------------------------------
+
+// Token embeddings by int64 ids plus position embeddings: the add fuses
+// into the gather (one dispatch).
+BEGIN(gather_embedding_add_pos)
+const char *table = CST(b, 2, S(13, 8)), *pos = CST(b, 2, S(5, 8));
+const char *ids = CST_INDICES(b, VKP_DTYPE_INT64, 2, S(2, 5), 13);
+const char *e = NODE(b, VKP_OP_GATHER, 2, L(table, ids), 0, NULL);
+const char *y = NODE(b, VKP_OP_ADD, 2, L(e, pos), 0, NULL);
+END(y)
+
+// int32 indices (negative ones included) along a middle axis of an input.
+BEGIN(gather_axis1_int32)
+const char *x = IN(b, 3, S(3, 7, 5));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT32, 1, S(4), 7);
+const char *y = NODE(b, VKP_OP_GATHER, 2, L(x, idx), 1, A(AI("axis", 1)));
+END(y)
+
 #define CASE(n, lo, hi, d) {#n, build_##n, lo, hi, d}
 const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(sqrt_7x13, 0.01f, 4.0f, 1),
@@ -756,6 +822,10 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(slice_steps, -1.0f, 1.0f, 1),
     CASE(slice_axis, -1.0f, 1.0f, 1),
     CASE(reshape_io, -1.0f, 1.0f, 1),
+    CASE(logic_where_fused, -1.0f, 1.0f, 1),
+    CASE(logic_bool_buffer, -1.0f, 1.0f, 3),
+    CASE(gather_embedding_add_pos, -1.0f, 1.0f, 1),
+    CASE(gather_axis1_int32, -1.0f, 1.0f, 1),
     CASE(flatten_io, -1.0f, 1.0f, 1),
     CASE(squeeze_io, -1.0f, 1.0f, 1),
     CASE(unsqueeze_io, -1.0f, 1.0f, 1),

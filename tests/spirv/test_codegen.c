@@ -186,14 +186,15 @@ Test(spirv_codegen, supports_float32_only, .timeout = 30) {
 
 // Comparisons and where work on bools: refused for the dtype, the real
 // reason. A sum of 8 inputs needs 9 bindings: refused before codegen.
-Test(spirv_codegen, supports_refuses_bools_and_wide_sums, .timeout = 30) {
+Test(spirv_codegen, supports_bools_on_8bit_devices_refuses_wide_sums, .timeout = 30) {
   vkp_graph_t *g;
   VKP_TEST_OK(vkp_graph_create("logic", &g));
   int64_t s[] = {4};
   const char *names[8] = {"a", "b", "c", "d", "e", "f", "g", "h"};
   for (int i = 0; i < 8; ++i)
     VKP_TEST_OK(vkp_graph_add_input(g, names[i], VKP_DTYPE_FLOAT32, 1, s, NULL));
-  const char *lt_out[] = {"lt"}, *sum_out[] = {"sum"}, *w_out[] = {"w"};
+  VKP_TEST_OK(vkp_graph_add_input(g, "i", VKP_DTYPE_INT32, 1, s, NULL));
+  const char *lt_out[] = {"lt"}, *sum_out[] = {"sum"}, *w_out[] = {"w"}, *b_out[] = {"bits"};
   VKP_TEST_OK(vkp_graph_add_node(g, "less", VKP_OP_LESS, 2, names, 1, lt_out, 0,
                                  NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "sum8", VKP_OP_SUM, 8, names, 1, sum_out, 0,
@@ -201,13 +202,26 @@ Test(spirv_codegen, supports_refuses_bools_and_wide_sums, .timeout = 30) {
   const char *w_in[] = {"lt", "sum", "a"};
   VKP_TEST_OK(vkp_graph_add_node(g, "where", VKP_OP_WHERE, 3, w_in, 1, w_out, 0,
                                  NULL, NULL));
+  const char *b_in[] = {"i", "i"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "bits", VKP_OP_BITWISE_AND, 2, b_in, 1, b_out, 0,
+                                 NULL, NULL));
   VKP_TEST_OK(vkp_graph_mark_output(g, "w"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "bits"));
   VKP_TEST_OK(vkp_graph_validate(g));
   char reason[160];
-  cr_assert_not(vkp_spirv_supports(g, &g->nodes[0], reason, sizeof reason));
+  // Bool values are bytes: fine where the device binds 8-bit storage.
+  vkp_spirv_device_info_t with = lavapipe_like, without = lavapipe_like;
+  with.storage_8bit = true;
+  without.storage_8bit = false;
+  cr_assert(vkp_spirv_supports(g, &g->nodes[0], reason, sizeof reason), "%s", reason);
+  cr_assert(vkp_spirv_supports_on(g, &g->nodes[2], &with, reason, sizeof reason), "%s",
+            reason);
+  cr_assert_not(vkp_spirv_supports_on(g, &g->nodes[0], &without, reason, sizeof reason));
   cr_assert(strstr(reason, "'lt' is bool") != NULL, "reason: %s", reason);
-  cr_assert_not(vkp_spirv_supports(g, &g->nodes[2], reason, sizeof reason));
-  cr_assert(strstr(reason, "bool") != NULL, "reason: %s", reason);
+  cr_assert(strstr(reason, "storageBuffer8BitAccess") != NULL, "reason: %s", reason);
+  // Integer data is still float32-only's refusal.
+  cr_assert_not(vkp_spirv_supports(g, &g->nodes[3], reason, sizeof reason));
+  cr_assert(strstr(reason, "'i' is int32") != NULL, "reason: %s", reason);
   cr_assert_not(vkp_spirv_supports(g, &g->nodes[1], reason, sizeof reason));
   cr_assert(strstr(reason, "sum with 8 inputs") != NULL, "reason: %s", reason);
   vkp_graph_destroy(g);
