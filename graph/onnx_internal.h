@@ -164,6 +164,8 @@ typedef enum vkp__onnx_fusion_kind_t {
   VKP__FUSE_GELU,
   VKP__FUSE_ATTENTION,
   VKP__FUSE_GROUP_NORM,
+  VKP__FUSE_RMS_NORM,
+  VKP__FUSE_GELU_TANH,
 } vkp__onnx_fusion_kind_t;
 
 // Attention's operands (x is Q): scalar factors as Mul (divide false) or
@@ -187,11 +189,19 @@ typedef struct vkp__onnx_fusion_t {
   int32_t *nodes;
   const char *x;        // the input
   const char *axes_of;  // LayerNorm: the first ReduceMean (axes, keepdims)
-  const char *eps;      // LayerNorm: epsilon; GELU: the divisor (sqrt 2)
-  const char *two;      // LayerNorm: the exponent; GELU: the 1 added
-  const char *scale;    // LayerNorm, GroupNorm: gamma (NULL: none); GELU: the 0.5
+  const char *eps;      // LayerNorm, RMSNorm: epsilon; GELU: the divisor
+                        // (sqrt 2); tanh GELU: sqrt(2 / pi)
+  const char *two;      // LayerNorm, RMSNorm: the exponent (RMSNorm: NULL for
+                        // x * x); GELU: the 1 added; tanh GELU: 0.044715
+  const char *one;      // RMSNorm: the 1 of Div(1, rms) (NULL: other forms);
+                        // tanh GELU: the 1 added
+  const char *scale;    // LayerNorm, GroupNorm, RMSNorm: gamma (NULL: none);
+                        // GELU, tanh GELU: the 0.5 (NULL: tanh GELU's
+                        // x * 0.5 folded as Div(x, 2): see half_div)
   const char *bias;     // LayerNorm, GroupNorm: beta (NULL: none)
-  int32_t mean_node;    // LayerNorm: the first ReduceMean's index;
+  const char *cube;     // tanh GELU: Pow's exponent (3), or NULL for x*x*x
+  int32_t mean_node;    // LayerNorm: the first ReduceMean's index; RMSNorm: its
+                        // ReduceMean's;
                         // GroupNorm: the InstanceNormalization's
   vkp__onnx_attention_t att;  // Attention
 } vkp__onnx_fusion_t;

@@ -25,8 +25,10 @@ const vkp__attr_spec_t vkp__attrs_batch_norm[] = {
     VKP__ATTR_FLOAT("epsilon", 1e-5), VKP__ATTR_END};
 const vkp__attr_spec_t vkp__attrs_softmax[] = {VKP__ATTR_INT("axis", -1),
                                                VKP__ATTR_END};
+// rms = 1: RMSNorm (no mean subtracted: x / sqrt(mean(x^2) + epsilon)).
 const vkp__attr_spec_t vkp__attrs_layer_norm[] = {
-    VKP__ATTR_INT("axis", -1), VKP__ATTR_FLOAT("epsilon", 1e-5), VKP__ATTR_END};
+    VKP__ATTR_INT("axis", -1), VKP__ATTR_FLOAT("epsilon", 1e-5),
+    VKP__ATTR_INT("rms", 0), VKP__ATTR_END};
 
 // ---------------------------------------------------------------------------
 // Inference
@@ -180,6 +182,9 @@ vkp_status_t vkp__infer_layer_norm(vkp_graph_t *g, vkp_node_t *n,
   VKP_RETURN_IF_ERROR(vkp__norm_axis(vkp_node_int(n, "axis"), x->rank,
                                      false, "axis", &axis));
   VKP_RETURN_IF_ERROR(vkp__set_int(n, "axis", axis));
+  int64_t rms = vkp_node_int(n, "rms");
+  if (rms != 0 && rms != 1)
+    return VKP__ERR("attribute 'rms' is %lld; it must be 0 or 1", (long long)rms);
   // scale (and bias) broadcast to x.shape[axis:].
   for (int32_t i = 1; i < 3; ++i) {
     const vkp_value_t *p = vkp__in(g, n, i);
@@ -360,6 +365,7 @@ vkp_status_t vkp__eval_layer_norm(const vkp_node_t *n,
   const vkp_tensor_t *bias = n->n_inputs > 2 ? in[2] : NULL;
   int32_t axis = (int32_t)vkp_node_int(n, "axis");
   double eps = vkp_node_float(n, "epsilon");
+  bool rms = vkp_node_int(n, "rms") != 0;
   int32_t norm_rank = x->rank - axis;
   const int64_t *norm_shape = x->shape + axis;
   int64_t outer = vkp__prod(x->shape, 0, axis);
@@ -371,7 +377,7 @@ vkp_status_t vkp__eval_layer_norm(const vkp_node_t *n,
   for (int64_t o = 0; o < outer; ++o) {
     int64_t row = o * len;
     double mean = 0, var = 0;
-    for (int64_t j = 0; j < len; ++j) mean += vkp__get_f(x, row + j);
+    for (int64_t j = 0; j < len && !rms; ++j) mean += vkp__get_f(x, row + j);
     mean = len ? mean / (double)len : 0.0;
     for (int64_t j = 0; j < len; ++j) {
       double d = vkp__get_f(x, row + j) - mean;

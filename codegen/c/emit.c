@@ -1021,7 +1021,8 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       vkp__sb_printf(sb, "    const float *xr = %s + o * %lld;\n", xn, inner);
       vkp__sb_printf(sb, "    float *yr = %s + o * %lld;\n", yn, inner);
       vkp__sb_append(sb, "    float mean, rstd;\n");
-      vkp__sb_printf(sb, "    vkp_row_stats(xr, %lld, ", inner);
+      vkp__sb_printf(sb, "    vkp_row_stats%s(xr, %lld, ",
+                     vkp_node_int(n, "rms") ? "_rms" : "", inner);
       vkp__emit_float(sb, vkp_node_float(n, "epsilon"));
       vkp__sb_append(sb, ", &mean, &rstd);\n");
       vkp__sb_printf(sb, "    for (ptrdiff_t j = 0; j < %lld; ++j)\n", inner);

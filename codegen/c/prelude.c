@@ -1380,3 +1380,13 @@ VKP_FN void vkp_row_stats(const float *x, ptrdiff_t n, float eps, float *mean,
   *mean = (float)m;
   *rstd = (float)(1.0 / sqrt(v + (double)eps));
 }
+
+// RMSNorm's statistics: mean 0, rstd = 1 / sqrt(mean(x^2) + eps).
+VKP_FN void vkp_row_stats_rms(const float *x, ptrdiff_t n, float eps,
+                              float *mean, float *rstd) {
+  double v = 0.0;
+  for (ptrdiff_t k = 0; k < n; ++k) v += (double)x[k] * (double)x[k];
+  v = n > 0 ? v / (double)n : 0.0;
+  *mean = 0.0f;
+  *rstd = (float)(1.0 / sqrt(v + (double)eps));
+}

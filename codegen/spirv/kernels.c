@@ -582,6 +582,7 @@ static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
     vkp__spv_broadcast(&e->head, "vkp_bias_index", bias, norm_rank, norm_shape);
     vkp__sb_append(&e->body, "#define HAS_BIAS 1\n");
   }
+  if (vkp_node_int(n, "rms")) vkp__sb_append(&e->body, "#define RMS 1\n");
   vkp__spv_define_u(&e->body, "ROWS", rows);
   vkp__spv_define_u(&e->body, "L", len);
   vkp__sb_append(&e->body, "#define EPSILON ");

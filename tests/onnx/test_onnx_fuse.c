@@ -68,6 +68,51 @@ Test(onnx_fuse, attention_as_exporters_write_it, .timeout = 120) {
   }
 }
 
+// RMSNorm as torch writes it (Div(1, rms)), with Reciprocal, as a Div by the
+// RMS (no gamma), with Mul(x, x) and opset 18's axes input: one layer_norm
+// with rms = 1, right against NumPy on ref and cpu (1 and 3 threads).
+Test(onnx_fuse, rms_norm_spellings, .timeout = 120) {
+  const char *names[] = {"rms_torch", "rms_reciprocal", "rms_div", "rms_opset18"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; ++i) {
+    char file[128];
+    snprintf(file, sizeof file, "%s.onnx", names[i]);
+    vkp_graph_t *g = onnx_load_model(file);
+    cr_assert_eq(g->n_nodes, 1, "%s: %d nodes", file, (int)g->n_nodes);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_LAYER_NORM), 1, "%s", file);
+    cr_assert_eq(vkp_node_int(&g->nodes[0], "rms"), 1, "%s", file);
+    onnx_run_and_compare(g, names[i], 1e-5, 1e-6);
+    onnx_run_and_compare_on(g, names[i], "cpu", 1, 1e-4, 1e-5);
+    onnx_run_and_compare_on(g, names[i], "cpu", 3, 1e-4, 1e-5);
+    vkp_graph_destroy(g);
+  }
+}
+
+// The mean of squares over a middle axis: not RMSNorm, imported node by node.
+Test(onnx_fuse, rms_over_middle_axis_is_not_fused, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("rms_middle_axis.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_LAYER_NORM), 0);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_REDUCE_MEAN), 1);
+  onnx_run_and_compare(g, "rms_middle_axis", 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+// tanh GELU as torch's exporter and Hugging Face's NewGELU write it: one
+// gelu node with approximate = "tanh".
+Test(onnx_fuse, gelu_tanh_spellings, .timeout = 120) {
+  const char *names[] = {"gelu_tanh_torch", "gelu_tanh_hf"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; ++i) {
+    char file[128];
+    snprintf(file, sizeof file, "%s.onnx", names[i]);
+    vkp_graph_t *g = onnx_load_model(file);
+    cr_assert_eq(g->n_nodes, 1, "%s: %d nodes", file, (int)g->n_nodes);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_GELU), 1, "%s", file);
+    cr_assert_str_eq(vkp_node_string(&g->nodes[0], "approximate"), "tanh", "%s", file);
+    onnx_run_and_compare(g, names[i], 1e-5, 1e-6);
+    onnx_run_and_compare_on(g, names[i], "cpu", 1, 1e-4, 1e-5);
+    vkp_graph_destroy(g);
+  }
+}
+
 // Probabilities that are also a graph output, and an opset-11 Softmax over
 // a leading axis: imported node by node, still right.
 Test(onnx_fuse, attention_that_is_not_what_attention_computes, .timeout = 60) {

@@ -353,6 +353,21 @@ const char *y = NODE(b, VKP_OP_LAYER_NORM, 2, L(x, sc), 2,
                      A(AI("axis", 1), AF("epsilon", 1e-3)));
 END(y)
 
+// RMSNorm (rms = 1): both the per-invocation and the workgroup kernel.
+BEGIN(rms_norm_last)
+const char *x = IN(b, 2, S(5, 33));
+const char *sc = CST(b, 1, S(33));
+const char *y = NODE(b, VKP_OP_LAYER_NORM, 2, L(x, sc), 2,
+                     A(AI("axis", -1), AI("rms", 1)));
+END(y)
+
+BEGIN(rms_norm_long_row)
+const char *x = IN(b, 3, S(2, 1, 257));
+const char *sc = CST(b, 1, S(257)), *bi = CST(b, 1, S(1));
+const char *y = NODE(b, VKP_OP_LAYER_NORM, 3, L(x, sc, bi), 2,
+                     A(AI("axis", 1), AI("rms", 1)));
+END(y)
+
 // Attention: heads sharing K and V, an additive mask over the keys and a
 // relu epilogue fused after it.
 BEGIN(attention_mask_relu)
@@ -659,6 +674,8 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(layer_norm_long_row, -1.0f, 1.0f, 1),
     CASE(layer_norm_last, -1.0f, 1.0f, 1),
     CASE(layer_norm_axis1_bcast_scale, -1.0f, 1.0f, 1),
+    CASE(rms_norm_last, -1.0f, 1.0f, 1),
+    CASE(rms_norm_long_row, -1.0f, 1.0f, 1),
     CASE(attention_mask_relu, -1.0f, 1.0f, 1),
     CASE(attention_cond_long, -1.0f, 1.0f, 2),
     CASE(reduce_mean_axis1, -1.0f, 1.0f, 1),
