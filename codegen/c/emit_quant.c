@@ -237,7 +237,7 @@ static vkp_status_t vkp__emit_qconv(vkp__c_kernel_t *k, bool qlinear) {
     const char *lo, *hi;
     vkp__range(y->dtype, &lo, &hi);
     int64_t KK = CG * KH * KW, P = OH * OW, k4 = (KK + 3) / 4, pt = (P + 15) / 16;
-    int64_t bytes = pt * k4 * 64 + M * k4 * 4 + 4 * (M + pt * 16) + 256;
+    int64_t bytes = 2 * pt * k4 * 64 + M * k4 * 4 + 4 * (M + pt * 16) + 256;
     int64_t m_pad = (M + 15) / 16 * 16;
     bool bias = n->n_inputs > 8 && k->in[8];
     char sw[128];
