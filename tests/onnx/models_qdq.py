@@ -57,22 +57,32 @@ def scale_for(a, dt):
 
 
 def gen_qdq(w, name, x, wf, bf, act, per_channel, relu, conv, pad=1, stride=1,
-            group=1, y_at_min=True):
+            group=1, y_at_min=True, w_zero=False):
     """One Q/DQ product: x (float input) -> Q(act) -> DQ -> Conv / MatMul
     (DQ(int8 weight), DQ(int32 bias)) [-> Relu] -> Q(act) -> DQ -> output."""
     sx, zx = scale_for(x, act)
+    top = 100 if w_zero else 127  # room for the zero point without clipping
     if conv:
         axis, red = 0, (1, 2, 3)
-        sw = (np.abs(wf).max(axis=red) / 127).astype(np.float32) if per_channel else \
-            np.float32(np.abs(wf).max() / 127)
+        sw = (np.abs(wf).max(axis=red) / top).astype(np.float32) if per_channel else \
+            np.float32(np.abs(wf).max() / top)
         wq = np.clip(np.rint(wf / (sw.reshape(-1, 1, 1, 1) if per_channel else sw)),
                      -127, 127).astype(np.int8)
     else:
         axis, red = 1, 0
-        sw = (np.abs(wf).max(axis=red) / 127).astype(np.float32) if per_channel else \
-            np.float32(np.abs(wf).max() / 127)
+        sw = (np.abs(wf).max(axis=red) / top).astype(np.float32) if per_channel else \
+            np.float32(np.abs(wf).max() / top)
         wq = np.clip(np.rint(wf / sw), -127, 127).astype(np.int8)
     channels = wq.shape[axis]
+    # A per-channel weight zero point (ONNX Runtime's tool writes 0; the
+    # folding takes any): the stored weight is wq + zw.
+    zw = w.rng.integers(-20, 21, size=channels).astype(np.int8) if w_zero else None
+    if w_zero:
+        zshape = (-1, 1, 1, 1) if conv else (1, -1)
+        wstored = np.clip(wq.astype(np.int32) + zw.reshape(zshape), -128, 127).astype(np.int8)
+        wq = (wstored.astype(np.int32) - zw.reshape(zshape)).astype(np.int32)
+    else:
+        wstored = wq
     swc = np.broadcast_to(np.asarray(sw, np.float32), (channels,))
     sb = (np.float32(sx) * swc).astype(np.float32)
     bq = np.rint(bf / sb).astype(np.int32) if bf is not None else None
@@ -118,11 +128,14 @@ def gen_qdq(w, name, x, wf, bf, act, per_channel, relu, conv, pad=1, stride=1,
     n = helper.make_node
     nodes = [n("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
              n("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
-             n("DequantizeLinear", ["wq", "sw"], ["wd"], axis=axis)]
+             n("DequantizeLinear", ["wq", "sw"] + (["zw"] if w_zero else []), ["wd"],
+               axis=axis)]
     prod_in = ["xd", "wd"]
     inits = [init("sx", np.float32(sx)), init("zx", np.array(zx, act)),
-             init("wq", wq), init("sw", sw), init("sy", np.float32(sy)),
+             init("wq", wstored), init("sw", sw), init("sy", np.float32(sy)),
              init("zy", np.array(zy, act))]
+    if w_zero:
+        inits.append(init("zw", zw))
     if bq is not None:
         nodes.append(n("DequantizeLinear", ["bq", "sb"], ["bd"], axis=0))
         inits += [init("bq", bq), init("sb", sb)]
@@ -154,6 +167,12 @@ def generate(w):
     x = w.f32(1, 4, 9, 8, lo=-1.0, hi=1.0)
     gen_qdq(w, "qdq_conv_s8_per_tensor", x, w.f32(6, 2, 3, 3, lo=-0.5, hi=0.5), None,
             np.int8, False, False, True, pad=1, stride=2, group=2)
+    # int8 activations, per-channel weights with zero points, bias, Relu
+    # (zy = -128), 3x3 stride 2 without padding.
+    x = w.f32(1, 8, 6, 6, lo=-1.0, hi=1.0)
+    gen_qdq(w, "qdq_conv_s8_weight_zero_point", x, w.f32(5, 8, 3, 3, lo=-0.5, hi=0.5),
+            w.f32(5, lo=-0.3, hi=0.3), np.int8, True, True, True, pad=0, stride=2,
+            w_zero=True)
     # MatMul: uint8 activations [2, 3, 16] by per-column int8 weights
     # [16, 12]; int8 activations with a per-tensor weight.
     x = w.f32(2, 3, 16, lo=-1.0, hi=1.0)

@@ -20,6 +20,7 @@ typedef struct qdq_case_t {
 static const qdq_case_t qdq_cases[] = {
     {"qdq_conv_u8_per_channel", VKP_OP_QLINEAR_CONV, 0.1},
     {"qdq_conv_s8_per_tensor", VKP_OP_QLINEAR_CONV, 0.05},
+    {"qdq_conv_s8_weight_zero_point", VKP_OP_QLINEAR_CONV, 0.05},
     {"qdq_matmul_u8_per_column", VKP_OP_QLINEAR_MATMUL, 0.05},
     {"qdq_matmul_s8_per_tensor", VKP_OP_QLINEAR_MATMUL, 0.05},
 };
