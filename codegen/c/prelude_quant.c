@@ -54,18 +54,29 @@ static void vkp_q_conv_gemm(const uint8_t *x, int x_signed, int32_t zx, const in
   uint8_t *col = scratch, *rows = col + (size_t)PT * K4 * 64;
   int8_t *wp = (int8_t *)(rows + (size_t)PT * K4 * 64);
   int32_t *wsum = (int32_t *)(((uintptr_t)(wp + M * K4 * 4) + 63) & ~(uintptr_t)63);
+  const int8_t *wk = wp;
   int32_t *xsum = wsum + M;
   int any_zw = 0;
   for (ptrdiff_t m = 0; m < n_zw; ++m) any_zw |= zw[m] != 0;
-  // Weights, K padded with zeros, and their row sums.
-  for (ptrdiff_t m = 0; m < M; ++m) {
-    int32_t s = 0;
-    for (ptrdiff_t k = 0; k < K4 * 4; ++k) {
-      int8_t v = k < K ? w[m * K + k] : 0;
-      wp[m * K4 * 4 + k] = v;
-      s += v;
+  // Weights with K padded with zeros (copied only when K is not a multiple
+  // of 4), and their row sums.
+  if (K % 4 == 0) {
+    wk = w;
+    for (ptrdiff_t m = 0; m < M; ++m) {
+      int32_t s = 0;
+      for (ptrdiff_t k = 0; k < K; ++k) s += w[m * K + k];
+      wsum[m] = s;
     }
-    wsum[m] = s;
+  } else {
+    for (ptrdiff_t m = 0; m < M; ++m) {
+      int32_t s = 0;
+      for (ptrdiff_t k = 0; k < K4 * 4; ++k) {
+        int8_t v = k < K ? w[m * K + k] : 0;
+        wp[m * K4 * 4 + k] = v;
+        s += v;
+      }
+      wsum[m] = s;
+    }
   }
   // im2col rows: rows[k * PP + p]; the window's columns inside the image
   // are ox in [ox0, ox1).
@@ -134,7 +145,7 @@ static void vkp_q_conv_gemm(const uint8_t *x, int x_signed, int32_t zx, const in
 #ifdef VKP_Q_VNNI
       __m512i a[VKP_Q_TILE_M];
       for (int j = 0; j < VKP_Q_TILE_M; ++j) a[j] = _mm512_setzero_si512();
-      const int8_t *wr = wp + m0 * K4 * 4;
+      const int8_t *wr = wk + m0 * K4 * 4;
       if (mt == VKP_Q_TILE_M) {
         for (ptrdiff_t k4 = 0; k4 < K4; ++k4) {
           const __m512i xv = _mm512_loadu_si512((const void *)(ct + k4 * 64));
@@ -180,7 +191,7 @@ static void vkp_q_conv_gemm(const uint8_t *x, int x_signed, int32_t zx, const in
 #else
       int32_t acc[VKP_Q_TILE_M][VKP_Q_TILE_P];
       for (ptrdiff_t j = 0; j < mt; ++j) {
-        const int8_t *wr = wp + (m0 + j) * K4 * 4;
+        const int8_t *wr = wk + (m0 + j) * K4 * 4;
         for (int q = 0; q < VKP_Q_TILE_P; ++q) acc[j][q] = 0;
         for (ptrdiff_t k4 = 0; k4 < K4; ++k4)
           for (int q = 0; q < VKP_Q_TILE_P; ++q)
