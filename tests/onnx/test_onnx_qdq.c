@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "onnx/onnx_test_util.h"
+#include "support/test_support.h"
 
 typedef struct qdq_case_t {
   const char *name;
@@ -57,5 +58,19 @@ Test(onnx_qdq, relu_not_absorbed_stays_float, .timeout = 120) {
   cr_assert_eq(onnx_count_op(g, VKP_OP_CONV2D), 1);
   onnx_run_and_compare(g, "qdq_conv_relu_unfused", 0, 0.02);
   onnx_run_and_compare_on(g, "qdq_conv_relu_unfused", "cpu", 1, 0, 0.02);
+  vkp_graph_destroy(g);
+}
+
+// --no-fuse (vkp_graph_load_options_t.no_fusion) keeps the float Conv
+// between the quantizers: within one output quantum of the integer result.
+Test(onnx_qdq, no_fusion_keeps_the_float_conv, .timeout = 120) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, "qdq_conv_u8_per_channel.onnx");
+  vkp_graph_load_options_t opt = {.no_fusion = true};
+  vkp_graph_t *g = NULL;
+  VKP_TEST_OK(vkp_graph_load_with_options(path, &opt, &g));
+  cr_assert_eq(onnx_count_op(g, VKP_OP_QLINEAR_CONV), 0);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_CONV2D), 1);
+  onnx_run_and_compare(g, "qdq_conv_u8_per_channel", 0, 0.06);
   vkp_graph_destroy(g);
 }
