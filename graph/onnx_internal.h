@@ -9,7 +9,8 @@
 //   onnx_fold.c    import-time constant folding (shape computations)
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
 //                  Dropout; onnx_norm.c: reductions, softmax family,
-//                  normalisations)
+//                  normalisations; onnx_select.c: TopK, CumSum, NonZero,
+//                  Unique)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,
@@ -328,6 +329,10 @@ vkp_status_t vkp__onnx_fold_range(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_constant_of_shape(vkp__onnx_ctx_t *ctx)
     VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_expand(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+// NonZero and Unique: their output shapes depend on the data, so they fold
+// or are refused (onnx_select.c).
+vkp_status_t vkp__onnx_fold_non_zero(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_unique(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 
 // Shared with the folder: the new shape of Reshape/Squeeze/Unsqueeze/Flatten
 // for an input of `rank`/`shape` under the current node's semantics.
@@ -372,11 +377,13 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Acosh", simple, NULL, ACOSH, "") \
   X("Add", simple, NULL, ADD, "") \
   X("And", simple, NULL, AND, "") \
+  X("ArgMax", simple, NULL, ARG_MAX, "axis,keepdims,select_last_index") \
+  X("ArgMin", simple, NULL, ARG_MIN, "axis,keepdims,select_last_index") \
   X("Asin", simple, NULL, ASIN, "") \
   X("Asinh", simple, NULL, ASINH, "") \
   X("Atan", simple, NULL, ATAN, "") \
   X("Atanh", simple, NULL, ATANH, "") \
-  X("AveragePool", pool, NULL, NONE, "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") \
+  X("AveragePool", pool, NULL, NONE, "auto_pad,ceil_mode,count_include_pad,dilations,kernel_shape,pads,strides") \
   X("BatchNormalization", batch_norm, NULL, NONE, "epsilon,momentum,spatial,training_mode") \
   X("BitShift", simple, NULL, BIT_SHIFT, "direction") \
   X("BitwiseAnd", simple, NULL, BITWISE_AND, "") \
@@ -391,10 +398,12 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Constant", constant, NULL, NONE, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
   X("ConstantOfShape", fold_only, constant_of_shape, NONE, "value") \
   X("Conv", conv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
+  X("ConvTranspose", conv_transpose, NULL, NONE, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides") \
   X("Ceil", simple, NULL, CEIL, "") \
   X("ConvInteger", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("Cos", simple, NULL, COS, "") \
   X("Cosh", simple, NULL, COSH, "") \
+  X("CumSum", cum_sum, NULL, NONE, "exclusive,reverse") \
   X("DequantizeLinear", quantize, NULL, NONE, "axis,block_size") \
   X("Div", simple, NULL, DIV, "") \
   X("Dropout", dropout, NULL, NONE, "ratio,seed") \
@@ -411,6 +420,8 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Gather", gather, gather, NONE, "axis") \
   X("Gemm", gemm, NULL, NONE, "alpha,beta,transA,transB") \
   X("GlobalAveragePool", simple, NULL, GLOBAL_AVG_POOL, "") \
+  X("GlobalLpPool", pool, NULL, NONE, "p") \
+  X("GlobalMaxPool", pool, NULL, NONE, "") \
   X("GroupNormalization", group_norm, NULL, NONE, "epsilon,num_groups,stash_type") \
   X("Hardmax", softmax, NULL, NONE, "axis") \
   X("HardSigmoid", simple, NULL, HARD_SIGMOID, "alpha,beta") \
@@ -433,6 +444,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("MatMul", simple, NULL, MATMUL, "") \
   X("MatMulInteger", simple, NULL, MATMUL_INTEGER, "") \
   X("Max", simple, NULL, MAX, "") \
+  X("LpPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,p,pads,strides") \
   X("MaxPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
   X("Mean", simple, NULL, MEAN, "") \
   X("MeanVarianceNormalization", mean_variance_norm, NULL, NONE, "axes") \
@@ -441,6 +453,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Mod", simple, NULL, MOD, "fmod") \
   X("Mul", simple, NULL, MUL, "") \
   X("Neg", simple, NULL, NEG, "") \
+  X("NonZero", data_dependent, non_zero, NONE, "") \
   X("NegativeLogLikelihoodLoss", loss, NULL, NONE, "ignore_index,reduction") \
   X("Not", simple, NULL, NOT, "") \
   X("Or", simple, NULL, OR, "") \
@@ -486,7 +499,9 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Tan", simple, NULL, TAN, "") \
   X("Tanh", simple, NULL, TANH, "") \
   X("ThresholdedRelu", simple, NULL, THRESHOLDED_RELU, "alpha") \
+  X("TopK", top_k, NULL, NONE, "axis,k,largest,sorted") \
   X("Transpose", transpose, NULL, NONE, "perm") \
+  X("Unique", data_dependent, unique, NONE, "axis,sorted") \
   X("Unsqueeze", reshape_like, NULL, NONE, "axes") \
   X("Where", simple, NULL, WHERE, "") \
   X("Xor", simple, NULL, XOR, "")

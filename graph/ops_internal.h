@@ -15,6 +15,7 @@
 //   op_rnn.c          lstm, gru, rnn
 //   op_loss.c         softmax cross entropy, negative log likelihood
 //   op_quant.c        linear (de)quantization, integer matmul and conv
+//   op_select.c       arg_max, arg_min, top_k, cum_sum
 //
 // A schema lists the attributes an op takes, with their kind and, where the
 // op has one, the default that validation writes in (vkp__op_infer fills

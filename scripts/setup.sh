@@ -26,7 +26,7 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslc libshaderc-dev spirv-tools
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
-  python3 python3-numpy python3-onnx
+  python3 python3-dev python3-numpy python3-onnx
   libopenblas-dev
 )
 

@@ -281,6 +281,31 @@ POOL_CASE(avgpool_incl_pad_ceil, VKP_OP_AVG_POOL2D, S(1, 3, 8, 5), 5,
           A(AIS("kernel_shape", 3, 2), AIS("strides", 2, 2), AIS("pads", 1, 0, 1, 1),
             AI("count_include_pad", 1), AI("ceil_mode", 1)))
 
+POOL_CASE(lppool_p2_pad, VKP_OP_LP_POOL, S(1, 3, 8, 7), 3,
+          A(AIS("kernel_shape", 3, 2), AIS("strides", 2, 1), AIS("pads", 1, 0, 1, 1)))
+POOL_CASE(lppool_p3_ceil_dil, VKP_OP_LP_POOL, S(2, 2, 9, 6), 5,
+          A(AIS("kernel_shape", 2, 2), AIS("strides", 2, 2), AIS("dilations", 1, 2),
+            AI("ceil_mode", 1), AI("p", 3)))
+
+// Transposed convolution: weights [C, M/G, KH, KW].
+#define CONV_T_CASE(case_name, xs, ws, m, n_attrs, attrs)                \
+  BEGIN(case_name)                                                       \
+  const char *x = IN(b, 4, xs);                                          \
+  const char *w = CST(b, 4, ws);                                         \
+  const char *c = CST(b, 1, S(m));                                       \
+  const char *y = NODE(b, VKP_OP_CONV_TRANSPOSE, 3, L(x, w, c), n_attrs, attrs); \
+  END(y)
+
+CONV_T_CASE(conv_transpose_s2, S(1, 3, 5, 4), S(3, 2, 3, 3), 2, 2,
+            A(AIS("strides", 2, 2), AIS("pads", 1, 1, 0, 1)))
+CONV_T_CASE(conv_transpose_grouped_dil_opad, S(2, 4, 4, 3), S(4, 3, 2, 3), 6, 4,
+            A(AI("group", 2), AIS("strides", 3, 2), AIS("dilations", 2, 1),
+              AIS("output_padding", 1, 1)))
+
+// A 1-D convolution as the ONNX importer writes it: 2-D over a unit height.
+CONV_CASE(conv_unit_height, S(1, 4, 1, 19), S(6, 2, 1, 5), 1, 3,
+          A(AI("group", 2), AIS("pads", 0, 2, 0, 2), AIS("strides", 1, 2)))
+
 BEGIN(global_avg_pool_2x3x5x7)
 const char *x = IN(b, 4, S(2, 3, 5, 7));
 const char *y = NODE(b, VKP_OP_GLOBAL_AVG_POOL, 1, L(x), 0, NULL);
@@ -438,6 +463,14 @@ AXIS_CASE(mvn_axis1_long, VKP_OP_MEAN_VARIANCE_NORM, 3, S(2, 100, 3), 1, A(AIS("
 AXIS_CASE(lrn_size3, VKP_OP_LRN, 4, S(2, 5, 3, 3), 1, A(AI("size", 3)))
 AXIS_CASE(lrn_even_size, VKP_OP_LRN, 3, S(1, 4, 7), 4,
           A(AI("size", 2), AF("alpha", 0.1), AF("beta", 0.9), AF("bias", 1.5)))
+
+// --- selection (graph/op_select.c) --------------------------------------------
+
+AXIS_CASE(cum_sum_mid, VKP_OP_CUM_SUM, 3, S(2, 5, 3), 1, A(AI("axis", 1)))
+AXIS_CASE(cum_sum_exclusive_reverse_first, VKP_OP_CUM_SUM, 2, S(6, 4), 3,
+          A(AI("axis", 0), AI("exclusive", 1), AI("reverse", 1)))
+AXIS_CASE(cum_sum_long_row, VKP_OP_CUM_SUM, 2, S(3, 300), 2,
+          A(AI("axis", 1), AI("reverse", 1)))
 
 BEGIN(instance_norm_2x3x5x7)
 const char *x = IN(b, 4, S(2, 3, 5, 7));
@@ -661,6 +694,11 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(maxpool_ceil_dil, -1.0f, 1.0f, 1),
     CASE(avgpool_excl_pad, -1.0f, 1.0f, 1),
     CASE(avgpool_incl_pad_ceil, -1.0f, 1.0f, 1),
+    CASE(lppool_p2_pad, -1.0f, 1.0f, 1),
+    CASE(lppool_p3_ceil_dil, -1.0f, 1.0f, 1),
+    CASE(conv_transpose_s2, -1.0f, 1.0f, 1),
+    CASE(conv_transpose_grouped_dil_opad, -1.0f, 1.0f, 1),
+    CASE(conv_unit_height, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_2x3x5x7, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_rank3, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_16x16, -1.0f, 1.0f, 1),
@@ -707,6 +745,9 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(mvn_axis1_long, -1.0f, 1.0f, 1),
     CASE(lrn_size3, -1.0f, 1.0f, 1),
     CASE(lrn_even_size, -1.0f, 1.0f, 1),
+    CASE(cum_sum_mid, -1.0f, 1.0f, 1),
+    CASE(cum_sum_exclusive_reverse_first, -1.0f, 1.0f, 1),
+    CASE(cum_sum_long_row, -1.0f, 1.0f, 1),
     CASE(instance_norm_2x3x5x7, -1.0f, 1.0f, 1),
     CASE(group_norm_g2, -1.0f, 1.0f, 1),
     CASE(group_norm_long_row, -1.0f, 1.0f, 1),
