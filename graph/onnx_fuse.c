@@ -21,6 +21,10 @@
 //              zeros[G]); y = Reshape(n, shape of x) [-> Mul(., gamma)]
 //              [-> Add(., beta)], gamma and beta per channel (what PyTorch
 //              exports for nn.GroupNorm)  ->  group_norm(x, gamma, beta)
+//   QDQ        DequantizeLinear(x_q) and DequantizeLinear(w_q) [and
+//              DequantizeLinear(b_q)] -> Conv or MatMul [-> Relu]
+//              -> QuantizeLinear  ->  qlinear_conv / qlinear_matmul (the
+//              exactness conditions are checked in graph/onnx_quant.c)
 //
 // Planning is structural (onnx graph only): every inner value must be used
 // only inside the pattern. Whether the operands qualify (eps, 2, sqrt 2, 1,
@@ -581,6 +585,42 @@ static vkp_status_t vkp__match_group_norm(vkp__onnx_ctx_t *ctx,
   return vkp__add_group(ctx, s, &f, nodes, n);
 }
 
+// A node of `op` with 2 or 3 inputs.
+static bool vkp__is_op23(const vkp__fuse_scan_t *s, int32_t k, const char *op) {
+  return vkp__is_op(s, k, op, 2) || vkp__is_op(s, k, op, 3);
+}
+
+// QDQ integer product, anchored at its QuantizeLinear. The DequantizeLinear
+// nodes join the group only when the product is their only consumer (else
+// they are imported as well, for the other consumers).
+static vkp_status_t vkp__match_qdq(vkp__onnx_ctx_t *ctx, vkp__fuse_scan_t *s,
+                                   int32_t q) {
+  if (!vkp__is_op23(s, q, "QuantizeLinear")) return NULL;
+  const char *y = vkp__in(s, q, 0);
+  int32_t relu = vkp__prod(s, y);
+  if (vkp__is_op(s, relu, "Relu", 1) && vkp__uses(s, y) == 1) y = vkp__in(s, relu, 0);
+  else relu = -1;
+  int32_t p = vkp__prod(s, y);
+  bool conv = vkp__is_op23(s, p, "Conv");
+  if ((!conv && !vkp__is_op(s, p, "MatMul", 2)) || vkp__uses(s, y) != 1) return NULL;
+  int32_t dq[3] = {-1, -1, -1};
+  size_t n_in = s->g->node[p]->n_input;
+  for (size_t i = 0; i < n_in; ++i) {
+    dq[i] = vkp__prod(s, vkp__in(s, p, (int32_t)i));
+    if (!vkp__is_op23(s, dq[i], "DequantizeLinear")) return NULL;
+  }
+  vkp__onnx_fusion_t f = {.kind = VKP__FUSE_QDQ,
+                          .x = vkp__in(s, dq[0], 0),
+                          .qdq = {dq[0], dq[1], dq[2], p, relu, q}};
+  int32_t nodes[6], n = 0;
+  for (int32_t i = 0; i < 3; ++i)
+    if (dq[i] >= 0 && vkp__uses(s, vkp__out(s, dq[i])) == 1) nodes[n++] = dq[i];
+  nodes[n++] = p;
+  if (relu >= 0) nodes[n++] = relu;
+  nodes[n++] = q;
+  return vkp__add_group(ctx, s, &f, nodes, n);
+}
+
 vkp_status_t vkp__onnx_plan_fusions(vkp__onnx_ctx_t *ctx) {
   const Onnx__GraphProto *g = ctx->onnx_graph;
   size_t n = g->n_node;
@@ -617,6 +657,7 @@ vkp_status_t vkp__onnx_plan_fusions(vkp__onnx_ctx_t *ctx) {
     if (!st) st = vkp__match_rms_norm(ctx, &s, (int32_t)k);
     if (!st) st = vkp__match_attention(ctx, &s, (int32_t)k);
     if (!st) st = vkp__match_group_norm(ctx, &s, (int32_t)k);
+    if (!st) st = vkp__match_qdq(ctx, &s, (int32_t)k);
   }
   vkp__free(s.taken);
   vkp_strmap_deinit(&s.producer);
@@ -1123,6 +1164,17 @@ vkp_status_t vkp__onnx_try_fusion(vkp__onnx_ctx_t *ctx, int32_t group,
   // A copy: adding constants may move the value table.
   vkp_value_t xcopy = ctx->graph->values[xs->value];
   const vkp_value_t *x = &xcopy;
+  if (f->kind == VKP__FUSE_QDQ) {
+    // The quantized input: anchored at the QuantizeLinear, like the others.
+    const char *qout = ctx->onnx_graph->node[anchor]->output[0];
+    if (vkp__onnx_sym_find(ctx, qout) || vkp_graph_find_value(ctx->graph, qout) >= 0)
+      return NULL;
+    ctx->node_index = anchor;
+    ctx->node = ctx->onnx_graph->node[anchor];
+    ctx->node_name = ctx->node_names[anchor];
+    ctx->emitted = 0;
+    return vkp__onnx_emit_qdq(ctx, f, xs->value, out_fused);
+  }
   bool float_ok = x->dtype == VKP_DTYPE_FLOAT32 ||
                   (f->kind == VKP__FUSE_ATTENTION &&
                    (x->dtype == VKP_DTYPE_FLOAT16 || x->dtype == VKP_DTYPE_FLOAT64));
@@ -1149,6 +1201,8 @@ vkp_status_t vkp__onnx_try_fusion(vkp__onnx_ctx_t *ctx, int32_t group,
       return vkp__emit_rms_norm(ctx, f, x, xs->value, out_fused);
     case VKP__FUSE_GELU_TANH:
       return vkp__emit_gelu_tanh(ctx, f, xs->value, out_fused);
+    case VKP__FUSE_QDQ:
+      return NULL;  // handled above
   }
   return NULL;
 }

@@ -167,7 +167,16 @@ typedef enum vkp__onnx_fusion_kind_t {
   VKP__FUSE_GROUP_NORM,
   VKP__FUSE_RMS_NORM,
   VKP__FUSE_GELU_TANH,
+  VKP__FUSE_QDQ,
 } vkp__onnx_fusion_kind_t;
+
+// A QDQ integer product (ONNX Runtime's quantization layout): the ONNX node
+// indices of DequantizeLinear(x), DequantizeLinear(w), DequantizeLinear(b)
+// (-1: no bias), the Conv or MatMul, the Relu (-1: none) and the closing
+// QuantizeLinear (the anchor). The fusion's x is the quantized input.
+typedef struct vkp__onnx_qdq_t {
+  int32_t dq_x, dq_w, dq_b, product, relu, q;
+} vkp__onnx_qdq_t;
 
 // Attention's operands (x is Q): scalar factors as Mul (divide false) or
 // Div (divide true) by constants, on Q, on Kt and on the scores.
@@ -205,7 +214,13 @@ typedef struct vkp__onnx_fusion_t {
                         // ReduceMean's;
                         // GroupNorm: the InstanceNormalization's
   vkp__onnx_attention_t att;  // Attention
+  vkp__onnx_qdq_t qdq;        // QDQ
 } vkp__onnx_fusion_t;
+
+// graph/onnx_quant.c: emits qlinear_conv / qlinear_matmul for a planned QDQ
+// group when the folding is exact (see there); *out_fused false otherwise.
+vkp_status_t vkp__onnx_emit_qdq(vkp__onnx_ctx_t *ctx, const vkp__onnx_fusion_t *f,
+                                int32_t xv, bool *out_fused) VKP_MUST_USE;
 
 // Finds the patterns (docs/onnx.md) and marks their inner nodes skipped.
 vkp_status_t vkp__onnx_plan_fusions(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;

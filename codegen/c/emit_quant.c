@@ -231,6 +231,37 @@ static vkp_status_t vkp__emit_qconv(vkp__c_kernel_t *k, bool qlinear) {
   int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
   int64_t M = w->shape[0], CG = w->shape[1], KH = w->shape[2], KW = w->shape[3];
   int64_t OH = y->shape[2], OW = y->shape[3];
+  if (qlinear && group == 1 && w->dtype == VKP_DTYPE_INT8) {
+    // The 8-bit GEMM over an im2col (vkp_q_conv_gemm, prelude_quant.c).
+    const vkp_value_t *zwv = vkp__c_in(k, izw), *swv = vkp__c_in(k, 4);
+    const char *lo, *hi;
+    vkp__range(y->dtype, &lo, &hi);
+    int64_t KK = CG * KH * KW, P = OH * OW, k4 = (KK + 3) / 4, pt = (P + 15) / 16;
+    int64_t bytes = 2 * pt * k4 * 64 + M * k4 * 4 + 4 * (M + pt * 16) + 256;
+    int64_t m_pad = (M + 15) / 16 * 16;
+    bool bias = n->n_inputs > 8 && k->in[8];
+    char sw[128];
+    vkp__param(sw, sizeof sw, k, 4, "im");
+    vkp__sb_printf(
+        k->body,
+        "  float *lmu = scratch;\n"
+        "  for (ptrdiff_t im = 0; im < %lld; ++im) lmu[im] = %s[0] * %s / %s[0];\n"
+        "  for (ptrdiff_t ib = 0; ib < %lld; ++ib)\n"
+        "    vkp_q_conv_gemm((const uint8_t *)%s + ib * %lld, %d, (int32_t)%s[0], "
+        "(const int8_t *)%s, %s%s, %lld, %s, lmu, %lld, (int32_t)%s[0], %s, %s, "
+        "(char *)%s + ib * %lld, %d, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
+        "%lld, %lld, %lld, %lld, %lld, %lld, (uint8_t *)(scratch + %lld));\n",
+        (long long)M, k->in[1], sw, k->in[6], (long long)N, k->in[0], (long long)(C * H * W),
+        x->dtype == VKP_DTYPE_INT8, k->in[2], k->in[iw], zwv ? "(const int8_t *)" : "NULL",
+        zwv ? k->in[izw] : "", (long long)(zwv ? vkp__numel(zwv) : 0),
+        bias ? k->in[8] : "NULL", (long long)vkp__numel(swv), k->in[7], lo, hi, k->out,
+        (long long)(M * P), y->dtype == VKP_DTYPE_INT8, (long long)C, (long long)H,
+        (long long)W, (long long)M, (long long)KH, (long long)KW, (long long)OH,
+        (long long)OW, (long long)strides[0], (long long)strides[1], (long long)pads[0],
+        (long long)pads[1], (long long)dil[0], (long long)dil[1], (long long)m_pad);
+    k->scratch_floats = (size_t)(m_pad + bytes / 4 + 16);
+    return NULL;
+  }
   char zx[128], zw[128], plane[256];
   vkp__param(zx, sizeof zx, k, izx, "0");
   vkp__param(zw, sizeof zw, k, izw, "im");
