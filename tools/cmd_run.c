@@ -7,6 +7,7 @@
 #include "base/alloc.h"
 #include "tools/tool.h"
 #include "vkpipe/artifact.h"
+#include "vkpipe/mpi.h"
 #include "vkpipe/partition.h"
 #include "vkpipe/pipeline.h"
 #include "vkpipe/graph.h"
@@ -163,6 +164,19 @@ static int vkp__run_artifact(const vkp__run_args_t *args) {
     if (!ins || !outs || !inputs || !outputs)
       st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
   }
+  // A plan with ranks (docs/scale-out.md): rank 0 runs it here, every other
+  // rank serves its stages (as 'vkpipe serve' would).
+  bool ranked = false, mpi = false;
+  for (int32_t s = 0; !st && s < plan->n_stages; ++s) ranked |= plan->stages[s].rank != 0;
+  if (!st && (ranked || vkp_mpi_launched()) && vkp_mpi_available()) {
+    int32_t rank = 0;
+    st = vkp_mpi_init(NULL, NULL, &rank, NULL);
+    mpi = true;
+    if (!st && rank != 0) {
+      st = vkp_mpi_serve(plan, registry, vkp_artifact_blobs(art));
+      goto done;
+    }
+  }
   if (!st) {
     vkp__plan_interface(plan, ins, outs);
     st = vkp_tool_read_values(plan->n_inputs, ins, args->n_inputs, args->inputs,
@@ -172,6 +186,7 @@ static int vkp__run_artifact(const vkp__run_args_t *args) {
                               outputs);
   if (!st) st = vkp_tool_write_values(plan->n_outputs, outs, outputs,
                                       args->output_dir, stdout);
+done:
   for (int32_t i = 0; plan && inputs && i < plan->n_inputs; ++i)
     vkp_tensor_deinit(&inputs[i]);
   for (int32_t i = 0; plan && outputs && i < plan->n_outputs; ++i)
@@ -183,6 +198,7 @@ static int vkp__run_artifact(const vkp__run_args_t *args) {
   vkp_registry_destroy(registry);
   vkp_artifact_destroy(art);
   vkp__free(args->inputs);
+  if (mpi) vkp_mpi_finalize();
   return st ? vkp_tool_fail("run", st) : 0;
 }
 
