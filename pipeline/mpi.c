@@ -12,6 +12,7 @@
 // between two ranks in order, so frames need no reordering.
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,21 +117,27 @@ bool vkp__plan_has_ranks(const vkp_plan_t *plan) {
   return false;
 }
 
-// Waits for `n` requests: a few quick tests, then tests between sleeps that
-// grow to 200 us, so a waiting thread leaves the cores to the stages. With
-// `timeout_ns` not UINT64_MAX, TIMEOUT once it passed (requests still open).
+// Waits for `n` requests: tests with a yield in between for the first
+// 20 us (a hop's reply usually comes within that), then tests between
+// sleeps that grow to 100 us, so a waiting thread leaves the cores to the
+// stages. With `timeout_ns` not UINT64_MAX, TIMEOUT once it passed (the
+// requests still open).
 static vkp_status_t vkp__wait_all(int n, MPI_Request *reqs, uint64_t timeout_ns) {
   uint64_t start = vkp__now_ns(), sleep_ns = 0;
-  for (int polls = 0;; ++polls) {
+  for (;;) {
     int done = 0;
     int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return vkp__mpi_error(rc, "point-to-point transfer");
     if (done) return NULL;
-    if (polls < 32) continue;
-    if (timeout_ns != UINT64_MAX && vkp__now_ns() - start > timeout_ns)
+    uint64_t waited = vkp__now_ns() - start;
+    if (waited < 20000) {
+      sched_yield();
+      continue;
+    }
+    if (timeout_ns != UINT64_MAX && waited > timeout_ns)
       return vkp_status_make(VKP_STATUS_TIMEOUT, "MPI transfer timed out");
-    sleep_ns = sleep_ns ? sleep_ns * 2 : 2000;
-    if (sleep_ns > 200000) sleep_ns = 200000;
+    sleep_ns = sleep_ns ? sleep_ns * 2 : 5000;
+    if (sleep_ns > 100000) sleep_ns = 100000;
     struct timespec ts = {0, (long)sleep_ns};
     nanosleep(&ts, NULL);
   }
@@ -386,22 +393,28 @@ static void *vkp__server_main(void *arg) {
     return NULL;
   }
   for (;;) {
+    // The command and the inputs are received together: rank 0 sends the
+    // inputs right behind a run command. A stop command comes alone; the
+    // input receives are then cancelled.
     vkp__cmd_t cmd = {0};
     int rc = MPI_Irecv(&cmd, sizeof cmd, MPI_BYTE, 0,
                        vkp__tag(sv->stage, VKP__K_CMD), vkp__comm, &reqs[0]);
-    vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_all(1, reqs, UINT64_MAX)
-                                        : vkp__mpi_error(rc, "receiving a command");
-    if (st || cmd.cmd != VKP__CMD_RUN) {
-      sv->error = st;
-      break;
-    }
-    for (int32_t i = 0; rc == MPI_SUCCESS && i < g->n_inputs; ++i)
+    int posted = rc == MPI_SUCCESS ? 1 : 0;
+    for (int32_t i = 0; rc == MPI_SUCCESS && i < g->n_inputs; ++i) {
       rc = MPI_Irecv(sv->inputs[i].data, (int)vkp_tensor_nbytes(&sv->inputs[i]),
                      MPI_BYTE, 0, vkp__tag(sv->stage, VKP__K_IN), vkp__comm,
-                     &reqs[i]);
-    st = rc == MPI_SUCCESS ? vkp__wait_all(g->n_inputs, reqs, UINT64_MAX)
-                           : vkp__mpi_error(rc, "receiving inputs");
-    if (st) {
+                     &reqs[1 + i]);
+      if (rc == MPI_SUCCESS) posted++;
+    }
+    vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_all(1, reqs, UINT64_MAX)
+                                        : vkp__mpi_error(rc, "receiving a command");
+    if (!st && cmd.cmd == VKP__CMD_RUN)
+      st = vkp__wait_all(posted - 1, reqs + 1, UINT64_MAX);
+    if (st || cmd.cmd != VKP__CMD_RUN) {
+      for (int i = 1; i < posted; ++i) {
+        MPI_Cancel(&reqs[i]);
+        MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+      }
       sv->error = st;
       break;
     }
@@ -556,4 +569,42 @@ vkp_status_t vkp_mpi_serve_synthetic(const vkp_pipeline_synthetic_stage_t *stage
   if (!st) st = vkp__serve(plan, vkp__synthetic_load, (void *)stages);
   vkp_plan_destroy(plan);
   return st;
+}
+
+vkp_status_t vkp_mpi_pingpong(int32_t peer, size_t bytes, int32_t iters,
+                              double *out_round_trip_s) {
+  if (out_round_trip_s) *out_round_trip_s = 0;
+  if (vkp__comm == MPI_COMM_NULL)
+    return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
+                           "MPI is not initialised: call vkp_mpi_init first");
+  if (peer <= 0 || peer >= vkp__size || iters < 1 || bytes > 0x7fffffff)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "ping-pong with rank %d of %d, %zu bytes, %d times",
+                           (int)peer, vkp__size, bytes, (int)iters);
+  if (vkp__rank != 0 && vkp__rank != peer) return NULL;
+  char *buf = vkp__calloc(bytes + 1, 1);
+  if (!buf) return VKP_OOM("ping-pong buffer");
+  const int tag = 0x7ff0;
+  int rc = MPI_SUCCESS, warm = iters < 10 ? iters : 10;
+  uint64_t start = 0;
+  for (int32_t i = 0; rc == MPI_SUCCESS && i < warm + iters; ++i) {
+    if (i == warm) start = vkp__now_ns();
+    if (vkp__rank == 0) {
+      rc = MPI_Send(buf, (int)bytes, MPI_BYTE, peer, tag, vkp__comm);
+      if (rc == MPI_SUCCESS)
+        rc = MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, tag, vkp__comm,
+                      MPI_STATUS_IGNORE);
+    } else {
+      rc = MPI_Recv(buf, (int)bytes, MPI_BYTE, 0, tag, vkp__comm,
+                    MPI_STATUS_IGNORE);
+      if (rc == MPI_SUCCESS)
+        rc = MPI_Send(buf, (int)bytes, MPI_BYTE, 0, tag, vkp__comm);
+    }
+  }
+  uint64_t elapsed = vkp__now_ns() - start;
+  vkp__free(buf);
+  if (rc != MPI_SUCCESS) return vkp__mpi_error(rc, "ping-pong");
+  if (out_round_trip_s && vkp__rank == 0)
+    *out_round_trip_s = (double)elapsed * 1e-9 / iters;
+  return NULL;
 }

@@ -56,3 +56,8 @@ vkp_status_t vkp_mpi_serve_synthetic(const vkp_pipeline_synthetic_stage_t *stage
                                      int64_t numel) {
   return VKP__NO_MPI;
 }
+
+vkp_status_t vkp_mpi_pingpong(int32_t peer, size_t bytes, int32_t iters,
+                              double *out_round_trip_s) {
+  return VKP__NO_MPI;
+}

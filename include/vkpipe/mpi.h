@@ -70,6 +70,13 @@ vkp_status_t vkp_mpi_serve_synthetic(
     const vkp_pipeline_synthetic_stage_t *stages, const int32_t *ranks,
     int32_t n_stages, int64_t numel) VKP_MUST_USE;
 
+// Plain MPI ping-pong between rank 0 and `peer` (blocking MPI_Send and
+// MPI_Recv of `bytes` bytes, `iters` round trips after a few unmeasured
+// ones), the yardstick for the pipeline's own hops. Both ranks call it; rank
+// 0 gets the mean round-trip time in *out_round_trip_s (may be NULL).
+vkp_status_t vkp_mpi_pingpong(int32_t peer, size_t bytes, int32_t iters,
+                              double *out_round_trip_s) VKP_MUST_USE;
+
 #ifdef __cplusplus
 }
 #endif
