@@ -111,6 +111,16 @@ void vkp_mpi_finalize(void) {
   vkp__we_initialised = false;
 }
 
+void vkp_mpi_abort(int exit_code) {
+  int inited = 0, finalized = 0;
+  MPI_Initialized(&inited);
+  MPI_Finalized(&finalized);
+  if (!inited || finalized || vkp__size < 2) return;
+  fflush(stdout);
+  fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
+}
+
 bool vkp__plan_has_ranks(const vkp_plan_t *plan) {
   for (int32_t s = 0; plan && s < plan->n_stages; ++s)
     if (plan->stages[s].rank != 0) return true;

@@ -28,6 +28,8 @@ vkp_status_t vkp_mpi_init(int *argc, char ***argv, int32_t *out_rank,
 
 void vkp_mpi_finalize(void) {}
 
+void vkp_mpi_abort(int exit_code) {}
+
 bool vkp__plan_has_ranks(const vkp_plan_t *plan) {
   for (int32_t s = 0; plan && s < plan->n_stages; ++s)
     if (plan->stages[s].rank != 0) return true;

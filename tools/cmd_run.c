@@ -26,6 +26,7 @@ typedef struct vkp__run_args_t {
   vkp_compile_options_t options;
   int32_t stages;              // --stages for --target auto (0: auto)
   const char *profile;         // --profile for --target auto
+  const char *plan;            // --plan: run this plan file (its own model)
   vkp_tool_load_args_t load;   // --dim, --shape
 } vkp__run_args_t;
 
@@ -146,17 +147,20 @@ static vkp_status_t vkp__run_auto(const vkp__run_args_t *args,
   return st;
 }
 
-// A .vkp artifact: its plan and compiled stages, no model and no compiler.
+// A .vkp artifact: its plan and compiled stages, no model and no compiler;
+// or, with --plan, a plan file whose stages are compiled here.
 static int vkp__run_artifact(const vkp__run_args_t *args) {
   vkp_registry_t *registry = NULL;
   vkp_artifact_t *art = NULL;
   const vkp_value_t **ins = NULL, **outs = NULL;
   vkp_tensor_t *inputs = NULL, *outputs = NULL;
   const vkp_plan_t *plan = NULL;
-  vkp_status_t st = vkp_artifact_load(args->model, &art);
+  vkp_plan_t *loaded_plan = NULL;
+  vkp_status_t st = args->plan ? vkp_plan_load(args->plan, NULL, &loaded_plan)
+                               : vkp_artifact_load(args->model, &art);
   if (!st) st = vkp_registry_create_default(&registry);
   if (!st) {
-    plan = vkp_artifact_plan(art);
+    plan = art ? vkp_artifact_plan(art) : loaded_plan;
     ins = vkp__calloc((size_t)plan->n_inputs + 1, sizeof(*ins));
     outs = vkp__calloc((size_t)plan->n_outputs + 1, sizeof(*outs));
     inputs = vkp__calloc((size_t)plan->n_inputs + 1, sizeof(*inputs));
@@ -173,7 +177,7 @@ static int vkp__run_artifact(const vkp__run_args_t *args) {
     st = vkp_mpi_init(NULL, NULL, &rank, NULL);
     mpi = true;
     if (!st && rank != 0) {
-      st = vkp_mpi_serve(plan, registry, vkp_artifact_blobs(art));
+      st = vkp_mpi_serve(plan, registry, art ? vkp_artifact_blobs(art) : NULL);
       goto done;
     }
   }
@@ -182,8 +186,8 @@ static int vkp__run_artifact(const vkp__run_args_t *args) {
     st = vkp_tool_read_values(plan->n_inputs, ins, args->n_inputs, args->inputs,
                               inputs);
   }
-  if (!st) st = vkp__run_plan(args, plan, registry, vkp_artifact_blobs(art), inputs,
-                              outputs);
+  if (!st) st = vkp__run_plan(args, plan, registry,
+                              art ? vkp_artifact_blobs(art) : NULL, inputs, outputs);
   if (!st) st = vkp_tool_write_values(plan->n_outputs, outs, outputs,
                                       args->output_dir, stdout);
 done:
@@ -197,7 +201,15 @@ done:
   vkp__free(outs);
   vkp_registry_destroy(registry);
   vkp_artifact_destroy(art);
+  vkp_plan_destroy(loaded_plan);
   vkp__free(args->inputs);
+  if (st && mpi) {
+    // The other ranks would wait for a pipeline that never comes.
+    int code = vkp_tool_fail("run", st);
+    vkp_mpi_abort(code);
+    vkp_mpi_finalize();
+    return code;
+  }
   if (mpi) vkp_mpi_finalize();
   return st ? vkp_tool_fail("run", st) : 0;
 }
@@ -238,6 +250,10 @@ static void vkp__run_help(void) {
          "                         target by cost and run it as a pipeline\n"
          "  --stages K             pipeline stages for --target auto (default auto)\n"
          "  --profile FILE         device profile for --target auto\n"
+         "  --plan FILE            run this plan (docs/pipeline-config.md; its\n"
+         "                         \"source\" or graph files) instead of MODEL; a\n"
+         "                         plan with ranks runs under mpirun, rank 0\n"
+         "                         here, the others in 'vkpipe serve'\n"
          "  --threads N            threads inside a stage, where the target\n"
          "                         supports it (default 1)\n"
          "  --march ARCH           -march for the cpu target's C codegen\n"
@@ -273,7 +289,8 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
     }
     static const char *const with_value[] = {
         "--input", "--output-dir", "--target", "--threads",
-        "--march", "--dump-c",     "--dump-spirv", "--stages", "--profile", NULL};
+        "--march", "--dump-c",     "--dump-spirv", "--stages", "--profile",
+        "--plan", NULL};
     int which = -1;
     for (int k = 0; with_value[k] && which < 0; ++k) {
       vkp_tool_option_result_t r = vkp_tool_option(argc, argv, &i, with_value[k], &value);
@@ -323,6 +340,9 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
       case 8:
         args->profile = value;
         break;
+      case 9:
+        args->plan = value;
+        break;
       default:
         if (arg[0] == '-' && arg[1])
           return vkp_tool_usage_error("run", "unknown option '%s'", arg);
@@ -337,7 +357,9 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
     return vkp_tool_usage_error("run", "--dump-c and --dump-spirv must name the "
                                        "same directory when both are given");
   args->options.dump_dir = dump_c ? dump_c : dump_spirv;
-  if (!args->model) return vkp_tool_usage_error("run", "missing MODEL");
+  if (args->model && args->plan)
+    return vkp_tool_usage_error("run", "give MODEL or --plan, not both");
+  if (!args->model && !args->plan) return vkp_tool_usage_error("run", "missing MODEL");
   if (!args->output_dir) return vkp_tool_usage_error("run", "missing --output-dir DIR");
   if (!args->target[0]) return vkp_tool_usage_error("run", "--target is empty");
   return -1;
@@ -351,7 +373,7 @@ int vkp_cmd_run(int argc, char **argv) {
     vkp__free(args.inputs);
     return code;
   }
-  if (vkp_artifact_is_artifact(args.model)) return vkp__run_artifact(&args);
+  if (args.plan || vkp_artifact_is_artifact(args.model)) return vkp__run_artifact(&args);
   vkp_graph_t *graph = NULL;
   vkp_tensor_t *inputs = NULL, *outputs = NULL;
   vkp_status_t st = vkp_tool_load_graph(args.model, &args.load, &graph);

@@ -69,7 +69,13 @@ int vkp_cmd_serve(int argc, char **argv) {
   vkp_plan_destroy(plan);
   vkp_artifact_destroy(art);
   vkp_registry_destroy(registry);
+  if (st) {
+    // Rank 0 would wait for this rank's stages: end the whole job.
+    int code = vkp_tool_fail("serve", vkp_status_annotate(st, "rank %d", (int)rank));
+    vkp_mpi_abort(code);
+    vkp_mpi_finalize();
+    return code;
+  }
   vkp_mpi_finalize();
-  if (st) st = vkp_status_annotate(st, "rank %d", (int)rank);
-  return st ? vkp_tool_fail("serve", st) : 0;
+  return 0;
 }

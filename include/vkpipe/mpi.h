@@ -46,6 +46,12 @@ vkp_status_t vkp_mpi_init(int *argc, char ***argv, int32_t *out_rank,
 // Finalises MPI when vkp_mpi_init initialised it. Safe to call more than once.
 void vkp_mpi_finalize(void);
 
+// Ends every rank of the job (MPI_Abort with `exit_code`) when MPI is
+// initialised and the world has more than one rank; otherwise does nothing.
+// For a tool whose rank fails outside a pipeline's lifetime (bad input
+// file, a plan that does not load), so that the other ranks do not wait.
+void vkp_mpi_abort(int exit_code);
+
 // True when the process was started by mpirun (Open MPI or PMIx environment
 // present), whether or not MPI is initialised yet.
 bool vkp_mpi_launched(void);

@@ -624,6 +624,11 @@ int main(int argc, char **argv) {
   bench_report_t rep;
   bench_report_init(&rep, a.frames, a.warmup, a.depth ? a.depth : VKP_PIPELINE_DEFAULT_RING_DEPTH);
   vkp_status_t st = a.synthetic ? bench_run_synthetic(&a, &rep) : bench_run_model(&a, &rep);
+  if (st && a.ranks > 1) {
+    fprintf(stderr, "vkpipe-bench (rank %d): %s\n", (int)bench_mpi_rank,
+            vkp_status_message(st));
+    vkp_mpi_abort(BENCH_EXIT_FAILURE);  // the other ranks would wait
+  }
   if (a.ranks > 1) vkp_mpi_finalize();
   if (bench_mpi_rank != 0) {
     // A serving rank: rank 0 prints the report.
