@@ -55,6 +55,11 @@ static MPI_Comm vkp__comm = MPI_COMM_NULL;
 static int vkp__rank = -1, vkp__size = 0;
 static bool vkp__we_initialised;
 
+// How long a wait keeps testing (with a yield) before it sleeps: 20 us, or
+// $VKPIPE_MPI_SPIN_US (0..1000000) read once at vkp_mpi_init: on hosts with
+// cores to spare, a longer spin shortens every hop (docs/scale-out.md).
+static uint64_t vkp__spin_ns = 20000;
+
 static int vkp__tag(int32_t stage, int kind) {
   return (int)stage * VKP__KINDS + kind;
 }
@@ -96,6 +101,15 @@ vkp_status_t vkp_mpi_init(int *argc, char ***argv, int32_t *out_rank,
     MPI_Comm_set_errhandler(vkp__comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(vkp__comm, &vkp__rank);
     MPI_Comm_size(vkp__comm, &vkp__size);
+  }
+  const char *spin = getenv("VKPIPE_MPI_SPIN_US");
+  if (spin) {
+    char *end = NULL;
+    unsigned long long us = strtoull(spin, &end, 10);
+    if (end == spin || *end || us > 1000000)
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "VKPIPE_MPI_SPIN_US='%s' is not 0..1000000", spin);
+    vkp__spin_ns = us * 1000u;
   }
   if (out_rank) *out_rank = vkp__rank;
   if (out_size) *out_size = vkp__size;
@@ -140,7 +154,7 @@ static vkp_status_t vkp__wait_all(int n, MPI_Request *reqs, uint64_t timeout_ns)
     if (rc != MPI_SUCCESS) return vkp__mpi_error(rc, "point-to-point transfer");
     if (done) return NULL;
     uint64_t waited = vkp__now_ns() - start;
-    if (waited < 20000) {
+    if (waited < vkp__spin_ns) {
       sched_yield();
       continue;
     }
