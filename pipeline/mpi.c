@@ -324,22 +324,29 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
       bytes = SIZE_MAX;
     VKP_RETURN_IF_ERROR(vkp__check_count(plan, stage, bytes));
   }
-  VKP_RETURN_IF_ERROR(vkp__recv_ready(stage, ps->rank, VKP__READY_TIMEOUT_NS));
   vkp__proxy_t *px = vkp__calloc(1, sizeof(*px));
   if (px)
     px->reqs = vkp__calloc((size_t)g->n_inputs + (size_t)g->n_outputs + 2,
                            sizeof(MPI_Request));
-  if (!px || !px->reqs) {
-    if (px) vkp__free(px);
-    return VKP_OOM("MPI proxy stage");
+  vkp_status_t st = px && px->reqs ? NULL : VKP_OOM("MPI proxy stage");
+  // The ready report is taken even when this fails (vkp__mpi_stop waits for
+  // the reports of stages without a proxy).
+  vkp_status_t ready = vkp__recv_ready(stage, ps->rank, VKP__READY_TIMEOUT_NS);
+  if (st || (ready && vkp_status_is(ready, VKP_STATUS_TIMEOUT))) {
+    if (px) vkp__free(px->reqs);
+    vkp__free(px);
+    vkp_status_free(st);
+    return ready ? ready : VKP_OOM("MPI proxy stage");
   }
   px->base.target = &vkp__proxy_target;
   px->plan = plan;
   px->stage = stage;
   px->rank = ps->rank;
   *out_target = &vkp__proxy_target;
+  // On a load error the proxy is still handed out, so that destroy knows
+  // the report was taken and stops the serving rank.
   *out_stage = &px->base;
-  return NULL;
+  return ready;
 }
 
 void vkp__mpi_stop(vkp_pipeline_t *p) {

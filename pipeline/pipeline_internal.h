@@ -177,7 +177,9 @@ bool vkp__plan_has_ranks(const vkp_plan_t *plan);
 
 // A proxy for stage `stage` of `plan`, placed on another rank: a host stage
 // whose run sends the inputs to that rank and receives its outputs. Waits
-// for the rank to report that it loaded the stage.
+// for the rank to report that it loaded the stage; when the rank reports a
+// load error, that error is returned with *out_stage set all the same (the
+// caller unloads it).
 vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
                                  const vkp_target_t **out_target,
                                  vkp_stage_t **out_stage) VKP_MUST_USE;

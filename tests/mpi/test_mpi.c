@@ -11,7 +11,8 @@
 //   3. the diamond plan on "cpu": results equal the truth and, bit for bit,
 //      the same plan run in one process;
 //   4. every dtype through a remote cpu identity stage, byte for byte;
-//   5. a stage placed on a rank the world lacks: a clear error;
+//   5. a stage placed on a rank the world lacks, and a serving rank that
+//      cannot load its stage: clear errors, nothing waits;
 //   6. destroy with frames in flight: every rank returns.
 // Plain C with its own checks (no Criterion: it forks, MPI must not).
 #include <stdarg.h>
@@ -374,6 +375,33 @@ done:
   vkp_registry_destroy(reg);
 }
 
+// The serving rank lacks the stage's target ("tmath" is registered on rank 0
+// only): rank 0's create fails with that rank's error, and nothing waits.
+static void case_remote_load_error(void) {
+  vkp_registry_t *reg = NULL;
+  vkp_plan_t *plan = NULL;
+  vkp_pipeline_t *pipe = NULL;
+  OK(vkp_registry_create(&reg));
+  if (g_rank == 0) OK(tmath_register(reg, 0, 0));
+  OK(diamond_plan("tmath", NULL, 0, &plan));
+  place_diamond(plan);
+  if (g_rank != 0) {
+    serve(plan, reg);  // reports the load error, then serves until stopped
+    goto done;
+  }
+  vkp_status_t st = vkp_pipeline_create(plan, reg, NULL, &pipe);
+  CHECK(st && strstr(vkp_status_message(st), "rank 1 could not load the stage") &&
+            strstr(vkp_status_message(st), "tmath"),
+        "expected rank 1's load error, got '%s'", st ? vkp_status_message(st) : "OK");
+  CHECK(!pipe, "a pipeline was made");
+  if (st) printf("remote load error: %s\n", vkp_status_message(st));
+  vkp_status_free(st);
+done:
+  vkp_pipeline_destroy(pipe);
+  vkp_plan_destroy(plan);
+  vkp_registry_destroy(reg);
+}
+
 static void case_missing_rank(void) {
   vkp_registry_t *reg = NULL;
   vkp_plan_t *plan = NULL;
@@ -449,6 +477,7 @@ int main(int argc, char **argv) {
   case_diamond_cpu(20);
   case_dtypes();
   case_missing_rank();
+  case_remote_load_error();
   case_destroy_in_flight();
   if (g_failures) fprintf(stderr, "rank %d: %d failures\n", rank, g_failures);
   else if (rank == 0) printf("test_mpi: all cases passed\n");
