@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# `vkpipe run --plan` with a stage on rank 1 under mpirun, both as
-# run + serve (MPMD) and as run on every rank: the output equals the
-# single-process run of the same plan without ranks, byte for byte.
+# `vkpipe run --plan` (and a .vkp from `vkpipe build --rank`) with a stage
+# on rank 1 under mpirun, both as run + serve (MPMD) and as run on every
+# rank: the output equals the single-process run of the same plan without
+# ranks, byte for byte.
 #   cli_mpi.sh VKPIPE MPIRUN SOURCE_DIR
 set -euo pipefail
 vkpipe=$1 mpirun=$2 src=$3
@@ -27,6 +28,16 @@ mpi=("$mpirun" --oversubscribe --allow-run-as-root)
     --output-dir spmd >/dev/null
 cmp local/y.npy mpmd/y.npy
 cmp local/y.npy spmd/y.npy
+# A .vkp artifact keeps the rank (vkpipe build --rank) and runs the same;
+# without mpirun it is refused, naming the stage and the rank.
+"$vkpipe" build mlp.json --policy cpu --stages 2 --rank stage1=1 -o mlp.vkp >/dev/null
+"${mpi[@]}" -np 1 "$vkpipe" run mlp.vkp --input x.npy --output-dir art \
+    : -np 1 "$vkpipe" serve mlp.vkp >/dev/null
+cmp local/y.npy art/y.npy
+if "$vkpipe" run mlp.vkp --input x.npy --output-dir alone 2>err.txt; then
+  echo "a plan with ranks ran without mpirun" >&2; exit 1
+fi
+grep -q "stage 'stage1' is placed on rank 1" err.txt
 # A bad input on rank 0 ends the job with an error instead of a hang.
 if timeout 60 "${mpi[@]}" -np 2 "$vkpipe" run --plan plan_ranks.json \
     --input mlp.json --output-dir bad >/dev/null 2>&1; then

@@ -4,9 +4,12 @@
 // and a plan placing a stage on another rank refused clearly by a process
 // that has not initialised MPI (or a libvkpipe built without it).
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "support/test_support.h"
+#include "vkpipe/artifact.h"
 #include "vkpipe/mpi.h"
 #include "vkpipe/pipeline.h"
 #include "vkpipe/plan.h"
@@ -113,4 +116,29 @@ Test(plan_rank, another_rank_without_mpi_is_refused, .timeout = 20) {
   ranks[1] = 0;
   VKP_TEST_OK(vkp_pipeline_create_synthetic_ranks(stages, ranks, 2, 4, NULL, &pipe));
   vkp_pipeline_destroy(pipe);
+}
+
+Test(plan_rank, an_artifact_keeps_the_ranks, .timeout = 60) {
+  vkp_graph_t *g;
+  vkp_plan_t *plan;
+  make(2, &g, &plan);
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  char path[] = "/tmp/vkpipe_plan_rank_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  close(fd);
+  vkp_artifact_info_t info = {.model = "m.json", .policy = "cpu"};
+  VKP_TEST_OK(vkp_artifact_build(plan, reg, &info, path));
+  vkp_artifact_t *art;
+  VKP_TEST_OK(vkp_artifact_load(path, &art));
+  const vkp_plan_t *back = vkp_artifact_plan(art);
+  cr_assert_eq(back->n_stages, 2);
+  cr_assert_eq(back->stages[0].rank, 0);
+  cr_assert_eq(back->stages[1].rank, 2);
+  vkp_artifact_destroy(art);
+  unlink(path);
+  vkp_registry_destroy(reg);
+  vkp_plan_destroy(plan);
+  vkp_graph_destroy(g);
 }

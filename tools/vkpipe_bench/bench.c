@@ -410,6 +410,7 @@ static vkp_status_t bench_run_mode(const vkp_plan_t *plan,
 // blocks). Ranks other than 0 serve both modes and the hop measurement here
 // and print nothing.
 static int32_t bench_mpi_rank;
+static bool bench_mpi_used;  // MPI initialised: finalise (or abort) at exit
 
 static vkp_status_t bench_serve_hop(void);
 
@@ -417,6 +418,7 @@ static vkp_status_t bench_synthetic_ranks(const bench_args_t *a, int32_t n,
                                           int32_t *ranks) {
   if (a->ranks <= 1) return NULL;
   int32_t size = 0;
+  bench_mpi_used = true;
   VKP_RETURN_IF_ERROR(vkp_mpi_init(NULL, NULL, &bench_mpi_rank, &size));
   if (size < a->ranks)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
@@ -566,6 +568,17 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
                             &rep->estimated_bottleneck_s);
     active = plan;
   }
+  // An artifact whose plan places stages on other MPI ranks (under mpirun;
+  // docs/scale-out.md): ranks other than 0 serve both modes.
+  bool ranked = false;
+  for (int32_t s = 0; !st && s < active->n_stages; ++s) ranked |= active->stages[s].rank != 0;
+  if (!st && ranked) {
+    st = vkp_mpi_init(NULL, NULL, &bench_mpi_rank, NULL);
+    bench_mpi_used = true;
+    for (int mode = 0; !st && bench_mpi_rank != 0 && mode < 2; ++mode)
+      st = vkp_mpi_serve(active, registry, blobs);
+    if (bench_mpi_rank != 0) goto done;
+  }
   if (!st) st = bench_report_init_plan(rep, a->model, a->policy, active);
   if (!st) st = bench_make_inputs(active, &inputs);
   if (!st)
@@ -604,6 +617,7 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
       vkp_plan_destroy(single);
     }
   }
+done:
   if (inputs) {
     for (int32_t i = 0; active && i < active->n_inputs; ++i) vkp_tensor_deinit(&inputs[i]);
     free(inputs);
@@ -624,12 +638,12 @@ int main(int argc, char **argv) {
   bench_report_t rep;
   bench_report_init(&rep, a.frames, a.warmup, a.depth ? a.depth : VKP_PIPELINE_DEFAULT_RING_DEPTH);
   vkp_status_t st = a.synthetic ? bench_run_synthetic(&a, &rep) : bench_run_model(&a, &rep);
-  if (st && a.ranks > 1) {
+  if (st && bench_mpi_used) {
     fprintf(stderr, "vkpipe-bench (rank %d): %s\n", (int)bench_mpi_rank,
             vkp_status_message(st));
     vkp_mpi_abort(BENCH_EXIT_FAILURE);  // the other ranks would wait
   }
-  if (a.ranks > 1) vkp_mpi_finalize();
+  if (bench_mpi_used) vkp_mpi_finalize();
   if (bench_mpi_rank != 0) {
     // A serving rank: rank 0 prints the report.
     if (st) fprintf(stderr, "vkpipe-bench (rank %d): %s\n", (int)bench_mpi_rank,
