@@ -13,6 +13,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,9 @@ typedef struct vkp__hdr_t {
 #define VKP__READY_TIMEOUT_NS (300ull * 1000000000ull)
 
 static MPI_Comm vkp__comm = MPI_COMM_NULL;
+// A rank a proxy gave up on (-1: none): stop commands skip it and
+// vkp_mpi_finalize aborts rather than wait for it.
+static _Atomic int vkp_mpi_lost_rank = -1;
 static int vkp__rank = -1, vkp__size = 0;
 static bool vkp__we_initialised;
 
@@ -59,6 +63,13 @@ static bool vkp__we_initialised;
 // $VKPIPE_MPI_SPIN_US (0..1000000) read once at vkp_mpi_init: on hosts with
 // cores to spare, a longer spin shortens every hop (docs/scale-out.md).
 static uint64_t vkp__spin_ns = 20000;
+
+// How long rank 0 waits for one hop of a remote stage (its inputs out, its
+// outputs back) before it takes the rank as lost: 60 s, or
+// $VKPIPE_MPI_TIMEOUT_S (1..86400; 0: wait for ever), read at vkp_mpi_init.
+// MPI itself reports nothing when a peer dies under Open MPI's recovery
+// mode, and ends the whole job otherwise.
+static uint64_t vkp__hop_timeout_ns = 60ull * 1000000000ull;
 
 static int vkp__tag(int32_t stage, int kind) {
   return (int)stage * VKP__KINDS + kind;
@@ -111,12 +122,23 @@ vkp_status_t vkp_mpi_init(int *argc, char ***argv, int32_t *out_rank,
                              "VKPIPE_MPI_SPIN_US='%s' is not 0..1000000", spin);
     vkp__spin_ns = us * 1000u;
   }
+  const char *hop = getenv("VKPIPE_MPI_TIMEOUT_S");
+  if (hop) {
+    char *end = NULL;
+    unsigned long long sec = strtoull(hop, &end, 10);
+    if (end == hop || *end || sec > 86400)
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "VKPIPE_MPI_TIMEOUT_S='%s' is not 0..86400", hop);
+    vkp__hop_timeout_ns = sec ? sec * 1000000000ull : UINT64_MAX;
+  }
   if (out_rank) *out_rank = vkp__rank;
   if (out_size) *out_size = vkp__size;
   return NULL;
 }
 
 void vkp_mpi_finalize(void) {
+  // MPI_Finalize would wait for a lost rank: end the job instead.
+  if (atomic_load(&vkp_mpi_lost_rank) >= 0) vkp_mpi_abort(1);
   if (vkp__comm != MPI_COMM_NULL) MPI_Comm_free(&vkp__comm);
   vkp__comm = MPI_COMM_NULL;
   int finalized = 0;
@@ -214,11 +236,30 @@ static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *input
     rc = MPI_Irecv(outputs[o].data, (int)vkp_tensor_nbytes(&outputs[o]),
                    MPI_BYTE, px->rank, vkp__tag(px->stage, VKP__K_OUT),
                    vkp__comm, &r[n++]);
-  if (rc != MPI_SUCCESS)
-    return vkp_status_annotate(vkp__mpi_error(rc, "posting a transfer"),
-                               "rank %d", (int)px->rank);
-  vkp_status_t st = vkp__wait_all(n, r, UINT64_MAX);
-  if (st) return vkp_status_annotate(st, "rank %d", (int)px->rank);
+  vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_all(n, r, vkp__hop_timeout_ns)
+                                      : vkp__mpi_error(rc, "posting a transfer");
+  if (st) {
+    // A rank that does not answer, or a transport that fails, is lost: the
+    // pipeline fails (DEVICE_LOST) and later runs are refused naming it.
+    // The receives are cancelled so nothing writes into the slots later.
+    for (int i = 0; i < n; ++i) {
+      if (r[i] == MPI_REQUEST_NULL) continue;
+      MPI_Cancel(&r[i]);
+      MPI_Request_free(&r[i]);
+    }
+    bool timeout = vkp_status_is(st, VKP_STATUS_TIMEOUT);
+    vkp_status_t lost =
+        timeout ? vkp_status_make(VKP_STATUS_DEVICE_LOST,
+                                  "rank %d is lost: no answer within %llu s "
+                                  "(VKPIPE_MPI_TIMEOUT_S)",
+                                  (int)px->rank,
+                                  (unsigned long long)(vkp__hop_timeout_ns / 1000000000ull))
+                : vkp_status_make(VKP_STATUS_DEVICE_LOST, "rank %d is lost: %s",
+                                  (int)px->rank, vkp_status_message(st));
+    vkp_status_free(st);
+    vkp_mpi_lost_rank = px->rank;
+    return lost;
+  }
   if (hdr.code == 0) return NULL;
   // The stage failed there: its message follows.
   int len = hdr.msg_len > 0 && hdr.msg_len < (1 << 20) ? hdr.msg_len : 1;
@@ -353,7 +394,8 @@ void vkp__mpi_stop(vkp_pipeline_t *p) {
   if (vkp__comm == MPI_COMM_NULL || vkp__rank != 0) return;
   for (int32_t s = 0; s < p->n_stages; ++s) {
     int32_t rank = p->plan->stages[s].rank;
-    if (rank == 0 || rank >= vkp__size) continue;
+    if (rank == 0 || rank >= vkp__size || rank == atomic_load(&vkp_mpi_lost_rank))
+      continue;
     // A stage whose proxy never loaded still has its ready report coming
     // (create failed earlier): take it so it cannot meet a later pipeline.
     if (!p->stages[s].loaded) vkp_status_free(vkp__recv_ready(s, rank, 10000000000ull));

@@ -15,6 +15,8 @@
 //      cannot load its stage: clear errors, nothing waits;
 //   6. destroy with frames in flight: every rank returns.
 // Plain C with its own checks (no Criterion: it forks, MPI must not).
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -455,6 +457,82 @@ done:
   vkp_pipeline_destroy(pipe);  // frames in flight: every rank must return
 }
 
+// `test_mpi dead` (mpirun --enable-recovery, VKPIPE_MPI_TIMEOUT_S small):
+// rank 1 serves a stage and kills itself mid-run. Every frame is still
+// answered once, in order: the first ones with results, then DEVICE_LOST
+// naming rank 1; later runs are refused naming it. Prints "dead rank: ok"
+// (ctest matches it: the job's exit status is MPI's business once a rank
+// died).
+static void *die_soon(void *arg) {
+  struct timespec ts = {0, 300000000};
+  nanosleep(&ts, NULL);
+  raise(SIGKILL);
+  return NULL;
+}
+
+static int case_dead_rank(void) {
+  vkp_pipeline_synthetic_stage_t stages[2] = {
+      {VKP_PIPELINE_SYNTHETIC_SLEEP, 1000000u}, {VKP_PIPELINE_SYNTHETIC_SLEEP, 1000000u}};
+  int32_t ranks[2] = {0, 1};
+  if (g_rank != 0) {
+    pthread_t t;
+    if (g_rank == 1) pthread_create(&t, NULL, die_soon, NULL);
+    vkp_status_free(vkp_mpi_serve_synthetic(stages, ranks, 2, 4));
+    return 0;
+  }
+  vkp_pipeline_t *pipe = NULL;
+  uint64_t ok = 0, lost = 0, taken = 0, runs = 0;
+  OK(vkp_pipeline_create_synthetic_ranks(stages, ranks, 2, 4, NULL, &pipe));
+  float x[4] = {1, 2, 3, 4};
+  int64_t shape[1] = {4};
+  vkp_status_t refused = NULL;
+  for (int f = 0; f < 100000 && !refused; ++f) {
+    vkp_tensor_t t;
+    OK(vkp_tensor_init_view(&t, VKP_DTYPE_FLOAT32, 1, shape, x));
+    OK(vkp_pipeline_set_input(pipe, "x", &t));
+    refused = vkp_pipeline_run(pipe, NULL);
+    if (!refused) runs++;
+    vkp_pipeline_result_t res;
+    while (!vkp_pipeline_get_output(pipe, 0, &res)) {
+      taken++;
+      CHECK(res.seq == taken, "result %llu out of order", (unsigned long long)res.seq);
+      if (!res.status) ok++;
+      else if (vkp_status_is(res.status, VKP_STATUS_DEVICE_LOST) &&
+               strstr(vkp_status_message(res.status), "rank 1"))
+        lost++;
+      else
+        CHECK(false, "unexpected error: %s", vkp_status_message(res.status));
+      vkp_pipeline_result_deinit(&res);
+    }
+  }
+  CHECK(refused && vkp_status_is(refused, VKP_STATUS_DEVICE_LOST) &&
+            strstr(vkp_status_message(refused), "rank 1 is lost"),
+        "later runs: '%s'", refused ? vkp_status_message(refused) : "accepted");
+  printf("dead rank: later run refused with: %s\n",
+         refused ? vkp_status_message(refused) : "(accepted)");
+  vkp_status_free(refused);
+  OK(vkp_pipeline_drain(pipe, UINT64_MAX));
+  vkp_pipeline_result_t res;
+  while (!vkp_pipeline_get_output(pipe, 0, &res)) {
+    taken++;
+    CHECK(res.seq == taken, "result %llu out of order", (unsigned long long)res.seq);
+    if (!res.status) ok++;
+    else lost++;
+    vkp_pipeline_result_deinit(&res);
+  }
+  CHECK(taken == runs && lost >= 1 && ok >= 1,
+        "%llu runs, %llu results (%llu ok, %llu lost)", (unsigned long long)runs,
+        (unsigned long long)taken, (unsigned long long)ok, (unsigned long long)lost);
+  printf("dead rank: %llu runs, %llu ok, %llu failed naming rank 1\n",
+         (unsigned long long)runs, (unsigned long long)ok, (unsigned long long)lost);
+done:
+  vkp_pipeline_destroy(pipe);
+  if (!g_failures) printf("dead rank: ok\n");
+  fflush(stdout);
+  vkp_mpi_finalize();  // aborts the job: a rank is gone
+  return g_failures ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   int32_t rank = 0, size = 0;
   vkp_status_t st = vkp_mpi_init(&argc, &argv, &rank, &size);
@@ -465,6 +543,7 @@ int main(int argc, char **argv) {
   }
   g_rank = rank;
   g_size = size;
+  if (argc > 1 && !strcmp(argv[1], "dead")) return case_dead_rank();
   int32_t frames = argc > 1 ? atoi(argv[1]) : 2000;
   const char *seed = getenv("VKPIPE_TEST_SEED");
   g_rng = seed ? strtoull(seed, NULL, 0) : (uint64_t)time(NULL);
