@@ -368,7 +368,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Asinh", simple, NULL, ASINH, "") \
   X("Atan", simple, NULL, ATAN, "") \
   X("Atanh", simple, NULL, ATANH, "") \
-  X("AveragePool", pool, NULL, NONE, "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") \
+  X("AveragePool", pool, NULL, NONE, "auto_pad,ceil_mode,count_include_pad,dilations,kernel_shape,pads,strides") \
   X("BatchNormalization", batch_norm, NULL, NONE, "epsilon,momentum,spatial,training_mode") \
   X("BitShift", simple, NULL, BIT_SHIFT, "direction") \
   X("BitwiseAnd", simple, NULL, BITWISE_AND, "") \
@@ -383,6 +383,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Constant", constant, NULL, NONE, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
   X("ConstantOfShape", fold_only, constant_of_shape, NONE, "value") \
   X("Conv", conv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
+  X("ConvTranspose", conv_transpose, NULL, NONE, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides") \
   X("Ceil", simple, NULL, CEIL, "") \
   X("ConvInteger", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("Cos", simple, NULL, COS, "") \
@@ -404,6 +405,8 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Gather", gather, gather, NONE, "axis") \
   X("Gemm", gemm, NULL, NONE, "alpha,beta,transA,transB") \
   X("GlobalAveragePool", simple, NULL, GLOBAL_AVG_POOL, "") \
+  X("GlobalLpPool", pool, NULL, NONE, "p") \
+  X("GlobalMaxPool", pool, NULL, NONE, "") \
   X("GroupNormalization", group_norm, NULL, NONE, "epsilon,num_groups,stash_type") \
   X("Hardmax", softmax, NULL, NONE, "axis") \
   X("HardSigmoid", simple, NULL, HARD_SIGMOID, "alpha,beta") \
@@ -426,6 +429,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("MatMul", simple, NULL, MATMUL, "") \
   X("MatMulInteger", simple, NULL, MATMUL_INTEGER, "") \
   X("Max", simple, NULL, MAX, "") \
+  X("LpPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,p,pads,strides") \
   X("MaxPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
   X("Mean", simple, NULL, MEAN, "") \
   X("MeanVarianceNormalization", mean_variance_norm, NULL, NONE, "axes") \

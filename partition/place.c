@@ -354,7 +354,8 @@ vkp_status_t vkp__place(vkp__pctx_t *c, const vkp_registry_t *registry) {
         continue;
       }
       st = vkp_status_annotate(
-          vkp_node_estimate(c->profile, tg, g, &g->nodes[i], &c->est[at]),
+          vkp_node_estimate_threads(c->profile, tg, g, &g->nodes[i],
+                                    c->target_threads[t], &c->est[at]),
           "estimating node '%s' on '%s'", g->nodes[i].name, tg->vtable->name);
       c->would_cost[at] = c->est[at];
     }

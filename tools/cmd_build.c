@@ -34,11 +34,13 @@ static void build_usage(FILE *out) {
           "  -o, --output FILE   artifact to write (required)\n"
           "  --policy P          auto (default) or a target name\n"
           "  --stages K          pipeline stages, or 'auto' (default)\n"
-          "  --profile FILE      device profile from 'vkpipe calibrate'\n"
+          VKP_TOOL_PROFILE_HELP
           "  --assign PAT=TGT    place nodes matching PAT on TGT (repeatable)\n"
           "  --rank STAGE=R      run stage STAGE (a name like stage1) on MPI\n"
           "                      rank R (repeatable; docs/scale-out.md)\n"
-          "  --threads N         threads inside each CPU stage (default 1)\n"
+          "  --threads N|auto    threads inside each CPU stage (default auto:\n"
+          "                      chosen with the stage count by estimated\n"
+          "                      throughput)\n"
           "  --march ARCH        -march for CPU stages (default native)\n"
           VKP_TOOL_LOAD_HELP
           "  -h, --help          this text\n");
@@ -47,7 +49,7 @@ static void build_usage(FILE *out) {
 int vkp_cmd_build(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *policy = "auto", *profile_path = NULL;
   const char *march = NULL;
-  int32_t stages = 0, threads = 0, n_assigns = 0, n_ranks = 0;
+  int32_t stages = 0, threads = 0, cores = 0, n_assigns = 0, n_ranks = 0;
   const char *rank_args[BUILD_MAX_ASSIGNS];
   vkp_assign_t assigns[BUILD_MAX_ASSIGNS];
   vkp_tool_load_args_t load = {0};
@@ -66,7 +68,7 @@ int vkp_cmd_build(int argc, char **argv) {
                        !strcmp(a, "--policy") || !strcmp(a, "--stages") ||
                        !strcmp(a, "--profile") || !strcmp(a, "--assign") ||
                        !strcmp(a, "--threads") || !strcmp(a, "--march") ||
-                       !strcmp(a, "--rank");
+                       !strcmp(a, "--cores") || !strcmp(a, "--rank");
     if (takes_value && !has_value) {
       fprintf(stderr, "vkpipe build: %s needs a value\n", a);
       return VKP_TOOL_EXIT_USAGE;
@@ -91,15 +93,22 @@ int vkp_cmd_build(int argc, char **argv) {
       } else {
         stages = (int32_t)k;
       }
-    } else if (!strcmp(a, "--threads")) {
+    } else if (!strcmp(a, "--threads") || !strcmp(a, "--cores")) {
+      bool is_threads = a[2] == 't';
       const char *v = argv[++i];
       char *end;
       long k = strtol(v, &end, 10);
-      if (*end || end == v || k < 1 || k > 256) {
-        fprintf(stderr, "vkpipe build: --threads wants 1..256, got '%s'\n", v);
+      if (is_threads && !strcmp(v, "auto")) {
+        k = 0;
+      } else if (*end || end == v || k < 1 || k > 256) {
+        fprintf(stderr, "vkpipe build: %s wants 1..256%s, got '%s'\n", a,
+                is_threads ? " or 'auto'" : "", v);
         return VKP_TOOL_EXIT_USAGE;
       }
-      threads = (int32_t)k;
+      if (is_threads)
+        threads = (int32_t)k;
+      else
+        cores = (int32_t)k;
     } else if (!strcmp(a, "--rank")) {
       const char *v = argv[++i], *eq = strrchr(v, '=');
       char *end = NULL;
@@ -149,12 +158,12 @@ int vkp_cmd_build(int argc, char **argv) {
   char *profile_json = NULL;
   vkp_compile_options_t *copts = NULL;
   vkp_status_t st = vkp_registry_create_default(&registry);
-  if (!st) st = profile_path ? vkp_profile_load(profile_path, &profile)
-                             : vkp_profile_create_default(&profile);
+  if (!st) st = vkp_tool_profile("build", profile_path, cores, registry, &profile);
   if (!st) st = vkp_profile_to_json(profile, &profile_json);
   if (!st) st = vkp_tool_load_graph(model, &load, &graph);
   if (!st) {
     vkp_partition_options_t opt = {.policy = policy, .stages = stages,
+                                   .threads = threads,
                                    .n_assigns = n_assigns, .assigns = assigns};
     st = vkp_partition_create(graph, registry, profile, &opt, &part);
   }
@@ -174,7 +183,7 @@ int vkp_cmd_build(int argc, char **argv) {
     copts = calloc((size_t)plan->n_stages + 1, sizeof(*copts));
     if (!copts) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "compile options");
     for (int32_t s = 0; copts && s < plan->n_stages; ++s) {
-      copts[s].threads = threads;
+      copts[s].threads = 0;  // the plan's, from the partitioner
       copts[s].march = march;
     }
   }

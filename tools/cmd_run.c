@@ -109,7 +109,7 @@ static vkp_status_t vkp__run_auto(const vkp__run_args_t *args,
   vkp_partition_t *part = NULL;
   vkp_plan_t *plan = NULL;
   vkp_status_t st = vkp_registry_create_default(&registry);
-  if (!st && args->profile) st = vkp_profile_load(args->profile, &profile);
+  if (!st) st = vkp_tool_profile("run", args->profile, 0, registry, &profile);
   if (!st) {
     vkp_partition_options_t popt = {.policy = "auto", .stages = args->stages};
     st = vkp_partition_create(graph, registry, profile, &popt, &part);

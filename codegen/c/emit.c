@@ -89,9 +89,20 @@ static const vkp_value_t *vkp__outv(const vkp__cg_t *cg, const vkp_node_t *n) {
   return &cg->g->values[n->outputs[0]];
 }
 
+// 2-D conv and pooling with one output run the kernels here; the other
+// window ops (1-D, 3-D, max_pool2d's indices, int8 / uint8 max pooling) the
+// emitter of ops.c.
+static bool vkp__window_2d(const vkp__cg_t *cg, const vkp_node_t *n) {
+  return (n->op == VKP_OP_CONV2D || n->op == VKP_OP_MAX_POOL2D ||
+          n->op == VKP_OP_AVG_POOL2D) &&
+         vkp__val(cg, n, 0)->rank == 4 && n->n_outputs == 1 &&
+         vkp__val(cg, n, 0)->dtype == VKP_DTYPE_FLOAT32;
+}
+
 // Conv2d, gemm and matmul with 2-D (or batched) operands take an epilogue.
 static bool vkp__is_anchor(const vkp__cg_t *cg, const vkp_node_t *n) {
-  if (n->op == VKP_OP_CONV2D || n->op == VKP_OP_GEMM) return true;
+  if (n->op == VKP_OP_CONV2D) return vkp__window_2d(cg, n);
+  if (n->op == VKP_OP_GEMM) return true;
   if (n->op == VKP_OP_MATMUL)
     return vkp__val(cg, n, 0)->rank >= 2 && vkp__val(cg, n, 1)->rank >= 2;
   return false;
@@ -1158,7 +1169,8 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   }
   // An emitter from the generator's op table writes its body first: the
   // header depends on whether it asked for scratch.
-  vkp__c_emit_fn family = gr->anchor < 0 && !elementwise && rn->op != VKP_OP_MATMUL
+  vkp__c_emit_fn family = gr->anchor < 0 && !elementwise && rn->op != VKP_OP_MATMUL &&
+                                  !vkp__window_2d(cg, rn)
                               ? vkp__c_emitter(rn->op)
                               : NULL;
   vkp__sb_t family_body = {0};

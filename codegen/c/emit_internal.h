@@ -102,5 +102,8 @@ vkp_status_t vkp__c_emit_lrn(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_arg(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_top_k(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_cum_sum(vkp__c_kernel_t *k);
+// Window ops over 1 to 3 spatial dims, conv_transpose, lp_pool and
+// max_pool2d's indices (emit_window.c).
+vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k);
 
 #endif  // VKPIPE_CODEGEN_C_EMIT_INTERNAL_H_

@@ -281,6 +281,31 @@ POOL_CASE(avgpool_incl_pad_ceil, VKP_OP_AVG_POOL2D, S(1, 3, 8, 5), 5,
           A(AIS("kernel_shape", 3, 2), AIS("strides", 2, 2), AIS("pads", 1, 0, 1, 1),
             AI("count_include_pad", 1), AI("ceil_mode", 1)))
 
+POOL_CASE(lppool_p2_pad, VKP_OP_LP_POOL, S(1, 3, 8, 7), 3,
+          A(AIS("kernel_shape", 3, 2), AIS("strides", 2, 1), AIS("pads", 1, 0, 1, 1)))
+POOL_CASE(lppool_p3_ceil_dil, VKP_OP_LP_POOL, S(2, 2, 9, 6), 5,
+          A(AIS("kernel_shape", 2, 2), AIS("strides", 2, 2), AIS("dilations", 1, 2),
+            AI("ceil_mode", 1), AI("p", 3)))
+
+// Transposed convolution: weights [C, M/G, KH, KW].
+#define CONV_T_CASE(case_name, xs, ws, m, n_attrs, attrs)                \
+  BEGIN(case_name)                                                       \
+  const char *x = IN(b, 4, xs);                                          \
+  const char *w = CST(b, 4, ws);                                         \
+  const char *c = CST(b, 1, S(m));                                       \
+  const char *y = NODE(b, VKP_OP_CONV_TRANSPOSE, 3, L(x, w, c), n_attrs, attrs); \
+  END(y)
+
+CONV_T_CASE(conv_transpose_s2, S(1, 3, 5, 4), S(3, 2, 3, 3), 2, 2,
+            A(AIS("strides", 2, 2), AIS("pads", 1, 1, 0, 1)))
+CONV_T_CASE(conv_transpose_grouped_dil_opad, S(2, 4, 4, 3), S(4, 3, 2, 3), 6, 4,
+            A(AI("group", 2), AIS("strides", 3, 2), AIS("dilations", 2, 1),
+              AIS("output_padding", 1, 1)))
+
+// A 1-D convolution as the ONNX importer writes it: 2-D over a unit height.
+CONV_CASE(conv_unit_height, S(1, 4, 1, 19), S(6, 2, 1, 5), 1, 3,
+          A(AI("group", 2), AIS("pads", 0, 2, 0, 2), AIS("strides", 1, 2)))
+
 BEGIN(global_avg_pool_2x3x5x7)
 const char *x = IN(b, 4, S(2, 3, 5, 7));
 const char *y = NODE(b, VKP_OP_GLOBAL_AVG_POOL, 1, L(x), 0, NULL);
@@ -669,6 +694,11 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(maxpool_ceil_dil, -1.0f, 1.0f, 1),
     CASE(avgpool_excl_pad, -1.0f, 1.0f, 1),
     CASE(avgpool_incl_pad_ceil, -1.0f, 1.0f, 1),
+    CASE(lppool_p2_pad, -1.0f, 1.0f, 1),
+    CASE(lppool_p3_ceil_dil, -1.0f, 1.0f, 1),
+    CASE(conv_transpose_s2, -1.0f, 1.0f, 1),
+    CASE(conv_transpose_grouped_dil_opad, -1.0f, 1.0f, 1),
+    CASE(conv_unit_height, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_2x3x5x7, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_rank3, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_16x16, -1.0f, 1.0f, 1),
