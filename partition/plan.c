@@ -106,6 +106,18 @@ vkp_status_t vkp_plan_set_stage_cpu_affinity(vkp_plan_t *plan, int32_t stage, in
   return NULL;
 }
 
+vkp_status_t vkp_plan_set_stage_rank(vkp_plan_t *plan, int32_t stage,
+                                     int32_t rank) {
+  if (stage < 0 || stage >= plan->n_stages)
+    return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "stage index %d", (int)stage);
+  if (rank < 0 || rank > VKP_PLAN_MAX_RANK)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "stage '%s': rank %d out of range 0..%d",
+                           plan->stages[stage].name, (int)rank, VKP_PLAN_MAX_RANK);
+  plan->stages[stage].rank = rank;
+  return NULL;
+}
+
 vkp_status_t vkp_plan_add_stage(vkp_plan_t *plan, const char *name,
                                 const char *target, vkp_graph_t *graph,
                                 int32_t *out_stage) {

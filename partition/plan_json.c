@@ -92,6 +92,8 @@ vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json) {
         if (!ok) cJSON_Delete(e);
       }
     }
+    // Written only when set, so plans without ranks read as they always did.
+    if (ok && st->rank) ok = cJSON_AddNumberToObject(o, "rank", st->rank) != NULL;
     if (ok && st->n_fallbacks) {
       cJSON *fb = cJSON_AddArrayToObject(o, "fallbacks");
       ok = fb != NULL;
@@ -342,6 +344,17 @@ static vkp_status_t vkp__read_stage(vkp__plan_reader_t *r, vkp_plan_t *plan,
   }
   const cJSON *affinity = cJSON_GetObjectItemCaseSensitive(o, "cpu_affinity");
   if (affinity) VKP_RETURN_IF_ERROR(vkp__read_cpu_affinity(plan, idx, affinity));
+  const cJSON *rank = cJSON_GetObjectItemCaseSensitive(o, "rank");
+  if (rank) {
+    if (!cJSON_IsNumber(rank) || rank->valuedouble < 0 ||
+        rank->valuedouble > VKP_PLAN_MAX_RANK ||
+        rank->valuedouble != (double)(int32_t)rank->valuedouble)
+      return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                             "stage '%s': \"rank\" must be an integer 0..%d "
+                             "(the MPI rank that runs the stage)",
+                             name, VKP_PLAN_MAX_RANK);
+    s->rank = (int32_t)rank->valuedouble;
+  }
   if (file) VKP_RETURN_IF_ERROR(vkp_plan_set_stage_file(plan, idx, file));
   return NULL;
 }

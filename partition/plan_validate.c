@@ -185,6 +185,10 @@ vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) {
     if (!g->validated)
       vkp__problem(&p, "stage '%s': its subgraph is not validated",
                    plan->stages[s].name);
+    if (plan->stages[s].rank < 0 || plan->stages[s].rank > VKP_PLAN_MAX_RANK)
+      vkp__problem(&p, "stage '%s': rank %d out of range 0..%d",
+                   plan->stages[s].name, (int)plan->stages[s].rank,
+                   VKP_PLAN_MAX_RANK);
     bound[s] = vkp__calloc((size_t)g->n_inputs + 1, sizeof(int32_t));
     if (!bound[s]) {
       p.oom = true;

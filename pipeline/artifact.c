@@ -79,6 +79,8 @@ static cJSON *vkp__plan_json(const vkp_plan_t *plan) {
          cJSON_AddStringToObject(o, "target", st->target) &&
          cJSON_AddNumberToObject(o, "threads", st->threads) &&
          cJSON_AddNumberToObject(o, "estimated_ms", st->estimated_ms);
+    // The MPI rank (docs/scale-out.md), only when set.
+    if (ok && st->rank) ok = cJSON_AddNumberToObject(o, "rank", st->rank) != NULL;
     ok = ok && cJSON_AddItemToArray(stages, o);
     if (!ok) cJSON_Delete(o);
   }
@@ -276,6 +278,18 @@ static vkp_status_t vkp__load_plan(const vkp_archive_t *a, const cJSON *pj,
     }
     plan->stages[idx].threads = cJSON_IsNumber(th) ? (int32_t)th->valuedouble : 0;
     plan->stages[idx].estimated_ms = cJSON_IsNumber(ms) ? ms->valuedouble : 0;
+    const cJSON *rk = cJSON_GetObjectItemCaseSensitive(item, "rank");
+    if (rk) {
+      if (!cJSON_IsNumber(rk) || rk->valuedouble < 0 ||
+          rk->valuedouble > VKP_PLAN_MAX_RANK ||
+          rk->valuedouble != (double)(int32_t)rk->valuedouble) {
+        st = vkp_status_make(VKP_STATUS_DATA_LOSS,
+                             "stage %d '%s': \"rank\" must be an integer 0..%d",
+                             (int)s, sn->valuestring, VKP_PLAN_MAX_RANK);
+        break;
+      }
+      plan->stages[idx].rank = (int32_t)rk->valuedouble;
+    }
     ++s;
   }
   cJSON_ArrayForEach(item, bindings) {

@@ -138,6 +138,7 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
       pthread_join(p->stages[s].completer, NULL);
   }
   vkp__pipeline_quiesce_devices(p);
+  if (vkp__plan_has_ranks(p->plan)) vkp__mpi_stop(p);
   for (int32_t s = 0; s < p->n_stages; ++s) {
     vkp__stage_t *st = &p->stages[s];
     if (st->loaded) st->target->vtable->unload(st->loaded);
@@ -513,6 +514,14 @@ static vkp_status_t vkp__pipeline_create_impl(const vkp_plan_t *plan,
   for (int32_t s = 0; s < p->n_stages && !st; ++s) {
     vkp__stage_t *stage = &p->stages[s];
     const vkp_plan_stage_t *ps = &plan->stages[s];
+    if (ps->rank != 0) {
+      // Placed on another MPI rank: compiled and loaded there.
+      st = vkp__mpi_proxy_load(plan, s, &stage->target, &stage->loaded);
+      if (st)
+        st = vkp_status_annotate(st, "stage '%s' (target '%s', rank %d)",
+                                 ps->name, ps->target, (int)ps->rank);
+      continue;
+    }
     st = vkp_registry_lookup(registry, ps->target, &stage->target);
     if (!st && blobs) {
       st = vkp_blob_alloc(&stage->blob, blobs[s].size);

@@ -169,4 +169,36 @@ vkp_status_t vkp__pipeline_alloc(const vkp_plan_t *plan,
                                  const vkp_pipeline_options_t *options,
                                  vkp_pipeline_t **out_pipeline) VKP_MUST_USE;
 
+// ---------------------------------------------------------------------------
+// Scale-out (mpi.c, or mpi_stub.c without MPI; docs/scale-out.md)
+
+// True when some stage of `plan` is placed on a rank other than 0.
+bool vkp__plan_has_ranks(const vkp_plan_t *plan);
+
+// A proxy for stage `stage` of `plan`, placed on another rank: a host stage
+// whose run sends the inputs to that rank and receives its outputs. Waits
+// for the rank to report that it loaded the stage; when the rank reports a
+// load error, that error is returned with *out_stage set all the same (the
+// caller unloads it).
+vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
+                                 const vkp_target_t **out_target,
+                                 vkp_stage_t **out_stage) VKP_MUST_USE;
+
+// Tells every rank serving a stage of `p` that the pipeline is gone; called
+// by destroy once the workers have stopped, before the stages are unloaded.
+void vkp__mpi_stop(vkp_pipeline_t *p);
+
+// Loads stage `stage` of `plan` on a serving rank (mpi.c).
+typedef vkp_status_t (*vkp__stage_loader_t)(void *ctx, const vkp_plan_t *plan,
+                                            int32_t stage,
+                                            const vkp_target_t **out_target,
+                                            vkp_stage_t **out_stage);
+
+// Synthetic stages (synthetic.c), shared with the MPI worker side.
+vkp_status_t vkp__synthetic_plan(int32_t n_stages, int64_t numel,
+                                 vkp_plan_t *plan) VKP_MUST_USE;
+vkp_status_t vkp__synthetic_stage_new(const vkp_pipeline_synthetic_stage_t *cost,
+                                      const vkp_target_t **out_target,
+                                      vkp_stage_t **out_stage) VKP_MUST_USE;
+
 #endif  // VKPIPE_PIPELINE_PIPELINE_INTERNAL_H_

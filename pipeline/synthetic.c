@@ -9,6 +9,7 @@
 #include "base/alloc.h"
 #include "base/status_macros.h"
 #include "pipeline/pipeline_internal.h"
+#include "vkpipe/mpi.h"
 
 typedef struct vkp__synthetic_stage_t {
   vkp_stage_t base;
@@ -73,8 +74,21 @@ static const vkp_target_vtable_t vkp__synthetic_vtable = {
 static const vkp_target_t vkp__synthetic_target = {
     .vtable = &vkp__synthetic_vtable, .impl = NULL};
 
-static vkp_status_t vkp__synthetic_plan(int32_t n_stages, int64_t numel,
-                                        vkp_plan_t *plan) {
+vkp_status_t vkp__synthetic_stage_new(const vkp_pipeline_synthetic_stage_t *cost,
+                                      const vkp_target_t **out_target,
+                                      vkp_stage_t **out_stage) {
+  *out_stage = NULL;
+  vkp__synthetic_stage_t *s = vkp__calloc(1, sizeof(*s));
+  if (!s) return VKP_OOM("synthetic stage");
+  s->base.target = &vkp__synthetic_target;
+  s->cost = *cost;
+  *out_target = &vkp__synthetic_target;
+  *out_stage = &s->base;
+  return NULL;
+}
+
+vkp_status_t vkp__synthetic_plan(int32_t n_stages, int64_t numel,
+                                 vkp_plan_t *plan) {
   VKP_RETURN_IF_ERROR(vkp_plan_add_global_input(plan, "x"));
   VKP_RETURN_IF_ERROR(vkp_plan_add_global_output(plan, "y"));
   for (int32_t i = 0; i < n_stages; ++i) {
@@ -104,9 +118,9 @@ static vkp_status_t vkp__synthetic_plan(int32_t n_stages, int64_t numel,
   return vkp_plan_validate(plan);
 }
 
-vkp_status_t vkp_pipeline_create_synthetic(
-    const vkp_pipeline_synthetic_stage_t *stages, int32_t n_stages,
-    int64_t numel, const vkp_pipeline_options_t *options,
+static vkp_status_t vkp__create_synthetic(
+    const vkp_pipeline_synthetic_stage_t *stages, const int32_t *ranks,
+    int32_t n_stages, int64_t numel, const vkp_pipeline_options_t *options,
     vkp_pipeline_t **out_pipeline) {
   *out_pipeline = NULL;
   if (n_stages < 1 || numel < 1 || !stages)
@@ -117,6 +131,8 @@ vkp_status_t vkp_pipeline_create_synthetic(
   vkp_plan_t *plan = NULL;
   VKP_RETURN_IF_ERROR(vkp_plan_create("synthetic", &plan));
   vkp_status_t st = vkp__synthetic_plan(n_stages, numel, plan);
+  for (int32_t i = 0; ranks && i < n_stages && !st; ++i)
+    st = vkp_plan_set_stage_rank(plan, i, ranks[i]);
   vkp_pipeline_t *p = NULL;
   if (!st) st = vkp__pipeline_alloc(plan, options, &p);
   if (st) {
@@ -125,15 +141,12 @@ vkp_status_t vkp_pipeline_create_synthetic(
   }
   p->owned_plan = plan;
   for (int32_t i = 0; i < n_stages && !st; ++i) {
-    vkp__synthetic_stage_t *s = vkp__calloc(1, sizeof(*s));
-    if (!s) {
-      st = VKP_OOM("synthetic stage");
-      break;
-    }
-    s->base.target = &vkp__synthetic_target;
-    s->cost = stages[i];
-    p->stages[i].target = &vkp__synthetic_target;
-    p->stages[i].loaded = &s->base;
+    if (plan->stages[i].rank != 0)
+      st = vkp__mpi_proxy_load(plan, i, &p->stages[i].target,
+                               &p->stages[i].loaded);
+    else
+      st = vkp__synthetic_stage_new(&stages[i], &p->stages[i].target,
+                                    &p->stages[i].loaded);
   }
   if (!st) st = vkp__pipeline_build(p);
   if (st) {
@@ -142,4 +155,20 @@ vkp_status_t vkp_pipeline_create_synthetic(
   }
   *out_pipeline = p;
   return NULL;
+}
+
+vkp_status_t vkp_pipeline_create_synthetic(
+    const vkp_pipeline_synthetic_stage_t *stages, int32_t n_stages,
+    int64_t numel, const vkp_pipeline_options_t *options,
+    vkp_pipeline_t **out_pipeline) {
+  return vkp__create_synthetic(stages, NULL, n_stages, numel, options,
+                               out_pipeline);
+}
+
+vkp_status_t vkp_pipeline_create_synthetic_ranks(
+    const vkp_pipeline_synthetic_stage_t *stages, const int32_t *ranks,
+    int32_t n_stages, int64_t numel, const vkp_pipeline_options_t *options,
+    vkp_pipeline_t **out_pipeline) {
+  return vkp__create_synthetic(stages, ranks, n_stages, numel, options,
+                               out_pipeline);
 }

@@ -28,6 +28,7 @@ packages=(
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
   python3 python3-dev python3-numpy python3-onnx python3-pytest
   libopenblas-dev
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

@@ -36,6 +36,8 @@ static void build_usage(FILE *out) {
           "  --stages K          pipeline stages, or 'auto' (default)\n"
           VKP_TOOL_PROFILE_HELP
           "  --assign PAT=TGT    place nodes matching PAT on TGT (repeatable)\n"
+          "  --rank STAGE=R      run stage STAGE (a name like stage1) on MPI\n"
+          "                      rank R (repeatable; docs/scale-out.md)\n"
           "  --threads N|auto    threads inside each CPU stage (default auto:\n"
           "                      chosen with the stage count by estimated\n"
           "                      throughput)\n"
@@ -50,7 +52,8 @@ static void build_usage(FILE *out) {
 int vkp_cmd_build(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *policy = "auto", *profile_path = NULL;
   const char *march = NULL, *sign_path = NULL;
-  int32_t stages = 0, threads = 0, cores = 0, n_assigns = 0;
+  int32_t stages = 0, threads = 0, cores = 0, n_assigns = 0, n_ranks = 0;
+  const char *rank_args[BUILD_MAX_ASSIGNS];
   vkp_assign_t assigns[BUILD_MAX_ASSIGNS];
   vkp_tool_load_args_t load = {0};
   for (int i = 1; i < argc; ++i) {
@@ -68,7 +71,8 @@ int vkp_cmd_build(int argc, char **argv) {
                        !strcmp(a, "--policy") || !strcmp(a, "--stages") ||
                        !strcmp(a, "--profile") || !strcmp(a, "--assign") ||
                        !strcmp(a, "--threads") || !strcmp(a, "--march") ||
-                       !strcmp(a, "--cores") || !strcmp(a, "--sign");
+                       !strcmp(a, "--cores") || !strcmp(a, "--sign") ||
+                       !strcmp(a, "--rank");
     if (takes_value && !has_value) {
       fprintf(stderr, "vkpipe build: %s needs a value\n", a);
       return VKP_TOOL_EXIT_USAGE;
@@ -112,6 +116,20 @@ int vkp_cmd_build(int argc, char **argv) {
         threads = (int32_t)k;
       else
         cores = (int32_t)k;
+    } else if (!strcmp(a, "--rank")) {
+      const char *v = argv[++i], *eq = strrchr(v, '=');
+      char *end = NULL;
+      long r = eq ? strtol(eq + 1, &end, 10) : -1;
+      if (!eq || eq == v || end == eq + 1 || *end || r < 0 || r > VKP_PLAN_MAX_RANK) {
+        fprintf(stderr, "vkpipe build: --rank '%s' is not STAGE=R with R in 0..%d\n", v,
+                VKP_PLAN_MAX_RANK);
+        return VKP_TOOL_EXIT_USAGE;
+      }
+      if (n_ranks == BUILD_MAX_ASSIGNS) {
+        fprintf(stderr, "vkpipe build: at most %d --rank options\n", BUILD_MAX_ASSIGNS);
+        return VKP_TOOL_EXIT_USAGE;
+      }
+      rank_args[n_ranks++] = v;
     } else if (!strcmp(a, "--assign")) {
       if (n_assigns == BUILD_MAX_ASSIGNS) {
         fprintf(stderr, "vkpipe build: at most %d --assign options\n", BUILD_MAX_ASSIGNS);
@@ -159,6 +177,17 @@ int vkp_cmd_build(int argc, char **argv) {
     st = vkp_partition_create(graph, registry, profile, &opt, &part);
   }
   if (!st) st = vkp_partition_to_plan(part, graph->name, &plan);
+  for (int32_t k = 0; !st && k < n_ranks; ++k) {
+    const char *eq = strrchr(rank_args[k], '=');
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - rank_args[k]), rank_args[k]);
+    int32_t s = vkp_plan_find_stage(plan, name);
+    st = s >= 0 ? vkp_plan_set_stage_rank(plan, s, (int32_t)strtol(eq + 1, NULL, 10))
+                : vkp_status_make(VKP_STATUS_NOT_FOUND,
+                                  "--rank: the plan has no stage '%s' (it has %d "
+                                  "stages, stage0..stage%d)",
+                                  name, (int)plan->n_stages, (int)plan->n_stages - 1);
+  }
   if (!st) {
     copts = calloc((size_t)plan->n_stages + 1, sizeof(*copts));
     if (!copts) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "compile options");

@@ -7,6 +7,7 @@
 #include "base/alloc.h"
 #include "tools/tool.h"
 #include "vkpipe/artifact.h"
+#include "vkpipe/mpi.h"
 #include "vkpipe/partition.h"
 #include "vkpipe/pipeline.h"
 #include "vkpipe/graph.h"
@@ -25,6 +26,7 @@ typedef struct vkp__run_args_t {
   vkp_compile_options_t options;
   int32_t stages;              // --stages for --target auto (0: auto)
   const char *profile;         // --profile for --target auto
+  const char *plan;            // --plan: run this plan file (its own model)
   vkp_tool_load_args_t load;   // --dim, --shape
   // --trust KEY.pub (repeatable) and --trust-unsigned, for artifacts.
   const char *trust_paths[VKP_TOOL_MAX_TRUSTED_KEYS];
@@ -163,38 +165,58 @@ static vkp_status_t vkp__run_auto(const vkp__run_args_t *args,
 
 // A .vkp artifact: its plan and its stages, no model. The stages' shipped
 // code runs only when a --trust key signed the file (or --trust-unsigned);
-// otherwise they are compiled again from the artifact's graphs.
+// otherwise they are compiled again from the artifact's graphs. Or, with
+// --plan, a plan file whose stages are compiled here.
 static int vkp__run_artifact(const vkp__run_args_t *args) {
   vkp_registry_t *registry = NULL;
   vkp_artifact_t *art = NULL;
   const vkp_value_t **ins = NULL, **outs = NULL;
   vkp_tensor_t *inputs = NULL, *outputs = NULL;
   const vkp_plan_t *plan = NULL;
+  vkp_plan_t *loaded_plan = NULL;
   vkp_artifact_public_key_t keys[VKP_TOOL_MAX_TRUSTED_KEYS];
   vkp_status_t st = NULL;
-  for (int32_t k = 0; !st && k < args->n_trust; ++k)
-    st = vkp_artifact_public_key_load(args->trust_paths[k], &keys[k]);
-  vkp_artifact_load_options_t lo = {.trusted_keys = keys,
-                                    .n_trusted_keys = args->n_trust,
-                                    .trust_unsigned_code = args->trust_unsigned};
-  if (!st) st = vkp_artifact_load_with_options(args->model, &lo, &art);
-  if (!st) {
-    // Only the targets the plan's stages use are brought up.
-    const vkp_plan_t *p = vkp_artifact_plan(art);
-    const char **names = vkp__calloc((size_t)p->n_stages + 1, sizeof(*names));
-    if (!names) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
-    for (int32_t s = 0; names && s < p->n_stages; ++s) names[s] = p->stages[s].target;
-    if (names) st = vkp__registry_for(names, p->n_stages, &registry);
-    vkp__free(names);
+  if (args->plan) {
+    st = vkp_plan_load(args->plan, NULL, &loaded_plan);
+    if (!st) st = vkp_registry_create_default(&registry);
+  } else {
+    for (int32_t k = 0; !st && k < args->n_trust; ++k)
+      st = vkp_artifact_public_key_load(args->trust_paths[k], &keys[k]);
+    vkp_artifact_load_options_t lo = {.trusted_keys = keys,
+                                      .n_trusted_keys = args->n_trust,
+                                      .trust_unsigned_code = args->trust_unsigned};
+    if (!st) st = vkp_artifact_load_with_options(args->model, &lo, &art);
+    if (!st) {
+      // Only the targets the plan's stages use are brought up.
+      const vkp_plan_t *p = vkp_artifact_plan(art);
+      const char **names = vkp__calloc((size_t)p->n_stages + 1, sizeof(*names));
+      if (!names) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+      for (int32_t s = 0; names && s < p->n_stages; ++s) names[s] = p->stages[s].target;
+      if (names) st = vkp__registry_for(names, p->n_stages, &registry);
+      vkp__free(names);
+    }
   }
   if (!st) {
-    plan = vkp_artifact_plan(art);
+    plan = art ? vkp_artifact_plan(art) : loaded_plan;
     ins = vkp__calloc((size_t)plan->n_inputs + 1, sizeof(*ins));
     outs = vkp__calloc((size_t)plan->n_outputs + 1, sizeof(*outs));
     inputs = vkp__calloc((size_t)plan->n_inputs + 1, sizeof(*inputs));
     outputs = vkp__calloc((size_t)plan->n_outputs + 1, sizeof(*outputs));
     if (!ins || !outs || !inputs || !outputs)
       st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  // A plan with ranks (docs/scale-out.md): rank 0 runs it here, every other
+  // rank serves its stages (as 'vkpipe serve' would).
+  bool ranked = false, mpi = false;
+  for (int32_t s = 0; !st && s < plan->n_stages; ++s) ranked |= plan->stages[s].rank != 0;
+  if (!st && (ranked || vkp_mpi_launched()) && vkp_mpi_available()) {
+    int32_t rank = 0;
+    st = vkp_mpi_init(NULL, NULL, &rank, NULL);
+    mpi = true;
+    if (!st && rank != 0) {
+      st = vkp_mpi_serve(plan, registry, art ? vkp_artifact_blobs(art) : NULL);
+      goto done;
+    }
   }
   if (!st) {
     vkp__plan_interface(plan, ins, outs);
@@ -204,6 +226,7 @@ static int vkp__run_artifact(const vkp__run_args_t *args) {
   if (!st) st = vkp__run_plan(args, plan, registry, art, inputs, outputs);
   if (!st) st = vkp_tool_write_values(plan->n_outputs, outs, outputs,
                                       args->output_dir, stdout);
+done:
   for (int32_t i = 0; plan && inputs && i < plan->n_inputs; ++i)
     vkp_tensor_deinit(&inputs[i]);
   for (int32_t i = 0; plan && outputs && i < plan->n_outputs; ++i)
@@ -214,7 +237,16 @@ static int vkp__run_artifact(const vkp__run_args_t *args) {
   vkp__free(outs);
   vkp_registry_destroy(registry);
   vkp_artifact_destroy(art);
+  vkp_plan_destroy(loaded_plan);
   vkp__free(args->inputs);
+  if (st && mpi) {
+    // The other ranks would wait for a pipeline that never comes.
+    int code = vkp_tool_fail("run", st);
+    vkp_mpi_abort(code);
+    vkp_mpi_finalize();
+    return code;
+  }
+  if (mpi) vkp_mpi_finalize();
   return st ? vkp_tool_fail("run", st) : 0;
 }
 
@@ -254,6 +286,10 @@ static void vkp__run_help(void) {
          "                         target by cost and run it as a pipeline\n"
          "  --stages K             pipeline stages for --target auto (default auto)\n"
          "  --profile FILE         device profile for --target auto\n"
+         "  --plan FILE            run this plan (docs/pipeline-config.md; its\n"
+         "                         \"source\" or graph files) instead of MODEL; a\n"
+         "                         plan with ranks runs under mpirun, rank 0\n"
+         "                         here, the others in 'vkpipe serve'\n"
          "  --threads N            threads inside a stage, where the target\n"
          "                         supports it (default 1)\n"
          "  --march ARCH           -march for the cpu target's C codegen\n"
@@ -297,7 +333,7 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
     static const char *const with_value[] = {
         "--input", "--output-dir", "--target", "--threads",
         "--march", "--dump-c",     "--dump-spirv", "--stages", "--profile",
-        "--trust", NULL};
+        "--trust", "--plan", NULL};
     if (strcmp(arg, "--trust-unsigned") == 0) {
       args->trust_unsigned = true;
       continue;
@@ -359,6 +395,9 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
                                       VKP_TOOL_MAX_TRUSTED_KEYS);
         args->trust_paths[args->n_trust++] = value;
         break;
+      case 10:
+        args->plan = value;
+        break;
       default:
         if (arg[0] == '-' && arg[1])
           return vkp_tool_usage_error("run", "unknown option '%s'", arg);
@@ -373,7 +412,9 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
     return vkp_tool_usage_error("run", "--dump-c and --dump-spirv must name the "
                                        "same directory when both are given");
   args->options.dump_dir = dump_c ? dump_c : dump_spirv;
-  if (!args->model) return vkp_tool_usage_error("run", "missing MODEL");
+  if (args->model && args->plan)
+    return vkp_tool_usage_error("run", "give MODEL or --plan, not both");
+  if (!args->model && !args->plan) return vkp_tool_usage_error("run", "missing MODEL");
   if (!args->output_dir) return vkp_tool_usage_error("run", "missing --output-dir DIR");
   if (!args->target[0]) return vkp_tool_usage_error("run", "--target is empty");
   if ((args->n_trust || args->trust_unsigned) && !vkp_artifact_is_artifact(args->model))
@@ -394,7 +435,7 @@ int vkp_cmd_run(int argc, char **argv) {
     vkp__free(args.inputs);
     return code;
   }
-  if (vkp_artifact_is_artifact(args.model)) return vkp__run_artifact(&args);
+  if (args.plan || vkp_artifact_is_artifact(args.model)) return vkp__run_artifact(&args);
   vkp_graph_t *graph = NULL;
   vkp_tensor_t *inputs = NULL, *outputs = NULL;
   vkp_status_t st = vkp_tool_load_graph(args.model, &args.load, &graph);

@@ -53,6 +53,8 @@ typedef struct vkp_plan_stage_t {
   vkp_graph_t *graph;     // owned, validated subgraph
   double estimated_ms;    // the partitioner's estimate (0 when unknown)
   int32_t threads;        // threads inside the stage (0: target default)
+  int32_t rank;           // MPI rank that runs the stage (0: the process
+                          // that creates the pipeline; docs/scale-out.md)
   char *graph_file;       // owned; the subgraph file a hand-made plan names
                           // (as written in the plan), or NULL: the stage is
                           // a node list of the plan's source model
@@ -121,6 +123,10 @@ vkp_status_t vkp_plan_add_fallback(vkp_plan_t *plan, int32_t stage,
 #define VKP_PLAN_MAX_AFFINITY 64
 vkp_status_t vkp_plan_set_stage_cpu_affinity(vkp_plan_t *plan, int32_t stage, int32_t n,
                                              const int32_t *cpus) VKP_MUST_USE;
+// Places stage `stage` on MPI rank `rank` (0..VKP_PLAN_MAX_RANK).
+vkp_status_t vkp_plan_set_stage_rank(vkp_plan_t *plan, int32_t stage,
+                                     int32_t rank) VKP_MUST_USE;
+#define VKP_PLAN_MAX_RANK 4095
 
 // Index of the stage named `name`, or -1.
 int32_t vkp_plan_find_stage(const vkp_plan_t *plan, const char *name);

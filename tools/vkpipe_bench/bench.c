@@ -10,10 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/status_macros.h"
 #include "tools/tool.h"
 #include "tools/vkpipe_bench/bench_report.h"
 #include "vkpipe/artifact.h"
 #include "vkpipe/graph.h"
+#include "vkpipe/mpi.h"
 #include "vkpipe/partition.h"
 #include "vkpipe/pipeline.h"
 #include "vkpipe/target.h"
@@ -38,6 +40,7 @@ typedef struct bench_args_t {
   const char *profile;
   const char *trace_path;
   const char *synthetic;
+  int32_t ranks;             // --ranks: synthetic stages over MPI ranks
   bool json;
   bool progress;             // resolved: a terminal and not --json
   bool no_single;            // skip the single-target runs
@@ -70,6 +73,8 @@ static void bench_usage(FILE *out) {
           "  --depth D          staging slots per binding (default %d)\n"
           "  --synthetic SPEC   fixed-cost stages, no kernels: "
           "'name:1ms,name:500us,...'\n"
+          "  --ranks N          spread the --synthetic stages over N MPI ranks\n"
+          "                     (under mpirun -np N; docs/scale-out.md)\n"
           "  --no-single        skip the single-target comparison runs\n"
           VKP_TOOL_LOAD_HELP
           "  --json             print one JSON object (schema: "
@@ -162,6 +167,12 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
     } else if (!strcmp(arg, "--trace")) {
       BENCH_NEED_VALUE();
       a->trace_path = val;
+    } else if (!strcmp(arg, "--ranks")) {
+      BENCH_NEED_VALUE();
+      if (!bench_parse_int(val, 1, VKP_PLAN_MAX_RANK + 1, &a->ranks)) {
+        fprintf(stderr, "vkpipe-bench: --ranks wants a positive count, got '%s'\n", val);
+        return BENCH_EXIT_USAGE;
+      }
     } else if (!strcmp(arg, "--synthetic")) {
       BENCH_NEED_VALUE();
       a->synthetic = val;
@@ -195,6 +206,11 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   }
   if (!a->model == !a->synthetic) {
     fprintf(stderr, "vkpipe-bench: give a MODEL or --synthetic SPEC (try --help)\n");
+    return BENCH_EXIT_USAGE;
+  }
+  if (a->ranks > 1 && !a->synthetic) {
+    fprintf(stderr, "vkpipe-bench: --ranks goes with --synthetic (a model's "
+                    "plan names its own ranks)\n");
     return BENCH_EXIT_USAGE;
   }
   a->progress = !a->json && isatty(STDERR_FILENO);
@@ -419,13 +435,90 @@ static vkp_status_t bench_run_mode(const vkp_plan_t *plan,
   return st;
 }
 
+// --ranks N: MPI is started, stage i goes to rank i * N / n (contiguous
+// blocks). Ranks other than 0 serve both modes and the hop measurement here
+// and print nothing.
+static int32_t bench_mpi_rank;
+static bool bench_mpi_used;  // MPI initialised: finalise (or abort) at exit
+
+static vkp_status_t bench_serve_hop(void);
+
+static vkp_status_t bench_synthetic_ranks(const bench_args_t *a, int32_t n,
+                                          int32_t *ranks) {
+  if (a->ranks <= 1) return NULL;
+  int32_t size = 0;
+  bench_mpi_used = true;
+  VKP_RETURN_IF_ERROR(vkp_mpi_init(NULL, NULL, &bench_mpi_rank, &size));
+  if (size < a->ranks)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "--ranks %d needs mpirun -np %d or more (the MPI "
+                           "world has %d)", (int)a->ranks, (int)a->ranks, (int)size);
+  vkp_pipeline_synthetic_stage_t stages[BENCH_MAX_SYNTHETIC];
+  char labels[BENCH_MAX_SYNTHETIC][32];
+  int32_t n_parsed = 0;
+  for (int32_t i = 0; i < n; ++i) ranks[i] = (int32_t)((int64_t)i * a->ranks / n);
+  if (bench_mpi_rank == 0) return NULL;
+  if (bench_parse_synthetic(a->synthetic, stages, labels, &n_parsed) != 0)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "bad --synthetic");
+  for (int mode = 0; mode < 2; ++mode)
+    VKP_RETURN_IF_ERROR(vkp_mpi_serve_synthetic(stages, ranks, n, 16));
+  return bench_serve_hop();
+}
+
+// The hop measurement: a one-stage, zero-cost pipeline on rank 1 against the
+// same on rank 0, next to plain MPI ping-pong of the same payload (64 bytes).
+static const vkp_pipeline_synthetic_stage_t bench_hop_stage = {
+    VKP_PIPELINE_SYNTHETIC_SLEEP, 0};
+
+static vkp_status_t bench_serve_hop(void) {
+  VKP_RETURN_IF_ERROR(vkp_mpi_pingpong(1, 64, 1000, NULL));
+  int32_t one = 1;
+  return vkp_mpi_serve_synthetic(&bench_hop_stage, &one, 1, 16);
+}
+
+static vkp_status_t bench_hop_latency(int32_t rank, int32_t frames, double *out_s) {
+  vkp_pipeline_t *pipe = NULL;
+  VKP_RETURN_IF_ERROR(vkp_pipeline_create_synthetic_ranks(&bench_hop_stage, &rank,
+                                                          1, 16, NULL, &pipe));
+  int64_t shape[1] = {16};
+  float data[16] = {0};
+  vkp_tensor_t x, y;
+  vkp_status_t st = vkp_tensor_init_view(&x, VKP_DTYPE_FLOAT32, 1, shape, data);
+  uint64_t t0 = 0;
+  for (int32_t f = 0; !st && f < frames + 10; ++f) {
+    if (f == 10) t0 = bench_now_ns();
+    st = vkp_pipeline_infer(pipe, &x, &y);
+    if (!st) vkp_tensor_deinit(&y);
+  }
+  *out_s = (double)(bench_now_ns() - t0) * 1e-9 / frames;
+  vkp_pipeline_destroy(pipe);
+  return st;
+}
+
+static vkp_status_t bench_hop(bench_report_t *rep, int32_t frames) {
+  double pingpong = 0, local = 0, remote = 0;
+  VKP_RETURN_IF_ERROR(vkp_mpi_pingpong(1, 64, 1000, &pingpong));
+  VKP_RETURN_IF_ERROR(bench_hop_latency(0, frames, &local));
+  VKP_RETURN_IF_ERROR(bench_hop_latency(1, frames, &remote));
+  bench_report_note(rep,
+                    "hop (64 B, rank 0 -> 1 -> 0): one-stage frame on rank 1 "
+                    "%.1f us vs on rank 0 %.1f us: %.1f us added per round "
+                    "trip; plain MPI ping-pong round trip %.1f us",
+                    remote * 1e6, local * 1e6, (remote - local) * 1e6,
+                    pingpong * 1e6);
+  return NULL;
+}
+
 static vkp_status_t bench_run_synthetic(const bench_args_t *a, bench_report_t *rep) {
   vkp_pipeline_synthetic_stage_t stages[BENCH_MAX_SYNTHETIC];
   char labels[BENCH_MAX_SYNTHETIC][32];
   int32_t n = 0;
   if (bench_parse_synthetic(a->synthetic, stages, labels, &n) != 0)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "bad --synthetic");
-  vkp_status_t st = bench_report_init_synthetic(rep, a->synthetic, n, labels, stages);
+  int32_t ranks[BENCH_MAX_SYNTHETIC];
+  vkp_status_t st = bench_synthetic_ranks(a, n, ranks);
+  if (st || bench_mpi_rank != 0) return st;
+  if (!st) st = bench_report_init_synthetic(rep, a->synthetic, n, labels, stages);
   for (int mode = 0; mode < 2 && !st; ++mode) {
     bool sequential = mode == 0;
     vkp_pipeline_options_t opt = {
@@ -434,7 +527,9 @@ static vkp_status_t bench_run_synthetic(const bench_args_t *a, bench_report_t *r
         .trace_capacity = !sequential && a->trace_path ? (a->frames + a->warmup) * n + 16 : 0,
     };
     vkp_pipeline_t *pipe = NULL;
-    st = vkp_pipeline_create_synthetic(stages, n, 16, &opt, &pipe);
+    st = a->ranks > 1 ? vkp_pipeline_create_synthetic_ranks(stages, ranks, n, 16,
+                                                            &opt, &pipe)
+                      : vkp_pipeline_create_synthetic(stages, n, 16, &opt, &pipe);
     if (st) break;
     int64_t shape[1] = {16};
     vkp_tensor_t x;
@@ -454,6 +549,7 @@ static vkp_status_t bench_run_synthetic(const bench_args_t *a, bench_report_t *r
     }
     vkp_pipeline_destroy(pipe);
   }
+  if (!st && a->ranks > 1) st = bench_hop(rep, a->frames);
   return st;
 }
 
@@ -521,6 +617,17 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
       for (char *line = strtok(part_notes, "\n"); line; line = strtok(NULL, "\n"))
         bench_report_note(rep, "partitioner: %s", line);
     }
+  }
+  // An artifact whose plan places stages on other MPI ranks (under mpirun;
+  // docs/scale-out.md): ranks other than 0 serve both modes.
+  bool ranked = false;
+  for (int32_t s = 0; !st && s < active->n_stages; ++s) ranked |= active->stages[s].rank != 0;
+  if (!st && ranked) {
+    st = vkp_mpi_init(NULL, NULL, &bench_mpi_rank, NULL);
+    bench_mpi_used = true;
+    for (int mode = 0; !st && bench_mpi_rank != 0 && mode < 2; ++mode)
+      st = vkp_mpi_serve(active, registry, blobs);
+    if (bench_mpi_rank != 0) goto done;
   }
   if (!st) st = bench_report_init_plan(rep, a->model, a->policy, active);
   if (!st) st = bench_make_inputs(active, &inputs);
@@ -603,6 +710,7 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
     }
     free(estimate);
   }
+done:
   if (inputs) {
     for (int32_t i = 0; active && i < active->n_inputs; ++i) vkp_tensor_deinit(&inputs[i]);
     free(inputs);
@@ -624,6 +732,20 @@ int main(int argc, char **argv) {
   bench_report_t rep;
   bench_report_init(&rep, a.frames, a.warmup, a.depth ? a.depth : VKP_PIPELINE_DEFAULT_RING_DEPTH);
   vkp_status_t st = a.synthetic ? bench_run_synthetic(&a, &rep) : bench_run_model(&a, &rep);
+  if (st && bench_mpi_used) {
+    fprintf(stderr, "vkpipe-bench (rank %d): %s\n", (int)bench_mpi_rank,
+            vkp_status_message(st));
+    vkp_mpi_abort(BENCH_EXIT_FAILURE);  // the other ranks would wait
+  }
+  if (bench_mpi_used) vkp_mpi_finalize();
+  if (bench_mpi_rank != 0) {
+    // A serving rank: rank 0 prints the report.
+    if (st) fprintf(stderr, "vkpipe-bench (rank %d): %s\n", (int)bench_mpi_rank,
+                    vkp_status_message(st));
+    vkp_status_free(st);
+    bench_report_deinit(&rep);
+    return st ? BENCH_EXIT_FAILURE : 0;
+  }
   if (vkp_status_code(st) == VKP_STATUS_INVALID_ARGUMENT && a.synthetic) {
     vkp_status_free(st);
     bench_report_deinit(&rep);
