@@ -39,7 +39,7 @@ static inline size_t vkp_q_conv_scratch(ptrdiff_t K, ptrdiff_t P, ptrdiff_t M) {
   return 2 * pp * k4 * 64 + (size_t)M * k4 * 4 + 4 * (size_t)(M + pp * VKP_Q_TILE_P) + 256;
 }
 
-static void vkp_q_conv_gemm(const uint8_t *x, int x_signed, int32_t zx, const int8_t *w,
+VKP_FN void vkp_q_conv_gemm(const uint8_t *x, int x_signed, int32_t zx, const int8_t *w,
                             const int8_t *zw, ptrdiff_t n_zw, const int32_t *bias,
                             const float *mult, ptrdiff_t n_mult, int32_t zy, float lo,
                             float hi, void *y, int y_signed, ptrdiff_t C, ptrdiff_t H,
