@@ -17,6 +17,11 @@
 //     and other CPU devices, where barrier() costs ~10x) the register-blocked,
 //     barrier-free kernel (gemm_blocked.comp). VKPIPE_SPIRV_GEMM=tiled|blocked
 //     overrides the choice (for tests and benchmarks).
+//   - Group-1 convolutions run as an implicit GEMM over the same choice
+//     (conv_gemm_tiled.comp / conv_gemm_blocked.comp: weights [M, C*KH*KW]
+//     times the input gathered on the fly, no im2col buffer); grouped and
+//     depthwise ones use the direct kernel (conv2d.comp).
+//     VKPIPE_SPIRV_CONV=direct sends group-1 convolutions there too.
 //   - Row kernels (softmax, layer_norm, reduce_*, global_avg_pool) run one
 //     invocation per row, barrier-free (softmax.comp, layer_norm.comp,
 //     reduce.comp), except on non-CPU devices for rows of >= 64 elements:
@@ -51,6 +56,7 @@ typedef struct vkp__group_t {
 
 typedef struct vkp__kernel_config_t {
   bool gemm_tiled;        // see the variant rule above
+  bool conv_gemm;         // group-1 convolutions as implicit GEMM
   uint32_t local_1d;      // workgroup size of 1-D kernels
   bool rows_workgroup;    // row kernels may use a workgroup per row
   bool rows_forced;       // ... even for short rows (VKPIPE_SPIRV_ROWS)
