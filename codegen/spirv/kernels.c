@@ -53,9 +53,11 @@ void vkp__kernel_config_init(vkp__kernel_config_t *config,
   if (force && strcmp(force, "tiled") == 0) config->gemm_tiled = true;
   if (force && strcmp(force, "blocked") == 0) config->gemm_tiled = false;
   // Group-1 convolutions run as an implicit GEMM (the variant above picks
-  // its blocked or tiled form); grouped/depthwise ones keep conv2d.comp.
+  // its blocked or tiled form) when wide enough; see kernels.h.
   const char *conv = getenv("VKPIPE_SPIRV_CONV");
-  config->conv_gemm = !(conv && strcmp(conv, "direct") == 0);
+  config->conv_gemm = -1;
+  if (conv && strcmp(conv, "gemm") == 0) config->conv_gemm = 1;
+  if (conv && strcmp(conv, "direct") == 0) config->conv_gemm = 0;
   uint32_t local = 64;
   if (device->subgroup_size > local && device->subgroup_size <= 1024)
     local = device->subgroup_size;
@@ -528,7 +530,9 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   int64_t group = vkp_node_int(n, "group");
-  if (group == 1 && e->config->conv_gemm) {
+  int64_t pixels = y->shape[2] * y->shape[3];
+  int use_gemm = e->config->conv_gemm;
+  if (group == 1 && (use_gemm > 0 || (use_gemm < 0 && pixels >= 32))) {
     vkp__emit_conv2d_gemm(e, n);
     return;
   }
