@@ -52,6 +52,12 @@ void vkp__kernel_config_init(vkp__kernel_config_t *config,
   const char *force = getenv("VKPIPE_SPIRV_GEMM");
   if (force && strcmp(force, "tiled") == 0) config->gemm_tiled = true;
   if (force && strcmp(force, "blocked") == 0) config->gemm_tiled = false;
+  // Group-1 convolutions run as an implicit GEMM (the variant above picks
+  // its blocked or tiled form) when wide enough; see kernels.h.
+  const char *conv = getenv("VKPIPE_SPIRV_CONV");
+  config->conv_gemm = -1;
+  if (conv && strcmp(conv, "gemm") == 0) config->conv_gemm = 1;
+  if (conv && strcmp(conv, "direct") == 0) config->conv_gemm = 0;
   uint32_t local = 64;
   if (device->subgroup_size > local && device->subgroup_size <= 1024)
     local = device->subgroup_size;
@@ -511,10 +517,47 @@ static void vkp__emit_window_attrs(vkp__sb_t *s, const vkp_node_t *n) {
   vkp__spv_define_i(s, "PR", pads[3]);
 }
 
+// Group-1 convolution as an implicit GEMM (conv_gemm_*.comp): M output
+// channels x OH*OW pixels per image, K = C*KH*KW gathered from the input.
+static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  vkp__sb_t *s = &e->body;
+  uint64_t np = (uint64_t)(y->shape[2] * y->shape[3]);
+  uint64_t m = (uint64_t)y->shape[1];
+  vkp__spv_define_u(s, "C", (uint64_t)x->shape[1]);
+  vkp__spv_define_u(s, "H", (uint64_t)x->shape[2]);
+  vkp__spv_define_u(s, "W", (uint64_t)x->shape[3]);
+  vkp__spv_define_u(s, "M", m);
+  vkp__spv_define_u(s, "OH", (uint64_t)y->shape[2]);
+  vkp__spv_define_u(s, "OW", (uint64_t)y->shape[3]);
+  vkp__spv_define_u(s, "KH", (uint64_t)w->shape[2]);
+  vkp__spv_define_u(s, "KW", (uint64_t)w->shape[3]);
+  vkp__spv_define_u(s, "NP", np);
+  vkp__spv_define_u(s, "KT", (uint64_t)(w->shape[1] * w->shape[2] * w->shape[3]));
+  vkp__spv_define_u(s, "BATCH", (uint64_t)y->shape[0]);
+  vkp__emit_window_attrs(s, n);
+  if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
+  bool tiled = e->config->gemm_tiled;
+  e->k->local_size[0] = tiled ? 16 : 8;
+  e->k->local_size[1] = tiled ? 16 : 8;
+  e->k->local_size[2] = 1;
+  e->k->groups[0] = (uint32_t)((np + 63) / 64);
+  e->k->groups[1] = (uint32_t)((m + 63) / 64);
+  e->k->groups[2] = (uint32_t)y->shape[0];
+  vkp__spv_template(e, tiled ? "conv_gemm_tiled" : "conv_gemm_blocked");
+}
+
 static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   int64_t group = vkp_node_int(n, "group");
+  int64_t pixels = y->shape[2] * y->shape[3];
+  int use_gemm = e->config->conv_gemm;
+  if (group == 1 && (use_gemm > 0 || (use_gemm < 0 && pixels >= 32))) {
+    vkp__emit_conv2d_gemm(e, n);
+    return;
+  }
   vkp__sb_t *s = &e->body;
   uint64_t mg = (uint64_t)(y->shape[1] / group);
   uint64_t cb = mg % 4 == 0 ? 4 : mg % 2 == 0 ? 2 : 1;

@@ -17,6 +17,14 @@
 //     and other CPU devices, where barrier() costs ~10x) the register-blocked,
 //     barrier-free kernel (gemm_blocked.comp). VKPIPE_SPIRV_GEMM=tiled|blocked
 //     overrides the choice (for tests and benchmarks).
+//   - Group-1 convolutions with >= 32 output pixels per image run as an
+//     implicit GEMM over the same choice (conv_gemm_tiled.comp /
+//     conv_gemm_blocked.comp: weights [M, C*KH*KW] times the input gathered
+//     on the fly, no im2col buffer). Its tiles are 64 pixels wide, so below
+//     half a tile most of the work is wasted and the direct kernel
+//     (conv2d.comp) is faster (lavapipe: 4x on a 3x3 output); grouped and
+//     depthwise convolutions always use the direct kernel.
+//     VKPIPE_SPIRV_CONV=gemm|direct forces either for every group-1 conv.
 //   - Row kernels (softmax, layer_norm, reduce_*, global_avg_pool) run one
 //     invocation per row, barrier-free (softmax.comp, layer_norm.comp,
 //     reduce.comp), except on non-CPU devices for rows of >= 64 elements:
@@ -51,6 +59,8 @@ typedef struct vkp__group_t {
 
 typedef struct vkp__kernel_config_t {
   bool gemm_tiled;        // see the variant rule above
+  int conv_gemm;          // group-1 convs as implicit GEMM: 1 always, 0 never,
+                          // -1 when >= 32 output pixels (see above)
   uint32_t local_1d;      // workgroup size of 1-D kernels
   bool rows_workgroup;    // row kernels may use a workgroup per row
   bool rows_forced;       // ... even for short rows (VKPIPE_SPIRV_ROWS)

@@ -282,6 +282,13 @@ CONV_CASE(conv_grouped_g3, S(1, 6, 9, 9), S(9, 2, 3, 3), 1, 2,
 CONV_CASE(conv_depthwise, S(2, 4, 8, 7), S(4, 1, 3, 3), 1, 3,
           A(AI("group", 4), AIS("pads", 1, 1, 1, 1), AIS("strides", 1, 2)))
 CONV_CASE(conv_5x3_asym, S(1, 1, 17, 5), S(2, 1, 5, 3), 0, 1, A(AIS("pads", 2, 0, 2, 1)))
+// Shapes that cross the implicit GEMM's 64 x 64 tiles and its 16-deep K
+// slices: > 64 output channels, > 64 pixels, K not a multiple of 16.
+CONV_CASE(conv_gemm_7x7_s2, S(2, 3, 19, 17), S(70, 3, 7, 7), 1, 2,
+          A(AIS("pads", 3, 3, 3, 3), AIS("strides", 2, 2)))
+CONV_CASE(conv_gemm_1x1_s2, S(1, 20, 13, 11), S(9, 20, 1, 1), 1, 1, A(AIS("strides", 2, 2)))
+CONV_CASE(conv_gemm_dil_pad, S(1, 5, 12, 14), S(6, 5, 3, 3), 0, 3,
+          A(AIS("pads", 0, 2, 3, 1), AIS("dilations", 2, 3), AIS("strides", 1, 2)))
 
 #define POOL_CASE(case_name, op, xs, n_attrs, attrs) \
   BEGIN(case_name)                                   \
@@ -573,6 +580,19 @@ const char *s = NODE(b, VKP_OP_ADD, 2, L(r, x), 0, NULL);
 const char *y = NODE(b, VKP_OP_CLIP, 1, L(s), 2, A(AF("min", 0.0), AF("max", 6.0)));
 END(y)
 
+// Bias + relu + residual add over a convolution that spans two implicit-GEMM
+// channel tiles (72 channels, stride 2); the residual is a second input.
+BEGIN(fuse_conv_gemm_residual)
+const char *x = IN(b, 4, S(1, 6, 17, 18));
+const char *w = CST(b, 4, S(72, 6, 3, 3));
+const char *c = CST(b, 1, S(72));
+const char *res = IN(b, 4, S(1, 72, 9, 9));
+const char *conv = NODE(b, VKP_OP_CONV2D, 3, L(x, w, c), 2,
+                        A(AIS("pads", 1, 1, 1, 0), AIS("strides", 2, 2)));
+const char *r = NODE(b, VKP_OP_RELU, 1, L(conv), 0, NULL);
+const char *y = NODE(b, VKP_OP_ADD, 2, L(r, res), 0, NULL);
+END(y)
+
 // An elementwise chain with two external operands: one dispatch.
 BEGIN(fuse_elementwise_chain)
 const char *x = IN(b, 2, S(5, 7));
@@ -756,6 +776,9 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(conv_grouped_g3, -1.0f, 1.0f, 1),
     CASE(conv_depthwise, -1.0f, 1.0f, 1),
     CASE(conv_5x3_asym, -1.0f, 1.0f, 1),
+    CASE(conv_gemm_7x7_s2, -1.0f, 1.0f, 1),
+    CASE(conv_gemm_1x1_s2, -1.0f, 1.0f, 1),
+    CASE(conv_gemm_dil_pad, -1.0f, 1.0f, 1),
     CASE(maxpool_3s2p1, -1.0f, 1.0f, 1),
     CASE(maxpool_ceil_dil, -1.0f, 1.0f, 1),
     CASE(avgpool_excl_pad, -1.0f, 1.0f, 1),
@@ -835,6 +858,7 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(alias_between_kernels, -1.0f, 1.0f, 2),
     CASE(fuse_matmul_bias_relu, -1.0f, 1.0f, 1),
     CASE(fuse_conv_residual, -1.0f, 1.0f, 1),
+    CASE(fuse_conv_gemm_residual, -1.0f, 1.0f, 1),
     CASE(fuse_elementwise_chain, -1.0f, 1.0f, 1),
     CASE(fuse_shared_value, -1.0f, 1.0f, 3),
     CASE(fuse_gemm_gelu_softmax, -1.0f, 1.0f, 2),

@@ -84,6 +84,37 @@ Test(spirv_kernels, gemm_tiled_variant, .timeout = 120) {
   unsetenv("VKPIPE_SPIRV_GEMM");
 }
 
+static bool is_conv_case(const char *n) {
+  return strncmp(n, "conv_", 5) == 0 && strncmp(n, "conv_transpose", 14) != 0;
+}
+
+// Every group-1 convolution case through the implicit GEMM, both tilings
+// (the tiled one is what GPUs get), whatever its width.
+static void conv_cases_with(const char *gemm, const char *conv) {
+  setenv("VKPIPE_SPIRV_GEMM", gemm, 1);
+  setenv("VKPIPE_SPIRV_CONV", conv, 1);
+  for (int i = 0; i < vkp_spirv_case_count; ++i) {
+    const char *n = vkp_spirv_cases[i].name;
+    if (is_conv_case(n) || strncmp(n, "fuse_conv", 9) == 0)
+      compare_case(&vkp_spirv_cases[i]);
+  }
+  unsetenv("VKPIPE_SPIRV_GEMM");
+  unsetenv("VKPIPE_SPIRV_CONV");
+}
+
+Test(spirv_kernels, conv_gemm_tiled_variant, .timeout = 120) {
+  conv_cases_with("tiled", "gemm");
+}
+
+Test(spirv_kernels, conv_gemm_blocked_variant, .timeout = 120) {
+  conv_cases_with("blocked", "gemm");
+}
+
+// Group-1 convolutions through the direct kernel (the pre-GEMM path).
+Test(spirv_kernels, conv_direct_variant, .timeout = 120) {
+  conv_cases_with("blocked", "direct");
+}
+
 // The workgroup-per-row kernels (what GPUs get for long rows) on lavapipe too.
 Test(spirv_kernels, row_workgroup_variant, .timeout = 120) {
   setenv("VKPIPE_SPIRV_ROWS", "workgroup", 1);

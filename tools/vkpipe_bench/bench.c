@@ -28,6 +28,9 @@
 // target's are skipped.
 #define BENCH_SINGLE_SLACK 10.0
 
+// A measurement gives up when no frame finishes for this long (--timeout).
+static int32_t bench_frame_timeout_s = 10;
+
 typedef struct bench_args_t {
   const char *model;
   const char *policy;
@@ -70,6 +73,8 @@ static void bench_usage(FILE *out) {
           VKP_TOOL_PROFILE_HELP
           "  --frames N         measured frames per mode (default 100)\n"
           "  --warmup N         frames run before measuring (default 10)\n"
+          "  --timeout S        give up when no frame finishes for S seconds\n"
+          "                     (default 10; slow devices such as lavapipe)\n"
           "  --depth D          staging slots per binding (default %d)\n"
           "  --synthetic SPEC   fixed-cost stages, no kernels: "
           "'name:1ms,name:500us,...'\n"
@@ -146,6 +151,12 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
       BENCH_NEED_VALUE();
       if (!bench_parse_int(val, 1, 10000000, &a->frames)) {
         fprintf(stderr, "vkpipe-bench: --frames wants a positive count, got '%s'\n", val);
+        return BENCH_EXIT_USAGE;
+      }
+    } else if (!strcmp(arg, "--timeout")) {
+      BENCH_NEED_VALUE();
+      if (!bench_parse_int(val, 1, 86400, &bench_frame_timeout_s)) {
+        fprintf(stderr, "vkpipe-bench: --timeout wants 1..86400 seconds, got '%s'\n", val);
         return BENCH_EXIT_USAGE;
       }
     } else if (!strcmp(arg, "--warmup")) {
@@ -380,11 +391,12 @@ static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
       }
     }
     if (st || c.collected >= total) break;
-    st = bench_collect(pipe, 10ull * 1000000000ull, &c);
+    st = bench_collect(pipe, (uint64_t)bench_frame_timeout_s * 1000000000ull, &c);
     if (vkp_status_is(st, VKP_STATUS_EMPTY)) {
       vkp_status_free(st);
       st = vkp_status_make(VKP_STATUS_TIMEOUT,
-                           "%s: no frame finished within 10 s", label);
+                           "%s: no frame finished within %d s (--timeout)", label,
+                           bench_frame_timeout_s);
     }
     uint64_t now = bench_now_ns();
     if (!st && progress && now - t_begin > 1000000000ull && now - last_draw > 100000000ull) {
