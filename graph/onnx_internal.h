@@ -370,6 +370,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("ConvInteger", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("Cos", simple, NULL, COS, "") \
   X("Cosh", simple, NULL, COSH, "") \
+  X("DepthToSpace", simple, NULL, DEPTH_TO_SPACE, "blocksize,mode") \
   X("DequantizeLinear", quantize, NULL, NONE, "axis,block_size") \
   X("Div", simple, NULL, DIV, "") \
   X("Dropout", dropout, NULL, NONE, "ratio,seed") \
@@ -379,7 +380,8 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Equal", simple, NULL, EQUAL, "") \
   X("Erf", simple, NULL, ERF, "") \
   X("Exp", simple, NULL, EXP, "") \
-  X("Expand", fold_only, expand, NONE, "") \
+  X("Expand", expand, expand, NONE, "") \
+  X("EyeLike", eye_like, NULL, NONE, "dtype,k") \
   X("Flatten", reshape_like, NULL, NONE, "axis") \
   X("Floor", simple, NULL, FLOOR, "") \
   X("GRU", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,layout,linear_before_reset") \
@@ -420,6 +422,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Not", simple, NULL, NOT, "") \
   X("Or", simple, NULL, OR, "") \
   X("PRelu", simple, NULL, PRELU, "") \
+  X("Pad", pad, NULL, NONE, "mode,pads,value") \
   X("Pow", simple, NULL, POW, "") \
   X("QLinearConv", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("QLinearMatMul", simple, NULL, QLINEAR_MATMUL, "") \
@@ -439,6 +442,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("ReduceSumSquare", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
   X("Relu", simple, NULL, RELU, "") \
   X("Reshape", reshape_like, NULL, NONE, "allowzero") \
+  X("Resize", resize, NULL, NONE, "antialias,axes,coordinate_transformation_mode,cubic_coeff_a,exclude_outside,extrapolation_value,keep_aspect_ratio_policy,mode,nearest_mode") \
   X("Round", simple, NULL, ROUND, "") \
   X("Selu", simple, NULL, SELU, "alpha,gamma") \
   X("Shape", shape, NULL, NONE, "start,end") \
@@ -453,6 +457,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("SoftmaxCrossEntropyLoss", loss, NULL, NONE, "ignore_index,reduction") \
   X("Softplus", simple, NULL, SOFTPLUS, "") \
   X("Softsign", simple, NULL, SOFTSIGN, "") \
+  X("SpaceToDepth", simple, NULL, SPACE_TO_DEPTH, "blocksize") \
   X("Split", split, NULL, NONE, "axis,num_outputs,split") \
   X("Sqrt", simple, NULL, SQRT, "") \
   X("Squeeze", reshape_like, NULL, NONE, "axes") \
@@ -461,8 +466,11 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Tan", simple, NULL, TAN, "") \
   X("Tanh", simple, NULL, TANH, "") \
   X("ThresholdedRelu", simple, NULL, THRESHOLDED_RELU, "alpha") \
+  X("Tile", tile, NULL, NONE, "") \
   X("Transpose", transpose, NULL, NONE, "perm") \
+  X("Trilu", trilu, NULL, NONE, "upper") \
   X("Unsqueeze", reshape_like, NULL, NONE, "axes") \
+  X("Upsample", upsample, NULL, NONE, "mode,scales") \
   X("Where", simple, NULL, WHERE, "") \
   X("Xor", simple, NULL, XOR, "")
 

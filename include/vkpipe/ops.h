@@ -47,7 +47,8 @@ extern "C" {
   VKP_OP_LIST_LOSS(X) \
   VKP_OP_LIST_QUANT(X) \
   VKP_OP_LIST_ATTENTION(X) \
-  VKP_OP_LIST_NORM(X)
+  VKP_OP_LIST_NORM(X) \
+  VKP_OP_LIST_RESAMPLE(X)
 
 // elementwise arithmetic (NumPy broadcasting), functions, activations, cast: graph/op_elementwise.c
 #define VKP_OP_LIST_ELEMENTWISE(X) \
@@ -173,6 +174,18 @@ extern "C" {
   X(SQUEEZE, "squeeze", 1, 1, 1, 1, squeeze, squeeze, copy, INJECTIVE, ALL, 1, VIEW, 0) \
   X(UNSQUEEZE, "unsqueeze", 1, 1, 1, 1, unsqueeze, unsqueeze, copy, INJECTIVE, ALL, 1, VIEW, 0) \
   X(IDENTITY, "identity", 1, 1, 1, 1, none, unary, copy, INJECTIVE, ALL, 1, VIEW, 0)
+
+// padding, resampling, block rearrangement, tiling, broadcasting, triangles:
+// graph/op_resample.c (the data movers share one index plan, graph/resample.h)
+#define VKP_OP_LIST_RESAMPLE(X) \
+  X(PAD, "pad", 1, 1, 1, 1, pad, pad, remap, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(RESIZE, "resize", 1, 1, 1, 1, resize, resize, resize, OPAQUE, FLOAT, 0, ELEMWISE, 8) \
+  X(DEPTH_TO_SPACE, "depth_to_space", 1, 1, 1, 1, depth_to_space, depth_to_space, remap, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(SPACE_TO_DEPTH, "space_to_depth", 1, 1, 1, 1, space_to_depth, depth_to_space, remap, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(TILE, "tile", 1, 1, 1, 1, tile, tile, remap, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(EXPAND, "expand", 1, 1, 1, 1, expand, expand, remap, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(TRILU, "trilu", 1, 1, 1, 1, trilu, trilu, trilu, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(EYE_LIKE, "eye_like", 1, 1, 1, 1, eye_like, eye_like, eye_like, OPAQUE, ALL, 0, MOVE, 0)
 
 // recurrent networks (ONNX LSTM, GRU, RNN; outputs Y, Y_h[, Y_c]): graph/op_rnn.c
 #define VKP_OP_LIST_RNN(X) \
