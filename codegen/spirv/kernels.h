@@ -150,6 +150,12 @@ vkp_status_t vkp__spv_emit_lp_norm(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_mean_variance_norm(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_lrn(vkp__emit_t *e, const vkp_node_t *n);
 
+// Padding and resampling (kernels_resample.c): pad, tile, expand,
+// depth_to_space and space_to_depth share vkp__spv_emit_remap.
+vkp_status_t vkp__spv_emit_remap(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_resize(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_trilu(vkp__emit_t *e, const vkp_node_t *n);
+
 // ---------------------------------------------------------------------------
 
 // The GLSL expression template (codegen/expr.h) of elementwise `op`, or
