@@ -8,8 +8,9 @@
 //                  semantics per opset
 //   onnx_fold.c    import-time constant folding (shape computations)
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
-//                  Dropout; onnx_norm.c: reductions, softmax family,
-//                  normalisations)
+//                  Dropout; onnx_resample.c: Pad, Resize, Upsample,
+//                  Tile, Expand, Trilu, EyeLike; onnx_norm.c: reductions,
+//                  softmax family, normalisations)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,

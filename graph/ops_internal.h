@@ -15,6 +15,9 @@
 //   op_rnn.c          lstm, gru, rnn
 //   op_loss.c         softmax cross entropy, negative log likelihood
 //   op_quant.c        linear (de)quantization, integer matmul and conv
+//   op_resample.c     pad, resize, depth/space moves, tile, expand, trilu,
+//                     eye_like (index plans shared with the code
+//                     generators: graph/resample.h)
 //
 // A schema lists the attributes an op takes, with their kind and, where the
 // op has one, the default that validation writes in (vkp__op_infer fills
