@@ -63,9 +63,10 @@ vkp_status_t vkp__infer_pad(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
                     "edge or wrap", mode ? mode : "");
   const int64_t *pads;
   if (!vkp_node_attr(n, "pads")) return VKP__ERR("attribute 'pads' is required");
-  if (vkp_node_attr_ints(n, "pads", &pads) != 2 * x->rank)
-    return VKP__ERR("attribute 'pads' has %d entries for rank %d",
-                    (int)vkp_node_attr_ints(n, "pads", &pads), (int)x->rank);
+  int32_t count = vkp_node_attr_ints(n, "pads", &pads);
+  if (count != 2 * x->rank)
+    return VKP__ERR("attribute 'pads' has %d entries for rank %d", (int)count,
+                    (int)x->rank);
   int64_t shape[VKP_MAX_RANK];
   bool constant = strcmp(mode, "constant") == 0;
   for (int32_t d = 0; d < x->rank; ++d) {

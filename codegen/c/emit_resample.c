@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/scalar.h"
 #include "base/status_macros.h"
 #include "codegen/c/emit.h"
@@ -91,12 +92,13 @@ vkp_status_t vkp__c_emit_resize(vkp__c_kernel_t *k) {
   for (int32_t d = 0; d < rank; ++d) {
     width[d] = x->rank ? vkp__resize_width(n, d) : 1;
     int64_t len = out_shape[d], total = len * width[d];
-    int64_t idx[64];
-    double w[64];
-    if (width[d] > 64)
-      return vkp_status_make(VKP_STATUS_UNSUPPORTED,
-                             "resize of dim %d takes %d taps per output (at most 64 in C)",
-                             (int)d, (int)width[d]);
+    int64_t *idx = vkp__calloc((size_t)width[d], sizeof *idx);
+    double *w = vkp__calloc((size_t)width[d], sizeof *w);
+    if (!idx || !w) {
+      vkp__free(idx);
+      vkp__free(w);
+      return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "resize taps");
+    }
     vkp__sb_printf(sb, "  static const int32_t ri%d[%lld] = {", (int)d,
                    (long long)(total ? total : 1));
     vkp__sb_t weights = {0}, outside = {0};
@@ -132,6 +134,8 @@ vkp_status_t vkp__c_emit_resize(vkp__c_kernel_t *k) {
     }
     vkp__sb_deinit(&weights);
     vkp__sb_deinit(&outside);
+    vkp__free(idx);
+    vkp__free(w);
     VKP_RETURN_IF_ERROR(st);
   }
   static const char *const lists[3][2] = {{"int32_t", "ri"}, {"float", "rw"},

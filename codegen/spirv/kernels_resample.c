@@ -156,6 +156,45 @@ vkp_status_t vkp__spv_emit_resize(vkp__emit_t *e, const vkp_node_t *n) {
   return NULL;
 }
 
+// The tap tables become GLSL constant arrays: past these sizes the shader
+// grows beyond what is sensible to compile (a very small antialiased scale,
+// a huge output).
+#define VKP__RESIZE_MAX_TAPS 64
+#define VKP__RESIZE_MAX_TABLE 65536
+
+bool vkp__spv_check_resize(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                           size_t reason_size) {
+  const vkp_value_t *y = &g->values[n->outputs[0]];
+  for (int32_t d = 0; d < y->rank; ++d) {
+    int32_t width = vkp__resize_width(n, d);
+    if (width > VKP__RESIZE_MAX_TAPS || y->shape[d] * width > VKP__RESIZE_MAX_TABLE) {
+      snprintf(reason, reason_size,
+               "resize of dim %d to %lld takes %d taps each; the Vulkan kernel's "
+               "tables hold at most %d taps and %d entries per dim",
+               (int)d, (long long)y->shape[d], (int)width, VKP__RESIZE_MAX_TAPS,
+               VKP__RESIZE_MAX_TABLE);
+      return false;
+    }
+  }
+  return true;
+}
+
+// The same limit for the index maps of remap.comp.
+bool vkp__spv_check_remap(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                          size_t reason_size) {
+  const vkp_value_t *y = &g->values[n->outputs[0]];
+  if (n->op != VKP_OP_PAD && n->op != VKP_OP_TILE) return true;
+  for (int32_t d = 0; d < y->rank; ++d)
+    if (y->shape[d] > VKP__RESIZE_MAX_TABLE) {
+      snprintf(reason, reason_size,
+               "%s to %lld along dim %d: the Vulkan kernel's index tables hold at most "
+               "%d entries per dim",
+               vkp_op_name(n->op), (long long)y->shape[d], (int)d, VKP__RESIZE_MAX_TABLE);
+      return false;
+    }
+  return true;
+}
+
 vkp_status_t vkp__spv_emit_trilu(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
   vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(x));
