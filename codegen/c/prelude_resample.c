@@ -23,6 +23,8 @@ typedef struct vkp_remap_t {
     memcpy(&f, j->fill, sizeof f);                                          \
     if (fill) {                                                             \
       for (ptrdiff_t i = 0; i < len; ++i) o[i] = f;                         \
+    } else if (!last && ls == 1) {                                          \
+      memcpy(o, s, (size_t)len * sizeof(T));                                \
     } else if (!last) {                                                     \
       for (ptrdiff_t i = 0; i < len; ++i) o[i] = s[i * ls];                 \
     } else {                                                                \
