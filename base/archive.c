@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/status_macros.h"
 
 #define VKP__ARCHIVE_MAGIC "VKPIPE\r\n"
@@ -211,6 +212,10 @@ static vkp_status_t vkp__archive_parse(vkp_archive_t *a, const char *what,
                            "'%s': entry table checksum mismatch (truncated or "
                            "corrupt file)",
                            what);
+  if (count > VKP_ARCHIVE_MAX_ENTRIES)
+    return vkp_status_make(VKP_STATUS_DATA_LOSS,
+                           "'%s': %u entries, more than the limit of %d",
+                           what, count, VKP_ARCHIVE_MAX_ENTRIES);
   if (count > table_size / 24)
     return vkp_status_make(VKP_STATUS_DATA_LOSS,
                            "'%s': %u entries cannot fit in a %zu-byte table",
@@ -239,6 +244,12 @@ static vkp_status_t vkp__archive_parse(vkp_archive_t *a, const char *what,
                              what, e->name, (unsigned long long)e->offset,
                              (unsigned long long)e->size);
     e->data = a->image + e->offset;
+    // One name, one entry: a reader that finds the first of two could be
+    // shown different bytes from the ones a digest or a checker looked at.
+    for (uint32_t k = 0; k < i; ++k)
+      if (strcmp(a->entries[k].name, e->name) == 0)
+        return vkp_status_make(VKP_STATUS_DATA_LOSS,
+                               "'%s': entry '%s' appears twice", what, e->name);
     if (vkp_crc32(0, e->data, (size_t)e->size) != e->crc)
       return vkp_status_make(VKP_STATUS_DATA_LOSS,
                              "'%s': entry '%s' checksum mismatch (corrupt file)",
@@ -285,23 +296,10 @@ vkp_status_t vkp_archive_open_memory(const void *data, size_t size,
 vkp_status_t vkp_archive_open(const char *path, uint32_t expected_version,
                               vkp_archive_t **out_archive) {
   *out_archive = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,
-                           strerror(errno));
-  vkp_status_t st = NULL;
   uint8_t *buf = NULL;
-  long len = -1;
-  if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-  if (len < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot read '%s'", path);
-  } else {
-    buf = vkp__malloc((size_t)len + 1);
-    if (!buf) st = VKP_OOM("artifact file");
-    else if (fread(buf, 1, (size_t)len, f) != (size_t)len)
-      st = vkp_status_make(VKP_STATUS_IO_ERROR, "short read of '%s'", path);
-  }
-  fclose(f);
+  size_t len = 0;
+  vkp_status_t st = vkp__file_read(path, VKP_ARCHIVE_MAX_BYTES, "an archive",
+                                   (void **)&buf, &len);
   if (!st) {
     vkp_archive_t *a = vkp__calloc(1, sizeof(*a));
     if (!a) {
@@ -345,4 +343,22 @@ size_t vkp_archive_size(const vkp_archive_t *archive, int32_t index) {
 
 uint32_t vkp_archive_crc(const vkp_archive_t *archive, int32_t index) {
   return index >= 0 && index < archive->count ? archive->entries[index].crc : 0;
+}
+
+const void *vkp_archive_data(const vkp_archive_t *archive, int32_t index) {
+  return index >= 0 && index < archive->count ? archive->entries[index].data : NULL;
+}
+
+void vkp_archive_visit(const vkp_archive_t *archive, vkp_archive_visit_fn fn,
+                       void *context) {
+  for (int32_t i = 0; i < archive->count; ++i)
+    fn(context, archive->entries[i].name, archive->entries[i].data,
+       (size_t)archive->entries[i].size);
+}
+
+void vkp_archive_writer_visit(const vkp_archive_writer_t *writer,
+                              vkp_archive_visit_fn fn, void *context) {
+  for (int32_t i = 0; i < writer->count; ++i)
+    fn(context, writer->entries[i].name, writer->entries[i].data,
+       (size_t)writer->entries[i].size);
 }

@@ -65,6 +65,23 @@ int32_t vkp_archive_count(const vkp_archive_t *archive);
 const char *vkp_archive_name(const vkp_archive_t *archive, int32_t index);
 size_t vkp_archive_size(const vkp_archive_t *archive, int32_t index);
 uint32_t vkp_archive_crc(const vkp_archive_t *archive, int32_t index);
+// The entry's bytes (borrowed, valid until close), or NULL for a bad index.
+const void *vkp_archive_data(const vkp_archive_t *archive, int32_t index);
+
+// Entries in file order, for digests over a whole archive (signing).
+typedef void (*vkp_archive_visit_fn)(void *context, const char *name,
+                                     const void *data, size_t size);
+void vkp_archive_visit(const vkp_archive_t *archive, vkp_archive_visit_fn fn,
+                       void *context);
+// Entries in the order they were added (the order save writes them).
+void vkp_archive_writer_visit(const vkp_archive_writer_t *writer,
+                              vkp_archive_visit_fn fn, void *context);
+
+// Most entries an archive may hold (names are checked pairwise for
+// duplicates, so the count is bounded).
+#define VKP_ARCHIVE_MAX_ENTRIES 16384
+// Largest archive file read (1 TiB): checked before allocating.
+#define VKP_ARCHIVE_MAX_BYTES ((size_t)1 << 40)
 
 // CRC-32 (IEEE 802.3), continuing from `crc` (0 to start).
 uint32_t vkp_crc32(uint32_t crc, const void *data, size_t size);

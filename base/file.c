@@ -2,9 +2,12 @@
 #include "base/file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
@@ -34,4 +37,88 @@ vkp_status_t vkp__write_text_line(const char *path, const char *text) {
   vkp_status_t st = vkp__write_file(path, line, n + 1);
   vkp__free(line);
   return st;
+}
+
+static vkp_status_t vkp__not_regular(const char *path, const char *what,
+                                     mode_t mode) {
+  const char *kind = S_ISDIR(mode)    ? "a directory"
+                     : S_ISFIFO(mode) ? "a pipe"
+                     : S_ISSOCK(mode) ? "a socket"
+                     : S_ISCHR(mode) || S_ISBLK(mode) ? "a device"
+                                                      : "a special file";
+  return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                         "'%s' is %s; expected %s (a regular file)", path, kind,
+                         what);
+}
+
+vkp_status_t vkp__file_check_regular(const char *path, const char *what) {
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,
+                           strerror(errno));
+  return S_ISREG(sb.st_mode) ? NULL : vkp__not_regular(path, what, sb.st_mode);
+}
+
+vkp_status_t vkp__file_read(const char *path, size_t max_size, const char *what,
+                            void **out_data, size_t *out_size) {
+  *out_data = NULL;
+  *out_size = 0;
+  // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat
+  // tells us what it is.
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,
+                           strerror(errno));
+  struct stat sb;
+  vkp_status_t st = NULL;
+  char *buf = NULL;
+  if (fstat(fd, &sb) != 0) {
+    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot stat '%s': %s", path,
+                         strerror(errno));
+  } else if (!S_ISREG(sb.st_mode)) {
+    st = vkp__not_regular(path, what, sb.st_mode);
+  } else if (sb.st_size < 0 || (uint64_t)sb.st_size > (uint64_t)max_size) {
+    st = vkp_status_make(VKP_STATUS_OUT_OF_RANGE,
+                         "'%s' is %lld bytes, more than the %zu bytes allowed "
+                         "for %s",
+                         path, (long long)sb.st_size, max_size, what);
+  } else if (!(buf = vkp__malloc((size_t)sb.st_size + 1))) {
+    st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY,
+                         "out of memory reading '%s' (%lld bytes)", path,
+                         (long long)sb.st_size);
+  } else {
+    size_t n = (size_t)sb.st_size, got = 0;
+    while (got < n) {
+      ssize_t r = read(fd, buf + got, n - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        st = vkp_status_make(VKP_STATUS_IO_ERROR,
+                             "cannot read '%s': %s", path,
+                             r < 0 ? strerror(errno) : "it shrank while being read");
+        break;
+      }
+      got += (size_t)r;
+    }
+  }
+  close(fd);
+  if (st) {
+    vkp__free(buf);
+    return st;
+  }
+  buf[sb.st_size] = '\0';
+  *out_data = buf;
+  *out_size = (size_t)sb.st_size;
+  return NULL;
+}
+
+bool vkp__file_name_is_safe(const char *name) {
+  if (!name || !name[0] || name[0] == '.') return false;
+  size_t i = 0;
+  for (; name[i]; ++i) {
+    char c = name[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    if (!ok || i >= 255) return false;
+  }
+  return true;
 }

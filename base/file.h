@@ -3,7 +3,9 @@
 #ifndef VKPIPE_BASE_FILE_H_
 #define VKPIPE_BASE_FILE_H_
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "vkpipe/status.h"
 
@@ -14,5 +16,24 @@ vkp_status_t vkp__write_file(const char *path, const void *data, size_t size)
 
 // Writes `text` and a final newline to `path`, as vkp__write_file.
 vkp_status_t vkp__write_text_line(const char *path, const char *text) VKP_MUST_USE;
+
+// Reads the whole regular file at `path` into a fresh buffer (one NUL byte
+// past the end, so text can be parsed in place; owned by the caller, free
+// with vkp__free). Refuses, by name, a directory or any other non-regular
+// file, and a file larger than `max_size` bytes before allocating anything.
+// `what` says what the file should be, with its article ("an ONNX model",
+// "a .npy file"), in messages. An
+// allocation failure is OUT_OF_MEMORY naming the size, never a parse error.
+vkp_status_t vkp__file_read(const char *path, size_t max_size, const char *what,
+                            void **out_data, size_t *out_size) VKP_MUST_USE;
+
+// Checks that `path` names a regular file (or something that resolves to
+// one) before a reader opens it another way; the error names it.
+vkp_status_t vkp__file_check_regular(const char *path, const char *what) VKP_MUST_USE;
+
+// True when `name` can be used as one path component as it is: 1 to 255
+// characters from [A-Za-z0-9_.-], not starting with '.' (so no "..", no
+// hidden files, no separators).
+bool vkp__file_name_is_safe(const char *name);
 
 #endif  // VKPIPE_BASE_FILE_H_

@@ -13,7 +13,11 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/status_macros.h"
+
+// Largest .npy file read (64 GiB), checked before allocating.
+#define VKP__NPY_MAX_BYTES ((size_t)1 << 36)
 
 #define VKP__NPY_MAGIC "\x93NUMPY"
 #define VKP__NPY_MAGIC_LEN 6
@@ -293,27 +297,13 @@ vkp_status_t vkp_npy_read_buffer(const void *data, size_t size,
 
 vkp_status_t vkp_npy_read_file(const char *path, vkp_tensor_t *out) {
   memset(out, 0, sizeof(*out));
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,
-                           strerror(errno));
-  vkp_status_t st = NULL;
   uint8_t *buf = NULL;
-  long n = -1;
-  if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-  if (n < 0 || fseek(f, 0, SEEK_SET) != 0)
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot size '%s': %s", path,
-                         strerror(errno));
-  else if (!(buf = vkp__malloc((size_t)n)))
-    st = VKP_OOM(".npy file contents");
-  else if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot read '%s'", path);
-  fclose(f);
-  if (!st) {
-    char *label = vkp__asprintf("'%s'", path);
-    st = vkp_npy_read_buffer(buf, (size_t)n, label ? label : path, out);
-    vkp__free(label);
-  }
+  size_t n = 0;
+  VKP_RETURN_IF_ERROR(vkp__file_read(path, VKP__NPY_MAX_BYTES, "a .npy file",
+                                     (void **)&buf, &n));
+  char *label = vkp__asprintf("'%s'", path);
+  vkp_status_t st = label ? vkp_npy_read_buffer(buf, n, label, out) : VKP_OOM("file name");
+  vkp__free(label);
   vkp__free(buf);
   return st;
 }

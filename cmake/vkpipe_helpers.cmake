@@ -50,7 +50,7 @@ function(vkp_add_test name)
   add_test(NAME ${name} COMMAND ${name} --jobs=2)
   set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
                        LABELS "${T_LABELS}"
-                       ENVIRONMENT "VKPIPE_SOURCE_DIR=${PROJECT_SOURCE_DIR};VKPIPE_BINARY_DIR=${PROJECT_BINARY_DIR};LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan.supp;${T_ENV}")
+                       ENVIRONMENT "VKPIPE_SOURCE_DIR=${PROJECT_SOURCE_DIR};VKPIPE_BINARY_DIR=${PROJECT_BINARY_DIR};VKPIPE_PROFILE=default;LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan.supp;${T_ENV}")
 endfunction()
 
 # vkp_require_pkg(name ...): pkg-config modules libvkpipe depends on, listed in
@@ -78,7 +78,7 @@ function(vkp_pipeline_test name)
     add_test(NAME ${name} COMMAND ${name})
     set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
                          LABELS "pipeline;${T_LABELS}"
-                         ENVIRONMENT "VKPIPE_SOURCE_DIR=${PROJECT_SOURCE_DIR};VKPIPE_BINARY_DIR=${PROJECT_BINARY_DIR};TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${PROJECT_SOURCE_DIR}/tests/tsan.supp")
+                         ENVIRONMENT "VKPIPE_SOURCE_DIR=${PROJECT_SOURCE_DIR};VKPIPE_BINARY_DIR=${PROJECT_BINARY_DIR};VKPIPE_PROFILE=default;TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${PROJECT_SOURCE_DIR}/tests/tsan.supp")
   else()
     vkp_add_test(${name} SOURCES ${T_SOURCES} LABELS pipeline ${T_LABELS}
                  TIMEOUT ${T_TIMEOUT} LIBS ${T_LIBS})

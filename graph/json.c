@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/json_hooks.h"
 #include "base/status_macros.h"
 #include "graph/bind.h"
@@ -186,6 +187,9 @@ static vkp_status_t vkp__json_shape(const cJSON *obj, const char *where,
 }
 
 // ---------------------------------------------------------------------------
+// Largest JSON text read (the weights live in their own file).
+#define VKP__JSON_MAX_BYTES ((size_t)1 << 30)
+
 // The weights file, mapped read-only while constants are read.
 
 typedef struct vkp__bin_t {
@@ -198,17 +202,38 @@ typedef struct vkp__bin_t {
 
 static bool vkp__path_is_absolute(const char *p) { return p[0] == '/'; }
 
+// True when a relative path has a ".." component.
+static bool vkp__path_climbs(const char *p) {
+  while (*p) {
+    const char *slash = strchr(p, '/');
+    size_t len = slash ? (size_t)(slash - p) : strlen(p);
+    if (len == 2 && p[0] == '.' && p[1] == '.') return true;
+    p += len;
+    while (*p == '/') ++p;
+  }
+  return false;
+}
+
 static vkp_status_t vkp__bin_open(vkp__bin_t *bin, const char *base_dir,
-                                  const char *name) {
+                                  const char *name, bool allow_outside) {
   memset(bin, 0, sizeof(*bin));
   bin->name = name;
   if (!name[0]) return VKP__BAD("field 'weights' is empty");
+  if (!allow_outside && (vkp__path_is_absolute(name) || vkp__path_climbs(name)))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "field 'weights': '%s' %s; a graph's weights file must "
+                           "lie in the graph's folder or below it (a caller can "
+                           "allow other paths with allow_outside_paths)",
+                           name, vkp__path_is_absolute(name)
+                                     ? "is an absolute path"
+                                     : "leaves the graph's folder through '..'");
   if (vkp__path_is_absolute(name) || !base_dir || !base_dir[0])
     bin->path = vkp__strdup(name);
   else
     bin->path = vkp__asprintf("%s/%s", base_dir, name);
   if (!bin->path) return VKP_OOM("weights path");
-  int fd = open(bin->path, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO must not block the open before fstat refuses it.
+  int fd = open(bin->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return vkp_status_make(VKP_STATUS_IO_ERROR,
                            "cannot open weights file '%s': %s", bin->path,
@@ -219,8 +244,9 @@ static vkp_status_t vkp__bin_open(vkp__bin_t *bin, const char *base_dir,
     st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot stat weights file '%s': %s",
                          bin->path, strerror(errno));
   } else if (!S_ISREG(sb.st_mode)) {
-    st = vkp_status_make(VKP_STATUS_IO_ERROR,
-                         "weights file '%s' is not a regular file", bin->path);
+    st = vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                         "weights file '%s' is %s, not a regular file", bin->path,
+                         S_ISDIR(sb.st_mode) ? "a directory" : "not a file");
   } else if (sb.st_size > 0) {
     bin->size = (size_t)sb.st_size;
     void *p = mmap(NULL, bin->size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -267,6 +293,7 @@ typedef struct vkp__loader_t {
   size_t mem_bin_size;
   bool use_mem_bin;
   vkp__binder_t binder;    // sizes for symbolic input dims
+  bool allow_outside_paths;
 } vkp__loader_t;
 
 static vkp_status_t vkp__load_input(vkp__loader_t *ld, const cJSON *item,
@@ -613,7 +640,8 @@ static vkp_status_t vkp__load_root(vkp__loader_t *ld) {
       ld->bin.data = ld->mem_bin;
       ld->bin.size = ld->mem_bin_size;
     } else {
-      VKP_RETURN_IF_ERROR(vkp__bin_open(&ld->bin, ld->base_dir, weights));
+      VKP_RETURN_IF_ERROR(vkp__bin_open(&ld->bin, ld->base_dir, weights,
+                                        ld->allow_outside_paths));
     }
     VKP_RETURN_IF_ERROR(
         vkp__load_section(ld, "constants", false, vkp__load_constant));
@@ -682,7 +710,8 @@ static vkp_status_t vkp__graph_load_json_impl(
                       .base_dir = base_dir,
                       .mem_bin = mem_bin,
                       .mem_bin_size = mem_bin_size,
-                      .use_mem_bin = mem_bin != NULL};
+                      .use_mem_bin = mem_bin != NULL,
+                      .allow_outside_paths = options && options->allow_outside_paths};
   vkp_status_t st = vkp__binder_init(&ld.binder, options);
   if (!st) st = vkp__load_root(&ld);
   vkp__binder_deinit(&ld.binder);
@@ -705,34 +734,8 @@ vkp_status_t vkp_graph_load_json(const char *json, size_t json_size,
 
 // Reads a whole file into a fresh NUL-terminated buffer.
 static vkp_status_t vkp__read_file(const char *path, char **out, size_t *out_size) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,
-                           strerror(errno));
-  vkp_status_t st = NULL;
-  char *buf = NULL;
-  long n = -1;
-  if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-  if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot size '%s': %s", path,
-                         strerror(errno));
-  } else if (!(buf = vkp__malloc((size_t)n + 1))) {
-    st = VKP_OOM("JSON text");
-  } else if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot read '%s'", path);
-  }
-  fclose(f);
-  if (st) {
-    vkp__free(buf);
-    return st;
-  }
-  buf[n] = '\0';
-  *out = buf;
-  *out_size = (size_t)n;
-  return NULL;
+  return vkp__file_read(path, VKP__JSON_MAX_BYTES, "a JSON graph", (void **)out, out_size);
 }
-
 vkp_status_t vkp__graph_load_json_file(const char *path,
                                        const vkp_graph_load_options_t *options,
                                        vkp_graph_t **out_graph) {

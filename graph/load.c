@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/file.h"
 #include "base/status_macros.h"
 #include "graph/graph_internal.h"
 #include "graph/readers.h"
@@ -16,6 +17,7 @@ vkp_status_t vkp_graph_load_with_options(const char *path,
                                          const vkp_graph_load_options_t *options,
                                          vkp_graph_t **out_graph) {
   *out_graph = NULL;
+  VKP_RETURN_IF_ERROR(vkp__file_check_regular(path, "a model"));
   FILE *f = fopen(path, "rb");
   if (!f)
     return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,

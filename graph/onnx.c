@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/status_macros.h"
 #include "graph/bind.h"
 #include "graph/graph_internal.h"
@@ -400,6 +401,8 @@ static bool vkp__is_default_domain(const char *domain) {
 static vkp_status_t vkp__add_graph_input(vkp__onnx_ctx_t *ctx,
                                          const Onnx__ValueInfoProto *vi) {
   const char *name = vi->name;
+  // onnx.proto is proto2: an unset name is NULL, not "".
+  if (!name || !name[0]) return VKP__ONNX_INVALID("a graph input has no name");
   const Onnx__TypeProto *tp = vi->type;
   if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
       !tp->tensor_type)
@@ -809,10 +812,30 @@ done:
   return st;
 }
 
+// protobuf-c returns NULL both for a corrupt message and for a failed
+// allocation; this allocator records the second so that it is reported as
+// what it is.
+static void *vkp__pb_alloc_noting_oom(void *data, size_t size) {
+  void *p = vkp__malloc(size ? size : 1);
+  if (!p) *(bool *)data = true;
+  return p;
+}
+static void vkp__pb_free_plain(void *data, void *ptr) {
+  (void)data;
+  vkp__free(ptr);
+}
+
 static vkp_status_t vkp__unpack(const void *data, size_t size,
                                 const char *what, Onnx__ModelProto **out) {
-  *out = onnx__model_proto__unpack(&vkp__onnx_protobuf_allocator, size,
-                                   (const uint8_t *)data);
+  bool oom = false;
+  ProtobufCAllocator alloc = {.alloc = vkp__pb_alloc_noting_oom,
+                              .free = vkp__pb_free_plain,
+                              .allocator_data = &oom};
+  *out = onnx__model_proto__unpack(&alloc, size, (const uint8_t *)data);
+  if (!*out && oom)
+    return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY,
+                           "out of memory decoding %s (%zu bytes of protobuf)",
+                           what, size);
   if (!*out)
     return vkp_status_make(VKP_STATUS_PARSE_ERROR,
                            "%s is not a valid ONNX model (the protobuf "
@@ -853,36 +876,11 @@ vkp_status_t vkp_onnx_load_buffer(const void *data, size_t size,
   return vkp__import_unpacked(model, base_dir, what, options, out_graph);
 }
 
-// Reads a whole file (size-checked) into a heap buffer.
+// Reads a whole file (size-checked) into a heap buffer. protobuf messages
+// are limited to 2 GiB; larger models keep weights as external data.
 static vkp_status_t vkp__read_file(const char *path, void **out_data,
                                    size_t *out_size) {
-  *out_data = NULL;
-  *out_size = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,
-                           strerror(errno));
-  struct stat sb;
-  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    fclose(f);
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "'%s' is not a regular file",
-                           path);
-  }
-  size_t size = (size_t)sb.st_size;
-  void *data = vkp__malloc(size ? size : 1);
-  if (!data) {
-    fclose(f);
-    return VKP_OOM("model file");
-  }
-  size_t got = fread(data, 1, size, f);
-  fclose(f);
-  if (got != size) {
-    vkp__free(data);
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "reading '%s' failed", path);
-  }
-  *out_data = data;
-  *out_size = size;
-  return NULL;
+  return vkp__file_read(path, (size_t)INT32_MAX, "an ONNX model", out_data, out_size);
 }
 
 static char *vkp__dirname(const char *path) {
@@ -939,9 +937,16 @@ vkp_status_t vkp_onnx_tensor_load(const char *path, vkp_tensor_t *out,
   void *data;
   size_t size;
   VKP_RETURN_IF_ERROR(vkp__read_file(path, &data, &size));
-  Onnx__TensorProto *proto = onnx__tensor_proto__unpack(
-      &vkp__onnx_protobuf_allocator, size, (const uint8_t *)data);
+  bool oom = false;
+  ProtobufCAllocator alloc = {.alloc = vkp__pb_alloc_noting_oom,
+                              .free = vkp__pb_free_plain,
+                              .allocator_data = &oom};
+  Onnx__TensorProto *proto =
+      onnx__tensor_proto__unpack(&alloc, size, (const uint8_t *)data);
   vkp__free(data);
+  if (!proto && oom)
+    return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY,
+                           "out of memory decoding TensorProto '%s'", path);
   if (!proto)
     return vkp_status_make(VKP_STATUS_PARSE_ERROR,
                            "'%s' is not a valid TensorProto", path);

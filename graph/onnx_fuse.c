@@ -10,6 +10,13 @@
 //              [-> Where(C, fill, S) or Where(C, S, fill)] [-> Add(S, M)]
 //              -> Softmax(last axis) [-> Dropout] -> MatMul(., V)
 //              ->  attention(Q, Kt, V, [M], [C]; scale, fill, fill_where)
+//   RMSNorm    r = Sqrt(Add(ReduceMean(Pow(x, 2) or Mul(x, x)), eps));
+//              y = Div(x, r) or Mul(x, Reciprocal(r)) or Mul(x, Div(1, r))
+//              [-> Mul(., gamma)] over trailing axes  ->  layer_norm(x, gamma;
+//              rms=1)
+//   tanh GELU  t = Tanh(Mul(sqrt(2/pi), Add(x, Mul(0.044715, x^3)))), x^3 as
+//              Pow(x, 3) or Mul(x, Mul(x, x)); y = Mul(0.5, Mul(x, Add(1, t)))
+//              or Mul(Mul(x, 0.5), Add(1, t))  ->  gelu(x, approximate="tanh")
 //   GroupNorm  r = Reshape(x, [0, G, -1]); n = InstanceNormalization(r, ones[G],
 //              zeros[G]); y = Reshape(n, shape of x) [-> Mul(., gamma)]
 //              [-> Add(., beta)], gamma and beta per channel (what PyTorch
@@ -197,13 +204,206 @@ static vkp_status_t vkp__match_gelu(vkp__onnx_ctx_t *ctx, vkp__fuse_scan_t *s,
   return NULL;
 }
 
-// Known before any node is imported: an initializer or a Constant's output.
-static bool vkp__static_const(vkp__onnx_ctx_t *ctx, const vkp__fuse_scan_t *s,
-                              const char *value) {
+// The node producing `value` when it is an `op` with `n_in` inputs and
+// `value` is used once; -1 otherwise.
+static int32_t vkp__once(const vkp__fuse_scan_t *s, const char *value,
+                         const char *op, size_t n_in) {
+  int32_t k = vkp__prod(s, value);
+  return vkp__uses(s, value) == 1 && vkp__is_op(s, k, op, n_in) ? k : -1;
+}
+
+static bool vkp__is(const char *a, const char *b) {
+  return a && b && strcmp(a, b) == 0;
+}
+
+// True when no operand is produced inside the pattern `nodes`, and no node of
+// it is already in another pattern.
+static bool vkp__operands_outside(const vkp__fuse_scan_t *s, const char *const *ops,
+                                  int32_t n_ops, const int32_t *nodes, int32_t n) {
+  for (int32_t i = 0; i < n; ++i)
+    if (s->taken[nodes[i]]) return false;
+  for (int32_t i = 0; i < n_ops; ++i) {
+    int32_t p = vkp__prod(s, ops[i]);
+    for (int32_t j = 0; ops[i] && j < n; ++j)
+      if (p == nodes[j]) return false;
+  }
+  return true;
+}
+
+// RMSNorm, anchored at the node that scales x by the inverse RMS.
+static vkp_status_t vkp__match_rms_norm(vkp__onnx_ctx_t *ctx,
+                                        vkp__fuse_scan_t *s, int32_t k) {
+  (void)ctx;
+  bool div = vkp__is_op(s, k, "Div", 2);
+  if (!div && !vkp__is_op(s, k, "Mul", 2)) return NULL;
+  for (int32_t side = 0; side < (div ? 1 : 2); ++side) {
+    vkp__onnx_fusion_t f = {.kind = VKP__FUSE_RMS_NORM, .x = vkp__in(s, k, side)};
+    int32_t nodes[9], n = 0;
+    const char *r = vkp__in(s, k, 1 - side);
+    int32_t sq = -1;
+    if (div) {
+      sq = vkp__once(s, r, "Sqrt", 1);
+    } else {
+      int32_t inv = vkp__once(s, r, "Reciprocal", 1);
+      if (inv < 0) {
+        inv = vkp__once(s, r, "Div", 2);
+        if (inv >= 0) f.one = vkp__in(s, inv, 0);
+      }
+      if (inv < 0) continue;
+      nodes[n++] = inv;
+      sq = vkp__once(s, vkp__in(s, inv, f.one ? 1 : 0), "Sqrt", 1);
+    }
+    if (sq < 0) continue;
+    nodes[n++] = sq;
+    int32_t add = vkp__once(s, vkp__in(s, sq, 0), "Add", 2);
+    if (add < 0) continue;
+    nodes[n++] = add;
+    int32_t rm = -1;
+    for (int32_t i = 0; i < 2 && rm < 0; ++i) {
+      int32_t p = vkp__prod(s, vkp__in(s, add, i));
+      if (vkp__uses(s, vkp__in(s, add, i)) != 1) continue;
+      if (vkp__is_op(s, p, "ReduceMean", 1) || vkp__is_op(s, p, "ReduceMean", 2)) {
+        rm = p;
+        f.eps = vkp__in(s, add, 1 - i);
+      }
+    }
+    if (rm < 0) continue;
+    nodes[n++] = f.mean_node = rm;
+    const char *sqv = vkp__in(s, rm, 0);
+    int32_t pw = vkp__once(s, sqv, "Pow", 2);
+    if (pw >= 0 && vkp__is(vkp__in(s, pw, 0), f.x)) {
+      f.two = vkp__in(s, pw, 1);
+    } else {
+      pw = vkp__once(s, sqv, "Mul", 2);
+      if (pw < 0 || !vkp__is(vkp__in(s, pw, 0), f.x) ||
+          !vkp__is(vkp__in(s, pw, 1), f.x))
+        continue;
+    }
+    nodes[n++] = pw;
+    nodes[n++] = k;
+    int32_t mul = vkp__only_consumer(s, vkp__out(s, k));
+    if (vkp__is_op(s, mul, "Mul", 2)) {
+      f.scale = vkp__other(s, mul, vkp__out(s, k));
+      nodes[n++] = mul;
+    }
+    const char *ops[] = {f.x, f.eps, f.two, f.one, f.scale};
+    if (!vkp__operands_outside(s, ops, 5, nodes, n)) continue;
+    return vkp__add_group(ctx, s, &f, nodes, n);
+  }
+  return NULL;
+}
+
+// tanh GELU's inner part from `a1` = Add(1, Tanh(...)) for input `x`.
+static bool vkp__match_gelu_tanh_inner(const vkp__fuse_scan_t *s, const char *x,
+                                       const char *a1, vkp__onnx_fusion_t *f,
+                                       int32_t *nodes, int32_t *n) {
+  int32_t add1 = vkp__once(s, a1, "Add", 2);
+  if (add1 < 0) return false;
+  for (int32_t s1 = 0; s1 < 2; ++s1) {
+    int32_t th = vkp__once(s, vkp__in(s, add1, s1), "Tanh", 1);
+    if (th < 0) continue;
+    int32_t m3 = vkp__once(s, vkp__in(s, th, 0), "Mul", 2);
+    if (m3 < 0) continue;
+    for (int32_t s3 = 0; s3 < 2; ++s3) {
+      int32_t a0 = vkp__once(s, vkp__in(s, m3, s3), "Add", 2);
+      if (a0 < 0) continue;
+      const char *m2v = vkp__other(s, a0, x);
+      int32_t m2 = m2v ? vkp__once(s, m2v, "Mul", 2) : -1;
+      if (m2 < 0) continue;
+      for (int32_t s2 = 0; s2 < 2; ++s2) {
+        const char *cv = vkp__in(s, m2, s2);
+        int32_t m = *n, ck = vkp__once(s, cv, "Pow", 2);
+        const char *cube = NULL;
+        if (ck >= 0 && vkp__is(vkp__in(s, ck, 0), x)) {
+          cube = vkp__in(s, ck, 1);
+        } else {
+          ck = vkp__once(s, cv, "Mul", 2);
+          const char *sqv = ck >= 0 ? vkp__other(s, ck, x) : NULL;
+          int32_t sq = sqv ? vkp__once(s, sqv, "Mul", 2) : -1;
+          if (sq < 0 || !vkp__is(vkp__in(s, sq, 0), x) || !vkp__is(vkp__in(s, sq, 1), x))
+            continue;
+          nodes[m++] = sq;
+        }
+        nodes[m++] = ck;
+        nodes[m++] = m2;
+        nodes[m++] = a0;
+        nodes[m++] = m3;
+        nodes[m++] = th;
+        nodes[m++] = add1;
+        f->cube = cube;
+        f->two = vkp__in(s, m2, 1 - s2);
+        f->eps = vkp__in(s, m3, 1 - s3);
+        f->one = vkp__in(s, add1, 1 - s1);
+        *n = m;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// tanh GELU, anchored at its last Mul.
+static vkp_status_t vkp__match_gelu_tanh(vkp__onnx_ctx_t *ctx,
+                                         vkp__fuse_scan_t *s, int32_t last) {
+  if (!vkp__is_op(s, last, "Mul", 2)) return NULL;
+  for (int32_t side = 0; side < 2; ++side) {
+    const char *u = vkp__in(s, last, side), *w = vkp__in(s, last, 1 - side);
+    int32_t mm = vkp__once(s, u, "Mul", 2);
+    for (int32_t xs = 0; xs < 2; ++xs) {
+      vkp__onnx_fusion_t f = {.kind = VKP__FUSE_GELU_TANH, .mean_node = -1};
+      int32_t nodes[12], n = 0;
+      const char *a1;
+      if (mm >= 0) {
+        // 0.5 * (x * (1 + t))
+        f.x = vkp__in(s, mm, xs);
+        a1 = vkp__in(s, mm, 1 - xs);
+        f.scale = w;
+        nodes[n++] = mm;
+      } else {
+        // (x * 0.5) * (1 + t)
+        int32_t mh = vkp__once(s, w, "Mul", 2);
+        if (mh < 0) break;
+        f.x = vkp__in(s, mh, xs);
+        f.scale = vkp__in(s, mh, 1 - xs);
+        a1 = u;
+        nodes[n++] = mh;
+      }
+      if (!vkp__match_gelu_tanh_inner(s, f.x, a1, &f, nodes, &n)) continue;
+      nodes[n++] = last;
+      const char *ops[] = {f.x, f.scale, f.cube, f.two, f.eps, f.one};
+      if (!vkp__operands_outside(s, ops, 6, nodes, n)) continue;
+      return vkp__add_group(ctx, s, &f, nodes, n);
+    }
+  }
+  return NULL;
+}
+
+// Expected to be a constant once the nodes before it are imported: an
+// initializer, a Constant's output, a Shape (of a statically shaped value),
+// or computed only from such values (ViT's `d ** -0.5` is Pow(Constant,
+// Constant)). Only a guess made before import; vkp__emit_attention checks the
+// folded value and imports node by node when it is not a constant after all.
+static bool vkp__static_const_at(vkp__onnx_ctx_t *ctx, const vkp__fuse_scan_t *s,
+                                 const char *value, int depth) {
   vkp__onnx_sym_t *sym = vkp__onnx_sym_find(ctx, value);
   if (sym && sym->is_const) return true;
   int32_t k = vkp__prod(s, value);
-  return k >= 0 && strcmp(s->g->node[k]->op_type, "Constant") == 0;
+  if (k < 0 || depth > 8) return false;
+  const Onnx__NodeProto *n = s->g->node[k];
+  if (!n->op_type) return false;
+  if (strcmp(n->op_type, "Constant") == 0 || strcmp(n->op_type, "Shape") == 0)
+    return true;
+  if (n->n_input == 0) return false;
+  for (size_t i = 0; i < n->n_input; ++i)
+    if (n->input[i] && n->input[i][0] &&
+        !vkp__static_const_at(ctx, s, n->input[i], depth + 1))
+      return false;
+  return true;
+}
+
+static bool vkp__static_const(vkp__onnx_ctx_t *ctx, const vkp__fuse_scan_t *s,
+                              const char *value) {
+  return vkp__static_const_at(ctx, s, value, 0);
 }
 
 // `value` scaled by a constant: Mul (either order) or Div (divisor second)
@@ -413,6 +613,8 @@ vkp_status_t vkp__onnx_plan_fusions(vkp__onnx_ctx_t *ctx) {
   for (size_t k = 0; k < n && !st; ++k) {
     st = vkp__match_layer_norm(ctx, &s, (int32_t)k);
     if (!st) st = vkp__match_gelu(ctx, &s, (int32_t)k);
+    if (!st) st = vkp__match_gelu_tanh(ctx, &s, (int32_t)k);
+    if (!st) st = vkp__match_rms_norm(ctx, &s, (int32_t)k);
     if (!st) st = vkp__match_attention(ctx, &s, (int32_t)k);
     if (!st) st = vkp__match_group_norm(ctx, &s, (int32_t)k);
   }
@@ -546,6 +748,100 @@ static vkp_status_t vkp__emit_gelu(vkp__onnx_ctx_t *ctx,
   const char *out = ctx->node->output[0];
   int32_t value;
   VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_GELU, 1, &xv, 1, &a, out, &value));
+  *out_fused = true;
+  return vkp__onnx_bind_value(ctx, out, value);
+}
+
+static vkp_status_t vkp__emit_gelu_tanh(vkp__onnx_ctx_t *ctx,
+                                        const vkp__onnx_fusion_t *f, int32_t xv,
+                                        bool *out_fused) {
+  if (!vkp__const_near(ctx, f->eps, sqrt(2.0 / M_PI), 1e-4, NULL) ||
+      !vkp__const_near(ctx, f->two, 0.044715, 1e-6, NULL) ||
+      !vkp__const_near(ctx, f->one, 1.0, 0.0, NULL) ||
+      !vkp__const_near(ctx, f->scale, 0.5, 0.0, NULL) ||
+      (f->cube && !vkp__const_near(ctx, f->cube, 3.0, 0.0, NULL)))
+    return NULL;
+  vkp_attr_t a = {.name = "approximate", .kind = VKP_ATTR_STRING, .s = "tanh"};
+  const char *out = ctx->node->output[0];
+  int32_t value;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_GELU, 1, &xv, 1, &a, out, &value));
+  *out_fused = true;
+  return vkp__onnx_bind_value(ctx, out, value);
+}
+
+// A ReduceMean over trailing axes with keepdims=1 (axes as the attribute or
+// as opset 18's constant input): the first reduced axis, or -1.
+static int32_t vkp__trailing_mean_axis(vkp__onnx_ctx_t *ctx,
+                                       const Onnx__NodeProto *rm, int32_t rank) {
+  int64_t axes[VKP_MAX_RANK];
+  int32_t n_axes = 0;
+  for (size_t i = 0; i < rm->n_attribute; ++i) {
+    const Onnx__AttributeProto *a = rm->attribute[i];
+    if (!a->name) return -1;
+    if (strcmp(a->name, "keepdims") == 0) {
+      if (a->i != 1) return -1;
+    } else if (strcmp(a->name, "noop_with_empty_axes") == 0) {
+      if (a->i != 0) return -1;
+    } else if (strcmp(a->name, "axes") == 0) {
+      if (a->n_ints < 1 || a->n_ints > (size_t)rank) return -1;
+      n_axes = (int32_t)a->n_ints;
+      for (size_t j = 0; j < a->n_ints; ++j) axes[j] = a->ints[j];
+    } else {
+      return -1;
+    }
+  }
+  if (rm->n_input > 1 && rm->input[1] && rm->input[1][0]) {
+    vkp__onnx_sym_t *c = vkp__onnx_sym_find(ctx, rm->input[1]);
+    if (n_axes || !c || !c->is_const) return -1;
+    vkp_status_t st = vkp__onnx_const_ints(&c->constant, "axes", axes,
+                                           VKP_MAX_RANK, &n_axes);
+    if (st) {
+      vkp_status_free(st);
+      return -1;
+    }
+  }
+  if (n_axes < 1 || n_axes > rank) return -1;
+  bool seen[VKP_MAX_RANK] = {false};
+  for (int32_t j = 0; j < n_axes; ++j) {
+    int64_t v = axes[j] < 0 ? axes[j] + rank : axes[j];
+    if (v < rank - n_axes || v >= rank || seen[v]) return -1;
+    seen[v] = true;
+  }
+  return rank - n_axes;
+}
+
+static vkp_status_t vkp__emit_rms_norm(vkp__onnx_ctx_t *ctx,
+                                       const vkp__onnx_fusion_t *f,
+                                       const vkp_value_t *x, int32_t xv,
+                                       bool *out_fused) {
+  double eps;
+  if (!vkp__const_near(ctx, f->eps, 0.0, 1.0, &eps) || eps < 0 ||
+      (f->two && !vkp__const_near(ctx, f->two, 2.0, 0.0, NULL)) ||
+      (f->one && !vkp__const_near(ctx, f->one, 1.0, 0.0, NULL)))
+    return NULL;
+  int32_t axis = vkp__trailing_mean_axis(ctx, ctx->onnx_graph->node[f->mean_node],
+                                         x->rank);
+  if (axis < 0 || (f->scale && !vkp__param_ok(ctx, f->scale, x, axis))) return NULL;
+  int32_t in[2] = {xv, -1};
+  if (f->scale) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, vkp__onnx_sym_find(ctx, f->scale), &in[1]));
+  } else {
+    vkp__onnx_tensor_t ones;
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
+        &ones, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, x->rank - axis,
+        &x->shape[axis]));
+    for (size_t i = 0; i < vkp__onnx_tensor_numel(&ones); ++i)
+      vkp__onnx_tensor_set_f(&ones, i, 1.0);
+    vkp_status_t st = vkp__onnx_add_const(ctx, &ones, &in[1]);
+    vkp__onnx_tensor_deinit(&ones);
+    VKP_RETURN_IF_ERROR(st);
+  }
+  vkp_attr_t a[3] = {{.name = "axis", .kind = VKP_ATTR_INT, .i = axis},
+                     {.name = "epsilon", .kind = VKP_ATTR_FLOAT, .f = (float)eps},
+                     {.name = "rms", .kind = VKP_ATTR_INT, .i = 1}};
+  const char *out = ctx->node->output[0];
+  int32_t value;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_LAYER_NORM, 2, in, 3, a, out, &value));
   *out_fused = true;
   return vkp__onnx_bind_value(ctx, out, value);
 }
@@ -849,6 +1145,10 @@ vkp_status_t vkp__onnx_try_fusion(vkp__onnx_ctx_t *ctx, int32_t group,
       return vkp__emit_attention(ctx, f, x->dtype, xs->value, out_fused);
     case VKP__FUSE_GROUP_NORM:
       return vkp__emit_group_norm(ctx, f, x, xs->value, out_fused);
+    case VKP__FUSE_RMS_NORM:
+      return vkp__emit_rms_norm(ctx, f, x, xs->value, out_fused);
+    case VKP__FUSE_GELU_TANH:
+      return vkp__emit_gelu_tanh(ctx, f, xs->value, out_fused);
   }
   return NULL;
 }

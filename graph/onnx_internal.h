@@ -8,9 +8,10 @@
 //                  semantics per opset
 //   onnx_fold.c    import-time constant folding (shape computations)
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
-//                  Dropout; onnx_resample.c: Pad, Resize, Upsample,
-//                  Tile, Expand, Trilu, EyeLike; onnx_norm.c: reductions,
-//                  softmax family, normalisations)
+//                  Dropout; onnx_norm.c: reductions, softmax family,
+//                  normalisations; onnx_resample.c: Pad, Resize,
+//                  Upsample, Tile, Expand, Trilu, EyeLike; onnx_select.c:
+//                  TopK, CumSum, NonZero, Unique)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,
@@ -165,6 +166,8 @@ typedef enum vkp__onnx_fusion_kind_t {
   VKP__FUSE_GELU,
   VKP__FUSE_ATTENTION,
   VKP__FUSE_GROUP_NORM,
+  VKP__FUSE_RMS_NORM,
+  VKP__FUSE_GELU_TANH,
 } vkp__onnx_fusion_kind_t;
 
 // Attention's operands (x is Q): scalar factors as Mul (divide false) or
@@ -188,11 +191,19 @@ typedef struct vkp__onnx_fusion_t {
   int32_t *nodes;
   const char *x;        // the input
   const char *axes_of;  // LayerNorm: the first ReduceMean (axes, keepdims)
-  const char *eps;      // LayerNorm: epsilon; GELU: the divisor (sqrt 2)
-  const char *two;      // LayerNorm: the exponent; GELU: the 1 added
-  const char *scale;    // LayerNorm, GroupNorm: gamma (NULL: none); GELU: the 0.5
+  const char *eps;      // LayerNorm, RMSNorm: epsilon; GELU: the divisor
+                        // (sqrt 2); tanh GELU: sqrt(2 / pi)
+  const char *two;      // LayerNorm, RMSNorm: the exponent (RMSNorm: NULL for
+                        // x * x); GELU: the 1 added; tanh GELU: 0.044715
+  const char *one;      // RMSNorm: the 1 of Div(1, rms) (NULL: other forms);
+                        // tanh GELU: the 1 added
+  const char *scale;    // LayerNorm, GroupNorm, RMSNorm: gamma (NULL: none);
+                        // GELU, tanh GELU: the 0.5 (NULL: tanh GELU's
+                        // x * 0.5 folded as Div(x, 2): see half_div)
   const char *bias;     // LayerNorm, GroupNorm: beta (NULL: none)
-  int32_t mean_node;    // LayerNorm: the first ReduceMean's index;
+  const char *cube;     // tanh GELU: Pow's exponent (3), or NULL for x*x*x
+  int32_t mean_node;    // LayerNorm: the first ReduceMean's index; RMSNorm: its
+                        // ReduceMean's;
                         // GroupNorm: the InstanceNormalization's
   vkp__onnx_attention_t att;  // Attention
 } vkp__onnx_fusion_t;
@@ -304,6 +315,10 @@ vkp_status_t vkp__onnx_fold_range(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_constant_of_shape(vkp__onnx_ctx_t *ctx)
     VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_expand(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+// NonZero and Unique: their output shapes depend on the data, so they fold
+// or are refused (onnx_select.c).
+vkp_status_t vkp__onnx_fold_non_zero(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_unique(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 
 // Shared with the folder: the new shape of Reshape/Squeeze/Unsqueeze/Flatten
 // for an input of `rank`/`shape` under the current node's semantics.
@@ -348,11 +363,13 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Acosh", simple, NULL, ACOSH, "") \
   X("Add", simple, NULL, ADD, "") \
   X("And", simple, NULL, AND, "") \
+  X("ArgMax", simple, NULL, ARG_MAX, "axis,keepdims,select_last_index") \
+  X("ArgMin", simple, NULL, ARG_MIN, "axis,keepdims,select_last_index") \
   X("Asin", simple, NULL, ASIN, "") \
   X("Asinh", simple, NULL, ASINH, "") \
   X("Atan", simple, NULL, ATAN, "") \
   X("Atanh", simple, NULL, ATANH, "") \
-  X("AveragePool", pool, NULL, NONE, "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") \
+  X("AveragePool", pool, NULL, NONE, "auto_pad,ceil_mode,count_include_pad,dilations,kernel_shape,pads,strides") \
   X("BatchNormalization", batch_norm, NULL, NONE, "epsilon,momentum,spatial,training_mode") \
   X("BitShift", simple, NULL, BIT_SHIFT, "direction") \
   X("BitwiseAnd", simple, NULL, BITWISE_AND, "") \
@@ -367,10 +384,12 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Constant", constant, NULL, NONE, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
   X("ConstantOfShape", fold_only, constant_of_shape, NONE, "value") \
   X("Conv", conv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
+  X("ConvTranspose", conv_transpose, NULL, NONE, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides") \
   X("Ceil", simple, NULL, CEIL, "") \
   X("ConvInteger", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("Cos", simple, NULL, COS, "") \
   X("Cosh", simple, NULL, COSH, "") \
+  X("CumSum", cum_sum, NULL, NONE, "exclusive,reverse") \
   X("DepthToSpace", simple, NULL, DEPTH_TO_SPACE, "blocksize,mode") \
   X("DequantizeLinear", quantize, NULL, NONE, "axis,block_size") \
   X("Div", simple, NULL, DIV, "") \
@@ -389,6 +408,8 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Gather", gather, gather, NONE, "axis") \
   X("Gemm", gemm, NULL, NONE, "alpha,beta,transA,transB") \
   X("GlobalAveragePool", simple, NULL, GLOBAL_AVG_POOL, "") \
+  X("GlobalLpPool", pool, NULL, NONE, "p") \
+  X("GlobalMaxPool", pool, NULL, NONE, "") \
   X("GroupNormalization", group_norm, NULL, NONE, "epsilon,num_groups,stash_type") \
   X("Hardmax", softmax, NULL, NONE, "axis") \
   X("HardSigmoid", simple, NULL, HARD_SIGMOID, "alpha,beta") \
@@ -411,6 +432,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("MatMul", simple, NULL, MATMUL, "") \
   X("MatMulInteger", simple, NULL, MATMUL_INTEGER, "") \
   X("Max", simple, NULL, MAX, "") \
+  X("LpPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,p,pads,strides") \
   X("MaxPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
   X("Mean", simple, NULL, MEAN, "") \
   X("MeanVarianceNormalization", mean_variance_norm, NULL, NONE, "axes") \
@@ -419,6 +441,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Mod", simple, NULL, MOD, "fmod") \
   X("Mul", simple, NULL, MUL, "") \
   X("Neg", simple, NULL, NEG, "") \
+  X("NonZero", data_dependent, non_zero, NONE, "") \
   X("NegativeLogLikelihoodLoss", loss, NULL, NONE, "ignore_index,reduction") \
   X("Not", simple, NULL, NOT, "") \
   X("Or", simple, NULL, OR, "") \
@@ -468,8 +491,10 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Tanh", simple, NULL, TANH, "") \
   X("ThresholdedRelu", simple, NULL, THRESHOLDED_RELU, "alpha") \
   X("Tile", tile, NULL, NONE, "") \
+  X("TopK", top_k, NULL, NONE, "axis,k,largest,sorted") \
   X("Transpose", transpose, NULL, NONE, "perm") \
   X("Trilu", trilu, NULL, NONE, "upper") \
+  X("Unique", data_dependent, unique, NONE, "axis,sorted") \
   X("Unsqueeze", reshape_like, NULL, NONE, "axes") \
   X("Upsample", upsample, NULL, NONE, "mode,scales") \
   X("Where", simple, NULL, WHERE, "") \

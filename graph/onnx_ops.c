@@ -183,23 +183,25 @@ vkp_status_t vkp__map_gemm(vkp__onnx_ctx_t *ctx) {
 // refused: they are absurd, and products of them must not overflow.
 #define VKP__MAX_WINDOW ((int64_t)1 << 30)
 
-// Explicit [top, left, bottom, right] pads from auto_pad / pads for a 2-D
-// window op over input spatial dims `in`, kernel `k`, strides, dilations.
-vkp_status_t vkp__onnx_window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
-                                     const int64_t *k, const int64_t *strides,
-                                     const int64_t *dil, int64_t *pads) {
+// Explicit [begin..., end...] pads from auto_pad / pads for a window op over
+// `s` spatial dims `in`, kernel `k`, strides, dilations.
+static vkp_status_t vkp__window_pads_nd(vkp__onnx_ctx_t *ctx, int32_t s,
+                                        const int64_t *in, const int64_t *k,
+                                        const int64_t *strides,
+                                        const int64_t *dil, int64_t *pads) {
   char auto_pad[32];
   VKP_RETURN_IF_ERROR(
       vkp__onnx_attr_string(ctx, "auto_pad", "NOTSET", auto_pad, sizeof auto_pad));
   int32_t n;
   int64_t given[8];
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "pads", given, 8, &n));
-  for (int i = 0; i < 4; ++i) pads[i] = 0;
+  for (int32_t i = 0; i < 2 * s; ++i) pads[i] = 0;
   if (strcmp(auto_pad, "NOTSET") == 0) {
-    if (n >= 0 && n != 4)
-      return VKP__ONNX_INVALID("attribute 'pads' has %d entries; 4 for 2-D",
-                               (int)n);
-    for (int i = 0; i < 4 && n == 4; ++i) {
+    if (n >= 0 && n != 2 * s)
+      return VKP__ONNX_INVALID("attribute 'pads' has %d entries; %d for %d "
+                               "spatial dims",
+                               (int)n, (int)(2 * s), (int)s);
+    for (int32_t i = 0; i < 2 * s && n == 2 * s; ++i) {
       if (given[i] < 0)
         return VKP__ONNX_UNSUPPORTED("negative pads (%lld) are not supported",
                                      (long long)given[i]);
@@ -209,7 +211,10 @@ vkp_status_t vkp__onnx_window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
     }
     return NULL;
   }
-  if (n >= 0)
+  // Exporters write explicit zero pads beside VALID; other pads conflict.
+  bool zero_pads = true;
+  for (int32_t i = 0; i < n; ++i) zero_pads = zero_pads && given[i] == 0;
+  if (n >= 0 && !zero_pads)
     return VKP__ONNX_INVALID("auto_pad '%s' and explicit pads are both given",
                              auto_pad);
   if (strcmp(auto_pad, "VALID") == 0) return NULL;
@@ -218,7 +223,7 @@ vkp_status_t vkp__onnx_window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
     return VKP__ONNX_INVALID("auto_pad '%s' is not NOTSET, SAME_UPPER, "
                              "SAME_LOWER or VALID",
                              auto_pad);
-  for (int i = 0; i < 2; ++i) {
+  for (int32_t i = 0; i < s; ++i) {
     if (strides[i] < 1 || dil[i] < 1 || k[i] < 1)
       return VKP__ONNX_INVALID("kernel, strides and dilations must be >= 1");
     int64_t out = in[i] / strides[i] + (in[i] % strides[i] != 0);
@@ -227,7 +232,40 @@ vkp_status_t vkp__onnx_window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
     if (total < 0) total = 0;
     int64_t small = total / 2, big = total - small;
     pads[i] = upper ? small : big;
-    pads[2 + i] = upper ? big : small;
+    pads[s + i] = upper ? big : small;
+  }
+  return NULL;
+}
+
+vkp_status_t vkp__onnx_window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
+                                     const int64_t *k, const int64_t *strides,
+                                     const int64_t *dil, int64_t *pads) {
+  return vkp__window_pads_nd(ctx, 2, in, k, strides, dil, pads);
+}
+
+// Reads an INTS attribute with exactly `s` entries (1 to `max`), or `def`
+// `s` times when absent.
+static vkp_status_t vkp__attr_nd(vkp__onnx_ctx_t *ctx, const char *name,
+                                 int32_t s, int64_t def, int64_t min,
+                                 int64_t *out) {
+  int64_t v[8];
+  int32_t n;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, name, v, 8, &n));
+  if (n < 0) {
+    for (int32_t i = 0; i < s; ++i) out[i] = def;
+    return NULL;
+  }
+  if (n != s)
+    return VKP__ONNX_INVALID("attribute '%s' has %d entries; the input has %d "
+                             "spatial dims",
+                             name, (int)n, (int)s);
+  for (int32_t i = 0; i < s; ++i) {
+    if (v[i] < min || v[i] > VKP__MAX_WINDOW)
+      return VKP__ONNX_INVALID("attribute '%s' entry %d is %lld; must be %lld "
+                               "to %lld",
+                               name, (int)i, (long long)v[i], (long long)min,
+                               (long long)VKP__MAX_WINDOW);
+    out[i] = v[i];
   }
   return NULL;
 }
@@ -239,32 +277,68 @@ vkp_status_t vkp__onnx_attr_pair(vkp__onnx_ctx_t *ctx, const char *name,
   int64_t v[8];
   int32_t n;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, name, v, 8, &n));
-  if (n < 0) {
-    out[0] = out[1] = def;
-    return NULL;
-  }
-  if (n != 2)
+  if (n >= 0 && n != 2)
     return VKP__ONNX_UNSUPPORTED("attribute '%s' has %d entries; only 2-D "
                                  "windows are supported",
                                  name, (int)n);
-  for (int i = 0; i < 2; ++i)
-    if (v[i] < 1 || v[i] > VKP__MAX_WINDOW)
-      return VKP__ONNX_INVALID("attribute '%s' entry %d is %lld; must be 1 to "
-                               "%lld",
-                               name, i, (long long)v[i],
-                               (long long)VKP__MAX_WINDOW);
-  out[0] = v[0];
-  out[1] = v[1];
+  return vkp__attr_nd(ctx, name, 2, def, 1, out);
+}
+
+// The spatial dim count of window op input `value`: 1 to 3.
+static vkp_status_t vkp__spatial(const vkp__onnx_ctx_t *ctx, int32_t value,
+                                 int32_t *out_s) {
+  const vkp_value_t *v = vkp__onnx_value(ctx, value);
+  if (v->rank < 3 || v->rank > 5)
+    return VKP__ONNX_UNSUPPORTED("input '%s' has rank %d; windows over 1 to 3 "
+                                 "spatial dims (rank 3 to 5) are supported",
+                                 v->name, (int)v->rank);
+  *out_s = v->rank - 2;
   return NULL;
 }
 
-static vkp_status_t vkp__need_4d(const vkp__onnx_ctx_t *ctx, int32_t value,
-                                 const char *what) {
+// 1-D window ops run as 2-D ones over a unit height ([N, C, L] ->
+// [N, C, 1, L], the same bytes), so every target's 2-D kernels take them.
+static vkp_status_t vkp__add_unit_height(vkp__onnx_ctx_t *ctx, int32_t value,
+                                         int32_t *out_value) {
   const vkp_value_t *v = vkp__onnx_value(ctx, value);
-  if (v->rank != 4)
-    return VKP__ONNX_UNSUPPORTED("%s '%s' has rank %d; only 2-D (NCHW) "
-                                 "windows are supported",
-                                 what, v->name, (int)v->rank);
+  int64_t shape[4] = {v->shape[0], v->shape[1], 1, v->shape[2]};
+  vkp_attr_t a = vkp__onnx_a_ints("shape", shape, 4);
+  return vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &value, 1, &a, NULL, out_value);
+}
+
+// Attributes of a 1-D window as the 2-D window over a unit height.
+static void vkp__unit_height_attrs(int64_t *pads, int64_t *strides,
+                                   int64_t *dil, int64_t *extra) {
+  int64_t b = pads[0], e = pads[1];
+  pads[0] = 0, pads[1] = b, pads[2] = 0, pads[3] = e;
+  strides[1] = strides[0], strides[0] = 1;
+  dil[1] = dil[0], dil[0] = 1;
+  if (extra) extra[1] = extra[0], extra[0] = 1;
+}
+
+// Emits `op` for a window node; a 1-D one (`unit` true: inputs already
+// reshaped) has each output reshaped back to [N, C, L] under its ONNX
+// name.
+static vkp_status_t vkp__emit_window(vkp__onnx_ctx_t *ctx, vkp_op_t op,
+                                     bool unit, int32_t n_in, const int32_t *in,
+                                     int32_t n_attrs, const vkp_attr_t *attrs,
+                                     int32_t n_out, const char *const *names) {
+  int32_t values[2];
+  const char *fresh[2] = {NULL, NULL};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_multi(ctx, op, n_in, in, n_attrs, attrs, n_out,
+                                           unit ? fresh : names, values));
+  for (int32_t i = 0; i < n_out; ++i) {
+    if (!names[i]) continue;
+    int32_t v = values[i];
+    if (unit) {
+      const vkp_value_t *y = vkp__onnx_value(ctx, v);
+      int64_t shape[3] = {y->shape[0], y->shape[1], y->shape[3]};
+      vkp_attr_t a = vkp__onnx_a_ints("shape", shape, 3);
+      VKP_RETURN_IF_ERROR(
+          vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &values[i], 1, &a, names[i], &v));
+    }
+    VKP_RETURN_IF_ERROR(vkp__onnx_bind_value(ctx, names[i], v));
+  }
   return NULL;
 }
 
@@ -292,7 +366,7 @@ static vkp_status_t vkp__fold_bn(vkp__onnx_ctx_t *ctx,
   for (size_t i = 1; i < bn->n_output; ++i)
     if (bn->output[i] && bn->output[i][0]) return NULL;
   if (bn->n_output < 1 || !bn->output[0] || !bn->output[0][0]) return NULL;
-  if (w->type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || w->rank != 4) return NULL;
+  if (w->type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || w->rank < 3) return NULL;
   int64_t m = w->shape[0];
   const vkp__onnx_tensor_t *p[4];
   for (int i = 0; i < 4; ++i) {
@@ -330,35 +404,33 @@ static vkp_status_t vkp__fold_bn(vkp__onnx_ctx_t *ctx,
 }
 
 vkp_status_t vkp__map_conv(vkp__onnx_ctx_t *ctx) {
-  int32_t x, w, b = -1;
+  int32_t x, w, b = -1, s = 0;
   VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
-  VKP_RETURN_IF_ERROR(vkp__need_4d(ctx, x, "input"));
+  VKP_RETURN_IF_ERROR(vkp__spatial(ctx, x, &s));
   vkp__onnx_sym_t *wsym = vkp__onnx_input(ctx, 1), *bsym = vkp__onnx_input(ctx, 2);
   if (!wsym) return VKP__ONNX_INVALID("input 1 (W) is required");
   int32_t wrank;
   int64_t wshape[VKP_MAX_RANK];
   vkp__onnx_sym_shape(ctx, wsym, &wrank, wshape);
-  if (wrank != 4)
-    return VKP__ONNX_UNSUPPORTED("weight has rank %d; only 2-D convolution is "
-                                 "supported",
-                                 (int)wrank);
-  int64_t strides[2], dil[2], kernel[2], pads[4], group;
-  VKP_RETURN_IF_ERROR(vkp__onnx_attr_pair(ctx, "strides", 1, strides));
-  VKP_RETURN_IF_ERROR(vkp__onnx_attr_pair(ctx, "dilations", 1, dil));
-  VKP_RETURN_IF_ERROR(vkp__onnx_attr_pair(ctx, "kernel_shape", 0, kernel));
+  if (wrank != s + 2)
+    return VKP__ONNX_INVALID("weight has rank %d; the input has %d spatial dims",
+                             (int)wrank, (int)s);
+  int64_t strides[3], dil[3], kernel[3], pads[6], group;
+  VKP_RETURN_IF_ERROR(vkp__attr_nd(ctx, "strides", s, 1, 1, strides));
+  VKP_RETURN_IF_ERROR(vkp__attr_nd(ctx, "dilations", s, 1, 1, dil));
+  VKP_RETURN_IF_ERROR(vkp__attr_nd(ctx, "kernel_shape", s, 0, 1, kernel));
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "group", 1, &group));
-  if (vkp__onnx_attr(ctx, "kernel_shape") &&
-      (kernel[0] != wshape[2] || kernel[1] != wshape[3]))
-    return VKP__ONNX_INVALID("kernel_shape [%lld, %lld] differs from the "
-                             "weight's [%lld, %lld]",
-                             (long long)kernel[0], (long long)kernel[1],
-                             (long long)wshape[2], (long long)wshape[3]);
-  kernel[0] = wshape[2];
-  kernel[1] = wshape[3];
+  for (int32_t i = 0; i < s; ++i) {
+    if (vkp__onnx_attr(ctx, "kernel_shape") && kernel[i] != wshape[2 + i])
+      return VKP__ONNX_INVALID("kernel_shape entry %d is %lld; the weight's is "
+                               "%lld",
+                               (int)i, (long long)kernel[i], (long long)wshape[2 + i]);
+    kernel[i] = wshape[2 + i];
+  }
   const vkp_value_t *xv = vkp__onnx_value(ctx, x);
   VKP_RETURN_IF_ERROR(
-      vkp__onnx_window_pads(ctx, &xv->shape[2], kernel, strides, dil, pads));
+      vkp__window_pads_nd(ctx, s, &xv->shape[2], kernel, strides, dil, pads));
   const char *out = vkp__onnx_output(ctx, 0);
   // A following BatchNormalization folds into the weights when everything
   // is known at import time.
@@ -384,53 +456,188 @@ vkp_status_t vkp__map_conv(vkp__onnx_ctx_t *ctx) {
     VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, wsym, &w));
     if (bsym) VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, bsym, &b));
   }
+  bool unit = s == 1;
+  if (unit) {
+    VKP_RETURN_IF_ERROR(vkp__add_unit_height(ctx, x, &x));
+    VKP_RETURN_IF_ERROR(vkp__add_unit_height(ctx, w, &w));
+    vkp__unit_height_attrs(pads, strides, dil, NULL);
+    s = 2;
+  }
   int32_t in[3] = {x, w, b};
-  vkp_attr_t a[4] = {vkp__onnx_a_ints("pads", pads, 4), vkp__onnx_a_ints("strides", strides, 2),
-                     vkp__onnx_a_ints("dilations", dil, 2), vkp__onnx_a_int("group", group)};
-  int32_t value;
-  VKP_RETURN_IF_ERROR(
-      vkp__onnx_emit(ctx, VKP_OP_CONV2D, b >= 0 ? 3 : 2, in, 4, a, out, &value));
-  return vkp__onnx_bind_value(ctx, out, value);
+  vkp_attr_t a[4] = {vkp__onnx_a_ints("pads", pads, 2 * s),
+                     vkp__onnx_a_ints("strides", strides, s),
+                     vkp__onnx_a_ints("dilations", dil, s), vkp__onnx_a_int("group", group)};
+  return vkp__emit_window(ctx, VKP_OP_CONV2D, unit, b >= 0 ? 3 : 2, in, 4, a, 1, &out);
 }
 
-vkp_status_t vkp__map_pool(vkp__onnx_ctx_t *ctx) {
-  bool is_max = strcmp(ctx->node->op_type, "MaxPool") == 0;
+// ConvTranspose: output_shape (and auto_pad) become explicit pads and
+// output_padding at import. With output_shape given, the total padding of
+// a dim is what the full output exceeds it by; SAME_UPPER puts the smaller
+// half at the beginning, NOTSET and SAME_LOWER the larger (ONNX's
+// reference, which the node tests follow).
+vkp_status_t vkp__map_conv_transpose(vkp__onnx_ctx_t *ctx) {
+  int32_t x, w, b = -1, s = 0;
   VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
-  int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
-  VKP_RETURN_IF_ERROR(vkp__need_4d(ctx, x, "input"));
-  int64_t kernel[2], strides[2], dil[2] = {1, 1}, pads[4], ceil_mode = 0,
-                                 count_include_pad = 0, storage_order = 0;
-  if (!vkp__onnx_attr(ctx, "kernel_shape"))
-    return VKP__ONNX_INVALID("attribute 'kernel_shape' is required");
-  VKP_RETURN_IF_ERROR(vkp__onnx_attr_pair(ctx, "kernel_shape", 1, kernel));
-  VKP_RETURN_IF_ERROR(vkp__onnx_attr_pair(ctx, "strides", 1, strides));
-  if (is_max && ctx->opset >= 10)
-    VKP_RETURN_IF_ERROR(vkp__onnx_attr_pair(ctx, "dilations", 1, dil));
-  if (ctx->opset >= 10)
-    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "ceil_mode", 0, &ceil_mode));
-  else if (vkp__onnx_attr(ctx, "ceil_mode") || vkp__onnx_attr(ctx, "dilations"))
-    return VKP__ONNX_INVALID("ceil_mode and dilations need opset 10");
-  if (is_max) {
-    VKP_RETURN_IF_ERROR(
-        vkp__onnx_attr_int(ctx, "storage_order", 0, &storage_order));
-  } else {
-    if (vkp__onnx_attr(ctx, "dilations"))
-      return VKP__ONNX_UNSUPPORTED("AveragePool dilations need opset 19");
-    VKP_RETURN_IF_ERROR(
-        vkp__onnx_attr_int(ctx, "count_include_pad", 0, &count_include_pad));
+  VKP_RETURN_IF_ERROR(vkp__spatial(ctx, x, &s));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &w));
+  if (vkp__onnx_input(ctx, 2)) VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 2, &b));
+  const vkp_value_t *xv = vkp__onnx_value(ctx, x), *wv = vkp__onnx_value(ctx, w);
+  if (wv->rank != s + 2)
+    return VKP__ONNX_INVALID("weight has rank %d; the input has %d spatial dims",
+                             (int)wv->rank, (int)s);
+  int64_t strides[3], dil[3], kernel[3], opad[3], pads[6], group, oshape[3];
+  VKP_RETURN_IF_ERROR(vkp__attr_nd(ctx, "strides", s, 1, 1, strides));
+  VKP_RETURN_IF_ERROR(vkp__attr_nd(ctx, "dilations", s, 1, 1, dil));
+  VKP_RETURN_IF_ERROR(vkp__attr_nd(ctx, "kernel_shape", s, 0, 1, kernel));
+  VKP_RETURN_IF_ERROR(vkp__attr_nd(ctx, "output_padding", s, 0, 0, opad));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "group", 1, &group));
+  for (int32_t i = 0; i < s; ++i) {
+    if (vkp__onnx_attr(ctx, "kernel_shape") && kernel[i] != wv->shape[2 + i])
+      return VKP__ONNX_INVALID("kernel_shape entry %d is %lld; the weight's is "
+                               "%lld",
+                               (int)i, (long long)kernel[i], (long long)wv->shape[2 + i]);
+    kernel[i] = wv->shape[2 + i];
   }
-  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
+  char auto_pad[32];
   VKP_RETURN_IF_ERROR(
-      vkp__onnx_window_pads(ctx, &xv->shape[2], kernel, strides, dil, pads));
-  vkp_attr_t a[6] = {vkp__onnx_a_ints("kernel_shape", kernel, 2),
-                     vkp__onnx_a_ints("pads", pads, 4),
-                     vkp__onnx_a_ints("strides", strides, 2),
-                     vkp__onnx_a_ints("dilations", dil, 2),
+      vkp__onnx_attr_string(ctx, "auto_pad", "NOTSET", auto_pad, sizeof auto_pad));
+  bool same = strncmp(auto_pad, "SAME_", 5) == 0;
+  bool upper = strcmp(auto_pad, "SAME_UPPER") == 0;
+  if (!same && strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0)
+    return VKP__ONNX_INVALID("auto_pad '%s' is not NOTSET, SAME_UPPER, "
+                             "SAME_LOWER or VALID",
+                             auto_pad);
+  if (same && !upper && strcmp(auto_pad, "SAME_LOWER") != 0)
+    return VKP__ONNX_INVALID("auto_pad '%s' is not SAME_UPPER or SAME_LOWER",
+                             auto_pad);
+  bool has_shape = vkp__onnx_attr(ctx, "output_shape") != NULL;
+  if (has_shape) {
+    int64_t given[8];
+    int32_t n;
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "output_shape", given, 8, &n));
+    // output_shape may list N and C too.
+    if (n != s && n != s + 2)
+      return VKP__ONNX_INVALID("attribute 'output_shape' has %d entries; the "
+                               "input has %d spatial dims",
+                               (int)n, (int)s);
+    for (int32_t i = 0; i < s; ++i) oshape[i] = given[n - s + i];
+  } else if (same) {
+    for (int32_t i = 0; i < s; ++i) oshape[i] = xv->shape[2 + i] * strides[i];
+  }
+  if (has_shape || same) {
+    for (int32_t i = 0; i < s; ++i) {
+      int64_t full = (xv->shape[2 + i] - 1) * strides[i] + (kernel[i] - 1) * dil[i] +
+                     1 + opad[i];
+      int64_t total = full - oshape[i];
+      if (total < 0) {
+        // A larger output than the taps reach: the rest is output_padding.
+        opad[i] -= total;
+        total = 0;
+      }
+      int64_t small = total / 2, big = total - small;
+      pads[i] = upper ? small : big;
+      pads[s + i] = upper ? big : small;
+    }
+  } else {
+    VKP_RETURN_IF_ERROR(vkp__window_pads_nd(ctx, s, &xv->shape[2], kernel, strides,
+                                            dil, pads));
+  }
+  bool unit = s == 1;
+  if (unit) {
+    VKP_RETURN_IF_ERROR(vkp__add_unit_height(ctx, x, &x));
+    VKP_RETURN_IF_ERROR(vkp__add_unit_height(ctx, w, &w));
+    vkp__unit_height_attrs(pads, strides, dil, opad);
+    opad[0] = 0;
+    s = 2;
+  }
+  int32_t in[3] = {x, w, b};
+  vkp_attr_t a[5] = {vkp__onnx_a_ints("pads", pads, 2 * s),
+                     vkp__onnx_a_ints("strides", strides, s),
+                     vkp__onnx_a_ints("dilations", dil, s),
+                     vkp__onnx_a_ints("output_padding", opad, s),
+                     vkp__onnx_a_int("group", group)};
+  const char *out = vkp__onnx_output(ctx, 0);
+  return vkp__emit_window(ctx, VKP_OP_CONV_TRANSPOSE, unit, b >= 0 ? 3 : 2, in, 5, a,
+                          1, &out);
+}
+
+// MaxPool, AveragePool, LpPool and their Global forms (a window over all
+// of the spatial dims; GlobalMaxPool is a reduce_max).
+vkp_status_t vkp__map_pool(vkp__onnx_ctx_t *ctx) {
+  const char *type = ctx->node->op_type;
+  bool global = strncmp(type, "Global", 6) == 0;
+  const char *kind = global ? type + 6 : type;
+  bool is_max = strcmp(kind, "MaxPool") == 0, is_lp = strcmp(kind, "LpPool") == 0;
+  bool indices = is_max && !global && vkp__onnx_output(ctx, 1);
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, indices ? 2 : 1));
+  int32_t x, s = 0;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  VKP_RETURN_IF_ERROR(vkp__spatial(ctx, x, &s));
+  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
+  int64_t kernel[3], strides[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, pads[6] = {0},
+                     ceil_mode = 0, count_include_pad = 0, storage_order = 0, p = 2;
+  if (is_lp) {
+    const Onnx__AttributeProto *pa = vkp__onnx_attr(ctx, "p");
+    // Before opset 2, p was a float.
+    if (pa && pa->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) {
+      if (pa->f != floorf(pa->f) || pa->f < 1)
+        return VKP__ONNX_UNSUPPORTED("p = %g: only whole p >= 1", (double)pa->f);
+      p = (int64_t)pa->f;
+    } else {
+      VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "p", 2, &p));
+    }
+    if (p < 1) return VKP__ONNX_INVALID("attribute 'p' is %lld; must be >= 1", (long long)p);
+  }
+  if (global) {
+    if (is_max) {
+      int64_t axes[3];
+      for (int32_t i = 0; i < s; ++i) axes[i] = 2 + i;
+      vkp_attr_t a[2] = {vkp__onnx_a_ints("axes", axes, s), vkp__onnx_a_int("keepdims", 1)};
+      return vkp__onnx_emit_out(ctx, VKP_OP_REDUCE_MAX, 1, &x, 2, a);
+    }
+    for (int32_t i = 0; i < s; ++i) kernel[i] = xv->shape[2 + i];
+  } else {
+    if (!vkp__onnx_attr(ctx, "kernel_shape"))
+      return VKP__ONNX_INVALID("attribute 'kernel_shape' is required");
+    VKP_RETURN_IF_ERROR(vkp__attr_nd(ctx, "kernel_shape", s, 1, 1, kernel));
+    VKP_RETURN_IF_ERROR(vkp__attr_nd(ctx, "strides", s, 1, 1, strides));
+    // dilations: MaxPool from opset 10, AveragePool and LpPool from 19 and
+    // 18; ceil_mode: MaxPool and AveragePool from 10, LpPool from 18.
+    int min_dil = is_max ? 10 : is_lp ? 18 : 19, min_ceil = is_lp ? 18 : 10;
+    if (vkp__onnx_attr(ctx, "dilations") && ctx->opset < min_dil)
+      return VKP__ONNX_INVALID("%s dilations need opset %d", kind, min_dil);
+    if (vkp__onnx_attr(ctx, "ceil_mode") && ctx->opset < min_ceil)
+      return VKP__ONNX_INVALID("%s ceil_mode needs opset %d", kind, min_ceil);
+    VKP_RETURN_IF_ERROR(vkp__attr_nd(ctx, "dilations", s, 1, 1, dil));
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "ceil_mode", 0, &ceil_mode));
+    if (is_max)
+      VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "storage_order", 0, &storage_order));
+    if (!is_max && !is_lp)
+      VKP_RETURN_IF_ERROR(
+          vkp__onnx_attr_int(ctx, "count_include_pad", 0, &count_include_pad));
+    VKP_RETURN_IF_ERROR(
+        vkp__window_pads_nd(ctx, s, &xv->shape[2], kernel, strides, dil, pads));
+  }
+  bool unit = s == 1;
+  if (unit) {
+    VKP_RETURN_IF_ERROR(vkp__add_unit_height(ctx, x, &x));
+    vkp__unit_height_attrs(pads, strides, dil, kernel);
+    s = 2;
+  }
+  vkp_attr_t a[7] = {vkp__onnx_a_ints("kernel_shape", kernel, s),
+                     vkp__onnx_a_ints("pads", pads, 2 * s),
+                     vkp__onnx_a_ints("strides", strides, s),
+                     vkp__onnx_a_ints("dilations", dil, s),
                      vkp__onnx_a_int("ceil_mode", ceil_mode != 0),
+                     vkp__onnx_a_int("storage_order", storage_order),
                      vkp__onnx_a_int("count_include_pad", count_include_pad != 0)};
-  return vkp__onnx_emit_out(ctx, is_max ? VKP_OP_MAX_POOL2D : VKP_OP_AVG_POOL2D, 1,
-                       &x, is_max ? 5 : 6, a);
+  const char *names[2] = {vkp__onnx_output(ctx, 0), indices ? vkp__onnx_output(ctx, 1) : NULL};
+  vkp_op_t op = is_max ? VKP_OP_MAX_POOL2D : is_lp ? VKP_OP_LP_POOL : VKP_OP_AVG_POOL2D;
+  if (is_lp) a[5] = vkp__onnx_a_int("p", p);
+  // max: storage_order; avg: count_include_pad (a[6] moved up); lp: p.
+  if (!is_max && !is_lp) a[5] = a[6];
+  return vkp__emit_window(ctx, op, unit, 1, &x, 6, a, indices ? 2 : 1, names);
 }
 
 // ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 //   op_rnn.c          lstm, gru, rnn
 //   op_loss.c         softmax cross entropy, negative log likelihood
 //   op_quant.c        linear (de)quantization, integer matmul and conv
+//   op_select.c       arg_max, arg_min, top_k, cum_sum
 //   op_resample.c     pad, resize, depth/space moves, tile, expand, trilu,
 //                     eye_like (index plans shared with the code
 //                     generators: graph/resample.h)

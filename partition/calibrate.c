@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -37,19 +38,30 @@ static vkp_status_t vkp__bench_graph(vkp_op_t op, int32_t rank,
   return NULL;
 }
 
-// Best wall time of `repeats` runs of `graph` on `target`, compile and load
-// excluded.
+// Median wall times of `repeats` runs of `graph` on `target` compiled with
+// threads[0] and, when n_variants is 2, threads[1] threads, compile and load
+// excluded. The median, not the best: the rates should predict the stages'
+// times on this machine as it is, and a shared machine's best run is an
+// exception. The variants' runs alternate, so that a busy machine slows both
+// alike rather than whichever ran second.
+static int vkp__cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 static vkp_status_t vkp__time_graph(const vkp_target_t *target,
-                                    const vkp_graph_t *graph, int32_t repeats,
+                                    const vkp_graph_t *graph, int32_t n_variants,
+                                    const int32_t *threads, int32_t repeats,
                                     double *out_seconds) {
-  *out_seconds = INFINITY;
+  for (int32_t k = 0; k < n_variants; ++k) out_seconds[k] = INFINITY;
   VKP_RETURN_IF_ERROR(vkp_target_check_graph(target, graph));
+  double *samples = vkp__calloc((size_t)repeats * 2 + 2, sizeof(double));
+  if (!samples) return VKP_OOM("calibration samples");
   vkp_tensor_t in[2], outs[1];
   memset(in, 0, sizeof in);
   memset(outs, 0, sizeof outs);
-  vkp_blob_t blob = {0};
-  vkp_stage_t *stage = NULL;
-  vkp_compile_options_t options = {0};
+  vkp_blob_t blob[2] = {{0}, {0}};
+  vkp_stage_t *stage[2] = {NULL, NULL};
   vkp_status_t st = NULL;
   for (int32_t i = 0; i < graph->n_inputs && !st; ++i) {
     const vkp_value_t *v = &graph->values[graph->inputs[i]];
@@ -62,17 +74,30 @@ static vkp_status_t vkp__time_graph(const vkp_target_t *target,
   }
   const vkp_value_t *y = &graph->values[graph->outputs[0]];
   if (!st) st = vkp_tensor_init(&outs[0], y->dtype, y->rank, y->shape);
-  if (!st) st = target->vtable->compile(target, graph, &options, &blob);
-  if (!st) st = target->vtable->load(target, graph, blob.data, blob.size, &stage);
-  // One warm-up run, then the timed ones.
-  for (int32_t r = 0; r <= repeats && !st; ++r) {
-    double t0 = vkp__now();
-    st = target->vtable->run(stage, in, outs);
-    double dt = vkp__now() - t0;
-    if (!st && r > 0 && dt < *out_seconds) *out_seconds = dt;
+  for (int32_t k = 0; k < n_variants && !st; ++k) {
+    vkp_compile_options_t options = {.threads = threads[k]};
+    st = target->vtable->compile(target, graph, &options, &blob[k]);
+    if (!st) st = target->vtable->load(target, graph, blob[k].data, blob[k].size, &stage[k]);
   }
-  if (stage) target->vtable->unload(stage);
-  vkp_blob_deinit(&blob);
+  // One warm-up run each, then the timed ones.
+  for (int32_t r = 0; r <= repeats && !st; ++r) {
+    for (int32_t k = 0; k < n_variants && !st; ++k) {
+      double t0 = vkp__now();
+      st = target->vtable->run(stage[k], in, outs);
+      double dt = vkp__now() - t0;
+      if (!st && r > 0) samples[(size_t)k * (size_t)repeats + (size_t)(r - 1)] = dt;
+    }
+  }
+  for (int32_t k = 0; k < n_variants && !st; ++k) {
+    double *v = samples + (size_t)k * (size_t)repeats;
+    qsort(v, (size_t)repeats, sizeof(double), vkp__cmp_double);
+    out_seconds[k] = repeats % 2 ? v[repeats / 2] : 0.5 * (v[repeats / 2 - 1] + v[repeats / 2]);
+  }
+  vkp__free(samples);
+  for (int32_t k = 0; k < 2; ++k) {
+    if (stage[k]) target->vtable->unload(stage[k]);
+    vkp_blob_deinit(&blob[k]);
+  }
   for (int32_t i = 0; i < 2; ++i) vkp_tensor_deinit(&in[i]);
   vkp_tensor_deinit(&outs[0]);
   return st;
@@ -116,6 +141,16 @@ static double vkp__memcpy_gbps(int32_t repeats) {
   return isfinite(best) && best > 0 ? (double)size / best / 1e9 : 0.0;
 }
 
+// Efficiency of `threads` threads: the speed-up of `t_many` over `t_one`
+// minus one, per extra thread, in 0..1. Speed-ups under 20% per thread are
+// taken for noise on a busy machine: 0.
+static double vkp__efficiency(double t_one, double t_many, int32_t threads) {
+  if (!(t_many > 1e-9) || !(t_one > 1e-9) || threads < 2) return 0.0;
+  double eff = (t_one / t_many - 1.0) / (double)(threads - 1);
+  if (!(eff >= 0.2)) return 0.0;
+  return eff > 1.0 ? 1.0 : eff;
+}
+
 vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
                                    const vkp_registry_t *registry,
                                    const vkp_calibrate_options_t *options,
@@ -123,25 +158,39 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
   *out_notes = NULL;
   vkp_calibrate_options_t o = options ? *options : (vkp_calibrate_options_t){0};
   if (o.matmul_size <= 0) o.matmul_size = 128;
-  if (o.elementwise <= 0) o.elementwise = (int64_t)1 << 18;
+  if (o.elementwise <= 0) o.elementwise = (int64_t)1 << 20;  // 12 MB moved: past L2
   if (o.repeats <= 0) o.repeats = 5;
+  if (o.threads <= 0) o.threads = vkp_host_cores() < 4 ? vkp_host_cores() : 4;
   if (o.matmul_size > 4096 || o.elementwise > ((int64_t)1 << 28) || o.repeats > 1000)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "calibration sizes out of range (matmul <= 4096, "
                            "elementwise <= 2^28, repeats <= 1000)");
-  int64_t n = o.matmul_size, mm[] = {n, n}, ew[] = {1, o.elementwise}, one[] = {1, 1};
-  vkp_graph_t *g_mm = NULL, *g_ew = NULL, *g_one = NULL;
-  vkp_status_t st = vkp__bench_graph(VKP_OP_MATMUL, 2, mm, mm, &g_mm);
+  if (o.threads > 1024)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "calibration threads out of range (<= 1024)");
+  // The matmul is shaped like a convolution's GEMM (rows = output pixels,
+  // inner = input channels x taps, columns = output channels): a square one
+  // that fits in cache runs faster than any layer of a real model.
+  int64_t n = o.matmul_size, mm_rows = 6 * n, mm_inner = 9 * n / 2;
+  int64_t mm_a[] = {mm_rows, mm_inner}, mm_b[] = {mm_inner, n};
+  int64_t ew[] = {1, o.elementwise}, one[] = {1, 1};
+  int64_t nb = n < 256 ? 256 : n, mm_big[] = {nb, nb};
+  vkp_graph_t *g_mm = NULL, *g_ew = NULL, *g_one = NULL, *g_mm_big = NULL;
+  vkp_status_t st = vkp__bench_graph(VKP_OP_MATMUL, 2, mm_a, mm_b, &g_mm);
+  if (!st && o.threads > 1) st = vkp__bench_graph(VKP_OP_MATMUL, 2, mm_big, mm_big, &g_mm_big);
   if (!st) st = vkp__bench_graph(VKP_OP_ADD, 2, ew, ew, &g_ew);
   if (!st) st = vkp__bench_graph(VKP_OP_ADD, 2, one, one, &g_one);
   double copy_gbps = st ? 0.0 : vkp__memcpy_gbps(o.repeats);
-  for (int32_t t = 0; t < vkp_registry_count(registry) && !st; ++t) {
+  int32_t n_targets = vkp_registry_count(registry);
+  for (int32_t t = 0; t < n_targets && !st; ++t) {
     const vkp_target_t *target = vkp_registry_get(registry, t);
     const char *name = target->vtable->name;
+    if (o.progress) o.progress(o.progress_user, name, t, n_targets);
     double t_one = 0, t_mm = 0, t_ew = 0;
-    vkp_status_t bench = vkp__time_graph(target, g_one, o.repeats, &t_one);
-    if (!bench) bench = vkp__time_graph(target, g_mm, o.repeats, &t_mm);
-    if (!bench) bench = vkp__time_graph(target, g_ew, o.repeats, &t_ew);
+    const int32_t one_thread[1] = {1};
+    vkp_status_t bench = vkp__time_graph(target, g_one, 1, one_thread, o.repeats, &t_one);
+    if (!bench) bench = vkp__time_graph(target, g_mm, 1, one_thread, o.repeats, &t_mm);
+    if (!bench) bench = vkp__time_graph(target, g_ew, 1, one_thread, o.repeats, &t_ew);
     if (bench) {
       st = vkp__append_note(out_notes, "%s: kept its previous rates: %s", name,
                             vkp_status_message(bench));
@@ -149,7 +198,7 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
       continue;
     }
     // The launch overhead is the one-element run; the rest is the work.
-    double flops = 2.0 * (double)n * (double)n * (double)n;
+    double flops = 2.0 * (double)mm_rows * (double)mm_inner * (double)n;
     double bytes = 3.0 * 4.0 * (double)o.elementwise;
     double mm_work = t_mm - t_one > t_mm * 0.05 ? t_mm - t_one : t_mm;
     double ew_work = t_ew - t_one > t_ew * 0.05 ? t_ew - t_one : t_ew;
@@ -160,18 +209,54 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
                             name, t_mm, t_ew);
       continue;
     }
+    const vkp_profile_target_t *old = vkp_profile_target(profile, name);
     vkp_profile_target_t r = {.target = (char *)name,
                               .device = (char *)vkp_profile_device_of(profile, name),
                               .gflops = flops / mm_work / 1e9,
                               .gbps = bytes / ew_work / 1e9,
-                              .launch_us = t_one * 1e6};
+                              .launch_us = t_one * 1e6,
+                              .thread_compute_eff = old->thread_compute_eff,
+                              .thread_memory_eff = old->thread_memory_eff};
+    // The same work split across o.threads threads: how much of each extra
+    // thread the target turns into speed (0 for targets that ignore it).
+    // (A larger matmul: a small one is over before a second thread helps.)
+    double t_mm2[2] = {0, 0}, t_ew2[2] = {0, 0};
+    vkp_status_t threaded = NULL;
+    // Only targets running on the host share its cores; a device's own
+    // parallelism is in its rates already.
+    bool on_host = strcmp(vkp_profile_device_of(profile, name), profile->host_device) == 0;
+    if (o.threads > 1 && on_host) {
+      const int32_t pair[2] = {1, o.threads};
+      threaded = vkp__time_graph(target, g_mm_big, 2, pair, o.repeats * 2, t_mm2);
+      if (!threaded) threaded = vkp__time_graph(target, g_ew, 2, pair, o.repeats * 2, t_ew2);
+      if (!threaded) {
+        r.thread_compute_eff =
+            vkp__efficiency(t_mm2[0] - t_one, t_mm2[1] - t_one, o.threads);
+        r.thread_memory_eff =
+            vkp__efficiency(t_ew2[0] - t_one, t_ew2[1] - t_one, o.threads);
+      }
+    }
     st = vkp_profile_set_target(profile, &r);
-    if (st) break;
+    if (st) {
+      vkp_status_free(threaded);
+      break;
+    }
+    char thread_note[512] = "";
+    if (threaded)
+      snprintf(thread_note, sizeof thread_note,
+               "; thread efficiencies kept, the threaded runs failed: %s",
+               vkp_status_message(threaded));
+    else if (o.threads > 1 && on_host)
+      snprintf(thread_note, sizeof thread_note,
+               "; %d threads: compute efficiency %.2f, memory %.2f", (int)o.threads,
+               r.thread_compute_eff, r.thread_memory_eff);
     st = vkp__append_note(out_notes,
-                          "%s: %.2f GFLOP/s (matmul %lld^3), %.2f GB/s (add of "
-                          "%lld), launch %.1f us",
-                          name, r.gflops, (long long)n, r.gbps,
-                          (long long)o.elementwise, r.launch_us);
+                          "%s: %.2f GFLOP/s (matmul %lldx%lld by %lldx%lld), %.2f GB/s (add of "
+                          "%lld), launch %.1f us%s",
+                          name, r.gflops, (long long)mm_rows, (long long)mm_inner,
+                          (long long)mm_inner, (long long)n, r.gbps,
+                          (long long)o.elementwise, r.launch_us, thread_note);
+    vkp_status_free(threaded);
     // Moving data to and from a device other than the host: a staging copy
     // plus about one launch.
     // (r.device pointed into the entry set_target just replaced.)
@@ -184,7 +269,9 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
                                   r.launch_us, copy_gbps);
     }
   }
+  if (!st && o.progress) o.progress(o.progress_user, NULL, n_targets, n_targets);
   vkp_graph_destroy(g_mm);
+  vkp_graph_destroy(g_mm_big);
   vkp_graph_destroy(g_ew);
   vkp_graph_destroy(g_one);
   if (st) {

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cost model: per-op work, profiles (defaults, JSON) and estimates.
+#define _GNU_SOURCE  // sched_getaffinity, CPU_COUNT
 #include "vkpipe/cost.h"
 
 #include <cjson/cJSON.h>
+#include <sched.h>
+#include <unistd.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,7 +33,8 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
                          vkp_op_cost_t *out_cost) {
   out_cost->flops = 0.0;
   out_cost->bytes = 0.0;
-  double in_bytes = 0.0, out_bytes = 0.0;
+  out_cost->weight_bytes = 0.0;
+  double in_bytes = 0.0, out_bytes = 0.0, weight_bytes = 0.0;
   for (int32_t i = 0; i < node->n_inputs; ++i) {
     if (node->inputs[i] < 0) continue;
     const vkp_value_t *v = &graph->values[node->inputs[i]];
@@ -39,6 +43,7 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
                              "node '%s': shape of input '%s' is unknown",
                              node->name, v->name);
     in_bytes += vkp__bytes(v);
+    if (v->kind == VKP_VALUE_CONSTANT) weight_bytes += vkp__bytes(v);
   }
   for (int32_t i = 0; i < node->n_outputs; ++i) {
     const vkp_value_t *v = &graph->values[node->outputs[i]];
@@ -100,6 +105,16 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
                                            : 0.0);
       break;
     }
+    case VKP_OP_COST_CONV_TRANSPOSE: {
+      // Weight [Cin, Cout/group, k...]: each input element spreads over
+      // Cout/group * prod(k) outputs.
+      double taps = w && w->rank >= 3 && w->shape[0] > 0
+                        ? vkp__numel(w) / (double)w->shape[0]
+                        : 1.0;
+      flops = factor * (x ? vkp__numel(x) : out_n) * taps +
+              (node->n_inputs > 2 && node->inputs[2] >= 0 ? out_n : 0.0);
+      break;
+    }
     case VKP_OP_COST_WINDOW: {
       const int64_t *k = NULL;
       double window = 1.0;
@@ -125,6 +140,7 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
   }
   out_cost->flops = flops;
   out_cost->bytes = bytes;
+  out_cost->weight_bytes = bytes > 0 ? (weight_bytes < bytes ? weight_bytes : bytes) : 0.0;
   return NULL;
 }
 
@@ -136,12 +152,13 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
 typedef struct vkp__default_rates_t {
   const char *target, *device;
   double gflops, gbps, launch_us;
+  double thread_compute_eff, thread_memory_eff;
 } vkp__default_rates_t;
 
 static const vkp__default_rates_t vkp__default_rates[] = {
-    {"ref", "host", 0.5, 4.0, 5.0},
-    {"cpu", "host", 16.0, 8.0, 0.5},
-    {"vulkan", "gpu0", 8.0, 10.0, 60.0},
+    {"ref", "host", 0.5, 4.0, 5.0, 0.0, 0.0},
+    {"cpu", "host", 16.0, 8.0, 0.5, 0.8, 0.3},
+    {"vulkan", "gpu0", 8.0, 10.0, 60.0, 0.0, 0.0},
 };
 
 #define VKP__DEFAULT_LATENCY_US 50.0
@@ -180,6 +197,12 @@ vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
                            "profile target '%s': gflops and gbps must be "
                            "positive and launch_us non-negative",
                            rates->target);
+  if (!(rates->thread_compute_eff >= 0 && rates->thread_compute_eff <= 1) ||
+      !(rates->thread_memory_eff >= 0 && rates->thread_memory_eff <= 1))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile target '%s': thread efficiencies must be "
+                           "in 0..1",
+                           rates->target);
   char *device = vkp__strdup(rates->device ? rates->device : rates->target);
   if (!device) return VKP_OOM("profile device name");
   for (int32_t i = 0; i < p->n_targets; ++i) {
@@ -189,6 +212,8 @@ vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
     p->targets[i].gflops = rates->gflops;
     p->targets[i].gbps = rates->gbps;
     p->targets[i].launch_us = rates->launch_us;
+    p->targets[i].thread_compute_eff = rates->thread_compute_eff;
+    p->targets[i].thread_memory_eff = rates->thread_memory_eff;
     return NULL;
   }
   vkp_profile_target_t *grown = vkp__reallocarray(
@@ -208,6 +233,8 @@ vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
   t->gflops = rates->gflops;
   t->gbps = rates->gbps;
   t->launch_us = rates->launch_us;
+  t->thread_compute_eff = rates->thread_compute_eff;
+  t->thread_memory_eff = rates->thread_memory_eff;
   p->n_targets++;
   return NULL;
 }
@@ -288,7 +315,9 @@ vkp_status_t vkp_profile_create_default(vkp_profile_t **out_profile) {
                               .device = (char *)d->device,
                               .gflops = d->gflops,
                               .gbps = d->gbps,
-                              .launch_us = d->launch_us};
+                              .launch_us = d->launch_us,
+                              .thread_compute_eff = d->thread_compute_eff,
+                              .thread_memory_eff = d->thread_memory_eff};
     st = vkp_profile_set_target(p, &r);
   }
   if (!st) st = vkp_profile_set_device(p, "host", 1);
@@ -330,9 +359,49 @@ double vkp_profile_transfer_seconds(const vkp_profile_t *p, const char *from,
 
 double vkp_roofline_seconds(const vkp_profile_target_t *rates,
                             const vkp_op_cost_t *work) {
-  double compute = work->flops / (rates->gflops * 1e9);
-  double memory = work->bytes / (rates->gbps * 1e9);
-  return (compute > memory ? compute : memory) + rates->launch_us * 1e-6;
+  return vkp_roofline_seconds_threads(rates, work, 1);
+}
+
+static double vkp__speedup(double eff, int32_t threads) {
+  return threads > 1 ? 1.0 + (double)(threads - 1) * eff : 1.0;
+}
+
+double vkp_roofline_seconds_threads(const vkp_profile_target_t *rates,
+                                    const vkp_op_cost_t *work, int32_t threads) {
+  double compute = work->flops /
+                   (rates->gflops * 1e9 * vkp__speedup(rates->thread_compute_eff, threads));
+  double gbps = rates->gbps * 1e9 * vkp__speedup(rates->thread_memory_eff, threads);
+  double memory = (work->bytes - work->weight_bytes) / gbps;
+  return (compute > memory ? compute : memory) + work->weight_bytes / gbps +
+         rates->launch_us * 1e-6;
+}
+
+int32_t vkp_host_cores(void) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n >= 1) return (int32_t)n;
+  }
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online >= 1 && online <= 4096 ? (int32_t)online : 1;
+}
+
+vkp_status_t vkp_node_estimate_threads(const vkp_profile_t *profile,
+                                       const vkp_target_t *target,
+                                       const vkp_graph_t *graph,
+                                       const vkp_node_t *node, int32_t threads,
+                                       double *out_seconds) {
+  const vkp_profile_target_t *rates = vkp_profile_target(profile, target->vtable->name);
+  if (threads <= 1 || target->vtable->estimate) {
+    VKP_RETURN_IF_ERROR(vkp_node_estimate(profile, target, graph, node, out_seconds));
+    *out_seconds /= vkp__speedup(rates->thread_compute_eff, threads);
+    return NULL;
+  }
+  vkp_op_cost_t work;
+  VKP_RETURN_IF_ERROR(vkp_op_cost(graph, node, &work));
+  *out_seconds = vkp_roofline_seconds_threads(rates, &work, threads);
+  return NULL;
 }
 
 vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
@@ -427,6 +496,8 @@ static vkp_status_t vkp__profile_from_cjson(vkp_profile_t *p, const cJSON *root)
     vkp__json_number(t, "gflops", &r.gflops);
     vkp__json_number(t, "gbps", &r.gbps);
     vkp__json_number(t, "launch_us", &r.launch_us);
+    vkp__json_number(t, "thread_compute_eff", &r.thread_compute_eff);
+    vkp__json_number(t, "thread_memory_eff", &r.thread_memory_eff);
     VKP_RETURN_IF_ERROR(vkp_profile_set_target(p, &r));
   }
   const cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
@@ -552,7 +623,9 @@ vkp_status_t vkp_profile_to_json(const vkp_profile_t *p, char **out_json) {
     ok = o && cJSON_AddStringToObject(o, "device", t->device) &&
          cJSON_AddNumberToObject(o, "gflops", t->gflops) &&
          cJSON_AddNumberToObject(o, "gbps", t->gbps) &&
-         cJSON_AddNumberToObject(o, "launch_us", t->launch_us);
+         cJSON_AddNumberToObject(o, "launch_us", t->launch_us) &&
+         cJSON_AddNumberToObject(o, "thread_compute_eff", t->thread_compute_eff) &&
+         cJSON_AddNumberToObject(o, "thread_memory_eff", t->thread_memory_eff);
   }
   cJSON *devices = ok ? cJSON_AddObjectToObject(root, "devices") : NULL;
   ok = ok && devices;

@@ -18,6 +18,7 @@ static void vkp__pctx_free(vkp__pctx_t *c) {
   vkp__free(c->would_cost);
   vkp__free(c->device);
   vkp__free(c->fixed);
+  vkp__free(c->assign_matched);
   vkp__free(c->cons_start);
   vkp__free(c->cons);
   vkp__free(c->value_bytes);
@@ -25,6 +26,7 @@ static void vkp__pctx_free(vkp__pctx_t *c) {
   vkp__free(c->unit_region);
   vkp__free(c->target_device);
   vkp__free(c->device_concurrency);
+  vkp__free(c->target_threads);
   vkp__free(c->stamp);
   vkp__free(c->seg);
   vkp__free(c->unit_compute);
@@ -101,11 +103,12 @@ static vkp_status_t vkp__consumers(vkp__pctx_t *c) {
   return NULL;
 }
 
-vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
-                                  const vkp_registry_t *registry,
-                                  const vkp_profile_t *profile,
-                                  const vkp_partition_options_t *options,
-                                  vkp_partition_t **out_part) {
+// One partition with `threads` threads per stage of every threaded target.
+static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
+                                       const vkp_registry_t *registry,
+                                       const vkp_profile_t *profile,
+                                       const vkp_partition_options_t *options,
+                                       int32_t threads, vkp_partition_t **out_part) {
   *out_part = NULL;
   if (!graph->validated)
     return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
@@ -157,23 +160,28 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
   c->reason = vkp__calloc(cells + 1, sizeof(char *));
   c->device = vkp__calloc((size_t)nt, sizeof(char *));
   c->fixed = vkp__calloc((size_t)n + 1, sizeof(bool));
+  c->assign_matched = vkp__calloc((size_t)(options ? options->n_assigns : 0) + 1,
+                                  sizeof(bool));
   c->pos = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   c->unit_region = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   c->target_device = vkp__calloc((size_t)nt, sizeof(int32_t));
   c->device_concurrency = vkp__calloc((size_t)nt, sizeof(int32_t));
+  c->target_threads = vkp__calloc((size_t)nt, sizeof(int32_t));
   c->stamp = vkp__calloc((size_t)graph->n_values + 1, sizeof(uint32_t));
   if (!st && (!part->targets || !part->node_target || !part->node_first_choice ||
               !part->node_reason || !part->node_refusal ||
               !part->node_fallback_from || !c->would_cost ||
               !part->node_seconds || !part->node_region ||
               !part->node_stage || !part->order || !part->unit_start || !c->est ||
-              !c->reason || !c->device || !c->fixed || !c->pos ||
+              !c->reason || !c->device || !c->fixed || !c->assign_matched || !c->pos ||
               !c->unit_region || !c->target_device || !c->device_concurrency ||
-              !c->stamp))
+              !c->target_threads || !c->stamp))
     st = VKP_OOM("partition tables");
   for (int32_t t = 0; t < nt && !st; ++t) {
     part->targets[t] = vkp_registry_get(registry, t);
     c->device[t] = vkp_profile_device_of(profile, part->targets[t]->vtable->name);
+    // Targets on the host run on its cores: their stages get `threads`.
+    c->target_threads[t] = strcmp(c->device[t], profile->host_device) == 0 ? threads : 1;
     int32_t d = 0;
     while (d < c->n_devices && strcmp(c->device[c->device_concurrency[d]], c->device[t]))
       ++d;
@@ -184,14 +192,87 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
   for (int32_t d = 0; d < c->n_devices && !st; ++d)
     c->device_concurrency[d] =
         vkp_profile_concurrency(profile, c->device[c->device_concurrency[d]]);
+  part->threads = threads;
   if (!st) st = vkp__consumers(c);
   if (!st) st = vkp__place(c, registry);
   if (!st) st = vkp__cut_stages(c);
   if (st) {
     vkp_partition_destroy(part);
-    return vkp_status_annotate(st, "partitioning graph '%s'", graph->name);
+    return st;
   }
   *out_part = part;
+  return NULL;
+}
+
+// Among candidates within this factor of the best throughput, the lowest
+// latency wins.
+#define VKP__THREADS_SLACK 1.05
+#define VKP__MAX_THREAD_CANDIDATES 16
+
+vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
+                                  const vkp_registry_t *registry,
+                                  const vkp_profile_t *profile,
+                                  const vkp_partition_options_t *options,
+                                  vkp_partition_t **out_part) {
+  *out_part = NULL;
+  int32_t want = options ? options->threads : 0;
+  if (want < 0 || want > 1024)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "threads must be 0 (choose) or 1..1024, got %d", (int)want);
+  vkp_profile_t *defaults = NULL;
+  if (!profile) {
+    VKP_RETURN_IF_ERROR(vkp_profile_create_default(&defaults));
+    profile = defaults;
+  }
+  int32_t cores = vkp_profile_concurrency(profile, profile->host_device);
+  int32_t cand[VKP__MAX_THREAD_CANDIDATES], n_cand = 0;
+  if (want > 0 || cores <= 1) {
+    cand[n_cand++] = want > 0 ? want : 1;
+  } else {
+    for (int32_t t = 1; t <= cores && n_cand < VKP__MAX_THREAD_CANDIDATES - 1;
+         t = t < 8 ? t + 1 : t * 2)
+      cand[n_cand++] = t;
+    if (cand[n_cand - 1] != cores) cand[n_cand++] = cores;
+  }
+  vkp_partition_t *parts[VKP__MAX_THREAD_CANDIDATES] = {0};
+  vkp_status_t st = NULL;
+  int32_t best = -1, chosen = -1;
+  for (int32_t i = 0; i < n_cand && !st; ++i) {
+    // The partition keeps the caller's profile (or owns the defaults).
+    st = vkp__partition_one(graph, registry, defaults ? NULL : profile, options,
+                            cand[i], &parts[i]);
+    if (!st && (best < 0 || parts[i]->bottleneck_s < parts[best]->bottleneck_s)) best = i;
+  }
+  for (int32_t i = 0; i < n_cand && !st; ++i) {
+    if (parts[i]->bottleneck_s > parts[best]->bottleneck_s * VKP__THREADS_SLACK) continue;
+    if (chosen < 0 || parts[i]->latency_s < parts[chosen]->latency_s * (1.0 - 1e-9))
+      chosen = i;
+  }
+  if (!st && n_cand > 1) {
+    vkp_partition_t *part = parts[chosen];
+    st = vkp__note(part, "threads per stage: %d core%s, each stage uses as many "
+                         "as its threads; estimated per configuration:",
+                   (int)cores, cores == 1 ? "" : "s");
+    for (int32_t i = 0; i < n_cand && !st; ++i) {
+      const vkp_partition_t *p = parts[i];
+      const char *why = "";
+      if (i == chosen)
+        why = i == best ? "  <- chosen: best throughput"
+                        : "  <- chosen: within 5% of the best throughput, "
+                          "lower latency";
+      st = vkp__note(part, "  %2d thread%s x %d stage%s: %.3f ms/frame (%.1f "
+                           "frames/s), latency %.3f ms%s",
+                     (int)cand[i], cand[i] == 1 ? " " : "s", (int)p->n_stages,
+                     p->n_stages == 1 ? " " : "s", p->bottleneck_s * 1e3,
+                     p->bottleneck_s > 0 ? 1.0 / p->bottleneck_s : 0.0,
+                     p->latency_s * 1e3, why);
+    }
+  }
+  for (int32_t i = 0; i < n_cand; ++i)
+    if (i != chosen || st) vkp_partition_destroy(parts[i]);
+  vkp_profile_destroy(defaults);
+  if (st) return vkp_status_annotate(st, "partitioning graph '%s'", graph->name);
+  *out_part = parts[chosen];
   return NULL;
 }
 
@@ -257,7 +338,10 @@ vkp_status_t vkp_partition_to_plan(const vkp_partition_t *part,
     if (!st)
       st = vkp_plan_add_stage(plan, sname, vkp_partition_target_name(part, ps->target),
                               sub, &plan_stage[s]);
-    if (!st) plan->stages[plan_stage[s]].estimated_ms = ps->seconds * 1e3;
+    if (!st) {
+      plan->stages[plan_stage[s]].estimated_ms = ps->seconds * 1e3;
+      plan->stages[plan_stage[s]].threads = ps->threads;
+    }
     for (int32_t k = 0; k < n && !st; ++k) {
       int32_t i = nodes[k], from = part->node_fallback_from[i];
       if (from >= 0)
@@ -326,21 +410,24 @@ static const char *vkp__human_bytes(double b, char *buf, size_t size) {
 }
 
 void vkp_partition_print(const vkp_partition_t *part, FILE *out) {
-  fprintf(out, "%-8s %-10s %6s %10s %12s %12s\n", "stage", "target", "nodes",
-          "est. ms", "bytes in", "bytes out");
+  fprintf(out, "%-8s %-10s %7s %6s %10s %12s %12s\n", "stage", "target", "threads",
+          "nodes", "est. ms", "bytes in", "bytes out");
   for (int32_t s = 0; s < part->n_stages; ++s) {
     const vkp_partition_stage_t *ps = &part->stages[s];
     char a[32], b[32], name[32];
     snprintf(name, sizeof name, "stage%d", (int)s);
-    fprintf(out, "%-8s %-10s %6d %10.4f %12s %12s\n", name,
-            vkp_partition_target_name(part, ps->target), (int)ps->n_nodes,
+    char threads[16] = "-";
+    if (ps->threads > 0) snprintf(threads, sizeof threads, "%d", (int)ps->threads);
+    fprintf(out, "%-8s %-10s %7s %6d %10.4f %12s %12s\n", name,
+            vkp_partition_target_name(part, ps->target), threads, (int)ps->n_nodes,
             ps->seconds * 1e3, vkp__human_bytes(ps->bytes_in, a, sizeof a),
             vkp__human_bytes(ps->bytes_out, b, sizeof b));
   }
-  fprintf(out, "bottleneck: %.4f ms per frame (%.1f frames/s), %d region%s\n",
+  fprintf(out, "bottleneck: %.4f ms per frame (%.1f frames/s), latency %.4f ms, "
+          "%d region%s\n",
           part->bottleneck_s * 1e3,
           part->bottleneck_s > 0 ? 1.0 / part->bottleneck_s : 0.0,
-          (int)part->n_regions, part->n_regions == 1 ? "" : "s");
+          part->latency_s * 1e3, (int)part->n_regions, part->n_regions == 1 ? "" : "s");
   if (part->notes) fprintf(out, "%s", part->notes);
   bool header = false;
   for (int32_t i = 0; i < part->graph->n_nodes; ++i) {

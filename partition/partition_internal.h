@@ -26,6 +26,7 @@ typedef struct vkp__pctx_t {
   // (what it would cost if it could run it), for fallback notes.
   double *would_cost;
   bool *fixed;                       // manual placement: never moved
+  bool *assign_matched;              // per --assign: matched some node
   // Consumers of each value (distinct nodes), CSR.
   int32_t *cons_start;               // n_values + 1
   int32_t *cons;
@@ -35,7 +36,8 @@ typedef struct vkp__pctx_t {
   int32_t *unit_region;              // n_units
   int32_t n_devices;
   int32_t *target_device;            // per target: index into device names
-  int32_t *device_concurrency;       // per device
+  int32_t *device_concurrency;       // per device (cores on the host)
+  int32_t *target_threads;           // per target: threads of its stages
   uint32_t *stamp;                   // per value, for segment costs
   uint32_t stamp_id;
   double *seg;                       // n_units x (n_units + 1) segment costs

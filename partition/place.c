@@ -138,6 +138,7 @@ static vkp_status_t vkp__manual(vkp__pctx_t *c, const vkp_registry_t *registry,
       if (fnmatch(o->assigns[a].pattern, n->name, 0) != 0) continue;
       labels[i] = vkp__target_index(c, o->assigns[a].target);
       origin[i] = a;
+      c->assign_matched[a] = true;
     }
     if (origin[i] < 0) continue;
     int32_t t = labels[i];
@@ -157,6 +158,12 @@ static vkp_status_t vkp__manual(vkp__pctx_t *c, const vkp_registry_t *registry,
     }
     c->fixed[i] = true;
   }
+  // An assignment that matches nothing is almost always a typo in the
+  // pattern: say so rather than partition silently without it.
+  for (int32_t a = 0; a < o->n_assigns; ++a)
+    if (!c->assign_matched[a])
+      VKP_RETURN_IF_ERROR(vkp__note(c->part, "warning: --assign '%s=%s' matches no node",
+                                    o->assigns[a].pattern, o->assigns[a].target));
   return NULL;
 }
 
@@ -354,7 +361,8 @@ vkp_status_t vkp__place(vkp__pctx_t *c, const vkp_registry_t *registry) {
         continue;
       }
       st = vkp_status_annotate(
-          vkp_node_estimate(c->profile, tg, g, &g->nodes[i], &c->est[at]),
+          vkp_node_estimate_threads(c->profile, tg, g, &g->nodes[i],
+                                    c->target_threads[t], &c->est[at]),
           "estimating node '%s' on '%s'", g->nodes[i].name, tg->vtable->name);
       c->would_cost[at] = c->est[at];
     }
@@ -364,6 +372,16 @@ vkp_status_t vkp__place(vkp__pctx_t *c, const vkp_registry_t *registry) {
   if (!st && strcmp(policy, "auto") != 0)
     st = vkp_status_annotate(vkp__lookup(c, registry, policy, &part->policy_target),
                              "policy '%s'", policy);
+  // A fallback is checked whether or not a node needs it: a misspelt one
+  // would otherwise only surface on the model that first falls back. A
+  // known target that is unavailable here is fine (the fallback path says
+  // so when it is used).
+  if (!st && o->fallback && !vkp_registry_find(registry, o->fallback) &&
+      !vkp_registry_unavailable_reason(registry, o->fallback)) {
+    const vkp_target_t *unused = NULL;
+    st = vkp_status_annotate(vkp_registry_lookup(registry, o->fallback, &unused),
+                             "fallback '%s'", o->fallback);
+  }
   if (!st) st = vkp__manual(c, registry, labels, origin);
   // The policy's first choice for every node, and the start placement.
   for (int32_t i = 0; i < g->n_nodes && !st; ++i) {

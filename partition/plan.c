@@ -34,6 +34,7 @@ void vkp_plan_destroy(vkp_plan_t *plan) {
       vkp__free(plan->stages[i].fallbacks[f].reason);
     }
     vkp__free(plan->stages[i].fallbacks);
+    vkp__free(plan->stages[i].cpu_affinity);
   }
   vkp__free(plan->stages);
   for (int32_t i = 0; i < plan->n_bindings; ++i) {
@@ -70,6 +71,39 @@ vkp_status_t vkp_plan_set_stage_file(vkp_plan_t *plan, int32_t stage,
   if (stage < 0 || stage >= plan->n_stages)
     return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "stage index %d", (int)stage);
   return vkp__replace_string(&plan->stages[stage].graph_file, graph_file);
+}
+
+vkp_status_t vkp_plan_set_stage_cpu_affinity(vkp_plan_t *plan, int32_t stage, int32_t n,
+                                             const int32_t *cpus) {
+  if (stage < 0 || stage >= plan->n_stages)
+    return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "stage index %d", (int)stage);
+  vkp_plan_stage_t *s = &plan->stages[stage];
+  if (n < 0 || n > VKP_PLAN_MAX_AFFINITY)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "stage '%s': cpu_affinity lists %d cpus; at most %d", s->name,
+                           (int)n, VKP_PLAN_MAX_AFFINITY);
+  for (int32_t i = 0; i < n; ++i) {
+    if (cpus[i] < 0 || cpus[i] > VKP_PLAN_MAX_CPU)
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "stage '%s': cpu_affinity entry %d is %d, not a cpu number "
+                             "(0..%d)",
+                             s->name, (int)i, (int)cpus[i], VKP_PLAN_MAX_CPU);
+    for (int32_t j = 0; j < i; ++j)
+      if (cpus[j] == cpus[i])
+        return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                               "stage '%s': cpu_affinity lists cpu %d twice", s->name,
+                               (int)cpus[i]);
+  }
+  int32_t *copy = NULL;
+  if (n > 0) {
+    copy = vkp__calloc((size_t)n, sizeof *copy);
+    if (!copy) return VKP_OOM("cpu_affinity");
+    memcpy(copy, cpus, (size_t)n * sizeof *copy);
+  }
+  vkp__free(s->cpu_affinity);
+  s->cpu_affinity = copy;
+  s->n_cpu_affinity = n;
+  return NULL;
 }
 
 vkp_status_t vkp_plan_add_stage(vkp_plan_t *plan, const char *name,

@@ -3,7 +3,10 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -80,6 +83,15 @@ vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json) {
          cJSON_AddStringToObject(o, "target", st->target) &&
          cJSON_AddNumberToObject(o, "estimated_ms", st->estimated_ms) &&
          cJSON_AddNumberToObject(o, "threads", st->threads);
+    if (ok && st->n_cpu_affinity) {
+      cJSON *cpus = cJSON_AddArrayToObject(o, "cpu_affinity");
+      ok = cpus != NULL;
+      for (int32_t c = 0; ok && c < st->n_cpu_affinity; ++c) {
+        cJSON *e = cJSON_CreateNumber(st->cpu_affinity[c]);
+        ok = e && cJSON_AddItemToArray(cpus, e);
+        if (!ok) cJSON_Delete(e);
+      }
+    }
     if (ok && st->n_fallbacks) {
       cJSON *fb = cJSON_AddArrayToObject(o, "fallbacks");
       ok = fb != NULL;
@@ -168,6 +180,67 @@ static vkp_status_t vkp__string_item(const cJSON *obj, const char *key,
                            "%s: \"%s\" must be a non-empty string", what, key);
   *out = item->valuestring;
   return NULL;
+}
+
+// A stage's "cpu_affinity": an array of cpu numbers ([0, 1]) or a string of
+// numbers and ranges ("0,2-3", the form TVM's pipeline config uses).
+static vkp_status_t vkp__read_cpu_affinity(vkp_plan_t *plan, int32_t stage,
+                                           const cJSON *item) {
+  const char *name = plan->stages[stage].name;
+  int32_t cpus[VKP_PLAN_MAX_AFFINITY], n = 0;
+  bool ok = true, too_many = false;
+  if (cJSON_IsArray(item)) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, item) {
+      if (!cJSON_IsNumber(e) || e->valuedouble != (double)(int64_t)e->valuedouble ||
+          e->valuedouble < -1e9 || e->valuedouble > 1e9) {
+        ok = false;
+        break;
+      }
+      if (n == VKP_PLAN_MAX_AFFINITY) {
+        too_many = true;
+        break;
+      }
+      cpus[n++] = (int32_t)e->valuedouble;
+    }
+  } else if (cJSON_IsString(item)) {
+    const char *p = item->valuestring;
+    while (ok && *p && !too_many) {
+      char *end;
+      errno = 0;
+      long lo = strtol(p, &end, 10), hi = lo;
+      if (end == p || errno || lo < 0 || lo > VKP_PLAN_MAX_CPU) ok = false;
+      p = end;
+      if (ok && *p == '-') {
+        const char *q = p + 1;
+        hi = strtol(q, &end, 10);
+        if (end == q || errno || hi < lo || hi > VKP_PLAN_MAX_CPU) ok = false;
+        p = end;
+      }
+      for (long c = lo; ok && c <= hi; ++c) {
+        if (n == VKP_PLAN_MAX_AFFINITY) {
+          too_many = true;
+          break;
+        }
+        cpus[n++] = (int32_t)c;
+      }
+      if (ok && *p == ',') ++p;
+      else if (ok && *p) ok = false;
+    }
+    if (n == 0) ok = false;
+  } else {
+    ok = false;
+  }
+  if (too_many)
+    return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                           "stage '%s': \"cpu_affinity\" lists more than %d cpus", name,
+                           VKP_PLAN_MAX_AFFINITY);
+  if (!ok)
+    return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                           "stage '%s': \"cpu_affinity\" must list cpu numbers 0..%d, as an "
+                           "array ([0, 1]) or a string (\"0,2-3\")",
+                           name, VKP_PLAN_MAX_CPU);
+  return vkp_plan_set_stage_cpu_affinity(plan, stage, n, cpus);
 }
 
 static vkp_status_t vkp__model(vkp__plan_reader_t *r, const vkp_plan_t *plan,
@@ -267,6 +340,8 @@ static vkp_status_t vkp__read_stage(vkp__plan_reader_t *r, vkp_plan_t *plan,
                              "stage '%s': \"threads\" must be 0..1024", name);
     s->threads = (int32_t)threads->valuedouble;
   }
+  const cJSON *affinity = cJSON_GetObjectItemCaseSensitive(o, "cpu_affinity");
+  if (affinity) VKP_RETURN_IF_ERROR(vkp__read_cpu_affinity(plan, idx, affinity));
   if (file) VKP_RETURN_IF_ERROR(vkp_plan_set_stage_file(plan, idx, file));
   return NULL;
 }
@@ -434,35 +509,9 @@ vkp_status_t vkp_plan_from_json(const char *json, size_t size,
 vkp_status_t vkp_plan_load(const char *path, const vkp_graph_t *model,
                            vkp_plan_t **out_plan) {
   *out_plan = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,
-                           strerror(errno));
   char *buf = NULL;
-  size_t len = 0, cap = 0;
-  bool oom = false;
-  for (;;) {
-    if (len + 4097 > cap) {
-      size_t ncap = cap ? cap * 2 : 16384;
-      char *grown = vkp__realloc(buf, ncap);
-      if (!grown) {
-        oom = true;
-        break;
-      }
-      buf = grown;
-      cap = ncap;
-    }
-    size_t got = fread(buf + len, 1, 4096, f);
-    len += got;
-    if (got < 4096) break;
-  }
-  bool bad = ferror(f) != 0;
-  fclose(f);
-  if (oom || bad) {
-    vkp__free(buf);
-    return oom ? VKP_OOM("plan file")
-               : vkp_status_make(VKP_STATUS_IO_ERROR, "cannot read '%s'", path);
-  }
+  size_t len = 0;
+  VKP_RETURN_IF_ERROR(vkp__file_read(path, (size_t)1 << 30, "a plan", (void **)&buf, &len));
   // Paths inside the plan are relative to its directory.
   char *dir = vkp__strdup(path);
   if (!dir) {

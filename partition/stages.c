@@ -123,7 +123,9 @@ vkp_status_t vkp_partition_evaluate(const vkp_partition_t *part,
     double sec = vkp__segment_seconds(c, part->unit_start[ua], part->unit_start[ub]);
     if (stage_seconds) stage_seconds[s] = sec;
     if (sec > worst) worst = sec;
-    load[c->target_device[part->node_target[part->order[part->unit_start[ua]]]]] += sec;
+    // A stage occupies as many of its device's cores as it has threads.
+    int32_t t = part->node_target[part->order[part->unit_start[ua]]];
+    load[c->target_device[t]] += sec * c->target_threads[t];
   }
   // Every region boundary must be a stage boundary.
   for (int32_t u = 1, s = 1; u < part->n_units; ++u) {
@@ -153,6 +155,7 @@ typedef struct vkp__cutter_t {
   int32_t n_units, n_regions, k;
   int32_t *region_begin, *region_end;  // units
   int32_t *region_device;
+  double *region_weight;               // threads of the region's stages
   int32_t mmax;                        // most stages one region can take
   double *f;                           // per region: (mmax+1) x (len+1)
   int32_t *f_from;
@@ -218,7 +221,7 @@ static bool vkp__feasible(vkp__cutter_t *ct, double bound, double floor_s,
         int32_t arg = -1;
         for (int32_t m = 1; m <= ct->mmax && m <= M; ++m) {
           double prev = gv[(size_t)q * (size_t)(K + 1) + (size_t)(M - m)];
-          double hv = ct->h[(size_t)r * (size_t)M1 + (size_t)m];
+          double hv = ct->h[(size_t)r * (size_t)M1 + (size_t)m] * ct->region_weight[r];
           if (prev == inf || hv == inf) continue;
           if (prev + hv < best) {
             best = prev + hv;
@@ -288,6 +291,7 @@ static vkp_status_t vkp__cut_k(vkp__pctx_t *c, int32_t K, int32_t *starts,
   ct.region_begin = vkp__calloc((size_t)R + 1, sizeof(int32_t));
   ct.region_end = vkp__calloc((size_t)R + 1, sizeof(int32_t));
   ct.region_device = vkp__calloc((size_t)R + 1, sizeof(int32_t));
+  ct.region_weight = vkp__calloc((size_t)R + 1, sizeof(double));
   ct.f_base = vkp__calloc((size_t)R + 1, sizeof(size_t));
   ct.h = vkp__calloc((size_t)R * (size_t)(ct.mmax + 1) + 1, sizeof(double));
   ct.dev_regions = vkp__calloc((size_t)R + 1, sizeof(int32_t));
@@ -296,7 +300,8 @@ static vkp_status_t vkp__cut_k(vkp__pctx_t *c, int32_t K, int32_t *starts,
   ct.reach = vkp__calloc((size_t)(D + 1) * (size_t)(K + 1), 1);
   ct.reach_m = vkp__calloc((size_t)(D + 1) * (size_t)(K + 1), sizeof(int32_t));
   vkp_status_t st = NULL;
-  if (!ct.region_begin || !ct.region_end || !ct.region_device || !ct.f_base ||
+  if (!ct.region_begin || !ct.region_end || !ct.region_device ||
+      !ct.region_weight || !ct.f_base ||
       !ct.h || !ct.dev_regions || !ct.dev_start || !ct.g_base || !ct.reach ||
       !ct.reach_m) {
     st = VKP_OOM("stage cut");
@@ -306,8 +311,9 @@ static vkp_status_t vkp__cut_k(vkp__pctx_t *c, int32_t K, int32_t *starts,
     int32_t r = c->unit_region[u];
     if (u == 0 || c->unit_region[u - 1] != r) ct.region_begin[r] = u;
     ct.region_end[r] = u + 1;
-    ct.region_device[r] =
-        c->target_device[part->node_target[part->order[part->unit_start[u]]]];
+    int32_t t = part->node_target[part->order[part->unit_start[u]]];
+    ct.region_device[r] = c->target_device[t];
+    ct.region_weight[r] = (double)c->target_threads[t];
   }
   size_t f_total = 0, g_total = 0;
   for (int32_t r = 0; r < R; ++r) {
@@ -342,8 +348,13 @@ static vkp_status_t vkp__cut_k(vkp__pctx_t *c, int32_t K, int32_t *starts,
   }
   // Any cut fits in hi: a stage never costs more than its units alone.
   double lo = 0.0, hi = 0.0;
+  // (Threads weigh a device's load: a stage of T threads on fewer than T
+  // cores may be the bound.)
+  double wmax = 1.0;
   for (int32_t u = 0; u < U; ++u) hi += VKP__SEG(c, u, u + 1);
-  hi = hi * (1.0 + 1e-9) + 1e-15;
+  for (int32_t r = 0; r < R; ++r)
+    if (ct.region_weight[r] > wmax) wmax = ct.region_weight[r];
+  hi = hi * wmax * (1.0 + 1e-9) + 1e-15;
   for (int it = 0; it < 200 && hi - lo > 1e-9 * hi; ++it) {
     double mid = 0.5 * (lo + hi);
     if (vkp__feasible(&ct, mid, 0.0, NULL))
@@ -385,6 +396,7 @@ done:
   vkp__free(ct.region_begin);
   vkp__free(ct.region_end);
   vkp__free(ct.region_device);
+  vkp__free(ct.region_weight);
   vkp__free(ct.f_base);
   vkp__free(ct.h);
   vkp__free(ct.dev_regions);
@@ -668,6 +680,10 @@ static vkp_status_t vkp__fill_stages(vkp__pctx_t *c, int32_t k,
     ps->seconds = seg.compute_s + seg.transfer_s;
     ps->bytes_in = seg.bytes_in;
     ps->bytes_out = seg.bytes_out;
+    ps->threads = strcmp(c->device[ps->target], c->profile->host_device) == 0
+                      ? c->target_threads[ps->target]
+                      : 0;
+    part->latency_s += ps->seconds;
   }
   for (int32_t i = 0; i < n; ++i) {
     vkp_partition_stage_t *ps = &part->stages[part->node_stage[i]];

@@ -4,6 +4,8 @@
 //   stages/<i>/graph.json     the stage subgraph (docs/graph-format.md)
 //   stages/<i>/graph.bin      its weights
 //   stages/<i>/code           the blob the stage's target compiled
+//   signature                 optional: Ed25519 over all the others
+//                             (pipeline/artifact_sign.h)
 #include "vkpipe/artifact.h"
 
 #include <cjson/cJSON.h>
@@ -12,8 +14,10 @@
 
 #include "base/alloc.h"
 #include "base/archive.h"
+#include "base/file.h"
 #include "base/json_hooks.h"
 #include "base/status_macros.h"
+#include "pipeline/artifact_sign.h"
 
 #define VKP__VKPIPE_VERSION "0.1.0"
 
@@ -22,6 +26,10 @@ struct vkp_artifact_t {
   vkp_plan_t *plan;
   vkp_blob_t *blobs;   // point into the archive image (not owned)
   char *metadata;      // owned copy, NUL-terminated
+  char *path;          // owned copy, for messages
+  bool code_trusted;   // blobs may be loaded (signed by a trusted key, or
+                       // the caller opted in)
+  bool is_signed;      // has a signature entry
 };
 
 bool vkp_artifact_is_artifact(const char *path) {
@@ -164,6 +172,10 @@ vkp_status_t vkp_artifact_build(const vkp_plan_t *plan,
     vkp_compile_options_t opts = {0};
     if (info && info->stage_compile_options) opts = info->stage_compile_options[s];
     if (opts.threads == 0) opts.threads = stage->threads;
+    if (!opts.cpu_affinity) {
+      opts.cpu_affinity = stage->cpu_affinity;
+      opts.n_cpu_affinity = stage->n_cpu_affinity;
+    }
     vkp_blob_t blob = {0};
     if (!st) st = target->vtable->compile(target, stage->graph, &opts, &blob);
     if (!st) {
@@ -173,6 +185,8 @@ vkp_status_t vkp_artifact_build(const vkp_plan_t *plan,
     vkp_blob_deinit(&blob);
     if (st) st = vkp_status_annotate(st, "stage '%s' (%s)", stage->name, stage->target);
   }
+  if (!st && info && info->sign_key)
+    st = vkp__artifact_sign(w, VKP_ARTIFACT_FORMAT_VERSION, info->sign_key);
   if (!st) st = vkp_archive_writer_save(w, path, VKP_ARTIFACT_FORMAT_VERSION);
   vkp_archive_writer_destroy(w);
   vkp__free(meta);
@@ -244,6 +258,16 @@ static vkp_status_t vkp__load_plan(const vkp_archive_t *a, const cJSON *pj,
     }
     vkp_graph_t *g = NULL;
     st = vkp_graph_load_memory(json, json_size, bin, bin_size, &g);
+    // Tools name files after stages and their graphs (inspect --dump).
+    if (!st && (!vkp__file_name_is_safe(sn->valuestring) || !vkp__file_name_is_safe(g->name)))
+      st = vkp_status_make(VKP_STATUS_DATA_LOSS,
+                           "stage and graph names must be file names made of "
+                           "A-Z a-z 0-9 _ . - (not starting with '.'); graph is '%s'",
+                           g->name);
+    if (st) {
+      vkp_graph_destroy(g);
+      g = NULL;
+    }
     int32_t idx = -1;
     if (!st) st = vkp_plan_add_stage(plan, sn->valuestring, tg->valuestring, g, &idx);
     if (st) {
@@ -273,10 +297,44 @@ static vkp_status_t vkp__load_plan(const vkp_archive_t *a, const cJSON *pj,
 }
 
 vkp_status_t vkp_artifact_load(const char *path, vkp_artifact_t **out_artifact) {
+  return vkp_artifact_load_with_options(path, NULL, out_artifact);
+}
+
+// Loads from `path`, or from `image` (`image_size` bytes, copied) when it is
+// not NULL, `path` then naming it in messages.
+static vkp_status_t vkp__artifact_load(const char *path, const void *image,
+                                       size_t image_size,
+                                       const vkp_artifact_load_options_t *options,
+                                       vkp_artifact_t **out_artifact) {
   *out_artifact = NULL;
+  if (options && (options->n_trusted_keys < 0 ||
+                  (options->n_trusted_keys > 0 && !options->trusted_keys)))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "loading artifact '%s': n_trusted_keys is %d with "
+                           "trusted_keys %s", path, (int)options->n_trusted_keys,
+                           options->trusted_keys ? "set" : "NULL");
   vkp_artifact_t *art = vkp__calloc(1, sizeof(*art));
   if (!art) return VKP_OOM("artifact");
-  vkp_status_t st = vkp_archive_open(path, VKP_ARTIFACT_FORMAT_VERSION, &art->archive);
+  art->path = vkp__strdup(path);
+  vkp_status_t st = art->path ? NULL : VKP_OOM("artifact path");
+  if (!st)
+    st = image ? vkp_archive_open_memory(image, image_size, path,
+                                         VKP_ARTIFACT_FORMAT_VERSION, &art->archive)
+               : vkp_archive_open(path, VKP_ARTIFACT_FORMAT_VERSION, &art->archive);
+  if (!st) {
+    const void *sig = NULL;
+    size_t sig_size = 0;
+    art->is_signed = vkp_archive_find(art->archive, VKP__SIGNATURE_ENTRY, &sig, &sig_size);
+    // Signatures are checked before anything in the file is parsed, so a
+    // caller that asked for signed files parses only signed bytes.
+    if (options && options->n_trusted_keys > 0) {
+      st = vkp__artifact_verify(art->archive, path, VKP_ARTIFACT_FORMAT_VERSION,
+                                options->trusted_keys, options->n_trusted_keys);
+      art->code_trusted = !st;
+    } else {
+      art->code_trusted = options && options->trust_unsigned_code;
+    }
+  }
   const void *meta = NULL;
   size_t meta_size = 0;
   cJSON *root = NULL;
@@ -289,7 +347,7 @@ vkp_status_t vkp_artifact_load(const char *path, vkp_artifact_t **out_artifact) 
   if (!st) {
     vkp__json_init_hooks();
     root = cJSON_ParseWithLength(art->metadata, meta_size);
-    if (!root) st = vkp__json_err("not valid JSON");
+    if (!root) st = vkp__json_oom() ? VKP_OOM("meta.json") : vkp__json_err("not valid JSON");
   }
   if (!st) {
     const cJSON *fv = cJSON_GetObjectItemCaseSensitive(root, "format_version");
@@ -321,11 +379,25 @@ vkp_status_t vkp_artifact_load(const char *path, vkp_artifact_t **out_artifact) 
   return NULL;
 }
 
+vkp_status_t vkp_artifact_load_with_options(const char *path,
+                                            const vkp_artifact_load_options_t *options,
+                                            vkp_artifact_t **out_artifact) {
+  return vkp__artifact_load(path, NULL, 0, options, out_artifact);
+}
+
+vkp_status_t vkp_artifact_load_memory(const void *data, size_t size, const char *name,
+                                      const vkp_artifact_load_options_t *options,
+                                      vkp_artifact_t **out_artifact) {
+  return vkp__artifact_load(name ? name : "(memory)", data ? data : "", size, options,
+                            out_artifact);
+}
+
 void vkp_artifact_destroy(vkp_artifact_t *artifact) {
   if (!artifact) return;
   vkp_plan_destroy(artifact->plan);
   vkp__free(artifact->blobs);
   vkp__free(artifact->metadata);
+  vkp__free(artifact->path);
   vkp_archive_close(artifact->archive);
   vkp__free(artifact);
 }
@@ -335,7 +407,42 @@ const vkp_plan_t *vkp_artifact_plan(const vkp_artifact_t *artifact) {
 }
 
 const vkp_blob_t *vkp_artifact_blobs(const vkp_artifact_t *artifact) {
+  return artifact->code_trusted ? artifact->blobs : NULL;
+}
+
+const vkp_blob_t *vkp_artifact_shipped_blobs(const vkp_artifact_t *artifact) {
   return artifact->blobs;
+}
+
+bool vkp_artifact_code_is_trusted(const vkp_artifact_t *artifact) {
+  return artifact->code_trusted;
+}
+
+bool vkp_artifact_is_signed(const vkp_artifact_t *artifact) {
+  return artifact->is_signed;
+}
+
+vkp_status_t vkp_artifact_pipeline_create(const vkp_artifact_t *artifact,
+                                          const vkp_registry_t *registry,
+                                          const vkp_pipeline_options_t *options,
+                                          vkp_pipeline_t **out_pipeline) {
+  *out_pipeline = NULL;
+  if (artifact->code_trusted)
+    return vkp_pipeline_create_from_blobs(artifact->plan, registry, artifact->blobs,
+                                          options, out_pipeline);
+  // The shipped code is not trusted: every stage is compiled again from the
+  // subgraph the loader parsed and validated. Only data from the file
+  // reaches the code generators, never code.
+  vkp_status_t st = vkp_pipeline_create(artifact->plan, registry, options, out_pipeline);
+  if (!st) return NULL;
+  return vkp_status_annotate(
+      st,
+      "artifact '%s' is %s, so its compiled code is not run and its stages are "
+      "compiled again from their graphs, which failed. To run the shipped code, "
+      "sign it ('vkpipe build --sign KEY') and trust the key ('vkpipe run "
+      "--trust KEY.pub'), or vouch for the file with --trust-unsigned",
+      artifact->path, artifact->is_signed ? "signed but no trusted key was given"
+                                          : "not signed");
 }
 
 const char *vkp_artifact_metadata(const vkp_artifact_t *artifact) {

@@ -22,11 +22,11 @@ done
 
 packages=(
   build-essential cmake pkg-config git
-  libcjson-dev libdlpack-dev libcriterion-dev
+  libcjson-dev libdlpack-dev libcriterion-dev libsodium-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslc libshaderc-dev spirv-tools
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
-  python3 python3-numpy python3-onnx
+  python3 python3-dev python3-numpy python3-onnx python3-pytest
   libopenblas-dev
 )
 
@@ -51,14 +51,14 @@ if [[ ${#missing[@]} -gt 0 ]]; then
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
+# Configure every time: cheap when nothing changed, and it repairs a build
+# directory whose earlier configure failed (a cache without a build system).
+mkdir -p "$build_dir"
 if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
-  mkdir -p "$build_dir"
-  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_args[@]}" \
-    >"$build_dir/configure.log" 2>&1 || { cat "$build_dir/configure.log" >&2; exit 1; }
-elif [[ ${#cmake_args[@]} -gt 0 ]]; then
-  cmake "$build_dir" "${cmake_args[@]}" >"$build_dir/configure.log" 2>&1 ||
-    { cat "$build_dir/configure.log" >&2; exit 1; }
+  cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_args[@]}")
 fi
+cmake -S . -B "$build_dir" "${cmake_args[@]}" >"$build_dir/configure.log" 2>&1 ||
+  { cat "$build_dir/configure.log" >&2; exit 1; }
 log="$build_dir/build.log"
 if ! cmake --build "$build_dir" -j "$jobs" >"$log" 2>&1; then
   grep -E "error|Error" -A4 "$log" | head -60 >&2 || true

@@ -7,9 +7,13 @@ void main() {
   uint t = gl_LocalInvocationID.x;
   uint base = r * L;
   float part = 0.0;
+#ifdef RMS
+  float mean = 0.0;
+#else
   for (uint j = t; j < L; j += WG) part += IN0[base + j];
   float mean = vkp_wg_sum(part) / float(L);
   part = 0.0;
+#endif
   for (uint j = t; j < L; j += WG) {
     float d = IN0[base + j] - mean;
     part += d * d;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Max / average 2-D pooling, NCHW, one output element per invocation.
+// Max / average / Lp 2-D pooling, NCHW, one output element per invocation.
 // Generator provides: TOTAL, H, W, OH, OW, KH, KW, SH, SW, DH, DW, PT, PL, PB,
-// PR (ints), POOL_MAX or POOL_AVG, COUNT_INCLUDE_PAD, IN0 = x, STORE(o, v).
+// PR (ints), POOL_MAX, POOL_AVG or POOL_LP (with P, the integer exponent),
+// COUNT_INCLUDE_PAD, IN0 = x, STORE(o, v).
 // Average divisor: window positions inside the input, or with
 // COUNT_INCLUDE_PAD inside the padded input (positions a ceil_mode window
-// adds past the end padding never count).
+// adds past the end padding never count). Lp: (sum of |x|^P over the
+// positions inside the input)^(1/P).
 void main() {
   uint o = gl_GlobalInvocationID.x;
   if (o >= TOTAL) return;
@@ -26,8 +28,19 @@ void main() {
     for (uint kw = 0u; kw < KW; ++kw) {
       int iw = iw0 + int(kw * DW);
       bool inside = ih >= 0 && ih < int(H) && iw >= 0 && iw < int(W);
-#ifdef POOL_MAX
+#if defined(POOL_MAX)
       if (inside) acc = max(acc, IN0[base + uint(ih) * W + uint(iw)]);
+#elif defined(POOL_LP)
+      if (inside) {
+        float a = abs(IN0[base + uint(ih) * W + uint(iw)]);
+#if P == 1
+        acc += a;
+#elif P == 2
+        acc += a * a;
+#else
+        acc += pow(a, float(P));
+#endif
+      }
 #else
 #ifdef COUNT_INCLUDE_PAD
       if (ih >= -PT && ih < int(H) + PB && iw >= -PL && iw < int(W) + PR) ++count;
@@ -38,8 +51,12 @@ void main() {
 #endif
     }
   }
-#ifdef POOL_AVG
+#if defined(POOL_AVG)
   acc = count > 0u ? acc / float(count) : 0.0;
+#elif defined(POOL_LP) && P == 2
+  acc = sqrt(acc);
+#elif defined(POOL_LP) && P != 1
+  acc = pow(acc, 1.0 / float(P));
 #endif
   STORE(o, acc);
 }

@@ -3,24 +3,80 @@
 // (each target's folder declares itself there; nothing here names one).
 #include "vkpipe/target.h"
 
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "base/status_macros.h"
 
 #define VKP__DECLARE_BUILTIN(fn) vkp_status_t fn(vkp_registry_t *registry);
 #include "vkpipe_builtin_targets.inc"
 #undef VKP__DECLARE_BUILTIN
 
-static vkp_status_t (*const vkp__builtins[])(vkp_registry_t *) = {
-#define VKP__DECLARE_BUILTIN(fn) fn,
+// Each entry is vkp_target_<name>_register; the name is read off the
+// function's name so that the generated list stays the only list.
+static const struct {
+  const char *fn_name;
+  vkp_status_t (*fn)(vkp_registry_t *);
+} vkp__builtins[] = {
+#define VKP__DECLARE_BUILTIN(fn) {#fn, fn},
 #include "vkpipe_builtin_targets.inc"
 #undef VKP__DECLARE_BUILTIN
-    NULL,
+    {NULL, NULL},
 };
+
+#define VKP__BUILTIN_PREFIX "vkp_target_"
+#define VKP__BUILTIN_SUFFIX "_register"
+
+// Whether builtin `i` is the target `name`.
+static bool vkp__builtin_is(int i, const char *name) {
+  const char *fn = vkp__builtins[i].fn_name;
+  size_t pl = strlen(VKP__BUILTIN_PREFIX), sl = strlen(VKP__BUILTIN_SUFFIX);
+  size_t fl = strlen(fn), nl = strlen(name);
+  return fl == pl + nl + sl && strncmp(fn + pl, name, nl) == 0;
+}
+
+vkp_status_t vkp_registry_create_builtin(const char *const *names, int32_t n_names,
+                                         vkp_registry_t **out_registry) {
+  *out_registry = NULL;
+  for (int32_t k = 0; k < n_names; ++k) {
+    bool known = false;
+    for (int i = 0; vkp__builtins[i].fn && !known; ++i) known = vkp__builtin_is(i, names[k]);
+    if (!known) {
+      char list[256] = "";
+      size_t u = 0;
+      for (int i = 0; vkp__builtins[i].fn && u < sizeof list; ++i) {
+        const char *fn = vkp__builtins[i].fn_name + strlen(VKP__BUILTIN_PREFIX);
+        int w = snprintf(list + u, sizeof list - u, "%s%.*s", i ? ", " : "",
+                         (int)(strlen(fn) - strlen(VKP__BUILTIN_SUFFIX)), fn);
+        if (w < 0) break;
+        u += (size_t)w;
+      }
+      return vkp_status_make(VKP_STATUS_NOT_FOUND,
+                             "no built-in target '%s' (built-in: %s)", names[k], list);
+    }
+  }
+  vkp_registry_t *r = NULL;
+  VKP_RETURN_IF_ERROR(vkp_registry_create(&r));
+  for (int i = 0; vkp__builtins[i].fn; ++i) {
+    bool wanted = false;
+    for (int32_t k = 0; k < n_names && !wanted; ++k) wanted = vkp__builtin_is(i, names[k]);
+    if (!wanted) continue;
+    vkp_status_t st = vkp__builtins[i].fn(r);
+    if (st) {
+      vkp_registry_destroy(r);
+      return st;
+    }
+  }
+  *out_registry = r;
+  return NULL;
+}
 
 vkp_status_t vkp_registry_create_default(vkp_registry_t **out_registry) {
   vkp_registry_t *r = NULL;
   VKP_RETURN_IF_ERROR(vkp_registry_create(&r));
-  for (int i = 0; vkp__builtins[i]; ++i) {
-    vkp_status_t st = vkp__builtins[i](r);
+  for (int i = 0; vkp__builtins[i].fn; ++i) {
+    vkp_status_t st = vkp__builtins[i].fn(r);
     if (st) {
       vkp_registry_destroy(r);
       return st;

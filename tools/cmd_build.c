@@ -34,18 +34,23 @@ static void build_usage(FILE *out) {
           "  -o, --output FILE   artifact to write (required)\n"
           "  --policy P          auto (default) or a target name\n"
           "  --stages K          pipeline stages, or 'auto' (default)\n"
-          "  --profile FILE      device profile from 'vkpipe calibrate'\n"
+          VKP_TOOL_PROFILE_HELP
           "  --assign PAT=TGT    place nodes matching PAT on TGT (repeatable)\n"
-          "  --threads N         threads inside each CPU stage (default 1)\n"
+          "  --threads N|auto    threads inside each CPU stage (default auto:\n"
+          "                      chosen with the stage count by estimated\n"
+          "                      throughput)\n"
           "  --march ARCH        -march for CPU stages (default native)\n"
+          "  --sign KEY          sign the artifact with the secret key file KEY\n"
+          "                      (from 'vkpipe keygen'); 'vkpipe run --trust\n"
+          "                      KEY.pub' then runs its compiled code as shipped\n"
           VKP_TOOL_LOAD_HELP
           "  -h, --help          this text\n");
 }
 
 int vkp_cmd_build(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *policy = "auto", *profile_path = NULL;
-  const char *march = NULL;
-  int32_t stages = 0, threads = 0, n_assigns = 0;
+  const char *march = NULL, *sign_path = NULL;
+  int32_t stages = 0, threads = 0, cores = 0, n_assigns = 0;
   vkp_assign_t assigns[BUILD_MAX_ASSIGNS];
   vkp_tool_load_args_t load = {0};
   for (int i = 1; i < argc; ++i) {
@@ -62,7 +67,8 @@ int vkp_cmd_build(int argc, char **argv) {
     bool takes_value = !strcmp(a, "-o") || !strcmp(a, "--output") ||
                        !strcmp(a, "--policy") || !strcmp(a, "--stages") ||
                        !strcmp(a, "--profile") || !strcmp(a, "--assign") ||
-                       !strcmp(a, "--threads") || !strcmp(a, "--march");
+                       !strcmp(a, "--threads") || !strcmp(a, "--march") ||
+                       !strcmp(a, "--cores") || !strcmp(a, "--sign");
     if (takes_value && !has_value) {
       fprintf(stderr, "vkpipe build: %s needs a value\n", a);
       return VKP_TOOL_EXIT_USAGE;
@@ -75,27 +81,37 @@ int vkp_cmd_build(int argc, char **argv) {
       profile_path = argv[++i];
     } else if (!strcmp(a, "--march")) {
       march = argv[++i];
+    } else if (!strcmp(a, "--sign")) {
+      sign_path = argv[++i];
     } else if (!strcmp(a, "--stages")) {
       const char *v = argv[++i];
       char *end;
       long k = strtol(v, &end, 10);
       if (strcmp(v, "auto") == 0) {
         stages = 0;
-      } else if (*end || end == v || k < 1 || k > 64) {
-        fprintf(stderr, "vkpipe build: --stages wants 1..64 or 'auto', got '%s'\n", v);
+      } else if (*end || end == v || k < 1 || k > VKP_PARTITION_MAX_STAGES) {
+        fprintf(stderr, "vkpipe build: --stages wants 1..%d or 'auto', got '%s'\n",
+                VKP_PARTITION_MAX_STAGES, v);
         return VKP_TOOL_EXIT_USAGE;
       } else {
         stages = (int32_t)k;
       }
-    } else if (!strcmp(a, "--threads")) {
+    } else if (!strcmp(a, "--threads") || !strcmp(a, "--cores")) {
+      bool is_threads = a[2] == 't';
       const char *v = argv[++i];
       char *end;
       long k = strtol(v, &end, 10);
-      if (*end || end == v || k < 1 || k > 256) {
-        fprintf(stderr, "vkpipe build: --threads wants 1..256, got '%s'\n", v);
+      if (is_threads && !strcmp(v, "auto")) {
+        k = 0;
+      } else if (*end || end == v || k < 1 || k > 256) {
+        fprintf(stderr, "vkpipe build: %s wants 1..256%s, got '%s'\n", a,
+                is_threads ? " or 'auto'" : "", v);
         return VKP_TOOL_EXIT_USAGE;
       }
-      threads = (int32_t)k;
+      if (is_threads)
+        threads = (int32_t)k;
+      else
+        cores = (int32_t)k;
     } else if (!strcmp(a, "--assign")) {
       if (n_assigns == BUILD_MAX_ASSIGNS) {
         fprintf(stderr, "vkpipe build: at most %d --assign options\n", BUILD_MAX_ASSIGNS);
@@ -130,13 +146,15 @@ int vkp_cmd_build(int argc, char **argv) {
   vkp_plan_t *plan = NULL;
   char *profile_json = NULL;
   vkp_compile_options_t *copts = NULL;
-  vkp_status_t st = vkp_registry_create_default(&registry);
-  if (!st) st = profile_path ? vkp_profile_load(profile_path, &profile)
-                             : vkp_profile_create_default(&profile);
+  vkp_artifact_secret_key_t sign_key;
+  vkp_status_t st = sign_path ? vkp_artifact_secret_key_load(sign_path, &sign_key) : NULL;
+  if (!st) st = vkp_registry_create_default(&registry);
+  if (!st) st = vkp_tool_profile("build", profile_path, cores, registry, &profile);
   if (!st) st = vkp_profile_to_json(profile, &profile_json);
   if (!st) st = vkp_tool_load_graph(model, &load, &graph);
   if (!st) {
     vkp_partition_options_t opt = {.policy = policy, .stages = stages,
+                                   .threads = threads,
                                    .n_assigns = n_assigns, .assigns = assigns};
     st = vkp_partition_create(graph, registry, profile, &opt, &part);
   }
@@ -145,14 +163,15 @@ int vkp_cmd_build(int argc, char **argv) {
     copts = calloc((size_t)plan->n_stages + 1, sizeof(*copts));
     if (!copts) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "compile options");
     for (int32_t s = 0; copts && s < plan->n_stages; ++s) {
-      copts[s].threads = threads;
+      copts[s].threads = 0;  // the plan's, from the partitioner
       copts[s].march = march;
     }
   }
   if (!st) {
     vkp_artifact_info_t info = {.model = model, .policy = policy,
                                 .profile_json = profile_json,
-                                .stage_compile_options = copts};
+                                .stage_compile_options = copts,
+                                .sign_key = sign_path ? &sign_key : NULL};
     st = vkp_artifact_build(plan, registry, &info, out);
   }
   int rc = 0;
@@ -169,6 +188,7 @@ int vkp_cmd_build(int argc, char **argv) {
     printf("\nwrote %s (%ld bytes, %d stage%s)\n", out, size, (int)plan->n_stages,
            plan->n_stages == 1 ? "" : "s");
   }
+  memset(&sign_key, 0, sizeof sign_key);
   free(copts);
   vkp_free(profile_json);
   vkp_plan_destroy(plan);

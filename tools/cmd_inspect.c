@@ -64,7 +64,8 @@ static vkp_status_t inspect_mkdir(const char *path) {
 
 static vkp_status_t inspect_dump(const vkp_artifact_t *art, const char *dir) {
   const vkp_plan_t *plan = vkp_artifact_plan(art);
-  const vkp_blob_t *blobs = vkp_artifact_blobs(art);
+  // Decoded and written out, never loaded: no trust needed.
+  const vkp_blob_t *blobs = vkp_artifact_shipped_blobs(art);
   vkp_registry_t *registry = NULL;
   vkp_status_t st = inspect_mkdir(dir);
   if (!st) st = vkp_registry_create_default(&registry);
@@ -132,8 +133,11 @@ int vkp_cmd_inspect(int argc, char **argv) {
   vkp_status_t st = vkp_artifact_load(path, &art);
   if (!st) {
     const vkp_plan_t *plan = vkp_artifact_plan(art);
-    const vkp_blob_t *blobs = vkp_artifact_blobs(art);
+    const vkp_blob_t *blobs = vkp_artifact_shipped_blobs(art);
     inspect_print_metadata(path, vkp_artifact_metadata(art), show_metadata);
+    printf("signed: %s\n", vkp_artifact_is_signed(art)
+                               ? "yes (checked by 'vkpipe run --trust KEY.pub')"
+                               : "no (its stages are compiled again when run)");
     printf("%-10s %-8s %6s %-24s %-24s %12s %12s\n", "stage", "target", "nodes",
            "inputs", "outputs", "weights B", "code B");
     for (int32_t s = 0; s < plan->n_stages; ++s) {

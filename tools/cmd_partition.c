@@ -33,8 +33,9 @@ static void vkp__partition_usage(FILE *out) {
           "                      (repeatable; the last match wins)\n"
           "  --fallback TGT      target for nodes the policy target cannot run\n"
           "                      (default cpu)\n"
-          "  --profile FILE      device rates from `vkpipe calibrate`\n"
-          "                      (default: documented defaults)\n"
+          "  --threads N|auto    threads per CPU stage (default auto: chosen\n"
+          "                      with the stage count by estimated throughput)\n"
+          VKP_TOOL_PROFILE_HELP
           "  --keep-islands      never move small regions to a neighbour\n"
           VKP_TOOL_LOAD_HELP
           "  -o, --output FILE   write the plan JSON\n"
@@ -58,7 +59,7 @@ static bool vkp__parse_count(const char *text, int32_t *out) {
   char *end = NULL;
   errno = 0;
   long v = strtol(text, &end, 10);
-  if (errno || !end || *end || v < 1 || v > 1024) return false;
+  if (errno || !end || *end || v < 1 || v > VKP_PARTITION_MAX_STAGES) return false;
   *out = (int32_t)v;
   return true;
 }
@@ -110,7 +111,7 @@ int vkp_cmd_partition(int argc, char **argv) {
   const char *model = NULL, *output = NULL, *dot_path = NULL, *profile_path = NULL;
   vkp_partition_options_t opt = {.policy = "auto"};
   vkp_assign_t assigns[VKP__MAX_ASSIGNS];
-  int32_t n_assigns = 0;
+  int32_t n_assigns = 0, cores = 0;
   bool split = false;
   vkp_tool_load_args_t load = {0};
   for (int i = 1; i < argc; ++i) {
@@ -153,6 +154,19 @@ int vkp_cmd_partition(int argc, char **argv) {
       opt.fallback = argv[++i];
     } else if (!strcmp(a, "--profile") && has_value) {
       profile_path = argv[++i];
+    } else if (!strcmp(a, "--cores") && has_value) {
+      if (!vkp__parse_count(argv[++i], &cores)) {
+        fprintf(stderr, "vkpipe partition: --cores wants a count 1..1024\n");
+        return VKP_TOOL_EXIT_USAGE;
+      }
+    } else if (!strcmp(a, "--threads") && has_value) {
+      const char *v = argv[++i];
+      if (strcmp(v, "auto") == 0) {
+        opt.threads = 0;
+      } else if (!vkp__parse_count(v, &opt.threads)) {
+        fprintf(stderr, "vkpipe partition: --threads wants a count 1..1024 or 'auto', got '%s'\n", v);
+        return VKP_TOOL_EXIT_USAGE;
+      }
     } else if (!strcmp(a, "--keep-islands")) {
       opt.keep_islands = true;
     } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_value) {
@@ -192,9 +206,7 @@ int vkp_cmd_partition(int argc, char **argv) {
     goto done;
   }
   st = vkp_registry_create_default(&registry);
-  if (!st)
-    st = profile_path ? vkp_profile_load(profile_path, &profile)
-                      : vkp_profile_create_default(&profile);
+  if (!st) st = vkp_tool_profile("partition", profile_path, cores, registry, &profile);
   if (!st) st = vkp_partition_create(graph, registry, profile, &opt, &part);
   if (st) {
     rc = vkp__fail(st, NULL);

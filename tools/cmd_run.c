@@ -26,6 +26,10 @@ typedef struct vkp__run_args_t {
   int32_t stages;              // --stages for --target auto (0: auto)
   const char *profile;         // --profile for --target auto
   vkp_tool_load_args_t load;   // --dim, --shape
+  // --trust KEY.pub (repeatable) and --trust-unsigned, for artifacts.
+  const char *trust_paths[VKP_TOOL_MAX_TRUSTED_KEYS];
+  int32_t n_trust;
+  bool trust_unsigned;
 } vkp__run_args_t;
 
 // How the graph is executed once inputs are read: fills graph->n_outputs
@@ -35,13 +39,24 @@ typedef vkp_status_t (*vkp__run_fn)(const vkp__run_args_t *args,
                                     const vkp_tensor_t *inputs,
                                     vkp_tensor_t *outputs);
 
+// A registry with only the built-in targets in `names`, so a run brings up
+// no device it does not use; a name that is no built-in gets the default
+// registry, whose lookup then names every target there is.
+static vkp_status_t vkp__registry_for(const char *const *names, int32_t n,
+                                      vkp_registry_t **out_registry) {
+  vkp_status_t st = vkp_registry_create_builtin(names, n, out_registry);
+  if (!vkp_status_is(st, VKP_STATUS_NOT_FOUND)) return st;
+  vkp_status_free(st);
+  return vkp_registry_create_default(out_registry);
+}
+
 // The whole graph on one registered target.
 static vkp_status_t vkp__run_on_target(const vkp__run_args_t *args,
                                        const vkp_graph_t *graph,
                                        const vkp_tensor_t *inputs,
                                        vkp_tensor_t *outputs) {
   vkp_registry_t *registry = NULL;
-  vkp_status_t st = vkp_registry_create_default(&registry);
+  vkp_status_t st = vkp__registry_for(&args->target, 1, &registry);
   if (st) return st;
   const vkp_target_t *target = NULL;
   st = vkp_registry_lookup(registry, args->target, &target);
@@ -74,11 +89,12 @@ static void vkp__plan_interface(const vkp_plan_t *plan, const vkp_value_t **ins,
 }
 
 // One frame of `plan` through the pipeline executor (stages compiled here,
-// or loaded from `blobs` when given).
+// or made by the artifact `art` when given: its shipped code when trusted,
+// else compiled again from its subgraphs).
 static vkp_status_t vkp__run_plan(const vkp__run_args_t *args,
                                   const vkp_plan_t *plan,
                                   const vkp_registry_t *registry,
-                                  const vkp_blob_t *blobs,
+                                  const vkp_artifact_t *art,
                                   const vkp_tensor_t *inputs,
                                   vkp_tensor_t *outputs) {
   vkp_compile_options_t *copts =
@@ -88,8 +104,8 @@ static vkp_status_t vkp__run_plan(const vkp__run_args_t *args,
   vkp_pipeline_options_t opt = {.stage_compile_options = copts};
   vkp_pipeline_t *pipe = NULL;
   vkp_status_t st =
-      blobs ? vkp_pipeline_create_from_blobs(plan, registry, blobs, &opt, &pipe)
-            : vkp_pipeline_create(plan, registry, &opt, &pipe);
+      art ? vkp_artifact_pipeline_create(art, registry, &opt, &pipe)
+          : vkp_pipeline_create(plan, registry, &opt, &pipe);
   if (!st) st = vkp_pipeline_infer(pipe, inputs, outputs);
   vkp_pipeline_destroy(pipe);
   vkp__free(copts);
@@ -107,7 +123,7 @@ static vkp_status_t vkp__run_auto(const vkp__run_args_t *args,
   vkp_partition_t *part = NULL;
   vkp_plan_t *plan = NULL;
   vkp_status_t st = vkp_registry_create_default(&registry);
-  if (!st && args->profile) st = vkp_profile_load(args->profile, &profile);
+  if (!st) st = vkp_tool_profile("run", args->profile, 0, registry, &profile);
   if (!st) {
     vkp_partition_options_t popt = {.policy = "auto", .stages = args->stages};
     st = vkp_partition_create(graph, registry, profile, &popt, &part);
@@ -145,15 +161,32 @@ static vkp_status_t vkp__run_auto(const vkp__run_args_t *args,
   return st;
 }
 
-// A .vkp artifact: its plan and compiled stages, no model and no compiler.
+// A .vkp artifact: its plan and its stages, no model. The stages' shipped
+// code runs only when a --trust key signed the file (or --trust-unsigned);
+// otherwise they are compiled again from the artifact's graphs.
 static int vkp__run_artifact(const vkp__run_args_t *args) {
   vkp_registry_t *registry = NULL;
   vkp_artifact_t *art = NULL;
   const vkp_value_t **ins = NULL, **outs = NULL;
   vkp_tensor_t *inputs = NULL, *outputs = NULL;
   const vkp_plan_t *plan = NULL;
-  vkp_status_t st = vkp_artifact_load(args->model, &art);
-  if (!st) st = vkp_registry_create_default(&registry);
+  vkp_artifact_public_key_t keys[VKP_TOOL_MAX_TRUSTED_KEYS];
+  vkp_status_t st = NULL;
+  for (int32_t k = 0; !st && k < args->n_trust; ++k)
+    st = vkp_artifact_public_key_load(args->trust_paths[k], &keys[k]);
+  vkp_artifact_load_options_t lo = {.trusted_keys = keys,
+                                    .n_trusted_keys = args->n_trust,
+                                    .trust_unsigned_code = args->trust_unsigned};
+  if (!st) st = vkp_artifact_load_with_options(args->model, &lo, &art);
+  if (!st) {
+    // Only the targets the plan's stages use are brought up.
+    const vkp_plan_t *p = vkp_artifact_plan(art);
+    const char **names = vkp__calloc((size_t)p->n_stages + 1, sizeof(*names));
+    if (!names) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int32_t s = 0; names && s < p->n_stages; ++s) names[s] = p->stages[s].target;
+    if (names) st = vkp__registry_for(names, p->n_stages, &registry);
+    vkp__free(names);
+  }
   if (!st) {
     plan = vkp_artifact_plan(art);
     ins = vkp__calloc((size_t)plan->n_inputs + 1, sizeof(*ins));
@@ -168,8 +201,7 @@ static int vkp__run_artifact(const vkp__run_args_t *args) {
     st = vkp_tool_read_values(plan->n_inputs, ins, args->n_inputs, args->inputs,
                               inputs);
   }
-  if (!st) st = vkp__run_plan(args, plan, registry, vkp_artifact_blobs(art), inputs,
-                              outputs);
+  if (!st) st = vkp__run_plan(args, plan, registry, art, inputs, outputs);
   if (!st) st = vkp_tool_write_values(plan->n_outputs, outs, outputs,
                                       args->output_dir, stdout);
   for (int32_t i = 0; plan && inputs && i < plan->n_inputs; ++i)
@@ -229,6 +261,13 @@ static void vkp__run_help(void) {
          "                         (default native)\n"
          "  --dump-c DIR           write the generated C sources to DIR\n"
          "  --dump-spirv DIR       write the generated GLSL/SPIR-V to DIR\n"
+         "  --trust KEY.pub        for a .vkp: run its shipped compiled code if\n"
+         "                         this key signed it (repeatable; a file not\n"
+         "                         signed by one of them is refused)\n"
+         "  --trust-unsigned       for a .vkp: run its shipped code unsigned (you\n"
+         "                         vouch for the file: it is native code)\n"
+         "                         Without either, an artifact's stages are\n"
+         "                         compiled again from its graphs (cached)\n"
          "  -h, --help             this text\n"
          "\n"
          "Inputs are .npy files (float32, int32, int64, float16; C order,\n"
@@ -257,7 +296,12 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
     }
     static const char *const with_value[] = {
         "--input", "--output-dir", "--target", "--threads",
-        "--march", "--dump-c",     "--dump-spirv", "--stages", "--profile", NULL};
+        "--march", "--dump-c",     "--dump-spirv", "--stages", "--profile",
+        "--trust", NULL};
+    if (strcmp(arg, "--trust-unsigned") == 0) {
+      args->trust_unsigned = true;
+      continue;
+    }
     int which = -1;
     for (int k = 0; with_value[k] && which < 0; ++k) {
       vkp_tool_option_result_t r = vkp_tool_option(argc, argv, &i, with_value[k], &value);
@@ -299,13 +343,21 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
         break;
       case 7: {
         int64_t k = 0;
-        if (strcmp(value, "auto") != 0 && !vkp_tool_parse_int(value, 1, 64, &k))
-          return vkp_tool_usage_error("run", "--stages '%s' is not 1..64 or auto", value);
+        if (strcmp(value, "auto") != 0 &&
+            !vkp_tool_parse_int(value, 1, VKP_PARTITION_MAX_STAGES, &k))
+          return vkp_tool_usage_error("run", "--stages '%s' is not 1..%d or auto", value,
+                                      VKP_PARTITION_MAX_STAGES);
         args->stages = (int32_t)k;
         break;
       }
       case 8:
         args->profile = value;
+        break;
+      case 9:
+        if (args->n_trust == VKP_TOOL_MAX_TRUSTED_KEYS)
+          return vkp_tool_usage_error("run", "at most %d --trust keys",
+                                      VKP_TOOL_MAX_TRUSTED_KEYS);
+        args->trust_paths[args->n_trust++] = value;
         break;
       default:
         if (arg[0] == '-' && arg[1])
@@ -324,6 +376,13 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
   if (!args->model) return vkp_tool_usage_error("run", "missing MODEL");
   if (!args->output_dir) return vkp_tool_usage_error("run", "missing --output-dir DIR");
   if (!args->target[0]) return vkp_tool_usage_error("run", "--target is empty");
+  if ((args->n_trust || args->trust_unsigned) && !vkp_artifact_is_artifact(args->model))
+    return vkp_tool_usage_error("run", "--trust and --trust-unsigned apply to .vkp "
+                                       "artifacts; '%s' is not one", args->model);
+  if (args->n_trust && args->trust_unsigned)
+    return vkp_tool_usage_error("run", "--trust and --trust-unsigned exclude each "
+                                       "other (one asks for a signature, the other "
+                                       "waives it)");
   return -1;
 }
 

@@ -9,8 +9,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vkpipe/cost.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/status.h"
+#include "vkpipe/target.h"
 #include "vkpipe/tensor.h"
 
 #define VKP_TOOL_VERSION "0.1.0"
@@ -55,6 +57,9 @@ bool vkp_tool_parse_int(const char *text, int64_t lo, int64_t hi,
 // Loading models: --dim NAME=SIZE and --shape INPUT=DxDx... (tools/tool_load.c)
 
 #define VKP_TOOL_MAX_BINDINGS 32
+
+// Most --trust keys one command takes.
+#define VKP_TOOL_MAX_TRUSTED_KEYS 16
 
 // The help text every command that loads a model prints for the two flags.
 #define VKP_TOOL_LOAD_HELP                                                   \
@@ -142,5 +147,29 @@ vkp_status_t vkp_tool_write_values(int32_t n_values,
 vkp_status_t vkp_tool_write_outputs(const vkp_graph_t *graph,
                                     const vkp_tensor_t *outputs,
                                     const char *dir, FILE *log) VKP_MUST_USE;
+
+// ---------------------------------------------------------------------------
+// The cost profile: --profile FILE|default and --cores N (tools/tool_profile.c)
+
+#define VKP_TOOL_PROFILE_HELP                                                 \
+  "  --profile FILE|default  device rates: a file from `vkpipe calibrate`,\n"  \
+  "                       or 'default' for the documented defaults; without\n" \
+  "                       it the machine's profile is measured on the first\n" \
+  "                       run (a few seconds) and cached (docs/pipeline-\n"    \
+  "                       config.md); VKPIPE_PROFILE=FILE|default does the same\n" \
+  "  --cores N            cores the host device may use (default: the cores\n" \
+  "                       this process may run on)\n"
+
+// The profile a command partitions with (owned by the caller):
+// - `path` "default" (or, with `path` NULL, VKPIPE_PROFILE=default): the
+//   documented defaults, measuring nothing;
+// - `path` a file (or VKPIPE_PROFILE=FILE): that profile;
+// - neither: the machine's profile (vkp_profile_create_for_machine), with a
+//   progress line on stderr when it is measured.
+// `cores` > 0 then sets the host device's concurrency. `command` names the
+// tool in messages ("partition", "vkpipe-bench").
+vkp_status_t vkp_tool_profile(const char *command, const char *path, int32_t cores,
+                              const vkp_registry_t *registry,
+                              vkp_profile_t **out_profile) VKP_MUST_USE;
 
 #endif  // VKPIPE_TOOLS_TOOL_H_

@@ -46,6 +46,9 @@ typedef struct vkp__cg_t {
   int32_t *io_index;    // value -> index among inputs/outputs/constants
   vkp__storage_t *storage;
   int32_t *alias_of;    // value -> value whose buffer it views
+  int64_t *alias_off;   // value -> byte offset of its view in that buffer
+  bool *in_place;       // value -> written by its producer straight into
+                        // the concatenation that reads it
   int64_t *offset;      // value -> workspace byte offset
   char **vname;         // value -> C identifier
   char **nname;         // node -> C function name
@@ -89,9 +92,20 @@ static const vkp_value_t *vkp__outv(const vkp__cg_t *cg, const vkp_node_t *n) {
   return &cg->g->values[n->outputs[0]];
 }
 
+// 2-D conv and pooling with one output run the kernels here; the other
+// window ops (1-D, 3-D, max_pool2d's indices, int8 / uint8 max pooling) the
+// emitter of ops.c.
+static bool vkp__window_2d(const vkp__cg_t *cg, const vkp_node_t *n) {
+  return (n->op == VKP_OP_CONV2D || n->op == VKP_OP_MAX_POOL2D ||
+          n->op == VKP_OP_AVG_POOL2D) &&
+         vkp__val(cg, n, 0)->rank == 4 && n->n_outputs == 1 &&
+         vkp__val(cg, n, 0)->dtype == VKP_DTYPE_FLOAT32;
+}
+
 // Conv2d, gemm and matmul with 2-D (or batched) operands take an epilogue.
 static bool vkp__is_anchor(const vkp__cg_t *cg, const vkp_node_t *n) {
-  if (n->op == VKP_OP_CONV2D || n->op == VKP_OP_GEMM) return true;
+  if (n->op == VKP_OP_CONV2D) return vkp__window_2d(cg, n);
+  if (n->op == VKP_OP_GEMM) return true;
   if (n->op == VKP_OP_MATMUL)
     return vkp__val(cg, n, 0)->rank >= 2 && vkp__val(cg, n, 1)->rank >= 2;
   return false;
@@ -237,6 +251,35 @@ static vkp_status_t vkp__plan_buffers(vkp__cg_t *cg) {
       } else {
         cg->storage[v] = VKP__ST_WORKSPACE;
       }
+    }
+  }
+  // Concatenation in place: along an axis with nothing but size-1 dims
+  // before it, each input is a contiguous run of the output; an input that
+  // only the concat reads, made by a group of its own, becomes a view of its
+  // run, so its producer writes there and the concat copies nothing for it.
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    if (n->op != VKP_OP_CONCAT || cg->group_of[i] != i) continue;
+    int32_t out = n->outputs[0];
+    if (cg->storage[out] != VKP__ST_WORKSPACE && cg->storage[out] != VKP__ST_OUTPUT) continue;
+    const vkp_value_t *y = &g->values[out];
+    int64_t axis = vkp_node_int(n, "axis"), outer = 1, at = 0;
+    for (int32_t d = 0; d < axis; ++d) outer *= y->shape[d];
+    if (outer != 1) continue;
+    for (int32_t k = 0; k < n->n_inputs; ++k) {
+      int32_t v = n->inputs[k];
+      const vkp_value_t *val = &g->values[v];
+      int32_t p = val->producer;
+      // (Not another concat's output: its inputs may already view it.)
+      if (p >= 0 && cg->group_of[p] == p && g->nodes[p].n_outputs == 1 &&
+          g->nodes[p].op != VKP_OP_CONCAT &&
+          cg->storage[v] == VKP__ST_WORKSPACE && cg->uses[v] == 1 && !val->is_output) {
+        cg->storage[v] = VKP__ST_ALIAS;
+        cg->alias_of[v] = out;
+        cg->alias_off[v] = at;
+        cg->in_place[v] = true;
+      }
+      at += vkp__numel(val) * (int64_t)vkp_dtype_size(val->dtype);
     }
   }
   // Lifetimes in group positions, views extending their base.
@@ -552,10 +595,106 @@ static void vkp__free_access(char **access, int32_t n) {
   for (int32_t i = 0; i < n; ++i) vkp__free(access[i]);
 }
 
+// A loop split across the stage's pool: writes into `pre` the task function
+// node_<fn>_part, which unpacks `n_ptrs` pointers (decl[i]: "const float *",
+// "float *restrict "; named name[i]) and runs `loop` over [lo, hi), and
+// into `body` the call that splits [0, n) in chunks of at least
+// VKP_GRAIN(work) iterations.
+static void vkp__emit_split_ptrs(vkp__sb_t *pre, vkp__sb_t *body, const char *fn,
+                                 int32_t n_ptrs, char *const *decl, const char *const *name,
+                                 long long n, long long work, const char *loop) {
+  vkp__sb_printf(pre,
+                 "static void node_%s_part(void *vkp_ctx, ptrdiff_t lo, ptrdiff_t hi, "
+                 "int worker) {\n"
+                 "  void *const *vkp_args = vkp_ctx;\n  (void)worker;\n",
+                 fn);
+  for (int32_t i = 0; i < n_ptrs; ++i) {
+    if (!decl[i]) pre->failed = true;
+    vkp__sb_printf(pre, "  %s%s = vkp_args[%d];\n  (void)%s;\n", decl[i] ? decl[i] : "",
+                   name[i], (int)i, name[i]);
+  }
+  vkp__sb_append(pre, loop);
+  vkp__sb_append(pre, "}\n\n");
+  vkp__sb_append(body, "  void *vkp_args[] = {");
+  for (int32_t i = 0; i < n_ptrs; ++i)
+    vkp__sb_printf(body, "%s(void *)%s", i ? ", " : "", name[i]);
+  vkp__sb_printf(body,
+                 "};\n  vkp_parallel_range(%lld, VKP_GRAIN(%lld), node_%s_part, vkp_args);\n",
+                 n, work, fn);
+}
+
+// vkp__emit_split_ptrs with the pointers of a group's node function: its
+// parameters, then the root's outputs.
+static void vkp__emit_group_split(vkp__cg_t *cg, const vkp__group_t *gr, vkp__sb_t *pre,
+                                  vkp__sb_t *body, long long n, long long work,
+                                  const vkp__sb_t *loop) {
+  const vkp_graph_t *g = cg->g;
+  const vkp_node_t *rn = &g->nodes[gr->root];
+  char *decl[64 + VKP__C_MAX_OUTPUTS] = {0};
+  const char *name[64 + VKP__C_MAX_OUTPUTS] = {0};
+  int32_t np = 0;
+  for (int32_t i = 0; i < gr->n_params; ++i, ++np) {
+    decl[np] = vkp__asprintf("const %s *", vkp__c_type(g->values[gr->params[i]].dtype));
+    name[np] = cg->vname[gr->params[i]];
+  }
+  for (int32_t j = 0; j < rn->n_outputs && j < VKP__C_MAX_OUTPUTS; ++j, ++np) {
+    decl[np] = vkp__asprintf("%s *restrict ", vkp__c_type(g->values[rn->outputs[j]].dtype));
+    name[np] = cg->vname[rn->outputs[j]];
+  }
+  if (loop->failed || !loop->data) pre->failed = true;
+  vkp__emit_split_ptrs(pre, body, vkp__gname(cg, gr), np, decl, name, n, work,
+                       loop->data ? loop->data : "");
+  for (int32_t i = 0; i < np; ++i) vkp__free(decl[i]);
+}
+
+void vkp__c_emit_split(vkp__c_kernel_t *k, bool with_scratch, long long n, long long work,
+                       const char *loop) {
+  const vkp_graph_t *g = k->graph;
+  const vkp_node_t *nd = k->node;
+  enum { MAX = VKP__C_MAX_INPUTS + VKP__C_MAX_OUTPUTS + 1 };
+  char *decl[MAX] = {0};
+  const char *name[MAX] = {0};
+  int32_t np = 0;
+  // The node function's parameters: its distinct inputs, in order.
+  for (int32_t i = 0; i < nd->n_inputs && i < VKP__C_MAX_INPUTS; ++i) {
+    int32_t v = nd->inputs[i];
+    bool seen = v < 0;
+    for (int32_t e = 0; e < i && !seen; ++e) seen = nd->inputs[e] == v;
+    if (seen) continue;
+    decl[np] = vkp__asprintf("const %s *", vkp__c_type(g->values[v].dtype));
+    name[np++] = k->in[i];
+  }
+  for (int32_t j = 0; j < nd->n_outputs && j < VKP__C_MAX_OUTPUTS; ++j) {
+    decl[np] = vkp__asprintf("%s *restrict ", vkp__c_type(g->values[nd->outputs[j]].dtype));
+    name[np++] = k->outs[j];
+  }
+  if (with_scratch) {
+    decl[np] = vkp__strdup("float *");
+    name[np++] = "scratch";
+  }
+  vkp__emit_split_ptrs(k->pre, k->body, k->fn, np, decl, name, n, work, loop);
+  for (int32_t i = 0; i < np; ++i) vkp__free(decl[i]);
+}
+
+// Steps per element of a group's members (each about one).
+static long long vkp__group_work(const vkp__cg_t *cg, const vkp__group_t *gr) {
+  long long members = 0;
+  for (int32_t i = 0; i <= gr->root; ++i) members += vkp__is_member(cg, gr, i);
+  return members > 0 ? members : 1;
+}
+
+// Elements of a flat elementwise loop per task unit: whole cache lines, and
+// the same vector/scalar split of the loop in every chunk.
+#define VKP__EW_UNIT 64
+
 // A standalone elementwise group: one flat loop when every leaf is compact,
 // else an outer loop over all but the last dim and an inner one over it.
-static void vkp__emit_elementwise(vkp__cg_t *cg, const vkp__group_t *gr,
-                                  vkp__sb_t *sb) {
+// Either is split across the pool (units of VKP__EW_UNIT elements, or outer
+// rows); the task function goes into `pre`.
+static void vkp__emit_elementwise(vkp__cg_t *cg, const vkp__group_t *gr, vkp__sb_t *pre,
+                                  vkp__sb_t *body) {
+  vkp__sb_t loop = {0};
+  vkp__sb_t *sb = &loop;
   const vkp_value_t *o = vkp__outv(cg, &cg->g->nodes[gr->root]);
   int32_t r = gr->rank;
   int64_t numel = vkp__numel(o);
@@ -573,16 +712,20 @@ static void vkp__emit_elementwise(vkp__cg_t *cg, const vkp__group_t *gr,
       vkp__free(part.data);
       if (!access[i]) sb->failed = true;
     }
-    vkp__sb_printf(sb, "  for (ptrdiff_t i = 0; i < %lld; ++i) {\n",
-                   (long long)numel);
+    vkp__sb_printf(sb,
+                   "  const ptrdiff_t i_end = hi * %d < %lld ? hi * %d : %lld;\n"
+                   "  for (ptrdiff_t i = lo * %d; i < i_end; ++i) {\n",
+                   VKP__EW_UNIT, (long long)numel, VKP__EW_UNIT, (long long)numel,
+                   VKP__EW_UNIT);
     vkp__emit_members(cg, gr, access, "    ", sb);
     vkp__sb_printf(sb, "    %s[i] = ", cg->vname[o - cg->g->values]);
     vkp__emit_result(cg, gr, sb);
     vkp__sb_append(sb, ";\n  }\n");
+    vkp__emit_group_split(cg, gr, pre, body, (numel + VKP__EW_UNIT - 1) / VKP__EW_UNIT,
+                          VKP__EW_UNIT * vkp__group_work(cg, gr), &loop);
   } else {
     int64_t last = gr->shape[r - 1], outer = last ? numel / last : 0;
-    vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) {\n",
-                   (long long)outer);
+    vkp__sb_append(sb, "  for (ptrdiff_t o = lo; o < hi; ++o) {\n");
     for (int32_t i = 0; i < gr->n_leaves; ++i) {
       const vkp__leaf_t *l = &gr->leaves[i];
       vkp__sb_printf(sb, "    const ptrdiff_t base%d = ", (int)i);
@@ -603,7 +746,10 @@ static void vkp__emit_elementwise(vkp__cg_t *cg, const vkp__group_t *gr,
                    (long long)last);
     vkp__emit_result(cg, gr, sb);
     vkp__sb_append(sb, ";\n    }\n  }\n");
+    vkp__emit_group_split(cg, gr, pre, body, (long long)outer,
+                          (long long)last * vkp__group_work(cg, gr), &loop);
   }
+  vkp__sb_deinit(&loop);
   vkp__free_access(access, gr->n_leaves);
 }
 
@@ -790,6 +936,7 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   vkp__sb_printf(sb, "    float *yn = %s + n * %lld;\n", yn, M * OH * OW);
   if (G == C && G == M && G > 1) {
     vkp__emit_scratch_term(cg, "loop",
+                           "VKP_STAGE_THREADS * "
                            "VKP_DW_SCRATCH_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld)",
                            KH, KW, (long long)st[0], (long long)st[1], (long long)dil[0],
                            (long long)dil[1], OH, OW);
@@ -951,8 +1098,9 @@ static void vkp__compact_strides(const vkp_value_t *v, int64_t *strides) {
 }
 
 // Everything that is not fused: one node, its own loops or a prelude call.
-static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
-                                     vkp__sb_t *sb) {
+// Loops split across the pool put their task function into `pre`.
+static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp__group_t *gr,
+                                     const vkp_node_t *n, vkp__sb_t *pre, vkp__sb_t *sb) {
   const vkp_value_t *x = vkp__val(cg, n, 0), *y = vkp__outv(cg, n);
   const char *xn = cg->vname[n->inputs[0]], *yn = cg->vname[n->outputs[0]];
   switch (n->op) {
@@ -980,6 +1128,7 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
                      (long long)p[1]);
       if (n->op == VKP_OP_MAX_POOL2D) {
         vkp__emit_scratch_term(cg, "loop",
+                               "VKP_STAGE_THREADS * "
                                "VKP_MAXPOOL_SCRATCH_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld)",
                                W, (long long)k[1], (long long)s[1], (long long)p[1],
                                (long long)d[1], OW);
@@ -992,13 +1141,16 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
                      (int)vkp_node_int(n, "count_include_pad"));
       return NULL;
     }
-    case VKP_OP_GLOBAL_AVG_POOL: {
+    case VKP_OP_GLOBAL_AVG_POOL: {  // rows split across the pool
       long long rows = x->shape[0] * x->shape[1], inner = vkp__numel(x) / (rows ? rows : 1);
-      vkp__sb_printf(sb, "  for (ptrdiff_t r = 0; r < %lld; ++r) {\n", rows);
-      vkp__sb_printf(sb, "    const float *row = %s + r * %lld;\n", xn, inner);
-      vkp__sb_append(sb, "    float sum = 0.0f;\n");
-      vkp__sb_printf(sb, "    for (ptrdiff_t k = 0; k < %lld; ++k) sum += row[k];\n", inner);
-      vkp__sb_printf(sb, "    %s[r] = sum / %lld.0f;\n  }\n", yn, inner ? inner : 1);
+      vkp__sb_t loop = {0};
+      vkp__sb_append(&loop, "  for (ptrdiff_t r = lo; r < hi; ++r) {\n");
+      vkp__sb_printf(&loop, "    const float *row = %s + r * %lld;\n", xn, inner);
+      vkp__sb_append(&loop, "    float sum = 0.0f;\n");
+      vkp__sb_printf(&loop, "    for (ptrdiff_t k = 0; k < %lld; ++k) sum += row[k];\n", inner);
+      vkp__sb_printf(&loop, "    %s[r] = sum / %lld.0f;\n  }\n", yn, inner ? inner : 1);
+      vkp__emit_group_split(cg, gr, pre, sb, rows, inner, &loop);
+      vkp__sb_deinit(&loop);
       return NULL;
     }
     case VKP_OP_SOFTMAX: {
@@ -1017,11 +1169,14 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       for (int32_t d = (int32_t)axis; d < x->rank; ++d) inner *= x->shape[d];
       int32_t nr = x->rank - (int32_t)axis;
       const int64_t *ns = x->shape + axis;
-      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) {\n", outer);
+      vkp__sb_t rows = {0}, *body = sb;  // rows split across the pool
+      sb = &rows;
+      vkp__sb_append(sb, "  for (ptrdiff_t o = lo; o < hi; ++o) {\n");
       vkp__sb_printf(sb, "    const float *xr = %s + o * %lld;\n", xn, inner);
       vkp__sb_printf(sb, "    float *yr = %s + o * %lld;\n", yn, inner);
       vkp__sb_append(sb, "    float mean, rstd;\n");
-      vkp__sb_printf(sb, "    vkp_row_stats(xr, %lld, ", inner);
+      vkp__sb_printf(sb, "    vkp_row_stats%s(xr, %lld, ",
+                     vkp_node_int(n, "rms") ? "_rms" : "", inner);
       vkp__emit_float(sb, vkp_node_float(n, "epsilon"));
       vkp__sb_append(sb, ", &mean, &rstd);\n");
       vkp__sb_printf(sb, "    for (ptrdiff_t j = 0; j < %lld; ++j)\n", inner);
@@ -1036,6 +1191,8 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
         vkp__sb_append(sb, "]");
       }
       vkp__sb_append(sb, ";\n  }\n");
+      vkp__emit_group_split(cg, gr, pre, body, outer, 4 * inner, &rows);
+      vkp__sb_deinit(&rows);
       return NULL;
     }
     case VKP_OP_TRANSPOSE: {
@@ -1070,6 +1227,12 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp_node_t *n,
       for (int32_t i = 0; i < n->n_inputs; ++i) {
         const vkp_value_t *v = vkp__val(cg, n, i);
         long long chunk = vkp__numel(v) / outer * esz;
+        if (cg->in_place[n->inputs[i]]) {  // written in place by its producer
+          vkp__sb_printf(sb, "  (void)%s;  // '%s' is written in place\n",
+                         cg->vname[n->inputs[i]], v->name);
+          at += chunk;
+          continue;
+        }
         if (chunk)
           vkp__sb_printf(sb,
                          "  for (ptrdiff_t o = 0; o < %lld; ++o)  // from '%s'\n"
@@ -1114,7 +1277,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   const vkp_graph_t *g = cg->g;
   const vkp_node_t *rn = &g->nodes[root];
   int32_t out_v = rn->outputs[0];
-  if (cg->storage[out_v] == VKP__ST_ALIAS) {  // a view: no code
+  if (cg->storage[out_v] == VKP__ST_ALIAS && !cg->in_place[out_v]) {  // a view: no code
     vkp__emit_node_comment(cg, rn, " (a view, no code)", &cg->out);
     vkp__sb_append(&cg->out, "\n");
     return NULL;
@@ -1157,15 +1320,19 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   }
   // An emitter from the generator's op table writes its body first: the
   // header depends on whether it asked for scratch.
-  vkp__c_emit_fn family = gr->anchor < 0 && !elementwise && rn->op != VKP_OP_MATMUL
+  vkp__c_emit_fn family = gr->anchor < 0 && !elementwise && rn->op != VKP_OP_MATMUL &&
+                                  !vkp__window_2d(cg, rn)
                               ? vkp__c_emitter(rn->op)
                               : NULL;
-  vkp__sb_t family_body = {0};
+  // Task functions of loops split across the pool go before the node
+  // function (`pre`); its body is written first too.
+  vkp__sb_t family_body = {0}, pre = {0}, body = {0};
   size_t family_scratch = 0;
   bool after_gemm = false;
   if (family) {
     vkp__c_kernel_t k = {.graph = g, .node = rn, .out = cg->vname[out_v],
-                         .threads = cg->threads, .body = &family_body};
+                         .threads = cg->threads, .body = &family_body, .pre = &pre,
+                         .fn = vkp__gname(cg, gr)};
     for (int32_t i = 0; i < rn->n_inputs && i < VKP__C_MAX_INPUTS; ++i)
       k.in[i] = rn->inputs[i] >= 0 ? cg->vname[rn->inputs[i]] : NULL;
     for (int32_t i = 0; i < rn->n_outputs && i < VKP__C_MAX_OUTPUTS; ++i)
@@ -1174,8 +1341,10 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     family_scratch = k.scratch_floats;
     after_gemm = k.after_gemm_scratch;
     if (!st) st = vkp__sb_status(&family_body, "generated C source");
+    if (!st) st = vkp__sb_status(&pre, "generated C source");
     if (st) {
       vkp__sb_deinit(&family_body);
+      vkp__sb_deinit(&pre);
       vkp__free(gr);
       return vkp_status_annotate(st, "node '%s' (%s)", rn->name,
                                  vkp_op_name(rn->op));
@@ -1183,6 +1352,21 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     if (family_scratch)
       vkp__emit_scratch_term(cg, after_gemm ? "wino" : "loop", "%zu", family_scratch);
   }
+  if (gr->anchor >= 0) {
+    if (g->nodes[gr->anchor].op == VKP_OP_CONV2D) vkp__emit_conv(cg, gr, has_ep, &body);
+    else vkp__emit_matmul(cg, gr, has_ep, &body);
+  } else if (rn->op == VKP_OP_MATMUL) {  // 1-D operands: no epilogue
+    vkp__emit_matmul(cg, gr, false, &body);
+  } else if (elementwise) {
+    vkp__emit_elementwise(cg, gr, &pre, &body);
+  } else if (family) {
+    vkp__sb_cat(&body, &family_body);
+    vkp__sb_deinit(&family_body);
+  } else {
+    st = vkp__emit_single(cg, gr, rn, &pre, &body);
+  }
+  vkp__sb_cat(&cg->out, &pre);
+  vkp__sb_deinit(&pre);
   // Function header.
   const char *name = vkp__gname(cg, gr);
   vkp__sb_printf(&cg->out, "static void node_%s(", name);
@@ -1201,19 +1385,9 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   if (scratch) vkp__sb_append(&cg->out, ", float *scratch, const float *packed");
   vkp__sb_append(&cg->out, ") {\n");
   if (scratch) vkp__sb_append(&cg->out, "  (void)packed;\n");
-  if (gr->anchor >= 0) {
-    if (g->nodes[gr->anchor].op == VKP_OP_CONV2D) vkp__emit_conv(cg, gr, has_ep, &cg->out);
-    else vkp__emit_matmul(cg, gr, has_ep, &cg->out);
-  } else if (rn->op == VKP_OP_MATMUL) {  // 1-D operands: no epilogue
-    vkp__emit_matmul(cg, gr, false, &cg->out);
-  } else if (elementwise) {
-    vkp__emit_elementwise(cg, gr, &cg->out);
-  } else if (family) {
-    vkp__sb_cat(&cg->out, &family_body);
-    vkp__sb_deinit(&family_body);
-  } else {
-    st = vkp__emit_single(cg, rn, &cg->out);
-  }
+  vkp__sb_cat(&cg->out, &body);
+  if (body.failed) cg->out.failed = true;
+  vkp__sb_deinit(&body);
   vkp__sb_append(&cg->out, "}\n\n");
   // The call.
   vkp__sb_printf(calls, "  node_%s(", name);
@@ -1252,8 +1426,15 @@ static void vkp__emit_decl(vkp__cg_t *cg, int32_t v, vkp__sb_t *sb) {
     case VKP__ST_ALIAS: {
       int32_t b = cg->alias_of[v];
       bool ro = cg->storage[b] == VKP__ST_INPUT || cg->storage[b] == VKP__ST_CONSTANT;
-      vkp__sb_printf(sb, "  %s%s *%s = %s;  // view of '%s'\n", ro ? "const " : "", T,
-                     name, cg->vname[b], cg->g->values[b].name);
+      if (cg->alias_off[v])
+        vkp__sb_printf(sb,
+                       "  %s *%s = (%s *)((unsigned char *)%s + %lld);  // in '%s', "
+                       "concatenated in place\n",
+                       T, name, T, cg->vname[b], (long long)cg->alias_off[v],
+                       cg->g->values[b].name);
+      else
+        vkp__sb_printf(sb, "  %s%s *%s = %s;  // view of '%s'\n", ro ? "const " : "", T,
+                       name, cg->vname[b], cg->g->values[b].name);
       break;
     }
     default:
@@ -1282,7 +1463,7 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
         "scratch", "src", "acc", "ctx", "args", "xn", "yn", "row", "col",
         "batch", "rows", "cols", "ldc", "c", "cr", "r", "j", "k", "o", "n",
         "g", "b", "mean", "rstd", "xr", "yr", "sum", "row0", "col0",
-        "size_t", "ptrdiff_t"};
+        "size_t", "ptrdiff_t", "hi", "worker"};
     for (size_t i = 0; plain && i < sizeof reserved / sizeof reserved[0]; ++i)
       if (strcmp(s, reserved[i]) == 0) plain = false;
     cg->vname[v] = vkp__ident(plain ? "" : "v_", s, cg->vname, v, v);
@@ -1394,12 +1575,42 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
   return st;
 }
 
+// Names appear in the generated source inside // comments (always followed
+// by a quote on the same line), and graphs may come from untrusted files: a
+// control character (a newline above all) could end the comment and turn
+// the rest of a name into code. Such a name is refused, never escaped.
+static const char *vkp__name_breaks_comment(const char *name) {
+  for (const unsigned char *p = (const unsigned char *)name; p && *p; ++p)
+    if (*p < 0x20 || *p == 0x7f) return name;
+  return NULL;
+}
+
+static vkp_status_t vkp__check_names(const vkp_graph_t *g) {
+  const char *kind = "graph";
+  bool bad = vkp__name_breaks_comment(g->name) != NULL;
+  for (int32_t i = 0; !bad && i < g->n_nodes; ++i) {
+    kind = "node";
+    bad = vkp__name_breaks_comment(g->nodes[i].name) != NULL;
+  }
+  for (int32_t i = 0; !bad && i < g->n_values; ++i) {
+    kind = "value";
+    bad = vkp__name_breaks_comment(g->values[i].name) != NULL;
+  }
+  if (!bad) return NULL;
+  return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                         "codegen/c: a %s name contains a control character "
+                         "(byte < 0x20 or 0x7f), which generated source cannot "
+                         "carry safely",
+                         kind);
+}
+
 vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
                                 vkp_codegen_c_t *out) {
   memset(out, 0, sizeof(*out));
   if (!graph->validated)
     return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
                            "codegen/c: graph '%s' is not validated", graph->name);
+  VKP_RETURN_IF_ERROR(vkp__check_names(graph));
   vkp__cg_t cg = {.g = graph, .threads = threads};
   size_t nv = (size_t)graph->n_values + 1, nn = (size_t)graph->n_nodes + 1;
   cg.group_of = vkp__calloc(nn, sizeof(int32_t));
@@ -1408,13 +1619,16 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
   cg.io_index = vkp__calloc(nv, sizeof(int32_t));
   cg.storage = vkp__calloc(nv, sizeof(vkp__storage_t));
   cg.alias_of = vkp__calloc(nv, sizeof(int32_t));
+  cg.alias_off = vkp__calloc(nv, sizeof(int64_t));
+  cg.in_place = vkp__calloc(nv, sizeof(bool));
   cg.offset = vkp__calloc(nv, sizeof(int64_t));
   cg.vname = vkp__calloc(nv, sizeof(char *));
   cg.nname = vkp__calloc(nn, sizeof(char *));
   cg.constants = vkp__calloc(nv, sizeof(int32_t));
   vkp_status_t st = NULL;
   if (!cg.group_of || !cg.anchor_of || !cg.uses || !cg.io_index || !cg.storage ||
-      !cg.alias_of || !cg.offset || !cg.vname || !cg.nname || !cg.constants) {
+      !cg.alias_of || !cg.alias_off || !cg.in_place || !cg.offset || !cg.vname ||
+      !cg.nname || !cg.constants) {
     st = VKP_OOM("codegen plan");
   }
   if (!st) {
@@ -1459,6 +1673,8 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
   vkp__free(cg.io_index);
   vkp__free(cg.storage);
   vkp__free(cg.alias_of);
+  vkp__free(cg.alias_off);
+  vkp__free(cg.in_place);
   vkp__free(cg.offset);
   vkp__free(cg.vname);
   vkp__free(cg.nname);

@@ -54,9 +54,22 @@ typedef struct vkp__c_kernel_t {
   // GEMM's packing scratch (VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS
   // floats) and the emitter's scratch_floats follow it.
   bool after_gemm_scratch;
+  vkp__sb_t *pre;                    // code placed before the node function
+  const char *fn;                    // the node function is node_<fn>
 } vkp__c_kernel_t;
 
 typedef vkp_status_t (*vkp__c_emit_fn)(vkp__c_kernel_t *k);
+
+// Splits a loop of the kernel across the stage's thread pool: `loop` is
+// code over the iterations [lo, hi) of [0, n) (every input and output is in
+// scope under its k->in / k->outs name, and `scratch` with `with_scratch`);
+// it becomes a task function before the node function, and the body gets
+// the call that runs it, split in chunks of at least VKP_GRAIN(work)
+// iterations (`work`: the steps of one iteration). A loop whose iterations
+// write disjoint outputs, each computed the same way in any chunk, gives
+// results that do not depend on the thread count.
+void vkp__c_emit_split(vkp__c_kernel_t *k, bool with_scratch, long long n, long long work,
+                       const char *loop);
 
 // The emitter codegen/c/ops.c names for `op`, or NULL.
 vkp__c_emit_fn vkp__c_emitter(vkp_op_t op);
@@ -98,6 +111,13 @@ vkp_status_t vkp__c_emit_lp_norm(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_mean_variance_norm(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_lrn(vkp__c_kernel_t *k);
 
+// Selection: arg_max, arg_min, top_k, cum_sum (emit_select.c).
+vkp_status_t vkp__c_emit_arg(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_top_k(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_cum_sum(vkp__c_kernel_t *k);
+// Window ops over 1 to 3 spatial dims, conv_transpose, lp_pool and
+// max_pool2d's indices (emit_window.c).
+vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k);
 // Padding and resampling (emit_resample.c): pad, tile, expand,
 // depth_to_space and space_to_depth share vkp__c_emit_remap.
 vkp_status_t vkp__c_emit_remap(vkp__c_kernel_t *k);

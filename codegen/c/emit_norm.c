@@ -57,6 +57,19 @@ static void vkp__emit_kept_index(vkp__sb_t *sb, const char *var,
   if (!any) vkp__sb_append(sb, "0");
 }
 
+// Slices the reduction can be split into: the kept dims before the first
+// reduced one (dims of extent 1 do not count) index disjoint, contiguous
+// runs of the input that feed disjoint, contiguous runs of the outputs.
+static int64_t vkp__slices(const vkp_value_t *x, const bool *reduced) {
+  int64_t slices = 1;
+  for (int32_t d = 0; d < x->rank; ++d) {
+    if (x->shape[d] == 1) continue;
+    if (reduced[d]) break;
+    slices *= x->shape[d];
+  }
+  return slices;
+}
+
 // The smallest / largest value of an integer C type, as <stdint.h> names it.
 static void vkp__int_limit(vkp__sb_t *sb, vkp_dtype_t dt, bool largest) {
   const char *t = vkp__c_type(dt);  // "int8_t", "uint64_t"...
@@ -107,7 +120,8 @@ static void vkp__emit_reduce_step(vkp__sb_t *sb, vkp_op_t op, bool is_float,
 // Every reduce_* op: y starts at the operation's identity, each input
 // element (in memory order) is folded into its output element, a last pass
 // finishes (mean, l2, log_sum); log_sum_exp makes a second pass summing
-// exp(x - max) into scratch.
+// exp(x - max) into scratch. The slices (vkp__slices) are split across the
+// pool, each folded in the same order whatever task it falls in.
 vkp_status_t vkp__c_emit_reduce(vkp__c_kernel_t *k) {
   const vkp_node_t *n = k->node;
   const vkp_value_t *x = vkp__c_in(k, 0), *y = vkp__c_out(k);
@@ -115,10 +129,18 @@ vkp_status_t vkp__c_emit_reduce(vkp__c_kernel_t *k) {
   bool reduced[VKP_MAX_RANK];
   long long count = (long long)vkp__reduced(n, x, reduced);
   long long n_out = (long long)vkp__numel(y), n_in = (long long)vkp__numel(x);
+  long long slices = (long long)vkp__slices(x, reduced);
+  if (n_out == 0 || n_in == 0) slices = 1;  // one task fills y (or nothing)
+  long long out_per = n_out / slices, in_per = n_in / slices;
   bool is_float = vkp_dtype_is_float(x->dtype);
   const char *t = vkp__c_type(x->dtype);
-  vkp__sb_t *sb = k->body;
-  vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) %s[o] = ", n_out, k->out);
+  vkp__sb_t loop = {0}, *sb = &loop;
+  // Output elements [l_o0, l_o1) and input elements [i0, i1) of slices [lo, hi).
+  vkp__sb_printf(sb,
+                 "  const ptrdiff_t l_o0 = lo * %lld, l_o1 = hi * %lld, i0 = lo * %lld, "
+                 "i1 = hi * %lld;\n  (void)i0;\n  (void)i1;\n",
+                 out_per, out_per, in_per, in_per);
+  vkp__sb_printf(sb, "  for (ptrdiff_t o = l_o0; o < l_o1; ++o) %s[o] = ", k->out);
   switch (op) {
     case VKP_OP_REDUCE_PROD: vkp__sb_append(sb, is_float ? "1.0f" : "1"); break;
     case VKP_OP_REDUCE_MAX: case VKP_OP_REDUCE_LOG_SUM_EXP:
@@ -131,40 +153,44 @@ vkp_status_t vkp__c_emit_reduce(vkp__c_kernel_t *k) {
       break;
     default: vkp__sb_append(sb, "0"); break;
   }
-  vkp__sb_printf(sb, ";\n  for (ptrdiff_t i = 0; i < %lld; ++i) {\n    %s *at = &%s[",
-                 n_in, t, k->out);
+  vkp__sb_printf(sb, ";\n  for (ptrdiff_t i = i0; i < i1; ++i) {\n    %s *at = &%s[", t,
+                 k->out);
   vkp__emit_kept_index(sb, "i", x, reduced);
   vkp__sb_printf(sb, "];\n    %s a = *at, v = %s[i];\n    *at = ", t, k->in[0]);
   vkp__emit_reduce_step(sb, op, is_float, t);
   vkp__sb_append(sb, ";\n  }\n");
   switch (op) {
     case VKP_OP_REDUCE_MEAN:  // 0 / 0 is NaN for an empty mean
-      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) %s[o] /= %lld.0f;\n",
-                     n_out, k->out, count);
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = l_o0; o < l_o1; ++o) %s[o] /= %lld.0f;\n", k->out,
+                     count);
       break;
     case VKP_OP_REDUCE_L2:
-      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) %s[o] = sqrtf(%s[o]);\n",
-                     n_out, k->out, k->out);
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = l_o0; o < l_o1; ++o) %s[o] = sqrtf(%s[o]);\n",
+                     k->out, k->out);
       break;
     case VKP_OP_REDUCE_LOG_SUM:
-      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) %s[o] = logf(%s[o]);\n",
-                     n_out, k->out, k->out);
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = l_o0; o < l_o1; ++o) %s[o] = logf(%s[o]);\n",
+                     k->out, k->out);
       break;
     case VKP_OP_REDUCE_LOG_SUM_EXP:
       k->scratch_floats = (size_t)(n_out > 0 ? n_out : 1);
-      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) scratch[o] = 0.0f;\n",
-                     n_out);
-      vkp__sb_printf(sb, "  for (ptrdiff_t i = 0; i < %lld; ++i) {\n    ptrdiff_t o = ", n_in);
+      vkp__sb_append(sb, "  for (ptrdiff_t o = l_o0; o < l_o1; ++o) scratch[o] = 0.0f;\n");
+      vkp__sb_append(sb, "  for (ptrdiff_t i = i0; i < i1; ++i) {\n    ptrdiff_t o = ");
       vkp__emit_kept_index(sb, "i", x, reduced);
       vkp__sb_printf(sb, ";\n    scratch[o] += expf(%s[i] - %s[o]);\n  }\n", k->in[0], k->out);
       // An infinite or NaN maximum is the result itself.
       vkp__sb_printf(sb,
-                     "  for (ptrdiff_t o = 0; o < %lld; ++o)\n"
+                     "  for (ptrdiff_t o = l_o0; o < l_o1; ++o)\n"
                      "    if (isfinite(%s[o])) %s[o] += logf(scratch[o]);\n",
-                     n_out, k->out, k->out);
+                     k->out, k->out);
       break;
     default: break;
   }
+  if (loop.failed || !loop.data) k->body->failed = true;
+  else
+    vkp__c_emit_split(k, k->scratch_floats > 0, slices,
+                      in_per * (op == VKP_OP_REDUCE_LOG_SUM_EXP ? 10 : 1), loop.data);
+  vkp__sb_deinit(&loop);
   return NULL;
 }
 
@@ -230,35 +256,44 @@ vkp_status_t vkp__c_emit_lrn(vkp__c_kernel_t *k) {
 
 // Three streaming passes over x with per-row sums in double scratch: the
 // mean, the variance, then y = (x - mean) / (std + 1e-9).
+// The slices of vkp__slices split across the pool, as for the reductions.
 vkp_status_t vkp__c_emit_mean_variance_norm(vkp__c_kernel_t *k) {
   const vkp_value_t *x = vkp__c_in(k, 0);
   bool reduced[VKP_MAX_RANK];
   long long count = (long long)vkp__reduced(k->node, x, reduced);
   long long n_in = (long long)vkp__numel(x), rows = count ? n_in / count : 0;
   if (n_in == 0) return NULL;
+  long long slices = (long long)vkp__slices(x, reduced);
+  long long rows_per = rows / slices, in_per = n_in / slices;
   k->scratch_floats = (size_t)(4 * rows);  // two doubles per row
-  vkp__sb_t *sb = k->body;
+  vkp__sb_t loop = {0}, *sb = &loop;
   vkp__sb_printf(sb, "  double *sum = (double *)scratch, *dev = sum + %lld;\n", rows);
-  vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) sum[o] = dev[o] = 0.0;\n", rows);
+  vkp__sb_printf(sb,
+                 "  const ptrdiff_t l_o0 = lo * %lld, l_o1 = hi * %lld, i0 = lo * %lld, "
+                 "i1 = hi * %lld;\n",
+                 rows_per, rows_per, in_per, in_per);
+  vkp__sb_append(sb, "  for (ptrdiff_t o = l_o0; o < l_o1; ++o) sum[o] = dev[o] = 0.0;\n");
   for (int pass = 0; pass < 3; ++pass) {
-    vkp__sb_printf(sb, "  for (ptrdiff_t i = 0; i < %lld; ++i) {\n    ptrdiff_t o = ", n_in);
+    vkp__sb_append(sb, "  for (ptrdiff_t i = i0; i < i1; ++i) {\n    ptrdiff_t o = ");
     vkp__emit_kept_index(sb, "i", x, reduced);
     vkp__sb_append(sb, ";\n");
     if (pass == 0) {
       vkp__sb_printf(sb, "    sum[o] += %s[i];\n  }\n", k->in[0]);
-      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < %lld; ++o) sum[o] /= %lld.0;\n", rows,
-                     count);
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = l_o0; o < l_o1; ++o) sum[o] /= %lld.0;\n", count);
     } else if (pass == 1) {
       vkp__sb_printf(sb, "    double d = %s[i] - sum[o];\n    dev[o] += d * d;\n  }\n",
                      k->in[0]);
       vkp__sb_printf(sb,
-                     "  for (ptrdiff_t o = 0; o < %lld; ++o) dev[o] = 1.0 / "
+                     "  for (ptrdiff_t o = l_o0; o < l_o1; ++o) dev[o] = 1.0 / "
                      "(sqrt(dev[o] / %lld.0) + 1e-9);\n",
-                     rows, count);
+                     count);
     } else {
       vkp__sb_printf(sb, "    %s[i] = (float)((%s[i] - sum[o]) * dev[o]);\n  }\n", k->out,
                      k->in[0]);
     }
   }
+  if (loop.failed || !loop.data) k->body->failed = true;
+  else vkp__c_emit_split(k, true, slices, 3 * in_per, loop.data);
+  vkp__sb_deinit(&loop);
   return NULL;
 }

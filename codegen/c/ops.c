@@ -115,9 +115,12 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_IS_INF] = {F32, "isinf(%0) && (%0 < 0.0f ? %{detect_negative} : %{detect_positive}) != 0.0f", NULL},
     [VKP_OP_MATMUL] = {F32, NULL, NULL},
     [VKP_OP_GEMM] = {F32, NULL, NULL},
-    [VKP_OP_CONV2D] = {F32, NULL, NULL},
-    [VKP_OP_MAX_POOL2D] = {F32, NULL, NULL},
-    [VKP_OP_AVG_POOL2D] = {F32, NULL, NULL},
+    // Window ops: 2-D conv and pooling in emit.c, the rest in emit_window.c.
+    [VKP_OP_CONV2D] = {F32, NULL, NULL, vkp__c_emit_window},
+    [VKP_OP_CONV_TRANSPOSE] = {F32, NULL, NULL, vkp__c_emit_window},
+    [VKP_OP_MAX_POOL2D] = {F32 | INT8, NULL, NULL, vkp__c_emit_window},
+    [VKP_OP_AVG_POOL2D] = {F32, NULL, NULL, vkp__c_emit_window},
+    [VKP_OP_LP_POOL] = {F32, NULL, NULL, vkp__c_emit_window},
     [VKP_OP_GLOBAL_AVG_POOL] = {F32, NULL, NULL},
     [VKP_OP_BATCH_NORM] = {F32, "(%0 - %3) * (%1 / sqrtf(%4 + %{epsilon})) + %2", NULL},
     [VKP_OP_SOFTMAX] = {F32, NULL, NULL},
@@ -169,6 +172,11 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_QLINEAR_MATMUL] = {INT8, NULL, NULL, vkp__c_emit_qlinear_matmul},
     [VKP_OP_CONV_INTEGER] = {INT8, NULL, NULL, vkp__c_emit_conv_integer},
     [VKP_OP_QLINEAR_CONV] = {INT8, NULL, NULL, vkp__c_emit_qlinear_conv},
+    // Selection (emit_select.c): every dtype C computes with but bool.
+    [VKP_OP_ARG_MAX] = {C_NUMERIC, NULL, NULL, vkp__c_emit_arg},
+    [VKP_OP_ARG_MIN] = {C_NUMERIC, NULL, NULL, vkp__c_emit_arg},
+    [VKP_OP_TOP_K] = {C_NUMERIC, NULL, NULL, vkp__c_emit_top_k},
+    [VKP_OP_CUM_SUM] = {C_NUMERIC, NULL, NULL, vkp__c_emit_cum_sum},
 };
 
 vkp__c_emit_fn vkp__c_emitter(vkp_op_t op) {

@@ -97,7 +97,21 @@ static void vkp_range_task(void *arg, ptrdiff_t t, int worker) {
   j->fn(j->ctx, j->n * t / j->parts, j->n * (t + 1) / j->parts, worker);
 }
 
-// Splits only when each chunk gets at least `grain` iterations.
+// Work (about one multiply-add or one element moved) a split must give each
+// task before waking the pool pays: a wake-up and the join cost a few
+// microseconds, the time of some 10^4 such steps.
+#ifndef VKP_PAR_GRAIN
+#define VKP_PAR_GRAIN 16384
+#endif
+// The grain (iterations per task, at least 1) of a loop whose iterations
+// each do `work` steps.
+#define VKP_GRAIN(work) \
+  ((ptrdiff_t)VKP_PAR_GRAIN / VKP_MAXZ((ptrdiff_t)(work), (ptrdiff_t)1) + 1)
+
+// Splits only when each chunk gets at least `grain` iterations. The chunks
+// depend on n, grain and the pool's size only, and every kernel that splits
+// computes each output element the same way whatever chunk it falls in, so
+// results do not depend on the thread count.
 VKP_FN void vkp_parallel_range(ptrdiff_t n, ptrdiff_t grain, vkp_range_fn fn, void *ctx) {
   ptrdiff_t parts = vkp_workers();
   if (grain < 1) grain = 1;
@@ -285,18 +299,24 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
   }
 }
 
-// The register tile: MR x NR accumulators (2*MR vectors) over kc steps; row
-// k of the B panel is at pb + k * ldb (NR when packed). Writes (or, when
-// `accumulate`, adds) the tile into c.
+// The register tile: MR x NR accumulators (2*MR vectors) over kc >= 1
+// steps; row k of the B panel is at pb + k * ldb (NR when packed). Writes
+// (or, when `accumulate`, adds) the tile into c. The accumulators start as
+// the first step's products: zeroed arrays, with a path where the loop does
+// not run, made GCC clear them in memory with two memset calls per tile,
+// which cost as much as the few steps of a shallow (pointwise) product.
 static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
                                const float *restrict pb, ptrdiff_t ldb,
                                float *restrict c, ptrdiff_t ldc, int accumulate) {
   vkp_vec_t acc0[VKP_MR], acc1[VKP_MR];
-  for (int r = 0; r < VKP_MR; ++r) {
-    acc0[r] = (vkp_vec_t){0};
-    acc1[r] = (vkp_vec_t){0};
+  {
+    vkp_vec_t b0 = *(const vkp_uvec_t *)pb, b1 = *(const vkp_uvec_t *)(pb + VKP_VLEN);
+    for (int r = 0; r < VKP_MR; ++r) {
+      acc0[r] = pa[r] * b0;
+      acc1[r] = pa[r] * b1;
+    }
   }
-  for (ptrdiff_t k = 0; k < kc; ++k) {
+  for (ptrdiff_t k = 1; k < kc; ++k) {
     vkp_vec_t b0 = *(const vkp_uvec_t *)(pb + k * ldb);
     vkp_vec_t b1 = *(const vkp_uvec_t *)(pb + k * ldb + VKP_VLEN);
     for (int r = 0; r < VKP_MR; ++r) {
@@ -325,8 +345,11 @@ static inline void vkp_ukernel_half(ptrdiff_t kc, const float *restrict pa,
                                     float *restrict c, ptrdiff_t ldc,
                                     int accumulate) {
   vkp_vec_t acc[VKP_MR];
-  for (int r = 0; r < VKP_MR; ++r) acc[r] = (vkp_vec_t){0};
-  for (ptrdiff_t k = 0; k < kc; ++k) {
+  {
+    vkp_vec_t b0 = *(const vkp_uvec_t *)pb;
+    for (int r = 0; r < VKP_MR; ++r) acc[r] = pa[r] * b0;
+  }
+  for (ptrdiff_t k = 1; k < kc; ++k) {
     vkp_vec_t b0 = *(const vkp_uvec_t *)(pb + k * ldb);
     for (int r = 0; r < VKP_MR; ++r) acc[r] += pa[k * VKP_MR + r] * b0;
   }
@@ -395,6 +418,31 @@ VKP_FN void vkp_gemm_small_m(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
       }
     }
   }
+}
+
+typedef struct vkp_small_m_job_t {
+  ptrdiff_t M, K;
+  float alpha;
+  const float *a;
+  ptrdiff_t rsa, csa;
+  const vkp_bsrc_t *b;
+  float *c;
+  ptrdiff_t ldc;
+  vkp_epilogue_fn ep;
+  const void *ep_ctx;
+  ptrdiff_t ep_row0, batch;
+} vkp_small_m_job_t;
+
+// Columns [n0, n1) of vkp_gemm_small_m's product and of the epilogue: each
+// column is computed the same way in any range.
+static void vkp_small_m_task(void *arg, ptrdiff_t n0, ptrdiff_t n1, int worker) {
+  const vkp_small_m_job_t *j = arg;
+  vkp_bsrc_t b = *j->b;
+  (void)worker;
+  b.b += n0 * b.csb;
+  vkp_gemm_small_m(j->M, n1 - n0, j->K, j->alpha, j->a, j->rsa, j->csa, &b, j->c + n0,
+                   j->ldc);
+  if (j->ep) j->ep(j->c + n0, j->ldc, j->ep_row0, n0, j->M, n1 - n0, j->batch, j->ep_ctx);
 }
 
 // Columns [n0, n1) of the product. `scratch` holds VKP_GEMM_SCRATCH_FLOATS.
@@ -493,8 +541,9 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
                      ptrdiff_t batch, float *scratch, int threads) {
   if (M <= 0 || N <= 0) return;
   if (M < VKP_MR / 2 && !b->conv && K > 0) {
-    vkp_gemm_small_m(M, N, K, alpha, a, rsa, csa, b, c, ldc);
-    if (ep) ep(c, ldc, ep_row0, 0, M, N, batch, ep_ctx);
+    // Memory-bound (B streamed once): columns split across the pool.
+    vkp_small_m_job_t j = {M, K, alpha, a, rsa, csa, b, c, ldc, ep, ep_ctx, ep_row0, batch};
+    vkp_parallel_range(N, VKP_GRAIN(M * K), vkp_small_m_task, &j);
     return;
   }
   // Split the columns in NR-aligned chunks; each worker packs its own
@@ -755,14 +804,16 @@ VKP_FN void vkp_conv_winograd(const float *x, float *y, const float *u,
 // Direct loops: depthwise convolution and pooling (NCHW, one image).
 
 // Depthwise for what vkp_conv_depthwise does not take: plain direct loops.
+// Channels [c0, c1).
 static void vkp_conv_depthwise_large(const float *x, const float *w, float *y,
-                                     ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
+                                     ptrdiff_t H, ptrdiff_t W,
                                      ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
                                      ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL,
                                      ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
                                      ptrdiff_t OW, vkp_epilogue_fn ep,
-                                     const void *ep_ctx, ptrdiff_t batch) {
-  for (ptrdiff_t c = 0; c < C; ++c) {
+                                     const void *ep_ctx, ptrdiff_t batch,
+                                     ptrdiff_t c0, ptrdiff_t c1) {
+  for (ptrdiff_t c = c0; c < c1; ++c) {
     float *yc = y + c * OH * OW;
     for (ptrdiff_t oh = 0; oh < OH; ++oh)
       for (ptrdiff_t ow = 0; ow < OW; ++ow) {
@@ -1001,17 +1052,20 @@ static inline __attribute__((always_inline)) void vkp__dw_band3x3(
 // Large maps go in bands of output rows whose planes stay in L1. Needs
 // VKP_DW_SCRATCH_FLOATS() floats of scratch. The epilogue sees
 // row = channel, columns = output pixels, one channel at a time.
+// Channels [c0, c1) of C; each is computed the same way whatever range it
+// is in (vkp_conv_depthwise splits the channels across the pool).
 // Compiled once per stage, not cloned per call site: its unrolled bodies
 // are large, and constant shapes gain it nothing measurable.
-VKP_FN __attribute__((noinline, noclone)) void vkp_conv_depthwise(
+static __attribute__((noinline, noclone)) void vkp__dw_channels(
     const float *x, const float *w, float *y,
     ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
     ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
-    ptrdiff_t OW, vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t batch, float *scratch) {
+    ptrdiff_t OW, vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t batch, float *scratch,
+    ptrdiff_t c0, ptrdiff_t c1) {
   ptrdiff_t taps = KH * KW, phases = SH * SW;
   if (taps > VKP_DW_MAX_TAPS || phases > VKP_DW_MAX_PHASES) {
-    vkp_conv_depthwise_large(x, w, y, C, H, W, KH, KW, SH, SW, PT, PL, DH, DW,
-                             OH, OW, ep, ep_ctx, batch);
+    vkp_conv_depthwise_large(x, w, y, H, W, KH, KW, SH, SW, PT, PL, DH, DW,
+                             OH, OW, ep, ep_ctx, batch, c0, c1);
     return;
   }
   ptrdiff_t Hq = OH + (KH - 1) * DH / SH, Wq = OW + (KW - 1) * DW / SW;
@@ -1057,7 +1111,7 @@ VKP_FN __attribute__((noinline, noclone)) void vkp_conv_depthwise(
       if (j1[p] < j0[p]) j1[p] = j0[p];
     }
   ptrdiff_t x_len = C * H * W, ow_v = (OW + VKP_VLEN - 1) / VKP_VLEN * VKP_VLEN;
-  for (ptrdiff_t c = 0; c < C; ++c) {
+  for (ptrdiff_t c = c0; c < c1; ++c) {
     const float *wc = w + c * taps;
     float *yc = y + c * OH * OW;
     for (ptrdiff_t oh0 = 0; oh0 < OH; oh0 += R) {
@@ -1127,6 +1181,39 @@ VKP_FN __attribute__((noinline, noclone)) void vkp_conv_depthwise(
   }
 }
 
+typedef struct vkp_dw_job_t {
+  const float *x, *w;
+  float *y;
+  ptrdiff_t C, H, W, KH, KW, SH, SW, PT, PL, DH, DW, OH, OW;
+  vkp_epilogue_fn ep;
+  const void *ep_ctx;
+  ptrdiff_t batch;
+  float *scratch;  // VKP_DW_SCRATCH_FLOATS per worker
+} vkp_dw_job_t;
+
+static void vkp_dw_task(void *arg, ptrdiff_t c0, ptrdiff_t c1, int worker) {
+  const vkp_dw_job_t *j = arg;
+  vkp__dw_channels(j->x, j->w, j->y, j->C, j->H, j->W, j->KH, j->KW, j->SH, j->SW, j->PT,
+                   j->PL, j->DH, j->DW, j->OH, j->OW, j->ep, j->ep_ctx, j->batch,
+                   j->scratch + worker * VKP_DW_SCRATCH_FLOATS(j->KH, j->KW, j->SH, j->SW,
+                                                               j->DH, j->DW, j->OH, j->OW),
+                   c0, c1);
+}
+
+// The depthwise entry (see vkp__dw_channels): `scratch` holds
+// VKP_STAGE_THREADS * VKP_DW_SCRATCH_FLOATS(...) floats; the channels are
+// split across the pool when there is enough work.
+VKP_FN void vkp_conv_depthwise(const float *x, const float *w, float *y, ptrdiff_t C,
+                               ptrdiff_t H, ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW,
+                               ptrdiff_t SH, ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL,
+                               ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW,
+                               vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t batch,
+                               float *scratch) {
+  vkp_dw_job_t j = {x, w, y, C, H, W, KH, KW, SH, SW, PT, PL, DH, DW, OH, OW,
+                    ep, ep_ctx, batch, scratch};
+  vkp_parallel_range(C, VKP_GRAIN(OH * OW * KH * KW), vkp_dw_task, &j);
+}
+
 // The taps k of a pooling window starting at `start` (step `dil`, `k_n`
 // taps) that land inside [0, n) -> [*in0, *in1), and inside the padded
 // extent [-pad0, n + pad1) -> [*pad_lo, *pad_hi).
@@ -1158,7 +1245,9 @@ static inline float vkp_max_nan(float acc, float v) {
 }
 
 // Padded row width vkp_maxpool2d works on; it needs 2 * that + 64 floats of
-// scratch (VKP_MAXPOOL_SCRATCH_FLOATS, evaluated by the generated source).
+// scratch per thread (VKP_MAXPOOL_SCRATCH_FLOATS, evaluated by the generated
+// source): the row, its even and odd halves, and room for a vector read
+// past their ends.
 #define VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW)                                     \
   VKP_MAXZ(((ptrdiff_t)(OW) - 1) * (SW) + ((ptrdiff_t)(KW) - 1) * (DW) + 1, \
            (ptrdiff_t)(PL) + (W))
@@ -1169,18 +1258,19 @@ static inline float vkp_max_nan(float acc, float v) {
 // (clipped to the input) lands in a row padded with -inf on both sides, then
 // the max over the window's columns; at stride 2 that row is first split
 // into even and odd columns so every tap reads contiguously. NaN propagates
-// as in the reference; a window wholly in the padding gives -inf.
-VKP_FN void vkp_maxpool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
-                          ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
-                          ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
-                          ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW,
-                          float *scratch) {
+// as in the reference; a window wholly in the padding gives -inf. Channels
+// [c0, c1).
+static void vkp__maxpool_channels(const float *x, float *y, ptrdiff_t H,
+                                  ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                                  ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
+                                  ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW,
+                                  float *scratch, ptrdiff_t c0, ptrdiff_t c1) {
   const ptrdiff_t wb = VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW), half = (wb + 1) / 2;
   float *vp = scratch, *ve = vp + wb, *vo = ve + half;
   for (ptrdiff_t i = 0; i < wb; ++i) vp[i] = -INFINITY;  // [PL, PL + W) is rewritten
   for (ptrdiff_t i = 0; i < half; ++i) ve[i] = vo[i] = -INFINITY;
   float *vr = vp + PL;
-  for (ptrdiff_t c = 0; c < C; ++c) {
+  for (ptrdiff_t c = c0; c < c1; ++c) {
     const float *xc = x + c * H * W;
     float *yc = y + c * OH * OW;
     for (ptrdiff_t oh = 0; oh < OH; ++oh) {
@@ -1206,10 +1296,14 @@ VKP_FN void vkp_maxpool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
         // Tap kw reads row[ow * SW + kw * DW] = src[ow + off].
         const float *src[VKP_MAX_POOL_TAPS];
         ptrdiff_t nt = KW < VKP_MAX_POOL_TAPS ? KW : VKP_MAX_POOL_TAPS;
-        if (SW == 2) {
-          for (ptrdiff_t t = 0; t < half; ++t) {
+        if (SW == 2) {  // branch-free but for the last pair: it vectorises
+          for (ptrdiff_t t = 0; t < wb / 2; ++t) {
             ve[t] = vp[2 * t];
-            vo[t] = 2 * t + 1 < wb ? vp[2 * t + 1] : -INFINITY;
+            vo[t] = vp[2 * t + 1];
+          }
+          if (wb % 2) {
+            ve[half - 1] = vp[wb - 1];
+            vo[half - 1] = -INFINITY;
           }
         }
         for (ptrdiff_t kw = 0; kw < nt; ++kw) {
@@ -1224,10 +1318,14 @@ VKP_FN void vkp_maxpool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
               acc = vkp_vmax_nan(acc, *(const vkp_uvec_t *)(src[kw] + ow));
             *(vkp_uvec_t *)(yr + ow) = acc;
           }
-          for (; ow < OW; ++ow) {
-            float acc = src[0][ow];
-            for (ptrdiff_t kw = 1; kw < nt; ++kw) acc = vkp_max_nan(acc, src[kw][ow]);
-            yr[ow] = acc;
+          // The last columns as one vector too: the taps read on into the
+          // scratch after the rows (VKP_MAXPOOL_SCRATCH_FLOATS leaves room),
+          // and the lanes past OW are dropped.
+          if (ow < OW) {
+            vkp_vec_t acc = *(const vkp_uvec_t *)(src[0] + ow);
+            for (ptrdiff_t kw = 1; kw < nt; ++kw)
+              acc = vkp_vmax_nan(acc, *(const vkp_uvec_t *)(src[kw] + ow));
+            for (ptrdiff_t l = 0; l < OW - ow; ++l) yr[ow + l] = acc[l];
           }
           continue;
         }
@@ -1241,15 +1339,45 @@ VKP_FN void vkp_maxpool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
   }
 }
 
-// Max (is_max) or average pooling of C planes. Windows are clipped to the
-// input; average divides by the in-input count, or with count_include_pad by
-// the count inside the padded input.
-VKP_FN void vkp_pool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
-                       ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
-                       ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t PB,
-                       ptrdiff_t PR, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
-                       ptrdiff_t OW, int is_max, int count_include_pad) {
-  for (ptrdiff_t c = 0; c < C; ++c) {
+typedef struct vkp_pool_job_t {
+  const float *x;
+  float *y;
+  ptrdiff_t H, W, KH, KW, SH, SW, PT, PL, PB, PR, DH, DW, OH, OW;
+  int is_max, count_include_pad;
+  float *scratch;  // max pooling: VKP_MAXPOOL_SCRATCH_FLOATS per worker
+} vkp_pool_job_t;
+
+static void vkp_maxpool_task(void *arg, ptrdiff_t c0, ptrdiff_t c1, int worker) {
+  const vkp_pool_job_t *j = arg;
+  vkp__maxpool_channels(
+      j->x, j->y, j->H, j->W, j->KH, j->KW, j->SH, j->SW, j->PT, j->PL, j->DH, j->DW, j->OH,
+      j->OW,
+      j->scratch + worker * VKP_MAXPOOL_SCRATCH_FLOATS(j->W, j->KW, j->SW, j->PL, j->DW, j->OW),
+      c0, c1);
+}
+
+// Max pooling of C planes (vkp__maxpool_channels), the channels split across
+// the pool; `scratch` holds VKP_STAGE_THREADS * VKP_MAXPOOL_SCRATCH_FLOATS.
+VKP_FN void vkp_maxpool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
+                          ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                          ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
+                          ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW, float *scratch) {
+  vkp_pool_job_t j = {.x = x, .y = y, .H = H, .W = W, .KH = KH, .KW = KW, .SH = SH,
+                      .SW = SW, .PT = PT, .PL = PL, .DH = DH, .DW = DW, .OH = OH,
+                      .OW = OW, .scratch = scratch};
+  vkp_parallel_range(C, VKP_GRAIN(H * W + OH * OW * KW), vkp_maxpool_task, &j);
+}
+
+// Max (is_max) or average pooling of channels [c0, c1). Windows are clipped
+// to the input; average divides by the in-input count, or with
+// count_include_pad by the count inside the padded input.
+static void vkp__pool_channels(const float *x, float *y, ptrdiff_t H,
+                               ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                               ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t PB,
+                               ptrdiff_t PR, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
+                               ptrdiff_t OW, int is_max, int count_include_pad,
+                               ptrdiff_t c0, ptrdiff_t c1) {
+  for (ptrdiff_t c = c0; c < c1; ++c) {
     const float *xc = x + c * H * W;
     float *yc = y + c * OH * OW;
     for (ptrdiff_t oh = 0; oh < OH; ++oh) {
@@ -1281,6 +1409,26 @@ VKP_FN void vkp_pool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
       }
     }
   }
+}
+
+static void vkp_pool_task(void *arg, ptrdiff_t c0, ptrdiff_t c1, int worker) {
+  const vkp_pool_job_t *j = arg;
+  (void)worker;
+  vkp__pool_channels(j->x, j->y, j->H, j->W, j->KH, j->KW, j->SH, j->SW, j->PT, j->PL,
+                     j->PB, j->PR, j->DH, j->DW, j->OH, j->OW, j->is_max,
+                     j->count_include_pad, c0, c1);
+}
+
+// Pooling of C planes (vkp__pool_channels), the channels split across the
+// pool.
+VKP_FN void vkp_pool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
+                       ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                       ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t PB,
+                       ptrdiff_t PR, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
+                       ptrdiff_t OW, int is_max, int count_include_pad) {
+  vkp_pool_job_t j = {x, y, H, W, KH, KW, SH, SW, PT, PL, PB, PR, DH, DW, OH, OW,
+                      is_max, count_include_pad, NULL};
+  vkp_parallel_range(C, VKP_GRAIN(OH * OW * KH * KW), vkp_pool_task, &j);
 }
 
 // ---------------------------------------------------------------------------
@@ -1341,32 +1489,58 @@ VKP_FN void vkp_softmax_row(float *row, ptrdiff_t n) {
   for (j = 0; j < n; ++j) row[j] *= inv;
 }
 
-VKP_FN void vkp_softmax(const float *x, float *y, ptrdiff_t outer, ptrdiff_t n,
-                        ptrdiff_t inner) {
+// Kernels along the middle axis of [outer][n][inner]: a line function
+// handles one of the outer * inner lines (n elements `stride` apart), and
+// vkp_lines splits the lines across the pool. `arg` is the kernel's own
+// parameter (lp_norm's p); `work` its steps per element.
+typedef void (*vkp_line_fn)(const float *xs, float *ys, ptrdiff_t n, ptrdiff_t stride,
+                            int arg);
+typedef struct vkp_lines_job_t {
+  const float *x;
+  float *y;
+  ptrdiff_t n, inner;
+  vkp_line_fn fn;
+  int arg;
+} vkp_lines_job_t;
+
+static void vkp_lines_task(void *ctx, ptrdiff_t lo, ptrdiff_t hi, int worker) {
+  const vkp_lines_job_t *j = ctx;
+  (void)worker;
+  for (ptrdiff_t t = lo; t < hi; ++t) {
+    ptrdiff_t at = t / j->inner * j->n * j->inner + t % j->inner;
+    j->fn(j->x + at, j->y + at, j->n, j->inner, j->arg);
+  }
+}
+
+VKP_FN void vkp_lines(const float *x, float *y, ptrdiff_t outer, ptrdiff_t n,
+                      ptrdiff_t inner, vkp_line_fn fn, int arg, ptrdiff_t work) {
+  vkp_lines_job_t j = {x, y, n, inner, fn, arg};
+  vkp_parallel_range(outer * inner, VKP_GRAIN(n * work), vkp_lines_task, &j);
+}
+
+static void vkp_softmax_line(const float *xs, float *ys, ptrdiff_t n, ptrdiff_t inner,
+                             int arg) {
+  (void)arg;
   if (inner == 1) {
-    for (ptrdiff_t o = 0; o < outer; ++o) {
-      if (y != x) memcpy(y + o * n, x + o * n, (size_t)n * sizeof(float));
-      vkp_softmax_row(y + o * n, n);
-    }
+    if (ys != xs) memcpy(ys, xs, (size_t)n * sizeof(float));
+    vkp_softmax_row(ys, n);
     return;
   }
-  for (ptrdiff_t o = 0; o < outer; ++o) {
-    for (ptrdiff_t i = 0; i < inner; ++i) {
-      const float *xs = x + o * n * inner + i;
-      float *ys = y + o * n * inner + i;
-      float mx = -INFINITY;
-      for (ptrdiff_t k = 0; k < n; ++k)
-        mx = xs[k * inner] > mx ? xs[k * inner] : mx;
-      float sum = 0.0f;
-      for (ptrdiff_t k = 0; k < n; ++k) {
-        float e = expf(xs[k * inner] - mx);
-        ys[k * inner] = e;
-        sum += e;
-      }
-      float inv = 1.0f / sum;
-      for (ptrdiff_t k = 0; k < n; ++k) ys[k * inner] *= inv;
-    }
+  float mx = -INFINITY;
+  for (ptrdiff_t k = 0; k < n; ++k) mx = xs[k * inner] > mx ? xs[k * inner] : mx;
+  float sum = 0.0f;
+  for (ptrdiff_t k = 0; k < n; ++k) {
+    float e = expf(xs[k * inner] - mx);
+    ys[k * inner] = e;
+    sum += e;
   }
+  float inv = 1.0f / sum;
+  for (ptrdiff_t k = 0; k < n; ++k) ys[k * inner] *= inv;
+}
+
+VKP_FN void vkp_softmax(const float *x, float *y, ptrdiff_t outer, ptrdiff_t n,
+                        ptrdiff_t inner) {
+  vkp_lines(x, y, outer, n, inner, vkp_softmax_line, 0, 8);
 }
 
 // Mean and 1/sqrt(var + eps) of a contiguous row (two passes, in double).
@@ -1378,5 +1552,15 @@ VKP_FN void vkp_row_stats(const float *x, ptrdiff_t n, float eps, float *mean,
   for (ptrdiff_t k = 0; k < n; ++k) v += ((double)x[k] - m) * ((double)x[k] - m);
   v = n > 0 ? v / (double)n : 0.0;
   *mean = (float)m;
+  *rstd = (float)(1.0 / sqrt(v + (double)eps));
+}
+
+// RMSNorm's statistics: mean 0, rstd = 1 / sqrt(mean(x^2) + eps).
+VKP_FN void vkp_row_stats_rms(const float *x, ptrdiff_t n, float eps,
+                              float *mean, float *rstd) {
+  double v = 0.0;
+  for (ptrdiff_t k = 0; k < n; ++k) v += (double)x[k] * (double)x[k];
+  v = n > 0 ? v / (double)n : 0.0;
+  *mean = 0.0f;
   *rstd = (float)(1.0 / sqrt(v + (double)eps));
 }

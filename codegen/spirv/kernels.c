@@ -531,6 +531,9 @@ static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__emit_window_attrs(s, n);
   if (n->op == VKP_OP_MAX_POOL2D) {
     vkp__sb_append(s, "#define POOL_MAX 1\n");
+  } else if (n->op == VKP_OP_LP_POOL) {
+    vkp__sb_append(s, "#define POOL_LP 1\n");
+    vkp__spv_define_i(s, "P", vkp_node_int(n, "p"));
   } else {
     vkp__sb_append(s, "#define POOL_AVG 1\n");
     if (vkp_node_int(n, "count_include_pad"))
@@ -538,6 +541,40 @@ static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
   }
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
   vkp__spv_template(e, "pool2d");
+}
+
+vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  int64_t group = vkp_node_int(n, "group");
+  vkp__sb_t *s = &e->body;
+  vkp__spv_define_u(s, "TOTAL", vkp__spv_numel(y));
+  vkp__spv_define_u(s, "C", (uint64_t)x->shape[1]);
+  vkp__spv_define_u(s, "H", (uint64_t)x->shape[2]);
+  vkp__spv_define_u(s, "W", (uint64_t)x->shape[3]);
+  vkp__spv_define_u(s, "M", (uint64_t)y->shape[1]);
+  vkp__spv_define_u(s, "OH", (uint64_t)y->shape[2]);
+  vkp__spv_define_u(s, "OW", (uint64_t)y->shape[3]);
+  vkp__spv_define_u(s, "KH", (uint64_t)w->shape[2]);
+  vkp__spv_define_u(s, "KW", (uint64_t)w->shape[3]);
+  vkp__spv_define_u(s, "CG", (uint64_t)(x->shape[1] / group));
+  vkp__spv_define_u(s, "MG", (uint64_t)w->shape[1]);
+  vkp__emit_window_attrs(s, n);
+  if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
+  vkp__spv_grid_1d(e, vkp__spv_numel(y));
+  vkp__spv_template(e, "conv_transpose");
+  return NULL;
+}
+
+bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                           size_t reason_size) {
+  const vkp_value_t *x = vkp__spv_input(g, n, 0);
+  if (x->rank == 4) return true;
+  snprintf(reason, reason_size,
+           "%s over %d spatial dims: the Vulkan kernels take 2 (1-D ONNX windows "
+           "are imported as 2-D ones)",
+           vkp_op_name(n->op), (int)x->rank - 2);
+  return false;
 }
 
 // Global average pooling is a mean over the contiguous spatial block.
@@ -582,6 +619,7 @@ static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
     vkp__spv_broadcast(&e->head, "vkp_bias_index", bias, norm_rank, norm_shape);
     vkp__sb_append(&e->body, "#define HAS_BIAS 1\n");
   }
+  if (vkp_node_int(n, "rms")) vkp__sb_append(&e->body, "#define RMS 1\n");
   vkp__spv_define_u(&e->body, "ROWS", rows);
   vkp__spv_define_u(&e->body, "L", len);
   vkp__sb_append(&e->body, "#define EPSILON ");
@@ -676,7 +714,9 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
         break;
       case VKP_OP_MATMUL: case VKP_OP_GEMM: vkp__emit_matmul_like(&e, anchor); break;
       case VKP_OP_CONV2D: vkp__emit_conv2d(&e, anchor); break;
-      case VKP_OP_MAX_POOL2D: case VKP_OP_AVG_POOL2D: vkp__emit_pool(&e, anchor); break;
+      case VKP_OP_MAX_POOL2D: case VKP_OP_AVG_POOL2D: case VKP_OP_LP_POOL:
+        vkp__emit_pool(&e, anchor);
+        break;
       case VKP_OP_GLOBAL_AVG_POOL: vkp__emit_global_pool(&e, anchor); break;
       case VKP_OP_SOFTMAX: vkp__emit_softmax(&e, anchor); break;
       case VKP_OP_LAYER_NORM: vkp__emit_layer_norm(&e, anchor); break;

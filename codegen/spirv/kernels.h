@@ -137,6 +137,12 @@ vkp__spv_check_fn vkp__spv_checker(vkp_op_t op);
 // ---------------------------------------------------------------------------
 // Emitters, by family (codegen/spirv/kernels_<family>.c)
 
+// Window ops (kernels.c): conv_transpose; 2-D only, as every window kernel
+// (vkp__spv_check_window).
+vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n);
+bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                           size_t reason_size);
+
 // Fused attention (kernels_attention.c).
 vkp_status_t vkp__spv_emit_attention(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
@@ -150,6 +156,8 @@ vkp_status_t vkp__spv_emit_lp_norm(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_mean_variance_norm(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_lrn(vkp__emit_t *e, const vkp_node_t *n);
 
+// Selection: cum_sum (kernels_select.c).
+vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n);
 // Padding and resampling (kernels_resample.c): pad, tile, expand,
 // depth_to_space and space_to_depth share vkp__spv_emit_remap.
 vkp_status_t vkp__spv_emit_remap(vkp__emit_t *e, const vkp_node_t *n);

@@ -13,8 +13,9 @@
 //   double t = vkp_profile_transfer_seconds(prof, "host", rates->device, 4096);
 //   vkp_profile_destroy(prof);
 //
-// Roofline: a node takes max(flops / gflops, bytes / gbps) + launch overhead on
-// its target. A transfer of b bytes between two devices takes latency +
+// Roofline: a node takes max(flops / gflops, activation bytes / gbps) +
+// weight bytes / gbps + launch overhead on its target: a model's weights are
+// read from memory once per frame, while its layers compute, not instead. A transfer of b bytes between two devices takes latency +
 // b / bandwidth; between targets on the same device, b / that device's memory
 // bandwidth (a copy through a staging slot).
 //
@@ -43,6 +44,7 @@ extern "C" {
 typedef struct vkp_op_cost_t {
   double flops;  // arithmetic operations (a multiply-add counts 2)
   double bytes;  // bytes read and written (inputs, weights, outputs)
+  double weight_bytes;  // of `bytes`, those of constant inputs (weights)
 } vkp_op_cost_t;
 
 // Work of `node` of validated `graph` (shapes inferred). One formula per op
@@ -59,6 +61,12 @@ typedef struct vkp_profile_target_t {
   double gflops;       // GFLOP/s
   double gbps;         // memory GB/s (1e9 bytes/s)
   double launch_us;    // fixed overhead per node, microseconds
+  // Threads inside one stage: with T threads the compute rate is multiplied
+  // by 1 + (T - 1) * thread_compute_eff and the memory rate by
+  // 1 + (T - 1) * thread_memory_eff (each in 0..1). Both 0: more threads do
+  // not make the target faster (they still occupy cores).
+  double thread_compute_eff;
+  double thread_memory_eff;
 } vkp_profile_target_t;
 
 // A transfer link between two devices (directional).
@@ -70,7 +78,8 @@ typedef struct vkp_profile_link_t {
 } vkp_profile_link_t;
 
 // A device's capacity: how many stages it runs at once (a multi-core host may
-// run several CPU stages side by side; a GPU queue runs one).
+// run several CPU stages side by side; a GPU queue runs one). On the host it
+// counts cores: a stage with T threads occupies T of them.
 typedef struct vkp_profile_device_t {
   char *name;          // owned
   int32_t concurrency; // >= 1
@@ -140,6 +149,14 @@ double vkp_profile_transfer_seconds(const vkp_profile_t *profile,
 double vkp_roofline_seconds(const vkp_profile_target_t *rates,
                             const vkp_op_cost_t *work);
 
+// The same with `threads` threads inside the stage (thread_*_eff above);
+// threads <= 1 is vkp_roofline_seconds.
+double vkp_roofline_seconds_threads(const vkp_profile_target_t *rates,
+                                    const vkp_op_cost_t *work, int32_t threads);
+
+// Cores this process may run on (sched_getaffinity), at least 1.
+int32_t vkp_host_cores(void);
+
 // Estimated seconds of `node` on `target`: the target's own estimate() when it
 // has one, else the roofline with the profile's rates for it.
 vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
@@ -147,15 +164,36 @@ vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
                                const vkp_graph_t *graph, const vkp_node_t *node,
                                double *out_seconds) VKP_MUST_USE;
 
+// The same with `threads` threads in the node's stage: the roofline with
+// vkp_roofline_seconds_threads, or a target's own estimate (one thread)
+// divided by the profile's compute speed-up for `threads`.
+vkp_status_t vkp_node_estimate_threads(const vkp_profile_t *profile,
+                                       const vkp_target_t *target,
+                                       const vkp_graph_t *graph,
+                                       const vkp_node_t *node, int32_t threads,
+                                       double *out_seconds) VKP_MUST_USE;
+
+// Called before each target is measured (`done` targets of `total` so far)
+// and once at the end with target NULL and done == total.
+typedef void (*vkp_calibrate_progress_fn)(void *user, const char *target,
+                                          int32_t done, int32_t total);
+
 // Options of vkp_profile_calibrate; zero-initialised means defaults.
 typedef struct vkp_calibrate_options_t {
-  int32_t matmul_size;   // n of the n*n*n matmul (default 128)
-  int64_t elementwise;   // elements of the add benchmark (default 1 << 18)
-  int32_t repeats;       // timed runs, best taken (default 5)
+  int32_t matmul_size;   // n of the matmul (6n x 4.5n) by (4.5n x n), shaped
+                         // like a convolution's GEMM (default 128)
+  int64_t elementwise;   // elements of the add benchmark (default 1 << 20)
+  int32_t repeats;       // timed runs, the median taken (default 5)
+  // Threads for the thread-efficiency runs (the matmul and the add again,
+  // compiled with this many threads); 0: min(vkp_host_cores(), 4); 1: skip
+  // them (efficiencies keep their previous values).
+  int32_t threads;
+  vkp_calibrate_progress_fn progress;  // optional
+  void *progress_user;
 } vkp_calibrate_options_t;
 
 // Measures every target of `registry` with micro-benchmarks run through its
-// compile/load/run (a matmul for GFLOP/s, an elementwise add for GB/s, a
+// compile/load/run (a conv-shaped matmul for GFLOP/s, an elementwise add for GB/s, a
 // one-element add for the launch overhead), timing with clock_gettime, and
 // records them in `profile` (device names kept from the profile's existing
 // entries or defaults). A target that fails a benchmark keeps its previous
@@ -166,6 +204,39 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
                                    const vkp_calibrate_options_t *options,
                                    char **out_notes) VKP_MUST_USE;
 
+// ---------------------------------------------------------------------------
+// The machine's profile, calibrated once and cached
+//
+// The tools call this when no --profile is given: the first run on a machine
+// measures the registry's targets (vkp_profile_calibrate, a few seconds) and
+// writes the result to <cache>/profile-<version>-<machine key>.json, where
+// <cache> is $XDG_CACHE_HOME/vkpipe, else ~/.cache/vkpipe; later runs read it.
+// The machine key hashes the CPU model, the online CPU count and the
+// registered target names, so a new machine, a new vkpipe version or another
+// set of targets measures afresh. The host device's concurrency is then set
+// to the cores this process may use (or `cores`), never cached.
+
+typedef struct vkp_machine_profile_options_t {
+  const char *cache_dir;   // NULL: $XDG_CACHE_HOME/vkpipe or ~/.cache/vkpipe
+  bool refresh;            // measure even when a cached profile exists
+  int32_t cores;           // host concurrency; 0: vkp_host_cores()
+  vkp_calibrate_options_t calibrate;  // for the measurement
+} vkp_machine_profile_options_t;
+
+// Path of the cache file for `registry` on this machine (*out_path: heap
+// string, vkp_free).
+vkp_status_t vkp_profile_cache_path(const vkp_registry_t *registry,
+                                    const char *cache_dir, char **out_path)
+    VKP_MUST_USE;
+
+// The machine's profile (owned by the caller). *out_measured (may be NULL)
+// says whether it was measured now; *out_notes (may be NULL; heap string or
+// NULL, vkp_free) gets the calibration notes and a line when the cache could
+// not be written (the profile is still returned).
+vkp_status_t vkp_profile_create_for_machine(
+    const vkp_registry_t *registry, const vkp_machine_profile_options_t *options,
+    vkp_profile_t **out_profile, bool *out_measured, char **out_notes)
+    VKP_MUST_USE;
 
 #ifdef __cplusplus
 }

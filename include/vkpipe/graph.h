@@ -265,6 +265,11 @@ typedef struct vkp_graph_load_options_t {
   // docs/onnx.md, "Fusion") node by node instead of as one fused op. For
   // comparing the two; the fused ops are faster and use less memory.
   bool no_fusion;
+  // JSON graphs: allow a 'weights' file given by an absolute path or one
+  // that leaves the model's folder through "..". Off by default: a model
+  // file names data beside it and nothing else (ONNX external data is
+  // always held to this).
+  bool allow_outside_paths;
 } vkp_graph_load_options_t;
 
 // ---------------------------------------------------------------------------

@@ -48,6 +48,7 @@ extern "C" {
   VKP_OP_LIST_QUANT(X) \
   VKP_OP_LIST_ATTENTION(X) \
   VKP_OP_LIST_NORM(X) \
+  VKP_OP_LIST_SELECT(X) \
   VKP_OP_LIST_RESAMPLE(X)
 
 // elementwise arithmetic (NumPy broadcasting), functions, activations, cast: graph/op_elementwise.c
@@ -133,8 +134,10 @@ extern "C" {
 // convolution, pooling, normalisation: graph/op_nn.c
 #define VKP_OP_LIST_NN(X) \
   X(CONV2D, "conv2d", 2, 3, 1, 1, conv2d, conv2d, conv2d, OUT_EWISE_FUSABLE, FLOAT, 0, CONV, 2) \
-  X(MAX_POOL2D, "max_pool2d", 1, 1, 1, 1, max_pool2d, pool2d, pool2d, OUT_EWISE_FUSABLE, FLOAT, 0, WINDOW, 1) \
+  X(CONV_TRANSPOSE, "conv_transpose", 2, 3, 1, 1, conv_transpose, conv_transpose, conv_transpose, OUT_EWISE_FUSABLE, FLOAT, 0, CONV_TRANSPOSE, 2) \
+  X(MAX_POOL2D, "max_pool2d", 1, 1, 1, 2, max_pool2d, pool2d, pool2d, OUT_EWISE_FUSABLE, FLOAT_INT8, 0, WINDOW, 1) \
   X(AVG_POOL2D, "avg_pool2d", 1, 1, 1, 1, avg_pool2d, pool2d, pool2d, OUT_EWISE_FUSABLE, FLOAT, 0, WINDOW, 1) \
+  X(LP_POOL, "lp_pool", 1, 1, 1, 1, lp_pool, pool2d, pool2d, OUT_EWISE_FUSABLE, FLOAT, 0, WINDOW, 3) \
   X(GLOBAL_AVG_POOL, "global_avg_pool", 1, 1, 1, 1, none, global_pool, global_avg_pool, REDUCTION, FLOAT, 0, REDUCE, 1) \
   X(BATCH_NORM, "batch_norm", 5, 5, 1, 1, batch_norm, batch_norm, batch_norm, BROADCAST, FLOAT, 0, ELEMWISE, 2) \
   X(SOFTMAX, "softmax", 1, 1, 1, 1, softmax, softmax, softmax, OPAQUE, FLOAT, 0, NORM, 5) \
@@ -163,6 +166,13 @@ extern "C" {
   X(LP_NORM, "lp_norm", 1, 1, 1, 1, lp_norm, lp_norm, lp_norm, OPAQUE, FLOAT, 0, NORM, 4) \
   X(MEAN_VARIANCE_NORM, "mean_variance_norm", 1, 1, 1, 1, mean_variance_norm, mean_variance_norm, mean_variance_norm, OPAQUE, FLOAT, 0, NORM, 8) \
   X(LRN, "lrn", 1, 1, 1, 1, lrn, lrn, lrn, OPAQUE, FLOAT, 0, ELEMWISE, 16)
+
+// selection along one axis (indices are int64): graph/op_select.c
+#define VKP_OP_LIST_SELECT(X) \
+  X(ARG_MAX, "arg_max", 1, 1, 1, 1, arg, arg, arg, REDUCTION, NUMERIC, 0, REDUCE, 1) \
+  X(ARG_MIN, "arg_min", 1, 1, 1, 1, arg, arg, arg, REDUCTION, NUMERIC, 0, REDUCE, 1) \
+  X(TOP_K, "top_k", 1, 1, 2, 2, top_k, top_k, top_k, OPAQUE, NUMERIC, 0, REDUCE, 4) \
+  X(CUM_SUM, "cum_sum", 1, 1, 1, 1, cum_sum, cum_sum, cum_sum, OPAQUE, NUMERIC, 0, REDUCE, 1)
 
 // data movement: graph/op_shape.c
 #define VKP_OP_LIST_SHAPE(X) \
@@ -256,6 +266,7 @@ typedef enum vkp_op_pattern_t {
   X(MATMUL, "matmul")      /* 2 * M * N * K */                          \
   X(GEMM, "gemm")          /* 2 * M * N * K plus the bias */            \
   X(CONV, "conv")          /* 2 * output * taps per output */           \
+  X(CONV_TRANSPOSE, "conv_transpose") /* 2 * input * taps per input */ \
   X(WINDOW, "window")      /* output * window size */                    \
   X(ATTENTION, "attention") /* 2 * Lq * Lk * (D + Dv) per batch, + softmax */
 
@@ -284,6 +295,7 @@ typedef enum vkp_op_cost_class_t {
 #define VKP_OP_DTYPES_FLOAT32 VKP_DTYPE_SET(VKP_DTYPE_FLOAT32)
 // 8-bit quantized integers (MatMulInteger, QLinearConv, ...).
 #define VKP_OP_DTYPES_INT8 (VKP_DTYPE_SET(VKP_DTYPE_INT8) | VKP_DTYPE_SET(VKP_DTYPE_UINT8))
+#define VKP_OP_DTYPES_FLOAT_INT8 (VKP_OP_DTYPES_FLOAT | VKP_OP_DTYPES_INT8)
 // What DequantizeLinear reads: 8- and 16-bit quantized integers and int32.
 #define VKP_OP_DTYPES_QUANTIZED                                          \
   (VKP_OP_DTYPES_INT8 | VKP_DTYPE_SET(VKP_DTYPE_INT16) |                 \

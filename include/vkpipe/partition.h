@@ -37,6 +37,16 @@
 //     With stages = 0, every K up to max_auto_stages is tried this way (from
 //     1 under "auto", from the region count under a target policy) and the
 //     fewest stages within 5% of the best bottleneck are kept.
+//  4. Threads. Stages of targets on the host device run with T threads:
+//     their nodes' estimates use the threaded roofline (the profile's thread
+//     efficiencies) and each stage occupies T of the host's cores (its
+//     concurrency), so the host's bound is the sum of T x stage seconds over
+//     its stages divided by the cores. With threads = 0, every T from 1 to
+//     the cores (powers of two beyond 8) is partitioned and the configuration
+//     (T, and K under stages = 0) with the best estimated throughput kept;
+//     among those within 5% of it, the one with the lowest estimated latency
+//     (sum of stage times), then the fewest threads. The notes list every
+//     candidate and why one was chosen.
 //
 // A partition borrows the graph, registry and profile: they must outlive it.
 // Not thread-safe; distinct partitions may be built in parallel.
@@ -60,6 +70,10 @@ extern "C" {
 
 // A manual placement: nodes whose name matches the glob `pattern` (fnmatch)
 // go to `target`. Both borrowed.
+// Most pipeline stages a partition may ask for; every tool takes --stages
+// in 1..VKP_PARTITION_MAX_STAGES (or auto).
+#define VKP_PARTITION_MAX_STAGES 1024
+
 typedef struct vkp_assign_t {
   const char *pattern;
   const char *target;
@@ -77,6 +91,8 @@ typedef struct vkp_partition_options_t {
   int32_t stages;             // K; 0: choose automatically (1..max_auto_stages)
   int32_t max_auto_stages;    // upper bound when choosing; 0: 8
   bool keep_islands;          // true: never absorb islands (K may grow)
+  int32_t threads;            // threads per stage of host targets; 0:
+                              // choose 1..cores (step 4 above)
 } vkp_partition_options_t;
 
 typedef struct vkp_partition_stage_t {
@@ -88,6 +104,8 @@ typedef struct vkp_partition_stage_t {
   double seconds;             // compute_s + transfer_s
   double bytes_in;            // bytes it receives (global inputs included)
   double bytes_out;           // bytes it sends (global outputs included)
+  int32_t threads;            // threads it runs with (cores it occupies);
+                              // 0: its target is not on the host
 } vkp_partition_stage_t;
 
 typedef struct vkp_partition_t {
@@ -119,6 +137,9 @@ typedef struct vkp_partition_t {
   int32_t n_stages;
   vkp_partition_stage_t *stages;
   double bottleneck_s;                // estimated seconds per frame, steady state
+  double latency_s;                   // estimated seconds of one frame alone
+                                      // (the sum of the stage times)
+  int32_t threads;                    // threads per stage of host targets
   char *notes;                        // lines worth telling the user, or NULL
   struct vkp__pctx_t *internal;       // private to partition/
 } vkp_partition_t;

@@ -161,6 +161,9 @@ typedef struct vkp_pipeline_stage_stats_t {
   uint64_t busy_ns;          // running (host) or on the device (device)
   uint64_t wait_input_ns;    // waiting for input slots to be filled
   uint64_t wait_slot_ns;     // waiting for a free output slot
+  uint64_t cpu_ns;           // CPU time of the stage's worker thread while
+                             // running (host stages; the threads of its pool
+                             // and device time not counted)
 } vkp_pipeline_stage_stats_t;
 
 typedef struct vkp_pipeline_binding_stats_t {

@@ -58,6 +58,11 @@ typedef struct vkp_plan_stage_t {
                           // a node list of the plan's source model
   int32_t n_fallbacks;
   vkp_plan_fallback_t *fallbacks;  // owned; the stage's fallen-back nodes
+  // "cpu_affinity": the cpus a host stage's threads are pinned to (thread i
+  // of the stage, the one that calls it first, on cpu_affinity[i %
+  // n_cpu_affinity]); owned; NULL (the default): not pinned.
+  int32_t n_cpu_affinity;
+  int32_t *cpu_affinity;
 } vkp_plan_stage_t;
 
 typedef struct vkp_plan_binding_t {
@@ -107,6 +112,15 @@ vkp_status_t vkp_plan_bind(vkp_plan_t *plan, int32_t src_stage,
 vkp_status_t vkp_plan_add_fallback(vkp_plan_t *plan, int32_t stage,
                                    const char *node, const char *instead_of,
                                    const char *reason) VKP_MUST_USE;
+
+// Pins stage `stage`'s threads to the `n` cpus in `cpus` (copied; each
+// 0..VKP_PLAN_MAX_CPU, no repeats; n <= VKP_PLAN_MAX_AFFINITY); n == 0
+// clears it. Whether the process may use those cpus is checked when the
+// stage loads.
+#define VKP_PLAN_MAX_CPU 1023
+#define VKP_PLAN_MAX_AFFINITY 64
+vkp_status_t vkp_plan_set_stage_cpu_affinity(vkp_plan_t *plan, int32_t stage, int32_t n,
+                                             const int32_t *cpus) VKP_MUST_USE;
 
 // Index of the stage named `name`, or -1.
 int32_t vkp_plan_find_stage(const vkp_plan_t *plan, const char *name);

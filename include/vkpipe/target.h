@@ -53,6 +53,12 @@ typedef struct vkp_compile_options_t {
   const char *march;      // CPU codegen -march value; NULL: "native"
   const char *dump_dir;   // when set, write generated sources here
   const char *cache_dir;  // compile cache; NULL: the user's cache directory
+  // Cpus a host stage's threads are pinned to (thread i, the caller of run
+  // included, on cpu_affinity[i % n_cpu_affinity]); borrowed; NULL: not
+  // pinned. The cpu target records them in its blob and checks at load
+  // that the process may use them.
+  const int32_t *cpu_affinity;
+  int32_t n_cpu_affinity;
 } vkp_compile_options_t;
 
 // A point on a timeline semaphore: wait for or signal `value`. `semaphore` is
@@ -192,6 +198,16 @@ vkp_status_t vkp_registry_create(vkp_registry_t **out_registry) VKP_MUST_USE;
 // that cannot (no Vulkan device, say) is recorded as unavailable with its
 // reason; that is not an error.
 vkp_status_t vkp_registry_create_default(vkp_registry_t **out_registry)
+    VKP_MUST_USE;
+
+// A registry with only the built-in targets named in `names` (n_names
+// entries, borrowed), in the usual order: a program that knows which
+// targets it needs brings up no others (no Vulkan instance for a cpu-only
+// run). An unknown name is NOT_FOUND listing the built-ins; one that cannot
+// be brought up is recorded as unavailable, as in create_default.
+vkp_status_t vkp_registry_create_builtin(const char *const *names,
+                                         int32_t n_names,
+                                         vkp_registry_t **out_registry)
     VKP_MUST_USE;
 
 // Destroys the registry and every registered target (calling their destroy).

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -103,6 +104,57 @@ static char *vkp__cache_dir(const char *configured) {
   return vkp__asprintf("/tmp/vkpipe-cache-%ld", (long)getuid());
 }
 
+// The private cache used when the user's cannot be written: one directory
+// per process, made on first need. Reported once on stderr, since a cache
+// that silently never persists would look like a slow compiler.
+static pthread_once_t vkp__fallback_once = PTHREAD_ONCE_INIT;
+static char vkp__fallback_dir[4096];
+
+static void vkp__fallback_make(void) {
+  const char *tmp = getenv("TMPDIR");
+  if (!tmp || !tmp[0]) tmp = "/tmp";
+  snprintf(vkp__fallback_dir, sizeof vkp__fallback_dir, "%s/vkpipe-cache-XXXXXX", tmp);
+  if (!mkdtemp(vkp__fallback_dir)) vkp__fallback_dir[0] = '\0';
+}
+
+// Makes a fresh work directory `*tmp` inside the cache `*dir`; when the cache
+// cannot be created or written, switches *dir to the private fallback.
+static vkp_status_t vkp__cache_workdir(char **dir, char **tmp) {
+  vkp_status_t st = vkp__mkdirs(*dir);
+  if (!st && mkdtemp(*tmp)) return NULL;
+  char *why = st ? vkp__strdup(vkp_status_message(st))
+                 : vkp__asprintf("cannot create a directory in '%s': %s", *dir,
+                                 strerror(errno));
+  vkp_status_free(st);
+  pthread_once(&vkp__fallback_once, vkp__fallback_make);
+  vkp_status_t out = NULL;
+  if (!vkp__fallback_dir[0]) {
+    out = vkp_status_make(VKP_STATUS_IO_ERROR,
+                          "the compile cache is not writable (%s), and no private "
+                          "cache could be made in $TMPDIR or /tmp either",
+                          why ? why : "out of memory");
+  } else {
+    static atomic_bool told;
+    if (!atomic_exchange(&told, true))
+      fprintf(stderr, "vkpipe: compile cache not writable (%s); using %s for this "
+                      "run\n", why ? why : "?", vkp__fallback_dir);
+    char *ndir = vkp__strdup(vkp__fallback_dir);
+    char *ntmp = ndir ? vkp__asprintf("%s/tmp-XXXXXX", ndir) : NULL;
+    if (!ntmp) {
+      out = VKP_OOM("compile paths");
+    } else if (!mkdtemp(ntmp)) {
+      out = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create a directory in "
+                            "'%s': %s", ndir, strerror(errno));
+    }
+    vkp__free(*dir);
+    vkp__free(*tmp);
+    *dir = ndir;
+    *tmp = ntmp;
+  }
+  vkp__free(why);
+  return out;
+}
+
 // argv for the compiler: $CC split on spaces, then `flags` split on spaces.
 typedef struct vkp__argv_t {
   char *storage;
@@ -185,10 +237,7 @@ vkp_status_t vkp_cpu_compile(const char *source, size_t size,
   bool made_tmp = false;
   vkp_status_t st = NULL;
   if (!flags || !dir || !tmp) st = VKP_OOM("compile paths");
-  if (!st) st = vkp__mkdirs(dir);
-  if (!st && !mkdtemp(tmp))
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create a directory in '%s': %s",
-                         dir, strerror(errno));
+  if (!st) st = vkp__cache_workdir(&dir, &tmp);
   if (!st) {
     made_tmp = true;
     log = vkp__asprintf("%s/log.txt", tmp);

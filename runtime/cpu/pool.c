@@ -8,6 +8,7 @@
 #define _GNU_SOURCE  // pthread_setaffinity_np, CPU_SET
 #include "runtime/cpu/pool.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -39,6 +40,13 @@ struct vkp_cpu_pool_t {
   ptrdiff_t n_tasks;
   atomic_ptrdiff_t next;
   atomic_int busy;  // workers 1..n-1 still in the job
+  // Pinning (NULL: none): worker i runs on cpus[i % n_cpus]; the caller,
+  // worker 0, is pinned when it first runs a job, and again when another
+  // thread becomes the caller.
+  int32_t *cpus;
+  int32_t n_cpus;
+  bool caller_pinned;
+  pthread_t caller;
 };
 
 static inline void vkp__pause(void) {
@@ -85,16 +93,16 @@ static void *vkp__worker_main(void *arg) {
   }
 }
 
-static void vkp__pin(pthread_t thread, const int32_t *cpus, int32_t n_cpus, int id) {
-  if (!cpus || n_cpus <= 0) return;
+// Pins `thread` to the cpu of worker `id`; an errno value on failure (a
+// cpu outside the process's affinity mask is refused by the kernel).
+static int vkp__pin(pthread_t thread, const int32_t *cpus, int32_t n_cpus, int id) {
+  if (!cpus || n_cpus <= 0) return 0;
   cpu_set_t set;
   CPU_ZERO(&set);
   int32_t cpu = cpus[id % n_cpus];
-  if (cpu < 0 || cpu >= CPU_SETSIZE) return;
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return EINVAL;
   CPU_SET(cpu, &set);
-  // Best effort: a cpu outside the process's affinity mask is refused by
-  // the kernel, and the thread then runs where the scheduler puts it.
-  (void)pthread_setaffinity_np(thread, sizeof set, &set);
+  return pthread_setaffinity_np(thread, sizeof set, &set);
 }
 
 vkp_status_t vkp_cpu_pool_create(int32_t workers, const int32_t *cpus, int32_t n_cpus,
@@ -110,7 +118,15 @@ vkp_status_t vkp_cpu_pool_create(int32_t workers, const int32_t *cpus, int32_t n
   atomic_init(&p->generation, 0);
   atomic_init(&p->next, 0);
   atomic_init(&p->busy, 0);
-  vkp__pin(pthread_self(), cpus, n_cpus, 0);
+  if (cpus && n_cpus > 0) {
+    p->cpus = vkp__calloc((size_t)n_cpus, sizeof *p->cpus);
+    if (!p->cpus) {
+      vkp_cpu_pool_destroy(p);
+      return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "cpu thread pool");
+    }
+    memcpy(p->cpus, cpus, (size_t)n_cpus * sizeof *p->cpus);
+    p->n_cpus = n_cpus;
+  }
   if (workers > 1) {
     p->threads = vkp__calloc((size_t)workers, sizeof *p->threads);
     p->args = vkp__calloc((size_t)workers, sizeof *p->args);
@@ -128,7 +144,14 @@ vkp_status_t vkp_cpu_pool_create(int32_t workers, const int32_t *cpus, int32_t n
                                (int)i, (int)workers, strerror(rc));
       }
       p->started = i;
-      vkp__pin(p->threads[i], cpus, n_cpus, (int)i);
+      rc = vkp__pin(p->threads[i], p->cpus, p->n_cpus, (int)i);
+      if (rc != 0) {
+        int32_t cpu = p->cpus[i % p->n_cpus];
+        vkp_cpu_pool_destroy(p);
+        return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                               "cannot pin thread %d of a cpu stage to cpu %d: %s", (int)i,
+                               (int)cpu, strerror(rc));
+      }
     }
   }
   *out_pool = p;
@@ -147,10 +170,22 @@ void vkp_cpu_pool_destroy(vkp_cpu_pool_t *p) {
   pthread_cond_destroy(&p->done);
   vkp__free(p->threads);
   vkp__free(p->args);
+  vkp__free(p->cpus);
   vkp__free(p);
 }
 
 int32_t vkp_cpu_pool_workers(const vkp_cpu_pool_t *p) { return p ? p->n : 1; }
+
+void vkp_cpu_pool_bind_caller(vkp_cpu_pool_t *p) {
+  if (!p || !p->n_cpus) return;
+  pthread_t self = pthread_self();
+  if (p->caller_pinned && pthread_equal(p->caller, self)) return;
+  // The cpus were checked when the stage loaded; a refusal now (the
+  // process's mask shrank since) leaves the caller where it was.
+  (void)vkp__pin(self, p->cpus, p->n_cpus, 0);
+  p->caller = self;
+  p->caller_pinned = true;
+}
 
 void vkp_cpu_pool_run(void *pool, ptrdiff_t n_tasks, vkp_cpu_task_fn fn, void *ctx) {
   vkp_cpu_pool_t *p = pool;

@@ -30,7 +30,9 @@ typedef struct vkp_cpu_pool_ref_t {
 typedef struct vkp_cpu_pool_t vkp_cpu_pool_t;
 
 // A pool of `workers` (>= 1; 1 starts no thread). `cpus` (n_cpus entries,
-// may be NULL) pins worker i to cpus[i % n_cpus], the caller included.
+// copied; may be NULL) pins worker i to cpus[i % n_cpus]: the pool's
+// threads now (a cpu the kernel refuses is an error), the caller when it
+// calls vkp_cpu_pool_bind_caller.
 vkp_status_t vkp_cpu_pool_create(int32_t workers, const int32_t *cpus,
                                  int32_t n_cpus, vkp_cpu_pool_t **out_pool)
     VKP_MUST_USE;
@@ -39,5 +41,9 @@ void vkp_cpu_pool_destroy(vkp_cpu_pool_t *pool);
 // Runs fn(ctx, task, worker) for every task, returning when all are done.
 void vkp_cpu_pool_run(void *pool, ptrdiff_t n_tasks, vkp_cpu_task_fn fn, void *ctx);
 int32_t vkp_cpu_pool_workers(const vkp_cpu_pool_t *pool);
+// With pinning, pins the calling thread (worker 0) to cpus[0], once per
+// thread that becomes the caller; otherwise nothing. The cpu stage calls it
+// at the start of every run. NULL is fine.
+void vkp_cpu_pool_bind_caller(vkp_cpu_pool_t *pool);
 
 #endif  // VKPIPE_RUNTIME_CPU_POOL_H_

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The "cpu" target: vtable, blob format, loading and running stages.
-#define _GNU_SOURCE  // memfd_create
+#define _GNU_SOURCE  // memfd_create, sched_getaffinity
 #include "runtime/cpu/target_cpu.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,19 @@ static vkp_status_t vkp__cpu_compile(const vkp_target_t *target, const vkp_graph
                                      const vkp_compile_options_t *options,
                                      vkp_blob_t *out_blob) {
   int32_t threads = options && options->threads > 1 ? options->threads : 1;
+  int32_t n_cpus = options && options->cpu_affinity ? options->n_cpu_affinity : 0;
+  if (n_cpus < 0 || n_cpus > VKP_CPU_BLOB_MAX_AFFINITY)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "cpu target compiling graph '%s': cpu_affinity lists %d cpus; at "
+                           "most %d",
+                           graph->name, (int)n_cpus, VKP_CPU_BLOB_MAX_AFFINITY);
+  for (int32_t i = 0; i < n_cpus; ++i)
+    if (options->cpu_affinity[i] < 0 || options->cpu_affinity[i] >= CPU_SETSIZE)
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "cpu target compiling graph '%s': cpu_affinity entry %d is %d, "
+                             "not a cpu number (0..%d)",
+                             graph->name, (int)i, (int)options->cpu_affinity[i],
+                             CPU_SETSIZE - 1);
   vkp_codegen_c_t code;
   VKP_RETURN_IF_ERROR(vkp_codegen_c_emit(graph, threads, &code));
   vkp_status_t st = NULL;
@@ -95,6 +109,8 @@ static vkp_status_t vkp__cpu_compile(const vkp_target_t *target, const vkp_graph
     h.source_size = code.source_size;
     h.object_size = object_size;
     memcpy(h.key, key, sizeof key);
+    h.n_cpus = n_cpus;
+    for (int32_t i = 0; i < n_cpus; ++i) h.cpus[i] = options->cpu_affinity[i];
     unsigned char *p = out_blob->data;
     memcpy(p, &h, sizeof h);
     p += sizeof h;
@@ -188,6 +204,37 @@ static vkp_status_t vkp__dlopen_bytes(const void *object, size_t size, const cha
   return NULL;
 }
 
+// Every cpu of a stage's cpu_affinity must be one this process may run on
+// (sched_getaffinity: the machine's cpus, less what taskset or a cgroup
+// took away): pinning to another would fail, or silently not pin.
+static vkp_status_t vkp__check_affinity(const int32_t *cpus, int32_t n) {
+  if (n == 0) return NULL;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+    return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                           "cpu_affinity: cannot read this process's cpus: %s",
+                           strerror(errno));
+  for (int32_t i = 0; i < n; ++i) {
+    if (cpus[i] >= 0 && cpus[i] < CPU_SETSIZE && CPU_ISSET(cpus[i], &allowed)) continue;
+    char list[256] = "";
+    size_t at = 0;
+    for (int c = 0; c < CPU_SETSIZE && at + 16 < sizeof list; ++c) {
+      if (!CPU_ISSET(c, &allowed)) continue;
+      int last = c;
+      while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &allowed)) ++last;
+      at += (size_t)snprintf(list + at, sizeof list - at, at ? ",%d" : "%d", c);
+      if (last > c) at += (size_t)snprintf(list + at, sizeof list - at, "-%d", last);
+      c = last;
+    }
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "cpu_affinity names cpu %d, which this process may not run on "
+                           "(it may use cpus %s)",
+                           (int)cpus[i], list);
+  }
+  return NULL;
+}
+
 static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_graph_t *graph,
                                        const void *blob, size_t blob_size,
                                        vkp__cpu_stage_t *s) {
@@ -197,6 +244,9 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
   memcpy(&h, blob, sizeof h);
   if (memcmp(h.magic, VKP_CPU_BLOB_MAGIC, 8) != 0 || h.header_size != sizeof h)
     return vkp_status_make(VKP_STATUS_DATA_LOSS, "not a cpu target blob (bad magic or version)");
+  if (h.n_cpus < 0 || h.n_cpus > VKP_CPU_BLOB_MAX_AFFINITY)
+    return vkp_status_make(VKP_STATUS_DATA_LOSS, "cpu blob pins to %d cpus", (int)h.n_cpus);
+  VKP_RETURN_IF_ERROR(vkp__check_affinity(h.cpus, h.n_cpus));
   if (h.n_constants < 0 || h.n_inputs != graph->n_inputs || h.n_outputs != graph->n_outputs)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "cpu blob is for %d inputs and %d outputs; graph '%s' has %d and %d",
@@ -260,7 +310,8 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
       if (!st && abi && abi() >= 2) {
         _Static_assert(sizeof(vkp_cpu_pool_ref_t) <= VKP_CODEGEN_C_WS_HEADER,
                        "the pool reference fits the workspace header");
-        st = vkp_cpu_pool_create(h.threads > 1 ? h.threads : 1, NULL, 0, &s->pool);
+        st = vkp_cpu_pool_create(h.threads > 1 ? h.threads : 1, h.n_cpus ? h.cpus : NULL,
+                                 h.n_cpus, &s->pool);
         vkp_cpu_pool_ref_t ref = {.run = vkp_cpu_pool_run,
                                   .pool = s->pool,
                                   .workers = vkp_cpu_pool_workers(s->pool)};
@@ -333,6 +384,7 @@ static vkp_status_t vkp__cpu_run(vkp_stage_t *base, const vkp_tensor_t *inputs,
                              vkp_tensor_nbytes(&outputs[i]), s->output_bytes[i]);
     s->outputs[i] = outputs[i].data;
   }
+  vkp_cpu_pool_bind_caller(s->pool);
   int rc = s->entry(s->inputs, s->outputs, s->constants, s->workspace);
   if (rc != 0)
     return vkp_status_make(VKP_STATUS_INTERNAL, "cpu stage returned %d", rc);

@@ -21,7 +21,9 @@
 
 #include "vkpipe/target.h"
 
-#define VKP_CPU_BLOB_MAGIC "VKPCPU01"
+#define VKP_CPU_BLOB_MAGIC "VKPCPU02"
+// Cpus a blob may pin its stage's threads to.
+#define VKP_CPU_BLOB_MAX_AFFINITY 64
 
 typedef struct vkp_cpu_blob_header_t {
   char magic[8];          // VKP_CPU_BLOB_MAGIC
@@ -30,6 +32,8 @@ typedef struct vkp_cpu_blob_header_t {
   int32_t n_inputs, n_outputs, n_constants, n_kernels;
   uint64_t source_size, object_size;
   char key[40];           // compile cache key, NUL-terminated hex
+  int32_t n_cpus;         // 0: the stage's threads are not pinned
+  int32_t cpus[VKP_CPU_BLOB_MAX_AFFINITY];  // compile options' cpu_affinity
 } vkp_cpu_blob_header_t;
 
 // The vtable's dump entry (runtime/cpu/dump.c): writes <graph>.c and

@@ -410,3 +410,49 @@ Test(codegen_c, norm_family_compiles_warning_free, .timeout = 240) {
   compile_warning_free(g, 1);
   vkp_graph_destroy(g);
 }
+
+// The selection kernels (codegen/c/emit_select.c): arg_max and arg_min
+// (first and last index), top_k (largest and smallest) and cum_sum
+// (exclusive and reverse), each on every dtype the C table gives it,
+// compile warning-free.
+Test(codegen_c, select_family_compiles_warning_free, .timeout = 240) {
+  vkp_graph_t *g = g_new("select");
+  int nodes = 0;
+  for (int d = 0; d < VKP_DTYPE_COUNT; ++d) {
+    if (!(vkp_codegen_c_dtypes(VKP_OP_TOP_K) & vkp_op_dtypes(VKP_OP_TOP_K) &
+          VKP_DTYPE_SET(d)))
+      continue;
+    const char *dt = vkp_dtype_name((vkp_dtype_t)d);
+    char x[48], name[96], out[112];
+    snprintf(x, sizeof x, "x_%s", dt);
+    g_in(g, x, (vkp_dtype_t)d, 3, SH(2, 5, 3));
+    for (int variant = 0; variant < 2; ++variant) {
+      vkp_attr_t arg[2] = {at_i("axis", 1), at_i("select_last_index", variant)};
+      vkp_attr_t cum[3] = {at_i("axis", 1), at_i("exclusive", variant),
+                           at_i("reverse", variant)};
+      static const vkp_op_t ops[] = {VKP_OP_ARG_MAX, VKP_OP_ARG_MIN, VKP_OP_CUM_SUM};
+      for (int o = 0; o < 3; ++o) {
+        snprintf(name, sizeof name, "%s_%s_%d", vkp_op_name(ops[o]), dt, variant);
+        snprintf(out, sizeof out, "y_%s", name);
+        g_node(g, name, ops[o], x, out, o < 2 ? 2 : 3, o < 2 ? arg : cum);
+        VKP_TEST_OK(vkp_graph_mark_output(g, out));
+        ++nodes;
+      }
+      // top_k has two outputs (g_node makes one).
+      vkp_attr_t tk[3] = {at_i("k", 3), at_i("axis", 1), at_i("largest", variant)};
+      char vals[112], idx[112];
+      snprintf(name, sizeof name, "top_k_%s_%d", dt, variant);
+      snprintf(vals, sizeof vals, "v_%s", name);
+      snprintf(idx, sizeof idx, "i_%s", name);
+      const char *in[1] = {x}, *outs[2] = {vals, idx};
+      VKP_TEST_OK(vkp_graph_add_node(g, name, VKP_OP_TOP_K, 1, in, 2, outs, 3, tk, NULL));
+      VKP_TEST_OK(vkp_graph_mark_output(g, vals));
+      VKP_TEST_OK(vkp_graph_mark_output(g, idx));
+      ++nodes;
+    }
+  }
+  cr_assert_geq(nodes, 8 * 10, "only %d selection nodes", nodes);
+  VKP_TEST_OK(vkp_graph_validate(g));
+  compile_warning_free(g, 1);
+  vkp_graph_destroy(g);
+}

@@ -58,8 +58,7 @@ static void check_runs_like_ref(const char *policy, int32_t stages) {
     cr_assert_str_eq(plan->stages[s].target, policy);
   cr_assert(strstr(vkp_artifact_metadata(art), "\"format_version\""));
   vkp_pipeline_t *pipe;
-  VKP_TEST_OK(vkp_pipeline_create_from_blobs(plan, registry, vkp_artifact_blobs(art),
-                                             NULL, &pipe));
+  VKP_TEST_OK(vkp_artifact_pipeline_create(art, registry, NULL, &pipe));
   const vkp_target_t *ref = vkp_registry_find(registry, "ref");
   const vkp_value_t *xv = &g->values[g->inputs[0]];
   for (int frame = 0; frame < 4; ++frame) {

@@ -171,6 +171,10 @@ Test(e2e, bench_synthetic_json_and_trace, .timeout = 600) {
   // The slowest synthetic stage is the 2 ms one: each stage's busy time is at
   // least its sleep.
   cr_assert_geq(num(cJSON_GetArrayItem(stages, 0), "busy_ms"), 2.0);
+  // One frame alone goes through every stage: at least the sum of the sleeps.
+  cr_assert_eq(num(j, "isolated.frames"), 20);
+  cr_assert_geq(num(j, "isolated.latency_ms.p50"), 4.0);
+  cr_assert_geq(num(j, "isolated.latency_ms.p99"), num(j, "isolated.latency_ms.p50"));
   cJSON_Delete(j);
   // The trace: one complete event per stage and frame (warm-up included),
   // one named track per stage.
@@ -197,13 +201,40 @@ Test(e2e, bench_synthetic_json_and_trace, .timeout = 600) {
 Test(e2e, bench_model_and_artifact, .timeout = 600) {
   char args[1024];
   snprintf(args, sizeof args,
-           "'%s' --policy cpu --stages 2 --frames 10 --warmup 2 --json",
+           "'%s' --policy cpu --stages 2 --threads 1 --cores 2 --frames 10 --warmup 2 --json",
            model("mlp.json"));
   cJSON *j = bench_json(args);
   const cJSON *singles = cJSON_GetObjectItemCaseSensitive(j, "single_target");
   cr_assert_geq(cJSON_GetArraySize(singles), 1, "no single-target runs");
-  cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "stages")), 2);
+  cr_assert_eq(num(cJSON_GetArrayItem(singles, 0), "threads") >= 0, 1);
+  const cJSON *stages = cJSON_GetObjectItemCaseSensitive(j, "stages");
+  cr_assert_eq(cJSON_GetArraySize(stages), 2);
+  // --cores and --threads as asked, and in every cpu stage.
+  cr_assert_eq(num(j, "cores"), 2);
+  cr_assert_eq(num(j, "threads"), 1);
+  for (int s = 0; s < 2; ++s) {
+    cr_assert_eq(num(cJSON_GetArrayItem(stages, s), "threads"), 1);
+    cr_assert_gt(num(cJSON_GetArrayItem(stages, s), "estimated_ms"), 0);
+  }
+  cr_assert_eq(num(j, "isolated.frames"), 10);
+  cr_assert_gt(num(j, "isolated.latency_ms.p50"), 0);
   cJSON_Delete(j);
+  // Threads chosen automatically on two cores: the table says why.
+  snprintf(args, sizeof args,
+           "'%s' --policy cpu --stages auto --threads auto --cores 2 --frames 4 --warmup 1 "
+           "--no-single",
+           model("mlp.json"));
+  vkp_test_run_t t = vkp_test_run_tool("vkpipe-bench", args);
+  cr_assert_eq(t.code, 0, "%s", t.err);
+  cr_assert(strstr(t.out, "threads per stage"), "%s", t.out);
+  cr_assert(strstr(t.out, "<- chosen"), "%s", t.out);
+  cr_assert(strstr(t.out, "isolated latency"), "%s", t.out);
+  cr_assert(strstr(t.out, "latency under load"), "%s", t.out);
+  vkp_test_run_free(&t);
+  t = vkp_test_run_tool("vkpipe-bench", "x.onnx --threads 0");
+  cr_assert_eq(t.code, 2, "%s", t.err);
+  cr_assert(strstr(t.err, "--threads"), "%s", t.err);
+  vkp_test_run_free(&t);
   vkp_test_run_t r = vkpipe("build '%s' --policy ref --stages 2 -o m.vkp",
                             model("mlp.json"));
   expect_ok(&r, "build");

@@ -56,3 +56,19 @@ run_step("compiling with pkg-config flags" cc -std=c11 ${san_flags} -o ${SCRATCH
          ${SOURCE_DIR}/examples/c_api/main.c ${flags} -lm)
 run_step("running the pkg-config build" ${SCRATCH}/example_pc
          ${SOURCE_DIR}/examples/mlp.json 2)
+
+# The Python package, when it was built: importable from the prefix, finding
+# the installed library by itself (no LD_LIBRARY_PATH).
+if(PYTHON)
+  unset(ENV{LD_LIBRARY_PATH})
+  set(ENV{PYTHONPATH} "${prefix}/${PYTHON_DIR}")
+  # No semicolons in the script: run_step's list expansion would split there.
+  run_step("importing the installed Python package" ${PYTHON} -c "
+import vkpipe, numpy as np
+m = vkpipe.load('${SOURCE_DIR}/examples/mlp.json')
+y = m.run(x=np.ones((1, 64), np.float32))['y']
+assert vkpipe.__file__.startswith('${prefix}'), vkpipe.__file__
+print('imported from the prefix, mlp.json gives', y.shape)
+")
+  message(STATUS "python package: ${step_output}")
+endif()

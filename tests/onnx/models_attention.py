@@ -132,9 +132,42 @@ def gen_not_fused(w):
     w.save("att_old_softmax", m, [q, k, v], [(p @ vd).astype(np.float32)])
 
 
+def gen_computed_scale(w):
+    """timm's ViT as torch.onnx.export writes it: the scale is d ** -0.5
+    computed in the graph (Pow of two Constants), and a model whose scale
+    comes from K's shape (Shape, Gather, Cast, Sqrt, Div): both fold to a
+    constant at import, so both fuse."""
+    q, k, v = qkv(w)
+    c = lambda name, val: n("Constant", [], [name], value=helper.make_tensor(
+        name, TensorProto.FLOAT, [], [val]))
+    nodes = [n("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             n("MatMul", ["q", "kt"], ["s"]),
+             c("d", float(D)), c("e", -0.5),
+             n("Pow", ["d", "e"], ["r"]),
+             n("Mul", ["s", "r"], ["ss"]),
+             n("Softmax", ["ss"], ["p"], axis=-1),
+             n("MatMul", ["p", "v"], ["y"])]
+    ins, outs = io()
+    qd, kd, vd = wide(q, k, v)
+    y = softmax(qd @ kd.transpose(0, 1, 3, 2) / math.sqrt(D), -1) @ vd
+    w.save("att_pow_scale", model(nodes, ins, outs), [q, k, v], [y.astype(np.float32)])
+    nodes = [n("Shape", ["k"], ["shp"]),
+             n("Gather", ["shp", "last"], ["dim"], axis=0),
+             n("Cast", ["dim"], ["dimf"], to=TensorProto.FLOAT),
+             n("Sqrt", ["dimf"], ["sq"]),
+             n("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             n("MatMul", ["q", "kt"], ["s"]),
+             n("Div", ["s", "sq"], ["ss"]),
+             n("Softmax", ["ss"], ["p"], axis=-1),
+             n("MatMul", ["p", "v"], ["y"])]
+    m = model(nodes, ins, outs, [init("last", np.int64(3))])
+    w.save("att_shape_scale", m, [q, k, v], [y.astype(np.float32)])
+
+
 def generate(w):
     gen_bert(w)
     gen_gpt2(w)
     gen_sdpa(w)
     gen_mha(w)
     gen_not_fused(w)
+    gen_computed_scale(w)

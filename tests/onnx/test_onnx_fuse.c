@@ -33,8 +33,9 @@ Test(onnx_fuse, normalisation_over_a_middle_axis_is_not_fused, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
-// Attention as BERT, GPT-2, scaled_dot_product_attention and
-// nn.MultiheadAttention export it: one attention node (no Softmax left, the
+// Attention as BERT, GPT-2, scaled_dot_product_attention,
+// nn.MultiheadAttention and timm's ViT (a scale computed in the graph) export
+// it: one attention node (no Softmax left, the
 // scalings folded into its scale), right against NumPy on ref and on the
 // generated C.
 static const struct {
@@ -45,6 +46,8 @@ static const struct {
     {"att_gpt2", 0},
     {"att_sdpa", 0},
     {"att_mha", 0},
+    {"att_pow_scale", 0},
+    {"att_shape_scale", 0},
 };
 
 Test(onnx_fuse, attention_as_exporters_write_it, .timeout = 120) {
@@ -61,6 +64,51 @@ Test(onnx_fuse, attention_as_exporters_write_it, .timeout = 120) {
     onnx_run_and_compare_on(g, fused[i].name, "cpu", 1, 1e-4, 1e-5);
     // Blocks of query rows split across the stage's thread pool.
     onnx_run_and_compare_on(g, fused[i].name, "cpu", 3, 1e-4, 1e-5);
+    vkp_graph_destroy(g);
+  }
+}
+
+// RMSNorm as torch writes it (Div(1, rms)), with Reciprocal, as a Div by the
+// RMS (no gamma), with Mul(x, x) and opset 18's axes input: one layer_norm
+// with rms = 1, right against NumPy on ref and cpu (1 and 3 threads).
+Test(onnx_fuse, rms_norm_spellings, .timeout = 120) {
+  const char *names[] = {"rms_torch", "rms_reciprocal", "rms_div", "rms_opset18"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; ++i) {
+    char file[128];
+    snprintf(file, sizeof file, "%s.onnx", names[i]);
+    vkp_graph_t *g = onnx_load_model(file);
+    cr_assert_eq(g->n_nodes, 1, "%s: %d nodes", file, (int)g->n_nodes);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_LAYER_NORM), 1, "%s", file);
+    cr_assert_eq(vkp_node_int(&g->nodes[0], "rms"), 1, "%s", file);
+    onnx_run_and_compare(g, names[i], 1e-5, 1e-6);
+    onnx_run_and_compare_on(g, names[i], "cpu", 1, 1e-4, 1e-5);
+    onnx_run_and_compare_on(g, names[i], "cpu", 3, 1e-4, 1e-5);
+    vkp_graph_destroy(g);
+  }
+}
+
+// The mean of squares over a middle axis: not RMSNorm, imported node by node.
+Test(onnx_fuse, rms_over_middle_axis_is_not_fused, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("rms_middle_axis.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_LAYER_NORM), 0);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_REDUCE_MEAN), 1);
+  onnx_run_and_compare(g, "rms_middle_axis", 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+// tanh GELU as torch's exporter and Hugging Face's NewGELU write it: one
+// gelu node with approximate = "tanh".
+Test(onnx_fuse, gelu_tanh_spellings, .timeout = 120) {
+  const char *names[] = {"gelu_tanh_torch", "gelu_tanh_hf"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; ++i) {
+    char file[128];
+    snprintf(file, sizeof file, "%s.onnx", names[i]);
+    vkp_graph_t *g = onnx_load_model(file);
+    cr_assert_eq(g->n_nodes, 1, "%s: %d nodes", file, (int)g->n_nodes);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_GELU), 1, "%s", file);
+    cr_assert_str_eq(vkp_node_string(&g->nodes[0], "approximate"), "tanh", "%s", file);
+    onnx_run_and_compare(g, names[i], 1e-5, 1e-6);
+    onnx_run_and_compare_on(g, names[i], "cpu", 1, 1e-4, 1e-5);
     vkp_graph_destroy(g);
   }
 }

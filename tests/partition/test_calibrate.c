@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // partition/calibrate.c: rates come out positive and finite for every target
 // that runs; a target that cannot run a benchmark keeps its rates and is
-// named in the notes. No timing is asserted.
+// named in the notes. No timing is asserted. partition/profile_cache.c: the
+// machine's profile is measured once into a temporary cache directory, then
+// read back (never the user's cache).
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "partition/partition_fixtures.h"
+#include "support/test_cli.h"
 #include "vkpipe/cost.h"
 
 Test(calibrate, builtin_targets_get_rates, .timeout = 120) {
@@ -59,4 +65,146 @@ Test(calibrate, bad_sizes, .timeout = 120) {
   vkp_status_free(st);
   vkp_profile_destroy(prof);
   vkp_registry_destroy(reg);
+}
+
+// Fakes only (no compiler, no device): the cache logic, fast.
+static vkp_machine_profile_options_t quick(const char *dir, int32_t cores) {
+  vkp_machine_profile_options_t o = {
+      .cache_dir = dir,
+      .cores = cores,
+      .calibrate = {.matmul_size = 8, .elementwise = 64, .repeats = 1, .threads = 1},
+  };
+  return o;
+}
+
+Test(profile_cache, measured_once_then_read_back, .init = vkp_test_scratch_make,
+     .fini = vkp_test_scratch_remove, .timeout = 60) {
+  vkp_registry_t *reg = fx_registry_ab();
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/cache/nested", vkp_test_scratch);
+  char *path = NULL;
+  VKP_TEST_OK(vkp_profile_cache_path(reg, dir, &path));
+  cr_assert(strncmp(path, dir, strlen(dir)) == 0, "%s", path);
+  cr_assert(strstr(path, "/profile-"), "%s", path);
+  cr_assert(access(path, F_OK) != 0);
+  vkp_machine_profile_options_t o = quick(dir, 3);
+  vkp_profile_t *first = NULL;
+  bool measured = false;
+  char *notes = NULL;
+  VKP_TEST_OK(vkp_profile_create_for_machine(reg, &o, &first, &measured, &notes));
+  cr_assert(measured);
+  cr_assert(notes && strstr(notes, "profile cached in"), "%s", notes);
+  cr_assert_eq(access(path, R_OK), 0, "no cache file at %s", path);
+  cr_assert_eq(vkp_profile_concurrency(first, first->host_device), 3);
+  vkp_free(notes);
+  // The second run reads the file: nothing measured, same rates; the cores
+  // are this run's.
+  struct stat before;
+  cr_assert_eq(stat(path, &before), 0);
+  o.cores = 0;
+  vkp_profile_t *second = NULL;
+  VKP_TEST_OK(vkp_profile_create_for_machine(reg, &o, &second, &measured, NULL));
+  cr_assert(!measured);
+  cr_assert_eq(vkp_profile_concurrency(second, second->host_device), vkp_host_cores());
+  cr_assert_eq(first->n_targets, second->n_targets);
+  for (int32_t t = 0; t < first->n_targets; ++t) {
+    const vkp_profile_target_t *x = &first->targets[t];
+    const vkp_profile_target_t *y = vkp_profile_target(second, x->target);
+    cr_assert_float_eq(x->gflops, y->gflops, 1e-9 * x->gflops);
+    cr_assert_float_eq(x->gbps, y->gbps, 1e-9 * x->gbps);
+  }
+  struct stat after;
+  cr_assert_eq(stat(path, &after), 0);
+  cr_assert_eq(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
+  cr_assert_eq(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+  // refresh measures again.
+  o.refresh = true;
+  vkp_profile_t *third = NULL;
+  VKP_TEST_OK(vkp_profile_create_for_machine(reg, &o, &third, &measured, NULL));
+  cr_assert(measured);
+  // A damaged cache is measured again, with a note.
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  fputs("{not json", f);
+  fclose(f);
+  o.refresh = false;
+  vkp_profile_t *fourth = NULL;
+  VKP_TEST_OK(vkp_profile_create_for_machine(reg, &o, &fourth, &measured, &notes));
+  cr_assert(measured);
+  cr_assert(notes && strstr(notes, "unusable"), "%s", notes);
+  vkp_free(notes);
+  vkp_free(path);
+  vkp_profile_destroy(first);
+  vkp_profile_destroy(second);
+  vkp_profile_destroy(third);
+  vkp_profile_destroy(fourth);
+  vkp_registry_destroy(reg);
+}
+
+Test(profile_cache, keyed_by_targets_and_version, .timeout = 60) {
+  vkp_registry_t *ab = fx_registry_ab();
+  vkp_registry_t *abc = fx_registry_ab();
+  fx_add_fake(abc, "fc", FX_NONE);
+  char *p1 = NULL, *p2 = NULL;
+  VKP_TEST_OK(vkp_profile_cache_path(ab, "/nowhere", &p1));
+  VKP_TEST_OK(vkp_profile_cache_path(abc, "/nowhere", &p2));
+  cr_assert_str_neq(p1, p2);
+  cr_assert(strstr(p1, "/nowhere/profile-0."), "%s", p1);
+  vkp_free(p1);
+  vkp_free(p2);
+  vkp_registry_destroy(ab);
+  vkp_registry_destroy(abc);
+}
+
+Test(profile_cache, unwritable_cache_still_gives_a_profile, .init = vkp_test_scratch_make,
+     .fini = vkp_test_scratch_remove, .timeout = 60) {
+  vkp_registry_t *reg = fx_registry_ab();
+  // A file where the directory should be.
+  vkp_test_write_text("blocker", "");
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/blocker/sub", vkp_test_scratch);
+  vkp_machine_profile_options_t o = quick(dir, 2);
+  vkp_profile_t *prof = NULL;
+  char *notes = NULL;
+  VKP_TEST_OK(vkp_profile_create_for_machine(reg, &o, &prof, NULL, &notes));
+  cr_assert(notes && strstr(notes, "profile not cached"), "%s", notes);
+  cr_assert_eq(vkp_profile_concurrency(prof, prof->host_device), 2);
+  o.cores = -1;
+  vkp_profile_t *bad = NULL;
+  vkp_status_t st = vkp_profile_create_for_machine(reg, &o, &bad, NULL, NULL);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
+  cr_assert_null(bad);
+  vkp_status_free(st);
+  vkp_free(notes);
+  vkp_profile_destroy(prof);
+  vkp_registry_destroy(reg);
+}
+
+Test(profile_cache, thread_efficiencies_round_trip, .timeout = 30) {
+  const char *json =
+      "{\"targets\": {\"cpu\": {\"thread_compute_eff\": 0.75, \"thread_memory_eff\": 0.25}}}";
+  vkp_profile_t *p = NULL;
+  VKP_TEST_OK(vkp_profile_load_json(json, strlen(json), &p));
+  const vkp_profile_target_t *cpu = vkp_profile_target(p, "cpu");
+  cr_assert_float_eq(cpu->thread_compute_eff, 0.75, 1e-12);
+  cr_assert_float_eq(cpu->thread_memory_eff, 0.25, 1e-12);
+  // Threads scale the roofline's two terms separately.
+  vkp_op_cost_t work = {.flops = 1e9, .bytes = 0};
+  double one = vkp_roofline_seconds_threads(cpu, &work, 1);
+  double three = vkp_roofline_seconds_threads(cpu, &work, 3);
+  double launch = cpu->launch_us * 1e-6;
+  cr_assert_float_eq((one - launch) / (three - launch), 2.5, 1e-9);
+  char *text = NULL;
+  VKP_TEST_OK(vkp_profile_to_json(p, &text));
+  vkp_profile_t *back = NULL;
+  VKP_TEST_OK(vkp_profile_load_json(text, strlen(text), &back));
+  cr_assert_float_eq(vkp_profile_target(back, "cpu")->thread_compute_eff, 0.75, 1e-12);
+  vkp_free(text);
+  vkp_profile_destroy(back);
+  vkp_profile_destroy(p);
+  const char *bad = "{\"targets\": {\"cpu\": {\"thread_compute_eff\": 1.5}}}";
+  vkp_status_t st = vkp_profile_load_json(bad, strlen(bad), &p);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
+  cr_assert(strstr(vkp_status_message(st), "thread"), "%s", vkp_status_message(st));
+  vkp_status_free(st);
 }

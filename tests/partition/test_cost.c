@@ -33,12 +33,15 @@ Test(cost, conv_matmul_pool_elementwise, .timeout = 10) {
   cr_assert_float_eq(c.flops, 2.0 * out_n * ch * 9, 1e-6);
   // Bytes: input + weights + output, float32.
   cr_assert_float_eq(c.bytes, 4.0 * (out_n + (double)ch * ch * 9 + out_n), 1e-6);
+  // Of which the weights (a constant input).
+  cr_assert_float_eq(c.weight_bytes, 4.0 * (double)ch * ch * 9, 1e-6);
   // Stem: 3 input channels.
   cr_assert_float_eq(cost_of(g, "stem").flops, 2.0 * out_n * 3 * 9, 1e-6);
   // Relu: one op per element, read + write.
   c = cost_of(g, "b0.relu1");
   cr_assert_float_eq(c.flops, out_n, 1e-9);
   cr_assert_float_eq(c.bytes, 8.0 * out_n, 1e-9);
+  cr_assert_eq(c.weight_bytes, 0.0);
   // Add of two tensors.
   c = cost_of(g, "b0.add");
   cr_assert_float_eq(c.bytes, 12.0 * out_n, 1e-9);
@@ -69,6 +72,9 @@ Test(cost, roofline_and_transfers, .timeout = 10) {
   cr_assert_float_eq(vkp_roofline_seconds(&r, &compute_bound), 0.1 + 3e-6, 1e-12);
   vkp_op_cost_t memory_bound = {.flops = 1e3, .bytes = 5e9};
   cr_assert_float_eq(vkp_roofline_seconds(&r, &memory_bound), 1.0 + 3e-6, 1e-12);
+  // Weights are read while the node computes, not instead: their time adds.
+  vkp_op_cost_t with_weights = {.flops = 1e9, .bytes = 1e6 + 5e8, .weight_bytes = 5e8};
+  cr_assert_float_eq(vkp_roofline_seconds(&r, &with_weights), 0.1 + 0.1 + 3e-6, 1e-12);
   vkp_profile_t *p = fx_profile_two_devices(1);
   cr_assert_float_eq(vkp_profile_transfer_seconds(p, "d0", "d1", 1e6),
                      20e-6 + 1e6 / 10e9, 1e-15);

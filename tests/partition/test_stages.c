@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // partition/stages.c: the K-stage cut against brute force, balance on larger
-// graphs, shared devices, island absorption.
+// graphs, shared devices, island absorption, cores and threads per stage.
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -249,6 +249,150 @@ Test(stages, auto_count_keeps_a_policy_targets_regions, .timeout = 60) {
     cr_assert(!part->node_reason[i] || !strstr(part->node_reason[i], "absorbed"),
               "%s", part->node_reason[i]);
   vkp_partition_destroy(part);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+// ---------------------------------------------------------------------------
+// Cores and threads (partition.h, step 4): a fixed profile, so the choices
+// are deterministic.
+
+// One host device "d0" with `cores` cores and target "fa" on it, no launch
+// cost (so threads speed up whole nodes), thread efficiencies `eff`.
+static vkp_profile_t *host_profile(int32_t cores, double eff) {
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"version\": 1, \"host_device\": \"d0\","
+           " \"targets\": {\"fa\": {\"device\": \"d0\", \"gflops\": 50, \"gbps\": 20,"
+           "  \"launch_us\": 0, \"thread_compute_eff\": %g, \"thread_memory_eff\": %g}},"
+           " \"devices\": {\"d0\": {\"concurrency\": %d}}}",
+           eff, eff, (int)cores);
+  vkp_profile_t *p;
+  VKP_TEST_OK(vkp_profile_load_json(json, strlen(json), &p));
+  return p;
+}
+
+static vkp_registry_t *registry_fa(void) {
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  fx_add_fake(reg, "fa", FX_NONE);
+  return reg;
+}
+
+Test(stages, two_cores_balance_two_stages, .timeout = 60) {
+  vkp_graph_t *g = fx_chain(12, 1 << 14);
+  vkp_registry_t *reg = registry_fa();
+  for (int32_t cores = 1; cores <= 2; ++cores) {
+    vkp_profile_t *prof = host_profile(cores, 0.0);
+    vkp_partition_options_t opt = {.policy = "fa", .stages = 2, .threads = 1};
+    vkp_partition_t *part;
+    VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+    cr_assert_eq(part->n_stages, 2);
+    double a = part->stages[0].seconds, b = part->stages[1].seconds;
+    // Twelve equal nodes: six and six (the second stage also sends the
+    // output, so only the compute is equal).
+    cr_assert_eq(part->stages[0].n_nodes, 6);
+    cr_assert_float_eq(part->stages[0].compute_s, part->stages[1].compute_s,
+                       1e-9 * (a + b));
+    cr_assert_eq(part->stages[0].threads, 1);
+    if (cores == 1)  // one core runs both stages in turn
+      cr_assert_float_eq(part->bottleneck_s, a + b, 1e-12);
+    else  // two cores run them side by side
+      cr_assert_float_eq(part->bottleneck_s, a > b ? a : b, 1e-12);
+    vkp_partition_destroy(part);
+    vkp_profile_destroy(prof);
+  }
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+Test(stages, a_stage_occupies_its_threads, .timeout = 60) {
+  vkp_graph_t *g = fx_chain(12, 1 << 14);
+  vkp_registry_t *reg = registry_fa();
+  vkp_profile_t *prof = host_profile(2, 0.5);
+  vkp_partition_options_t opt = {.policy = "fa", .stages = 2, .threads = 2};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->threads, 2);
+  cr_assert_eq(part->stages[0].threads, 2);
+  cr_assert_eq(part->stages[1].threads, 2);
+  // 1 + (2 - 1) * 0.5 = 1.5 times faster per node...
+  vkp_partition_options_t one = {.policy = "fa", .stages = 2, .threads = 1};
+  vkp_partition_t *single;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &one, &single));
+  cr_assert_float_eq(part->stages[0].compute_s * 1.5, single->stages[0].compute_s, 1e-12);
+  // ...but two stages of two threads need four cores: on two, the load is
+  // 2 x (a + b) / 2.
+  double sum = part->stages[0].seconds + part->stages[1].seconds;
+  cr_assert_float_eq(part->bottleneck_s, sum, 1e-12);
+  // The plan carries the threads to the stages.
+  vkp_plan_t *plan;
+  VKP_TEST_OK(vkp_partition_to_plan(part, "chain", &plan));
+  cr_assert_eq(plan->stages[0].threads, 2);
+  cr_assert_eq(plan->stages[1].threads, 2);
+  vkp_plan_destroy(plan);
+  vkp_partition_destroy(single);
+  vkp_partition_destroy(part);
+  vkp_profile_destroy(prof);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+Test(stages, auto_threads_prefer_stages_when_threads_scale_poorly, .timeout = 60) {
+  vkp_graph_t *g = fx_chain(12, 1 << 14);
+  vkp_registry_t *reg = registry_fa();
+  vkp_profile_t *prof = host_profile(2, 0.5);
+  vkp_partition_options_t opt = {.policy = "fa", .stages = 0, .threads = 0};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  // Two stages of one thread: t / 2 per frame; one stage of two threads at
+  // 1.5x: t / 1.5.
+  cr_assert_eq(part->threads, 1);
+  cr_assert_eq(part->n_stages, 2);
+  cr_assert(part->notes && strstr(part->notes, "1 thread  x 2 stages"), "%s", part->notes);
+  cr_assert(strstr(part->notes, "2 threads x 1 stage"), "%s", part->notes);
+  cr_assert(strstr(part->notes, "<- chosen: best throughput"), "%s", part->notes);
+  vkp_partition_destroy(part);
+  vkp_profile_destroy(prof);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+Test(stages, auto_threads_prefer_threads_when_they_scale_well, .timeout = 60) {
+  vkp_graph_t *g = fx_chain(12, 1 << 14);
+  vkp_registry_t *reg = registry_fa();
+  vkp_profile_t *prof = host_profile(2, 1.0);
+  vkp_partition_options_t opt = {.policy = "fa", .stages = 0, .threads = 0};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  // Same throughput either way (t / 2); one stage of two threads halves the
+  // latency as well.
+  cr_assert_eq(part->threads, 2);
+  cr_assert_eq(part->n_stages, 1);
+  cr_assert_float_eq(part->latency_s, part->bottleneck_s, 1e-12);
+  cr_assert(part->notes && strstr(part->notes, "lower latency"), "%s", part->notes);
+  vkp_partition_destroy(part);
+  vkp_profile_destroy(prof);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+Test(stages, one_core_means_one_thread_and_no_choice, .timeout = 60) {
+  vkp_graph_t *g = fx_chain(6, 1 << 12);
+  vkp_registry_t *reg = registry_fa();
+  vkp_profile_t *prof = host_profile(1, 1.0);
+  vkp_partition_options_t opt = {.policy = "fa", .stages = 0};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->threads, 1);
+  cr_assert(!part->notes || !strstr(part->notes, "threads per stage"), "%s", part->notes);
+  vkp_partition_destroy(part);
+  opt.threads = -1;
+  vkp_status_t st = vkp_partition_create(g, reg, prof, &opt, &part);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
+  cr_assert(strstr(vkp_status_message(st), "threads"), "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  vkp_profile_destroy(prof);
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }

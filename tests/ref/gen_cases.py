@@ -459,12 +459,15 @@ def gen_norm(g):
         attrs = [] if axis is None else [I("axis", axis)]
         g.add("softmax", [x], f32(e / e.sum(axis=ax, keepdims=True)), attrs)
 
-    for shape, axis, pshape_from, bias, eps in (
-            ((d(), d(), d([2, 3, 5, 7])), None, "last", True, None),
-            ((d(), d([2, 3]), d()), 1, "all", True, 1e-3),
-            ((d(), d(), d()), -2, "one", False, None),
-            ((d([2, 3]), d([2, 5])), 0, "all", False, 1e-2),
-            ((d([2, 3]), d(), d([3, 5])), 1, "bcast", True, None)):
+    for shape, axis, pshape_from, bias, eps, rms in (
+            ((d(), d(), d([2, 3, 5, 7])), None, "last", True, None, 0),
+            ((d(), d([2, 3]), d()), 1, "all", True, 1e-3, 0),
+            ((d(), d(), d()), -2, "one", False, None, 0),
+            ((d([2, 3]), d([2, 5])), 0, "all", False, 1e-2, 0),
+            ((d([2, 3]), d(), d([3, 5])), 1, "bcast", True, None, 0),
+            # RMSNorm: no mean subtracted.
+            ((d(), d(), d([2, 3, 5, 7])), None, "last", False, 1e-6, 1),
+            ((d(), d([2, 3]), d()), 1, "all", True, None, 1)):
         x = g.f32(shape)
         ax = x.ndim - 1 if axis is None else (axis % x.ndim)
         norm = shape[ax:]
@@ -480,14 +483,15 @@ def gen_norm(g):
         bvec = g.f32(ps) if bias else None
         xd = x.astype(np.float64)
         axes = tuple(range(ax, x.ndim))
-        mean = xd.mean(axis=axes, keepdims=True)
+        mean = 0.0 if rms else xd.mean(axis=axes, keepdims=True)
         var = ((xd - mean) ** 2).mean(axis=axes, keepdims=True)
         e = 1e-5 if eps is None else eps
         y = (xd - mean) / np.sqrt(var + e) * scale.astype(np.float64)
         if bias:
             y = y + bvec.astype(np.float64)
         attrs = ([] if axis is None else [I("axis", axis)]) + \
-                ([] if eps is None else [F("epsilon", eps)])
+                ([] if eps is None else [F("epsilon", eps)]) + \
+                ([I("rms", 1)] if rms else [])
         g.add("layer_norm", [x, ("const", scale)] + ([bvec] if bias else []), f32(y), attrs)
 
     for op, fn in (("reduce_sum", np.sum), ("reduce_mean", np.mean)):

@@ -281,6 +281,31 @@ POOL_CASE(avgpool_incl_pad_ceil, VKP_OP_AVG_POOL2D, S(1, 3, 8, 5), 5,
           A(AIS("kernel_shape", 3, 2), AIS("strides", 2, 2), AIS("pads", 1, 0, 1, 1),
             AI("count_include_pad", 1), AI("ceil_mode", 1)))
 
+POOL_CASE(lppool_p2_pad, VKP_OP_LP_POOL, S(1, 3, 8, 7), 3,
+          A(AIS("kernel_shape", 3, 2), AIS("strides", 2, 1), AIS("pads", 1, 0, 1, 1)))
+POOL_CASE(lppool_p3_ceil_dil, VKP_OP_LP_POOL, S(2, 2, 9, 6), 5,
+          A(AIS("kernel_shape", 2, 2), AIS("strides", 2, 2), AIS("dilations", 1, 2),
+            AI("ceil_mode", 1), AI("p", 3)))
+
+// Transposed convolution: weights [C, M/G, KH, KW].
+#define CONV_T_CASE(case_name, xs, ws, m, n_attrs, attrs)                \
+  BEGIN(case_name)                                                       \
+  const char *x = IN(b, 4, xs);                                          \
+  const char *w = CST(b, 4, ws);                                         \
+  const char *c = CST(b, 1, S(m));                                       \
+  const char *y = NODE(b, VKP_OP_CONV_TRANSPOSE, 3, L(x, w, c), n_attrs, attrs); \
+  END(y)
+
+CONV_T_CASE(conv_transpose_s2, S(1, 3, 5, 4), S(3, 2, 3, 3), 2, 2,
+            A(AIS("strides", 2, 2), AIS("pads", 1, 1, 0, 1)))
+CONV_T_CASE(conv_transpose_grouped_dil_opad, S(2, 4, 4, 3), S(4, 3, 2, 3), 6, 4,
+            A(AI("group", 2), AIS("strides", 3, 2), AIS("dilations", 2, 1),
+              AIS("output_padding", 1, 1)))
+
+// A 1-D convolution as the ONNX importer writes it: 2-D over a unit height.
+CONV_CASE(conv_unit_height, S(1, 4, 1, 19), S(6, 2, 1, 5), 1, 3,
+          A(AI("group", 2), AIS("pads", 0, 2, 0, 2), AIS("strides", 1, 2)))
+
 BEGIN(global_avg_pool_2x3x5x7)
 const char *x = IN(b, 4, S(2, 3, 5, 7));
 const char *y = NODE(b, VKP_OP_GLOBAL_AVG_POOL, 1, L(x), 0, NULL);
@@ -353,6 +378,21 @@ const char *y = NODE(b, VKP_OP_LAYER_NORM, 2, L(x, sc), 2,
                      A(AI("axis", 1), AF("epsilon", 1e-3)));
 END(y)
 
+// RMSNorm (rms = 1): both the per-invocation and the workgroup kernel.
+BEGIN(rms_norm_last)
+const char *x = IN(b, 2, S(5, 33));
+const char *sc = CST(b, 1, S(33));
+const char *y = NODE(b, VKP_OP_LAYER_NORM, 2, L(x, sc), 2,
+                     A(AI("axis", -1), AI("rms", 1)));
+END(y)
+
+BEGIN(rms_norm_long_row)
+const char *x = IN(b, 3, S(2, 1, 257));
+const char *sc = CST(b, 1, S(257)), *bi = CST(b, 1, S(1));
+const char *y = NODE(b, VKP_OP_LAYER_NORM, 3, L(x, sc, bi), 2,
+                     A(AI("axis", 1), AI("rms", 1)));
+END(y)
+
 // Attention: heads sharing K and V, an additive mask over the keys and a
 // relu epilogue fused after it.
 BEGIN(attention_mask_relu)
@@ -423,6 +463,14 @@ AXIS_CASE(mvn_axis1_long, VKP_OP_MEAN_VARIANCE_NORM, 3, S(2, 100, 3), 1, A(AIS("
 AXIS_CASE(lrn_size3, VKP_OP_LRN, 4, S(2, 5, 3, 3), 1, A(AI("size", 3)))
 AXIS_CASE(lrn_even_size, VKP_OP_LRN, 3, S(1, 4, 7), 4,
           A(AI("size", 2), AF("alpha", 0.1), AF("beta", 0.9), AF("bias", 1.5)))
+
+// --- selection (graph/op_select.c) --------------------------------------------
+
+AXIS_CASE(cum_sum_mid, VKP_OP_CUM_SUM, 3, S(2, 5, 3), 1, A(AI("axis", 1)))
+AXIS_CASE(cum_sum_exclusive_reverse_first, VKP_OP_CUM_SUM, 2, S(6, 4), 3,
+          A(AI("axis", 0), AI("exclusive", 1), AI("reverse", 1)))
+AXIS_CASE(cum_sum_long_row, VKP_OP_CUM_SUM, 2, S(3, 300), 2,
+          A(AI("axis", 1), AI("reverse", 1)))
 
 // Padding and resampling: every pad mode (a relu epilogue fused into one),
 // resize modes in 2-D and 3-D, crop with extrapolation, block moves, tile,
@@ -680,6 +728,11 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(maxpool_ceil_dil, -1.0f, 1.0f, 1),
     CASE(avgpool_excl_pad, -1.0f, 1.0f, 1),
     CASE(avgpool_incl_pad_ceil, -1.0f, 1.0f, 1),
+    CASE(lppool_p2_pad, -1.0f, 1.0f, 1),
+    CASE(lppool_p3_ceil_dil, -1.0f, 1.0f, 1),
+    CASE(conv_transpose_s2, -1.0f, 1.0f, 1),
+    CASE(conv_transpose_grouped_dil_opad, -1.0f, 1.0f, 1),
+    CASE(conv_unit_height, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_2x3x5x7, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_rank3, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_16x16, -1.0f, 1.0f, 1),
@@ -693,6 +746,8 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(layer_norm_long_row, -1.0f, 1.0f, 1),
     CASE(layer_norm_last, -1.0f, 1.0f, 1),
     CASE(layer_norm_axis1_bcast_scale, -1.0f, 1.0f, 1),
+    CASE(rms_norm_last, -1.0f, 1.0f, 1),
+    CASE(rms_norm_long_row, -1.0f, 1.0f, 1),
     CASE(attention_mask_relu, -1.0f, 1.0f, 1),
     CASE(attention_cond_long, -1.0f, 1.0f, 2),
     CASE(reduce_mean_axis1, -1.0f, 1.0f, 1),
@@ -724,6 +779,9 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(mvn_axis1_long, -1.0f, 1.0f, 1),
     CASE(lrn_size3, -1.0f, 1.0f, 1),
     CASE(lrn_even_size, -1.0f, 1.0f, 1),
+    CASE(cum_sum_mid, -1.0f, 1.0f, 1),
+    CASE(cum_sum_exclusive_reverse_first, -1.0f, 1.0f, 1),
+    CASE(cum_sum_long_row, -1.0f, 1.0f, 1),
     CASE(pad_constant_relu, -1.0f, 1.0f, 1),
     CASE(pad_reflect, -1.0f, 1.0f, 1),
     CASE(pad_edge, -1.0f, 1.0f, 1),

@@ -14,8 +14,11 @@ const fs = require('fs');
 function loadNpy(path) {  // float32, C order, little-endian, format 1.0
   const buf = fs.readFileSync(path);
   const headerLength = buf.readUInt16LE(8);
+  const header = buf.toString('latin1', 10, 10 + headerLength);
+  const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',')
+                    .map((d) => d.trim()).filter((d) => d).map(Number);
   const data = buf.subarray(10 + headerLength);
-  return new Float32Array(data.buffer, data.byteOffset, data.length / 4);
+  return {data: new Float32Array(data.buffer, data.byteOffset, data.length / 4), shape};
 }
 
 (async () => {
@@ -24,19 +27,20 @@ function loadNpy(path) {  // float32, C order, little-endian, format 1.0
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: threads, interOpNumThreads: 1,
     executionMode: 'sequential', graphOptimizationLevel: 'all'});
-  const input = new ort.Tensor('float32', loadNpy(npy), [1, 3, 224, 224]);
-  let out = await session.run({input});  // warm-up
+  const x = loadNpy(npy);
+  const feeds = {[session.inputNames[0]]: new ort.Tensor('float32', x.data, x.shape)};
+  let out = await session.run(feeds);  // warm-up
   const wall = [], cpu = [];
   for (let i = 0; i < runs; ++i) {
     const t0 = process.hrtime.bigint(), c0 = process.cpuUsage();
-    out = await session.run({input});
+    out = await session.run(feeds);
     wall.push(Number(process.hrtime.bigint() - t0) / 1e6);
     const c = process.cpuUsage(c0);
     cpu.push((c.user + c.system) / 1e3);
   }
   wall.sort((a, b) => a - b);
   cpu.sort((a, b) => a - b);
-  const y = out.output.data;
+  const y = out[session.outputNames[0]].data;
   fs.writeFileSync(model + '.ort.bin', Buffer.from(y.buffer, y.byteOffset, y.byteLength));
   console.log(`${model}: onnxruntime threads ${threads}; wall best ` +
               `${wall[0].toFixed(2)} ms, median ${wall[runs >> 1].toFixed(2)} ms; ` +

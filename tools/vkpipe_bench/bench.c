@@ -22,11 +22,16 @@
 #define BENCH_EXIT_USAGE 2
 #define BENCH_MAX_ASSIGNS 32
 #define BENCH_MAX_SYNTHETIC 16
+// Single-target runs estimated this many times slower than the fastest
+// target's are skipped.
+#define BENCH_SINGLE_SLACK 10.0
 
 typedef struct bench_args_t {
   const char *model;
   const char *policy;
   int32_t stages;            // 0: auto
+  int32_t threads;           // per threaded stage; 0: auto
+  int32_t cores;             // host cores to plan for; 0: detected
   int32_t frames;
   int32_t warmup;
   int32_t depth;
@@ -57,7 +62,9 @@ static void bench_usage(FILE *out) {
           "  --stages K         pipeline stages, or 'auto' (default auto)\n"
           "  --assign PAT=TGT   place nodes whose name matches PAT on TGT "
           "(repeatable)\n"
-          "  --profile FILE     device profile from 'vkpipe calibrate'\n"
+          "  --threads N|auto   threads per CPU stage (default auto: chosen with\n"
+          "                     the stage count by estimated throughput)\n"
+          VKP_TOOL_PROFILE_HELP
           "  --frames N         measured frames per mode (default 100)\n"
           "  --warmup N         frames run before measuring (default 10)\n"
           "  --depth D          staging slots per binding (default %d)\n"
@@ -112,8 +119,22 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
       a->policy = val;
     } else if (!strcmp(arg, "--stages")) {
       BENCH_NEED_VALUE();
-      if (strcmp(val, "auto") != 0 && !bench_parse_int(val, 1, 64, &a->stages)) {
-        fprintf(stderr, "vkpipe-bench: --stages wants 1..64 or 'auto', got '%s'\n", val);
+      if (strcmp(val, "auto") != 0 &&
+          !bench_parse_int(val, 1, VKP_PARTITION_MAX_STAGES, &a->stages)) {
+        fprintf(stderr, "vkpipe-bench: --stages wants 1..%d or 'auto', got '%s'\n",
+                VKP_PARTITION_MAX_STAGES, val);
+        return BENCH_EXIT_USAGE;
+      }
+    } else if (!strcmp(arg, "--threads")) {
+      BENCH_NEED_VALUE();
+      if (strcmp(val, "auto") != 0 && !bench_parse_int(val, 1, 1024, &a->threads)) {
+        fprintf(stderr, "vkpipe-bench: --threads wants 1..1024 or 'auto', got '%s'\n", val);
+        return BENCH_EXIT_USAGE;
+      }
+    } else if (!strcmp(arg, "--cores")) {
+      BENCH_NEED_VALUE();
+      if (!bench_parse_int(val, 1, 1024, &a->cores)) {
+        fprintf(stderr, "vkpipe-bench: --cores wants 1..1024, got '%s'\n", val);
         return BENCH_EXIT_USAGE;
       }
     } else if (!strcmp(arg, "--frames")) {
@@ -306,11 +327,13 @@ static vkp_status_t bench_collect(vkp_pipeline_t *pipe, uint64_t timeout_ns,
   return st;
 }
 
-// Streams warmup + frames through `pipe`, keeping the rings full, and fills
-// `out` with throughput, latency percentiles and stage statistics.
+// Streams warmup + frames through `pipe` with at most `window` frames in
+// flight (64 keeps the rings full: latency under load; 1 gives the latency of
+// a frame alone), and fills `out` with throughput, latency percentiles and
+// stage statistics.
 static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
                                   const vkp_tensor_t *inputs, int32_t warmup,
-                                  int32_t frames, const char *label,
+                                  int32_t frames, int32_t window, const char *label,
                                   bool progress, bench_mode_result_t *out) {
   vkp_status_t st = NULL;
   int32_t total = warmup + frames;
@@ -324,7 +347,7 @@ static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
     // Launch while there is room: run() blocks only when the rings are full,
     // so keep at most a bounded number of frames outstanding, polling results
     // so the window keeps moving.
-    while (launched < total && launched - c.collected < 64 && !st) {
+    while (launched < total && launched - c.collected < window && !st) {
       if (launched == warmup) {
         st = vkp_pipeline_get_stats(pipe, &before);
         t_start = bench_now_ns();
@@ -369,12 +392,15 @@ static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
   return st;
 }
 
+// Runs `plan` once keeping the rings full and fills `out`; with `isolated`
+// (may be NULL) the same pipeline then runs one frame at a time into it.
 static vkp_status_t bench_run_mode(const vkp_plan_t *plan,
                                    const vkp_registry_t *registry,
                                    const vkp_blob_t *blobs, const bench_args_t *a,
                                    const vkp_tensor_t *inputs, bool sequential,
                                    bool trace, const char *label,
-                                   bench_mode_result_t *out) {
+                                   bench_mode_result_t *out,
+                                   bench_mode_result_t *isolated) {
   vkp_pipeline_options_t opt = {
       .ring_depth = a->depth,
       .sequential = sequential,
@@ -384,8 +410,11 @@ static vkp_status_t bench_run_mode(const vkp_plan_t *plan,
   vkp_status_t st = blobs ? vkp_pipeline_create_from_blobs(plan, registry, blobs, &opt, &pipe)
                           : vkp_pipeline_create(plan, registry, &opt, &pipe);
   if (st) return vkp_status_annotate(st, "%s", label);
-  st = bench_measure(pipe, plan, inputs, a->warmup, a->frames, label, a->progress, out);
+  st = bench_measure(pipe, plan, inputs, a->warmup, a->frames, 64, label, a->progress, out);
   if (!st && trace) st = bench_trace_collect(out, pipe);
+  if (!st && isolated)
+    st = bench_measure(pipe, plan, inputs, a->warmup > 2 ? 2 : a->warmup, a->frames, 1,
+                       "isolated", a->progress, isolated);
   vkp_pipeline_destroy(pipe);
   return st;
 }
@@ -415,9 +444,12 @@ static vkp_status_t bench_run_synthetic(const bench_args_t *a, bench_report_t *r
       char *in_names[1] = {"x"};
       vkp_plan_t view = {.n_inputs = 1, .inputs = in_names};
       bench_mode_result_t *res = sequential ? &rep->sequential : &rep->pipelined;
-      st = bench_measure(pipe, &view, &x, a->warmup, a->frames,
+      st = bench_measure(pipe, &view, &x, a->warmup, a->frames, 64,
                          sequential ? "sequential" : "pipelined", a->progress, res);
       if (!st && opt.trace_capacity) st = bench_trace_collect(res, pipe);
+      if (!st && !sequential)
+        st = bench_measure(pipe, &view, &x, a->warmup > 2 ? 2 : a->warmup, a->frames, 1,
+                           "isolated", a->progress, &rep->isolated);
       vkp_tensor_deinit(&x);
     }
     vkp_pipeline_destroy(pipe);
@@ -431,10 +463,12 @@ static vkp_status_t bench_build_plan(const bench_args_t *a, const vkp_graph_t *g
                                      const vkp_registry_t *registry,
                                      const vkp_profile_t *profile,
                                      const char *policy, int32_t stages,
-                                     vkp_plan_t **out_plan, double *out_estimate) {
+                                     int32_t threads, vkp_plan_t **out_plan,
+                                     double *out_estimate, char **out_notes) {
   vkp_partition_options_t opt = {
       .policy = policy,
       .stages = stages,
+      .threads = threads,
       .n_assigns = a ? a->n_assigns : 0,
       .assigns = a ? a->assigns : NULL,
   };
@@ -443,6 +477,10 @@ static vkp_status_t bench_build_plan(const bench_args_t *a, const vkp_graph_t *g
   if (!st) {
     st = vkp_partition_to_plan(part, graph->name, out_plan);
     if (out_estimate) *out_estimate = part->bottleneck_s;
+    if (!st && out_notes && part->notes) {
+      *out_notes = strdup(part->notes);
+      if (!*out_notes) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "notes");
+    }
   }
   vkp_partition_destroy(part);
   return st;
@@ -457,9 +495,16 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
   vkp_tensor_t *inputs = NULL;
   const vkp_plan_t *active = NULL;
   const vkp_blob_t *blobs = NULL;
+  char *part_notes = NULL;
   vkp_status_t st = vkp_registry_create_default(&registry);
-  if (!st && a->profile) st = vkp_profile_load(a->profile, &profile);
-  if (!st && vkp_artifact_is_artifact(a->model)) {
+  bool artifact_model = vkp_artifact_is_artifact(a->model);
+  if (!st && !artifact_model)
+    st = vkp_tool_profile("vkpipe-bench", a->profile, a->cores, registry, &profile);
+  if (!st && profile) {
+    rep->cores = vkp_profile_concurrency(profile, profile->host_device);
+    rep->threads_option = a->threads;
+  }
+  if (!st && artifact_model) {
     st = vkp_artifact_load(a->model, &artifact);
     if (!st) {
       active = vkp_artifact_plan(artifact);
@@ -468,52 +513,101 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
   } else if (!st) {
     st = vkp_tool_load_graph(a->model, &a->load, &graph);
     if (!st)
-      st = bench_build_plan(a, graph, registry, profile, a->policy, a->stages, &plan,
-                            &rep->estimated_bottleneck_s);
+      st = bench_build_plan(a, graph, registry, profile, a->policy, a->stages, a->threads,
+                            &plan, &rep->estimated_bottleneck_s, &part_notes);
     active = plan;
+    if (!st && part_notes) {
+      // The partitioner's choice of threads and stages, line by line.
+      for (char *line = strtok(part_notes, "\n"); line; line = strtok(NULL, "\n"))
+        bench_report_note(rep, "partitioner: %s", line);
+    }
   }
   if (!st) st = bench_report_init_plan(rep, a->model, a->policy, active);
   if (!st) st = bench_make_inputs(active, &inputs);
   if (!st)
     st = bench_run_mode(active, registry, blobs, a, inputs, true, false,
-                        "sequential", &rep->sequential);
+                        "sequential", &rep->sequential, NULL);
   if (!st)
     st = bench_run_mode(active, registry, blobs, a, inputs, false, a->trace_path != NULL,
-                        "pipelined", &rep->pipelined);
-  // The whole model on each single target that can run all of it.
+                        "pipelined", &rep->pipelined, &rep->isolated);
+  // The whole model on each single target that can run all of it, except
+  // those the partitioner expects to be over BENCH_SINGLE_SLACK times slower
+  // than the best (a reference interpreter, a software rasteriser): they
+  // would dominate the run's time and cannot be the best.
   if (!st && graph && !a->no_single) {
-    for (int32_t t = 0; t < vkp_registry_count(registry) && !st; ++t) {
+    int32_t n_targets = vkp_registry_count(registry);
+    double *estimate = calloc((size_t)n_targets + 1, sizeof(double));
+    if (!estimate) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "single runs");
+    double best_estimate = INFINITY;
+    for (int32_t t = 0; t < n_targets && !st; ++t) {
       const vkp_target_t *target = vkp_registry_get(registry, t);
+      estimate[t] = INFINITY;
       vkp_status_t check = vkp_target_check_graph(target, graph);
-      if (check) {
+      vkp_plan_t *single = NULL;
+      if (!check)
+        check = bench_build_plan(NULL, graph, registry, profile, target->vtable->name, 1,
+                                 a->threads, &single, &estimate[t], NULL);
+      if (!check && single->n_stages != 1) estimate[t] = INFINITY;
+      vkp_status_free(check);
+      vkp_plan_destroy(single);
+      if (estimate[t] < best_estimate) best_estimate = estimate[t];
+    }
+    for (int32_t t = 0; t < n_targets && !st; ++t) {
+      const vkp_target_t *target = vkp_registry_get(registry, t);
+      if (!isfinite(estimate[t])) {
+        vkp_status_t check = vkp_target_check_graph(target, graph);
+        if (check)
+          bench_report_note(rep, "no single-target run on '%s': %s", target->vtable->name,
+                            vkp_status_message(check));
         vkp_status_free(check);
         continue;
       }
-      vkp_plan_t *single = NULL;
-      // The whole model on this one target: no --assign overrides here.
-      vkp_status_t one = bench_build_plan(NULL, graph, registry, profile,
-                                          target->vtable->name, 1, &single, NULL);
-      bench_mode_result_t res;
-      memset(&res, 0, sizeof res);
-      char label[64];
-      snprintf(label, sizeof label, "single %s", target->vtable->name);
-      if (!one && single->n_stages == 1)
-        one = bench_run_mode(single, registry, NULL, a, inputs, true, false, label, &res);
-      if (!one) one = bench_report_add_single(rep, target->vtable->name, &res);
-      if (one) {
-        // A target that cannot run the model alone is skipped, with a note.
-        bench_report_note(rep, "single-target run on '%s' skipped: %s",
-                          target->vtable->name, vkp_status_message(one));
-        vkp_status_free(one);
+      if (estimate[t] > best_estimate * BENCH_SINGLE_SLACK) {
+        bench_report_note(rep,
+                          "no single-target run on '%s': estimated %.1f ms per frame, "
+                          "%.0fx the fastest target's %.1f ms",
+                          target->vtable->name, estimate[t] * 1e3,
+                          estimate[t] / best_estimate, best_estimate * 1e3);
+        continue;
       }
-      bench_mode_result_deinit(&res);
-      vkp_plan_destroy(single);
+      // The whole model on this one target: no --assign overrides here. Its
+      // threads are chosen as for the pipeline (--threads, or auto); when
+      // auto gives it several, one thread is measured too.
+      int32_t threads = a->threads;
+      for (int pass = 0; pass < 2 && !st; ++pass) {
+        vkp_plan_t *single = NULL;
+        vkp_status_t one = bench_build_plan(NULL, graph, registry, profile,
+                                            target->vtable->name, 1, threads, &single,
+                                            NULL, NULL);
+        bench_mode_result_t res;
+        memset(&res, 0, sizeof res);
+        char label[64];
+        snprintf(label, sizeof label, "single %s", target->vtable->name);
+        int32_t used = !one && single->n_stages == 1 ? single->stages[0].threads : 0;
+        if (!one && single->n_stages == 1)
+          one = bench_run_mode(single, registry, NULL, a, inputs, true, false, label, &res,
+                               NULL);
+        if (!one) one = bench_report_add_single(rep, target->vtable->name, used, &res);
+        if (one) {
+          // A target that cannot run the model alone is skipped, with a note.
+          bench_report_note(rep, "single-target run on '%s' skipped: %s",
+                            target->vtable->name, vkp_status_message(one));
+          vkp_status_free(one);
+          used = 0;
+        }
+        bench_mode_result_deinit(&res);
+        vkp_plan_destroy(single);
+        if (a->threads != 0 || used <= 1) break;
+        threads = 1;
+      }
     }
+    free(estimate);
   }
   if (inputs) {
     for (int32_t i = 0; active && i < active->n_inputs; ++i) vkp_tensor_deinit(&inputs[i]);
     free(inputs);
   }
+  free(part_notes);
   vkp_plan_destroy(plan);
   vkp_artifact_destroy(artifact);
   vkp_graph_destroy(graph);

@@ -28,8 +28,11 @@ void bench_mode_result_deinit(bench_mode_result_t *res) {
 void bench_report_deinit(bench_report_t *rep) {
   bench_mode_result_deinit(&rep->sequential);
   bench_mode_result_deinit(&rep->pipelined);
+  bench_mode_result_deinit(&rep->isolated);
   free(rep->stage_names);
   free(rep->stage_targets);
+  free(rep->stage_threads);
+  free(rep->stage_estimated_ms);
   free(rep->notes);
   memset(rep, 0, sizeof(*rep));
 }
@@ -38,7 +41,10 @@ static vkp_status_t bench_report_alloc_stages(bench_report_t *rep, int32_t n) {
   rep->n_stages = n;
   rep->stage_names = calloc((size_t)n + 1, sizeof(*rep->stage_names));
   rep->stage_targets = calloc((size_t)n + 1, sizeof(*rep->stage_targets));
-  if (!rep->stage_names || !rep->stage_targets)
+  rep->stage_threads = calloc((size_t)n + 1, sizeof(*rep->stage_threads));
+  rep->stage_estimated_ms = calloc((size_t)n + 1, sizeof(*rep->stage_estimated_ms));
+  if (!rep->stage_names || !rep->stage_targets || !rep->stage_threads ||
+      !rep->stage_estimated_ms)
     return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "bench report");
   return NULL;
 }
@@ -51,6 +57,8 @@ vkp_status_t bench_report_init_plan(bench_report_t *rep, const char *model,
   for (int32_t s = 0; !st && s < plan->n_stages; ++s) {
     bench_copy(rep->stage_names[s], sizeof rep->stage_names[s], plan->stages[s].name);
     bench_copy(rep->stage_targets[s], sizeof rep->stage_targets[s], plan->stages[s].target);
+    rep->stage_threads[s] = plan->stages[s].threads;
+    rep->stage_estimated_ms[s] = plan->stages[s].estimated_ms;
   }
   return st;
 }
@@ -86,11 +94,13 @@ void bench_report_note(bench_report_t *rep, const char *fmt, ...) {
 }
 
 vkp_status_t bench_report_add_single(bench_report_t *rep, const char *target,
+                                     int32_t threads,
                                      const bench_mode_result_t *res) {
   if (rep->n_singles == (int32_t)(sizeof rep->singles / sizeof rep->singles[0]))
     return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "too many targets");
   bench_single_t *s = &rep->singles[rep->n_singles++];
   bench_copy(s->target, sizeof s->target, target);
+  s->threads = threads;
   s->fps = res->fps;
   s->latency_p50_ms = res->latency_p50_ms;
   return NULL;
@@ -148,11 +158,13 @@ vkp_status_t bench_mode_result_fill(bench_mode_result_t *out, const char *label,
     bench_copy(r->target, sizeof r->target, a->target);
     uint64_t frames = a->frames - (b ? b->frames : 0);
     uint64_t busy = a->busy_ns - (b ? b->busy_ns : 0);
+    uint64_t cpu = a->cpu_ns - (b ? b->cpu_ns : 0);
     uint64_t win = a->wait_input_ns - (b ? b->wait_input_ns : 0);
     uint64_t wslot = a->wait_slot_ns - (b ? b->wait_slot_ns : 0);
     r->frames = frames;
     double f = frames ? (double)frames : 1;
     r->busy_ms = (double)busy / 1e6 / f;
+    r->cpu_ms = (double)cpu / 1e6 / f;
     r->wait_input_ms = (double)win / 1e6 / f;
     r->wait_slot_ms = (double)wslot / 1e6 / f;
     r->busy_share = wall_ns ? (double)busy / (double)wall_ns : 0;
@@ -178,6 +190,7 @@ void bench_report_finish(bench_report_t *rep) {
   for (int32_t i = 0; i < rep->n_singles; ++i) {
     if (rep->singles[i].fps > best) {
       best = rep->singles[i].fps;
+      rep->best_single_threads = rep->singles[i].threads;
       bench_copy(rep->best_single, sizeof rep->best_single, rep->singles[i].target);
     }
   }
@@ -185,7 +198,8 @@ void bench_report_finish(bench_report_t *rep) {
 }
 
 static void bench_print_mode(const bench_mode_result_t *m, FILE *out) {
-  fprintf(out, "  %-12s %9.1f frames/s   latency p50 %8.3f ms  p90 %8.3f ms  p99 %8.3f ms\n",
+  fprintf(out, "  %-12s %9.1f frames/s   latency under load p50 %8.3f ms  p90 %8.3f ms  "
+               "p99 %8.3f ms\n",
           m->label, m->fps, m->latency_p50_ms, m->latency_p90_ms, m->latency_p99_ms);
 }
 
@@ -194,28 +208,58 @@ void bench_report_print_table(const bench_report_t *rep, FILE *out) {
   fprintf(out, "  policy %s, %d stage%s, ring depth %d, %d frames after %d warm-up\n\n",
           rep->policy, (int)rep->n_stages, rep->n_stages == 1 ? "" : "s",
           (int)rep->depth, (int)rep->frames, (int)rep->warmup);
-  fprintf(out, "  %-10s %-10s %10s %8s %12s %12s\n", "stage", "target", "busy ms",
-          "busy %", "wait in ms", "wait slot ms");
+  if (rep->cores > 0) {
+    char threads[32] = "auto";
+    if (rep->threads_option > 0) snprintf(threads, sizeof threads, "%d", (int)rep->threads_option);
+    fprintf(out, "  %d host core%s planned for, threads per stage: %s\n\n", (int)rep->cores,
+            rep->cores == 1 ? "" : "s", threads);
+  }
+  fprintf(out, "  %-10s %-10s %7s %10s %10s %10s %8s %12s %12s\n", "stage", "target",
+          "threads", "est. ms", "busy ms", "cpu ms", "busy %", "wait in ms", "wait slot ms");
   const bench_mode_result_t *p = &rep->pipelined;
   for (int32_t s = 0; s < p->n_stages; ++s) {
     const bench_stage_result_t *r = &p->stages[s];
-    const char *target = s < rep->n_stages ? rep->stage_targets[s] : r->target;
-    fprintf(out, "  %-10s %-10s %10.3f %7.1f%% %12.3f %12.3f\n", r->name, target,
-            r->busy_ms, 100.0 * r->busy_share, r->wait_input_ms, r->wait_slot_ms);
+    bool known = s < rep->n_stages;
+    const char *target = known ? rep->stage_targets[s] : r->target;
+    char threads[16] = "-", est[32] = "-";
+    if (known && rep->stage_threads[s] > 0)
+      snprintf(threads, sizeof threads, "%d", (int)rep->stage_threads[s]);
+    if (known && rep->stage_estimated_ms[s] > 0)
+      snprintf(est, sizeof est, "%.3f", rep->stage_estimated_ms[s]);
+    fprintf(out, "  %-10s %-10s %7s %10s %10.3f %10.3f %7.1f%% %12.3f %12.3f\n", r->name,
+            target, threads, est, r->busy_ms, r->cpu_ms, 100.0 * r->busy_share,
+            r->wait_input_ms, r->wait_slot_ms);
   }
   fprintf(out, "\n");
   bench_print_mode(&rep->sequential, out);
   bench_print_mode(&rep->pipelined, out);
-  for (int32_t i = 0; i < rep->n_singles; ++i)
-    fprintf(out, "  single %-5s %9.1f frames/s   latency p50 %8.3f ms\n",
-            rep->singles[i].target, rep->singles[i].fps, rep->singles[i].latency_p50_ms);
+  const bench_mode_result_t *iso = &rep->isolated;
+  if (iso->frames)
+    fprintf(out, "  %-12s %9s            isolated latency   p50 %8.3f ms  p90 %8.3f ms  "
+                 "p99 %8.3f ms  (one frame in flight)\n",
+            "pipelined", "", iso->latency_p50_ms, iso->latency_p90_ms, iso->latency_p99_ms);
+  for (int32_t i = 0; i < rep->n_singles; ++i) {
+    char label[48];
+    if (rep->singles[i].threads > 1)
+      snprintf(label, sizeof label, "%s x%d thr", rep->singles[i].target,
+               (int)rep->singles[i].threads);
+    else
+      snprintf(label, sizeof label, "%s", rep->singles[i].target);
+    fprintf(out, "  single %-14s %9.1f frames/s   latency under load p50 %8.3f ms "
+                 "(the whole model as one stage)\n",
+            label, rep->singles[i].fps, rep->singles[i].latency_p50_ms);
+  }
   fprintf(out, "\n  bottleneck bound  %9.1f frames/s (slowest stage %s: %.3f ms)\n",
           rep->bound_fps, rep->slowest_stage, rep->slowest_stage_ms);
   fprintf(out, "  efficiency        %9.1f %%   (pipelined / bound)\n", 100.0 * rep->efficiency);
-  fprintf(out, "  speed-up          %9.2fx  over sequential\n", rep->speedup_vs_sequential);
+  fprintf(out, "  speed-up          %9.2fx  over sequential (this plan, one frame at a time)\n",
+          rep->speedup_vs_sequential);
   if (rep->speedup_vs_best_single > 0)
-    fprintf(out, "                    %9.2fx  over the best single target (%s)\n",
-            rep->speedup_vs_best_single, rep->best_single);
+    fprintf(out, "                    %9.2fx  over the best single-target single-stage run "
+                 "(%s, %d thread%s)\n",
+            rep->speedup_vs_best_single, rep->best_single,
+            rep->best_single_threads > 1 ? (int)rep->best_single_threads : 1,
+            rep->best_single_threads > 1 ? "s" : "");
   if (rep->estimated_bottleneck_s > 0)
     fprintf(out, "  partitioner estimate %.3f ms per frame at the bottleneck\n",
             rep->estimated_bottleneck_s * 1e3);
@@ -266,6 +310,17 @@ void bench_report_print_json(const bench_report_t *rep, FILE *out) {
   bench_json_mode(out, &rep->sequential);
   fprintf(out, ",\n  \"pipelined\": ");
   bench_json_mode(out, &rep->pipelined);
+  fprintf(out, ",\n  \"isolated\": ");
+  if (rep->isolated.frames)
+    bench_json_mode(out, &rep->isolated);
+  else
+    fprintf(out, "null");
+  fprintf(out, ",\n  \"cores\": ");
+  if (rep->cores > 0) fprintf(out, "%d", (int)rep->cores);
+  else fprintf(out, "null");
+  fprintf(out, ",\n  \"threads\": ");
+  if (rep->threads_option > 0) fprintf(out, "%d", (int)rep->threads_option);
+  else bench_json_string(out, "auto");
   fprintf(out, ",\n  \"stages\": [");
   const bench_mode_result_t *p = &rep->pipelined;
   for (int32_t s = 0; s < p->n_stages; ++s) {
@@ -274,7 +329,14 @@ void bench_report_print_json(const bench_report_t *rep, FILE *out) {
     bench_json_string(out, r->name);
     fprintf(out, ", \"target\": ");
     bench_json_string(out, s < rep->n_stages ? rep->stage_targets[s] : r->target);
+    fprintf(out, ", \"threads\": %d", s < rep->n_stages ? (int)rep->stage_threads[s] : 0);
+    fprintf(out, ", \"estimated_ms\": ");
+    if (s < rep->n_stages && rep->stage_estimated_ms[s] > 0)
+      bench_json_number(out, rep->stage_estimated_ms[s]);
+    else
+      fprintf(out, "null");
     bench_json_field(out, ", \"busy_ms\": ", r->busy_ms);
+    bench_json_field(out, ", \"cpu_ms\": ", r->cpu_ms);
     bench_json_field(out, ", \"busy_share\": ", r->busy_share);
     bench_json_field(out, ", \"wait_input_ms\": ", r->wait_input_ms);
     bench_json_field(out, ", \"wait_slot_ms\": ", r->wait_slot_ms);
@@ -284,6 +346,7 @@ void bench_report_print_json(const bench_report_t *rep, FILE *out) {
   for (int32_t i = 0; i < rep->n_singles; ++i) {
     fprintf(out, "%s\n    {\"target\": ", i ? "," : "");
     bench_json_string(out, rep->singles[i].target);
+    fprintf(out, ", \"threads\": %d", (int)rep->singles[i].threads);
     bench_json_field(out, ", \"throughput_fps\": ", rep->singles[i].fps);
     bench_json_field(out, ", \"latency_p50_ms\": ", rep->singles[i].latency_p50_ms);
     fprintf(out, "}");
@@ -300,6 +363,7 @@ void bench_report_print_json(const bench_report_t *rep, FILE *out) {
   fprintf(out, ",\n  \"best_single_target\": ");
   if (rep->best_single[0]) bench_json_string(out, rep->best_single);
   else fprintf(out, "null");
+  fprintf(out, ",\n  \"best_single_threads\": %d", (int)rep->best_single_threads);
   fprintf(out, ",\n  \"estimated_bottleneck_ms\": ");
   if (rep->estimated_bottleneck_s > 0) bench_json_number(out, rep->estimated_bottleneck_s * 1e3);
   else fprintf(out, "null");

@@ -15,6 +15,7 @@ typedef struct bench_stage_result_t {
   char target[32];
   uint64_t frames;
   double busy_ms;         // mean busy time per frame
+  double cpu_ms;          // mean CPU time of its worker thread per frame
   double busy_share;      // busy time / wall time of the measured window
   double wait_input_ms;   // mean per frame
   double wait_slot_ms;    // mean per frame
@@ -34,6 +35,7 @@ typedef struct bench_mode_result_t {
 
 typedef struct bench_single_t {
   char target[32];
+  int32_t threads;        // threads of its one stage (0: target has none)
   double fps;
   double latency_p50_ms;
 } bench_single_t;
@@ -46,9 +48,14 @@ typedef struct bench_report_t {
   int32_t n_stages;
   char (*stage_names)[64];
   char (*stage_targets)[32];
+  int32_t *stage_threads;             // per stage (0: its target has none)
+  double *stage_estimated_ms;         // the partitioner's, 0 if unknown
+  int32_t cores;                      // host cores planned for, 0 if unknown
+  int32_t threads_option;             // --threads (0: auto)
   double estimated_bottleneck_s;      // the partitioner's estimate, 0 if none
   bench_mode_result_t sequential;
-  bench_mode_result_t pipelined;
+  bench_mode_result_t pipelined;      // rings full: latency under load
+  bench_mode_result_t isolated;       // one frame in flight at a time
   int32_t n_singles;
   bench_single_t singles[8];
   // Derived by bench_report_finish:
@@ -59,6 +66,7 @@ typedef struct bench_report_t {
   double speedup_vs_sequential;
   double speedup_vs_best_single;      // 0 when no single-target run
   char best_single[32];
+  int32_t best_single_threads;        // its stage's threads (0: not on the host)
   char *notes;                        // heap, newline-separated, or NULL
 } bench_report_t;
 
@@ -71,6 +79,7 @@ vkp_status_t bench_report_init_synthetic(
     bench_report_t *rep, const char *spec, int32_t n, char labels[][32],
     const vkp_pipeline_synthetic_stage_t *stages);
 vkp_status_t bench_report_add_single(bench_report_t *rep, const char *target,
+                                     int32_t threads,
                                      const bench_mode_result_t *res);
 void bench_report_note(bench_report_t *rep, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

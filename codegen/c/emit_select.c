@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// C kernels of the selection family: arg_max, arg_min, top_k and cum_sum on
+// float32, float64 and every integer dtype, with the reference's semantics
+// (graph/op_select.c): NaN counts as larger than every number (arg_max and
+// arg_min both pick it), ties go to the lower index unless
+// select_last_index, top_k sorts stably, float cum_sum accumulates in
+// double and integer cum_sum wraps like fixed-width integers. Each kernel
+// is a loop nest over the [outer, n, inner] view of the input around the
+// node's axis, written for the one dtype the node has.
+#include <stdio.h>
+
+#include "codegen/c/emit.h"
+#include "codegen/c/emit_internal.h"
+
+// x viewed as [outer, n, inner] around the node's "axis".
+static void vkp__select_view(const vkp__c_kernel_t *k, long long *outer, long long *n,
+                             long long *inner) {
+  const vkp_value_t *x = vkp__c_in(k, 0);
+  int64_t axis = vkp_node_int(k->node, "axis");
+  *outer = *inner = 1;
+  for (int32_t d = 0; d < x->rank; ++d) {
+    if (d < axis) *outer *= x->shape[d];
+    if (d > axis) *inner *= x->shape[d];
+  }
+  *n = x->shape[axis];
+}
+
+vkp_status_t vkp__c_emit_arg(vkp__c_kernel_t *k) {
+  long long outer, n, inner;
+  vkp__select_view(k, &outer, &n, &inner);
+  const vkp_value_t *x = vkp__c_in(k, 0);
+  bool is_float = vkp_dtype_is_float(x->dtype);
+  bool max = k->node->op == VKP_OP_ARG_MAX;
+  bool last = vkp_node_int(k->node, "select_last_index") != 0;
+  // When a (at k) replaces the pick b: a NaN is picked first (or last) by
+  // both ops, and nothing replaces a NaN picked first.
+  const char *cond;
+  if (is_float)
+    cond = last ? (max ? "a != a || (b == b && a >= b)" : "a != a || (b == b && a <= b)")
+                : (max ? "b == b && (a != a || a > b)" : "b == b && (a != a || a < b)");
+  else
+    cond = last ? (max ? "a >= b" : "a <= b") : (max ? "a > b" : "a < b");
+  const char *t = vkp__c_type(x->dtype);
+  vkp__sb_printf(k->body,
+                 "  for (ptrdiff_t o = 0; o < %lld; ++o)\n"
+                 "    for (ptrdiff_t i = 0; i < %lld; ++i) {\n"
+                 "      const %s *xs = %s + o * %lld + i;\n"
+                 "      ptrdiff_t best = 0;\n"
+                 "      for (ptrdiff_t j = 1; j < %lld; ++j) {\n"
+                 "        %s a = xs[j * %lld], b = xs[best * %lld];\n"
+                 "        if (%s) best = j;\n"
+                 "      }\n"
+                 "      %s[o * %lld + i] = (int64_t)best;\n"
+                 "    }\n",
+                 outer, inner, t, k->in[0], n * inner, n, t, inner, inner, cond, k->out,
+                 inner);
+  return NULL;
+}
+
+// A stable merge sort of each row's indices in scratch (two buffers of n
+// ptrdiff_t), then the first k of them gathered into both outputs.
+vkp_status_t vkp__c_emit_top_k(vkp__c_kernel_t *k) {
+  long long outer, n, inner, kk = (long long)vkp_node_int(k->node, "k");
+  vkp__select_view(k, &outer, &n, &inner);
+  if (n == 0 || kk == 0 || outer * inner == 0) return NULL;
+  const vkp_value_t *x = vkp__c_in(k, 0);
+  bool largest = vkp_node_int(k->node, "largest") != 0;
+  // Whether value va goes before value vb: NaN is the largest value.
+  const char *before;
+  if (vkp_dtype_is_float(x->dtype))
+    before = largest ? "va > vb || (va != va && vb == vb)"
+                     : "va < vb || (vb != vb && va == va)";
+  else
+    before = largest ? "va > vb" : "va < vb";
+  k->scratch_floats = (size_t)(4 * n);  // 2 n ptrdiff_t
+  const char *t = vkp__c_type(x->dtype);
+  vkp__sb_printf(
+      k->body,
+      "  ptrdiff_t *ord = (ptrdiff_t *)(void *)scratch, *tmp = ord + %lld;\n"
+      "  for (ptrdiff_t o = 0; o < %lld; ++o)\n"
+      "    for (ptrdiff_t i = 0; i < %lld; ++i) {\n"
+      "      const %s *xs = %s + o * %lld + i;\n"
+      "      ptrdiff_t *src = ord, *dst = tmp;\n"
+      "      for (ptrdiff_t j = 0; j < %lld; ++j) src[j] = j;\n"
+      "      for (ptrdiff_t w = 1; w < %lld; w *= 2) {\n"
+      "        for (ptrdiff_t lo = 0; lo < %lld; lo += 2 * w) {\n"
+      "          ptrdiff_t mid = lo + w < %lld ? lo + w : %lld;\n"
+      "          ptrdiff_t hi = lo + 2 * w < %lld ? lo + 2 * w : %lld;\n"
+      "          ptrdiff_t a = lo, b = mid, at = lo;\n"
+      "          while (a < mid && b < hi) {\n"
+      "            %s va = xs[src[b] * %lld], vb = xs[src[a] * %lld];\n"
+      "            dst[at++] = (%s) ? src[b++] : src[a++];\n"
+      "          }\n"
+      "          while (a < mid) dst[at++] = src[a++];\n"
+      "          while (b < hi) dst[at++] = src[b++];\n"
+      "        }\n"
+      "        ptrdiff_t *swap = src;\n"
+      "        src = dst;\n"
+      "        dst = swap;\n"
+      "      }\n"
+      "      for (ptrdiff_t j = 0; j < %lld; ++j) {\n"
+      "        ptrdiff_t at = o * %lld + j * %lld + i;\n"
+      "        %s[at] = xs[src[j] * %lld];\n"
+      "        %s[at] = (int64_t)src[j];\n"
+      "      }\n"
+      "    }\n",
+      n, outer, inner, t, k->in[0], n * inner, n, n, n, n, n, n, n, t, inner, inner,
+      before, kk, kk * inner, inner, k->outs[0], inner, k->outs[1]);
+  return NULL;
+}
+
+vkp_status_t vkp__c_emit_cum_sum(vkp__c_kernel_t *k) {
+  long long outer, n, inner;
+  vkp__select_view(k, &outer, &n, &inner);
+  const vkp_value_t *x = vkp__c_in(k, 0);
+  bool is_float = vkp_dtype_is_float(x->dtype);
+  bool exclusive = vkp_node_int(k->node, "exclusive") != 0;
+  bool reverse = vkp_node_int(k->node, "reverse") != 0;
+  const char *t = vkp__c_type(x->dtype);
+  vkp__sb_printf(k->body,
+                 "  for (ptrdiff_t o = 0; o < %lld; ++o)\n"
+                 "    for (ptrdiff_t i = 0; i < %lld; ++i) {\n"
+                 "      %s acc = 0;\n"
+                 "      for (ptrdiff_t j = 0; j < %lld; ++j) {\n"
+                 "        ptrdiff_t at = o * %lld + ",
+                 outer, inner, is_float ? "double" : "uint64_t", n, n * inner);
+  if (reverse) vkp__sb_printf(k->body, "(%lld - j)", n - 1);
+  else vkp__sb_append(k->body, "j");
+  vkp__sb_printf(k->body, " * %lld + i;\n        %s v = %s[at];\n", inner, t, k->in[0]);
+  const char *add = is_float ? "        acc += (double)v;\n" : "        acc += (uint64_t)v;\n";
+  if (!exclusive) vkp__sb_append(k->body, add);
+  vkp__sb_printf(k->body, "        %s[at] = (%s)acc;\n", k->out, t);
+  if (exclusive) vkp__sb_append(k->body, add);
+  vkp__sb_append(k->body, "      }\n    }\n");
+  return NULL;
+}

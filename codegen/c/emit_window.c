@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// Emitters of the N-d window ops (prelude_window.c): conv2d over 1 or 3
+// spatial dims (2-D convolutions are GEMM / Winograd / depthwise anchors in
+// emit.c), conv_transpose, lp_pool, and max / avg pooling that is not 2-D
+// or returns max_pool2d's indices, and int8 / uint8 max pooling (the rest
+// runs vkp_pool2d / vkp_maxpool2d).
+#include <stdio.h>
+
+#include "codegen/c/emit_internal.h"
+
+// Writes `static const vkp_win3_t win = {...};` for node k->node, whose
+// window sizes are `kernel` (S of them), as the prelude's 3-D view.
+static void vkp__emit_win3(vkp__c_kernel_t *k, const int64_t *kernel) {
+  const vkp_node_t *n = k->node;
+  const vkp_value_t *x = vkp__c_in(k, 0), *y = vkp__c_out(k);
+  int32_t s = x->rank - 2, lead = 3 - s;
+  const int64_t *pads, *strides, *dil;
+  vkp_node_attr_ints(n, "pads", &pads);
+  vkp_node_attr_ints(n, "strides", &strides);
+  vkp_node_attr_ints(n, "dilations", &dil);
+  long long rows[7][3];
+  for (int32_t d = 0; d < 3; ++d) {
+    int32_t i = d - lead;
+    bool real = i >= 0;
+    rows[0][d] = real ? (long long)x->shape[2 + i] : 1;
+    rows[1][d] = real ? (long long)y->shape[2 + i] : 1;
+    rows[2][d] = real ? (long long)kernel[i] : 1;
+    rows[3][d] = real ? (long long)strides[i] : 1;
+    rows[4][d] = real ? (long long)dil[i] : 1;
+    rows[5][d] = real ? (long long)pads[i] : 0;
+    rows[6][d] = real ? (long long)pads[s + i] : 0;
+  }
+  vkp__sb_append(k->body, "  static const vkp_win3_t win = {");
+  for (int r = 0; r < 7; ++r)
+    vkp__sb_printf(k->body, "%s{%lld, %lld, %lld}", r ? ", " : "", rows[r][0], rows[r][1],
+                   rows[r][2]);
+  vkp__sb_append(k->body, "};\n");
+}
+
+vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k) {
+  const vkp_node_t *n = k->node;
+  const vkp_value_t *x = vkp__c_in(k, 0);
+  long long batch = x->shape[0], c = x->shape[1];
+  if (n->op == VKP_OP_CONV2D || n->op == VKP_OP_CONV_TRANSPOSE) {
+    const vkp_value_t *w = vkp__c_in(k, 1);
+    long long groups = vkp_node_int(n, "group");
+    long long m = vkp__c_out(k)->shape[1];
+    vkp__emit_win3(k, w->shape + 2);
+    vkp__sb_printf(k->body, "  %s(%s, %s, %s, %s, %lld, %lld, %lld, %lld, &win);\n",
+                   n->op == VKP_OP_CONV2D ? "vkp_conv3d" : "vkp_conv_transpose3d",
+                   k->in[0], k->in[1], n->n_inputs > 2 && k->in[2] ? k->in[2] : "NULL",
+                   k->out, batch, c, m, groups);
+    return NULL;
+  }
+  const int64_t *kernel;
+  vkp_node_attr_ints(n, "kernel_shape", &kernel);
+  vkp__emit_win3(k, kernel);
+  const vkp_value_t *y = vkp__c_out(k);
+  if (y->dtype != VKP_DTYPE_FLOAT32) {  // int8, uint8: max pooling only
+    vkp__sb_printf(k->body, "  vkp_maxpool3d_%s(%s, %s, %s, %lld, &win, %d);\n",
+                   vkp__c_type(y->dtype), k->in[0], k->out,
+                   n->n_outputs > 1 ? k->outs[1] : "NULL", batch * c,
+                   vkp_node_int(n, "storage_order") != 0);
+    return NULL;
+  }
+  const char *mode = "VKP_POOL3D_MAX";
+  long long p = 1;
+  int col_major = 0;
+  if (n->op == VKP_OP_AVG_POOL2D)
+    mode = vkp_node_int(n, "count_include_pad") ? "VKP_POOL3D_AVG_PAD" : "VKP_POOL3D_AVG";
+  else if (n->op == VKP_OP_LP_POOL)
+    mode = "VKP_POOL3D_LP", p = vkp_node_int(n, "p");
+  else
+    col_major = vkp_node_int(n, "storage_order") != 0;
+  vkp__sb_printf(k->body, "  vkp_pool3d(%s, %s, %s, %lld, &win, %s, %lld.0f, %d);\n",
+                 k->in[0], k->out, n->n_outputs > 1 ? k->outs[1] : "NULL", batch * c,
+                 mode, p, col_major);
+  return NULL;
+}

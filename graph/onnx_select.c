@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: Apache-2.0
+// ONNX mappers of the selection family: TopK (k an attribute before opset
+// 10, the input K from 10; largest and sorted from 11), CumSum (axis an
+// input), and the ops whose output shape depends on the input's values,
+// NonZero and Unique. ArgMax and ArgMin map one to one (the `simple` rows
+// of VKP__ONNX_OP_LIST). docs/onnx.md says the same in prose.
+//
+// vkpipe compiles static shapes: every value's shape is known when a graph
+// is validated, and every buffer, staging ring and generated kernel is
+// sized from it. NonZero and Unique have no such shape, so they run only
+// when their input is known at import time: they fold here, through the
+// folders below, and a NonZero or Unique on run-time data is refused at
+// import with that reason (docs/onnx.md, "Data-dependent shapes").
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+#include "graph/onnx_internal.h"
+#include "graph/ops_internal.h"
+
+// A constant integer input holding exactly one value (a scalar or a 1-D
+// tensor of one element), read as the attribute `what` of the IR op. A
+// value computed at run time is refused: the output shape (TopK's K) or the
+// kernel (CumSum's axis) depends on it.
+static vkp_status_t vkp__const_int_input(vkp__onnx_ctx_t *ctx, int32_t i,
+                                         const char *what, const char *why,
+                                         int64_t *out) {
+  vkp__onnx_sym_t *s = vkp__onnx_input(ctx, i);
+  if (!s) return VKP__ONNX_INVALID("input %d (%s) is required", (int)i, what);
+  if (!s->is_const)
+    return VKP__ONNX_UNSUPPORTED("%s (input %d, '%s') is computed at run time: %s",
+                                 what, (int)i, s->name, why);
+  int64_t v[2];
+  int32_t n;
+  VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(&s->constant, what, v, 2, &n));
+  if (n != 1)
+    return VKP__ONNX_INVALID("%s (input %d, '%s') must hold one value, has %d",
+                             what, (int)i, s->name, (int)n);
+  *out = v[0];
+  return NULL;
+}
+
+vkp_status_t vkp__map_top_k(vkp__onnx_ctx_t *ctx) {
+  int64_t k, axis, largest = 1, sorted = 1;
+  if (ctx->opset >= 10) {
+    if (vkp__onnx_attr(ctx, "k"))
+      return VKP__ONNX_INVALID("from opset 10 TopK takes k as input 1 (K)");
+    VKP_RETURN_IF_ERROR(vkp__const_int_input(
+        ctx, 1, "K",
+        "the output shape depends on it, and vkpipe compiles static shapes", &k));
+  } else {
+    if (ctx->node->n_input > 1)
+      return VKP__ONNX_INVALID("before opset 10 k is an attribute");
+    if (!vkp__onnx_attr(ctx, "k"))
+      return VKP__ONNX_INVALID("attribute 'k' is required");
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "k", 0, &k));
+  }
+  if (ctx->opset < 11 && (vkp__onnx_attr(ctx, "largest") || vkp__onnx_attr(ctx, "sorted")))
+    return VKP__ONNX_INVALID("attributes 'largest' and 'sorted' need opset 11");
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", -1, &axis));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "largest", 1, &largest));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "sorted", 1, &sorted));
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  vkp_attr_t a[4] = {vkp__onnx_a_int("k", k), vkp__onnx_a_int("axis", axis),
+                     vkp__onnx_a_int("largest", largest != 0),
+                     vkp__onnx_a_int("sorted", sorted != 0)};
+  const char *outs[2] = {vkp__onnx_output(ctx, 0), vkp__onnx_output(ctx, 1)};
+  int32_t values[2];
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_emit_multi(ctx, VKP_OP_TOP_K, 1, &x, 4, a, 2, outs, values));
+  for (int32_t i = 0; i < 2; ++i)
+    if (outs[i]) VKP_RETURN_IF_ERROR(vkp__onnx_bind_value(ctx, outs[i], values[i]));
+  return NULL;
+}
+
+vkp_status_t vkp__map_cum_sum(vkp__onnx_ctx_t *ctx) {
+  int64_t axis, exclusive, reverse;
+  VKP_RETURN_IF_ERROR(vkp__const_int_input(
+      ctx, 1, "axis",
+      "vkpipe compiles each kernel for an axis known at import time", &axis));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "exclusive", 0, &exclusive));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "reverse", 0, &reverse));
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  vkp_attr_t a[3] = {vkp__onnx_a_int("axis", axis),
+                     vkp__onnx_a_int("exclusive", exclusive != 0),
+                     vkp__onnx_a_int("reverse", reverse != 0)};
+  return vkp__onnx_emit_out(ctx, VKP_OP_CUM_SUM, 1, &x, 3, a);
+}
+
+// ---------------------------------------------------------------------------
+// Data-dependent output shapes: NonZero, Unique
+
+vkp_status_t vkp__map_data_dependent(vkp__onnx_ctx_t *ctx) {
+  vkp__onnx_sym_t *x = vkp__onnx_input(ctx, 0);
+  return VKP__ONNX_UNSUPPORTED(
+      "the output shape of %s depends on the values of input '%s', which are "
+      "computed at run time; vkpipe compiles static shapes, so %s runs only "
+      "on inputs known at import time (where it folds)",
+      ctx->node->op_type, x ? x->name : "", ctx->node->op_type);
+}
+
+// The constant input 0 as a borrowed tensor view (for the op table's exact
+// comparisons).
+static vkp_status_t vkp__const_view(vkp__onnx_ctx_t *ctx, vkp_tensor_t *out) {
+  vkp__onnx_sym_t *s = vkp__onnx_input(ctx, 0);
+  if (!s || !s->is_const) return VKP__ONNX_INVALID("input 0 is required");
+  vkp_dtype_t dt;
+  if (!vkp__onnx_type_to_dtype(s->constant.type, &dt))
+    return VKP__ONNX_UNSUPPORTED("input '%s' has type %s", s->name,
+                                 vkp__onnx_type_name(s->constant.type));
+  return vkp_tensor_init_view(out, dt, s->constant.rank, s->constant.shape,
+                              s->constant.data);
+}
+
+// The most entries of an index array the folders here build (256 MiB of
+// int64, the bound onnx_fold.c puts on any folded tensor).
+#define VKP__SELECT_FOLD_MAX_ENTRIES ((uint64_t)32 << 20)
+
+// Binds output `i` of the current node to *t (consumed); an unnamed
+// output is dropped.
+static vkp_status_t vkp__bind_output(vkp__onnx_ctx_t *ctx, int32_t i,
+                                     vkp__onnx_tensor_t *t) {
+  const char *name = vkp__onnx_output(ctx, i);
+  if (!name) {
+    vkp__onnx_tensor_deinit(t);
+    return NULL;
+  }
+  return vkp__onnx_bind_const(ctx, name, t);
+}
+
+vkp_status_t vkp__onnx_fold_non_zero(vkp__onnx_ctx_t *ctx) {
+  vkp_tensor_t x;
+  VKP_RETURN_IF_ERROR(vkp__const_view(ctx, &x));
+  int64_t n = (int64_t)vkp_tensor_numel(&x), nnz = 0;
+  bool is_float = vkp_dtype_is_float(x.dtype);
+  for (int64_t i = 0; i < n; ++i)
+    nnz += is_float ? vkp__get_f(&x, i) != 0.0 : vkp__get_i(&x, i) != 0;
+  if ((uint64_t)nnz * (uint64_t)(x.rank ? x.rank : 1) > VKP__SELECT_FOLD_MAX_ENTRIES)
+    return VKP__ONNX_UNSUPPORTED("NonZero of %lld elements is too large to fold",
+                                 (long long)nnz);
+  int64_t shape[2] = {x.rank, nnz};
+  vkp__onnx_tensor_t y;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_tensor_alloc(&y, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 2, shape));
+  int64_t idx[VKP_MAX_RANK] = {0}, col = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    bool nonzero = is_float ? vkp__get_f(&x, i) != 0.0 : vkp__get_i(&x, i) != 0;
+    if (nonzero) {
+      for (int32_t d = 0; d < x.rank; ++d)
+        vkp__onnx_tensor_set_i(&y, (size_t)(d * nnz + col), idx[d]);
+      ++col;
+    }
+    vkp__next_index(x.rank, x.shape, idx);
+  }
+  return vkp__bind_output(ctx, 0, &y);
+}
+
+// Unique's slices: x as [outer, n, inner] around the axis (without one:
+// [1, numel, 1]); slice j is every element at position j of the axis,
+// compared lexicographically in memory order, as NumPy's unique does.
+typedef struct vkp__slices_t {
+  const vkp_tensor_t *x;
+  int64_t outer, n, inner;
+} vkp__slices_t;
+
+static int vkp__slice_cmp(const vkp__slices_t *s, int64_t a, int64_t b) {
+  for (int64_t o = 0; o < s->outer; ++o)
+    for (int64_t i = 0; i < s->inner; ++i) {
+      int64_t base = o * s->n * s->inner + i;
+      int c = vkp__compare_elems(s->x, base + a * s->inner, s->x, base + b * s->inner);
+      if (c == 2) {  // NaN sorts last and equals another NaN
+        bool a_nan = vkp__compare_elems(s->x, base + a * s->inner, s->x,
+                                        base + a * s->inner) == 2;
+        bool b_nan = vkp__compare_elems(s->x, base + b * s->inner, s->x,
+                                        base + b * s->inner) == 2;
+        c = a_nan == b_nan ? 0 : a_nan ? 1 : -1;
+      }
+      if (c) return c;
+    }
+  return 0;
+}
+
+// Sorts order[0..n) by slice, stably (scratch: n entries).
+static void vkp__slice_sort(const vkp__slices_t *s, int64_t *order, int64_t *scratch) {
+  int64_t *src = order, *dst = scratch;
+  for (int64_t width = 1; width < s->n; width *= 2) {
+    for (int64_t lo = 0; lo < s->n; lo += 2 * width) {
+      int64_t mid = lo + width < s->n ? lo + width : s->n;
+      int64_t hi = lo + 2 * width < s->n ? lo + 2 * width : s->n;
+      int64_t a = lo, b = mid, w = lo;
+      while (a < mid && b < hi)
+        dst[w++] = vkp__slice_cmp(s, src[b], src[a]) < 0 ? src[b++] : src[a++];
+      while (a < mid) dst[w++] = src[a++];
+      while (b < hi) dst[w++] = src[b++];
+    }
+    int64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != order) memcpy(order, src, (size_t)s->n * sizeof *order);
+}
+
+vkp_status_t vkp__onnx_fold_unique(vkp__onnx_ctx_t *ctx) {
+  vkp_tensor_t x;
+  VKP_RETURN_IF_ERROR(vkp__const_view(ctx, &x));
+  int64_t sorted, axis = 0;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "sorted", 1, &sorted));
+  bool has_axis = vkp__onnx_attr(ctx, "axis") != NULL;
+  vkp__slices_t s = {.x = &x, .outer = 1, .n = (int64_t)vkp_tensor_numel(&x), .inner = 1};
+  if (has_axis) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
+    if (axis < -(int64_t)x.rank || axis >= x.rank)
+      return VKP__ONNX_INVALID("axis %lld out of range for rank %d",
+                               (long long)axis, (int)x.rank);
+    if (axis < 0) axis += x.rank;
+    s.outer = vkp__prod(x.shape, 0, (int32_t)axis);
+    s.n = x.shape[axis];
+    s.inner = vkp__prod(x.shape, (int32_t)axis + 1, x.rank);
+  }
+  // order: slice indices sorted; group[j]: the unique slice of slice j in
+  // sorted order; then renumbered by first occurrence when not sorted.
+  int64_t n = s.n;
+  // Seven index arrays of n entries: bounded like any folded result.
+  if ((uint64_t)n > VKP__SELECT_FOLD_MAX_ENTRIES)
+    return VKP__ONNX_UNSUPPORTED("Unique over %lld slices is too large to fold",
+                                 (long long)n);
+  int64_t *buf = vkp__malloc(7 * (size_t)(n ? n : 1) * sizeof(int64_t));
+  if (!buf) return VKP_OOM("Unique");
+  int64_t *order = buf, *scratch = buf + n, *group = buf + 2 * n,
+          *first = buf + 3 * n, *count = buf + 4 * n, *renumber = buf + 5 * n,
+          *moved = buf + 6 * n;
+  for (int64_t j = 0; j < n; ++j) order[j] = j;
+  vkp__slice_sort(&s, order, scratch);
+  int64_t m = 0;  // unique slices
+  for (int64_t r = 0; r < n; ++r) {
+    int64_t j = order[r];
+    if (r == 0 || vkp__slice_cmp(&s, order[r - 1], j) != 0) {
+      first[m] = j;  // the stable sort puts the first occurrence first
+      count[m++] = 0;
+    }
+    group[j] = m - 1;
+    ++count[m - 1];
+  }
+  if (!sorted) {
+    // Unique slices in order of first occurrence: renumber[g] is sorted
+    // group g's new position.
+    for (int64_t g = 0; g < m; ++g) renumber[g] = -1;
+    int64_t next = 0;
+    for (int64_t j = 0; j < n; ++j)
+      if (renumber[group[j]] < 0) renumber[group[j]] = next++;
+    for (int64_t j = 0; j < n; ++j) group[j] = renumber[group[j]];
+    for (int64_t g = 0; g < m; ++g) moved[renumber[g]] = first[g];
+    memcpy(first, moved, (size_t)m * sizeof *first);
+    for (int64_t g = 0; g < m; ++g) moved[renumber[g]] = count[g];
+    memcpy(count, moved, (size_t)m * sizeof *count);
+  }
+  // Y: the unique slices; indices, inverse_indices, counts: int64.
+  vkp__onnx_sym_t *xs = vkp__onnx_input(ctx, 0);
+  int32_t y_rank = has_axis ? x.rank : 1;
+  int64_t y_shape[VKP_MAX_RANK];
+  if (has_axis) {
+    memcpy(y_shape, x.shape, sizeof y_shape);
+    y_shape[axis] = m;
+  } else {
+    y_shape[0] = m;
+  }
+  vkp__onnx_tensor_t out[4] = {{0}};
+  int64_t lens[4] = {0, m, n, m};
+  vkp_status_t st = vkp__onnx_tensor_alloc(&out[0], xs->constant.type, y_rank, y_shape);
+  for (int i = 1; i < 4 && !st; ++i)
+    st = vkp__onnx_tensor_alloc(&out[i], ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, &lens[i]);
+  if (!st) {
+    size_t elem = vkp_dtype_size(x.dtype);
+    for (int64_t g = 0; g < m; ++g) {
+      for (int64_t o = 0; o < s.outer; ++o)
+        memcpy((char *)out[0].data + (size_t)((o * m + g) * s.inner) * elem,
+               (const char *)x.data + (size_t)((o * n + first[g]) * s.inner) * elem,
+               (size_t)s.inner * elem);
+      vkp__onnx_tensor_set_i(&out[1], (size_t)g, first[g]);
+      vkp__onnx_tensor_set_i(&out[3], (size_t)g, count[g]);
+    }
+    for (int64_t j = 0; j < n; ++j) vkp__onnx_tensor_set_i(&out[2], (size_t)j, group[j]);
+  }
+  vkp__free(buf);
+  for (int32_t i = 0; i < 4; ++i) {
+    if (st) vkp__onnx_tensor_deinit(&out[i]);
+    else st = vkp__bind_output(ctx, i, &out[i]);
+  }
+  for (int32_t i = 0; i < 4; ++i) vkp__onnx_tensor_deinit(&out[i]);
+  return st;
+}

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+// The machine's profile: measured once by vkp_profile_calibrate, cached in
+// the user's cache directory under a key naming the machine and the vkpipe
+// version, read back on later runs (include/vkpipe/cost.h).
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/status_macros.h"
+#include "vkpipe/cost.h"
+
+#ifndef VKP__VERSION
+#define VKP__VERSION "unknown"
+#endif
+
+static uint64_t vkp__fnv1a(uint64_t h, const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p; ++p) {
+    h ^= *p;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// The CPU model line of /proc/cpuinfo, or "" where there is none.
+static void vkp__cpu_model(char *buf, size_t size) {
+  buf[0] = '\0';
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) != 0 && strncmp(line, "Processor", 9) != 0)
+      continue;
+    const char *colon = strchr(line, ':');
+    if (!colon) continue;
+    snprintf(buf, size, "%s", colon + 1);
+    break;
+  }
+  fclose(f);
+}
+
+static char *vkp__cache_root(const char *configured) {
+  if (configured && configured[0]) return vkp__strdup(configured);
+  const char *xdg = getenv("XDG_CACHE_HOME");
+  if (xdg && xdg[0]) return vkp__asprintf("%s/vkpipe", xdg);
+  const char *home = getenv("HOME");
+  if (home && home[0]) return vkp__asprintf("%s/.cache/vkpipe", home);
+  return vkp__asprintf("/tmp/vkpipe-cache-%ld", (long)getuid());
+}
+
+vkp_status_t vkp_profile_cache_path(const vkp_registry_t *registry,
+                                    const char *cache_dir, char **out_path) {
+  *out_path = NULL;
+  char model[256];
+  vkp__cpu_model(model, sizeof model);
+  char count[32];
+  snprintf(count, sizeof count, "|%ld|", sysconf(_SC_NPROCESSORS_ONLN));
+  uint64_t h = vkp__fnv1a(0xcbf29ce484222325ull, model);
+  h = vkp__fnv1a(h, count);
+  for (int32_t t = 0; t < vkp_registry_count(registry); ++t) {
+    h = vkp__fnv1a(h, vkp_registry_get(registry, t)->vtable->name);
+    h = vkp__fnv1a(h, ",");
+  }
+  char *root = vkp__cache_root(cache_dir);
+  if (!root) return VKP_OOM("profile cache path");
+  *out_path = vkp__asprintf("%s/profile-%s-%016llx.json", root, VKP__VERSION,
+                            (unsigned long long)h);
+  vkp__free(root);
+  return *out_path ? NULL : VKP_OOM("profile cache path");
+}
+
+// mkdir -p of the directory holding `path`.
+static vkp_status_t vkp__make_parent(const char *path) {
+  char *dir = vkp__strdup(path);
+  if (!dir) return VKP_OOM("cache directory");
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  vkp_status_t st = NULL;
+  for (char *p = dir + 1; slash && !st; ++p) {
+    bool end = *p == '\0';
+    if (*p != '/' && !end) continue;
+    *p = '\0';
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create '%s': %s", dir,
+                           strerror(errno));
+    if (end) break;
+    *p = '/';
+  }
+  vkp__free(dir);
+  return st;
+}
+
+static vkp_status_t vkp__append(char **notes, const char *line) {
+  if (!line) return VKP_OOM("profile notes");
+  char *joined = vkp__asprintf("%s%s\n", *notes ? *notes : "", line);
+  if (!joined) return VKP_OOM("profile notes");
+  vkp__free(*notes);
+  *notes = joined;
+  return NULL;
+}
+
+vkp_status_t vkp_profile_create_for_machine(
+    const vkp_registry_t *registry, const vkp_machine_profile_options_t *options,
+    vkp_profile_t **out_profile, bool *out_measured, char **out_notes) {
+  *out_profile = NULL;
+  if (out_measured) *out_measured = false;
+  if (out_notes) *out_notes = NULL;
+  vkp_machine_profile_options_t o =
+      options ? *options : (vkp_machine_profile_options_t){0};
+  if (o.cores < 0 || o.cores > 1024)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "cores must be 0 (detect) or 1..1024, got %d", (int)o.cores);
+  char *path = NULL, *notes = NULL;
+  VKP_RETURN_IF_ERROR(vkp_profile_cache_path(registry, o.cache_dir, &path));
+  vkp_profile_t *profile = NULL;
+  vkp_status_t st = NULL;
+  if (!o.refresh && access(path, R_OK) == 0) {
+    st = vkp_profile_load(path, &profile);
+    if (st) {
+      // A damaged cache is measured again, and says so.
+      char *line = vkp__asprintf("cached profile unusable, measuring again: %s",
+                                 vkp_status_message(st));
+      vkp_status_free(st);
+      st = vkp__append(&notes, line);
+      vkp__free(line);
+      profile = NULL;
+    }
+  }
+  if (!st && !profile) {
+    char *cal_notes = NULL;
+    st = vkp_profile_create_default(&profile);
+    if (!st) st = vkp_profile_calibrate(profile, registry, &o.calibrate, &cal_notes);
+    if (!st && cal_notes) {
+      char *joined = vkp__asprintf("%s%s", notes ? notes : "", cal_notes);
+      if (!joined) st = VKP_OOM("profile notes");
+      vkp__free(notes);
+      notes = joined;
+    }
+    vkp__free(cal_notes);
+    if (!st && out_measured) *out_measured = true;
+    if (!st) {
+      // The cache is a convenience: a read-only home still gets a profile.
+      vkp_status_t saved = vkp__make_parent(path);
+      if (!saved) saved = vkp_profile_save(profile, path);
+      char *line = saved ? vkp__asprintf("profile not cached: %s",
+                                         vkp_status_message(saved))
+                         : vkp__asprintf("profile cached in %s", path);
+      vkp_status_free(saved);
+      st = vkp__append(&notes, line);
+      vkp__free(line);
+    }
+  }
+  if (!st)
+    st = vkp_profile_set_device(profile, profile->host_device,
+                                o.cores > 0 ? o.cores : vkp_host_cores());
+  vkp__free(path);
+  if (st) {
+    vkp_profile_destroy(profile);
+    vkp__free(notes);
+    return st;
+  }
+  if (out_notes)
+    *out_notes = notes;
+  else
+    vkp__free(notes);
+  *out_profile = profile;
+  return NULL;
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+// cpu stages with thread pools in a pipeline (runtime/cpu/pool.c through
+// runtime/cpu/target_cpu.c): two stages of two threads each, one pinned
+// with the plan's cpu_affinity, run frames side by side and give what the
+// ref target gives; cpu_affinity is read in both of its JSON forms and
+// bad values are refused with a message naming the stage or the cpu. Built
+// under ThreadSanitizer too (vkp_pipeline_test).
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "support/test_support.h"
+#include "vkpipe/pipeline.h"
+
+#define FRAMES 6
+
+static void add_node(vkp_graph_t *g, const char *name, vkp_op_t op, int32_t n_in,
+                     const char *const *in, const char *out, int32_t n_attrs,
+                     const vkp_attr_t *attrs) {
+  const char *outs[1] = {out};
+  VKP_TEST_OK(vkp_graph_add_node(g, name, op, n_in, in, 1, outs, n_attrs, attrs, NULL));
+}
+
+static void add_const(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name, int32_t rank,
+                      const int64_t *shape) {
+  size_t n = 1;
+  for (int32_t d = 0; d < rank; ++d) n *= (size_t)shape[d];
+  float *data = malloc(n * sizeof *data);
+  for (size_t i = 0; i < n; ++i) data[i] = vkp_test_rng_uniform(rng, -0.5f, 0.5f);
+  VKP_TEST_OK(vkp_graph_add_constant(g, name, VKP_DTYPE_FLOAT32, rank, shape, data, NULL));
+  free(data);
+}
+
+// x [1, 32, 24, 24] -> depthwise 3x3 + relu -> pointwise 32 -> 48 ->
+// global average pool -> softmax: big enough that each kernel splits.
+static vkp_graph_t *model(vkp_test_rng_t *rng) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("pooled", &g));
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 4,
+                                  (const int64_t[]){1, 32, 24, 24}, NULL));
+  add_const(g, rng, "dw_w", 4, (const int64_t[]){32, 1, 3, 3});
+  add_const(g, rng, "pw_w", 4, (const int64_t[]){48, 32, 1, 1});
+  vkp_attr_t dw[] = {{.name = "group", .kind = VKP_ATTR_INT, .i = 32},
+                     {.name = "pads", .kind = VKP_ATTR_INTS, .count = 4,
+                      .ints = (const int64_t[]){1, 1, 1, 1}}};
+  add_node(g, "dw", VKP_OP_CONV2D, 2, (const char *[]){"x", "dw_w"}, "d", 2, dw);
+  add_node(g, "relu", VKP_OP_RELU, 1, (const char *[]){"d"}, "r", 0, NULL);
+  add_node(g, "pw", VKP_OP_CONV2D, 2, (const char *[]){"r", "pw_w"}, "p", 0, NULL);
+  add_node(g, "gap", VKP_OP_GLOBAL_AVG_POOL, 1, (const char *[]){"p"}, "q", 0, NULL);
+  vkp_attr_t axis[] = {{.name = "axis", .kind = VKP_ATTR_INT, .i = 1}};
+  add_node(g, "softmax", VKP_OP_SOFTMAX, 1, (const char *[]){"q"}, "y", 1, axis);
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  return g;
+}
+
+// A two-stage plan of `g` with `affinity0` spliced in as stage0's
+// "cpu_affinity" value (NULL: none).
+static vkp_status_t plan_with(const vkp_graph_t *g, const char *affinity0,
+                              vkp_plan_t **out_plan) {
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"version\": 1, \"name\": \"pooled\", \"inputs\": [\"x\"], \"outputs\": [\"y\"],"
+           " \"stages\": ["
+           "  {\"name\": \"s0\", \"target\": \"cpu\", \"threads\": 2, \"nodes\": [\"dw\", "
+           "\"relu\"]%s%s},"
+           "  {\"name\": \"s1\", \"target\": \"cpu\", \"threads\": 2,"
+           "   \"nodes\": [\"pw\", \"gap\", \"softmax\"]}],"
+           " \"bindings\": ["
+           "  {\"from\": {\"global\": \"x\"}, \"to\": {\"stage\": \"s0\", \"input\": \"x\"}},"
+           "  {\"from\": {\"stage\": \"s0\", \"output\": \"r\"}, \"to\": {\"stage\": \"s1\","
+           " \"input\": \"r\"}},"
+           "  {\"from\": {\"stage\": \"s1\", \"output\": \"y\"}, \"to\": {\"global\": \"y\"}}]}",
+           affinity0 ? ", \"cpu_affinity\": " : "", affinity0 ? affinity0 : "");
+  return vkp_plan_from_json(json, strlen(json), NULL, g, out_plan);
+}
+
+static char *cache_dir(void) {
+  char *dir = strdup("/tmp/vkpipe-cpu-stages-XXXXXX");
+  cr_assert(mkdtemp(dir) != NULL);
+  return dir;
+}
+
+// Removes the compile cache directory and the objects in it.
+static void remove_cache(char *dir) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+  free(dir);
+}
+
+Test(cpu_stages, pooled_stages_match_ref, .timeout = 180) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g = model(&rng);
+  vkp_plan_t *plan;
+  VKP_TEST_OK(plan_with(g, "[0]", &plan));
+  cr_assert_eq(plan->stages[0].n_cpu_affinity, 1);
+  cr_assert_eq(plan->stages[1].n_cpu_affinity, 0);
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  char *dir = cache_dir();
+  vkp_compile_options_t copts[2] = {{.cache_dir = dir}, {.cache_dir = dir}};
+  vkp_pipeline_options_t popts = {.stage_compile_options = copts};
+  vkp_pipeline_t *pipe;
+  VKP_TEST_OK(vkp_pipeline_create(plan, reg, &popts, &pipe));
+  vkp_tensor_t x[FRAMES];
+  for (int f = 0; f < FRAMES; ++f) {
+    VKP_TEST_OK(vkp_tensor_init(&x[f], VKP_DTYPE_FLOAT32, 4, (const int64_t[]){1, 32, 24, 24}));
+    vkp_test_fill_uniform(&rng, &x[f], -1.0f, 1.0f);
+  }
+  // Frames in flight in both stages at once, their pools working side by side.
+  for (int f = 0; f < FRAMES; ++f) {
+    VKP_TEST_OK(vkp_pipeline_set_input(pipe, "x", &x[f]));
+    VKP_TEST_OK(vkp_pipeline_run(pipe, NULL));
+  }
+  const vkp_target_t *ref = vkp_registry_find(reg, "ref");
+  for (int f = 0; f < FRAMES; ++f) {
+    vkp_pipeline_result_t res;
+    VKP_TEST_OK(vkp_pipeline_get_output(pipe, UINT64_MAX, &res));
+    VKP_TEST_OK(res.status);
+    res.status = NULL;
+    vkp_tensor_t want[1];
+    VKP_TEST_OK(vkp_target_run_graph(ref, g, NULL, &x[f], want));
+    char msg[256];
+    cr_assert(vkp_test_allclose(&res.outputs[0], &want[0], 1e-4, 1e-6, msg, sizeof msg),
+              "frame %d: %s", f, msg);
+    vkp_tensor_deinit(&want[0]);
+    vkp_pipeline_result_deinit(&res);
+  }
+  for (int f = 0; f < FRAMES; ++f) vkp_tensor_deinit(&x[f]);
+  vkp_pipeline_destroy(pipe);
+  remove_cache(dir);
+  vkp_registry_destroy(reg);
+  vkp_plan_destroy(plan);
+  vkp_graph_destroy(g);
+}
+
+// Both spellings, and the JSON round trip keeps the list.
+Test(cpu_stages, affinity_forms, .timeout = 30) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g = model(&rng);
+  vkp_plan_t *plan;
+  VKP_TEST_OK(plan_with(g, "\"0,2-4,7\"", &plan));
+  const int32_t want[] = {0, 2, 3, 4, 7};
+  cr_assert_eq(plan->stages[0].n_cpu_affinity, 5);
+  for (int i = 0; i < 5; ++i) cr_assert_eq(plan->stages[0].cpu_affinity[i], want[i]);
+  VKP_TEST_OK(vkp_plan_set_source(plan, "model.json"));
+  char *json;
+  VKP_TEST_OK(vkp_plan_to_json(plan, &json));
+  cr_assert(strstr(json, "\"cpu_affinity\"") != NULL, "%s", json);
+  vkp_plan_t *back;
+  VKP_TEST_OK(vkp_plan_from_json(json, strlen(json), NULL, g, &back));
+  cr_assert_eq(back->stages[0].n_cpu_affinity, 5);
+  for (int i = 0; i < 5; ++i) cr_assert_eq(back->stages[0].cpu_affinity[i], want[i]);
+  cr_assert_eq(back->stages[1].n_cpu_affinity, 0);
+  vkp_free(json);
+  vkp_plan_destroy(back);
+  vkp_plan_destroy(plan);
+  VKP_TEST_OK(plan_with(g, "[1, 0]", &plan));
+  cr_assert_eq(plan->stages[0].n_cpu_affinity, 2);
+  cr_assert_eq(plan->stages[0].cpu_affinity[0], 1);
+  vkp_plan_destroy(plan);
+  vkp_graph_destroy(g);
+}
+
+static void expect_error(vkp_status_t st, const char *needle) {
+  cr_assert(st != NULL, "expected an error mentioning '%s'", needle);
+  const char *msg = vkp_status_message(st);
+  cr_assert(strstr(msg, needle) != NULL, "'%s' does not mention '%s'", msg, needle);
+  vkp_status_free(st);
+}
+
+Test(cpu_stages, bad_affinity, .timeout = 60) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g = model(&rng);
+  vkp_plan_t *plan = NULL;
+  static const char *const bad[][2] = {
+      {"[-1]", "entry 0 is -1, not a cpu number"},
+      {"[0, 5000]", "entry 1 is 5000, not a cpu number"},
+      {"[1, 1]", "lists cpu 1 twice"},
+      {"[0.5]", "\"cpu_affinity\" must list cpu numbers"},
+      {"\"0,x\"", "\"cpu_affinity\" must list cpu numbers"},
+      {"\"3-1\"", "\"cpu_affinity\" must list cpu numbers"},
+      {"\"\"", "\"cpu_affinity\" must list cpu numbers"},
+      {"{}", "stage 's0'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    expect_error(plan_with(g, bad[i][0], &plan), bad[i][1]);
+    cr_assert_null(plan);
+  }
+  // Well-formed, but not a cpu this process may use: refused at load,
+  // naming the stage and the cpu.
+  VKP_TEST_OK(plan_with(g, "[1023]", &plan));
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  char *dir = cache_dir();
+  vkp_compile_options_t copts[2] = {{.cache_dir = dir}, {.cache_dir = dir}};
+  vkp_pipeline_options_t popts = {.stage_compile_options = copts};
+  vkp_pipeline_t *pipe = NULL;
+  vkp_status_t st = vkp_pipeline_create(plan, reg, &popts, &pipe);
+  cr_assert_null(pipe);
+  cr_assert(st != NULL);
+  const char *msg = vkp_status_message(st);
+  cr_assert(strstr(msg, "stage 's0'") && strstr(msg, "cpu 1023") &&
+                strstr(msg, "may not run on"),
+            "%s", msg);
+  vkp_status_free(st);
+  remove_cache(dir);
+  vkp_registry_destroy(reg);
+  vkp_plan_destroy(plan);
+  vkp_graph_destroy(g);
+}
