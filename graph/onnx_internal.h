@@ -9,8 +9,10 @@
 //   onnx_fold.c    import-time constant folding (shape computations)
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
 //                  Dropout; onnx_norm.c: reductions, softmax family,
-//                  normalisations; onnx_select.c: TopK, CumSum, NonZero,
-//                  Unique; onnx_index.c: OneHot, Compress)
+//                  normalisations; onnx_resample.c: Pad, Resize,
+//                  Upsample, Tile, Expand, Trilu, EyeLike; onnx_select.c:
+//                  TopK, CumSum, NonZero, Unique; onnx_index.c: OneHot,
+//                  Compress)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,
@@ -404,6 +406,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Cos", simple, NULL, COS, "") \
   X("Cosh", simple, NULL, COSH, "") \
   X("CumSum", cum_sum, NULL, NONE, "exclusive,reverse") \
+  X("DepthToSpace", simple, NULL, DEPTH_TO_SPACE, "blocksize,mode") \
   X("DequantizeLinear", quantize, NULL, NONE, "axis,block_size") \
   X("Div", simple, NULL, DIV, "") \
   X("Dropout", dropout, NULL, NONE, "ratio,seed") \
@@ -413,7 +416,8 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Equal", simple, NULL, EQUAL, "") \
   X("Erf", simple, NULL, ERF, "") \
   X("Exp", simple, NULL, EXP, "") \
-  X("Expand", fold_only, expand, NONE, "") \
+  X("Expand", expand, expand, NONE, "") \
+  X("EyeLike", eye_like, NULL, NONE, "dtype,k") \
   X("Flatten", reshape_like, NULL, NONE, "axis") \
   X("Floor", simple, NULL, FLOOR, "") \
   X("GRU", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,layout,linear_before_reset") \
@@ -461,6 +465,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("OneHot", one_hot, NULL, NONE, "axis") \
   X("Or", simple, NULL, OR, "") \
   X("PRelu", simple, NULL, PRELU, "") \
+  X("Pad", pad, NULL, NONE, "mode,pads,value") \
   X("Pow", simple, NULL, POW, "") \
   X("QLinearConv", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("QLinearMatMul", simple, NULL, QLINEAR_MATMUL, "") \
@@ -480,6 +485,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("ReduceSumSquare", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
   X("Relu", simple, NULL, RELU, "") \
   X("Reshape", reshape_like, NULL, NONE, "allowzero") \
+  X("Resize", resize, NULL, NONE, "antialias,axes,coordinate_transformation_mode,cubic_coeff_a,exclude_outside,extrapolation_value,keep_aspect_ratio_policy,mode,nearest_mode") \
   X("Round", simple, NULL, ROUND, "") \
   X("Scatter", simple, NULL, SCATTER_ELEMENTS, "axis") \
   X("ScatterElements", simple, NULL, SCATTER_ELEMENTS, "axis,reduction") \
@@ -497,6 +503,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("SoftmaxCrossEntropyLoss", loss, NULL, NONE, "ignore_index,reduction") \
   X("Softplus", simple, NULL, SOFTPLUS, "") \
   X("Softsign", simple, NULL, SOFTSIGN, "") \
+  X("SpaceToDepth", simple, NULL, SPACE_TO_DEPTH, "blocksize") \
   X("Split", split, NULL, NONE, "axis,num_outputs,split") \
   X("Sqrt", simple, NULL, SQRT, "") \
   X("Squeeze", reshape_like, NULL, NONE, "axes") \
@@ -505,10 +512,13 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Tan", simple, NULL, TAN, "") \
   X("Tanh", simple, NULL, TANH, "") \
   X("ThresholdedRelu", simple, NULL, THRESHOLDED_RELU, "alpha") \
+  X("Tile", tile, NULL, NONE, "") \
   X("TopK", top_k, NULL, NONE, "axis,k,largest,sorted") \
   X("Transpose", transpose, NULL, NONE, "perm") \
+  X("Trilu", trilu, NULL, NONE, "upper") \
   X("Unique", data_dependent, unique, NONE, "axis,sorted") \
   X("Unsqueeze", reshape_like, NULL, NONE, "axes") \
+  X("Upsample", upsample, NULL, NONE, "mode,scales") \
   X("Where", simple, NULL, WHERE, "") \
   X("Xor", simple, NULL, XOR, "")
 

@@ -18,6 +18,9 @@
 //   op_loss.c         softmax cross entropy, negative log likelihood
 //   op_quant.c        linear (de)quantization, integer matmul and conv
 //   op_select.c       arg_max, arg_min, top_k, cum_sum
+//   op_resample.c     pad, resize, depth/space moves, tile, expand, trilu,
+//                     eye_like (index plans shared with the code
+//                     generators: graph/resample.h)
 //
 // A schema lists the attributes an op takes, with their kind and, where the
 // op has one, the default that validation writes in (vkp__op_infer fills

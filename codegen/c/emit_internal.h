@@ -134,5 +134,11 @@ vkp_status_t vkp__c_emit_cum_sum(vkp__c_kernel_t *k);
 // Window ops over 1 to 3 spatial dims, conv_transpose, lp_pool and
 // max_pool2d's indices (emit_window.c).
 vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k);
+// Padding and resampling (emit_resample.c): pad, tile, expand,
+// depth_to_space and space_to_depth share vkp__c_emit_remap.
+vkp_status_t vkp__c_emit_remap(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_resize(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_trilu(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_eye_like(vkp__c_kernel_t *k);
 
 #endif  // VKPIPE_CODEGEN_C_EMIT_INTERNAL_H_

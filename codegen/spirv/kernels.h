@@ -179,6 +179,15 @@ vkp_status_t vkp__spv_emit_lrn(vkp__emit_t *e, const vkp_node_t *n);
 
 // Selection: cum_sum (kernels_select.c).
 vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n);
+// Padding and resampling (kernels_resample.c): pad, tile, expand,
+// depth_to_space and space_to_depth share vkp__spv_emit_remap.
+vkp_status_t vkp__spv_emit_remap(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_resize(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_trilu(vkp__emit_t *e, const vkp_node_t *n);
+bool vkp__spv_check_remap(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                          size_t reason_size);
+bool vkp__spv_check_resize(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                           size_t reason_size);
 
 // ---------------------------------------------------------------------------
 

@@ -125,6 +125,13 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_SQUEEZE] = {true, NULL},
     [VKP_OP_UNSQUEEZE] = {true, NULL},
     [VKP_OP_IDENTITY] = {true, NULL},
+    [VKP_OP_PAD] = {true, NULL, vkp__spv_emit_remap, vkp__spv_check_remap},
+    [VKP_OP_RESIZE] = {true, NULL, vkp__spv_emit_resize, vkp__spv_check_resize},
+    [VKP_OP_DEPTH_TO_SPACE] = {true, NULL, vkp__spv_emit_remap, vkp__spv_check_remap},
+    [VKP_OP_SPACE_TO_DEPTH] = {true, NULL, vkp__spv_emit_remap, vkp__spv_check_remap},
+    [VKP_OP_TILE] = {true, NULL, vkp__spv_emit_remap, vkp__spv_check_remap},
+    [VKP_OP_EXPAND] = {true, NULL, vkp__spv_emit_remap, vkp__spv_check_remap},
+    [VKP_OP_TRILU] = {true, NULL, vkp__spv_emit_trilu},
     [VKP_OP_ATTENTION] = {true, NULL, vkp__spv_emit_attention, vkp__spv_check_attention},
     [VKP_OP_GATHER] = {true, NULL, vkp__spv_emit_gather, NULL, 1u << 1},
 };

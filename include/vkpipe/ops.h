@@ -49,7 +49,8 @@ extern "C" {
   VKP_OP_LIST_QUANT(X) \
   VKP_OP_LIST_ATTENTION(X) \
   VKP_OP_LIST_NORM(X) \
-  VKP_OP_LIST_SELECT(X)
+  VKP_OP_LIST_SELECT(X) \
+  VKP_OP_LIST_RESAMPLE(X)
 
 // elementwise arithmetic (NumPy broadcasting), functions, activations, cast: graph/op_elementwise.c
 #define VKP_OP_LIST_ELEMENTWISE(X) \
@@ -195,6 +196,17 @@ extern "C" {
   X(SCATTER_ELEMENTS, "scatter_elements", 3, 3, 1, 1, scatter_elements, scatter_elements, scatter_elements, OPAQUE, ALL, 0, MOVE, 0) \
   X(SCATTER_ND, "scatter_nd", 3, 3, 1, 1, scatter_nd, scatter_nd, scatter_nd, OPAQUE, ALL, 0, MOVE, 0) \
   X(ONE_HOT, "one_hot", 2, 2, 1, 1, one_hot, one_hot, one_hot, OPAQUE, NUMERIC, 0, MOVE, 0)
+// padding, resampling, block rearrangement, tiling, broadcasting, triangles:
+// graph/op_resample.c (the data movers share one index plan, graph/resample.h)
+#define VKP_OP_LIST_RESAMPLE(X) \
+  X(PAD, "pad", 1, 1, 1, 1, pad, pad, remap, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(RESIZE, "resize", 1, 1, 1, 1, resize, resize, resize, OPAQUE, FLOAT, 0, ELEMWISE, 8) \
+  X(DEPTH_TO_SPACE, "depth_to_space", 1, 1, 1, 1, depth_to_space, depth_to_space, remap, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(SPACE_TO_DEPTH, "space_to_depth", 1, 1, 1, 1, space_to_depth, depth_to_space, remap, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(TILE, "tile", 1, 1, 1, 1, tile, tile, remap, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(EXPAND, "expand", 1, 1, 1, 1, expand, expand, remap, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(TRILU, "trilu", 1, 1, 1, 1, trilu, trilu, trilu, INJECTIVE, ALL, 0, MOVE, 0) \
+  X(EYE_LIKE, "eye_like", 1, 1, 1, 1, eye_like, eye_like, eye_like, OPAQUE, ALL, 0, MOVE, 0)
 
 // recurrent networks (ONNX LSTM, GRU, RNN; outputs Y, Y_h[, Y_c]): graph/op_rnn.c
 #define VKP_OP_LIST_RNN(X) \

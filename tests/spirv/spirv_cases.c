@@ -498,6 +498,40 @@ AXIS_CASE(cum_sum_exclusive_reverse_first, VKP_OP_CUM_SUM, 2, S(6, 4), 3,
 AXIS_CASE(cum_sum_long_row, VKP_OP_CUM_SUM, 2, S(3, 300), 2,
           A(AI("axis", 1), AI("reverse", 1)))
 
+// Padding and resampling: every pad mode (a relu epilogue fused into one),
+// resize modes in 2-D and 3-D, crop with extrapolation, block moves, tile,
+// expand and trilu.
+#define AFS(n, ...) {.name = n, .kind = VKP_ATTR_FLOATS, .floats = (const double[]){__VA_ARGS__}, \
+                     .count = (int32_t)(sizeof((const double[]){__VA_ARGS__}) / sizeof(double))}
+BEGIN(pad_constant_relu)
+const char *x = IN(b, 4, S(1, 2, 5, 3));
+const char *p = NODE(b, VKP_OP_PAD, 1, L(x), 2, A(AIS("pads", 0, 1, 2, -1, 0, 0, 3, 2), AF("value", -0.5)));
+const char *y = NODE(b, VKP_OP_RELU, 1, L(p), 0, NULL);
+END(y)
+AXIS_CASE(pad_reflect, VKP_OP_PAD, 3, S(2, 4, 5), 2, A(AIS("pads", 0, 3, 2, 1, 2, 6), AS("mode", "reflect")))
+AXIS_CASE(pad_edge, VKP_OP_PAD, 2, S(3, 4), 2, A(AIS("pads", 2, -1, 1, 3), AS("mode", "edge")))
+AXIS_CASE(pad_wrap, VKP_OP_PAD, 2, S(3, 4), 2, A(AIS("pads", 4, 5, 1, 9), AS("mode", "wrap")))
+AXIS_CASE(resize_nearest, VKP_OP_RESIZE, 4, S(1, 2, 3, 5), 2,
+          A(AFS("scales", 1, 1, 2.5, 0.6), AS("nearest_mode", "round_prefer_ceil")))
+AXIS_CASE(resize_linear_3d, VKP_OP_RESIZE, 5, S(1, 2, 3, 4, 5), 3,
+          A(AS("mode", "linear"), AFS("scales", 1, 1, 2, 0.5, 1.4),
+            AS("coordinate_transformation_mode", "align_corners")))
+AXIS_CASE(resize_cubic_antialias, VKP_OP_RESIZE, 4, S(1, 1, 9, 8), 4,
+          A(AS("mode", "cubic"), AFS("scales", 1, 1, 0.4, 1.5), AI("antialias", 1),
+            AI("exclude_outside", 1)))
+AXIS_CASE(resize_crop, VKP_OP_RESIZE, 4, S(1, 1, 5, 6), 5,
+          A(AS("mode", "linear"), AFS("scales", 1, 1, 0.8, 0.5), AIS("sizes", 1, 1, 4, 3),
+            AS("coordinate_transformation_mode", "tf_crop_and_resize"),
+            AFS("roi", 0, 0, -0.2, 0.1, 1, 1, 1.3, 0.9)))
+AXIS_CASE(depth_to_space_crd, VKP_OP_DEPTH_TO_SPACE, 4, S(2, 8, 3, 2), 2,
+          A(AI("blocksize", 2), AS("mode", "CRD")))
+AXIS_CASE(depth_to_space_dcr, VKP_OP_DEPTH_TO_SPACE, 4, S(1, 9, 2, 3), 1, A(AI("blocksize", 3)))
+AXIS_CASE(space_to_depth_2, VKP_OP_SPACE_TO_DEPTH, 4, S(2, 3, 4, 6), 1, A(AI("blocksize", 2)))
+AXIS_CASE(tile_3d, VKP_OP_TILE, 3, S(2, 1, 3), 1, A(AIS("repeats", 2, 5, 3)))
+AXIS_CASE(expand_rank_up, VKP_OP_EXPAND, 2, S(3, 1), 1, A(AIS("shape", 2, 1, 4)))
+AXIS_CASE(trilu_lower_k, VKP_OP_TRILU, 3, S(2, 5, 4), 2, A(AI("upper", 0), AI("k", -1)))
+AXIS_CASE(trilu_upper, VKP_OP_TRILU, 2, S(4, 7), 1, A(AI("k", 2)))
+
 BEGIN(instance_norm_2x3x5x7)
 const char *x = IN(b, 4, S(2, 3, 5, 7));
 const char *sc = CST(b, 1, S(3)), *bi = CST(b, 1, S(3));
@@ -837,6 +871,21 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(cum_sum_mid, -1.0f, 1.0f, 1),
     CASE(cum_sum_exclusive_reverse_first, -1.0f, 1.0f, 1),
     CASE(cum_sum_long_row, -1.0f, 1.0f, 1),
+    CASE(pad_constant_relu, -1.0f, 1.0f, 1),
+    CASE(pad_reflect, -1.0f, 1.0f, 1),
+    CASE(pad_edge, -1.0f, 1.0f, 1),
+    CASE(pad_wrap, -1.0f, 1.0f, 1),
+    CASE(resize_nearest, -1.0f, 1.0f, 1),
+    CASE(resize_linear_3d, -1.0f, 1.0f, 1),
+    CASE(resize_cubic_antialias, -1.0f, 1.0f, 1),
+    CASE(resize_crop, -1.0f, 1.0f, 1),
+    CASE(depth_to_space_crd, -1.0f, 1.0f, 1),
+    CASE(depth_to_space_dcr, -1.0f, 1.0f, 1),
+    CASE(space_to_depth_2, -1.0f, 1.0f, 1),
+    CASE(tile_3d, -1.0f, 1.0f, 1),
+    CASE(expand_rank_up, -1.0f, 1.0f, 1),
+    CASE(trilu_lower_k, -1.0f, 1.0f, 1),
+    CASE(trilu_upper, -1.0f, 1.0f, 1),
     CASE(instance_norm_2x3x5x7, -1.0f, 1.0f, 1),
     CASE(group_norm_g2, -1.0f, 1.0f, 1),
     CASE(group_norm_long_row, -1.0f, 1.0f, 1),

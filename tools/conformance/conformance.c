@@ -347,7 +347,8 @@ done:
 }
 
 
-// Parameter-like inputs (integer tensors, scalars) that an exporter with
+// Parameter-like inputs (integer tensors, scalars, 1-D float vectors after
+// the first input such as Resize's scales and roi) that an exporter with
 // constant folding would have baked in: frozen from the data set when the
 // model does not import as it is.
 static int32_t vkp_ct_freeze_list(const vkp_onnx_info_t *info,
@@ -357,7 +358,7 @@ static int32_t vkp_ct_freeze_list(const vkp_onnx_info_t *info,
   for (int32_t k = 0; k < d->n_in && k < info->n_inputs && n < 64; ++k) {
     const vkp_tensor_t *t = &d->in[k];
     if (all || t->dtype == VKP_DTYPE_INT64 || t->dtype == VKP_DTYPE_INT32 ||
-        t->rank == 0) {
+        t->rank == 0 || (k > 0 && t->rank == 1 && vkp_dtype_is_float(t->dtype))) {
       names[n] = info->inputs[k];
       values[n] = *t;
       values[n].owns_data = false;

@@ -1,0 +1,132 @@
+// ---------------------------------------------------------------------------
+// Padding and resampling (codegen/c/emit_resample.c). The index tables come
+// from the code generator (graph/resample.h's plans), as static arrays.
+
+// A gather through per-dim index maps: output element (i0, ..., i{r-1}) of
+// `shape` reads src[sum_d map_d(i_d) * stride[d]] (map NULL: i_d), or is
+// *fill when a map gives -1. Rows of the last dim are split across the
+// stage's threads.
+typedef struct vkp_remap_t {
+  void *dst;
+  const void *src;
+  int esize, rank;
+  const ptrdiff_t *shape, *stride;
+  const int32_t *const *map;
+  const void *fill;
+} vkp_remap_t;
+
+#define VKP_REMAP_ROW(T)                                                    \
+  do {                                                                      \
+    T *o = (T *)out;                                                        \
+    const T *s = (const T *)j->src + base;                                  \
+    T f;                                                                    \
+    memcpy(&f, j->fill, sizeof f);                                          \
+    if (fill) {                                                             \
+      for (ptrdiff_t i = 0; i < len; ++i) o[i] = f;                         \
+    } else if (!last && ls == 1) {                                          \
+      memcpy(o, s, (size_t)len * sizeof(T));                                \
+    } else if (!last) {                                                     \
+      for (ptrdiff_t i = 0; i < len; ++i) o[i] = s[i * ls];                 \
+    } else {                                                                \
+      for (ptrdiff_t i = 0; i < len; ++i)                                   \
+        o[i] = last[i] < 0 ? f : s[(ptrdiff_t)last[i] * ls];                \
+    }                                                                       \
+  } while (0)
+
+static void vkp_remap_rows(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
+  (void)worker;
+  const vkp_remap_t *j = arg;
+  int r = j->rank;
+  ptrdiff_t len = j->shape[r - 1], ls = j->stride[r - 1];
+  const int32_t *last = j->map[r - 1];
+  for (ptrdiff_t row = lo; row < hi; ++row) {
+    ptrdiff_t rest = row, base = 0;
+    int fill = 0;
+    for (int d = r - 2; d >= 0; --d) {
+      ptrdiff_t i = rest % j->shape[d], m;
+      rest /= j->shape[d];
+      m = j->map[d] ? j->map[d][i] : i;
+      if (m < 0) fill = 1;
+      base += m * j->stride[d];
+    }
+    char *out = (char *)j->dst + row * len * j->esize;
+    switch (j->esize) {
+      case 1: VKP_REMAP_ROW(uint8_t); break;
+      case 2: VKP_REMAP_ROW(uint16_t); break;
+      case 4: VKP_REMAP_ROW(uint32_t); break;
+      default: VKP_REMAP_ROW(uint64_t); break;
+    }
+  }
+}
+
+VKP_FN void vkp_remap(const vkp_remap_t *j) {
+  ptrdiff_t rows = 1;
+  for (int d = 0; d + 1 < j->rank; ++d) rows *= j->shape[d];
+  ptrdiff_t len = j->shape[j->rank - 1];
+  if (rows == 0 || len == 0) return;
+  vkp_parallel_range(rows, len >= 4096 ? 1 : 4096 / len, vkp_remap_rows, (void *)j);
+}
+
+// Resize of float32 data: along dim d, output index o takes width[d] taps
+// (input index idx[d][o * width[d] + t], weight w[d][...]); output elements
+// whose position is outside the input on any dim (outside[d][o]) are
+// `extrapolation`. Rows of the last output dim are split across threads.
+typedef struct vkp_resize_t {
+  const float *x;
+  float *y;
+  int rank;
+  const ptrdiff_t *in_stride, *out_shape;
+  const int *width;
+  const int32_t *const *idx;
+  const float *const *w;
+  const unsigned char *const *outside;
+  float extrapolation;
+} vkp_resize_t;
+
+static void vkp_resize_rows(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
+  (void)worker;
+  const vkp_resize_t *j = arg;
+  int r = j->rank;
+  ptrdiff_t len = j->out_shape[r - 1];
+  ptrdiff_t pos[8];
+  for (ptrdiff_t row = lo; row < hi; ++row) {
+    ptrdiff_t rest = row;
+    int out_row = 0;
+    for (int d = r - 2; d >= 0; --d) {
+      pos[d] = rest % j->out_shape[d];
+      rest /= j->out_shape[d];
+      out_row |= j->outside[d][pos[d]];
+    }
+    for (ptrdiff_t i = 0; i < len; ++i) {
+      pos[r - 1] = i;
+      float acc = 0.0f;
+      if (out_row || j->outside[r - 1][i]) {
+        acc = j->extrapolation;
+      } else {
+        int t[8] = {0};
+        for (;;) {
+          float wt = 1.0f;
+          ptrdiff_t src = 0;
+          for (int d = 0; d < r; ++d) {
+            ptrdiff_t k = pos[d] * j->width[d] + t[d];
+            wt *= j->w[d][k];
+            src += (ptrdiff_t)j->idx[d][k] * j->in_stride[d];
+          }
+          acc += wt * j->x[src];
+          int d = r - 1;
+          while (d >= 0 && ++t[d] == j->width[d]) t[d--] = 0;
+          if (d < 0) break;
+        }
+      }
+      j->y[row * len + i] = acc;
+    }
+  }
+}
+
+VKP_FN void vkp_resize_f32(const vkp_resize_t *j) {
+  ptrdiff_t rows = 1;
+  for (int d = 0; d + 1 < j->rank; ++d) rows *= j->out_shape[d];
+  ptrdiff_t len = j->out_shape[j->rank - 1];
+  if (rows == 0 || len == 0) return;
+  vkp_parallel_range(rows, len >= 1024 ? 1 : 1024 / len, vkp_resize_rows, (void *)j);
+}
