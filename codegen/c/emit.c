@@ -745,9 +745,13 @@ const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
                                        const vkp_node_t *node, double *out_columns) {
   *out_columns = 0.0;
   const vkp_value_t *y = &graph->values[node->outputs[0]];
-  // Matmul and gemm: their width is not modelled yet (a row vector takes a
-  // GEMV-like path whose cost is its weights' bytes).
-  if (node->op == VKP_OP_MATMUL || node->op == VKP_OP_GEMM) return "gemm";
+  if (node->op == VKP_OP_MATMUL || node->op == VKP_OP_GEMM) {
+    // The smaller of the output matrix's rows and columns; a single row (a
+    // matrix-vector product, bound by its weights' bytes) gets no width term.
+    if (y->shape_known && y->rank >= 2 && y->shape[y->rank - 2] > 1)
+      *out_columns = vkp__min2((double)y->shape[y->rank - 2], (double)y->shape[y->rank - 1]);
+    return "gemm";
+  }
   if (node->op != VKP_OP_CONV2D || node->n_inputs < 2 || node->inputs[1] < 0)
     return NULL;
   const vkp_value_t *x = &graph->values[node->inputs[0]];

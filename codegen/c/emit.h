@@ -59,8 +59,8 @@ void vkp_codegen_c_literal(double value, char *buf, size_t size);
 // convolution, "gemm" for matmul/gemm, NULL for every other node (the op's
 // own cost class). Static strings; the same choice vkp_codegen_c_emit makes.
 // *out_columns: the smaller output dimension of the GEMMs it runs (output
-// channels per group or output positions; Winograd: 2x2 tiles) of a
-// convolution, 0 for other nodes.
+// channels per group or output positions; Winograd: 2x2 tiles; matmul:
+// min(rows, columns) of the output, 0 for a single row), 0 for other nodes.
 const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
                                        const vkp_node_t *node, double *out_columns);
 

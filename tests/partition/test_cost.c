@@ -241,6 +241,9 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   cols = 0;
   cr_assert_null(cpu->vtable->kernel_class(cpu, g, node(g, "b0.relu1"), &cols));
   cr_assert_eq(cols, 0.0);
+  // A single-row matmul (matrix-vector): no width term.
+  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "fc"), &cols), "gemm");
+  cr_assert_eq(cols, 0.0);
   double s;
   vkp_op_cost_t w = cost_of(g, "b0.conv1");
   VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.conv1"), &s));
