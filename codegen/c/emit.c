@@ -766,15 +766,15 @@ const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
     return NULL;
   long long G = vkp_node_int(node, "group");
   if (G == x->shape[1] && G == w->shape[0] && G > 1) return "conv_depthwise";
-  double mg = G > 0 ? (double)w->shape[0] / (double)G : (double)w->shape[0];
   // As vkp__emit_conv: Winograd needs constant weights. Its 16 GEMMs have
-  // one column per 2x2 output tile.
+  // one column per 2x2 output tile; the im2col GEMM one per output position
+  // (the weights, M x K, are the packed operand, streamed once per column
+  // block: few columns, little reuse).
   if (w->kind == VKP_VALUE_CONSTANT && vkp__use_winograd(node, x, w, st, dil, G)) {
-    *out_columns = vkp__min2(mg, (double)((y->shape[2] + 1) / 2) *
-                                     (double)((y->shape[3] + 1) / 2));
+    *out_columns = (double)((y->shape[2] + 1) / 2) * (double)((y->shape[3] + 1) / 2);
     return "conv_winograd";
   }
-  *out_columns = vkp__min2(mg, (double)y->shape[2] * (double)y->shape[3]);
+  *out_columns = (double)y->shape[2] * (double)y->shape[3];
   if (w->shape[2] == 1 && w->shape[3] == 1 && st[0] == 1 && st[1] == 1 &&
       pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0)
     return "conv_pointwise";

@@ -58,9 +58,9 @@ void vkp_codegen_c_literal(double value, char *buf, size_t size);
 // "conv_depthwise", "conv_pointwise", "conv_gemm" (im2col GEMM) for a 2-D
 // convolution, "gemm" for matmul/gemm, NULL for every other node (the op's
 // own cost class). Static strings; the same choice vkp_codegen_c_emit makes.
-// *out_columns: the smaller output dimension of the GEMMs it runs (output
-// channels per group or output positions; Winograd: 2x2 tiles; matmul:
-// min(rows, columns) of the output, 0 for a single row), 0 for other nodes.
+// *out_columns: the width of the GEMMs it runs (a convolution: its output
+// positions, Winograd: its 2x2 output tiles; matmul: min(rows, columns) of
+// the output, 0 for a single row), 0 for other nodes.
 const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
                                        const vkp_node_t *node, double *out_columns);
 

@@ -237,7 +237,7 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
                    "conv_winograd");
   cr_assert_float_eq(cols, 16.0, 1e-12);
   cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "stem"), &cols), "conv_gemm");
-  cr_assert_float_eq(cols, 32.0, 1e-12);  // min(32 output channels, 64 positions)
+  cr_assert_float_eq(cols, 64.0, 1e-12);  // 8x8 output positions
   cols = 0;
   cr_assert_null(cpu->vtable->kernel_class(cpu, g, node(g, "b0.relu1"), &cols));
   cr_assert_eq(cols, 0.0);
@@ -250,7 +250,7 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   cr_assert_float_eq(s, roofline_scaled(r, &w, wino * width(16, h)), 1e-15);
   w = cost_of(g, "stem");
   VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "stem"), &s));
-  cr_assert_float_eq(s, roofline_scaled(r, &w, width(32, h)), 1e-15);
+  cr_assert_float_eq(s, roofline_scaled(r, &w, width(64, h)), 1e-15);
   w = cost_of(g, "b0.relu1");
   VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.relu1"), &s));
   cr_assert_float_eq(s, vkp_roofline_seconds(r, &w), 1e-15);
@@ -263,13 +263,13 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   cr_assert_eq(cols, 0.0);
   cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "b0.pw"), &cols),
                    "conv_pointwise");
-  cr_assert_float_eq(cols, 24.0, 1e-12);  // min(24 channels, 36 positions)
+  cr_assert_float_eq(cols, 36.0, 1e-12);  // 6x6 output positions
   w = cost_of(g, "b0.dw");
   VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.dw"), &s));
   cr_assert_float_eq(s, roofline_scaled(r, &w, dw), 1e-15);
   w = cost_of(g, "b0.pw");
   VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.pw"), &s));
-  cr_assert_float_eq(s, roofline_scaled(r, &w, width(24, h)), 1e-15);
+  cr_assert_float_eq(s, roofline_scaled(r, &w, width(36, h)), 1e-15);
   // The profile's JSON keeps the classes and the width term.
   char *out;
   VKP_TEST_OK(vkp_profile_to_json(p, &out));
