@@ -173,7 +173,7 @@ typedef struct vkp__default_kernel_t {
 static const vkp__default_kernel_t vkp__default_kernels[] = {
     {"cpu", "conv_gemm", 1.0},
     {"cpu", "conv_winograd", 0.9},
-    {"cpu", "conv_pointwise", 1.0},
+    {"cpu", "conv_pointwise", 0.8},
     {"cpu", "conv_depthwise", 1.0},
     {"cpu", "gemm", 1.0},
 };
