@@ -164,7 +164,8 @@ static const vkp__default_rates_t vkp__default_rates[] = {
 
 // Compute factors of the cpu target's kernel classes relative to its
 // calibrated rate (a conv-shaped GEMM), measured per layer on ResNet-18,
-// MobileNetV2 and a transformer block (docs/benchmarks.md, "Estimates").
+// MobileNetV2 and a transformer block (docs/benchmarks.md, "Estimates per
+// kernel class"); the width term is the profile's gemm_half_columns.
 typedef struct vkp__default_kernel_t {
   const char *target, *kernel;
   double compute_scale;
