@@ -216,7 +216,8 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
                               .gbps = bytes / ew_work / 1e9,
                               .launch_us = t_one * 1e6,
                               .thread_compute_eff = old->thread_compute_eff,
-                              .thread_memory_eff = old->thread_memory_eff};
+                              .thread_memory_eff = old->thread_memory_eff,
+                              .gemm_half_columns = old->gemm_half_columns};
     // The same work split across o.threads threads: how much of each extra
     // thread the target turns into speed (0 for targets that ignore it).
     // (A larger matmul: a small one is over before a second thread helps.)

@@ -153,12 +153,30 @@ typedef struct vkp__default_rates_t {
   const char *target, *device;
   double gflops, gbps, launch_us;
   double thread_compute_eff, thread_memory_eff;
+  double gemm_half_columns;
 } vkp__default_rates_t;
 
 static const vkp__default_rates_t vkp__default_rates[] = {
-    {"ref", "host", 0.5, 4.0, 5.0, 0.0, 0.0},
-    {"cpu", "host", 16.0, 8.0, 0.5, 0.8, 0.3},
-    {"vulkan", "gpu0", 8.0, 10.0, 60.0, 0.0, 0.0},
+    {"ref", "host", 0.5, 4.0, 5.0, 0.0, 0.0, 0.0},
+    {"cpu", "host", 16.0, 8.0, 0.5, 0.8, 0.3, 16.0},
+    {"vulkan", "gpu0", 8.0, 10.0, 60.0, 0.0, 0.0, 0.0},
+};
+
+// Compute factors of the cpu target's kernel classes relative to its
+// calibrated rate (a conv-shaped GEMM), measured per layer on ResNet-18,
+// MobileNetV2 and a transformer block (docs/benchmarks.md, "Estimates per
+// kernel class"); the width term is the profile's gemm_half_columns.
+typedef struct vkp__default_kernel_t {
+  const char *target, *kernel;
+  double compute_scale;
+} vkp__default_kernel_t;
+
+static const vkp__default_kernel_t vkp__default_kernels[] = {
+    {"cpu", "conv_gemm", 1.0},
+    {"cpu", "conv_winograd", 0.9},
+    {"cpu", "conv_pointwise", 0.8},
+    {"cpu", "conv_depthwise", 1.0},
+    {"cpu", "gemm", 1.0},
 };
 
 #define VKP__DEFAULT_LATENCY_US 50.0
@@ -203,6 +221,11 @@ vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
                            "profile target '%s': thread efficiencies must be "
                            "in 0..1",
                            rates->target);
+  if (!(rates->gemm_half_columns >= 0) || !isfinite(rates->gemm_half_columns))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile target '%s': gemm_half_columns must be "
+                           "non-negative",
+                           rates->target);
   char *device = vkp__strdup(rates->device ? rates->device : rates->target);
   if (!device) return VKP_OOM("profile device name");
   for (int32_t i = 0; i < p->n_targets; ++i) {
@@ -214,6 +237,7 @@ vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
     p->targets[i].launch_us = rates->launch_us;
     p->targets[i].thread_compute_eff = rates->thread_compute_eff;
     p->targets[i].thread_memory_eff = rates->thread_memory_eff;
+    p->targets[i].gemm_half_columns = rates->gemm_half_columns;
     return NULL;
   }
   vkp_profile_target_t *grown = vkp__reallocarray(
@@ -235,8 +259,52 @@ vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
   t->launch_us = rates->launch_us;
   t->thread_compute_eff = rates->thread_compute_eff;
   t->thread_memory_eff = rates->thread_memory_eff;
+  t->gemm_half_columns = rates->gemm_half_columns;
+  t->n_kernels = 0;
   p->n_targets++;
   return NULL;
+}
+
+vkp_status_t vkp_profile_set_kernel(vkp_profile_t *p, const char *target,
+                                    const char *kernel, double compute_scale) {
+  vkp_profile_target_t *t = NULL;
+  for (int32_t i = 0; target && i < p->n_targets; ++i)
+    if (strcmp(p->targets[i].target, target) == 0) t = &p->targets[i];
+  if (!t)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile has no target '%s' for kernel '%s'",
+                           target ? target : "?", kernel ? kernel : "?");
+  if (!kernel || !kernel[0] || strlen(kernel) >= sizeof t->kernels[0].name)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile target '%s': kernel class names are 1..%d "
+                           "characters",
+                           target, (int)sizeof t->kernels[0].name - 1);
+  if (!(compute_scale > 0) || !isfinite(compute_scale))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile target '%s': kernel '%s' needs a positive "
+                           "factor",
+                           target, kernel);
+  for (int32_t i = 0; i < t->n_kernels; ++i) {
+    if (strcmp(t->kernels[i].name, kernel)) continue;
+    t->kernels[i].compute_scale = compute_scale;
+    return NULL;
+  }
+  if (t->n_kernels >= VKP_PROFILE_MAX_KERNELS)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile target '%s': more than %d kernel classes",
+                           target, VKP_PROFILE_MAX_KERNELS);
+  vkp_profile_kernel_t *k = &t->kernels[t->n_kernels++];
+  snprintf(k->name, sizeof k->name, "%s", kernel);
+  k->compute_scale = compute_scale;
+  return NULL;
+}
+
+double vkp_profile_kernel_scale(const vkp_profile_target_t *rates,
+                                const char *kernel) {
+  for (int32_t i = 0; kernel && i < rates->n_kernels; ++i)
+    if (strcmp(rates->kernels[i].name, kernel) == 0)
+      return rates->kernels[i].compute_scale;
+  return 1.0;
 }
 
 vkp_status_t vkp_profile_set_link(vkp_profile_t *p, const char *from,
@@ -317,9 +385,15 @@ vkp_status_t vkp_profile_create_default(vkp_profile_t **out_profile) {
                               .gbps = d->gbps,
                               .launch_us = d->launch_us,
                               .thread_compute_eff = d->thread_compute_eff,
-                              .thread_memory_eff = d->thread_memory_eff};
+                              .thread_memory_eff = d->thread_memory_eff,
+                              .gemm_half_columns = d->gemm_half_columns};
     st = vkp_profile_set_target(p, &r);
   }
+  size_t nk = sizeof vkp__default_kernels / sizeof vkp__default_kernels[0];
+  for (size_t i = 0; i < nk && !st; ++i)
+    st = vkp_profile_set_kernel(p, vkp__default_kernels[i].target,
+                                vkp__default_kernels[i].kernel,
+                                vkp__default_kernels[i].compute_scale);
   if (!st) st = vkp_profile_set_device(p, "host", 1);
   if (st) {
     vkp_profile_destroy(p);
@@ -387,6 +461,23 @@ int32_t vkp_host_cores(void) {
   return online >= 1 && online <= 4096 ? (int32_t)online : 1;
 }
 
+// The factor on `rates`' compute rate for the kernel `target` runs `node`
+// with: the class's factor times the GEMM width term (1 without a
+// kernel_class hook).
+static double vkp__kernel_scale(const vkp_profile_target_t *rates,
+                                const vkp_target_t *target,
+                                const vkp_graph_t *graph, const vkp_node_t *node) {
+  if (!target->vtable->kernel_class) return 1.0;
+  double columns = 0.0;
+  const char *kernel = target->vtable->kernel_class(target, graph, node, &columns);
+  double scale = vkp_profile_kernel_scale(rates, kernel);
+  double h = rates->gemm_half_columns;
+  if (columns > 0 && h > 0)
+    scale *= (columns / (columns + h)) /
+             (VKP_PROFILE_GEMM_COLUMNS / (VKP_PROFILE_GEMM_COLUMNS + h));
+  return scale;
+}
+
 vkp_status_t vkp_node_estimate_threads(const vkp_profile_t *profile,
                                        const vkp_target_t *target,
                                        const vkp_graph_t *graph,
@@ -400,7 +491,9 @@ vkp_status_t vkp_node_estimate_threads(const vkp_profile_t *profile,
   }
   vkp_op_cost_t work;
   VKP_RETURN_IF_ERROR(vkp_op_cost(graph, node, &work));
-  *out_seconds = vkp_roofline_seconds_threads(rates, &work, threads);
+  vkp_profile_target_t scaled = *rates;
+  scaled.gflops *= vkp__kernel_scale(rates, target, graph, node);
+  *out_seconds = vkp_roofline_seconds_threads(&scaled, &work, threads);
   return NULL;
 }
 
@@ -421,8 +514,9 @@ vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
   }
   vkp_op_cost_t work;
   VKP_RETURN_IF_ERROR(vkp_op_cost(graph, node, &work));
-  *out_seconds =
-      vkp_roofline_seconds(vkp_profile_target(profile, target->vtable->name), &work);
+  vkp_profile_target_t scaled = *vkp_profile_target(profile, target->vtable->name);
+  scaled.gflops *= vkp__kernel_scale(&scaled, target, graph, node);
+  *out_seconds = vkp_roofline_seconds(&scaled, &work);
   return NULL;
 }
 
@@ -498,7 +592,21 @@ static vkp_status_t vkp__profile_from_cjson(vkp_profile_t *p, const cJSON *root)
     vkp__json_number(t, "launch_us", &r.launch_us);
     vkp__json_number(t, "thread_compute_eff", &r.thread_compute_eff);
     vkp__json_number(t, "thread_memory_eff", &r.thread_memory_eff);
+    vkp__json_number(t, "gemm_half_columns", &r.gemm_half_columns);
     VKP_RETURN_IF_ERROR(vkp_profile_set_target(p, &r));
+    const cJSON *kernels = cJSON_GetObjectItemCaseSensitive(t, "kernels");
+    if (kernels && !cJSON_IsObject(kernels))
+      return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                             "profile target '%s': 'kernels' must be an object",
+                             t->string);
+    const cJSON *k;
+    cJSON_ArrayForEach(k, kernels) {
+      if (!cJSON_IsNumber(k))
+        return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                               "profile target '%s': kernel '%s' must be a number",
+                               t->string, k->string);
+      VKP_RETURN_IF_ERROR(vkp_profile_set_kernel(p, t->string, k->string, k->valuedouble));
+    }
   }
   const cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
   const cJSON *d;
@@ -625,7 +733,12 @@ vkp_status_t vkp_profile_to_json(const vkp_profile_t *p, char **out_json) {
          cJSON_AddNumberToObject(o, "gbps", t->gbps) &&
          cJSON_AddNumberToObject(o, "launch_us", t->launch_us) &&
          cJSON_AddNumberToObject(o, "thread_compute_eff", t->thread_compute_eff) &&
-         cJSON_AddNumberToObject(o, "thread_memory_eff", t->thread_memory_eff);
+         cJSON_AddNumberToObject(o, "thread_memory_eff", t->thread_memory_eff) &&
+         cJSON_AddNumberToObject(o, "gemm_half_columns", t->gemm_half_columns);
+    cJSON *ks = ok && t->n_kernels > 0 ? cJSON_AddObjectToObject(o, "kernels") : NULL;
+    ok = ok && (t->n_kernels == 0 || ks);
+    for (int32_t j = 0; ok && j < t->n_kernels; ++j)
+      ok = cJSON_AddNumberToObject(ks, t->kernels[j].name, t->kernels[j].compute_scale) != NULL;
   }
   cJSON *devices = ok ? cJSON_AddObjectToObject(root, "devices") : NULL;
   ok = ok && devices;

@@ -889,6 +889,48 @@ static bool vkp__use_winograd(const vkp_node_t *a, const vkp_value_t *x,
          w->shape[0] >= 16;
 }
 
+static double vkp__min2(double a, double b) { return a < b ? a : b; }
+
+const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
+                                       const vkp_node_t *node, double *out_columns) {
+  *out_columns = 0.0;
+  const vkp_value_t *y = &graph->values[node->outputs[0]];
+  if (node->op == VKP_OP_MATMUL || node->op == VKP_OP_GEMM) {
+    // The smaller of the output matrix's rows and columns; a single row (a
+    // matrix-vector product, bound by its weights' bytes) gets no width term.
+    if (y->shape_known && y->rank >= 2 && y->shape[y->rank - 2] > 1)
+      *out_columns = vkp__min2((double)y->shape[y->rank - 2], (double)y->shape[y->rank - 1]);
+    return "gemm";
+  }
+  if (node->op != VKP_OP_CONV2D || node->n_inputs < 2 || node->inputs[1] < 0)
+    return NULL;
+  const vkp_value_t *x = &graph->values[node->inputs[0]];
+  const vkp_value_t *w = &graph->values[node->inputs[1]];
+  if (!x->shape_known || !w->shape_known || !y->shape_known || x->rank != 4 ||
+      w->rank != 4 || y->rank != 4)
+    return NULL;
+  const int64_t *pads, *st, *dil;
+  if (vkp_node_attr_ints(node, "pads", &pads) < 4 ||
+      vkp_node_attr_ints(node, "strides", &st) < 2 ||
+      vkp_node_attr_ints(node, "dilations", &dil) < 2)
+    return NULL;
+  long long G = vkp_node_int(node, "group");
+  if (G == x->shape[1] && G == w->shape[0] && G > 1) return "conv_depthwise";
+  // As vkp__emit_conv: Winograd needs constant weights. Its 16 GEMMs have
+  // one column per 2x2 output tile; the im2col GEMM one per output position
+  // (the weights, M x K, are the packed operand, streamed once per column
+  // block: few columns, little reuse).
+  if (w->kind == VKP_VALUE_CONSTANT && vkp__use_winograd(node, x, w, st, dil, G)) {
+    *out_columns = (double)((y->shape[2] + 1) / 2) * (double)((y->shape[3] + 1) / 2);
+    return "conv_winograd";
+  }
+  *out_columns = (double)y->shape[2] * (double)y->shape[3];
+  if (w->shape[2] == 1 && w->shape[3] == 1 && st[0] == 1 && st[1] == 1 &&
+      pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0)
+    return "conv_pointwise";
+  return "conv_gemm";
+}
+
 // Emits the Winograd call for conv `a` (weights packed as prepack region
 // `id`, whose _AT is already defined). The prelude sizes its blocks and
 // scratch (VKP_WINO_SCRATCH_FLOATS).

@@ -54,6 +54,17 @@ typedef struct vkp_op_cost_t {
 vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
                          vkp_op_cost_t *out_cost) VKP_MUST_USE;
 
+// A target's rate for one kernel class (vkp_target_vtable_t.kernel_class):
+// the class's compute rate is the target's gflops times compute_scale.
+#define VKP_PROFILE_MAX_KERNELS 12
+// Columns of the calibration matmul (vkp_calibrate_options_t.matmul_size's
+// default): the width at which a target's gflops was measured.
+#define VKP_PROFILE_GEMM_COLUMNS 128.0
+typedef struct vkp_profile_kernel_t {
+  char name[32];
+  double compute_scale;  // > 0
+} vkp_profile_kernel_t;
+
 // Rates of one target.
 typedef struct vkp_profile_target_t {
   char *target;        // target name (owned)
@@ -67,6 +78,16 @@ typedef struct vkp_profile_target_t {
   // not make the target faster (they still occupy cores).
   double thread_compute_eff;
   double thread_memory_eff;
+  // GEMM width term: a kernel whose GEMMs have N columns (the target's
+  // kernel_class hook) computes at gflops * w(N) / w(VKP_PROFILE_GEMM_COLUMNS)
+  // with w(N) = N / (N + gemm_half_columns): the rate was calibrated on a
+  // GEMM that wide, and narrower ones reach less of the peak (Hockney's
+  // n-half). 0: no width term.
+  double gemm_half_columns;
+  // Per kernel class compute factors (vkp_profile_set_kernel; set_target
+  // leaves them as they are).
+  int32_t n_kernels;
+  vkp_profile_kernel_t kernels[VKP_PROFILE_MAX_KERNELS];
 } vkp_profile_target_t;
 
 // A transfer link between two devices (directional).
@@ -122,6 +143,15 @@ void vkp_profile_destroy(vkp_profile_t *profile);
 vkp_status_t vkp_profile_set_target(vkp_profile_t *profile,
                                     const vkp_profile_target_t *rates)
     VKP_MUST_USE;
+// Sets (adds or replaces) the compute factor of kernel class `kernel` on
+// `target`, which must already be listed.
+vkp_status_t vkp_profile_set_kernel(vkp_profile_t *profile, const char *target,
+                                    const char *kernel, double compute_scale)
+    VKP_MUST_USE;
+// The compute factor of kernel class `kernel` on `rates` (1 when `kernel` is
+// NULL or not listed).
+double vkp_profile_kernel_scale(const vkp_profile_target_t *rates,
+                                const char *kernel);
 // Sets (adds or replaces) the link from -> to.
 vkp_status_t vkp_profile_set_link(vkp_profile_t *profile, const char *from,
                                   const char *to, double latency_us,
@@ -158,7 +188,9 @@ double vkp_roofline_seconds_threads(const vkp_profile_target_t *rates,
 int32_t vkp_host_cores(void);
 
 // Estimated seconds of `node` on `target`: the target's own estimate() when it
-// has one, else the roofline with the profile's rates for it.
+// has one, else the roofline with the profile's rates for it, its compute
+// rate scaled by the factor of the node's kernel class (the target's
+// kernel_class hook) when the profile lists one.
 vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
                                const vkp_target_t *target,
                                const vkp_graph_t *graph, const vkp_node_t *node,

@@ -110,6 +110,15 @@ struct vkp_target_vtable_t {
   vkp_status_t (*estimate)(const vkp_target_t *target, const vkp_graph_t *graph,
                            const vkp_node_t *node, double *out_seconds);
 
+  // Optional: the kernel class this target runs `node` with, a short static
+  // name ("conv_winograd", "gemm", ...), or NULL for none in particular; and
+  // in *out_columns (set to 0 before the call) the smaller output dimension
+  // of the GEMMs that kernel runs, 0 when it runs none. The roofline scales
+  // the target's compute rate by the profile's factor for the class and by
+  // the GEMM width term (docs/pipeline-config.md, "Kernel classes").
+  const char *(*kernel_class)(const vkp_target_t *target, const vkp_graph_t *graph,
+                              const vkp_node_t *node, double *out_columns);
+
   // Compiles a validated subgraph into an opaque blob. Weights stay in the
   // subgraph; the blob holds code only.
   vkp_status_t (*compile)(const vkp_target_t *target, const vkp_graph_t *graph,

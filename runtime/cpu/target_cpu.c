@@ -399,10 +399,20 @@ static vkp_status_t vkp__cpu_run(vkp_stage_t *base, const vkp_tensor_t *inputs,
   return NULL;
 }
 
+// The generated code's kernel for `node`: the cost model rates it by class.
+static const char *vkp__cpu_kernel_class(const vkp_target_t *target,
+                                         const vkp_graph_t *graph,
+                                         const vkp_node_t *node,
+                                         double *out_columns) {
+  (void)target;
+  return vkp_codegen_c_kernel_class(graph, node, out_columns);
+}
+
 static const vkp_target_vtable_t vkp__cpu_vtable = {
     .name = "cpu",
     .supports = vkp__cpu_supports,
     .estimate = NULL,  // the partitioner's roofline model
+    .kernel_class = vkp__cpu_kernel_class,
     .compile = vkp__cpu_compile,
     .load = vkp__cpu_load,
     .run = vkp__cpu_run,

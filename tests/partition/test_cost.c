@@ -193,3 +193,104 @@ Test(cost, profile_oom_is_reported, .timeout = 10) {
               (long long)fail);
   }
 }
+
+// Seconds by the documented formula with the compute rate scaled by `scale`.
+static double roofline_scaled(const vkp_profile_target_t *r, const vkp_op_cost_t *w,
+                              double scale) {
+  vkp_profile_target_t s = *r;
+  s.gflops *= scale;
+  return vkp_roofline_seconds(&s, w);
+}
+
+// w(N) / w(128) with w(N) = N / (N + h): the GEMM width term.
+static double width(double n, double h) { return (n / (n + h)) / (128.0 / (128.0 + h)); }
+
+Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  const vkp_target_t *cpu = vkp_registry_find(reg, "cpu");
+  cr_assert_not_null(cpu);
+  cr_assert_not_null(cpu->vtable->kernel_class);
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  double h = vkp_test_rng_uniform(&rng, 4, 64);
+  double wino = vkp_test_rng_uniform(&rng, 0.3, 2.0);
+  double dw = vkp_test_rng_uniform(&rng, 0.1, 1.0);
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"targets\": {\"cpu\": {\"gflops\": 50, \"gbps\": 20, \"launch_us\": 0,"
+           " \"gemm_half_columns\": %.17g, \"kernels\": {\"conv_winograd\": %.17g,"
+           " \"conv_depthwise\": %.17g, \"conv_gemm\": 1, \"conv_pointwise\": 1}}}}",
+           h, wino, dw);
+  vkp_profile_t *p;
+  VKP_TEST_OK(vkp_profile_load_json(json, strlen(json), &p));
+  const vkp_profile_target_t *r = vkp_profile_target(p, "cpu");
+  cr_assert_float_eq(vkp_profile_kernel_scale(r, "conv_winograd"), wino, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_scale(r, "unlisted"), 1.0, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_scale(r, NULL), 1.0, 1e-12);
+
+  // 32 channels, 8x8: the blocks' 3x3 convs are Winograd (4x4 = 16 tiles),
+  // the 3-channel stem an im2col GEMM over 64 positions.
+  vkp_graph_t *g = fx_resnet_like(1, 32, 8);
+  double cols = 0;
+  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "b0.conv1"), &cols),
+                   "conv_winograd");
+  cr_assert_float_eq(cols, 16.0, 1e-12);
+  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "stem"), &cols), "conv_gemm");
+  cr_assert_float_eq(cols, 64.0, 1e-12);  // 8x8 output positions
+  cols = 0;
+  cr_assert_null(cpu->vtable->kernel_class(cpu, g, node(g, "b0.relu1"), &cols));
+  cr_assert_eq(cols, 0.0);
+  // A single-row matmul (matrix-vector): no width term.
+  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "fc"), &cols), "gemm");
+  cr_assert_eq(cols, 0.0);
+  double s;
+  vkp_op_cost_t w = cost_of(g, "b0.conv1");
+  VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.conv1"), &s));
+  cr_assert_float_eq(s, roofline_scaled(r, &w, wino * width(16, h)), 1e-15);
+  w = cost_of(g, "stem");
+  VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "stem"), &s));
+  cr_assert_float_eq(s, roofline_scaled(r, &w, width(64, h)), 1e-15);
+  w = cost_of(g, "b0.relu1");
+  VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.relu1"), &s));
+  cr_assert_float_eq(s, vkp_roofline_seconds(r, &w), 1e-15);
+  vkp_graph_destroy(g);
+
+  // Depthwise (no GEMM: no width term) and pointwise convolutions.
+  g = fx_mobilenet_like(1, 24, 6);
+  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "b0.dw"), &cols),
+                   "conv_depthwise");
+  cr_assert_eq(cols, 0.0);
+  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "b0.pw"), &cols),
+                   "conv_pointwise");
+  cr_assert_float_eq(cols, 36.0, 1e-12);  // 6x6 output positions
+  w = cost_of(g, "b0.dw");
+  VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.dw"), &s));
+  cr_assert_float_eq(s, roofline_scaled(r, &w, dw), 1e-15);
+  w = cost_of(g, "b0.pw");
+  VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.pw"), &s));
+  cr_assert_float_eq(s, roofline_scaled(r, &w, width(36, h)), 1e-15);
+  // The profile's JSON keeps the classes and the width term.
+  char *out;
+  VKP_TEST_OK(vkp_profile_to_json(p, &out));
+  vkp_profile_t *q;
+  VKP_TEST_OK(vkp_profile_load_json(out, strlen(out), &q));
+  const vkp_profile_target_t *rq = vkp_profile_target(q, "cpu");
+  cr_assert_float_eq(rq->gemm_half_columns, h, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_scale(rq, "conv_depthwise"), dw, 1e-12);
+  vkp_free(out);
+  vkp_profile_destroy(q);
+  vkp_graph_destroy(g);
+  vkp_profile_destroy(p);
+  vkp_registry_destroy(reg);
+}
+
+Test(cost, kernel_profile_errors, .timeout = 10) {
+  expect_profile_error("{\"targets\": {\"cpu\": {\"kernels\": 3}}}", "'kernels'");
+  expect_profile_error("{\"targets\": {\"cpu\": {\"kernels\": {\"gemm\": 0}}}}",
+                       "positive");
+  expect_profile_error("{\"targets\": {\"cpu\": {\"kernels\": {\"gemm\": \"x\"}}}}",
+                       "must be a number");
+  expect_profile_error("{\"targets\": {\"cpu\": {\"gemm_half_columns\": -1}}}",
+                       "gemm_half_columns");
+}
