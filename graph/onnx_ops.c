@@ -950,19 +950,43 @@ vkp_status_t vkp__map_transpose(vkp__onnx_ctx_t *ctx) {
   return vkp__onnx_emit_out(ctx, VKP_OP_TRANSPOSE, 1, &x, 1, &a);
 }
 
+// The most inputs one imported concat node takes (see vkp__map_concat).
+#define VKP__CONCAT_FANIN 32
+
 vkp_status_t vkp__map_concat(vkp__onnx_ctx_t *ctx) {
   if (!vkp__onnx_attr(ctx, "axis"))
     return VKP__ONNX_INVALID("attribute 'axis' is required");
   int64_t axis;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
   size_t n = ctx->node->n_input;
-  if (n < 1 || n > 16)
-    return VKP__ONNX_UNSUPPORTED("Concat of %zu inputs (1 to 16 supported)", n);
-  int32_t in[16];
-  for (size_t i = 0; i < n; ++i)
-    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, (int32_t)i, &in[i]));
+  if (n < 1 || n > INT32_MAX / 2)
+    return VKP__ONNX_INVALID("Concat of %zu inputs", n);
+  int32_t *in = vkp__calloc(n, sizeof *in);
+  if (!in) return VKP_OOM("Concat inputs");
+  vkp_status_t st = NULL;
+  for (size_t i = 0; i < n && !st; ++i)
+    st = vkp__onnx_input_value(ctx, (int32_t)i, &in[i]);
   vkp_attr_t a = vkp__onnx_a_int("axis", axis);
-  return vkp__onnx_emit_out(ctx, VKP_OP_CONCAT, (int32_t)n, in, 1, &a);
+  // Any number of inputs: past VKP__CONCAT_FANIN, consecutive runs are
+  // concatenated first and their results concatenated (the same tensor; it
+  // keeps every node within what the emitters and a shader's bindings take).
+  while (!st && n > VKP__CONCAT_FANIN) {
+    size_t groups = (n + VKP__CONCAT_FANIN - 1) / VKP__CONCAT_FANIN;
+    for (size_t gi = 0; gi < groups && !st; ++gi) {
+      size_t first = gi * VKP__CONCAT_FANIN;
+      size_t count = n - first < VKP__CONCAT_FANIN ? n - first : VKP__CONCAT_FANIN;
+      if (count == 1) {
+        in[gi] = in[first];
+        continue;
+      }
+      st = vkp__onnx_emit(ctx, VKP_OP_CONCAT, (int32_t)count, in + first, 1, &a,
+                          NULL, &in[gi]);
+    }
+    n = groups;
+  }
+  if (!st) st = vkp__onnx_emit_out(ctx, VKP_OP_CONCAT, (int32_t)n, in, 1, &a);
+  vkp__free(in);
+  return st;
 }
 
 vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,

@@ -113,3 +113,16 @@ Test(onnx_ops, dropout_refused_only_when_it_drops, .timeout = 60) {
   vkp_status_free(st);
   cr_assert_null(g);
 }
+
+// A Concat of 100 inputs imports as concats of at most 32 inputs and one of
+// their results (the same tensor), right on ref and cpu.
+Test(onnx_ops, concat_of_any_number_of_inputs, .timeout = 120) {
+  vkp_graph_t *g = onnx_load_model("concat_100.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_CONCAT), 5);
+  for (int32_t i = 0; i < g->n_nodes; ++i)
+    cr_assert_leq(g->nodes[i].n_inputs, 32, "node %d has %d inputs", (int)i,
+                  (int)g->nodes[i].n_inputs);
+  onnx_run_and_compare(g, "concat_100", 1e-6, 1e-7);
+  onnx_run_and_compare_on(g, "concat_100", "cpu", 1, 1e-6, 1e-7);
+  vkp_graph_destroy(g);
+}
