@@ -700,6 +700,63 @@ static bool vkp__param_ok(vkp__onnx_ctx_t *ctx, const char *name,
   return true;
 }
 
+// A ReduceMean over trailing axes with keepdims=1 (axes as the attribute or
+// as opset 18's constant input): the first reduced axis, or -1.
+static int32_t vkp__trailing_mean_axis(vkp__onnx_ctx_t *ctx,
+                                       const Onnx__NodeProto *rm, int32_t rank) {
+  int64_t axes[VKP_MAX_RANK];
+  int32_t n_axes = 0;
+  for (size_t i = 0; i < rm->n_attribute; ++i) {
+    const Onnx__AttributeProto *a = rm->attribute[i];
+    if (!a->name) return -1;
+    if (strcmp(a->name, "keepdims") == 0) {
+      if (a->i != 1) return -1;
+    } else if (strcmp(a->name, "noop_with_empty_axes") == 0) {
+      if (a->i != 0) return -1;
+    } else if (strcmp(a->name, "axes") == 0) {
+      if (a->n_ints < 1 || a->n_ints > (size_t)rank) return -1;
+      n_axes = (int32_t)a->n_ints;
+      for (size_t j = 0; j < a->n_ints; ++j) axes[j] = a->ints[j];
+    } else {
+      return -1;
+    }
+  }
+  if (rm->n_input > 1 && rm->input[1] && rm->input[1][0]) {
+    vkp__onnx_sym_t *c = vkp__onnx_sym_find(ctx, rm->input[1]);
+    if (n_axes || !c || !c->is_const) return -1;
+    vkp_status_t st = vkp__onnx_const_ints(&c->constant, "axes", axes,
+                                           VKP_MAX_RANK, &n_axes);
+    if (st) {
+      vkp_status_free(st);
+      return -1;
+    }
+  }
+  if (n_axes < 1 || n_axes > rank) return -1;
+  bool seen[VKP_MAX_RANK] = {false};
+  for (int32_t j = 0; j < n_axes; ++j) {
+    int64_t v = axes[j] < 0 ? axes[j] + rank : axes[j];
+    if (v < rank - n_axes || v >= rank || seen[v]) return -1;
+    seen[v] = true;
+  }
+  return rank - n_axes;
+}
+
+// A normalisation's scale operand: gamma's value, or ones over
+// x.shape[axis:] when the pattern had none.
+static vkp_status_t vkp__norm_scale(vkp__onnx_ctx_t *ctx, const char *gamma,
+                                    const vkp_value_t *x, int32_t axis,
+                                    int32_t *out_value) {
+  if (gamma) return vkp__onnx_sym_value(ctx, vkp__onnx_sym_find(ctx, gamma), out_value);
+  vkp__onnx_tensor_t ones;
+  VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
+      &ones, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, x->rank - axis, &x->shape[axis]));
+  for (size_t i = 0; i < vkp__onnx_tensor_numel(&ones); ++i)
+    vkp__onnx_tensor_set_f(&ones, i, 1.0);
+  vkp_status_t st = vkp__onnx_add_const(ctx, &ones, out_value);
+  vkp__onnx_tensor_deinit(&ones);
+  return st;
+}
+
 static vkp_status_t vkp__emit_layer_norm(vkp__onnx_ctx_t *ctx,
                                          const vkp__onnx_fusion_t *f,
                                          const vkp_value_t *x, int32_t xv,
@@ -709,61 +766,20 @@ static vkp_status_t vkp__emit_layer_norm(vkp__onnx_ctx_t *ctx,
       !vkp__const_near(ctx, f->two, 2.0, 0.0, NULL))
     return NULL;
   // Both ReduceMeans: the same trailing axes, keepdims=1.
-  const Onnx__NodeProto *rm[2] = {ctx->onnx_graph->node[f->mean_node], NULL};
+  int32_t axis = -1;
   for (int32_t i = 0; i < f->n_nodes; ++i) {
     const Onnx__NodeProto *n = ctx->onnx_graph->node[f->nodes[i]];
-    if (f->nodes[i] != f->mean_node && strcmp(n->op_type, "ReduceMean") == 0)
-      rm[1] = n;
+    if (strcmp(n->op_type, "ReduceMean") != 0) continue;
+    int32_t a = vkp__trailing_mean_axis(ctx, n, x->rank);
+    if (a < 0 || (axis >= 0 && a != axis)) return NULL;
+    axis = a;
   }
-  int64_t axes[2][VKP_MAX_RANK];
-  size_t n_axes[2] = {0, 0};
-  for (int r = 0; r < 2; ++r) {
-    if (!rm[r]) return NULL;
-    for (size_t i = 0; i < rm[r]->n_attribute; ++i) {
-      const Onnx__AttributeProto *a = rm[r]->attribute[i];
-      if (!a->name) return NULL;
-      if (strcmp(a->name, "keepdims") == 0) {
-        if (a->i != 1) return NULL;
-      } else if (strcmp(a->name, "axes") == 0) {
-        if (a->n_ints < 1 || a->n_ints > (size_t)x->rank) return NULL;
-        n_axes[r] = a->n_ints;
-        for (size_t j = 0; j < a->n_ints; ++j) {
-          int64_t v = a->ints[j] < 0 ? a->ints[j] + x->rank : a->ints[j];
-          if (v < 0 || v >= x->rank) return NULL;
-          axes[r][j] = v;
-        }
-      } else {
-        return NULL;
-      }
-    }
-  }
-  if (n_axes[0] == 0 || n_axes[0] != n_axes[1]) return NULL;
-  int32_t axis = x->rank - (int32_t)n_axes[0];
-  bool seen[VKP_MAX_RANK] = {false};
-  for (int r = 0; r < 2; ++r)
-    for (size_t j = 0; j < n_axes[r]; ++j) {
-      if (axes[r][j] < axis) return NULL;
-      seen[axes[r][j]] = true;
-    }
-  for (int32_t d = axis; d < x->rank; ++d)
-    if (!seen[d]) return NULL;
+  if (axis < 0) return NULL;
   if ((f->scale && !vkp__param_ok(ctx, f->scale, x, axis)) ||
       (f->bias && !vkp__param_ok(ctx, f->bias, x, axis)))
     return NULL;
   int32_t in[3] = {xv, -1, -1}, n_in = 2;
-  if (f->scale) {
-    VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, vkp__onnx_sym_find(ctx, f->scale), &in[1]));
-  } else {
-    vkp__onnx_tensor_t ones;
-    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
-        &ones, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, x->rank - axis,
-        &x->shape[axis]));
-    for (size_t i = 0; i < vkp__onnx_tensor_numel(&ones); ++i)
-      vkp__onnx_tensor_set_f(&ones, i, 1.0);
-    vkp_status_t st = vkp__onnx_add_const(ctx, &ones, &in[1]);
-    vkp__onnx_tensor_deinit(&ones);
-    VKP_RETURN_IF_ERROR(st);
-  }
+  VKP_RETURN_IF_ERROR(vkp__norm_scale(ctx, f->scale, x, axis, &in[1]));
   if (f->bias) {
     VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, vkp__onnx_sym_find(ctx, f->bias), &in[2]));
     n_in = 3;
@@ -810,47 +826,6 @@ static vkp_status_t vkp__emit_gelu_tanh(vkp__onnx_ctx_t *ctx,
   return vkp__onnx_bind_value(ctx, out, value);
 }
 
-// A ReduceMean over trailing axes with keepdims=1 (axes as the attribute or
-// as opset 18's constant input): the first reduced axis, or -1.
-static int32_t vkp__trailing_mean_axis(vkp__onnx_ctx_t *ctx,
-                                       const Onnx__NodeProto *rm, int32_t rank) {
-  int64_t axes[VKP_MAX_RANK];
-  int32_t n_axes = 0;
-  for (size_t i = 0; i < rm->n_attribute; ++i) {
-    const Onnx__AttributeProto *a = rm->attribute[i];
-    if (!a->name) return -1;
-    if (strcmp(a->name, "keepdims") == 0) {
-      if (a->i != 1) return -1;
-    } else if (strcmp(a->name, "noop_with_empty_axes") == 0) {
-      if (a->i != 0) return -1;
-    } else if (strcmp(a->name, "axes") == 0) {
-      if (a->n_ints < 1 || a->n_ints > (size_t)rank) return -1;
-      n_axes = (int32_t)a->n_ints;
-      for (size_t j = 0; j < a->n_ints; ++j) axes[j] = a->ints[j];
-    } else {
-      return -1;
-    }
-  }
-  if (rm->n_input > 1 && rm->input[1] && rm->input[1][0]) {
-    vkp__onnx_sym_t *c = vkp__onnx_sym_find(ctx, rm->input[1]);
-    if (n_axes || !c || !c->is_const) return -1;
-    vkp_status_t st = vkp__onnx_const_ints(&c->constant, "axes", axes,
-                                           VKP_MAX_RANK, &n_axes);
-    if (st) {
-      vkp_status_free(st);
-      return -1;
-    }
-  }
-  if (n_axes < 1 || n_axes > rank) return -1;
-  bool seen[VKP_MAX_RANK] = {false};
-  for (int32_t j = 0; j < n_axes; ++j) {
-    int64_t v = axes[j] < 0 ? axes[j] + rank : axes[j];
-    if (v < rank - n_axes || v >= rank || seen[v]) return -1;
-    seen[v] = true;
-  }
-  return rank - n_axes;
-}
-
 static vkp_status_t vkp__emit_rms_norm(vkp__onnx_ctx_t *ctx,
                                        const vkp__onnx_fusion_t *f,
                                        const vkp_value_t *x, int32_t xv,
@@ -864,19 +839,7 @@ static vkp_status_t vkp__emit_rms_norm(vkp__onnx_ctx_t *ctx,
                                          x->rank);
   if (axis < 0 || (f->scale && !vkp__param_ok(ctx, f->scale, x, axis))) return NULL;
   int32_t in[2] = {xv, -1};
-  if (f->scale) {
-    VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, vkp__onnx_sym_find(ctx, f->scale), &in[1]));
-  } else {
-    vkp__onnx_tensor_t ones;
-    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
-        &ones, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, x->rank - axis,
-        &x->shape[axis]));
-    for (size_t i = 0; i < vkp__onnx_tensor_numel(&ones); ++i)
-      vkp__onnx_tensor_set_f(&ones, i, 1.0);
-    vkp_status_t st = vkp__onnx_add_const(ctx, &ones, &in[1]);
-    vkp__onnx_tensor_deinit(&ones);
-    VKP_RETURN_IF_ERROR(st);
-  }
+  VKP_RETURN_IF_ERROR(vkp__norm_scale(ctx, f->scale, x, axis, &in[1]));
   vkp_attr_t a[3] = {{.name = "axis", .kind = VKP_ATTR_INT, .i = axis},
                      {.name = "epsilon", .kind = VKP_ATTR_FLOAT, .f = (float)eps},
                      {.name = "rms", .kind = VKP_ATTR_INT, .i = 1}};
