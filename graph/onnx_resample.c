@@ -286,30 +286,28 @@ vkp_status_t vkp__map_resize(vkp__onnx_ctx_t *ctx) {
 // ---------------------------------------------------------------------------
 // Tile, Expand, Trilu, EyeLike
 
-vkp_status_t vkp__map_tile(vkp__onnx_ctx_t *ctx) {
+// Tile and Expand: X and a required constant int list (input 1) that becomes
+// the IR attribute of the same name.
+static vkp_status_t vkp__map_with_ints(vkp__onnx_ctx_t *ctx, vkp_op_t op,
+                                       const char *what) {
   VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   int32_t x, n;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   const vkp__onnx_tensor_t *t;
-  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "repeats", &t));
-  if (!t) return VKP__ONNX_INVALID("input 1 (repeats) is required");
-  int64_t rep[VKP_MAX_RANK];
-  VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "repeats", rep, VKP_MAX_RANK, &n));
-  vkp_attr_t a = vkp__onnx_a_ints("repeats", rep, n);
-  return vkp__onnx_emit_out(ctx, VKP_OP_TILE, 1, &x, 1, &a);
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, what, &t));
+  if (!t) return VKP__ONNX_INVALID("input 1 (%s) is required", what);
+  int64_t v[VKP_MAX_RANK];
+  VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, what, v, VKP_MAX_RANK, &n));
+  vkp_attr_t a = vkp__onnx_a_ints(what, v, n);
+  return vkp__onnx_emit_out(ctx, op, 1, &x, 1, &a);
+}
+
+vkp_status_t vkp__map_tile(vkp__onnx_ctx_t *ctx) {
+  return vkp__map_with_ints(ctx, VKP_OP_TILE, "repeats");
 }
 
 vkp_status_t vkp__map_expand(vkp__onnx_ctx_t *ctx) {
-  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
-  int32_t x, n;
-  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
-  const vkp__onnx_tensor_t *t;
-  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "shape", &t));
-  if (!t) return VKP__ONNX_INVALID("input 1 (shape) is required");
-  int64_t shape[VKP_MAX_RANK];
-  VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "shape", shape, VKP_MAX_RANK, &n));
-  vkp_attr_t a = vkp__onnx_a_ints("shape", shape, n);
-  return vkp__onnx_emit_out(ctx, VKP_OP_EXPAND, 1, &x, 1, &a);
+  return vkp__map_with_ints(ctx, VKP_OP_EXPAND, "shape");
 }
 
 vkp_status_t vkp__map_trilu(vkp__onnx_ctx_t *ctx) {

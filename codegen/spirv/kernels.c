@@ -517,6 +517,20 @@ static void vkp__emit_window_attrs(vkp__sb_t *s, const vkp_node_t *n) {
   vkp__spv_define_i(s, "PR", pads[3]);
 }
 
+// A 2-D convolution's geometry for the conv templates: input C x H x W,
+// output M x OH x OW, kernel KH x KW.
+static void vkp__spv_define_conv_geometry(vkp__sb_t *s, const vkp_value_t *x,
+                                          const vkp_value_t *w, const vkp_value_t *y) {
+  vkp__spv_define_u(s, "C", (uint64_t)x->shape[1]);
+  vkp__spv_define_u(s, "H", (uint64_t)x->shape[2]);
+  vkp__spv_define_u(s, "W", (uint64_t)x->shape[3]);
+  vkp__spv_define_u(s, "M", (uint64_t)y->shape[1]);
+  vkp__spv_define_u(s, "OH", (uint64_t)y->shape[2]);
+  vkp__spv_define_u(s, "OW", (uint64_t)y->shape[3]);
+  vkp__spv_define_u(s, "KH", (uint64_t)w->shape[2]);
+  vkp__spv_define_u(s, "KW", (uint64_t)w->shape[3]);
+}
+
 // Group-1 convolution as an implicit GEMM (conv_gemm_*.comp): M output
 // channels x OH*OW pixels per image, K = C*KH*KW gathered from the input.
 static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
@@ -525,14 +539,7 @@ static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__sb_t *s = &e->body;
   uint64_t np = (uint64_t)(y->shape[2] * y->shape[3]);
   uint64_t m = (uint64_t)y->shape[1];
-  vkp__spv_define_u(s, "C", (uint64_t)x->shape[1]);
-  vkp__spv_define_u(s, "H", (uint64_t)x->shape[2]);
-  vkp__spv_define_u(s, "W", (uint64_t)x->shape[3]);
-  vkp__spv_define_u(s, "M", m);
-  vkp__spv_define_u(s, "OH", (uint64_t)y->shape[2]);
-  vkp__spv_define_u(s, "OW", (uint64_t)y->shape[3]);
-  vkp__spv_define_u(s, "KH", (uint64_t)w->shape[2]);
-  vkp__spv_define_u(s, "KW", (uint64_t)w->shape[3]);
+  vkp__spv_define_conv_geometry(s, x, w, y);
   vkp__spv_define_u(s, "NP", np);
   vkp__spv_define_u(s, "KT", (uint64_t)(w->shape[1] * w->shape[2] * w->shape[3]));
   vkp__spv_define_u(s, "BATCH", (uint64_t)y->shape[0]);
@@ -564,14 +571,7 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   uint64_t blocks = vkp__spv_numel(y) / cb;
   vkp__spv_define_u(s, "BLOCKS", blocks);
   vkp__spv_define_u(s, "CB", cb);
-  vkp__spv_define_u(s, "C", (uint64_t)x->shape[1]);
-  vkp__spv_define_u(s, "H", (uint64_t)x->shape[2]);
-  vkp__spv_define_u(s, "W", (uint64_t)x->shape[3]);
-  vkp__spv_define_u(s, "M", (uint64_t)y->shape[1]);
-  vkp__spv_define_u(s, "OH", (uint64_t)y->shape[2]);
-  vkp__spv_define_u(s, "OW", (uint64_t)y->shape[3]);
-  vkp__spv_define_u(s, "KH", (uint64_t)w->shape[2]);
-  vkp__spv_define_u(s, "KW", (uint64_t)w->shape[3]);
+  vkp__spv_define_conv_geometry(s, x, w, y);
   vkp__spv_define_u(s, "CG", (uint64_t)(x->shape[1] / group));
   vkp__spv_define_u(s, "MG", (uint64_t)(y->shape[1] / group));
   vkp__emit_window_attrs(s, n);
@@ -614,14 +614,7 @@ vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
   int64_t group = vkp_node_int(n, "group");
   vkp__sb_t *s = &e->body;
   vkp__spv_define_u(s, "TOTAL", vkp__spv_numel(y));
-  vkp__spv_define_u(s, "C", (uint64_t)x->shape[1]);
-  vkp__spv_define_u(s, "H", (uint64_t)x->shape[2]);
-  vkp__spv_define_u(s, "W", (uint64_t)x->shape[3]);
-  vkp__spv_define_u(s, "M", (uint64_t)y->shape[1]);
-  vkp__spv_define_u(s, "OH", (uint64_t)y->shape[2]);
-  vkp__spv_define_u(s, "OW", (uint64_t)y->shape[3]);
-  vkp__spv_define_u(s, "KH", (uint64_t)w->shape[2]);
-  vkp__spv_define_u(s, "KW", (uint64_t)w->shape[3]);
+  vkp__spv_define_conv_geometry(s, x, w, y);
   vkp__spv_define_u(s, "CG", (uint64_t)(x->shape[1] / group));
   vkp__spv_define_u(s, "MG", (uint64_t)w->shape[1]);
   vkp__emit_window_attrs(s, n);
