@@ -78,7 +78,8 @@ def gen_select_opsets(w):
               [vi("y0", list(nz.shape)), vi("y2", [len(uc)])],
               [init("mask", mask), init("vals", vals)], opset=13)
     w.save("select_fold", m, [a, b],
-           [(a + nz).astype(np.float32), (b * uc + uy).astype(np.float32)])
+           [(a + nz).astype(np.float32),
+            (b * uc.astype(np.float32)) + uy])  # float32 per op, as the graph
 
     # Run-time K, axis and NonZero / Unique data: each refused, in one error.
     nodes = [n("TopK", ["x", "k"], ["v", "i"]), n("CumSum", ["x", "ax"], ["cs"]),
