@@ -291,16 +291,7 @@ static vkp_status_t bench_make_inputs(const vkp_plan_t *plan,
   if (!inputs) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "bench inputs");
   uint64_t state = 0x2545F4914F6CDD1Dull;
   for (int32_t i = 0; i < plan->n_inputs; ++i) {
-    const vkp_value_t *v = NULL;
-    // The first stage input bound to this global input gives its type.
-    for (int32_t b = 0; b < plan->n_bindings && !v; ++b) {
-      const vkp_plan_binding_t *bd = &plan->bindings[b];
-      if (bd->src_stage != VKP_PLAN_GLOBAL || strcmp(bd->src_name, plan->inputs[i]))
-        continue;
-      const vkp_graph_t *g = plan->stages[bd->dst_stage].graph;
-      int32_t id = vkp_graph_find_value(g, bd->dst_name);
-      if (id >= 0) v = &g->values[id];
-    }
+    const vkp_value_t *v = vkp_plan_input_value(plan, i);
     if (!v) {
       for (int32_t k = 0; k < i; ++k) vkp_tensor_deinit(&inputs[k]);
       free(inputs);
@@ -381,7 +372,7 @@ static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
         if (st) break;
       }
       for (int32_t i = 0; i < plan->n_inputs && !st; ++i)
-        st = vkp_pipeline_set_input(pipe, plan->inputs[i], &inputs[i]);
+        st = vkp_pipeline_set_input(pipe, vkp_pipeline_input_name(pipe, i), &inputs[i]);
       if (!st) st = vkp_pipeline_run(pipe, NULL);
       if (!st) ++launched;
       if (!st) st = bench_collect(pipe, 0, &c);
