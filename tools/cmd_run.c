@@ -74,6 +74,11 @@ static vkp_status_t vkp__pipeline_values(const vkp_pipeline_t *pipe, const vkp_p
     // The pipeline's inputs and outputs are the plan's, in order.
     const vkp_value_t *v =
         outputs ? vkp_plan_output_value(plan, i) : vkp_plan_input_value(plan, i);
+    if (!v) {
+      vkp__free(values);
+      return vkp_status_make(VKP_STATUS_INTERNAL, "plan '%s': global %s %d is unbound",
+                             plan->name, outputs ? "output" : "input", (int)i);
+    }
     values[i] = *v;
     values[i].name = (char *)(outputs ? vkp_pipeline_output_name(pipe, i)
                                       : vkp_pipeline_input_name(pipe, i));
