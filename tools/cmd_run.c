@@ -28,10 +28,7 @@ typedef struct vkp__run_args_t {
   const char *profile;         // --profile for --target auto
   const char *plan;            // --plan: run this plan file (its own model)
   vkp_tool_load_args_t load;   // --dim, --shape
-  // --trust KEY.pub (repeatable) and --trust-unsigned, for artifacts.
-  const char *trust_paths[VKP_TOOL_MAX_TRUSTED_KEYS];
-  int32_t n_trust;
-  bool trust_unsigned;
+  vkp_tool_trust_args_t trust;  // --trust KEY.pub, --trust-unsigned
 } vkp__run_args_t;
 
 // A registry with only the built-in targets in `names`, so a run brings up
@@ -170,7 +167,6 @@ static int vkp__run_pipeline(const vkp__run_args_t *args, const vkp_graph_t *gra
   vkp_artifact_t *art = NULL;
   const vkp_plan_t *plan = NULL;
   vkp_plan_t *own_plan = NULL;
-  vkp_artifact_public_key_t keys[VKP_TOOL_MAX_TRUSTED_KEYS];
   vkp_status_t st = NULL;
   if (graph) {
     st = vkp__plan_auto(args, graph, &registry, &own_plan);
@@ -178,12 +174,7 @@ static int vkp__run_pipeline(const vkp__run_args_t *args, const vkp_graph_t *gra
     st = vkp_plan_load(args->plan, NULL, &own_plan);
     if (!st) st = vkp_registry_create_default(&registry);
   } else {
-    for (int32_t k = 0; !st && k < args->n_trust; ++k)
-      st = vkp_artifact_public_key_load(args->trust_paths[k], &keys[k]);
-    vkp_artifact_load_options_t lo = {.trusted_keys = keys,
-                                      .n_trusted_keys = args->n_trust,
-                                      .trust_unsigned_code = args->trust_unsigned};
-    if (!st) st = vkp_artifact_load_with_options(args->model, &lo, &art);
+    st = vkp_tool_artifact_load(args->model, &args->trust, &art);
     if (!st) {
       // Only the targets the plan's stages use are brought up.
       const vkp_plan_t *p = vkp_artifact_plan(art);
@@ -256,13 +247,7 @@ static void vkp__run_help(void) {
          "                         (default native)\n"
          "  --dump-c DIR           write the generated C sources to DIR\n"
          "  --dump-spirv DIR       write the generated GLSL/SPIR-V to DIR\n"
-         "  --trust KEY.pub        for a .vkp: run its shipped compiled code if\n"
-         "                         this key signed it (repeatable; a file not\n"
-         "                         signed by one of them is refused)\n"
-         "  --trust-unsigned       for a .vkp: run its shipped code unsigned (you\n"
-         "                         vouch for the file: it is native code)\n"
-         "                         Without either, an artifact's stages are\n"
-         "                         compiled again from its graphs (cached)\n"
+         VKP_TOOL_TRUST_HELP
          "  -h, --help             this text\n"
          "\n"
          "Inputs are .npy files (float32, int32, int64, float16; C order,\n"
@@ -292,11 +277,11 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
     static const char *const with_value[] = {
         "--input", "--output-dir", "--target", "--threads",
         "--march", "--dump-c",     "--dump-spirv", "--stages", "--profile",
-        "--trust", "--plan", NULL};
-    if (strcmp(arg, "--trust-unsigned") == 0) {
-      args->trust_unsigned = true;
-      continue;
-    }
+        "--plan", NULL};
+    bool trust_option;
+    int rc = vkp_tool_trust_option("run", argc, argv, &i, &args->trust, &trust_option);
+    if (rc) return rc;
+    if (trust_option) continue;
     int which = -1;
     for (int k = 0; with_value[k] && which < 0; ++k) {
       vkp_tool_option_result_t r = vkp_tool_option(argc, argv, &i, with_value[k], &value);
@@ -349,12 +334,6 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
         args->profile = value;
         break;
       case 9:
-        if (args->n_trust == VKP_TOOL_MAX_TRUSTED_KEYS)
-          return vkp_tool_usage_error("run", "at most %d --trust keys",
-                                      VKP_TOOL_MAX_TRUSTED_KEYS);
-        args->trust_paths[args->n_trust++] = value;
-        break;
-      case 10:
         args->plan = value;
         break;
       default:
@@ -376,13 +355,8 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
   if (!args->model && !args->plan) return vkp_tool_usage_error("run", "missing MODEL");
   if (!args->output_dir) return vkp_tool_usage_error("run", "missing --output-dir DIR");
   if (!args->target[0]) return vkp_tool_usage_error("run", "--target is empty");
-  if ((args->n_trust || args->trust_unsigned) && !vkp_artifact_is_artifact(args->model))
-    return vkp_tool_usage_error("run", "--trust and --trust-unsigned apply to .vkp "
-                                       "artifacts; '%s' is not one", args->model);
-  if (args->n_trust && args->trust_unsigned)
-    return vkp_tool_usage_error("run", "--trust and --trust-unsigned exclude each "
-                                       "other (one asks for a signature, the other "
-                                       "waives it)");
+  int rc = vkp_tool_trust_check("run", &args->trust, args->model);
+  if (rc) return rc;
   return -1;
 }
 
