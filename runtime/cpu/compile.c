@@ -293,9 +293,16 @@ vkp_status_t vkp_cpu_compile(const char *source, size_t size,
       vkp_status_t rst = vkp__read_file(log, &text, &text_size);
       vkp_status_free(rst);
       if (text && text_size > 2000) ((char *)text)[2000] = '\0';
+      // The compiler inherits the process's limits: say so when there is one
+      // (cc1 then dies of it, sometimes as an "internal compiler error").
+      size_t limit = vkp__memory_limit();
+      char limit_note[128] = "";
+      if (limit)
+        snprintf(limit_note, sizeof limit_note,
+                 " under an address-space limit of %zu MiB (ulimit -v)", limit >> 20);
       st = vkp_status_make(VKP_STATUS_INTERNAL,
-                           "'%s' failed (exit %d) compiling a generated stage:\n%s",
-                           cc, code, text ? (char *)text : "(no output)");
+                           "'%s' failed (exit %d) compiling a generated stage%s:\n%s",
+                           cc, code, limit_note, text ? (char *)text : "(no output)");
       vkp__free(text);
     }
     if (!st) st = vkp__read_file(so_path, out_object, out_size);

@@ -262,6 +262,9 @@ static void vkp__instance_destroy(VkInstance instance,
   vkDestroyInstance(instance, /*pAllocator=*/NULL);
 }
 
+// Address space that must be free, under a `ulimit -v`, before vkCreateDevice.
+#define VKP__DEVICE_HEADROOM_MIB 256
+
 // Fills everything `report` holds about `phys`; `queue_family` gets the
 // compute queue family (one without graphics preferred), or UINT32_MAX.
 static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
@@ -562,7 +565,19 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue_info,
     };
-    st = VKP_VK_STATUS(vkCreateDevice(d->physical, &info, /*pAllocator=*/NULL, &d->device));
+    // lavapipe (LLVM) ends the process when an allocation fails inside
+    // vkCreateDevice; under an address-space limit, make sure there is room
+    // first and otherwise say so instead.
+    size_t limit = vkp__memory_limit();
+    if (limit && vkp__memory_is_short(VKP__DEVICE_HEADROOM_MIB))
+      st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY,
+                           "out of memory: less than %d MiB of address space is left "
+                           "under this process's limit of %zu MiB (ulimit -v), too "
+                           "little to create a Vulkan device safely (a driver may end "
+                           "the process when it runs out inside vkCreateDevice)",
+                           VKP__DEVICE_HEADROOM_MIB, limit >> 20);
+    if (!st)
+      st = VKP_VK_STATUS(vkCreateDevice(d->physical, &info, /*pAllocator=*/NULL, &d->device));
     if (st) d->device = VK_NULL_HANDLE;
   }
   if (!st) {
@@ -586,6 +601,23 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
   if (!st) vkp__pipeline_cache_create(d);
   if (st) {
     vkp_vk_device_destroy(d);
+    if (vkp_status_code(st) != VKP_STATUS_OUT_OF_MEMORY && vkp__memory_is_short(VKP__MEMORY_PROBE_MIB)) {
+      // Drivers report a failed allocation during bring-up as whatever call
+      // it happened in (lavapipe: VK_ERROR_INITIALIZATION_FAILED).
+      vkp_status_t oom = vkp_status_make(
+          VKP_STATUS_OUT_OF_MEMORY,
+          "out of memory bringing up Vulkan (a %d MiB allocation fails too; "
+          "the driver said: %s)",
+          VKP__MEMORY_PROBE_MIB, vkp_status_message(st));
+      vkp_status_free(st);
+      return oom;
+    }
+    size_t limit = vkp__memory_limit();
+    if (limit && vkp_status_code(st) != VKP_STATUS_OUT_OF_MEMORY)
+      return vkp_status_annotate(st, "bringing up Vulkan under an address-space limit "
+                                     "of %zu MiB (ulimit -v), which the driver may "
+                                     "have run into",
+                                 limit >> 20);
     return vkp_status_annotate(st, "bringing up Vulkan");
   }
   *out_device = d;
