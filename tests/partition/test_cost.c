@@ -210,7 +210,7 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *cpu = vkp_registry_find(reg, "cpu");
   cr_assert_not_null(cpu);
-  cr_assert_not_null(cpu->vtable->kernel_class);
+  cr_assert_not_null(cpu->vtable->compiler.kernel_class);
   vkp_test_rng_t rng;
   vkp_test_rng_init(&rng);
   double h = vkp_test_rng_uniform(&rng, 4, 64);
@@ -233,16 +233,16 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   // the 3-channel stem an im2col GEMM over 64 positions.
   vkp_graph_t *g = fx_resnet_like(1, 32, 8);
   double cols = 0;
-  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "b0.conv1"), &cols),
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.conv1"), &cols),
                    "conv_winograd");
   cr_assert_float_eq(cols, 16.0, 1e-12);
-  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "stem"), &cols), "conv_gemm");
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "stem"), &cols), "conv_gemm");
   cr_assert_float_eq(cols, 64.0, 1e-12);  // 8x8 output positions
   cols = 0;
-  cr_assert_null(cpu->vtable->kernel_class(cpu, g, node(g, "b0.relu1"), &cols));
+  cr_assert_null(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.relu1"), &cols));
   cr_assert_eq(cols, 0.0);
   // A single-row matmul (matrix-vector): no width term.
-  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "fc"), &cols), "gemm");
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "fc"), &cols), "gemm");
   cr_assert_eq(cols, 0.0);
   double s;
   vkp_op_cost_t w = cost_of(g, "b0.conv1");
@@ -258,10 +258,10 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
 
   // Depthwise (no GEMM: no width term) and pointwise convolutions.
   g = fx_mobilenet_like(1, 24, 6);
-  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "b0.dw"), &cols),
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.dw"), &cols),
                    "conv_depthwise");
   cr_assert_eq(cols, 0.0);
-  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "b0.pw"), &cols),
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.pw"), &cols),
                    "conv_pointwise");
   cr_assert_float_eq(cols, 36.0, 1e-12);  // 6x6 output positions
   w = cost_of(g, "b0.dw");

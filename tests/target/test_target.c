@@ -116,22 +116,21 @@ static void toy_destroy(vkp_target_t *target) {
 }
 
 static const vkp_target_vtable_t toy_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
     .name = "toy",
-    .supports = toy_supports,
-    .compile = toy_compile,
-    .load = toy_load,
-    .run = toy_run,
-    .unload = toy_unload,
+    .caps = {.dtypes = VKP_DTYPE_SET(VKP_DTYPE_FLOAT32)},
+    .compiler = {.supports = toy_supports, .compile = toy_compile},
+    .stage = {.load = toy_load, .run = toy_run, .unload = toy_unload},
     .destroy = toy_destroy,
 };
 
 // Lacks run.
 static const vkp_target_vtable_t broken_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
     .name = "broken",
-    .supports = toy_supports,
-    .compile = toy_compile,
-    .load = toy_load,
-    .unload = toy_unload,
+    .caps = {.dtypes = VKP_DTYPE_SET(VKP_DTYPE_FLOAT32)},
+    .compiler = {.supports = toy_supports, .compile = toy_compile},
+    .stage = {.load = toy_load, .unload = toy_unload},
     .destroy = toy_destroy,
 };
 
