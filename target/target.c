@@ -129,14 +129,17 @@ static vkp_status_t vkp__check_rates(const char *name, const vkp_target_rates_t 
 // capabilities.
 static vkp_status_t vkp__check_target(const vkp_target_t *t) {
   const vkp_target_vtable_t *v = t->vtable;
-  const char *name = v->name ? v->name : "(unnamed)";
+  // Nothing else is read from a vtable of another version, not even its name
+  // (a version 1 vtable began with the name, where api_version is now).
   if (v->api_version != VKP_TARGET_API_VERSION)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
-                           "target '%s' implements target interface version %u; "
+                           "a target vtable declares target interface version %u; "
                            "this vkpipe implements version %u (set .api_version "
-                           "= VKP_TARGET_API_VERSION; docs/targets.md)",
-                           name, (unsigned)v->api_version,
+                           "= VKP_TARGET_API_VERSION and build against this "
+                           "vkpipe's headers; docs/targets.md)",
+                           (unsigned)v->api_version,
                            (unsigned)VKP_TARGET_API_VERSION);
+  const char *name = v->name ? v->name : "(unnamed)";
   const vkp__entry_check_t compiler[] = {
       {v->compiler.supports != NULL, "supports"},
       {v->compiler.compile != NULL, "compile"},
@@ -208,6 +211,8 @@ vkp_status_t vkp_registry_add(vkp_registry_t *registry,
   if (vtable->api_version == VKP_TARGET_API_VERSION && vtable->query_caps)
     vtable->query_caps(&orphan, &orphan.caps);
   st = vkp__check_target(&orphan);
+  // A vtable of another version has an unknown layout: its destroy is not
+  // called, and `impl` is left to the caller.
   vkp__registry_entry_t *e = NULL;
   if (!st) st = vkp__registry_append(registry, vtable->name, &e);
   if (st) {

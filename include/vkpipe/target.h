@@ -340,7 +340,9 @@ void vkp_registry_destroy(vkp_registry_t *registry);
 // called on it). Copies the vtable's caps into the target, lets query_caps
 // adjust them, and checks the whole: the interface version, each part
 // complete (the error names the first missing entry), flags that agree with
-// the parts, declared dtypes and default rates. Fails with
+// the parts, declared dtypes and default rates. A vtable of another
+// interface version is refused without reading more of it (its impl is then
+// not destroyed: the caller still owns it). Fails with
 // INVALID_ARGUMENT on any of these and ALREADY_EXISTS on a duplicate name.
 vkp_status_t vkp_registry_add(vkp_registry_t *registry,
                               const vkp_target_vtable_t *vtable, void *impl)
