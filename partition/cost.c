@@ -385,6 +385,35 @@ const vkp_profile_target_t *vkp_profile_target(const vkp_profile_t *p,
   return &p->fallback;
 }
 
+_Static_assert(VKP_PROFILE_MAX_KERNELS >= VKP_TARGET_MAX_KERNEL_RATES &&
+                   sizeof(((vkp_profile_kernel_t *)0)->name) > VKP_TARGET_MAX_KERNEL_NAME,
+               "a profile entry holds every rate a target may declare");
+
+const vkp_profile_target_t *vkp_profile_target_rates(const vkp_profile_t *p,
+                                                     const vkp_target_t *target,
+                                                     vkp_profile_target_t *scratch) {
+  const char *name = target->vtable->name;
+  for (int32_t i = 0; i < p->n_targets; ++i)
+    if (strcmp(p->targets[i].target, name) == 0) return &p->targets[i];
+  const vkp_target_rates_t *d = target->caps.default_rates;
+  if (!d) return &p->fallback;
+  *scratch = (vkp_profile_target_t){.target = (char *)name,
+                                    .device = (char *)d->device,
+                                    .gflops = d->gflops,
+                                    .gbps = d->gbps,
+                                    .launch_us = d->launch_us,
+                                    .thread_compute_eff = d->thread_compute_eff,
+                                    .thread_memory_eff = d->thread_memory_eff,
+                                    .gemm_half_columns = d->gemm_half_columns,
+                                    .n_kernels = d->n_kernels};
+  for (int32_t k = 0; k < d->n_kernels; ++k) {
+    snprintf(scratch->kernels[k].name, sizeof scratch->kernels[k].name, "%s",
+             d->kernels[k].kernel);
+    scratch->kernels[k].compute_scale = d->kernels[k].compute_scale;
+  }
+  return scratch;
+}
+
 const char *vkp_profile_device_of(const vkp_profile_t *p, const char *target) {
   const vkp_profile_target_t *t = vkp_profile_target(p, target);
   return t->device ? t->device : target;
@@ -458,7 +487,8 @@ vkp_status_t vkp_node_estimate_threads(const vkp_profile_t *profile,
                                        const vkp_graph_t *graph,
                                        const vkp_node_t *node, int32_t threads,
                                        double *out_seconds) {
-  const vkp_profile_target_t *rates = vkp_profile_target(profile, target->vtable->name);
+  vkp_profile_target_t scratch;
+  const vkp_profile_target_t *rates = vkp_profile_target_rates(profile, target, &scratch);
   if (threads <= 1 || target->vtable->compiler.estimate) {
     VKP_RETURN_IF_ERROR(vkp_node_estimate(profile, target, graph, node, out_seconds));
     *out_seconds /= vkp__speedup(rates->thread_compute_eff, threads);
@@ -489,7 +519,8 @@ vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
   }
   vkp_op_cost_t work;
   VKP_RETURN_IF_ERROR(vkp_op_cost(graph, node, &work));
-  vkp_profile_target_t scaled = *vkp_profile_target(profile, target->vtable->name);
+  vkp_profile_target_t scratch;
+  vkp_profile_target_t scaled = *vkp_profile_target_rates(profile, target, &scratch);
   scaled.gflops *= vkp__kernel_scale(&scaled, target, graph, node);
   *out_seconds = vkp_roofline_seconds(&scaled, &work);
   return NULL;

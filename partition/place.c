@@ -374,9 +374,10 @@ vkp_status_t vkp__place(vkp__pctx_t *c, const vkp_registry_t *registry) {
         // estimator need not handle nodes it refuses).
         vkp_op_cost_t work;
         if (!st) st = vkp_op_cost(g, &g->nodes[i], &work);
+        vkp_profile_target_t scratch;
         if (!st)
           c->would_cost[at] = vkp_roofline_seconds(
-              vkp_profile_target(c->profile, tg->vtable->name), &work);
+              vkp_profile_target_rates(c->profile, tg, &scratch), &work);
         continue;
       }
       st = vkp_status_annotate(

@@ -109,19 +109,21 @@ static vkp_status_t vkp__check_rates(const char *name, const vkp_target_rates_t 
       !(r->thread_compute_eff <= 1) || !(r->thread_memory_eff >= 0) ||
       !(r->thread_memory_eff <= 1) || !(r->gemm_half_columns >= 0) ||
       !isfinite(r->gemm_half_columns) || r->n_kernels < 0 ||
-      (r->n_kernels > 0 && !r->kernels))
+      r->n_kernels > VKP_TARGET_MAX_KERNEL_RATES || (r->n_kernels > 0 && !r->kernels))
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "target '%s': default rates need a device, positive "
                            "gflops and gbps, non-negative launch_us and "
-                           "gemm_half_columns, thread efficiencies in 0..1",
-                           name);
+                           "gemm_half_columns, thread efficiencies in 0..1 and "
+                           "at most %d kernel rates",
+                           name, VKP_TARGET_MAX_KERNEL_RATES);
   for (int32_t i = 0; i < r->n_kernels; ++i)
     if (!r->kernels[i].kernel || !r->kernels[i].kernel[0] ||
+        strlen(r->kernels[i].kernel) > VKP_TARGET_MAX_KERNEL_NAME ||
         !(r->kernels[i].compute_scale > 0) || !isfinite(r->kernels[i].compute_scale))
       return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                              "target '%s': default kernel rate %d needs a name "
-                             "and a positive factor",
-                             name, (int)i);
+                             "of 1..%d characters and a positive factor",
+                             name, (int)i, VKP_TARGET_MAX_KERNEL_NAME);
   return NULL;
 }
 

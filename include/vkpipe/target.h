@@ -139,6 +139,11 @@ typedef enum vkp_target_flag_t {
 #define VKP_TARGET_KNOWN_FLAGS \
   (VKP_TARGET_DEVICE_FLAGS | VKP_TARGET_DEFAULT_FALLBACK)
 
+// At most this many kernel rates, with names of at most
+// VKP_TARGET_MAX_KERNEL_NAME characters.
+#define VKP_TARGET_MAX_KERNEL_RATES 12
+#define VKP_TARGET_MAX_KERNEL_NAME 31
+
 // A kernel class's compute factor relative to the target's rate (see
 // kernel_class below and docs/pipeline-config.md, "Kernel classes").
 typedef struct vkp_target_kernel_rate_t {

@@ -294,3 +294,64 @@ Test(cost, kernel_profile_errors, .timeout = 10) {
   expect_profile_error("{\"targets\": {\"cpu\": {\"gemm_half_columns\": -1}}}",
                        "gemm_half_columns");
 }
+
+// A target the default profile does not list, with rates of its own.
+static bool decl_supports(const vkp_target_t *t, const vkp_graph_t *g, const vkp_node_t *n,
+                          char *reason, size_t size) {
+  return true;
+}
+static vkp_status_t decl_compile(const vkp_target_t *t, const vkp_graph_t *g,
+                                 const vkp_compile_options_t *o, vkp_blob_t *blob) {
+  return vkp_blob_alloc(blob, 1);
+}
+static vkp_status_t decl_load(const vkp_target_t *t, const vkp_graph_t *g, const void *blob,
+                              size_t size, vkp_stage_t **out) {
+  return vkp_status_make(VKP_STATUS_UNSUPPORTED, "not run here");
+}
+static vkp_status_t decl_run(vkp_stage_t *s, const vkp_tensor_t *in, vkp_tensor_t *out) {
+  return NULL;
+}
+static void decl_unload(vkp_stage_t *s) {}
+static const vkp_target_kernel_rate_t decl_kernels[] = {{"gemm", 0.5}};
+static const vkp_target_rates_t decl_rates = {
+    .device = "accel0", .gflops = 123.0, .gbps = 45.0, .launch_us = 7.0,
+    .n_kernels = 1, .kernels = decl_kernels,
+};
+static const vkp_target_vtable_t decl_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
+    .name = "decl",
+    .caps = {.dtypes = VKP_DTYPE_SET_ALL, .default_rates = &decl_rates},
+    .compiler = {.supports = decl_supports, .compile = decl_compile},
+    .stage = {.load = decl_load, .run = decl_run, .unload = decl_unload},
+};
+
+Test(cost, unlisted_target_uses_its_declared_rates, .timeout = 10) {
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  VKP_TEST_OK(vkp_registry_add(reg, &decl_vtable, NULL));
+  const vkp_target_t *t = vkp_registry_find(reg, "decl");
+  vkp_profile_t *p;
+  VKP_TEST_OK(vkp_profile_create_default(&p));
+  cr_assert_eq(vkp_profile_target(p, "decl"), &p->fallback, "not listed");
+  vkp_profile_target_t scratch;
+  const vkp_profile_target_t *r = vkp_profile_target_rates(p, t, &scratch);
+  cr_assert_str_eq(r->device, "accel0");
+  cr_assert_float_eq(r->gflops, 123.0, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_scale(r, "gemm"), 0.5, 1e-12);
+
+  vkp_graph_t *g = fx_chain(4, 64);
+  const vkp_node_t *n = &g->nodes[0];
+  vkp_op_cost_t work;
+  VKP_TEST_OK(vkp_op_cost(g, n, &work));
+  double s = 0;
+  VKP_TEST_OK(vkp_node_estimate(p, t, g, n, &s));
+  cr_assert_float_eq(s, vkp_roofline_seconds(r, &work), 1e-15);
+  // A profile entry wins over the declaration.
+  vkp_profile_target_t listed = {.target = "decl", .device = "elsewhere",
+                                 .gflops = 1.0, .gbps = 1.0, .launch_us = 1.0};
+  VKP_TEST_OK(vkp_profile_set_target(p, &listed));
+  cr_assert_str_eq(vkp_profile_target_rates(p, t, &scratch)->device, "elsewhere");
+  vkp_graph_destroy(g);
+  vkp_profile_destroy(p);
+  vkp_registry_destroy(reg);
+}
