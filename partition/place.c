@@ -43,7 +43,9 @@ double vkp__placement_objective(const vkp__pctx_t *c, const int32_t *labels) {
   return s;
 }
 
-static vkp_status_t vkp__vappend(char **text, const char *fmt, va_list ap) {
+__attribute__((format(printf, 2, 0))) static vkp_status_t vkp__vappend(char **text,
+                                                                   const char *fmt,
+                                                                   va_list ap) {
   char line[1024];
   vsnprintf(line, sizeof line, fmt, ap);
   size_t old = *text ? strlen(*text) : 0, add = strlen(line);
