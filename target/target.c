@@ -289,6 +289,14 @@ const char *vkp_registry_unavailable_reason(const vkp_registry_t *registry,
   return e && !e->target.vtable ? e->unavailable_reason : NULL;
 }
 
+int32_t vkp_registry_count_all(const vkp_registry_t *registry) {
+  return registry->count;
+}
+
+const char *vkp_registry_name(const vkp_registry_t *registry, int32_t index) {
+  return index >= 0 && index < registry->count ? registry->entries[index]->name : NULL;
+}
+
 int32_t vkp_registry_count(const vkp_registry_t *registry) {
   int32_t n = 0;
   for (int32_t i = 0; i < registry->count; ++i)

@@ -366,6 +366,13 @@ const vkp_target_t *vkp_registry_find(const vkp_registry_t *registry,
 const char *vkp_registry_unavailable_reason(const vkp_registry_t *registry,
                                             const char *name);
 
+// Every registered name, unavailable targets included, in registration
+// order: how many, and the name of entry `index` (borrowed; NULL past the
+// end). Lists what a program could use here and what it cannot, and why
+// (vkp_registry_unavailable_reason), without naming any target.
+int32_t vkp_registry_count_all(const vkp_registry_t *registry);
+const char *vkp_registry_name(const vkp_registry_t *registry, int32_t index);
+
 // Available targets, in registration order.
 int32_t vkp_registry_count(const vkp_registry_t *registry);
 const vkp_target_t *vkp_registry_get(const vkp_registry_t *registry,

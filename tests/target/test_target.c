@@ -298,6 +298,13 @@ Test(target, unavailable_and_unknown_targets, .timeout = 30) {
 
   cr_assert_null(vkp_registry_find(reg, "npu"));
   cr_assert_str_eq(vkp_registry_unavailable_reason(reg, "npu"), "no NPU driver loaded");
+  // Every name, the unavailable one included, in registration order.
+  cr_assert_eq(vkp_registry_count_all(reg), 2);
+  cr_assert_eq(vkp_registry_count(reg), 1);
+  cr_assert_str_eq(vkp_registry_name(reg, 0), "npu");
+  cr_assert_str_eq(vkp_registry_name(reg, 1), "toy");
+  cr_assert_null(vkp_registry_name(reg, 2));
+  cr_assert_null(vkp_registry_name(reg, -1));
   cr_assert_null(vkp_registry_unavailable_reason(reg, "toy"));
   const vkp_target_t *t = (const vkp_target_t *)1;
   vkp_status_t st = vkp_registry_lookup(reg, "npu", &t);
