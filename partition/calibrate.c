@@ -76,14 +76,14 @@ static vkp_status_t vkp__time_graph(const vkp_target_t *target,
   if (!st) st = vkp_tensor_init(&outs[0], y->dtype, y->rank, y->shape);
   for (int32_t k = 0; k < n_variants && !st; ++k) {
     vkp_compile_options_t options = {.threads = threads[k]};
-    st = target->vtable->compile(target, graph, &options, &blob[k]);
-    if (!st) st = target->vtable->load(target, graph, blob[k].data, blob[k].size, &stage[k]);
+    st = target->vtable->compiler.compile(target, graph, &options, &blob[k]);
+    if (!st) st = target->vtable->stage.load(target, graph, blob[k].data, blob[k].size, &stage[k]);
   }
   // One warm-up run each, then the timed ones.
   for (int32_t r = 0; r <= repeats && !st; ++r) {
     for (int32_t k = 0; k < n_variants && !st; ++k) {
       double t0 = vkp__now();
-      st = target->vtable->run(stage[k], in, outs);
+      st = target->vtable->stage.run(stage[k], in, outs);
       double dt = vkp__now() - t0;
       if (!st && r > 0) samples[(size_t)k * (size_t)repeats + (size_t)(r - 1)] = dt;
     }
@@ -95,7 +95,7 @@ static vkp_status_t vkp__time_graph(const vkp_target_t *target,
   }
   vkp__free(samples);
   for (int32_t k = 0; k < 2; ++k) {
-    if (stage[k]) target->vtable->unload(stage[k]);
+    if (stage[k]) target->vtable->stage.unload(stage[k]);
     vkp_blob_deinit(&blob[k]);
   }
   for (int32_t i = 0; i < 2; ++i) vkp_tensor_deinit(&in[i]);

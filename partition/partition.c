@@ -179,7 +179,12 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
     st = VKP_OOM("partition tables");
   for (int32_t t = 0; t < nt && !st; ++t) {
     part->targets[t] = vkp_registry_get(registry, t);
-    c->device[t] = vkp_profile_device_of(profile, part->targets[t]->vtable->name);
+    vkp_profile_target_t scratch;
+    const vkp_profile_target_t *rates =
+        vkp_profile_target_rates(profile, part->targets[t], &scratch);
+    // A target's declared device is static storage; the profile's is owned
+    // by the profile, which outlives the partition.
+    c->device[t] = rates->device ? rates->device : part->targets[t]->vtable->name;
     // Targets on the host run on its cores: their stages get `threads`.
     c->target_threads[t] = strcmp(c->device[t], profile->host_device) == 0 ? threads : 1;
     int32_t d = 0;

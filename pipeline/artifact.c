@@ -136,7 +136,7 @@ vkp_status_t vkp_artifact_build(const vkp_plan_t *plan,
       opts.n_cpu_affinity = stage->n_cpu_affinity;
     }
     vkp_blob_t blob = {0};
-    if (!st) st = target->vtable->compile(target, stage->graph, &opts, &blob);
+    if (!st) st = target->vtable->compiler.compile(target, stage->graph, &opts, &blob);
     if (!st) {
       snprintf(name, sizeof name, "stages/%d/code", (int)s);
       st = vkp_archive_writer_add(w, name, blob.data, blob.size);

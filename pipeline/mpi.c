@@ -284,11 +284,13 @@ static void vkp__proxy_unload(vkp_stage_t *stage) {
   vkp__free(px);
 }
 
+// Never registered: the pipeline runs it as a host stage (zero caps) and
+// only calls run and unload; stages are made by vkp__proxy_new, not load.
 static const vkp_target_vtable_t vkp__proxy_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
     .name = "mpi-proxy",
-    .supports = vkp__proxy_supports,
-    .run = vkp__proxy_run,
-    .unload = vkp__proxy_unload,
+    .compiler = {.supports = vkp__proxy_supports},
+    .stage = {.run = vkp__proxy_run, .unload = vkp__proxy_unload},
 };
 
 static const vkp_target_t vkp__proxy_target = {.vtable = &vkp__proxy_vtable,
@@ -494,7 +496,7 @@ static void *vkp__server_main(void *arg) {
     vkp_status_t err = sv->load_error
                            ? vkp_status_make(vkp_status_code(sv->load_error), "%s",
                                              vkp_status_message(sv->load_error))
-                           : sv->target->vtable->run(sv->loaded, sv->inputs,
+                           : sv->target->vtable->stage.run(sv->loaded, sv->inputs,
                                                      sv->outputs);
     st = vkp__send_hdr(sv->stage, VKP__K_HDR, VKP__K_MSG, cmd.seq, err,
                        sv->outputs, g->n_outputs);
@@ -567,7 +569,7 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
     if (sv[i].started) pthread_join(sv[i].thread, NULL);
     if (sv[i].error && !st) st = sv[i].error;
     else vkp_status_free(sv[i].error);
-    if (sv[i].loaded) sv[i].target->vtable->unload(sv[i].loaded);
+    if (sv[i].loaded) sv[i].target->vtable->stage.unload(sv[i].loaded);
     vkp_status_free(sv[i].load_error);
     const vkp_graph_t *g = plan->stages[sv[i].stage].graph;
     for (int32_t t = 0; sv[i].inputs && t < g->n_inputs; ++t)
@@ -602,9 +604,9 @@ static vkp_status_t vkp__registry_load(void *arg, const vkp_plan_t *plan,
     copts.threads = ps->threads;
     VKP_RETURN_IF_ERROR(vkp_target_check_graph(*out_target, ps->graph));
     VKP_RETURN_IF_ERROR(
-        (*out_target)->vtable->compile(*out_target, ps->graph, &copts, blob));
+        (*out_target)->vtable->compiler.compile(*out_target, ps->graph, &copts, blob));
   }
-  return (*out_target)->vtable->load(*out_target, ps->graph, blob->data,
+  return (*out_target)->vtable->stage.load(*out_target, ps->graph, blob->data,
                                      blob->size, out_stage);
 }
 

@@ -17,13 +17,6 @@ uint64_t vkp__now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static bool vkp__target_is_device(const vkp_target_t *t) {
-  const vkp_target_vtable_t *v = t->vtable;
-  return v->submit && v->staging_alloc && v->staging_free && v->bind_slots &&
-         v->timeline_create && v->timeline_destroy && v->timeline_signal &&
-         v->timeline_wait && v->timeline_query;
-}
-
 // ---------------------------------------------------------------------------
 // Allocation and teardown
 
@@ -114,7 +107,7 @@ static void vkp__pipeline_quiesce_devices(vkp_pipeline_t *p) {
   for (int32_t s = 0; s < p->n_stages; ++s) {
     vkp__stage_t *st = &p->stages[s];
     if (!st->device || !st->has_semaphore || st->submitted == 0) continue;
-    vkp_status_t w = st->target->vtable->timeline_wait(
+    vkp_status_t w = st->target->vtable->device->timeline_wait(
         st->target, st->semaphore, st->submitted, /*timeout_ns=*/2000000000u);
     vkp_status_free(w);  // a lost device or a timeout: nothing more to do
   }
@@ -141,9 +134,9 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
   if (vkp__plan_has_ranks(p->plan)) vkp__mpi_stop(p);
   for (int32_t s = 0; s < p->n_stages; ++s) {
     vkp__stage_t *st = &p->stages[s];
-    if (st->loaded) st->target->vtable->unload(st->loaded);
+    if (st->loaded) st->target->vtable->stage.unload(st->loaded);
     if (st->has_semaphore)
-      st->target->vtable->timeline_destroy(st->target, st->semaphore);
+      st->target->vtable->device->timeline_destroy(st->target, st->semaphore);
     vkp_blob_deinit(&st->blob);
     for (int32_t o = 0; st->outputs && o < st->n_outputs; ++o) {
       vkp__free(st->outputs[o].globals);
@@ -167,14 +160,14 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
     for (int32_t k = 0; ring->slots && k < p->depth; ++k) {
       if (ring->device_target) {
         if (ring->staging && ring->staging[k].host)
-          ring->device_target->vtable->staging_free(ring->device_target,
+          ring->device_target->vtable->device->staging_free(ring->device_target,
                                                     &ring->staging[k]);
       } else {
         vkp__free(ring->slots[k]);
       }
     }
     if (ring->has_host_semaphore)
-      ring->device_target->vtable->timeline_destroy(ring->device_target,
+      ring->device_target->vtable->device->timeline_destroy(ring->device_target,
                                                     ring->host_semaphore);
     vkp__free(ring->slots);
     vkp__free(ring->staging);
@@ -411,14 +404,14 @@ static vkp_status_t vkp__pipeline_alloc_slots(vkp_pipeline_t *p) {
       if (!ring->staging) return VKP_OOM("ring staging");
       for (int32_t k = 0; k < p->depth; ++k) {
         VKP_RETURN_IF_ERROR(vkp_status_annotate(
-            dev->vtable->staging_alloc(dev, ring->nbytes ? ring->nbytes : 1,
+            dev->vtable->device->staging_alloc(dev, ring->nbytes ? ring->nbytes : 1,
                                        &ring->staging[k]),
             "staging slot %d of binding '%s'", (int)k, ring->name));
         ring->slots[k] = ring->staging[k].host;
       }
       if (host_producer && ring->src_stage != VKP_PLAN_GLOBAL && device_consumer) {
         VKP_RETURN_IF_ERROR(vkp_status_annotate(
-            dev->vtable->timeline_create(dev, &ring->host_semaphore),
+            dev->vtable->device->timeline_create(dev, &ring->host_semaphore),
             "timeline semaphore of binding '%s'", ring->name));
         ring->has_host_semaphore = true;
       }
@@ -478,11 +471,11 @@ static vkp_status_t vkp__pipeline_bind_stages(vkp_pipeline_t *p) {
             p->rings[st->outputs[o].ring].staging[k];
     }
     VKP_RETURN_IF_ERROR(vkp_status_annotate(
-        st->target->vtable->bind_slots(st->loaded, p->depth, st->bind_in,
+        st->target->vtable->device->bind_slots(st->loaded, p->depth, st->bind_in,
                                        st->bind_out),
         "binding the staging slots of stage '%s'", st->plan_stage->name));
     VKP_RETURN_IF_ERROR(vkp_status_annotate(
-        st->target->vtable->timeline_create(st->target, &st->semaphore),
+        st->target->vtable->device->timeline_create(st->target, &st->semaphore),
         "timeline semaphore of stage '%s'", st->plan_stage->name));
     st->has_semaphore = true;
   }
@@ -491,7 +484,9 @@ static vkp_status_t vkp__pipeline_bind_stages(vkp_pipeline_t *p) {
 
 vkp_status_t vkp__pipeline_build(vkp_pipeline_t *p) {
   for (int32_t s = 0; s < p->n_stages; ++s)
-    p->stages[s].device = vkp__target_is_device(p->stages[s].target);
+    // Declared, and checked at registration to come with a complete device
+    // part: async submit, host-visible staging and timeline export.
+    p->stages[s].device = vkp_target_is_device(p->stages[s].target);
   VKP_RETURN_IF_ERROR(vkp__pipeline_connect(p));
   VKP_RETURN_IF_ERROR(vkp__pipeline_alloc_slots(p));
   VKP_RETURN_IF_ERROR(vkp__pipeline_bind_stages(p));
@@ -537,11 +532,11 @@ static vkp_status_t vkp__pipeline_create_impl(const vkp_plan_t *plan,
       }
       st = vkp_target_check_graph(stage->target, ps->graph);
       if (!st)
-        st = stage->target->vtable->compile(stage->target, ps->graph, &copts,
+        st = stage->target->vtable->compiler.compile(stage->target, ps->graph, &copts,
                                             &stage->blob);
     }
     if (!st)
-      st = stage->target->vtable->load(stage->target, ps->graph,
+      st = stage->target->vtable->stage.load(stage->target, ps->graph,
                                        stage->blob.data, stage->blob.size,
                                        &stage->loaded);
     if (st)

@@ -21,7 +21,7 @@
 static vkp_status_t vkp__wait_point(vkp_pipeline_t *p, const vkp_target_t *target,
                                     uint64_t semaphore, uint64_t value) {
   for (;;) {
-    vkp_status_t st = target->vtable->timeline_wait(target, semaphore, value,
+    vkp_status_t st = target->vtable->device->timeline_wait(target, semaphore, value,
                                                     VKP__WAIT_SLICE_NS);
     if (!st || vkp_status_is(st, VKP_STATUS_DEVICE_LOST)) return st;
     if (!vkp_status_is(st, VKP_STATUS_TIMEOUT)) {
@@ -46,7 +46,7 @@ static vkp_status_t vkp__wait_point(vkp_pipeline_t *p, const vkp_target_t *targe
 // DEVICE_LOST: the pipeline fails and nothing more is submitted.
 static vkp_status_t vkp__host_signal(const vkp_target_t *target,
                                      uint64_t semaphore, uint64_t value) {
-  vkp_status_t st = target->vtable->timeline_signal(target, semaphore, value);
+  vkp_status_t st = target->vtable->device->timeline_signal(target, semaphore, value);
   if (!st || vkp_status_is(st, VKP_STATUS_DEVICE_LOST)) return st;
   vkp_status_t lost = vkp_status_make(
       VKP_STATUS_DEVICE_LOST, "signalling a timeline semaphore from the host "
@@ -228,7 +228,7 @@ static void *vkp__host_worker(void *arg) {
       // also counts the time other processes held the core.
       struct timespec c0, c1;
       clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-      err = vt->run(st->loaded, st->in_views + slot * n_in, st->frame_outputs);
+      err = vt->stage.run(st->loaded, st->in_views + slot * n_in, st->frame_outputs);
       clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
       busy_ns = vkp__now_ns() - t_start;
       int64_t d = ((int64_t)c1.tv_sec - (int64_t)c0.tv_sec) * 1000000000 +
@@ -319,7 +319,7 @@ static void *vkp__device_submitter(void *arg) {
           .n_signals = 1,
           .signals = &signal,
       };
-      err = vt->submit(st->loaded, &info);
+      err = vt->device->submit(st->loaded, &info);
     }
     if (skip || err) {
       // Timeline values only grow, and a host signal may not pass a pending

@@ -80,8 +80,8 @@ static vkp_status_t inspect_dump(const vkp_artifact_t *art, const char *dir) {
     st = vkp_graph_save(stage->graph, graph_path);
     if (st) break;
     const vkp_target_t *target = vkp_registry_find(registry, stage->target);
-    if (target && target->vtable->dump) {
-      st = target->vtable->dump(target, stage->graph, blobs[s].data, blobs[s].size, path);
+    if (target && target->vtable->compiler.dump) {
+      st = target->vtable->compiler.dump(target, stage->graph, blobs[s].data, blobs[s].size, path);
     } else {
       // No way to decode it here: keep the raw bytes and say why.
       char code_path[4200];

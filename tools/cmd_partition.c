@@ -32,7 +32,8 @@ static void vkp__partition_usage(FILE *out) {
           "  --assign PAT=TGT    put nodes whose name matches the glob on TGT\n"
           "                      (repeatable; the last match wins)\n"
           "  --fallback TGT      target for nodes the policy target cannot run\n"
-          "                      (default cpu)\n"
+          "                      (default: the target that declares itself\n"
+          "                      the default fallback, cpu among the built-ins)\n"
           "  --threads N|auto    threads per CPU stage (default auto: chosen\n"
           "                      with the stage count by estimated throughput)\n"
           VKP_TOOL_PROFILE_HELP

@@ -164,6 +164,12 @@ vkp_status_t vkp_profile_set_device(vkp_profile_t *profile, const char *name,
 // use vkp_profile_device_of). Borrowed from the profile.
 const vkp_profile_target_t *vkp_profile_target(const vkp_profile_t *profile,
                                                const char *target);
+// Rates of registered `target`: the profile's entry for it, else the rates
+// the target declares (caps.default_rates, written into *scratch), else the
+// profile's fallback. Borrowed from the profile, the target or scratch.
+const vkp_profile_target_t *vkp_profile_target_rates(const vkp_profile_t *profile,
+                                                     const vkp_target_t *target,
+                                                     vkp_profile_target_t *scratch);
 // Device of `target` (its entry's device, else the target name). Borrowed.
 const char *vkp_profile_device_of(const vkp_profile_t *profile,
                                   const char *target);

@@ -18,8 +18,10 @@
 //     target and then moves single nodes and whole same-target islands while
 //     that lowers the total estimated time (compute + transfers). A policy
 //     naming a target puts everything there; a node it cannot run goes to the
-//     fallback target (option, default "cpu"), or, when that is not registered
-//     or cannot run it either, to the first registered target that can.
+//     fallback target (option; default: the first registered target that
+//     declares VKP_TARGET_DEFAULT_FALLBACK, "cpu" among the built-ins), or,
+//     when there is none, it is not registered or it cannot run it either,
+//     to the first registered target that can.
 //     Manual overrides (a node's "target" in the graph, then --assign globs,
 //     the last matching one winning) beat the policy.
 //  2. Regions. Nodes are put in a topological order that stays on one target
@@ -85,7 +87,8 @@ vkp_status_t vkp_assign_parse(char *text, vkp_assign_t *out) VKP_MUST_USE;
 
 typedef struct vkp_partition_options_t {
   const char *policy;         // "auto" or a target name; NULL: "auto"
-  const char *fallback;       // for unsupported nodes; NULL: "cpu"
+  const char *fallback;       // for unsupported nodes; NULL: the first
+                              // target declaring VKP_TARGET_DEFAULT_FALLBACK
   int32_t n_assigns;
   const vkp_assign_t *assigns;  // borrowed
   int32_t stages;             // K; 0: choose automatically (1..max_auto_stages)

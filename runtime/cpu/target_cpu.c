@@ -408,19 +408,50 @@ static const char *vkp__cpu_kernel_class(const vkp_target_t *target,
   return vkp_codegen_c_kernel_class(graph, node, out_columns);
 }
 
-static const vkp_target_vtable_t vkp__cpu_vtable = {
+// Compute factors of the kernel classes relative to the calibrated rate (a
+// conv-shaped GEMM), measured per layer on ResNet-18, MobileNetV2 and a
+// transformer block (docs/benchmarks.md, "Estimates per kernel class"); the
+// width term is gemm_half_columns.
+static const vkp_target_kernel_rate_t vkp__cpu_kernel_rates[] = {
+    {"conv_gemm", 1.0},      {"conv_winograd", 0.9}, {"conv_pointwise", 0.8},
+    {"conv_depthwise", 1.0}, {"gemm", 1.0},
+};
+
+// The documented default rates (docs/pipeline-config.md, "Cost profile"),
+// used until `vkpipe calibrate` measures this machine.
+static const vkp_target_rates_t vkp__cpu_rates = {
+    .device = "host",
+    .gflops = 16.0,
+    .gbps = 8.0,
+    .launch_us = 0.5,
+    .thread_compute_eff = 0.8,
+    .thread_memory_eff = 0.3,
+    .gemm_half_columns = 16.0,
+    .n_kernels = (int32_t)(sizeof vkp__cpu_kernel_rates / sizeof vkp__cpu_kernel_rates[0]),
+    .kernels = vkp__cpu_kernel_rates,
+};
+
+const vkp_target_vtable_t vkp__target_cpu_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
     .name = "cpu",
-    .supports = vkp__cpu_supports,
-    .estimate = NULL,  // the partitioner's roofline model
-    .kernel_class = vkp__cpu_kernel_class,
-    .compile = vkp__cpu_compile,
-    .load = vkp__cpu_load,
-    .run = vkp__cpu_run,
-    .submit = NULL,    // the runtime calls run from a worker thread
-    .unload = vkp__cpu_unload,
-    .dump = vkp__cpu_dump,
+    // A host target (no device part) that is placement's default fallback;
+    // cast reaches every dtype, the op table (codegen/c/ops.c) says which
+    // each op takes.
+    .caps = {.flags = VKP_TARGET_DEFAULT_FALLBACK,
+             .dtypes = VKP_DTYPE_SET_ALL,
+             .default_rates = &vkp__cpu_rates},
+    .compiler =
+        {
+            .supports = vkp__cpu_supports,
+            .estimate = NULL,  // the partitioner's roofline model
+            .kernel_class = vkp__cpu_kernel_class,
+            .compile = vkp__cpu_compile,
+            .dump = vkp__cpu_dump,
+        },
+    .stage = {.load = vkp__cpu_load, .run = vkp__cpu_run, .unload = vkp__cpu_unload},
+    .device = NULL,  // the runtime calls run from a worker thread
 };
 
 vkp_status_t vkp_target_cpu_register(vkp_registry_t *registry) {
-  return vkp_registry_add(registry, &vkp__cpu_vtable, /*impl=*/NULL);
+  return vkp_registry_add(registry, &vkp__target_cpu_vtable, /*impl=*/NULL);
 }

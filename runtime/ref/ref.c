@@ -423,19 +423,29 @@ static vkp_status_t vkp__ref_dump(const vkp_target_t *target,
 
 // ---------------------------------------------------------------------------
 
-static const vkp_target_vtable_t vkp__ref_vtable = {
+// The documented default rates (docs/pipeline-config.md, "Cost profile"):
+// an interpreter computing in double, slow on purpose.
+static const vkp_target_rates_t vkp__ref_rates = {
+    .device = "host", .gflops = 0.5, .gbps = 4.0, .launch_us = 5.0,
+};
+
+const vkp_target_vtable_t vkp__target_ref_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
     .name = "ref",
-    .supports = vkp__ref_supports,
-    .estimate = NULL,  // the partitioner's roofline model is good enough
-    .compile = vkp__ref_compile,
-    .load = vkp__ref_load,
-    .run = vkp__ref_run,
-    .submit = NULL,  // the runtime calls run from a worker thread
-    .unload = vkp__ref_unload,
-    .dump = vkp__ref_dump,  // ref_plan.txt: run order and memory plan
-    .destroy = NULL,        // no state
+    // Every dtype the op table admits; a host target (no device part).
+    .caps = {.dtypes = VKP_DTYPE_SET_ALL, .default_rates = &vkp__ref_rates},
+    .compiler =
+        {
+            .supports = vkp__ref_supports,
+            .estimate = NULL,  // the partitioner's roofline model is good enough
+            .compile = vkp__ref_compile,
+            .dump = vkp__ref_dump,  // ref_plan.txt: run order and memory plan
+        },
+    .stage = {.load = vkp__ref_load, .run = vkp__ref_run, .unload = vkp__ref_unload},
+    .device = NULL,   // the runtime calls run from a worker thread
+    .destroy = NULL,  // no state
 };
 
 vkp_status_t vkp_target_ref_register(vkp_registry_t *registry) {
-  return vkp_registry_add(registry, &vkp__ref_vtable, /*impl=*/NULL);
+  return vkp_registry_add(registry, &vkp__target_ref_vtable, /*impl=*/NULL);
 }

@@ -123,10 +123,12 @@ static vkp_status_t vkp__timeline_wait(const vkp_target_t *target, uint64_t sema
                               VKP_VK_FROM_U64(VkSemaphore, semaphore), value, timeout_ns);
 }
 
-static vkp_status_t vkp__timeline_query(const vkp_target_t *target, uint64_t semaphore,
-                                        uint64_t *out_value) {
-  return vkp_vk_timeline_query(vkp__device(target),
-                               VKP_VK_FROM_U64(VkSemaphore, semaphore), out_value);
+// This device's limits: the largest buffer a binding reaches, and bool
+// tensors only where 8-bit storage is available.
+static void vkp__query_caps(const vkp_target_t *target, vkp_target_caps_t *caps) {
+  const vkp__vulkan_target_t *t = target->impl;
+  caps->limits.max_tensor_bytes = t->info.max_storage_range;
+  if (!t->info.storage_8bit) caps->dtypes &= ~VKP_DTYPE_SET(VKP_DTYPE_BOOL);
 }
 
 static void vkp__destroy(vkp_target_t *target) {
@@ -137,15 +139,8 @@ static void vkp__destroy(vkp_target_t *target) {
   target->impl = NULL;
 }
 
-static const vkp_target_vtable_t vkp__vulkan_vtable = {
-    .name = "vulkan",
-    .supports = vkp__supports,
-    .estimate = NULL,  // the partitioner's roofline model
-    .compile = vkp__compile,
-    .load = vkp__load,
-    .run = vkp__run,
+static const vkp_target_device_ops_t vkp__vulkan_device_ops = {
     .submit = vkp__submit,
-    .unload = vkp__unload,
     .staging_alloc = vkp__staging_alloc,
     .staging_free = vkp__staging_free,
     .bind_slots = vkp__bind_slots,
@@ -153,8 +148,32 @@ static const vkp_target_vtable_t vkp__vulkan_vtable = {
     .timeline_destroy = vkp__timeline_destroy,
     .timeline_signal = vkp__timeline_signal,
     .timeline_wait = vkp__timeline_wait,
-    .timeline_query = vkp__timeline_query,
-    .dump = vkp__vulkan_dump,
+};
+
+// The documented default rates (docs/pipeline-config.md, "Cost profile").
+static const vkp_target_rates_t vkp__vulkan_rates = {
+    .device = "gpu0", .gflops = 8.0, .gbps = 10.0, .launch_us = 60.0,
+};
+
+const vkp_target_vtable_t vkp__target_vulkan_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
+    .name = "vulkan",
+    // Buffers hold float32 data, int32/int64 indices and bool bytes
+    // (codegen/spirv/ops.c); query_caps adds the device's limits.
+    .caps = {.flags = VKP_TARGET_DEVICE_FLAGS,
+             .dtypes = VKP_DTYPE_SET(VKP_DTYPE_FLOAT32) | VKP_DTYPE_SET(VKP_DTYPE_INT32) |
+                       VKP_DTYPE_SET(VKP_DTYPE_INT64) | VKP_DTYPE_SET(VKP_DTYPE_BOOL),
+             .default_rates = &vkp__vulkan_rates},
+    .query_caps = vkp__query_caps,
+    .compiler =
+        {
+            .supports = vkp__supports,
+            .estimate = NULL,  // the partitioner's roofline model
+            .compile = vkp__compile,
+            .dump = vkp__vulkan_dump,
+        },
+    .stage = {.load = vkp__load, .run = vkp__run, .unload = vkp__unload},
+    .device = &vkp__vulkan_device_ops,
     .destroy = vkp__destroy,
 };
 
@@ -177,7 +196,7 @@ vkp_status_t vkp_target_vulkan_add(vkp_registry_t *registry,
   }
   t->device = device;
   vkp_vk_device_info(device, &t->info);
-  return vkp_registry_add(registry, &vkp__vulkan_vtable, t);
+  return vkp_registry_add(registry, &vkp__target_vulkan_vtable, t);
 }
 
 vkp_status_t vkp_target_vulkan_register(vkp_registry_t *registry) {
@@ -185,5 +204,5 @@ vkp_status_t vkp_target_vulkan_register(vkp_registry_t *registry) {
 }
 
 vkp_vk_device_t *vkp_target_vulkan_device(const vkp_target_t *target) {
-  return target && target->vtable == &vkp__vulkan_vtable ? vkp__device(target) : NULL;
+  return target && target->vtable == &vkp__target_vulkan_vtable ? vkp__device(target) : NULL;
 }

@@ -501,7 +501,7 @@ Test(trust, unwritable_cache_falls_back_to_a_private_one, .timeout = 120) {
   const vkp_target_t *cpu = vkp_registry_find(reg, "cpu");
   // The private cache goes under $TMPDIR: keep it in the scratch directory.
   setenv("TMPDIR", vkp_test_scratch, 1);
-  VKP_TEST_OK(cpu->vtable->compile(cpu, g, &co, &blob));
+  VKP_TEST_OK(cpu->vtable->compiler.compile(cpu, g, &co, &blob));
   unsetenv("TMPDIR");
   cr_assert_gt(blob.size, 0);
   char cmd[700];
@@ -535,7 +535,7 @@ Test(trust, generated_c_refuses_names_that_end_a_comment, .timeout = 60) {
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *cpu = vkp_registry_find(reg, "cpu");
   vkp_blob_t blob = {0};
-  expect_error(cpu->vtable->compile(cpu, g, NULL, &blob),
+  expect_error(cpu->vtable->compiler.compile(cpu, g, NULL, &blob),
                "a node name contains a control character");
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);

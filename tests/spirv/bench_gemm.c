@@ -43,21 +43,21 @@ static int bench(const vkp_target_t *t, int64_t n) {
   vkp_stage_t *stage = NULL;
   if (check(vkp_tensor_init(&x, VKP_DTYPE_FLOAT32, 2, shape)) ||
       check(vkp_tensor_init(&y, VKP_DTYPE_FLOAT32, 2, shape)) ||
-      check(t->vtable->compile(t, g, NULL, &blob)) ||
-      check(t->vtable->load(t, g, blob.data, blob.size, &stage)))
+      check(t->vtable->compiler.compile(t, g, NULL, &blob)) ||
+      check(t->vtable->stage.load(t, g, blob.data, blob.size, &stage)))
     return 1;
-  if (check(t->vtable->run(stage, &x, &y))) return 1;  // warm-up
+  if (check(t->vtable->stage.run(stage, &x, &y))) return 1;  // warm-up
   int reps = 0;
   double start = now(), elapsed = 0;
   while (elapsed < 2.0 || reps < 3) {
-    if (check(t->vtable->run(stage, &x, &y))) return 1;
+    if (check(t->vtable->stage.run(stage, &x, &y))) return 1;
     ++reps;
     elapsed = now() - start;
   }
   double s = elapsed / reps;
   printf("%-7s matmul %lld^3: %.2f ms/run, %.2f GFLOP/s (%d runs)\n",
          t->vtable->name, (long long)n, s * 1e3, 2.0 * (double)n * (double)n * (double)n / s * 1e-9, reps);
-  t->vtable->unload(stage);
+  t->vtable->stage.unload(stage);
   vkp_blob_deinit(&blob);
   vkp_tensor_deinit(&x);
   vkp_tensor_deinit(&y);
