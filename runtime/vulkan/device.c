@@ -148,18 +148,18 @@ static bool vkp__env_flag(const char *name) {
   return v && v[0] && strcmp(v, "0") != 0;
 }
 
-static bool vkp__layer_present(const char *layer) {
+// Sets *out_found to whether instance layer `layer` is installed.
+static vkp_status_t vkp__layer_present(const char *layer, bool *out_found) {
+  *out_found = false;
   uint32_t n = 0;
-  if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0)
-    return false;
+  if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return NULL;
   VkLayerProperties *props = vkp__calloc(n, sizeof *props);
-  if (!props) return false;
-  bool found = false;
+  if (!props) return VKP_OOM("Vulkan layer list");
   if (vkEnumerateInstanceLayerProperties(&n, props) == VK_SUCCESS)
-    for (uint32_t i = 0; i < n && !found; ++i)
-      found = strcmp(props[i].layerName, layer) == 0;
+    for (uint32_t i = 0; i < n && !*out_found; ++i)
+      *out_found = strcmp(props[i].layerName, layer) == 0;
   vkp__free(props);
-  return found;
+  return NULL;
 }
 
 static void vkp__messenger_info(VkDebugUtilsMessengerCreateInfoEXT *info) {
@@ -184,7 +184,9 @@ static vkp_status_t vkp__instance_create(bool validation, VkInstance *out_instan
     return vkp_status_make(VKP_STATUS_UNAVAILABLE,
                            "the Vulkan loader supports only %u.%u (1.2 is required)",
                            VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
-  if (validation && !vkp__layer_present(vkp__validation_layer))
+  bool layer_found = false;
+  if (validation) VKP_RETURN_IF_ERROR(vkp__layer_present(vkp__validation_layer, &layer_found));
+  if (validation && !layer_found)
     return vkp_status_make(VKP_STATUS_UNAVAILABLE,
                            "VKPIPE_VALIDATION is set but %s is not installed "
                            "(Debian: vulkan-validationlayers)",
