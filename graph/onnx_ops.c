@@ -917,6 +917,17 @@ vkp_status_t vkp__map_reshape_like(vkp__onnx_ctx_t *ctx) {
       return VKP__ONNX_UNSUPPORTED("a result with a 0-sized dim %d (the IR "
                                    "reshape reads 0 as 'copy')",
                                    (int)i);
+  if (xv->bounded) {
+    // A bounded input: the exporter's -1 (or a 0 copying the bounded dim)
+    // says where the run-time extent goes; keep it for the IR.
+    const vkp__onnx_tensor_t *t;
+    int64_t spec[VKP_MAX_RANK];
+    int32_t n = 0;
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "shape", &t));
+    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "shape", spec, VKP_MAX_RANK, &n));
+    for (int32_t i = 0; i < n && i < rank; ++i)
+      if (spec[i] == -1 || (spec[i] == 0 && i == xv->bounded_axis)) shape[i] = spec[i];
+  }
   vkp_attr_t a = vkp__onnx_a_ints("shape", shape, rank);
   return vkp__onnx_emit_out(ctx, VKP_OP_RESHAPE, 1, &x, 1, &a);
 }
@@ -1135,7 +1146,9 @@ vkp_status_t vkp__map_passthrough(vkp__onnx_ctx_t *ctx) {
   return vkp__onnx_bind_alias(ctx, vkp__onnx_output(ctx, 0), x);
 }
 
-// Shape and Size need only the static shape, so they always fold.
+// Shape and Size of a static shape fold. Of a bounded value (one whose
+// extent is known only at run time) they become the IR's shape op (and a
+// reduce_prod of it for Size).
 vkp_status_t vkp__map_shape(vkp__onnx_ctx_t *ctx) {
   VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   vkp__onnx_sym_t *x = vkp__onnx_input(ctx, 0);
@@ -1143,8 +1156,22 @@ vkp_status_t vkp__map_shape(vkp__onnx_ctx_t *ctx) {
   int32_t rank;
   int64_t shape[VKP_MAX_RANK];
   vkp__onnx_sym_shape(ctx, x, &rank, shape);
+  bool is_size = strcmp(ctx->node->op_type, "Size") == 0;
+  if (!x->is_const && x->value >= 0 && vkp__onnx_value(ctx, x->value)->bounded) {
+    int64_t start = 0, end = rank;
+    if (ctx->opset >= 15 && !is_size) {
+      VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "start", 0, &start));
+      VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "end", rank, &end));
+    }
+    vkp_attr_t a[2] = {vkp__onnx_a_int("start", start), vkp__onnx_a_int("end", end)};
+    if (!is_size) return vkp__onnx_emit_out(ctx, VKP_OP_SHAPE, 1, &x->value, 2, a);
+    int32_t dims;
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SHAPE, 1, &x->value, 2, a, NULL, &dims));
+    vkp_attr_t keep = vkp__onnx_a_int("keepdims", 0);
+    return vkp__onnx_emit_out(ctx, VKP_OP_REDUCE_PROD, 1, &dims, 1, &keep);
+  }
   vkp__onnx_tensor_t t;
-  if (strcmp(ctx->node->op_type, "Size") == 0) {
+  if (is_size) {
     VKP_RETURN_IF_ERROR(
         vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 0, NULL));
     vkp__onnx_tensor_set_i(&t, 0, vkp__prod(shape, 0, rank));

@@ -117,6 +117,10 @@ vkp_status_t vkp__infer_top_k(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
   VKP_RETURN_IF_ERROR(vkp__canonical_axis(n, x, &axis));
   VKP_RETURN_IF_ERROR(vkp__canonical_flag(n, "largest"));
   VKP_RETURN_IF_ERROR(vkp__canonical_flag(n, "sorted"));
+  // Over a data-dependent axis K is clamped to the run-time extent
+  // (docs/onnx.md, "Data-dependent output shapes").
+  bool clamp = x->bounded && x->bounded_axis == axis;
+  if (clamp && k > x->shape[axis]) k = x->shape[axis];
   if (k < 0 || k > x->shape[axis])
     return VKP__ERR("k %lld out of range: axis %lld of input '%s' has %lld "
                     "elements",
@@ -141,8 +145,9 @@ static bool vkp__top_first(const vkp_tensor_t *x, int64_t a, int64_t b,
 vkp_status_t vkp__eval_top_k(const vkp_node_t *n, const vkp_tensor_t *const *in,
                              vkp_tensor_t *out) {
   const vkp_tensor_t *x = in[0];
-  int64_t outer, len, inner, k = vkp_node_int(n, "k");
-  vkp__axis_split(x->rank, x->shape, vkp_node_int(n, "axis"), &outer, &len, &inner);
+  int64_t outer, len, inner, axis = vkp_node_int(n, "axis");
+  int64_t k = out[0].shape[axis];  // the attribute, or clamped to a bounded x
+  vkp__axis_split(x->rank, x->shape, axis, &outer, &len, &inner);
   bool largest = vkp_node_int(n, "largest") != 0;
   if (len == 0 || outer * inner == 0) return NULL;
   // A stable merge sort of each row's indices (ping-ponging between two

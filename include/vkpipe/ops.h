@@ -50,7 +50,8 @@ extern "C" {
   VKP_OP_LIST_ATTENTION(X) \
   VKP_OP_LIST_NORM(X) \
   VKP_OP_LIST_SELECT(X) \
-  VKP_OP_LIST_RESAMPLE(X)
+  VKP_OP_LIST_RESAMPLE(X) \
+  VKP_OP_LIST_DYNAMIC(X)
 
 // elementwise arithmetic (NumPy broadcasting), functions, activations, cast: graph/op_elementwise.c
 #define VKP_OP_LIST_ELEMENTWISE(X) \
@@ -207,6 +208,14 @@ extern "C" {
   X(EXPAND, "expand", 1, 1, 1, 1, expand, expand, remap, INJECTIVE, ALL, 0, MOVE, 0) \
   X(TRILU, "trilu", 1, 1, 1, 1, trilu, trilu, trilu, INJECTIVE, ALL, 0, MOVE, 0) \
   X(EYE_LIKE, "eye_like", 1, 1, 1, 1, eye_like, eye_like, eye_like, OPAQUE, ALL, 0, MOVE, 0)
+
+// data-dependent shapes: outputs whose extent along one axis depends on the
+// input's values (bounded values, vkp_value_t.bounded), and the run-time
+// shape of a value: graph/op_dynamic.c
+#define VKP_OP_LIST_DYNAMIC(X) \
+  X(NON_ZERO, "non_zero", 1, 1, 1, 1, none, non_zero, non_zero, OPAQUE, ALL, 0, REDUCE, 1) \
+  X(UNIQUE, "unique", 1, 1, 1, 4, unique, unique, unique, OPAQUE, ALL, 0, REDUCE, 8) \
+  X(SHAPE, "shape", 1, 1, 1, 1, shape, shape, shape, OPAQUE, ALL, 0, MOVE, 0)
 
 // recurrent networks (ONNX LSTM, GRU, RNN; outputs Y, Y_h[, Y_c]): graph/op_rnn.c
 #define VKP_OP_LIST_RNN(X) \
