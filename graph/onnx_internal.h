@@ -397,7 +397,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Clip", clip, NULL, NONE, "min,max") \
   X("Concat", concat, NULL, NONE, "axis") \
   X("Constant", constant, NULL, NONE, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
-  X("ConstantOfShape", fold_only, constant_of_shape, NONE, "value") \
+  X("ConstantOfShape", constant_of_shape, constant_of_shape, NONE, "value") \
   X("Compress", compress, NULL, NONE, "axis") \
   X("Conv", conv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("ConvTranspose", conv_transpose, NULL, NONE, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides") \

@@ -1253,6 +1253,52 @@ vkp_status_t vkp__map_cast(vkp__onnx_ctx_t *ctx) {
   return vkp__onnx_emit_out(ctx, VKP_OP_CAST, 1, &x, 1, &a);
 }
 
+// ConstantOfShape of a shape known at import time folds (onnx_fold.c). Of
+// a run-time shape it runs only when that shape is the whole run-time shape
+// of a bounded value v (Shape(v), as detection heads build their label
+// tensors): the value broadcast over v, as where(cast(v, bool), c, c).
+vkp_status_t vkp__map_constant_of_shape(vkp__onnx_ctx_t *ctx) {
+  vkp__onnx_sym_t *s = vkp__onnx_input(ctx, 0);
+  const vkp_node_t *shape = NULL;
+  if (s && !s->is_const && s->value >= 0) {
+    int32_t producer = vkp__onnx_value(ctx, s->value)->producer;
+    if (producer >= 0) shape = &ctx->graph->nodes[producer];
+  }
+  const vkp_value_t *v = NULL;
+  if (shape && shape->op == VKP_OP_SHAPE) {
+    v = vkp__onnx_value(ctx, shape->inputs[0]);
+    if (!v->bounded || vkp_node_int(shape, "start") != 0 ||
+        vkp_node_int(shape, "end") != v->rank)
+      v = NULL;
+  }
+  if (!v)
+    return VKP__ONNX_UNSUPPORTED("ConstantOfShape is only supported on a shape "
+                                 "known at import time, or the whole run-time "
+                                 "shape of a data-dependent value");
+  vkp__onnx_tensor_t value = {0};
+  const Onnx__AttributeProto *a = vkp__onnx_attr(ctx, "value");
+  if (a) {
+    if (!a->t) return VKP__ONNX_INVALID("attribute 'value' holds no tensor");
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_decode(a->t, ctx->base_dir, &value));
+    if (vkp__onnx_tensor_numel(&value) != 1) {
+      vkp__onnx_tensor_deinit(&value);
+      return VKP__ONNX_INVALID("attribute 'value' must have one element");
+    }
+    value.rank = 0;  // one element, broadcast
+  } else {
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
+        &value, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL));
+  }
+  int32_t in[3], x = shape->inputs[0];
+  vkp_status_t st = vkp__onnx_add_const(ctx, &value, &in[1]);
+  vkp__onnx_tensor_deinit(&value);
+  VKP_RETURN_IF_ERROR(st);
+  in[2] = in[1];
+  vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "bool"};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CAST, 1, &x, 1, &to, NULL, &in[0]));
+  return vkp__onnx_emit_out(ctx, VKP_OP_WHERE, 3, in, 0, NULL);
+}
+
 // Ops that only fold: their inputs must be known at import time.
 vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
   return VKP__ONNX_UNSUPPORTED("%s is only supported on inputs known at "

@@ -39,11 +39,35 @@ static vkp_status_t vkp__const_int_input(vkp__onnx_ctx_t *ctx, int32_t i,
   return NULL;
 }
 
+// TopK with K computed at run time: the IR's top_k with K as input 1, whose
+// outputs are bounded by the axis length (extent min(K, length)).
+static vkp_status_t vkp__map_top_k_runtime(vkp__onnx_ctx_t *ctx) {
+  int64_t axis, largest, sorted;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", -1, &axis));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "largest", 1, &largest));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "sorted", 1, &sorted));
+  int32_t in[2];
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &in[0]));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &in[1]));
+  vkp_attr_t a[3] = {vkp__onnx_a_int("axis", axis),
+                     vkp__onnx_a_int("largest", largest != 0),
+                     vkp__onnx_a_int("sorted", sorted != 0)};
+  const char *outs[2] = {vkp__onnx_output(ctx, 0), vkp__onnx_output(ctx, 1)};
+  int32_t values[2];
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_emit_multi(ctx, VKP_OP_TOP_K, 2, in, 3, a, 2, outs, values));
+  for (int32_t i = 0; i < 2; ++i)
+    if (outs[i]) VKP_RETURN_IF_ERROR(vkp__onnx_bind_value(ctx, outs[i], values[i]));
+  return NULL;
+}
+
 vkp_status_t vkp__map_top_k(vkp__onnx_ctx_t *ctx) {
   int64_t k, axis, largest = 1, sorted = 1;
   if (ctx->opset >= 10) {
     if (vkp__onnx_attr(ctx, "k"))
       return VKP__ONNX_INVALID("from opset 10 TopK takes k as input 1 (K)");
+    vkp__onnx_sym_t *ks = vkp__onnx_input(ctx, 1);
+    if (ks && !ks->is_const) return vkp__map_top_k_runtime(ctx);
     VKP_RETURN_IF_ERROR(vkp__const_int_input(
         ctx, 1, "K",
         "the output shape depends on it, and vkpipe compiles static shapes", &k));

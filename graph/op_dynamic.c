@@ -365,11 +365,10 @@ static int32_t vkp__first_bounded(const vkp_graph_t *g, const vkp_node_t *n) {
   return 0;
 }
 
-// Where the bounded axis b of a reshape-family input lands in its output,
-// or -1: the elements before it must fill whole output dims, and the output
-// dim holding it must be made of it and of what follows it.
-static int32_t vkp__view_axis(const vkp_graph_t *g, const vkp_node_t *n,
-                              const vkp_value_t *x, const vkp_value_t *y) {
+// Where the bounded axis of a view op's input (reshape family, transpose)
+// lands in its output, or -1 when the op removes it or cannot say where.
+static int32_t vkp__view_axis(const vkp_node_t *n, const vkp_value_t *x,
+                              const vkp_value_t *y) {
   int32_t b = x->bounded_axis;
   if (n->op == VKP_OP_TRANSPOSE) {
     const int64_t *perm;
@@ -408,7 +407,6 @@ static int32_t vkp__view_axis(const vkp_graph_t *g, const vkp_node_t *n,
     }
     if (k++ == b) return d;
   }
-  (void)g;
   return -1;
 }
 
@@ -477,7 +475,7 @@ vkp_status_t vkp__bounded_infer(vkp_graph_t *g, vkp_node_t *n) {
   switch (rule) {
     case VKP__BOUND_VIEW: {
       if (only != 0) return vkp__refuse(g, n, only, "takes one only as input 0");
-      int32_t a = vkp__view_axis(g, n, x, y);
+      int32_t a = vkp__view_axis(n, x, y);
       if (a < 0)
         return vkp__refuse(g, n, 0,
                            n->op == VKP_OP_RESHAPE
@@ -577,6 +575,9 @@ vkp_status_t vkp__bounded_infer(vkp_graph_t *g, vkp_node_t *n) {
     }
     case VKP__BOUND_TOP_K:
       if (only != 0) return vkp__refuse(g, n, only, "takes one only as input 0");
+      if (vkp__in(g, n, 1) && x->bounded_axis != vkp_node_int(n, "axis"))
+        return vkp__refuse(g, n, 0, "with a run-time K would have two "
+                                    "data-dependent axes");
       for (int32_t j = 0; j < n->n_outputs; ++j)
         vkp__set_bounded(vkp__out(g, n, j), x->bounded_axis);
       return NULL;
@@ -654,8 +655,13 @@ vkp_status_t vkp_node_bounded_shapes(const vkp_graph_t *g, const vkp_node_t *n,
         break;
       }
       case VKP__BOUND_TOP_K: {
-        int64_t len = in[0]->shape[g->values[n->inputs[0]].bounded_axis];
-        int64_t k = vkp_node_int(n, "k");
+        int64_t len = in[0]->shape[a];
+        bool k_in = n->n_inputs > 1 && in[1];
+        int64_t k = k_in ? vkp__get_i(in[1], 0) : vkp_node_int(n, "k");
+        if (k < 0)
+          return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                                 "node '%s' (top_k): k is %lld at run time",
+                                 n->name, (long long)k);
         e = a == vkp_node_int(n, "axis") && k < len ? k : len;
         break;
       }

@@ -112,9 +112,21 @@ const vkp__attr_spec_t vkp__attrs_top_k[] = {
 
 vkp_status_t vkp__infer_top_k(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
   const vkp_value_t *x = vkp__in(g, n, 0);
-  if (!vkp_node_attr(n, "k")) return VKP__ERR("attribute 'k' is required");
+  // K known at run time (input 1, one integer): the outputs are bounded by
+  // the axis length and their extent is min(K, length) (docs/onnx.md,
+  // "Data-dependent output shapes").
+  const vkp_value_t *k_in = vkp__in(g, n, 1);
+  if (k_in && vkp_node_attr(n, "k"))
+    return VKP__ERR("takes k as the attribute or as input 1, not both");
+  if (!k_in && !vkp_node_attr(n, "k")) return VKP__ERR("attribute 'k' is required");
+  if (k_in) {
+    VKP_RETURN_IF_ERROR(vkp__need_dtypes(k_in, "k", VKP_OP_DTYPES_SIGNED_INT));
+    if (vkp__prod(k_in->shape, 0, k_in->rank) != 1)
+      return VKP__ERR("input 1 (k) '%s' must hold one value", k_in->name);
+  }
   int64_t axis, k = vkp_node_int(n, "k");
   VKP_RETURN_IF_ERROR(vkp__canonical_axis(n, x, &axis));
+  if (k_in) k = x->shape[axis];
   VKP_RETURN_IF_ERROR(vkp__canonical_flag(n, "largest"));
   VKP_RETURN_IF_ERROR(vkp__canonical_flag(n, "sorted"));
   // Over a data-dependent axis K is clamped to the run-time extent
@@ -131,6 +143,10 @@ vkp_status_t vkp__infer_top_k(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
   shape[axis] = k;
   vkp__set_out(out, x->dtype, x->rank, shape);
   vkp__set_out(vkp__out(g, n, 1), VKP_DTYPE_INT64, x->rank, shape);
+  for (int32_t i = 0; k_in && i < 2; ++i) {
+    vkp__out(g, n, i)->bounded = true;
+    vkp__out(g, n, i)->bounded_axis = (int32_t)axis;
+  }
   return NULL;
 }
 

@@ -173,7 +173,7 @@ extern "C" {
 #define VKP_OP_LIST_SELECT(X) \
   X(ARG_MAX, "arg_max", 1, 1, 1, 1, arg, arg, arg, REDUCTION, NUMERIC, 0, REDUCE, 1) \
   X(ARG_MIN, "arg_min", 1, 1, 1, 1, arg, arg, arg, REDUCTION, NUMERIC, 0, REDUCE, 1) \
-  X(TOP_K, "top_k", 1, 1, 2, 2, top_k, top_k, top_k, OPAQUE, NUMERIC, 0, REDUCE, 4) \
+  X(TOP_K, "top_k", 1, 2, 2, 2, top_k, top_k, top_k, OPAQUE, NUMERIC, 0, REDUCE, 4) \
   X(CUM_SUM, "cum_sum", 1, 1, 1, 1, cum_sum, cum_sum, cum_sum, OPAQUE, NUMERIC, 0, REDUCE, 1)
 
 // data movement: graph/op_shape.c

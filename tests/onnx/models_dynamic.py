@@ -141,6 +141,38 @@ def gen_unique(w):
     w.save("dynamic_unique", m, [v, mat], got)
 
 
+def gen_top_k_runtime_k(w):
+    """TopK whose K is computed at run time, as detection heads do:
+    K = min(Size of the scores kept by a threshold, 5), then TopK of the kept
+    scores (bounded) and of a static row with the same run-time K, and a
+    label tensor ConstantOfShape(Shape(top scores))."""
+    n = helper.make_node
+    s = w.f32(12)
+    row = w.f32(2, 9)
+    nodes = [
+        n("Greater", ["s", "thr"], ["keep"]),
+        n("Compress", ["s", "keep"], ["kept"], axis=0),        # [<=12]
+        n("Shape", ["kept"], ["kshape"]),                       # run-time [1]
+        n("Min", ["kshape", "five"], ["k"]),
+        n("TopK", ["kept", "k"], ["tv", "ti"]),
+        n("TopK", ["row", "k"], ["rv", "ri"], axis=1, largest=0),
+        n("Shape", ["tv"], ["tshape"]),
+        n("ConstantOfShape", ["tshape"], ["labels"],
+          value=helper.make_tensor("v", TensorProto.INT64, [1], [7])),
+    ]
+    m = model(nodes, [vi("s", [12]), vi("row", [2, 9])],
+              [vi(o, None) for o in ["tv", "ti", "rv", "ri", "labels"]],
+              [init("thr", np.array(0.2, np.float32)),
+               init("five", np.array([5], np.int64))], opset=13)
+    kept = s[s > np.float32(0.2)]
+    k = min(len(kept), 5)
+    tv, ti = top_k_clamped(kept, k)
+    order = np.argsort(row, axis=1, kind="stable")[:, :k]
+    w.save("dynamic_top_k", m, [s, row],
+           [tv, ti, np.take_along_axis(row, order, 1), order.astype(np.int64),
+            np.full(len(tv), 7, np.int64)])
+
+
 def gen_refused(w):
     """A consumer that does not take a data-dependent input: refused at
     import naming the node and the value."""
@@ -155,4 +187,5 @@ def generate(w):
     gen_non_zero(w)
     gen_compress(w)
     gen_unique(w)
+    gen_top_k_runtime_k(w)
     gen_refused(w)

@@ -47,6 +47,16 @@ Test(onnx_dynamic, unique_all_outputs, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
+// TopK with K computed at run time (min of a bounded length and 5): over a
+// bounded input and over a static one, outputs at extent min(K, length);
+// ConstantOfShape of the run-time shape of its result.
+Test(onnx_dynamic, top_k_runtime_k, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("dynamic_top_k.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_TOP_K), 2);
+  onnx_run_and_compare(g, "dynamic_top_k", 0, 0);
+  vkp_graph_destroy(g);
+}
+
 // Softmax does not take a bounded input: the import fails naming the node,
 // the value and its bound.
 Test(onnx_dynamic, refused_consumer_names_node_and_value, .timeout = 60) {
