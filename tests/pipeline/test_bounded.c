@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "vkpipe/alloc.h"
 
 enum { N = 12, FRAMES = 24 };
 
@@ -126,5 +127,35 @@ Test(bounded, bounded_graph_input, .timeout = 60) {
     vkp_tensor_deinit(&y);
   }
   vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+// A stage graph with a bounded input survives the JSON format (artifacts
+// store stage graphs that way): "bounded_axis" on the input.
+Test(bounded, bounded_input_json_round_trip, .timeout = 60) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("var", &g));
+  int64_t shape[] = {3, 5};
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, shape, NULL));
+  VKP_TEST_OK(vkp_graph_set_input_bounded(g, "x", 0));
+  const char *in[] = {"x"}, *out[] = {"y"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "relu", VKP_OP_RELU, 1, in, 1, out, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  cr_assert(g->values[vkp_graph_find_value(g, "y")].bounded);
+  char *json = NULL;
+  void *bin = NULL;
+  size_t json_size = 0, bin_size = 0;
+  VKP_TEST_OK(vkp_graph_save_memory(g, "var.bin", &json, &json_size, &bin, &bin_size));
+  cr_assert(strstr(json, "\"bounded_axis\""), "%s", json);
+  vkp_graph_t *back = NULL;
+  VKP_TEST_OK(vkp_graph_load_memory(json, json_size, bin, bin_size, &back));
+  const vkp_value_t *x = &back->values[vkp_graph_find_value(back, "x")];
+  const vkp_value_t *y = &back->values[vkp_graph_find_value(back, "y")];
+  cr_assert(x->bounded && x->bounded_axis == 0);
+  cr_assert(y->bounded && y->bounded_axis == 0);
+  vkp_graph_destroy(back);
+  vkp_free(json);
+  vkp_free(bin);
   vkp_graph_destroy(g);
 }
