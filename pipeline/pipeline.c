@@ -170,6 +170,7 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
       ring->device_target->vtable->device->timeline_destroy(ring->device_target,
                                                     ring->host_semaphore);
     vkp__free(ring->slots);
+    vkp__free(ring->slot_shapes);
     vkp__free(ring->staging);
     vkp__free(ring->consumers);
     vkp__free(ring->released);
@@ -397,7 +398,10 @@ static vkp_status_t vkp__pipeline_alloc_slots(vkp_pipeline_t *p) {
     }
     ring->released = vkp__calloc((size_t)ring->n_consumers + 1, sizeof(uint64_t));
     ring->slots = vkp__calloc((size_t)p->depth, sizeof(void *));
-    if (!ring->released || !ring->slots) return VKP_OOM("ring");
+    ring->slot_shapes = vkp__calloc((size_t)p->depth, sizeof(*ring->slot_shapes));
+    if (!ring->released || !ring->slots || !ring->slot_shapes) return VKP_OOM("ring");
+    for (int32_t k = 0; k < p->depth; ++k)
+      memcpy(ring->slot_shapes[k], ring->shape, sizeof ring->shape);
     ring->device_target = dev;
     if (dev) {
       ring->staging = vkp__calloc((size_t)p->depth, sizeof(vkp_staging_t));

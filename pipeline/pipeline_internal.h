@@ -32,6 +32,11 @@ typedef struct vkp__ring_t {
   int64_t shape[VKP_MAX_RANK];
   size_t nbytes;
   void **slots;               // owned array of depth host pointers
+  // Per slot, the run-time shape of what it holds: the static shape, except
+  // for a bounded value (docs/onnx.md, "Data-dependent output shapes"),
+  // whose extent the producer writes here and the consumers read, under
+  // the same hand-over as the slot's bytes.
+  int64_t (*slot_shapes)[VKP_MAX_RANK];  // owned: depth entries
   vkp_staging_t *staging;     // owned array (depth) when device_target
   const vkp_target_t *device_target;  // staging memory owner, or NULL
   int32_t n_consumers;        // distinct consumer stages

@@ -222,6 +222,12 @@ static void *vkp__host_worker(void *arg) {
                                              v->rank, v->shape, out->scratch));
       }
     }
+    // Bounded values: the run-time shapes the producers left in the slots.
+    for (size_t i = 0; i < n_in; ++i) {
+      const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
+      memcpy(st->in_views[slot * n_in + i].shape, ring->slot_shapes[slot],
+             sizeof ring->slot_shapes[slot]);
+    }
     uint64_t busy_ns = 0, cpu_ns = 0, t_start = vkp__now_ns();
     if (!skip && !err) {
       // The worker's own CPU time too: on a shared machine the wall time
@@ -238,10 +244,15 @@ static void *vkp__host_worker(void *arg) {
     if (!skip && !err) {
       for (size_t o = 0; o < n_out; ++o) {
         const vkp__stage_output_t *out = &st->outputs[o];
-        size_t nbytes = vkp_tensor_nbytes(&st->frame_outputs[o]);
+        const vkp_tensor_t *fo = &st->frame_outputs[o];
+        size_t nbytes = vkp_tensor_nbytes(fo);
         for (int32_t k = out->ring >= 0 ? 0 : 1; k < out->n_globals; ++k)
-          memcpy(f->outputs[out->globals[k]].data, st->frame_outputs[o].data,
-                 nbytes);
+          memcpy(f->outputs[out->globals[k]].data, fo->data, nbytes);
+        // The run-time shape (a bounded output's extent) goes along.
+        for (int32_t k = 0; k < out->n_globals; ++k)
+          memcpy(f->outputs[out->globals[k]].shape, fo->shape, sizeof fo->shape);
+        if (out->ring >= 0)
+          memcpy(p->rings[out->ring].slot_shapes[slot], fo->shape, sizeof fo->shape);
       }
     }
     // A device consumer may already wait for this value: signal it whatever

@@ -391,20 +391,7 @@ vkp_status_t vkp_target_run_graph(const vkp_target_t *target,
                            "graph '%s' is not validated", graph->name);
   for (int32_t i = 0; i < graph->n_inputs; ++i) {
     const vkp_value_t *v = &graph->values[graph->inputs[i]];
-    const vkp_tensor_t *t = &inputs[i];
-    bool same = t->dtype == v->dtype && t->rank == v->rank;
-    for (int32_t d = 0; same && d < v->rank; ++d) same = t->shape[d] == v->shape[d];
-    if (!same) {
-      char want[128], got[128];
-      return vkp_status_make(
-          VKP_STATUS_INVALID_ARGUMENT,
-          "input '%s': expected %s %s, got %s %s", v->name,
-          vkp_dtype_name(v->dtype), vkp_shape_format(v->rank, v->shape, want, sizeof want),
-          vkp_dtype_name(t->dtype), vkp_shape_format(t->rank, t->shape, got, sizeof got));
-    }
-    if (!t->data && vkp_tensor_nbytes(t))
-      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
-                             "input '%s' has no data", v->name);
+    VKP_RETURN_IF_ERROR(vkp_value_check_tensor(v, &inputs[i], "input"));
   }
   VKP_RETURN_IF_ERROR(vkp_target_check_graph(target, graph));
   vkp_blob_t blob = {0};

@@ -50,6 +50,13 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
   if (reason && reason_size) reason[0] = '\0';
   if (!graph || !node || (unsigned)node->op >= VKP_OP_COUNT)
     return vkp__fail(reason, reason_size, "unknown op");
+  int32_t bounded = vkp_node_bounded_value(graph, node);
+  if (bounded >= 0)
+    return vkp__fail(reason, reason_size,
+                     "value '%s' has a data-dependent shape (its extent is known "
+                     "only at run time); the Vulkan kernels are compiled for "
+                     "static shapes",
+                     graph->values[bounded].name);
   if (node->n_outputs != 1)
     return vkp__fail(reason, reason_size,
                      "%s with %d outputs: the Vulkan kernels write one",

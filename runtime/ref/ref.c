@@ -298,36 +298,16 @@ static vkp_status_t vkp__ref_load(const vkp_target_t *target,
 // ---------------------------------------------------------------------------
 // run
 
-static vkp_status_t vkp__ref_check_tensor(const vkp_value_t *v,
-                                          const vkp_tensor_t *t,
-                                          const char *what) {
-  bool same = t->dtype == v->dtype && t->rank == v->rank;
-  for (int32_t d = 0; same && d < v->rank; ++d) same = t->shape[d] == v->shape[d];
-  if (!same) {
-    char want[128], got[128];
-    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
-                           "%s '%s': expected %s %s, got %s %s", what, v->name,
-                           vkp_dtype_name(v->dtype),
-                           vkp_shape_format(v->rank, v->shape, want, sizeof want),
-                           vkp_dtype_name(t->dtype),
-                           vkp_shape_format(t->rank, t->shape, got, sizeof got));
-  }
-  if (!t->data && vkp_tensor_nbytes(t))
-    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "%s '%s' has no data",
-                           what, v->name);
-  return NULL;
-}
-
 static vkp_status_t vkp__ref_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
                                  vkp_tensor_t *outputs) {
   vkp__ref_stage_t *s = (vkp__ref_stage_t *)stage;
   const vkp_graph_t *g = s->graph;
   for (int32_t i = 0; i < g->n_inputs; ++i)
     VKP_RETURN_IF_ERROR(
-        vkp__ref_check_tensor(&g->values[g->inputs[i]], &inputs[i], "input"));
+        vkp_value_check_tensor(&g->values[g->inputs[i]], &inputs[i], "input"));
   for (int32_t i = 0; i < g->n_outputs; ++i)
     VKP_RETURN_IF_ERROR(
-        vkp__ref_check_tensor(&g->values[g->outputs[i]], &outputs[i], "output"));
+        vkp_value_check_tensor(&g->values[g->outputs[i]], &outputs[i], "output"));
   for (int32_t v = 0; v < g->n_values; ++v) {
     const vkp_value_t *val = &g->values[v];
     vkp_tensor_t *view = &s->views[v];
@@ -335,8 +315,11 @@ static vkp_status_t vkp__ref_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
     view->dtype = val->dtype;
     view->rank = val->rank;
     memcpy(view->shape, val->shape, sizeof(view->shape));
-    if (s->input_slot[v] >= 0)
+    if (s->input_slot[v] >= 0) {
       view->data = inputs[s->input_slot[v]].data;
+      // A bounded input's run-time extent.
+      memcpy(view->shape, inputs[s->input_slot[v]].shape, sizeof(view->shape));
+    }
     else if (val->kind == VKP_VALUE_CONSTANT)
       view->data = val->data;
     else if (s->output_slot[v] >= 0)
@@ -349,13 +332,23 @@ static vkp_status_t vkp__ref_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
     for (int32_t j = 0; j < n->n_inputs; ++j)
       s->args[j] = n->inputs[j] >= 0 ? &s->views[n->inputs[j]] : NULL;
     for (int32_t j = 0; j < n->n_outputs; ++j) s->results[j] = s->views[n->outputs[j]];
-    vkp_status_t st = vkp_node_eval(n, s->args, s->results);
+    // Bounded values: the outputs' run-time shapes, from the inputs' (or,
+    // for non_zero and unique, from the kernel), travel on in the views.
+    bool bounded = vkp_node_is_bounded(g, n);
+    vkp_status_t st = bounded ? vkp_node_bounded_shapes(g, n, s->args, s->results) : NULL;
+    if (!st) st = vkp_node_eval(n, s->args, s->results);
     if (st) return st;
+    for (int32_t j = 0; bounded && j < n->n_outputs; ++j)
+      memcpy(s->views[n->outputs[j]].shape, s->results[j].shape,
+             sizeof(s->results[j].shape));
   }
   // Outputs that no node writes in place (a graph input or constant listed
   // as an output) are copied.
   for (int32_t i = 0; i < g->n_outputs; ++i) {
     int32_t v = g->outputs[i];
+    // A bounded output comes back at its run-time shape.
+    if (g->values[v].bounded)
+      memcpy(outputs[i].shape, s->views[v].shape, sizeof(outputs[i].shape));
     size_t bytes = vkp_tensor_nbytes(&outputs[i]);
     if (s->output_slot[v] == i || !bytes) continue;
     memcpy(outputs[i].data, s->views[v].data, bytes);
