@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
     if (!st) st = binding(1, numel, frames, 1, &remote);
     if (!st) st = binding(1, numel, frames, 8, &fps);
     double hop = remote - local;
-    printf("| %zu | %.1f | %.1f | %.2f | %.0f | %.0f | %.2f |\n", bytes, rtt * 1e6,
+    printf("| %zu | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |\n", bytes, rtt * 1e6,
            hop * 1e6, hop / rtt, bw / 1e6, fps * (double)bytes / 1e6,
            fps * (double)bytes / bw);
     fflush(stdout);
