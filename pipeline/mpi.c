@@ -63,6 +63,11 @@ typedef struct vkp__hdr_t {
   int32_t msg_len;  // bytes of error text that follow (with the NUL)
 } vkp__hdr_t;
 
+// Tags from here up are not a stage's: ping-pong (0x7ff0), heartbeats. MPI
+// guarantees tags up to 32767.
+#define VKP__TAG_RESERVED 0x7ff0
+#define VKP__TAG_HEARTBEAT 0x7ff1
+
 // How long rank 0 waits for a serving rank to report a loaded stage.
 #define VKP__READY_TIMEOUT_NS (300ull * 1000000000ull)
 
@@ -84,6 +89,18 @@ static uint64_t vkp__spin_ns = 20000;
 // MPI itself reports nothing when a peer dies under Open MPI's recovery
 // mode, and ends the whole job otherwise.
 static uint64_t vkp__hop_timeout_ns = 60ull * 1000000000ull;
+
+// Heartbeats: while it serves, a rank sends rank 0 a small message every
+// $VKPIPE_MPI_HEARTBEAT_MS (default 250; 0: none), and rank 0 takes a rank
+// whose heartbeats stopped for VKP__HEARTBEAT_MISSED intervals as lost, even
+// within the hop timeout: a dead or stopped process is told apart from a
+// slow stage (which keeps beating) in a bounded time.
+#define VKP__HEARTBEAT_MISSED 40
+static uint64_t vkp__heartbeat_ns = 250000000ull;
+static _Atomic uint64_t *vkp__heard_ns;  // rank 0: per rank, last heartbeat
+static pthread_t vkp__monitor;
+static bool vkp__monitor_started;
+static atomic_bool vkp__monitor_stop;
 
 static int vkp__tag(int32_t stage, int kind) {
   return (int)stage * VKP__KINDS + kind;
@@ -243,14 +260,87 @@ vkp_status_t vkp_mpi_init(int *argc, char ***argv, int32_t *out_rank,
                              "VKPIPE_MPI_TIMEOUT_S='%s' is not 0..86400", hop);
     vkp__hop_timeout_ns = sec ? sec * 1000000000ull : UINT64_MAX;
   }
+  const char *beat = getenv("VKPIPE_MPI_HEARTBEAT_MS");
+  if (beat) {
+    char *end = NULL;
+    unsigned long long ms = strtoull(beat, &end, 10);
+    if (end == beat || *end || ms > 3600000)
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "VKPIPE_MPI_HEARTBEAT_MS='%s' is not 0..3600000", beat);
+    vkp__heartbeat_ns = ms * 1000000ull;
+  }
   if (out_rank) *out_rank = vkp__rank;
   if (out_size) *out_size = vkp__size;
   return NULL;
 }
 
+// Rank 0: takes every heartbeat and notes when each rank was last heard.
+static void *vkp__monitor_main(void *arg) {
+  uint64_t beat = 0;
+  MPI_Request req = MPI_REQUEST_NULL;
+  while (!atomic_load(&vkp__monitor_stop)) {
+    if (req == MPI_REQUEST_NULL &&
+        MPI_Irecv(&beat, sizeof beat, MPI_BYTE, MPI_ANY_SOURCE, VKP__TAG_HEARTBEAT,
+                  vkp__comm, &req) != MPI_SUCCESS)
+      break;
+    int done = 0;
+    MPI_Status status;
+    if (MPI_Test(&req, &done, &status) != MPI_SUCCESS) break;
+    if (done) {
+      if (status.MPI_SOURCE >= 0 && status.MPI_SOURCE < vkp__size)
+        atomic_store(&vkp__heard_ns[status.MPI_SOURCE], vkp__now_ns());
+      continue;
+    }
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  if (req != MPI_REQUEST_NULL) {
+    MPI_Cancel(&req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+  }
+  return NULL;
+}
+
+static vkp_status_t vkp__monitor_start(void) {
+  if (vkp__monitor_started || vkp__heartbeat_ns == 0) return NULL;
+  vkp__heard_ns = vkp__calloc((size_t)vkp__size + 1, sizeof(*vkp__heard_ns));
+  if (!vkp__heard_ns) return VKP_OOM("heartbeat table");
+  atomic_store(&vkp__monitor_stop, false);
+  if (pthread_create(&vkp__monitor, NULL, vkp__monitor_main, NULL)) {
+    vkp__free((void *)vkp__heard_ns);
+    vkp__heard_ns = NULL;
+    return vkp_status_make(VKP_STATUS_UNAVAILABLE, "cannot start the heartbeat monitor");
+  }
+  vkp__monitor_started = true;
+  return NULL;
+}
+
+static void vkp__monitor_join(void) {
+  if (!vkp__monitor_started) return;
+  atomic_store(&vkp__monitor_stop, true);
+  pthread_join(vkp__monitor, NULL);
+  vkp__monitor_started = false;
+  vkp__free((void *)vkp__heard_ns);
+  vkp__heard_ns = NULL;
+}
+
+// Rank 0: the first of `ranks` whose heartbeats stopped since `since_ns`
+// (each is given the full window from `since_ns` on), or -1.
+static int32_t vkp__silent_rank(const int32_t *ranks, int n, uint64_t since_ns) {
+  if (!vkp__heard_ns || vkp__heartbeat_ns == 0) return -1;
+  uint64_t now = vkp__now_ns(), limit = vkp__heartbeat_ns * VKP__HEARTBEAT_MISSED;
+  for (int i = 0; i < n; ++i) {
+    uint64_t heard = atomic_load(&vkp__heard_ns[ranks[i]]);
+    if (heard < since_ns) heard = since_ns;
+    if (now > heard && now - heard > limit) return ranks[i];
+  }
+  return -1;
+}
+
 void vkp_mpi_finalize(void) {
   // MPI_Finalize would wait for a lost rank: end the job instead.
   if (atomic_load(&vkp_mpi_lost_rank) >= 0) vkp_mpi_abort(1);
+  vkp__monitor_join();
   if (vkp__comm != MPI_COMM_NULL) MPI_Comm_free(&vkp__comm);
   vkp__comm = MPI_COMM_NULL;
   int finalized = 0;
@@ -280,8 +370,15 @@ bool vkp__plan_has_ranks(const vkp_plan_t *plan) {
 // sleeps that grow to 100 us, so a waiting thread leaves the cores to the
 // stages. With `timeout_ns` not UINT64_MAX, TIMEOUT once it passed (the
 // requests still open).
-static vkp_status_t vkp__wait_all(int n, MPI_Request *reqs, uint64_t timeout_ns) {
+static int32_t vkp__silent_rank(const int32_t *ranks, int n, uint64_t since_ns);
+
+// As vkp__wait_all, and on rank 0 also gives up (UNAVAILABLE, *out_silent
+// set) once one of the `n_watch` ranks in `watch` stops its heartbeats.
+static vkp_status_t vkp__wait_watch(int n, MPI_Request *reqs, uint64_t timeout_ns,
+                                    const int32_t *watch, int n_watch,
+                                    int32_t *out_silent) {
   uint64_t start = vkp__now_ns(), sleep_ns = 0;
+  *out_silent = -1;
   for (;;) {
     int done = 0;
     int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
@@ -294,11 +391,22 @@ static vkp_status_t vkp__wait_all(int n, MPI_Request *reqs, uint64_t timeout_ns)
     }
     if (timeout_ns != UINT64_MAX && waited > timeout_ns)
       return vkp_status_make(VKP_STATUS_TIMEOUT, "MPI transfer timed out");
+    if (n_watch > 0 && (*out_silent = vkp__silent_rank(watch, n_watch, start)) >= 0)
+      return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                             "no heartbeat from rank %d for %.1f s "
+                             "(VKPIPE_MPI_HEARTBEAT_MS)",
+                             (int)*out_silent,
+                             (double)(vkp__heartbeat_ns * VKP__HEARTBEAT_MISSED) * 1e-9);
     sleep_ns = sleep_ns ? sleep_ns * 2 : 5000;
     if (sleep_ns > 100000) sleep_ns = 100000;
     struct timespec ts = {0, (long)sleep_ns};
     nanosleep(&ts, NULL);
   }
+}
+
+static vkp_status_t vkp__wait_all(int n, MPI_Request *reqs, uint64_t timeout_ns) {
+  int32_t silent;
+  return vkp__wait_watch(n, reqs, timeout_ns, NULL, 0, &silent);
 }
 
 static vkp_status_t vkp__check_count(const vkp_plan_t *plan, int32_t stage,
@@ -322,6 +430,9 @@ typedef struct vkp__proxy_t {
   bool has_routes;    // the server must hear of skipped frames too
   vkp__routes_t routes;  // owned
   MPI_Request *reqs;  // owned: 1 + n_inputs + 1 + n_outputs
+  int32_t n_watch;
+  int32_t *watch;     // owned: the ranks a hop depends on (its own, then
+                      // those that feed it directly), for heartbeats
 } vkp__proxy_t;
 
 static bool vkp__proxy_supports(const vkp_target_t *target,
@@ -394,8 +505,23 @@ static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *input
     rc = MPI_Irecv(outputs[o].data, (int)nbytes, MPI_BYTE, px->rank,
                    vkp__tag(px->stage, VKP__K_OUT), vkp__comm, &r[n++]);
   }
-  vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_all(n, r, vkp__hop_timeout_ns)
-                                      : vkp__mpi_error(rc, "posting a transfer");
+  int32_t silent = -1;
+  vkp_status_t st = rc == MPI_SUCCESS
+                        ? vkp__wait_watch(n, r, vkp__hop_timeout_ns, px->watch,
+                                          px->n_watch, &silent)
+                        : vkp__mpi_error(rc, "posting a transfer");
+  if (st && silent >= 0) {
+    for (int i = 0; i < n; ++i) {
+      if (r[i] == MPI_REQUEST_NULL) continue;
+      MPI_Cancel(&r[i]);
+      MPI_Request_free(&r[i]);
+    }
+    vkp_status_t lost = vkp_status_make(VKP_STATUS_DEVICE_LOST, "rank %d is lost: %s",
+                                        (int)silent, vkp_status_message(st));
+    vkp_status_free(st);
+    vkp_mpi_lost_rank = silent;
+    return lost;
+  }
   if (st) {
     // A rank that does not answer, or a transport that fails, is lost: the
     // pipeline fails (DEVICE_LOST) and later runs are refused naming it.
@@ -446,6 +572,7 @@ static void vkp__proxy_unload(vkp_stage_t *stage) {
   vkp__proxy_t *px = (vkp__proxy_t *)stage;
   if (!px) return;
   vkp__routes_deinit(&px->routes);
+  vkp__free(px->watch);
   vkp__free(px->reqs);
   vkp__free(px);
 }
@@ -521,7 +648,7 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
   void *ub = NULL;
   int flag = 0;
   MPI_Comm_get_attr(vkp__comm, MPI_TAG_UB, &ub, &flag);
-  if (flag && max_tag > *(int *)ub)
+  if (max_tag >= VKP__TAG_RESERVED || (flag && max_tag > *(int *)ub))
     return vkp_status_make(VKP_STATUS_UNSUPPORTED,
                            "plan has %d stages, more than this MPI's tags allow",
                            (int)plan->n_stages);
@@ -540,12 +667,25 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
                            sizeof(MPI_Request));
   vkp_status_t st = px && px->reqs ? NULL : VKP_OOM("MPI proxy stage");
   if (!st) st = vkp__routes_init(plan, &px->routes);
+  if (!st) {
+    px->watch = vkp__calloc((size_t)g->n_inputs + 2, sizeof(int32_t));
+    if (!px->watch) st = VKP_OOM("MPI proxy stage");
+  }
+  if (!st) {
+    px->watch[px->n_watch++] = ps->rank;
+    for (int32_t i = 0; i < g->n_inputs; ++i) {
+      int32_t src = px->routes.in_src_stage[px->routes.in_offset[stage] + i];
+      if (src >= 0) px->watch[px->n_watch++] = plan->stages[src].rank;
+    }
+  }
+  if (!st) st = vkp__monitor_start();
   // The ready report is taken even when this fails (vkp__mpi_stop waits for
   // the reports of stages without a proxy).
   vkp_status_t ready = vkp__recv_ready(stage, ps->rank, VKP__READY_TIMEOUT_NS);
   if (st || (ready && vkp_status_is(ready, VKP_STATUS_TIMEOUT))) {
     if (px) {
       vkp__routes_deinit(&px->routes);
+      vkp__free(px->watch);
       vkp__free(px->reqs);
     }
     vkp__free(px);
@@ -900,6 +1040,35 @@ static vkp_status_t vkp__tensors_for(const vkp_graph_t *g, bool outputs,
   return NULL;
 }
 
+// A serving rank's heartbeat thread: a small message to rank 0 every
+// vkp__heartbeat_ns until `stop` is set.
+static void *vkp__heartbeat_main(void *arg) {
+  atomic_bool *stop = arg;
+  uint64_t beat = 0;
+  while (!atomic_load(stop)) {
+    ++beat;
+    MPI_Request req;
+    if (MPI_Isend(&beat, sizeof beat, MPI_BYTE, 0, VKP__TAG_HEARTBEAT, vkp__comm,
+                  &req) != MPI_SUCCESS)
+      break;
+    vkp_status_t st = vkp__wait_all(1, &req, 10000000000ull);
+    if (st) {
+      vkp_status_free(st);
+      MPI_Cancel(&req);
+      MPI_Request_free(&req);
+      break;
+    }
+    // Sleep the interval in short slices, so that serving ends promptly.
+    for (uint64_t slept = 0; slept < vkp__heartbeat_ns && !atomic_load(stop);
+         slept += 10000000ull) {
+      uint64_t left = vkp__heartbeat_ns - slept;
+      struct timespec ts = {0, (long)(left < 10000000ull ? left : 10000000ull)};
+      nanosleep(&ts, NULL);
+    }
+  }
+  return NULL;
+}
+
 static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
                                void *ctx) {
   if (vkp__comm == MPI_COMM_NULL)
@@ -940,6 +1109,10 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
     if (sent && !st) st = sent;
     else vkp_status_free(sent);
   }
+  atomic_bool beat_stop = false;
+  pthread_t beat;
+  bool beating = !st && vkp__heartbeat_ns > 0 &&
+                 pthread_create(&beat, NULL, vkp__heartbeat_main, &beat_stop) == 0;
   for (int32_t i = 0; i < n && !st; ++i) {
     int rc = pthread_create(&sv[i].thread, NULL, vkp__server_main, &sv[i]);
     if (rc)
@@ -947,8 +1120,13 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
     else
       sv[i].started = true;
   }
-  for (int32_t i = 0; i < n; ++i) {
+  for (int32_t i = 0; i < n; ++i)
     if (sv[i].started) pthread_join(sv[i].thread, NULL);
+  if (beating) {
+    atomic_store(&beat_stop, true);
+    pthread_join(beat, NULL);
+  }
+  for (int32_t i = 0; i < n; ++i) {
     if (sv[i].error && !st) st = sv[i].error;
     else vkp_status_free(sv[i].error);
     if (sv[i].loaded) sv[i].target->vtable->unload(sv[i].loaded);

@@ -575,14 +575,19 @@ done:
 // naming rank 1; later runs are refused naming it. Prints "dead rank: ok"
 // (ctest matches it: the job's exit status is MPI's business once a rank
 // died).
+// Rank 1 ends (SIGKILL) or hangs whole (SIGSTOP: its heartbeats stop too)
+// after 0.3 s.
+static int g_signal = SIGKILL;
+
 static void *die_soon(void *arg) {
   struct timespec ts = {0, 300000000};
   nanosleep(&ts, NULL);
-  raise(SIGKILL);
+  raise(g_signal);
   return NULL;
 }
 
-static int case_dead_rank(void) {
+static int case_dead_rank(int sig) {
+  g_signal = sig;
   vkp_pipeline_synthetic_stage_t stages[2] = {
       {VKP_PIPELINE_SYNTHETIC_SLEEP, 1000000u}, {VKP_PIPELINE_SYNTHETIC_SLEEP, 1000000u}};
   int32_t ranks[2] = {0, 1};
@@ -655,7 +660,8 @@ int main(int argc, char **argv) {
   }
   g_rank = rank;
   g_size = size;
-  if (argc > 1 && !strcmp(argv[1], "dead")) return case_dead_rank();
+  if (argc > 1 && !strcmp(argv[1], "dead")) return case_dead_rank(SIGKILL);
+  if (argc > 1 && !strcmp(argv[1], "hung")) return case_dead_rank(SIGSTOP);
   int32_t frames = argc > 1 ? atoi(argv[1]) : 2000;
   const char *seed = getenv("VKPIPE_TEST_SEED");
   g_rng = seed ? strtoull(seed, NULL, 0) : (uint64_t)time(NULL);
