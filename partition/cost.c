@@ -435,6 +435,23 @@ double vkp_profile_transfer_seconds(const vkp_profile_t *p, const char *from,
   return p->default_latency_us * 1e-6 + bytes / (p->default_link_gbps * 1e9);
 }
 
+double vkp_profile_rank_link_seconds(const vkp_profile_t *p, double bytes,
+                                     bool *out_calibrated) {
+  double lat = VKP_PROFILE_RANK_LATENCY_US, gbps = VKP_PROFILE_RANK_GBPS;
+  bool found = false;
+  for (int32_t i = 0; i < p->n_links && !found; ++i) {
+    if (strcmp(p->links[i].from, VKP_PROFILE_RANK_LINK) ||
+        strcmp(p->links[i].to, VKP_PROFILE_RANK_LINK))
+      continue;
+    lat = p->links[i].latency_us;
+    gbps = p->links[i].gbps;
+    found = true;
+  }
+  if (out_calibrated) *out_calibrated = found;
+  if (bytes <= 0) return 0.0;
+  return lat * 1e-6 + bytes / (gbps * 1e9);
+}
+
 double vkp_roofline_seconds(const vkp_profile_target_t *rates,
                             const vkp_op_cost_t *work) {
   return vkp_roofline_seconds_threads(rates, work, 1);

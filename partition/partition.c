@@ -198,6 +198,7 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
     c->device_concurrency[d] =
         vkp_profile_concurrency(profile, c->device[c->device_concurrency[d]]);
   part->threads = threads;
+  part->n_ranks = 1;
   if (!st) st = vkp__consumers(c);
   if (!st) st = vkp__place(c, registry);
   if (!st) st = vkp__cut_stages(c);
@@ -224,6 +225,17 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
   if (want < 0 || want > 1024)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "threads must be 0 (choose) or 1..1024, got %d", (int)want);
+  int32_t ranks = options ? options->ranks : 0;
+  if (ranks < 0 || ranks > VKP_PARTITION_MAX_STAGES)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "ranks must be 0..%d, got %d", VKP_PARTITION_MAX_STAGES,
+                           (int)ranks);
+  vkp_partition_options_t ranked;
+  if (ranks > 1 && options->stages == 0) {
+    ranked = *options;
+    ranked.stages = ranks;
+    options = &ranked;
+  }
   vkp_profile_t *defaults = NULL;
   if (!profile) {
     VKP_RETURN_IF_ERROR(vkp_profile_create_default(&defaults));
@@ -273,6 +285,7 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
                      p->latency_s * 1e3, why);
     }
   }
+  if (!st && ranks > 1) st = vkp__place_ranks(parts[chosen], ranks);
   for (int32_t i = 0; i < n_cand; ++i)
     if (i != chosen || st) vkp_partition_destroy(parts[i]);
   vkp_profile_destroy(defaults);
@@ -346,6 +359,7 @@ vkp_status_t vkp_partition_to_plan(const vkp_partition_t *part,
     if (!st) {
       plan->stages[plan_stage[s]].estimated_ms = ps->seconds * 1e3;
       plan->stages[plan_stage[s]].threads = ps->threads;
+      if (ps->rank != 0) st = vkp_plan_set_stage_rank(plan, plan_stage[s], ps->rank);
     }
     for (int32_t k = 0; k < n && !st; ++k) {
       int32_t i = nodes[k], from = part->node_fallback_from[i];
@@ -433,6 +447,9 @@ void vkp_partition_print(const vkp_partition_t *part, FILE *out) {
           part->bottleneck_s * 1e3,
           part->bottleneck_s > 0 ? 1.0 / part->bottleneck_s : 0.0,
           part->latency_s * 1e3, (int)part->n_regions, part->n_regions == 1 ? "" : "s");
+  for (int32_t s = 0; part->n_ranks > 1 && s < part->n_stages; ++s)
+    fprintf(out, "stage%d on rank %d, rank link %.4f ms per frame\n", (int)s,
+            (int)part->stages[s].rank, part->stages[s].link_s * 1e3);
   if (part->notes) fprintf(out, "%s", part->notes);
   bool header = false;
   for (int32_t i = 0; i < part->graph->n_nodes; ++i) {

@@ -189,6 +189,10 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
                                  const vkp_target_t **out_target,
                                  vkp_stage_t **out_stage) VKP_MUST_USE;
 
+// Called by the worker of a proxy stage before each frame `seq`, in order:
+// `run` false when the frame is skipped there (run() is then not called).
+void vkp__mpi_proxy_frame(vkp_stage_t *stage, uint64_t seq, bool run);
+
 // Tells every rank serving a stage of `p` that the pipeline is gone; called
 // by destroy once the workers have stopped, before the stages are unloaded.
 void vkp__mpi_stop(vkp_pipeline_t *p);

@@ -228,6 +228,9 @@ static void *vkp__host_worker(void *arg) {
       memcpy(st->in_views[slot * n_in + i].shape, ring->slot_shapes[slot],
              sizeof ring->slot_shapes[slot]);
     }
+    // A stage on another rank hears of every frame, skipped ones too.
+    if (st->plan_stage->rank != 0)
+      vkp__mpi_proxy_frame(st->loaded, seq, !skip && !err);
     uint64_t busy_ns = 0, cpu_ns = 0, t_start = vkp__now_ns();
     if (!skip && !err) {
       // The worker's own CPU time too: on a shared machine the wall time

@@ -38,6 +38,10 @@ static void vkp__partition_usage(FILE *out) {
           "                      with the stage count by estimated throughput)\n"
           VKP_TOOL_PROFILE_HELP
           "  --keep-islands      never move small regions to a neighbour\n"
+          "  --ranks N           spread the stages over N MPI ranks, each with\n"
+          "                      its own devices, bindings between ranks on the\n"
+          "                      profile's rank link (docs/scale-out.md); with\n"
+          "                      --stages auto, N stages\n"
           VKP_TOOL_LOAD_HELP
           "  -o, --output FILE   write the plan JSON\n"
           "  --split             also write each stage's subgraph next to the\n"
@@ -166,6 +170,11 @@ int vkp_cmd_partition(int argc, char **argv) {
         opt.threads = 0;
       } else if (!vkp__parse_count(v, &opt.threads)) {
         fprintf(stderr, "vkpipe partition: --threads wants a count 1..1024 or 'auto', got '%s'\n", v);
+        return VKP_TOOL_EXIT_USAGE;
+      }
+    } else if (!strcmp(a, "--ranks") && has_value) {
+      if (!vkp__parse_count(argv[++i], &opt.ranks)) {
+        fprintf(stderr, "vkpipe partition: --ranks wants a count 1..1024\n");
         return VKP_TOOL_EXIT_USAGE;
       }
     } else if (!strcmp(a, "--keep-islands")) {

@@ -96,6 +96,9 @@ typedef struct vkp_partition_options_t {
   bool keep_islands;          // true: never absorb islands (K may grow)
   int32_t threads;            // threads per stage of host targets; 0:
                               // choose 1..cores (step 4 above)
+  int32_t ranks;              // MPI ranks to spread the stages over
+                              // (docs/scale-out.md); 0 or 1: one process.
+                              // With stages = 0 and ranks > 1, K = ranks.
 } vkp_partition_options_t;
 
 typedef struct vkp_partition_stage_t {
@@ -109,6 +112,9 @@ typedef struct vkp_partition_stage_t {
   double bytes_out;           // bytes it sends (global outputs included)
   int32_t threads;            // threads it runs with (cores it occupies);
                               // 0: its target is not on the host
+  int32_t rank;               // MPI rank that runs it (0 without ranks)
+  double link_s;              // seconds on the rank link per frame (what it
+                              // receives from and sends to other ranks)
 } vkp_partition_stage_t;
 
 typedef struct vkp_partition_t {
@@ -143,6 +149,8 @@ typedef struct vkp_partition_t {
   double latency_s;                   // estimated seconds of one frame alone
                                       // (the sum of the stage times)
   int32_t threads;                    // threads per stage of host targets
+  int32_t n_ranks;                    // ranks the stages are spread over
+                                      // (1: one process)
   char *notes;                        // lines worth telling the user, or NULL
   struct vkp__pctx_t *internal;       // private to partition/
 } vkp_partition_t;
