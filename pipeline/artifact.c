@@ -81,6 +81,8 @@ static cJSON *vkp__plan_json(const vkp_plan_t *plan) {
          cJSON_AddNumberToObject(o, "estimated_ms", st->estimated_ms);
     // The MPI rank (docs/scale-out.md), only when set.
     if (ok && st->rank) ok = cJSON_AddNumberToObject(o, "rank", st->rank) != NULL;
+    if (ok && st->precision != VKP_PRECISION_FP32)
+      ok = cJSON_AddStringToObject(o, "precision", vkp_precision_name(st->precision)) != NULL;
     ok = ok && cJSON_AddItemToArray(stages, o);
     if (!ok) cJSON_Delete(o);
   }
@@ -174,6 +176,7 @@ vkp_status_t vkp_artifact_build(const vkp_plan_t *plan,
     vkp_compile_options_t opts = {0};
     if (info && info->stage_compile_options) opts = info->stage_compile_options[s];
     if (opts.threads == 0) opts.threads = stage->threads;
+    if (opts.precision == VKP_PRECISION_FP32) opts.precision = stage->precision;
     if (!opts.cpu_affinity) {
       opts.cpu_affinity = stage->cpu_affinity;
       opts.n_cpu_affinity = stage->n_cpu_affinity;
@@ -277,6 +280,14 @@ static vkp_status_t vkp__load_plan(const vkp_archive_t *a, const cJSON *pj,
       break;
     }
     plan->stages[idx].threads = cJSON_IsNumber(th) ? (int32_t)th->valuedouble : 0;
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(item, "precision");
+    if (pr && (!cJSON_IsString(pr) ||
+               !vkp_precision_parse(pr->valuestring, &plan->stages[idx].precision))) {
+      st = vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                           "stage %d '%s': \"precision\" must be \"fp32\" or \"fp16\"",
+                           (int)s, sn->valuestring);
+      break;
+    }
     plan->stages[idx].estimated_ms = cJSON_IsNumber(ms) ? ms->valuedouble : 0;
     const cJSON *rk = cJSON_GetObjectItemCaseSensitive(item, "rank");
     if (rk) {

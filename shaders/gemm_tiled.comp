@@ -28,10 +28,10 @@ void main() {
       uint e = tid + l * 256u;
       uint am = e / BK, ak = e % BK;
       uint gm = m_base + am, gk = k0 + ak;
-      As[ak][am] = (gm < M && gk < K) ? IN0[a_base + A_OFF(gm, gk)] : 0.0;
+      As[ak][am] = (gm < M && gk < K) ? LD0(a_base + A_OFF(gm, gk)) : 0.0;
       uint bk = e / BN, bn = e % BN;
       uint gn = n_base + bn, gk2 = k0 + bk;
-      Bs[bk][bn] = (gn < N && gk2 < K) ? IN1[b_base + B_OFF(gk2, gn)] : 0.0;
+      Bs[bk][bn] = (gn < N && gk2 < K) ? LD1(b_base + B_OFF(gk2, gn)) : 0.0;
     }
     barrier();
     for (uint kk = 0u; kk < BK; ++kk) {

@@ -102,7 +102,12 @@ static vkp_status_t vkp__run_plan(const vkp__run_args_t *args,
   vkp_compile_options_t *copts =
       vkp__calloc((size_t)plan->n_stages + 1, sizeof(*copts));
   if (!copts) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
-  for (int32_t s = 0; s < plan->n_stages; ++s) copts[s] = args->options;
+  // The precision is --precision, or else the plan's, per stage.
+  for (int32_t s = 0; s < plan->n_stages; ++s) {
+    copts[s] = args->options;
+    if (copts[s].precision == VKP_PRECISION_FP32)
+      copts[s].precision = plan->stages[s].precision;
+  }
   vkp_pipeline_options_t opt = {.stage_compile_options = copts};
   vkp_pipeline_t *pipe = NULL;
   vkp_status_t st =
@@ -131,6 +136,10 @@ static vkp_status_t vkp__run_auto(const vkp__run_args_t *args,
     st = vkp_partition_create(graph, registry, profile, &popt, &part);
   }
   if (!st) st = vkp_partition_to_plan(part, graph->name, &plan);
+  // --precision applies to every stage: a target that cannot keep it
+  // refuses the stage with its reason (there is no silent float32 stage).
+  for (int32_t s = 0; !st && s < plan->n_stages; ++s)
+    plan->stages[s].precision = args->options.precision;
   if (!st) {
     fprintf(stdout, "pipeline:");
     for (int32_t s = 0; s < plan->n_stages; ++s)
@@ -290,6 +299,10 @@ static void vkp__run_help(void) {
          "                         \"source\" or graph files) instead of MODEL; a\n"
          "                         plan with ranks runs under mpirun, rank 0\n"
          "                         here, the others in 'vkpipe serve'\n"
+         "  --precision P          fp32 (default) or fp16: float16 storage of\n"
+         "                         matrix and convolution weights, float32\n"
+         "                         arithmetic (vulkan with storageBuffer16BitAccess;\n"
+         "                         other targets refuse it)\n"
          "  --threads N            threads inside a stage, where the target\n"
          "                         supports it (default 1)\n"
          "  --march ARCH           -march for the cpu target's C codegen\n"
@@ -333,7 +346,7 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
     static const char *const with_value[] = {
         "--input", "--output-dir", "--target", "--threads",
         "--march", "--dump-c",     "--dump-spirv", "--stages", "--profile",
-        "--trust", "--plan", NULL};
+        "--trust", "--plan", "--precision", NULL};
     if (strcmp(arg, "--trust-unsigned") == 0) {
       args->trust_unsigned = true;
       continue;
@@ -397,6 +410,10 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
         break;
       case 10:
         args->plan = value;
+        break;
+      case 11:
+        if (!vkp_precision_parse(value, &args->options.precision))
+          return vkp_tool_usage_error("run", "--precision '%s' is not fp32 or fp16", value);
         break;
       default:
         if (arg[0] == '-' && arg[1])

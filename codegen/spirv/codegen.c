@@ -98,6 +98,9 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
                            const vkp_spirv_device_info_t *device, char *reason,
                            size_t reason_size) {
   if (!vkp_spirv_supports(graph, node, reason, reason_size)) return false;
+  vkp__kernel_config_t config;
+  vkp__kernel_config_init(&config, device);
+  int64_t bindings = 0;
   for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
     int32_t v = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
@@ -108,16 +111,33 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
                        "storageBuffer8BitAccess (bool tensors are bytes)",
                        val->name);
     size_t bytes = 0;
-    if (vkp_shape_numel(val->rank, val->shape, vkp_dtype_size(val->dtype), &bytes) &&
-        bytes <= device->max_storage_range)
-      continue;
+    if (!vkp_shape_numel(val->rank, val->shape, vkp_dtype_size(val->dtype), &bytes))
+      return vkp__fail(reason, reason_size, "value '%s' is too large", val->name);
+    uint32_t parts = vkp__spv_parts(bytes, config.part_bytes);
+    bindings += parts;
+    if (parts == 1 && bytes <= device->max_storage_range) continue;
+    // Past maxStorageBufferRange: split across bindings where the kernel
+    // reads (or writes) the tensor through an accessor.
+    bool splits = val->dtype != VKP_DTYPE_BOOL && config.part_bytes > 0 &&
+                  (i < node->n_inputs ? vkp__spv_splits_input(node->op, i)
+                                      : node->op != VKP_OP_CONCAT);
+    if (splits) continue;
     return vkp__fail(reason, reason_size,
                      "%s '%s' is %.1f MiB; this device binds at most %.1f MiB "
-                     "per buffer (maxStorageBufferRange)",
+                     "per buffer (maxStorageBufferRange) and the %s kernel "
+                     "cannot split it across bindings",
                      val->kind == VKP_VALUE_CONSTANT ? "weight" : "tensor",
                      val->name, (double)bytes / 1048576.0,
-                     (double)device->max_storage_range / 1048576.0);
+                     (double)device->max_storage_range / 1048576.0,
+                     vkp_op_name(node->op));
   }
+  if (bindings > VKP__MAX_BINDINGS)
+    return vkp__fail(reason, reason_size,
+                     "%s needs %lld bindings once its tensors past "
+                     "maxStorageBufferRange (%llu bytes) are split; a dispatch has "
+                     "at most %d",
+                     vkp_op_name(node->op), (long long)bindings,
+                     (unsigned long long)device->max_storage_range, VKP__MAX_BINDINGS);
   return true;
 }
 
@@ -143,6 +163,8 @@ typedef struct vkp__plan_t {
   vkp__dispatch_plan_t *dispatches;
   int32_t n_dispatches;
   int32_t cap_dispatches;
+  uint64_t part_bytes;      // vkp__kernel_config_t.part_bytes of the device
+  bool *half;               // per value: a constant kept as float16, or NULL
 } vkp__plan_t;
 
 static void vkp__plan_deinit(vkp__plan_t *p) {
@@ -152,6 +174,52 @@ static void vkp__plan_deinit(vkp__plan_t *p) {
   vkp__free(p->alias_copy);
   vkp__free(p->parent);
   vkp__free(p->dispatches);
+  vkp__free(p->half);
+}
+
+// --precision fp16: the float32 constants that only matrix products and
+// convolutions read as their A/B operand or weights (through LD<i>) are kept
+// as float16; everything else (biases, activations, constants another op
+// reads) stays float32. Returns NULL with *out_half = NULL for fp32.
+static vkp_status_t vkp__plan_precision(vkp__plan_t *p, const vkp_spirv_device_info_t *device,
+                                        const vkp_compile_options_t *options) {
+  if (!options || options->precision == VKP_PRECISION_FP32) return NULL;
+  if (options->precision != VKP_PRECISION_FP16)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "unknown precision %d",
+                           (int)options->precision);
+  if (!device->storage_16bit)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "precision fp16 keeps weights as float16, which needs "
+                           "storageBuffer16BitAccess; this device lacks it");
+  const vkp_graph_t *g = p->g;
+  p->half = vkp__calloc((size_t)g->n_values + 1, sizeof(bool));
+  if (!p->half) return VKP_OOM("precision plan");
+  for (int32_t v = 0; v < g->n_values; ++v)
+    p->half[v] = g->values[v].kind == VKP_VALUE_CONSTANT &&
+                 g->values[v].dtype == VKP_DTYPE_FLOAT32 && !g->values[v].is_output;
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    bool matrix = n->op == VKP_OP_MATMUL || n->op == VKP_OP_GEMM || n->op == VKP_OP_CONV2D;
+    for (int32_t j = 0; j < n->n_inputs; ++j) {
+      int32_t v = n->inputs[j];
+      if (v < 0) continue;
+      bool operand = matrix && (n->op == VKP_OP_CONV2D ? j == 1 : j <= 1);
+      if (!operand) p->half[v] = false;
+    }
+  }
+  return NULL;
+}
+
+static uint64_t vkp__stored_bytes(const vkp__plan_t *p, int32_t value) {
+  const vkp_value_t *v = &p->g->values[value];
+  if (!p->half || !p->half[value]) {
+    size_t bytes = 0;
+    vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &bytes);
+    return bytes;
+  }
+  size_t bytes = 0;
+  vkp_shape_numel(v->rank, v->shape, 2, &bytes);
+  return bytes;
 }
 
 static int32_t vkp__find(int32_t *parent, int32_t v) {
@@ -210,7 +278,7 @@ static void vkp__fuse(vkp__plan_t *p) {
       if (elementwise) trial.members[trial.n_members++] = producer;
       else trial.anchor = producer;
       int32_t bindings = 1 + vkp__group_epilogue_inputs(g, &trial) +
-                         (trial.anchor >= 0 ? vkp__anchor_bindings(g, trial.anchor) : 0);
+                         (trial.anchor >= 0 ? vkp__anchor_bindings(g, trial.anchor, p->part_bytes) : 0);
       if (bindings > VKP__MAX_BINDINGS) continue;
       *grp = trial;
       p->group_of[producer] = p->group_of[i];
@@ -398,8 +466,10 @@ static vkp_status_t vkp__layout_build(vkp__plan_t *p,
                                          VKP_SPIRV_BUFFER_OUTPUT)
       l->classes[c].buffer = -1;  // the output gets a copy; read the constant
     if (l->classes[c].buffer >= 0) continue;
+    bool half = p->half && p->half[v];
     l->buffers[l->n_buffers] = (vkp_spirv_buffer_t){
-        VKP_SPIRV_BUFFER_CONSTANT, v, vkp__value_bytes(&g->values[v])};
+        half ? VKP_SPIRV_BUFFER_CONSTANT_F16 : VKP_SPIRV_BUFFER_CONSTANT, v,
+        vkp__stored_bytes(p, v)};
     l->classes[c].buffer = l->n_buffers++;
   }
   // Liveness of every class over the dispatch order.
@@ -470,12 +540,16 @@ static vkp_status_t vkp__layout_build(vkp__plan_t *p,
 // ---------------------------------------------------------------------------
 // Dispatch assembly
 
+// The binding of `value` (the destination when output_index >= 0), or of
+// its range `part` when the kernel split it into `parts` ranges of
+// part_bytes each.
 static vkp_status_t vkp__binding_for(const vkp__plan_t *p, const vkp__layout_t *l,
                                      const vkp_spirv_device_info_t *device,
                                      int32_t value, int32_t output_index,
+                                     uint32_t part, uint32_t parts,
                                      vkp_spirv_binding_t *out) {
   const vkp_value_t *v = &p->g->values[value];
-  uint64_t bytes = vkp__value_bytes(v);
+  uint64_t bytes = vkp__stored_bytes(p, value);
   if (output_index >= 0) {
     *out = (vkp_spirv_binding_t){l->output_buffer[output_index], 0, bytes};
   } else if (bytes == 0) {
@@ -483,6 +557,11 @@ static vkp_status_t vkp__binding_for(const vkp__plan_t *p, const vkp__layout_t *
   } else {
     const vkp__class_t *c = &l->classes[vkp__find(p->parent, value)];
     *out = (vkp_spirv_binding_t){c->buffer, c->offset, bytes};
+  }
+  if (parts > 1) {
+    uint64_t skip = (uint64_t)part * p->part_bytes;
+    out->offset += skip;
+    out->range = out->range - skip < p->part_bytes ? out->range - skip : p->part_bytes;
   }
   if (device->max_storage_range && out->range > device->max_storage_range)
     return vkp_status_make(VKP_STATUS_UNSUPPORTED,
@@ -553,6 +632,7 @@ static vkp_status_t vkp__emit_dispatches(vkp__plan_t *p, vkp__layout_t *l,
   const vkp_graph_t *g = p->g;
   vkp__kernel_config_t config;
   vkp__kernel_config_init(&config, device);
+  config.half_values = p->half;
   if (options && options->dump_dir && mkdir(options->dump_dir, 0777) != 0 &&
       errno != EEXIST)
     return vkp_status_make(VKP_STATUS_IO_ERROR, "creating '%s': %s",
@@ -579,14 +659,18 @@ static vkp_status_t vkp__emit_dispatches(vkp__plan_t *p, vkp__layout_t *l,
     if (!d->name) st = VKP_OOM("dispatch name");
     memcpy(d->local_size, kernel.local_size, sizeof d->local_size);
     memcpy(d->groups, kernel.groups, sizeof d->groups);
-    d->n_bindings = 1 + kernel.n_inputs;
+    d->n_bindings = (int32_t)kernel.out_parts;
+    for (int32_t j = 0; j < kernel.n_inputs; ++j) d->n_bindings += (int32_t)kernel.parts[j];
     d->bindings = vkp__calloc((size_t)d->n_bindings, sizeof(vkp_spirv_binding_t));
     if (!st && !d->bindings) st = VKP_OOM("bindings");
-    if (!st)
-      st = vkp__binding_for(p, l, device, dp->dst_value, dp->dst_output,
-                            &d->bindings[0]);
+    int32_t slot = 0;
+    for (uint32_t q = 0; q < kernel.out_parts && !st; ++q)
+      st = vkp__binding_for(p, l, device, dp->dst_value, dp->dst_output, q,
+                            kernel.out_parts, &d->bindings[slot++]);
     for (int32_t j = 0; j < kernel.n_inputs && !st; ++j)
-      st = vkp__binding_for(p, l, device, kernel.inputs[j], -1, &d->bindings[1 + j]);
+      for (uint32_t q = 0; q < kernel.parts[j] && !st; ++q)
+        st = vkp__binding_for(p, l, device, kernel.inputs[j], -1, q, kernel.parts[j],
+                              &d->bindings[slot++]);
     if (!st)
       st = vkp__spirv_compile(compiler, kernel.glsl, d->name, &d->code,
                               &d->code_words);
@@ -616,10 +700,13 @@ vkp_status_t vkp_spirv_codegen(const vkp_graph_t *graph,
                              graph->nodes[i].name,
                              vkp_op_name(graph->nodes[i].op), reason);
   }
-  vkp__plan_t plan = {.g = graph};
+  vkp__kernel_config_t config;
+  vkp__kernel_config_init(&config, device);
+  vkp__plan_t plan = {.g = graph, .part_bytes = config.part_bytes};
   vkp__layout_t layout = {0};
   vkp_spirv_program_t *prog = vkp__calloc(1, sizeof(*prog));
   vkp_status_t st = prog ? NULL : VKP_OOM("program");
+  if (!st) st = vkp__plan_precision(&plan, device, options);
   if (!st) st = vkp__plan_build(&plan);
   if (!st) st = vkp__layout_build(&plan, device, &layout);
   if (!st) {

@@ -81,6 +81,30 @@ void vkp__kernel_config_init(vkp__kernel_config_t *config,
     config->rows_forced = true;
   }
   if (rows && strcmp(rows, "thread") == 0) config->rows_workgroup = false;
+  uint64_t align = device->min_storage_alignment > 16 ? device->min_storage_alignment : 16;
+  config->part_bytes = device->max_storage_range / align * align;
+  config->half_values = NULL;
+}
+
+uint32_t vkp__spv_parts(uint64_t bytes, uint64_t part_bytes) {
+  if (part_bytes == 0 || bytes <= part_bytes) return 1;
+  uint64_t parts = (bytes + part_bytes - 1) / part_bytes;
+  return parts > UINT32_MAX ? UINT32_MAX : (uint32_t)parts;
+}
+
+bool vkp__spv_splits_input(vkp_op_t op, int32_t i) {
+  switch (op) {
+    case VKP_OP_MATMUL: case VKP_OP_GEMM: return i <= 1;   // A, B (not C)
+    case VKP_OP_CONV2D: return i <= 1;                      // x, weights
+    case VKP_OP_GATHER: return i == 0;                      // the table
+    default: return vkp__op_is_elementwise(op);
+  }
+}
+
+static uint64_t vkp__value_size(const vkp_value_t *v) {
+  size_t bytes = 0;
+  if (!vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &bytes)) return UINT64_MAX;
+  return bytes;
 }
 
 void vkp__kernel_deinit(vkp__kernel_t *kernel) {
@@ -200,12 +224,17 @@ int32_t vkp__group_epilogue_inputs(const vkp_graph_t *g,
   return n_seen;
 }
 
-int32_t vkp__anchor_bindings(const vkp_graph_t *g, int32_t anchor) {
+int32_t vkp__anchor_bindings(const vkp_graph_t *g, int32_t anchor,
+                             uint64_t part_bytes) {
   const vkp_node_t *n = &g->nodes[anchor];
   if (n->op == VKP_OP_CONCAT) return 1;
-  int32_t count = 0;
-  for (int32_t i = 0; i < n->n_inputs; ++i) count += n->inputs[i] >= 0;
-  return count;
+  // The destination's extra parts (binding 0 is counted by the caller).
+  int64_t count =
+      (int64_t)vkp__spv_parts(vkp__value_size(&g->values[n->outputs[0]]), part_bytes) - 1;
+  for (int32_t i = 0; i < n->n_inputs; ++i)
+    if (n->inputs[i] >= 0)
+      count += vkp__spv_parts(vkp__value_size(&g->values[n->inputs[i]]), part_bytes);
+  return count > INT32_MAX ? INT32_MAX : (int32_t)count;
 }
 
 // The GLSL expression of elementwise member `n` over its operands `args`
@@ -276,8 +305,8 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
                                 root->shape);
         }
         snprintf(args[j], sizeof args[j],
-                 g->values[v].dtype == VKP_DTYPE_BOOL ? "float(uint(b%d[vkp_idx%d(o)]))"
-                                                      : "b%d[vkp_idx%d(o)]",
+                 g->values[v].dtype == VKP_DTYPE_BOOL ? "float(uint(ld%d(vkp_idx%d(o))))"
+                                                      : "ld%d(vkp_idx%d(o))",
                  (int)binding, (int)binding);
       }
     }
@@ -297,6 +326,102 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
   if (!st) vkp__sb_append(&e->head, fn.data);
   vkp__sb_deinit(&fn);
   return st;
+}
+
+static bool vkp__is_half(const vkp__emit_t *e, int32_t value) {
+  return e->g && e->config->half_values && value >= 0 && e->config->half_values[value];
+}
+
+// Declares the destination and the inputs, each as one binding or, when
+// larger than config->part_bytes, as consecutive ranges with an accessor
+// that picks the range: ld<i>(idx) for input i (b<i> when not split), and
+// vkp_put(o, v) for a split destination. Anchor input j is also IN<j> (when
+// not split) and LD<j>(idx).
+static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
+                                          vkp_dtype_t out_dt) {
+  vkp__kernel_t *k = e->k;
+  uint64_t part = e->config->part_bytes;
+  uint32_t binding = 0;
+  k->out_parts = 1;
+  if (e->g && e->group->root >= 0)
+    k->out_parts = vkp__spv_parts(
+        vkp__value_size(&e->g->values[e->g->nodes[e->group->root].outputs[0]]), part);
+  uint64_t total = k->out_parts;
+  for (int32_t i = 0; i < k->n_inputs; ++i) {
+    uint64_t bytes = e->g ? vkp__value_size(&e->g->values[k->inputs[i]]) : 0;
+    if (vkp__is_half(e, k->inputs[i])) bytes /= 2;
+    k->parts[i] = vkp__spv_parts(bytes, part);
+    total += k->parts[i];
+  }
+  if (total > VKP__MAX_BINDINGS)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "'%s' needs %llu bindings once its tensors larger than "
+                           "%llu bytes (maxStorageBufferRange) are split; a "
+                           "dispatch has at most %d",
+                           e->g ? e->g->nodes[e->group->root].name : "copy",
+                           (unsigned long long)total, (unsigned long long)part,
+                           VKP__MAX_BINDINGS);
+  const char *out_type = out_dt == VKP_DTYPE_BOOL ? "uint8_t" : "float";
+  uint64_t out_elems = part / (out_dt == VKP_DTYPE_BOOL ? 1 : 4);
+  if (k->out_parts == 1) {
+    vkp__sb_printf(sb,
+                   "layout(std430, set = 0, binding = 0) writeonly buffer B0 { "
+                   "%s b0[]; };\n#define OUT b0\n",
+                   out_type);
+    binding = 1;
+  } else {
+    for (uint32_t p = 0; p < k->out_parts; ++p)
+      vkp__sb_printf(sb,
+                     "layout(std430, set = 0, binding = %u) writeonly buffer B0_%u "
+                     "{ %s b0_%u[]; };\n",
+                     (unsigned)binding++, (unsigned)p, out_type, (unsigned)p);
+    vkp__sb_printf(sb, "void vkp_put(uint o, %s v) {\n", out_type);
+    for (uint32_t p = 0; p + 1 < k->out_parts; ++p)
+      vkp__sb_printf(sb, "  if (o < %lluu) { b0_%u[o - %lluu] = v; return; }\n",
+                     (unsigned long long)((p + 1) * out_elems), (unsigned)p,
+                     (unsigned long long)(p * out_elems));
+    vkp__sb_printf(sb, "  b0_%u[o - %lluu] = v;\n}\n", (unsigned)(k->out_parts - 1),
+                   (unsigned long long)((k->out_parts - 1) * out_elems));
+  }
+  for (int32_t i = 0; i < k->n_inputs; ++i) {
+    // Integer inputs (gather's indices) are read as 32-bit words: an int32
+    // per word, an int64 as two, low word first.
+    vkp_dtype_t dt = e->g ? e->g->values[k->inputs[i]].dtype : VKP_DTYPE_FLOAT32;
+    bool words = dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64;
+    bool half = vkp__is_half(e, k->inputs[i]);
+    const char *type = words ? "uint" : dt == VKP_DTYPE_BOOL ? "uint8_t" : "float";
+    // A float16 input is declared float16_t and read as float; it has no
+    // IN<j> (a template must use LD<j>).
+    const char *store = half ? "float16_t" : type;
+    const char *load = half ? "float(" : "(";
+    int name = (int)i + 1;
+    if (k->parts[i] == 1) {
+      vkp__sb_printf(sb,
+                     "layout(std430, set = 0, binding = %u) readonly buffer B%d "
+                     "{ %s b%d[]; };\n#define ld%d(i) %sb%d[i])\n",
+                     (unsigned)binding++, name, store, name, name, load, name);
+      if (i < e->n_anchor_inputs && !half)
+        vkp__sb_printf(sb, "#define IN%d b%d\n", (int)i, name);
+    } else {
+      uint64_t elems = part / (half ? 2 : dt == VKP_DTYPE_BOOL ? 1 : 4);
+      for (uint32_t p = 0; p < k->parts[i]; ++p)
+        vkp__sb_printf(sb,
+                       "layout(std430, set = 0, binding = %u) readonly buffer B%d_%u "
+                       "{ %s b%d_%u[]; };\n",
+                       (unsigned)binding++, name, (unsigned)p, store, name, (unsigned)p);
+      vkp__sb_printf(sb, "%s ld%d(uint i) {\n", type, name);
+      for (uint32_t p = 0; p + 1 < k->parts[i]; ++p)
+        vkp__sb_printf(sb, "  if (i < %lluu) return %sb%d_%u[i - %lluu]);\n",
+                       (unsigned long long)((p + 1) * elems), load, name, (unsigned)p,
+                       (unsigned long long)(p * elems));
+      vkp__sb_printf(sb, "  return %sb%d_%u[i - %lluu]);\n}\n", load, name,
+                     (unsigned)(k->parts[i] - 1),
+                     (unsigned long long)((k->parts[i] - 1) * elems));
+    }
+    if (i < e->n_anchor_inputs)
+      vkp__sb_printf(sb, "#define LD%d(i) ld%d(i)\n", (int)i, name);
+  }
+  return NULL;
 }
 
 // Assembles the final text: header, bindings, math helpers, the head
@@ -321,32 +446,23 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   for (int32_t i = 0; i < k->n_inputs && e->g; ++i)
     bytes |= e->g->values[k->inputs[i]].dtype == VKP_DTYPE_BOOL;
   if (bytes) vkp__sb_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
-  vkp__sb_printf(&sb,
-                 "layout(std430, set = 0, binding = 0) writeonly buffer B0 { "
-                 "%s b0[]; };\n#define OUT b0\n",
-                 out_dt == VKP_DTYPE_BOOL ? "uint8_t" : "float");
-  for (int32_t i = 0; i < k->n_inputs; ++i) {
-    // Integer inputs (gather's indices) are read as 32-bit words: an int32
-    // per word, an int64 as two, low word first.
-    vkp_dtype_t dt = e->g ? e->g->values[k->inputs[i]].dtype : VKP_DTYPE_FLOAT32;
-    bool words = dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64;
-    vkp__sb_printf(&sb,
-                   "layout(std430, set = 0, binding = %d) readonly buffer B%d "
-                   "{ %s b%d[]; };\n",
-                   (int)i + 1, (int)i + 1,
-                   words ? "uint" : dt == VKP_DTYPE_BOOL ? "uint8_t" : "float",
-                   (int)i + 1);
-    if (i < e->n_anchor_inputs)
-      vkp__sb_printf(&sb, "#define IN%d b%d\n", (int)i, (int)i + 1);
+  bool half = false;
+  for (int32_t i = 0; i < k->n_inputs; ++i) half |= vkp__is_half(e, k->inputs[i]);
+  if (half) vkp__sb_append(&sb, "#extension GL_EXT_shader_16bit_storage : require\n");
+  vkp_status_t st = vkp__declare_bindings(e, &sb, out_dt);
+  if (st) {
+    vkp__sb_deinit(&sb);
+    return st;
   }
   vkp__sb_append(&sb, vkp__shader("math"));
   vkp__sb_append(&sb, e->head.data ? e->head.data : "");
+  const char *put = k->out_parts > 1 ? "vkp_put((o), " : "OUT[o] = (";
   if (out_dt == VKP_DTYPE_BOOL)
-    vkp__sb_append(&sb, "#define STORE(o, v) OUT[o] = uint8_t(uint(vkp_epilogue((v), (o)) != 0.0))\n");
+    vkp__sb_printf(&sb, "#define STORE(o, v) %suint8_t(uint(vkp_epilogue((v), (o)) != 0.0)))\n", put);
   else
-    vkp__sb_append(&sb, "#define STORE(o, v) OUT[o] = vkp_epilogue((v), (o))\n");
+    vkp__sb_printf(&sb, "#define STORE(o, v) %svkp_epilogue((v), (o)))\n", put);
   vkp__sb_append(&sb, e->body.data ? e->body.data : "");
-  vkp_status_t st = vkp__sb_status(&e->head, "kernel text");
+  st = vkp__sb_status(&e->head, "kernel text");
   if (!st) st = vkp__sb_status(&e->body, "kernel text");
   if (!st) st = vkp__sb_status(&sb, "kernel text");
   if (!st) {

@@ -65,15 +65,36 @@ typedef struct vkp__kernel_config_t {
   bool rows_workgroup;    // row kernels may use a workgroup per row
   bool rows_forced;       // ... even for short rows (VKPIPE_SPIRV_ROWS)
   uint32_t row_wg;        // that workgroup's size (a power of two)
+  uint64_t part_bytes;    // a tensor larger than this is bound as several
+                          // ranges of this size (maxStorageBufferRange rounded
+                          // down to the offset alignment); 0: never split
+  const bool *half_values;  // per value: kept as float16 (--precision fp16,
+                            // read through LD<i> as float); NULL: none
 } vkp__kernel_config_t;
 
 typedef struct vkp__kernel_t {
   char *glsl;                  // owned (vkp__free)
   uint32_t local_size[3];
   uint32_t groups[3];
-  int32_t n_inputs;            // bindings 1..n_inputs
-  int32_t inputs[VKP__MAX_BINDINGS];  // value index bound at binding 1 + i
+  int32_t n_inputs;            // logical inputs (b1..b<n_inputs> in the text)
+  int32_t inputs[VKP__MAX_BINDINGS];  // value index of logical input i
+  // Bindings: the destination's out_parts ranges first (binding 0 when it
+  // is not split), then each input's parts[i] ranges in order. A value
+  // larger than config->part_bytes is split into ceil(bytes / part_bytes)
+  // consecutive ranges; the kernel reaches its elements through ld<i>(idx)
+  // and STORE, which pick the range (see "Large tensors" in README.md).
+  uint32_t out_parts;
+  uint32_t parts[VKP__MAX_BINDINGS];
 } vkp__kernel_t;
+
+// How many bindings a tensor of `bytes` takes under `part_bytes` (1 when it
+// fits or part_bytes is 0).
+uint32_t vkp__spv_parts(uint64_t bytes, uint64_t part_bytes);
+// True when the kernel of `op` reads anchor input i through LD<i>(idx), so
+// that input may be split across bindings. Elementwise operands (epilogue
+// and elementwise groups) and destinations written through STORE may always
+// be split; other kernels index their inputs directly.
+bool vkp__spv_splits_input(vkp_op_t op, int32_t i);
 
 // The variant configuration for `device`, honouring VKPIPE_SPIRV_GEMM.
 void vkp__kernel_config_init(vkp__kernel_config_t *config,
@@ -204,8 +225,10 @@ bool vkp__op_takes_epilogue(vkp_op_t op);
 // budget), counting each distinct value once.
 int32_t vkp__group_epilogue_inputs(const vkp_graph_t *graph,
                                    const vkp__group_t *group);
-// Number of bindings the anchor's own kernel needs (without the epilogue).
-int32_t vkp__anchor_bindings(const vkp_graph_t *graph, int32_t anchor);
+// Number of bindings the anchor's own kernel needs (without the epilogue),
+// its split inputs and destination counted by their parts.
+int32_t vkp__anchor_bindings(const vkp_graph_t *graph, int32_t anchor,
+                             uint64_t part_bytes);
 
 // Emits the kernel of `group`. For a concat anchor `part` selects the input
 // (one dispatch per input); otherwise it is 0.
