@@ -163,8 +163,9 @@ typedef struct vkp__plan_t {
   vkp__dispatch_plan_t *dispatches;
   int32_t n_dispatches;
   int32_t cap_dispatches;
-  uint64_t part_bytes;      // vkp__kernel_config_t.part_bytes of the device
+  uint64_t part_bytes;      // config.part_bytes
   bool *half;               // per value: a constant kept as float16, or NULL
+  vkp__kernel_config_t config;  // the device's kernel variants
 } vkp__plan_t;
 
 static void vkp__plan_deinit(vkp__plan_t *p) {
@@ -360,7 +361,18 @@ static vkp_status_t vkp__plan_build(vkp__plan_t *p) {
     int32_t k = p->group_of[i];
     if (p->groups[k].root != i) continue;
     int32_t parts = n->op == VKP_OP_CONCAT ? n->n_inputs : 1;
-    for (int32_t part = 0; part < parts; ++part) {
+    // Split-K: part 0 writes the partial sums (not a graph value), part 1
+    // reduces them into the group's output.
+    const vkp_node_t *anchor = p->groups[k].anchor >= 0 ? &g->nodes[p->groups[k].anchor] : NULL;
+    bool split_k = anchor && vkp__spv_split_k(g, anchor, &p->config, NULL, NULL) > 1;
+    if (split_k) {
+      parts = 2;
+      VKP_RETURN_IF_ERROR(vkp__add_dispatch(
+          p, (vkp__dispatch_plan_t){.group = k, .part = 0,
+                                    .dst_value = VKP__SPLITK_PARTIALS, .dst_output = -1,
+                                    .copy_src = -1}));
+    }
+    for (int32_t part = split_k ? 1 : 0; part < parts; ++part) {
       if (n->op == VKP_OP_CONCAT) {
         const vkp_value_t *in = &g->values[n->inputs[part]];
         bool in_empty = false;
@@ -403,6 +415,7 @@ typedef struct vkp__layout_t {
   vkp__class_t *classes;   // indexed by class root value
   int32_t *output_buffer;  // per graph output index
   int32_t scratch_buffer;  // -1 when there is none
+  uint64_t partials_offset;  // split-K partial sums, at the scratch's end
 } vkp__layout_t;
 
 static void vkp__layout_deinit(vkp__layout_t *l) {
@@ -473,9 +486,16 @@ static vkp_status_t vkp__layout_build(vkp__plan_t *p,
     l->classes[c].buffer = l->n_buffers++;
   }
   // Liveness of every class over the dispatch order.
+  uint64_t partials = 0;  // the largest split-K partial sums
   for (int32_t d = 0; d < p->n_dispatches; ++d) {
     const vkp__dispatch_plan_t *dp = &p->dispatches[d];
-    vkp__touch(&l->classes[vkp__find(p->parent, dp->dst_value)], d);
+    if (dp->dst_value == VKP__SPLITK_PARTIALS) {
+      uint64_t bytes = 0;
+      vkp__spv_split_k(g, &g->nodes[p->groups[dp->group].anchor], &p->config, NULL, &bytes);
+      if (bytes > partials) partials = bytes;
+    } else {
+      vkp__touch(&l->classes[vkp__find(p->parent, dp->dst_value)], d);
+    }
     if (dp->group < 0) {
       vkp__touch(&l->classes[vkp__find(p->parent, dp->copy_src)], d);
       continue;
@@ -528,8 +548,13 @@ static vkp_status_t vkp__layout_build(vkp__plan_t *p,
   for (int32_t v = 0; v < nv; ++v)
     empty_read |= l->classes[v].first >= 0 && l->classes[v].bytes == 0;
   if (empty_read && scratch_size < 4) scratch_size = 4;
+  // Split-K partial sums live past every placed class, so they overlap no
+  // value; consecutive split GEMMs share them (the runtime orders
+  // dispatches whose bindings overlap).
+  l->partials_offset = (scratch_size + align - 1) / align * align;
+  if (partials) scratch_size = l->partials_offset + partials;
   l->scratch_buffer = -1;
-  if (n_placed || empty_read) {
+  if (n_placed || empty_read || partials) {
     l->scratch_buffer = l->n_buffers;
     l->buffers[l->n_buffers++] =
         (vkp_spirv_buffer_t){VKP_SPIRV_BUFFER_SCRATCH, -1, scratch_size};
@@ -545,9 +570,15 @@ static vkp_status_t vkp__layout_build(vkp__plan_t *p,
 // part_bytes each.
 static vkp_status_t vkp__binding_for(const vkp__plan_t *p, const vkp__layout_t *l,
                                      const vkp_spirv_device_info_t *device,
-                                     int32_t value, int32_t output_index,
+                                     int32_t group, int32_t value, int32_t output_index,
                                      uint32_t part, uint32_t parts,
                                      vkp_spirv_binding_t *out) {
+  if (value == VKP__SPLITK_PARTIALS) {
+    *out = (vkp_spirv_binding_t){l->scratch_buffer, l->partials_offset, 0};
+    vkp__spv_split_k(p->g, &p->g->nodes[p->groups[group].anchor], &p->config, NULL,
+                     &out->range);
+    return NULL;
+  }
   const vkp_value_t *v = &p->g->values[value];
   uint64_t bytes = vkp__stored_bytes(p, value);
   if (output_index >= 0) {
@@ -630,9 +661,7 @@ static vkp_status_t vkp__emit_dispatches(vkp__plan_t *p, vkp__layout_t *l,
                                          const vkp_compile_options_t *options,
                                          vkp_spirv_program_t *prog) {
   const vkp_graph_t *g = p->g;
-  vkp__kernel_config_t config;
-  vkp__kernel_config_init(&config, device);
-  config.half_values = p->half;
+  const vkp__kernel_config_t config = p->config;
   if (options && options->dump_dir && mkdir(options->dump_dir, 0777) != 0 &&
       errno != EEXIST)
     return vkp_status_make(VKP_STATUS_IO_ERROR, "creating '%s': %s",
@@ -665,11 +694,12 @@ static vkp_status_t vkp__emit_dispatches(vkp__plan_t *p, vkp__layout_t *l,
     if (!st && !d->bindings) st = VKP_OOM("bindings");
     int32_t slot = 0;
     for (uint32_t q = 0; q < kernel.out_parts && !st; ++q)
-      st = vkp__binding_for(p, l, device, dp->dst_value, dp->dst_output, q,
+      st = vkp__binding_for(p, l, device, dp->group, dp->dst_value, dp->dst_output, q,
                             kernel.out_parts, &d->bindings[slot++]);
     for (int32_t j = 0; j < kernel.n_inputs && !st; ++j)
       for (uint32_t q = 0; q < kernel.parts[j] && !st; ++q)
-        st = vkp__binding_for(p, l, device, kernel.inputs[j], -1, q, kernel.parts[j],
+        st = vkp__binding_for(p, l, device, dp->group, kernel.inputs[j], -1, q,
+                              kernel.parts[j],
                               &d->bindings[slot++]);
     if (!st)
       st = vkp__spirv_compile(compiler, kernel.glsl, d->name, &d->code,
@@ -700,13 +730,14 @@ vkp_status_t vkp_spirv_codegen(const vkp_graph_t *graph,
                              graph->nodes[i].name,
                              vkp_op_name(graph->nodes[i].op), reason);
   }
-  vkp__kernel_config_t config;
-  vkp__kernel_config_init(&config, device);
-  vkp__plan_t plan = {.g = graph, .part_bytes = config.part_bytes};
+  vkp__plan_t plan = {.g = graph};
+  vkp__kernel_config_init(&plan.config, device);
+  plan.part_bytes = plan.config.part_bytes;
   vkp__layout_t layout = {0};
   vkp_spirv_program_t *prog = vkp__calloc(1, sizeof(*prog));
   vkp_status_t st = prog ? NULL : VKP_OOM("program");
   if (!st) st = vkp__plan_precision(&plan, device, options);
+  plan.config.half_values = plan.half;
   if (!st) st = vkp__plan_build(&plan);
   if (!st) st = vkp__layout_build(&plan, device, &layout);
   if (!st) {

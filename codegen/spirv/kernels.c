@@ -84,6 +84,67 @@ void vkp__kernel_config_init(vkp__kernel_config_t *config,
   uint64_t align = device->min_storage_alignment > 16 ? device->min_storage_alignment : 16;
   config->part_bytes = device->max_storage_range / align * align;
   config->half_values = NULL;
+  config->split_k = -1;
+  const char *split = getenv("VKPIPE_SPIRV_SPLITK");
+  if (split && strcmp(split, "on") == 0) config->split_k = 1;
+  if (split && strcmp(split, "off") == 0) config->split_k = 0;
+  config->split_k_groups = device->device_type == VKP__DEVICE_TYPE_CPU ? 8 : 128;
+}
+
+// The [batch, m, n] product and its depth k of MatMul/Gemm `n`.
+static void vkp__gemm_shape(const vkp_graph_t *g, const vkp_node_t *n, int64_t *m,
+                            int64_t *nn, int64_t *k, int64_t *batch) {
+  const vkp_value_t *a = vkp__spv_input(g, n, 0), *b = vkp__spv_input(g, n, 1);
+  const vkp_value_t *y = &g->values[n->outputs[0]];
+  *batch = 1;
+  if (n->op == VKP_OP_GEMM) {
+    bool ta = vkp_node_int(n, "transA") != 0, tb = vkp_node_int(n, "transB") != 0;
+    *m = ta ? a->shape[1] : a->shape[0];
+    *k = ta ? a->shape[0] : a->shape[1];
+    *nn = tb ? b->shape[0] : b->shape[1];
+    return;
+  }
+  *k = a->shape[a->rank - 1];
+  *m = a->rank >= 2 ? a->shape[a->rank - 2] : 1;
+  *nn = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
+  int32_t out_batch_rank = y->rank - (a->rank >= 2) - (b->rank >= 2);
+  for (int32_t d = 0; d < out_batch_rank; ++d) *batch *= y->shape[d];
+}
+
+uint32_t vkp__spv_split_k(const vkp_graph_t *g, const vkp_node_t *n,
+                          const vkp__kernel_config_t *config, uint64_t *out_kslice,
+                          uint64_t *out_partial_bytes) {
+  int64_t m, nn, k, batch;
+  if (out_kslice) *out_kslice = 0;
+  if (out_partial_bytes) *out_partial_bytes = 0;
+  if ((n->op != VKP_OP_MATMUL && n->op != VKP_OP_GEMM) || config->split_k == 0) return 1;
+  vkp__gemm_shape(g, n, &m, &nn, &k, &batch);
+  uint64_t slices = 1, unit = 64;
+  if (config->split_k > 0) {
+    if (k < 32) return 1;
+    slices = (uint64_t)(k + 15) / 16;
+    if (slices > 4) slices = 4;
+    unit = 16;
+  } else {
+    uint64_t tiles = (uint64_t)((m + 63) / 64) * (uint64_t)((nn + 63) / 64) * (uint64_t)batch;
+    if (k < 1024 || tiles >= config->split_k_groups) return 1;
+    slices = config->split_k_groups / tiles;
+    if (slices > (uint64_t)k / 256) slices = (uint64_t)k / 256;
+    if (slices > 32) slices = 32;
+  }
+  uint64_t total = (uint64_t)(batch * m * nn);
+  // The partial sums must fit one binding and the grid's z dimension.
+  while (slices > 1 && ((config->part_bytes && slices * total * 4 > config->part_bytes) ||
+                        slices * (uint64_t)batch > 65535))
+    --slices;
+  if (slices < 2) return 1;
+  uint64_t kslice = ((uint64_t)k + slices - 1) / slices;
+  kslice = (kslice + unit - 1) / unit * unit;  // tiled: a multiple of BK
+  slices = ((uint64_t)k + kslice - 1) / kslice;  // no empty slice
+  if (slices < 2) return 1;
+  if (out_kslice) *out_kslice = kslice;
+  if (out_partial_bytes) *out_partial_bytes = slices * total * 4;
+  return (uint32_t)slices;
 }
 
 uint32_t vkp__spv_parts(uint64_t bytes, uint64_t part_bytes) {
@@ -343,12 +404,18 @@ static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
   uint64_t part = e->config->part_bytes;
   uint32_t binding = 0;
   k->out_parts = 1;
-  if (e->g && e->group->root >= 0)
+  if (e->out_bytes)
+    k->out_parts = vkp__spv_parts(e->out_bytes, part);
+  else if (e->g && e->group->root >= 0)
     k->out_parts = vkp__spv_parts(
         vkp__value_size(&e->g->values[e->g->nodes[e->group->root].outputs[0]]), part);
   uint64_t total = k->out_parts;
   for (int32_t i = 0; i < k->n_inputs; ++i) {
-    uint64_t bytes = e->g ? vkp__value_size(&e->g->values[k->inputs[i]]) : 0;
+    uint64_t bytes = 0;
+    if (k->inputs[i] == VKP__SPLITK_PARTIALS)
+      vkp__spv_split_k(e->g, &e->g->nodes[e->group->anchor], e->config, NULL, &bytes);
+    else if (e->g)
+      bytes = vkp__value_size(&e->g->values[k->inputs[i]]);
     if (vkp__is_half(e, k->inputs[i])) bytes /= 2;
     k->parts[i] = vkp__spv_parts(bytes, part);
     total += k->parts[i];
@@ -386,7 +453,8 @@ static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
   for (int32_t i = 0; i < k->n_inputs; ++i) {
     // Integer inputs (gather's indices) are read as 32-bit words: an int32
     // per word, an int64 as two, low word first.
-    vkp_dtype_t dt = e->g ? e->g->values[k->inputs[i]].dtype : VKP_DTYPE_FLOAT32;
+    vkp_dtype_t dt = e->g && k->inputs[i] >= 0 ? e->g->values[k->inputs[i]].dtype
+                                                 : VKP_DTYPE_FLOAT32;
     bool words = dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64;
     bool half = vkp__is_half(e, k->inputs[i]);
     const char *type = words ? "uint" : dt == VKP_DTYPE_BOOL ? "uint8_t" : "float";
@@ -444,7 +512,7 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
                            : VKP_DTYPE_FLOAT32;
   bool bytes = out_dt == VKP_DTYPE_BOOL;
   for (int32_t i = 0; i < k->n_inputs && e->g; ++i)
-    bytes |= e->g->values[k->inputs[i]].dtype == VKP_DTYPE_BOOL;
+    bytes |= k->inputs[i] >= 0 && e->g->values[k->inputs[i]].dtype == VKP_DTYPE_BOOL;
   if (bytes) vkp__sb_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
   bool half = false;
   for (int32_t i = 0; i < k->n_inputs; ++i) half |= vkp__is_half(e, k->inputs[i]);
@@ -578,7 +646,17 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__sb_printf(s, "#define B_OFF(k, n) ((k) * %lldu + (n) * %lldu)\n",
                  (long long)b_sk, (long long)b_sn);
   vkp__sb_append(s, "float vkp_gemm_finish(float acc, uint m, uint n) {\n  return ");
-  if (n->op == VKP_OP_GEMM) {
+  uint64_t kslice = 0;
+  uint32_t ksplit = vkp__spv_split_k(g, n, e->config, &kslice, NULL);
+  if (e->splitk_phase == 1) {
+    // Partial sums: the raw dot product of one K slice, stored at slice
+    // vkp_ks of the [KSPLIT, BATCH, M, N] partials.
+    vkp__sb_append(s, "acc;\n}\n");
+    vkp__spv_define_u(s, "KSPLIT", ksplit);
+    vkp__spv_define_u(s, "KSLICE", kslice);
+    vkp__sb_printf(s, "#undef STORE\n#define STORE(o, v) OUT[(o) + vkp_ks * %lluu] = (v)\n",
+                   (unsigned long long)(batch * m * nn));
+  } else if (n->op == VKP_OP_GEMM) {
     vkp__sb_float(s, vkp_node_float(n, "alpha"));
     vkp__sb_append(s, " * acc");
     const vkp_value_t *c = vkp__spv_input(g, n, 2);
@@ -592,20 +670,32 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
       }
       vkp__sb_append(s, " + ");
       vkp__sb_float(s, vkp_node_float(n, "beta"));
-      vkp__sb_printf(s, " * IN2[m * %lldu + n * %lldu]", (long long)c_sm,
-                     (long long)c_sn);
+      vkp__sb_printf(s, " * IN%d[m * %lldu + n * %lldu]", e->splitk_phase == 2 ? 1 : 2,
+                     (long long)c_sm, (long long)c_sn);
     }
   } else {
     vkp__sb_append(s, "acc");
   }
-  vkp__sb_append(s, ";\n}\n");
+  if (e->splitk_phase != 1) vkp__sb_append(s, ";\n}\n");
+  if (e->splitk_phase == 2) {
+    vkp__spv_define_u(s, "TOTAL", (uint64_t)(batch * m * nn));
+    vkp__spv_define_u(s, "KSPLIT", ksplit);
+    vkp__spv_grid_1d(e, (uint64_t)(batch * m * nn));
+    vkp__spv_template(e, "gemm_splitk_reduce");
+    return;
+  }
+  if (e->splitk_phase == 0) {
+    vkp__spv_define_u(s, "KSPLIT", 1);
+    vkp__spv_define_u(s, "KSLICE", (uint64_t)k);
+    ksplit = 1;
+  }
   if (e->config->gemm_tiled) {
     e->k->local_size[0] = 16;
     e->k->local_size[1] = 16;
     e->k->local_size[2] = 1;
     e->k->groups[0] = (uint32_t)((nn + 63) / 64);
     e->k->groups[1] = (uint32_t)((m + 63) / 64);
-    e->k->groups[2] = (uint32_t)batch;
+    e->k->groups[2] = (uint32_t)(batch * ksplit);
     vkp__spv_template(e, "gemm_tiled");
   } else {
     e->k->local_size[0] = 8;
@@ -613,7 +703,7 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
     e->k->local_size[2] = 1;
     e->k->groups[0] = (uint32_t)((nn + 63) / 64);
     e->k->groups[1] = (uint32_t)((m + 63) / 64);
-    e->k->groups[2] = (uint32_t)batch;
+    e->k->groups[2] = (uint32_t)(batch * ksplit);
     vkp__spv_template(e, "gemm_blocked");
   }
 }
@@ -869,9 +959,26 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
   vkp__sb_init(&e.body);
   const vkp_node_t *anchor = group->anchor >= 0 ? &g->nodes[group->anchor] : NULL;
   vkp_status_t st = NULL;
+  vkp__group_t bare;  // split-K partial sums: the anchor without its epilogue
+  if (anchor && vkp__spv_split_k(g, anchor, config, NULL, NULL) > 1) {
+    e.splitk_phase = part == 0 ? 1 : 2;
+    if (part == 0) {
+      bare = *group;
+      bare.n_members = 0;
+      e.group = &bare;
+      vkp__spv_split_k(g, anchor, config, NULL, &e.out_bytes);
+    }
+  }
   // The anchor's own inputs come first (IN0, IN1, ...).
   if (anchor && anchor->op == VKP_OP_CONCAT) {
     vkp__bind_input(out_kernel, anchor->inputs[part]);
+  } else if (e.splitk_phase == 1) {
+    vkp__bind_input(out_kernel, anchor->inputs[0]);
+    vkp__bind_input(out_kernel, anchor->inputs[1]);
+  } else if (e.splitk_phase == 2) {
+    vkp__bind_input(out_kernel, VKP__SPLITK_PARTIALS);
+    if (anchor->n_inputs > 2 && anchor->inputs[2] >= 0)
+      vkp__bind_input(out_kernel, anchor->inputs[2]);
   } else if (anchor) {
     for (int32_t i = 0; i < anchor->n_inputs; ++i)
       if (anchor->inputs[i] >= 0) vkp__bind_input(out_kernel, anchor->inputs[i]);

@@ -25,6 +25,12 @@
 //     (conv2d.comp) is faster (lavapipe: 4x on a 3x3 output); grouped and
 //     depthwise convolutions always use the direct kernel.
 //     VKPIPE_SPIRV_CONV=gemm|direct forces either for every group-1 conv.
+//   - Split-K: a MatMul/Gemm whose 64 x 64 tiles (times batch) fill fewer
+//     than split_k_groups workgroups (128 on GPUs, 8 on CPU devices) while
+//     K >= 1024 splits K into up to 32 slices of >= 256 (multiples of 64),
+//     partial sums in scratch, then a reduction dispatch (see
+//     vkp__spv_split_k). VKPIPE_SPIRV_SPLITK=on splits every GEMM with
+//     K >= 32 into <= 4 slices (tests); =off never splits.
 //   - Row kernels (softmax, layer_norm, reduce_*, global_avg_pool) run one
 //     invocation per row, barrier-free (softmax.comp, layer_norm.comp,
 //     reduce.comp), except on non-CPU devices for rows of >= 64 elements:
@@ -70,7 +76,25 @@ typedef struct vkp__kernel_config_t {
                           // down to the offset alignment); 0: never split
   const bool *half_values;  // per value: kept as float16 (--precision fp16,
                             // read through LD<i> as float); NULL: none
+  int split_k;            // split-K GEMMs: 1 always (K >= 32), 0 never, -1 by
+                          // shape (VKPIPE_SPIRV_SPLITK=on|off; see above)
+  uint32_t split_k_groups;  // workgroups a GEMM should fill (by device type)
 } vkp__kernel_config_t;
+
+// Input index of the split-K partial sums in vkp__kernel_t.inputs (not a
+// graph value): the [KSPLIT, BATCH, M, N] float32 region the codegen places
+// at the end of the scratch buffer.
+#define VKP__SPLITK_PARTIALS (-2)
+
+// How many K slices the MatMul/Gemm `n` runs as (1: no split-K), with the
+// slice length and the bytes of its partial sums. Split-K runs as two
+// dispatches: part 0 writes each slice's partial products
+// (gemm_blocked/gemm_tiled over K range [ks * KSLICE, (ks+1) * KSLICE)),
+// part 1 (gemm_splitk_reduce.comp) adds them in slice order and applies
+// alpha, beta * C and the fused epilogue.
+uint32_t vkp__spv_split_k(const vkp_graph_t *g, const vkp_node_t *n,
+                          const vkp__kernel_config_t *config, uint64_t *out_kslice,
+                          uint64_t *out_partial_bytes);
 
 typedef struct vkp__kernel_t {
   char *glsl;                  // owned (vkp__free)
@@ -126,6 +150,9 @@ typedef struct vkp__emit_t {
   vkp__sb_t body;     // op defines + template
   vkp__kernel_t *k;
   int32_t n_anchor_inputs;
+  int splitk_phase;       // 0: no split-K; 1: partial sums; 2: their reduction
+  uint64_t out_bytes;     // the destination's bytes when not the root value
+                          // (split-K partials); 0: the root's
 } vkp__emit_t;
 
 typedef vkp_status_t (*vkp__spv_emit_fn)(vkp__emit_t *e, const vkp_node_t *anchor);

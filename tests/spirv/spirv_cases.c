@@ -237,6 +237,14 @@ MATMUL_CASE(matmul_batch_2x3x17x9_9x11, 4, S(2, 3, 17, 9), 2, S(9, 11))
 MATMUL_CASE(matmul_bcast_3x1x4x5_2x5x3, 4, S(3, 1, 4, 5), 3, S(2, 5, 3))
 MATMUL_CASE(matmul_vec_13_13x5, 1, S(13), 2, S(13, 5))
 MATMUL_CASE(matmul_4x13_vec_13, 2, S(4, 13), 1, S(13))
+// Skinny (one 64 x 64 tile, K = 4096): split-K by shape on every device;
+// positive inputs so that the sum of 4096 terms has no cancellation (the
+// relative tolerance then bounds the reordering of float32 additions).
+BEGIN(matmul_skinny_2x4096x64)
+const char *x = IN(b, 2, S(2, 4096));
+const char *w = CST_RANGE(b, 2, S(4096, 64), 0.01f, 1.0f);
+const char *y = NODE(b, VKP_OP_MATMUL, 2, L(x, w), 0, NULL);
+END(y)
 
 #define GEMM_CASE(case_name, ta, tb, sa, sb, rc, sc)                        \
   BEGIN(case_name)                                                          \
@@ -799,6 +807,7 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(matmul_bcast_3x1x4x5_2x5x3, -1.0f, 1.0f, 1),
     CASE(matmul_vec_13_13x5, -1.0f, 1.0f, 1),
     CASE(matmul_4x13_vec_13, -1.0f, 1.0f, 1),
+    CASE(matmul_skinny_2x4096x64, 0.01f, 1.0f, 2),  // no cancellation over K
     CASE(gemm_plain_5x7x3, -1.0f, 1.0f, 1),
     CASE(gemm_tA_bias_n, -1.0f, 1.0f, 1),
     CASE(gemm_tB_bias_m1, -1.0f, 1.0f, 1),

@@ -416,3 +416,42 @@ Test(spirv_codegen, fp16_weights, .timeout = 60) {
   vkp_status_free(st);
   vkp_graph_destroy(g);
 }
+
+// Split-K by shape: a skinny product (M = 2, N = 64, K = 4096: one 64 x 64
+// tile) runs as partial sums over K slices plus a reduction (two dispatches,
+// the partials in scratch past every value): 16 slices of 256 on a GPU
+// (128 workgroups wanted), 8 of 512 on a CPU device (8 wanted); one dispatch
+// with VKPIPE_SPIRV_SPLITK=off, or for a product that fills the device.
+Test(spirv_codegen, split_k_by_shape, .timeout = 60) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  unsetenv("VKPIPE_SPIRV_SPLITK");
+  vkp_graph_t *g = build_case("matmul_skinny_2x4096x64", &rng);
+  const vkp_spirv_device_info_t *devices[2] = {&gpu_like, &lavapipe_like};
+  const uint32_t slices[2] = {16, 8};
+  for (int d = 0; d < 2; ++d) {
+    vkp_spirv_program_t *p = NULL;
+    VKP_TEST_OK(vkp_spirv_codegen(g, devices[d], NULL, &p));
+    cr_assert_eq(p->n_dispatches, 2);
+    const vkp_spirv_dispatch_t *partial = &p->dispatches[0], *reduce = &p->dispatches[1];
+    cr_assert_eq(partial->groups[2], slices[d]);
+    cr_assert_eq(partial->bindings[0].range, slices[d] * 2u * 64u * 4u);
+    cr_assert_eq(reduce->n_bindings, 2);
+    cr_assert_eq(reduce->bindings[1].buffer, partial->bindings[0].buffer);
+    cr_assert_eq(reduce->bindings[1].offset, partial->bindings[0].offset);
+    cr_assert_eq(p->buffers[partial->bindings[0].buffer].kind, VKP_SPIRV_BUFFER_SCRATCH);
+    vkp_spirv_program_destroy(p);
+  }
+  setenv("VKPIPE_SPIRV_SPLITK", "off", 1);
+  vkp_spirv_program_t *p = NULL;
+  VKP_TEST_OK(vkp_spirv_codegen(g, &gpu_like, NULL, &p));
+  cr_assert_eq(p->n_dispatches, 1);
+  vkp_spirv_program_destroy(p);
+  unsetenv("VKPIPE_SPIRV_SPLITK");
+  vkp_graph_destroy(g);
+  g = build_case("matmul_65x67x33", &rng);  // K = 67: never split by shape
+  VKP_TEST_OK(vkp_spirv_codegen(g, &gpu_like, NULL, &p));
+  cr_assert_eq(p->n_dispatches, 1);
+  vkp_spirv_program_destroy(p);
+  vkp_graph_destroy(g);
+}

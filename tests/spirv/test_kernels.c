@@ -204,3 +204,27 @@ Test(spirv_kernels, fp16_weights, .timeout = 300) {
       compare_case_with(&vkp_spirv_cases[i], &fp16, FP16_RTOL, FP16_ATOL);
   unsetenv("VKPIPE_VK_MAX_BINDING");
 }
+
+// Split-K (VKPIPE_SPIRV_SPLITK=on: every GEMM with K >= 32 in <= 4 slices of
+// partial sums, then the reduction with alpha, beta * C and the epilogue),
+// both GEMM tilings, with float32 and float16 weights and split bindings.
+Test(spirv_kernels, split_k_variant, .timeout = 300) {
+  setenv("VKPIPE_SPIRV_SPLITK", "on", 1);
+  const char *gemm_variants[] = {"blocked", "tiled"};
+  for (int v = 0; v < 2; ++v) {
+    setenv("VKPIPE_SPIRV_GEMM", gemm_variants[v], 1);
+    for (int i = 0; i < vkp_spirv_case_count; ++i) {
+      const char *n = vkp_spirv_cases[i].name;
+      if (strncmp(n, "matmul", 6) == 0 || strncmp(n, "gemm", 4) == 0 ||
+          strncmp(n, "fuse_matmul", 11) == 0 || strncmp(n, "fuse_gemm", 9) == 0)
+        compare_case(&vkp_spirv_cases[i]);
+    }
+  }
+  unsetenv("VKPIPE_SPIRV_GEMM");
+  vkp_compile_options_t fp16 = {.precision = VKP_PRECISION_FP16};
+  for (int i = 0; i < vkp_spirv_case_count; ++i)
+    if (strcmp(vkp_spirv_cases[i].name, "fuse_matmul_bias_relu") == 0)
+      compare_case_with(&vkp_spirv_cases[i], &fp16, FP16_RTOL, FP16_ATOL);
+  split_case("matmul_65x67x33", "8192");
+  unsetenv("VKPIPE_SPIRV_SPLITK");
+}
