@@ -22,11 +22,14 @@
 //     conv_gemm_blocked.comp: weights [M, C*KH*KW] times the input gathered
 //     on the fly, no im2col buffer). Its tiles are 64 pixels wide, so below
 //     half a tile most of the work is wasted and the direct kernel
-//     (conv2d.comp) is faster (lavapipe: 4x on a 3x3 output); grouped and
-//     depthwise convolutions always use the direct kernel.
+//     (conv2d.comp) is faster (lavapipe: 4x on a 3x3 output); grouped
+//     convolutions always use the direct kernel, depthwise ones (group = C)
+//     conv_depthwise.comp (4 output columns per invocation);
+//     VKPIPE_SPIRV_DEPTHWISE=direct gives them the direct kernel.
 //     VKPIPE_SPIRV_CONV=gemm|direct forces either for every group-1 conv.
 //   - Split-K: a MatMul/Gemm whose 64 x 64 tiles (times batch) fill fewer
-//     than split_k_groups workgroups (128 on GPUs, 8 on CPU devices) while
+//     than split_k_groups workgroups (128 on GPUs; 0 on CPU devices, where
+//     it measured slower, so only VKPIPE_SPIRV_SPLITK=on splits) while
 //     K >= 1024 splits K into up to 32 slices of >= 256 (multiples of 64),
 //     partial sums in scratch, then a reduction dispatch (see
 //     vkp__spv_split_k). VKPIPE_SPIRV_SPLITK=on splits every GEMM with
@@ -79,6 +82,8 @@ typedef struct vkp__kernel_config_t {
   int split_k;            // split-K GEMMs: 1 always (K >= 32), 0 never, -1 by
                           // shape (VKPIPE_SPIRV_SPLITK=on|off; see above)
   uint32_t split_k_groups;  // workgroups a GEMM should fill (by device type)
+  bool depthwise;         // depthwise convs use conv_depthwise.comp
+                          // (VKPIPE_SPIRV_DEPTHWISE=direct: conv2d.comp)
 } vkp__kernel_config_t;
 
 // Input index of the split-K partial sums in vkp__kernel_t.inputs (not a

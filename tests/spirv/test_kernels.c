@@ -228,3 +228,13 @@ Test(spirv_kernels, split_k_variant, .timeout = 300) {
   split_case("matmul_65x67x33", "8192");
   unsetenv("VKPIPE_SPIRV_SPLITK");
 }
+
+// Depthwise convolutions through the generic direct kernel too (the default,
+// conv_depthwise.comp, runs in vs_ref and fp16_weights).
+Test(spirv_kernels, depthwise_direct_variant, .timeout = 120) {
+  setenv("VKPIPE_SPIRV_DEPTHWISE", "direct", 1);
+  for (int i = 0; i < vkp_spirv_case_count; ++i)
+    if (strncmp(vkp_spirv_cases[i].name, "conv_depthwise", 14) == 0)
+      compare_case(&vkp_spirv_cases[i]);
+  unsetenv("VKPIPE_SPIRV_DEPTHWISE");
+}
