@@ -131,6 +131,7 @@ vkp_status_t vkp_artifact_build(const vkp_plan_t *plan,
     vkp_compile_options_t opts = {0};
     if (info && info->stage_compile_options) opts = info->stage_compile_options[s];
     if (opts.threads == 0) opts.threads = stage->threads;
+    if (opts.precision == VKP_PRECISION_FP32) opts.precision = stage->precision;
     if (!opts.cpu_affinity) {
       opts.cpu_affinity = stage->cpu_affinity;
       opts.n_cpu_affinity = stage->n_cpu_affinity;

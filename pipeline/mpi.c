@@ -1165,6 +1165,7 @@ static vkp_status_t vkp__registry_load(void *arg, const vkp_plan_t *plan,
   } else {
     vkp_compile_options_t copts = {0};
     copts.threads = ps->threads;
+    copts.precision = ps->precision;
     VKP_RETURN_IF_ERROR(vkp_target_check_graph(*out_target, ps->graph));
     VKP_RETURN_IF_ERROR(
         (*out_target)->vtable->compiler.compile(*out_target, ps->graph, &copts, blob));

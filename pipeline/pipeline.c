@@ -530,6 +530,7 @@ static vkp_status_t vkp__pipeline_create_impl(const vkp_plan_t *plan,
       if (options && options->stage_compile_options)
         copts = options->stage_compile_options[s];
       if (copts.threads == 0) copts.threads = ps->threads;
+      if (copts.precision == VKP_PRECISION_FP32) copts.precision = ps->precision;
       if (!copts.cpu_affinity) {
         copts.cpu_affinity = ps->cpu_affinity;
         copts.n_cpu_affinity = ps->n_cpu_affinity;

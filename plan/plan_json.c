@@ -98,6 +98,8 @@ vkp_status_t vkp__plan_json_write(const vkp_plan_t *plan, const vkp__plan_codec_
     }
     // Written only when set, so plans without ranks read as they always did.
     if (ok && st->rank) ok = cJSON_AddNumberToObject(o, "rank", st->rank) != NULL;
+    if (ok && st->precision != VKP_PRECISION_FP32)
+      ok = cJSON_AddStringToObject(o, "precision", vkp_precision_name(st->precision)) != NULL;
     if (ok && st->n_fallbacks) {
       cJSON *fb = cJSON_AddArrayToObject(o, "fallbacks");
       ok = fb != NULL;
@@ -365,6 +367,11 @@ static vkp_status_t vkp__read_stage(vkp__plan_reader_t *r, vkp_plan_t *plan,
     VKP_RETURN_IF_ERROR(vkp__string_item(e, "reason", true, "a fallback", &reason));
     VKP_RETURN_IF_ERROR(vkp_plan_add_fallback(plan, idx, node, instead_of, reason));
   }
+  const cJSON *precision = cJSON_GetObjectItemCaseSensitive(o, "precision");
+  if (precision && (!cJSON_IsString(precision) ||
+                    !vkp_precision_parse(precision->valuestring, &s->precision)))
+    return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                           "stage '%s': \"precision\" must be \"fp32\" or \"fp16\"", name);
   const cJSON *threads = cJSON_GetObjectItemCaseSensitive(o, "threads");
   if (threads) {
     if (!cJSON_IsNumber(threads) || threads->valuedouble < 0 ||

@@ -26,6 +26,18 @@ vkp_status_t vkp_blob_alloc(vkp_blob_t *blob, size_t size) {
   return blob->data ? NULL : VKP_OOM("compiled blob");
 }
 
+const char *vkp_precision_name(vkp_precision_t precision) {
+  return precision == VKP_PRECISION_FP16 ? "fp16" : "fp32";
+}
+
+bool vkp_precision_parse(const char *text, vkp_precision_t *out_precision) {
+  if (!text) return false;
+  if (strcmp(text, "fp32") == 0) *out_precision = VKP_PRECISION_FP32;
+  else if (strcmp(text, "fp16") == 0) *out_precision = VKP_PRECISION_FP16;
+  else return false;
+  return true;
+}
+
 void vkp_blob_deinit(vkp_blob_t *blob) {
   if (!blob) return;
   vkp__free(blob->data);

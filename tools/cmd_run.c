@@ -93,7 +93,12 @@ static vkp_status_t vkp__run_plan(const vkp__run_args_t *args, const vkp_plan_t 
                                   const vkp_artifact_t *art) {
   vkp_compile_options_t *copts = vkp__calloc((size_t)plan->n_stages + 1, sizeof(*copts));
   if (!copts) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
-  for (int32_t s = 0; s < plan->n_stages; ++s) copts[s] = args->options;
+  // The precision is --precision, or else the plan's, per stage.
+  for (int32_t s = 0; s < plan->n_stages; ++s) {
+    copts[s] = args->options;
+    if (copts[s].precision == VKP_PRECISION_FP32)
+      copts[s].precision = plan->stages[s].precision;
+  }
   vkp_pipeline_options_t opt = {.stage_compile_options = copts};
   vkp_pipeline_t *pipe = NULL;
   vkp_value_t *in_values = NULL, *out_values = NULL;
@@ -144,6 +149,10 @@ static vkp_status_t vkp__plan_auto(const vkp__run_args_t *args, const vkp_graph_
     st = vkp_partition_create(graph, *out_registry, profile, &popt, &part);
   }
   if (!st) st = vkp_partition_to_plan(part, graph->name, out_plan);
+  // --precision applies to every stage: a target that cannot keep it
+  // refuses the stage with its reason (there is no silent float32 stage).
+  for (int32_t s = 0; !st && s < (*out_plan)->n_stages; ++s)
+    (*out_plan)->stages[s].precision = args->options.precision;
   if (!st) {
     const vkp_plan_t *plan = *out_plan;
     fprintf(stdout, "pipeline:");
@@ -240,6 +249,10 @@ static void vkp__run_help(void) {
          "                         \"source\" or graph files) instead of MODEL; a\n"
          "                         plan with ranks runs under mpirun, rank 0\n"
          "                         here, the others in 'vkpipe serve'\n"
+         "  --precision P          fp32 (default) or fp16: float16 storage of\n"
+         "                         matrix and convolution weights, float32\n"
+         "                         arithmetic (vulkan with storageBuffer16BitAccess;\n"
+         "                         other targets refuse it)\n"
          "  --threads N            threads inside a stage, where the target\n"
          "                         supports it (default 1)\n"
          "  --march ARCH           -march for the cpu target's C codegen\n"
@@ -277,7 +290,7 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
     static const char *const with_value[] = {
         "--input", "--output-dir", "--target", "--threads",
         "--march", "--dump-c",     "--dump-spirv", "--stages", "--profile",
-        "--plan", NULL};
+        "--plan", "--precision", NULL};
     bool trust_option;
     int rc = vkp_tool_trust_option("run", argc, argv, &i, &args->trust, &trust_option);
     if (rc) return rc;
@@ -335,6 +348,10 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
         break;
       case 9:
         args->plan = value;
+        break;
+      case 10:
+        if (!vkp_precision_parse(value, &args->options.precision))
+          return vkp_tool_usage_error("run", "--precision '%s' is not fp32 or fp16", value);
         break;
       default:
         if (arg[0] == '-' && arg[1])

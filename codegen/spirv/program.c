@@ -211,7 +211,7 @@ static vkp_status_t vkp__read_program(vkp__reader_t *r,
     uint32_t kind = vkp__get_u32(r);
     b->index = (int32_t)vkp__get_u32(r);
     b->size = vkp__get_u64(r);
-    if (kind > VKP_SPIRV_BUFFER_SCRATCH)
+    if (kind > VKP_SPIRV_BUFFER_CONSTANT_F16)
       return VKP__CORRUPT("buffer %u has kind %u", (unsigned)i, (unsigned)kind);
     b->kind = (vkp_spirv_buffer_kind_t)kind;
     if (b->kind == VKP_SPIRV_BUFFER_SCRATCH ? b->index != -1 : b->index < 0)

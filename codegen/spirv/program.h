@@ -36,6 +36,9 @@ typedef enum vkp_spirv_buffer_kind_t {
   VKP_SPIRV_BUFFER_OUTPUT,    // graph output #index (graph->outputs order)
   VKP_SPIRV_BUFFER_CONSTANT,  // constant: value #index of the graph
   VKP_SPIRV_BUFFER_SCRATCH,   // device-local scratch of `size` bytes
+  VKP_SPIRV_BUFFER_CONSTANT_F16,  // constant #index kept as float16 (2 bytes
+                                  // an element; the runtime converts it at
+                                  // upload): --precision fp16 weights
 } vkp_spirv_buffer_kind_t;
 
 typedef struct vkp_spirv_buffer_t {
@@ -80,6 +83,10 @@ typedef struct vkp_spirv_device_info_t {
   uint64_t min_storage_alignment;  // minStorageBufferOffsetAlignment, bytes
   bool storage_8bit;               // storageBuffer8BitAccess enabled: bool
                                    // tensors (one byte each) can be bound
+  bool storage_16bit;              // storageBuffer16BitAccess enabled:
+                                   // float16 weights (--precision fp16)
+  bool shader_float16;             // shaderFloat16 (reported; the kernels
+                                   // compute in float32)
 } vkp_spirv_device_info_t;
 
 // Does the codegen have a kernel for `op` (on float32 data)?

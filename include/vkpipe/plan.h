@@ -31,6 +31,7 @@
 #include "vkpipe/alloc.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/status.h"
+#include "vkpipe/target.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,6 +66,10 @@ typedef struct vkp_plan_stage_t {
   // n_cpu_affinity]); owned; NULL (the default): not pinned.
   int32_t n_cpu_affinity;
   int32_t *cpu_affinity;
+  // "precision": the storage precision its target compiles it with
+  // (vkp_precision_t; "fp16" keeps a vulkan stage's weights as float16).
+  // Written only when not fp32; a compile option other than fp32 wins.
+  vkp_precision_t precision;
 } vkp_plan_stage_t;
 
 typedef struct vkp_plan_binding_t {

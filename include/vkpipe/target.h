@@ -58,6 +58,21 @@ vkp_status_t vkp_blob_alloc(vkp_blob_t *blob, size_t size) VKP_MUST_USE;
 // Frees the blob's bytes and zeroes it.
 void vkp_blob_deinit(vkp_blob_t *blob);
 
+// The storage precision a stage's weights are kept in (`--precision`).
+// float32 is the default and every target's; a target that cannot honour
+// another precision refuses the compile with a reason (never falls back).
+typedef enum vkp_precision_t {
+  VKP_PRECISION_FP32 = 0,  // float32 storage and arithmetic
+  VKP_PRECISION_FP16,      // float16 storage of matrix/convolution weights,
+                           // float32 arithmetic (vulkan, with
+                           // storageBuffer16BitAccess)
+} vkp_precision_t;
+
+// "fp32" / "fp16".
+const char *vkp_precision_name(vkp_precision_t precision);
+// Parses "fp32" or "fp16"; false for anything else.
+bool vkp_precision_parse(const char *text, vkp_precision_t *out_precision);
+
 // Options a compile honours where it applies; zero-initialised means defaults.
 typedef struct vkp_compile_options_t {
   int32_t threads;        // threads inside a stage (0 or 1: single-threaded)
@@ -70,6 +85,7 @@ typedef struct vkp_compile_options_t {
   // that the process may use them.
   const int32_t *cpu_affinity;
   int32_t n_cpu_affinity;
+  vkp_precision_t precision;  // see vkp_precision_t; 0: float32
 } vkp_compile_options_t;
 
 // A point on a timeline semaphore: wait for or signal `value`. `semaphore` is

@@ -58,6 +58,10 @@ static bool vkp__cpu_supports(const vkp_target_t *target, const vkp_graph_t *gra
 static vkp_status_t vkp__cpu_compile(const vkp_target_t *target, const vkp_graph_t *graph,
                                      const vkp_compile_options_t *options,
                                      vkp_blob_t *out_blob) {
+  if (options && options->precision != VKP_PRECISION_FP32)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "cpu: computes in float32 only; precision %s is a vulkan "
+                           "option", vkp_precision_name(options->precision));
   int32_t threads = options && options->threads > 1 ? options->threads : 1;
   int32_t n_cpus = options && options->cpu_affinity ? options->n_cpu_affinity : 0;
   if (n_cpus < 0 || n_cpus > VKP_CPU_BLOB_MAX_AFFINITY)

@@ -83,6 +83,10 @@ static vkp_status_t vkp__ref_compile(const vkp_target_t *target,
                                      const vkp_graph_t *graph,
                                      const vkp_compile_options_t *options,
                                      vkp_blob_t *out_blob) {
+  if (options && options->precision != VKP_PRECISION_FP32)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "ref: computes in float32 only; precision %s is a vulkan "
+                           "option", vkp_precision_name(options->precision));
   if (!graph->validated)
     return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
                            "ref: graph '%s' is not validated", graph->name);

@@ -291,8 +291,12 @@ static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
     vkGetPhysicalDeviceProperties2(phys, &props2);
     report->subgroup.pNext = NULL;
     report->driver.pNext = NULL;
+    VkPhysicalDeviceVulkan11Features f11 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+    };
     VkPhysicalDeviceVulkan12Features f12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .pNext = &f11,
     };
     VkPhysicalDeviceFeatures2 f2 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
@@ -301,6 +305,8 @@ static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
     vkGetPhysicalDeviceFeatures2(phys, &f2);
     c->timeline_semaphore = f12.timelineSemaphore == VK_TRUE;
     c->storage_8bit = f12.storageBuffer8BitAccess == VK_TRUE;
+    c->storage_16bit = f11.storageBuffer16BitAccess == VK_TRUE;
+    c->shader_float16 = f12.shaderFloat16 == VK_TRUE;
   }
   vkGetPhysicalDeviceMemoryProperties(phys, &report->memory);
   uint32_t nq = 0;
@@ -542,6 +548,8 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
     d->queue_family = families[chosen];
     d->unified_memory = vkp_vk_memory_is_unified(&d->memory) && !options->force_copies;
     d->storage_8bit = reports[chosen].candidate.storage_8bit;
+    d->storage_16bit = reports[chosen].candidate.storage_16bit;
+    d->shader_float16 = reports[chosen].candidate.shader_float16;
   }
   vkp__free(reports);
   vkp__free(cands);
@@ -556,8 +564,13 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
         .queueCount = 1,
         .pQueuePriorities = &priority,
     };
+    VkPhysicalDeviceVulkan11Features f11 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+        .storageBuffer16BitAccess = d->storage_16bit ? VK_TRUE : VK_FALSE,
+    };
     VkPhysicalDeviceVulkan12Features f12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .pNext = &f11,
         .timelineSemaphore = VK_TRUE,
         .storageBuffer8BitAccess = d->storage_8bit ? VK_TRUE : VK_FALSE,
     };

@@ -38,6 +38,8 @@ typedef struct vkp_vk_device_candidate_t {
   uint32_t api_version;
   bool timeline_semaphore;  // feature present
   bool storage_8bit;        // storageBuffer8BitAccess present (bool tensors)
+  bool storage_16bit;       // storageBuffer16BitAccess present (fp16 weights)
+  bool shader_float16;      // shaderFloat16 present (reported, not enabled)
   bool has_compute_queue;
 } vkp_vk_device_candidate_t;
 
@@ -81,6 +83,10 @@ typedef struct vkp_vk_device_t {
   // storageBuffer8BitAccess is enabled: kernels may read and write bool
   // tensors as bytes (comparisons, logic, where).
   bool storage_8bit;
+  // storageBuffer16BitAccess is enabled: kernels may keep weights as
+  // float16 (--precision fp16); shaderFloat16 as the device reports it.
+  bool storage_16bit;
+  bool shader_float16;
   bool validation;
   VkPipelineCache pipeline_cache;
   char *pipeline_cache_path;  // owned; NULL when there is no cache directory

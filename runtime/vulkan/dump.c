@@ -17,6 +17,7 @@ static const char *vkp__vk_buffer_kind(vkp_spirv_buffer_kind_t kind) {
     case VKP_SPIRV_BUFFER_INPUT: return "input";
     case VKP_SPIRV_BUFFER_OUTPUT: return "output";
     case VKP_SPIRV_BUFFER_CONSTANT: return "constant";
+    case VKP_SPIRV_BUFFER_CONSTANT_F16: return "constant (float16)";
     case VKP_SPIRV_BUFFER_SCRATCH: return "scratch";
   }
   return "?";
@@ -47,7 +48,8 @@ vkp_status_t vkp__vulkan_dump(const vkp_target_t *target, const vkp_graph_t *gra
       else if (buf->kind == VKP_SPIRV_BUFFER_OUTPUT && buf->index >= 0 &&
                buf->index < graph->n_outputs)
         name = graph->values[graph->outputs[buf->index]].name;
-      else if (buf->kind == VKP_SPIRV_BUFFER_CONSTANT && buf->index >= 0 &&
+      else if ((buf->kind == VKP_SPIRV_BUFFER_CONSTANT ||
+                buf->kind == VKP_SPIRV_BUFFER_CONSTANT_F16) && buf->index >= 0 &&
                buf->index < graph->n_values)
         name = graph->values[buf->index].name;
       fprintf(summary, "  %3d %-8s %-24s %12llu bytes\n", (int)b,

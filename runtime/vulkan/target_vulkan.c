@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The "vulkan" target: SPIR-V codegen for compile, the stage executor for
 // load/run/submit, and the device entries of target.h.
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -35,6 +36,18 @@ void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *
   out->max_storage_range = lim->maxStorageBufferRange;
   out->min_storage_alignment = lim->minStorageBufferOffsetAlignment;
   out->storage_8bit = device->storage_8bit;
+  out->storage_16bit = device->storage_16bit;
+  out->shader_float16 = device->shader_float16;
+  // VKPIPE_VK_MAX_BINDING=<bytes> lowers (never raises) the binding limit
+  // the codegen plans for, so small tests exercise tensors split across
+  // bindings (what alexnet's classifier needs on lavapipe's 128 MiB).
+  const char *cap = getenv("VKPIPE_VK_MAX_BINDING");
+  if (cap && *cap) {
+    char *end = NULL;
+    unsigned long long v = strtoull(cap, &end, 10);
+    if (end && *end == '\0' && v >= out->min_storage_alignment && v < out->max_storage_range)
+      out->max_storage_range = v;
+  }
 }
 
 static bool vkp__supports(const vkp_target_t *target, const vkp_graph_t *graph,

@@ -51,6 +51,7 @@ typedef struct bench_args_t {
   vkp_assign_t assigns[BENCH_MAX_ASSIGNS];
   vkp_tool_load_args_t load;  // --dim, --shape
   vkp_tool_trust_args_t trust;  // --trust KEY.pub, --trust-unsigned (a .vkp)
+  vkp_precision_t precision;  // --precision, recorded on every stage
 } bench_args_t;
 
 static void bench_usage(FILE *out) {
@@ -67,6 +68,8 @@ static void bench_usage(FILE *out) {
           "  --policy P         placement policy: auto or a target name "
           "(default auto)\n"
           "  --stages K         pipeline stages, or 'auto' (default auto)\n"
+          "  --precision P      fp32 (default) or fp16 weights on every stage\n"
+          "                     (a target that cannot keep fp16 refuses)\n"
           "  --assign PAT=TGT   place nodes whose name matches PAT on TGT "
           "(repeatable)\n"
           "  --threads N|auto   threads per CPU stage (default auto: chosen with\n"
@@ -132,6 +135,12 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
     } else if (!strcmp(arg, "--policy")) {
       BENCH_NEED_VALUE();
       a->policy = val;
+    } else if (!strcmp(arg, "--precision")) {
+      BENCH_NEED_VALUE();
+      if (!vkp_precision_parse(val, &a->precision)) {
+        fprintf(stderr, "vkpipe-bench: --precision wants fp32 or fp16, got '%s'\n", val);
+        return BENCH_EXIT_USAGE;
+      }
     } else if (!strcmp(arg, "--stages")) {
       BENCH_NEED_VALUE();
       if (strcmp(val, "auto") != 0 &&
@@ -582,6 +591,8 @@ static vkp_status_t bench_build_plan(const bench_args_t *a, const vkp_graph_t *g
   vkp_status_t st = vkp_partition_create(graph, registry, profile, &opt, &part);
   if (!st) {
     st = vkp_partition_to_plan(part, graph->name, out_plan);
+    for (int32_t s = 0; !st && a && s < (*out_plan)->n_stages; ++s)
+      (*out_plan)->stages[s].precision = a->precision;
     if (out_estimate) *out_estimate = part->bottleneck_s;
     if (!st && out_notes && part->notes) {
       *out_notes = strdup(part->notes);
