@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/sb.h"
 #include "base/status_macros.h"
 #include "vkpipe/cost.h"
 
@@ -93,15 +94,6 @@ static vkp_status_t vkp__make_parent(const char *path) {
   return st;
 }
 
-static vkp_status_t vkp__append(char **notes, const char *line) {
-  if (!line) return VKP_OOM("profile notes");
-  char *joined = vkp__asprintf("%s%s\n", *notes ? *notes : "", line);
-  if (!joined) return VKP_OOM("profile notes");
-  vkp__free(*notes);
-  *notes = joined;
-  return NULL;
-}
-
 vkp_status_t vkp_profile_create_for_machine(
     const vkp_registry_t *registry, const vkp_machine_profile_options_t *options,
     vkp_profile_t **out_profile, bool *out_measured, char **out_notes) {
@@ -121,11 +113,11 @@ vkp_status_t vkp_profile_create_for_machine(
     st = vkp_profile_load(path, &profile);
     if (st) {
       // A damaged cache is measured again, and says so.
-      char *line = vkp__asprintf("cached profile unusable, measuring again: %s",
-                                 vkp_status_message(st));
-      vkp_status_free(st);
-      st = vkp__append(&notes, line);
-      vkp__free(line);
+      vkp_status_t damaged = st;
+      st = vkp__lines_appendf(&notes, "profile notes",
+                              "cached profile unusable, measuring again: %s",
+                              vkp_status_message(damaged));
+      vkp_status_free(damaged);
       profile = NULL;
     }
   }
@@ -145,12 +137,10 @@ vkp_status_t vkp_profile_create_for_machine(
       // The cache is a convenience: a read-only home still gets a profile.
       vkp_status_t saved = vkp__make_parent(path);
       if (!saved) saved = vkp_profile_save(profile, path);
-      char *line = saved ? vkp__asprintf("profile not cached: %s",
-                                         vkp_status_message(saved))
-                         : vkp__asprintf("profile cached in %s", path);
+      st = saved ? vkp__lines_appendf(&notes, "profile notes", "profile not cached: %s",
+                                      vkp_status_message(saved))
+                 : vkp__lines_appendf(&notes, "profile notes", "profile cached in %s", path);
       vkp_status_free(saved);
-      st = vkp__append(&notes, line);
-      vkp__free(line);
     }
   }
   if (!st)

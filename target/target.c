@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sb.h"
 #include "base/status_macros.h"
+#include "base/tensor_check.h"
 
 typedef struct vkp__registry_entry_t {
   vkp_target_t target;  // vtable NULL when unavailable
@@ -167,8 +169,7 @@ vkp_status_t vkp_registry_lookup(const vkp_registry_t *registry,
 
 vkp_status_t vkp_target_check_graph(const vkp_target_t *target,
                                     const vkp_graph_t *graph) {
-  char *list = NULL;
-  size_t len = 0;
+  vkp__sb_t list = {0};
   int32_t bad = 0;
   for (int32_t i = 0; i < graph->n_nodes; ++i) {
     const vkp_node_t *n = &graph->nodes[i];
@@ -176,32 +177,17 @@ vkp_status_t vkp_target_check_graph(const vkp_target_t *target,
     if (target->vtable->supports(target, graph, n, reason, sizeof reason))
       continue;
     ++bad;
-    char *line = vkp__asprintf("\n  node '%s' (%s): %s", n->name,
-                               vkp_op_name(n->op),
-                               reason[0] ? reason : "not supported");
-    if (!line) {
-      vkp__free(list);
-      return VKP_OOM("unsupported-node list");
-    }
-    size_t ll = strlen(line);
-    char *grown = vkp__realloc(list, len + ll + 1);
-    if (!grown) {
-      vkp__free(line);
-      vkp__free(list);
-      return VKP_OOM("unsupported-node list");
-    }
-    list = grown;
-    memcpy(list + len, line, ll + 1);
-    len += ll;
-    vkp__free(line);
+    vkp__sb_printf(&list, "\n  node '%s' (%s): %s", n->name, vkp_op_name(n->op),
+                   reason[0] ? reason : "not supported");
   }
   if (!bad) return NULL;
-  vkp_status_t st = vkp_status_make(VKP_STATUS_UNSUPPORTED,
-                                    "target '%s' cannot run %d node%s of graph "
-                                    "'%s':%s",
-                                    target->vtable->name, (int)bad,
-                                    bad == 1 ? "" : "s", graph->name, list);
-  vkp__free(list);
+  vkp_status_t st = vkp__sb_status(&list, "unsupported-node list");
+  if (!st)
+    st = vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                         "target '%s' cannot run %d node%s of graph '%s':%s",
+                         target->vtable->name, (int)bad, bad == 1 ? "" : "s",
+                         graph->name, list.data);
+  vkp__sb_deinit(&list);
   return st;
 }
 
@@ -219,20 +205,8 @@ vkp_status_t vkp_target_run_graph(const vkp_target_t *target,
                            "graph '%s' is not validated", graph->name);
   for (int32_t i = 0; i < graph->n_inputs; ++i) {
     const vkp_value_t *v = &graph->values[graph->inputs[i]];
-    const vkp_tensor_t *t = &inputs[i];
-    bool same = t->dtype == v->dtype && t->rank == v->rank;
-    for (int32_t d = 0; same && d < v->rank; ++d) same = t->shape[d] == v->shape[d];
-    if (!same) {
-      char want[128], got[128];
-      return vkp_status_make(
-          VKP_STATUS_INVALID_ARGUMENT,
-          "input '%s': expected %s %s, got %s %s", v->name,
-          vkp_dtype_name(v->dtype), vkp_shape_format(v->rank, v->shape, want, sizeof want),
-          vkp_dtype_name(t->dtype), vkp_shape_format(t->rank, t->shape, got, sizeof got));
-    }
-    if (!t->data && vkp_tensor_nbytes(t))
-      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
-                             "input '%s' has no data", v->name);
+    VKP_RETURN_IF_ERROR(vkp__tensor_check_matches(&inputs[i], "input", v->name,
+                                                  v->dtype, v->rank, v->shape));
   }
   VKP_RETURN_IF_ERROR(vkp_target_check_graph(target, graph));
   vkp_blob_t blob = {0};

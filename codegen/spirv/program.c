@@ -17,6 +17,16 @@
 #include "base/status_macros.h"
 #include "codegen/spirv/program.h"
 
+const char *vkp__spirv_buffer_kind_name(vkp_spirv_buffer_kind_t kind) {
+  switch (kind) {
+    case VKP_SPIRV_BUFFER_INPUT: return "input";
+    case VKP_SPIRV_BUFFER_OUTPUT: return "output";
+    case VKP_SPIRV_BUFFER_CONSTANT: return "constant";
+    case VKP_SPIRV_BUFFER_SCRATCH: return "scratch";
+  }
+  return "unknown";
+}
+
 #define VKP__PROGRAM_MAGIC "VKPSPIRV"
 #define VKP__PROGRAM_VERSION 1u
 #define VKP__PROGRAM_HEADER 24u

@@ -38,6 +38,10 @@ typedef enum vkp_spirv_buffer_kind_t {
   VKP_SPIRV_BUFFER_SCRATCH,   // device-local scratch of `size` bytes
 } vkp_spirv_buffer_kind_t;
 
+// "input", "output", "constant", "scratch", or "unknown" for a value outside
+// the enum (a blob read from a file).
+const char *vkp__spirv_buffer_kind_name(vkp_spirv_buffer_kind_t kind);
+
 typedef struct vkp_spirv_buffer_t {
   vkp_spirv_buffer_kind_t kind;
   int32_t index;      // see kind; -1 for SCRATCH

@@ -9,6 +9,7 @@
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
+#include "base/tensor_check.h"
 
 // ---------------------------------------------------------------------------
 // supports
@@ -301,21 +302,7 @@ static vkp_status_t vkp__ref_load(const vkp_target_t *target,
 static vkp_status_t vkp__ref_check_tensor(const vkp_value_t *v,
                                           const vkp_tensor_t *t,
                                           const char *what) {
-  bool same = t->dtype == v->dtype && t->rank == v->rank;
-  for (int32_t d = 0; same && d < v->rank; ++d) same = t->shape[d] == v->shape[d];
-  if (!same) {
-    char want[128], got[128];
-    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
-                           "%s '%s': expected %s %s, got %s %s", what, v->name,
-                           vkp_dtype_name(v->dtype),
-                           vkp_shape_format(v->rank, v->shape, want, sizeof want),
-                           vkp_dtype_name(t->dtype),
-                           vkp_shape_format(t->rank, t->shape, got, sizeof got));
-  }
-  if (!t->data && vkp_tensor_nbytes(t))
-    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "%s '%s' has no data",
-                           what, v->name);
-  return NULL;
+  return vkp__tensor_check_matches(t, what, v->name, v->dtype, v->rank, v->shape);
 }
 
 static vkp_status_t vkp__ref_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,

@@ -12,16 +12,6 @@
 #include "codegen/spirv/program.h"
 #include "runtime/vulkan/target_vulkan.h"
 
-static const char *vkp__vk_buffer_kind(vkp_spirv_buffer_kind_t kind) {
-  switch (kind) {
-    case VKP_SPIRV_BUFFER_INPUT: return "input";
-    case VKP_SPIRV_BUFFER_OUTPUT: return "output";
-    case VKP_SPIRV_BUFFER_CONSTANT: return "constant";
-    case VKP_SPIRV_BUFFER_SCRATCH: return "scratch";
-  }
-  return "?";
-}
-
 vkp_status_t vkp__vulkan_dump(const vkp_target_t *target, const vkp_graph_t *graph,
                               const void *blob, size_t blob_size, const char *dir) {
   (void)target;
@@ -51,7 +41,7 @@ vkp_status_t vkp__vulkan_dump(const vkp_target_t *target, const vkp_graph_t *gra
                buf->index < graph->n_values)
         name = graph->values[buf->index].name;
       fprintf(summary, "  %3d %-8s %-24s %12llu bytes\n", (int)b,
-              vkp__vk_buffer_kind(buf->kind), name, (unsigned long long)buf->size);
+              vkp__spirv_buffer_kind_name(buf->kind), name, (unsigned long long)buf->size);
     }
     fprintf(summary, "\ndispatches:\n");
   }
