@@ -111,6 +111,36 @@ vkp_status_t vkp__file_read(const char *path, size_t max_size, const char *what,
   return NULL;
 }
 
+vkp_status_t vkp__dir_create(const char *path, unsigned mode) {
+  char *dir = vkp__strdup(path);
+  if (!dir) return VKP_OOM("a directory path");
+  // Parents first; a parent that cannot be made shows in the last mkdir's
+  // error, so only that one is reported.
+  for (char *p = dir + 1; *p; ++p) {
+    if (*p != '/') continue;
+    *p = '\0';
+    (void)mkdir(dir, (mode_t)mode);
+    *p = '/';
+  }
+  vkp_status_t st = NULL;
+  if (mkdir(dir, (mode_t)mode) != 0 && errno != EEXIST)
+    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create directory '%s': %s",
+                         dir, strerror(errno));
+  vkp__free(dir);
+  return st;
+}
+
+vkp_status_t vkp__dir_create_parent(const char *file_path, unsigned mode) {
+  const char *slash = strrchr(file_path, '/');
+  if (!slash || slash == file_path) return NULL;
+  char *dir = vkp__strdup(file_path);
+  if (!dir) return VKP_OOM("a directory path");
+  dir[slash - file_path] = '\0';
+  vkp_status_t st = vkp__dir_create(dir, mode);
+  vkp__free(dir);
+  return st;
+}
+
 bool vkp__file_name_is_safe(const char *name) {
   if (!name || !name[0] || name[0] == '.') return false;
   size_t i = 0;

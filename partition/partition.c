@@ -476,10 +476,10 @@ vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot) {
   for (int32_t s = 0; s < part->n_stages; ++s) {
     const vkp_partition_stage_t *ps = &part->stages[s];
     vkp__sb_printf(&t,
-                     "  subgraph cluster_%d {\n    label=\"stage%d: %s, %.4f ms\";\n"
-                     "    style=rounded;\n",
-                     (int)s, (int)s, vkp_partition_target_name(part, ps->target),
-                     ps->seconds * 1e3);
+                   "  subgraph cluster_%d {\n    label=\"stage%d: %s, %.4f ms\";\n"
+                   "    style=rounded;\n",
+                   (int)s, (int)s, vkp_partition_target_name(part, ps->target),
+                   ps->seconds * 1e3);
     for (int32_t k = 0; k < ps->n_nodes; ++k) {
       int32_t i = ps->nodes[k];
       vkp__sb_printf(&t, "    n%d [label=\"", (int)i);
@@ -488,22 +488,22 @@ vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot) {
       int32_t from = part->node_fallback_from[i];
       if (from >= 0) {  // fell back: say from where and why
         vkp__sb_printf(&t, "\\nfell back from %s: ",
-                         vkp_partition_target_name(part, from));
+                       vkp_partition_target_name(part, from));
         vkp__sb_append_quoted(&t, part->node_refusal[i]);
         vkp__sb_printf(&t, "\", style=\"filled,dashed\", color=red, penwidth=2");
       } else {
         vkp__sb_printf(&t, "\"");
       }
       vkp__sb_printf(&t, ", fillcolor=\"%s\"];\n",
-                       vkp__palette[(size_t)part->node_target[i] % n_colors]);
+                     vkp__palette[(size_t)part->node_target[i] % n_colors]);
     }
     vkp__sb_printf(&t, "  }\n");
   }
   // Legend: one entry per target.
   for (int32_t tg = 0; tg < part->n_targets; ++tg)
     vkp__sb_printf(&t, "  legend_%d [label=\"%s\", shape=note, fillcolor=\"%s\"];\n",
-                     (int)tg, vkp_partition_target_name(part, tg),
-                     vkp__palette[(size_t)tg % n_colors]);
+                   (int)tg, vkp_partition_target_name(part, tg),
+                   vkp__palette[(size_t)tg % n_colors]);
   for (int32_t k = 0; k < g->n_inputs; ++k) {
     int32_t v = g->inputs[k];
     vkp__sb_printf(&t, "  v%d [label=\"", (int)v);
@@ -518,8 +518,8 @@ vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot) {
     if (g->values[v].producer >= 0) {
       char b[32];
       vkp__sb_printf(&t, "  n%d -> o%d [label=\"%s\", color=red];\n",
-                       (int)g->values[v].producer, (int)v,
-                       vkp__human_bytes(c->value_bytes[v], b, sizeof b));
+                     (int)g->values[v].producer, (int)v,
+                     vkp__human_bytes(c->value_bytes[v], b, sizeof b));
     }
   }
   for (int32_t i = 0; i < g->n_nodes; ++i) {
@@ -539,7 +539,7 @@ vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot) {
       if (crossing) {
         char b[32];
         vkp__sb_printf(&t, " [label=\"%s\", color=red]",
-                         vkp__human_bytes(c->value_bytes[v], b, sizeof b));
+                       vkp__human_bytes(c->value_bytes[v], b, sizeof b));
       }
       vkp__sb_printf(&t, ";\n");
     }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/sb.h"
 #include "base/status_macros.h"
 #include "vkpipe/cost.h"
@@ -73,27 +74,6 @@ vkp_status_t vkp_profile_cache_path(const vkp_registry_t *registry,
   return *out_path ? NULL : VKP_OOM("profile cache path");
 }
 
-// mkdir -p of the directory holding `path`.
-static vkp_status_t vkp__make_parent(const char *path) {
-  char *dir = vkp__strdup(path);
-  if (!dir) return VKP_OOM("cache directory");
-  char *slash = strrchr(dir, '/');
-  if (slash) *slash = '\0';
-  vkp_status_t st = NULL;
-  for (char *p = dir + 1; slash && !st; ++p) {
-    bool end = *p == '\0';
-    if (*p != '/' && !end) continue;
-    *p = '\0';
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create '%s': %s", dir,
-                           strerror(errno));
-    if (end) break;
-    *p = '/';
-  }
-  vkp__free(dir);
-  return st;
-}
-
 vkp_status_t vkp_profile_create_for_machine(
     const vkp_registry_t *registry, const vkp_machine_profile_options_t *options,
     vkp_profile_t **out_profile, bool *out_measured, char **out_notes) {
@@ -135,7 +115,7 @@ vkp_status_t vkp_profile_create_for_machine(
     if (!st && out_measured) *out_measured = true;
     if (!st) {
       // The cache is a convenience: a read-only home still gets a profile.
-      vkp_status_t saved = vkp__make_parent(path);
+      vkp_status_t saved = vkp__dir_create_parent(path, 0755);
       if (!saved) saved = vkp_profile_save(profile, path);
       st = saved ? vkp__lines_appendf(&notes, "profile notes", "profile not cached: %s",
                                       vkp_status_message(saved))

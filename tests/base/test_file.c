@@ -133,3 +133,20 @@ Test(file, safe_names) {
   long_name[256] = '\0';
   cr_assert_not(vkp__file_name_is_safe(long_name));
 }
+
+Test(file, dir_create_makes_parents_and_names_failures) {
+  char path[160];
+  snprintf(path, sizeof path, "%s/a/b/c", dir);
+  VKP_TEST_OK(vkp__dir_create(path, 0755));
+  VKP_TEST_OK(vkp__dir_create(path, 0755));  // existing is fine
+  struct stat sb;
+  cr_assert(stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
+  snprintf(path, sizeof path, "%s/p/q/file.bin", dir);
+  VKP_TEST_OK(vkp__dir_create_parent(path, 0755));
+  VKP_TEST_OK(vkp__write_file(path, "x", 1));
+  VKP_TEST_OK(vkp__dir_create_parent("bare-name.bin", 0755));  // nothing to make
+  // Under a regular file no directory can be made; the error names it.
+  snprintf(path, sizeof path, "%s/p/q/file.bin/sub", dir);
+  expect_error(vkp__dir_create(path, 0755), VKP_STATUS_IO_ERROR, path,
+               "cannot create directory");
+}
