@@ -39,6 +39,7 @@ void vkp_spirv_program_destroy(vkp_spirv_program_t *program) {
     vkp__free(d->name);
     vkp__free(d->code);
     vkp__free(d->bindings);
+    vkp__free(d->glsl);
   }
   vkp__free(program->dispatches);
   vkp__free(program->buffers);
