@@ -45,6 +45,13 @@
 #define VKP_MAX_POOL_TAPS 32
 // Prelude functions a stage may leave unused.
 #define VKP_FN static __attribute__((unused))
+// One out-of-line copy of a large kernel (gcc would otherwise clone it per
+// constant argument set); clang has no noclone and clones nothing here.
+#if defined(__clang__)
+#define VKP_ONE_COPY __attribute__((noinline))
+#else
+#define VKP_ONE_COPY __attribute__((noinline, noclone))
+#endif
 // Cache blocking: a KC x NR panel of B stays in L1, an MC x KC block of A in
 // L2, a KC x NC block of B in L3.
 #define VKP_KC 256
@@ -1056,7 +1063,7 @@ static inline __attribute__((always_inline)) void vkp__dw_band3x3(
 // is in (vkp_conv_depthwise splits the channels across the pool).
 // Compiled once per stage, not cloned per call site: its unrolled bodies
 // are large, and constant shapes gain it nothing measurable.
-static __attribute__((noinline, noclone)) void vkp__dw_channels(
+static VKP_ONE_COPY void vkp__dw_channels(
     const float *x, const float *w, float *y,
     ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
     ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,

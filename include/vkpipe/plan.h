@@ -134,6 +134,12 @@ int32_t vkp_plan_find_stage(const vkp_plan_t *plan, const char *name);
 // Checks every rule above; the error lists every problem found, one per line.
 vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) VKP_MUST_USE;
 
+// The stage value (dtype and shape; its name is the stage's) that global
+// input `index` feeds, or that global output `index` comes from, in a
+// validated plan; borrowed from the plan. NULL when `index` is out of range.
+const vkp_value_t *vkp_plan_input_value(const vkp_plan_t *plan, int32_t index);
+const vkp_value_t *vkp_plan_output_value(const vkp_plan_t *plan, int32_t index);
+
 // Sets the plan's source model path (copied; NULL clears it).
 vkp_status_t vkp_plan_set_source(vkp_plan_t *plan, const char *source)
     VKP_MUST_USE;
@@ -147,7 +153,8 @@ vkp_status_t vkp_plan_set_stage_file(vkp_plan_t *plan, int32_t stage,
 // A stage is written either as the node names it takes from the plan's
 // "source" model (automatic plans) or as a "graph" file of its own
 // (hand-made plans: the RFC's mod1/mod2/mod3). Paths inside a plan are
-// relative to the plan file.
+// relative to the plan file. A .vkp artifact holds the same JSON, its
+// stages naming their graphs as entries of the artifact.
 
 // Writes `plan` as JSON into *out_json (heap string; free with
 // vkp_free). A stage without a graph_file needs plan->source.

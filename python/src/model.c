@@ -430,16 +430,7 @@ static PyObject *vkpy__plan_wrap(vkp_plan_t *owned, const vkp_plan_t *borrowed,
 
 int vkpy_plan_input_specs(const vkp_plan_t *plan, vkpy_spec_t *out) {
   for (int32_t i = 0; i < plan->n_inputs; ++i) {
-    const vkp_value_t *v = NULL;
-    for (int32_t b = 0; b < plan->n_bindings && !v; ++b) {
-      const vkp_plan_binding_t *bd = &plan->bindings[b];
-      if (bd->src_stage != VKP_PLAN_GLOBAL || strcmp(bd->src_name, plan->inputs[i]))
-        continue;
-      if (bd->dst_stage == VKP_PLAN_GLOBAL) continue;
-      const vkp_graph_t *g = plan->stages[bd->dst_stage].graph;
-      int32_t idx = vkp_graph_find_value(g, bd->dst_name);
-      if (idx >= 0) v = &g->values[idx];
-    }
+    const vkp_value_t *v = vkp_plan_input_value(plan, i);
     if (!v) {
       vkpy_raise_code(VKP_STATUS_INTERNAL, "plan '%s': global input '%s' feeds no stage",
                       plan->name, plan->inputs[i]);

@@ -318,6 +318,19 @@ Test(trust, cli_sign_trust_and_refuse, .timeout = 300) {
                         "--input x=x.npy --output-dir o4");
   cr_assert_eq(r.code, 2, "%s", r.err);
   vkp_test_run_free(&r);
+  // vkpipe-bench takes the same options with the same meaning.
+  r = vkp_test_run_tool("vkpipe-bench", "s.vkp --trust team.pub --frames 3 --warmup 1 "
+                        "--no-single --json");
+  cr_assert_eq(r.code, 0, "%s", r.err);
+  vkp_test_run_free(&r);
+  r = vkp_test_run_tool("vkpipe-bench", "s.vkp --trust other.pub --frames 3 --warmup 1");
+  cr_assert_eq(r.code, 1, "%s", r.err);
+  cr_assert(strstr(r.err, "not a trusted key"), "%s", r.err);
+  vkp_test_run_free(&r);
+  r = vkp_test_run_tool("vkpipe-bench", "s.vkp --trust team.pub --trust-unsigned");
+  cr_assert_eq(r.code, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "exclude each other"), "%s", r.err);
+  vkp_test_run_free(&r);
   // --trust on a model file, and --stages past the one limit every tool shares.
   snprintf(args, sizeof args, "run '%s/examples/mlp.json' --trust team.pub --input x=x.npy "
            "--output-dir o5", vkp_test_source_dir());

@@ -71,4 +71,9 @@ assert vkpipe.__file__.startswith('${prefix}'), vkpipe.__file__
 print('imported from the prefix, mlp.json gives', y.shape)
 ")
   message(STATUS "python package: ${step_output}")
+  # The installed library exports exactly what the installed headers declare.
+  file(GLOB installed_so ${prefix}/lib*/libvkpipe.so)
+  run_step("checking the installed ABI" ${PYTHON} ${SOURCE_DIR}/tests/abi/check_abi.py
+           ${prefix}/include ${installed_so} gcc)
+  message(STATUS "ABI: ${step_output}")
 endif()

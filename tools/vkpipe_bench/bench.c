@@ -50,6 +50,7 @@ typedef struct bench_args_t {
   int32_t n_assigns;
   vkp_assign_t assigns[BENCH_MAX_ASSIGNS];
   vkp_tool_load_args_t load;  // --dim, --shape
+  vkp_tool_trust_args_t trust;  // --trust KEY.pub, --trust-unsigned (a .vkp)
 } bench_args_t;
 
 static void bench_usage(FILE *out) {
@@ -82,6 +83,7 @@ static void bench_usage(FILE *out) {
           "                     (under mpirun -np N; docs/scale-out.md)\n"
           "  --no-single        skip the single-target comparison runs\n"
           VKP_TOOL_LOAD_HELP
+          VKP_TOOL_TRUST_HELP
           "  --json             print one JSON object (schema: "
           "docs/benchmarks.md)\n"
           "  --trace FILE       write a Chrome trace (open in Perfetto), one "
@@ -109,6 +111,9 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
     bool load_option;
     int rc = vkp_tool_load_option("vkpipe-bench", argc, argv, &i, &a->load,
                                   &load_option);
+    if (rc) return rc;
+    if (load_option) continue;
+    rc = vkp_tool_trust_option("vkpipe-bench", argc, argv, &i, &a->trust, &load_option);
     if (rc) return rc;
     if (load_option) continue;
     const char *arg = argv[i];
@@ -224,6 +229,8 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
                     "plan names its own ranks)\n");
     return BENCH_EXIT_USAGE;
   }
+  int trust_rc = vkp_tool_trust_check("vkpipe-bench", &a->trust, a->model);
+  if (trust_rc) return trust_rc;
   a->progress = !a->json && isatty(STDERR_FILENO);
   return 0;
 }
@@ -291,16 +298,7 @@ static vkp_status_t bench_make_inputs(const vkp_plan_t *plan,
   if (!inputs) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "bench inputs");
   uint64_t state = 0x2545F4914F6CDD1Dull;
   for (int32_t i = 0; i < plan->n_inputs; ++i) {
-    const vkp_value_t *v = NULL;
-    // The first stage input bound to this global input gives its type.
-    for (int32_t b = 0; b < plan->n_bindings && !v; ++b) {
-      const vkp_plan_binding_t *bd = &plan->bindings[b];
-      if (bd->src_stage != VKP_PLAN_GLOBAL || strcmp(bd->src_name, plan->inputs[i]))
-        continue;
-      const vkp_graph_t *g = plan->stages[bd->dst_stage].graph;
-      int32_t id = vkp_graph_find_value(g, bd->dst_name);
-      if (id >= 0) v = &g->values[id];
-    }
+    const vkp_value_t *v = vkp_plan_input_value(plan, i);
     if (!v) {
       for (int32_t k = 0; k < i; ++k) vkp_tensor_deinit(&inputs[k]);
       free(inputs);
@@ -381,7 +379,7 @@ static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
         if (st) break;
       }
       for (int32_t i = 0; i < plan->n_inputs && !st; ++i)
-        st = vkp_pipeline_set_input(pipe, plan->inputs[i], &inputs[i]);
+        st = vkp_pipeline_set_input(pipe, vkp_pipeline_input_name(pipe, i), &inputs[i]);
       if (!st) st = vkp_pipeline_run(pipe, NULL);
       if (!st) ++launched;
       if (!st) st = bench_collect(pipe, 0, &c);
@@ -613,7 +611,7 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
     rep->threads_option = a->threads;
   }
   if (!st && artifact_model) {
-    st = vkp_artifact_load(a->model, &artifact);
+    st = vkp_tool_artifact_load(a->model, &a->trust, &artifact);
     if (!st) {
       active = vkp_artifact_plan(artifact);
       blobs = vkp_artifact_blobs(artifact);
