@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -123,9 +124,12 @@ vkp_status_t vkp__dir_create(const char *path, unsigned mode) {
     *p = '/';
   }
   vkp_status_t st = NULL;
+  struct stat sb;
   if (mkdir(dir, (mode_t)mode) != 0 && errno != EEXIST)
     st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create directory '%s': %s",
                          dir, strerror(errno));
+  else if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    st = vkp_status_make(VKP_STATUS_IO_ERROR, "'%s' is not a directory", dir);
   vkp__free(dir);
   return st;
 }
@@ -139,6 +143,15 @@ vkp_status_t vkp__dir_create_parent(const char *file_path, unsigned mode) {
   vkp_status_t st = vkp__dir_create(dir, mode);
   vkp__free(dir);
   return st;
+}
+
+char *vkp__file_cache_dir(const char *configured) {
+  if (configured && configured[0]) return vkp__strdup(configured);
+  const char *xdg = getenv("XDG_CACHE_HOME");
+  if (xdg && xdg[0]) return vkp__asprintf("%s/vkpipe", xdg);
+  const char *home = getenv("HOME");
+  if (home && home[0]) return vkp__asprintf("%s/.cache/vkpipe", home);
+  return vkp__asprintf("/tmp/vkpipe-cache-%ld", (long)getuid());
 }
 
 bool vkp__file_name_is_safe(const char *name) {

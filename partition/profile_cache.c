@@ -44,15 +44,6 @@ static void vkp__cpu_model(char *buf, size_t size) {
   fclose(f);
 }
 
-static char *vkp__cache_root(const char *configured) {
-  if (configured && configured[0]) return vkp__strdup(configured);
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  if (xdg && xdg[0]) return vkp__asprintf("%s/vkpipe", xdg);
-  const char *home = getenv("HOME");
-  if (home && home[0]) return vkp__asprintf("%s/.cache/vkpipe", home);
-  return vkp__asprintf("/tmp/vkpipe-cache-%ld", (long)getuid());
-}
-
 vkp_status_t vkp_profile_cache_path(const vkp_registry_t *registry,
                                     const char *cache_dir, char **out_path) {
   *out_path = NULL;
@@ -66,7 +57,7 @@ vkp_status_t vkp_profile_cache_path(const vkp_registry_t *registry,
     h = vkp__fnv1a(h, vkp_registry_get(registry, t)->vtable->name);
     h = vkp__fnv1a(h, ",");
   }
-  char *root = vkp__cache_root(cache_dir);
+  char *root = vkp__file_cache_dir(cache_dir);
   if (!root) return VKP_OOM("profile cache path");
   *out_path = vkp__asprintf("%s/profile-%s-%016llx.json", root, VKP__VERSION,
                             (unsigned long long)h);

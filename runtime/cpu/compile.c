@@ -48,15 +48,6 @@ static void vkp__hash_bytes(vkp__hash_t *h, const void *data, size_t n) {
 // not something a compiler made from one stage.
 #define VKP__CPU_FILE_MAX ((size_t)1 << 30)
 
-static char *vkp__cache_dir(const char *configured) {
-  if (configured && configured[0]) return vkp__strdup(configured);
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  if (xdg && xdg[0]) return vkp__asprintf("%s/vkpipe", xdg);
-  const char *home = getenv("HOME");
-  if (home && home[0]) return vkp__asprintf("%s/.cache/vkpipe", home);
-  return vkp__asprintf("/tmp/vkpipe-cache-%ld", (long)getuid());
-}
-
 // The private cache used when the user's cannot be written: one directory
 // per process, made on first need. Reported once on stderr, since a cache
 // that silently never persists would look like a slow compiler.
@@ -183,7 +174,7 @@ vkp_status_t vkp_cpu_compile(const char *source, size_t size,
       "-ffp-contract=fast%s%s%s",
       march, config->threads > 1 ? " -pthread" : "",
       config->extra_flags ? " " : "", config->extra_flags ? config->extra_flags : "");
-  char *dir = vkp__cache_dir(config->cache_dir);
+  char *dir = vkp__file_cache_dir(config->cache_dir);
   char *tmp = dir ? vkp__asprintf("%s/tmp-XXXXXX", dir) : NULL;
   vkp__argv_t version = {0}, compile = {0};
   char *log = NULL, *src_path = NULL, *so_path = NULL, *final = NULL;

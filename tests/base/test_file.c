@@ -145,7 +145,10 @@ Test(file, dir_create_makes_parents_and_names_failures) {
   VKP_TEST_OK(vkp__dir_create_parent(path, 0755));
   VKP_TEST_OK(vkp__write_file(path, "x", 1));
   VKP_TEST_OK(vkp__dir_create_parent("bare-name.bin", 0755));  // nothing to make
-  // Under a regular file no directory can be made; the error names it.
+  // A regular file where the directory should be, or above it: named.
+  snprintf(path, sizeof path, "%s/p/q/file.bin", dir);
+  expect_error(vkp__dir_create(path, 0755), VKP_STATUS_IO_ERROR, path,
+               "is not a directory");
   snprintf(path, sizeof path, "%s/p/q/file.bin/sub", dir);
   expect_error(vkp__dir_create(path, 0755), VKP_STATUS_IO_ERROR, path,
                "cannot create directory");
