@@ -11,22 +11,12 @@
 
 #include "base/alloc.h"
 #include "base/file.h"
+#include "support/test_cli.h"
 #include "support/test_support.h"
 
-static char dir[64];
-
-static void make_dir(void) {
-  snprintf(dir, sizeof dir, "/tmp/vkp_test_file_XXXXXX");
-  cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void) {
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(file, .init = make_dir, .fini = remove_dir, .timeout = 10);
+// Each test gets a scratch directory, vkp_test_scratch (support/test_cli.h).
+TestSuite(file, .init = vkp_test_scratch_make, .fini = vkp_test_scratch_remove,
+          .timeout = 10);
 
 static void expect_error(vkp_status_t st, vkp_status_code_t code, const char *a,
                          const char *b) {
@@ -44,8 +34,8 @@ Test(file, reads_back_what_was_written) {
   size_t n = 1 + vkp_test_rng_below(&rng, 100000);
   unsigned char *bytes = malloc(n);
   for (size_t i = 0; i < n; ++i) bytes[i] = (unsigned char)vkp_test_rng_next(&rng);
-  char path[128];
-  snprintf(path, sizeof path, "%s/data.bin", dir);
+  char path[384];
+  snprintf(path, sizeof path, "%s/data.bin", vkp_test_scratch);
   VKP_TEST_OK(vkp__write_file(path, bytes, n));
   void *data = NULL;
   size_t size = 0;
@@ -58,8 +48,8 @@ Test(file, reads_back_what_was_written) {
 }
 
 Test(file, empty_file_and_text_line) {
-  char path[128];
-  snprintf(path, sizeof path, "%s/line.txt", dir);
+  char path[384];
+  snprintf(path, sizeof path, "%s/line.txt", vkp_test_scratch);
   VKP_TEST_OK(vkp__write_text_line(path, "hello"));
   char *text = NULL;
   size_t size = 0;
@@ -75,8 +65,8 @@ Test(file, empty_file_and_text_line) {
 }
 
 Test(file, too_large_is_refused_before_allocating) {
-  char path[128];
-  snprintf(path, sizeof path, "%s/big.bin", dir);
+  char path[384];
+  snprintf(path, sizeof path, "%s/big.bin", vkp_test_scratch);
   char bytes[100] = {1};
   VKP_TEST_OK(vkp__write_file(path, bytes, sizeof bytes));
   void *data = (void *)1;
@@ -97,22 +87,23 @@ Test(file, too_large_is_refused_before_allocating) {
 }
 
 Test(file, missing_directory_and_pipe_are_named) {
-  char path[128];
+  char path[384];
   void *data = NULL;
   size_t size = 0;
-  snprintf(path, sizeof path, "%s/absent.json", dir);
+  snprintf(path, sizeof path, "%s/absent.json", vkp_test_scratch);
   expect_error(vkp__file_read(path, 1024, "a JSON graph", &data, &size),
                VKP_STATUS_IO_ERROR, path, "No such file");
   cr_assert_null(data);
-  expect_error(vkp__file_read(dir, 1024, "a JSON graph", &data, &size),
+  expect_error(vkp__file_read(vkp_test_scratch, 1024, "a JSON graph", &data,
+                              &size),
                VKP_STATUS_INVALID_ARGUMENT, "is a directory", "a JSON graph");
-  expect_error(vkp__file_check_regular(dir, "an ONNX model"),
-               VKP_STATUS_INVALID_ARGUMENT, dir, "an ONNX model");
-  snprintf(path, sizeof path, "%s/fifo", dir);
+  expect_error(vkp__file_check_regular(vkp_test_scratch, "an ONNX model"),
+               VKP_STATUS_INVALID_ARGUMENT, vkp_test_scratch, "an ONNX model");
+  snprintf(path, sizeof path, "%s/fifo", vkp_test_scratch);
   cr_assert_eq(mkfifo(path, 0600), 0);
   expect_error(vkp__file_read(path, 1024, "a .npy file", &data, &size),
                VKP_STATUS_INVALID_ARGUMENT, "is a pipe", path);
-  snprintf(path, sizeof path, "%s/no/such/dir/out.bin", dir);
+  snprintf(path, sizeof path, "%s/no/such/dir/out.bin", vkp_test_scratch);
   expect_error(vkp__write_file(path, "x", 1), VKP_STATUS_IO_ERROR, path, NULL);
 }
 
@@ -135,21 +126,21 @@ Test(file, safe_names) {
 }
 
 Test(file, dir_create_makes_parents_and_names_failures) {
-  char path[160];
-  snprintf(path, sizeof path, "%s/a/b/c", dir);
+  char path[384];
+  snprintf(path, sizeof path, "%s/a/b/c", vkp_test_scratch);
   VKP_TEST_OK(vkp__dir_create(path, 0755));
   VKP_TEST_OK(vkp__dir_create(path, 0755));  // existing is fine
   struct stat sb;
   cr_assert(stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
-  snprintf(path, sizeof path, "%s/p/q/file.bin", dir);
+  snprintf(path, sizeof path, "%s/p/q/file.bin", vkp_test_scratch);
   VKP_TEST_OK(vkp__dir_create_parent(path, 0755));
   VKP_TEST_OK(vkp__write_file(path, "x", 1));
   VKP_TEST_OK(vkp__dir_create_parent("bare-name.bin", 0755));  // nothing to make
   // A regular file where the directory should be, or above it: named.
-  snprintf(path, sizeof path, "%s/p/q/file.bin", dir);
+  snprintf(path, sizeof path, "%s/p/q/file.bin", vkp_test_scratch);
   expect_error(vkp__dir_create(path, 0755), VKP_STATUS_IO_ERROR, path,
                "is not a directory");
-  snprintf(path, sizeof path, "%s/p/q/file.bin/sub", dir);
+  snprintf(path, sizeof path, "%s/p/q/file.bin/sub", vkp_test_scratch);
   expect_error(vkp__dir_create(path, 0755), VKP_STATUS_IO_ERROR, path,
                "cannot create directory");
 }
