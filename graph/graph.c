@@ -498,6 +498,18 @@ int32_t vkp_graph_find_node(const vkp_graph_t *graph, const char *name) {
   return vkp_strmap_get(&graph->internal->node_index, name);
 }
 
+int32_t vkp_graph_find_input(const vkp_graph_t *graph, const char *name) {
+  for (int32_t i = 0; i < graph->n_inputs; ++i)
+    if (strcmp(graph->values[graph->inputs[i]].name, name) == 0) return i;
+  return -1;
+}
+
+int32_t vkp_graph_find_output(const vkp_graph_t *graph, const char *name) {
+  for (int32_t i = 0; i < graph->n_outputs; ++i)
+    if (strcmp(graph->values[graph->outputs[i]].name, name) == 0) return i;
+  return -1;
+}
+
 vkp_status_t vkp__graph_fold_last_node(vkp_graph_t *graph, void **data) {
   vkp_node_t *node = &graph->nodes[graph->n_nodes - 1];
   for (int32_t i = 0; i < node->n_outputs; ++i) {

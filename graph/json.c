@@ -978,24 +978,6 @@ static vkp_status_t vkp__write_bin(const vkp_graph_t *g, const char *path) {
   return NULL;
 }
 
-static vkp_status_t vkp__write_text(const char *path, const char *text) {
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create '%s': %s", path,
-                           strerror(errno));
-  size_t n = strlen(text);
-  bool ok = fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF;
-  int saved_errno = errno;
-  if (fclose(f) != 0 && ok) {
-    ok = false;
-    saved_errno = errno;
-  }
-  if (!ok)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s': %s", path,
-                           strerror(saved_errno));
-  return NULL;
-}
-
 vkp_status_t vkp_graph_save(const vkp_graph_t *graph, const char *path) {
   vkp__json_init_hooks();
   // The .bin sits next to the JSON: "dir/model.json" -> "dir/model.bin".
@@ -1017,7 +999,7 @@ vkp_status_t vkp_graph_save(const vkp_graph_t *graph, const char *path) {
   for (int32_t i = 0; i < graph->n_values; ++i)
     has_constants |= graph->values[i].kind == VKP_VALUE_CONSTANT;
   if (!st && has_constants) st = vkp__write_bin(graph, bin_path);
-  if (!st) st = vkp__write_text(path, text);
+  if (!st) st = vkp__write_text_line(path, text);
   cJSON_Delete(root);
   vkp__free(text);
   vkp__free(bin_path);

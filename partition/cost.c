@@ -693,47 +693,12 @@ vkp_status_t vkp_profile_load_json(const char *json, size_t size,
   return NULL;
 }
 
-static vkp_status_t vkp__read_file(const char *path, char **out, size_t *size) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,
-                           strerror(errno));
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 4096 + 1 > cap) {
-      size_t ncap = cap ? cap * 2 : 8192;
-      char *grown = vkp__realloc(buf, ncap);
-      if (!grown) {
-        vkp__free(buf);
-        fclose(f);
-        return VKP_OOM("file contents");
-      }
-      buf = grown;
-      cap = ncap;
-    }
-    size_t got = fread(buf + len, 1, 4096, f);
-    len += got;
-    if (got < 4096) break;
-  }
-  bool bad = ferror(f) != 0;
-  fclose(f);
-  if (bad) {
-    vkp__free(buf);
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot read '%s'", path);
-  }
-  buf[len] = '\0';
-  *out = buf;
-  *size = len;
-  return NULL;
-}
-
 vkp_status_t vkp_profile_load(const char *path, vkp_profile_t **out_profile) {
   *out_profile = NULL;
   char *text = NULL;
   size_t size = 0;
-  VKP_RETURN_IF_ERROR(vkp__read_file(path, &text, &size));
+  VKP_RETURN_IF_ERROR(
+      vkp__file_read(path, (size_t)64 << 20, "a device profile", (void **)&text, &size));
   vkp_status_t st = vkp_profile_load_json(text, size, out_profile);
   vkp__free(text);
   return vkp_status_annotate(st, "loading profile '%s'", path);

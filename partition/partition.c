@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The partitioner's driver: set-up, the plan, the table and the picture.
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sb.h"
 #include "base/status_macros.h"
 #include "partition/partition_internal.h"
 
@@ -480,53 +480,6 @@ void vkp_partition_print(const vkp_partition_t *part, FILE *out) {
   }
 }
 
-typedef struct vkp__text_t {
-  char *data;
-  size_t len, cap;
-  bool oom;
-} vkp__text_t;
-
-static void vkp__text_printf(vkp__text_t *t, const char *fmt, ...)
-    VKP_PRINTF(2, 3);
-
-static void vkp__text_printf(vkp__text_t *t, const char *fmt, ...) {
-  if (t->oom) return;
-  va_list ap;
-  va_start(ap, fmt);
-  va_list ap2;
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    va_end(ap2);
-    return;
-  }
-  if (t->len + (size_t)n + 1 > t->cap) {
-    size_t cap = (t->cap ? t->cap * 2 : 1024) + (size_t)n;
-    char *grown = vkp__realloc(t->data, cap);
-    if (!grown) {
-      t->oom = true;
-      va_end(ap2);
-      return;
-    }
-    t->data = grown;
-    t->cap = cap;
-  }
-  vsnprintf(t->data + t->len, t->cap - t->len, fmt, ap2);
-  va_end(ap2);
-  t->len += (size_t)n;
-}
-
-// Writes `s` as the inside of a DOT quoted string.
-static void vkp__text_quoted(vkp__text_t *t, const char *s) {
-  for (; *s; ++s) {
-    if (*s == '"' || *s == '\\')
-      vkp__text_printf(t, "\\%c", *s);
-    else
-      vkp__text_printf(t, "%c", *s);
-  }
-}
-
 // Fill colours by target index (data, not target names).
 static const char *const vkp__palette[] = {
     "#a6cee3", "#b2df8a", "#fb9a99", "#fdbf6f", "#cab2d6", "#ffff99",
@@ -538,57 +491,57 @@ vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot) {
   const vkp_graph_t *g = part->graph;
   const vkp__pctx_t *c = part->internal;
   const size_t n_colors = sizeof vkp__palette / sizeof vkp__palette[0];
-  vkp__text_t t = {0};
-  vkp__text_printf(&t, "digraph \"");
-  vkp__text_quoted(&t, g->name);
-  vkp__text_printf(&t, "\" {\n  rankdir=TB;\n  node [shape=box, style=filled];\n");
+  vkp__sb_t t = {0};
+  vkp__sb_printf(&t, "digraph \"");
+  vkp__sb_append_quoted(&t, g->name);
+  vkp__sb_printf(&t, "\" {\n  rankdir=TB;\n  node [shape=box, style=filled];\n");
   for (int32_t s = 0; s < part->n_stages; ++s) {
     const vkp_partition_stage_t *ps = &part->stages[s];
-    vkp__text_printf(&t,
-                     "  subgraph cluster_%d {\n    label=\"stage%d: %s, %.4f ms\";\n"
-                     "    style=rounded;\n",
-                     (int)s, (int)s, vkp_partition_target_name(part, ps->target),
-                     ps->seconds * 1e3);
+    vkp__sb_printf(&t,
+                   "  subgraph cluster_%d {\n    label=\"stage%d: %s, %.4f ms\";\n"
+                   "    style=rounded;\n",
+                   (int)s, (int)s, vkp_partition_target_name(part, ps->target),
+                   ps->seconds * 1e3);
     for (int32_t k = 0; k < ps->n_nodes; ++k) {
       int32_t i = ps->nodes[k];
-      vkp__text_printf(&t, "    n%d [label=\"", (int)i);
-      vkp__text_quoted(&t, g->nodes[i].name);
-      vkp__text_printf(&t, "\\n%s", vkp_op_name(g->nodes[i].op));
+      vkp__sb_printf(&t, "    n%d [label=\"", (int)i);
+      vkp__sb_append_quoted(&t, g->nodes[i].name);
+      vkp__sb_printf(&t, "\\n%s", vkp_op_name(g->nodes[i].op));
       int32_t from = part->node_fallback_from[i];
       if (from >= 0) {  // fell back: say from where and why
-        vkp__text_printf(&t, "\\nfell back from %s: ",
-                         vkp_partition_target_name(part, from));
-        vkp__text_quoted(&t, part->node_refusal[i]);
-        vkp__text_printf(&t, "\", style=\"filled,dashed\", color=red, penwidth=2");
+        vkp__sb_printf(&t, "\\nfell back from %s: ",
+                       vkp_partition_target_name(part, from));
+        vkp__sb_append_quoted(&t, part->node_refusal[i]);
+        vkp__sb_printf(&t, "\", style=\"filled,dashed\", color=red, penwidth=2");
       } else {
-        vkp__text_printf(&t, "\"");
+        vkp__sb_printf(&t, "\"");
       }
-      vkp__text_printf(&t, ", fillcolor=\"%s\"];\n",
-                       vkp__palette[(size_t)part->node_target[i] % n_colors]);
+      vkp__sb_printf(&t, ", fillcolor=\"%s\"];\n",
+                     vkp__palette[(size_t)part->node_target[i] % n_colors]);
     }
-    vkp__text_printf(&t, "  }\n");
+    vkp__sb_printf(&t, "  }\n");
   }
   // Legend: one entry per target.
   for (int32_t tg = 0; tg < part->n_targets; ++tg)
-    vkp__text_printf(&t, "  legend_%d [label=\"%s\", shape=note, fillcolor=\"%s\"];\n",
-                     (int)tg, vkp_partition_target_name(part, tg),
-                     vkp__palette[(size_t)tg % n_colors]);
+    vkp__sb_printf(&t, "  legend_%d [label=\"%s\", shape=note, fillcolor=\"%s\"];\n",
+                   (int)tg, vkp_partition_target_name(part, tg),
+                   vkp__palette[(size_t)tg % n_colors]);
   for (int32_t k = 0; k < g->n_inputs; ++k) {
     int32_t v = g->inputs[k];
-    vkp__text_printf(&t, "  v%d [label=\"", (int)v);
-    vkp__text_quoted(&t, g->values[v].name);
-    vkp__text_printf(&t, "\", shape=ellipse, style=solid];\n");
+    vkp__sb_printf(&t, "  v%d [label=\"", (int)v);
+    vkp__sb_append_quoted(&t, g->values[v].name);
+    vkp__sb_printf(&t, "\", shape=ellipse, style=solid];\n");
   }
   for (int32_t k = 0; k < g->n_outputs; ++k) {
     int32_t v = g->outputs[k];
-    vkp__text_printf(&t, "  o%d [label=\"", (int)v);
-    vkp__text_quoted(&t, g->values[v].name);
-    vkp__text_printf(&t, "\", shape=ellipse, style=solid];\n");
+    vkp__sb_printf(&t, "  o%d [label=\"", (int)v);
+    vkp__sb_append_quoted(&t, g->values[v].name);
+    vkp__sb_printf(&t, "\", shape=ellipse, style=solid];\n");
     if (g->values[v].producer >= 0) {
       char b[32];
-      vkp__text_printf(&t, "  n%d -> o%d [label=\"%s\", color=red];\n",
-                       (int)g->values[v].producer, (int)v,
-                       vkp__human_bytes(c->value_bytes[v], b, sizeof b));
+      vkp__sb_printf(&t, "  n%d -> o%d [label=\"%s\", color=red];\n",
+                     (int)g->values[v].producer, (int)v,
+                     vkp__human_bytes(c->value_bytes[v], b, sizeof b));
     }
   }
   for (int32_t i = 0; i < g->n_nodes; ++i) {
@@ -602,22 +555,18 @@ vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot) {
       int32_t p = g->values[v].producer;
       bool crossing = p < 0 || part->node_stage[p] != part->node_stage[i];
       if (p >= 0)
-        vkp__text_printf(&t, "  n%d -> n%d", (int)p, (int)i);
+        vkp__sb_printf(&t, "  n%d -> n%d", (int)p, (int)i);
       else
-        vkp__text_printf(&t, "  v%d -> n%d", (int)v, (int)i);
+        vkp__sb_printf(&t, "  v%d -> n%d", (int)v, (int)i);
       if (crossing) {
         char b[32];
-        vkp__text_printf(&t, " [label=\"%s\", color=red]",
-                         vkp__human_bytes(c->value_bytes[v], b, sizeof b));
+        vkp__sb_printf(&t, " [label=\"%s\", color=red]",
+                       vkp__human_bytes(c->value_bytes[v], b, sizeof b));
       }
-      vkp__text_printf(&t, ";\n");
+      vkp__sb_printf(&t, ";\n");
     }
   }
-  vkp__text_printf(&t, "}\n");
-  if (t.oom) {
-    vkp__free(t.data);
-    return VKP_OOM("DOT text");
-  }
-  *out_dot = t.data;
-  return NULL;
+  vkp__sb_printf(&t, "}\n");
+  *out_dot = vkp__sb_take(&t);
+  return *out_dot ? NULL : VKP_OOM("DOT text");
 }

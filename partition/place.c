@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sb.h"
 #include "base/status_macros.h"
 #include "partition/partition_internal.h"
 
@@ -43,25 +44,10 @@ double vkp__placement_objective(const vkp__pctx_t *c, const int32_t *labels) {
   return s;
 }
 
-__attribute__((format(printf, 2, 0))) static vkp_status_t vkp__vappend(char **text,
-                                                                   const char *fmt,
-                                                                   va_list ap) {
-  char line[1024];
-  vsnprintf(line, sizeof line, fmt, ap);
-  size_t old = *text ? strlen(*text) : 0, add = strlen(line);
-  char *grown = vkp__realloc(*text, old + add + 2);
-  if (!grown) return VKP_OOM("partition notes");
-  memcpy(grown + old, line, add);
-  grown[old + add] = '\n';
-  grown[old + add + 1] = '\0';
-  *text = grown;
-  return NULL;
-}
-
 vkp_status_t vkp__note(vkp_partition_t *part, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vkp_status_t st = vkp__vappend(&part->notes, fmt, ap);
+  vkp_status_t st = vkp__lines_vappendf(&part->notes, "partition notes", fmt, ap);
   va_end(ap);
   return st;
 }

@@ -9,6 +9,8 @@
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
+#include "base/strmap.h"
+#include "base/tensor_check.h"
 #include "pipeline/pipeline_internal.h"
 
 uint64_t vkp__now_ns(void) {
@@ -196,21 +198,6 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
 // ---------------------------------------------------------------------------
 // Building the rings
 
-static int32_t vkp__graph_io_index(const vkp_graph_t *g, bool outputs,
-                                   const char *name) {
-  int32_t n = outputs ? g->n_outputs : g->n_inputs;
-  const int32_t *ids = outputs ? g->outputs : g->inputs;
-  for (int32_t i = 0; i < n; ++i)
-    if (strcmp(g->values[ids[i]].name, name) == 0) return i;
-  return -1;
-}
-
-static int32_t vkp__name_index(char *const *names, int32_t n, const char *name) {
-  for (int32_t i = 0; i < n; ++i)
-    if (strcmp(names[i], name) == 0) return i;
-  return -1;
-}
-
 // The ring carrying (src_stage, src_index), created on first use.
 static vkp_status_t vkp__ring_for(vkp_pipeline_t *p, int32_t src_stage,
                                   int32_t src_index, int32_t *out_ring) {
@@ -283,10 +270,10 @@ static vkp_status_t vkp__pipeline_connect(vkp_pipeline_t *p) {
     const vkp_plan_binding_t *bind = &plan->bindings[b];
     int32_t src_index;
     if (bind->src_stage == VKP_PLAN_GLOBAL) {
-      src_index = vkp__name_index(plan->inputs, plan->n_inputs, bind->src_name);
+      src_index = vkp__strlist_index(plan->inputs, plan->n_inputs, bind->src_name);
     } else {
-      src_index = vkp__graph_io_index(plan->stages[bind->src_stage].graph, true,
-                                      bind->src_name);
+      src_index = vkp_graph_find_output(plan->stages[bind->src_stage].graph,
+                                        bind->src_name);
     }
     if (src_index < 0)
       return vkp_status_make(VKP_STATUS_INTERNAL,
@@ -296,8 +283,7 @@ static vkp_status_t vkp__pipeline_connect(vkp_pipeline_t *p) {
         return vkp_status_make(VKP_STATUS_UNSUPPORTED,
                                "global input '%s' bound straight to a global "
                                "output", bind->src_name);
-      int32_t g = vkp__name_index(plan->outputs, plan->n_outputs,
-                                  bind->dst_name);
+      int32_t g = vkp__strlist_index(plan->outputs, plan->n_outputs, bind->dst_name);
       if (g < 0)
         return vkp_status_make(VKP_STATUS_INTERNAL,
                                "global output '%s' not found", bind->dst_name);
@@ -317,8 +303,7 @@ static vkp_status_t vkp__pipeline_connect(vkp_pipeline_t *p) {
       continue;
     }
     vkp__stage_t *dst = &p->stages[bind->dst_stage];
-    int32_t dst_index = vkp__graph_io_index(dst->plan_stage->graph, false,
-                                            bind->dst_name);
+    int32_t dst_index = vkp_graph_find_input(dst->plan_stage->graph, bind->dst_name);
     if (dst_index < 0)
       return vkp_status_make(VKP_STATUS_INTERNAL,
                              "binding destination '%s' not found",
@@ -648,27 +633,9 @@ static vkp_status_t vkp__frame_create(vkp_pipeline_t *p, vkp__frame_t **out) {
 // ---------------------------------------------------------------------------
 // Producer API
 
-static vkp_status_t vkp__check_tensor(const char *what, const char *name,
-                                      const vkp_tensor_t *t, vkp_dtype_t dtype,
-                                      int32_t rank, const int64_t *shape) {
-  bool same = t->dtype == dtype && t->rank == rank;
-  for (int32_t d = 0; same && d < rank; ++d) same = t->shape[d] == shape[d];
-  if (same && (t->data || !vkp_tensor_nbytes(t))) return NULL;
-  char want[128], got[128];
-  if (same)
-    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "%s '%s' has no data",
-                           what, name);
-  return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
-                         "%s '%s': expected %s %s, got %s %s", what, name,
-                         vkp_dtype_name(dtype),
-                         vkp_shape_format(rank, shape, want, sizeof want),
-                         vkp_dtype_name(t->dtype),
-                         vkp_shape_format(t->rank, t->shape, got, sizeof got));
-}
-
 vkp_status_t vkp_pipeline_set_input(vkp_pipeline_t *p, const char *name,
                                     const vkp_tensor_t *tensor) {
-  int32_t i = name ? vkp__name_index(p->plan->inputs, p->n_inputs, name) : -1;
+  int32_t i = name ? vkp__strlist_index(p->plan->inputs, p->n_inputs, name) : -1;
   if (i < 0)
     return vkp_status_make(VKP_STATUS_NOT_FOUND,
                            "pipeline '%s' has no input '%s'", p->plan->name,
@@ -676,8 +643,8 @@ vkp_status_t vkp_pipeline_set_input(vkp_pipeline_t *p, const char *name,
   int32_t r = p->input_ring[i];
   if (r >= 0) {
     const vkp__ring_t *ring = &p->rings[r];
-    VKP_RETURN_IF_ERROR(vkp__check_tensor("input", name, tensor, ring->dtype,
-                                          ring->rank, ring->shape));
+    VKP_RETURN_IF_ERROR(vkp__tensor_check_matches(tensor, "input", name, ring->dtype,
+                                                  ring->rank, ring->shape));
     // The slot of the next frame is free: run() returned only once it was.
     // Only the producer thread reads `launched` outside the lock.
     pthread_mutex_lock(&p->mu);

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sb.h"
 #include "base/status_macros.h"
+#include "base/tensor_check.h"
 
 typedef struct vkp__registry_entry_t {
   vkp_target_t target;  // vtable NULL when unavailable
@@ -351,8 +353,7 @@ vkp_status_t vkp_registry_lookup(const vkp_registry_t *registry,
 
 vkp_status_t vkp_target_check_graph(const vkp_target_t *target,
                                     const vkp_graph_t *graph) {
-  char *list = NULL;
-  size_t len = 0;
+  vkp__sb_t list = {0};
   int32_t bad = 0;
   for (int32_t i = 0; i < graph->n_nodes; ++i) {
     const vkp_node_t *n = &graph->nodes[i];
@@ -360,32 +361,17 @@ vkp_status_t vkp_target_check_graph(const vkp_target_t *target,
     if (vkp_target_supports(target, graph, n, reason, sizeof reason))
       continue;
     ++bad;
-    char *line = vkp__asprintf("\n  node '%s' (%s): %s", n->name,
-                               vkp_op_name(n->op),
-                               reason[0] ? reason : "not supported");
-    if (!line) {
-      vkp__free(list);
-      return VKP_OOM("unsupported-node list");
-    }
-    size_t ll = strlen(line);
-    char *grown = vkp__realloc(list, len + ll + 1);
-    if (!grown) {
-      vkp__free(line);
-      vkp__free(list);
-      return VKP_OOM("unsupported-node list");
-    }
-    list = grown;
-    memcpy(list + len, line, ll + 1);
-    len += ll;
-    vkp__free(line);
+    vkp__sb_printf(&list, "\n  node '%s' (%s): %s", n->name, vkp_op_name(n->op),
+                   reason[0] ? reason : "not supported");
   }
   if (!bad) return NULL;
-  vkp_status_t st = vkp_status_make(VKP_STATUS_UNSUPPORTED,
-                                    "target '%s' cannot run %d node%s of graph "
-                                    "'%s':%s",
-                                    target->vtable->name, (int)bad,
-                                    bad == 1 ? "" : "s", graph->name, list);
-  vkp__free(list);
+  vkp_status_t st = vkp__sb_status(&list, "unsupported-node list");
+  if (!st)
+    st = vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                         "target '%s' cannot run %d node%s of graph '%s':%s",
+                         target->vtable->name, (int)bad, bad == 1 ? "" : "s",
+                         graph->name, list.data);
+  vkp__sb_deinit(&list);
   return st;
 }
 

@@ -18,12 +18,10 @@
 //    over the dispatch order (the runtime orders any two dispatches whose
 //    bindings overlap, so reuse is safe).
 // 4. Each dispatch's GLSL is compiled, validated and optimised (compile.h).
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
@@ -624,55 +622,12 @@ static char *vkp__dispatch_name(const vkp_graph_t *g, const vkp__group_t *grp) {
   return vkp__strdup(name);
 }
 
-static vkp_status_t vkp__write_file(const char *dir, int32_t index,
-                                    const char *name, const char *ext,
-                                    const void *data, size_t size) {
-  char safe[96];
-  size_t i = 0;
-  for (; name[i] && i + 1 < sizeof safe; ++i) {
-    char ch = name[i];
-    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-              (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
-    safe[i] = ok ? ch : '_';
-  }
-  safe[i] = '\0';
-  char *path = vkp__asprintf("%s/%03d_%s.%s", dir, (int)index, safe, ext);
-  if (!path) return VKP_OOM("dump path");
-  FILE *f = fopen(path, "wb");
-  vkp_status_t st = NULL;
-  if (!f || fwrite(data, 1, size, f) != size)
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "writing '%s': %s", path,
-                         strerror(errno));
-  if (f && fclose(f) != 0 && !st)
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "closing '%s': %s", path,
-                         strerror(errno));
-  vkp__free(path);
-  return st;
-}
-
-static vkp_status_t vkp__dump(vkp__spirv_compiler_t *compiler, const char *dir,
-                              int32_t index, const vkp_spirv_dispatch_t *d,
-                              const char *glsl) {
-  VKP_RETURN_IF_ERROR(vkp__write_file(dir, index, d->name, "comp", glsl, strlen(glsl)));
-  VKP_RETURN_IF_ERROR(vkp__write_file(dir, index, d->name, "spv", d->code,
-                                      d->code_words * sizeof(uint32_t)));
-  char *text = NULL;
-  VKP_RETURN_IF_ERROR(vkp__spirv_disassemble(compiler, d->code, d->code_words, &text));
-  vkp_status_t st = vkp__write_file(dir, index, d->name, "spvasm", text, strlen(text));
-  vkp__free(text);
-  return st;
-}
-
 static vkp_status_t vkp__emit_dispatches(vkp__plan_t *p, vkp__layout_t *l,
                                          const vkp_spirv_device_info_t *device,
                                          const vkp_compile_options_t *options,
                                          vkp_spirv_program_t *prog) {
   const vkp_graph_t *g = p->g;
   const vkp__kernel_config_t config = p->config;
-  if (options && options->dump_dir && mkdir(options->dump_dir, 0777) != 0 &&
-      errno != EEXIST)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "creating '%s': %s",
-                           options->dump_dir, strerror(errno));
   vkp__spirv_compiler_t *compiler = NULL;
   VKP_RETURN_IF_ERROR(vkp__spirv_compiler_create(&compiler));
   prog->dispatches = vkp__calloc((size_t)p->n_dispatches + 1, sizeof(vkp_spirv_dispatch_t));
@@ -711,8 +666,8 @@ static vkp_status_t vkp__emit_dispatches(vkp__plan_t *p, vkp__layout_t *l,
     if (!st)
       st = vkp__spirv_compile(compiler, kernel.glsl, d->name, &d->code,
                               &d->code_words);
-    if (!st && options && options->dump_dir)
-      st = vkp__dump(compiler, options->dump_dir, i, d, kernel.glsl);
+    if (!st && options && options->dump_dir && !(d->glsl = vkp__strdup(kernel.glsl)))
+      st = VKP_OOM("dispatch source");
     if (st) st = vkp_status_annotate(st, "dispatch %d '%s'", (int)i, d->name ? d->name : "?");
     vkp__kernel_deinit(&kernel);
   }

@@ -12,21 +12,6 @@
 #include "codegen/expr.h"
 #include "codegen/spirv/glsl.h"
 
-typedef struct vkp__shader_entry_t {
-  const char *name;
-  const char *text;
-} vkp__shader_entry_t;
-
-#include "vkpipe_spirv_shaders.inc"
-
-static const char *vkp__shader(const char *name) {
-  for (size_t i = 0; i < sizeof(vkp__shader_table) / sizeof(vkp__shader_table[0]);
-       ++i)
-    if (strcmp(vkp__shader_table[i].name, name) == 0)
-      return vkp__shader_table[i].text;
-  return NULL;
-}
-
 // ---------------------------------------------------------------------------
 // Classification
 
@@ -528,7 +513,7 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
     vkp__sb_deinit(&sb);
     return st;
   }
-  vkp__sb_append(&sb, vkp__shader("math"));
+  vkp__sb_append(&sb, vkp__shader_text(VKP__SHADER_math));
   vkp__sb_append(&sb, e->head.data ? e->head.data : "");
   const char *put = k->out_parts > 1 ? "vkp_put((o), " : "OUT[o] = (";
   if (out_dt == VKP_DTYPE_BOOL)
@@ -558,8 +543,8 @@ void vkp__spv_grid_1d(vkp__emit_t *e, uint64_t total) {
 
 // Chooses between the per-invocation and per-workgroup row kernel for rows
 // of `len` elements, sets the grid and appends the template.
-void vkp__spv_row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
-                            uint64_t len) {
+void vkp__spv_row_kernel(vkp__emit_t *e, vkp__row_shader_t row, uint64_t rows,
+                         uint64_t len) {
   const vkp__kernel_config_t *c = e->config;
   if (c->rows_workgroup && (c->rows_forced || len >= 64)) {
     e->k->local_size[0] = c->row_wg;
@@ -567,11 +552,8 @@ void vkp__spv_row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
     e->k->groups[0] = (uint32_t)(rows ? rows : 1);
     e->k->groups[1] = e->k->groups[2] = 1;
     vkp__sb_printf(&e->body, "#define WG %uu\n", (unsigned)c->row_wg);
-    vkp__sb_append(&e->body, vkp__shader("workgroup_reduce"));
-    char wg_name[64];
-    snprintf(wg_name, sizeof wg_name, "%s_wg", name);
-    const char *text = vkp__shader(wg_name);
-    vkp__sb_append(&e->body, text ? text : "#error missing template\n");
+    vkp__sb_append(&e->body, vkp__shader_text(VKP__SHADER_workgroup_reduce));
+    vkp__sb_append(&e->body, vkp__shader_text(vkp__row_shader(row, true)));
     return;
   }
   uint32_t local = c->local_1d;
@@ -580,8 +562,7 @@ void vkp__spv_row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
   uint64_t groups = (rows + local - 1) / local;
   e->k->groups[0] = (uint32_t)(groups ? groups : 1);
   e->k->groups[1] = e->k->groups[2] = 1;
-  const char *text = vkp__shader(name);
-  vkp__sb_append(&e->body, text ? text : "#error missing template\n");
+  vkp__sb_append(&e->body, vkp__shader_text(vkp__row_shader(row, false)));
 }
 
 void vkp__spv_define_u(vkp__sb_t *sb, const char *name, uint64_t v) {
@@ -592,9 +573,8 @@ void vkp__spv_define_i(vkp__sb_t *sb, const char *name, int64_t v) {
   vkp__sb_printf(sb, "#define %s %lld\n", name, (long long)v);
 }
 
-void vkp__spv_template(vkp__emit_t *e, const char *name) {
-  const char *text = vkp__shader(name);
-  vkp__sb_append(&e->body, text ? text : "#error missing template\n");
+void vkp__spv_template(vkp__emit_t *e, vkp__shader_t shader) {
+  vkp__sb_append(&e->body, vkp__shader_text(shader));
 }
 
 // ---------------------------------------------------------------------------
@@ -687,7 +667,7 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
     vkp__spv_define_u(s, "TOTAL", (uint64_t)(batch * m * nn));
     vkp__spv_define_u(s, "KSPLIT", ksplit);
     vkp__spv_grid_1d(e, (uint64_t)(batch * m * nn));
-    vkp__spv_template(e, "gemm_splitk_reduce");
+    vkp__spv_template(e, VKP__SHADER_gemm_splitk_reduce);
     return;
   }
   if (e->splitk_phase == 0) {
@@ -702,7 +682,7 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
     e->k->groups[0] = (uint32_t)((nn + 63) / 64);
     e->k->groups[1] = (uint32_t)((m + 63) / 64);
     e->k->groups[2] = (uint32_t)(batch * ksplit);
-    vkp__spv_template(e, "gemm_tiled");
+    vkp__spv_template(e, VKP__SHADER_gemm_tiled);
   } else {
     e->k->local_size[0] = 8;
     e->k->local_size[1] = 8;
@@ -710,7 +690,7 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
     e->k->groups[0] = (uint32_t)((nn + 63) / 64);
     e->k->groups[1] = (uint32_t)((m + 63) / 64);
     e->k->groups[2] = (uint32_t)(batch * ksplit);
-    vkp__spv_template(e, "gemm_blocked");
+    vkp__spv_template(e, VKP__SHADER_gemm_blocked);
   }
 }
 
@@ -764,7 +744,7 @@ static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
   e->k->groups[0] = (uint32_t)((np + 63) / 64);
   e->k->groups[1] = (uint32_t)((m + 63) / 64);
   e->k->groups[2] = (uint32_t)y->shape[0];
-  vkp__spv_template(e, tiled ? "conv_gemm_tiled" : "conv_gemm_blocked");
+  vkp__spv_template(e, tiled ? VKP__SHADER_conv_gemm_tiled : VKP__SHADER_conv_gemm_blocked);
 }
 
 static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
@@ -789,7 +769,7 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
     vkp__emit_window_attrs(s, n);
     if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
     vkp__spv_grid_1d(e, blocks);
-    vkp__spv_template(e, "conv_depthwise");
+    vkp__spv_template(e, VKP__SHADER_conv_depthwise);
     return;
   }
   uint64_t cb = mg % 4 == 0 ? 4 : mg % 2 == 0 ? 2 : 1;
@@ -802,7 +782,7 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__emit_window_attrs(s, n);
   if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
   vkp__spv_grid_1d(e, blocks);
-  vkp__spv_template(e, "conv2d");
+  vkp__spv_template(e, VKP__SHADER_conv2d);
 }
 
 static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
@@ -830,7 +810,7 @@ static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
       vkp__sb_append(s, "#define COUNT_INCLUDE_PAD 1\n");
   }
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "pool2d");
+  vkp__spv_template(e, VKP__SHADER_pool2d);
 }
 
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
@@ -845,7 +825,7 @@ vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__emit_window_attrs(s, n);
   if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "conv_transpose");
+  vkp__spv_template(e, VKP__SHADER_conv_transpose);
   return NULL;
 }
 
@@ -872,7 +852,7 @@ static void vkp__emit_global_pool(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_u(&e->body, "TOTAL", nc);
   vkp__spv_define_u(&e->body, "R", s);
   vkp__sb_append(&e->body, "#define REDUCE_MEAN 1\n");
-  vkp__spv_row_kernel(e, "reduce", nc, s);
+  vkp__spv_row_kernel(e, VKP__ROW_reduce, nc, s);
 }
 
 static void vkp__emit_softmax(vkp__emit_t *e, const vkp_node_t *n) {
@@ -884,7 +864,7 @@ static void vkp__emit_softmax(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_u(&e->body, "ROWS", outer * inner);
   vkp__spv_define_u(&e->body, "L", (uint64_t)x->shape[axis]);
   vkp__spv_define_u(&e->body, "INNER", inner);
-  vkp__spv_row_kernel(e, "softmax", outer * inner, (uint64_t)x->shape[axis]);
+  vkp__spv_row_kernel(e, VKP__ROW_softmax, outer * inner, (uint64_t)x->shape[axis]);
 }
 
 static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
@@ -908,7 +888,7 @@ static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__sb_append(&e->body, "#define EPSILON ");
   vkp__sb_float(&e->body, vkp_node_float(n, "epsilon"));
   vkp__sb_append(&e->body, "\n");
-  vkp__spv_row_kernel(e, "layer_norm", rows, len);
+  vkp__spv_row_kernel(e, VKP__ROW_layer_norm, rows, len);
 }
 
 static void vkp__emit_transpose(vkp__emit_t *e, const vkp_node_t *n) {
@@ -922,7 +902,7 @@ static void vkp__emit_transpose(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_affine(&e->head, "vkp_gather_index", y->rank, y->shape, coefs, 0);
   vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "gather");
+  vkp__spv_template(e, VKP__SHADER_gather);
 }
 
 static void vkp__emit_slice(vkp__emit_t *e, const vkp_node_t *n) {
@@ -940,7 +920,7 @@ static void vkp__emit_slice(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_affine(&e->head, "vkp_gather_index", y->rank, y->shape, coefs, base);
   vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "gather");
+  vkp__spv_template(e, VKP__SHADER_gather);
 }
 
 static void vkp__emit_concat(vkp__emit_t *e, const vkp_node_t *n, int32_t part) {
@@ -963,7 +943,7 @@ static void vkp__emit_concat(vkp__emit_t *e, const vkp_node_t *n, int32_t part) 
                  (unsigned long long)inner);
   vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(x));
   vkp__spv_grid_1d(e, vkp__spv_numel(x));
-  vkp__spv_template(e, "concat");
+  vkp__spv_template(e, VKP__SHADER_concat);
 }
 
 // ---------------------------------------------------------------------------
@@ -1010,7 +990,7 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
       case VKP_OP_COUNT:  // pure elementwise group
         vkp__spv_define_u(&e.body, "TOTAL", vkp__spv_numel(root));
         vkp__spv_grid_1d(&e, vkp__spv_numel(root));
-        vkp__spv_template(&e, "elementwise");
+        vkp__spv_template(&e, VKP__SHADER_elementwise);
         break;
       case VKP_OP_MATMUL: case VKP_OP_GEMM: vkp__emit_matmul_like(&e, anchor); break;
       case VKP_OP_CONV2D: vkp__emit_conv2d(&e, anchor); break;
@@ -1056,7 +1036,7 @@ vkp_status_t vkp__kernel_emit_copy(uint64_t n_elements, int32_t src_value,
                  "uint vkp_gather_index(uint o) { return o; }\n");
   vkp__spv_define_u(&e.body, "TOTAL", n_elements);
   vkp__spv_grid_1d(&e, n_elements);
-  vkp__spv_template(&e, "gather");
+  vkp__spv_template(&e, VKP__SHADER_gather);
   vkp_status_t st = vkp__finish(&e, "copy");
   vkp__sb_deinit(&e.head);
   vkp__sb_deinit(&e.body);

@@ -53,6 +53,7 @@
 
 #include "base/sb.h"
 #include "codegen/spirv/program.h"
+#include "codegen/spirv/shaders.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/status.h"
 
@@ -143,8 +144,8 @@ void vkp__kernel_config_init(vkp__kernel_config_t *config,
 //     vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(out));
 //     ...
 //     vkp__spv_grid_1d(e, vkp__spv_numel(out));
-//     vkp__spv_template(e, "tile");   // shaders/tile.comp
-//     return NULL;
+//     vkp__spv_template(e, VKP__SHADER_tile);  // shaders/tile.comp, declared
+//     return NULL;                             // in codegen/spirv/shaders.h
 //   }
 
 typedef struct vkp__emit_t {
@@ -177,10 +178,10 @@ void vkp__spv_define_i(vkp__sb_t *sb, const char *name, int64_t v);
 void vkp__spv_grid_1d(vkp__emit_t *e, uint64_t total);
 // A row kernel over `rows` rows of `len` (shaders/<name>.comp, or
 // <name>_wg.comp with a workgroup per row; see the variant rule above).
-void vkp__spv_row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
+void vkp__spv_row_kernel(vkp__emit_t *e, vkp__row_shader_t row, uint64_t rows,
                          uint64_t len);
-// Appends shaders/<name>.comp to the body.
-void vkp__spv_template(vkp__emit_t *e, const char *name);
+// Appends a template (codegen/spirv/shaders.h) to the body.
+void vkp__spv_template(vkp__emit_t *e, vkp__shader_t shader);
 // `uint fname(uint o)`: base + sum_d coord_d(o) * coefs[d] over the
 // row-major `shape` (index arithmetic of a strided view).
 void vkp__spv_affine(vkp__sb_t *sb, const char *fname, int32_t rank,

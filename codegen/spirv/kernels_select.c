@@ -17,6 +17,6 @@ vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n) {
   if (vkp_node_int(n, "reverse")) vkp__sb_append(&e->body, "#define REVERSE 1\n");
   if (vkp_node_int(n, "exclusive")) vkp__sb_append(&e->body, "#define EXCLUSIVE 1\n");
   vkp__spv_grid_1d(e, outer * inner);
-  vkp__spv_template(e, "cum_sum");
+  vkp__spv_template(e, VKP__SHADER_cum_sum);
   return NULL;
 }

@@ -17,6 +17,17 @@
 #include "base/status_macros.h"
 #include "codegen/spirv/program.h"
 
+const char *vkp__spirv_buffer_kind_name(vkp_spirv_buffer_kind_t kind) {
+  switch (kind) {
+    case VKP_SPIRV_BUFFER_INPUT: return "input";
+    case VKP_SPIRV_BUFFER_OUTPUT: return "output";
+    case VKP_SPIRV_BUFFER_CONSTANT: return "constant";
+    case VKP_SPIRV_BUFFER_CONSTANT_F16: return "constant (float16)";
+    case VKP_SPIRV_BUFFER_SCRATCH: return "scratch";
+  }
+  return "unknown";
+}
+
 #define VKP__PROGRAM_MAGIC "VKPSPIRV"
 #define VKP__PROGRAM_VERSION 1u
 #define VKP__PROGRAM_HEADER 24u
@@ -29,6 +40,7 @@ void vkp_spirv_program_destroy(vkp_spirv_program_t *program) {
     vkp__free(d->name);
     vkp__free(d->code);
     vkp__free(d->bindings);
+    vkp__free(d->glsl);
   }
   vkp__free(program->dispatches);
   vkp__free(program->buffers);

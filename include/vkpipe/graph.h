@@ -195,6 +195,10 @@ vkp_status_t vkp_graph_validate(vkp_graph_t *graph) VKP_MUST_USE;
 int32_t vkp_graph_find_value(const vkp_graph_t *graph, const char *name);
 // Index of the node named `name`, or -1.
 int32_t vkp_graph_find_node(const vkp_graph_t *graph, const char *name);
+// Position in graph->inputs of the input named `name`, or -1.
+int32_t vkp_graph_find_input(const vkp_graph_t *graph, const char *name);
+// Position in graph->outputs of the output named `name`, or -1.
+int32_t vkp_graph_find_output(const vkp_graph_t *graph, const char *name);
 
 // Attribute `name` of `node`, or NULL when absent (after validate every
 // schema attribute is present).

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/status_macros.h"
 #include "codegen/c/emit.h"
 #include "runtime/cpu/compile.h"
@@ -81,14 +82,8 @@ static vkp_status_t vkp__cpu_compile(const vkp_target_t *target, const vkp_graph
   vkp_status_t st = NULL;
   if (options && options->dump_dir) {
     char *path = vkp__asprintf("%s/%s.c", options->dump_dir, graph->name);
-    FILE *f = path ? fopen(path, "wb") : NULL;
-    if (!path) st = VKP_OOM("dump path");
-    else if (!f)
-      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s': %s", path, strerror(errno));
-    else if (fwrite(code.source, 1, code.source_size, f) != code.source_size)
-      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s'", path);
-    if (f && fclose(f) != 0 && !st)
-      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s'", path);
+    st = path ? vkp__write_file(path, code.source, code.source_size)
+              : VKP_OOM("dump path");
     vkp__free(path);
   }
   vkp_cpu_compile_config_t cfg = {

@@ -9,6 +9,7 @@
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
+#include "base/tensor_check.h"
 
 // ---------------------------------------------------------------------------
 // supports

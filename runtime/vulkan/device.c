@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/status_macros.h"
 #include "runtime/vulkan/memory.h"
 #include "runtime/vulkan/vk_result.h"
@@ -395,35 +396,20 @@ static char *vkp__cache_dir(void) {
   return NULL;
 }
 
-static void vkp__mkdir_p(char *path) {
-  for (char *p = path + 1; *p; ++p) {
-    if (*p != '/') continue;
-    *p = '\0';
-    (void)mkdir(path, 0755);
-    *p = '/';
-  }
-  (void)mkdir(path, 0755);
-}
-
 // Reads the cache file when its header matches this device (a stale or
 // foreign file is ignored: VkPipelineCacheHeaderVersionOne layout).
 static void *vkp__cache_read(const char *path, const VkPhysicalDeviceProperties *p,
                              size_t *out_size) {
   *out_size = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
   void *data = NULL;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-  if (size >= 32 && size < (1L << 30) && fseek(f, 0, SEEK_SET) == 0) {
-    data = vkp__malloc((size_t)size);
-    if (data && fread(data, 1, (size_t)size, f) != (size_t)size) {
-      vkp__free(data);
-      data = NULL;
-    }
+  size_t size = 0;
+  // Absent, unreadable or oversized: start with an empty cache.
+  vkp_status_t st = vkp__file_read(path, (size_t)1 << 30, "a pipeline cache", &data, &size);
+  if (st || size < 32) {
+    vkp_status_free(st);
+    vkp__free(data);
+    return NULL;
   }
-  fclose(f);
-  if (!data) return NULL;
   const unsigned char *b = data;
   uint32_t header_len, version, vendor, device;
   memcpy(&header_len, b, 4);
@@ -481,13 +467,10 @@ void vkp_vk_device_save_pipeline_cache(vkp_vk_device_t *device) {
   void *data = vkp__malloc(size);
   if (!data) return;
   char *tmp = vkp__asprintf("%s.%ld.tmp", device->pipeline_cache_path, (long)getpid());
-  char *dir = vkp__strdup(device->pipeline_cache_path);
-  if (tmp && dir &&
+  if (tmp &&
       vkGetPipelineCacheData(device->device, device->pipeline_cache, &size, data) ==
           VK_SUCCESS) {
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    vkp__mkdir_p(dir);
+    vkp_status_free(vkp__dir_create_parent(device->pipeline_cache_path, 0755));
     // Write then rename, so a concurrent reader never sees half a file.
     FILE *f = fopen(tmp, "wb");
     if (f) {
@@ -496,7 +479,6 @@ void vkp_vk_device_save_pipeline_cache(vkp_vk_device_t *device) {
       if (!ok || rename(tmp, device->pipeline_cache_path) != 0) (void)remove(tmp);
     }
   }
-  vkp__free(dir);
   vkp__free(tmp);
   vkp__free(data);
 }

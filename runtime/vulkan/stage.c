@@ -56,17 +56,6 @@ struct vkp_vk_stage_t {
   vkp_vk_stage_stats_t stats;
 };
 
-static const char *vkp__buffer_kind_name(vkp_spirv_buffer_kind_t kind) {
-  switch (kind) {
-    case VKP_SPIRV_BUFFER_INPUT: return "input";
-    case VKP_SPIRV_BUFFER_OUTPUT: return "output";
-    case VKP_SPIRV_BUFFER_CONSTANT: return "constant";
-    case VKP_SPIRV_BUFFER_CONSTANT_F16: return "constant (float16)";
-    case VKP_SPIRV_BUFFER_SCRATCH: return "scratch";
-    default: return "unknown";
-  }
-}
-
 static bool vkp__is_io(const vkp_spirv_buffer_t *b) {
   return b->kind == VKP_SPIRV_BUFFER_INPUT || b->kind == VKP_SPIRV_BUFFER_OUTPUT;
 }
@@ -112,7 +101,7 @@ static vkp_status_t vkp__check_program(const vkp_vk_device_t *device,
     if (value < 0)
       return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                              "buffer %d (%s #%d) refers to nothing in graph '%s'",
-                             (int)i, vkp__buffer_kind_name(b->kind), (int)b->index,
+                             (int)i, vkp__spirv_buffer_kind_name(b->kind), (int)b->index,
                              graph->name);
     if (b->kind != VKP_SPIRV_BUFFER_SCRATCH) {
       const vkp_value_t *v = &graph->values[value];
@@ -127,7 +116,7 @@ static vkp_status_t vkp__check_program(const vkp_vk_device_t *device,
         return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                                "buffer %d (%s '%s') is %llu bytes but the value "
                                "holds %zu",
-                               (int)i, vkp__buffer_kind_name(b->kind), v->name,
+                               (int)i, vkp__spirv_buffer_kind_name(b->kind), v->name,
                                (unsigned long long)b->size, bytes);
     }
   }
@@ -157,7 +146,7 @@ static vkp_status_t vkp__check_program(const vkp_vk_device_t *device,
                                "outside buffer %d (%s, %llu bytes)",
                                (int)d, name, (int)j, (unsigned long long)bd->offset,
                                (unsigned long long)bd->range, (int)bd->buffer,
-                               vkp__buffer_kind_name(b->kind),
+                               vkp__spirv_buffer_kind_name(b->kind),
                                (unsigned long long)b->size);
       if (bd->range > lim->maxStorageBufferRange)
         return vkp_status_make(
@@ -165,7 +154,7 @@ static vkp_status_t vkp__check_program(const vkp_vk_device_t *device,
             "dispatch %d '%s' binding %d: buffer %d (%s #%d) binds %llu bytes, "
             "more than the device's maxStorageBufferRange (%u); the codegen must "
             "split it",
-            (int)d, name, (int)j, (int)bd->buffer, vkp__buffer_kind_name(b->kind),
+            (int)d, name, (int)j, (int)bd->buffer, vkp__spirv_buffer_kind_name(b->kind),
             (int)b->index, (unsigned long long)bd->range, lim->maxStorageBufferRange);
       if (lim->minStorageBufferOffsetAlignment > 1 &&
           bd->offset % lim->minStorageBufferOffsetAlignment != 0)
@@ -626,7 +615,7 @@ vkp_status_t vkp_vk_stage_create(vkp_vk_device_t *device, const vkp_graph_t *gra
     st = vkp_vk_buffer_init(&s->buffers[b], device, desc->size, VKP_VK_MEMORY_DEVICE);
     if (st)
       st = vkp_status_annotate(st, "buffer %d (%s #%d)", (int)b,
-                               vkp__buffer_kind_name(desc->kind), (int)desc->index);
+                               vkp__spirv_buffer_kind_name(desc->kind), (int)desc->index);
   }
   if (!st) {
     VkCommandPoolCreateInfo ci = {

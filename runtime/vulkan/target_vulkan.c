@@ -63,7 +63,11 @@ static vkp_status_t vkp__compile(const vkp_target_t *target, const vkp_graph_t *
   const vkp__vulkan_target_t *t = target->impl;
   vkp_spirv_program_t *program = NULL;
   VKP_RETURN_IF_ERROR(vkp_spirv_codegen(graph, &t->info, options, &program));
-  vkp_status_t st = vkp_spirv_program_serialize(program, out_blob);
+  // Codegen writes no files; the dumps asked for are written here.
+  vkp_status_t st = options && options->dump_dir
+                        ? vkp__vulkan_dump_sources(program, options->dump_dir)
+                        : NULL;
+  if (!st) st = vkp_spirv_program_serialize(program, out_blob);
   vkp_spirv_program_destroy(program);
   return st;
 }
