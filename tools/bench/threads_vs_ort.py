@@ -58,7 +58,7 @@ def main():
     for r in range(args.rounds):
         for m in models:
             onnx = os.path.join(args.zoo, m, "model.onnx")
-            npy = os.path.join(args.zoo, m, "input_input.npy")
+            npy = os.path.join(args.zoo, m)  # its input_NAME.npy files
             for t in threads:
                 ours = run([bench, onnx, "--threads", str(t), "--runs", str(args.runs)])
                 ort = run(["node", os.path.join(here, "ort_latency.js"), onnx, npy, str(t),
