@@ -174,7 +174,17 @@ static vkp_status_t vkp__emit_qmatmul(vkp__c_kernel_t *k, bool qlinear) {
     bool flat = b->rank == 2;
     long long rows = flat ? batches * m : m, calls = flat ? 1 : batches;
     long long k4 = (kk + 3) / 4, nt = (nn + 15) / 16;
-    long long bytes = rows * k4 * 4 + nt * k4 * 64 + 4 * (4 * nt * 16 + rows) + 256;
+    long long bytes = rows * k4 * 4 + nt * k4 * 64 + 4 * (5 * nt * 16 + rows) + 256;
+    // A constant 2-D B is packed once, at load.
+    int32_t packed_id = -1;
+    if (flat) {
+      char code[256];
+      snprintf(code, sizeof code, "vkp_q_matmul_prepack_b(src, %d, %lld, %lld, dst);",
+               b->dtype == VKP_DTYPE_INT8, (long long)kk, (long long)nn);
+      packed_id = vkp__c_emit_prepack(k, ib, nt * (k4 * 16 + 16), code);
+    }
+    char bpacked[64] = "NULL";
+    if (packed_id >= 0) snprintf(bpacked, sizeof bpacked, "packed + VKP_PACKED_%d_AT", (int)packed_id);
     const vkp_value_t *zbv = vkp__c_in(k, izb), *sbv = vkp__c_in(k, 4);
     const char *lo, *hi;
     vkp__range(y->dtype, &lo, &hi);
@@ -188,13 +198,13 @@ static vkp_status_t vkp__emit_qmatmul(vkp__c_kernel_t *k, bool qlinear) {
     vkp__sb_printf(sb,
                    ";\n    vkp_q_matmul(la, %d, (int32_t)%s%s, lb, %d, %s%s, %lld, %s, %s[0], %s, "
                    "%lld, %s[0], (int32_t)%s[0], %s, %s,\n                 %s + it * %lld, "
-                   "%d, %lld, %lld, %lld, (uint8_t *)scratch);\n  }\n",
+                   "%d, %lld, %lld, %lld, %s, (uint8_t *)scratch);\n  }\n",
                    a->dtype == VKP_DTYPE_INT8, zav ? k->in[2] : "0", zav ? "[0]" : "",
                    b->dtype == VKP_DTYPE_INT8, zbv ? "(const void *)" : "NULL",
                    zbv ? k->in[izb] : "", (long long)(zbv ? vkp__numel(zbv) : 0),
                    bias ? k->in[8] : "NULL", k->in[1], k->in[4], (long long)vkp__numel(sbv),
                    k->in[6], k->in[7], lo, hi, k->out, rows * nn,
-                   y->dtype == VKP_DTYPE_INT8, rows, (long long)nn, (long long)kk);
+                   y->dtype == VKP_DTYPE_INT8, rows, (long long)nn, (long long)kk, bpacked);
     k->scratch_floats = (size_t)(bytes / 4 + 16);
     return NULL;
   }

@@ -32,6 +32,18 @@ static inline float vkp_q_requant(int32_t acc, float mult, float zp, float lo, f
   static __attribute__((unused, target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #endif
 
+// Runs fn(ctx, lo, hi, worker) over [0, n) split across the pool when there
+// is one and the work is worth it, else as a direct call, which the
+// compiler can inline into the caller's clone for the call site's constant
+// shapes (a call through the pool's function pointer cannot be).
+#define VKP_Q_SPLIT(n, grain, fn, ctx)                                   \
+  do {                                                                   \
+    if (vkp_workers() > 1 && (n) >= 2 * (grain))                         \
+      vkp_parallel_range((n), (grain), (fn), (ctx));                     \
+    else                                                                 \
+      fn((ctx), 0, (n), 0);                                              \
+  } while (0)
+
 static inline int vkp_q_use_vnni(void) {
 #ifdef VKP_Q_X86
   return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
@@ -79,10 +91,15 @@ typedef struct vkp_q_conv_job_t {
   uint8_t *col, *rows;
 } vkp_q_conv_job_t;
 
-// im2col rows 4 k4 .. 4 k4 + 3 for k4 in [lo, hi), then their interleave:
-// rows[k * PP + p]; col[(t * K4 + k4) * 64 + q * 4 + e] = rows[(4 k4 + e) *
-// PP + 16 t + q]. The window's columns inside the image are ox in [ox0, ox1).
-static void vkp_q_conv_im2col(void *ctx, ptrdiff_t lo, ptrdiff_t hi, int worker) {
+// im2col rows 4 k4 .. 4 k4 + 3 for k4 in [lo, hi): rows[k * PP + p]; the
+// window's columns inside the image are ox in [ox0, ox1). Then (next
+// function) their interleave col[(t * K4 + k4) * 64 + q * 4 + e] =
+// rows[(4 k4 + e) * PP + 16 t + q], tile by tile.
+// (Inlined into vkp_q_conv_gemm's per-call-site clones: with the shapes
+// constant its short row loops unroll; through a pointer it ran 3x slower.)
+static inline __attribute__((always_inline)) void vkp_q_conv_im2col(void *ctx, ptrdiff_t lo,
+                                                                    ptrdiff_t hi,
+                                                                    int worker) {
   const vkp_q_conv_job_t *j = ctx;
   const ptrdiff_t PP = j->PP, OW = j->OW, sw = j->sw;
   (void)worker;
@@ -90,7 +107,7 @@ static void vkp_q_conv_im2col(void *ctx, ptrdiff_t lo, ptrdiff_t hi, int worker)
     for (ptrdiff_t k = 4 * k4; k < 4 * k4 + 4; ++k) {
       uint8_t *rk = j->rows + k * PP;
       if (k >= j->K) {
-        memset(rk, 0, (size_t)PP);
+        for (ptrdiff_t p = 0; p < PP; ++p) rk[p] = 0;
         continue;
       }
       const ptrdiff_t c = k / (j->KH * j->KW), ky = k / j->KW % j->KH, kx = k % j->KW;
@@ -103,7 +120,7 @@ static void vkp_q_conv_im2col(void *ctx, ptrdiff_t lo, ptrdiff_t hi, int worker)
         const ptrdiff_t iy = oy * j->sh - j->ph + ky * j->dh;
         uint8_t *r = rk + oy * OW;
         if (iy < 0 || iy >= j->H) {
-          memset(r, j->zxu, (size_t)OW);
+          for (ptrdiff_t ox = 0; ox < OW; ++ox) r[ox] = (uint8_t)j->zxu;
           continue;
         }
         const uint8_t *xr = j->x + (c * j->H + iy) * j->W + off;
@@ -114,9 +131,22 @@ static void vkp_q_conv_im2col(void *ctx, ptrdiff_t lo, ptrdiff_t hi, int worker)
           for (ptrdiff_t ox = ox0; ox < ox1; ++ox) r[ox] = (uint8_t)(xr[ox * sw] ^ j->flip);
         for (ptrdiff_t ox = ox1; ox < OW; ++ox) r[ox] = (uint8_t)j->zxu;
       }
-      memset(rk + j->P, 0, (size_t)(PP - j->P));
+      for (ptrdiff_t p = j->P; p < PP; ++p) rk[p] = 0;
     }
-    for (ptrdiff_t t = 0; t < j->PT; ++t) {
+  }
+}
+
+// The interleave of tiles [lo, hi) (each tile's 64-byte groups written in
+// order).
+static inline __attribute__((always_inline)) void vkp_q_conv_interleave(void *ctx,
+                                                                        ptrdiff_t lo,
+                                                                        ptrdiff_t hi,
+                                                                        int worker) {
+  const vkp_q_conv_job_t *j = ctx;
+  const ptrdiff_t PP = j->PP;
+  (void)worker;
+  for (ptrdiff_t t = lo; t < hi; ++t) {
+    for (ptrdiff_t k4 = 0; k4 < j->K4; ++k4) {
       const uint8_t *r0 = j->rows + 4 * k4 * PP + t * VKP_Q_TILE_P;
       uint8_t *ct = j->col + (t * j->K4 + k4) * 64;
 #ifdef VKP_Q_X86
@@ -291,15 +321,18 @@ VKP_FN void vkp_q_conv_gemm(const uint8_t *x, int x_signed, int32_t zx, const in
       wsum[m] = s;
     }
   }
-  vkp_parallel_range(K4, VKP_GRAIN(4 * PP), vkp_q_conv_im2col, &j);
-  if (j.any_zw) vkp_parallel_range(P, VKP_GRAIN(K), vkp_q_conv_xsum, &j);
+  VKP_Q_SPLIT(K4, VKP_GRAIN(4 * PP), vkp_q_conv_im2col, &j);
+  VKP_Q_SPLIT(PT, VKP_GRAIN(K4 * 64), vkp_q_conv_interleave, &j);
+  if (j.any_zw) VKP_Q_SPLIT(P, VKP_GRAIN(K), vkp_q_conv_xsum, &j);
   // A tile's work in multiply-adds: M * K * 16, about a quarter of them
   // steps (one vpdpbusd does 64).
-  vkp_range_fn tiles = vkp_q_conv_tiles_c;
 #ifdef VKP_Q_X86
-  if (vkp_q_use_vnni()) tiles = vkp_q_conv_tiles_vnni;
+  if (vkp_q_use_vnni()) {
+    VKP_Q_SPLIT(PT, VKP_GRAIN(M * K4 * 4), vkp_q_conv_tiles_vnni, &j);
+    return;
+  }
 #endif
-  vkp_parallel_range(PT, VKP_GRAIN(M * K4 * 4), tiles, &j);
+  VKP_Q_SPLIT(PT, VKP_GRAIN(M * K4 * 4), vkp_q_conv_tiles_c, &j);
 }
 
 // ---------------------------------------------------------------------------
@@ -318,7 +351,7 @@ VKP_FN void vkp_q_conv_gemm(const uint8_t *x, int x_signed, int32_t zx, const in
 
 static inline size_t vkp_q_matmul_scratch(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K) {
   size_t k4 = (size_t)(K + 3) / 4, nt = (size_t)(N + 15) / 16;
-  return (size_t)M * k4 * 4 + nt * k4 * 64 + 4 * (size_t)(4 * nt * 16 + M) + 256;
+  return (size_t)M * k4 * 4 + nt * k4 * 64 + 4 * (size_t)(5 * nt * 16 + M) + 256;
 }
 
 typedef struct vkp_q_mm_job_t {
@@ -334,42 +367,90 @@ typedef struct vkp_q_mm_job_t {
   void *y;
   ptrdiff_t M, N, K, K4, NT, MT, NB;
   uint8_t *ap;
-  int8_t *bp;
+  int8_t *bp;       // packed B (scratch, or the prepacked constant)
+  int32_t *bsum;    // its column sums, NT * 16
   int32_t *colbase, *zbv, *asum;
   float *mult;
 } vkp_q_mm_job_t;
 
-// Packs B's 16-column tiles [lo, hi) and their column terms.
+// Packs B's 16-column tiles [lo, hi) and their column terms. Whole groups
+// of 4 k x 16 columns go through the same byte interleave as the
+// convolution's im2col (SSE2); the ragged edges byte by byte.
 static void vkp_q_mm_pack_b(void *ctx, ptrdiff_t lo, ptrdiff_t hi, int worker) {
   const vkp_q_mm_job_t *j = ctx;
   const ptrdiff_t K = j->K, K4 = j->K4, N = j->N;
   (void)worker;
   for (ptrdiff_t t = lo; t < hi; ++t) {
     int8_t *bt = j->bp + t * K4 * 64;
-    for (ptrdiff_t k4 = 0; k4 < K4; ++k4)
+    const ptrdiff_t n0 = t * 16;
+    const int full_cols = n0 + 16 <= N;
+    for (ptrdiff_t k4 = 0; k4 < K4; ++k4) {
+      int8_t *dst = bt + k4 * 64;
+#ifdef VKP_Q_X86
+      if (full_cols && 4 * k4 + 4 <= K) {
+        const uint8_t *r0 = j->b + 4 * k4 * N + n0;
+        const __m128i fl = _mm_set1_epi8((char)j->bflip);
+        __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)r0), fl),
+                b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r0 + N)), fl),
+                c2 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r0 + 2 * N)), fl),
+                d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r0 + 3 * N)), fl);
+        __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+        __m128i cd0 = _mm_unpacklo_epi8(c2, d), cd1 = _mm_unpackhi_epi8(c2, d);
+        _mm_storeu_si128((__m128i *)dst, _mm_unpacklo_epi16(ab0, cd0));
+        _mm_storeu_si128((__m128i *)(dst + 16), _mm_unpackhi_epi16(ab0, cd0));
+        _mm_storeu_si128((__m128i *)(dst + 32), _mm_unpacklo_epi16(ab1, cd1));
+        _mm_storeu_si128((__m128i *)(dst + 48), _mm_unpackhi_epi16(ab1, cd1));
+        continue;
+      }
+#endif
       for (int q = 0; q < 16; ++q) {
-        const ptrdiff_t n = t * 16 + q;
+        const ptrdiff_t n = n0 + q;
         for (int e = 0; e < 4; ++e) {
           const ptrdiff_t k = 4 * k4 + e;
-          bt[k4 * 64 + q * 4 + e] =
-              k < K && n < N ? (int8_t)(j->b[k * N + n] ^ j->bflip) : 0;
+          dst[q * 4 + e] = k < K && n < N ? (int8_t)(j->b[k * N + n] ^ j->bflip) : 0;
         }
       }
-    for (int q = 0; q < 16; ++q) {
-      const ptrdiff_t n = t * 16 + q;
-      int32_t s = 0;
-      for (ptrdiff_t k4 = 0; k4 < K4; ++k4)
-        for (int e = 0; e < 4; ++e) s += bt[k4 * 64 + q * 4 + e];
-      int32_t z = 0;
-      if (n < N) {
-        const uint8_t zr = j->zb ? j->zb[j->n_zb == 1 ? 0 : n] : 0;
-        z = j->bflip ? (int32_t)zr - 128 : (int32_t)(int8_t)zr;
-      }
-      j->zbv[n] = z;
-      j->colbase[n] = (j->bias && n < N ? j->bias[n] : 0) - j->zau * s + (int32_t)K * j->zau * z;
-      j->mult[n] = n < N ? j->sa * j->sb[j->n_sb == 1 ? 0 : n] / j->sy : 0.0f;
     }
+    // Column sums over k, 16 lanes at a time.
+    int32_t *sum = j->bsum + n0;
+    for (int q = 0; q < 16; ++q) sum[q] = 0;
+    for (ptrdiff_t k4 = 0; k4 < K4; ++k4)
+      for (int q = 0; q < 16; ++q)
+        sum[q] += (int32_t)bt[k4 * 64 + q * 4] + bt[k4 * 64 + q * 4 + 1] +
+                  bt[k4 * 64 + q * 4 + 2] + bt[k4 * 64 + q * 4 + 3];
   }
+}
+
+// The per-column terms of columns [0, NT * 16): zero point, the
+// accumulator's constant part, the requantization multiplier.
+static void vkp_q_mm_columns(const vkp_q_mm_job_t *j) {
+  for (ptrdiff_t n = 0; n < j->NT * 16; ++n) {
+    int32_t z = 0;
+    if (n < j->N) {
+      const uint8_t zr = j->zb ? j->zb[j->n_zb == 1 ? 0 : n] : 0;
+      z = j->bflip ? (int32_t)zr - 128 : (int32_t)(int8_t)zr;
+    }
+    j->zbv[n] = z;
+    j->colbase[n] = (j->bias && n < j->N ? j->bias[n] : 0) - j->zau * j->bsum[n] +
+                    (int32_t)j->K * j->zau * z;
+    j->mult[n] = n < j->N ? j->sa * j->sb[j->n_sb == 1 ? 0 : n] / j->sy : 0.0f;
+  }
+}
+
+// Floats of a constant B packed at load by vkp_q_matmul_prepack_b.
+#define VKP_Q_MM_PACKED_FLOATS(K, N) \
+  ((((ptrdiff_t)(N) + 15) / 16) * ((((ptrdiff_t)(K) + 3) / 4) * 16 + 16))
+
+// Packs a constant B [K, N] (int8, or uint8 shifted by -128) once, at
+// stage load, for vkp_q_matmul: the tiles, then the column sums.
+VKP_FN void vkp_q_matmul_prepack_b(const void *b, int b_signed, ptrdiff_t K, ptrdiff_t N,
+                                   float *dst) {
+  const ptrdiff_t K4 = (K + 3) / 4, NT = (N + 15) / 16;
+  vkp_q_mm_job_t j = {.b = b, .bflip = b_signed ? 0 : 0x80, .N = N, .K = K, .K4 = K4,
+                      .NT = NT};
+  j.bp = (int8_t *)dst;
+  j.bsum = (int32_t *)(j.bp + NT * K4 * 64);
+  vkp_q_mm_pack_b(&j, 0, NT, 0);
 }
 
 // Packs A's rows [lo, hi) (K padded with zeros) and their sums.
@@ -498,11 +579,13 @@ VKP_Q_VNNI_FN void vkp_q_mm_blocks_vnni(void *ctx, ptrdiff_t lo, ptrdiff_t hi, i
 }
 #endif
 
+// `bpacked`: B packed at load by vkp_q_matmul_prepack_b, or NULL (packed
+// here, into scratch).
 VKP_FN void vkp_q_matmul(const void *a, int a_signed, int32_t za, const void *b,
                          int b_signed, const void *zb, ptrdiff_t n_zb, const int32_t *bias,
                          float sa, const float *sb, ptrdiff_t n_sb, float sy, int32_t zy,
                          float lo, float hi, void *y, int y_signed, ptrdiff_t M, ptrdiff_t N,
-                         ptrdiff_t K, uint8_t *scratch) {
+                         ptrdiff_t K, const float *bpacked, uint8_t *scratch) {
   const ptrdiff_t K4 = (K + 3) / 4, NT = (N + 15) / 16;
   vkp_q_mm_job_t j = {.a = a, .b = b, .aflip = a_signed ? 0x80 : 0,
                       .bflip = b_signed ? 0 : 0x80, .zau = a_signed ? za + 128 : za,
@@ -516,21 +599,26 @@ VKP_FN void vkp_q_matmul(const void *a, int a_signed, int32_t za, const void *b,
   j.zbv = j.colbase + NT * 16;
   j.asum = j.zbv + NT * 16;
   j.mult = (float *)(j.asum + M);
+  j.bsum = (int32_t *)(j.mult + NT * 16);
   // uint8 B is stored shifted by -128, and so is its zero point.
   j.any_zb = !b_signed && !zb;
   for (ptrdiff_t n = 0; zb && n < n_zb; ++n)
     j.any_zb |= (b_signed ? (int32_t)((const int8_t *)zb)[n]
                           : (int32_t)((const uint8_t *)zb)[n] - 128) != 0;
-  vkp_parallel_range(NT, VKP_GRAIN(K * 16), vkp_q_mm_pack_b, &j);
-  vkp_parallel_range(M, VKP_GRAIN(K), vkp_q_mm_pack_a, &j);
-  vkp_range_fn blocks = vkp_q_mm_blocks_c;
-  ptrdiff_t n_blocks = NT * j.MT, cols = 16;
+  if (bpacked) {
+    j.bp = (int8_t *)(uintptr_t)bpacked;
+    j.bsum = (int32_t *)(j.bp + NT * K4 * 64);
+  } else {
+    VKP_Q_SPLIT(NT, VKP_GRAIN(K * 16), vkp_q_mm_pack_b, &j);
+  }
+  vkp_q_mm_columns(&j);
+  VKP_Q_SPLIT(M, VKP_GRAIN(K), vkp_q_mm_pack_a, &j);
 #ifdef VKP_Q_X86
   if (vkp_q_use_vnni()) {
-    blocks = vkp_q_mm_blocks_vnni;
-    n_blocks = (NT + 1) / 2 * j.MT;
-    cols = 32;
+    VKP_Q_SPLIT((NT + 1) / 2 * j.MT, VKP_GRAIN(VKP_QM_MR * 32 * K4), vkp_q_mm_blocks_vnni,
+                &j);
+    return;
   }
 #endif
-  vkp_parallel_range(n_blocks, VKP_GRAIN(VKP_QM_MR * cols * K4), blocks, &j);
+  VKP_Q_SPLIT(NT * j.MT, VKP_GRAIN(VKP_QM_MR * 16 * K4), vkp_q_mm_blocks_c, &j);
 }
