@@ -174,10 +174,11 @@ typedef enum vkp__onnx_fusion_kind_t {
 
 // A QDQ integer product (ONNX Runtime's quantization layout): the ONNX node
 // indices of DequantizeLinear(x), DequantizeLinear(w), DequantizeLinear(b)
-// (-1: no bias), the Conv or MatMul, the Relu (-1: none) and the closing
+// (-1: no bias), the Conv, MatMul or Gemm, the Relu (-1: none) and the closing
 // QuantizeLinear (the anchor). The fusion's x is the quantized input.
 typedef struct vkp__onnx_qdq_t {
   int32_t dq_x, dq_w, dq_b, product, relu, q;
+  int32_t add;  // MatMul's bias Add (its other operand is dq_b), or -1
 } vkp__onnx_qdq_t;
 
 // Attention's operands (x is Q): scalar factors as Mul (divide false) or

@@ -811,6 +811,56 @@ static void vkp__batch_strides(const vkp_value_t *v, int32_t tail,
   }
 }
 
+int32_t vkp__c_emit_prepack(vkp__c_kernel_t *k, int32_t input, long long floats,
+                            const char *code) {
+  vkp__cg_t *cg = k->cg;
+  int32_t v = input < k->node->n_inputs ? k->node->inputs[input] : -1;
+  if (v < 0 || cg->storage[v] != VKP__ST_CONSTANT) return -1;
+  int32_t id = cg->n_prepack++;
+  if (id) vkp__sb_printf(k->pre, "#define VKP_PACKED_%d_AT VKP_PACKED_%d_END\n", (int)id,
+                         (int)id - 1);
+  else vkp__sb_append(k->pre, "#define VKP_PACKED_0_AT ((size_t)0)\n");
+  vkp__sb_printf(k->pre, "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)%lld)\n",
+                 (int)id, (int)id, floats);
+  vkp__sb_printf(&cg->prepack,
+                 "  {  // input %d of '%s'\n"
+                 "    const void *src = constants[%d];\n"
+                 "    float *dst = packed + VKP_PACKED_%d_AT;\n"
+                 "    %s\n  }\n",
+                 (int)input, k->node->name, (int)cg->io_index[v], (int)id, code);
+  return id;
+}
+
+// A constant B of matmul/gemm node `a` (K x N, strides rsb/csb) is packed
+// once at load (vkp_stage_prepack, vkp_prepack_b) when the product has the
+// rows to use the packed path (M >= VKP_MR / 2, vkp_gemm): `fields` gets
+// the vkp_bsrc_t initializers that point the GEMM at the panels, else "".
+static void vkp__emit_prepack_b(vkp__cg_t *cg, const vkp_node_t *a, long long K,
+                                long long N, long long rsb, long long csb, long long M,
+                                char *fields, size_t size) {
+  fields[0] = 0;
+  if (cg->storage[a->inputs[1]] != VKP__ST_CONSTANT || M < 7 || K <= 0) return;
+  int32_t id = cg->n_prepack++;
+  if (id) vkp__sb_printf(&cg->out, "#define VKP_PACKED_%d_AT VKP_PACKED_%d_END\n", (int)id,
+                         (int)id - 1);
+  else vkp__sb_append(&cg->out, "#define VKP_PACKED_0_AT ((size_t)0)\n");
+  vkp__sb_printf(&cg->out,
+                 "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)%lld * "
+                 "((%lld + VKP_NR - 1) / VKP_NR * VKP_NR))\n",
+                 (int)id, (int)id, K, N);
+  vkp__sb_printf(&cg->prepack,
+                 "  {  // B of '%s', in GEMM panels\n"
+                 "    const vkp_bsrc_t src = {.b = (const float *)constants[%d], .rsb = %lld, "
+                 ".csb = %lld};\n"
+                 "    vkp_prepack_b(%lld, %lld, &src, packed + VKP_PACKED_%d_AT);\n  }\n",
+                 a->name, (int)cg->io_index[a->inputs[1]], rsb, csb, K, N, (int)id);
+  // M >= 7 >= VKP_MR / 2 for every vector width: the packed path.
+  snprintf(fields, size,
+           ", .packed = packed + VKP_PACKED_%d_AT, .npad = (%lld + VKP_NR - 1) / VKP_NR * "
+           "VKP_NR",
+           (int)id, N);
+}
+
 static void vkp__emit_matmul(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
                              vkp__sb_t *sb) {
   const vkp_node_t *a = &cg->g->nodes[gr->anchor >= 0 ? gr->anchor : gr->root];
@@ -827,8 +877,11 @@ static void vkp__emit_matmul(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
     bool tb = vkp_node_int(a, "transB") != 0;
     long long M = Y->shape[0], N = Y->shape[1];
     long long K = ta ? A->shape[0] : A->shape[1];
-    vkp__sb_printf(sb, "  const vkp_bsrc_t src = {.b = %s, .rsb = %lld, .csb = %lld};\n",
-                   bn, tb ? 1LL : N, tb ? K : 1LL);
+    char packed[96];
+    vkp__emit_prepack_b(cg, a, K, N, tb ? 1LL : N, tb ? K : 1LL, M, packed, sizeof packed);
+    vkp__sb_printf(sb,
+                   "  const vkp_bsrc_t src = {.b = %s, .rsb = %lld, .csb = %lld%s};\n",
+                   bn, tb ? 1LL : N, tb ? K : 1LL, packed);
     vkp__sb_printf(sb, "  vkp_gemm(%lld, %lld, %lld, ", M, N, K);
     vkp__emit_float(sb, vkp_node_float(a, "alpha"));
     vkp__sb_printf(sb, ", %s, %lld, %lld, NULL, &src, %s, %lld,\n           %s, 0, 0, "
@@ -845,10 +898,39 @@ static void vkp__emit_matmul(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   vkp__batch_strides(A, A->rank >= 2 ? 2 : 1, Y->shape, nb, as);
   vkp__batch_strides(B, B->rank >= 2 ? 2 : 1, Y->shape, nb, bs);
   for (int32_t d = 0; d < nb; ++d) batch *= Y->shape[d];
+  bool b_shared = true;
+  for (int32_t d = 0; d < nb; ++d) b_shared &= bs[d] == 0;
+  // One GEMM of batch * M rows when B is shared, A's batches are stacked
+  // rows (compact) and no epilogue operand varies over batches or rows (a
+  // bias): e.g. a sequence-first [L, 1, E] input, M = 1 per batch, would
+  // otherwise stream B once per batch.
+  bool flat = b_shared && batch > 1 && A->rank >= 2;
+  int64_t span = M * K;
+  for (int32_t d = nb - 1; d >= 0 && flat; --d) {
+    if (Y->shape[d] == 1) continue;
+    flat = as[d] == span;
+    span *= Y->shape[d];
+  }
+  for (int32_t i = 0; has_ep && flat && i < gr->n_leaves; ++i)
+    for (int32_t d = 0; d < gr->rank - 1; ++d)
+      if (gr->shape[d] != 1 && gr->leaves[i].strides[d] != 0) flat = false;
+  if (flat) {
+    char packed[96];
+    vkp__emit_prepack_b(cg, a, K, N, N, 1, M * batch, packed, sizeof packed);
+    vkp__sb_printf(sb, "  const vkp_bsrc_t src = {.b = %s, .rsb = %lld, .csb = 1%s};\n",
+                   bn, N, packed);
+    vkp__sb_printf(sb,
+                   "  vkp_gemm(%lld, %lld, %lld, 1.0f, %s, %lld, 1, NULL, &src, %s, %lld,\n"
+                   "           %s, 0, 0, scratch, VKP_STAGE_THREADS);\n",
+                   M * (long long)batch, N, K, an, K, yn, N, ep);
+    return;
+  }
+  char packed[96] = "";
+  if (b_shared) vkp__emit_prepack_b(cg, a, K, N, N, 1, M, packed, sizeof packed);
   vkp__sb_printf(sb, "  for (ptrdiff_t b = 0; b < %lld; ++b) {\n", (long long)batch);
   vkp__sb_printf(sb, "    const vkp_bsrc_t src = {.b = %s + ", bn);
   vkp__emit_part(sb, "b", Y->shape, 0, nb, bs);
-  vkp__sb_printf(sb, ", .rsb = %lld, .csb = 1};\n", N);
+  vkp__sb_printf(sb, ", .rsb = %lld, .csb = 1%s};\n", N, packed);
   vkp__sb_printf(sb, "    vkp_gemm(%lld, %lld, %lld, 1.0f, %s + ", M, N, K, an);
   vkp__emit_part(sb, "b", Y->shape, 0, nb, as);
   vkp__sb_printf(sb, ", %lld, 1, NULL, &src, %s + b * %lld, %lld,\n             %s, 0, b, "
@@ -1130,7 +1212,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   if (family) {
     vkp__c_kernel_t k = {.graph = g, .node = rn, .out = cg->vname[out_v],
                          .threads = cg->threads, .body = &family_body, .pre = &pre,
-                         .fn = vkp__gname(cg, gr)};
+                         .fn = vkp__gname(cg, gr), .cg = cg};
     for (int32_t i = 0; i < rn->n_inputs && i < VKP__C_MAX_INPUTS; ++i)
       k.in[i] = rn->inputs[i] >= 0 ? cg->vname[rn->inputs[i]] : NULL;
     for (int32_t i = 0; i < rn->n_outputs && i < VKP__C_MAX_OUTPUTS; ++i)

@@ -235,7 +235,7 @@ extern "C" {
   X(DYNAMIC_QUANTIZE_LINEAR, "dynamic_quantize_linear", 1, 1, 3, 3, none, dynamic_quantize_linear, dynamic_quantize_linear, OPAQUE, FLOAT32, 0, REDUCE, 6) \
   X(MATMUL_INTEGER, "matmul_integer", 2, 4, 1, 1, none, matmul_integer, matmul_integer, OPAQUE, INT8, 0, MATMUL, 2) \
   X(CONV_INTEGER, "conv_integer", 2, 4, 1, 1, qconv, conv_integer, conv_integer, OPAQUE, INT8, 0, CONV, 2) \
-  X(QLINEAR_MATMUL, "qlinear_matmul", 8, 8, 1, 1, none, qlinear_matmul, qlinear_matmul, OPAQUE, INT8, 0, MATMUL, 2) \
+  X(QLINEAR_MATMUL, "qlinear_matmul", 8, 9, 1, 1, none, qlinear_matmul, qlinear_matmul, OPAQUE, INT8, 0, MATMUL, 2) \
   X(QLINEAR_CONV, "qlinear_conv", 8, 9, 1, 1, qconv, qlinear_conv, qlinear_conv, OPAQUE, INT8, 0, CONV, 2)
 
 // fused attention: graph/op_attention.c
