@@ -586,8 +586,14 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
 // Even/odd plane width: the last tile row's vectors read up to 32 + 16
 // columns past its end (see vkp_conv_winograd).
 #define VKP_WINO_TWE(OW) ((VKP_WINO_TW(OW) + 1 + 32 + 16 + 15) / 16 * 16)
-#define VKP_WINO_SCRATCH_RPB(C, M, OW, RPB)              \
-  ((ptrdiff_t)16 * ((C) + (M)) * VKP_WINO_LDV(OW, RPB) + \
+// The 16 planes of V (and of M) are VKP_WINO_PLANE apart: were they a whole
+// number of 4 KiB pages apart (C * ldv often is), the stores of one tile
+// vector to all 16 would fall in one L1 set; a cache line more per plane
+// spreads them.
+#define VKP_WINO_PLANE(C, LDV) ((ptrdiff_t)(C) * (LDV) + 16)
+#define VKP_WINO_SCRATCH_RPB(C, M, OW, RPB)                                  \
+  ((ptrdiff_t)16 * (VKP_WINO_PLANE(C, VKP_WINO_LDV(OW, RPB)) +              \
+                    VKP_WINO_PLANE(M, VKP_WINO_LDV(OW, RPB))) +             \
    (ptrdiff_t)2 * (2 * (RPB) + 2) * VKP_WINO_TWE(OW) +   \
    (ptrdiff_t)2 * (2 * VKP_WINO_TW(OW) + 32) + 64)
 #define VKP_WINO_SCRATCH_FLOATS(C, M, OH, OW) \
@@ -638,9 +644,10 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
   const ptrdiff_t ldv = VKP_WINO_LDV(OW, rpb), twe = VKP_WINO_TWE(OW);
   const ptrdiff_t pm = VKP_PAD_MR(M);
   float *base = (float *)(((uintptr_t)wscratch + 63) & ~(uintptr_t)63);
-  float *v = base;                        // [16][C][ldv]
-  float *mo = v + 16 * C * ldv;           // [16][M][ldv]
-  float *ev = mo + 16 * M * ldv;          // [2 * rpb + 2][twe]: even columns
+  const ptrdiff_t vst = VKP_WINO_PLANE(C, ldv), mst = VKP_WINO_PLANE(M, ldv);
+  float *v = base;                        // [16][C][ldv], planes vst apart
+  float *mo = v + 16 * vst;               // [16][M][ldv], planes mst apart
+  float *ev = mo + 16 * mst;              // [2 * rpb + 2][twe]: even columns
   float *od = ev + (2 * rpb + 2) * twe;   // odd columns
   float *ob = od + (2 * rpb + 2) * twe;   // two output rows, 2 * TW + 32 each
   const ptrdiff_t obw = 2 * TW + 32;
@@ -704,18 +711,18 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
           }
           float *vt = v + c * ldv + r * TW + tw;
           for (int i = 0; i < 4; ++i) {  // (B^T d) B
-            *(vkp_uvec_t *)(vt + (4 * i + 0) * C * ldv) = t[i][0] - t[i][2];
-            *(vkp_uvec_t *)(vt + (4 * i + 1) * C * ldv) = t[i][1] + t[i][2];
-            *(vkp_uvec_t *)(vt + (4 * i + 2) * C * ldv) = t[i][2] - t[i][1];
-            *(vkp_uvec_t *)(vt + (4 * i + 3) * C * ldv) = t[i][1] - t[i][3];
+            *(vkp_uvec_t *)(vt + (4 * i + 0) * vst) = t[i][0] - t[i][2];
+            *(vkp_uvec_t *)(vt + (4 * i + 1) * vst) = t[i][1] + t[i][2];
+            *(vkp_uvec_t *)(vt + (4 * i + 2) * vst) = t[i][2] - t[i][1];
+            *(vkp_uvec_t *)(vt + (4 * i + 3) * vst) = t[i][1] - t[i][3];
           }
         }
     }
     for (int xi = 0; xi < 16; ++xi) {
-      const vkp_bsrc_t src = {.b = v + xi * C * ldv, .rsb = ldv, .csb = 1,
+      const vkp_bsrc_t src = {.b = v + xi * vst, .rsb = ldv, .csb = 1,
                               .direct = 1};
       vkp_gemm(M, np, C, 1.0f, NULL, 0, 0, u + xi * pm * C, &src,
-               mo + xi * M * ldv, ldv, NULL, NULL, 0, batch, gemm_scratch,
+               mo + xi * mst, ldv, NULL, NULL, 0, batch, gemm_scratch,
                threads);
     }
     // Output transform, two output rows per tile row.
@@ -727,10 +734,10 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
           const float *mt = mo + m * ldv + r * TW + tw;
           vkp_vec_t s[2][4];
           for (int j = 0; j < 4; ++j) {  // A^T M
-            vkp_vec_t m0 = *(const vkp_uvec_t *)(mt + (0 + j) * M * ldv);
-            vkp_vec_t m1 = *(const vkp_uvec_t *)(mt + (4 + j) * M * ldv);
-            vkp_vec_t m2 = *(const vkp_uvec_t *)(mt + (8 + j) * M * ldv);
-            vkp_vec_t m3 = *(const vkp_uvec_t *)(mt + (12 + j) * M * ldv);
+            vkp_vec_t m0 = *(const vkp_uvec_t *)(mt + (0 + j) * mst);
+            vkp_vec_t m1 = *(const vkp_uvec_t *)(mt + (4 + j) * mst);
+            vkp_vec_t m2 = *(const vkp_uvec_t *)(mt + (8 + j) * mst);
+            vkp_vec_t m3 = *(const vkp_uvec_t *)(mt + (12 + j) * mst);
             s[0][j] = m0 + m1 + m2;
             s[1][j] = m1 - m2 - m3;
           }
