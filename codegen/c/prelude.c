@@ -360,6 +360,36 @@ static inline void vkp_ukernel_half(ptrdiff_t kc, const float *restrict pa,
   }
 }
 
+// An edge tile of `rows` (< VKP_MR, a constant once inlined) rows of an MR
+// panel, one (`half`) or two vectors wide, written to c (no accumulate): the
+// last rows of M = 16, 32, 64, 144, ... (14 + 2, 28 + 4, 56 + 8, 140 + 4),
+// which the full tile would compute at MR rows' cost.
+static inline __attribute__((always_inline)) void vkp_ukernel_rows(
+    ptrdiff_t kc, const float *restrict pa, const float *restrict pb, ptrdiff_t ldb,
+    float *restrict c, ptrdiff_t ldc, int rows, int half) {
+  vkp_vec_t acc0[VKP_MR], acc1[VKP_MR];
+  for (int r = 0; r < rows; ++r) acc0[r] = acc1[r] = (vkp_vec_t){0};
+  for (ptrdiff_t k = 0; k < kc; ++k) {
+    vkp_vec_t b0 = *(const vkp_uvec_t *)(pb + k * ldb), b1 = b0;
+    if (!half) b1 = *(const vkp_uvec_t *)(pb + k * ldb + VKP_VLEN);
+    for (int r = 0; r < rows; ++r) {
+      float av = pa[k * VKP_MR + r];
+      acc0[r] += av * b0;
+      if (!half) acc1[r] += av * b1;
+    }
+  }
+  for (int r = 0; r < rows; ++r) {
+    *(vkp_uvec_t *)(c + r * ldc) = acc0[r];
+    if (!half) *(vkp_uvec_t *)(c + r * ldc + VKP_VLEN) = acc1[r];
+  }
+}
+
+// The edge tile for `mr` < VKP_MR rows: the smallest of 4 and 8 rows that
+// holds them, else the full tile.
+static void vkp_ukernel_edge(ptrdiff_t kc, const float *restrict pa,
+                             const float *restrict pb, ptrdiff_t ldb, float *restrict c,
+                             ptrdiff_t mr, ptrdiff_t nr);
+
 // A whole constant A operand packed once (at stage load) in the layout
 // vkp_gemm_cols reads: for each KC slab, every MR-row panel of that slab.
 // Holds VKP_PAD_MR(M) * K floats.
@@ -491,8 +521,7 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
             } else if (mr == VKP_MR && nr == VKP_VLEN) {
               vkp_ukernel_half(kc, pat, pbt, ldb, ct, ldc, pc > 0);
             } else {
-              if (nr <= VKP_VLEN) vkp_ukernel_half(kc, pat, pbt, ldb, edge, VKP_NR, 0);
-              else vkp_ukernel(kc, pat, pbt, ldb, edge, VKP_NR, 0);
+              vkp_ukernel_edge(kc, pat, pbt, ldb, edge, mr, nr);
               for (ptrdiff_t r = 0; r < mr; ++r)
                 for (ptrdiff_t q = 0; q < nr; ++q)
                   ct[r * ldc + q] = (pc > 0 ? ct[r * ldc + q] : 0.0f) +
@@ -505,6 +534,28 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
       }
     }
   }
+}
+
+static void vkp_ukernel_edge(ptrdiff_t kc, const float *restrict pa,
+                             const float *restrict pb, ptrdiff_t ldb, float *restrict c,
+                             ptrdiff_t mr, ptrdiff_t nr) {
+  int half = nr <= VKP_VLEN;
+#if VKP_MR > 4
+  if (mr <= 4) {
+    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 1);
+    else vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 0);
+    return;
+  }
+#endif
+#if VKP_MR > 8
+  if (mr <= 8) {
+    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 8, 1);
+    else vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 8, 0);
+    return;
+  }
+#endif
+  if (half) vkp_ukernel_half(kc, pa, pb, ldb, c, VKP_NR, 0);
+  else vkp_ukernel(kc, pa, pb, ldb, c, VKP_NR, 0);
 }
 
 typedef struct vkp_gemm_job_t {

@@ -115,6 +115,11 @@ Test(cpu_ops, matmul_shapes, .timeout = 120) {
   matmul_case(g, &rng, 7, 2, SH(5, 7), 1, SH(7), false);
   matmul_case(g, &rng, 8, 1, SH(7), 1, SH(7), false);
   matmul_case(g, &rng, 9, 2, SH(300, 40), 2, SH(40, 333), false);  // M > MC
+  // Edge row tiles (AVX-512, MR = 14): 8 rows past a panel, 2 and 4 rows,
+  // each with full, half and narrower last column panels.
+  matmul_case(g, &rng, 10, 2, SH(22, 45), 2, SH(45, 40), true);
+  matmul_case(g, &rng, 11, 2, SH(16, 270), 2, SH(270, 16), false);
+  matmul_case(g, &rng, 12, 2, SH(32, 9), 2, SH(9, 71), false);
   cpu_check(g, &rng, seed, -1, 1, 1);
 }
 
