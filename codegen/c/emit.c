@@ -879,13 +879,12 @@ static void vkp__emit_scratch_term(vkp__cg_t *cg, const char *var, const char *f
 
 // Winograd pays off for 3x3, stride-1, undilated, ungrouped convolutions
 // with constant weights once both channel counts are large enough for its
-// GEMMs to dominate the input and output transforms. Returns the output tile
-// (0: not Winograd): F(4x4, 3x3) where its transforms, vectorised across a
-// row of tiles, fill the vectors and both channel counts are 64 or more
-// (measured with bench_cpu_kernels: 1.15-1.3x F(2x2, 3x3) on ResNet-18's
-// 56x56 and 28x28 layers; slower on 14x14 maps, whose 4 tiles a row leave
-// most lanes idle, and with 16 or 32 input channels, whose 36 GEMMs are too
-// shallow); F(2x2, 3x3) for the rest.
+// GEMMs to dominate the input and output transforms, and the map has enough
+// tiles to reuse the transformed weights. Returns the output tile (0: not
+// Winograd): F(4x4, 3x3) on maps of 48x48 or more with 64+ channels both
+// ways (with warm caches 1.15-1.3x F(2x2) on ResNet-18's 56x56 and 28x28
+// layers; with cold ones, and in the whole model, no faster: the 28x28
+// layers stay on F(2x2), docs/benchmarks.md); F(2x2, 3x3) for the rest.
 static int vkp__winograd_tile(const vkp_node_t *a, const vkp_value_t *x,
                               const vkp_value_t *w, const vkp_value_t *y,
                               const int64_t *st, const int64_t *dil, long long G) {
@@ -893,7 +892,12 @@ static int vkp__winograd_tile(const vkp_node_t *a, const vkp_value_t *x,
   if (!(G == 1 && w->shape[2] == 3 && w->shape[3] == 3 && st[0] == 1 && st[1] == 1 &&
         dil[0] == 1 && dil[1] == 1 && x->shape[1] >= 16 && w->shape[0] >= 16))
     return 0;
-  if (x->shape[1] >= 64 && w->shape[0] >= 64 && y->shape[2] >= 24 && y->shape[3] >= 24)
+  // Few tiles and large weights: the transformed weights (16/9 of the
+  // direct form's) are streamed from memory for a handful of GEMM columns,
+  // and the im2col GEMM, which reads the direct form's, is faster.
+  long long tiles = ((y->shape[2] + 1) / 2) * ((y->shape[3] + 1) / 2);
+  if (tiles < 32 && x->shape[1] * w->shape[0] * 36 > (1 << 20)) return 0;
+  if (x->shape[1] >= 64 && w->shape[0] >= 64 && y->shape[2] >= 48 && y->shape[3] >= 48)
     return 4;
   return 2;
 }

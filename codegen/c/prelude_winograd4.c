@@ -20,7 +20,10 @@
 #define VKP_WINO4_TW(OW) (((ptrdiff_t)(OW) + 3) / 4)
 #define VKP_WINO4_TH(OH) (((ptrdiff_t)(OH) + 3) / 4)
 // Tiles per block: 36 * (C + M) * 4 bytes each, about 1 MiB a block.
-#define VKP_WINO4_TILES(C, M) VKP_MAXZ((ptrdiff_t)8192 / ((C) + (M)), (ptrdiff_t)32)
+#ifndef VKP_WINO4_BLOCK
+#define VKP_WINO4_BLOCK 8192
+#endif
+#define VKP_WINO4_TILES(C, M) VKP_MAXZ((ptrdiff_t)VKP_WINO4_BLOCK / ((C) + (M)), (ptrdiff_t)32)
 #define VKP_WINO4_RPB(C, M, OH, OW)                                                 \
   VKP_MAXZ((ptrdiff_t)1, VKP_WINO4_TILES(C, M) / VKP_WINO4_TW(OW) < VKP_WINO4_TH(OH) \
                              ? VKP_WINO4_TILES(C, M) / VKP_WINO4_TW(OW)             \

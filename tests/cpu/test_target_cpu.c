@@ -250,29 +250,30 @@ Test(cpu_ops, conv2d_winograd, .timeout = 180) {
   cpu_check(d, &rng, seed, -1, 1, 1);
 }
 
-// 64+ input and output channels on maps of 24+ take Winograd F(4x4, 3x3):
+// 64+ input and output channels on maps of 48+ take Winograd F(4x4, 3x3):
 // widths and heights that leave a partial last tile (1, 2 and 3 columns or
 // rows of it), odd channel counts, asymmetric and oversized padding, more
 // input channels than one GEMM depth block (256), several blocks of tile
 // rows, a batch of two, a fused bias + residual + relu epilogue, and two
-// threads. Just below the thresholds F(2x2, 3x3) stays.
-Test(cpu_ops, conv2d_winograd4, .timeout = 240) {
+// threads. Just below the thresholds F(2x2, 3x3) stays; 7x7 maps with large
+// weights take the im2col GEMM.
+Test(cpu_ops, conv2d_winograd4, .timeout = 300) {
   SETUP();
   const int64_t *p1 = SH(1, 1, 1, 1), *s1 = SH(1, 1);
   vkp_graph_t *g = g_new("winograd4");
-  conv_case(g, &rng, 0, SH(1, 64, 24, 24), 64, 3, 3, p1, s1, s1, 1, false);
-  conv_case(g, &rng, 1, SH(2, 67, 25, 26), 71, 3, 3, p1, s1, s1, 1, true);
-  conv_case(g, &rng, 2, SH(1, 65, 27, 31), 64, 3, 3, SH(0, 2, 1, 0), s1, s1, 1, true);
-  conv_case(g, &rng, 3, SH(1, 300, 26, 24), 64, 3, 3, p1, s1, s1, 1, true);
-  conv_case(g, &rng, 4, SH(1, 64, 45, 41), 66, 3, 3, p1, s1, s1, 1, true);
-  conv_case(g, &rng, 5, SH(1, 64, 20, 21), 64, 3, 3, SH(3, 4, 5, 3), s1, s1, 1, false);
+  conv_case(g, &rng, 0, SH(1, 64, 48, 48), 64, 3, 3, p1, s1, s1, 1, false);
+  conv_case(g, &rng, 1, SH(2, 67, 49, 50), 71, 3, 3, p1, s1, s1, 1, true);
+  conv_case(g, &rng, 2, SH(1, 65, 51, 55), 64, 3, 3, SH(0, 2, 1, 0), s1, s1, 1, true);
+  conv_case(g, &rng, 3, SH(1, 260, 48, 49), 64, 3, 3, p1, s1, s1, 1, true);
+  conv_case(g, &rng, 4, SH(1, 64, 61, 48), 66, 3, 3, p1, s1, s1, 1, true);
+  conv_case(g, &rng, 5, SH(1, 64, 44, 45), 64, 3, 3, SH(3, 4, 5, 3), s1, s1, 1, false);
   VKP_TEST_OK(vkp_graph_validate(g));
   cr_assert_eq(source_calls(g, "vkp_conv_winograd4(xn"), 6);
   cr_assert_eq(winograd_calls(g), 0);
   cpu_check(g, &rng, seed, -1, 1, 1);
 
   vkp_graph_t *r = g_new("winograd4_resblock");
-  g_in(r, "x", F32, 4, SH(1, 64, 28, 28));
+  g_in(r, "x", F32, 4, SH(1, 64, 50, 48));
   g_const(r, &rng, "w1", 4, SH(64, 64, 3, 3), -0.2f, 0.2f);
   g_const(r, &rng, "b1", 1, SH(64), -1, 1);
   vkp_attr_t c3[] = {at_is("pads", 4, p1)};
@@ -285,8 +286,9 @@ Test(cpu_ops, conv2d_winograd4, .timeout = 240) {
   cpu_check(r, &rng, seed, -1, 1, 2);
 
   vkp_graph_t *d = g_new("winograd4_not");
-  conv_case(d, &rng, 0, SH(1, 48, 28, 28), 64, 3, 3, p1, s1, s1, 1, false);
-  conv_case(d, &rng, 1, SH(1, 64, 22, 28), 64, 3, 3, p1, s1, s1, 1, false);
+  conv_case(d, &rng, 0, SH(1, 48, 48, 48), 64, 3, 3, p1, s1, s1, 1, false);
+  conv_case(d, &rng, 1, SH(1, 64, 46, 48), 64, 3, 3, p1, s1, s1, 1, false);
+  conv_case(d, &rng, 2, SH(1, 176, 7, 7), 176, 3, 3, p1, s1, s1, 1, true);
   VKP_TEST_OK(vkp_graph_validate(d));
   cr_assert_eq(source_calls(d, "vkp_conv_winograd4(xn"), 0);
   cr_assert_eq(winograd_calls(d), 2);

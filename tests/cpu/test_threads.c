@@ -127,9 +127,9 @@ Test(cpu_threads, convolutions, .timeout = 240) {
   g_in(g, "xs", F32, 4, SH(1, 16, 33, 33));
   conv(g, &rng, "xs", "im2col", 16, 32, 3, 2, 1, 1, true);
   conv(g, &rng, "x", "wino", 48, 16, 3, 1, 1, 1, true);
-  // Winograd F(4x4, 3x3): 64+ channels, a map of 24+ (several tile rows a
+  // Winograd F(4x4, 3x3): 64+ channels, a map of 48+ (several tile rows a
   // thread).
-  g_in(g, "x4", F32, 4, SH(1, 64, 26, 29));
+  g_in(g, "x4", F32, 4, SH(1, 64, 50, 49));
   conv(g, &rng, "x4", "wino4", 64, 64, 3, 1, 1, 1, true);
   // SqueezeNet's fire module: two convolutions written in place into their
   // channel concatenation; a concat along a later axis copies.
