@@ -540,6 +540,7 @@ static void vkp_ukernel_edge(ptrdiff_t kc, const float *restrict pa,
                              const float *restrict pb, ptrdiff_t ldb, float *restrict c,
                              ptrdiff_t mr, ptrdiff_t nr) {
   int half = nr <= VKP_VLEN;
+  (void)mr;  // with MR <= 4 (SSE) every edge takes the full tile
 #if VKP_MR > 4
   if (mr <= 4) {
     if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 1);
