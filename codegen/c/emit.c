@@ -606,16 +606,29 @@ static void vkp__emit_scratch_term(vkp__cg_t *cg, const char *var, const char *f
   vkp__sb_printf(&cg->scratch_terms, "  %s = VKP_MAXZ(%s, (size_t)%s);\n", var, var, term);
 }
 
-// Winograd F(2x2, 3x3) pays off for 3x3, stride-1, undilated, ungrouped
-// convolutions with constant weights once both channel counts are large
-// enough for its 16 GEMMs to dominate the input and output transforms.
-static bool vkp__use_winograd(const vkp_node_t *a, const vkp_value_t *x,
-                              const vkp_value_t *w, const int64_t *st,
-                              const int64_t *dil, long long G) {
+// Winograd pays off for 3x3, stride-1, undilated, ungrouped convolutions
+// with constant weights once both channel counts are large enough for its
+// GEMMs to dominate the input and output transforms, and the map has enough
+// tiles to reuse the transformed weights. Returns the output tile (0: not
+// Winograd): F(4x4, 3x3) on maps of 48x48 or more with 64+ channels both
+// ways (with warm caches 1.15-1.3x F(2x2) on ResNet-18's 56x56 and 28x28
+// layers; with cold ones, and in the whole model, no faster: the 28x28
+// layers stay on F(2x2), docs/benchmarks.md); F(2x2, 3x3) for the rest.
+static int vkp__winograd_tile(const vkp_node_t *a, const vkp_value_t *x,
+                              const vkp_value_t *w, const vkp_value_t *y,
+                              const int64_t *st, const int64_t *dil, long long G) {
   (void)a;
-  return G == 1 && w->shape[2] == 3 && w->shape[3] == 3 && st[0] == 1 &&
-         st[1] == 1 && dil[0] == 1 && dil[1] == 1 && x->shape[1] >= 16 &&
-         w->shape[0] >= 16;
+  if (!(G == 1 && w->shape[2] == 3 && w->shape[3] == 3 && st[0] == 1 && st[1] == 1 &&
+        dil[0] == 1 && dil[1] == 1 && x->shape[1] >= 16 && w->shape[0] >= 16))
+    return 0;
+  // Few tiles and large weights: the transformed weights (16/9 of the
+  // direct form's) are streamed from memory for a handful of GEMM columns,
+  // and the im2col GEMM, which reads the direct form's, is faster.
+  long long tiles = ((y->shape[2] + 1) / 2) * ((y->shape[3] + 1) / 2);
+  if (tiles < 32 && x->shape[1] * w->shape[0] * 36 > (1 << 20)) return 0;
+  if (x->shape[1] >= 64 && w->shape[0] >= 64 && y->shape[2] >= 48 && y->shape[3] >= 48)
+    return 4;
+  return 2;
 }
 
 static double vkp__min2(double a, double b) { return a < b ? a : b; }
@@ -649,9 +662,11 @@ const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
   // one column per 2x2 output tile; the im2col GEMM one per output position
   // (the weights, M x K, are the packed operand, streamed once per column
   // block: few columns, little reuse).
-  if (w->kind == VKP_VALUE_CONSTANT && vkp__use_winograd(node, x, w, st, dil, G)) {
-    *out_columns = (double)((y->shape[2] + 1) / 2) * (double)((y->shape[3] + 1) / 2);
-    return "conv_winograd";
+  int tile = w->kind == VKP_VALUE_CONSTANT ? vkp__winograd_tile(node, x, w, y, st, dil, G) : 0;
+  if (tile) {
+    *out_columns = (double)((y->shape[2] + tile - 1) / tile) *
+                   (double)((y->shape[3] + tile - 1) / tile);
+    return tile == 4 ? "conv_winograd4" : "conv_winograd";
   }
   *out_columns = (double)y->shape[2] * (double)y->shape[3];
   if (w->shape[2] == 1 && w->shape[3] == 1 && st[0] == 1 && st[1] == 1 &&
@@ -660,10 +675,11 @@ const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
   return "conv_gemm";
 }
 
-// Emits the Winograd call for conv `a` (weights packed as prepack region
-// `id`, whose _AT is already defined). The prelude sizes its blocks and
-// scratch (VKP_WINO_SCRATCH_FLOATS).
-static void vkp__emit_winograd(vkp__cg_t *cg, const vkp_node_t *a, int32_t id,
+// Emits the Winograd call for conv `a` with output tiles `tile` x `tile`
+// (2: vkp_conv_winograd, 4: vkp_conv_winograd4; weights packed as prepack
+// region `id`, whose _AT is already defined). The prelude sizes its blocks
+// and scratch (VKP_WINO_SCRATCH_FLOATS, VKP_WINO4_SCRATCH_FLOATS).
+static void vkp__emit_winograd(vkp__cg_t *cg, const vkp_node_t *a, int32_t id, int tile,
                                const char *ep, vkp__sb_t *sb) {
   const vkp_value_t *x = vkp__val(cg, a, 0), *w = vkp__val(cg, a, 1);
   const vkp_value_t *y = vkp__outv(cg, a);
@@ -671,28 +687,29 @@ static void vkp__emit_winograd(vkp__cg_t *cg, const vkp_node_t *a, int32_t id,
   vkp_node_attr_ints(a, "pads", &pads);
   long long C = x->shape[1], H = x->shape[2], W = x->shape[3], M = w->shape[0];
   long long OH = y->shape[2], OW = y->shape[3];
+  const char *sfx = tile == 4 ? "4" : "";
   vkp__sb_printf(&cg->out,
-                 "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)16 * "
+                 "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)%d * "
                  "VKP_PAD_MR(%lld) * %lld)\n",
-                 (int)id, (int)id, M, C);
+                 (int)id, (int)id, (tile + 2) * (tile + 2), M, C);
   vkp__emit_scratch_term(cg, "wino",
-                         "VKP_STAGE_THREADS * VKP_WINO_SCRATCH_FLOATS(%lld, %lld, %lld, %lld)",
-                         C, M, OH, OW);
+                         "VKP_STAGE_THREADS * VKP_WINO%s_SCRATCH_FLOATS(%lld, %lld, %lld, %lld)",
+                         sfx, C, M, OH, OW);
   vkp__sb_printf(&cg->prepack,
-                 "  // weights of '%s', Winograd-transformed\n"
-                 "  vkp_winograd_prepack(%lld, %lld, (const float *)constants[%d],\n"
+                 "  // weights of '%s', Winograd-transformed (F(%dx%d, 3x3))\n"
+                 "  vkp_winograd%s_prepack(%lld, %lld, (const float *)constants[%d],\n"
                  "                       packed + VKP_PACKED_%d_AT);\n",
-                 a->name, M, C, (int)cg->io_index[a->inputs[1]], (int)id);
+                 a->name, tile, tile, sfx, M, C, (int)cg->io_index[a->inputs[1]], (int)id);
   // The weights were transformed at load: the raw pointer goes unused.
   vkp__sb_printf(sb, "    (void)%s;\n", cg->vname[a->inputs[1]]);
   vkp__sb_printf(sb,
-                 "    vkp_conv_winograd(xn, yn, packed + VKP_PACKED_%d_AT, %lld, %lld, "
+                 "    vkp_conv_winograd%s(xn, yn, packed + VKP_PACKED_%d_AT, %lld, %lld, "
                  "%lld, %lld,\n"
                  "                      %lld, %lld, %lld, %lld, %s, n,\n"
                  "                      scratch + (size_t)VKP_STAGE_THREADS * "
                  "VKP_GEMM_SCRATCH_FLOATS,\n"
                  "                      scratch, VKP_STAGE_THREADS);\n  }\n",
-                 (int)id, C, H, W, M, (long long)pads[0], (long long)pads[1], OH, OW,
+                 sfx, (int)id, C, H, W, M, (long long)pads[0], (long long)pads[1], OH, OW,
                  ep);
 }
 
@@ -745,8 +762,9 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
                            (int)id - 1);
     else vkp__sb_append(&cg->out, "#define VKP_PACKED_0_AT ((size_t)0)\n");
   }
-  if (constant_w && vkp__use_winograd(a, x, w, st, dil, G)) {
-    vkp__emit_winograd(cg, a, id, ep, sb);
+  int tile = constant_w ? vkp__winograd_tile(a, x, w, y, st, dil, G) : 0;
+  if (tile) {
+    vkp__emit_winograd(cg, a, id, tile, ep, sb);
     return;
   }
   if (constant_w) {

@@ -412,6 +412,36 @@ static inline void vkp_ukernel_half(ptrdiff_t kc, const float *restrict pa,
   }
 }
 
+// An edge tile of `rows` (< VKP_MR, a constant once inlined) rows of an MR
+// panel, one (`half`) or two vectors wide, written to c (no accumulate): the
+// last rows of M = 16, 32, 64, 144, ... (14 + 2, 28 + 4, 56 + 8, 140 + 4),
+// which the full tile would compute at MR rows' cost.
+static inline __attribute__((always_inline)) void vkp_ukernel_rows(
+    ptrdiff_t kc, const float *restrict pa, const float *restrict pb, ptrdiff_t ldb,
+    float *restrict c, ptrdiff_t ldc, int rows, int half) {
+  vkp_vec_t acc0[VKP_MR], acc1[VKP_MR];
+  for (int r = 0; r < rows; ++r) acc0[r] = acc1[r] = (vkp_vec_t){0};
+  for (ptrdiff_t k = 0; k < kc; ++k) {
+    vkp_vec_t b0 = *(const vkp_uvec_t *)(pb + k * ldb), b1 = b0;
+    if (!half) b1 = *(const vkp_uvec_t *)(pb + k * ldb + VKP_VLEN);
+    for (int r = 0; r < rows; ++r) {
+      float av = pa[k * VKP_MR + r];
+      acc0[r] += av * b0;
+      if (!half) acc1[r] += av * b1;
+    }
+  }
+  for (int r = 0; r < rows; ++r) {
+    *(vkp_uvec_t *)(c + r * ldc) = acc0[r];
+    if (!half) *(vkp_uvec_t *)(c + r * ldc + VKP_VLEN) = acc1[r];
+  }
+}
+
+// The edge tile for `mr` < VKP_MR rows: the smallest of 4 and 8 rows that
+// holds them, else the full tile.
+static void vkp_ukernel_edge(ptrdiff_t kc, const float *restrict pa,
+                             const float *restrict pb, ptrdiff_t ldb, float *restrict c,
+                             ptrdiff_t mr, ptrdiff_t nr);
+
 // A whole constant A operand packed once (at stage load) in the layout
 // vkp_gemm_cols reads: for each KC slab, every MR-row panel of that slab.
 // Holds VKP_PAD_MR(M) * K floats.
@@ -558,8 +588,7 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
             } else if (mr == VKP_MR && nr == VKP_VLEN) {
               vkp_ukernel_half(kc, pat, pbt, ldb, ct, ldc, pc > 0);
             } else {
-              if (nr <= VKP_VLEN) vkp_ukernel_half(kc, pat, pbt, ldb, edge, VKP_NR, 0);
-              else vkp_ukernel(kc, pat, pbt, ldb, edge, VKP_NR, 0);
+              vkp_ukernel_edge(kc, pat, pbt, ldb, edge, mr, nr);
               for (ptrdiff_t r = 0; r < mr; ++r)
                 for (ptrdiff_t q = 0; q < nr; ++q)
                   ct[r * ldc + q] = (pc > 0 ? ct[r * ldc + q] : 0.0f) +
@@ -572,6 +601,29 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
       }
     }
   }
+}
+
+static void vkp_ukernel_edge(ptrdiff_t kc, const float *restrict pa,
+                             const float *restrict pb, ptrdiff_t ldb, float *restrict c,
+                             ptrdiff_t mr, ptrdiff_t nr) {
+  int half = nr <= VKP_VLEN;
+  (void)mr;  // with MR <= 4 (SSE) every edge takes the full tile
+#if VKP_MR > 4
+  if (mr <= 4) {
+    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 1);
+    else vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 0);
+    return;
+  }
+#endif
+#if VKP_MR > 8
+  if (mr <= 8) {
+    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 8, 1);
+    else vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 8, 0);
+    return;
+  }
+#endif
+  if (half) vkp_ukernel_half(kc, pa, pb, ldb, c, VKP_NR, 0);
+  else vkp_ukernel(kc, pa, pb, ldb, c, VKP_NR, 0);
 }
 
 typedef struct vkp_gemm_job_t {
@@ -653,8 +705,14 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
 // Even/odd plane width: the last tile row's vectors read up to 32 + 16
 // columns past its end (see vkp_conv_winograd).
 #define VKP_WINO_TWE(OW) ((VKP_WINO_TW(OW) + 1 + 32 + 16 + 15) / 16 * 16)
-#define VKP_WINO_SCRATCH_RPB(C, M, OW, RPB)              \
-  ((ptrdiff_t)16 * ((C) + (M)) * VKP_WINO_LDV(OW, RPB) + \
+// The 16 planes of V (and of M) are VKP_WINO_PLANE apart: were they a whole
+// number of 4 KiB pages apart (C * ldv often is), the stores of one tile
+// vector to all 16 would fall in one L1 set; a cache line more per plane
+// spreads them.
+#define VKP_WINO_PLANE(C, LDV) ((ptrdiff_t)(C) * (LDV) + 16)
+#define VKP_WINO_SCRATCH_RPB(C, M, OW, RPB)                                  \
+  ((ptrdiff_t)16 * (VKP_WINO_PLANE(C, VKP_WINO_LDV(OW, RPB)) +              \
+                    VKP_WINO_PLANE(M, VKP_WINO_LDV(OW, RPB))) +             \
    (ptrdiff_t)2 * (2 * (RPB) + 2) * VKP_WINO_TWE(OW) +   \
    (ptrdiff_t)2 * (2 * VKP_WINO_TW(OW) + 32) + 64)
 #define VKP_WINO_SCRATCH_FLOATS(C, M, OH, OW) \
@@ -705,9 +763,10 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
   const ptrdiff_t ldv = VKP_WINO_LDV(OW, rpb), twe = VKP_WINO_TWE(OW);
   const ptrdiff_t pm = VKP_PAD_MR(M);
   float *base = (float *)(((uintptr_t)wscratch + 63) & ~(uintptr_t)63);
-  float *v = base;                        // [16][C][ldv]
-  float *mo = v + 16 * C * ldv;           // [16][M][ldv]
-  float *ev = mo + 16 * M * ldv;          // [2 * rpb + 2][twe]: even columns
+  const ptrdiff_t vst = VKP_WINO_PLANE(C, ldv), mst = VKP_WINO_PLANE(M, ldv);
+  float *v = base;                        // [16][C][ldv], planes vst apart
+  float *mo = v + 16 * vst;               // [16][M][ldv], planes mst apart
+  float *ev = mo + 16 * mst;              // [2 * rpb + 2][twe]: even columns
   float *od = ev + (2 * rpb + 2) * twe;   // odd columns
   float *ob = od + (2 * rpb + 2) * twe;   // two output rows, 2 * TW + 32 each
   const ptrdiff_t obw = 2 * TW + 32;
@@ -771,18 +830,18 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
           }
           float *vt = v + c * ldv + r * TW + tw;
           for (int i = 0; i < 4; ++i) {  // (B^T d) B
-            *(vkp_uvec_t *)(vt + (4 * i + 0) * C * ldv) = t[i][0] - t[i][2];
-            *(vkp_uvec_t *)(vt + (4 * i + 1) * C * ldv) = t[i][1] + t[i][2];
-            *(vkp_uvec_t *)(vt + (4 * i + 2) * C * ldv) = t[i][2] - t[i][1];
-            *(vkp_uvec_t *)(vt + (4 * i + 3) * C * ldv) = t[i][1] - t[i][3];
+            *(vkp_uvec_t *)(vt + (4 * i + 0) * vst) = t[i][0] - t[i][2];
+            *(vkp_uvec_t *)(vt + (4 * i + 1) * vst) = t[i][1] + t[i][2];
+            *(vkp_uvec_t *)(vt + (4 * i + 2) * vst) = t[i][2] - t[i][1];
+            *(vkp_uvec_t *)(vt + (4 * i + 3) * vst) = t[i][1] - t[i][3];
           }
         }
     }
     for (int xi = 0; xi < 16; ++xi) {
-      const vkp_bsrc_t src = {.b = v + xi * C * ldv, .rsb = ldv, .csb = 1,
+      const vkp_bsrc_t src = {.b = v + xi * vst, .rsb = ldv, .csb = 1,
                               .direct = 1};
       vkp_gemm(M, np, C, 1.0f, NULL, 0, 0, u + xi * pm * C, &src,
-               mo + xi * M * ldv, ldv, NULL, NULL, 0, batch, gemm_scratch,
+               mo + xi * mst, ldv, NULL, NULL, 0, batch, gemm_scratch,
                threads);
     }
     // Output transform, two output rows per tile row.
@@ -794,10 +853,10 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
           const float *mt = mo + m * ldv + r * TW + tw;
           vkp_vec_t s[2][4];
           for (int j = 0; j < 4; ++j) {  // A^T M
-            vkp_vec_t m0 = *(const vkp_uvec_t *)(mt + (0 + j) * M * ldv);
-            vkp_vec_t m1 = *(const vkp_uvec_t *)(mt + (4 + j) * M * ldv);
-            vkp_vec_t m2 = *(const vkp_uvec_t *)(mt + (8 + j) * M * ldv);
-            vkp_vec_t m3 = *(const vkp_uvec_t *)(mt + (12 + j) * M * ldv);
+            vkp_vec_t m0 = *(const vkp_uvec_t *)(mt + (0 + j) * mst);
+            vkp_vec_t m1 = *(const vkp_uvec_t *)(mt + (4 + j) * mst);
+            vkp_vec_t m2 = *(const vkp_uvec_t *)(mt + (8 + j) * mst);
+            vkp_vec_t m3 = *(const vkp_uvec_t *)(mt + (12 + j) * mst);
             s[0][j] = m0 + m1 + m2;
             s[1][j] = m1 - m2 - m3;
           }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Models, plans and artifacts: loading, checking, running on one target,
 // partitioning, saving and building; the process registry; calibration.
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vkpy.h"
@@ -580,10 +582,45 @@ PyTypeObject vkpy_plan_type = {
     .tp_getset = vkpy__plan_getset,
 };
 
-// Loads a profile from JSON text, or the defaults when `json` is NULL.
+// Loads a profile from JSON text, or the defaults when `json` is NULL or
+// "default".
 static vkp_status_t vkpy__profile(const char *json, vkp_profile_t **out) {
-  return json ? vkp_profile_load_json(json, strlen(json), out)
-              : vkp_profile_create_default(out);
+  return json && strcmp(json, "default") != 0 ? vkp_profile_load_json(json, strlen(json), out)
+                                               : vkp_profile_create_default(out);
+}
+
+// The profile partition() plans with, as the command-line tools choose it
+// (tools/tool_profile.c): `json` (a profile's JSON text, or "default" for the
+// documented defaults, which no JSON text can be); else $VKPIPE_PROFILE
+// ("default" or a file); else the machine's own, measured on the first run
+// (a few seconds, a line on stderr) and cached (vkp_profile_create_for_machine).
+// Called without the GIL.
+static void vkpy__measure_progress(void *user, const char *target, int32_t done,
+                                   int32_t total) {
+  (void)user;
+  (void)total;
+  if (done == 0)
+    fprintf(stderr, "vkpipe: first run on this machine: measuring its profile "
+                    "(once, a few seconds; VKPIPE_PROFILE=default skips it):");
+  if (target) fprintf(stderr, " %s", target);
+  else fprintf(stderr, ", done\n");
+  fflush(stderr);
+}
+
+static vkp_status_t vkpy__partition_profile(const char *json, const vkp_registry_t *registry,
+                                            vkp_profile_t **out) {
+  if (!json) {
+    const char *env = getenv("VKPIPE_PROFILE");
+    if (env && env[0] && strcmp(env, "default") != 0) return vkp_profile_load(env, out);
+    if (!env || !env[0]) {
+      vkp_machine_profile_options_t o = {
+          .calibrate = {.progress = vkpy__measure_progress}};
+      return vkp_profile_create_for_machine(registry, &o, out, NULL, NULL);
+    }
+    return vkp_profile_create_default(out);
+  }
+  if (strcmp(json, "default") == 0) return vkp_profile_create_default(out);
+  return vkp_profile_load_json(json, strlen(json), out);
 }
 
 // partition(graph, policy, fallback, stages, max_stages, assigns,
@@ -639,7 +676,7 @@ PyObject *vkpy_partition(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkp_plan_t *plan = NULL;
   vkp_status_t st;
   Py_BEGIN_ALLOW_THREADS
-  st = vkpy__profile(profile_json, &prof);
+  st = vkpy__partition_profile(profile_json, vkpy__registry_ptr(reg), &prof);
   if (!st) st = vkp_partition_create(graph, vkpy__registry_ptr(reg), prof, &opt, &part);
   if (!st) st = vkp_partition_to_plan(part, name, &plan);
   if (!st && source) st = vkp_plan_set_source(plan, source);

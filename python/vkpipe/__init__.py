@@ -93,6 +93,8 @@ def _specs(rows) -> List[TensorSpec]:
 def _profile_json(profile: Profile) -> Optional[str]:
     if profile is None:
         return None
+    if isinstance(profile, str) and profile == "default":
+        return "default"  # the documented defaults (no JSON text is this)
     if isinstance(profile, Mapping):
         return json.dumps(profile)
     with open(os.fspath(profile), encoding="utf-8") as f:
@@ -211,9 +213,13 @@ class Model:
         number of stages (0: choose, up to ``max_stages``, default 8);
         ``assign`` maps node-name globs to targets (manual placement);
         ``profile`` a device profile (dict, or a JSON file from
-        :func:`calibrate`); ``fallback`` the target for nodes the policy's
-        cannot run (default: the target that declares itself the default
-        fallback, "cpu" among the built-ins)."""
+        :func:`calibrate`), or "default" for the documented defaults;
+        without it, as the command-line tools do, ``$VKPIPE_PROFILE``
+        ("default" or a file), else the machine's own profile, measured on
+        the first run (a few seconds) and cached (docs/pipeline-config.md);
+        ``fallback`` the target for nodes the policy's cannot run (default:
+        the target that declares itself the default fallback, "cpu" among
+        the built-ins)."""
         if self._graph is None:
             if (policy, stages, assign, profile, fallback) != ("auto", 0, None, None, None):
                 raise InvalidArgumentError(

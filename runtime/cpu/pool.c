@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cpu stage's thread pool (pool.h). A job is published under the mutex
 // with a new generation number; workers wake (after a short spin, since the
-// next kernel usually follows within microseconds), take task indices from
-// an atomic counter, and the last one to finish signals the caller, which
-// has been taking tasks too. Spinning is bounded: on a machine whose cores
-// are shared with other pipeline stages a spinning worker steals their time.
+// next kernel usually follows within microseconds) and claim task indices
+// from one atomic word holding the job's task count and its next index; the
+// caller claims tasks too, and then waits only for the tasks a worker has
+// claimed and not finished. It never waits for a worker that has not woken:
+// on a loaded machine a worker may not get a core for milliseconds, and a
+// small stage runs hundreds of jobs a frame. Spinning is bounded: on a
+// machine whose cores are shared with other pipeline stages a spinning
+// worker steals their time.
 #define _GNU_SOURCE  // pthread_setaffinity_np, CPU_SET
 #include "runtime/cpu/pool.h"
 
@@ -38,8 +42,14 @@ struct vkp_cpu_pool_t {
   vkp_cpu_task_fn fn;
   void *ctx;
   ptrdiff_t n_tasks;
-  atomic_ptrdiff_t next;
-  atomic_int busy;  // workers 1..n-1 still in the job
+  // (n_tasks << 32) | next task index. A successful claim (a CAS on this
+  // word with index < count) takes a task of the job published now, whose
+  // fn and ctx stay put until it finishes: the caller publishes the next job
+  // only once `finished` reaches n_tasks. A stale word that happens to equal
+  // the current one (same count and index) claims a task of the current job,
+  // which is as good.
+  atomic_uint_fast64_t claim;
+  atomic_ptrdiff_t finished;  // tasks of the current job done
   // Pinning (NULL: none): worker i runs on cpus[i % n_cpus]; the caller,
   // worker 0, is pinned when it first runs a job, and again when another
   // thread becomes the caller.
@@ -55,11 +65,21 @@ static inline void vkp__pause(void) {
 #endif
 }
 
-static void vkp__take_tasks(vkp_cpu_pool_t *p, int worker) {
+// Claims and runs tasks of the current job until none is left. Returns
+// whether this thread finished the job's last task.
+static bool vkp__take_tasks(vkp_cpu_pool_t *p, int worker) {
+  bool last = false;
+  uint_fast64_t v = atomic_load_explicit(&p->claim, memory_order_acquire);
   for (;;) {
-    ptrdiff_t t = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
-    if (t >= p->n_tasks) return;
-    p->fn(p->ctx, t, worker);
+    uint_fast64_t n = v >> 32, t = v & 0xffffffffu;
+    if (t >= n) return last;
+    if (!atomic_compare_exchange_weak_explicit(&p->claim, &v, v + 1, memory_order_acquire,
+                                               memory_order_acquire))
+      continue;
+    p->fn(p->ctx, (ptrdiff_t)t, worker);
+    last = atomic_fetch_add_explicit(&p->finished, 1, memory_order_acq_rel) + 1 ==
+           (ptrdiff_t)n;
+    v = atomic_load_explicit(&p->claim, memory_order_acquire);
   }
 }
 
@@ -84,8 +104,7 @@ static void *vkp__worker_main(void *arg) {
       if (stop) return NULL;
     }
     seen = g;
-    vkp__take_tasks(p, w->id);
-    if (atomic_fetch_sub_explicit(&p->busy, 1, memory_order_acq_rel) == 1) {
+    if (vkp__take_tasks(p, w->id)) {  // the job's last task: wake the caller
       pthread_mutex_lock(&p->mu);
       pthread_cond_signal(&p->done);
       pthread_mutex_unlock(&p->mu);
@@ -116,8 +135,8 @@ vkp_status_t vkp_cpu_pool_create(int32_t workers, const int32_t *cpus, int32_t n
   pthread_cond_init(&p->wake, NULL);
   pthread_cond_init(&p->done, NULL);
   atomic_init(&p->generation, 0);
-  atomic_init(&p->next, 0);
-  atomic_init(&p->busy, 0);
+  atomic_init(&p->claim, 0);
+  atomic_init(&p->finished, 0);
   if (cpus && n_cpus > 0) {
     p->cpus = vkp__calloc((size_t)n_cpus, sizeof *p->cpus);
     if (!p->cpus) {
@@ -190,26 +209,30 @@ void vkp_cpu_pool_bind_caller(vkp_cpu_pool_t *p) {
 void vkp_cpu_pool_run(void *pool, ptrdiff_t n_tasks, vkp_cpu_task_fn fn, void *ctx) {
   vkp_cpu_pool_t *p = pool;
   if (n_tasks <= 0) return;
-  if (!p || p->n <= 1 || n_tasks == 1) {
+  // (Counts past the claim word's 32 bits run serially; no kernel asks for
+  // that many tasks.)
+  if (!p || p->n <= 1 || n_tasks == 1 || n_tasks > (ptrdiff_t)0x7fffffff) {
     for (ptrdiff_t t = 0; t < n_tasks; ++t) fn(ctx, t, 0);
     return;
   }
+  // Every task of the previous job has finished, so no worker reads these
+  // now; a worker's claim (acquire) sees them through the release below.
   p->fn = fn;
   p->ctx = ctx;
   p->n_tasks = n_tasks;
-  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-  atomic_store_explicit(&p->busy, p->n - 1, memory_order_relaxed);
+  atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
+  atomic_store_explicit(&p->claim, (uint_fast64_t)n_tasks << 32, memory_order_release);
   pthread_mutex_lock(&p->mu);
   atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
   pthread_cond_broadcast(&p->wake);
   pthread_mutex_unlock(&p->mu);
-  vkp__take_tasks(p, 0);
+  if (vkp__take_tasks(p, 0)) return;
   for (int i = 0; i < VKP__POOL_SPIN; ++i) {
-    if (atomic_load_explicit(&p->busy, memory_order_acquire) == 0) return;
+    if (atomic_load_explicit(&p->finished, memory_order_acquire) == n_tasks) return;
     vkp__pause();
   }
   pthread_mutex_lock(&p->mu);
-  while (atomic_load_explicit(&p->busy, memory_order_acquire) != 0)
+  while (atomic_load_explicit(&p->finished, memory_order_acquire) != n_tasks)
     pthread_cond_wait(&p->done, &p->mu);
   pthread_mutex_unlock(&p->mu);
 }

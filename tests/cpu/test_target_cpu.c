@@ -115,6 +115,11 @@ Test(cpu_ops, matmul_shapes, .timeout = 120) {
   matmul_case(g, &rng, 7, 2, SH(5, 7), 1, SH(7), false);
   matmul_case(g, &rng, 8, 1, SH(7), 1, SH(7), false);
   matmul_case(g, &rng, 9, 2, SH(300, 40), 2, SH(40, 333), false);  // M > MC
+  // Edge row tiles (AVX-512, MR = 14): 8 rows past a panel, 2 and 4 rows,
+  // each with full, half and narrower last column panels.
+  matmul_case(g, &rng, 10, 2, SH(22, 45), 2, SH(45, 40), true);
+  matmul_case(g, &rng, 11, 2, SH(16, 270), 2, SH(270, 16), false);
+  matmul_case(g, &rng, 12, 2, SH(32, 9), 2, SH(9, 71), false);
   cpu_check(g, &rng, seed, -1, 1, 1);
 }
 
@@ -181,14 +186,20 @@ Test(cpu_ops, conv2d_shapes, .timeout = 180) {
   cpu_check(t, &rng, seed, -1, 1, 2);
 }
 
-// Counts the Winograd calls in the C source generated for validated `g`.
-static int winograd_calls(const vkp_graph_t *g) {
+// Counts the calls `call` (e.g. "vkp_conv_winograd(xn") in the C source
+// generated for validated `g`.
+static int source_calls(const vkp_graph_t *g, const char *call) {
   vkp_codegen_c_t code;
   VKP_TEST_OK(vkp_codegen_c_emit(g, 1, &code));
   int n = 0;
-  for (const char *p = code.source; (p = strstr(p, "vkp_conv_winograd(xn")); ++p) ++n;
+  for (const char *p = code.source; (p = strstr(p, call)); ++p) ++n;
   vkp_codegen_c_deinit(&code);
   return n;
+}
+
+// Counts the Winograd F(2x2, 3x3) calls in the C source generated for `g`.
+static int winograd_calls(const vkp_graph_t *g) {
+  return source_calls(g, "vkp_conv_winograd(xn");
 }
 
 // 3x3 stride-1 convolutions with 16 or more channels take the Winograd
@@ -236,6 +247,51 @@ Test(cpu_ops, conv2d_winograd, .timeout = 180) {
   conv_case(d, &rng, 2, SH(1, 16, 9, 9), 16, 3, 3, p1, s1, SH(2, 2), 1, false);
   VKP_TEST_OK(vkp_graph_validate(d));
   cr_assert_eq(winograd_calls(d), 0);
+  cpu_check(d, &rng, seed, -1, 1, 1);
+}
+
+// 64+ input and output channels on maps of 48+ take Winograd F(4x4, 3x3):
+// widths and heights that leave a partial last tile (1, 2 and 3 columns or
+// rows of it), odd channel counts, asymmetric and oversized padding, more
+// input channels than one GEMM depth block (256), several blocks of tile
+// rows, a batch of two, a fused bias + residual + relu epilogue, and two
+// threads. Just below the thresholds F(2x2, 3x3) stays; 7x7 maps with large
+// weights take the im2col GEMM.
+Test(cpu_ops, conv2d_winograd4, .timeout = 300) {
+  SETUP();
+  const int64_t *p1 = SH(1, 1, 1, 1), *s1 = SH(1, 1);
+  vkp_graph_t *g = g_new("winograd4");
+  conv_case(g, &rng, 0, SH(1, 64, 48, 48), 64, 3, 3, p1, s1, s1, 1, false);
+  conv_case(g, &rng, 1, SH(2, 67, 49, 50), 71, 3, 3, p1, s1, s1, 1, true);
+  conv_case(g, &rng, 2, SH(1, 65, 51, 55), 64, 3, 3, SH(0, 2, 1, 0), s1, s1, 1, true);
+  conv_case(g, &rng, 3, SH(1, 260, 48, 49), 64, 3, 3, p1, s1, s1, 1, true);
+  conv_case(g, &rng, 4, SH(1, 64, 61, 48), 66, 3, 3, p1, s1, s1, 1, true);
+  conv_case(g, &rng, 5, SH(1, 64, 44, 45), 64, 3, 3, SH(3, 4, 5, 3), s1, s1, 1, false);
+  VKP_TEST_OK(vkp_graph_validate(g));
+  cr_assert_eq(source_calls(g, "vkp_conv_winograd4(xn"), 6);
+  cr_assert_eq(winograd_calls(g), 0);
+  cpu_check(g, &rng, seed, -1, 1, 1);
+
+  vkp_graph_t *r = g_new("winograd4_resblock");
+  g_in(r, "x", F32, 4, SH(1, 64, 50, 48));
+  g_const(r, &rng, "w1", 4, SH(64, 64, 3, 3), -0.2f, 0.2f);
+  g_const(r, &rng, "b1", 1, SH(64), -1, 1);
+  vkp_attr_t c3[] = {at_is("pads", 4, p1)};
+  g_node(r, "conv1", VKP_OP_CONV2D, "x,w1,b1", "c1", 1, c3);
+  g_node(r, "res", VKP_OP_ADD, "c1,x", "s1", 0, NULL);
+  g_node(r, "relu1", VKP_OP_RELU, "s1", "y", 0, NULL);
+  VKP_TEST_OK(vkp_graph_mark_output(r, "y"));
+  VKP_TEST_OK(vkp_graph_validate(r));
+  cr_assert_eq(source_calls(r, "vkp_conv_winograd4(xn"), 1);
+  cpu_check(r, &rng, seed, -1, 1, 2);
+
+  vkp_graph_t *d = g_new("winograd4_not");
+  conv_case(d, &rng, 0, SH(1, 48, 48, 48), 64, 3, 3, p1, s1, s1, 1, false);
+  conv_case(d, &rng, 1, SH(1, 64, 46, 48), 64, 3, 3, p1, s1, s1, 1, false);
+  conv_case(d, &rng, 2, SH(1, 176, 7, 7), 176, 3, 3, p1, s1, s1, 1, true);
+  VKP_TEST_OK(vkp_graph_validate(d));
+  cr_assert_eq(source_calls(d, "vkp_conv_winograd4(xn"), 0);
+  cr_assert_eq(winograd_calls(d), 2);
   cpu_check(d, &rng, seed, -1, 1, 1);
 }
 

@@ -111,7 +111,7 @@ static void conv(vkp_graph_t *g, vkp_test_rng_t *rng, const char *x, const char 
 }
 
 // Depthwise (3x3 row blocks at stride 1 and 2, the flat correlation, windows
-// over 121 taps), pointwise and im2col GEMMs, Winograd.
+// over 121 taps), pointwise and im2col GEMMs, Winograd F(2x2) and F(4x4).
 Test(cpu_threads, convolutions, .timeout = 240) {
   vkp_test_rng_t rng;
   uint64_t seed = vkp_test_rng_init(&rng);
@@ -127,6 +127,10 @@ Test(cpu_threads, convolutions, .timeout = 240) {
   g_in(g, "xs", F32, 4, SH(1, 16, 33, 33));
   conv(g, &rng, "xs", "im2col", 16, 32, 3, 2, 1, 1, true);
   conv(g, &rng, "x", "wino", 48, 16, 3, 1, 1, 1, true);
+  // Winograd F(4x4, 3x3): 64+ channels, a map of 48+ (several tile rows a
+  // thread).
+  g_in(g, "x4", F32, 4, SH(1, 64, 50, 49));
+  conv(g, &rng, "x4", "wino4", 64, 64, 3, 1, 1, 1, true);
   // SqueezeNet's fire module: two convolutions written in place into their
   // channel concatenation; a concat along a later axis copies.
   g_in(g, "xf", F32, 4, SH(1, 16, 13, 13));

@@ -200,6 +200,32 @@ class PartitionTest(TempDirTest):
         with self.assertRaises(FileNotFoundError):
             model.partition(profile=os.path.join(self.dir, "none.json"))
 
+    def test_profile_from_environment(self):
+        # Without profile=, partition() plans with $VKPIPE_PROFILE as the
+        # tools do (a file, or "default"); unset, the machine's cached
+        # profile (not measured here: the suite runs with "default").
+        model = vkpipe.load(Mlp(self.dir).path)
+        slow = os.path.join(self.dir, "slow.json")
+        with open(slow, "w", encoding="utf-8") as f:
+            json.dump({"targets": {"cpu": {"gflops": 0.001, "gbps": 0.001}}}, f)
+        old = os.environ.get("VKPIPE_PROFILE")
+        try:
+            os.environ["VKPIPE_PROFILE"] = slow
+            from_env = model.partition(policy="cpu").bottleneck_ms
+            os.environ["VKPIPE_PROFILE"] = "default"
+            default = model.partition(policy="cpu").bottleneck_ms
+            os.environ["VKPIPE_PROFILE"] = os.path.join(self.dir, "none.json")
+            with self.assertRaises(vkpipe.IOError):
+                model.partition(policy="cpu")
+        finally:
+            if old is None:
+                os.environ.pop("VKPIPE_PROFILE", None)
+            else:
+                os.environ["VKPIPE_PROFILE"] = old
+        self.assertEqual(model.partition(policy="cpu", profile="default").bottleneck_ms, default)
+        self.assertEqual(model.partition(policy="cpu", profile=slow).bottleneck_ms, from_env)
+        self.assertGreater(from_env, 100 * default)
+
     def test_partition_errors(self):
         model = vkpipe.load(Mlp(self.dir).path)
         with self.assertRaises(vkpipe.Error) as cm:

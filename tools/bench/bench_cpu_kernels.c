@@ -16,6 +16,7 @@
 // which flatters it.
 #define VKP_THREADS 1
 #include "codegen/c/prelude.c"
+#include "codegen/c/prelude_winograd4.c"
 
 #include <cblas.h>
 #include <stdio.h>
@@ -137,6 +138,13 @@ static void vkp_bench_wino_conv(void *p) {
                     c->OW, NULL, NULL, 0, c->wscratch, c->scratch, c->threads);
 }
 
+// The same with 4x4 output tiles (Winograd F(4x4, 3x3)).
+static void vkp_bench_wino4_conv(void *p) {
+  vkp_bench_conv_t *c = p;
+  vkp_conv_winograd4(c->x, c->y, c->packed, c->C, c->H, c->W, c->M, c->P, c->P, c->OH,
+                     c->OW, NULL, NULL, 0, c->wscratch, c->scratch, c->threads);
+}
+
 static void vkp_bench_blas_conv(void *p) {
   vkp_bench_conv_t *c = p;
   int K = c->C / c->group * c->KH * c->KW, N = c->OH * c->OW;
@@ -206,6 +214,9 @@ int main(int argc, char **argv) {
       {"mobilenetv2 1x1 expand 96->576", 96, 14, 14, 576, 1, 1, 1, 0, 1},
       {"mobilenetv2 dw 3x3 576", 576, 14, 14, 576, 3, 3, 1, 1, 576},
       {"mobilenetv2 1x1 320->1280", 320, 7, 7, 1280, 1, 1, 1, 0, 1},
+      {"squeezenet 3x3 16->64 @55", 16, 55, 55, 64, 3, 3, 1, 1, 1},
+      {"squeezenet 3x3 32->128 @27", 32, 27, 27, 128, 3, 3, 1, 1, 1},
+      {"squeezenet 3x3 64->256 @13", 64, 13, 13, 256, 3, 3, 1, 1, 1},
   };
   int n_convs = (int)(sizeof convs / sizeof convs[0]);
   for (int i = 0; i < (quick ? 0 : n_convs); ++i) {
@@ -248,6 +259,16 @@ int main(int argc, char **argv) {
       char name[64];
       snprintf(name, sizeof name, "%s winograd", c.name);
       printf("%-34s %10.1f %10.1f %7.2f\n", name, wino, blas, wino / blas);
+      fflush(stdout);
+      free(c.wscratch);
+      free(c.packed);
+      c.packed = vkp_bench_alloc((size_t)36 * VKP_PAD_MR(c.M) * c.C);
+      vkp_winograd4_prepack(c.M, c.C, c.w, c.packed);
+      c.wscratch = vkp_bench_alloc((size_t)threads *
+                                   (size_t)VKP_WINO4_SCRATCH_FLOATS(c.C, c.M, c.OH, c.OW));
+      double wino4 = flops / vkp_bench_time(vkp_bench_wino4_conv, &c, min_time) * 1e-9;
+      snprintf(name, sizeof name, "%s winograd4", c.name);
+      printf("%-34s %10.1f %10.1f %7.2f\n", name, wino4, blas, wino4 / blas);
       fflush(stdout);
       free(c.wscratch);
     }
