@@ -50,24 +50,30 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
   if (reason && reason_size) reason[0] = '\0';
   if (!graph || !node || (unsigned)node->op >= VKP_OP_COUNT)
     return vkp__fail(reason, reason_size, "unknown op");
-  if (node->n_outputs != 1)
+  if (node->n_outputs != 1 && !vkp__spv_writes_outputs(node->op))
     return vkp__fail(reason, reason_size,
                      "%s with %d outputs: the Vulkan kernels write one",
                      vkp_op_name(node->op), (int)node->n_outputs);
   // The dtype first: an op with bool or integer data (a comparison, where)
-  // is refused for what every Vulkan kernel lacks, not for a missing kernel.
+  // is refused for what its Vulkan kernel lacks, not for a missing kernel.
   for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
     int32_t v = i < node->n_inputs ? node->inputs[i]
                                    : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
     const vkp_value_t *value = &graph->values[v];
-    bool index = i < node->n_inputs && vkp__spv_is_index_input(node->op, i) &&
-                 (value->dtype == VKP_DTYPE_INT32 || value->dtype == VKP_DTYPE_INT64);
+    bool integer = value->dtype == VKP_DTYPE_INT32 || value->dtype == VKP_DTYPE_INT64;
+    bool index = i < node->n_inputs && vkp__spv_is_index_input(node->op, i) && integer;
     bool boolean = value->dtype == VKP_DTYPE_BOOL && vkp__spv_takes_bool(node->op);
-    if (value->dtype != VKP_DTYPE_FLOAT32 && !index && !boolean)
+    if (value->dtype != VKP_DTYPE_FLOAT32 && !index && !boolean &&
+        !(integer && vkp__spv_takes_ints(node->op)))
       return vkp__fail(reason, reason_size,
-                       "value '%s' is %s; the Vulkan kernels handle float32 only",
-                       value->name, vkp_dtype_name(value->dtype));
+                       "value '%s' is %s; the Vulkan %s kernel takes %s",
+                       value->name, vkp_dtype_name(value->dtype),
+                       vkp_op_name(node->op),
+                       vkp__spv_takes_ints(node->op)
+                           ? "float32, int32 and int64 data"
+                           : vkp__spv_takes_bool(node->op) ? "float32 and bool data"
+                                                           : "float32 data");
     size_t bytes;
     if (!vkp_shape_numel(value->rank, value->shape, 4, &bytes) ||
         bytes / 4 > (size_t)INT32_MAX)
@@ -106,6 +112,12 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
       return vkp__fail(reason, reason_size,
                        "value '%s' is bool; this device lacks "
                        "storageBuffer8BitAccess (bool tensors are bytes)",
+                       val->name);
+    bool index = i < node->n_inputs && vkp__spv_is_index_input(node->op, i);
+    if (val->dtype == VKP_DTYPE_INT64 && !index && !device->shader_int64)
+      return vkp__fail(reason, reason_size,
+                       "value '%s' is int64; this device lacks shaderInt64 "
+                       "(the Vulkan kernels compute on int64 as 64-bit integers)",
                        val->name);
     size_t bytes = 0;
     if (vkp_shape_numel(val->rank, val->shape, vkp_dtype_size(val->dtype), &bytes) &&
@@ -199,6 +211,7 @@ static void vkp__fuse(vkp__plan_t *p) {
           p->consumers[v] != 1 || !vkp__same_shape(in, out))
         continue;
       const vkp_node_t *pn = &g->nodes[producer];
+      if (pn->n_outputs > 1) continue;  // its dispatches write every output
       bool elementwise = vkp__op_is_elementwise(pn->op);
       if (!elementwise && (vkp__op_is_alias(pn->op) || grp->anchor >= 0 ||
                            !vkp__op_takes_epilogue(pn->op)))
@@ -291,8 +304,9 @@ static vkp_status_t vkp__plan_build(vkp__plan_t *p) {
     }
     int32_t k = p->group_of[i];
     if (p->groups[k].root != i) continue;
-    int32_t parts = n->op == VKP_OP_CONCAT ? n->n_inputs : 1;
+    int32_t parts = n->op == VKP_OP_CONCAT ? n->n_inputs : n->n_outputs;
     for (int32_t part = 0; part < parts; ++part) {
+      if (n->op != VKP_OP_CONCAT && n->outputs[part] < 0) continue;
       if (n->op == VKP_OP_CONCAT) {
         const vkp_value_t *in = &g->values[n->inputs[part]];
         bool in_empty = false;
@@ -301,7 +315,10 @@ static vkp_status_t vkp__plan_build(vkp__plan_t *p) {
       }
       VKP_RETURN_IF_ERROR(vkp__add_dispatch(
           p, (vkp__dispatch_plan_t){.group = k, .part = part,
-                                    .dst_value = n->outputs[0], .dst_output = -1,
+                                    .dst_value = n->op == VKP_OP_CONCAT
+                                                     ? n->outputs[0]
+                                                     : n->outputs[part],
+                                    .dst_output = -1,
                                     .copy_src = -1}));
     }
   }
@@ -571,7 +588,7 @@ static vkp_status_t vkp__emit_dispatches(vkp__plan_t *p, vkp__layout_t *l,
       st = vkp__kernel_emit(g, grp, dp->part, &config, &kernel);
       d->name = vkp__dispatch_name(g, grp);
     } else {
-      st = vkp__kernel_emit_copy(vkp__value_bytes(&g->values[dp->copy_src]) / 4,
+      st = vkp__kernel_emit_copy(vkp__value_bytes(&g->values[dp->copy_src]),
                                  dp->copy_src, &config, &kernel);
       d->name = vkp__asprintf("copy_%s", g->values[dp->dst_value].name);
     }

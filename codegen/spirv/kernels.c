@@ -97,6 +97,37 @@ const vkp_value_t *vkp__spv_input(const vkp_graph_t *g,
   return &g->values[n->inputs[i]];
 }
 
+bool vkp__spv_is_int(vkp_dtype_t dt) {
+  return dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64;
+}
+
+const char *vkp__spv_storage_type(vkp_dtype_t dt) {
+  switch (dt) {
+    case VKP_DTYPE_BOOL: return "uint8_t";
+    case VKP_DTYPE_INT32: return "int";
+    case VKP_DTYPE_INT64: return "int64_t";
+    default: return "float";
+  }
+}
+
+const char *vkp__spv_value_type(vkp_dtype_t dt) {
+  switch (dt) {
+    case VKP_DTYPE_INT32: return "int";
+    case VKP_DTYPE_INT64: return "int64_t";
+    default: return "float";  // float32, and bool as 0.0/1.0
+  }
+}
+
+// The anchor's input slot bound at binding 1 + i (omitted inputs are not
+// bound, so later ones move up).
+int32_t vkp__anchor_input_slot(const vkp_node_t *anchor, int32_t i) {
+  for (int32_t j = 0; j < anchor->n_inputs; ++j) {
+    if (anchor->inputs[j] < 0) continue;
+    if (i-- == 0) return anchor->op == VKP_OP_CONCAT ? 0 : j;
+  }
+  return -1;
+}
+
 uint64_t vkp__spv_numel(const vkp_value_t *v) {
   uint64_t n = 1;
   for (int32_t i = 0; i < v->rank; ++i) n *= (uint64_t)v->shape[i];
@@ -211,14 +242,33 @@ int32_t vkp__anchor_bindings(const vkp_graph_t *g, int32_t anchor) {
 // The GLSL expression of elementwise member `n` over its operands `args`
 // ("": an omitted input), from the generator's op table
 // (codegen/spirv/ops.c).
-static vkp_status_t vkp__emit_op_expr(vkp__sb_t *sb, const vkp_node_t *n,
-                                      char args[][48], int32_t n_args) {
+static vkp_status_t vkp__emit_op_expr(vkp__sb_t *sb, const vkp_graph_t *g,
+                                      const vkp_node_t *n, char args[][48],
+                                      int32_t n_args) {
   const char *operands[VKP__MAX_BINDINGS];
   for (int32_t i = 0; i < VKP__MAX_BINDINGS; ++i)
     operands[i] = i < n_args && args[i][0] ? args[i] : NULL;
+  vkp_dtype_t out_dt = g->values[n->outputs[0]].dtype;
+  if (n->op == VKP_OP_CAST) {
+    // A bool is 0.0/1.0 inside a kernel: any non-zero value casts to 1.0;
+    // everything else converts with GLSL's constructors (float to integer
+    // truncates toward zero, as C and ONNX do).
+    vkp_dtype_t in_dt = g->values[n->inputs[0]].dtype;
+    if (out_dt == VKP_DTYPE_BOOL)
+      vkp__sb_printf(sb, "float(%s != %s(0))", args[0], vkp__spv_value_type(in_dt));
+    else
+      vkp__sb_printf(sb, "%s(%s)", vkp__spv_value_type(out_dt), args[0]);
+    return NULL;
+  }
+  // Integer data takes the row's integer form where it has one.
+  bool ints = vkp__spv_is_int(out_dt);
+  for (int32_t i = 0; i < n->n_inputs; ++i)
+    ints |= n->inputs[i] >= 0 && vkp__spv_is_int(g->values[n->inputs[i]].dtype);
   char text[2048];
-  const char *tmpl = vkp__glsl_expr(n->op);
-  if (!tmpl || !vkp_codegen_expr_render(tmpl, n, operands, n_args, NULL,
+  const char *tmpl = ints && vkp__glsl_int_expr(n->op) ? vkp__glsl_int_expr(n->op)
+                                                       : vkp__glsl_expr(n->op);
+  if (!tmpl || !vkp_codegen_expr_render(tmpl, n, operands, n_args,
+                                        vkp__spv_value_type(out_dt),
                                         vkp__glsl_literal, text, sizeof text))
     return vkp_status_make(VKP_STATUS_INTERNAL,
                            "node '%s': no GLSL expression for %s", n->name,
@@ -227,17 +277,27 @@ static vkp_status_t vkp__emit_op_expr(vkp__sb_t *sb, const vkp_node_t *n,
   return NULL;
 }
 
+// The value the dispatch writes: the root's output, or output `part` of an
+// anchor that writes several (top_k).
+static const vkp_value_t *vkp__written(const vkp__emit_t *e) {
+  const vkp_node_t *root = &e->g->nodes[e->group->root];
+  if (root->n_outputs > 1 && vkp__spv_writes_outputs(root->op))
+    return &e->g->values[root->outputs[e->part]];
+  return &e->g->values[root->outputs[0]];
+}
+
 // vkp_epilogue(acc, o): the fused members, one local per member, in order.
 static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
   const vkp_graph_t *g = e->g;
   const vkp__group_t *group = e->group;
-  const vkp_value_t *root = &g->values[g->nodes[group->root].outputs[0]];
+  const vkp_value_t *root = vkp__written(e);
   int32_t anchor_out = group->anchor >= 0 ? g->nodes[group->anchor].outputs[0] : -1;
   int32_t ext_value[VKP__MAX_BINDINGS], ext_binding[VKP__MAX_BINDINGS], n_ext = 0;
   bool ext_channel[VKP__MAX_BINDINGS];  // indexed per channel (batch_norm)
   vkp__sb_t fn;
   vkp__sb_init(&fn);
-  vkp__sb_append(&fn, "float vkp_epilogue(float acc, uint o) {\n");
+  vkp__sb_printf(&fn, "%s vkp_epilogue(ACC_T acc, uint o) {\n",
+                 vkp__spv_value_type(root->dtype));
   for (int32_t i = 0; i < group->n_members; ++i) {
     const vkp_node_t *n = &g->nodes[group->members[i]];
     // vkp_spirv_supports admits at most VKP__MAX_BINDINGS - 1 inputs.
@@ -281,8 +341,9 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
                  (int)binding, (int)binding);
       }
     }
-    vkp__sb_printf(&fn, "  float v%d = ", (int)group->members[i]);
-    vkp_status_t st = vkp__emit_op_expr(&fn, n, args, n_args);
+    vkp__sb_printf(&fn, "  %s v%d = ", vkp__spv_value_type(g->values[n->outputs[0]].dtype),
+                   (int)group->members[i]);
+    vkp_status_t st = vkp__emit_op_expr(&fn, g, n, args, n_args);
     if (st) {
       vkp__sb_deinit(&fn);
       return st;
@@ -313,32 +374,51 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
                  (unsigned)k->local_size[2]);
   // Bool tensors are bytes (GL_EXT_shader_8bit_storage; the device enables
   // storageBuffer8BitAccess, vkp_spirv_supports_on): loaded as 0.0/1.0,
-  // stored as 0/1.
-  vkp_dtype_t out_dt = e->g && e->group->root >= 0
-                           ? e->g->values[e->g->nodes[e->group->root].outputs[0]].dtype
-                           : VKP_DTYPE_FLOAT32;
-  bool bytes = out_dt == VKP_DTYPE_BOOL;
-  for (int32_t i = 0; i < k->n_inputs && e->g; ++i)
-    bytes |= e->g->values[k->inputs[i]].dtype == VKP_DTYPE_BOOL;
+  // stored as 0/1. int64 tensors are int64_t (GL_EXT_shader_explicit_
+  // arithmetic_types_int64; the device enables shaderInt64), int32 ones int.
+  const vkp_graph_t *g = e->g;
+  const vkp_node_t *anchor = e->group->anchor >= 0 ? &g->nodes[e->group->anchor] : NULL;
+  vkp_dtype_t out_dt = vkp__written(e)->dtype;
+  vkp_dtype_t acc_dt = !anchor                 ? VKP_DTYPE_FLOAT32
+                       : anchor->n_outputs > 1 ? out_dt
+                                               : g->values[anchor->outputs[0]].dtype;
+  bool bytes = out_dt == VKP_DTYPE_BOOL, int64 = false;
+  bool words[VKP__MAX_BINDINGS] = {false};
+  for (int32_t i = 0; i < k->n_inputs; ++i) {
+    // Index inputs (gather's indices) are read as 32-bit words: an int32
+    // per word, an int64 as two, low word first; no int64 arithmetic needed.
+    vkp_dtype_t dt = g->values[k->inputs[i]].dtype;
+    words[i] = anchor && i < e->n_anchor_inputs && vkp__spv_is_int(dt) &&
+               vkp__spv_is_index_input(anchor->op, vkp__anchor_input_slot(anchor, i));
+    bytes |= dt == VKP_DTYPE_BOOL;
+    int64 |= dt == VKP_DTYPE_INT64 && !words[i];
+  }
+  int64 |= out_dt == VKP_DTYPE_INT64 || acc_dt == VKP_DTYPE_INT64;
+  for (int32_t m = 0; m < e->group->n_members; ++m)
+    int64 |= g->values[g->nodes[e->group->members[m]].outputs[0]].dtype == VKP_DTYPE_INT64;
+  for (int32_t o = 1; anchor && o < anchor->n_outputs; ++o)
+    int64 |= anchor->outputs[o] >= 0 && g->values[anchor->outputs[o]].dtype == VKP_DTYPE_INT64;
   if (bytes) vkp__sb_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
+  if (int64)
+    vkp__sb_append(&sb,
+                   "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
   vkp__sb_printf(&sb,
                  "layout(std430, set = 0, binding = 0) writeonly buffer B0 { "
                  "%s b0[]; };\n#define OUT b0\n",
-                 out_dt == VKP_DTYPE_BOOL ? "uint8_t" : "float");
+                 vkp__spv_storage_type(out_dt));
   for (int32_t i = 0; i < k->n_inputs; ++i) {
-    // Integer inputs (gather's indices) are read as 32-bit words: an int32
-    // per word, an int64 as two, low word first.
-    vkp_dtype_t dt = e->g ? e->g->values[k->inputs[i]].dtype : VKP_DTYPE_FLOAT32;
-    bool words = dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64;
+    vkp_dtype_t dt = g->values[k->inputs[i]].dtype;
     vkp__sb_printf(&sb,
                    "layout(std430, set = 0, binding = %d) readonly buffer B%d "
                    "{ %s b%d[]; };\n",
                    (int)i + 1, (int)i + 1,
-                   words ? "uint" : dt == VKP_DTYPE_BOOL ? "uint8_t" : "float",
-                   (int)i + 1);
+                   words[i] ? "uint" : vkp__spv_storage_type(dt), (int)i + 1);
     if (i < e->n_anchor_inputs)
       vkp__sb_printf(&sb, "#define IN%d b%d\n", (int)i, (int)i + 1);
   }
+  // ACC_T: the type the anchor hands its epilogue (OUT_T: the one stored).
+  vkp__sb_printf(&sb, "#define ACC_T %s\n#define OUT_T %s\n",
+                 vkp__spv_value_type(acc_dt), vkp__spv_value_type(out_dt));
   vkp__sb_append(&sb, vkp__shader("math"));
   vkp__sb_append(&sb, e->head.data ? e->head.data : "");
   if (out_dt == VKP_DTYPE_BOOL)
@@ -748,7 +828,8 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
                               int32_t part, const vkp__kernel_config_t *config,
                               vkp__kernel_t *out_kernel) {
   memset(out_kernel, 0, sizeof(*out_kernel));
-  vkp__emit_t e = {.g = g, .group = group, .config = config, .k = out_kernel};
+  vkp__emit_t e = {.g = g, .group = group, .config = config, .k = out_kernel,
+                   .part = part};
   vkp__sb_init(&e.head);
   vkp__sb_init(&e.body);
   const vkp_node_t *anchor = group->anchor >= 0 ? &g->nodes[group->anchor] : NULL;
@@ -799,25 +880,39 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
   return st;
 }
 
-vkp_status_t vkp__kernel_emit_copy(uint64_t n_elements, int32_t src_value,
+vkp_status_t vkp__kernel_emit_copy(uint64_t bytes, int32_t src_value,
                                    const vkp__kernel_config_t *config,
                                    vkp__kernel_t *out_kernel) {
   memset(out_kernel, 0, sizeof(*out_kernel));
-  vkp__group_t group = {.root = -1, .anchor = -1};
-  vkp__emit_t e = {.group = &group, .config = config, .k = out_kernel};
-  vkp__sb_init(&e.head);
-  vkp__sb_init(&e.body);
   vkp__bind_input(out_kernel, src_value);
-  e.n_anchor_inputs = 1;
-  vkp__sb_append(&e.head,
-                 "float vkp_epilogue(float acc, uint o) { return acc; }\n"
-                 "uint vkp_gather_index(uint o) { return o; }\n");
-  vkp__spv_define_u(&e.body, "TOTAL", n_elements);
-  vkp__spv_grid_1d(&e, n_elements);
-  vkp__spv_template(&e, "gather");
-  vkp_status_t st = vkp__finish(&e, "copy");
-  vkp__sb_deinit(&e.head);
-  vkp__sb_deinit(&e.body);
+  // Whole 32-bit words where the size allows (every 4- and 8-byte dtype),
+  // bytes otherwise: a copy moves bits and computes nothing.
+  bool by_words = bytes % 4 == 0;
+  uint64_t n = by_words ? bytes / 4 : bytes;
+  const char *type = by_words ? "uint" : "uint8_t";
+  uint32_t local = config->local_1d;
+  out_kernel->local_size[0] = local;
+  out_kernel->local_size[1] = out_kernel->local_size[2] = 1;
+  uint64_t groups = (n + local - 1) / local;
+  out_kernel->groups[0] = (uint32_t)(groups ? groups : 1);
+  out_kernel->groups[1] = out_kernel->groups[2] = 1;
+  vkp__sb_t sb;
+  vkp__sb_init(&sb);
+  vkp__sb_printf(&sb, "#version 450\n// vkpipe kernel: copy\n%s",
+                 by_words ? "" : "#extension GL_EXT_shader_8bit_storage : require\n");
+  vkp__sb_printf(&sb,
+                 "layout(local_size_x = %u) in;\n"
+                 "layout(std430, set = 0, binding = 0) writeonly buffer B0 { %s b0[]; };\n"
+                 "layout(std430, set = 0, binding = 1) readonly buffer B1 { %s b1[]; };\n"
+                 "void main() {\n  uint o = gl_GlobalInvocationID.x;\n"
+                 "  if (o < %lluu) b0[o] = b1[o];\n}\n",
+                 (unsigned)local, type, type, (unsigned long long)n);
+  vkp_status_t st = vkp__sb_status(&sb, "copy kernel");
+  if (!st) {
+    out_kernel->glsl = vkp__sb_take(&sb);
+    if (!out_kernel->glsl) st = VKP_OOM("copy kernel");
+  }
+  vkp__sb_deinit(&sb);
   if (st) vkp__kernel_deinit(out_kernel);
   return st;
 }

@@ -80,6 +80,8 @@ typedef struct vkp_spirv_device_info_t {
   uint64_t min_storage_alignment;  // minStorageBufferOffsetAlignment, bytes
   bool storage_8bit;               // storageBuffer8BitAccess enabled: bool
                                    // tensors (one byte each) can be bound
+  bool shader_int64;               // shaderInt64 enabled: int64 tensors
+                                   // can be computed on
 } vkp_spirv_device_info_t;
 
 // Does the codegen have a kernel for `op` (on float32 data)?

@@ -38,6 +38,7 @@ typedef struct vkp_vk_device_candidate_t {
   uint32_t api_version;
   bool timeline_semaphore;  // feature present
   bool storage_8bit;        // storageBuffer8BitAccess present (bool tensors)
+  bool shader_int64;        // shaderInt64 present (int64 tensors)
   bool has_compute_queue;
 } vkp_vk_device_candidate_t;
 
@@ -81,6 +82,8 @@ typedef struct vkp_vk_device_t {
   // storageBuffer8BitAccess is enabled: kernels may read and write bool
   // tensors as bytes (comparisons, logic, where).
   bool storage_8bit;
+  // shaderInt64 is enabled: kernels may compute on int64 tensors.
+  bool shader_int64;
   bool validation;
   VkPipelineCache pipeline_cache;
   char *pipeline_cache_path;  // owned; NULL when there is no cache directory

@@ -35,6 +35,7 @@ void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *
   out->max_storage_range = lim->maxStorageBufferRange;
   out->min_storage_alignment = lim->minStorageBufferOffsetAlignment;
   out->storage_8bit = device->storage_8bit;
+  out->shader_int64 = device->shader_int64;
 }
 
 static bool vkp__supports(const vkp_target_t *target, const vkp_graph_t *graph,

@@ -72,6 +72,44 @@ static const char *CST(vkp__gb_t *b, int32_t rank, const int64_t *shape) {
   return CST_RANGE(b, rank, shape, -1.0f, 1.0f);
 }
 
+// A graph input of dtype dt (test_kernels fills integer inputs with whole
+// numbers in the case's range).
+static const char *IN_DT(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank, const int64_t *shape) {
+  const char *name = vkp__gb_name(b, 'x');
+  vkp__gb_check(b, vkp_graph_add_input(b->g, name, dt, rank, shape, NULL));
+  return name;
+}
+
+// An int32 or int64 constant of whole numbers drawn from [lo, hi].
+static const char *CST_INT(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank,
+                           const int64_t *shape, int64_t lo, int64_t hi) {
+  const char *name = vkp__gb_name(b, 'c');
+  size_t n = 1;
+  for (int32_t i = 0; i < rank; ++i) n *= (size_t)shape[i];
+  int64_t *data = malloc((n ? n : 1) * sizeof(int64_t));
+  int32_t *narrow = (int32_t *)data;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t k = lo + (int64_t)vkp_test_rng_uniform(b->rng, 0.0f, (float)(hi - lo + 1));
+    k = k > hi ? hi : k;
+    if (dt == VKP_DTYPE_INT64) data[i] = k;
+    else narrow[i] = (int32_t)k;
+  }
+  vkp__gb_check(b, vkp_graph_add_constant(b->g, name, dt, rank, shape, data, NULL));
+  free(data);
+  return name;
+}
+
+// A node with two outputs (top_k): their names in out[0], out[1].
+static void NODE2(vkp__gb_t *b, vkp_op_t op, int32_t n_in, const char *const *in,
+                  int32_t n_attrs, const vkp_attr_t *attrs, const char **out) {
+  out[0] = vkp__gb_name(b, 'v');
+  out[1] = vkp__gb_name(b, 'v');
+  char node[16];
+  snprintf(node, sizeof node, "n%d", b->n);
+  vkp__gb_check(b, vkp_graph_add_node(b->g, node, op, n_in, in, 2, out, n_attrs,
+                                      attrs, NULL));
+}
+
 static const char *NODE(vkp__gb_t *b, vkp_op_t op, int32_t n_in,
                         const char *const *in, int32_t n_attrs,
                         const vkp_attr_t *attrs) {
@@ -736,6 +774,125 @@ const char *idx = CST_INDICES(b, VKP_DTYPE_INT32, 1, S(4), 7);
 const char *y = NODE(b, VKP_OP_GATHER, 2, L(x, idx), 1, A(AI("axis", 1)));
 END(y)
 
+// --- integer data (int32 / int64; int64 needs shaderInt64) ----------------
+
+// int64 arithmetic, min/max/abs/neg/relu and a broadcast, fused (abs feeds
+// two nodes: two dispatches); the divisor is a constant in [1, 7].
+BEGIN(int64_arith_fused)
+const char *x = IN_DT(b, VKP_DTYPE_INT64, 2, S(3, 5)), *z = IN_DT(b, VKP_DTYPE_INT64, 1, S(5));
+const char *d = CST_INT(b, VKP_DTYPE_INT64, 1, S(5), 1, 7);
+const char *a = NODE(b, VKP_OP_ADD, 2, L(x, z), 0, NULL);
+const char *m = NODE(b, VKP_OP_MUL, 2, L(a, x), 0, NULL);
+const char *q = NODE(b, VKP_OP_DIV, 2, L(m, d), 0, NULL);
+const char *n = NODE(b, VKP_OP_NEG, 1, L(q), 0, NULL);
+const char *r = NODE(b, VKP_OP_RELU, 1, L(n), 0, NULL);
+const char *ab = NODE(b, VKP_OP_ABS, 1, L(x), 0, NULL);
+const char *sg = NODE(b, VKP_OP_SIGN, 1, L(ab), 0, NULL);
+const char *mn = NODE(b, VKP_OP_MIN, 3, L(r, ab, z), 0, NULL);
+const char *mx = NODE(b, VKP_OP_MAX, 2, L(mn, sg), 0, NULL);
+const char *y = NODE(b, VKP_OP_SUB, 2, L(mx, x), 0, NULL);
+END(y)
+
+// BERT's attention mask: int64 ones/zeros cast to float, (1 - m) * -10000,
+// and the same mask through equal/where; one dispatch.
+BEGIN(int64_mask_where)
+const char *mask = IN_DT(b, VKP_DTYPE_INT64, 2, S(2, 7));
+const char *zero = CST_INT(b, VKP_DTYPE_INT64, 1, S(1), 0, 0);
+const char *one = CST_RANGE(b, 1, S(1), 1.0f, 1.0f);
+const char *big = CST_RANGE(b, 1, S(1), -10000.0f, -10000.0f);
+const char *s = CST(b, 2, S(2, 7));
+const char *f = NODE(b, VKP_OP_CAST, 1, L(mask), 1, A(AS("to", "float32")));
+const char *inv = NODE(b, VKP_OP_SUB, 2, L(one, f), 0, NULL);
+const char *bias = NODE(b, VKP_OP_MUL, 2, L(inv, big), 0, NULL);
+const char *eq = NODE(b, VKP_OP_EQUAL, 2, L(mask, zero), 0, NULL);
+const char *w = NODE(b, VKP_OP_WHERE, 3, L(eq, bias, s), 0, NULL);
+END(w)
+
+// Casts float -> int32 -> int64 -> bool -> float and int32 comparisons
+// (the int32 value feeds two nodes: two dispatches).
+BEGIN(cast_chain_int32)
+const char *x = IN(b, 2, S(4, 9));
+const char *i = NODE(b, VKP_OP_CAST, 1, L(x), 1, A(AS("to", "int32")));
+const char *c = CST_INT(b, VKP_DTYPE_INT32, 1, S(9), -2, 2);
+const char *lt = NODE(b, VKP_OP_LESS, 2, L(i, c), 0, NULL);
+const char *j = NODE(b, VKP_OP_CAST, 1, L(i), 1, A(AS("to", "int64")));
+const char *t = NODE(b, VKP_OP_CAST, 1, L(j), 1, A(AS("to", "bool")));
+const char *o = NODE(b, VKP_OP_OR, 2, L(t, lt), 0, NULL);
+const char *y = NODE(b, VKP_OP_CAST, 1, L(o), 1, A(AS("to", "float32")));
+END(y)
+
+// int64 data through transpose, slice, concat and gather: data movement
+// keeps every bit (two values past 2^32 included via the multiply).
+BEGIN(int64_movement)
+const char *x = IN_DT(b, VKP_DTYPE_INT64, 2, S(4, 6));
+const char *big = CST_INT(b, VKP_DTYPE_INT64, 1, S(1), 3000000, 3000000);
+const char *w = NODE(b, VKP_OP_MUL, 2, L(x, big), 0, NULL);
+const char *wide = NODE(b, VKP_OP_MUL, 2, L(w, big), 0, NULL);
+const char *t = NODE(b, VKP_OP_TRANSPOSE, 1, L(wide), 1, A(AIS("perm", 1, 0)));
+const char *sl = NODE(b, VKP_OP_SLICE, 1, L(t), 3, A(AIS("starts", 1, 0), AIS("ends", 5, 4), AIS("steps", 2, 1)));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT64, 1, S(3), 6);
+const char *g = NODE(b, VKP_OP_GATHER, 2, L(t, idx), 0, NULL);
+const char *y = NODE(b, VKP_OP_CONCAT, 2, L(sl, g), 1, A(AI("axis", 0)));
+END(y)
+
+BEGIN(cum_sum_int64)
+const char *x = IN_DT(b, VKP_DTYPE_INT64, 2, S(3, 11));
+const char *y = NODE(b, VKP_OP_CUM_SUM, 1, L(x), 2, A(AI("axis", 1), AI("exclusive", 1)));
+END(y)
+
+// --- selection ---------------------------------------------------------------
+
+BEGIN(arg_max_axis1_keep)
+const char *x = IN(b, 3, S(2, 9, 5));
+const char *y = NODE(b, VKP_OP_ARG_MAX, 1, L(x), 1, A(AI("axis", 1)));
+END(y)
+
+// Whole numbers in [-2, 2] tie often: the last index of the minimum.
+BEGIN(arg_min_int64_last)
+const char *x = IN_DT(b, VKP_DTYPE_INT64, 2, S(6, 13));
+const char *y = NODE(b, VKP_OP_ARG_MIN, 1, L(x), 3,
+                     A(AI("axis", -1), AI("keepdims", 0), AI("select_last_index", 1)));
+END(y)
+
+// Values and indices: one dispatch each.
+BEGIN(top_k_largest)
+const char *x = IN(b, 3, S(2, 11, 3)), *o[2];
+NODE2(b, VKP_OP_TOP_K, 1, L(x), 2, A(AI("k", 4), AI("axis", 1)), o);
+END(o[0], o[1])
+
+// Smallest on int32 data with ties (kept in index order).
+BEGIN(top_k_smallest_int32)
+const char *x = IN_DT(b, VKP_DTYPE_INT32, 2, S(3, 17)), *o[2];
+NODE2(b, VKP_OP_TOP_K, 1, L(x), 2, A(AI("k", 5), AI("largest", 0)), o);
+END(o[0], o[1])
+
+// --- gather_elements, gather_nd ------------------------------------------------
+
+BEGIN(gather_elements_axis1_int64)
+const char *x = IN(b, 3, S(2, 7, 3));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT64, 3, S(2, 4, 3), 7);
+const char *y = NODE(b, VKP_OP_GATHER_ELEMENTS, 2, L(x, idx), 1, A(AI("axis", 1)));
+END(y)
+
+BEGIN(gather_elements_int32_data)
+const char *x = IN_DT(b, VKP_DTYPE_INT32, 2, S(5, 4));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT32, 2, S(5, 6), 4);
+const char *y = NODE(b, VKP_OP_GATHER_ELEMENTS, 2, L(x, idx), 1, A(AI("axis", 1)));
+END(y)
+
+// Pairs of coordinates into the last two dims of each batch.
+BEGIN(gather_nd_batch1)
+const char *x = IN(b, 4, S(2, 5, 4, 3));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT64, 3, S(2, 3, 2), 4);
+const char *y = NODE(b, VKP_OP_GATHER_ND, 2, L(x, idx), 1, A(AI("batch_dims", 1)));
+END(y)
+
+BEGIN(gather_nd_int32_rows)
+const char *x = IN(b, 3, S(6, 5, 2));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT32, 2, S(4, 1), 6);
+const char *y = NODE(b, VKP_OP_GATHER_ND, 2, L(x, idx), 0, NULL);
+END(y)
+
 #define CASE(n, lo, hi, d) {#n, build_##n, lo, hi, d}
 const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(sqrt_7x13, 0.01f, 4.0f, 1),
@@ -898,6 +1055,19 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(logic_bool_buffer, -1.0f, 1.0f, 3),
     CASE(gather_embedding_add_pos, -1.0f, 1.0f, 1),
     CASE(gather_axis1_int32, -1.0f, 1.0f, 1),
+    CASE(int64_arith_fused, -40.0f, 40.0f, 2),
+    CASE(int64_mask_where, 0.0f, 1.0f, 1),
+    CASE(cast_chain_int32, -3.0f, 3.0f, 2),
+    CASE(int64_movement, -50.0f, 50.0f, 6),
+    CASE(cum_sum_int64, -100.0f, 100.0f, 1),
+    CASE(arg_max_axis1_keep, -1.0f, 1.0f, 1),
+    CASE(arg_min_int64_last, -2.0f, 2.0f, 1),
+    CASE(top_k_largest, -1.0f, 1.0f, 2),
+    CASE(top_k_smallest_int32, -3.0f, 3.0f, 2),
+    CASE(gather_elements_axis1_int64, -1.0f, 1.0f, 1),
+    CASE(gather_elements_int32_data, -9.0f, 9.0f, 1),
+    CASE(gather_nd_batch1, -1.0f, 1.0f, 1),
+    CASE(gather_nd_int32_rows, -1.0f, 1.0f, 1),
     CASE(flatten_io, -1.0f, 1.0f, 1),
     CASE(squeeze_io, -1.0f, 1.0f, 1),
     CASE(unsqueeze_io, -1.0f, 1.0f, 1),
