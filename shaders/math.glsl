@@ -128,3 +128,23 @@ float vkp_mod(float a, float b, float fmod) {
   if (fmod != 0.0 || r == 0.0 || (r < 0.0) == (b < 0.0)) return r;
   return r + b;
 }
+
+// Integer mod: C's remainder with fmod (the sign of a), Python's otherwise
+// (the sign of b); unsigned: plain remainder. 64-bit forms with VKP_INT64.
+int vkp_imod(int a, int b, float fmod_) {
+  int r = a - (a / b) * b;
+  return (fmod_ != 0.0 || r == 0 || (r < 0) == (b < 0)) ? r : r + b;
+}
+uint vkp_imod(uint a, uint b, float fmod_) { return a % b; }
+#ifdef VKP_INT64
+int64_t vkp_imod(int64_t a, int64_t b, float fmod_) {
+  int64_t r = a - (a / b) * b;
+  return (fmod_ != 0.0 || r == 0l || (r < 0l) == (b < 0l)) ? r : r + b;
+}
+uint64_t vkp_imod(uint64_t a, uint64_t b, float fmod_) { return a % b; }
+#endif
+
+// bit_shift's directions (the shifted-out bits of a narrower type are
+// dropped when it is stored).
+#define vkp_shift_LEFT(a, b) ((a) << (b))
+#define vkp_shift_RIGHT(a, b) ((a) >> (b))

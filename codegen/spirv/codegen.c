@@ -61,19 +61,31 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
                                    : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
     const vkp_value_t *value = &graph->values[v];
-    bool integer = value->dtype == VKP_DTYPE_INT32 || value->dtype == VKP_DTYPE_INT64;
-    bool index = i < node->n_inputs && vkp__spv_is_index_input(node->op, i) && integer;
+    bool integer = vkp__spv_is_int(value->dtype);
+    bool index = i < node->n_inputs && vkp__spv_is_index_input(node->op, i) &&
+                 (value->dtype == VKP_DTYPE_INT32 || value->dtype == VKP_DTYPE_INT64);
     bool boolean = value->dtype == VKP_DTYPE_BOOL && vkp__spv_takes_bool(node->op);
-    if (value->dtype != VKP_DTYPE_FLOAT32 && !index && !boolean &&
+    // The int64 indices a kernel writes besides its values (max_pool2d's).
+    bool indices_out = i > node->n_inputs && value->dtype == VKP_DTYPE_INT64 &&
+                       vkp__spv_writes_outputs(node->op);
+    if (value->dtype != VKP_DTYPE_FLOAT32 && !index && !boolean && !indices_out &&
         !(integer && vkp__spv_takes_ints(node->op)))
       return vkp__fail(reason, reason_size,
                        "value '%s' is %s; the Vulkan %s kernel takes %s",
                        value->name, vkp_dtype_name(value->dtype),
                        vkp_op_name(node->op),
                        vkp__spv_takes_ints(node->op)
-                           ? "float32, int32 and int64 data"
+                           ? "float32 and (u)int8/32/64 data"
                            : vkp__spv_takes_bool(node->op) ? "float32 and bool data"
                                                            : "float32 data");
+    // 8-bit integers are widened on load, which only the elementwise
+    // kernels do.
+    if (integer && !index && vkp_dtype_size(value->dtype) == 1 &&
+        !vkp__op_is_elementwise(node->op))
+      return vkp__fail(reason, reason_size,
+                       "value '%s' is %s; the Vulkan %s kernel takes 32- and "
+                       "64-bit integers only",
+                       value->name, vkp_dtype_name(value->dtype), vkp_op_name(node->op));
     size_t bytes;
     if (!vkp_shape_numel(value->rank, value->shape, 4, &bytes) ||
         bytes / 4 > (size_t)INT32_MAX)
@@ -108,17 +120,17 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
     int32_t v = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
     const vkp_value_t *val = &graph->values[v];
-    if (val->dtype == VKP_DTYPE_BOOL && !device->storage_8bit)
+    if (vkp_dtype_size(val->dtype) == 1 && !device->storage_8bit)
       return vkp__fail(reason, reason_size,
-                       "value '%s' is bool; this device lacks "
-                       "storageBuffer8BitAccess (bool tensors are bytes)",
-                       val->name);
+                       "value '%s' is %s; this device lacks "
+                       "storageBuffer8BitAccess (%s tensors are bytes)",
+                       val->name, vkp_dtype_name(val->dtype), vkp_dtype_name(val->dtype));
     bool index = i < node->n_inputs && vkp__spv_is_index_input(node->op, i);
-    if (val->dtype == VKP_DTYPE_INT64 && !index && !device->shader_int64)
+    if (vkp__spv_is_64bit(val->dtype) && !index && !device->shader_int64)
       return vkp__fail(reason, reason_size,
-                       "value '%s' is int64; this device lacks shaderInt64 "
-                       "(the Vulkan kernels compute on int64 as 64-bit integers)",
-                       val->name);
+                       "value '%s' is %s; this device lacks shaderInt64 "
+                       "(the Vulkan kernels compute on it as 64-bit integers)",
+                       val->name, vkp_dtype_name(val->dtype));
     size_t bytes = 0;
     if (vkp_shape_numel(val->rank, val->shape, vkp_dtype_size(val->dtype), &bytes) &&
         bytes <= device->max_storage_range)

@@ -98,22 +98,37 @@ const vkp_value_t *vkp__spv_input(const vkp_graph_t *g,
 }
 
 bool vkp__spv_is_int(vkp_dtype_t dt) {
-  return dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64;
+  switch (dt) {
+    case VKP_DTYPE_INT8: case VKP_DTYPE_UINT8: case VKP_DTYPE_INT32:
+    case VKP_DTYPE_UINT32: case VKP_DTYPE_INT64: case VKP_DTYPE_UINT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool vkp__spv_is_64bit(vkp_dtype_t dt) {
+  return dt == VKP_DTYPE_INT64 || dt == VKP_DTYPE_UINT64;
 }
 
 const char *vkp__spv_storage_type(vkp_dtype_t dt) {
   switch (dt) {
-    case VKP_DTYPE_BOOL: return "uint8_t";
+    case VKP_DTYPE_BOOL: case VKP_DTYPE_UINT8: return "uint8_t";
+    case VKP_DTYPE_INT8: return "int8_t";
     case VKP_DTYPE_INT32: return "int";
+    case VKP_DTYPE_UINT32: return "uint";
     case VKP_DTYPE_INT64: return "int64_t";
+    case VKP_DTYPE_UINT64: return "uint64_t";
     default: return "float";
   }
 }
 
 const char *vkp__spv_value_type(vkp_dtype_t dt) {
   switch (dt) {
-    case VKP_DTYPE_INT32: return "int";
+    case VKP_DTYPE_INT8: case VKP_DTYPE_INT32: return "int";
+    case VKP_DTYPE_UINT8: case VKP_DTYPE_UINT32: return "uint";
     case VKP_DTYPE_INT64: return "int64_t";
+    case VKP_DTYPE_UINT64: return "uint64_t";
     default: return "float";  // float32, and bool as 0.0/1.0
   }
 }
@@ -335,9 +350,13 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
             vkp__spv_broadcast(&e->head, fname, &g->values[v], root->rank,
                                 root->shape);
         }
+        // 8-bit values widen on load (bool to 0.0/1.0).
+        vkp_dtype_t dt = g->values[v].dtype;
         snprintf(args[j], sizeof args[j],
-                 g->values[v].dtype == VKP_DTYPE_BOOL ? "float(uint(b%d[vkp_idx%d(o)]))"
-                                                      : "b%d[vkp_idx%d(o)]",
+                 dt == VKP_DTYPE_BOOL    ? "float(uint(b%d[vkp_idx%d(o)]))"
+                 : dt == VKP_DTYPE_UINT8 ? "uint(b%d[vkp_idx%d(o)])"
+                 : dt == VKP_DTYPE_INT8  ? "int(b%d[vkp_idx%d(o)])"
+                                         : "b%d[vkp_idx%d(o)]",
                  (int)binding, (int)binding);
       }
     }
@@ -382,26 +401,29 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   vkp_dtype_t acc_dt = !anchor                 ? VKP_DTYPE_FLOAT32
                        : anchor->n_outputs > 1 ? out_dt
                                                : g->values[anchor->outputs[0]].dtype;
-  bool bytes = out_dt == VKP_DTYPE_BOOL, int64 = false;
+  bool bytes = vkp_dtype_size(out_dt) == 1, int64 = false;
   bool words[VKP__MAX_BINDINGS] = {false};
   for (int32_t i = 0; i < k->n_inputs; ++i) {
     // Index inputs (gather's indices) are read as 32-bit words: an int32
     // per word, an int64 as two, low word first; no int64 arithmetic needed.
     vkp_dtype_t dt = g->values[k->inputs[i]].dtype;
-    words[i] = anchor && i < e->n_anchor_inputs && vkp__spv_is_int(dt) &&
+    words[i] = anchor && i < e->n_anchor_inputs &&
+               (dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64) &&
                vkp__spv_is_index_input(anchor->op, vkp__anchor_input_slot(anchor, i));
-    bytes |= dt == VKP_DTYPE_BOOL;
-    int64 |= dt == VKP_DTYPE_INT64 && !words[i];
+    bytes |= vkp_dtype_size(dt) == 1;
+    int64 |= vkp__spv_is_64bit(dt) && !words[i];
   }
-  int64 |= out_dt == VKP_DTYPE_INT64 || acc_dt == VKP_DTYPE_INT64;
+  int64 |= vkp__spv_is_64bit(out_dt) || vkp__spv_is_64bit(acc_dt);
   for (int32_t m = 0; m < e->group->n_members; ++m)
-    int64 |= g->values[g->nodes[e->group->members[m]].outputs[0]].dtype == VKP_DTYPE_INT64;
+    int64 |= vkp__spv_is_64bit(g->values[g->nodes[e->group->members[m]].outputs[0]].dtype);
   for (int32_t o = 1; anchor && o < anchor->n_outputs; ++o)
-    int64 |= anchor->outputs[o] >= 0 && g->values[anchor->outputs[o]].dtype == VKP_DTYPE_INT64;
+    int64 |= anchor->outputs[o] >= 0 && vkp__spv_is_64bit(g->values[anchor->outputs[o]].dtype);
   if (bytes) vkp__sb_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
+  // VKP_INT64 turns on math.glsl's 64-bit helpers.
   if (int64)
     vkp__sb_append(&sb,
-                   "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
+                   "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n"
+                   "#define VKP_INT64 1\n");
   vkp__sb_printf(&sb,
                  "layout(std430, set = 0, binding = 0) writeonly buffer B0 { "
                  "%s b0[]; };\n#define OUT b0\n",
@@ -423,6 +445,9 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   vkp__sb_append(&sb, e->head.data ? e->head.data : "");
   if (out_dt == VKP_DTYPE_BOOL)
     vkp__sb_append(&sb, "#define STORE(o, v) OUT[o] = uint8_t(uint(vkp_epilogue((v), (o)) != 0.0))\n");
+  else if (vkp_dtype_size(out_dt) == 1)  // 8-bit integers keep the low bits
+    vkp__sb_printf(&sb, "#define STORE(o, v) OUT[o] = %s(vkp_epilogue((v), (o)))\n",
+                   vkp__spv_storage_type(out_dt));
   else
     vkp__sb_append(&sb, "#define STORE(o, v) OUT[o] = vkp_epilogue((v), (o))\n");
   vkp__sb_append(&sb, e->body.data ? e->body.data : "");
@@ -660,32 +685,53 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_template(e, "conv2d");
 }
 
+// Pooling over 2 or 3 spatial dims (pool.comp; a 2-D window is a 3-D one
+// of depth 1). A max_pool2d with its indices output runs twice: part 0
+// writes the values, part 1 the int64 indices.
 static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
-  const int64_t *ks;
+  const int64_t *ks, *pads, *strides, *dil;
   vkp_node_attr_ints(n, "kernel_shape", &ks);
-  vkp__sb_t *s = &e->body;
-  vkp__spv_define_u(s, "TOTAL", vkp__spv_numel(y));
-  vkp__spv_define_u(s, "H", (uint64_t)x->shape[2]);
-  vkp__spv_define_u(s, "W", (uint64_t)x->shape[3]);
-  vkp__spv_define_u(s, "OH", (uint64_t)y->shape[2]);
-  vkp__spv_define_u(s, "OW", (uint64_t)y->shape[3]);
-  vkp__spv_define_u(s, "KH", (uint64_t)ks[0]);
-  vkp__spv_define_u(s, "KW", (uint64_t)ks[1]);
-  vkp__emit_window_attrs(s, n);
+  vkp_node_attr_ints(n, "pads", &pads);
+  vkp_node_attr_ints(n, "strides", &strides);
+  vkp_node_attr_ints(n, "dilations", &dil);
+  int32_t s = x->rank - 2, off = 3 - s;  // spatial dims, and depth's absence
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1},
+          dl[3] = {1, 1, 1}, pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0};
+  for (int32_t d = 0; d < s; ++d) {
+    in[off + d] = x->shape[2 + d];
+    out[off + d] = y->shape[2 + d];
+    k[off + d] = ks[d];
+    st[off + d] = strides[d];
+    dl[off + d] = dil[d];
+    pb[off + d] = pads[d];
+    pe[off + d] = pads[s + d];
+  }
+  static const char *const names[7][3] = {
+      {"D", "H", "W"},    {"OD", "OH", "OW"}, {"KD", "KH", "KW"}, {"SD", "SH", "SW"},
+      {"DD", "DH", "DW"}, {"PF", "PT", "PL"}, {"PK", "PB", "PR"}};
+  const int64_t *vals[7] = {in, out, k, st, dl, pb, pe};
+  vkp__sb_t *sb = &e->body;
+  vkp__spv_define_u(sb, "TOTAL", vkp__spv_numel(y));
+  for (int32_t a = 0; a < 7; ++a)
+    for (int32_t d = 0; d < 3; ++d)
+      if (a >= 5) vkp__spv_define_i(sb, names[a][d], vals[a][d]);
+      else vkp__spv_define_u(sb, names[a][d], (uint64_t)vals[a][d]);
   if (n->op == VKP_OP_MAX_POOL2D) {
-    vkp__sb_append(s, "#define POOL_MAX 1\n");
+    vkp__sb_append(sb, "#define POOL_MAX 1\n");
+    vkp__spv_define_i(sb, "INDICES", e->part == 1);
+    vkp__spv_define_i(sb, "COL_MAJOR", vkp_node_int(n, "storage_order") != 0);
   } else if (n->op == VKP_OP_LP_POOL) {
-    vkp__sb_append(s, "#define POOL_LP 1\n");
-    vkp__spv_define_i(s, "P", vkp_node_int(n, "p"));
+    vkp__sb_append(sb, "#define POOL_LP 1\n");
+    vkp__spv_define_i(sb, "P", vkp_node_int(n, "p"));
   } else {
-    vkp__sb_append(s, "#define POOL_AVG 1\n");
+    vkp__sb_append(sb, "#define POOL_AVG 1\n");
     if (vkp_node_int(n, "count_include_pad"))
-      vkp__sb_append(s, "#define COUNT_INCLUDE_PAD 1\n");
+      vkp__sb_append(sb, "#define COUNT_INCLUDE_PAD 1\n");
   }
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "pool2d");
+  vkp__spv_template(e, "pool");
 }
 
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
@@ -707,11 +753,13 @@ vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
 bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                            size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0);
-  if (x->rank == 4) return true;
+  bool pool = n->op == VKP_OP_MAX_POOL2D || n->op == VKP_OP_AVG_POOL2D ||
+              n->op == VKP_OP_LP_POOL;
+  if (x->rank == 4 || (pool && x->rank == 5)) return true;
   snprintf(reason, reason_size,
-           "%s over %d spatial dims: the Vulkan kernels take 2 (1-D ONNX windows "
+           "%s over %d spatial dims: the Vulkan kernels take %s (1-D ONNX windows "
            "are imported as 2-D ones)",
-           vkp_op_name(n->op), (int)x->rank - 2);
+           vkp_op_name(n->op), (int)x->rank - 2, pool ? "2 or 3" : "2");
   return false;
 }
 

@@ -153,11 +153,15 @@ bool vkp__spv_is_index_input(vkp_op_t op, int32_t i);
 // its expression, or the row's integer form, is valid on int / int64_t;
 // others: a kernel that moves or compares values of any of those types).
 bool vkp__spv_takes_ints(vkp_op_t op);
-// int32 or int64.
+// An integer dtype the kernels carry: int8, uint8, int32, uint32, int64,
+// uint64 (8-bit ones only in elementwise kernels; 64-bit ones need
+// shaderInt64).
 bool vkp__spv_is_int(vkp_dtype_t dt);
+bool vkp__spv_is_64bit(vkp_dtype_t dt);
 // How Vulkan kernels hold a dtype: the element type of its buffer bindings
-// (bool: uint8_t, int32: int, int64: int64_t, float32: float) and the type
-// a kernel computes in (the same, but bool is a float 0.0/1.0).
+// (bool: uint8_t, int8: int8_t, int32: int, int64: int64_t, float32:
+// float, ...) and the type a kernel computes in (the same for 32- and 64-bit
+// types; 8-bit integers widen to int/uint; bool is a float 0.0/1.0).
 const char *vkp__spv_storage_type(vkp_dtype_t dt);
 const char *vkp__spv_value_type(vkp_dtype_t dt);
 // The input slot of `anchor` bound at its binding 1 + i.
@@ -177,7 +181,7 @@ bool vkp__spv_takes_bool(vkp_op_t op);
 // Emitters, by family (codegen/spirv/kernels_<family>.c)
 
 // Window ops (kernels.c): conv_transpose; 2-D only, as every window kernel
-// (vkp__spv_check_window).
+// but pooling, which also takes 3-D (vkp__spv_check_window).
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                            size_t reason_size);
@@ -210,6 +214,7 @@ vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_remap(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_resize(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_trilu(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_eye_like(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_remap(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                           size_t reason_size);
 bool vkp__spv_check_resize(const vkp_graph_t *g, const vkp_node_t *n, char *reason,

@@ -2,6 +2,7 @@
 #include "spirv/spirv_cases.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -80,7 +81,8 @@ static const char *IN_DT(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank, const int64
   return name;
 }
 
-// An int32 or int64 constant of whole numbers drawn from [lo, hi].
+// An integer constant (8-, 32- or 64-bit) of whole numbers drawn from
+// [lo, hi].
 static const char *CST_INT(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank,
                            const int64_t *shape, int64_t lo, int64_t hi) {
   const char *name = vkp__gb_name(b, 'c');
@@ -91,8 +93,9 @@ static const char *CST_INT(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank,
   for (size_t i = 0; i < n; ++i) {
     int64_t k = lo + (int64_t)vkp_test_rng_uniform(b->rng, 0.0f, (float)(hi - lo + 1));
     k = k > hi ? hi : k;
-    if (dt == VKP_DTYPE_INT64) data[i] = k;
-    else narrow[i] = (int32_t)k;
+    if (vkp_dtype_size(dt) == 8) data[i] = k;
+    else if (vkp_dtype_size(dt) == 4) narrow[i] = (int32_t)k;
+    else ((int8_t *)data)[i] = (int8_t)k;
   }
   vkp__gb_check(b, vkp_graph_add_constant(b->g, name, dt, rank, shape, data, NULL));
   free(data);
@@ -350,6 +353,36 @@ POOL_CASE(lppool_p2_pad, VKP_OP_LP_POOL, S(1, 3, 8, 7), 3,
 POOL_CASE(lppool_p3_ceil_dil, VKP_OP_LP_POOL, S(2, 2, 9, 6), 5,
           A(AIS("kernel_shape", 2, 2), AIS("strides", 2, 2), AIS("dilations", 1, 2),
             AI("ceil_mode", 1), AI("p", 3)))
+
+#define POOL3_CASE(case_name, op, xs, n_attrs, attrs) \
+  BEGIN(case_name)                                    \
+  const char *x = IN(b, 5, xs);                       \
+  const char *y = NODE(b, op, 1, L(x), n_attrs, attrs); \
+  END(y)
+
+// Windows over 3 spatial dims.
+POOL3_CASE(maxpool3d_s2p1, VKP_OP_MAX_POOL2D, S(1, 2, 5, 6, 7), 3,
+           A(AIS("kernel_shape", 3, 2, 3), AIS("strides", 2, 1, 2), AIS("pads", 1, 0, 1, 1, 1, 0)))
+POOL3_CASE(avgpool3d_incl_pad_ceil, VKP_OP_AVG_POOL2D, S(2, 1, 4, 5, 6), 5,
+           A(AIS("kernel_shape", 2, 3, 2), AIS("strides", 2, 2, 2), AIS("pads", 0, 1, 1, 1, 0, 1),
+             AI("count_include_pad", 1), AI("ceil_mode", 1)))
+POOL3_CASE(lppool3d_p2_dil, VKP_OP_LP_POOL, S(1, 3, 5, 5, 4), 3,
+           A(AIS("kernel_shape", 2, 2, 2), AIS("dilations", 2, 1, 2), AI("p", 2)))
+
+// max_pool2d's indices: one more dispatch of the same kernel (2-D
+// column-major, 3-D row-major).
+BEGIN(maxpool_indices_col_major)
+const char *x = IN(b, 4, S(2, 3, 7, 6)), *o[2];
+NODE2(b, VKP_OP_MAX_POOL2D, 1, L(x), 4,
+      A(AIS("kernel_shape", 3, 2), AIS("strides", 2, 2), AIS("pads", 1, 0, 1, 1),
+        AI("storage_order", 1)), o);
+END(o[0], o[1])
+
+BEGIN(maxpool3d_indices)
+const char *x = IN(b, 5, S(1, 2, 4, 5, 5)), *o[2];
+NODE2(b, VKP_OP_MAX_POOL2D, 1, L(x), 2,
+      A(AIS("kernel_shape", 2, 3, 2), AIS("pads", 1, 1, 0, 0, 1, 1)), o);
+END(o[0], o[1])
 
 // Transposed convolution: weights [C, M/G, KH, KW].
 #define CONV_T_CASE(case_name, xs, ws, m, n_attrs, attrs)                \
@@ -893,6 +926,75 @@ const char *idx = CST_INDICES(b, VKP_DTYPE_INT32, 2, S(4, 1), 6);
 const char *y = NODE(b, VKP_OP_GATHER_ND, 2, L(x, idx), 0, NULL);
 END(y)
 
+// 8-bit integers widen on load and wrap on store: uint8 subtraction,
+// Python-style and C-style mod on int8, shifts and bit operations.
+BEGIN(uint8_wrap_shift_bits)
+const char *x = IN_DT(b, VKP_DTYPE_UINT8, 2, S(3, 7)), *z = IN_DT(b, VKP_DTYPE_UINT8, 1, S(7));
+const char *d = NODE(b, VKP_OP_SUB, 2, L(x, z), 0, NULL);
+const char *sh = CST_INT(b, VKP_DTYPE_UINT8, 1, S(7), 0, 7);
+const char *l = NODE(b, VKP_OP_BIT_SHIFT, 2, L(d, sh), 1, A(AS("direction", "LEFT")));
+const char *r = NODE(b, VKP_OP_BIT_SHIFT, 2, L(x, sh), 1, A(AS("direction", "RIGHT")));
+const char *o = NODE(b, VKP_OP_BITWISE_XOR, 2, L(l, r), 0, NULL);
+const char *a = NODE(b, VKP_OP_BITWISE_AND, 2, L(o, x), 0, NULL);
+const char *n = NODE(b, VKP_OP_BITWISE_NOT, 1, L(a), 0, NULL);
+const char *y = NODE(b, VKP_OP_BITWISE_OR, 2, L(n, z), 0, NULL);
+END(y)
+
+BEGIN(int8_mod_both)
+const char *x = IN_DT(b, VKP_DTYPE_INT8, 2, S(4, 5));
+const char *m = CST_INT(b, VKP_DTYPE_INT32, 1, S(5), 1, 9);
+const char *c = NODE(b, VKP_OP_CAST, 1, L(m), 1, A(AS("to", "int8")));
+const char *nc = NODE(b, VKP_OP_NEG, 1, L(c), 0, NULL);
+const char *p = NODE(b, VKP_OP_MOD, 2, L(x, nc), 0, NULL);
+const char *f = NODE(b, VKP_OP_MOD, 2, L(x, c), 1, A(AI("fmod", 1)));
+const char *y = NODE(b, VKP_OP_ADD, 2, L(p, f), 0, NULL);
+END(y)
+
+// Unsigned 32- and 64-bit data: mod, min, abs and sign forms without
+// negative values, and a uint64 product past 2^32.
+BEGIN(uint64_uint32_mod_min)
+const char *x = IN_DT(b, VKP_DTYPE_UINT64, 2, S(3, 5)), *z = IN_DT(b, VKP_DTYPE_UINT32, 1, S(5));
+const char *c1 = CST_INT(b, VKP_DTYPE_UINT64, 1, S(1), 1, 1);
+const char *w = NODE(b, VKP_OP_CAST, 1, L(z), 1, A(AS("to", "uint64")));
+const char *d = NODE(b, VKP_OP_ADD, 2, L(w, c1), 0, NULL);
+const char *big = NODE(b, VKP_OP_MUL, 2, L(x, x), 0, NULL);
+const char *big2 = NODE(b, VKP_OP_MUL, 2, L(big, big), 0, NULL);
+const char *q = NODE(b, VKP_OP_MOD, 2, L(big2, d), 0, NULL);
+const char *s = NODE(b, VKP_OP_SIGN, 1, L(q), 0, NULL);
+const char *ab = NODE(b, VKP_OP_ABS, 1, L(big2), 0, NULL);
+const char *y = NODE(b, VKP_OP_MIN, 3, L(ab, s, x), 0, NULL);
+END(y)
+
+// NaN and infinities picked by where (kernels may not keep NaN through
+// arithmetic: drivers assume IEEE specials away unless told otherwise).
+BEGIN(is_nan_is_inf)
+const char *x = IN(b, 2, S(3, 7)), *z = IN(b, 1, S(7));
+float specials[3] = {-INFINITY, INFINITY, NAN};
+const char *sp[3];
+for (int i = 0; i < 3; ++i) {
+  sp[i] = vkp__gb_name(b, 'c');
+  vkp__gb_check(b, vkp_graph_add_constant(b->g, sp[i], VKP_DTYPE_FLOAT32, 1, S(1),
+                                          &specials[i], NULL));
+}
+const char *lt = NODE(b, VKP_OP_LESS, 2, L(x, z), 0, NULL);
+const char *gt = NODE(b, VKP_OP_GREATER, 2, L(x, z), 0, NULL);
+const char *inf = NODE(b, VKP_OP_WHERE, 3, L(lt, sp[0], sp[1]), 0, NULL);
+const char *w = NODE(b, VKP_OP_WHERE, 3, L(gt, inf, sp[2]), 0, NULL);
+const char *a = NODE(b, VKP_OP_IS_NAN, 1, L(w), 0, NULL);
+const char *i = NODE(b, VKP_OP_IS_INF, 1, L(w), 2, A(AI("detect_positive", 0), AI("detect_negative", 1)));
+const char *y = NODE(b, VKP_OP_OR, 2, L(a, i), 0, NULL);
+END(y)
+
+BEGIN(eye_like_int32_to_float)
+const char *x = IN_DT(b, VKP_DTYPE_INT32, 2, S(4, 6));
+const char *y = NODE(b, VKP_OP_EYE_LIKE, 1, L(x), 2, A(AS("dtype", "float32"), AI("k", 2)));
+END(y)
+
+BEGIN(eye_like_int64_neg)
+const char *x = IN(b, 2, S(5, 3));
+const char *y = NODE(b, VKP_OP_EYE_LIKE, 1, L(x), 2, A(AS("dtype", "int64"), AI("k", -1)));
+END(y)
+
 #define CASE(n, lo, hi, d) {#n, build_##n, lo, hi, d}
 const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(sqrt_7x13, 0.01f, 4.0f, 1),
@@ -1068,6 +1170,17 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(gather_elements_int32_data, -9.0f, 9.0f, 1),
     CASE(gather_nd_batch1, -1.0f, 1.0f, 1),
     CASE(gather_nd_int32_rows, -1.0f, 1.0f, 1),
+    CASE(maxpool3d_s2p1, -1.0f, 1.0f, 1),
+    CASE(avgpool3d_incl_pad_ceil, -1.0f, 1.0f, 1),
+    CASE(lppool3d_p2_dil, -1.0f, 1.0f, 1),
+    CASE(maxpool_indices_col_major, -1.0f, 1.0f, 2),
+    CASE(maxpool3d_indices, -1.0f, 1.0f, 2),
+    CASE(uint8_wrap_shift_bits, 0.0f, 255.0f, 1),
+    CASE(int8_mod_both, -100.0f, 100.0f, 3),
+    CASE(uint64_uint32_mod_min, 0.0f, 5000.0f, 3),
+    CASE(is_nan_is_inf, -1.0f, 1.0f, 2),
+    CASE(eye_like_int32_to_float, -5.0f, 5.0f, 1),
+    CASE(eye_like_int64_neg, -1.0f, 1.0f, 1),
     CASE(flatten_io, -1.0f, 1.0f, 1),
     CASE(squeeze_io, -1.0f, 1.0f, 1),
     CASE(unsqueeze_io, -1.0f, 1.0f, 1),

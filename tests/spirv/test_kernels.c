@@ -30,9 +30,16 @@ static void fill_input(vkp_test_rng_t *rng, vkp_tensor_t *t, float lo, float hi)
   for (size_t i = 0; i < n; ++i) {
     double v = floor(vkp_test_rng_uniform(rng, lo, hi + 1.0f));
     v = v > hi ? hi : v;
-    if (t->dtype == VKP_DTYPE_INT64) ((int64_t *)t->data)[i] = (int64_t)v;
-    else if (t->dtype == VKP_DTYPE_INT32) ((int32_t *)t->data)[i] = (int32_t)v;
-    else if (t->dtype == VKP_DTYPE_BOOL) ((uint8_t *)t->data)[i] = v != 0.0;
+    switch (t->dtype) {
+      case VKP_DTYPE_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+      case VKP_DTYPE_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)v; break;
+      case VKP_DTYPE_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+      case VKP_DTYPE_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)v; break;
+      case VKP_DTYPE_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+      case VKP_DTYPE_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
+      case VKP_DTYPE_BOOL: ((uint8_t *)t->data)[i] = v != 0.0; break;
+      default: break;
+    }
   }
 }
 
