@@ -54,8 +54,11 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
     return vkp__fail(reason, reason_size,
                      "%s with %d outputs: the Vulkan kernels write one",
                      vkp_op_name(node->op), (int)node->n_outputs);
-  // The dtype first: an op with bool or integer data (a comparison, where)
-  // is refused for what its Vulkan kernel lacks, not for a missing kernel.
+  if (!vkp_spirv_has_kernel(node->op))
+    return vkp__fail(reason, reason_size,
+                     "the Vulkan code generator has no %s kernel yet",
+                     vkp_op_name(node->op));
+  // Then the dtypes its kernel takes.
   for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
     int32_t v = i < node->n_inputs ? node->inputs[i]
                                    : node->outputs[i - node->n_inputs];
@@ -92,10 +95,6 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
       return vkp__fail(reason, reason_size,
                        "value '%s' has more than 2^31 elements", value->name);
   }
-  if (!vkp_spirv_has_kernel(node->op))
-    return vkp__fail(reason, reason_size,
-                     "the Vulkan code generator has no %s kernel yet",
-                     vkp_op_name(node->op));
   vkp__spv_check_fn check = vkp__spv_checker(node->op);
   char ignored[8];
   if (check && !check(graph, node, reason && reason_size ? reason : ignored,

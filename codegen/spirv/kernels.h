@@ -205,10 +205,12 @@ vkp_status_t vkp__spv_emit_lp_norm(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_mean_variance_norm(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_lrn(vkp__emit_t *e, const vkp_node_t *n);
 
-// Selection: cum_sum, arg_max / arg_min, top_k (kernels_select.c).
+// Selection: cum_sum, arg_max / arg_min, top_k; the losses
+// (kernels_select.c).
 vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_arg(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_loss(vkp__emit_t *e, const vkp_node_t *n);
 // Padding and resampling (kernels_resample.c): pad, tile, expand,
 // depth_to_space and space_to_depth share vkp__spv_emit_remap.
 vkp_status_t vkp__spv_emit_remap(vkp__emit_t *e, const vkp_node_t *n);

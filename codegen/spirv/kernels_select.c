@@ -3,7 +3,9 @@
 // along the axis, in the data's type), arg_max / arg_min (one invocation per
 // output element, int64 indices) and top_k (one invocation per input
 // element, which finds its rank; one dispatch per output: the values, then
-// the int64 indices).
+// the int64 indices) and the two losses (loss.comp).
+#include <string.h>
+
 #include "codegen/spirv/kernels.h"
 
 // [OUTER, L, INNER] around `axis` of x.
@@ -66,5 +68,35 @@ vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__define_data_type(&e->body, x);
   vkp__spv_grid_1d(e, vkp__spv_numel(x));
   vkp__spv_template(e, "top_k");
+  return NULL;
+}
+
+// negative_log_likelihood_loss and softmax_cross_entropy_loss (loss.comp):
+// part 0 the loss (one invocation per position with reduction "none", else
+// a single invocation summing every position: a loss is a small tail of a
+// graph), part 1 softmax's log_softmax(X).
+vkp_status_t vkp__spv_emit_loss(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *labels = vkp__spv_input(e->g, n, 1);
+  const char *reduction = vkp_node_string(n, "reduction");
+  uint64_t positions = vkp__spv_numel(labels), xtotal = vkp__spv_numel(x);
+  uint64_t c = (uint64_t)x->shape[1], d = c && x->shape[0] ? xtotal / c / (uint64_t)x->shape[0] : 1;
+  vkp__sb_t *sb = &e->body;
+  vkp__spv_define_u(sb, "C", c);
+  vkp__spv_define_u(sb, "D", d ? d : 1);
+  vkp__spv_define_u(sb, "POSITIONS", positions);
+  vkp__spv_define_u(sb, "XTOTAL", xtotal);
+  vkp__spv_define_i(sb, "LABEL64", labels->dtype == VKP_DTYPE_INT64);
+  vkp__spv_define_i(sb, "SOFTMAX", n->op == VKP_OP_SOFTMAX_CROSS_ENTROPY_LOSS);
+  vkp__spv_define_i(sb, "HAS_WEIGHT", vkp__spv_input(e->g, n, 2) != NULL);
+  const vkp_attr_t *ignore = vkp_node_attr(n, "ignore_index");
+  // An ignore_index outside int range matches no label the kernel reads.
+  if (ignore && ignore->i > INT32_MIN && ignore->i <= INT32_MAX)
+    vkp__spv_define_i(sb, "IGNORE_INDEX", ignore->i);
+  vkp__spv_define_i(sb, "LOG_PROB", e->part == 1);
+  vkp__spv_define_i(sb, "REDUCE_NONE", strcmp(reduction, "none") == 0);
+  vkp__spv_define_i(sb, "REDUCE_MEAN", strcmp(reduction, "mean") == 0);
+  uint64_t grid = e->part == 1 ? xtotal : strcmp(reduction, "none") == 0 ? positions : 1;
+  vkp__spv_grid_1d(e, grid);
+  vkp__spv_template(e, "loss");
   return NULL;
 }

@@ -168,6 +168,10 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_ARG_MAX] = {true, NULL, vkp__spv_emit_arg, .ints = true},
     [VKP_OP_ARG_MIN] = {true, NULL, vkp__spv_emit_arg, .ints = true},
     [VKP_OP_TOP_K] = {true, NULL, vkp__spv_emit_top_k, .ints = true, .all_outputs = true},
+    // Labels (input 1) are indices; softmax's log_prob output a second dispatch.
+    [VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS] = {true, NULL, vkp__spv_emit_loss, NULL, 1u << 1},
+    [VKP_OP_SOFTMAX_CROSS_ENTROPY_LOSS] = {true, NULL, vkp__spv_emit_loss, NULL, 1u << 1,
+                                           .all_outputs = true},
 };
 
 vkp__spv_emit_fn vkp__spv_emitter(vkp_op_t op) {

@@ -995,6 +995,30 @@ const char *x = IN(b, 2, S(5, 3));
 const char *y = NODE(b, VKP_OP_EYE_LIKE, 1, L(x), 2, A(AS("dtype", "int64"), AI("k", -1)));
 END(y)
 
+// --- losses --------------------------------------------------------------------
+
+BEGIN(nll_mean_weight_ignore)
+const char *x = IN(b, 3, S(3, 4, 5));
+const char *t = CST_INT(b, VKP_DTYPE_INT64, 2, S(3, 5), 0, 3);
+const char *w = CST_RANGE(b, 1, S(4), 0.5f, 2.0f);
+const char *y = NODE(b, VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, 3, L(x, t, w), 2,
+                     A(AS("reduction", "mean"), AI("ignore_index", 2)));
+END(y)
+
+BEGIN(nll_sum_int32)
+const char *x = IN(b, 2, S(6, 7));
+const char *t = CST_INT(b, VKP_DTYPE_INT32, 1, S(6), 0, 6);
+const char *y = NODE(b, VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, 2, L(x, t), 1,
+                     A(AS("reduction", "sum")));
+END(y)
+
+// The loss per position and log_softmax(X): one dispatch each.
+BEGIN(sce_none_log_prob)
+const char *x = IN(b, 3, S(2, 5, 3)), *o[2];
+const char *t = CST_INT(b, VKP_DTYPE_INT32, 2, S(2, 3), 0, 4);
+NODE2(b, VKP_OP_SOFTMAX_CROSS_ENTROPY_LOSS, 2, L(x, t), 1, A(AS("reduction", "none")), o);
+END(o[0], o[1])
+
 #define CASE(n, lo, hi, d) {#n, build_##n, lo, hi, d}
 const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(sqrt_7x13, 0.01f, 4.0f, 1),
@@ -1170,6 +1194,9 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(gather_elements_int32_data, -9.0f, 9.0f, 1),
     CASE(gather_nd_batch1, -1.0f, 1.0f, 1),
     CASE(gather_nd_int32_rows, -1.0f, 1.0f, 1),
+    CASE(nll_mean_weight_ignore, -3.0f, 0.0f, 1),
+    CASE(nll_sum_int32, -3.0f, 0.0f, 1),
+    CASE(sce_none_log_prob, -2.0f, 2.0f, 2),
     CASE(maxpool3d_s2p1, -1.0f, 1.0f, 1),
     CASE(avgpool3d_incl_pad_ceil, -1.0f, 1.0f, 1),
     CASE(lppool3d_p2_dil, -1.0f, 1.0f, 1),
