@@ -144,7 +144,12 @@ int64_t vkp_imod(int64_t a, int64_t b, float fmod_) {
 uint64_t vkp_imod(uint64_t a, uint64_t b, float fmod_) { return a % b; }
 #endif
 
-// bit_shift's directions (the shifted-out bits of a narrower type are
-// dropped when it is stored).
-#define vkp_shift_LEFT(a, b) ((a) << (b))
-#define vkp_shift_RIGHT(a, b) ((a) >> (b))
+// bit_shift's directions: a shift by the width or more gives 0 (GLSL leaves
+// it undefined); the shifted-out bits of a narrower type (uint8 widened to
+// uint) are dropped when it is stored.
+uint vkp_shift_LEFT(uint a, uint b) { return b >= 32u ? 0u : a << b; }
+uint vkp_shift_RIGHT(uint a, uint b) { return b >= 32u ? 0u : a >> b; }
+#ifdef VKP_INT64
+uint64_t vkp_shift_LEFT(uint64_t a, uint64_t b) { return b >= 64ul ? 0ul : a << b; }
+uint64_t vkp_shift_RIGHT(uint64_t a, uint64_t b) { return b >= 64ul ? 0ul : a >> b; }
+#endif
