@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static void *vkp__libc_alloc(void *ctx, size_t size) {
   (void)ctx;
@@ -89,3 +90,17 @@ char *vkp__asprintf(const char *fmt, ...) {
 }
 
 void vkp_free(void *ptr) { vkp__free(ptr); }
+
+bool vkp__memory_is_short(size_t mib) {
+  // The system allocator, not the hook: the question is about the process.
+  void *probe = malloc(mib << 20);
+  bool is_short = probe == NULL;
+  free(probe);
+  return is_short;
+}
+
+size_t vkp__memory_limit(void) {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  return (size_t)limit.rlim_cur;
+}

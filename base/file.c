@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -109,6 +110,48 @@ vkp_status_t vkp__file_read(const char *path, size_t max_size, const char *what,
   *out_data = buf;
   *out_size = (size_t)sb.st_size;
   return NULL;
+}
+
+vkp_status_t vkp__dir_create(const char *path, unsigned mode) {
+  char *dir = vkp__strdup(path);
+  if (!dir) return VKP_OOM("a directory path");
+  // Parents first; a parent that cannot be made shows in the last mkdir's
+  // error, so only that one is reported.
+  for (char *p = dir + 1; *p; ++p) {
+    if (*p != '/') continue;
+    *p = '\0';
+    (void)mkdir(dir, (mode_t)mode);
+    *p = '/';
+  }
+  vkp_status_t st = NULL;
+  struct stat sb;
+  if (mkdir(dir, (mode_t)mode) != 0 && errno != EEXIST)
+    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create directory '%s': %s",
+                         dir, strerror(errno));
+  else if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    st = vkp_status_make(VKP_STATUS_IO_ERROR, "'%s' is not a directory", dir);
+  vkp__free(dir);
+  return st;
+}
+
+vkp_status_t vkp__dir_create_parent(const char *file_path, unsigned mode) {
+  const char *slash = strrchr(file_path, '/');
+  if (!slash || slash == file_path) return NULL;
+  char *dir = vkp__strdup(file_path);
+  if (!dir) return VKP_OOM("a directory path");
+  dir[slash - file_path] = '\0';
+  vkp_status_t st = vkp__dir_create(dir, mode);
+  vkp__free(dir);
+  return st;
+}
+
+char *vkp__file_cache_dir(const char *configured) {
+  if (configured && configured[0]) return vkp__strdup(configured);
+  const char *xdg = getenv("XDG_CACHE_HOME");
+  if (xdg && xdg[0]) return vkp__asprintf("%s/vkpipe", xdg);
+  const char *home = getenv("HOME");
+  if (home && home[0]) return vkp__asprintf("%s/.cache/vkpipe", home);
+  return vkp__asprintf("/tmp/vkpipe-cache-%ld", (long)getuid());
 }
 
 bool vkp__file_name_is_safe(const char *name) {

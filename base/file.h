@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Small file helpers shared by the library.
+// The library's file helpers: the one whole-file reader every loader uses
+// (regular files only, a size limit checked before allocating, errors that
+// name the path), the writers, and mkdir -p.
 #ifndef VKPIPE_BASE_FILE_H_
 #define VKPIPE_BASE_FILE_H_
 
@@ -30,6 +32,21 @@ vkp_status_t vkp__file_read(const char *path, size_t max_size, const char *what,
 // Checks that `path` names a regular file (or something that resolves to
 // one) before a reader opens it another way; the error names it.
 vkp_status_t vkp__file_check_regular(const char *path, const char *what) VKP_MUST_USE;
+
+// Creates the directory `path` and any missing parents (mkdir -p) with
+// `mode` (before the umask); an existing directory is fine, an existing file
+// of another kind is an error. The error names the directory that could not
+// be made and why.
+vkp_status_t vkp__dir_create(const char *path, unsigned mode) VKP_MUST_USE;
+// The same for the directory holding `file_path` (all before its last '/';
+// nothing to do for a bare file name).
+vkp_status_t vkp__dir_create_parent(const char *file_path, unsigned mode) VKP_MUST_USE;
+
+// The cache directory vkpipe's caches live under (owned, free with
+// vkp__free; NULL when out of memory): `configured` when set, else
+// $XDG_CACHE_HOME/vkpipe, ~/.cache/vkpipe, or /tmp/vkpipe-cache-<uid>.
+// Not created here.
+char *vkp__file_cache_dir(const char *configured);
 
 // True when `name` can be used as one path component as it is: 1 to 255
 // characters from [A-Za-z0-9_.-], not starting with '.' (so no "..", no

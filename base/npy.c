@@ -371,22 +371,7 @@ vkp_status_t vkp_npy_write_file(const char *path, const vkp_tensor_t *tensor) {
   void *buf = NULL;
   size_t size = 0;
   VKP_RETURN_IF_ERROR(vkp_npy_write_buffer(tensor, 0, &buf, &size));
-  FILE *f = fopen(path, "wb");
-  vkp_status_t st = NULL;
-  if (!f) {
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create '%s': %s", path,
-                         strerror(errno));
-  } else {
-    bool ok = fwrite(buf, 1, size, f) == size;
-    int saved_errno = errno;
-    if (fclose(f) != 0 && ok) {
-      ok = false;
-      saved_errno = errno;
-    }
-    if (!ok)
-      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s': %s", path,
-                           strerror(saved_errno));
-  }
+  vkp_status_t st = vkp__write_file(path, buf, size);
   vkp__free(buf);
   return st;
 }

@@ -53,20 +53,55 @@ void vkp__sb_cat(vkp__sb_t *dst, const vkp__sb_t *src) {
   if (src->failed) dst->failed = true;
 }
 
+void vkp__sb_vprintf(vkp__sb_t *sb, const char *fmt, va_list ap) {
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  if (n < 0) {
+    sb->failed = true;
+  } else if (vkp__sb_reserve(sb, (size_t)n)) {
+    vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, again);
+    sb->len += (size_t)n;
+  }
+  va_end(again);
+}
+
 void vkp__sb_printf(vkp__sb_t *sb, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  vkp__sb_vprintf(sb, fmt, ap);
   va_end(ap);
-  if (n < 0) {
-    sb->failed = true;
-    return;
+}
+
+void vkp__sb_indent(vkp__sb_t *sb, int level) {
+  static const char spaces[] = "                ";
+  size_t n = level > 0 ? (size_t)level * VKP__SB_INDENT_WIDTH : 0;
+  while (n > 0) {
+    size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
+    vkp__sb_appendn(sb, spaces, k);
+    n -= k;
   }
-  if (!vkp__sb_reserve(sb, (size_t)n)) return;
+}
+
+void vkp__sb_linef(vkp__sb_t *sb, int level, const char *fmt, ...) {
+  vkp__sb_indent(sb, level);
+  va_list ap;
   va_start(ap, fmt);
-  vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+  vkp__sb_vprintf(sb, fmt, ap);
   va_end(ap);
-  sb->len += (size_t)n;
+  vkp__sb_appendn(sb, "\n", 1);
+}
+
+void vkp__sb_append_quoted(vkp__sb_t *sb, const char *text) {
+  const char *run = text;
+  for (const char *c = text;; ++c) {
+    if (*c != '"' && *c != '\\' && *c != '\0') continue;
+    vkp__sb_appendn(sb, run, (size_t)(c - run));
+    if (*c == '\0') break;
+    vkp__sb_appendn(sb, "\\", 1);
+    vkp__sb_appendn(sb, c, 1);
+    run = c + 1;
+  }
 }
 
 vkp_status_t vkp__sb_status(const vkp__sb_t *sb, const char *what) {
@@ -82,4 +117,26 @@ char *vkp__sb_take(vkp__sb_t *sb) {
   if (!text) text = vkp__strdup("");
   memset(sb, 0, sizeof(*sb));
   return text;
+}
+
+vkp_status_t vkp__lines_vappendf(char **lines, const char *what, const char *fmt,
+                                 va_list ap) {
+  vkp__sb_t sb = {0};
+  if (*lines) vkp__sb_append(&sb, *lines);
+  vkp__sb_vprintf(&sb, fmt, ap);
+  vkp__sb_appendn(&sb, "\n", 1);
+  char *joined = vkp__sb_take(&sb);
+  if (!joined) return VKP_OOM(what);
+  vkp__free(*lines);
+  *lines = joined;
+  return NULL;
+}
+
+vkp_status_t vkp__lines_appendf(char **lines, const char *what, const char *fmt,
+                                ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vkp_status_t st = vkp__lines_vappendf(lines, what, fmt, ap);
+  va_end(ap);
+  return st;
 }

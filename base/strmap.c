@@ -66,3 +66,9 @@ int32_t vkp_strmap_get(const vkp_strmap_t *map, const char *key) {
   }
   return -1;
 }
+
+int32_t vkp__strlist_index(char *const *list, int32_t n, const char *name) {
+  for (int32_t i = 0; i < n; ++i)
+    if (strcmp(list[i], name) == 0) return i;
+  return -1;
+}

@@ -23,4 +23,8 @@ vkp_status_t vkp_strmap_put(vkp_strmap_t *map, const char *key, int32_t value)
 // The value for `key`, or -1.
 int32_t vkp_strmap_get(const vkp_strmap_t *map, const char *key);
 
+// Position of `name` in the list of `n` strings `list` (a plan's input or
+// output names), or -1: a linear scan, for short lists without a map.
+int32_t vkp__strlist_index(char *const *list, int32_t n, const char *name);
+
 #endif  // VKPIPE_BASE_STRMAP_H_

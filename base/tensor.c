@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/tensor_check.h"
 #include "base/status_macros.h"
 
 typedef struct vkp__dtype_info_t {
@@ -256,5 +257,25 @@ vkp_status_t vkp_tensor_to_dlpack(vkp_tensor_t *tensor, DLTensor *out) {
   out->shape = tensor->shape;
   out->strides = NULL;
   out->byte_offset = 0;
+  return NULL;
+}
+
+vkp_status_t vkp__tensor_check_matches(const vkp_tensor_t *t, const char *what,
+                                       const char *name, vkp_dtype_t dtype,
+                                       int32_t rank, const int64_t *shape) {
+  bool same = t->dtype == dtype && t->rank == rank;
+  for (int32_t d = 0; same && d < rank; ++d) same = t->shape[d] == shape[d];
+  if (!same) {
+    char want[128], got[128];
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "%s '%s': expected %s %s, got %s %s", what, name,
+                           vkp_dtype_name(dtype),
+                           vkp_shape_format(rank, shape, want, sizeof want),
+                           vkp_dtype_name(t->dtype),
+                           vkp_shape_format(t->rank, t->shape, got, sizeof got));
+  }
+  if (!t->data && vkp_tensor_nbytes(t))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "%s '%s' has no data",
+                           what, name);
   return NULL;
 }

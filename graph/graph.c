@@ -473,12 +473,41 @@ vkp_status_t vkp_graph_mark_output(vkp_graph_t *graph, const char *name) {
   return NULL;
 }
 
+vkp_status_t vkp_graph_set_input_bounded(vkp_graph_t *graph, const char *name,
+                                         int32_t axis) {
+  int32_t idx = vkp_graph_find_value(graph, name);
+  if (idx < 0 || graph->values[idx].kind != VKP_VALUE_INPUT)
+    return vkp_status_make(VKP_STATUS_NOT_FOUND, "'%s' is not a graph input",
+                           name ? name : "");
+  vkp_value_t *v = &graph->values[idx];
+  if (axis < 0 || axis >= v->rank)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "input '%s': bounded axis %d outside 0..%d", name,
+                           (int)axis, (int)v->rank - 1);
+  v->bounded = true;
+  v->bounded_axis = axis;
+  graph->validated = false;
+  return NULL;
+}
+
 int32_t vkp_graph_find_value(const vkp_graph_t *graph, const char *name) {
   return vkp_strmap_get(&graph->internal->value_index, name);
 }
 
 int32_t vkp_graph_find_node(const vkp_graph_t *graph, const char *name) {
   return vkp_strmap_get(&graph->internal->node_index, name);
+}
+
+int32_t vkp_graph_find_input(const vkp_graph_t *graph, const char *name) {
+  for (int32_t i = 0; i < graph->n_inputs; ++i)
+    if (strcmp(graph->values[graph->inputs[i]].name, name) == 0) return i;
+  return -1;
+}
+
+int32_t vkp_graph_find_output(const vkp_graph_t *graph, const char *name) {
+  for (int32_t i = 0; i < graph->n_outputs; ++i)
+    if (strcmp(graph->values[graph->outputs[i]].name, name) == 0) return i;
+  return -1;
 }
 
 vkp_status_t vkp__graph_fold_last_node(vkp_graph_t *graph, void **data) {
@@ -602,7 +631,10 @@ static vkp_status_t vkp__copy_value(vkp_graph_t *dst, const vkp_value_t *v,
   if (v->kind == VKP_VALUE_CONSTANT && !as_input)
     return vkp_graph_add_constant(dst, v->name, v->dtype, v->rank, v->shape,
                                   v->data, NULL);
-  return vkp_graph_add_input(dst, v->name, v->dtype, v->rank, v->shape, NULL);
+  VKP_RETURN_IF_ERROR(
+      vkp_graph_add_input(dst, v->name, v->dtype, v->rank, v->shape, NULL));
+  if (!v->bounded) return NULL;
+  return vkp_graph_set_input_bounded(dst, v->name, v->bounded_axis);
 }
 
 static vkp_status_t vkp__copy_node(vkp_graph_t *dst, const vkp_graph_t *src,

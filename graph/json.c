@@ -298,7 +298,8 @@ typedef struct vkp__loader_t {
 
 static vkp_status_t vkp__load_input(vkp__loader_t *ld, const cJSON *item,
                                     int index) {
-  static const char *const keys[] = {"name", "dtype", "shape", "doc", NULL};
+  static const char *const keys[] = {"name", "dtype", "shape", "bounded_axis",
+                                     "doc", NULL};
   char where[256];
   snprintf(where, sizeof where, "inputs[%d]", index);
   if (!cJSON_IsObject(item))
@@ -333,7 +334,15 @@ static vkp_status_t vkp__load_input(vkp__loader_t *ld, const cJSON *item,
   vkp_status_t st =
       vkp__binder_shape(&ld->binder, name, rank, declared, names, shape);
   if (st) return vkp_status_annotate(st, "%s", where);
-  return vkp_graph_add_input(ld->graph, name, dtype, rank, shape, NULL);
+  VKP_RETURN_IF_ERROR(vkp_graph_add_input(ld->graph, name, dtype, rank, shape, NULL));
+  // A bounded input (a pipeline stage reading a data-dependent value):
+  // shape[bounded_axis] is its upper bound.
+  const cJSON *bounded = cJSON_GetObjectItemCaseSensitive(item, "bounded_axis");
+  if (!bounded) return NULL;
+  int64_t axis;
+  if (!vkp__json_to_int(bounded, &axis) || axis < 0 || axis >= rank)
+    return VKP__BAD("%s: bounded_axis must be an axis 0..%d", where, (int)rank - 1);
+  return vkp_graph_set_input_bounded(ld->graph, name, (int32_t)axis);
 }
 
 static vkp_status_t vkp__load_constant(vkp__loader_t *ld, const cJSON *item,
@@ -858,6 +867,8 @@ static cJSON *vkp__json_make_value(const vkp_value_t *v, bool with_data,
   bool ok = obj && vkp__json_add(obj, "name", cJSON_CreateString(v->name)) &&
             vkp__json_add(obj, "dtype", cJSON_CreateString(vkp_dtype_name(v->dtype))) &&
             vkp__json_add(obj, "shape", vkp__json_make_shape(v->rank, v->shape));
+  if (ok && v->kind == VKP_VALUE_INPUT && v->bounded)
+    ok = vkp__json_add(obj, "bounded_axis", vkp__json_make_int(v->bounded_axis));
   if (ok && with_data)
     ok = vkp__json_add(obj, "offset", vkp__json_make_int((int64_t)offset)) &&
          vkp__json_add(obj, "length", vkp__json_make_int((int64_t)v->nbytes));
@@ -967,24 +978,6 @@ static vkp_status_t vkp__write_bin(const vkp_graph_t *g, const char *path) {
   return NULL;
 }
 
-static vkp_status_t vkp__write_text(const char *path, const char *text) {
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create '%s': %s", path,
-                           strerror(errno));
-  size_t n = strlen(text);
-  bool ok = fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF;
-  int saved_errno = errno;
-  if (fclose(f) != 0 && ok) {
-    ok = false;
-    saved_errno = errno;
-  }
-  if (!ok)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s': %s", path,
-                           strerror(saved_errno));
-  return NULL;
-}
-
 vkp_status_t vkp_graph_save(const vkp_graph_t *graph, const char *path) {
   vkp__json_init_hooks();
   // The .bin sits next to the JSON: "dir/model.json" -> "dir/model.bin".
@@ -1006,7 +999,7 @@ vkp_status_t vkp_graph_save(const vkp_graph_t *graph, const char *path) {
   for (int32_t i = 0; i < graph->n_values; ++i)
     has_constants |= graph->values[i].kind == VKP_VALUE_CONSTANT;
   if (!st && has_constants) st = vkp__write_bin(graph, bin_path);
-  if (!st) st = vkp__write_text(path, text);
+  if (!st) st = vkp__write_text_line(path, text);
   cJSON_Delete(root);
   vkp__free(text);
   vkp__free(bin_path);

@@ -71,6 +71,14 @@ vkp_status_t vkp__onnx_fold_ir_node(vkp__onnx_ctx_t *ctx, int32_t index,
     for (int32_t i = 0; i < n->n_outputs; ++i) vkp__free(data[i]);
     return vkp_status_annotate(st, "folding constant inputs");
   }
+  // A data-dependent output (non_zero, unique of constants) becomes a
+  // constant of the shape the kernel found.
+  for (int32_t i = 0; i < n->n_outputs; ++i) {
+    vkp_value_t *v = &g->values[n->outputs[i]];
+    if (!v->bounded) continue;
+    memcpy(v->shape, outs[i].shape, sizeof v->shape);
+    v->bounded = false;
+  }
   VKP_RETURN_IF_ERROR(vkp__graph_fold_last_node(g, data));
   *out_folded = true;
   return NULL;

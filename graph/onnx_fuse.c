@@ -22,7 +22,8 @@
 //              [-> Add(., beta)], gamma and beta per channel (what PyTorch
 //              exports for nn.GroupNorm)  ->  group_norm(x, gamma, beta)
 //   QDQ        DequantizeLinear(x_q) and DequantizeLinear(w_q) [and
-//              DequantizeLinear(b_q)] -> Conv or MatMul [-> Relu]
+//              DequantizeLinear(b_q)] -> Conv, Gemm or MatMul [-> Add(.,
+//              DequantizeLinear(b_q)), MatMul only] [-> Relu]
 //              -> QuantizeLinear  ->  qlinear_conv / qlinear_matmul (the
 //              exactness conditions are checked in graph/onnx_quant.c)
 //
@@ -601,9 +602,25 @@ static vkp_status_t vkp__match_qdq(vkp__onnx_ctx_t *ctx, vkp__fuse_scan_t *s,
   if (vkp__is_op(s, relu, "Relu", 1) && vkp__uses(s, y) == 1) y = vkp__in(s, relu, 0);
   else relu = -1;
   int32_t p = vkp__prod(s, y);
+  if (vkp__uses(s, y) != 1) return NULL;
+  // MatMul + Add(., DequantizeLinear(b_q)): the Add is the bias.
+  int32_t add = -1, dq_add = -1;
+  if (vkp__is_op(s, p, "Add", 2)) {
+    add = p;
+    for (int32_t side = 0; side < 2 && dq_add < 0; ++side) {
+      int32_t mm = vkp__prod(s, vkp__in(s, add, side));
+      int32_t dq = vkp__prod(s, vkp__in(s, add, 1 - side));
+      if (vkp__is_op(s, mm, "MatMul", 2) && vkp__uses(s, vkp__out(s, mm)) == 1 &&
+          vkp__is_op23(s, dq, "DequantizeLinear")) {
+        p = mm;
+        dq_add = dq;
+      }
+    }
+    if (dq_add < 0) return NULL;
+  }
   bool conv = vkp__is_op23(s, p, "Conv");
-  if ((!conv && !vkp__is_op(s, p, "MatMul", 2)) || vkp__uses(s, y) != 1) return NULL;
-  int32_t dq[3] = {-1, -1, -1};
+  if (!conv && !vkp__is_op(s, p, "MatMul", 2) && !vkp__is_op23(s, p, "Gemm")) return NULL;
+  int32_t dq[3] = {-1, -1, dq_add};
   size_t n_in = s->g->node[p]->n_input;
   for (size_t i = 0; i < n_in; ++i) {
     dq[i] = vkp__prod(s, vkp__in(s, p, (int32_t)i));
@@ -611,11 +628,12 @@ static vkp_status_t vkp__match_qdq(vkp__onnx_ctx_t *ctx, vkp__fuse_scan_t *s,
   }
   vkp__onnx_fusion_t f = {.kind = VKP__FUSE_QDQ,
                           .x = vkp__in(s, dq[0], 0),
-                          .qdq = {dq[0], dq[1], dq[2], p, relu, q}};
-  int32_t nodes[6], n = 0;
+                          .qdq = {dq[0], dq[1], dq[2], p, relu, q, add}};
+  int32_t nodes[7], n = 0;
   for (int32_t i = 0; i < 3; ++i)
     if (dq[i] >= 0 && vkp__uses(s, vkp__out(s, dq[i])) == 1) nodes[n++] = dq[i];
   nodes[n++] = p;
+  if (add >= 0) nodes[n++] = add;
   if (relu >= 0) nodes[n++] = relu;
   nodes[n++] = q;
   return vkp__add_group(ctx, s, &f, nodes, n);

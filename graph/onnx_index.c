@@ -30,16 +30,20 @@ vkp_status_t vkp__map_one_hot(vkp__onnx_ctx_t *ctx) {
   return vkp__onnx_emit_out(ctx, VKP_OP_ONE_HOT, 2, in, 2, a);
 }
 
-// Compress(input, condition[, axis]): the positions where the condition
-// (known at import time: it sizes the result) is true, gathered along
-// `axis`, or from the flattened input when there is none. A condition
-// shorter than the axis keeps nothing past its end (ONNX).
+// Compress(input, condition[, axis]): the positions where the condition is
+// true, gathered along `axis`, or from the flattened input when there is
+// none. A condition shorter than the axis keeps nothing past its end
+// (ONNX). A condition known at import time becomes a constant index list;
+// one computed at run time becomes gather(x, reshape(non_zero(condition),
+// [-1])), whose result is bounded by the condition's length.
 vkp_status_t vkp__map_compress(vkp__onnx_ctx_t *ctx) {
-  const vkp__onnx_tensor_t *cond;
-  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(
-      ctx, 1, "condition (it sizes the result)", &cond));
-  if (!cond) return VKP__ONNX_INVALID("input 1 (condition) is required");
-  if (cond->rank != 1) return VKP__ONNX_INVALID("condition has rank %d; 1", (int)cond->rank);
+  vkp__onnx_sym_t *cs = vkp__onnx_input(ctx, 1);
+  if (!cs) return VKP__ONNX_INVALID("input 1 (condition) is required");
+  const vkp__onnx_tensor_t *cond = cs->is_const ? &cs->constant : NULL;
+  int32_t cond_rank;
+  int64_t cond_shape[VKP_MAX_RANK];
+  vkp__onnx_sym_shape(ctx, cs, &cond_rank, cond_shape);
+  if (cond_rank != 1) return VKP__ONNX_INVALID("condition has rank %d; 1", (int)cond_rank);
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   const vkp_value_t *xv = vkp__onnx_value(ctx, x);
@@ -64,10 +68,21 @@ vkp_status_t vkp__map_compress(vkp__onnx_ctx_t *ctx) {
                                (int)rank);
     if (axis < 0) axis += rank;
   }
-  size_t n = vkp__onnx_tensor_numel(cond);
+  size_t n = (size_t)cond_shape[0];
   if ((int64_t)n > xshape[axis])
     return VKP__ONNX_INVALID("condition has %zu entries; the axis only %lld", n,
                              (long long)xshape[axis]);
+  if (!cond) {
+    int32_t c, nz, idx;
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &c));
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_NON_ZERO, 1, &c, 0, NULL, NULL, &nz));
+    int64_t minus_one = -1;
+    vkp_attr_t ra = vkp__onnx_a_ints("shape", &minus_one, 1);
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &nz, 1, &ra, NULL, &idx));
+    int32_t in[2] = {x, idx};
+    vkp_attr_t a = vkp__onnx_a_int("axis", axis);
+    return vkp__onnx_emit_out(ctx, VKP_OP_GATHER, 2, in, 1, &a);
+  }
   int64_t kept = 0;
   for (size_t i = 0; i < n; ++i) kept += vkp__onnx_tensor_get_i(cond, i) != 0;
   vkp__onnx_tensor_t idx;

@@ -174,10 +174,11 @@ typedef enum vkp__onnx_fusion_kind_t {
 
 // A QDQ integer product (ONNX Runtime's quantization layout): the ONNX node
 // indices of DequantizeLinear(x), DequantizeLinear(w), DequantizeLinear(b)
-// (-1: no bias), the Conv or MatMul, the Relu (-1: none) and the closing
+// (-1: no bias), the Conv, MatMul or Gemm, the Relu (-1: none) and the closing
 // QuantizeLinear (the anchor). The fusion's x is the quantized input.
 typedef struct vkp__onnx_qdq_t {
   int32_t dq_x, dq_w, dq_b, product, relu, q;
+  int32_t add;  // MatMul's bias Add (its other operand is dq_b), or -1
 } vkp__onnx_qdq_t;
 
 // Attention's operands (x is Q): scalar factors as Mul (divide false) or
@@ -330,8 +331,8 @@ vkp_status_t vkp__onnx_fold_range(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_constant_of_shape(vkp__onnx_ctx_t *ctx)
     VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_expand(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
-// NonZero and Unique: their output shapes depend on the data, so they fold
-// or are refused (onnx_select.c).
+// NonZero and Unique of inputs known at import time fold here; on run-time
+// data they become the IR's non_zero and unique (onnx_select.c).
 vkp_status_t vkp__onnx_fold_non_zero(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_unique(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 
@@ -397,7 +398,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Clip", clip, NULL, NONE, "min,max") \
   X("Concat", concat, NULL, NONE, "axis") \
   X("Constant", constant, NULL, NONE, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
-  X("ConstantOfShape", fold_only, constant_of_shape, NONE, "value") \
+  X("ConstantOfShape", constant_of_shape, constant_of_shape, NONE, "value") \
   X("Compress", compress, NULL, NONE, "axis") \
   X("Conv", conv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("ConvTranspose", conv_transpose, NULL, NONE, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides") \
@@ -459,7 +460,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Mod", simple, NULL, MOD, "fmod") \
   X("Mul", simple, NULL, MUL, "") \
   X("Neg", simple, NULL, NEG, "") \
-  X("NonZero", data_dependent, non_zero, NONE, "") \
+  X("NonZero", non_zero, non_zero, NONE, "") \
   X("NegativeLogLikelihoodLoss", loss, NULL, NONE, "ignore_index,reduction") \
   X("Not", simple, NULL, NOT, "") \
   X("OneHot", one_hot, NULL, NONE, "axis") \
@@ -516,7 +517,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("TopK", top_k, NULL, NONE, "axis,k,largest,sorted") \
   X("Transpose", transpose, NULL, NONE, "perm") \
   X("Trilu", trilu, NULL, NONE, "upper") \
-  X("Unique", data_dependent, unique, NONE, "axis,sorted") \
+  X("Unique", unique, unique, NONE, "axis,sorted") \
   X("Unsqueeze", reshape_like, NULL, NONE, "axes") \
   X("Upsample", upsample, NULL, NONE, "mode,scales") \
   X("Where", simple, NULL, WHERE, "") \

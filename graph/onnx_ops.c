@@ -917,6 +917,17 @@ vkp_status_t vkp__map_reshape_like(vkp__onnx_ctx_t *ctx) {
       return VKP__ONNX_UNSUPPORTED("a result with a 0-sized dim %d (the IR "
                                    "reshape reads 0 as 'copy')",
                                    (int)i);
+  if (xv->bounded) {
+    // A bounded input: the exporter's -1 (or a 0 copying the bounded dim)
+    // says where the run-time extent goes; keep it for the IR.
+    const vkp__onnx_tensor_t *t;
+    int64_t spec[VKP_MAX_RANK];
+    int32_t n = 0;
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "shape", &t));
+    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "shape", spec, VKP_MAX_RANK, &n));
+    for (int32_t i = 0; i < n && i < rank; ++i)
+      if (spec[i] == -1 || (spec[i] == 0 && i == xv->bounded_axis)) shape[i] = spec[i];
+  }
   vkp_attr_t a = vkp__onnx_a_ints("shape", shape, rank);
   return vkp__onnx_emit_out(ctx, VKP_OP_RESHAPE, 1, &x, 1, &a);
 }
@@ -1135,7 +1146,9 @@ vkp_status_t vkp__map_passthrough(vkp__onnx_ctx_t *ctx) {
   return vkp__onnx_bind_alias(ctx, vkp__onnx_output(ctx, 0), x);
 }
 
-// Shape and Size need only the static shape, so they always fold.
+// Shape and Size of a static shape fold. Of a bounded value (one whose
+// extent is known only at run time) they become the IR's shape op (and a
+// reduce_prod of it for Size).
 vkp_status_t vkp__map_shape(vkp__onnx_ctx_t *ctx) {
   VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   vkp__onnx_sym_t *x = vkp__onnx_input(ctx, 0);
@@ -1143,8 +1156,22 @@ vkp_status_t vkp__map_shape(vkp__onnx_ctx_t *ctx) {
   int32_t rank;
   int64_t shape[VKP_MAX_RANK];
   vkp__onnx_sym_shape(ctx, x, &rank, shape);
+  bool is_size = strcmp(ctx->node->op_type, "Size") == 0;
+  if (!x->is_const && x->value >= 0 && vkp__onnx_value(ctx, x->value)->bounded) {
+    int64_t start = 0, end = rank;
+    if (ctx->opset >= 15 && !is_size) {
+      VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "start", 0, &start));
+      VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "end", rank, &end));
+    }
+    vkp_attr_t a[2] = {vkp__onnx_a_int("start", start), vkp__onnx_a_int("end", end)};
+    if (!is_size) return vkp__onnx_emit_out(ctx, VKP_OP_SHAPE, 1, &x->value, 2, a);
+    int32_t dims;
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SHAPE, 1, &x->value, 2, a, NULL, &dims));
+    vkp_attr_t keep = vkp__onnx_a_int("keepdims", 0);
+    return vkp__onnx_emit_out(ctx, VKP_OP_REDUCE_PROD, 1, &dims, 1, &keep);
+  }
   vkp__onnx_tensor_t t;
-  if (strcmp(ctx->node->op_type, "Size") == 0) {
+  if (is_size) {
     VKP_RETURN_IF_ERROR(
         vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 0, NULL));
     vkp__onnx_tensor_set_i(&t, 0, vkp__prod(shape, 0, rank));
@@ -1224,6 +1251,52 @@ vkp_status_t vkp__map_cast(vkp__onnx_ctx_t *ctx) {
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   vkp_attr_t a = {.name = "to", .kind = VKP_ATTR_STRING, .s = vkp_dtype_name(dtype)};
   return vkp__onnx_emit_out(ctx, VKP_OP_CAST, 1, &x, 1, &a);
+}
+
+// ConstantOfShape of a shape known at import time folds (onnx_fold.c). Of
+// a run-time shape it runs only when that shape is the whole run-time shape
+// of a bounded value v (Shape(v), as detection heads build their label
+// tensors): the value broadcast over v, as where(cast(v, bool), c, c).
+vkp_status_t vkp__map_constant_of_shape(vkp__onnx_ctx_t *ctx) {
+  vkp__onnx_sym_t *s = vkp__onnx_input(ctx, 0);
+  const vkp_node_t *shape = NULL;
+  if (s && !s->is_const && s->value >= 0) {
+    int32_t producer = vkp__onnx_value(ctx, s->value)->producer;
+    if (producer >= 0) shape = &ctx->graph->nodes[producer];
+  }
+  const vkp_value_t *v = NULL;
+  if (shape && shape->op == VKP_OP_SHAPE) {
+    v = vkp__onnx_value(ctx, shape->inputs[0]);
+    if (!v->bounded || vkp_node_int(shape, "start") != 0 ||
+        vkp_node_int(shape, "end") != v->rank)
+      v = NULL;
+  }
+  if (!v)
+    return VKP__ONNX_UNSUPPORTED("ConstantOfShape is only supported on a shape "
+                                 "known at import time, or the whole run-time "
+                                 "shape of a data-dependent value");
+  vkp__onnx_tensor_t value = {0};
+  const Onnx__AttributeProto *a = vkp__onnx_attr(ctx, "value");
+  if (a) {
+    if (!a->t) return VKP__ONNX_INVALID("attribute 'value' holds no tensor");
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_decode(a->t, ctx->base_dir, &value));
+    if (vkp__onnx_tensor_numel(&value) != 1) {
+      vkp__onnx_tensor_deinit(&value);
+      return VKP__ONNX_INVALID("attribute 'value' must have one element");
+    }
+    value.rank = 0;  // one element, broadcast
+  } else {
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
+        &value, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL));
+  }
+  int32_t in[3], x = shape->inputs[0];
+  vkp_status_t st = vkp__onnx_add_const(ctx, &value, &in[1]);
+  vkp__onnx_tensor_deinit(&value);
+  VKP_RETURN_IF_ERROR(st);
+  in[2] = in[1];
+  vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "bool"};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CAST, 1, &x, 1, &to, NULL, &in[0]));
+  return vkp__onnx_emit_out(ctx, VKP_OP_WHERE, 3, in, 0, NULL);
 }
 
 // Ops that only fold: their inputs must be known at import time.

@@ -106,10 +106,13 @@ vkp_status_t vkp__map_qconv(vkp__onnx_ctx_t *ctx) {
 // QDQ folding (planned by graph/onnx_fuse.c)
 //
 // DequantizeLinear(x_q; sx, zx) and DequantizeLinear(w_q; sw, zw)
-// [and DequantizeLinear(b_q; sb)] -> Conv or MatMul [-> Relu]
-// -> QuantizeLinear(.; sy, zy) becomes qlinear_conv / qlinear_matmul(x_q,
-// sx, zx, w_q, sw, zw, sy, zy[, b_q]) when that is the same computation up
-// to the float rounding of the unfused path:
+// [and DequantizeLinear(b_q; sb)] -> Conv, Gemm (C the bias) or MatMul [->
+// Add(., b), MatMul only] [-> Relu] -> QuantizeLinear(.; sy, zy) becomes
+// qlinear_conv / qlinear_matmul(x_q, sx, zx, w_q, sw, zw, sy, zy[, b_q])
+// when that is the same computation up to the float rounding of the
+// unfused path:
+//   - Gemm without transA, alpha or beta (a transposed B is transposed
+//     once at import, its per-channel axis then 0);
 //   - sx, zx, sy, zy are constants of one value; x_q and y int8 or uint8;
 //   - w_q, sw, zw are constants, the scale per tensor or per output channel
 //     (DequantizeLinear's axis 0 for Conv's weight, 1 for MatMul's [K, N]);
@@ -126,6 +129,14 @@ static int64_t vkp__qdq_attr(const Onnx__NodeProto *n, const char *name, int64_t
   for (size_t i = 0; i < n->n_attribute; ++i)
     if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
       return n->attribute[i]->i;
+  return def;
+}
+
+// An ONNX node's float attribute, or `def`.
+static float vkp__qdq_attr_f(const Onnx__NodeProto *n, const char *name, float def) {
+  for (size_t i = 0; i < n->n_attribute; ++i)
+    if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
+      return n->attribute[i]->f;
   return def;
 }
 
@@ -188,15 +199,22 @@ vkp_status_t vkp__onnx_emit_qdq(vkp__onnx_ctx_t *ctx, const vkp__onnx_fusion_t *
   const Onnx__NodeProto *dqx = g->node[p->dq_x], *dqw = g->node[p->dq_w],
                         *prod = g->node[p->product], *q = g->node[p->q];
   const Onnx__NodeProto *dqb = p->dq_b >= 0 ? g->node[p->dq_b] : NULL;
-  bool conv = strcmp(prod->op_type, "Conv") == 0;
+  bool conv = strcmp(prod->op_type, "Conv") == 0, gemm = strcmp(prod->op_type, "Gemm") == 0;
   vkp_value_t x = *vkp__onnx_value(ctx, xv);
   int32_t xt = vkp__onnx_type_from_dtype(x.dtype);
-  if (!vkp__qdq_is_8bit(xt) || x.rank != (conv ? 4 : x.rank) || x.rank < 2) return NULL;
+  if (!vkp__qdq_is_8bit(xt) || x.rank != (conv ? 4 : gemm ? 2 : x.rank) || x.rank < 2)
+    return NULL;
   if (!vkp__qdq_params(ctx, dqx, xt, x.rank, 0, 0)) return NULL;
-  // The weight.
+  // Gemm: Y = A B' (+ C) with B' = B or Bt; no transposed A, no scaling.
+  bool trans_b = gemm && vkp__qdq_attr(prod, "transB", 0) != 0;
+  if (gemm && (vkp__qdq_attr(prod, "transA", 0) != 0 ||
+               vkp__qdq_attr_f(prod, "alpha", 1.0f) != 1.0f ||
+               vkp__qdq_attr_f(prod, "beta", 1.0f) != 1.0f))
+    return NULL;
+  // The weight ([N, K] for a transposed Gemm B: per channel along axis 0).
   const vkp__onnx_tensor_t *w = vkp__qdq_const(ctx, dqw, 0);
   if (!w || !vkp__qdq_is_8bit(w->type) || w->rank != (conv ? 4 : 2)) return NULL;
-  int32_t w_axis = conv ? 0 : 1;
+  int32_t w_axis = conv || trans_b ? 0 : 1;
   int64_t channels = w->shape[w_axis];
   if (!vkp__qdq_params(ctx, dqw, w->type, w->rank, w_axis, channels)) return NULL;
   // The output quantizer (its zero point decides y's dtype).
@@ -254,7 +272,21 @@ vkp_status_t vkp__onnx_emit_qdq(vkp__onnx_ctx_t *ctx, const vkp__onnx_fusion_t *
   in[0] = xv;
   VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, vkp__qdq_sym(ctx, dqx, 1), &in[1]));
   VKP_RETURN_IF_ERROR(vkp__qdq_value(ctx, dqx, 2, xt, &in[2]));
-  VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, vkp__qdq_sym(ctx, dqw, 0), &in[3]));
+  if (trans_b) {
+    // The kernels take B as [K, N]: a transposed copy of the constant.
+    vkp__onnx_tensor_t wt;
+    int64_t shape[2] = {w->shape[1], w->shape[0]};
+    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(&wt, w->type, 2, shape));
+    const uint8_t *src = w->data;
+    uint8_t *dst = wt.data;
+    for (int64_t r = 0; r < w->shape[0]; ++r)
+      for (int64_t c = 0; c < w->shape[1]; ++c) dst[c * w->shape[0] + r] = src[r * w->shape[1] + c];
+    vkp_status_t st = vkp__onnx_add_const(ctx, &wt, &in[3]);
+    vkp__onnx_tensor_deinit(&wt);
+    VKP_RETURN_IF_ERROR(st);
+  } else {
+    VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, vkp__qdq_sym(ctx, dqw, 0), &in[3]));
+  }
   VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, vkp__qdq_sym(ctx, dqw, 1), &in[4]));
   VKP_RETURN_IF_ERROR(vkp__qdq_value(ctx, dqw, 2, w->type, &in[5]));
   VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, vkp__qdq_sym(ctx, q, 1), &in[6]));

@@ -5,12 +5,11 @@
 // NonZero and Unique. ArgMax and ArgMin map one to one (the `simple` rows
 // of VKP__ONNX_OP_LIST). docs/onnx.md says the same in prose.
 //
-// vkpipe compiles static shapes: every value's shape is known when a graph
-// is validated, and every buffer, staging ring and generated kernel is
-// sized from it. NonZero and Unique have no such shape, so they run only
-// when their input is known at import time: they fold here, through the
-// folders below, and a NonZero or Unique on run-time data is refused at
-// import with that reason (docs/onnx.md, "Data-dependent shapes").
+// NonZero and Unique have output shapes that depend on the input's values.
+// When the input is known at import time they fold here, through the
+// folders below; on run-time data they become the IR's non_zero and unique,
+// whose outputs are bounded values (a static upper bound, the extent known
+// at run time: docs/onnx.md, "Data-dependent output shapes").
 #include <string.h>
 
 #include "base/alloc.h"
@@ -40,11 +39,35 @@ static vkp_status_t vkp__const_int_input(vkp__onnx_ctx_t *ctx, int32_t i,
   return NULL;
 }
 
+// TopK with K computed at run time: the IR's top_k with K as input 1, whose
+// outputs are bounded by the axis length (extent min(K, length)).
+static vkp_status_t vkp__map_top_k_runtime(vkp__onnx_ctx_t *ctx) {
+  int64_t axis, largest, sorted;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", -1, &axis));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "largest", 1, &largest));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "sorted", 1, &sorted));
+  int32_t in[2];
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &in[0]));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &in[1]));
+  vkp_attr_t a[3] = {vkp__onnx_a_int("axis", axis),
+                     vkp__onnx_a_int("largest", largest != 0),
+                     vkp__onnx_a_int("sorted", sorted != 0)};
+  const char *outs[2] = {vkp__onnx_output(ctx, 0), vkp__onnx_output(ctx, 1)};
+  int32_t values[2];
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_emit_multi(ctx, VKP_OP_TOP_K, 2, in, 3, a, 2, outs, values));
+  for (int32_t i = 0; i < 2; ++i)
+    if (outs[i]) VKP_RETURN_IF_ERROR(vkp__onnx_bind_value(ctx, outs[i], values[i]));
+  return NULL;
+}
+
 vkp_status_t vkp__map_top_k(vkp__onnx_ctx_t *ctx) {
   int64_t k, axis, largest = 1, sorted = 1;
   if (ctx->opset >= 10) {
     if (vkp__onnx_attr(ctx, "k"))
       return VKP__ONNX_INVALID("from opset 10 TopK takes k as input 1 (K)");
+    vkp__onnx_sym_t *ks = vkp__onnx_input(ctx, 1);
+    if (ks && !ks->is_const) return vkp__map_top_k_runtime(ctx);
     VKP_RETURN_IF_ERROR(vkp__const_int_input(
         ctx, 1, "K",
         "the output shape depends on it, and vkpipe compiles static shapes", &k));
@@ -92,13 +115,33 @@ vkp_status_t vkp__map_cum_sum(vkp__onnx_ctx_t *ctx) {
 // ---------------------------------------------------------------------------
 // Data-dependent output shapes: NonZero, Unique
 
-vkp_status_t vkp__map_data_dependent(vkp__onnx_ctx_t *ctx) {
-  vkp__onnx_sym_t *x = vkp__onnx_input(ctx, 0);
-  return VKP__ONNX_UNSUPPORTED(
-      "the output shape of %s depends on the values of input '%s', which are "
-      "computed at run time; vkpipe compiles static shapes, so %s runs only "
-      "on inputs known at import time (where it folds)",
-      ctx->node->op_type, x ? x->name : "", ctx->node->op_type);
+vkp_status_t vkp__map_non_zero(vkp__onnx_ctx_t *ctx) {
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  return vkp__onnx_emit_out(ctx, VKP_OP_NON_ZERO, 1, &x, 0, NULL);
+}
+
+// Unique(X) -> Y, indices, inverse_indices, counts: the IR computes all
+// four (an omitted output gets an internal name).
+vkp_status_t vkp__map_unique(vkp__onnx_ctx_t *ctx) {
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  int64_t sorted, axis;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "sorted", 1, &sorted));
+  vkp_attr_t a[2] = {vkp__onnx_a_int("sorted", sorted != 0), {0}};
+  int32_t n_attrs = 1;
+  if (vkp__onnx_attr(ctx, "axis")) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
+    a[n_attrs++] = vkp__onnx_a_int("axis", axis);
+  }
+  const char *outs[4];
+  for (int32_t i = 0; i < 4; ++i) outs[i] = vkp__onnx_output(ctx, i);
+  int32_t values[4];
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_emit_multi(ctx, VKP_OP_UNIQUE, 1, &x, n_attrs, a, 4, outs, values));
+  for (int32_t i = 0; i < 4; ++i)
+    if (outs[i]) VKP_RETURN_IF_ERROR(vkp__onnx_bind_value(ctx, outs[i], values[i]));
+  return NULL;
 }
 
 // The constant input 0 as a borrowed tensor view (for the op table's exact

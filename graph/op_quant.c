@@ -331,7 +331,16 @@ vkp_status_t vkp__infer_qlinear_matmul(vkp_graph_t *g, vkp_node_t *n,
                                          VKP_DTYPE_SET(b->dtype)));
   VKP_RETURN_IF_ERROR(vkp__qmatmul_param(vkp__in(g, n, 6), "y_scale", 1,
                                          VKP_DTYPE_SET(VKP_DTYPE_FLOAT32)));
-  return vkp__qmatmul_param(yz, "y_zero_point", 1, VKP_OP_DTYPES_INT8);
+  VKP_RETURN_IF_ERROR(vkp__qmatmul_param(yz, "y_zero_point", 1, VKP_OP_DTYPES_INT8));
+  // A vkpipe extension (what QDQ folding of Gemm and MatMul + Add makes): an
+  // int32 bias per column, added to the accumulator before requantizing.
+  const vkp_value_t *bias = vkp__in(g, n, 8);
+  if (bias) {
+    VKP_RETURN_IF_ERROR(vkp__need_dtypes(bias, "bias", VKP_DTYPE_SET(VKP_DTYPE_INT32)));
+    if (bias->rank != 1 || bias->shape[0] != nn)
+      return VKP__ERR("bias '%s' must have shape [%lld]", bias->name, (long long)nn);
+  }
+  return NULL;
 }
 
 // Element i of a row / column parameter (one value or one per index).
@@ -398,11 +407,13 @@ typedef struct vkp__requant_t {
   const vkp_tensor_t *a_scale;  // per row (matmul), one value (conv)
   const vkp_tensor_t *b_scale;  // per column (matmul), per output channel (conv)
   const vkp_tensor_t *y_scale, *y_zp;
+  const vkp_tensor_t *bias;     // qlinear_matmul's per column, or NULL
 } vkp__requant_t;
 
 static void vkp__store_requant(vkp_tensor_t *out, int64_t at, int64_t row,
                                int64_t col, int64_t acc, const void *ctx) {
   const vkp__requant_t *r = ctx;
+  if (r->bias) acc += vkp__get_i(r->bias, col);
   float sa = (float)vkp__qp_f(r->a_scale, row), sb = (float)vkp__qp_f(r->b_scale, col);
   float mult = sa * sb / (float)vkp__get_f(r->y_scale, 0);
   double y = nearbyint((double)acc * mult) + (double)vkp__get_i(r->y_zp, 0);
@@ -412,8 +423,7 @@ static void vkp__store_requant(vkp_tensor_t *out, int64_t at, int64_t row,
 vkp_status_t vkp__eval_qlinear_matmul(const vkp_node_t *n,
                                       const vkp_tensor_t *const *in,
                                       vkp_tensor_t *out) {
-  (void)n;
-  vkp__requant_t r = {in[1], in[4], in[6], in[7]};
+  vkp__requant_t r = {in[1], in[4], in[6], in[7], n->n_inputs > 8 ? in[8] : NULL};
   vkp__qmatmul(in[0], in[2], in[3], in[5], out, vkp__store_requant, &r);
   return NULL;
 }
@@ -550,7 +560,7 @@ vkp_status_t vkp__eval_conv_integer(const vkp_node_t *n,
 vkp_status_t vkp__eval_qlinear_conv(const vkp_node_t *n,
                                     const vkp_tensor_t *const *in,
                                     vkp_tensor_t *out) {
-  vkp__requant_t r = {in[1], in[4], in[6], in[7]};
+  vkp__requant_t r = {in[1], in[4], in[6], in[7], NULL};
   vkp__qconv(n, in[0], in[2], in[3], in[5], n->n_inputs > 8 ? in[8] : NULL, out,
              vkp__store_requant, &r);
   return NULL;

@@ -112,11 +112,27 @@ const vkp__attr_spec_t vkp__attrs_top_k[] = {
 
 vkp_status_t vkp__infer_top_k(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
   const vkp_value_t *x = vkp__in(g, n, 0);
-  if (!vkp_node_attr(n, "k")) return VKP__ERR("attribute 'k' is required");
+  // K known at run time (input 1, one integer): the outputs are bounded by
+  // the axis length and their extent is min(K, length) (docs/onnx.md,
+  // "Data-dependent output shapes").
+  const vkp_value_t *k_in = vkp__in(g, n, 1);
+  if (k_in && vkp_node_attr(n, "k"))
+    return VKP__ERR("takes k as the attribute or as input 1, not both");
+  if (!k_in && !vkp_node_attr(n, "k")) return VKP__ERR("attribute 'k' is required");
+  if (k_in) {
+    VKP_RETURN_IF_ERROR(vkp__need_dtypes(k_in, "k", VKP_OP_DTYPES_SIGNED_INT));
+    if (vkp__prod(k_in->shape, 0, k_in->rank) != 1)
+      return VKP__ERR("input 1 (k) '%s' must hold one value", k_in->name);
+  }
   int64_t axis, k = vkp_node_int(n, "k");
   VKP_RETURN_IF_ERROR(vkp__canonical_axis(n, x, &axis));
+  if (k_in) k = x->shape[axis];
   VKP_RETURN_IF_ERROR(vkp__canonical_flag(n, "largest"));
   VKP_RETURN_IF_ERROR(vkp__canonical_flag(n, "sorted"));
+  // Over a data-dependent axis K is clamped to the run-time extent
+  // (docs/onnx.md, "Data-dependent output shapes").
+  bool clamp = x->bounded && x->bounded_axis == axis;
+  if (clamp && k > x->shape[axis]) k = x->shape[axis];
   if (k < 0 || k > x->shape[axis])
     return VKP__ERR("k %lld out of range: axis %lld of input '%s' has %lld "
                     "elements",
@@ -127,6 +143,10 @@ vkp_status_t vkp__infer_top_k(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
   shape[axis] = k;
   vkp__set_out(out, x->dtype, x->rank, shape);
   vkp__set_out(vkp__out(g, n, 1), VKP_DTYPE_INT64, x->rank, shape);
+  for (int32_t i = 0; k_in && i < 2; ++i) {
+    vkp__out(g, n, i)->bounded = true;
+    vkp__out(g, n, i)->bounded_axis = (int32_t)axis;
+  }
   return NULL;
 }
 
@@ -141,8 +161,9 @@ static bool vkp__top_first(const vkp_tensor_t *x, int64_t a, int64_t b,
 vkp_status_t vkp__eval_top_k(const vkp_node_t *n, const vkp_tensor_t *const *in,
                              vkp_tensor_t *out) {
   const vkp_tensor_t *x = in[0];
-  int64_t outer, len, inner, k = vkp_node_int(n, "k");
-  vkp__axis_split(x->rank, x->shape, vkp_node_int(n, "axis"), &outer, &len, &inner);
+  int64_t outer, len, inner, axis = vkp_node_int(n, "axis");
+  int64_t k = out[0].shape[axis];  // the attribute, or clamped to a bounded x
+  vkp__axis_split(x->rank, x->shape, axis, &outer, &len, &inner);
   bool largest = vkp_node_int(n, "largest") != 0;
   if (len == 0 || outer * inner == 0) return NULL;
   // A stable merge sort of each row's indices (ping-ponging between two

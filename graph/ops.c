@@ -364,6 +364,7 @@ vkp_status_t vkp__op_infer(vkp_graph_t *g, int32_t index) {
                              (int)i, v->name);
   }
   VKP_RETURN_IF_ERROR(vkp__fill_defaults(n));
+  for (int32_t i = 0; i < n->n_outputs; ++i) vkp__out(g, n, i)->bounded = false;
   const vkp_value_t *x = vkp__in(g, n, 0);
   if (x) VKP_RETURN_IF_ERROR(vkp__need_dtypes(x, "input", vkp__ops[n->op].dtypes));
   VKP_RETURN_IF_ERROR(vkp__ops[n->op].infer(g, n, vkp__out(g, n, 0)));
@@ -380,7 +381,7 @@ vkp_status_t vkp__op_infer(vkp_graph_t *g, int32_t index) {
                              vkp__fmt(out, so, sizeof so));
     }
   }
-  return NULL;
+  return vkp__bounded_infer(g, n);
 }
 
 // ---------------------------------------------------------------------------

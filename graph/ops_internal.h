@@ -75,6 +75,10 @@ typedef vkp_status_t (*vkp__infer_fn)(vkp_graph_t *g, vkp_node_t *n,
 VKP_OP_LIST(VKP__OP_DECLARE)
 #undef VKP__OP_DECLARE
 
+// Bounded values (graph/op_dynamic.c): after an op's inference, checks that
+// the op takes the node's bounded inputs and marks its bounded outputs.
+vkp_status_t vkp__bounded_infer(vkp_graph_t *g, vkp_node_t *n) VKP_MUST_USE;
+
 #define VKP__ERR(...) vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
 // ---------------------------------------------------------------------------

@@ -2,13 +2,13 @@
 // `vkpipe calibrate`: micro-benchmarks run through each target's own
 // compile/load/run, timed with clock_gettime, turned into profile rates.
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/sb.h"
 #include "base/status_macros.h"
 #include "vkpipe/cost.h"
 
@@ -76,14 +76,14 @@ static vkp_status_t vkp__time_graph(const vkp_target_t *target,
   if (!st) st = vkp_tensor_init(&outs[0], y->dtype, y->rank, y->shape);
   for (int32_t k = 0; k < n_variants && !st; ++k) {
     vkp_compile_options_t options = {.threads = threads[k]};
-    st = target->vtable->compile(target, graph, &options, &blob[k]);
-    if (!st) st = target->vtable->load(target, graph, blob[k].data, blob[k].size, &stage[k]);
+    st = target->vtable->compiler.compile(target, graph, &options, &blob[k]);
+    if (!st) st = target->vtable->stage.load(target, graph, blob[k].data, blob[k].size, &stage[k]);
   }
   // One warm-up run each, then the timed ones.
   for (int32_t r = 0; r <= repeats && !st; ++r) {
     for (int32_t k = 0; k < n_variants && !st; ++k) {
       double t0 = vkp__now();
-      st = target->vtable->run(stage[k], in, outs);
+      st = target->vtable->stage.run(stage[k], in, outs);
       double dt = vkp__now() - t0;
       if (!st && r > 0) samples[(size_t)k * (size_t)repeats + (size_t)(r - 1)] = dt;
     }
@@ -95,28 +95,12 @@ static vkp_status_t vkp__time_graph(const vkp_target_t *target,
   }
   vkp__free(samples);
   for (int32_t k = 0; k < 2; ++k) {
-    if (stage[k]) target->vtable->unload(stage[k]);
+    if (stage[k]) target->vtable->stage.unload(stage[k]);
     vkp_blob_deinit(&blob[k]);
   }
   for (int32_t i = 0; i < 2; ++i) vkp_tensor_deinit(&in[i]);
   vkp_tensor_deinit(&outs[0]);
   return st;
-}
-
-static vkp_status_t vkp__append_note(char **notes, const char *fmt, ...)
-    VKP_PRINTF(2, 3);
-
-static vkp_status_t vkp__append_note(char **notes, const char *fmt, ...) {
-  char line[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  char *joined = vkp__asprintf("%s%s\n", *notes ? *notes : "", line);
-  if (!joined) return VKP_OOM("calibration notes");
-  vkp__free(*notes);
-  *notes = joined;
-  return NULL;
 }
 
 // Host memcpy bandwidth in GB/s: what a copy through a staging slot costs.
@@ -192,8 +176,9 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
     if (!bench) bench = vkp__time_graph(target, g_mm, 1, one_thread, o.repeats, &t_mm);
     if (!bench) bench = vkp__time_graph(target, g_ew, 1, one_thread, o.repeats, &t_ew);
     if (bench) {
-      st = vkp__append_note(out_notes, "%s: kept its previous rates: %s", name,
-                            vkp_status_message(bench));
+      st = vkp__lines_appendf(out_notes, "calibration notes",
+                              "%s: kept its previous rates: %s", name,
+                              vkp_status_message(bench));
       vkp_status_free(bench);
       continue;
     }
@@ -203,10 +188,10 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
     double mm_work = t_mm - t_one > t_mm * 0.05 ? t_mm - t_one : t_mm;
     double ew_work = t_ew - t_one > t_ew * 0.05 ? t_ew - t_one : t_ew;
     if (!(mm_work > 1e-9) || !(ew_work > 1e-9)) {
-      st = vkp__append_note(out_notes,
-                            "%s: kept its previous rates: runs too short to "
-                            "time (%.3g s, %.3g s)",
-                            name, t_mm, t_ew);
+      st = vkp__lines_appendf(out_notes, "calibration notes",
+                              "%s: kept its previous rates: runs too short to "
+                              "time (%.3g s, %.3g s)",
+                              name, t_mm, t_ew);
       continue;
     }
     const vkp_profile_target_t *old = vkp_profile_target(profile, name);
@@ -251,12 +236,12 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
       snprintf(thread_note, sizeof thread_note,
                "; %d threads: compute efficiency %.2f, memory %.2f", (int)o.threads,
                r.thread_compute_eff, r.thread_memory_eff);
-    st = vkp__append_note(out_notes,
-                          "%s: %.2f GFLOP/s (matmul %lldx%lld by %lldx%lld), %.2f GB/s (add of "
-                          "%lld), launch %.1f us%s",
-                          name, r.gflops, (long long)mm_rows, (long long)mm_inner,
-                          (long long)mm_inner, (long long)n, r.gbps,
-                          (long long)o.elementwise, r.launch_us, thread_note);
+    st = vkp__lines_appendf(out_notes, "calibration notes",
+                            "%s: %.2f GFLOP/s (matmul %lldx%lld by %lldx%lld), "
+                            "%.2f GB/s (add of %lld), launch %.1f us%s",
+                            name, r.gflops, (long long)mm_rows, (long long)mm_inner,
+                            (long long)mm_inner, (long long)n, r.gbps,
+                            (long long)o.elementwise, r.launch_us, thread_note);
     vkp_status_free(threaded);
     // Moving data to and from a device other than the host: a staging copy
     // plus about one launch.

@@ -15,6 +15,7 @@
 #include "base/file.h"
 #include "base/json_hooks.h"
 #include "base/status_macros.h"
+#include "target/builtin.h"
 
 // ---------------------------------------------------------------------------
 // Per-op work
@@ -146,38 +147,6 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
 
 // ---------------------------------------------------------------------------
 // Profiles
-
-// The documented defaults (docs/pipeline-config.md, "Cost profile"). Target
-// names appear here as data only: a profile may list any target.
-typedef struct vkp__default_rates_t {
-  const char *target, *device;
-  double gflops, gbps, launch_us;
-  double thread_compute_eff, thread_memory_eff;
-  double gemm_half_columns;
-} vkp__default_rates_t;
-
-static const vkp__default_rates_t vkp__default_rates[] = {
-    {"ref", "host", 0.5, 4.0, 5.0, 0.0, 0.0, 0.0},
-    {"cpu", "host", 16.0, 8.0, 0.5, 0.8, 0.3, 16.0},
-    {"vulkan", "gpu0", 8.0, 10.0, 60.0, 0.0, 0.0, 0.0},
-};
-
-// Compute factors of the cpu target's kernel classes relative to its
-// calibrated rate (a conv-shaped GEMM), measured per layer on ResNet-18,
-// MobileNetV2 and a transformer block (docs/benchmarks.md, "Estimates per
-// kernel class"); the width term is the profile's gemm_half_columns.
-typedef struct vkp__default_kernel_t {
-  const char *target, *kernel;
-  double compute_scale;
-} vkp__default_kernel_t;
-
-static const vkp__default_kernel_t vkp__default_kernels[] = {
-    {"cpu", "conv_gemm", 1.0},
-    {"cpu", "conv_winograd", 0.9},
-    {"cpu", "conv_pointwise", 0.8},
-    {"cpu", "conv_depthwise", 1.0},
-    {"cpu", "gemm", 1.0},
-};
 
 #define VKP__DEFAULT_LATENCY_US 50.0
 #define VKP__DEFAULT_LINK_GBPS 8.0
@@ -364,6 +333,25 @@ vkp_status_t vkp_profile_set_device(vkp_profile_t *p, const char *name,
   return NULL;
 }
 
+// Lists `target` in the profile with `rates` (nothing when NULL).
+static vkp_status_t vkp__profile_add_rates(vkp_profile_t *p, const char *target,
+                                           const vkp_target_rates_t *rates) {
+  if (!rates) return NULL;
+  vkp_profile_target_t r = {.target = (char *)target,
+                            .device = (char *)rates->device,
+                            .gflops = rates->gflops,
+                            .gbps = rates->gbps,
+                            .launch_us = rates->launch_us,
+                            .thread_compute_eff = rates->thread_compute_eff,
+                            .thread_memory_eff = rates->thread_memory_eff,
+                            .gemm_half_columns = rates->gemm_half_columns};
+  VKP_RETURN_IF_ERROR(vkp_profile_set_target(p, &r));
+  for (int32_t k = 0; k < rates->n_kernels; ++k)
+    VKP_RETURN_IF_ERROR(vkp_profile_set_kernel(p, target, rates->kernels[k].kernel,
+                                               rates->kernels[k].compute_scale));
+  return NULL;
+}
+
 vkp_status_t vkp_profile_create_default(vkp_profile_t **out_profile) {
   *out_profile = NULL;
   vkp_profile_t *p = vkp__calloc(1, sizeof(*p));
@@ -376,24 +364,11 @@ vkp_status_t vkp_profile_create_default(vkp_profile_t **out_profile) {
   p->fallback.launch_us = 10.0;
   p->default_latency_us = VKP__DEFAULT_LATENCY_US;
   p->default_link_gbps = VKP__DEFAULT_LINK_GBPS;
-  size_t n = sizeof vkp__default_rates / sizeof vkp__default_rates[0];
-  for (size_t i = 0; i < n && !st; ++i) {
-    const vkp__default_rates_t *d = &vkp__default_rates[i];
-    vkp_profile_target_t r = {.target = (char *)d->target,
-                              .device = (char *)d->device,
-                              .gflops = d->gflops,
-                              .gbps = d->gbps,
-                              .launch_us = d->launch_us,
-                              .thread_compute_eff = d->thread_compute_eff,
-                              .thread_memory_eff = d->thread_memory_eff,
-                              .gemm_half_columns = d->gemm_half_columns};
-    st = vkp_profile_set_target(p, &r);
-  }
-  size_t nk = sizeof vkp__default_kernels / sizeof vkp__default_kernels[0];
-  for (size_t i = 0; i < nk && !st; ++i)
-    st = vkp_profile_set_kernel(p, vkp__default_kernels[i].target,
-                                vkp__default_kernels[i].kernel,
-                                vkp__default_kernels[i].compute_scale);
+  // Each built-in target's own declared defaults (its rates and kernel
+  // class factors), whether or not it can be brought up on this machine.
+  const vkp_target_vtable_t *vt;
+  for (int32_t i = 0; (vt = vkp__builtin_target_vtable(i)) != NULL && !st; ++i)
+    st = vkp__profile_add_rates(p, vt->name, vt->caps.default_rates);
   if (!st) st = vkp_profile_set_device(p, "host", 1);
   if (st) {
     vkp_profile_destroy(p);
@@ -408,6 +383,35 @@ const vkp_profile_target_t *vkp_profile_target(const vkp_profile_t *p,
   for (int32_t i = 0; target && i < p->n_targets; ++i)
     if (strcmp(p->targets[i].target, target) == 0) return &p->targets[i];
   return &p->fallback;
+}
+
+_Static_assert(VKP_PROFILE_MAX_KERNELS >= VKP_TARGET_MAX_KERNEL_RATES &&
+                   sizeof(((vkp_profile_kernel_t *)0)->name) > VKP_TARGET_MAX_KERNEL_NAME,
+               "a profile entry holds every rate a target may declare");
+
+const vkp_profile_target_t *vkp_profile_target_rates(const vkp_profile_t *p,
+                                                     const vkp_target_t *target,
+                                                     vkp_profile_target_t *scratch) {
+  const char *name = target->vtable->name;
+  for (int32_t i = 0; i < p->n_targets; ++i)
+    if (strcmp(p->targets[i].target, name) == 0) return &p->targets[i];
+  const vkp_target_rates_t *d = target->caps.default_rates;
+  if (!d) return &p->fallback;
+  *scratch = (vkp_profile_target_t){.target = (char *)name,
+                                    .device = (char *)d->device,
+                                    .gflops = d->gflops,
+                                    .gbps = d->gbps,
+                                    .launch_us = d->launch_us,
+                                    .thread_compute_eff = d->thread_compute_eff,
+                                    .thread_memory_eff = d->thread_memory_eff,
+                                    .gemm_half_columns = d->gemm_half_columns,
+                                    .n_kernels = d->n_kernels};
+  for (int32_t k = 0; k < d->n_kernels; ++k) {
+    snprintf(scratch->kernels[k].name, sizeof scratch->kernels[k].name, "%s",
+             d->kernels[k].kernel);
+    scratch->kernels[k].compute_scale = d->kernels[k].compute_scale;
+  }
+  return scratch;
 }
 
 const char *vkp_profile_device_of(const vkp_profile_t *p, const char *target) {
@@ -429,6 +433,23 @@ double vkp_profile_transfer_seconds(const vkp_profile_t *p, const char *from,
       return p->links[i].latency_us * 1e-6 + bytes / (p->links[i].gbps * 1e9);
   if (strcmp(from, to) == 0) return bytes / (VKP__SAME_DEVICE_GBPS * 1e9);
   return p->default_latency_us * 1e-6 + bytes / (p->default_link_gbps * 1e9);
+}
+
+double vkp_profile_rank_link_seconds(const vkp_profile_t *p, double bytes,
+                                     bool *out_calibrated) {
+  double lat = VKP_PROFILE_RANK_LATENCY_US, gbps = VKP_PROFILE_RANK_GBPS;
+  bool found = false;
+  for (int32_t i = 0; i < p->n_links && !found; ++i) {
+    if (strcmp(p->links[i].from, VKP_PROFILE_RANK_LINK) ||
+        strcmp(p->links[i].to, VKP_PROFILE_RANK_LINK))
+      continue;
+    lat = p->links[i].latency_us;
+    gbps = p->links[i].gbps;
+    found = true;
+  }
+  if (out_calibrated) *out_calibrated = found;
+  if (bytes <= 0) return 0.0;
+  return lat * 1e-6 + bytes / (gbps * 1e9);
 }
 
 double vkp_roofline_seconds(const vkp_profile_target_t *rates,
@@ -467,9 +488,9 @@ int32_t vkp_host_cores(void) {
 static double vkp__kernel_scale(const vkp_profile_target_t *rates,
                                 const vkp_target_t *target,
                                 const vkp_graph_t *graph, const vkp_node_t *node) {
-  if (!target->vtable->kernel_class) return 1.0;
+  if (!target->vtable->compiler.kernel_class) return 1.0;
   double columns = 0.0;
-  const char *kernel = target->vtable->kernel_class(target, graph, node, &columns);
+  const char *kernel = target->vtable->compiler.kernel_class(target, graph, node, &columns);
   double scale = vkp_profile_kernel_scale(rates, kernel);
   double h = rates->gemm_half_columns;
   if (columns > 0 && h > 0)
@@ -483,8 +504,9 @@ vkp_status_t vkp_node_estimate_threads(const vkp_profile_t *profile,
                                        const vkp_graph_t *graph,
                                        const vkp_node_t *node, int32_t threads,
                                        double *out_seconds) {
-  const vkp_profile_target_t *rates = vkp_profile_target(profile, target->vtable->name);
-  if (threads <= 1 || target->vtable->estimate) {
+  vkp_profile_target_t scratch;
+  const vkp_profile_target_t *rates = vkp_profile_target_rates(profile, target, &scratch);
+  if (threads <= 1 || target->vtable->compiler.estimate) {
     VKP_RETURN_IF_ERROR(vkp_node_estimate(profile, target, graph, node, out_seconds));
     *out_seconds /= vkp__speedup(rates->thread_compute_eff, threads);
     return NULL;
@@ -502,9 +524,9 @@ vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
                                const vkp_graph_t *graph, const vkp_node_t *node,
                                double *out_seconds) {
   *out_seconds = 0.0;
-  if (target->vtable->estimate) {
+  if (target->vtable->compiler.estimate) {
     double s = 0.0;
-    VKP_RETURN_IF_ERROR(target->vtable->estimate(target, graph, node, &s));
+    VKP_RETURN_IF_ERROR(target->vtable->compiler.estimate(target, graph, node, &s));
     if (!(s >= 0) || !isfinite(s))
       return vkp_status_make(VKP_STATUS_INTERNAL,
                              "target '%s' estimated %g s for node '%s'",
@@ -514,7 +536,8 @@ vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
   }
   vkp_op_cost_t work;
   VKP_RETURN_IF_ERROR(vkp_op_cost(graph, node, &work));
-  vkp_profile_target_t scaled = *vkp_profile_target(profile, target->vtable->name);
+  vkp_profile_target_t scratch;
+  vkp_profile_target_t scaled = *vkp_profile_target_rates(profile, target, &scratch);
   scaled.gflops *= vkp__kernel_scale(&scaled, target, graph, node);
   *out_seconds = vkp_roofline_seconds(&scaled, &work);
   return NULL;
@@ -670,47 +693,12 @@ vkp_status_t vkp_profile_load_json(const char *json, size_t size,
   return NULL;
 }
 
-static vkp_status_t vkp__read_file(const char *path, char **out, size_t *size) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path,
-                           strerror(errno));
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 4096 + 1 > cap) {
-      size_t ncap = cap ? cap * 2 : 8192;
-      char *grown = vkp__realloc(buf, ncap);
-      if (!grown) {
-        vkp__free(buf);
-        fclose(f);
-        return VKP_OOM("file contents");
-      }
-      buf = grown;
-      cap = ncap;
-    }
-    size_t got = fread(buf + len, 1, 4096, f);
-    len += got;
-    if (got < 4096) break;
-  }
-  bool bad = ferror(f) != 0;
-  fclose(f);
-  if (bad) {
-    vkp__free(buf);
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot read '%s'", path);
-  }
-  buf[len] = '\0';
-  *out = buf;
-  *size = len;
-  return NULL;
-}
-
 vkp_status_t vkp_profile_load(const char *path, vkp_profile_t **out_profile) {
   *out_profile = NULL;
   char *text = NULL;
   size_t size = 0;
-  VKP_RETURN_IF_ERROR(vkp__read_file(path, &text, &size));
+  VKP_RETURN_IF_ERROR(
+      vkp__file_read(path, (size_t)64 << 20, "a device profile", (void **)&text, &size));
   vkp_status_t st = vkp_profile_load_json(text, size, out_profile);
   vkp__free(text);
   return vkp_status_annotate(st, "loading profile '%s'", path);

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The partitioner's driver: set-up, the plan, the table and the picture.
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sb.h"
 #include "base/status_macros.h"
 #include "partition/partition_internal.h"
 
@@ -179,7 +179,12 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
     st = VKP_OOM("partition tables");
   for (int32_t t = 0; t < nt && !st; ++t) {
     part->targets[t] = vkp_registry_get(registry, t);
-    c->device[t] = vkp_profile_device_of(profile, part->targets[t]->vtable->name);
+    vkp_profile_target_t scratch;
+    const vkp_profile_target_t *rates =
+        vkp_profile_target_rates(profile, part->targets[t], &scratch);
+    // A target's declared device is static storage; the profile's is owned
+    // by the profile, which outlives the partition.
+    c->device[t] = rates->device ? rates->device : part->targets[t]->vtable->name;
     // Targets on the host run on its cores: their stages get `threads`.
     c->target_threads[t] = strcmp(c->device[t], profile->host_device) == 0 ? threads : 1;
     int32_t d = 0;
@@ -193,6 +198,7 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
     c->device_concurrency[d] =
         vkp_profile_concurrency(profile, c->device[c->device_concurrency[d]]);
   part->threads = threads;
+  part->n_ranks = 1;
   if (!st) st = vkp__consumers(c);
   if (!st) st = vkp__place(c, registry);
   if (!st) st = vkp__cut_stages(c);
@@ -219,6 +225,17 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
   if (want < 0 || want > 1024)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "threads must be 0 (choose) or 1..1024, got %d", (int)want);
+  int32_t ranks = options ? options->ranks : 0;
+  if (ranks < 0 || ranks > VKP_PARTITION_MAX_STAGES)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "ranks must be 0..%d, got %d", VKP_PARTITION_MAX_STAGES,
+                           (int)ranks);
+  vkp_partition_options_t ranked;
+  if (ranks > 1 && options->stages == 0) {
+    ranked = *options;
+    ranked.stages = ranks;
+    options = &ranked;
+  }
   vkp_profile_t *defaults = NULL;
   if (!profile) {
     VKP_RETURN_IF_ERROR(vkp_profile_create_default(&defaults));
@@ -268,6 +285,7 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
                      p->latency_s * 1e3, why);
     }
   }
+  if (!st && ranks > 1) st = vkp__place_ranks(parts[chosen], ranks);
   for (int32_t i = 0; i < n_cand; ++i)
     if (i != chosen || st) vkp_partition_destroy(parts[i]);
   vkp_profile_destroy(defaults);
@@ -341,6 +359,7 @@ vkp_status_t vkp_partition_to_plan(const vkp_partition_t *part,
     if (!st) {
       plan->stages[plan_stage[s]].estimated_ms = ps->seconds * 1e3;
       plan->stages[plan_stage[s]].threads = ps->threads;
+      if (ps->rank != 0) st = vkp_plan_set_stage_rank(plan, plan_stage[s], ps->rank);
     }
     for (int32_t k = 0; k < n && !st; ++k) {
       int32_t i = nodes[k], from = part->node_fallback_from[i];
@@ -428,6 +447,9 @@ void vkp_partition_print(const vkp_partition_t *part, FILE *out) {
           part->bottleneck_s * 1e3,
           part->bottleneck_s > 0 ? 1.0 / part->bottleneck_s : 0.0,
           part->latency_s * 1e3, (int)part->n_regions, part->n_regions == 1 ? "" : "s");
+  for (int32_t s = 0; part->n_ranks > 1 && s < part->n_stages; ++s)
+    fprintf(out, "stage%d on rank %d, rank link %.4f ms per frame\n", (int)s,
+            (int)part->stages[s].rank, part->stages[s].link_s * 1e3);
   if (part->notes) fprintf(out, "%s", part->notes);
   bool header = false;
   for (int32_t i = 0; i < part->graph->n_nodes; ++i) {
@@ -458,53 +480,6 @@ void vkp_partition_print(const vkp_partition_t *part, FILE *out) {
   }
 }
 
-typedef struct vkp__text_t {
-  char *data;
-  size_t len, cap;
-  bool oom;
-} vkp__text_t;
-
-static void vkp__text_printf(vkp__text_t *t, const char *fmt, ...)
-    VKP_PRINTF(2, 3);
-
-static void vkp__text_printf(vkp__text_t *t, const char *fmt, ...) {
-  if (t->oom) return;
-  va_list ap;
-  va_start(ap, fmt);
-  va_list ap2;
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    va_end(ap2);
-    return;
-  }
-  if (t->len + (size_t)n + 1 > t->cap) {
-    size_t cap = (t->cap ? t->cap * 2 : 1024) + (size_t)n;
-    char *grown = vkp__realloc(t->data, cap);
-    if (!grown) {
-      t->oom = true;
-      va_end(ap2);
-      return;
-    }
-    t->data = grown;
-    t->cap = cap;
-  }
-  vsnprintf(t->data + t->len, t->cap - t->len, fmt, ap2);
-  va_end(ap2);
-  t->len += (size_t)n;
-}
-
-// Writes `s` as the inside of a DOT quoted string.
-static void vkp__text_quoted(vkp__text_t *t, const char *s) {
-  for (; *s; ++s) {
-    if (*s == '"' || *s == '\\')
-      vkp__text_printf(t, "\\%c", *s);
-    else
-      vkp__text_printf(t, "%c", *s);
-  }
-}
-
 // Fill colours by target index (data, not target names).
 static const char *const vkp__palette[] = {
     "#a6cee3", "#b2df8a", "#fb9a99", "#fdbf6f", "#cab2d6", "#ffff99",
@@ -516,57 +491,57 @@ vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot) {
   const vkp_graph_t *g = part->graph;
   const vkp__pctx_t *c = part->internal;
   const size_t n_colors = sizeof vkp__palette / sizeof vkp__palette[0];
-  vkp__text_t t = {0};
-  vkp__text_printf(&t, "digraph \"");
-  vkp__text_quoted(&t, g->name);
-  vkp__text_printf(&t, "\" {\n  rankdir=TB;\n  node [shape=box, style=filled];\n");
+  vkp__sb_t t = {0};
+  vkp__sb_printf(&t, "digraph \"");
+  vkp__sb_append_quoted(&t, g->name);
+  vkp__sb_printf(&t, "\" {\n  rankdir=TB;\n  node [shape=box, style=filled];\n");
   for (int32_t s = 0; s < part->n_stages; ++s) {
     const vkp_partition_stage_t *ps = &part->stages[s];
-    vkp__text_printf(&t,
-                     "  subgraph cluster_%d {\n    label=\"stage%d: %s, %.4f ms\";\n"
-                     "    style=rounded;\n",
-                     (int)s, (int)s, vkp_partition_target_name(part, ps->target),
-                     ps->seconds * 1e3);
+    vkp__sb_printf(&t,
+                   "  subgraph cluster_%d {\n    label=\"stage%d: %s, %.4f ms\";\n"
+                   "    style=rounded;\n",
+                   (int)s, (int)s, vkp_partition_target_name(part, ps->target),
+                   ps->seconds * 1e3);
     for (int32_t k = 0; k < ps->n_nodes; ++k) {
       int32_t i = ps->nodes[k];
-      vkp__text_printf(&t, "    n%d [label=\"", (int)i);
-      vkp__text_quoted(&t, g->nodes[i].name);
-      vkp__text_printf(&t, "\\n%s", vkp_op_name(g->nodes[i].op));
+      vkp__sb_printf(&t, "    n%d [label=\"", (int)i);
+      vkp__sb_append_quoted(&t, g->nodes[i].name);
+      vkp__sb_printf(&t, "\\n%s", vkp_op_name(g->nodes[i].op));
       int32_t from = part->node_fallback_from[i];
       if (from >= 0) {  // fell back: say from where and why
-        vkp__text_printf(&t, "\\nfell back from %s: ",
-                         vkp_partition_target_name(part, from));
-        vkp__text_quoted(&t, part->node_refusal[i]);
-        vkp__text_printf(&t, "\", style=\"filled,dashed\", color=red, penwidth=2");
+        vkp__sb_printf(&t, "\\nfell back from %s: ",
+                       vkp_partition_target_name(part, from));
+        vkp__sb_append_quoted(&t, part->node_refusal[i]);
+        vkp__sb_printf(&t, "\", style=\"filled,dashed\", color=red, penwidth=2");
       } else {
-        vkp__text_printf(&t, "\"");
+        vkp__sb_printf(&t, "\"");
       }
-      vkp__text_printf(&t, ", fillcolor=\"%s\"];\n",
-                       vkp__palette[(size_t)part->node_target[i] % n_colors]);
+      vkp__sb_printf(&t, ", fillcolor=\"%s\"];\n",
+                     vkp__palette[(size_t)part->node_target[i] % n_colors]);
     }
-    vkp__text_printf(&t, "  }\n");
+    vkp__sb_printf(&t, "  }\n");
   }
   // Legend: one entry per target.
   for (int32_t tg = 0; tg < part->n_targets; ++tg)
-    vkp__text_printf(&t, "  legend_%d [label=\"%s\", shape=note, fillcolor=\"%s\"];\n",
-                     (int)tg, vkp_partition_target_name(part, tg),
-                     vkp__palette[(size_t)tg % n_colors]);
+    vkp__sb_printf(&t, "  legend_%d [label=\"%s\", shape=note, fillcolor=\"%s\"];\n",
+                   (int)tg, vkp_partition_target_name(part, tg),
+                   vkp__palette[(size_t)tg % n_colors]);
   for (int32_t k = 0; k < g->n_inputs; ++k) {
     int32_t v = g->inputs[k];
-    vkp__text_printf(&t, "  v%d [label=\"", (int)v);
-    vkp__text_quoted(&t, g->values[v].name);
-    vkp__text_printf(&t, "\", shape=ellipse, style=solid];\n");
+    vkp__sb_printf(&t, "  v%d [label=\"", (int)v);
+    vkp__sb_append_quoted(&t, g->values[v].name);
+    vkp__sb_printf(&t, "\", shape=ellipse, style=solid];\n");
   }
   for (int32_t k = 0; k < g->n_outputs; ++k) {
     int32_t v = g->outputs[k];
-    vkp__text_printf(&t, "  o%d [label=\"", (int)v);
-    vkp__text_quoted(&t, g->values[v].name);
-    vkp__text_printf(&t, "\", shape=ellipse, style=solid];\n");
+    vkp__sb_printf(&t, "  o%d [label=\"", (int)v);
+    vkp__sb_append_quoted(&t, g->values[v].name);
+    vkp__sb_printf(&t, "\", shape=ellipse, style=solid];\n");
     if (g->values[v].producer >= 0) {
       char b[32];
-      vkp__text_printf(&t, "  n%d -> o%d [label=\"%s\", color=red];\n",
-                       (int)g->values[v].producer, (int)v,
-                       vkp__human_bytes(c->value_bytes[v], b, sizeof b));
+      vkp__sb_printf(&t, "  n%d -> o%d [label=\"%s\", color=red];\n",
+                     (int)g->values[v].producer, (int)v,
+                     vkp__human_bytes(c->value_bytes[v], b, sizeof b));
     }
   }
   for (int32_t i = 0; i < g->n_nodes; ++i) {
@@ -580,22 +555,18 @@ vkp_status_t vkp_partition_to_dot(const vkp_partition_t *part, char **out_dot) {
       int32_t p = g->values[v].producer;
       bool crossing = p < 0 || part->node_stage[p] != part->node_stage[i];
       if (p >= 0)
-        vkp__text_printf(&t, "  n%d -> n%d", (int)p, (int)i);
+        vkp__sb_printf(&t, "  n%d -> n%d", (int)p, (int)i);
       else
-        vkp__text_printf(&t, "  v%d -> n%d", (int)v, (int)i);
+        vkp__sb_printf(&t, "  v%d -> n%d", (int)v, (int)i);
       if (crossing) {
         char b[32];
-        vkp__text_printf(&t, " [label=\"%s\", color=red]",
-                         vkp__human_bytes(c->value_bytes[v], b, sizeof b));
+        vkp__sb_printf(&t, " [label=\"%s\", color=red]",
+                       vkp__human_bytes(c->value_bytes[v], b, sizeof b));
       }
-      vkp__text_printf(&t, ";\n");
+      vkp__sb_printf(&t, ";\n");
     }
   }
-  vkp__text_printf(&t, "}\n");
-  if (t.oom) {
-    vkp__free(t.data);
-    return VKP_OOM("DOT text");
-  }
-  *out_dot = t.data;
-  return NULL;
+  vkp__sb_printf(&t, "}\n");
+  *out_dot = vkp__sb_take(&t);
+  return *out_dot ? NULL : VKP_OOM("DOT text");
 }

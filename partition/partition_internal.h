@@ -81,4 +81,8 @@ vkp_status_t vkp__set_reason(vkp_partition_t *part, int32_t node,
 // node_region, units, stages, node_stage, bottleneck.
 vkp_status_t vkp__cut_stages(vkp__pctx_t *c) VKP_MUST_USE;
 
+// Spreads the stages of `part` over `n_ranks` (> 1) MPI ranks (ranks.c):
+// sets every stage's rank and link_s, the bottleneck and a note.
+vkp_status_t vkp__place_ranks(vkp_partition_t *part, int32_t n_ranks) VKP_MUST_USE;
+
 #endif  // VKPIPE_PARTITION_PARTITION_INTERNAL_H_

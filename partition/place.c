@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sb.h"
 #include "base/status_macros.h"
 #include "partition/partition_internal.h"
 
-#define VKP__DEFAULT_FALLBACK "cpu"
 // Local search passes of "auto" (each pass is linear in the graph).
 #define VKP__MAX_PASSES 16
 
@@ -44,23 +44,10 @@ double vkp__placement_objective(const vkp__pctx_t *c, const int32_t *labels) {
   return s;
 }
 
-static vkp_status_t vkp__vappend(char **text, const char *fmt, va_list ap) {
-  char line[1024];
-  vsnprintf(line, sizeof line, fmt, ap);
-  size_t old = *text ? strlen(*text) : 0, add = strlen(line);
-  char *grown = vkp__realloc(*text, old + add + 2);
-  if (!grown) return VKP_OOM("partition notes");
-  memcpy(grown + old, line, add);
-  grown[old + add] = '\n';
-  grown[old + add + 1] = '\0';
-  *text = grown;
-  return NULL;
-}
-
 vkp_status_t vkp__note(vkp_partition_t *part, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vkp_status_t st = vkp__vappend(&part->notes, fmt, ap);
+  vkp_status_t st = vkp__lines_vappendf(&part->notes, "partition notes", fmt, ap);
   va_end(ap);
   return st;
 }
@@ -167,12 +154,26 @@ static vkp_status_t vkp__manual(vkp__pctx_t *c, const vkp_registry_t *registry,
   return NULL;
 }
 
+// The fallback target's index: the caller's, else the first registered
+// target that declares itself the default fallback; -1 when there is none
+// (or the caller's is not registered). *out_name is NULL only when no
+// registered target declares it.
+static int32_t vkp__fallback_target(const vkp__pctx_t *c, const char **out_name) {
+  *out_name = c->options->fallback;
+  if (*out_name) return vkp__target_index(c, *out_name);
+  for (int32_t t = 0; t < c->n_targets; ++t)
+    if (c->part->targets[t]->caps.flags & VKP_TARGET_DEFAULT_FALLBACK) {
+      *out_name = c->part->targets[t]->vtable->name;
+      return t;
+    }
+  return -1;
+}
+
 // The target a node gets when its policy target cannot run it.
 static vkp_status_t vkp__fallback(vkp__pctx_t *c, int32_t node, int32_t policy,
                                   int32_t *out) {
-  const char *fb = c->options->fallback ? c->options->fallback
-                                        : VKP__DEFAULT_FALLBACK;
-  int32_t f = vkp__target_index(c, fb);
+  const char *fb = NULL;
+  int32_t f = vkp__fallback_target(c, &fb);
   const char *why = c->reason[(size_t)node * (size_t)c->n_targets + (size_t)policy];
   if (f >= 0 && vkp__est(c, node, f) >= 0) {
     *out = f;
@@ -182,6 +183,12 @@ static vkp_status_t vkp__fallback(vkp__pctx_t *c, int32_t node, int32_t policy,
   for (int32_t t = 0; t < c->n_targets; ++t) {
     if (vkp__est(c, node, t) < 0) continue;
     *out = t;
+    if (!fb)
+      return vkp__set_reason(
+          c->part, node,
+          "'%s' cannot run it (%s); no registered target is the default "
+          "fallback, so it went to '%s', the first registered target that can",
+          vkp__tname(c, policy), why, vkp__tname(c, t));
     return vkp__set_reason(
         c->part, node,
         "'%s' cannot run it (%s); fallback '%s' %s, so it went to '%s', the "
@@ -347,7 +354,7 @@ vkp_status_t vkp__place(vkp__pctx_t *c, const vkp_registry_t *registry) {
       const vkp_target_t *tg = part->targets[t];
       char why[256] = "";
       size_t at = (size_t)i * (size_t)c->n_targets + (size_t)t;
-      if (!tg->vtable->supports(tg, g, &g->nodes[i], why, sizeof why)) {
+      if (!vkp_target_supports(tg, g, &g->nodes[i], why, sizeof why)) {
         c->est[at] = -1.0;
         c->reason[at] = vkp__strdup(why[0] ? why : "not supported");
         if (!c->reason[at]) st = VKP_OOM("placement reason");
@@ -355,9 +362,10 @@ vkp_status_t vkp__place(vkp__pctx_t *c, const vkp_registry_t *registry) {
         // estimator need not handle nodes it refuses).
         vkp_op_cost_t work;
         if (!st) st = vkp_op_cost(g, &g->nodes[i], &work);
+        vkp_profile_target_t scratch;
         if (!st)
           c->would_cost[at] = vkp_roofline_seconds(
-              vkp_profile_target(c->profile, tg->vtable->name), &work);
+              vkp_profile_target_rates(c->profile, tg, &scratch), &work);
         continue;
       }
       st = vkp_status_annotate(

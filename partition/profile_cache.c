@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
+#include "base/sb.h"
 #include "base/status_macros.h"
 #include "vkpipe/cost.h"
 
@@ -42,15 +44,6 @@ static void vkp__cpu_model(char *buf, size_t size) {
   fclose(f);
 }
 
-static char *vkp__cache_root(const char *configured) {
-  if (configured && configured[0]) return vkp__strdup(configured);
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  if (xdg && xdg[0]) return vkp__asprintf("%s/vkpipe", xdg);
-  const char *home = getenv("HOME");
-  if (home && home[0]) return vkp__asprintf("%s/.cache/vkpipe", home);
-  return vkp__asprintf("/tmp/vkpipe-cache-%ld", (long)getuid());
-}
-
 vkp_status_t vkp_profile_cache_path(const vkp_registry_t *registry,
                                     const char *cache_dir, char **out_path) {
   *out_path = NULL;
@@ -64,42 +57,12 @@ vkp_status_t vkp_profile_cache_path(const vkp_registry_t *registry,
     h = vkp__fnv1a(h, vkp_registry_get(registry, t)->vtable->name);
     h = vkp__fnv1a(h, ",");
   }
-  char *root = vkp__cache_root(cache_dir);
+  char *root = vkp__file_cache_dir(cache_dir);
   if (!root) return VKP_OOM("profile cache path");
   *out_path = vkp__asprintf("%s/profile-%s-%016llx.json", root, VKP__VERSION,
                             (unsigned long long)h);
   vkp__free(root);
   return *out_path ? NULL : VKP_OOM("profile cache path");
-}
-
-// mkdir -p of the directory holding `path`.
-static vkp_status_t vkp__make_parent(const char *path) {
-  char *dir = vkp__strdup(path);
-  if (!dir) return VKP_OOM("cache directory");
-  char *slash = strrchr(dir, '/');
-  if (slash) *slash = '\0';
-  vkp_status_t st = NULL;
-  for (char *p = dir + 1; slash && !st; ++p) {
-    bool end = *p == '\0';
-    if (*p != '/' && !end) continue;
-    *p = '\0';
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create '%s': %s", dir,
-                           strerror(errno));
-    if (end) break;
-    *p = '/';
-  }
-  vkp__free(dir);
-  return st;
-}
-
-static vkp_status_t vkp__append(char **notes, const char *line) {
-  if (!line) return VKP_OOM("profile notes");
-  char *joined = vkp__asprintf("%s%s\n", *notes ? *notes : "", line);
-  if (!joined) return VKP_OOM("profile notes");
-  vkp__free(*notes);
-  *notes = joined;
-  return NULL;
 }
 
 vkp_status_t vkp_profile_create_for_machine(
@@ -121,11 +84,11 @@ vkp_status_t vkp_profile_create_for_machine(
     st = vkp_profile_load(path, &profile);
     if (st) {
       // A damaged cache is measured again, and says so.
-      char *line = vkp__asprintf("cached profile unusable, measuring again: %s",
-                                 vkp_status_message(st));
-      vkp_status_free(st);
-      st = vkp__append(&notes, line);
-      vkp__free(line);
+      vkp_status_t damaged = st;
+      st = vkp__lines_appendf(&notes, "profile notes",
+                              "cached profile unusable, measuring again: %s",
+                              vkp_status_message(damaged));
+      vkp_status_free(damaged);
       profile = NULL;
     }
   }
@@ -143,14 +106,12 @@ vkp_status_t vkp_profile_create_for_machine(
     if (!st && out_measured) *out_measured = true;
     if (!st) {
       // The cache is a convenience: a read-only home still gets a profile.
-      vkp_status_t saved = vkp__make_parent(path);
+      vkp_status_t saved = vkp__dir_create_parent(path, 0755);
       if (!saved) saved = vkp_profile_save(profile, path);
-      char *line = saved ? vkp__asprintf("profile not cached: %s",
-                                         vkp_status_message(saved))
-                         : vkp__asprintf("profile cached in %s", path);
+      st = saved ? vkp__lines_appendf(&notes, "profile notes", "profile not cached: %s",
+                                      vkp_status_message(saved))
+                 : vkp__lines_appendf(&notes, "profile notes", "profile cached in %s", path);
       vkp_status_free(saved);
-      st = vkp__append(&notes, line);
-      vkp__free(line);
     }
   }
   if (!st)

@@ -18,6 +18,7 @@
 #include "base/json_hooks.h"
 #include "base/status_macros.h"
 #include "pipeline/artifact_sign.h"
+#include "plan/plan_json.h"
 
 #define VKP__VKPIPE_VERSION "0.1.0"
 
@@ -44,62 +45,11 @@ bool vkp_artifact_is_artifact(const char *path) {
 
 // --- building ----------------------------------------------------------------
 
-static cJSON *vkp__endpoint(int32_t stage, const char *name) {
-  cJSON *o = cJSON_CreateObject();
-  if (!o) return NULL;
-  if (!cJSON_AddNumberToObject(o, "stage", stage) ||
-      !cJSON_AddStringToObject(o, "name", name)) {
-    cJSON_Delete(o);
-    return NULL;
-  }
-  return o;
-}
-
-static cJSON *vkp__plan_json(const vkp_plan_t *plan) {
-  cJSON *p = cJSON_CreateObject();
-  cJSON *inputs = cJSON_CreateArray(), *outputs = cJSON_CreateArray();
-  cJSON *bindings = cJSON_CreateArray(), *stages = cJSON_CreateArray();
-  bool ok = p && inputs && outputs && bindings && stages;
-  for (int32_t i = 0; ok && i < plan->n_inputs; ++i)
-    ok = cJSON_AddItemToArray(inputs, cJSON_CreateString(plan->inputs[i]));
-  for (int32_t i = 0; ok && i < plan->n_outputs; ++i)
-    ok = cJSON_AddItemToArray(outputs, cJSON_CreateString(plan->outputs[i]));
-  for (int32_t i = 0; ok && i < plan->n_bindings; ++i) {
-    const vkp_plan_binding_t *b = &plan->bindings[i];
-    cJSON *o = cJSON_CreateObject();
-    ok = o && cJSON_AddItemToObject(o, "from", vkp__endpoint(b->src_stage, b->src_name)) &&
-         cJSON_AddItemToObject(o, "to", vkp__endpoint(b->dst_stage, b->dst_name)) &&
-         cJSON_AddItemToArray(bindings, o);
-    if (!ok) cJSON_Delete(o);
-  }
-  for (int32_t s = 0; ok && s < plan->n_stages; ++s) {
-    const vkp_plan_stage_t *st = &plan->stages[s];
-    cJSON *o = cJSON_CreateObject();
-    ok = o && cJSON_AddStringToObject(o, "name", st->name) &&
-         cJSON_AddStringToObject(o, "target", st->target) &&
-         cJSON_AddNumberToObject(o, "threads", st->threads) &&
-         cJSON_AddNumberToObject(o, "estimated_ms", st->estimated_ms);
-    // The MPI rank (docs/scale-out.md), only when set.
-    if (ok && st->rank) ok = cJSON_AddNumberToObject(o, "rank", st->rank) != NULL;
-    ok = ok && cJSON_AddItemToArray(stages, o);
-    if (!ok) cJSON_Delete(o);
-  }
-  if (ok) {
-    ok = cJSON_AddStringToObject(p, "name", plan->name) &&
-         cJSON_AddItemToObject(p, "inputs", inputs) &&
-         cJSON_AddItemToObject(p, "outputs", outputs) &&
-         cJSON_AddItemToObject(p, "bindings", bindings) &&
-         cJSON_AddItemToObject(p, "stages", stages);
-    if (ok) return p;
-    cJSON_Delete(p);
-    return NULL;
-  }
-  cJSON_Delete(inputs);
-  cJSON_Delete(outputs);
-  cJSON_Delete(bindings);
-  cJSON_Delete(stages);
-  cJSON_Delete(p);
-  return NULL;
+// The stage graphs live in the artifact: stage i names "stages/<i>/graph.json"
+// (its weights are "stages/<i>/graph.bin").
+static void vkp__stage_graph_name(void *user, const vkp_plan_t *plan, int32_t stage,
+                                  char *buf, size_t size) {
+  snprintf(buf, size, "stages/%d/graph.json", (int)stage);
 }
 
 static vkp_status_t vkp__meta_json(const vkp_plan_t *plan,
@@ -108,8 +58,15 @@ static vkp_status_t vkp__meta_json(const vkp_plan_t *plan,
   vkp__json_init_hooks();  // the text is freed with vkp__free
   cJSON *m = cJSON_CreateObject();
   cJSON *targets = cJSON_CreateArray();
-  cJSON *plan_json = vkp__plan_json(plan);
-  bool ok = m && targets && plan_json;
+  cJSON *plan_json = NULL;
+  vkp__plan_codec_t codec = {.graph_name = vkp__stage_graph_name};
+  vkp_status_t st = vkp__plan_json_write(plan, &codec, &plan_json);
+  if (st) {
+    cJSON_Delete(m);
+    cJSON_Delete(targets);
+    return st;
+  }
+  bool ok = m && targets;
   ok = ok && cJSON_AddNumberToObject(m, "format_version", VKP_ARTIFACT_FORMAT_VERSION) &&
        cJSON_AddStringToObject(m, "vkpipe_version", VKP__VKPIPE_VERSION) &&
        cJSON_AddStringToObject(m, "model", info && info->model ? info->model : "") &&
@@ -174,12 +131,13 @@ vkp_status_t vkp_artifact_build(const vkp_plan_t *plan,
     vkp_compile_options_t opts = {0};
     if (info && info->stage_compile_options) opts = info->stage_compile_options[s];
     if (opts.threads == 0) opts.threads = stage->threads;
+    if (opts.precision == VKP_PRECISION_FP32) opts.precision = stage->precision;
     if (!opts.cpu_affinity) {
       opts.cpu_affinity = stage->cpu_affinity;
       opts.n_cpu_affinity = stage->n_cpu_affinity;
     }
     vkp_blob_t blob = {0};
-    if (!st) st = target->vtable->compile(target, stage->graph, &opts, &blob);
+    if (!st) st = target->vtable->compiler.compile(target, stage->graph, &opts, &blob);
     if (!st) {
       snprintf(name, sizeof name, "stages/%d/code", (int)s);
       st = vkp_archive_writer_add(w, name, blob.data, blob.size);
@@ -201,112 +159,39 @@ static vkp_status_t vkp__json_err(const char *what) {
   return vkp_status_make(VKP_STATUS_DATA_LOSS, "meta.json: %s", what);
 }
 
-static vkp_status_t vkp__read_endpoint(const cJSON *o, int32_t *stage,
-                                       const char **name) {
-  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "stage");
-  const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "name");
-  if (!cJSON_IsNumber(s) || !cJSON_IsString(n)) return vkp__json_err("bad binding endpoint");
-  *stage = (int32_t)s->valuedouble;
-  *name = n->valuestring;
-  return NULL;
-}
-
-static vkp_status_t vkp__load_plan(const vkp_archive_t *a, const cJSON *pj,
-                                   vkp_plan_t **out_plan) {
-  const cJSON *name = cJSON_GetObjectItemCaseSensitive(pj, "name");
-  const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(pj, "inputs");
-  const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(pj, "outputs");
-  const cJSON *bindings = cJSON_GetObjectItemCaseSensitive(pj, "bindings");
-  const cJSON *stages = cJSON_GetObjectItemCaseSensitive(pj, "stages");
-  if (!cJSON_IsString(name) || !cJSON_IsArray(inputs) || !cJSON_IsArray(outputs) ||
-      !cJSON_IsArray(bindings) || !cJSON_IsArray(stages))
-    return vkp__json_err("plan lacks name, inputs, outputs, bindings or stages");
-  vkp_plan_t *plan = NULL;
-  VKP_RETURN_IF_ERROR(vkp_plan_create(name->valuestring, &plan));
-  vkp_status_t st = NULL;
-  const cJSON *item;
-  cJSON_ArrayForEach(item, inputs) {
-    if (st) break;
-    st = cJSON_IsString(item) ? vkp_plan_add_global_input(plan, item->valuestring)
-                              : vkp__json_err("global input is not a string");
-  }
-  cJSON_ArrayForEach(item, outputs) {
-    if (st) break;
-    st = cJSON_IsString(item) ? vkp_plan_add_global_output(plan, item->valuestring)
-                              : vkp__json_err("global output is not a string");
-  }
-  int32_t s = 0;
-  cJSON_ArrayForEach(item, stages) {
-    if (st) break;
-    const cJSON *sn = cJSON_GetObjectItemCaseSensitive(item, "name");
-    const cJSON *tg = cJSON_GetObjectItemCaseSensitive(item, "target");
-    const cJSON *th = cJSON_GetObjectItemCaseSensitive(item, "threads");
-    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(item, "estimated_ms");
-    if (!cJSON_IsString(sn) || !cJSON_IsString(tg)) {
-      st = vkp__json_err("stage lacks name or target");
-      break;
-    }
-    char entry[64];
-    const void *json = NULL, *bin = NULL;
-    size_t json_size = 0, bin_size = 0;
-    snprintf(entry, sizeof entry, "stages/%d/graph.json", (int)s);
-    bool have_json = vkp_archive_find(a, entry, &json, &json_size);
-    snprintf(entry, sizeof entry, "stages/%d/graph.bin", (int)s);
-    bool have_bin = vkp_archive_find(a, entry, &bin, &bin_size);
-    if (!have_json || !have_bin) {
-      st = vkp_status_make(VKP_STATUS_DATA_LOSS, "stage %d '%s': missing %s", (int)s,
-                           sn->valuestring, have_json ? "graph.bin" : "graph.json");
-      break;
-    }
-    vkp_graph_t *g = NULL;
-    st = vkp_graph_load_memory(json, json_size, bin, bin_size, &g);
-    // Tools name files after stages and their graphs (inspect --dump).
-    if (!st && (!vkp__file_name_is_safe(sn->valuestring) || !vkp__file_name_is_safe(g->name)))
-      st = vkp_status_make(VKP_STATUS_DATA_LOSS,
-                           "stage and graph names must be file names made of "
-                           "A-Z a-z 0-9 _ . - (not starting with '.'); graph is '%s'",
-                           g->name);
-    if (st) {
-      vkp_graph_destroy(g);
-      g = NULL;
-    }
-    int32_t idx = -1;
-    if (!st) st = vkp_plan_add_stage(plan, sn->valuestring, tg->valuestring, g, &idx);
-    if (st) {
-      st = vkp_status_annotate(st, "stage %d '%s'", (int)s, sn->valuestring);
-      break;
-    }
-    plan->stages[idx].threads = cJSON_IsNumber(th) ? (int32_t)th->valuedouble : 0;
-    plan->stages[idx].estimated_ms = cJSON_IsNumber(ms) ? ms->valuedouble : 0;
-    const cJSON *rk = cJSON_GetObjectItemCaseSensitive(item, "rank");
-    if (rk) {
-      if (!cJSON_IsNumber(rk) || rk->valuedouble < 0 ||
-          rk->valuedouble > VKP_PLAN_MAX_RANK ||
-          rk->valuedouble != (double)(int32_t)rk->valuedouble) {
-        st = vkp_status_make(VKP_STATUS_DATA_LOSS,
-                             "stage %d '%s': \"rank\" must be an integer 0..%d",
-                             (int)s, sn->valuestring, VKP_PLAN_MAX_RANK);
-        break;
-      }
-      plan->stages[idx].rank = (int32_t)rk->valuedouble;
-    }
-    ++s;
-  }
-  cJSON_ArrayForEach(item, bindings) {
-    if (st) break;
-    int32_t src = 0, dst = 0;
-    const char *sname = NULL, *dname = NULL;
-    st = vkp__read_endpoint(cJSON_GetObjectItemCaseSensitive(item, "from"), &src, &sname);
-    if (!st)
-      st = vkp__read_endpoint(cJSON_GetObjectItemCaseSensitive(item, "to"), &dst, &dname);
-    if (!st) st = vkp_plan_bind(plan, src, sname, dst, dname);
-  }
-  if (!st) st = vkp_plan_validate(plan);
+// Loads the stage graph an artifact's plan names: the entry `graph_name`
+// ("stages/<i>/graph.json") and its weights beside it (".bin").
+static vkp_status_t vkp__load_stage_graph(void *user, const char *stage_name,
+                                          const char *graph_name, vkp_graph_t **out_graph) {
+  const vkp_archive_t *a = user;
+  *out_graph = NULL;
+  char bin_name[256];
+  size_t len = strlen(graph_name);
+  const void *json = NULL, *bin = NULL;
+  size_t json_size = 0, bin_size = 0;
+  if (len < 5 || len >= sizeof bin_name || strcmp(graph_name + len - 5, ".json") != 0)
+    return vkp_status_make(VKP_STATUS_DATA_LOSS,
+                           "stage '%s': graph '%s' is not a .json entry", stage_name,
+                           graph_name);
+  snprintf(bin_name, sizeof bin_name, "%.*s.bin", (int)(len - 5), graph_name);
+  if (!vkp_archive_find(a, graph_name, &json, &json_size) ||
+      !vkp_archive_find(a, bin_name, &bin, &bin_size))
+    return vkp_status_make(VKP_STATUS_DATA_LOSS, "stage '%s': missing entry %s",
+                           stage_name, json ? bin_name : graph_name);
+  vkp_graph_t *g = NULL;
+  vkp_status_t st = vkp_graph_load_memory(json, json_size, bin, bin_size, &g);
+  // Tools name files after stages and their graphs (inspect --dump).
+  if (!st && (!vkp__file_name_is_safe(stage_name) || !vkp__file_name_is_safe(g->name)))
+    st = vkp_status_make(VKP_STATUS_DATA_LOSS,
+                         "stage and graph names must be file names made of "
+                         "A-Z a-z 0-9 _ . - (not starting with '.'); stage is '%s', "
+                         "graph is '%s'",
+                         stage_name, g->name);
   if (st) {
-    vkp_plan_destroy(plan);
-    return st;
+    vkp_graph_destroy(g);
+    return vkp_status_annotate(st, "stage '%s'", stage_name);
   }
-  *out_plan = plan;
+  *out_graph = g;
   return NULL;
 }
 
@@ -368,8 +253,12 @@ static vkp_status_t vkp__artifact_load(const char *path, const void *image,
     if (!cJSON_IsNumber(fv) || (int)fv->valuedouble != VKP_ARTIFACT_FORMAT_VERSION)
       st = vkp__json_err("format_version missing or not this vkpipe's");
   }
-  if (!st) st = vkp__load_plan(art->archive, cJSON_GetObjectItemCaseSensitive(root, "plan"),
-                               &art->plan);
+  if (!st) {
+    vkp__plan_codec_t codec = {.user = art->archive, .load_graph = vkp__load_stage_graph};
+    st = vkp__plan_json_read(cJSON_GetObjectItemCaseSensitive(root, "plan"), NULL, NULL,
+                             &codec, &art->plan);
+    if (st) st = vkp_status_annotate(st, "meta.json");
+  }
   if (!st) {
     art->blobs = vkp__calloc((size_t)art->plan->n_stages + 1, sizeof(vkp_blob_t));
     if (!art->blobs) st = VKP_OOM("artifact blobs");

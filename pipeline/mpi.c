@@ -10,6 +10,17 @@
 // Messages between rank 0 and the rank of stage s use tags 8 * s + kind, on
 // a private duplicate of MPI_COMM_WORLD; MPI keeps messages of one tag
 // between two ranks in order, so frames need no reordering.
+//
+// A value from a stage on rank a != 0 to a stage on rank b != 0 goes
+// straight from a to b (a "direct route"), never through rank 0: for every
+// frame the producer's server sends, per route, a header (the frame's seq;
+// whether a payload follows) and, when the stage ran fine, the payload. The
+// consumer's server takes exactly one header per frame per direct input.
+// To keep both in step, rank 0 tells a server with direct routes about every
+// frame, also the ones it skips (a SKIP command: no run, no reply). Rank 0's
+// rings still hold the credits: a producer is at most `depth` frames ahead
+// of its consumers. Route tags follow the stage tags: n_stages * 8 +
+// 2 * (consumer input number over the plan) + part (0 header, 1 payload).
 #include <mpi.h>
 #include <pthread.h>
 #include <sched.h>
@@ -35,7 +46,10 @@ enum {
   VKP__KINDS = 8,
 };
 
-enum { VKP__CMD_RUN = 1, VKP__CMD_STOP = 2 };
+enum { VKP__CMD_RUN = 1, VKP__CMD_STOP = 2, VKP__CMD_SKIP = 3 };
+
+// Header seq of the last message on a direct route (the producer stopped).
+#define VKP__SEQ_END UINT64_MAX
 
 typedef struct vkp__cmd_t {
   uint64_t seq;
@@ -48,6 +62,11 @@ typedef struct vkp__hdr_t {
   int32_t code;     // vkp_status_code_t of the stage's error, 0 when fine
   int32_t msg_len;  // bytes of error text that follow (with the NUL)
 } vkp__hdr_t;
+
+// Tags from here up are not a stage's: ping-pong (0x7ff0), heartbeats. MPI
+// guarantees tags up to 32767.
+#define VKP__TAG_RESERVED 0x7ff0
+#define VKP__TAG_HEARTBEAT 0x7ff1
 
 // How long rank 0 waits for a serving rank to report a loaded stage.
 #define VKP__READY_TIMEOUT_NS (300ull * 1000000000ull)
@@ -71,8 +90,118 @@ static uint64_t vkp__spin_ns = 20000;
 // mode, and ends the whole job otherwise.
 static uint64_t vkp__hop_timeout_ns = 60ull * 1000000000ull;
 
+// Heartbeats: while it serves, a rank sends rank 0 a small message every
+// $VKPIPE_MPI_HEARTBEAT_MS (default 250; 0: none), and rank 0 takes a rank
+// whose heartbeats stopped for VKP__HEARTBEAT_MISSED intervals as lost, even
+// within the hop timeout: a dead or stopped process is told apart from a
+// slow stage (which keeps beating) in a bounded time.
+#define VKP__HEARTBEAT_MISSED 40
+static uint64_t vkp__heartbeat_ns = 250000000ull;
+static _Atomic uint64_t *vkp__heard_ns;  // rank 0: per rank, last heartbeat
+static pthread_t vkp__monitor;
+static bool vkp__monitor_started;
+static atomic_bool vkp__monitor_stop;
+
 static int vkp__tag(int32_t stage, int kind) {
   return (int)stage * VKP__KINDS + kind;
+}
+
+// Tensor payload moved by this process (vkp_mpi_traffic_get).
+static _Atomic uint64_t vkp__bytes_sent, vkp__bytes_received,
+    vkp__bytes_received_direct;
+
+void vkp_mpi_traffic_get(vkp_mpi_traffic_t *out) {
+  out->bytes_sent = atomic_load(&vkp__bytes_sent);
+  out->bytes_received = atomic_load(&vkp__bytes_received);
+  out->bytes_received_direct = atomic_load(&vkp__bytes_received_direct);
+}
+
+// ---------------------------------------------------------------------------
+// Routes: which values go where, computed the same way on every rank from
+// the plan.
+
+typedef struct vkp__routes_t {
+  int32_t n_stages;
+  int32_t *in_offset;   // owned: n_stages + 1, prefix sums of stage inputs
+  int32_t *out_offset;  // owned: n_stages + 1, prefix sums of stage outputs
+  // Per stage input (in_offset[s] + i): the producing stage and output when
+  // the value comes straight from another non-zero rank, else -1.
+  int32_t *in_src_stage, *in_src_output;  // owned
+  // Per stage output (out_offset[s] + o): rank 0 needs it (a stage there or
+  // a global output reads it).
+  bool *out_to_root;    // owned
+} vkp__routes_t;
+
+static void vkp__routes_deinit(vkp__routes_t *r) {
+  vkp__free(r->in_offset);
+  vkp__free(r->out_offset);
+  vkp__free(r->in_src_stage);
+  vkp__free(r->in_src_output);
+  vkp__free(r->out_to_root);
+  memset(r, 0, sizeof(*r));
+}
+
+static int32_t vkp__io_index(const vkp_graph_t *g, bool outputs, const char *name) {
+  int32_t n = outputs ? g->n_outputs : g->n_inputs;
+  const int32_t *ids = outputs ? g->outputs : g->inputs;
+  for (int32_t i = 0; i < n; ++i)
+    if (strcmp(g->values[ids[i]].name, name) == 0) return i;
+  return -1;
+}
+
+static vkp_status_t vkp__routes_init(const vkp_plan_t *plan, vkp__routes_t *r) {
+  memset(r, 0, sizeof(*r));
+  int32_t n = plan->n_stages;
+  r->n_stages = n;
+  r->in_offset = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  r->out_offset = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  if (!r->in_offset || !r->out_offset) return VKP_OOM("MPI routes");
+  for (int32_t s = 0; s < n; ++s) {
+    r->in_offset[s + 1] = r->in_offset[s] + plan->stages[s].graph->n_inputs;
+    r->out_offset[s + 1] = r->out_offset[s] + plan->stages[s].graph->n_outputs;
+  }
+  r->in_src_stage = vkp__calloc((size_t)r->in_offset[n] + 1, sizeof(int32_t));
+  r->in_src_output = vkp__calloc((size_t)r->in_offset[n] + 1, sizeof(int32_t));
+  r->out_to_root = vkp__calloc((size_t)r->out_offset[n] + 1, sizeof(bool));
+  if (!r->in_src_stage || !r->in_src_output || !r->out_to_root)
+    return VKP_OOM("MPI routes");
+  for (int32_t k = 0; k < r->in_offset[n]; ++k) r->in_src_stage[k] = -1;
+  for (int32_t b = 0; b < plan->n_bindings; ++b) {
+    const vkp_plan_binding_t *bind = &plan->bindings[b];
+    if (bind->src_stage == VKP_PLAN_GLOBAL) continue;
+    int32_t o = vkp__io_index(plan->stages[bind->src_stage].graph, true,
+                              bind->src_name);
+    if (o < 0) continue;  // vkp_plan_validate refuses such a plan
+    int32_t src_rank = plan->stages[bind->src_stage].rank;
+    int32_t dst_rank =
+        bind->dst_stage == VKP_PLAN_GLOBAL ? 0 : plan->stages[bind->dst_stage].rank;
+    if (src_rank == 0 || dst_rank == 0) {
+      r->out_to_root[r->out_offset[bind->src_stage] + o] = true;
+      continue;
+    }
+    int32_t i = vkp__io_index(plan->stages[bind->dst_stage].graph, false,
+                              bind->dst_name);
+    if (i < 0) continue;
+    r->in_src_stage[r->in_offset[bind->dst_stage] + i] = bind->src_stage;
+    r->in_src_output[r->in_offset[bind->dst_stage] + i] = o;
+  }
+  return NULL;
+}
+
+// Tag of part `part` (0 header, 1 payload) of the direct route into input
+// `input` of stage `stage`.
+static int vkp__route_tag(const vkp__routes_t *r, int32_t stage, int32_t input,
+                          int part) {
+  return r->n_stages * VKP__KINDS + 2 * (r->in_offset[stage] + input) + part;
+}
+
+// Whether stage `s` sends or receives some value on a direct route.
+static bool vkp__stage_has_routes(const vkp__routes_t *r, int32_t s) {
+  for (int32_t k = 0; k < r->in_offset[r->n_stages]; ++k)
+    if (r->in_src_stage[k] == s) return true;
+  for (int32_t k = r->in_offset[s]; k < r->in_offset[s + 1]; ++k)
+    if (r->in_src_stage[k] >= 0) return true;
+  return false;
 }
 
 bool vkp_mpi_available(void) { return true; }
@@ -131,14 +260,87 @@ vkp_status_t vkp_mpi_init(int *argc, char ***argv, int32_t *out_rank,
                              "VKPIPE_MPI_TIMEOUT_S='%s' is not 0..86400", hop);
     vkp__hop_timeout_ns = sec ? sec * 1000000000ull : UINT64_MAX;
   }
+  const char *beat = getenv("VKPIPE_MPI_HEARTBEAT_MS");
+  if (beat) {
+    char *end = NULL;
+    unsigned long long ms = strtoull(beat, &end, 10);
+    if (end == beat || *end || ms > 3600000)
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "VKPIPE_MPI_HEARTBEAT_MS='%s' is not 0..3600000", beat);
+    vkp__heartbeat_ns = ms * 1000000ull;
+  }
   if (out_rank) *out_rank = vkp__rank;
   if (out_size) *out_size = vkp__size;
   return NULL;
 }
 
+// Rank 0: takes every heartbeat and notes when each rank was last heard.
+static void *vkp__monitor_main(void *arg) {
+  uint64_t beat = 0;
+  MPI_Request req = MPI_REQUEST_NULL;
+  while (!atomic_load(&vkp__monitor_stop)) {
+    if (req == MPI_REQUEST_NULL &&
+        MPI_Irecv(&beat, sizeof beat, MPI_BYTE, MPI_ANY_SOURCE, VKP__TAG_HEARTBEAT,
+                  vkp__comm, &req) != MPI_SUCCESS)
+      break;
+    int done = 0;
+    MPI_Status status;
+    if (MPI_Test(&req, &done, &status) != MPI_SUCCESS) break;
+    if (done) {
+      if (status.MPI_SOURCE >= 0 && status.MPI_SOURCE < vkp__size)
+        atomic_store(&vkp__heard_ns[status.MPI_SOURCE], vkp__now_ns());
+      continue;
+    }
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  if (req != MPI_REQUEST_NULL) {
+    MPI_Cancel(&req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+  }
+  return NULL;
+}
+
+static vkp_status_t vkp__monitor_start(void) {
+  if (vkp__monitor_started || vkp__heartbeat_ns == 0) return NULL;
+  vkp__heard_ns = vkp__calloc((size_t)vkp__size + 1, sizeof(*vkp__heard_ns));
+  if (!vkp__heard_ns) return VKP_OOM("heartbeat table");
+  atomic_store(&vkp__monitor_stop, false);
+  if (pthread_create(&vkp__monitor, NULL, vkp__monitor_main, NULL)) {
+    vkp__free((void *)vkp__heard_ns);
+    vkp__heard_ns = NULL;
+    return vkp_status_make(VKP_STATUS_UNAVAILABLE, "cannot start the heartbeat monitor");
+  }
+  vkp__monitor_started = true;
+  return NULL;
+}
+
+static void vkp__monitor_join(void) {
+  if (!vkp__monitor_started) return;
+  atomic_store(&vkp__monitor_stop, true);
+  pthread_join(vkp__monitor, NULL);
+  vkp__monitor_started = false;
+  vkp__free((void *)vkp__heard_ns);
+  vkp__heard_ns = NULL;
+}
+
+// Rank 0: the first of `ranks` whose heartbeats stopped since `since_ns`
+// (each is given the full window from `since_ns` on), or -1.
+static int32_t vkp__silent_rank(const int32_t *ranks, int n, uint64_t since_ns) {
+  if (!vkp__heard_ns || vkp__heartbeat_ns == 0) return -1;
+  uint64_t now = vkp__now_ns(), limit = vkp__heartbeat_ns * VKP__HEARTBEAT_MISSED;
+  for (int i = 0; i < n; ++i) {
+    uint64_t heard = atomic_load(&vkp__heard_ns[ranks[i]]);
+    if (heard < since_ns) heard = since_ns;
+    if (now > heard && now - heard > limit) return ranks[i];
+  }
+  return -1;
+}
+
 void vkp_mpi_finalize(void) {
   // MPI_Finalize would wait for a lost rank: end the job instead.
   if (atomic_load(&vkp_mpi_lost_rank) >= 0) vkp_mpi_abort(1);
+  vkp__monitor_join();
   if (vkp__comm != MPI_COMM_NULL) MPI_Comm_free(&vkp__comm);
   vkp__comm = MPI_COMM_NULL;
   int finalized = 0;
@@ -168,8 +370,15 @@ bool vkp__plan_has_ranks(const vkp_plan_t *plan) {
 // sleeps that grow to 100 us, so a waiting thread leaves the cores to the
 // stages. With `timeout_ns` not UINT64_MAX, TIMEOUT once it passed (the
 // requests still open).
-static vkp_status_t vkp__wait_all(int n, MPI_Request *reqs, uint64_t timeout_ns) {
+static int32_t vkp__silent_rank(const int32_t *ranks, int n, uint64_t since_ns);
+
+// As vkp__wait_all, and on rank 0 also gives up (UNAVAILABLE, *out_silent
+// set) once one of the `n_watch` ranks in `watch` stops its heartbeats.
+static vkp_status_t vkp__wait_watch(int n, MPI_Request *reqs, uint64_t timeout_ns,
+                                    const int32_t *watch, int n_watch,
+                                    int32_t *out_silent) {
   uint64_t start = vkp__now_ns(), sleep_ns = 0;
+  *out_silent = -1;
   for (;;) {
     int done = 0;
     int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
@@ -182,11 +391,22 @@ static vkp_status_t vkp__wait_all(int n, MPI_Request *reqs, uint64_t timeout_ns)
     }
     if (timeout_ns != UINT64_MAX && waited > timeout_ns)
       return vkp_status_make(VKP_STATUS_TIMEOUT, "MPI transfer timed out");
+    if (n_watch > 0 && (*out_silent = vkp__silent_rank(watch, n_watch, start)) >= 0)
+      return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                             "no heartbeat from rank %d for %.1f s "
+                             "(VKPIPE_MPI_HEARTBEAT_MS)",
+                             (int)*out_silent,
+                             (double)(vkp__heartbeat_ns * VKP__HEARTBEAT_MISSED) * 1e-9);
     sleep_ns = sleep_ns ? sleep_ns * 2 : 5000;
     if (sleep_ns > 100000) sleep_ns = 100000;
     struct timespec ts = {0, (long)sleep_ns};
     nanosleep(&ts, NULL);
   }
+}
+
+static vkp_status_t vkp__wait_all(int n, MPI_Request *reqs, uint64_t timeout_ns) {
+  int32_t silent;
+  return vkp__wait_watch(n, reqs, timeout_ns, NULL, 0, &silent);
 }
 
 static vkp_status_t vkp__check_count(const vkp_plan_t *plan, int32_t stage,
@@ -206,8 +426,13 @@ typedef struct vkp__proxy_t {
   const vkp_plan_t *plan;
   int32_t stage;
   int32_t rank;
-  uint64_t frames;
+  uint64_t seq;       // the executor's frame, set by vkp__mpi_proxy_frame
+  bool has_routes;    // the server must hear of skipped frames too
+  vkp__routes_t routes;  // owned
   MPI_Request *reqs;  // owned: 1 + n_inputs + 1 + n_outputs
+  int32_t n_watch;
+  int32_t *watch;     // owned: the ranks a hop depends on (its own, then
+                      // those that feed it directly), for heartbeats
 } vkp__proxy_t;
 
 static bool vkp__proxy_supports(const vkp_target_t *target,
@@ -216,28 +441,87 @@ static bool vkp__proxy_supports(const vkp_target_t *target,
   return false;
 }
 
+// Sends a command for frame `seq` to the serving rank and waits for it to
+// leave (a small message: MPI sends it eagerly).
+static vkp_status_t vkp__send_cmd(int32_t stage, int32_t rank, int32_t what,
+                                  uint64_t seq) {
+  vkp__cmd_t cmd = {.seq = seq, .cmd = what};
+  MPI_Request req;
+  int rc = MPI_Isend(&cmd, sizeof cmd, MPI_BYTE, rank, vkp__tag(stage, VKP__K_CMD),
+                     vkp__comm, &req);
+  if (rc != MPI_SUCCESS) return vkp__mpi_error(rc, "sending a command");
+  return vkp__wait_all(1, &req, 10000000000ull);
+}
+
+void vkp__mpi_proxy_frame(vkp_stage_t *stage, uint64_t seq, bool run) {
+  vkp__proxy_t *px = (vkp__proxy_t *)stage;
+  px->seq = seq;
+  // A skipped frame matters to a server with direct routes only; once a
+  // rank is lost the pipeline has failed and nothing more is sent.
+  if (run || !px->has_routes || atomic_load(&vkp_mpi_lost_rank) >= 0) return;
+  vkp_status_free(vkp__send_cmd(px->stage, px->rank, VKP__CMD_SKIP, seq));
+}
+
+// The ranks that feed stage `px` directly, as text for a lost-rank message.
+static void vkp__direct_sources(const vkp__proxy_t *px, char *text, size_t size) {
+  const vkp__routes_t *r = &px->routes;
+  size_t len = 0;
+  text[0] = 0;
+  for (int32_t k = r->in_offset[px->stage]; k < r->in_offset[px->stage + 1]; ++k) {
+    if (r->in_src_stage[k] < 0 || len + 32 > size) continue;
+    len += (size_t)snprintf(text + len, size - len, "%s%d", len ? ", " : "",
+                            (int)px->plan->stages[r->in_src_stage[k]].rank);
+  }
+}
+
 static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
                                    vkp_tensor_t *outputs) {
   vkp__proxy_t *px = (vkp__proxy_t *)stage;
   const vkp_graph_t *g = px->plan->stages[px->stage].graph;
-  vkp__cmd_t cmd = {.seq = ++px->frames, .cmd = VKP__CMD_RUN};
+  const vkp__routes_t *routes = &px->routes;
+  vkp__cmd_t cmd = {.seq = px->seq, .cmd = VKP__CMD_RUN};
   vkp__hdr_t hdr = {0};
   int n = 0;
   MPI_Request *r = px->reqs;
+  uint64_t sent = 0, received = 0;
   int rc = MPI_Isend(&cmd, sizeof cmd, MPI_BYTE, px->rank,
                      vkp__tag(px->stage, VKP__K_CMD), vkp__comm, &r[n++]);
-  for (int32_t i = 0; rc == MPI_SUCCESS && i < g->n_inputs; ++i)
-    rc = MPI_Isend(inputs[i].data, (int)vkp_tensor_nbytes(&inputs[i]), MPI_BYTE,
-                   px->rank, vkp__tag(px->stage, VKP__K_IN), vkp__comm, &r[n++]);
+  // Inputs that come straight from another serving rank are not sent.
+  for (int32_t i = 0; rc == MPI_SUCCESS && i < g->n_inputs; ++i) {
+    if (routes->in_src_stage[routes->in_offset[px->stage] + i] >= 0) continue;
+    size_t nbytes = vkp_tensor_nbytes(&inputs[i]);
+    sent += nbytes;
+    rc = MPI_Isend(inputs[i].data, (int)nbytes, MPI_BYTE, px->rank,
+                   vkp__tag(px->stage, VKP__K_IN), vkp__comm, &r[n++]);
+  }
   if (rc == MPI_SUCCESS)
     rc = MPI_Irecv(&hdr, sizeof hdr, MPI_BYTE, px->rank,
                    vkp__tag(px->stage, VKP__K_HDR), vkp__comm, &r[n++]);
-  for (int32_t o = 0; rc == MPI_SUCCESS && o < g->n_outputs; ++o)
-    rc = MPI_Irecv(outputs[o].data, (int)vkp_tensor_nbytes(&outputs[o]),
-                   MPI_BYTE, px->rank, vkp__tag(px->stage, VKP__K_OUT),
-                   vkp__comm, &r[n++]);
-  vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_all(n, r, vkp__hop_timeout_ns)
-                                      : vkp__mpi_error(rc, "posting a transfer");
+  // Outputs only other serving ranks read never come here.
+  for (int32_t o = 0; rc == MPI_SUCCESS && o < g->n_outputs; ++o) {
+    if (!routes->out_to_root[routes->out_offset[px->stage] + o]) continue;
+    size_t nbytes = vkp_tensor_nbytes(&outputs[o]);
+    received += nbytes;
+    rc = MPI_Irecv(outputs[o].data, (int)nbytes, MPI_BYTE, px->rank,
+                   vkp__tag(px->stage, VKP__K_OUT), vkp__comm, &r[n++]);
+  }
+  int32_t silent = -1;
+  vkp_status_t st = rc == MPI_SUCCESS
+                        ? vkp__wait_watch(n, r, vkp__hop_timeout_ns, px->watch,
+                                          px->n_watch, &silent)
+                        : vkp__mpi_error(rc, "posting a transfer");
+  if (st && silent >= 0) {
+    for (int i = 0; i < n; ++i) {
+      if (r[i] == MPI_REQUEST_NULL) continue;
+      MPI_Cancel(&r[i]);
+      MPI_Request_free(&r[i]);
+    }
+    vkp_status_t lost = vkp_status_make(VKP_STATUS_DEVICE_LOST, "rank %d is lost: %s",
+                                        (int)silent, vkp_status_message(st));
+    vkp_status_free(st);
+    vkp_mpi_lost_rank = silent;
+    return lost;
+  }
   if (st) {
     // A rank that does not answer, or a transport that fails, is lost: the
     // pipeline fails (DEVICE_LOST) and later runs are refused naming it.
@@ -247,19 +531,26 @@ static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *input
       MPI_Cancel(&r[i]);
       MPI_Request_free(&r[i]);
     }
+    char sources[128];
+    vkp__direct_sources(px, sources, sizeof sources);
+    char also[160] = "";
+    if (sources[0])
+      snprintf(also, sizeof also, " (or rank %s, which feeds it directly)", sources);
     bool timeout = vkp_status_is(st, VKP_STATUS_TIMEOUT);
     vkp_status_t lost =
         timeout ? vkp_status_make(VKP_STATUS_DEVICE_LOST,
-                                  "rank %d is lost: no answer within %llu s "
+                                  "rank %d%s is lost: no answer within %llu s "
                                   "(VKPIPE_MPI_TIMEOUT_S)",
-                                  (int)px->rank,
+                                  (int)px->rank, also,
                                   (unsigned long long)(vkp__hop_timeout_ns / 1000000000ull))
-                : vkp_status_make(VKP_STATUS_DEVICE_LOST, "rank %d is lost: %s",
-                                  (int)px->rank, vkp_status_message(st));
+                : vkp_status_make(VKP_STATUS_DEVICE_LOST, "rank %d%s is lost: %s",
+                                  (int)px->rank, also, vkp_status_message(st));
     vkp_status_free(st);
     vkp_mpi_lost_rank = px->rank;
     return lost;
   }
+  atomic_fetch_add(&vkp__bytes_sent, sent);
+  atomic_fetch_add(&vkp__bytes_received, received);
   if (hdr.code == 0) return NULL;
   // The stage failed there: its message follows.
   int len = hdr.msg_len > 0 && hdr.msg_len < (1 << 20) ? hdr.msg_len : 1;
@@ -280,15 +571,19 @@ static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *input
 static void vkp__proxy_unload(vkp_stage_t *stage) {
   vkp__proxy_t *px = (vkp__proxy_t *)stage;
   if (!px) return;
+  vkp__routes_deinit(&px->routes);
+  vkp__free(px->watch);
   vkp__free(px->reqs);
   vkp__free(px);
 }
 
+// Never registered: the pipeline runs it as a host stage (zero caps) and
+// only calls run and unload; stages are made by vkp__proxy_new, not load.
 static const vkp_target_vtable_t vkp__proxy_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
     .name = "mpi-proxy",
-    .supports = vkp__proxy_supports,
-    .run = vkp__proxy_run,
-    .unload = vkp__proxy_unload,
+    .compiler = {.supports = vkp__proxy_supports},
+    .stage = {.run = vkp__proxy_run, .unload = vkp__proxy_unload},
 };
 
 static const vkp_target_t vkp__proxy_target = {.vtable = &vkp__proxy_vtable,
@@ -348,11 +643,14 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
                            "stage '%s' is placed on rank %d, but the MPI world "
                            "has %d ranks (mpirun -np %d or more)",
                            ps->name, (int)ps->rank, vkp__size, (int)ps->rank + 1);
-  int64_t max_tag = (int64_t)plan->n_stages * VKP__KINDS;
+  int64_t n_inputs_all = 0;
+  for (int32_t k = 0; k < plan->n_stages; ++k)
+    n_inputs_all += plan->stages[k].graph->n_inputs;
+  int64_t max_tag = (int64_t)plan->n_stages * VKP__KINDS + 2 * n_inputs_all;
   void *ub = NULL;
   int flag = 0;
   MPI_Comm_get_attr(vkp__comm, MPI_TAG_UB, &ub, &flag);
-  if (flag && max_tag > *(int *)ub)
+  if (max_tag >= VKP__TAG_RESERVED || (flag && max_tag > *(int *)ub))
     return vkp_status_make(VKP_STATUS_UNSUPPORTED,
                            "plan has %d stages, more than this MPI's tags allow",
                            (int)plan->n_stages);
@@ -370,15 +668,36 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
     px->reqs = vkp__calloc((size_t)g->n_inputs + (size_t)g->n_outputs + 2,
                            sizeof(MPI_Request));
   vkp_status_t st = px && px->reqs ? NULL : VKP_OOM("MPI proxy stage");
+  if (!st) st = vkp__routes_init(plan, &px->routes);
+  if (!st) {
+    px->watch = vkp__calloc((size_t)g->n_inputs + 2, sizeof(int32_t));
+    if (!px->watch) st = VKP_OOM("MPI proxy stage");
+  }
+  if (!st) {
+    px->watch[px->n_watch++] = ps->rank;
+    for (int32_t i = 0; i < g->n_inputs; ++i) {
+      int32_t src = px->routes.in_src_stage[px->routes.in_offset[stage] + i];
+      if (src >= 0) px->watch[px->n_watch++] = plan->stages[src].rank;
+    }
+  }
+  if (!st) st = vkp__monitor_start();
   // The ready report is taken even when this fails (vkp__mpi_stop waits for
   // the reports of stages without a proxy).
   vkp_status_t ready = vkp__recv_ready(stage, ps->rank, VKP__READY_TIMEOUT_NS);
   if (st || (ready && vkp_status_is(ready, VKP_STATUS_TIMEOUT))) {
-    if (px) vkp__free(px->reqs);
+    if (px) {
+      vkp__routes_deinit(&px->routes);
+      vkp__free(px->watch);
+      vkp__free(px->reqs);
+    }
     vkp__free(px);
-    vkp_status_free(st);
-    return ready ? ready : VKP_OOM("MPI proxy stage");
+    if (ready) {
+      vkp_status_free(st);
+      return ready;
+    }
+    return st;
   }
+  px->has_routes = vkp__stage_has_routes(&px->routes, stage);
   px->base.target = &vkp__proxy_target;
   px->plan = plan;
   px->stage = stage;
@@ -399,11 +718,7 @@ void vkp__mpi_stop(vkp_pipeline_t *p) {
     // A stage whose proxy never loaded still has its ready report coming
     // (create failed earlier): take it so it cannot meet a later pipeline.
     if (!p->stages[s].loaded) vkp_status_free(vkp__recv_ready(s, rank, 10000000000ull));
-    vkp__cmd_t cmd = {.cmd = VKP__CMD_STOP};
-    MPI_Request req;
-    if (MPI_Isend(&cmd, sizeof cmd, MPI_BYTE, rank, vkp__tag(s, VKP__K_CMD),
-                  vkp__comm, &req) == MPI_SUCCESS)
-      vkp_status_free(vkp__wait_all(1, &req, 10000000000ull));
+    vkp_status_free(vkp__send_cmd(s, rank, VKP__CMD_STOP, 0));
   }
 }
 
@@ -412,6 +727,7 @@ void vkp__mpi_stop(vkp_pipeline_t *p) {
 
 typedef struct vkp__server_t {
   const vkp_plan_t *plan;
+  const vkp__routes_t *routes;  // borrowed: shared by the rank's servers
   int32_t stage;
   const vkp_target_t *target;
   vkp_stage_t *loaded;
@@ -423,9 +739,16 @@ typedef struct vkp__server_t {
   vkp_status_t error;        // owned: a transfer failure that ended serving
 } vkp__server_t;
 
-static vkp_status_t vkp__send_hdr(int32_t stage, int kind, int msg_kind,
-                                  uint64_t seq, vkp_status_t err,
-                                  const vkp_tensor_t *outputs, int32_t n_outputs) {
+// A direct route out of a server: output `output` to input `input` of stage
+// `stage` on rank `rank`.
+typedef struct vkp__out_route_t {
+  int32_t output, stage, input, rank;
+} vkp__out_route_t;
+
+static vkp_status_t vkp__send_hdr(const vkp__routes_t *routes, int32_t stage,
+                                  int kind, int msg_kind, uint64_t seq,
+                                  vkp_status_t err, const vkp_tensor_t *outputs,
+                                  int32_t n_outputs) {
   const char *text = err ? vkp_status_message(err) : "";
   vkp__hdr_t hdr = {.seq = seq,
                     .code = err ? (int32_t)vkp_status_code(err) : 0,
@@ -435,18 +758,25 @@ static vkp_status_t vkp__send_hdr(int32_t stage, int kind, int msg_kind,
   int rc = MPI_Isend(&hdr, sizeof hdr, MPI_BYTE, 0, vkp__tag(stage, kind),
                      vkp__comm, &reqs[n++]);
   if (rc == MPI_SUCCESS) rc = MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
-  // Outputs go back whatever happened: rank 0 posted their receives.
+  // Outputs rank 0 reads go back whatever happened: it posted their receives.
   MPI_Request *out = NULL;
   if (rc == MPI_SUCCESS && n_outputs > 0) {
     out = vkp__calloc((size_t)n_outputs, sizeof(*out));
     if (!out) return VKP_OOM("output sends");
-    for (int32_t o = 0; rc == MPI_SUCCESS && o < n_outputs; ++o)
-      rc = MPI_Isend(outputs[o].data, (int)vkp_tensor_nbytes(&outputs[o]),
-                     MPI_BYTE, 0, vkp__tag(stage, VKP__K_OUT), vkp__comm, &out[o]);
-    vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_all(n_outputs, out, UINT64_MAX)
+    int posted = 0;
+    uint64_t sent = 0;
+    for (int32_t o = 0; rc == MPI_SUCCESS && o < n_outputs; ++o) {
+      if (!routes->out_to_root[routes->out_offset[stage] + o]) continue;
+      size_t nbytes = vkp_tensor_nbytes(&outputs[o]);
+      sent += nbytes;
+      rc = MPI_Isend(outputs[o].data, (int)nbytes, MPI_BYTE, 0,
+                     vkp__tag(stage, VKP__K_OUT), vkp__comm, &out[posted++]);
+    }
+    vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_all(posted, out, UINT64_MAX)
                                         : vkp__mpi_error(rc, "sending outputs");
     vkp__free(out);
     VKP_RETURN_IF_ERROR(st);
+    atomic_fetch_add(&vkp__bytes_sent, sent);
   }
   if (rc == MPI_SUCCESS && err) {
     MPI_Request req;
@@ -457,54 +787,245 @@ static vkp_status_t vkp__send_hdr(int32_t stage, int kind, int msg_kind,
   return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "sending a reply");
 }
 
+// Receive side of the direct routes into one server: per direct input, a
+// header receive always posted, and a payload receive posted until a
+// payload arrives (a header without payload leaves it posted for the next).
+typedef struct vkp__inbox_t {
+  int32_t n_inputs;
+  int32_t *src_rank;      // owned, per input: the producer's rank, or -1
+  vkp__hdr_t *hdr;        // owned, per input
+  MPI_Request *hdr_req;   // owned, per input
+  MPI_Request *data_req;  // owned, per input
+} vkp__inbox_t;
+
+static vkp_status_t vkp__inbox_post(vkp__server_t *sv, vkp__inbox_t *box,
+                                    int32_t i) {
+  const vkp__routes_t *r = sv->routes;
+  int rc = MPI_SUCCESS;
+  if (box->hdr_req[i] == MPI_REQUEST_NULL)
+    rc = MPI_Irecv(&box->hdr[i], sizeof box->hdr[i], MPI_BYTE, box->src_rank[i],
+                   vkp__route_tag(r, sv->stage, i, 0), vkp__comm, &box->hdr_req[i]);
+  if (rc == MPI_SUCCESS && box->data_req[i] == MPI_REQUEST_NULL)
+    rc = MPI_Irecv(sv->inputs[i].data, (int)vkp_tensor_nbytes(&sv->inputs[i]),
+                   MPI_BYTE, box->src_rank[i], vkp__route_tag(r, sv->stage, i, 1),
+                   vkp__comm, &box->data_req[i]);
+  return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "receiving a direct input");
+}
+
+// Takes the header of frame `seq` on direct input `i` (and its payload, if
+// any); *out_payload says whether one came. The receives are posted again
+// (vkp__inbox_post) once the frame is done with the input tensor.
+static vkp_status_t vkp__inbox_take(vkp__server_t *sv, vkp__inbox_t *box,
+                                    int32_t i, uint64_t seq, bool *out_payload) {
+  *out_payload = false;
+  VKP_RETURN_IF_ERROR(vkp__wait_all(1, &box->hdr_req[i], UINT64_MAX));
+  uint64_t got = box->hdr[i].seq;
+  bool payload = got != VKP__SEQ_END && box->hdr[i].code == 0;
+  if (payload) {
+    VKP_RETURN_IF_ERROR(vkp__wait_all(1, &box->data_req[i], UINT64_MAX));
+    size_t nbytes = vkp_tensor_nbytes(&sv->inputs[i]);
+    atomic_fetch_add(&vkp__bytes_received, nbytes);
+    atomic_fetch_add(&vkp__bytes_received_direct, nbytes);
+  }
+  if (got != seq)
+    return vkp_status_make(VKP_STATUS_INTERNAL,
+                           "stage '%s': direct input %d brought frame %llu "
+                           "while frame %llu was expected",
+                           sv->plan->stages[sv->stage].name, (int)i,
+                           (unsigned long long)got, (unsigned long long)seq);
+  *out_payload = payload;
+  return NULL;
+}
+
+// After a stop: takes every message still coming on the direct inputs,
+// until each producer's end header, then cancels the payload receives.
+static vkp_status_t vkp__inbox_drain(vkp__server_t *sv, vkp__inbox_t *box) {
+  vkp_status_t st = NULL;
+  for (int32_t i = 0; i < box->n_inputs; ++i) {
+    if (box->src_rank[i] < 0) continue;
+    while (!st && box->hdr_req[i] != MPI_REQUEST_NULL) {
+      st = vkp__wait_all(1, &box->hdr_req[i], UINT64_MAX);
+      if (st || box->hdr[i].seq == VKP__SEQ_END) break;
+      if (box->hdr[i].code == 0)
+        st = vkp__wait_all(1, &box->data_req[i], UINT64_MAX);
+      if (!st) st = vkp__inbox_post(sv, box, i);
+    }
+    if (box->data_req[i] != MPI_REQUEST_NULL) {
+      MPI_Cancel(&box->data_req[i]);
+      MPI_Wait(&box->data_req[i], MPI_STATUS_IGNORE);
+    }
+  }
+  return st;
+}
+
+// Sends frame `seq` on every direct route out of the server: a header, and
+// the payload when `payload`. The requests go into `reqs` (2 per route);
+// `hdrs` (1 per route) must live until they complete.
+static vkp_status_t vkp__routes_send(vkp__server_t *sv, const vkp__out_route_t *out,
+                                     int32_t n_out, uint64_t seq, bool payload,
+                                     vkp__hdr_t *hdrs, MPI_Request *reqs,
+                                     int *n_reqs) {
+  const vkp__routes_t *r = sv->routes;
+  int rc = MPI_SUCCESS;
+  *n_reqs = 0;
+  uint64_t sent = 0;
+  for (int32_t k = 0; rc == MPI_SUCCESS && k < n_out; ++k) {
+    hdrs[k] = (vkp__hdr_t){.seq = seq, .code = payload ? 0 : 1};
+    rc = MPI_Isend(&hdrs[k], sizeof hdrs[k], MPI_BYTE, out[k].rank,
+                   vkp__route_tag(r, out[k].stage, out[k].input, 0), vkp__comm,
+                   &reqs[(*n_reqs)++]);
+    if (rc != MPI_SUCCESS || !payload) continue;
+    const vkp_tensor_t *t = &sv->outputs[out[k].output];
+    sent += vkp_tensor_nbytes(t);
+    rc = MPI_Isend(t->data, (int)vkp_tensor_nbytes(t), MPI_BYTE, out[k].rank,
+                   vkp__route_tag(r, out[k].stage, out[k].input, 1), vkp__comm,
+                   &reqs[(*n_reqs)++]);
+  }
+  atomic_fetch_add(&vkp__bytes_sent, sent);
+  return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "sending a direct output");
+}
+
+// One server thread. Per frame it receives a command from rank 0 (RUN,
+// SKIP or STOP) and, for RUN, the inputs rank 0 sends; the direct inputs
+// come from their producers' ranks, one header per frame each. The inputs
+// rank 0 sends are received together with the command (they follow a RUN
+// right away) when the stage gets no SKIPs; after a STOP those receives are
+// cancelled.
 static void *vkp__server_main(void *arg) {
   vkp__server_t *sv = arg;
-  const vkp_graph_t *g = sv->plan->stages[sv->stage].graph;
-  MPI_Request *reqs = vkp__calloc((size_t)g->n_inputs + 1, sizeof(MPI_Request));
-  if (!reqs) {
-    sv->error = VKP_OOM("input receives");
-    return NULL;
+  const vkp__routes_t *r = sv->routes;
+  const vkp_plan_t *plan = sv->plan;
+  const vkp_graph_t *g = plan->stages[sv->stage].graph;
+  int32_t n_in = g->n_inputs;
+  // Direct routes out of this stage.
+  int32_t n_out = 0;
+  for (int32_t k = 0; k < r->in_offset[r->n_stages]; ++k) n_out += r->in_src_stage[k] == sv->stage;
+  vkp__out_route_t *out = vkp__calloc((size_t)n_out + 1, sizeof(*out));
+  vkp__hdr_t *out_hdrs = vkp__calloc((size_t)n_out + 1, sizeof(*out_hdrs));
+  MPI_Request *out_reqs = vkp__calloc(2 * (size_t)n_out + 1, sizeof(MPI_Request));
+  MPI_Request *reqs = vkp__calloc((size_t)n_in + 1, sizeof(MPI_Request));
+  vkp__inbox_t box = {.n_inputs = n_in};
+  box.src_rank = vkp__calloc((size_t)n_in + 1, sizeof(int32_t));
+  box.hdr = vkp__calloc((size_t)n_in + 1, sizeof(vkp__hdr_t));
+  box.hdr_req = vkp__calloc((size_t)n_in + 1, sizeof(MPI_Request));
+  box.data_req = vkp__calloc((size_t)n_in + 1, sizeof(MPI_Request));
+  vkp_status_t st = NULL;
+  if (!out || !out_hdrs || !out_reqs || !reqs || !box.src_rank || !box.hdr ||
+      !box.hdr_req || !box.data_req)
+    st = VKP_OOM("server requests");
+  for (int32_t s = 0, k = 0; !st && s < r->n_stages; ++s)
+    for (int32_t i = 0; i < r->in_offset[s + 1] - r->in_offset[s]; ++i)
+      if (r->in_src_stage[r->in_offset[s] + i] == sv->stage)
+        out[k++] = (vkp__out_route_t){r->in_src_output[r->in_offset[s] + i], s, i,
+                                      plan->stages[s].rank};
+  bool any_direct = false;
+  for (int32_t i = 0; !st && i < n_in; ++i) {
+    box.hdr_req[i] = box.data_req[i] = MPI_REQUEST_NULL;
+    int32_t src = r->in_src_stage[r->in_offset[sv->stage] + i];
+    box.src_rank[i] = src >= 0 ? plan->stages[src].rank : -1;
+    if (src < 0) continue;
+    any_direct = true;
+    st = vkp__inbox_post(sv, &box, i);
   }
-  for (;;) {
-    // The command and the inputs are received together: rank 0 sends the
-    // inputs right behind a run command. A stop command comes alone; the
-    // input receives are then cancelled.
+  // A stage with direct routes gets SKIP commands: a RUN's inputs may follow
+  // a SKIP at once, so its receives are posted only once the RUN is in
+  // (receives posted early could take them and could not be cancelled).
+  bool skips = vkp__stage_has_routes(r, sv->stage);
+  while (!st) {
     vkp__cmd_t cmd = {0};
     int rc = MPI_Irecv(&cmd, sizeof cmd, MPI_BYTE, 0,
                        vkp__tag(sv->stage, VKP__K_CMD), vkp__comm, &reqs[0]);
+    if (skips && rc == MPI_SUCCESS) {
+      st = vkp__wait_all(1, reqs, UINT64_MAX);
+      if (st) break;
+    }
     int posted = rc == MPI_SUCCESS ? 1 : 0;
-    for (int32_t i = 0; rc == MPI_SUCCESS && i < g->n_inputs; ++i) {
-      rc = MPI_Irecv(sv->inputs[i].data, (int)vkp_tensor_nbytes(&sv->inputs[i]),
-                     MPI_BYTE, 0, vkp__tag(sv->stage, VKP__K_IN), vkp__comm,
-                     &reqs[1 + i]);
+    uint64_t from_root = 0;
+    for (int32_t i = 0; rc == MPI_SUCCESS && i < n_in; ++i) {
+      if (skips && cmd.cmd != VKP__CMD_RUN) break;
+      if (box.src_rank[i] >= 0) continue;
+      size_t nbytes = vkp_tensor_nbytes(&sv->inputs[i]);
+      from_root += nbytes;
+      rc = MPI_Irecv(sv->inputs[i].data, (int)nbytes, MPI_BYTE, 0,
+                     vkp__tag(sv->stage, VKP__K_IN), vkp__comm, &reqs[posted]);
       if (rc == MPI_SUCCESS) posted++;
     }
-    vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_all(1, reqs, UINT64_MAX)
-                                        : vkp__mpi_error(rc, "receiving a command");
-    if (!st && cmd.cmd == VKP__CMD_RUN)
+    st = rc == MPI_SUCCESS ? vkp__wait_all(1, reqs, UINT64_MAX)
+                           : vkp__mpi_error(rc, "receiving a command");
+    if (!st && cmd.cmd == VKP__CMD_RUN) {
       st = vkp__wait_all(posted - 1, reqs + 1, UINT64_MAX);
-    if (st || cmd.cmd != VKP__CMD_RUN) {
+      if (!st) atomic_fetch_add(&vkp__bytes_received, from_root);
+    } else {
       for (int i = 1; i < posted; ++i) {
         MPI_Cancel(&reqs[i]);
         MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
       }
-      sv->error = st;
-      break;
     }
-    vkp_status_t err = sv->load_error
-                           ? vkp_status_make(vkp_status_code(sv->load_error), "%s",
-                                             vkp_status_message(sv->load_error))
-                           : sv->target->vtable->run(sv->loaded, sv->inputs,
-                                                     sv->outputs);
-    st = vkp__send_hdr(sv->stage, VKP__K_HDR, VKP__K_MSG, cmd.seq, err,
-                       sv->outputs, g->n_outputs);
+    if (st || (cmd.cmd != VKP__CMD_RUN && cmd.cmd != VKP__CMD_SKIP)) break;
+    // This frame's direct inputs: taken for a skipped frame too.
+    bool complete = true;
+    for (int32_t i = 0; !st && i < n_in; ++i) {
+      if (box.src_rank[i] < 0) continue;
+      bool payload = false;
+      st = vkp__inbox_take(sv, &box, i, cmd.seq, &payload);
+      complete = complete && payload;
+    }
+    if (st) break;
+    vkp_status_t err = NULL;
+    if (cmd.cmd == VKP__CMD_RUN) {
+      if (sv->load_error)
+        err = vkp_status_make(vkp_status_code(sv->load_error), "%s",
+                              vkp_status_message(sv->load_error));
+      else if (!complete)
+        err = vkp_status_make(VKP_STATUS_INTERNAL,
+                              "frame %llu: a direct input came without its value",
+                              (unsigned long long)cmd.seq);
+      else
+        err = sv->target->vtable->stage.run(sv->loaded, sv->inputs, sv->outputs);
+    }
+    // Direct sends first, then the reply, then wait for the direct sends:
+    // rank 0 must hear of the frame before a consumer's credit can depend
+    // on it.
+    int n_out_reqs = 0;
+    st = vkp__routes_send(sv, out, n_out, cmd.seq, cmd.cmd == VKP__CMD_RUN && !err,
+                          out_hdrs, out_reqs, &n_out_reqs);
+    if (!st && cmd.cmd == VKP__CMD_RUN)
+      st = vkp__send_hdr(r, sv->stage, VKP__K_HDR, VKP__K_MSG, cmd.seq, err,
+                         sv->outputs, g->n_outputs);
     vkp_status_free(err);
-    if (st) {
-      sv->error = st;
-      break;
+    vkp_status_t sent = vkp__wait_all(n_out_reqs, out_reqs, UINT64_MAX);
+    if (!st) st = sent;
+    else vkp_status_free(sent);
+    for (int32_t i = 0; !st && i < n_in; ++i)
+      if (box.src_rank[i] >= 0) st = vkp__inbox_post(sv, &box, i);
+  }
+  // Stopped (or broken): tell the consumers, then take what producers still
+  // send until they say the same.
+  int n_end = 0;
+  if (out && out_hdrs && out_reqs) {
+    for (int32_t k = 0; k < n_out; ++k) {
+      out_hdrs[k] = (vkp__hdr_t){.seq = VKP__SEQ_END};
+      if (MPI_Isend(&out_hdrs[k], sizeof out_hdrs[k], MPI_BYTE, out[k].rank,
+                    vkp__route_tag(r, out[k].stage, out[k].input, 0), vkp__comm,
+                    &out_reqs[n_end]) == MPI_SUCCESS)
+        n_end++;
     }
   }
+  if (any_direct) {
+    vkp_status_t drained = vkp__inbox_drain(sv, &box);
+    if (!st) st = drained;
+    else vkp_status_free(drained);
+  }
+  vkp_status_free(vkp__wait_all(n_end, out_reqs, UINT64_MAX));
+  sv->error = st;
+  vkp__free(out);
+  vkp__free(out_hdrs);
+  vkp__free(out_reqs);
   vkp__free(reqs);
+  vkp__free(box.src_rank);
+  vkp__free(box.hdr);
+  vkp__free(box.hdr_req);
+  vkp__free(box.data_req);
   return NULL;
 }
 
@@ -521,6 +1042,35 @@ static vkp_status_t vkp__tensors_for(const vkp_graph_t *g, bool outputs,
   return NULL;
 }
 
+// A serving rank's heartbeat thread: a small message to rank 0 every
+// vkp__heartbeat_ns until `stop` is set.
+static void *vkp__heartbeat_main(void *arg) {
+  atomic_bool *stop = arg;
+  uint64_t beat = 0;
+  while (!atomic_load(stop)) {
+    ++beat;
+    MPI_Request req;
+    if (MPI_Isend(&beat, sizeof beat, MPI_BYTE, 0, VKP__TAG_HEARTBEAT, vkp__comm,
+                  &req) != MPI_SUCCESS)
+      break;
+    vkp_status_t st = vkp__wait_all(1, &req, 10000000000ull);
+    if (st) {
+      vkp_status_free(st);
+      MPI_Cancel(&req);
+      MPI_Request_free(&req);
+      break;
+    }
+    // Sleep the interval in short slices, so that serving ends promptly.
+    for (uint64_t slept = 0; slept < vkp__heartbeat_ns && !atomic_load(stop);
+         slept += 10000000ull) {
+      uint64_t left = vkp__heartbeat_ns - slept;
+      struct timespec ts = {0, (long)(left < 10000000ull ? left : 10000000ull)};
+      nanosleep(&ts, NULL);
+    }
+  }
+  return NULL;
+}
+
 static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
                                void *ctx) {
   if (vkp__comm == MPI_COMM_NULL)
@@ -533,14 +1083,19 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
   int32_t n = 0;
   for (int32_t s = 0; s < plan->n_stages; ++s) n += plan->stages[s].rank == vkp__rank;
   if (n == 0) return NULL;
-  vkp__server_t *sv = vkp__calloc((size_t)n, sizeof(*sv));
-  if (!sv) return VKP_OOM("servers");
+  vkp__routes_t routes;
+  vkp_status_t st = vkp__routes_init(plan, &routes);
+  vkp__server_t *sv = st ? NULL : vkp__calloc((size_t)n, sizeof(*sv));
+  if (!sv) {
+    vkp__routes_deinit(&routes);
+    return st ? st : VKP_OOM("servers");
+  }
   int32_t k = 0;
-  vkp_status_t st = NULL;
   for (int32_t s = 0; s < plan->n_stages; ++s) {
     if (plan->stages[s].rank != vkp__rank) continue;
     vkp__server_t *v = &sv[k++];
     v->plan = plan;
+    v->routes = &routes;
     v->stage = s;
     const vkp_graph_t *g = plan->stages[s].graph;
     v->load_error = load(ctx, plan, s, &v->target, &v->loaded);
@@ -551,11 +1106,15 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
     if (v->load_error)
       v->load_error = vkp_status_annotate(v->load_error, "stage '%s' on rank %d",
                                           plan->stages[s].name, vkp__rank);
-    vkp_status_t sent = vkp__send_hdr(s, VKP__K_READY, VKP__K_READY_MSG, 0,
-                                      v->load_error, NULL, 0);
+    vkp_status_t sent = vkp__send_hdr(&routes, s, VKP__K_READY, VKP__K_READY_MSG,
+                                      0, v->load_error, NULL, 0);
     if (sent && !st) st = sent;
     else vkp_status_free(sent);
   }
+  atomic_bool beat_stop = false;
+  pthread_t beat;
+  bool beating = !st && vkp__heartbeat_ns > 0 &&
+                 pthread_create(&beat, NULL, vkp__heartbeat_main, &beat_stop) == 0;
   for (int32_t i = 0; i < n && !st; ++i) {
     int rc = pthread_create(&sv[i].thread, NULL, vkp__server_main, &sv[i]);
     if (rc)
@@ -563,11 +1122,16 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
     else
       sv[i].started = true;
   }
-  for (int32_t i = 0; i < n; ++i) {
+  for (int32_t i = 0; i < n; ++i)
     if (sv[i].started) pthread_join(sv[i].thread, NULL);
+  if (beating) {
+    atomic_store(&beat_stop, true);
+    pthread_join(beat, NULL);
+  }
+  for (int32_t i = 0; i < n; ++i) {
     if (sv[i].error && !st) st = sv[i].error;
     else vkp_status_free(sv[i].error);
-    if (sv[i].loaded) sv[i].target->vtable->unload(sv[i].loaded);
+    if (sv[i].loaded) sv[i].target->vtable->stage.unload(sv[i].loaded);
     vkp_status_free(sv[i].load_error);
     const vkp_graph_t *g = plan->stages[sv[i].stage].graph;
     for (int32_t t = 0; sv[i].inputs && t < g->n_inputs; ++t)
@@ -578,6 +1142,7 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
     vkp__free(sv[i].outputs);
   }
   vkp__free(sv);
+  vkp__routes_deinit(&routes);
   return st;
 }
 
@@ -600,11 +1165,12 @@ static vkp_status_t vkp__registry_load(void *arg, const vkp_plan_t *plan,
   } else {
     vkp_compile_options_t copts = {0};
     copts.threads = ps->threads;
+    copts.precision = ps->precision;
     VKP_RETURN_IF_ERROR(vkp_target_check_graph(*out_target, ps->graph));
     VKP_RETURN_IF_ERROR(
-        (*out_target)->vtable->compile(*out_target, ps->graph, &copts, blob));
+        (*out_target)->vtable->compiler.compile(*out_target, ps->graph, &copts, blob));
   }
-  return (*out_target)->vtable->load(*out_target, ps->graph, blob->data,
+  return (*out_target)->vtable->stage.load(*out_target, ps->graph, blob->data,
                                      blob->size, out_stage);
 }
 

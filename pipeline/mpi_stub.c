@@ -46,7 +46,13 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
                          plan->stages[stage].name, (int)plan->stages[stage].rank);
 }
 
+void vkp__mpi_proxy_frame(vkp_stage_t *stage, uint64_t seq, bool run) {}
+
 void vkp__mpi_stop(vkp_pipeline_t *p) {}
+
+void vkp_mpi_traffic_get(vkp_mpi_traffic_t *out) {
+  *out = (vkp_mpi_traffic_t){0};
+}
 
 vkp_status_t vkp_mpi_serve(const vkp_plan_t *plan, const vkp_registry_t *registry,
                            const vkp_blob_t *blobs) {

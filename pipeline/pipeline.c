@@ -9,19 +9,14 @@
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
+#include "base/strmap.h"
+#include "base/tensor_check.h"
 #include "pipeline/pipeline_internal.h"
 
 uint64_t vkp__now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static bool vkp__target_is_device(const vkp_target_t *t) {
-  const vkp_target_vtable_t *v = t->vtable;
-  return v->submit && v->staging_alloc && v->staging_free && v->bind_slots &&
-         v->timeline_create && v->timeline_destroy && v->timeline_signal &&
-         v->timeline_wait && v->timeline_query;
 }
 
 // ---------------------------------------------------------------------------
@@ -114,7 +109,7 @@ static void vkp__pipeline_quiesce_devices(vkp_pipeline_t *p) {
   for (int32_t s = 0; s < p->n_stages; ++s) {
     vkp__stage_t *st = &p->stages[s];
     if (!st->device || !st->has_semaphore || st->submitted == 0) continue;
-    vkp_status_t w = st->target->vtable->timeline_wait(
+    vkp_status_t w = st->target->vtable->device->timeline_wait(
         st->target, st->semaphore, st->submitted, /*timeout_ns=*/2000000000u);
     vkp_status_free(w);  // a lost device or a timeout: nothing more to do
   }
@@ -141,9 +136,9 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
   if (vkp__plan_has_ranks(p->plan)) vkp__mpi_stop(p);
   for (int32_t s = 0; s < p->n_stages; ++s) {
     vkp__stage_t *st = &p->stages[s];
-    if (st->loaded) st->target->vtable->unload(st->loaded);
+    if (st->loaded) st->target->vtable->stage.unload(st->loaded);
     if (st->has_semaphore)
-      st->target->vtable->timeline_destroy(st->target, st->semaphore);
+      st->target->vtable->device->timeline_destroy(st->target, st->semaphore);
     vkp_blob_deinit(&st->blob);
     for (int32_t o = 0; st->outputs && o < st->n_outputs; ++o) {
       vkp__free(st->outputs[o].globals);
@@ -167,16 +162,17 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
     for (int32_t k = 0; ring->slots && k < p->depth; ++k) {
       if (ring->device_target) {
         if (ring->staging && ring->staging[k].host)
-          ring->device_target->vtable->staging_free(ring->device_target,
+          ring->device_target->vtable->device->staging_free(ring->device_target,
                                                     &ring->staging[k]);
       } else {
         vkp__free(ring->slots[k]);
       }
     }
     if (ring->has_host_semaphore)
-      ring->device_target->vtable->timeline_destroy(ring->device_target,
+      ring->device_target->vtable->device->timeline_destroy(ring->device_target,
                                                     ring->host_semaphore);
     vkp__free(ring->slots);
+    vkp__free(ring->slot_shapes);
     vkp__free(ring->staging);
     vkp__free(ring->consumers);
     vkp__free(ring->released);
@@ -201,21 +197,6 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
 
 // ---------------------------------------------------------------------------
 // Building the rings
-
-static int32_t vkp__graph_io_index(const vkp_graph_t *g, bool outputs,
-                                   const char *name) {
-  int32_t n = outputs ? g->n_outputs : g->n_inputs;
-  const int32_t *ids = outputs ? g->outputs : g->inputs;
-  for (int32_t i = 0; i < n; ++i)
-    if (strcmp(g->values[ids[i]].name, name) == 0) return i;
-  return -1;
-}
-
-static int32_t vkp__name_index(char *const *names, int32_t n, const char *name) {
-  for (int32_t i = 0; i < n; ++i)
-    if (strcmp(names[i], name) == 0) return i;
-  return -1;
-}
 
 // The ring carrying (src_stage, src_index), created on first use.
 static vkp_status_t vkp__ring_for(vkp_pipeline_t *p, int32_t src_stage,
@@ -289,10 +270,10 @@ static vkp_status_t vkp__pipeline_connect(vkp_pipeline_t *p) {
     const vkp_plan_binding_t *bind = &plan->bindings[b];
     int32_t src_index;
     if (bind->src_stage == VKP_PLAN_GLOBAL) {
-      src_index = vkp__name_index(plan->inputs, plan->n_inputs, bind->src_name);
+      src_index = vkp__strlist_index(plan->inputs, plan->n_inputs, bind->src_name);
     } else {
-      src_index = vkp__graph_io_index(plan->stages[bind->src_stage].graph, true,
-                                      bind->src_name);
+      src_index = vkp_graph_find_output(plan->stages[bind->src_stage].graph,
+                                        bind->src_name);
     }
     if (src_index < 0)
       return vkp_status_make(VKP_STATUS_INTERNAL,
@@ -302,8 +283,7 @@ static vkp_status_t vkp__pipeline_connect(vkp_pipeline_t *p) {
         return vkp_status_make(VKP_STATUS_UNSUPPORTED,
                                "global input '%s' bound straight to a global "
                                "output", bind->src_name);
-      int32_t g = vkp__name_index(plan->outputs, plan->n_outputs,
-                                  bind->dst_name);
+      int32_t g = vkp__strlist_index(plan->outputs, plan->n_outputs, bind->dst_name);
       if (g < 0)
         return vkp_status_make(VKP_STATUS_INTERNAL,
                                "global output '%s' not found", bind->dst_name);
@@ -323,8 +303,7 @@ static vkp_status_t vkp__pipeline_connect(vkp_pipeline_t *p) {
       continue;
     }
     vkp__stage_t *dst = &p->stages[bind->dst_stage];
-    int32_t dst_index = vkp__graph_io_index(dst->plan_stage->graph, false,
-                                            bind->dst_name);
+    int32_t dst_index = vkp_graph_find_input(dst->plan_stage->graph, bind->dst_name);
     if (dst_index < 0)
       return vkp_status_make(VKP_STATUS_INTERNAL,
                              "binding destination '%s' not found",
@@ -404,21 +383,24 @@ static vkp_status_t vkp__pipeline_alloc_slots(vkp_pipeline_t *p) {
     }
     ring->released = vkp__calloc((size_t)ring->n_consumers + 1, sizeof(uint64_t));
     ring->slots = vkp__calloc((size_t)p->depth, sizeof(void *));
-    if (!ring->released || !ring->slots) return VKP_OOM("ring");
+    ring->slot_shapes = vkp__calloc((size_t)p->depth, sizeof(*ring->slot_shapes));
+    if (!ring->released || !ring->slots || !ring->slot_shapes) return VKP_OOM("ring");
+    for (int32_t k = 0; k < p->depth; ++k)
+      memcpy(ring->slot_shapes[k], ring->shape, sizeof ring->shape);
     ring->device_target = dev;
     if (dev) {
       ring->staging = vkp__calloc((size_t)p->depth, sizeof(vkp_staging_t));
       if (!ring->staging) return VKP_OOM("ring staging");
       for (int32_t k = 0; k < p->depth; ++k) {
         VKP_RETURN_IF_ERROR(vkp_status_annotate(
-            dev->vtable->staging_alloc(dev, ring->nbytes ? ring->nbytes : 1,
+            dev->vtable->device->staging_alloc(dev, ring->nbytes ? ring->nbytes : 1,
                                        &ring->staging[k]),
             "staging slot %d of binding '%s'", (int)k, ring->name));
         ring->slots[k] = ring->staging[k].host;
       }
       if (host_producer && ring->src_stage != VKP_PLAN_GLOBAL && device_consumer) {
         VKP_RETURN_IF_ERROR(vkp_status_annotate(
-            dev->vtable->timeline_create(dev, &ring->host_semaphore),
+            dev->vtable->device->timeline_create(dev, &ring->host_semaphore),
             "timeline semaphore of binding '%s'", ring->name));
         ring->has_host_semaphore = true;
       }
@@ -478,11 +460,11 @@ static vkp_status_t vkp__pipeline_bind_stages(vkp_pipeline_t *p) {
             p->rings[st->outputs[o].ring].staging[k];
     }
     VKP_RETURN_IF_ERROR(vkp_status_annotate(
-        st->target->vtable->bind_slots(st->loaded, p->depth, st->bind_in,
+        st->target->vtable->device->bind_slots(st->loaded, p->depth, st->bind_in,
                                        st->bind_out),
         "binding the staging slots of stage '%s'", st->plan_stage->name));
     VKP_RETURN_IF_ERROR(vkp_status_annotate(
-        st->target->vtable->timeline_create(st->target, &st->semaphore),
+        st->target->vtable->device->timeline_create(st->target, &st->semaphore),
         "timeline semaphore of stage '%s'", st->plan_stage->name));
     st->has_semaphore = true;
   }
@@ -491,7 +473,9 @@ static vkp_status_t vkp__pipeline_bind_stages(vkp_pipeline_t *p) {
 
 vkp_status_t vkp__pipeline_build(vkp_pipeline_t *p) {
   for (int32_t s = 0; s < p->n_stages; ++s)
-    p->stages[s].device = vkp__target_is_device(p->stages[s].target);
+    // Declared, and checked at registration to come with a complete device
+    // part: async submit, host-visible staging and timeline export.
+    p->stages[s].device = vkp_target_is_device(p->stages[s].target);
   VKP_RETURN_IF_ERROR(vkp__pipeline_connect(p));
   VKP_RETURN_IF_ERROR(vkp__pipeline_alloc_slots(p));
   VKP_RETURN_IF_ERROR(vkp__pipeline_bind_stages(p));
@@ -531,17 +515,18 @@ static vkp_status_t vkp__pipeline_create_impl(const vkp_plan_t *plan,
       if (options && options->stage_compile_options)
         copts = options->stage_compile_options[s];
       if (copts.threads == 0) copts.threads = ps->threads;
+      if (copts.precision == VKP_PRECISION_FP32) copts.precision = ps->precision;
       if (!copts.cpu_affinity) {
         copts.cpu_affinity = ps->cpu_affinity;
         copts.n_cpu_affinity = ps->n_cpu_affinity;
       }
       st = vkp_target_check_graph(stage->target, ps->graph);
       if (!st)
-        st = stage->target->vtable->compile(stage->target, ps->graph, &copts,
+        st = stage->target->vtable->compiler.compile(stage->target, ps->graph, &copts,
                                             &stage->blob);
     }
     if (!st)
-      st = stage->target->vtable->load(stage->target, ps->graph,
+      st = stage->target->vtable->stage.load(stage->target, ps->graph,
                                        stage->blob.data, stage->blob.size,
                                        &stage->loaded);
     if (st)
@@ -648,27 +633,9 @@ static vkp_status_t vkp__frame_create(vkp_pipeline_t *p, vkp__frame_t **out) {
 // ---------------------------------------------------------------------------
 // Producer API
 
-static vkp_status_t vkp__check_tensor(const char *what, const char *name,
-                                      const vkp_tensor_t *t, vkp_dtype_t dtype,
-                                      int32_t rank, const int64_t *shape) {
-  bool same = t->dtype == dtype && t->rank == rank;
-  for (int32_t d = 0; same && d < rank; ++d) same = t->shape[d] == shape[d];
-  if (same && (t->data || !vkp_tensor_nbytes(t))) return NULL;
-  char want[128], got[128];
-  if (same)
-    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "%s '%s' has no data",
-                           what, name);
-  return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
-                         "%s '%s': expected %s %s, got %s %s", what, name,
-                         vkp_dtype_name(dtype),
-                         vkp_shape_format(rank, shape, want, sizeof want),
-                         vkp_dtype_name(t->dtype),
-                         vkp_shape_format(t->rank, t->shape, got, sizeof got));
-}
-
 vkp_status_t vkp_pipeline_set_input(vkp_pipeline_t *p, const char *name,
                                     const vkp_tensor_t *tensor) {
-  int32_t i = name ? vkp__name_index(p->plan->inputs, p->n_inputs, name) : -1;
+  int32_t i = name ? vkp__strlist_index(p->plan->inputs, p->n_inputs, name) : -1;
   if (i < 0)
     return vkp_status_make(VKP_STATUS_NOT_FOUND,
                            "pipeline '%s' has no input '%s'", p->plan->name,
@@ -676,8 +643,8 @@ vkp_status_t vkp_pipeline_set_input(vkp_pipeline_t *p, const char *name,
   int32_t r = p->input_ring[i];
   if (r >= 0) {
     const vkp__ring_t *ring = &p->rings[r];
-    VKP_RETURN_IF_ERROR(vkp__check_tensor("input", name, tensor, ring->dtype,
-                                          ring->rank, ring->shape));
+    VKP_RETURN_IF_ERROR(vkp__tensor_check_matches(tensor, "input", name, ring->dtype,
+                                                  ring->rank, ring->shape));
     // The slot of the next frame is free: run() returned only once it was.
     // Only the producer thread reads `launched` outside the lock.
     pthread_mutex_lock(&p->mu);

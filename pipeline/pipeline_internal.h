@@ -32,6 +32,11 @@ typedef struct vkp__ring_t {
   int64_t shape[VKP_MAX_RANK];
   size_t nbytes;
   void **slots;               // owned array of depth host pointers
+  // Per slot, the run-time shape of what it holds: the static shape, except
+  // for a bounded value (docs/onnx.md, "Data-dependent output shapes"),
+  // whose extent the producer writes here and the consumers read, under
+  // the same hand-over as the slot's bytes.
+  int64_t (*slot_shapes)[VKP_MAX_RANK];  // owned: depth entries
   vkp_staging_t *staging;     // owned array (depth) when device_target
   const vkp_target_t *device_target;  // staging memory owner, or NULL
   int32_t n_consumers;        // distinct consumer stages
@@ -183,6 +188,10 @@ bool vkp__plan_has_ranks(const vkp_plan_t *plan);
 vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
                                  const vkp_target_t **out_target,
                                  vkp_stage_t **out_stage) VKP_MUST_USE;
+
+// Called by the worker of a proxy stage before each frame `seq`, in order:
+// `run` false when the frame is skipped there (run() is then not called).
+void vkp__mpi_proxy_frame(vkp_stage_t *stage, uint64_t seq, bool run);
 
 // Tells every rank serving a stage of `p` that the pipeline is gone; called
 // by destroy once the workers have stopped, before the stages are unloaded.

@@ -62,13 +62,14 @@ static vkp_status_t vkp__synthetic_run(vkp_stage_t *stage,
 
 static void vkp__synthetic_unload(vkp_stage_t *stage) { vkp__free(stage); }
 
+// Never registered: a host target (zero caps) the synthetic pipelines use.
 static const vkp_target_vtable_t vkp__synthetic_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
     .name = "synthetic",
-    .supports = vkp__synthetic_supports,
-    .compile = vkp__synthetic_compile,
-    .load = vkp__synthetic_load,
-    .run = vkp__synthetic_run,
-    .unload = vkp__synthetic_unload,
+    .compiler = {.supports = vkp__synthetic_supports, .compile = vkp__synthetic_compile},
+    .stage = {.load = vkp__synthetic_load,
+              .run = vkp__synthetic_run,
+              .unload = vkp__synthetic_unload},
 };
 
 static const vkp_target_t vkp__synthetic_target = {

@@ -21,7 +21,7 @@
 static vkp_status_t vkp__wait_point(vkp_pipeline_t *p, const vkp_target_t *target,
                                     uint64_t semaphore, uint64_t value) {
   for (;;) {
-    vkp_status_t st = target->vtable->timeline_wait(target, semaphore, value,
+    vkp_status_t st = target->vtable->device->timeline_wait(target, semaphore, value,
                                                     VKP__WAIT_SLICE_NS);
     if (!st || vkp_status_is(st, VKP_STATUS_DEVICE_LOST)) return st;
     if (!vkp_status_is(st, VKP_STATUS_TIMEOUT)) {
@@ -46,7 +46,7 @@ static vkp_status_t vkp__wait_point(vkp_pipeline_t *p, const vkp_target_t *targe
 // DEVICE_LOST: the pipeline fails and nothing more is submitted.
 static vkp_status_t vkp__host_signal(const vkp_target_t *target,
                                      uint64_t semaphore, uint64_t value) {
-  vkp_status_t st = target->vtable->timeline_signal(target, semaphore, value);
+  vkp_status_t st = target->vtable->device->timeline_signal(target, semaphore, value);
   if (!st || vkp_status_is(st, VKP_STATUS_DEVICE_LOST)) return st;
   vkp_status_t lost = vkp_status_make(
       VKP_STATUS_DEVICE_LOST, "signalling a timeline semaphore from the host "
@@ -222,13 +222,22 @@ static void *vkp__host_worker(void *arg) {
                                              v->rank, v->shape, out->scratch));
       }
     }
+    // Bounded values: the run-time shapes the producers left in the slots.
+    for (size_t i = 0; i < n_in; ++i) {
+      const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
+      memcpy(st->in_views[slot * n_in + i].shape, ring->slot_shapes[slot],
+             sizeof ring->slot_shapes[slot]);
+    }
+    // A stage on another rank hears of every frame, skipped ones too.
+    if (st->plan_stage->rank != 0)
+      vkp__mpi_proxy_frame(st->loaded, seq, !skip && !err);
     uint64_t busy_ns = 0, cpu_ns = 0, t_start = vkp__now_ns();
     if (!skip && !err) {
       // The worker's own CPU time too: on a shared machine the wall time
       // also counts the time other processes held the core.
       struct timespec c0, c1;
       clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-      err = vt->run(st->loaded, st->in_views + slot * n_in, st->frame_outputs);
+      err = vt->stage.run(st->loaded, st->in_views + slot * n_in, st->frame_outputs);
       clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
       busy_ns = vkp__now_ns() - t_start;
       int64_t d = ((int64_t)c1.tv_sec - (int64_t)c0.tv_sec) * 1000000000 +
@@ -238,10 +247,15 @@ static void *vkp__host_worker(void *arg) {
     if (!skip && !err) {
       for (size_t o = 0; o < n_out; ++o) {
         const vkp__stage_output_t *out = &st->outputs[o];
-        size_t nbytes = vkp_tensor_nbytes(&st->frame_outputs[o]);
+        const vkp_tensor_t *fo = &st->frame_outputs[o];
+        size_t nbytes = vkp_tensor_nbytes(fo);
         for (int32_t k = out->ring >= 0 ? 0 : 1; k < out->n_globals; ++k)
-          memcpy(f->outputs[out->globals[k]].data, st->frame_outputs[o].data,
-                 nbytes);
+          memcpy(f->outputs[out->globals[k]].data, fo->data, nbytes);
+        // The run-time shape (a bounded output's extent) goes along.
+        for (int32_t k = 0; k < out->n_globals; ++k)
+          memcpy(f->outputs[out->globals[k]].shape, fo->shape, sizeof fo->shape);
+        if (out->ring >= 0)
+          memcpy(p->rings[out->ring].slot_shapes[slot], fo->shape, sizeof fo->shape);
       }
     }
     // A device consumer may already wait for this value: signal it whatever
@@ -319,7 +333,7 @@ static void *vkp__device_submitter(void *arg) {
           .n_signals = 1,
           .signals = &signal,
       };
-      err = vt->submit(st->loaded, &info);
+      err = vt->device->submit(st->loaded, &info);
     }
     if (skip || err) {
       // Timeline values only grow, and a host signal may not pass a pending

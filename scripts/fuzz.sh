@@ -37,8 +37,7 @@ done
 
 if [[ ! -x "$build_dir/tests/fuzz/fuzz_${readers[0]}" ]]; then
   command -v clang >/dev/null || { echo "fuzz.sh: needs clang (apt-get install clang)" >&2; exit 2; }
-  # Warnings stay warnings: clang warns about things gcc does not.
-  cmake -S . -B "$build_dir" -DCMAKE_C_COMPILER=clang -DVKPIPE_FUZZ=ON -DVKPIPE_WERROR=OFF \
+  cmake -S . -B "$build_dir" -DCMAKE_C_COMPILER=clang -DVKPIPE_FUZZ=ON \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   targets=()
   for r in "${readers[@]}"; do targets+=("fuzz_$r"); done

@@ -22,8 +22,11 @@
 # Needs a built tree (cmake --build build) and /usr/bin/python3
 # with numpy and onnx.
 #
-# Not measured yet, reported as null with a note: fp16 GEMM (vkpipe has no
-# fp16 precision mode yet; issue 18 item 3) and the device's peak numbers.
+# Also: GEMM N^3 with --precision fp16 (float16 weights, float32 arithmetic),
+# a skinny GEMM (M x K x N = 8 x 16384 x 1024; --small: 8 x 4096 x 256) with
+# split-K chosen by shape and with VKPIPE_SPIRV_SPLITK=off, and whole models
+# on vulkan at fp16 next to fp32.
+# Not measured yet, reported as null with a note: the device's peak numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 small=0 gemm= frames= out=build/gpu-bench build=build models=resnet18,mobilenet_v2,resnet50
@@ -55,6 +58,13 @@ echo "== device" >&2
 
 echo "== GEMM ${gemm}^3 fp32 (vulkan, cpu)" >&2
 "$gemm_bin" "$gemm" > "$raw/gemm.txt" 2>&1 || { cat "$raw/gemm.txt" >&2; exit 1; }
+echo "== GEMM ${gemm}^3 fp16 weights (vulkan)" >&2
+"$gemm_bin" --fp16 "$gemm" > "$raw/gemm_fp16.txt" 2>&1 || cat "$raw/gemm_fp16.txt" >&2
+if [[ $small == 1 ]]; then skinny=8x4096x256; else skinny=8x16384x1024; fi
+echo "== skinny GEMM $skinny: split-K by shape, then off" >&2
+VKPIPE_SPIRV_SPLITK= "$gemm_bin" "$skinny" > "$raw/gemm_skinny.txt" 2>&1 || cat "$raw/gemm_skinny.txt" >&2
+VKPIPE_SPIRV_SPLITK=off "$gemm_bin" "$skinny" > "$raw/gemm_skinny_nosplit.txt" 2>&1 ||
+  cat "$raw/gemm_skinny_nosplit.txt" >&2
 
 echo "== models" >&2
 cnn=$(tr ',' '\n' <<< "$models" | grep -E '^(resnet18|mobilenet_v2)$' | paste -sd, -) || true
@@ -118,6 +128,10 @@ for n in ${models//,/ }; do
     "$bench" "$f" --policy "$t" --stages 1 --frames "$frames" --warmup 1 --no-single --timeout 600 \
       --json > "$raw/$n.$t.json" 2> "$raw/$n.$t.err" || echo "   failed (see $raw/$n.$t.err)" >&2
   done
+  echo "== $n on vulkan, fp16 weights" >&2
+  "$bench" "$f" --policy vulkan --stages 1 --precision fp16 --frames "$frames" --warmup 1 \
+    --no-single --timeout 600 --json > "$raw/$n.vulkan_fp16.json" 2> "$raw/$n.vulkan_fp16.err" ||
+    echo "   failed (see $raw/$n.vulkan_fp16.err)" >&2
   echo "== $n: 2-stage auto pipeline" >&2
   "$bench" "$f" --policy auto --stages 2 --frames "$frames" --warmup 1 --timeout 600 --json \
     > "$raw/$n.pipeline.json" 2> "$raw/$n.pipeline.err" || echo "   failed (see $raw/$n.pipeline.err)" >&2
@@ -141,13 +155,26 @@ res = {"schema": "vkpipe-gpu-bench/1", "small": small,
        "device": {"name": m.group(1) if m else None, "type": typ.group(1) if typ else None,
                   "driver": drv.group(1).strip() if drv else None,
                   "peak_gflops": None, "note": "peak numbers are not queried yet"},
-       "gemm": {"n": gemm, "fp32": {}, "fp16": None,
-                "fp16_note": "no fp16 precision mode yet (issue 18 item 3)"},
+       "gemm": {"n": gemm, "fp32": {}, "fp16": {},
+                "fp16_note": "float16 weights, float32 arithmetic (--precision fp16)",
+                "skinny": {}},
        "layers": [], "models": []}
-for line in open(f"{raw}/gemm.txt"):
-    g = re.match(r"(\S+)\s+matmul \d+\^3: ([\d.]+) ms/run, ([\d.]+) GFLOP/s", line)
-    if g:
-        res["gemm"]["fp32"][g.group(1)] = {"ms": float(g.group(2)), "gflops": float(g.group(3))}
+def gemm_lines(name):
+    try:
+        lines = open(f"{raw}/{name}").read().splitlines()
+    except OSError:
+        return
+    for line in lines:
+        g = re.match(r"(\S+)\s+matmul (\S+?)( fp16)?: ([\d.]+) ms/run, ([\d.]+) GFLOP/s", line)
+        if g:
+            yield g.group(1), g.group(2), {"ms": float(g.group(4)), "gflops": float(g.group(5))}
+for t, _, v in gemm_lines("gemm.txt"):
+    res["gemm"]["fp32"][t] = v
+for t, _, v in gemm_lines("gemm_fp16.txt"):
+    res["gemm"]["fp16"][t] = v
+for key, name in (("split_k_by_shape", "gemm_skinny.txt"), ("split_k_off", "gemm_skinny_nosplit.txt")):
+    for t, shape, v in gemm_lines(name):
+        res["gemm"]["skinny"].setdefault(t, {"shape": shape})[key] = v
 def p50(j):  # one frame at a time, alone: the layer's latency
     return j["isolated"]["latency_ms"]["p50"] if j and j.get("isolated") else None
 for f in sorted(glob.glob(f"{out}/models/layer_*.onnx")):
@@ -163,7 +190,7 @@ for f in sorted(glob.glob(f"{raw}/*.pipeline.json")):
     n = os.path.basename(f).split(".")[0]
     j = load(f)
     row = {"model": n}
-    for t in ("vulkan", "cpu"):
+    for t in ("vulkan", "cpu", "vulkan_fp16"):
         row[t + "_ms"] = p50(load(f"{raw}/{n}.{t}.json"))
     if j:
         row["pipeline_targets"] = [s["target"] for s in j["stages"]]
@@ -180,16 +207,23 @@ md = [f"Device: {d['name']} ({d['type']}), driver {d['driver']}", "",
       f"| GEMM {gemm}³ fp32 | ms | GFLOP/s |", "|---|---|---|"]
 for t, v in res["gemm"]["fp32"].items():
     md.append(f"| {t} | {fmt(v['ms'])} | {fmt(v['gflops'])} |")
-md.append(f"| vulkan fp16 | — | — (not implemented) |")
+for t, v in res["gemm"]["fp16"].items():
+    md.append(f"| {t} fp16 weights | {fmt(v['ms'])} | {fmt(v['gflops'])} |")
+md += ["", "| skinny GEMM (MxKxN) | target | split-K by shape ms | GFLOP/s | split-K off ms | GFLOP/s |",
+       "|---|---|---|---|---|---|"]
+for t, v in res["gemm"]["skinny"].items():
+    on, off = v.get("split_k_by_shape", {}), v.get("split_k_off", {})
+    md.append(f"| {v['shape']} | {t} | {fmt(on.get('ms'))} | {fmt(on.get('gflops'))} | "
+              f"{fmt(off.get('ms'))} | {fmt(off.get('gflops'))} |")
 md += ["", "| conv layer (+bias+relu) | GFLOP | vulkan ms | vulkan GFLOP/s | cpu ms | cpu GFLOP/s |",
        "|---|---|---|---|---|---|"]
 for r in res["layers"]:
     md.append(f"| {r['layer']} | {fmt(r['gflop'], 3)} | {fmt(r['vulkan_ms'])} | "
               f"{fmt(r['vulkan_gflops'])} | {fmt(r['cpu_ms'])} | {fmt(r['cpu_gflops'])} |")
-md += ["", "| model | vulkan ms | cpu ms | 2-stage auto pipeline (targets) | fps | vs best single |",
-       "|---|---|---|---|---|---|"]
+md += ["", "| model | vulkan ms | vulkan fp16 ms | cpu ms | 2-stage auto pipeline (targets) | fps | vs best single |",
+       "|---|---|---|---|---|---|---|"]
 for r in res["models"]:
-    md.append(f"| {r['model']} | {fmt(r.get('vulkan_ms'))} | {fmt(r.get('cpu_ms'))} | "
+    md.append(f"| {r['model']} | {fmt(r.get('vulkan_ms'))} | {fmt(r.get('vulkan_fp16_ms'))} | {fmt(r.get('cpu_ms'))} | "
               f"{'+'.join(r.get('pipeline_targets', [])) or '—'} | {fmt(r.get('pipeline_fps'))} | "
               f"{fmt(r.get('speedup_vs_best_single'))}× ({r.get('best_single') or '—'}) |")
 text = "\n".join(md) + "\n"

@@ -6,8 +6,8 @@
 // every input element it loads feeds CB accumulators, neighbouring
 // invocations read neighbouring input columns, and they share the weights.
 // Generator provides: BLOCKS (= N * M/CB * OH * OW), CB, C, H, W, M, OH, OW,
-// KH, KW, SH, SW, DH, DW, PT, PL (ints), CG, MG, HAS_BIAS, IN0 = x,
-// IN1 = weight, IN2 = bias, STORE(o, v).
+// KH, KW, SH, SW, DH, DW, PT, PL (ints), CG, MG, HAS_BIAS, LD0(i) = x,
+// LD1(i) = weight, IN2 = bias, STORE(o, v).
 void main() {
   uint blk = gl_GlobalInvocationID.x;
   if (blk >= BLOCKS) return;
@@ -31,11 +31,11 @@ void main() {
       for (uint kw = 0u; kw < KW; ++kw) {
         int iw = iw0 + int(kw * DW);
         if (iw < 0 || iw >= int(W)) continue;
-        float x = IN0[xbase + uint(ih) * W + uint(iw)];
+        float x = LD0(xbase + uint(ih) * W + uint(iw));
         uint wi = wbase + kh * KW + kw;
-        vec4 w = vec4(IN1[wi], CB > 1u ? IN1[wi + wstride] : 0.0,
-                      CB > 2u ? IN1[wi + 2u * wstride] : 0.0,
-                      CB > 3u ? IN1[wi + 3u * wstride] : 0.0);
+        vec4 w = vec4(LD1(wi), CB > 1u ? LD1(wi + wstride) : 0.0,
+                      CB > 2u ? LD1(wi + 2u * wstride) : 0.0,
+                      CB > 3u ? LD1(wi + 3u * wstride) : 0.0);
         acc += x * w;
       }
     }

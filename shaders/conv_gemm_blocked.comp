@@ -7,8 +7,8 @@
 // buffer. An 8 x 8 workgroup covers 64 output channels x 64 output pixels;
 // each invocation owns 8 channels and 8 pixels strided by 8.
 // Generator provides: C, H, W, M, OH, OW, KH, KW, SH, SW, DH, DW, PT, PL,
-// NP (= OH * OW), KT (= C * KH * KW), BATCH, HAS_BIAS, IN0 = x,
-// IN1 = weight, IN2 = bias, STORE(o, v).
+// NP (= OH * OW), KT (= C * KH * KW), BATCH, HAS_BIAS, LD0(i) = x,
+// LD1(i) = weight, IN2 = bias, STORE(o, v).
 float conv_finish(float acc, uint m) {
 #ifdef HAS_BIAS
   return acc + IN2[m];
@@ -34,7 +34,7 @@ void store_row(uint b, uint m, uint p0, vec4 lo, vec4 hi) {
 // One input element, or 0 in the padding; the load itself stays in bounds.
 float x_at(uint plane, int ih, int iw) {
   bool ok = uint(ih) < H && uint(iw) < W;
-  float v = IN0[ok ? plane + uint(ih) * W + uint(iw) : 0u];
+  float v = LD0(ok ? plane + uint(ih) * W + uint(iw) : 0u);
   return ok ? v : 0.0;
 }
 
@@ -46,7 +46,7 @@ float x_at(uint plane, int ih, int iw) {
 #define XL(j) x_at(plane, ih##j + dh, iw##j + dw)
 #define ROW_STEP(i, lo, hi)      \
   {                              \
-    float a = IN1[ma##i + ak];   \
+    float a = LD1(ma##i + ak);   \
     lo += a * b_lo;              \
     hi += a * b_hi;              \
   }

@@ -28,7 +28,7 @@ void main() {
       uint e = tid + l * 256u;
       uint am = e / BK, ak = e % BK;
       uint gm = m_base + am, gk = k0 + ak;
-      As[ak][am] = (gm < M && gk < KT) ? IN1[gm * KT + gk] : 0.0;
+      As[ak][am] = (gm < M && gk < KT) ? LD1(gm * KT + gk) : 0.0;
       uint bk = e / BN, bp = e % BN;
       uint gp = p_base + bp, gk2 = k0 + bk;
       float v = 0.0;
@@ -38,7 +38,7 @@ void main() {
         int ih = int((gp / OW) * SH + kh * DH) - PT;
         int iw = int((gp % OW) * SW + kw * DW) - PL;
         if (uint(ih) < H && uint(iw) < W)
-          v = IN0[x_base + (c * H + uint(ih)) * W + uint(iw)];
+          v = LD0(x_base + (c * H + uint(ih)) * W + uint(iw));
       }
       Bs[bk][bp] = v;
     }

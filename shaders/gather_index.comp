@@ -19,5 +19,5 @@ void main() {
   bool ok = int(lo) >= -int(DIM) && int(lo) < int(DIM);
 #endif
   uint k = int(lo) < 0 ? lo + DIM : lo;
-  STORE(o, ok ? IN0[(outer * DIM + k) * INNER + inner] : ACC_T(0));
+  STORE(o, ok ? LD0((outer * DIM + k) * INNER + inner) : ACC_T(0));
 }

@@ -9,7 +9,10 @@
 // would live in memory on lavapipe.
 // Generator provides: M, N, K, BATCH, vkp_a_batch(b), vkp_b_batch(b),
 // A_OFF(m, k), B_OFF(k, n), vkp_gemm_finish(acc, m, n), STORE(o, v),
-// IN0 = A, IN1 = B.
+// LD0(i) = A, LD1(i) = B, and for split-K (vkp__spv_split_k) KSPLIT slices
+// of KSLICE along K, slice ks = gl_WorkGroupID.z / BATCH (vkp_ks, which the
+// partial-sum STORE reads); KSPLIT 1u / KSLICE K otherwise.
+uint vkp_ks = 0u;
 void store_half(uint row, uint m, uint n, vec4 acc) {
   if (n < N) STORE(row + n, vkp_gemm_finish(acc.x, m, n));
   if (n + 8u < N) STORE(row + n + 8u, vkp_gemm_finish(acc.y, m, n + 8u));
@@ -28,7 +31,7 @@ void store_row(uint b, uint m, uint n0, vec4 lo, vec4 hi) {
 #define COL_PTR(j) (b_base + B_OFF(0u, min(n0 + 8u * j, N - 1u)))
 #define ROW_STEP(i, lo, hi)      \
   {                              \
-    float a = IN0[ma##i + ak];   \
+    float a = LD0(ma##i + ak);   \
     lo += a * b_lo;              \
     hi += a * b_hi;              \
   }
@@ -36,8 +39,11 @@ void store_row(uint b, uint m, uint n0, vec4 lo, vec4 hi) {
 void main() {
   uint n0 = gl_WorkGroupID.x * 64u + gl_LocalInvocationID.x;
   uint m0 = gl_WorkGroupID.y * 64u + gl_LocalInvocationID.y * 8u;
-  uint b = gl_WorkGroupID.z;
-  if (m0 >= M || n0 >= N || b >= BATCH) return;
+  uint b = gl_WorkGroupID.z % BATCH;
+  uint ks = gl_WorkGroupID.z / BATCH;
+  if (m0 >= M || n0 >= N || ks >= KSPLIT) return;
+  vkp_ks = ks;
+  uint k_lo = ks * KSLICE, k_hi = min(K, k_lo + KSLICE);
   uint a_base = vkp_a_batch(b);
   uint b_base = vkp_b_batch(b);
   // Clamped rows and columns keep every load in bounds; stores are checked.
@@ -49,10 +55,10 @@ void main() {
   vec4 l4 = vec4(0.0), l5 = vec4(0.0), l6 = vec4(0.0), l7 = vec4(0.0);
   vec4 h0 = vec4(0.0), h1 = vec4(0.0), h2 = vec4(0.0), h3 = vec4(0.0);
   vec4 h4 = vec4(0.0), h5 = vec4(0.0), h6 = vec4(0.0), h7 = vec4(0.0);
-  for (uint k = 0u; k < K; ++k) {
+  for (uint k = k_lo; k < k_hi; ++k) {
     uint ak = A_OFF(0u, k), bk = B_OFF(k, 0u);
-    vec4 b_lo = vec4(IN1[nb0 + bk], IN1[nb1 + bk], IN1[nb2 + bk], IN1[nb3 + bk]);
-    vec4 b_hi = vec4(IN1[nb4 + bk], IN1[nb5 + bk], IN1[nb6 + bk], IN1[nb7 + bk]);
+    vec4 b_lo = vec4(LD1(nb0 + bk), LD1(nb1 + bk), LD1(nb2 + bk), LD1(nb3 + bk));
+    vec4 b_hi = vec4(LD1(nb4 + bk), LD1(nb5 + bk), LD1(nb6 + bk), LD1(nb7 + bk));
     ROW_STEP(0, l0, h0)
     ROW_STEP(1, l1, h1)
     ROW_STEP(2, l2, h2)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The default registry: every built-in target, from the list CMake generates
 // (each target's folder declares itself there; nothing here names one).
-#include "vkpipe/target.h"
+#include "target/builtin.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,31 +9,32 @@
 
 #include "base/status_macros.h"
 
-#define VKP__DECLARE_BUILTIN(fn) vkp_status_t fn(vkp_registry_t *registry);
+#define VKP__DECLARE_BUILTIN(name)                                       \
+  vkp_status_t vkp_target_##name##_register(vkp_registry_t *registry); \
+  extern const vkp_target_vtable_t vkp__target_##name##_vtable;
 #include "vkpipe_builtin_targets.inc"
 #undef VKP__DECLARE_BUILTIN
 
-// Each entry is vkp_target_<name>_register; the name is read off the
-// function's name so that the generated list stays the only list.
 static const struct {
-  const char *fn_name;
+  const char *name;
   vkp_status_t (*fn)(vkp_registry_t *);
+  const vkp_target_vtable_t *vtable;
 } vkp__builtins[] = {
-#define VKP__DECLARE_BUILTIN(fn) {#fn, fn},
+#define VKP__DECLARE_BUILTIN(name) \
+  {#name, vkp_target_##name##_register, &vkp__target_##name##_vtable},
 #include "vkpipe_builtin_targets.inc"
 #undef VKP__DECLARE_BUILTIN
-    {NULL, NULL},
+    {NULL, NULL, NULL},
 };
 
-#define VKP__BUILTIN_PREFIX "vkp_target_"
-#define VKP__BUILTIN_SUFFIX "_register"
+const vkp_target_vtable_t *vkp__builtin_target_vtable(int32_t index) {
+  int32_t n = (int32_t)(sizeof vkp__builtins / sizeof vkp__builtins[0]) - 1;
+  return index >= 0 && index < n ? vkp__builtins[index].vtable : NULL;
+}
 
 // Whether builtin `i` is the target `name`.
 static bool vkp__builtin_is(int i, const char *name) {
-  const char *fn = vkp__builtins[i].fn_name;
-  size_t pl = strlen(VKP__BUILTIN_PREFIX), sl = strlen(VKP__BUILTIN_SUFFIX);
-  size_t fl = strlen(fn), nl = strlen(name);
-  return fl == pl + nl + sl && strncmp(fn + pl, name, nl) == 0;
+  return strcmp(vkp__builtins[i].name, name) == 0;
 }
 
 vkp_status_t vkp_registry_create_builtin(const char *const *names, int32_t n_names,
@@ -46,9 +47,8 @@ vkp_status_t vkp_registry_create_builtin(const char *const *names, int32_t n_nam
       char list[256] = "";
       size_t u = 0;
       for (int i = 0; vkp__builtins[i].fn && u < sizeof list; ++i) {
-        const char *fn = vkp__builtins[i].fn_name + strlen(VKP__BUILTIN_PREFIX);
-        int w = snprintf(list + u, sizeof list - u, "%s%.*s", i ? ", " : "",
-                         (int)(strlen(fn) - strlen(VKP__BUILTIN_SUFFIX)), fn);
+        int w = snprintf(list + u, sizeof list - u, "%s%s", i ? ", " : "",
+                         vkp__builtins[i].name);
         if (w < 0) break;
         u += (size_t)w;
       }

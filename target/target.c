@@ -2,11 +2,14 @@
 // Target registry and the run-a-whole-graph-on-one-target helper.
 #include "vkpipe/target.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sb.h"
 #include "base/status_macros.h"
+#include "base/tensor_check.h"
 
 typedef struct vkp__registry_entry_t {
   vkp_target_t target;  // vtable NULL when unavailable
@@ -23,6 +26,18 @@ vkp_status_t vkp_blob_alloc(vkp_blob_t *blob, size_t size) {
   blob->data = vkp__malloc(size ? size : 1);
   blob->size = blob->data ? size : 0;
   return blob->data ? NULL : VKP_OOM("compiled blob");
+}
+
+const char *vkp_precision_name(vkp_precision_t precision) {
+  return precision == VKP_PRECISION_FP16 ? "fp16" : "fp32";
+}
+
+bool vkp_precision_parse(const char *text, vkp_precision_t *out_precision) {
+  if (!text) return false;
+  if (strcmp(text, "fp32") == 0) *out_precision = VKP_PRECISION_FP32;
+  else if (strcmp(text, "fp16") == 0) *out_precision = VKP_PRECISION_FP16;
+  else return false;
+  return true;
 }
 
 void vkp_blob_deinit(vkp_blob_t *blob) {
@@ -81,28 +96,191 @@ static vkp_status_t vkp__registry_append(vkp_registry_t *r, const char *name,
   return NULL;
 }
 
+// One entry of a part: whether it is set, and its name for the error.
+typedef struct vkp__entry_check_t {
+  bool set;
+  const char *name;
+} vkp__entry_check_t;
+
+// NULL when every entry of `part` is set, else an error naming the first
+// missing one.
+static vkp_status_t vkp__check_part(const char *target, const char *part,
+                                    const vkp__entry_check_t *entries, size_t n,
+                                    const char *hint) {
+  for (size_t i = 0; i < n; ++i)
+    if (!entries[i].set)
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "target '%s': the %s part lacks '%s' (%s)", target,
+                             part, entries[i].name, hint);
+  return NULL;
+}
+
+static vkp_status_t vkp__check_rates(const char *name, const vkp_target_rates_t *r) {
+  if (!r) return NULL;
+  if (!r->device || !r->device[0] || !(r->gflops > 0) || !(r->gbps > 0) ||
+      !(r->launch_us >= 0) || !isfinite(r->gflops) || !isfinite(r->gbps) ||
+      !isfinite(r->launch_us) || !(r->thread_compute_eff >= 0) ||
+      !(r->thread_compute_eff <= 1) || !(r->thread_memory_eff >= 0) ||
+      !(r->thread_memory_eff <= 1) || !(r->gemm_half_columns >= 0) ||
+      !isfinite(r->gemm_half_columns) || r->n_kernels < 0 ||
+      r->n_kernels > VKP_TARGET_MAX_KERNEL_RATES || (r->n_kernels > 0 && !r->kernels))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "target '%s': default rates need a device, positive "
+                           "gflops and gbps, non-negative launch_us and "
+                           "gemm_half_columns, thread efficiencies in 0..1 and "
+                           "at most %d kernel rates",
+                           name, VKP_TARGET_MAX_KERNEL_RATES);
+  for (int32_t i = 0; i < r->n_kernels; ++i)
+    if (!r->kernels[i].kernel || !r->kernels[i].kernel[0] ||
+        strlen(r->kernels[i].kernel) > VKP_TARGET_MAX_KERNEL_NAME ||
+        !(r->kernels[i].compute_scale > 0) || !isfinite(r->kernels[i].compute_scale))
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "target '%s': default kernel rate %d needs a name "
+                             "of 1..%d characters and a positive factor",
+                             name, (int)i, VKP_TARGET_MAX_KERNEL_NAME);
+  return NULL;
+}
+
+// Checks a target about to be registered as a whole: version, parts,
+// capabilities.
+static vkp_status_t vkp__check_target(const vkp_target_t *t) {
+  const vkp_target_vtable_t *v = t->vtable;
+  // Nothing else is read from a vtable of another version, not even its name
+  // (a version 1 vtable began with the name, where api_version is now).
+  if (v->api_version != VKP_TARGET_API_VERSION)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "a target vtable declares target interface version %u; "
+                           "this vkpipe implements version %u (set .api_version "
+                           "= VKP_TARGET_API_VERSION and build against this "
+                           "vkpipe's headers; docs/targets.md)",
+                           (unsigned)v->api_version,
+                           (unsigned)VKP_TARGET_API_VERSION);
+  const char *name = v->name ? v->name : "(unnamed)";
+  const vkp__entry_check_t compiler[] = {
+      {v->compiler.supports != NULL, "supports"},
+      {v->compiler.compile != NULL, "compile"},
+  };
+  VKP_RETURN_IF_ERROR(vkp__check_part(name, "compile", compiler,
+                                      sizeof compiler / sizeof compiler[0],
+                                      "required: supports and compile"));
+  const vkp__entry_check_t stage[] = {
+      {v->stage.load != NULL, "load"},
+      {v->stage.run != NULL, "run"},
+      {v->stage.unload != NULL, "unload"},
+  };
+  VKP_RETURN_IF_ERROR(vkp__check_part(name, "stage", stage,
+                                      sizeof stage / sizeof stage[0],
+                                      "required: load, run and unload"));
+  const vkp_target_device_ops_t *d = v->device;
+  if (d) {
+    const vkp__entry_check_t device[] = {
+        {d->submit != NULL, "submit"},
+        {d->staging_alloc != NULL, "staging_alloc"},
+        {d->staging_free != NULL, "staging_free"},
+        {d->bind_slots != NULL, "bind_slots"},
+        {d->timeline_create != NULL, "timeline_create"},
+        {d->timeline_destroy != NULL, "timeline_destroy"},
+        {d->timeline_signal != NULL, "timeline_signal"},
+        {d->timeline_wait != NULL, "timeline_wait"},
+    };
+    VKP_RETURN_IF_ERROR(vkp__check_part(
+        name, "device", device, sizeof device / sizeof device[0],
+        "a device part fills every entry; a host target leaves .device NULL"));
+  }
+  const vkp_target_caps_t *c = &t->caps;
+  if (c->flags & ~(uint32_t)VKP_TARGET_KNOWN_FLAGS)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "target '%s' declares unknown capability flags 0x%x",
+                           name, (unsigned)(c->flags & ~(uint32_t)VKP_TARGET_KNOWN_FLAGS));
+  uint32_t device_flags = c->flags & VKP_TARGET_DEVICE_FLAGS;
+  if (d && device_flags != VKP_TARGET_DEVICE_FLAGS)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "target '%s' has a device part but does not declare "
+                           "async submit, host-visible staging and timeline "
+                           "export (the runtime drives a device stage with all "
+                           "three)",
+                           name);
+  if (!d && device_flags)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "target '%s' declares %s but has no device part",
+                           name,
+                           device_flags & VKP_TARGET_ASYNC_SUBMIT ? "async submit"
+                           : device_flags & VKP_TARGET_HOST_VISIBLE_STAGING
+                               ? "host-visible staging"
+                               : "timeline export");
+  if (!(c->dtypes & VKP_DTYPE_SET_ALL) || (c->dtypes & ~VKP_DTYPE_SET_ALL))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "target '%s' declares no dtypes, or unknown ones "
+                           "(caps.dtypes 0x%x)",
+                           name, (unsigned)c->dtypes);
+  return vkp__check_rates(name, c->default_rates);
+}
+
 vkp_status_t vkp_registry_add(vkp_registry_t *registry,
                               const vkp_target_vtable_t *vtable, void *impl) {
-  vkp_target_t orphan = {.vtable = vtable, .impl = impl};
-  vkp_status_t st = NULL;
   if (!vtable) {
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "target vtable is NULL");
   }
-  if (!vtable->supports || !vtable->compile || !vtable->load || !vtable->run ||
-      !vtable->unload) {
-    st = vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
-                         "target '%s' lacks a required entry (supports, "
-                         "compile, load, run and unload are required)",
-                         vtable->name ? vtable->name : "(unnamed)");
-  }
+  vkp_target_t orphan = {.vtable = vtable, .impl = impl, .caps = vtable->caps};
+  vkp_status_t st = NULL;
+  // The version first: nothing else of a vtable of another layout is read.
+  if (vtable->api_version == VKP_TARGET_API_VERSION && vtable->query_caps)
+    vtable->query_caps(&orphan, &orphan.caps);
+  st = vkp__check_target(&orphan);
+  // A vtable of another version has an unknown layout: its destroy is not
+  // called, and `impl` is left to the caller.
   vkp__registry_entry_t *e = NULL;
   if (!st) st = vkp__registry_append(registry, vtable->name, &e);
   if (st) {
-    if (vtable->destroy) vtable->destroy(&orphan);
+    if (vtable->api_version == VKP_TARGET_API_VERSION && vtable->destroy)
+      vtable->destroy(&orphan);
     return st;
   }
   e->target = orphan;
   return NULL;
+}
+
+bool vkp_target_is_device(const vkp_target_t *target) {
+  return (target->caps.flags & VKP_TARGET_DEVICE_FLAGS) == VKP_TARGET_DEVICE_FLAGS;
+}
+
+// Whether every tensor `node` reads or writes fits the declared dtypes and
+// limits; when not, the reason names the tensor.
+static bool vkp__within_caps(const vkp_target_t *target, const vkp_graph_t *graph,
+                             const vkp_node_t *node, char *reason,
+                             size_t reason_size) {
+  const vkp_target_caps_t *c = &target->caps;
+  for (int32_t k = 0; k < node->n_inputs + node->n_outputs; ++k) {
+    int32_t id = k < node->n_inputs ? node->inputs[k] : node->outputs[k - node->n_inputs];
+    if (id < 0) continue;
+    const vkp_value_t *v = &graph->values[id];
+    if (!(c->dtypes & VKP_DTYPE_SET(v->dtype))) {
+      snprintf(reason, reason_size, "'%s' is %s, a dtype target '%s' does not declare",
+               v->name, vkp_dtype_name(v->dtype), target->vtable->name);
+      return false;
+    }
+    size_t bytes = 0;
+    if (c->limits.max_tensor_bytes &&
+        (!vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &bytes) ||
+         bytes > c->limits.max_tensor_bytes)) {
+      snprintf(reason, reason_size,
+               "'%s' is larger than target '%s''s limit of %llu bytes per tensor",
+               v->name, target->vtable->name,
+               (unsigned long long)c->limits.max_tensor_bytes);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool vkp_target_supports(const vkp_target_t *target, const vkp_graph_t *graph,
+                         const vkp_node_t *node, char *reason,
+                         size_t reason_size) {
+  if (reason_size) reason[0] = '\0';
+  // The target's own answer first: its reason is the more precise one.
+  if (!target->vtable->compiler.supports(target, graph, node, reason, reason_size))
+    return false;
+  return vkp__within_caps(target, graph, node, reason, reason_size);
 }
 
 vkp_status_t vkp_registry_add_unavailable(vkp_registry_t *registry,
@@ -123,6 +301,14 @@ const char *vkp_registry_unavailable_reason(const vkp_registry_t *registry,
                                             const char *name) {
   vkp__registry_entry_t *e = vkp__registry_entry(registry, name);
   return e && !e->target.vtable ? e->unavailable_reason : NULL;
+}
+
+int32_t vkp_registry_count_all(const vkp_registry_t *registry) {
+  return registry->count;
+}
+
+const char *vkp_registry_name(const vkp_registry_t *registry, int32_t index) {
+  return index >= 0 && index < registry->count ? registry->entries[index]->name : NULL;
 }
 
 int32_t vkp_registry_count(const vkp_registry_t *registry) {
@@ -167,41 +353,25 @@ vkp_status_t vkp_registry_lookup(const vkp_registry_t *registry,
 
 vkp_status_t vkp_target_check_graph(const vkp_target_t *target,
                                     const vkp_graph_t *graph) {
-  char *list = NULL;
-  size_t len = 0;
+  vkp__sb_t list = {0};
   int32_t bad = 0;
   for (int32_t i = 0; i < graph->n_nodes; ++i) {
     const vkp_node_t *n = &graph->nodes[i];
     char reason[256] = "";
-    if (target->vtable->supports(target, graph, n, reason, sizeof reason))
+    if (vkp_target_supports(target, graph, n, reason, sizeof reason))
       continue;
     ++bad;
-    char *line = vkp__asprintf("\n  node '%s' (%s): %s", n->name,
-                               vkp_op_name(n->op),
-                               reason[0] ? reason : "not supported");
-    if (!line) {
-      vkp__free(list);
-      return VKP_OOM("unsupported-node list");
-    }
-    size_t ll = strlen(line);
-    char *grown = vkp__realloc(list, len + ll + 1);
-    if (!grown) {
-      vkp__free(line);
-      vkp__free(list);
-      return VKP_OOM("unsupported-node list");
-    }
-    list = grown;
-    memcpy(list + len, line, ll + 1);
-    len += ll;
-    vkp__free(line);
+    vkp__sb_printf(&list, "\n  node '%s' (%s): %s", n->name, vkp_op_name(n->op),
+                   reason[0] ? reason : "not supported");
   }
   if (!bad) return NULL;
-  vkp_status_t st = vkp_status_make(VKP_STATUS_UNSUPPORTED,
-                                    "target '%s' cannot run %d node%s of graph "
-                                    "'%s':%s",
-                                    target->vtable->name, (int)bad,
-                                    bad == 1 ? "" : "s", graph->name, list);
-  vkp__free(list);
+  vkp_status_t st = vkp__sb_status(&list, "unsupported-node list");
+  if (!st)
+    st = vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                         "target '%s' cannot run %d node%s of graph '%s':%s",
+                         target->vtable->name, (int)bad, bad == 1 ? "" : "s",
+                         graph->name, list.data);
+  vkp__sb_deinit(&list);
   return st;
 }
 
@@ -219,32 +389,19 @@ vkp_status_t vkp_target_run_graph(const vkp_target_t *target,
                            "graph '%s' is not validated", graph->name);
   for (int32_t i = 0; i < graph->n_inputs; ++i) {
     const vkp_value_t *v = &graph->values[graph->inputs[i]];
-    const vkp_tensor_t *t = &inputs[i];
-    bool same = t->dtype == v->dtype && t->rank == v->rank;
-    for (int32_t d = 0; same && d < v->rank; ++d) same = t->shape[d] == v->shape[d];
-    if (!same) {
-      char want[128], got[128];
-      return vkp_status_make(
-          VKP_STATUS_INVALID_ARGUMENT,
-          "input '%s': expected %s %s, got %s %s", v->name,
-          vkp_dtype_name(v->dtype), vkp_shape_format(v->rank, v->shape, want, sizeof want),
-          vkp_dtype_name(t->dtype), vkp_shape_format(t->rank, t->shape, got, sizeof got));
-    }
-    if (!t->data && vkp_tensor_nbytes(t))
-      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
-                             "input '%s' has no data", v->name);
+    VKP_RETURN_IF_ERROR(vkp_value_check_tensor(v, &inputs[i], "input"));
   }
   VKP_RETURN_IF_ERROR(vkp_target_check_graph(target, graph));
   vkp_blob_t blob = {0};
   vkp_stage_t *stage = NULL;
-  vkp_status_t st = target->vtable->compile(target, graph, options, &blob);
-  if (!st) st = target->vtable->load(target, graph, blob.data, blob.size, &stage);
+  vkp_status_t st = target->vtable->compiler.compile(target, graph, options, &blob);
+  if (!st) st = target->vtable->stage.load(target, graph, blob.data, blob.size, &stage);
   for (int32_t i = 0; i < graph->n_outputs && !st; ++i) {
     const vkp_value_t *v = &graph->values[graph->outputs[i]];
     st = vkp_tensor_init(&outputs[i], v->dtype, v->rank, v->shape);
   }
-  if (!st) st = target->vtable->run(stage, inputs, outputs);
-  if (stage) target->vtable->unload(stage);
+  if (!st) st = target->vtable->stage.run(stage, inputs, outputs);
+  if (stage) target->vtable->stage.unload(stage);
   vkp_blob_deinit(&blob);
   if (st) {
     for (int32_t i = 0; i < graph->n_outputs; ++i) vkp_tensor_deinit(&outputs[i]);

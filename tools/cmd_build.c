@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tools/tool.h"
 #include "vkpipe/alloc.h"
@@ -210,10 +211,8 @@ int vkp_cmd_build(int argc, char **argv) {
     rc = VKP_TOOL_EXIT_FAILURE;
   } else {
     vkp_partition_print(part, stdout);
-    FILE *f = fopen(out, "rb");
-    long size = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (f) fclose(f);
+    struct stat written;
+    long size = stat(out, &written) == 0 ? (long)written.st_size : -1L;
     printf("\nwrote %s (%ld bytes, %d stage%s)\n", out, size, (int)plan->n_stages,
            plan->n_stages == 1 ? "" : "s");
   }

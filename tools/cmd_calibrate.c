@@ -7,6 +7,7 @@
 
 #include "tools/tool.h"
 #include "vkpipe/cost.h"
+#include "vkpipe/mpi.h"
 #include "vkpipe/target.h"
 
 int vkp_cmd_calibrate(int argc, char **argv);
@@ -34,7 +35,43 @@ static void vkp__calibrate_usage(FILE *out) {
           "the launch overhead, then the matmul and the add again with several\n"
           "threads for the thread efficiencies; the host device's concurrency is\n"
           "the cores this process may use. The result refreshes the machine's\n"
-          "cached profile, which every command uses when given no --profile.\n");
+          "cached profile, which every command uses when given no --profile.\n"
+          "\n"
+          "Under mpirun (2 or more ranks) rank 0 also measures the link to rank\n"
+          "1 by MPI ping-pong (8 B for the latency, 1 and 4 MiB for the\n"
+          "bandwidth) into the profile's rank link (\"" VKP_PROFILE_RANK_LINK "\" ->\n"
+          "\"" VKP_PROFILE_RANK_LINK "\"), which 'vkpipe partition --ranks' uses; the\n"
+          "other ranks only answer the ping-pong. Give -o to keep it.\n");
+}
+
+// Under mpirun: ping-pong between rank 0 and rank 1 for the rank link.
+// *out_measured on rank 0 (with 2 or more ranks); *out_done on the other
+// ranks, which then have nothing more to do.
+static vkp_status_t vkp__measure_rank_link(int *argc, char ***argv,
+                                           bool *out_measured, double *out_latency_us,
+                                           double *out_gbps, bool *out_done) {
+  *out_measured = *out_done = false;
+  int32_t rank = 0, size = 1;
+  vkp_status_t st = vkp_mpi_init(argc, argv, &rank, &size);
+  if (st || size < 2) return st;
+  static const size_t sizes[3] = {8, 1u << 20, 4u << 20};
+  static const int32_t iters[3] = {1000, 50, 20};
+  double rtt[3] = {0};
+  for (int k = 0; k < 3 && !st; ++k)
+    st = vkp_mpi_pingpong(1, sizes[k], iters[k], &rtt[k]);
+  if (st || rank != 0) {
+    *out_done = !st;
+    return st;
+  }
+  double dt = (rtt[2] - rtt[1]) / 2;
+  *out_latency_us = rtt[0] / 2 * 1e6;
+  *out_gbps = dt > 0 ? (double)(sizes[2] - sizes[1]) / dt / 1e9
+                     : (double)sizes[2] / (rtt[2] / 2) / 1e9;
+  *out_measured = true;
+  fprintf(stderr, "rank link (MPI ping-pong, rank 0 <-> 1): %.2f us latency, "
+                  "%.2f GB/s (round trips: 8 B %.2f us, 1 MiB %.1f us, 4 MiB %.1f us)\n",
+          *out_latency_us, *out_gbps, rtt[0] * 1e6, rtt[1] * 1e6, rtt[2] * 1e6);
+  return NULL;
 }
 
 static bool vkp__parse_long(const char *text, long lo, long hi, long *out) {
@@ -84,10 +121,22 @@ int vkp_cmd_calibrate(int argc, char **argv) {
       return VKP_TOOL_EXIT_USAGE;
     }
   }
+  // Under mpirun the link is measured first: the other ranks are then done.
+  bool mpi = vkp_mpi_launched() && vkp_mpi_available();
+  bool link_measured = false, done = false;
+  double link_latency_us = 0, link_gbps = 0;
+  vkp_status_t st = NULL;
+  if (mpi)
+    st = vkp__measure_rank_link(&argc, &argv, &link_measured, &link_latency_us,
+                                &link_gbps, &done);
+  if (done) {
+    vkp_mpi_finalize();
+    return 0;
+  }
   vkp_registry_t *registry = NULL;
   vkp_profile_t *profile = NULL;
   char *notes = NULL, *json = NULL;
-  vkp_status_t st = vkp_registry_create_default(&registry);
+  if (!st) st = vkp_registry_create_default(&registry);
   // VKPIPE_PROFILE set (a file, or 'default'): the machine's cache is not
   // in use, so it is left alone (the test suite relies on this).
   const char *env = getenv("VKPIPE_PROFILE");
@@ -103,6 +152,9 @@ int vkp_cmd_calibrate(int argc, char **argv) {
     st = vkp_profile_create_for_machine(registry, &mo, &profile, NULL, &notes);
   }
   if (!st && notes) fprintf(stderr, "%s", notes);
+  if (!st && link_measured)
+    st = vkp_profile_set_link(profile, VKP_PROFILE_RANK_LINK, VKP_PROFILE_RANK_LINK,
+                              link_latency_us, link_gbps);
   if (!st)
     fprintf(stderr, "host device '%s': %d cores\n", profile->host_device,
             (int)vkp_profile_concurrency(profile, profile->host_device));
@@ -122,5 +174,9 @@ int vkp_cmd_calibrate(int argc, char **argv) {
   vkp_free(notes);
   vkp_profile_destroy(profile);
   vkp_registry_destroy(registry);
+  if (mpi) {
+    if (rc) vkp_mpi_abort(rc);
+    vkp_mpi_finalize();
+  }
   return rc;
 }

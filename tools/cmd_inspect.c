@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/file.h"
 #include "tools/tool.h"
 #include "vkpipe/alloc.h"
 #include "vkpipe/artifact.h"
@@ -56,40 +57,31 @@ static void inspect_print_metadata(const char *path, const char *json, bool all)
   cJSON_Delete(m);
 }
 
-static vkp_status_t inspect_mkdir(const char *path) {
-  if (mkdir(path, 0755) == 0 || errno == EEXIST) return NULL;
-  return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create '%s': %s", path,
-                         strerror(errno));
-}
-
 static vkp_status_t inspect_dump(const vkp_artifact_t *art, const char *dir) {
   const vkp_plan_t *plan = vkp_artifact_plan(art);
   // Decoded and written out, never loaded: no trust needed.
   const vkp_blob_t *blobs = vkp_artifact_shipped_blobs(art);
   vkp_registry_t *registry = NULL;
-  vkp_status_t st = inspect_mkdir(dir);
+  vkp_status_t st = vkp__dir_create(dir, 0755);
   if (!st) st = vkp_registry_create_default(&registry);
   for (int32_t s = 0; !st && s < plan->n_stages; ++s) {
     const vkp_plan_stage_t *stage = &plan->stages[s];
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, stage->name);
-    st = inspect_mkdir(path);
+    st = vkp__dir_create(path, 0755);
     if (st) break;
     char graph_path[4200];
     snprintf(graph_path, sizeof graph_path, "%s/graph.json", path);
     st = vkp_graph_save(stage->graph, graph_path);
     if (st) break;
     const vkp_target_t *target = vkp_registry_find(registry, stage->target);
-    if (target && target->vtable->dump) {
-      st = target->vtable->dump(target, stage->graph, blobs[s].data, blobs[s].size, path);
+    if (target && target->vtable->compiler.dump) {
+      st = target->vtable->compiler.dump(target, stage->graph, blobs[s].data, blobs[s].size, path);
     } else {
       // No way to decode it here: keep the raw bytes and say why.
       char code_path[4200];
       snprintf(code_path, sizeof code_path, "%s/code.bin", path);
-      FILE *f = fopen(code_path, "wb");
-      if (!f || fwrite(blobs[s].data, 1, blobs[s].size, f) != blobs[s].size)
-        st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s'", code_path);
-      if (f) fclose(f);
+      st = vkp__write_file(code_path, blobs[s].data, blobs[s].size);
       const char *why = vkp_registry_unavailable_reason(registry, stage->target);
       printf("  %s: target '%s' %s; wrote its raw code to %s\n", stage->name,
              stage->target, why ? why : "has no dump support", code_path);

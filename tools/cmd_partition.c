@@ -32,11 +32,16 @@ static void vkp__partition_usage(FILE *out) {
           "  --assign PAT=TGT    put nodes whose name matches the glob on TGT\n"
           "                      (repeatable; the last match wins)\n"
           "  --fallback TGT      target for nodes the policy target cannot run\n"
-          "                      (default cpu)\n"
+          "                      (default: the target that declares itself\n"
+          "                      the default fallback, cpu among the built-ins)\n"
           "  --threads N|auto    threads per CPU stage (default auto: chosen\n"
           "                      with the stage count by estimated throughput)\n"
           VKP_TOOL_PROFILE_HELP
           "  --keep-islands      never move small regions to a neighbour\n"
+          "  --ranks N           spread the stages over N MPI ranks, each with\n"
+          "                      its own devices, bindings between ranks on the\n"
+          "                      profile's rank link (docs/scale-out.md); with\n"
+          "                      --stages auto, N stages\n"
           VKP_TOOL_LOAD_HELP
           "  -o, --output FILE   write the plan JSON\n"
           "  --split             also write each stage's subgraph next to the\n"
@@ -165,6 +170,11 @@ int vkp_cmd_partition(int argc, char **argv) {
         opt.threads = 0;
       } else if (!vkp__parse_count(v, &opt.threads)) {
         fprintf(stderr, "vkpipe partition: --threads wants a count 1..1024 or 'auto', got '%s'\n", v);
+        return VKP_TOOL_EXIT_USAGE;
+      }
+    } else if (!strcmp(a, "--ranks") && has_value) {
+      if (!vkp__parse_count(argv[++i], &opt.ranks)) {
+        fprintf(stderr, "vkpipe partition: --ranks wants a count 1..1024\n");
         return VKP_TOOL_EXIT_USAGE;
       }
     } else if (!strcmp(a, "--keep-islands")) {

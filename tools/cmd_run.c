@@ -28,18 +28,8 @@ typedef struct vkp__run_args_t {
   const char *profile;         // --profile for --target auto
   const char *plan;            // --plan: run this plan file (its own model)
   vkp_tool_load_args_t load;   // --dim, --shape
-  // --trust KEY.pub (repeatable) and --trust-unsigned, for artifacts.
-  const char *trust_paths[VKP_TOOL_MAX_TRUSTED_KEYS];
-  int32_t n_trust;
-  bool trust_unsigned;
+  vkp_tool_trust_args_t trust;  // --trust KEY.pub, --trust-unsigned
 } vkp__run_args_t;
-
-// How the graph is executed once inputs are read: fills graph->n_outputs
-// `outputs` (initialised here, owned by the caller) from `inputs`.
-typedef vkp_status_t (*vkp__run_fn)(const vkp__run_args_t *args,
-                                    const vkp_graph_t *graph,
-                                    const vkp_tensor_t *inputs,
-                                    vkp_tensor_t *outputs);
 
 // A registry with only the built-in targets in `names`, so a run brings up
 // no device it does not use; a name that is no built-in gets the default
@@ -69,123 +59,131 @@ static vkp_status_t vkp__run_on_target(const vkp__run_args_t *args,
   return st;
 }
 
-// The value (name, dtype, shape) behind each global input and output of a
-// validated plan: the stage input a global input feeds, the stage output a
-// global output comes from. Arrays of plan->n_inputs / n_outputs entries.
-static void vkp__plan_interface(const vkp_plan_t *plan, const vkp_value_t **ins,
-                                const vkp_value_t **outs) {
-  for (int32_t b = 0; b < plan->n_bindings; ++b) {
-    const vkp_plan_binding_t *bd = &plan->bindings[b];
-    if (bd->src_stage == VKP_PLAN_GLOBAL) {
-      const vkp_graph_t *g = plan->stages[bd->dst_stage].graph;
-      for (int32_t i = 0; i < plan->n_inputs; ++i)
-        if (!ins[i] && strcmp(plan->inputs[i], bd->src_name) == 0)
-          ins[i] = &g->values[vkp_graph_find_value(g, bd->dst_name)];
-    } else if (bd->dst_stage == VKP_PLAN_GLOBAL) {
-      const vkp_graph_t *g = plan->stages[bd->src_stage].graph;
-      for (int32_t i = 0; i < plan->n_outputs; ++i)
-        if (strcmp(plan->outputs[i], bd->dst_name) == 0)
-          outs[i] = &g->values[vkp_graph_find_value(g, bd->src_name)];
+// What the pipeline's global inputs (or outputs) are, under the pipeline's
+// own names: the dtype and shape of the stage value behind each. Array of
+// vkp_pipeline_input_count (output_count) entries, owned by the caller.
+static vkp_status_t vkp__pipeline_values(const vkp_pipeline_t *pipe, const vkp_plan_t *plan,
+                                         bool outputs, vkp_value_t **out_values) {
+  int32_t n = outputs ? vkp_pipeline_output_count(pipe) : vkp_pipeline_input_count(pipe);
+  vkp_value_t *values = vkp__calloc((size_t)n + 1, sizeof(*values));
+  if (!values) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int32_t i = 0; i < n; ++i) {
+    // The pipeline's inputs and outputs are the plan's, in order.
+    const vkp_value_t *v =
+        outputs ? vkp_plan_output_value(plan, i) : vkp_plan_input_value(plan, i);
+    if (!v) {
+      vkp__free(values);
+      return vkp_status_make(VKP_STATUS_INTERNAL, "plan '%s': global %s %d is unbound",
+                             plan->name, outputs ? "output" : "input", (int)i);
     }
+    values[i] = *v;
+    values[i].name = (char *)(outputs ? vkp_pipeline_output_name(pipe, i)
+                                      : vkp_pipeline_input_name(pipe, i));
   }
+  *out_values = values;
+  return NULL;
 }
 
 // One frame of `plan` through the pipeline executor (stages compiled here,
 // or made by the artifact `art` when given: its shipped code when trusted,
-// else compiled again from its subgraphs).
-static vkp_status_t vkp__run_plan(const vkp__run_args_t *args,
-                                  const vkp_plan_t *plan,
+// else compiled again from its subgraphs): the inputs read from --input and
+// the outputs written to --output-dir, both named as the pipeline names them.
+static vkp_status_t vkp__run_plan(const vkp__run_args_t *args, const vkp_plan_t *plan,
                                   const vkp_registry_t *registry,
-                                  const vkp_artifact_t *art,
-                                  const vkp_tensor_t *inputs,
-                                  vkp_tensor_t *outputs) {
-  vkp_compile_options_t *copts =
-      vkp__calloc((size_t)plan->n_stages + 1, sizeof(*copts));
+                                  const vkp_artifact_t *art) {
+  vkp_compile_options_t *copts = vkp__calloc((size_t)plan->n_stages + 1, sizeof(*copts));
   if (!copts) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
-  for (int32_t s = 0; s < plan->n_stages; ++s) copts[s] = args->options;
+  // The precision is --precision, or else the plan's, per stage.
+  for (int32_t s = 0; s < plan->n_stages; ++s) {
+    copts[s] = args->options;
+    if (copts[s].precision == VKP_PRECISION_FP32)
+      copts[s].precision = plan->stages[s].precision;
+  }
   vkp_pipeline_options_t opt = {.stage_compile_options = copts};
   vkp_pipeline_t *pipe = NULL;
-  vkp_status_t st =
-      art ? vkp_artifact_pipeline_create(art, registry, &opt, &pipe)
-          : vkp_pipeline_create(plan, registry, &opt, &pipe);
+  vkp_value_t *in_values = NULL, *out_values = NULL;
+  const vkp_value_t **ins = NULL, **outs = NULL;
+  vkp_tensor_t *inputs = NULL, *outputs = NULL;
+  vkp_status_t st = art ? vkp_artifact_pipeline_create(art, registry, &opt, &pipe)
+                        : vkp_pipeline_create(plan, registry, &opt, &pipe);
+  int32_t n_in = st ? 0 : vkp_pipeline_input_count(pipe);
+  int32_t n_out = st ? 0 : vkp_pipeline_output_count(pipe);
+  if (!st) st = vkp__pipeline_values(pipe, plan, false, &in_values);
+  if (!st) st = vkp__pipeline_values(pipe, plan, true, &out_values);
+  if (!st) {
+    ins = vkp__calloc((size_t)n_in + 1, sizeof(*ins));
+    outs = vkp__calloc((size_t)n_out + 1, sizeof(*outs));
+    inputs = vkp__calloc((size_t)n_in + 1, sizeof(*inputs));
+    outputs = vkp__calloc((size_t)n_out + 1, sizeof(*outputs));
+    if (!ins || !outs || !inputs || !outputs)
+      st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  for (int32_t i = 0; !st && i < n_in; ++i) ins[i] = &in_values[i];
+  for (int32_t i = 0; !st && i < n_out; ++i) outs[i] = &out_values[i];
+  if (!st) st = vkp_tool_read_values(n_in, ins, args->n_inputs, args->inputs, inputs);
   if (!st) st = vkp_pipeline_infer(pipe, inputs, outputs);
+  if (!st) st = vkp_tool_write_values(n_out, outs, outputs, args->output_dir, stdout);
+  for (int32_t i = 0; inputs && i < n_in; ++i) vkp_tensor_deinit(&inputs[i]);
+  for (int32_t i = 0; outputs && i < n_out; ++i) vkp_tensor_deinit(&outputs[i]);
+  vkp__free(inputs);
+  vkp__free(outputs);
+  vkp__free(ins);
+  vkp__free(outs);
+  vkp__free(in_values);
+  vkp__free(out_values);
   vkp_pipeline_destroy(pipe);
   vkp__free(copts);
   return st;
 }
 
-// --target auto: partition across every available target by cost and run
-// the stages as a pipeline.
-static vkp_status_t vkp__run_auto(const vkp__run_args_t *args,
-                                  const vkp_graph_t *graph,
-                                  const vkp_tensor_t *inputs,
-                                  vkp_tensor_t *outputs) {
-  vkp_registry_t *registry = NULL;
+// --target auto: partition `graph` across every available target by cost
+// into *out_plan (owned by the caller), using *out_registry (created here).
+static vkp_status_t vkp__plan_auto(const vkp__run_args_t *args, const vkp_graph_t *graph,
+                                   vkp_registry_t **out_registry, vkp_plan_t **out_plan) {
   vkp_profile_t *profile = NULL;
   vkp_partition_t *part = NULL;
-  vkp_plan_t *plan = NULL;
-  vkp_status_t st = vkp_registry_create_default(&registry);
-  if (!st) st = vkp_tool_profile("run", args->profile, 0, registry, &profile);
+  vkp_status_t st = vkp_registry_create_default(out_registry);
+  if (!st) st = vkp_tool_profile("run", args->profile, 0, *out_registry, &profile);
   if (!st) {
     vkp_partition_options_t popt = {.policy = "auto", .stages = args->stages};
-    st = vkp_partition_create(graph, registry, profile, &popt, &part);
+    st = vkp_partition_create(graph, *out_registry, profile, &popt, &part);
   }
-  if (!st) st = vkp_partition_to_plan(part, graph->name, &plan);
+  if (!st) st = vkp_partition_to_plan(part, graph->name, out_plan);
+  // --precision applies to every stage: a target that cannot keep it
+  // refuses the stage with its reason (there is no silent float32 stage).
+  for (int32_t s = 0; !st && s < (*out_plan)->n_stages; ++s)
+    (*out_plan)->stages[s].precision = args->options.precision;
   if (!st) {
+    const vkp_plan_t *plan = *out_plan;
     fprintf(stdout, "pipeline:");
     for (int32_t s = 0; s < plan->n_stages; ++s)
       fprintf(stdout, " %s%s(%s, %d nodes)", s ? "-> " : "", plan->stages[s].name,
               plan->stages[s].target, (int)plan->stages[s].graph->n_nodes);
     fprintf(stdout, "\n");
-    // The plan's global inputs and outputs follow the graph's, by name.
-    vkp_tensor_t *in = vkp__calloc((size_t)plan->n_inputs + 1, sizeof(*in));
-    vkp_tensor_t *out = vkp__calloc((size_t)plan->n_outputs + 1, sizeof(*out));
-    if (!in || !out) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
-    for (int32_t i = 0; !st && i < plan->n_inputs; ++i)
-      for (int32_t k = 0; k < graph->n_inputs; ++k)
-        if (!strcmp(plan->inputs[i], graph->values[graph->inputs[k]].name))
-          in[i] = inputs[k];
-    if (!st) st = vkp__run_plan(args, plan, registry, NULL, in, out);
-    for (int32_t i = 0; !st && i < plan->n_outputs; ++i)
-      for (int32_t k = 0; k < graph->n_outputs; ++k)
-        if (!strcmp(plan->outputs[i], graph->values[graph->outputs[k]].name)) {
-          outputs[k] = out[i];
-          memset(&out[i], 0, sizeof out[i]);
-        }
-    for (int32_t i = 0; out && i < plan->n_outputs; ++i) vkp_tensor_deinit(&out[i]);
-    vkp__free(in);
-    vkp__free(out);
   }
-  vkp_plan_destroy(plan);
   vkp_partition_destroy(part);
   vkp_profile_destroy(profile);
-  vkp_registry_destroy(registry);
   return st;
 }
 
-// A .vkp artifact: its plan and its stages, no model. The stages' shipped
-// code runs only when a --trust key signed the file (or --trust-unsigned);
-// otherwise they are compiled again from the artifact's graphs. Or, with
-// --plan, a plan file whose stages are compiled here.
-static int vkp__run_artifact(const vkp__run_args_t *args) {
+// A plan run as a pipeline: a .vkp artifact (its plan and its stages, no
+// model; the stages' shipped code runs only when a --trust key signed the
+// file, or --trust-unsigned, otherwise they are compiled again from the
+// artifact's graphs), a --plan file whose stages are compiled here, or, with
+// `graph` (--target auto), the plan the partitioner makes of it.
+static int vkp__run_pipeline(const vkp__run_args_t *args, const vkp_graph_t *graph) {
   vkp_registry_t *registry = NULL;
   vkp_artifact_t *art = NULL;
-  const vkp_value_t **ins = NULL, **outs = NULL;
-  vkp_tensor_t *inputs = NULL, *outputs = NULL;
   const vkp_plan_t *plan = NULL;
-  vkp_plan_t *loaded_plan = NULL;
-  vkp_artifact_public_key_t keys[VKP_TOOL_MAX_TRUSTED_KEYS];
+  vkp_plan_t *own_plan = NULL;
   vkp_status_t st = NULL;
-  if (args->plan) {
-    st = vkp_plan_load(args->plan, NULL, &loaded_plan);
+  if (graph) {
+    st = vkp__plan_auto(args, graph, &registry, &own_plan);
+  } else if (args->plan) {
+    st = vkp_plan_load(args->plan, NULL, &own_plan);
     if (!st) st = vkp_registry_create_default(&registry);
   } else {
-    for (int32_t k = 0; !st && k < args->n_trust; ++k)
-      st = vkp_artifact_public_key_load(args->trust_paths[k], &keys[k]);
-    vkp_artifact_load_options_t lo = {.trusted_keys = keys,
-                                      .n_trusted_keys = args->n_trust,
-                                      .trust_unsigned_code = args->trust_unsigned};
-    if (!st) st = vkp_artifact_load_with_options(args->model, &lo, &art);
+    st = vkp_tool_artifact_load(args->model, &args->trust, &art);
     if (!st) {
       // Only the targets the plan's stages use are brought up.
       const vkp_plan_t *p = vkp_artifact_plan(art);
@@ -196,20 +194,12 @@ static int vkp__run_artifact(const vkp__run_args_t *args) {
       vkp__free(names);
     }
   }
-  if (!st) {
-    plan = art ? vkp_artifact_plan(art) : loaded_plan;
-    ins = vkp__calloc((size_t)plan->n_inputs + 1, sizeof(*ins));
-    outs = vkp__calloc((size_t)plan->n_outputs + 1, sizeof(*outs));
-    inputs = vkp__calloc((size_t)plan->n_inputs + 1, sizeof(*inputs));
-    outputs = vkp__calloc((size_t)plan->n_outputs + 1, sizeof(*outputs));
-    if (!ins || !outs || !inputs || !outputs)
-      st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "out of memory");
-  }
+  if (!st) plan = art ? vkp_artifact_plan(art) : own_plan;
   // A plan with ranks (docs/scale-out.md): rank 0 runs it here, every other
   // rank serves its stages (as 'vkpipe serve' would).
   bool ranked = false, mpi = false;
   for (int32_t s = 0; !st && s < plan->n_stages; ++s) ranked |= plan->stages[s].rank != 0;
-  if (!st && (ranked || vkp_mpi_launched()) && vkp_mpi_available()) {
+  if (!st && !graph && (ranked || vkp_mpi_launched()) && vkp_mpi_available()) {
     int32_t rank = 0;
     st = vkp_mpi_init(NULL, NULL, &rank, NULL);
     mpi = true;
@@ -218,27 +208,13 @@ static int vkp__run_artifact(const vkp__run_args_t *args) {
       goto done;
     }
   }
-  if (!st) {
-    vkp__plan_interface(plan, ins, outs);
-    st = vkp_tool_read_values(plan->n_inputs, ins, args->n_inputs, args->inputs,
-                              inputs);
-  }
-  if (!st) st = vkp__run_plan(args, plan, registry, art, inputs, outputs);
-  if (!st) st = vkp_tool_write_values(plan->n_outputs, outs, outputs,
-                                      args->output_dir, stdout);
+  if (!st) st = vkp__run_plan(args, plan, registry, art);
+  if (st && graph)
+    st = vkp_status_annotate(st, "running '%s' on target '%s'", args->model, args->target);
 done:
-  for (int32_t i = 0; plan && inputs && i < plan->n_inputs; ++i)
-    vkp_tensor_deinit(&inputs[i]);
-  for (int32_t i = 0; plan && outputs && i < plan->n_outputs; ++i)
-    vkp_tensor_deinit(&outputs[i]);
-  vkp__free(inputs);
-  vkp__free(outputs);
-  vkp__free(ins);
-  vkp__free(outs);
   vkp_registry_destroy(registry);
   vkp_artifact_destroy(art);
-  vkp_plan_destroy(loaded_plan);
-  vkp__free(args->inputs);
+  vkp_plan_destroy(own_plan);
   if (st && mpi) {
     // The other ranks would wait for a pipeline that never comes.
     int code = vkp_tool_fail("run", st);
@@ -248,23 +224,6 @@ done:
   }
   if (mpi) vkp_mpi_finalize();
   return st ? vkp_tool_fail("run", st) : 0;
-}
-
-// --target values that are not a single registered target, each with its own
-// way to run. Pipeline execution ("auto": partition across every available
-// target and run the stages as a pipeline) is added here as one more row.
-static const struct {
-  const char *name;
-  vkp__run_fn run;
-} vkp__run_modes[] = {
-    {"auto", vkp__run_auto},
-    {NULL, NULL},
-};
-
-static vkp__run_fn vkp__pick_run_fn(const char *target) {
-  for (int i = 0; vkp__run_modes[i].name; ++i)
-    if (strcmp(vkp__run_modes[i].name, target) == 0) return vkp__run_modes[i].run;
-  return vkp__run_on_target;
 }
 
 static void vkp__run_help(void) {
@@ -290,6 +249,10 @@ static void vkp__run_help(void) {
          "                         \"source\" or graph files) instead of MODEL; a\n"
          "                         plan with ranks runs under mpirun, rank 0\n"
          "                         here, the others in 'vkpipe serve'\n"
+         "  --precision P          fp32 (default) or fp16: float16 storage of\n"
+         "                         matrix and convolution weights, float32\n"
+         "                         arithmetic (vulkan with storageBuffer16BitAccess;\n"
+         "                         other targets refuse it)\n"
          "  --threads N            threads inside a stage, where the target\n"
          "                         supports it (default 1)\n"
          "  --march ARCH           -march for the cpu target's C codegen\n"
@@ -297,13 +260,7 @@ static void vkp__run_help(void) {
          "                         (default native)\n"
          "  --dump-c DIR           write the generated C sources to DIR\n"
          "  --dump-spirv DIR       write the generated GLSL/SPIR-V to DIR\n"
-         "  --trust KEY.pub        for a .vkp: run its shipped compiled code if\n"
-         "                         this key signed it (repeatable; a file not\n"
-         "                         signed by one of them is refused)\n"
-         "  --trust-unsigned       for a .vkp: run its shipped code unsigned (you\n"
-         "                         vouch for the file: it is native code)\n"
-         "                         Without either, an artifact's stages are\n"
-         "                         compiled again from its graphs (cached)\n"
+         VKP_TOOL_TRUST_HELP
          "  -h, --help             this text\n"
          "\n"
          "Inputs are .npy files (float32, int32, int64, float16; C order,\n"
@@ -333,11 +290,11 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
     static const char *const with_value[] = {
         "--input", "--output-dir", "--target", "--threads",
         "--march", "--dump-c",     "--dump-spirv", "--stages", "--profile",
-        "--trust", "--plan", NULL};
-    if (strcmp(arg, "--trust-unsigned") == 0) {
-      args->trust_unsigned = true;
-      continue;
-    }
+        "--plan", "--precision", NULL};
+    bool trust_option;
+    int rc = vkp_tool_trust_option("run", argc, argv, &i, &args->trust, &trust_option);
+    if (rc) return rc;
+    if (trust_option) continue;
     int which = -1;
     for (int k = 0; with_value[k] && which < 0; ++k) {
       vkp_tool_option_result_t r = vkp_tool_option(argc, argv, &i, with_value[k], &value);
@@ -390,13 +347,11 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
         args->profile = value;
         break;
       case 9:
-        if (args->n_trust == VKP_TOOL_MAX_TRUSTED_KEYS)
-          return vkp_tool_usage_error("run", "at most %d --trust keys",
-                                      VKP_TOOL_MAX_TRUSTED_KEYS);
-        args->trust_paths[args->n_trust++] = value;
+        args->plan = value;
         break;
       case 10:
-        args->plan = value;
+        if (!vkp_precision_parse(value, &args->options.precision))
+          return vkp_tool_usage_error("run", "--precision '%s' is not fp32 or fp16", value);
         break;
       default:
         if (arg[0] == '-' && arg[1])
@@ -417,13 +372,8 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
   if (!args->model && !args->plan) return vkp_tool_usage_error("run", "missing MODEL");
   if (!args->output_dir) return vkp_tool_usage_error("run", "missing --output-dir DIR");
   if (!args->target[0]) return vkp_tool_usage_error("run", "--target is empty");
-  if ((args->n_trust || args->trust_unsigned) && !vkp_artifact_is_artifact(args->model))
-    return vkp_tool_usage_error("run", "--trust and --trust-unsigned apply to .vkp "
-                                       "artifacts; '%s' is not one", args->model);
-  if (args->n_trust && args->trust_unsigned)
-    return vkp_tool_usage_error("run", "--trust and --trust-unsigned exclude each "
-                                       "other (one asks for a signature, the other "
-                                       "waives it)");
+  int rc = vkp_tool_trust_check("run", &args->trust, args->model);
+  if (rc) return rc;
   return -1;
 }
 
@@ -435,12 +385,24 @@ int vkp_cmd_run(int argc, char **argv) {
     vkp__free(args.inputs);
     return code;
   }
-  if (args.plan || vkp_artifact_is_artifact(args.model)) return vkp__run_artifact(&args);
+  if (args.plan || vkp_artifact_is_artifact(args.model)) {
+    code = vkp__run_pipeline(&args, NULL);
+    vkp__free(args.inputs);
+    return code;
+  }
   vkp_graph_t *graph = NULL;
   vkp_tensor_t *inputs = NULL, *outputs = NULL;
   vkp_status_t st = vkp_tool_load_graph(args.model, &args.load, &graph);
   if (!st) {
     if (args.options.dump_dir) st = vkp_tool_make_dir(args.options.dump_dir);
+  }
+  // --target auto: partition across every available target by cost and run
+  // the stages as a pipeline.
+  if (!st && strcmp(args.target, "auto") == 0) {
+    code = vkp__run_pipeline(&args, graph);
+    vkp_graph_destroy(graph);
+    vkp__free(args.inputs);
+    return code;
   }
   if (!st) {
     inputs = vkp__calloc((size_t)graph->n_inputs + 1, sizeof(*inputs));
@@ -450,7 +412,7 @@ int vkp_cmd_run(int argc, char **argv) {
   }
   if (!st) st = vkp_tool_read_inputs(graph, args.n_inputs, args.inputs, inputs);
   if (!st) {
-    st = vkp__pick_run_fn(args.target)(&args, graph, inputs, outputs);
+    st = vkp__run_on_target(&args, graph, inputs, outputs);
     if (st) st = vkp_status_annotate(st, "running '%s' on target '%s'", args.model,
                                      args.target);
   }

@@ -19,7 +19,7 @@ const char vkp_cmd_serve_summary[] =
     "serve the stages a plan places on this MPI rank (under mpirun)";
 
 static void vkp__serve_help(void) {
-  printf("usage: mpirun ... vkpipe serve PLAN.json|ARTIFACT.vkp\n"
+  printf("usage: mpirun ... vkpipe serve PLAN.json|ARTIFACT.vkp [--trust KEY.pub]\n"
          "\n"
          "Runs on MPI ranks other than 0: compiles (plan) or loads (.vkp) the\n"
          "stages whose \"rank\" is this process's rank and runs frames for\n"
@@ -28,22 +28,33 @@ static void vkp__serve_help(void) {
          "  mpirun -np 1 vkpipe run net.vkp --input x.npy --output-dir out \\\n"
          "       : -np 2 vkpipe serve net.vkp\n"
          "See docs/scale-out.md.\n"
+         "\n"
+         "options:\n"
+         VKP_TOOL_TRUST_HELP
+         "\n"
          "Exit status: 0 success, 1 failure (the reason on stderr), 2 bad usage.\n");
 }
 
 int vkp_cmd_serve(int argc, char **argv) {
   const char *path = NULL;
+  vkp_tool_trust_args_t trust = {0};
   for (int i = 1; i < argc; ++i) {
     if (vkp_tool_is_help(argv[i])) {
       vkp__serve_help();
       return 0;
     }
+    bool trust_option;
+    int rc = vkp_tool_trust_option("serve", argc, argv, &i, &trust, &trust_option);
+    if (rc) return rc;
+    if (trust_option) continue;
     if (argv[i][0] == '-' && argv[i][1])
       return vkp_tool_usage_error("serve", "unknown option '%s'", argv[i]);
     if (path) return vkp_tool_usage_error("serve", "unexpected argument '%s'", argv[i]);
     path = argv[i];
   }
   if (!path) return vkp_tool_usage_error("serve", "missing PLAN or ARTIFACT");
+  int rc = vkp_tool_trust_check("serve", &trust, path);
+  if (rc) return rc;
   if (!vkp_mpi_available())
     return vkp_tool_fail("serve", vkp_status_make(VKP_STATUS_UNSUPPORTED,
                                                   "this vkpipe was built without "
@@ -59,7 +70,7 @@ int vkp_cmd_serve(int argc, char **argv) {
                          "serve' is for the other ranks");
   if (!st) st = vkp_registry_create_default(&registry);
   if (!st && vkp_artifact_is_artifact(path)) {
-    st = vkp_artifact_load(path, &art);
+    st = vkp_tool_artifact_load(path, &trust, &art);
     if (!st)
       st = vkp_mpi_serve(vkp_artifact_plan(art), registry, vkp_artifact_blobs(art));
   } else if (!st) {

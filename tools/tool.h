@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vkpipe/artifact.h"
 #include "vkpipe/cost.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/status.h"
@@ -58,8 +59,6 @@ bool vkp_tool_parse_int(const char *text, int64_t lo, int64_t hi,
 
 #define VKP_TOOL_MAX_BINDINGS 32
 
-// Most --trust keys one command takes.
-#define VKP_TOOL_MAX_TRUSTED_KEYS 16
 
 // The help text every command that loads a model prints for the two flags.
 #define VKP_TOOL_LOAD_HELP                                                   \
@@ -87,6 +86,41 @@ int vkp_tool_load_option(const char *command, int argc, char **argv, int *i,
 vkp_status_t vkp_tool_load_graph(const char *path,
                                  const vkp_tool_load_args_t *args,
                                  vkp_graph_t **out_graph) VKP_MUST_USE;
+
+// ---------------------------------------------------------------------------
+// Trusting an artifact's shipped code: --trust KEY.pub, --trust-unsigned
+// (tools/tool_trust.c; docs/security.md)
+
+// Most --trust keys one command takes.
+#define VKP_TOOL_MAX_TRUSTED_KEYS 16
+
+#define VKP_TOOL_TRUST_HELP                                                    \
+  "  --trust KEY.pub      for a .vkp: run its shipped compiled code if this\n" \
+  "                       key signed it (repeatable; a file not signed by\n"  \
+  "                       one of them is refused)\n"                          \
+  "  --trust-unsigned     for a .vkp: run its shipped code unsigned (you\n"   \
+  "                       vouch for the file: it is native code). Without\n"  \
+  "                       either, an artifact's stages are compiled again\n"  \
+  "                       from its graphs (cached)\n"
+
+// Key paths are borrowed from argv.
+typedef struct vkp_tool_trust_args_t {
+  const char *key_paths[VKP_TOOL_MAX_TRUSTED_KEYS];
+  int32_t n_keys;
+  bool unsigned_code;  // --trust-unsigned
+} vkp_tool_trust_args_t;
+
+// Matches argv[*i] against --trust KEY (or --trust=KEY) and --trust-unsigned;
+// returns 0, or the usage exit code after printing what is wrong.
+int vkp_tool_trust_option(const char *command, int argc, char **argv, int *i,
+                          vkp_tool_trust_args_t *args, bool *matched);
+// After parsing: the options only apply to a .vkp `model`, and exclude each
+// other. Returns 0, or the usage exit code after printing why.
+int vkp_tool_trust_check(const char *command, const vkp_tool_trust_args_t *args,
+                         const char *model);
+// vkp_artifact_load_with_options with the keys read from their files.
+vkp_status_t vkp_tool_artifact_load(const char *path, const vkp_tool_trust_args_t *args,
+                                    vkp_artifact_t **out_artifact) VKP_MUST_USE;
 
 // ---------------------------------------------------------------------------
 // Graphs (tools/tool_graph.c)

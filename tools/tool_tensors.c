@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "tools/tool.h"
 #include "vkpipe/npy.h"
 
@@ -138,25 +139,7 @@ const char *vkp_tool_tensor_file_name(const char *name, char *buf, size_t size) 
   return buf;
 }
 
-vkp_status_t vkp_tool_make_dir(const char *dir) {
-  char path[4096];
-  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "path too long: '%s'", dir);
-  for (char *p = path + 1;; ++p) {
-    bool last = *p == '\0';
-    if (*p != '/' && !last) continue;
-    *p = '\0';
-    if (mkdir(path, 0777) != 0 && errno != EEXIST)
-      return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create directory '%s': %s",
-                             path, strerror(errno));
-    if (last) break;
-    *p = '/';
-  }
-  struct stat sb;
-  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "'%s' is not a directory", dir);
-  return NULL;
-}
+vkp_status_t vkp_tool_make_dir(const char *dir) { return vkp__dir_create(dir, 0777); }
 
 vkp_status_t vkp_tool_write_values(int32_t n_values,
                                    const vkp_value_t *const *values,

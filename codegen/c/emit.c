@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// C code generation for CPU subgraphs: fusion, buffer planning, emission.
+// C code generation for CPU subgraphs: emission from the plan (codegen/c/plan.h).
 #include "codegen/c/emit.h"
 
 #include <float.h>
@@ -13,6 +13,7 @@
 #include "base/sb.h"
 #include "base/status_macros.h"
 #include "codegen/c/emit_internal.h"
+#include "codegen/c/plan.h"
 #include "codegen/expr.h"
 
 // The prelude, embedded by CMake from codegen/c/prelude.c.
@@ -22,59 +23,6 @@ static const unsigned char vkp__prelude_bytes[] = {
 
 const char *vkp_codegen_c_prelude(void) {
   return (const char *)vkp__prelude_bytes;
-}
-
-// ---------------------------------------------------------------------------
-// The plan: which nodes fuse, where every value lives.
-
-typedef enum vkp__storage_t {
-  VKP__ST_NONE,      // inlined into a fused loop: never materialised
-  VKP__ST_INPUT,
-  VKP__ST_OUTPUT,
-  VKP__ST_CONSTANT,
-  VKP__ST_WORKSPACE,
-  VKP__ST_ALIAS,     // a view of another value's buffer
-} vkp__storage_t;
-
-typedef struct vkp__cg_t {
-  const vkp_graph_t *g;
-  int32_t threads;
-  vkp__sb_t out;
-  int32_t *group_of;    // node -> root node of its fused group
-  int32_t *anchor_of;   // root node -> conv/gemm/matmul node or -1
-  int32_t *uses;        // value -> number of node inputs reading it
-  int32_t *io_index;    // value -> index among inputs/outputs/constants
-  vkp__storage_t *storage;
-  int32_t *alias_of;    // value -> value whose buffer it views
-  int64_t *alias_off;   // value -> byte offset of its view in that buffer
-  bool *in_place;       // value -> written by its producer straight into
-                        // the concatenation that reads it
-  int64_t *offset;      // value -> workspace byte offset
-  char **vname;         // value -> C identifier
-  char **nname;         // node -> C function name
-  int64_t ws_bytes;
-  vkp__sb_t prepack;          // body of vkp_stage_prepack
-  int32_t n_prepack;          // constant conv weights packed at load
-  vkp__sb_t scratch_terms;     // body of vkp_scratch_floats (see emit_all)
-  int32_t n_constants;
-  int32_t *constants;
-  int32_t n_kernels;
-  vkp__sb_t errors;            // cases of vkp_stage_error (see emit_group)
-  int32_t n_errors;            // run-time error codes handed out
-} vkp__cg_t;
-
-// The op table decides what fuses into a loop over the output (elementwise
-// and broadcast ops) and what is a view of its input's bytes.
-static bool vkp__is_elementwise(vkp_op_t op) {
-  return vkp_op_pattern(op) <= VKP_OP_PATTERN_BROADCAST;
-}
-
-static bool vkp__is_view(vkp_op_t op) { return vkp_op_is_view(op); }
-
-static const vkp_value_t *vkp__val(const vkp__cg_t *cg, const vkp_node_t *n,
-                                   int32_t i) {
-  if (i >= n->n_inputs || n->inputs[i] < 0) return NULL;
-  return &cg->g->values[n->inputs[i]];
 }
 
 const vkp_value_t *vkp__c_in(const vkp__c_kernel_t *k, int32_t i) {
@@ -88,42 +36,6 @@ const vkp_value_t *vkp__c_out(const vkp__c_kernel_t *k) {
 
 const vkp_value_t *vkp__c_out_at(const vkp__c_kernel_t *k, int32_t i) {
   return &k->graph->values[k->node->outputs[i]];
-}
-
-static const vkp_value_t *vkp__outv(const vkp__cg_t *cg, const vkp_node_t *n) {
-  return &cg->g->values[n->outputs[0]];
-}
-
-// 2-D conv and pooling with one output run the kernels here; the other
-// window ops (1-D, 3-D, max_pool2d's indices, int8 / uint8 max pooling) the
-// emitter of ops.c.
-static bool vkp__window_2d(const vkp__cg_t *cg, const vkp_node_t *n) {
-  return (n->op == VKP_OP_CONV2D || n->op == VKP_OP_MAX_POOL2D ||
-          n->op == VKP_OP_AVG_POOL2D) &&
-         vkp__val(cg, n, 0)->rank == 4 && n->n_outputs == 1 &&
-         vkp__val(cg, n, 0)->dtype == VKP_DTYPE_FLOAT32;
-}
-
-// Conv2d, gemm and matmul with 2-D (or batched) operands take an epilogue.
-static bool vkp__is_anchor(const vkp__cg_t *cg, const vkp_node_t *n) {
-  if (n->op == VKP_OP_CONV2D) return vkp__window_2d(cg, n);
-  if (n->op == VKP_OP_GEMM) return true;
-  if (n->op == VKP_OP_MATMUL)
-    return vkp__val(cg, n, 0)->rank >= 2 && vkp__val(cg, n, 1)->rank >= 2;
-  return false;
-}
-
-static bool vkp__same_shape(const vkp_value_t *a, const vkp_value_t *b) {
-  if (a->rank != b->rank) return false;
-  for (int32_t d = 0; d < a->rank; ++d)
-    if (a->shape[d] != b->shape[d]) return false;
-  return true;
-}
-
-static int64_t vkp__numel(const vkp_value_t *v) {
-  int64_t n = 1;
-  for (int32_t d = 0; d < v->rank; ++d) n *= v->shape[d];
-  return n;
 }
 
 // The C type a dtype is stored in (float16 and bfloat16 as their bits).
@@ -166,189 +78,6 @@ static char *vkp__ident(const char *prefix, const char *name, char **taken,
     }
   }
   return vkp__strdup(buf);
-}
-
-// Decides fusion groups: walking backwards, each node not yet claimed roots a
-// group and absorbs single-use elementwise producers of the same shape (and
-// at most one conv/gemm/matmul, which becomes the group's anchor, when the
-// group's result is float32).
-static void vkp__absorb(vkp__cg_t *cg, int32_t node, int32_t root) {
-  const vkp_graph_t *g = cg->g;
-  const vkp_node_t *n = &g->nodes[node];
-  const vkp_value_t *root_out = vkp__outv(cg, &g->nodes[root]);
-  for (int32_t i = 0; i < n->n_inputs; ++i) {
-    int32_t v = n->inputs[i];
-    if (v < 0) continue;
-    const vkp_value_t *val = &g->values[v];
-    if (n->op == VKP_OP_BATCH_NORM && i > 0) continue;  // parameters
-    if (val->producer < 0 || val->is_output || cg->uses[v] != 1) continue;
-    int32_t p = val->producer;
-    if (cg->group_of[p] >= 0) continue;
-    const vkp_node_t *pn = &g->nodes[p];
-    if (!vkp__same_shape(val, root_out)) continue;
-    // Every member keeps its result in a temporary of its own C type, so
-    // members of any dtypes mix (a comparison of float math feeding a
-    // where); an anchor's epilogue stores float32 (ep_*: float *c).
-    if (vkp__is_elementwise(pn->op)) {
-      cg->group_of[p] = root;
-      vkp__absorb(cg, p, root);
-    } else if (vkp__is_anchor(cg, pn) && cg->anchor_of[root] < 0 &&
-               val->dtype == VKP_DTYPE_FLOAT32 &&
-               root_out->dtype == VKP_DTYPE_FLOAT32) {
-      cg->group_of[p] = root;
-      cg->anchor_of[root] = p;
-    }
-  }
-}
-
-static void vkp__plan_groups(vkp__cg_t *cg) {
-  const vkp_graph_t *g = cg->g;
-  for (int32_t i = g->n_nodes - 1; i >= 0; --i) {
-    if (cg->group_of[i] >= 0) continue;
-    cg->group_of[i] = i;
-    const vkp_node_t *n = &g->nodes[i];
-    if (vkp__is_elementwise(n->op)) vkp__absorb(cg, i, i);
-    else if (vkp__is_anchor(cg, n)) cg->anchor_of[i] = i;
-  }
-}
-
-// Storage and workspace offsets. A group runs at its root's position;
-// values it reads stay live through that position (its output never shares
-// memory with them).
-static vkp_status_t vkp__plan_buffers(vkp__cg_t *cg) {
-  const vkp_graph_t *g = cg->g;
-  int32_t nv = g->n_values;
-  for (int32_t v = 0; v < nv; ++v) {
-    cg->alias_of[v] = -1;
-    cg->io_index[v] = -1;
-    cg->storage[v] = VKP__ST_NONE;
-  }
-  for (int32_t i = 0; i < g->n_inputs; ++i) {
-    cg->storage[g->inputs[i]] = VKP__ST_INPUT;
-    cg->io_index[g->inputs[i]] = i;
-  }
-  for (int32_t v = 0; v < nv; ++v) {
-    if (g->values[v].kind != VKP_VALUE_CONSTANT) continue;
-    cg->storage[v] = VKP__ST_CONSTANT;
-    cg->io_index[v] = cg->n_constants;
-    cg->constants[cg->n_constants++] = v;
-  }
-  for (int32_t i = 0; i < g->n_outputs; ++i) {
-    int32_t v = g->outputs[i];
-    if (cg->storage[v] != VKP__ST_NONE) continue;  // an input: copied
-    cg->storage[v] = VKP__ST_OUTPUT;
-    cg->io_index[v] = i;
-  }
-  // Materialised intermediates and views; every output of a node with
-  // several (only emitters run those) has its own buffer.
-  for (int32_t i = 0; i < g->n_nodes; ++i) {
-    const vkp_node_t *n = &g->nodes[i];
-    for (int32_t j = 0; j < n->n_outputs; ++j) {
-      int32_t v = n->outputs[j];
-      if (cg->group_of[i] != i || cg->storage[v] == VKP__ST_OUTPUT) continue;
-      if (vkp__is_view(n->op)) {
-        cg->storage[v] = VKP__ST_ALIAS;
-        int32_t src = n->inputs[0];
-        cg->alias_of[v] = cg->alias_of[src] >= 0 ? cg->alias_of[src] : src;
-      } else {
-        cg->storage[v] = VKP__ST_WORKSPACE;
-      }
-    }
-  }
-  // Concatenation in place: along an axis with nothing but size-1 dims
-  // before it, each input is a contiguous run of the output; an input that
-  // only the concat reads, made by a group of its own, becomes a view of its
-  // run, so its producer writes there and the concat copies nothing for it.
-  for (int32_t i = 0; i < g->n_nodes; ++i) {
-    const vkp_node_t *n = &g->nodes[i];
-    if (n->op != VKP_OP_CONCAT || cg->group_of[i] != i) continue;
-    int32_t out = n->outputs[0];
-    if (cg->storage[out] != VKP__ST_WORKSPACE && cg->storage[out] != VKP__ST_OUTPUT) continue;
-    const vkp_value_t *y = &g->values[out];
-    int64_t axis = vkp_node_int(n, "axis"), outer = 1, at = 0;
-    for (int32_t d = 0; d < axis; ++d) outer *= y->shape[d];
-    if (outer != 1) continue;
-    for (int32_t k = 0; k < n->n_inputs; ++k) {
-      int32_t v = n->inputs[k];
-      const vkp_value_t *val = &g->values[v];
-      int32_t p = val->producer;
-      // (Not another concat's output: its inputs may already view it.)
-      if (p >= 0 && cg->group_of[p] == p && g->nodes[p].n_outputs == 1 &&
-          g->nodes[p].op != VKP_OP_CONCAT &&
-          cg->storage[v] == VKP__ST_WORKSPACE && cg->uses[v] == 1 && !val->is_output) {
-        cg->storage[v] = VKP__ST_ALIAS;
-        cg->alias_of[v] = out;
-        cg->alias_off[v] = at;
-        cg->in_place[v] = true;
-      }
-      at += vkp__numel(val) * (int64_t)vkp_dtype_size(val->dtype);
-    }
-  }
-  // Lifetimes in group positions, views extending their base.
-  int32_t *def = vkp__calloc((size_t)nv, sizeof(int32_t));
-  int32_t *last = vkp__calloc((size_t)nv, sizeof(int32_t));
-  int32_t *order = vkp__calloc((size_t)nv, sizeof(int32_t));
-  if (!def || !last || !order) {
-    vkp__free(def);
-    vkp__free(last);
-    vkp__free(order);
-    return VKP_OOM("buffer plan");
-  }
-  for (int32_t v = 0; v < nv; ++v) {
-    def[v] = -1;
-    last[v] = -1;
-  }
-  for (int32_t i = 0; i < g->n_nodes; ++i) {
-    const vkp_node_t *n = &g->nodes[i];
-    int32_t pos = cg->group_of[i];
-    // An output lives at least where it is written, read or not: the
-    // outputs of one node never share memory.
-    for (int32_t j = 0; j < n->n_outputs; ++j) {
-      int32_t o = n->outputs[j];
-      int32_t ob = cg->alias_of[o] >= 0 ? cg->alias_of[o] : o;
-      if (def[ob] < 0) def[ob] = pos;
-      if (last[ob] < pos) last[ob] = pos;
-    }
-    for (int32_t k = 0; k < n->n_inputs; ++k) {
-      int32_t v = n->inputs[k];
-      if (v < 0) continue;
-      int32_t b = cg->alias_of[v] >= 0 ? cg->alias_of[v] : v;
-      if (last[b] < pos) last[b] = pos;
-    }
-  }
-  int32_t n_ws = 0;
-  for (int32_t v = 0; v < nv; ++v)
-    if (cg->storage[v] == VKP__ST_WORKSPACE) order[n_ws++] = v;
-  // Already in definition order (nodes are topological, outputs follow).
-  // First fit among the buffers still live at the definition point.
-  for (int32_t a = 0; a < n_ws; ++a) {
-    int32_t v = order[a];
-    int64_t bytes = vkp__numel(&g->values[v]) *
-                    (int64_t)vkp_dtype_size(g->values[v].dtype);
-    bytes = (bytes + 63) / 64 * 64;
-    int64_t at = 0;
-    bool moved = true;
-    while (moved) {
-      moved = false;
-      for (int32_t b = 0; b < a; ++b) {
-        int32_t u = order[b];
-        if (last[u] < def[v]) continue;  // dead by now
-        int64_t ub = (vkp__numel(&g->values[u]) *
-                          (int64_t)vkp_dtype_size(g->values[u].dtype) + 63) /
-                     64 * 64;
-        if (at < cg->offset[u] + ub && cg->offset[u] < at + bytes) {
-          at = cg->offset[u] + ub;
-          moved = true;
-        }
-      }
-    }
-    cg->offset[v] = at;
-    if (at + bytes > cg->ws_bytes) cg->ws_bytes = at + bytes;
-  }
-  vkp__free(def);
-  vkp__free(last);
-  vkp__free(order);
-  return NULL;
 }
 
 // ---------------------------------------------------------------------------
@@ -1082,6 +811,56 @@ static void vkp__batch_strides(const vkp_value_t *v, int32_t tail,
   }
 }
 
+int32_t vkp__c_emit_prepack(vkp__c_kernel_t *k, int32_t input, long long floats,
+                            const char *code) {
+  vkp__cg_t *cg = k->cg;
+  int32_t v = input < k->node->n_inputs ? k->node->inputs[input] : -1;
+  if (v < 0 || cg->storage[v] != VKP__ST_CONSTANT) return -1;
+  int32_t id = cg->n_prepack++;
+  if (id) vkp__sb_printf(k->pre, "#define VKP_PACKED_%d_AT VKP_PACKED_%d_END\n", (int)id,
+                         (int)id - 1);
+  else vkp__sb_append(k->pre, "#define VKP_PACKED_0_AT ((size_t)0)\n");
+  vkp__sb_printf(k->pre, "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)%lld)\n",
+                 (int)id, (int)id, floats);
+  vkp__sb_printf(&cg->prepack,
+                 "  {  // input %d of '%s'\n"
+                 "    const void *src = constants[%d];\n"
+                 "    float *dst = packed + VKP_PACKED_%d_AT;\n"
+                 "    %s\n  }\n",
+                 (int)input, k->node->name, (int)cg->io_index[v], (int)id, code);
+  return id;
+}
+
+// A constant B of matmul/gemm node `a` (K x N, strides rsb/csb) is packed
+// once at load (vkp_stage_prepack, vkp_prepack_b) when the product has the
+// rows to use the packed path (M >= VKP_MR / 2, vkp_gemm): `fields` gets
+// the vkp_bsrc_t initializers that point the GEMM at the panels, else "".
+static void vkp__emit_prepack_b(vkp__cg_t *cg, const vkp_node_t *a, long long K,
+                                long long N, long long rsb, long long csb, long long M,
+                                char *fields, size_t size) {
+  fields[0] = 0;
+  if (cg->storage[a->inputs[1]] != VKP__ST_CONSTANT || M < 7 || K <= 0) return;
+  int32_t id = cg->n_prepack++;
+  if (id) vkp__sb_printf(&cg->out, "#define VKP_PACKED_%d_AT VKP_PACKED_%d_END\n", (int)id,
+                         (int)id - 1);
+  else vkp__sb_append(&cg->out, "#define VKP_PACKED_0_AT ((size_t)0)\n");
+  vkp__sb_printf(&cg->out,
+                 "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)%lld * "
+                 "((%lld + VKP_NR - 1) / VKP_NR * VKP_NR))\n",
+                 (int)id, (int)id, K, N);
+  vkp__sb_printf(&cg->prepack,
+                 "  {  // B of '%s', in GEMM panels\n"
+                 "    const vkp_bsrc_t src = {.b = (const float *)constants[%d], .rsb = %lld, "
+                 ".csb = %lld};\n"
+                 "    vkp_prepack_b(%lld, %lld, &src, packed + VKP_PACKED_%d_AT);\n  }\n",
+                 a->name, (int)cg->io_index[a->inputs[1]], rsb, csb, K, N, (int)id);
+  // M >= 7 >= VKP_MR / 2 for every vector width: the packed path.
+  snprintf(fields, size,
+           ", .packed = packed + VKP_PACKED_%d_AT, .npad = (%lld + VKP_NR - 1) / VKP_NR * "
+           "VKP_NR",
+           (int)id, N);
+}
+
 static void vkp__emit_matmul(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
                              vkp__sb_t *sb) {
   const vkp_node_t *a = &cg->g->nodes[gr->anchor >= 0 ? gr->anchor : gr->root];
@@ -1098,8 +877,11 @@ static void vkp__emit_matmul(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
     bool tb = vkp_node_int(a, "transB") != 0;
     long long M = Y->shape[0], N = Y->shape[1];
     long long K = ta ? A->shape[0] : A->shape[1];
-    vkp__sb_printf(sb, "  const vkp_bsrc_t src = {.b = %s, .rsb = %lld, .csb = %lld};\n",
-                   bn, tb ? 1LL : N, tb ? K : 1LL);
+    char packed[96];
+    vkp__emit_prepack_b(cg, a, K, N, tb ? 1LL : N, tb ? K : 1LL, M, packed, sizeof packed);
+    vkp__sb_printf(sb,
+                   "  const vkp_bsrc_t src = {.b = %s, .rsb = %lld, .csb = %lld%s};\n",
+                   bn, tb ? 1LL : N, tb ? K : 1LL, packed);
     vkp__sb_printf(sb, "  vkp_gemm(%lld, %lld, %lld, ", M, N, K);
     vkp__emit_float(sb, vkp_node_float(a, "alpha"));
     vkp__sb_printf(sb, ", %s, %lld, %lld, NULL, &src, %s, %lld,\n           %s, 0, 0, "
@@ -1116,10 +898,39 @@ static void vkp__emit_matmul(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   vkp__batch_strides(A, A->rank >= 2 ? 2 : 1, Y->shape, nb, as);
   vkp__batch_strides(B, B->rank >= 2 ? 2 : 1, Y->shape, nb, bs);
   for (int32_t d = 0; d < nb; ++d) batch *= Y->shape[d];
+  bool b_shared = true;
+  for (int32_t d = 0; d < nb; ++d) b_shared &= bs[d] == 0;
+  // One GEMM of batch * M rows when B is shared, A's batches are stacked
+  // rows (compact) and no epilogue operand varies over batches or rows (a
+  // bias): e.g. a sequence-first [L, 1, E] input, M = 1 per batch, would
+  // otherwise stream B once per batch.
+  bool flat = b_shared && batch > 1 && A->rank >= 2;
+  int64_t span = M * K;
+  for (int32_t d = nb - 1; d >= 0 && flat; --d) {
+    if (Y->shape[d] == 1) continue;
+    flat = as[d] == span;
+    span *= Y->shape[d];
+  }
+  for (int32_t i = 0; has_ep && flat && i < gr->n_leaves; ++i)
+    for (int32_t d = 0; d < gr->rank - 1; ++d)
+      if (gr->shape[d] != 1 && gr->leaves[i].strides[d] != 0) flat = false;
+  if (flat) {
+    char packed[96];
+    vkp__emit_prepack_b(cg, a, K, N, N, 1, M * batch, packed, sizeof packed);
+    vkp__sb_printf(sb, "  const vkp_bsrc_t src = {.b = %s, .rsb = %lld, .csb = 1%s};\n",
+                   bn, N, packed);
+    vkp__sb_printf(sb,
+                   "  vkp_gemm(%lld, %lld, %lld, 1.0f, %s, %lld, 1, NULL, &src, %s, %lld,\n"
+                   "           %s, 0, 0, scratch, VKP_STAGE_THREADS);\n",
+                   M * (long long)batch, N, K, an, K, yn, N, ep);
+    return;
+  }
+  char packed[96] = "";
+  if (b_shared) vkp__emit_prepack_b(cg, a, K, N, N, 1, M, packed, sizeof packed);
   vkp__sb_printf(sb, "  for (ptrdiff_t b = 0; b < %lld; ++b) {\n", (long long)batch);
   vkp__sb_printf(sb, "    const vkp_bsrc_t src = {.b = %s + ", bn);
   vkp__emit_part(sb, "b", Y->shape, 0, nb, bs);
-  vkp__sb_printf(sb, ", .rsb = %lld, .csb = 1};\n", N);
+  vkp__sb_printf(sb, ", .rsb = %lld, .csb = 1%s};\n", N, packed);
   vkp__sb_printf(sb, "    vkp_gemm(%lld, %lld, %lld, 1.0f, %s + ", M, N, K, an);
   vkp__emit_part(sb, "b", Y->shape, 0, nb, as);
   vkp__sb_printf(sb, ", %lld, 1, NULL, &src, %s + b * %lld, %lld,\n             %s, 0, b, "
@@ -1401,7 +1212,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   if (family) {
     vkp__c_kernel_t k = {.graph = g, .node = rn, .out = cg->vname[out_v],
                          .threads = cg->threads, .body = &family_body, .pre = &pre,
-                         .fn = vkp__gname(cg, gr)};
+                         .fn = vkp__gname(cg, gr), .cg = cg};
     for (int32_t i = 0; i < rn->n_inputs && i < VKP__C_MAX_INPUTS; ++i)
       k.in[i] = rn->inputs[i] >= 0 ? cg->vname[rn->inputs[i]] : NULL;
     for (int32_t i = 0; i < rn->n_outputs && i < VKP__C_MAX_OUTPUTS; ++i)

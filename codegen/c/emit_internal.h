@@ -64,6 +64,7 @@ typedef struct vkp__c_kernel_t {
   // "node '<name>' (<op>): <fail_message>" (vkp_stage_error).
   bool can_fail;
   char fail_message[160];
+  void *cg;                          // the generator (for vkp__c_emit_prepack)
 } vkp__c_kernel_t;
 
 typedef vkp_status_t (*vkp__c_emit_fn)(vkp__c_kernel_t *k);
@@ -78,6 +79,15 @@ typedef vkp_status_t (*vkp__c_emit_fn)(vkp__c_kernel_t *k);
 // results that do not depend on the thread count.
 void vkp__c_emit_split(vkp__c_kernel_t *k, bool with_scratch, long long n, long long work,
                        const char *loop);
+
+// Reserves `floats` floats of the workspace's region of data packed once at
+// stage load (vkp_stage_prepack) for input `input` of the kernel's node when
+// that input is a constant, and adds `code` to vkp_stage_prepack to fill
+// it (in scope there: `src`, the constant as const void *, and `dst`, the
+// region as float *). Returns the region's id (the node's function reads it
+// at packed + VKP_PACKED_<id>_AT), or -1 when the input is not a constant.
+int32_t vkp__c_emit_prepack(vkp__c_kernel_t *k, int32_t input, long long floats,
+                            const char *code);
 
 // The emitter codegen/c/ops.c names for `op`, or NULL.
 vkp__c_emit_fn vkp__c_emitter(vkp_op_t op);

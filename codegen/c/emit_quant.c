@@ -2,8 +2,9 @@
 // C kernel emitters for the quantization ops: quantize_linear,
 // dequantize_linear, dynamic_quantize_linear (loops over the elements, the
 // scale and zero point of each found per tensor, per axis or per block),
-// matmul_integer and qlinear_matmul (int32 rows accumulated over k, the
-// inner loop over a row of B), conv_integer and qlinear_conv (direct
+// matmul_integer (int32 rows accumulated over k, the inner loop over a
+// row of B), qlinear_matmul (the packed 8-bit GEMM of prelude_quant.c; that
+// loop when A's scale or zero point is per row), conv_integer and qlinear_conv (direct
 // convolution, one int32 output plane at a time). Float data is float32
 // (the generator's op table refuses other float dtypes for these ops).
 #include <stdio.h>
@@ -165,6 +166,48 @@ static vkp_status_t vkp__emit_qmatmul(vkp__c_kernel_t *k, bool qlinear) {
   else snprintf(row, sizeof row, "%s + (it * %lld + i) * %lld", k->out, (long long)m,
                 (long long)nn);
   vkp__sb_t *sb = k->body;
+  const vkp_value_t *sav = qlinear ? vkp__c_in(k, 1) : NULL, *zav = vkp__c_in(k, 2);
+  bool bias = qlinear && k->node->n_inputs > 8 && k->in[8];
+  if (qlinear && vkp__numel(sav) == 1 && (!zav || vkp__numel(zav) == 1)) {
+    // The packed 8-bit GEMM (vkp_q_matmul, prelude_quant.c); a 2-D B serves
+    // every row of A's batches in one call.
+    bool flat = b->rank == 2;
+    long long rows = flat ? batches * m : m, calls = flat ? 1 : batches;
+    long long k4 = (kk + 3) / 4, nt = (nn + 15) / 16;
+    long long bytes = rows * k4 * 4 + nt * k4 * 64 + 4 * (5 * nt * 16 + rows) + 256;
+    // A constant 2-D B is packed once, at load.
+    int32_t packed_id = -1;
+    if (flat) {
+      char code[256];
+      snprintf(code, sizeof code, "vkp_q_matmul_prepack_b(src, %d, %lld, %lld, dst);",
+               b->dtype == VKP_DTYPE_INT8, (long long)kk, (long long)nn);
+      packed_id = vkp__c_emit_prepack(k, ib, nt * (k4 * 16 + 16), code);
+    }
+    char bpacked[64] = "NULL";
+    if (packed_id >= 0) snprintf(bpacked, sizeof bpacked, "packed + VKP_PACKED_%d_AT", (int)packed_id);
+    const vkp_value_t *zbv = vkp__c_in(k, izb), *sbv = vkp__c_in(k, 4);
+    const char *lo, *hi;
+    vkp__range(y->dtype, &lo, &hi);
+    vkp__sb_printf(sb, "  for (ptrdiff_t it = 0; it < %lld; ++it) {\n    const %s *la = %s + ",
+                   calls, vkp__c_type(a->dtype), k->in[ia]);
+    if (flat) vkp__sb_append(sb, "0");
+    else vkp__batch_offset(sb, y, a);
+    vkp__sb_printf(sb, ";\n    const %s *lb = %s + ", vkp__c_type(b->dtype), k->in[ib]);
+    if (flat) vkp__sb_append(sb, "0");
+    else vkp__batch_offset(sb, y, b);
+    vkp__sb_printf(sb,
+                   ";\n    vkp_q_matmul(la, %d, (int32_t)%s%s, lb, %d, %s%s, %lld, %s, %s[0], %s, "
+                   "%lld, %s[0], (int32_t)%s[0], %s, %s,\n                 %s + it * %lld, "
+                   "%d, %lld, %lld, %lld, %s, (uint8_t *)scratch);\n  }\n",
+                   a->dtype == VKP_DTYPE_INT8, zav ? k->in[2] : "0", zav ? "[0]" : "",
+                   b->dtype == VKP_DTYPE_INT8, zbv ? "(const void *)" : "NULL",
+                   zbv ? k->in[izb] : "", (long long)(zbv ? vkp__numel(zbv) : 0),
+                   bias ? k->in[8] : "NULL", k->in[1], k->in[4], (long long)vkp__numel(sbv),
+                   k->in[6], k->in[7], lo, hi, k->out, rows * nn,
+                   y->dtype == VKP_DTYPE_INT8, rows, (long long)nn, (long long)kk, bpacked);
+    k->scratch_floats = (size_t)(bytes / 4 + 16);
+    return NULL;
+  }
   vkp__sb_printf(sb, "  for (ptrdiff_t it = 0; it < %lld; ++it) {\n    const %s *la = %s + ",
                  (long long)batches, vkp__c_type(a->dtype), k->in[ia]);
   vkp__batch_offset(sb, y, a);
@@ -175,13 +218,14 @@ static vkp_status_t vkp__emit_qmatmul(vkp__c_kernel_t *k, bool qlinear) {
                  "    for (ptrdiff_t i = 0; i < %lld; ++i) {\n"
                  "      int32_t *lyr = %s;\n"
                  "      const int32_t lza = (int32_t)%s;\n"
-                 "      for (ptrdiff_t j = 0; j < %lld; ++j) lyr[j] = 0;\n"
+                 "      for (ptrdiff_t j = 0; j < %lld; ++j) lyr[j] = %s%s;\n"
                  "      for (ptrdiff_t ip = 0; ip < %lld; ++ip) {\n"
                  "        const int32_t lav = (int32_t)la[i * %lld + ip] - lza;\n"
                  "        const %s *lbr = lb + ip * %lld;\n"
                  "        for (ptrdiff_t j = 0; j < %lld; ++j)\n"
                  "          lyr[j] += lav * ((int32_t)lbr[j] - (int32_t)%s);\n      }\n",
-                 (long long)m, row, za, (long long)nn, (long long)kk, (long long)kk,
+                 (long long)m, row, za, (long long)nn, bias ? k->in[8] : "0",
+                 bias ? "[j]" : "", (long long)kk, (long long)kk,
                  vkp__c_type(b->dtype), (long long)nn, (long long)nn, zb);
   if (qlinear) {
     const char *lo, *hi;

@@ -222,6 +222,14 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
     snprintf(reason, reason_size, "unknown op %d", (int)node->op);
     return false;
   }
+  int32_t bounded = vkp_node_bounded_value(graph, node);
+  if (bounded >= 0) {
+    snprintf(reason, reason_size,
+             "value '%s' has a data-dependent shape (its extent is known only "
+             "at run time); the C code generator compiles static shapes",
+             graph->values[bounded].name);
+    return false;
+  }
   vkp_dtype_set_t set = vkp__c_ops[node->op].dtypes;
   if (!set) {
     snprintf(reason, reason_size, "the C code generator has no %s kernel yet",

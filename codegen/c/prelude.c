@@ -45,6 +45,13 @@
 #define VKP_MAX_POOL_TAPS 32
 // Prelude functions a stage may leave unused.
 #define VKP_FN static __attribute__((unused))
+// One out-of-line copy of a large kernel (gcc would otherwise clone it per
+// constant argument set); clang has no noclone and clones nothing here.
+#if defined(__clang__)
+#define VKP_ONE_COPY __attribute__((noinline))
+#else
+#define VKP_ONE_COPY __attribute__((noinline, noclone))
+#endif
 // Cache blocking: a KC x NR panel of B stays in L1, an MC x KC block of A in
 // L2, a KC x NC block of B in L3.
 #define VKP_KC 256
@@ -148,20 +155,65 @@ typedef void (*vkp_epilogue_fn)(float *c, ptrdiff_t ldc, ptrdiff_t row0,
 // With `direct` (a plain matrix, csb == 1) the register tile reads whole
 // NR-column panels of B in place instead of packing them; only a last,
 // partial panel is packed.
+// With `packed` (a constant B packed once at load by vkp_prepack_b; `npad`
+// its columns rounded up to NR), the GEMM reads the panels from there and
+// packs nothing; `b` still serves the small-M path.
 typedef struct vkp_bsrc_t {
   const float *b;
   ptrdiff_t rsb, csb;
   int conv, direct;
   ptrdiff_t C, H, W, KH, KW, SH, SW, PT, PL, DH, DW, OH, OW;
+  const float *packed;
+  ptrdiff_t npad;
 } vkp_bsrc_t;
 
 static inline float vkp_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
-static inline float vkp_gelu_none(float x) {
-  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+// e^x without a libm call, so that loops over it vectorise (GELU in a
+// GEMM epilogue): 2^n * p(r), n = round(x / ln 2), r = x - n ln 2 (ln 2 in
+// two parts), p Cephes' degree-7 polynomial for expf (about 1 ulp); x
+// clamped to [-87, 88], where 2^n stays a normal float.
+static inline float vkp_exp_poly(float x) {
+  x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+  // Round to nearest by the 1.5 * 2^23 trick (no call, vectorises).
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = ((int32_t)n + 127) * (1 << 23);
+  float scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
 }
+// GELU, erf form: 0.5 x erfc(-x / sqrt 2), erfc(z) = t exp(-z^2 + P(t)),
+// t = 1 / (1 + |z| / 2) (Numerical Recipes' erfcc: relative error under
+// 1.2e-7 for every z, so the negative tail keeps its relative accuracy),
+// and 2 - erfc(|z|) for z < 0. Branch-free: the loops vectorise.
+static inline float vkp_gelu_none(float x) {
+  const float z = x * -0.70710678118654752f, az = z < 0.0f ? -z : z;
+  const float t = 1.0f / (1.0f + 0.5f * az);
+  float p = 0.17087277f;
+  p = p * t - 0.82215223f;
+  p = p * t + 1.48851587f;
+  p = p * t - 1.13520398f;
+  p = p * t + 0.27886807f;
+  p = p * t - 0.18628806f;
+  p = p * t + 0.09678418f;
+  p = p * t + 0.37409196f;
+  p = p * t + 1.00002368f;
+  p = p * t - 1.26551223f;
+  const float c = t * vkp_exp_poly(p - az * az);
+  return 0.5f * x * (z < 0.0f ? 2.0f - c : c);
+}
+// GELU, tanh form: 0.5 x (1 + tanh u) = x / (1 + e^(-2u)) exactly, which
+// keeps the negative tail's relative accuracy (1 + tanh u cancels there).
 static inline float vkp_gelu_tanh(float x) {
-  return 0.5f * x *
-         (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+  const float u2 = 1.59576912160573072f * (x + 0.044715f * x * x * x);
+  return x / (1.0f + vkp_exp_poly(-u2));
 }
 // min(max(x, lo), hi): NaN passes through; lo > hi gives hi, as ref does.
 static inline float vkp_clipf(float x, float lo, float hi) {
@@ -375,6 +427,18 @@ VKP_FN void vkp_prepack_a(ptrdiff_t M, ptrdiff_t K, const float *a, ptrdiff_t rs
   }
 }
 
+// A whole constant B operand packed once (at stage load) in the layout
+// vkp_gemm_cols reads: for each KC slab, every NR-column panel of that slab
+// (panel of column j at dst + pc * npad + j * kc). Holds npad * K floats,
+// npad = N rounded up to NR.
+VKP_FN void vkp_prepack_b(ptrdiff_t K, ptrdiff_t N, const vkp_bsrc_t *src, float *dst) {
+  const ptrdiff_t npad = (N + VKP_NR - 1) / VKP_NR * VKP_NR;
+  for (ptrdiff_t pc = 0; pc < K; pc += VKP_KC) {
+    ptrdiff_t kc = K - pc < VKP_KC ? K - pc : VKP_KC;
+    vkp_pack_b(kc, N, pc, 0, src, dst + pc * npad);
+  }
+}
+
 // Rows with M this small skip packing: each row of C is a sum of scaled rows
 // of B (streams B once; the case of a batch-1 fully connected layer).
 VKP_FN void vkp_gemm_small_m(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
@@ -469,7 +533,8 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
       int last = pc + kc == K;
       // Direct B: full panels are read in place, a partial last one packed.
       ptrdiff_t nfull = b->direct ? nc / VKP_NR * VKP_NR : 0;
-      if (nfull < nc) vkp_pack_b(kc, nc - nfull, pc, jc + nfull, b, pb + nfull * kc);
+      if (nfull < nc && !b->packed)
+        vkp_pack_b(kc, nc - nfull, pc, jc + nfull, b, pb + nfull * kc);
       for (ptrdiff_t ic = 0; ic < M; ic += VKP_MC) {
         ptrdiff_t mc = M - ic < VKP_MC ? M - ic : VKP_MC;
         const float *pat0 = pa;
@@ -482,7 +547,9 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
             float *ct = c + (ic + ir) * ldc + jc + jr;
             const float *pat = pat0 + ir * kc, *pbt = pb + jr * kc;
             ptrdiff_t ldb = VKP_NR;
-            if (jr < nfull) {
+            if (b->packed) {
+              pbt = b->packed + pc * b->npad + (jc + jr) * kc;
+            } else if (jr < nfull) {
               pbt = b->b + pc * b->rsb + jc + jr;
               ldb = b->rsb;
             }
@@ -1056,7 +1123,7 @@ static inline __attribute__((always_inline)) void vkp__dw_band3x3(
 // is in (vkp_conv_depthwise splits the channels across the pool).
 // Compiled once per stage, not cloned per call site: its unrolled bodies
 // are large, and constant shapes gain it nothing measurable.
-static __attribute__((noinline, noclone)) void vkp__dw_channels(
+static VKP_ONE_COPY void vkp__dw_channels(
     const float *x, const float *w, float *y,
     ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
     ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
@@ -1544,12 +1611,35 @@ VKP_FN void vkp_softmax(const float *x, float *y, ptrdiff_t outer, ptrdiff_t n,
 }
 
 // Mean and 1/sqrt(var + eps) of a contiguous row (two passes, in double).
+// Sums in double over 8 interleaved partial sums (one vector of doubles at
+// AVX-512), then pairwise: a sequential double sum was a chain of dependent
+// adds, 4 cycles per element, twice per LayerNorm row.
+#define VKP_ROW_SUM(n, term, out)                                         \
+  do {                                                                    \
+    double part_[8] = {0, 0, 0, 0, 0, 0, 0, 0};                           \
+    /* the vector part's length up front (see vkp_gemm_small_m) */        \
+    const ptrdiff_t kv_ = (n) / 8 * 8;                                    \
+    ptrdiff_t k = 0;                                                      \
+    for (; k < kv_; k += 8)                                               \
+      for (int l_ = 0; l_ < 8; ++l_) {                                    \
+        const double t_ = (double)x[k + l_];                              \
+        part_[l_] += (term);                                              \
+      }                                                                   \
+    double s_ = ((part_[0] + part_[1]) + (part_[2] + part_[3])) +         \
+                ((part_[4] + part_[5]) + (part_[6] + part_[7]));          \
+    for (k = kv_; k < (n); ++k) {                                         \
+      const double t_ = (double)x[k];                                     \
+      s_ += (term);                                                       \
+    }                                                                     \
+    (out) = s_;                                                           \
+  } while (0)
+
 VKP_FN void vkp_row_stats(const float *x, ptrdiff_t n, float eps, float *mean,
                           float *rstd) {
-  double s = 0.0;
-  for (ptrdiff_t k = 0; k < n; ++k) s += x[k];
-  double m = n > 0 ? s / (double)n : 0.0, v = 0.0;
-  for (ptrdiff_t k = 0; k < n; ++k) v += ((double)x[k] - m) * ((double)x[k] - m);
+  double s, v;
+  VKP_ROW_SUM(n, t_, s);
+  const double m = n > 0 ? s / (double)n : 0.0;
+  VKP_ROW_SUM(n, (t_ - m) * (t_ - m), v);
   v = n > 0 ? v / (double)n : 0.0;
   *mean = (float)m;
   *rstd = (float)(1.0 / sqrt(v + (double)eps));
@@ -1558,8 +1648,8 @@ VKP_FN void vkp_row_stats(const float *x, ptrdiff_t n, float eps, float *mean,
 // RMSNorm's statistics: mean 0, rstd = 1 / sqrt(mean(x^2) + eps).
 VKP_FN void vkp_row_stats_rms(const float *x, ptrdiff_t n, float eps,
                               float *mean, float *rstd) {
-  double v = 0.0;
-  for (ptrdiff_t k = 0; k < n; ++k) v += (double)x[k] * (double)x[k];
+  double v;
+  VKP_ROW_SUM(n, t_ * t_, v);
   v = n > 0 ? v / (double)n : 0.0;
   *mean = 0.0f;
   *rstd = (float)(1.0 / sqrt(v + (double)eps));

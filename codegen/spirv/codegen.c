@@ -18,12 +18,10 @@
 //    over the dispatch order (the runtime orders any two dispatches whose
 //    bindings overlap, so reuse is safe).
 // 4. Each dispatch's GLSL is compiled, validated and optimised (compile.h).
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
@@ -50,6 +48,13 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
   if (reason && reason_size) reason[0] = '\0';
   if (!graph || !node || (unsigned)node->op >= VKP_OP_COUNT)
     return vkp__fail(reason, reason_size, "unknown op");
+  int32_t bounded = vkp_node_bounded_value(graph, node);
+  if (bounded >= 0)
+    return vkp__fail(reason, reason_size,
+                     "value '%s' has a data-dependent shape (its extent is known "
+                     "only at run time); the Vulkan kernels are compiled for "
+                     "static shapes",
+                     graph->values[bounded].name);
   if (node->n_outputs != 1 && !vkp__spv_writes_outputs(node->op))
     return vkp__fail(reason, reason_size,
                      "%s with %d outputs: the Vulkan kernels write one",
@@ -115,6 +120,9 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
                            const vkp_spirv_device_info_t *device, char *reason,
                            size_t reason_size) {
   if (!vkp_spirv_supports(graph, node, reason, reason_size)) return false;
+  vkp__kernel_config_t config;
+  vkp__kernel_config_init(&config, device);
+  int64_t bindings = 0;
   for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
     int32_t v = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
@@ -131,16 +139,33 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
                        "(the Vulkan kernels compute on it as 64-bit integers)",
                        val->name, vkp_dtype_name(val->dtype));
     size_t bytes = 0;
-    if (vkp_shape_numel(val->rank, val->shape, vkp_dtype_size(val->dtype), &bytes) &&
-        bytes <= device->max_storage_range)
-      continue;
+    if (!vkp_shape_numel(val->rank, val->shape, vkp_dtype_size(val->dtype), &bytes))
+      return vkp__fail(reason, reason_size, "value '%s' is too large", val->name);
+    uint32_t parts = vkp__spv_parts(bytes, config.part_bytes);
+    bindings += parts;
+    if (parts == 1 && bytes <= device->max_storage_range) continue;
+    // Past maxStorageBufferRange: split across bindings where the kernel
+    // reads (or writes) the tensor through an accessor.
+    bool splits = val->dtype != VKP_DTYPE_BOOL && config.part_bytes > 0 &&
+                  (i < node->n_inputs ? vkp__spv_splits_input(node->op, i)
+                                      : node->op != VKP_OP_CONCAT);
+    if (splits) continue;
     return vkp__fail(reason, reason_size,
                      "%s '%s' is %.1f MiB; this device binds at most %.1f MiB "
-                     "per buffer (maxStorageBufferRange)",
+                     "per buffer (maxStorageBufferRange) and the %s kernel "
+                     "cannot split it across bindings",
                      val->kind == VKP_VALUE_CONSTANT ? "weight" : "tensor",
                      val->name, (double)bytes / 1048576.0,
-                     (double)device->max_storage_range / 1048576.0);
+                     (double)device->max_storage_range / 1048576.0,
+                     vkp_op_name(node->op));
   }
+  if (bindings > VKP__MAX_BINDINGS)
+    return vkp__fail(reason, reason_size,
+                     "%s needs %lld bindings once its tensors past "
+                     "maxStorageBufferRange (%llu bytes) are split; a dispatch has "
+                     "at most %d",
+                     vkp_op_name(node->op), (long long)bindings,
+                     (unsigned long long)device->max_storage_range, VKP__MAX_BINDINGS);
   return true;
 }
 
@@ -166,6 +191,9 @@ typedef struct vkp__plan_t {
   vkp__dispatch_plan_t *dispatches;
   int32_t n_dispatches;
   int32_t cap_dispatches;
+  uint64_t part_bytes;      // config.part_bytes
+  bool *half;               // per value: a constant kept as float16, or NULL
+  vkp__kernel_config_t config;  // the device's kernel variants
 } vkp__plan_t;
 
 static void vkp__plan_deinit(vkp__plan_t *p) {
@@ -175,6 +203,52 @@ static void vkp__plan_deinit(vkp__plan_t *p) {
   vkp__free(p->alias_copy);
   vkp__free(p->parent);
   vkp__free(p->dispatches);
+  vkp__free(p->half);
+}
+
+// --precision fp16: the float32 constants that only matrix products and
+// convolutions read as their A/B operand or weights (through LD<i>) are kept
+// as float16; everything else (biases, activations, constants another op
+// reads) stays float32. Returns NULL with *out_half = NULL for fp32.
+static vkp_status_t vkp__plan_precision(vkp__plan_t *p, const vkp_spirv_device_info_t *device,
+                                        const vkp_compile_options_t *options) {
+  if (!options || options->precision == VKP_PRECISION_FP32) return NULL;
+  if (options->precision != VKP_PRECISION_FP16)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "unknown precision %d",
+                           (int)options->precision);
+  if (!device->storage_16bit)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "precision fp16 keeps weights as float16, which needs "
+                           "storageBuffer16BitAccess; this device lacks it");
+  const vkp_graph_t *g = p->g;
+  p->half = vkp__calloc((size_t)g->n_values + 1, sizeof(bool));
+  if (!p->half) return VKP_OOM("precision plan");
+  for (int32_t v = 0; v < g->n_values; ++v)
+    p->half[v] = g->values[v].kind == VKP_VALUE_CONSTANT &&
+                 g->values[v].dtype == VKP_DTYPE_FLOAT32 && !g->values[v].is_output;
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    bool matrix = n->op == VKP_OP_MATMUL || n->op == VKP_OP_GEMM || n->op == VKP_OP_CONV2D;
+    for (int32_t j = 0; j < n->n_inputs; ++j) {
+      int32_t v = n->inputs[j];
+      if (v < 0) continue;
+      bool operand = matrix && (n->op == VKP_OP_CONV2D ? j == 1 : j <= 1);
+      if (!operand) p->half[v] = false;
+    }
+  }
+  return NULL;
+}
+
+static uint64_t vkp__stored_bytes(const vkp__plan_t *p, int32_t value) {
+  const vkp_value_t *v = &p->g->values[value];
+  if (!p->half || !p->half[value]) {
+    size_t bytes = 0;
+    vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &bytes);
+    return bytes;
+  }
+  size_t bytes = 0;
+  vkp_shape_numel(v->rank, v->shape, 2, &bytes);
+  return bytes;
 }
 
 static int32_t vkp__find(int32_t *parent, int32_t v) {
@@ -234,7 +308,7 @@ static void vkp__fuse(vkp__plan_t *p) {
       if (elementwise) trial.members[trial.n_members++] = producer;
       else trial.anchor = producer;
       int32_t bindings = 1 + vkp__group_epilogue_inputs(g, &trial) +
-                         (trial.anchor >= 0 ? vkp__anchor_bindings(g, trial.anchor) : 0);
+                         (trial.anchor >= 0 ? vkp__anchor_bindings(g, trial.anchor, p->part_bytes) : 0);
       if (bindings > VKP__MAX_BINDINGS) continue;
       *grp = trial;
       p->group_of[producer] = p->group_of[i];
@@ -315,9 +389,23 @@ static vkp_status_t vkp__plan_build(vkp__plan_t *p) {
     }
     int32_t k = p->group_of[i];
     if (p->groups[k].root != i) continue;
+    // concat: one dispatch per input; an anchor with several outputs
+    // (top_k, max_pool's indices): one per output written.
     int32_t parts = n->op == VKP_OP_CONCAT ? n->n_inputs : n->n_outputs;
-    for (int32_t part = 0; part < parts; ++part) {
-      if (n->op != VKP_OP_CONCAT && n->outputs[part] < 0) continue;
+    // Split-K: part 0 writes the partial sums (not a graph value), part 1
+    // reduces them into the group's output.
+    const vkp_node_t *anchor = p->groups[k].anchor >= 0 ? &g->nodes[p->groups[k].anchor] : NULL;
+    bool split_k = anchor && vkp__spv_split_k(g, anchor, &p->config, NULL, NULL) > 1;
+    if (split_k) {
+      parts = 2;
+      VKP_RETURN_IF_ERROR(vkp__add_dispatch(
+          p, (vkp__dispatch_plan_t){.group = k, .part = 0,
+                                    .dst_value = VKP__SPLITK_PARTIALS, .dst_output = -1,
+                                    .copy_src = -1}));
+    }
+    for (int32_t part = split_k ? 1 : 0; part < parts; ++part) {
+      int32_t dst = n->op == VKP_OP_CONCAT || split_k ? n->outputs[0] : n->outputs[part];
+      if (dst < 0) continue;
       if (n->op == VKP_OP_CONCAT) {
         const vkp_value_t *in = &g->values[n->inputs[part]];
         bool in_empty = false;
@@ -326,9 +414,7 @@ static vkp_status_t vkp__plan_build(vkp__plan_t *p) {
       }
       VKP_RETURN_IF_ERROR(vkp__add_dispatch(
           p, (vkp__dispatch_plan_t){.group = k, .part = part,
-                                    .dst_value = n->op == VKP_OP_CONCAT
-                                                     ? n->outputs[0]
-                                                     : n->outputs[part],
+                                    .dst_value = dst,
                                     .dst_output = -1,
                                     .copy_src = -1}));
     }
@@ -363,6 +449,7 @@ typedef struct vkp__layout_t {
   vkp__class_t *classes;   // indexed by class root value
   int32_t *output_buffer;  // per graph output index
   int32_t scratch_buffer;  // -1 when there is none
+  uint64_t partials_offset;  // split-K partial sums, at the scratch's end
 } vkp__layout_t;
 
 static void vkp__layout_deinit(vkp__layout_t *l) {
@@ -426,14 +513,23 @@ static vkp_status_t vkp__layout_build(vkp__plan_t *p,
                                          VKP_SPIRV_BUFFER_OUTPUT)
       l->classes[c].buffer = -1;  // the output gets a copy; read the constant
     if (l->classes[c].buffer >= 0) continue;
+    bool half = p->half && p->half[v];
     l->buffers[l->n_buffers] = (vkp_spirv_buffer_t){
-        VKP_SPIRV_BUFFER_CONSTANT, v, vkp__value_bytes(&g->values[v])};
+        half ? VKP_SPIRV_BUFFER_CONSTANT_F16 : VKP_SPIRV_BUFFER_CONSTANT, v,
+        vkp__stored_bytes(p, v)};
     l->classes[c].buffer = l->n_buffers++;
   }
   // Liveness of every class over the dispatch order.
+  uint64_t partials = 0;  // the largest split-K partial sums
   for (int32_t d = 0; d < p->n_dispatches; ++d) {
     const vkp__dispatch_plan_t *dp = &p->dispatches[d];
-    vkp__touch(&l->classes[vkp__find(p->parent, dp->dst_value)], d);
+    if (dp->dst_value == VKP__SPLITK_PARTIALS) {
+      uint64_t bytes = 0;
+      vkp__spv_split_k(g, &g->nodes[p->groups[dp->group].anchor], &p->config, NULL, &bytes);
+      if (bytes > partials) partials = bytes;
+    } else {
+      vkp__touch(&l->classes[vkp__find(p->parent, dp->dst_value)], d);
+    }
     if (dp->group < 0) {
       vkp__touch(&l->classes[vkp__find(p->parent, dp->copy_src)], d);
       continue;
@@ -486,8 +582,13 @@ static vkp_status_t vkp__layout_build(vkp__plan_t *p,
   for (int32_t v = 0; v < nv; ++v)
     empty_read |= l->classes[v].first >= 0 && l->classes[v].bytes == 0;
   if (empty_read && scratch_size < 4) scratch_size = 4;
+  // Split-K partial sums live past every placed class, so they overlap no
+  // value; consecutive split GEMMs share them (the runtime orders
+  // dispatches whose bindings overlap).
+  l->partials_offset = (scratch_size + align - 1) / align * align;
+  if (partials) scratch_size = l->partials_offset + partials;
   l->scratch_buffer = -1;
-  if (n_placed || empty_read) {
+  if (n_placed || empty_read || partials) {
     l->scratch_buffer = l->n_buffers;
     l->buffers[l->n_buffers++] =
         (vkp_spirv_buffer_t){VKP_SPIRV_BUFFER_SCRATCH, -1, scratch_size};
@@ -498,12 +599,22 @@ static vkp_status_t vkp__layout_build(vkp__plan_t *p,
 // ---------------------------------------------------------------------------
 // Dispatch assembly
 
+// The binding of `value` (the destination when output_index >= 0), or of
+// its range `part` when the kernel split it into `parts` ranges of
+// part_bytes each.
 static vkp_status_t vkp__binding_for(const vkp__plan_t *p, const vkp__layout_t *l,
                                      const vkp_spirv_device_info_t *device,
-                                     int32_t value, int32_t output_index,
+                                     int32_t group, int32_t value, int32_t output_index,
+                                     uint32_t part, uint32_t parts,
                                      vkp_spirv_binding_t *out) {
+  if (value == VKP__SPLITK_PARTIALS) {
+    *out = (vkp_spirv_binding_t){l->scratch_buffer, l->partials_offset, 0};
+    vkp__spv_split_k(p->g, &p->g->nodes[p->groups[group].anchor], &p->config, NULL,
+                     &out->range);
+    return NULL;
+  }
   const vkp_value_t *v = &p->g->values[value];
-  uint64_t bytes = vkp__value_bytes(v);
+  uint64_t bytes = vkp__stored_bytes(p, value);
   if (output_index >= 0) {
     *out = (vkp_spirv_binding_t){l->output_buffer[output_index], 0, bytes};
   } else if (bytes == 0) {
@@ -511,6 +622,11 @@ static vkp_status_t vkp__binding_for(const vkp__plan_t *p, const vkp__layout_t *
   } else {
     const vkp__class_t *c = &l->classes[vkp__find(p->parent, value)];
     *out = (vkp_spirv_binding_t){c->buffer, c->offset, bytes};
+  }
+  if (parts > 1) {
+    uint64_t skip = (uint64_t)part * p->part_bytes;
+    out->offset += skip;
+    out->range = out->range - skip < p->part_bytes ? out->range - skip : p->part_bytes;
   }
   if (device->max_storage_range && out->range > device->max_storage_range)
     return vkp_status_make(VKP_STATUS_UNSUPPORTED,
@@ -535,56 +651,12 @@ static char *vkp__dispatch_name(const vkp_graph_t *g, const vkp__group_t *grp) {
   return vkp__strdup(name);
 }
 
-static vkp_status_t vkp__write_file(const char *dir, int32_t index,
-                                    const char *name, const char *ext,
-                                    const void *data, size_t size) {
-  char safe[96];
-  size_t i = 0;
-  for (; name[i] && i + 1 < sizeof safe; ++i) {
-    char ch = name[i];
-    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-              (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
-    safe[i] = ok ? ch : '_';
-  }
-  safe[i] = '\0';
-  char *path = vkp__asprintf("%s/%03d_%s.%s", dir, (int)index, safe, ext);
-  if (!path) return VKP_OOM("dump path");
-  FILE *f = fopen(path, "wb");
-  vkp_status_t st = NULL;
-  if (!f || fwrite(data, 1, size, f) != size)
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "writing '%s': %s", path,
-                         strerror(errno));
-  if (f && fclose(f) != 0 && !st)
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "closing '%s': %s", path,
-                         strerror(errno));
-  vkp__free(path);
-  return st;
-}
-
-static vkp_status_t vkp__dump(vkp__spirv_compiler_t *compiler, const char *dir,
-                              int32_t index, const vkp_spirv_dispatch_t *d,
-                              const char *glsl) {
-  VKP_RETURN_IF_ERROR(vkp__write_file(dir, index, d->name, "comp", glsl, strlen(glsl)));
-  VKP_RETURN_IF_ERROR(vkp__write_file(dir, index, d->name, "spv", d->code,
-                                      d->code_words * sizeof(uint32_t)));
-  char *text = NULL;
-  VKP_RETURN_IF_ERROR(vkp__spirv_disassemble(compiler, d->code, d->code_words, &text));
-  vkp_status_t st = vkp__write_file(dir, index, d->name, "spvasm", text, strlen(text));
-  vkp__free(text);
-  return st;
-}
-
 static vkp_status_t vkp__emit_dispatches(vkp__plan_t *p, vkp__layout_t *l,
                                          const vkp_spirv_device_info_t *device,
                                          const vkp_compile_options_t *options,
                                          vkp_spirv_program_t *prog) {
   const vkp_graph_t *g = p->g;
-  vkp__kernel_config_t config;
-  vkp__kernel_config_init(&config, device);
-  if (options && options->dump_dir && mkdir(options->dump_dir, 0777) != 0 &&
-      errno != EEXIST)
-    return vkp_status_make(VKP_STATUS_IO_ERROR, "creating '%s': %s",
-                           options->dump_dir, strerror(errno));
+  const vkp__kernel_config_t config = p->config;
   vkp__spirv_compiler_t *compiler = NULL;
   VKP_RETURN_IF_ERROR(vkp__spirv_compiler_create(&compiler));
   prog->dispatches = vkp__calloc((size_t)p->n_dispatches + 1, sizeof(vkp_spirv_dispatch_t));
@@ -607,19 +679,24 @@ static vkp_status_t vkp__emit_dispatches(vkp__plan_t *p, vkp__layout_t *l,
     if (!d->name) st = VKP_OOM("dispatch name");
     memcpy(d->local_size, kernel.local_size, sizeof d->local_size);
     memcpy(d->groups, kernel.groups, sizeof d->groups);
-    d->n_bindings = 1 + kernel.n_inputs;
+    d->n_bindings = (int32_t)kernel.out_parts;
+    for (int32_t j = 0; j < kernel.n_inputs; ++j) d->n_bindings += (int32_t)kernel.parts[j];
     d->bindings = vkp__calloc((size_t)d->n_bindings, sizeof(vkp_spirv_binding_t));
     if (!st && !d->bindings) st = VKP_OOM("bindings");
-    if (!st)
-      st = vkp__binding_for(p, l, device, dp->dst_value, dp->dst_output,
-                            &d->bindings[0]);
+    int32_t slot = 0;
+    for (uint32_t q = 0; q < kernel.out_parts && !st; ++q)
+      st = vkp__binding_for(p, l, device, dp->group, dp->dst_value, dp->dst_output, q,
+                            kernel.out_parts, &d->bindings[slot++]);
     for (int32_t j = 0; j < kernel.n_inputs && !st; ++j)
-      st = vkp__binding_for(p, l, device, kernel.inputs[j], -1, &d->bindings[1 + j]);
+      for (uint32_t q = 0; q < kernel.parts[j] && !st; ++q)
+        st = vkp__binding_for(p, l, device, dp->group, kernel.inputs[j], -1, q,
+                              kernel.parts[j],
+                              &d->bindings[slot++]);
     if (!st)
       st = vkp__spirv_compile(compiler, kernel.glsl, d->name, &d->code,
                               &d->code_words);
-    if (!st && options && options->dump_dir)
-      st = vkp__dump(compiler, options->dump_dir, i, d, kernel.glsl);
+    if (!st && options && options->dump_dir && !(d->glsl = vkp__strdup(kernel.glsl)))
+      st = VKP_OOM("dispatch source");
     if (st) st = vkp_status_annotate(st, "dispatch %d '%s'", (int)i, d->name ? d->name : "?");
     vkp__kernel_deinit(&kernel);
   }
@@ -645,9 +722,13 @@ vkp_status_t vkp_spirv_codegen(const vkp_graph_t *graph,
                              vkp_op_name(graph->nodes[i].op), reason);
   }
   vkp__plan_t plan = {.g = graph};
+  vkp__kernel_config_init(&plan.config, device);
+  plan.part_bytes = plan.config.part_bytes;
   vkp__layout_t layout = {0};
   vkp_spirv_program_t *prog = vkp__calloc(1, sizeof(*prog));
   vkp_status_t st = prog ? NULL : VKP_OOM("program");
+  if (!st) st = vkp__plan_precision(&plan, device, options);
+  plan.config.half_values = plan.half;
   if (!st) st = vkp__plan_build(&plan);
   if (!st) st = vkp__layout_build(&plan, device, &layout);
   if (!st) {

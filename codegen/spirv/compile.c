@@ -69,11 +69,28 @@ vkp_status_t vkp__spirv_compile(vkp__spirv_compiler_t *compiler,
       compiler->shaderc, glsl, strlen(glsl), shaderc_glsl_compute_shader, name,
       "main", compiler->options);
   if (!res) return VKP_OOM("shaderc result");
-  if (shaderc_result_get_compilation_status(res) !=
-      shaderc_compilation_status_success) {
-    vkp_status_t st = vkp_status_make(VKP_STATUS_INTERNAL,
-                                      "GLSL of '%s' does not compile: %s", name,
-                                      shaderc_result_get_error_message(res));
+  shaderc_compilation_status status = shaderc_result_get_compilation_status(res);
+  if (status != shaderc_compilation_status_success) {
+    const char *why = shaderc_result_get_error_message(res);
+    vkp_status_t st;
+    if (status == shaderc_compilation_status_compilation_error && why && why[0]) {
+      st = vkp_status_make(VKP_STATUS_INTERNAL, "GLSL of '%s' does not compile: %s",
+                           name, why);
+    } else if (vkp__memory_is_short(VKP__MEMORY_PROBE_MIB)) {
+      // glslang reports an allocation failure as an internal error with no
+      // text; a probe that fails too says what it was.
+      st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY,
+                           "out of memory while compiling kernel '%s' to SPIR-V "
+                           "(the GLSL compiler failed%s%s, and a %d MiB allocation "
+                           "fails now too)",
+                           name, why && why[0] ? ": " : " without a message",
+                           why && why[0] ? why : "", VKP__MEMORY_PROBE_MIB);
+    } else {
+      st = vkp_status_make(VKP_STATUS_INTERNAL,
+                           "the GLSL compiler failed on kernel '%s' (shaderc status "
+                           "%d): %s",
+                           name, (int)status, why && why[0] ? why : "no message");
+    }
     shaderc_result_release(res);
     return st;
   }

@@ -12,21 +12,6 @@
 #include "codegen/expr.h"
 #include "codegen/spirv/glsl.h"
 
-typedef struct vkp__shader_entry_t {
-  const char *name;
-  const char *text;
-} vkp__shader_entry_t;
-
-#include "vkpipe_spirv_shaders.inc"
-
-static const char *vkp__shader(const char *name) {
-  for (size_t i = 0; i < sizeof(vkp__shader_table) / sizeof(vkp__shader_table[0]);
-       ++i)
-    if (strcmp(vkp__shader_table[i].name, name) == 0)
-      return vkp__shader_table[i].text;
-  return NULL;
-}
-
 // ---------------------------------------------------------------------------
 // Classification
 
@@ -81,6 +66,97 @@ void vkp__kernel_config_init(vkp__kernel_config_t *config,
     config->rows_forced = true;
   }
   if (rows && strcmp(rows, "thread") == 0) config->rows_workgroup = false;
+  uint64_t align = device->min_storage_alignment > 16 ? device->min_storage_alignment : 16;
+  config->part_bytes = device->max_storage_range / align * align;
+  config->half_values = NULL;
+  config->split_k = -1;
+  const char *split = getenv("VKPIPE_SPIRV_SPLITK");
+  if (split && strcmp(split, "on") == 0) config->split_k = 1;
+  if (split && strcmp(split, "off") == 0) config->split_k = 0;
+  // Never by shape on CPU devices (lavapipe: a thread per core runs whole
+  // workgroups): the second pass cost more than it gained even for a
+  // single tile (8x4096x64: 4.6 ms split in 2, 3.4 ms unsplit; 8x4096x256:
+  // 35 ms vs 25 ms).
+  config->split_k_groups = device->device_type == VKP__DEVICE_TYPE_CPU ? 0 : 128;
+  const char *dw = getenv("VKPIPE_SPIRV_DEPTHWISE");
+  config->depthwise = !(dw && strcmp(dw, "direct") == 0);
+}
+
+// The [batch, m, n] product and its depth k of MatMul/Gemm `n`.
+static void vkp__gemm_shape(const vkp_graph_t *g, const vkp_node_t *n, int64_t *m,
+                            int64_t *nn, int64_t *k, int64_t *batch) {
+  const vkp_value_t *a = vkp__spv_input(g, n, 0), *b = vkp__spv_input(g, n, 1);
+  const vkp_value_t *y = &g->values[n->outputs[0]];
+  *batch = 1;
+  if (n->op == VKP_OP_GEMM) {
+    bool ta = vkp_node_int(n, "transA") != 0, tb = vkp_node_int(n, "transB") != 0;
+    *m = ta ? a->shape[1] : a->shape[0];
+    *k = ta ? a->shape[0] : a->shape[1];
+    *nn = tb ? b->shape[0] : b->shape[1];
+    return;
+  }
+  *k = a->shape[a->rank - 1];
+  *m = a->rank >= 2 ? a->shape[a->rank - 2] : 1;
+  *nn = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
+  int32_t out_batch_rank = y->rank - (a->rank >= 2) - (b->rank >= 2);
+  for (int32_t d = 0; d < out_batch_rank; ++d) *batch *= y->shape[d];
+}
+
+uint32_t vkp__spv_split_k(const vkp_graph_t *g, const vkp_node_t *n,
+                          const vkp__kernel_config_t *config, uint64_t *out_kslice,
+                          uint64_t *out_partial_bytes) {
+  int64_t m, nn, k, batch;
+  if (out_kslice) *out_kslice = 0;
+  if (out_partial_bytes) *out_partial_bytes = 0;
+  if ((n->op != VKP_OP_MATMUL && n->op != VKP_OP_GEMM) || config->split_k == 0) return 1;
+  vkp__gemm_shape(g, n, &m, &nn, &k, &batch);
+  uint64_t slices = 1, unit = 64;
+  if (config->split_k > 0) {
+    if (k < 32) return 1;
+    slices = (uint64_t)(k + 15) / 16;
+    if (slices > 4) slices = 4;
+    unit = 16;
+  } else {
+    uint64_t tiles = (uint64_t)((m + 63) / 64) * (uint64_t)((nn + 63) / 64) * (uint64_t)batch;
+    if (k < 1024 || tiles >= config->split_k_groups) return 1;
+    slices = config->split_k_groups / tiles;
+    if (slices > (uint64_t)k / 256) slices = (uint64_t)k / 256;
+    if (slices > 32) slices = 32;
+  }
+  uint64_t total = (uint64_t)(batch * m * nn);
+  // The partial sums must fit one binding and the grid's z dimension.
+  while (slices > 1 && ((config->part_bytes && slices * total * 4 > config->part_bytes) ||
+                        slices * (uint64_t)batch > 65535))
+    --slices;
+  if (slices < 2) return 1;
+  uint64_t kslice = ((uint64_t)k + slices - 1) / slices;
+  kslice = (kslice + unit - 1) / unit * unit;  // tiled: a multiple of BK
+  slices = ((uint64_t)k + kslice - 1) / kslice;  // no empty slice
+  if (slices < 2) return 1;
+  if (out_kslice) *out_kslice = kslice;
+  if (out_partial_bytes) *out_partial_bytes = slices * total * 4;
+  return (uint32_t)slices;
+}
+
+uint32_t vkp__spv_parts(uint64_t bytes, uint64_t part_bytes) {
+  if (part_bytes == 0 || bytes <= part_bytes) return 1;
+  uint64_t parts = (bytes + part_bytes - 1) / part_bytes;
+  return parts > UINT32_MAX ? UINT32_MAX : (uint32_t)parts;
+}
+
+bool vkp__spv_splits_input(vkp_op_t op, int32_t i) {
+  switch (op) {
+    case VKP_OP_MATMUL: case VKP_OP_GEMM: return i <= 1;   // A, B (not C)
+    case VKP_OP_CONV2D: return i <= 1;                      // x, weights
+    case VKP_OP_GATHER: return i == 0;                      // the table
+    default: return vkp__op_is_elementwise(op);
+  }
+}
+
+static uint64_t vkp__value_size(const vkp_value_t *v) {
+  size_t bytes = 0;
+  if (!vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &bytes)) return UINT64_MAX;
+  return bytes;
 }
 
 void vkp__kernel_deinit(vkp__kernel_t *kernel) {
@@ -246,12 +322,17 @@ int32_t vkp__group_epilogue_inputs(const vkp_graph_t *g,
   return n_seen;
 }
 
-int32_t vkp__anchor_bindings(const vkp_graph_t *g, int32_t anchor) {
+int32_t vkp__anchor_bindings(const vkp_graph_t *g, int32_t anchor,
+                             uint64_t part_bytes) {
   const vkp_node_t *n = &g->nodes[anchor];
   if (n->op == VKP_OP_CONCAT) return 1;
-  int32_t count = 0;
-  for (int32_t i = 0; i < n->n_inputs; ++i) count += n->inputs[i] >= 0;
-  return count;
+  // The destination's extra parts (binding 0 is counted by the caller).
+  int64_t count =
+      (int64_t)vkp__spv_parts(vkp__value_size(&g->values[n->outputs[0]]), part_bytes) - 1;
+  for (int32_t i = 0; i < n->n_inputs; ++i)
+    if (n->inputs[i] >= 0)
+      count += vkp__spv_parts(vkp__value_size(&g->values[n->inputs[i]]), part_bytes);
+  return count > INT32_MAX ? INT32_MAX : (int32_t)count;
 }
 
 // The GLSL expression of elementwise member `n` over its operands `args`
@@ -353,10 +434,10 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
         // 8-bit values widen on load (bool to 0.0/1.0).
         vkp_dtype_t dt = g->values[v].dtype;
         snprintf(args[j], sizeof args[j],
-                 dt == VKP_DTYPE_BOOL    ? "float(uint(b%d[vkp_idx%d(o)]))"
-                 : dt == VKP_DTYPE_UINT8 ? "uint(b%d[vkp_idx%d(o)])"
-                 : dt == VKP_DTYPE_INT8  ? "int(b%d[vkp_idx%d(o)])"
-                                         : "b%d[vkp_idx%d(o)]",
+                 dt == VKP_DTYPE_BOOL    ? "float(uint(ld%d(vkp_idx%d(o))))"
+                 : dt == VKP_DTYPE_UINT8 ? "uint(ld%d(vkp_idx%d(o)))"
+                 : dt == VKP_DTYPE_INT8  ? "int(ld%d(vkp_idx%d(o)))"
+                                         : "ld%d(vkp_idx%d(o))",
                  (int)binding, (int)binding);
       }
     }
@@ -379,6 +460,108 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
   return st;
 }
 
+static bool vkp__is_half(const vkp__emit_t *e, int32_t value) {
+  return e->g && e->config->half_values && value >= 0 && e->config->half_values[value];
+}
+
+// Declares the destination and the inputs, each as one binding or, when
+// larger than config->part_bytes, as consecutive ranges with an accessor
+// that picks the range: ld<i>(idx) for input i (b<i> when not split), and
+// vkp_put(o, v) for a split destination. Anchor input j is also IN<j> (when
+// not split) and LD<j>(idx).
+static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
+                                          vkp_dtype_t out_dt, const bool *words) {
+  vkp__kernel_t *k = e->k;
+  uint64_t part = e->config->part_bytes;
+  uint32_t binding = 0;
+  k->out_parts = 1;
+  if (e->out_bytes)
+    k->out_parts = vkp__spv_parts(e->out_bytes, part);
+  else if (e->g && e->group->root >= 0)
+    k->out_parts = vkp__spv_parts(vkp__value_size(vkp__written(e)), part);
+  uint64_t total = k->out_parts;
+  for (int32_t i = 0; i < k->n_inputs; ++i) {
+    uint64_t bytes = 0;
+    if (k->inputs[i] == VKP__SPLITK_PARTIALS)
+      vkp__spv_split_k(e->g, &e->g->nodes[e->group->anchor], e->config, NULL, &bytes);
+    else if (e->g)
+      bytes = vkp__value_size(&e->g->values[k->inputs[i]]);
+    if (vkp__is_half(e, k->inputs[i])) bytes /= 2;
+    k->parts[i] = vkp__spv_parts(bytes, part);
+    total += k->parts[i];
+  }
+  if (total > VKP__MAX_BINDINGS)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "'%s' needs %llu bindings once its tensors larger than "
+                           "%llu bytes (maxStorageBufferRange) are split; a "
+                           "dispatch has at most %d",
+                           e->g ? e->g->nodes[e->group->root].name : "copy",
+                           (unsigned long long)total, (unsigned long long)part,
+                           VKP__MAX_BINDINGS);
+  const char *out_type = vkp__spv_storage_type(out_dt);
+  uint64_t out_elems = part / vkp_dtype_size(out_dt);
+  if (k->out_parts == 1) {
+    vkp__sb_printf(sb,
+                   "layout(std430, set = 0, binding = 0) writeonly buffer B0 { "
+                   "%s b0[]; };\n#define OUT b0\n",
+                   out_type);
+    binding = 1;
+  } else {
+    for (uint32_t p = 0; p < k->out_parts; ++p)
+      vkp__sb_printf(sb,
+                     "layout(std430, set = 0, binding = %u) writeonly buffer B0_%u "
+                     "{ %s b0_%u[]; };\n",
+                     (unsigned)binding++, (unsigned)p, out_type, (unsigned)p);
+    vkp__sb_printf(sb, "void vkp_put(uint o, %s v) {\n", out_type);
+    for (uint32_t p = 0; p + 1 < k->out_parts; ++p)
+      vkp__sb_printf(sb, "  if (o < %lluu) { b0_%u[o - %lluu] = v; return; }\n",
+                     (unsigned long long)((p + 1) * out_elems), (unsigned)p,
+                     (unsigned long long)(p * out_elems));
+    vkp__sb_printf(sb, "  b0_%u[o - %lluu] = v;\n}\n", (unsigned)(k->out_parts - 1),
+                   (unsigned long long)((k->out_parts - 1) * out_elems));
+  }
+  for (int32_t i = 0; i < k->n_inputs; ++i) {
+    // Index inputs (words[i]: gather's indices) are read as 32-bit words:
+    // an int32 per word, an int64 as two, low word first; other data in
+    // its storage type (bool and (u)int8 as bytes, widened by the reader).
+    vkp_dtype_t dt = e->g && k->inputs[i] >= 0 ? e->g->values[k->inputs[i]].dtype
+                                                 : VKP_DTYPE_FLOAT32;
+    bool half = vkp__is_half(e, k->inputs[i]);
+    const char *type = words[i] ? "uint" : vkp__spv_storage_type(dt);
+    // A float16 input is declared float16_t and read as float; it has no
+    // IN<j> (a template must use LD<j>).
+    const char *store = half ? "float16_t" : type;
+    const char *load = half ? "float(" : "(";
+    int name = (int)i + 1;
+    if (k->parts[i] == 1) {
+      vkp__sb_printf(sb,
+                     "layout(std430, set = 0, binding = %u) readonly buffer B%d "
+                     "{ %s b%d[]; };\n#define ld%d(i) %sb%d[i])\n",
+                     (unsigned)binding++, name, store, name, name, load, name);
+      if (i < e->n_anchor_inputs && !half)
+        vkp__sb_printf(sb, "#define IN%d b%d\n", (int)i, name);
+    } else {
+      uint64_t elems = part / (half ? 2 : words[i] ? 4 : vkp_dtype_size(dt));
+      for (uint32_t p = 0; p < k->parts[i]; ++p)
+        vkp__sb_printf(sb,
+                       "layout(std430, set = 0, binding = %u) readonly buffer B%d_%u "
+                       "{ %s b%d_%u[]; };\n",
+                       (unsigned)binding++, name, (unsigned)p, store, name, (unsigned)p);
+      vkp__sb_printf(sb, "%s ld%d(uint i) {\n", type, name);
+      for (uint32_t p = 0; p + 1 < k->parts[i]; ++p)
+        vkp__sb_printf(sb, "  if (i < %lluu) return %sb%d_%u[i - %lluu]);\n",
+                       (unsigned long long)((p + 1) * elems), load, name, (unsigned)p,
+                       (unsigned long long)(p * elems));
+      vkp__sb_printf(sb, "  return %sb%d_%u[i - %lluu]);\n}\n", load, name,
+                     (unsigned)(k->parts[i] - 1),
+                     (unsigned long long)((k->parts[i] - 1) * elems));
+    }
+    if (i < e->n_anchor_inputs)
+      vkp__sb_printf(sb, "#define LD%d(i) ld%d(i)\n", (int)i, name);
+  }
+  return NULL;
+}
+
 // Assembles the final text: header, bindings, math helpers, the head
 // (index helpers, epilogue) and the body (op constants + template).
 static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
@@ -393,17 +576,21 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
                  (unsigned)k->local_size[2]);
   // Bool tensors are bytes (GL_EXT_shader_8bit_storage; the device enables
   // storageBuffer8BitAccess, vkp_spirv_supports_on): loaded as 0.0/1.0,
-  // stored as 0/1. int64 tensors are int64_t (GL_EXT_shader_explicit_
-  // arithmetic_types_int64; the device enables shaderInt64), int32 ones int.
+  // stored as 0/1; (u)int8 ones are widened on load and wrapped on store.
+  // int64 tensors are int64_t (GL_EXT_shader_explicit_arithmetic_types_
+  // int64; the device enables shaderInt64), int32 ones int. Split-K's
+  // partial sums are float32.
   const vkp_graph_t *g = e->g;
   const vkp_node_t *anchor = e->group->anchor >= 0 ? &g->nodes[e->group->anchor] : NULL;
-  vkp_dtype_t out_dt = vkp__written(e)->dtype;
-  vkp_dtype_t acc_dt = !anchor                 ? VKP_DTYPE_FLOAT32
+  vkp_dtype_t out_dt = e->out_bytes ? VKP_DTYPE_FLOAT32 : vkp__written(e)->dtype;
+  vkp_dtype_t acc_dt = !anchor || e->out_bytes ? VKP_DTYPE_FLOAT32
                        : anchor->n_outputs > 1 ? out_dt
                                                : g->values[anchor->outputs[0]].dtype;
-  bool bytes = vkp_dtype_size(out_dt) == 1, int64 = false;
+  bool bytes = vkp_dtype_size(out_dt) == 1, int64 = false, half = false;
   bool words[VKP__MAX_BINDINGS] = {false};
   for (int32_t i = 0; i < k->n_inputs; ++i) {
+    half |= vkp__is_half(e, k->inputs[i]);
+    if (k->inputs[i] < 0) continue;  // split-K partials: float32
     // Index inputs (gather's indices) are read as 32-bit words: an int32
     // per word, an int64 as two, low word first; no int64 arithmetic needed.
     vkp_dtype_t dt = g->values[k->inputs[i]].dtype;
@@ -419,39 +606,32 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   for (int32_t o = 1; anchor && o < anchor->n_outputs; ++o)
     int64 |= anchor->outputs[o] >= 0 && vkp__spv_is_64bit(g->values[anchor->outputs[o]].dtype);
   if (bytes) vkp__sb_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
+  if (half) vkp__sb_append(&sb, "#extension GL_EXT_shader_16bit_storage : require\n");
   // VKP_INT64 turns on math.glsl's 64-bit helpers.
   if (int64)
     vkp__sb_append(&sb,
                    "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n"
                    "#define VKP_INT64 1\n");
-  vkp__sb_printf(&sb,
-                 "layout(std430, set = 0, binding = 0) writeonly buffer B0 { "
-                 "%s b0[]; };\n#define OUT b0\n",
-                 vkp__spv_storage_type(out_dt));
-  for (int32_t i = 0; i < k->n_inputs; ++i) {
-    vkp_dtype_t dt = g->values[k->inputs[i]].dtype;
-    vkp__sb_printf(&sb,
-                   "layout(std430, set = 0, binding = %d) readonly buffer B%d "
-                   "{ %s b%d[]; };\n",
-                   (int)i + 1, (int)i + 1,
-                   words[i] ? "uint" : vkp__spv_storage_type(dt), (int)i + 1);
-    if (i < e->n_anchor_inputs)
-      vkp__sb_printf(&sb, "#define IN%d b%d\n", (int)i, (int)i + 1);
+  vkp_status_t st = vkp__declare_bindings(e, &sb, out_dt, words);
+  if (st) {
+    vkp__sb_deinit(&sb);
+    return st;
   }
   // ACC_T: the type the anchor hands its epilogue (OUT_T: the one stored).
   vkp__sb_printf(&sb, "#define ACC_T %s\n#define OUT_T %s\n",
                  vkp__spv_value_type(acc_dt), vkp__spv_value_type(out_dt));
-  vkp__sb_append(&sb, vkp__shader("math"));
+  vkp__sb_append(&sb, vkp__shader_text(VKP__SHADER_math));
   vkp__sb_append(&sb, e->head.data ? e->head.data : "");
+  const char *put = k->out_parts > 1 ? "vkp_put((o), " : "OUT[o] = (";
   if (out_dt == VKP_DTYPE_BOOL)
-    vkp__sb_append(&sb, "#define STORE(o, v) OUT[o] = uint8_t(uint(vkp_epilogue((v), (o)) != 0.0))\n");
+    vkp__sb_printf(&sb, "#define STORE(o, v) %suint8_t(uint(vkp_epilogue((v), (o)) != 0.0)))\n", put);
   else if (vkp_dtype_size(out_dt) == 1)  // 8-bit integers keep the low bits
-    vkp__sb_printf(&sb, "#define STORE(o, v) OUT[o] = %s(vkp_epilogue((v), (o)))\n",
+    vkp__sb_printf(&sb, "#define STORE(o, v) %s%s(vkp_epilogue((v), (o))))\n", put,
                    vkp__spv_storage_type(out_dt));
   else
-    vkp__sb_append(&sb, "#define STORE(o, v) OUT[o] = vkp_epilogue((v), (o))\n");
+    vkp__sb_printf(&sb, "#define STORE(o, v) %svkp_epilogue((v), (o)))\n", put);
   vkp__sb_append(&sb, e->body.data ? e->body.data : "");
-  vkp_status_t st = vkp__sb_status(&e->head, "kernel text");
+  st = vkp__sb_status(&e->head, "kernel text");
   if (!st) st = vkp__sb_status(&e->body, "kernel text");
   if (!st) st = vkp__sb_status(&sb, "kernel text");
   if (!st) {
@@ -473,8 +653,8 @@ void vkp__spv_grid_1d(vkp__emit_t *e, uint64_t total) {
 
 // Chooses between the per-invocation and per-workgroup row kernel for rows
 // of `len` elements, sets the grid and appends the template.
-void vkp__spv_row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
-                            uint64_t len) {
+void vkp__spv_row_kernel(vkp__emit_t *e, vkp__row_shader_t row, uint64_t rows,
+                         uint64_t len) {
   const vkp__kernel_config_t *c = e->config;
   if (c->rows_workgroup && (c->rows_forced || len >= 64)) {
     e->k->local_size[0] = c->row_wg;
@@ -482,11 +662,8 @@ void vkp__spv_row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
     e->k->groups[0] = (uint32_t)(rows ? rows : 1);
     e->k->groups[1] = e->k->groups[2] = 1;
     vkp__sb_printf(&e->body, "#define WG %uu\n", (unsigned)c->row_wg);
-    vkp__sb_append(&e->body, vkp__shader("workgroup_reduce"));
-    char wg_name[64];
-    snprintf(wg_name, sizeof wg_name, "%s_wg", name);
-    const char *text = vkp__shader(wg_name);
-    vkp__sb_append(&e->body, text ? text : "#error missing template\n");
+    vkp__sb_append(&e->body, vkp__shader_text(VKP__SHADER_workgroup_reduce));
+    vkp__sb_append(&e->body, vkp__shader_text(vkp__row_shader(row, true)));
     return;
   }
   uint32_t local = c->local_1d;
@@ -495,8 +672,7 @@ void vkp__spv_row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
   uint64_t groups = (rows + local - 1) / local;
   e->k->groups[0] = (uint32_t)(groups ? groups : 1);
   e->k->groups[1] = e->k->groups[2] = 1;
-  const char *text = vkp__shader(name);
-  vkp__sb_append(&e->body, text ? text : "#error missing template\n");
+  vkp__sb_append(&e->body, vkp__shader_text(vkp__row_shader(row, false)));
 }
 
 void vkp__spv_define_u(vkp__sb_t *sb, const char *name, uint64_t v) {
@@ -507,9 +683,8 @@ void vkp__spv_define_i(vkp__sb_t *sb, const char *name, int64_t v) {
   vkp__sb_printf(sb, "#define %s %lld\n", name, (long long)v);
 }
 
-void vkp__spv_template(vkp__emit_t *e, const char *name) {
-  const char *text = vkp__shader(name);
-  vkp__sb_append(&e->body, text ? text : "#error missing template\n");
+void vkp__spv_template(vkp__emit_t *e, vkp__shader_t shader) {
+  vkp__sb_append(&e->body, vkp__shader_text(shader));
 }
 
 // ---------------------------------------------------------------------------
@@ -567,7 +742,17 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__sb_printf(s, "#define B_OFF(k, n) ((k) * %lldu + (n) * %lldu)\n",
                  (long long)b_sk, (long long)b_sn);
   vkp__sb_append(s, "float vkp_gemm_finish(float acc, uint m, uint n) {\n  return ");
-  if (n->op == VKP_OP_GEMM) {
+  uint64_t kslice = 0;
+  uint32_t ksplit = vkp__spv_split_k(g, n, e->config, &kslice, NULL);
+  if (e->splitk_phase == 1) {
+    // Partial sums: the raw dot product of one K slice, stored at slice
+    // vkp_ks of the [KSPLIT, BATCH, M, N] partials.
+    vkp__sb_append(s, "acc;\n}\n");
+    vkp__spv_define_u(s, "KSPLIT", ksplit);
+    vkp__spv_define_u(s, "KSLICE", kslice);
+    vkp__sb_printf(s, "#undef STORE\n#define STORE(o, v) OUT[(o) + vkp_ks * %lluu] = (v)\n",
+                   (unsigned long long)(batch * m * nn));
+  } else if (n->op == VKP_OP_GEMM) {
     vkp__sb_float(s, vkp_node_float(n, "alpha"));
     vkp__sb_append(s, " * acc");
     const vkp_value_t *c = vkp__spv_input(g, n, 2);
@@ -581,29 +766,41 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
       }
       vkp__sb_append(s, " + ");
       vkp__sb_float(s, vkp_node_float(n, "beta"));
-      vkp__sb_printf(s, " * IN2[m * %lldu + n * %lldu]", (long long)c_sm,
-                     (long long)c_sn);
+      vkp__sb_printf(s, " * IN%d[m * %lldu + n * %lldu]", e->splitk_phase == 2 ? 1 : 2,
+                     (long long)c_sm, (long long)c_sn);
     }
   } else {
     vkp__sb_append(s, "acc");
   }
-  vkp__sb_append(s, ";\n}\n");
+  if (e->splitk_phase != 1) vkp__sb_append(s, ";\n}\n");
+  if (e->splitk_phase == 2) {
+    vkp__spv_define_u(s, "TOTAL", (uint64_t)(batch * m * nn));
+    vkp__spv_define_u(s, "KSPLIT", ksplit);
+    vkp__spv_grid_1d(e, (uint64_t)(batch * m * nn));
+    vkp__spv_template(e, VKP__SHADER_gemm_splitk_reduce);
+    return;
+  }
+  if (e->splitk_phase == 0) {
+    vkp__spv_define_u(s, "KSPLIT", 1);
+    vkp__spv_define_u(s, "KSLICE", (uint64_t)k);
+    ksplit = 1;
+  }
   if (e->config->gemm_tiled) {
     e->k->local_size[0] = 16;
     e->k->local_size[1] = 16;
     e->k->local_size[2] = 1;
     e->k->groups[0] = (uint32_t)((nn + 63) / 64);
     e->k->groups[1] = (uint32_t)((m + 63) / 64);
-    e->k->groups[2] = (uint32_t)batch;
-    vkp__spv_template(e, "gemm_tiled");
+    e->k->groups[2] = (uint32_t)(batch * ksplit);
+    vkp__spv_template(e, VKP__SHADER_gemm_tiled);
   } else {
     e->k->local_size[0] = 8;
     e->k->local_size[1] = 8;
     e->k->local_size[2] = 1;
     e->k->groups[0] = (uint32_t)((nn + 63) / 64);
     e->k->groups[1] = (uint32_t)((m + 63) / 64);
-    e->k->groups[2] = (uint32_t)batch;
-    vkp__spv_template(e, "gemm_blocked");
+    e->k->groups[2] = (uint32_t)(batch * ksplit);
+    vkp__spv_template(e, VKP__SHADER_gemm_blocked);
   }
 }
 
@@ -657,7 +854,7 @@ static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
   e->k->groups[0] = (uint32_t)((np + 63) / 64);
   e->k->groups[1] = (uint32_t)((m + 63) / 64);
   e->k->groups[2] = (uint32_t)y->shape[0];
-  vkp__spv_template(e, tiled ? "conv_gemm_tiled" : "conv_gemm_blocked");
+  vkp__spv_template(e, tiled ? VKP__SHADER_conv_gemm_tiled : VKP__SHADER_conv_gemm_blocked);
 }
 
 static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
@@ -672,6 +869,19 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   }
   vkp__sb_t *s = &e->body;
   uint64_t mg = (uint64_t)(y->shape[1] / group);
+  if (group > 1 && group == x->shape[1] && e->config->depthwise) {
+    // Depthwise: 4 output columns per invocation (conv_depthwise.comp).
+    uint64_t blocks = (uint64_t)(y->shape[0] * y->shape[1] * y->shape[2]) *
+                      (uint64_t)((y->shape[3] + 3) / 4);
+    vkp__spv_define_u(s, "BLOCKS", blocks);
+    vkp__spv_define_conv_geometry(s, x, w, y);
+    vkp__spv_define_u(s, "MG", mg);
+    vkp__emit_window_attrs(s, n);
+    if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
+    vkp__spv_grid_1d(e, blocks);
+    vkp__spv_template(e, VKP__SHADER_conv_depthwise);
+    return;
+  }
   uint64_t cb = mg % 4 == 0 ? 4 : mg % 2 == 0 ? 2 : 1;
   uint64_t blocks = vkp__spv_numel(y) / cb;
   vkp__spv_define_u(s, "BLOCKS", blocks);
@@ -682,7 +892,7 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__emit_window_attrs(s, n);
   if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
   vkp__spv_grid_1d(e, blocks);
-  vkp__spv_template(e, "conv2d");
+  vkp__spv_template(e, VKP__SHADER_conv2d);
 }
 
 // Pooling over 2 or 3 spatial dims (pool.comp; a 2-D window is a 3-D one
@@ -731,7 +941,7 @@ static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
       vkp__sb_append(sb, "#define COUNT_INCLUDE_PAD 1\n");
   }
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "pool");
+  vkp__spv_template(e, VKP__SHADER_pool);
 }
 
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
@@ -746,7 +956,7 @@ vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__emit_window_attrs(s, n);
   if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "conv_transpose");
+  vkp__spv_template(e, VKP__SHADER_conv_transpose);
   return NULL;
 }
 
@@ -775,7 +985,7 @@ static void vkp__emit_global_pool(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_u(&e->body, "TOTAL", nc);
   vkp__spv_define_u(&e->body, "R", s);
   vkp__sb_append(&e->body, "#define REDUCE_MEAN 1\n");
-  vkp__spv_row_kernel(e, "reduce", nc, s);
+  vkp__spv_row_kernel(e, VKP__ROW_reduce, nc, s);
 }
 
 static void vkp__emit_softmax(vkp__emit_t *e, const vkp_node_t *n) {
@@ -787,7 +997,7 @@ static void vkp__emit_softmax(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_u(&e->body, "ROWS", outer * inner);
   vkp__spv_define_u(&e->body, "L", (uint64_t)x->shape[axis]);
   vkp__spv_define_u(&e->body, "INNER", inner);
-  vkp__spv_row_kernel(e, "softmax", outer * inner, (uint64_t)x->shape[axis]);
+  vkp__spv_row_kernel(e, VKP__ROW_softmax, outer * inner, (uint64_t)x->shape[axis]);
 }
 
 static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
@@ -811,7 +1021,7 @@ static void vkp__emit_layer_norm(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__sb_append(&e->body, "#define EPSILON ");
   vkp__sb_float(&e->body, vkp_node_float(n, "epsilon"));
   vkp__sb_append(&e->body, "\n");
-  vkp__spv_row_kernel(e, "layer_norm", rows, len);
+  vkp__spv_row_kernel(e, VKP__ROW_layer_norm, rows, len);
 }
 
 static void vkp__emit_transpose(vkp__emit_t *e, const vkp_node_t *n) {
@@ -825,7 +1035,7 @@ static void vkp__emit_transpose(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_affine(&e->head, "vkp_gather_index", y->rank, y->shape, coefs, 0);
   vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "gather");
+  vkp__spv_template(e, VKP__SHADER_gather);
 }
 
 static void vkp__emit_slice(vkp__emit_t *e, const vkp_node_t *n) {
@@ -843,7 +1053,7 @@ static void vkp__emit_slice(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_affine(&e->head, "vkp_gather_index", y->rank, y->shape, coefs, base);
   vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "gather");
+  vkp__spv_template(e, VKP__SHADER_gather);
 }
 
 static void vkp__emit_concat(vkp__emit_t *e, const vkp_node_t *n, int32_t part) {
@@ -866,7 +1076,7 @@ static void vkp__emit_concat(vkp__emit_t *e, const vkp_node_t *n, int32_t part) 
                  (unsigned long long)inner);
   vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(x));
   vkp__spv_grid_1d(e, vkp__spv_numel(x));
-  vkp__spv_template(e, "concat");
+  vkp__spv_template(e, VKP__SHADER_concat);
 }
 
 // ---------------------------------------------------------------------------
@@ -882,9 +1092,26 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
   vkp__sb_init(&e.body);
   const vkp_node_t *anchor = group->anchor >= 0 ? &g->nodes[group->anchor] : NULL;
   vkp_status_t st = NULL;
+  vkp__group_t bare;  // split-K partial sums: the anchor without its epilogue
+  if (anchor && vkp__spv_split_k(g, anchor, config, NULL, NULL) > 1) {
+    e.splitk_phase = part == 0 ? 1 : 2;
+    if (part == 0) {
+      bare = *group;
+      bare.n_members = 0;
+      e.group = &bare;
+      vkp__spv_split_k(g, anchor, config, NULL, &e.out_bytes);
+    }
+  }
   // The anchor's own inputs come first (IN0, IN1, ...).
   if (anchor && anchor->op == VKP_OP_CONCAT) {
     vkp__bind_input(out_kernel, anchor->inputs[part]);
+  } else if (e.splitk_phase == 1) {
+    vkp__bind_input(out_kernel, anchor->inputs[0]);
+    vkp__bind_input(out_kernel, anchor->inputs[1]);
+  } else if (e.splitk_phase == 2) {
+    vkp__bind_input(out_kernel, VKP__SPLITK_PARTIALS);
+    if (anchor->n_inputs > 2 && anchor->inputs[2] >= 0)
+      vkp__bind_input(out_kernel, anchor->inputs[2]);
   } else if (anchor) {
     for (int32_t i = 0; i < anchor->n_inputs; ++i)
       if (anchor->inputs[i] >= 0) vkp__bind_input(out_kernel, anchor->inputs[i]);
@@ -897,7 +1124,7 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
       case VKP_OP_COUNT:  // pure elementwise group
         vkp__spv_define_u(&e.body, "TOTAL", vkp__spv_numel(root));
         vkp__spv_grid_1d(&e, vkp__spv_numel(root));
-        vkp__spv_template(&e, "elementwise");
+        vkp__spv_template(&e, VKP__SHADER_elementwise);
         break;
       case VKP_OP_MATMUL: case VKP_OP_GEMM: vkp__emit_matmul_like(&e, anchor); break;
       case VKP_OP_CONV2D: vkp__emit_conv2d(&e, anchor); break;
@@ -938,6 +1165,8 @@ vkp_status_t vkp__kernel_emit_copy(uint64_t bytes, int32_t src_value,
   bool by_words = bytes % 4 == 0;
   uint64_t n = by_words ? bytes / 4 : bytes;
   const char *type = by_words ? "uint" : "uint8_t";
+  out_kernel->out_parts = 1;  // one binding each (no split copies)
+  out_kernel->parts[0] = 1;
   uint32_t local = config->local_1d;
   out_kernel->local_size[0] = local;
   out_kernel->local_size[1] = out_kernel->local_size[2] = 1;

@@ -22,9 +22,18 @@
 //     conv_gemm_blocked.comp: weights [M, C*KH*KW] times the input gathered
 //     on the fly, no im2col buffer). Its tiles are 64 pixels wide, so below
 //     half a tile most of the work is wasted and the direct kernel
-//     (conv2d.comp) is faster (lavapipe: 4x on a 3x3 output); grouped and
-//     depthwise convolutions always use the direct kernel.
+//     (conv2d.comp) is faster (lavapipe: 4x on a 3x3 output); grouped
+//     convolutions always use the direct kernel, depthwise ones (group = C)
+//     conv_depthwise.comp (4 output columns per invocation);
+//     VKPIPE_SPIRV_DEPTHWISE=direct gives them the direct kernel.
 //     VKPIPE_SPIRV_CONV=gemm|direct forces either for every group-1 conv.
+//   - Split-K: a MatMul/Gemm whose 64 x 64 tiles (times batch) fill fewer
+//     than split_k_groups workgroups (128 on GPUs; 0 on CPU devices, where
+//     it measured slower, so only VKPIPE_SPIRV_SPLITK=on splits) while
+//     K >= 1024 splits K into up to 32 slices of >= 256 (multiples of 64),
+//     partial sums in scratch, then a reduction dispatch (see
+//     vkp__spv_split_k). VKPIPE_SPIRV_SPLITK=on splits every GEMM with
+//     K >= 32 into <= 4 slices (tests); =off never splits.
 //   - Row kernels (softmax, layer_norm, reduce_*, global_avg_pool) run one
 //     invocation per row, barrier-free (softmax.comp, layer_norm.comp,
 //     reduce.comp), except on non-CPU devices for rows of >= 64 elements:
@@ -44,6 +53,7 @@
 
 #include "base/sb.h"
 #include "codegen/spirv/program.h"
+#include "codegen/spirv/shaders.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/status.h"
 
@@ -65,15 +75,56 @@ typedef struct vkp__kernel_config_t {
   bool rows_workgroup;    // row kernels may use a workgroup per row
   bool rows_forced;       // ... even for short rows (VKPIPE_SPIRV_ROWS)
   uint32_t row_wg;        // that workgroup's size (a power of two)
+  uint64_t part_bytes;    // a tensor larger than this is bound as several
+                          // ranges of this size (maxStorageBufferRange rounded
+                          // down to the offset alignment); 0: never split
+  const bool *half_values;  // per value: kept as float16 (--precision fp16,
+                            // read through LD<i> as float); NULL: none
+  int split_k;            // split-K GEMMs: 1 always (K >= 32), 0 never, -1 by
+                          // shape (VKPIPE_SPIRV_SPLITK=on|off; see above)
+  uint32_t split_k_groups;  // workgroups a GEMM should fill (by device type)
+  bool depthwise;         // depthwise convs use conv_depthwise.comp
+                          // (VKPIPE_SPIRV_DEPTHWISE=direct: conv2d.comp)
 } vkp__kernel_config_t;
+
+// Input index of the split-K partial sums in vkp__kernel_t.inputs (not a
+// graph value): the [KSPLIT, BATCH, M, N] float32 region the codegen places
+// at the end of the scratch buffer.
+#define VKP__SPLITK_PARTIALS (-2)
+
+// How many K slices the MatMul/Gemm `n` runs as (1: no split-K), with the
+// slice length and the bytes of its partial sums. Split-K runs as two
+// dispatches: part 0 writes each slice's partial products
+// (gemm_blocked/gemm_tiled over K range [ks * KSLICE, (ks+1) * KSLICE)),
+// part 1 (gemm_splitk_reduce.comp) adds them in slice order and applies
+// alpha, beta * C and the fused epilogue.
+uint32_t vkp__spv_split_k(const vkp_graph_t *g, const vkp_node_t *n,
+                          const vkp__kernel_config_t *config, uint64_t *out_kslice,
+                          uint64_t *out_partial_bytes);
 
 typedef struct vkp__kernel_t {
   char *glsl;                  // owned (vkp__free)
   uint32_t local_size[3];
   uint32_t groups[3];
-  int32_t n_inputs;            // bindings 1..n_inputs
-  int32_t inputs[VKP__MAX_BINDINGS];  // value index bound at binding 1 + i
+  int32_t n_inputs;            // logical inputs (b1..b<n_inputs> in the text)
+  int32_t inputs[VKP__MAX_BINDINGS];  // value index of logical input i
+  // Bindings: the destination's out_parts ranges first (binding 0 when it
+  // is not split), then each input's parts[i] ranges in order. A value
+  // larger than config->part_bytes is split into ceil(bytes / part_bytes)
+  // consecutive ranges; the kernel reaches its elements through ld<i>(idx)
+  // and STORE, which pick the range (see "Large tensors" in README.md).
+  uint32_t out_parts;
+  uint32_t parts[VKP__MAX_BINDINGS];
 } vkp__kernel_t;
+
+// How many bindings a tensor of `bytes` takes under `part_bytes` (1 when it
+// fits or part_bytes is 0).
+uint32_t vkp__spv_parts(uint64_t bytes, uint64_t part_bytes);
+// True when the kernel of `op` reads anchor input i through LD<i>(idx), so
+// that input may be split across bindings. Elementwise operands (epilogue
+// and elementwise groups) and destinations written through STORE may always
+// be split; other kernels index their inputs directly.
+bool vkp__spv_splits_input(vkp_op_t op, int32_t i);
 
 // The variant configuration for `device`, honouring VKPIPE_SPIRV_GEMM.
 void vkp__kernel_config_init(vkp__kernel_config_t *config,
@@ -93,8 +144,8 @@ void vkp__kernel_config_init(vkp__kernel_config_t *config,
 //     vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(out));
 //     ...
 //     vkp__spv_grid_1d(e, vkp__spv_numel(out));
-//     vkp__spv_template(e, "tile");   // shaders/tile.comp
-//     return NULL;
+//     vkp__spv_template(e, VKP__SHADER_tile);  // shaders/tile.comp, declared
+//     return NULL;                             // in codegen/spirv/shaders.h
 //   }
 
 typedef struct vkp__emit_t {
@@ -107,6 +158,9 @@ typedef struct vkp__emit_t {
   int32_t n_anchor_inputs;
   int32_t part;       // concat: the input copied; an anchor with several
                       // outputs (top_k): the output written
+  int splitk_phase;       // 0: no split-K; 1: partial sums; 2: their reduction
+  uint64_t out_bytes;     // the destination's bytes when not the root value
+                          // (split-K partials); 0: the root's
 } vkp__emit_t;
 
 typedef vkp_status_t (*vkp__spv_emit_fn)(vkp__emit_t *e, const vkp_node_t *anchor);
@@ -126,10 +180,10 @@ void vkp__spv_define_i(vkp__sb_t *sb, const char *name, int64_t v);
 void vkp__spv_grid_1d(vkp__emit_t *e, uint64_t total);
 // A row kernel over `rows` rows of `len` (shaders/<name>.comp, or
 // <name>_wg.comp with a workgroup per row; see the variant rule above).
-void vkp__spv_row_kernel(vkp__emit_t *e, const char *name, uint64_t rows,
+void vkp__spv_row_kernel(vkp__emit_t *e, vkp__row_shader_t row, uint64_t rows,
                          uint64_t len);
-// Appends shaders/<name>.comp to the body.
-void vkp__spv_template(vkp__emit_t *e, const char *name);
+// Appends a template (codegen/spirv/shaders.h) to the body.
+void vkp__spv_template(vkp__emit_t *e, vkp__shader_t shader);
 // `uint fname(uint o)`: base + sum_d coord_d(o) * coefs[d] over the
 // row-major `shape` (index arithmetic of a strided view).
 void vkp__spv_affine(vkp__sb_t *sb, const char *fname, int32_t rank,
@@ -237,8 +291,10 @@ bool vkp__op_takes_epilogue(vkp_op_t op);
 // budget), counting each distinct value once.
 int32_t vkp__group_epilogue_inputs(const vkp_graph_t *graph,
                                    const vkp__group_t *group);
-// Number of bindings the anchor's own kernel needs (without the epilogue).
-int32_t vkp__anchor_bindings(const vkp_graph_t *graph, int32_t anchor);
+// Number of bindings the anchor's own kernel needs (without the epilogue),
+// its split inputs and destination counted by their parts.
+int32_t vkp__anchor_bindings(const vkp_graph_t *graph, int32_t anchor,
+                             uint64_t part_bytes);
 
 // Emits the kernel of `group`. For a concat anchor `part` selects the input
 // (one dispatch per input); otherwise it is 0.

@@ -88,6 +88,6 @@ vkp_status_t vkp__spv_emit_attention(vkp__emit_t *e, const vkp_node_t *n) {
                    vkp_node_int(n, "fill_where") ? "true" : "false");
   }
   vkp__spv_grid_1d(e, batches * lq);
-  vkp__spv_template(e, "attention");
+  vkp__spv_template(e, VKP__SHADER_attention);
   return NULL;
 }

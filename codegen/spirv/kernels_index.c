@@ -22,7 +22,7 @@ vkp_status_t vkp__spv_emit_gather(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_u(&e->body, "INNER", inner ? inner : 1);
   vkp__spv_define_i(&e->body, "IDX64", idx->dtype == VKP_DTYPE_INT64);
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "gather_index");
+  vkp__spv_template(e, VKP__SHADER_gather_index);
   return NULL;
 }
 
@@ -63,7 +63,7 @@ vkp_status_t vkp__spv_emit_gather_elements(vkp__emit_t *e, const vkp_node_t *n) 
   vkp__sb_append(h, "  return src;\n}\n");
   vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "gather_elements");
+  vkp__spv_template(e, VKP__SHADER_gather_elements);
   return NULL;
 }
 
@@ -98,6 +98,6 @@ vkp_status_t vkp__spv_emit_gather_nd(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__sb_append(h, "  return src;\n}\n");
   vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "gather_elements");
+  vkp__spv_template(e, VKP__SHADER_gather_elements);
   return NULL;
 }

@@ -87,14 +87,14 @@ vkp_status_t vkp__spv_emit_reduce(vkp__emit_t *e, const vkp_node_t *n) {
   uint64_t rows, len;
   vkp__emit_axes_split(e, n, &rows, &len);
   vkp__sb_append(&e->body, defines);
-  vkp__spv_row_kernel(e, "reduce", rows, len);
+  vkp__spv_row_kernel(e, VKP__ROW_reduce, rows, len);
   return NULL;
 }
 
 vkp_status_t vkp__spv_emit_mean_variance_norm(vkp__emit_t *e, const vkp_node_t *n) {
   uint64_t rows, len;
   vkp__emit_axes_split(e, n, &rows, &len);
-  vkp__spv_row_kernel(e, "mvn", rows, len);
+  vkp__spv_row_kernel(e, VKP__ROW_mvn, rows, len);
   return NULL;
 }
 
@@ -118,11 +118,11 @@ vkp_status_t vkp__spv_emit_softmax_family(vkp__emit_t *e, const vkp_node_t *n) {
   uint64_t rows, len;
   vkp__emit_axis_rows(e, n, &rows, &len);
   if (n->op == VKP_OP_HARDMAX) {
-    vkp__spv_row_kernel(e, "hardmax", rows, len);
+    vkp__spv_row_kernel(e, VKP__ROW_hardmax, rows, len);
     return NULL;
   }
   vkp__sb_append(&e->body, "#define LOG_SOFTMAX 1\n");
-  vkp__spv_row_kernel(e, "softmax", rows, len);
+  vkp__spv_row_kernel(e, VKP__ROW_softmax, rows, len);
   return NULL;
 }
 
@@ -130,7 +130,7 @@ vkp_status_t vkp__spv_emit_lp_norm(vkp__emit_t *e, const vkp_node_t *n) {
   uint64_t rows, len;
   vkp__emit_axis_rows(e, n, &rows, &len);
   vkp__spv_define_u(&e->body, "P", (uint64_t)vkp_node_int(n, "p"));
-  vkp__spv_row_kernel(e, "lp_norm", rows, len);
+  vkp__spv_row_kernel(e, VKP__ROW_lp_norm, rows, len);
   return NULL;
 }
 
@@ -148,7 +148,7 @@ vkp_status_t vkp__spv_emit_group_norm(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__sb_append(&e->body, "#define EPSILON ");
   vkp__sb_float(&e->body, vkp_node_float(n, "epsilon"));
   vkp__sb_append(&e->body, "\n");
-  vkp__spv_row_kernel(e, "group_norm", rows, len);
+  vkp__spv_row_kernel(e, VKP__ROW_group_norm, rows, len);
   return NULL;
 }
 
@@ -170,6 +170,6 @@ vkp_status_t vkp__spv_emit_lrn(vkp__emit_t *e, const vkp_node_t *n) {
     vkp__sb_append(&e->body, "\n");
   }
   vkp__spv_grid_1d(e, vkp__spv_numel(x));
-  vkp__spv_template(e, "lrn");
+  vkp__spv_template(e, VKP__SHADER_lrn);
   return NULL;
 }

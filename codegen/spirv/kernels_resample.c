@@ -57,7 +57,7 @@ vkp_status_t vkp__spv_emit_remap(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__sb_append(&e->body, "\n");
   vkp__remap_deinit(&plan);
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "remap");
+  vkp__spv_template(e, VKP__SHADER_remap);
   return NULL;
 }
 
@@ -152,7 +152,7 @@ vkp_status_t vkp__spv_emit_resize(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__sb_append(h, "  return acc;\n}\n");
   vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "resize");
+  vkp__spv_template(e, VKP__SHADER_resize);
   return NULL;
 }
 
@@ -206,7 +206,7 @@ vkp_status_t vkp__spv_emit_trilu(vkp__emit_t *e, const vkp_node_t *n) {
   int64_t limit = x->shape[x->rank - 2] + x->shape[x->rank - 1] + 1;
   vkp__spv_define_i(&e->body, "K", k > limit ? limit : (k < -limit ? -limit : k));
   vkp__spv_grid_1d(e, vkp__spv_numel(x));
-  vkp__spv_template(e, "trilu");
+  vkp__spv_template(e, VKP__SHADER_trilu);
   return NULL;
 }
 
@@ -220,6 +220,6 @@ vkp_status_t vkp__spv_emit_eye_like(vkp__emit_t *e, const vkp_node_t *n) {
   int64_t limit = y->shape[0] + y->shape[1] + 1;
   vkp__spv_define_i(&e->body, "K", k > limit ? limit : (k < -limit ? -limit : k));
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "eye_like");
+  vkp__spv_template(e, VKP__SHADER_eye_like);
   return NULL;
 }

@@ -33,7 +33,7 @@ vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n) {
   if (vkp_node_int(n, "reverse")) vkp__sb_append(&e->body, "#define REVERSE 1\n");
   if (vkp_node_int(n, "exclusive")) vkp__sb_append(&e->body, "#define EXCLUSIVE 1\n");
   vkp__spv_grid_1d(e, outer * inner);
-  vkp__spv_template(e, "cum_sum");
+  vkp__spv_template(e, VKP__SHADER_cum_sum);
   return NULL;
 }
 
@@ -50,7 +50,7 @@ vkp_status_t vkp__spv_emit_arg(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_i(&e->body, "LAST", vkp_node_int(n, "select_last_index"));
   vkp__define_data_type(&e->body, x);
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, "arg");
+  vkp__spv_template(e, VKP__SHADER_arg);
   return NULL;
 }
 
@@ -67,7 +67,7 @@ vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_i(&e->body, "VALUES", e->part == 0);
   vkp__define_data_type(&e->body, x);
   vkp__spv_grid_1d(e, vkp__spv_numel(x));
-  vkp__spv_template(e, "top_k");
+  vkp__spv_template(e, VKP__SHADER_top_k);
   return NULL;
 }
 
@@ -97,6 +97,6 @@ vkp_status_t vkp__spv_emit_loss(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_i(sb, "REDUCE_MEAN", strcmp(reduction, "mean") == 0);
   uint64_t grid = e->part == 1 ? xtotal : strcmp(reduction, "none") == 0 ? positions : 1;
   vkp__spv_grid_1d(e, grid);
-  vkp__spv_template(e, "loss");
+  vkp__spv_template(e, VKP__SHADER_loss);
   return NULL;
 }

@@ -17,6 +17,17 @@
 #include "base/status_macros.h"
 #include "codegen/spirv/program.h"
 
+const char *vkp__spirv_buffer_kind_name(vkp_spirv_buffer_kind_t kind) {
+  switch (kind) {
+    case VKP_SPIRV_BUFFER_INPUT: return "input";
+    case VKP_SPIRV_BUFFER_OUTPUT: return "output";
+    case VKP_SPIRV_BUFFER_CONSTANT: return "constant";
+    case VKP_SPIRV_BUFFER_CONSTANT_F16: return "constant (float16)";
+    case VKP_SPIRV_BUFFER_SCRATCH: return "scratch";
+  }
+  return "unknown";
+}
+
 #define VKP__PROGRAM_MAGIC "VKPSPIRV"
 #define VKP__PROGRAM_VERSION 1u
 #define VKP__PROGRAM_HEADER 24u
@@ -29,6 +40,7 @@ void vkp_spirv_program_destroy(vkp_spirv_program_t *program) {
     vkp__free(d->name);
     vkp__free(d->code);
     vkp__free(d->bindings);
+    vkp__free(d->glsl);
   }
   vkp__free(program->dispatches);
   vkp__free(program->buffers);
@@ -211,7 +223,7 @@ static vkp_status_t vkp__read_program(vkp__reader_t *r,
     uint32_t kind = vkp__get_u32(r);
     b->index = (int32_t)vkp__get_u32(r);
     b->size = vkp__get_u64(r);
-    if (kind > VKP_SPIRV_BUFFER_SCRATCH)
+    if (kind > VKP_SPIRV_BUFFER_CONSTANT_F16)
       return VKP__CORRUPT("buffer %u has kind %u", (unsigned)i, (unsigned)kind);
     b->kind = (vkp_spirv_buffer_kind_t)kind;
     if (b->kind == VKP_SPIRV_BUFFER_SCRATCH ? b->index != -1 : b->index < 0)

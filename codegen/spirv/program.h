@@ -36,7 +36,14 @@ typedef enum vkp_spirv_buffer_kind_t {
   VKP_SPIRV_BUFFER_OUTPUT,    // graph output #index (graph->outputs order)
   VKP_SPIRV_BUFFER_CONSTANT,  // constant: value #index of the graph
   VKP_SPIRV_BUFFER_SCRATCH,   // device-local scratch of `size` bytes
+  VKP_SPIRV_BUFFER_CONSTANT_F16,  // constant #index kept as float16 (2 bytes
+                                  // an element; the runtime converts it at
+                                  // upload): --precision fp16 weights
 } vkp_spirv_buffer_kind_t;
+
+// "input", "output", "constant", "scratch", or "unknown" for a value outside
+// the enum (a blob read from a file).
+const char *vkp__spirv_buffer_kind_name(vkp_spirv_buffer_kind_t kind);
 
 typedef struct vkp_spirv_buffer_t {
   vkp_spirv_buffer_kind_t kind;
@@ -59,6 +66,8 @@ typedef struct vkp_spirv_dispatch_t {
   uint32_t groups[3];         // workgroup counts
   int32_t n_bindings;
   vkp_spirv_binding_t *bindings;  // set 0, binding i
+  char *glsl;                 // owned; the GLSL source, kept only when the
+                              // options ask for dumps; never serialized
 } vkp_spirv_dispatch_t;
 
 typedef struct vkp_spirv_program_t {
@@ -82,6 +91,10 @@ typedef struct vkp_spirv_device_info_t {
                                    // tensors (one byte each) can be bound
   bool shader_int64;               // shaderInt64 enabled: int64 tensors
                                    // can be computed on
+  bool storage_16bit;              // storageBuffer16BitAccess enabled:
+                                   // float16 weights (--precision fp16)
+  bool shader_float16;             // shaderFloat16 (reported; the kernels
+                                   // compute in float32)
 } vkp_spirv_device_info_t;
 
 // Does the codegen have a kernel for `op` (on float32 data)?
@@ -100,8 +113,9 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
                            size_t reason_size);
 
 // Generates GLSL for each dispatch, compiles it with shaderc, validates it
-// with SPIRV-Tools and optimises it. When options->dump_dir is set, writes
-// <dump_dir>/<n>_<name>.comp, .spv and .spvasm for each dispatch.
+// with SPIRV-Tools and optimises it. Pure: it reads and writes no file. When
+// options->dump_dir is set each dispatch keeps its GLSL (dispatch->glsl) for
+// the target to write (runtime/vulkan/dump.c).
 vkp_status_t vkp_spirv_codegen(const vkp_graph_t *graph,
                                const vkp_spirv_device_info_t *device,
                                const vkp_compile_options_t *options,

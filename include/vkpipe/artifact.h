@@ -47,8 +47,10 @@
 extern "C" {
 #endif
 
-// The artifact format this vkpipe writes and reads.
-#define VKP_ARTIFACT_FORMAT_VERSION 1
+// The artifact format this vkpipe writes and reads. 2: meta.json's "plan"
+// is a plan file's JSON (docs/pipeline-config.md), each stage naming its
+// graph entry. Files of another version are refused, naming both versions.
+#define VKP_ARTIFACT_FORMAT_VERSION 2
 
 // What vkp_artifact_build records besides the plan; every field borrowed and
 // optional.

@@ -164,12 +164,31 @@ vkp_status_t vkp_profile_set_device(vkp_profile_t *profile, const char *name,
 // use vkp_profile_device_of). Borrowed from the profile.
 const vkp_profile_target_t *vkp_profile_target(const vkp_profile_t *profile,
                                                const char *target);
+// Rates of registered `target`: the profile's entry for it, else the rates
+// the target declares (caps.default_rates, written into *scratch), else the
+// profile's fallback. Borrowed from the profile, the target or scratch.
+const vkp_profile_target_t *vkp_profile_target_rates(const vkp_profile_t *profile,
+                                                     const vkp_target_t *target,
+                                                     vkp_profile_target_t *scratch);
 // Device of `target` (its entry's device, else the target name). Borrowed.
 const char *vkp_profile_device_of(const vkp_profile_t *profile,
                                   const char *target);
 // Concurrency of `device` (1 when not listed).
 int32_t vkp_profile_concurrency(const vkp_profile_t *profile,
                                 const char *device);
+// The link between two MPI ranks (docs/scale-out.md) is the profile link
+// from VKP_PROFILE_RANK_LINK to itself (`vkpipe calibrate` under mpirun
+// measures it); without one, VKP_PROFILE_RANK_LATENCY_US and
+// VKP_PROFILE_RANK_GBPS (a 10 Gb/s Ethernet between hosts).
+#define VKP_PROFILE_RANK_LINK "mpi"
+#define VKP_PROFILE_RANK_LATENCY_US 25.0
+#define VKP_PROFILE_RANK_GBPS 1.1
+
+// Seconds to move `bytes` from one MPI rank to another (0 for no bytes).
+// *out_calibrated (may be NULL) says whether the profile has the link.
+double vkp_profile_rank_link_seconds(const vkp_profile_t *profile, double bytes,
+                                     bool *out_calibrated);
+
 // Seconds to move `bytes` from device `from` to device `to`.
 double vkp_profile_transfer_seconds(const vkp_profile_t *profile,
                                     const char *from, const char *to,

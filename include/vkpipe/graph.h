@@ -86,6 +86,15 @@ typedef struct vkp_value_t {
   size_t nbytes;
   int32_t producer;            // index of the producing node, or -1
   bool is_output;              // listed in the graph's outputs
+  // A data-dependent ("bounded") value: shape[bounded_axis] is only an upper
+  // bound; the run-time extent along that axis (0..bound) travels with the
+  // tensor (its shape) and the elements are stored compactly for the
+  // run-time shape. Set by validation for outputs of non_zero, unique and
+  // the ops downstream of them that accept bounded inputs; on graph inputs
+  // by vkp_graph_set_input_bounded. docs/onnx.md, "Data-dependent output
+  // shapes".
+  bool bounded;
+  int32_t bounded_axis;        // when bounded: 0 .. rank-1
 } vkp_value_t;
 
 typedef struct vkp_node_t {
@@ -155,6 +164,20 @@ vkp_status_t vkp_graph_add_node(vkp_graph_t *graph, const char *name,
 vkp_status_t vkp_graph_set_node_target(vkp_graph_t *graph, int32_t node,
                                        const char *target) VKP_MUST_USE;
 
+// Declares graph input `name` bounded along `axis`: its shape[axis] is an
+// upper bound and each run may pass any extent 0..bound along that axis
+// (a stage of a pipeline reading a data-dependent value, or a
+// variable-length input). The ops that take such a value are listed in
+// docs/onnx.md; validation refuses the others.
+vkp_status_t vkp_graph_set_input_bounded(vkp_graph_t *graph, const char *name,
+                                         int32_t axis) VKP_MUST_USE;
+
+// True when any input or output of `node` is a bounded value.
+bool vkp_node_is_bounded(const vkp_graph_t *graph, const vkp_node_t *node);
+// The first bounded input or output of `node` (a value index), or -1: for
+// a target's supports() reason.
+int32_t vkp_node_bounded_value(const vkp_graph_t *graph, const vkp_node_t *node);
+
 // Marks the value `name` as a graph output (in call order).
 vkp_status_t vkp_graph_mark_output(vkp_graph_t *graph, const char *name)
     VKP_MUST_USE;
@@ -172,6 +195,10 @@ vkp_status_t vkp_graph_validate(vkp_graph_t *graph) VKP_MUST_USE;
 int32_t vkp_graph_find_value(const vkp_graph_t *graph, const char *name);
 // Index of the node named `name`, or -1.
 int32_t vkp_graph_find_node(const vkp_graph_t *graph, const char *name);
+// Position in graph->inputs of the input named `name`, or -1.
+int32_t vkp_graph_find_input(const vkp_graph_t *graph, const char *name);
+// Position in graph->outputs of the output named `name`, or -1.
+int32_t vkp_graph_find_output(const vkp_graph_t *graph, const char *name);
 
 // Attribute `name` of `node`, or NULL when absent (after validate every
 // schema attribute is present).
@@ -205,6 +232,25 @@ int32_t vkp_node_attr_ints(const vkp_node_t *node, const char *name,
 vkp_status_t vkp_node_eval(const vkp_node_t *node,
                            const vkp_tensor_t *const *inputs,
                            vkp_tensor_t *outputs) VKP_MUST_USE;
+
+// For a node of a validated graph that reads bounded values: writes into
+// outputs[j].shape the run-time shape of each bounded output that follows
+// from the inputs' run-time shapes (elementwise broadcast, gather, reshape,
+// concat...). `inputs` carry their run-time shapes. Producers whose extent
+// depends on the data (non_zero, unique) leave theirs to vkp_node_eval,
+// which writes it. Call it before vkp_node_eval; a no-op for a node without
+// bounded values. Errors (two bounded operands whose extents differ, a
+// reshape that does not divide) name the node.
+vkp_status_t vkp_node_bounded_shapes(const vkp_graph_t *graph,
+                                     const vkp_node_t *node,
+                                     const vkp_tensor_t *const *inputs,
+                                     vkp_tensor_t *outputs) VKP_MUST_USE;
+
+// Checks a run-time tensor against value `v`: dtype, rank and shape, where a
+// bounded value's extent may be anything from 0 to its bound. `what`
+// ("input", "output") names v in the error.
+vkp_status_t vkp_value_check_tensor(const vkp_value_t *v, const vkp_tensor_t *t,
+                                    const char *what) VKP_MUST_USE;
 
 // Total bytes of constants.
 size_t vkp_graph_constant_bytes(const vkp_graph_t *graph);

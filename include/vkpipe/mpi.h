@@ -8,7 +8,9 @@
 // straight from their ring slots and receives the outputs straight into the
 // output slots, with non-blocking MPI point-to-point. Every other rank calls
 // vkp_mpi_serve with the same plan: it compiles and loads its own stages and
-// runs frames for rank 0 until the pipeline on rank 0 is destroyed.
+// runs frames for rank 0 until the pipeline on rank 0 is destroyed. A value
+// between two stages on ranks other than 0 goes straight from one rank to
+// the other, not through rank 0.
 //
 //   int32_t rank, size;
 //   st = vkp_mpi_init(&argc, &argv, &rank, &size);       // every rank
@@ -75,6 +77,19 @@ vkp_status_t vkp_pipeline_create_synthetic_ranks(
 vkp_status_t vkp_mpi_serve_synthetic(
     const vkp_pipeline_synthetic_stage_t *stages, const int32_t *ranks,
     int32_t n_stages, int64_t numel) VKP_MUST_USE;
+
+// Tensor payload this process moved over MPI since it started (headers and
+// commands not counted): sent, received, and of the received bytes those
+// that came straight from a rank other than 0 (a value between stages on
+// two serving ranks goes from one to the other, not through rank 0).
+typedef struct vkp_mpi_traffic_t {
+  uint64_t bytes_sent;
+  uint64_t bytes_received;
+  uint64_t bytes_received_direct;
+} vkp_mpi_traffic_t;
+
+// Fills *out (all zero without MPI). Thread-safe.
+void vkp_mpi_traffic_get(vkp_mpi_traffic_t *out);
 
 // Plain MPI ping-pong between rank 0 and `peer` (blocking MPI_Send and
 // MPI_Recv of `bytes` bytes, `iters` round trips after a few unmeasured

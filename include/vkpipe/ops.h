@@ -50,7 +50,8 @@ extern "C" {
   VKP_OP_LIST_ATTENTION(X) \
   VKP_OP_LIST_NORM(X) \
   VKP_OP_LIST_SELECT(X) \
-  VKP_OP_LIST_RESAMPLE(X)
+  VKP_OP_LIST_RESAMPLE(X) \
+  VKP_OP_LIST_DYNAMIC(X)
 
 // elementwise arithmetic (NumPy broadcasting), functions, activations, cast: graph/op_elementwise.c
 #define VKP_OP_LIST_ELEMENTWISE(X) \
@@ -172,7 +173,7 @@ extern "C" {
 #define VKP_OP_LIST_SELECT(X) \
   X(ARG_MAX, "arg_max", 1, 1, 1, 1, arg, arg, arg, REDUCTION, NUMERIC, 0, REDUCE, 1) \
   X(ARG_MIN, "arg_min", 1, 1, 1, 1, arg, arg, arg, REDUCTION, NUMERIC, 0, REDUCE, 1) \
-  X(TOP_K, "top_k", 1, 1, 2, 2, top_k, top_k, top_k, OPAQUE, NUMERIC, 0, REDUCE, 4) \
+  X(TOP_K, "top_k", 1, 2, 2, 2, top_k, top_k, top_k, OPAQUE, NUMERIC, 0, REDUCE, 4) \
   X(CUM_SUM, "cum_sum", 1, 1, 1, 1, cum_sum, cum_sum, cum_sum, OPAQUE, NUMERIC, 0, REDUCE, 1)
 
 // data movement: graph/op_shape.c
@@ -208,6 +209,14 @@ extern "C" {
   X(TRILU, "trilu", 1, 1, 1, 1, trilu, trilu, trilu, INJECTIVE, ALL, 0, MOVE, 0) \
   X(EYE_LIKE, "eye_like", 1, 1, 1, 1, eye_like, eye_like, eye_like, OPAQUE, ALL, 0, MOVE, 0)
 
+// data-dependent shapes: outputs whose extent along one axis depends on the
+// input's values (bounded values, vkp_value_t.bounded), and the run-time
+// shape of a value: graph/op_dynamic.c
+#define VKP_OP_LIST_DYNAMIC(X) \
+  X(NON_ZERO, "non_zero", 1, 1, 1, 1, none, non_zero, non_zero, OPAQUE, ALL, 0, REDUCE, 1) \
+  X(UNIQUE, "unique", 1, 1, 1, 4, unique, unique, unique, OPAQUE, ALL, 0, REDUCE, 8) \
+  X(SHAPE, "shape", 1, 1, 1, 1, shape, shape, shape, OPAQUE, ALL, 0, MOVE, 0)
+
 // recurrent networks (ONNX LSTM, GRU, RNN; outputs Y, Y_h[, Y_c]): graph/op_rnn.c
 #define VKP_OP_LIST_RNN(X) \
   X(LSTM, "lstm", 3, 8, 1, 3, lstm, rnn, rnn, OPAQUE, FLOAT, 0, MATMUL, 8) \
@@ -226,7 +235,7 @@ extern "C" {
   X(DYNAMIC_QUANTIZE_LINEAR, "dynamic_quantize_linear", 1, 1, 3, 3, none, dynamic_quantize_linear, dynamic_quantize_linear, OPAQUE, FLOAT32, 0, REDUCE, 6) \
   X(MATMUL_INTEGER, "matmul_integer", 2, 4, 1, 1, none, matmul_integer, matmul_integer, OPAQUE, INT8, 0, MATMUL, 2) \
   X(CONV_INTEGER, "conv_integer", 2, 4, 1, 1, qconv, conv_integer, conv_integer, OPAQUE, INT8, 0, CONV, 2) \
-  X(QLINEAR_MATMUL, "qlinear_matmul", 8, 8, 1, 1, none, qlinear_matmul, qlinear_matmul, OPAQUE, INT8, 0, MATMUL, 2) \
+  X(QLINEAR_MATMUL, "qlinear_matmul", 8, 9, 1, 1, none, qlinear_matmul, qlinear_matmul, OPAQUE, INT8, 0, MATMUL, 2) \
   X(QLINEAR_CONV, "qlinear_conv", 8, 9, 1, 1, qconv, qlinear_conv, qlinear_conv, OPAQUE, INT8, 0, CONV, 2)
 
 // fused attention: graph/op_attention.c

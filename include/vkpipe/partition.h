@@ -18,8 +18,10 @@
 //     target and then moves single nodes and whole same-target islands while
 //     that lowers the total estimated time (compute + transfers). A policy
 //     naming a target puts everything there; a node it cannot run goes to the
-//     fallback target (option, default "cpu"), or, when that is not registered
-//     or cannot run it either, to the first registered target that can.
+//     fallback target (option; default: the first registered target that
+//     declares VKP_TARGET_DEFAULT_FALLBACK, "cpu" among the built-ins), or,
+//     when there is none, it is not registered or it cannot run it either,
+//     to the first registered target that can.
 //     Manual overrides (a node's "target" in the graph, then --assign globs,
 //     the last matching one winning) beat the policy.
 //  2. Regions. Nodes are put in a topological order that stays on one target
@@ -85,7 +87,8 @@ vkp_status_t vkp_assign_parse(char *text, vkp_assign_t *out) VKP_MUST_USE;
 
 typedef struct vkp_partition_options_t {
   const char *policy;         // "auto" or a target name; NULL: "auto"
-  const char *fallback;       // for unsupported nodes; NULL: "cpu"
+  const char *fallback;       // for unsupported nodes; NULL: the first
+                              // target declaring VKP_TARGET_DEFAULT_FALLBACK
   int32_t n_assigns;
   const vkp_assign_t *assigns;  // borrowed
   int32_t stages;             // K; 0: choose automatically (1..max_auto_stages)
@@ -93,6 +96,9 @@ typedef struct vkp_partition_options_t {
   bool keep_islands;          // true: never absorb islands (K may grow)
   int32_t threads;            // threads per stage of host targets; 0:
                               // choose 1..cores (step 4 above)
+  int32_t ranks;              // MPI ranks to spread the stages over
+                              // (docs/scale-out.md); 0 or 1: one process.
+                              // With stages = 0 and ranks > 1, K = ranks.
 } vkp_partition_options_t;
 
 typedef struct vkp_partition_stage_t {
@@ -106,6 +112,9 @@ typedef struct vkp_partition_stage_t {
   double bytes_out;           // bytes it sends (global outputs included)
   int32_t threads;            // threads it runs with (cores it occupies);
                               // 0: its target is not on the host
+  int32_t rank;               // MPI rank that runs it (0 without ranks)
+  double link_s;              // seconds on the rank link per frame (what it
+                              // receives from and sends to other ranks)
 } vkp_partition_stage_t;
 
 typedef struct vkp_partition_t {
@@ -140,6 +149,8 @@ typedef struct vkp_partition_t {
   double latency_s;                   // estimated seconds of one frame alone
                                       // (the sum of the stage times)
   int32_t threads;                    // threads per stage of host targets
+  int32_t n_ranks;                    // ranks the stages are spread over
+                                      // (1: one process)
   char *notes;                        // lines worth telling the user, or NULL
   struct vkp__pctx_t *internal;       // private to partition/
 } vkp_partition_t;

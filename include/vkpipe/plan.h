@@ -31,6 +31,7 @@
 #include "vkpipe/alloc.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/status.h"
+#include "vkpipe/target.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,6 +66,10 @@ typedef struct vkp_plan_stage_t {
   // n_cpu_affinity]); owned; NULL (the default): not pinned.
   int32_t n_cpu_affinity;
   int32_t *cpu_affinity;
+  // "precision": the storage precision its target compiles it with
+  // (vkp_precision_t; "fp16" keeps a vulkan stage's weights as float16).
+  // Written only when not fp32; a compile option other than fp32 wins.
+  vkp_precision_t precision;
 } vkp_plan_stage_t;
 
 typedef struct vkp_plan_binding_t {
@@ -134,6 +139,12 @@ int32_t vkp_plan_find_stage(const vkp_plan_t *plan, const char *name);
 // Checks every rule above; the error lists every problem found, one per line.
 vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) VKP_MUST_USE;
 
+// The stage value (dtype and shape; its name is the stage's) that global
+// input `index` feeds, or that global output `index` comes from, in a
+// validated plan; borrowed from the plan. NULL when `index` is out of range.
+const vkp_value_t *vkp_plan_input_value(const vkp_plan_t *plan, int32_t index);
+const vkp_value_t *vkp_plan_output_value(const vkp_plan_t *plan, int32_t index);
+
 // Sets the plan's source model path (copied; NULL clears it).
 vkp_status_t vkp_plan_set_source(vkp_plan_t *plan, const char *source)
     VKP_MUST_USE;
@@ -147,7 +158,8 @@ vkp_status_t vkp_plan_set_stage_file(vkp_plan_t *plan, int32_t stage,
 // A stage is written either as the node names it takes from the plan's
 // "source" model (automatic plans) or as a "graph" file of its own
 // (hand-made plans: the RFC's mod1/mod2/mod3). Paths inside a plan are
-// relative to the plan file.
+// relative to the plan file. A .vkp artifact holds the same JSON, its
+// stages naming their graphs as entries of the artifact.
 
 // Writes `plan` as JSON into *out_json (heap string; free with
 // vkp_free). A stage without a graph_file needs plan->source.

@@ -66,7 +66,7 @@ typedef struct vkp_status_s *vkp_status_t;
 vkp_status_t vkp_status_make(vkp_status_code_t code, const char *fmt, ...)
     VKP_PRINTF(2, 3) VKP_MUST_USE;
 vkp_status_t vkp_status_makev(vkp_status_code_t code, const char *fmt,
-                              va_list ap) VKP_MUST_USE;
+                              va_list ap) VKP_PRINTF(2, 0) VKP_MUST_USE;
 
 // Prepends context to `status` ("loading node 'x': <old message>") and returns
 // it (consumed and returned). A NULL status stays NULL.

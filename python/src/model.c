@@ -57,16 +57,13 @@ PyObject *vkpy_targets(PyObject *self, PyObject *args) {
   }
   const vkp_registry_t *r = vkpy__registry_ptr(reg);
   PyObject *list = PyList_New(0);
-  // The built-ins first (available or not), then any other registered target.
-  static const char *const builtins[] = {"ref", "cpu", "vulkan"};
-  int32_t n = vkp_registry_count(r);
-  for (int32_t i = 0; list && i < 3 + n; ++i) {
-    const char *name = i < 3 ? builtins[i] : vkp_registry_get(r, i - 3)->vtable->name;
-    if (i >= 3 && (!strcmp(name, "ref") || !strcmp(name, "cpu") || !strcmp(name, "vulkan")))
-      continue;
+  // Every registered target in registration order (the built-ins first),
+  // the unavailable ones with their reason.
+  int32_t n = vkp_registry_count_all(r);
+  for (int32_t i = 0; list && i < n; ++i) {
+    const char *name = vkp_registry_name(r, i);
     bool available = vkp_registry_find(r, name) != NULL;
     const char *reason = vkp_registry_unavailable_reason(r, name);
-    if (!available && !reason) continue;  // not built in
     PyObject *item = Py_BuildValue("(sOzs)", name, available ? Py_True : Py_False,
                                    reason, vkp_profile_device_of(prof, name));
     if (!item || PyList_Append(list, item) < 0) Py_CLEAR(list);
@@ -430,16 +427,7 @@ static PyObject *vkpy__plan_wrap(vkp_plan_t *owned, const vkp_plan_t *borrowed,
 
 int vkpy_plan_input_specs(const vkp_plan_t *plan, vkpy_spec_t *out) {
   for (int32_t i = 0; i < plan->n_inputs; ++i) {
-    const vkp_value_t *v = NULL;
-    for (int32_t b = 0; b < plan->n_bindings && !v; ++b) {
-      const vkp_plan_binding_t *bd = &plan->bindings[b];
-      if (bd->src_stage != VKP_PLAN_GLOBAL || strcmp(bd->src_name, plan->inputs[i]))
-        continue;
-      if (bd->dst_stage == VKP_PLAN_GLOBAL) continue;
-      const vkp_graph_t *g = plan->stages[bd->dst_stage].graph;
-      int32_t idx = vkp_graph_find_value(g, bd->dst_name);
-      if (idx >= 0) v = &g->values[idx];
-    }
+    const vkp_value_t *v = vkp_plan_input_value(plan, i);
     if (!v) {
       vkpy_raise_code(VKP_STATUS_INTERNAL, "plan '%s': global input '%s' feeds no stage",
                       plan->name, plan->inputs[i]);

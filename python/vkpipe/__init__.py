@@ -212,7 +212,8 @@ class Model:
         ``assign`` maps node-name globs to targets (manual placement);
         ``profile`` a device profile (dict, or a JSON file from
         :func:`calibrate`); ``fallback`` the target for nodes the policy's
-        cannot run (default "cpu")."""
+        cannot run (default: the target that declares itself the default
+        fallback, "cpu" among the built-ins)."""
         if self._graph is None:
             if (policy, stages, assign, profile, fallback) != ("auto", 0, None, None, None):
                 raise InvalidArgumentError(

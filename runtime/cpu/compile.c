@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/status_macros.h"
 
 extern char **environ;
@@ -43,66 +44,9 @@ static void vkp__hash_bytes(vkp__hash_t *h, const void *data, size_t n) {
   h->b = (h->b ^ 0xfe) * 0x100000001b3ull;
 }
 
-static vkp_status_t vkp__read_file(const char *path, void **out, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot open '%s': %s", path, strerror(errno));
-  vkp_status_t st = NULL;
-  char *buf = NULL;
-  long len = -1;
-  if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-  if (len < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot size '%s'", path);
-  } else {
-    buf = vkp__malloc((size_t)len + 1);
-    if (!buf) st = VKP_OOM("compiled object");
-    else if (fread(buf, 1, (size_t)len, f) != (size_t)len)
-      st = vkp_status_make(VKP_STATUS_IO_ERROR, "short read of '%s'", path);
-  }
-  fclose(f);
-  if (st) {
-    vkp__free(buf);
-    return st;
-  }
-  buf[len] = '\0';
-  *out = buf;
-  *size = (size_t)len;
-  return NULL;
-}
-
-static vkp_status_t vkp__write_file(const char *path, const void *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create '%s': %s", path, strerror(errno));
-  bool ok = fwrite(data, 1, n, f) == n;
-  ok = fclose(f) == 0 && ok;
-  return ok ? NULL : vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s'", path);
-}
-
-// mkdir -p.
-static vkp_status_t vkp__mkdirs(const char *dir) {
-  char *p = vkp__strdup(dir);
-  if (!p) return VKP_OOM("path");
-  for (char *s = p + 1; *s; ++s) {
-    if (*s != '/') continue;
-    *s = '\0';
-    mkdir(p, 0700);
-    *s = '/';
-  }
-  int rc = mkdir(p, 0700);
-  vkp_status_t st = NULL;
-  if (rc != 0 && errno != EEXIST)
-    st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot create directory '%s': %s", p, strerror(errno));
-  vkp__free(p);
-  return st;
-}
-
-static char *vkp__cache_dir(const char *configured) {
-  if (configured && configured[0]) return vkp__strdup(configured);
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  if (xdg && xdg[0]) return vkp__asprintf("%s/vkpipe", xdg);
-  const char *home = getenv("HOME");
-  if (home && home[0]) return vkp__asprintf("%s/.cache/vkpipe", home);
-  return vkp__asprintf("/tmp/vkpipe-cache-%ld", (long)getuid());
-}
+// Compiler output and compiled objects are read whole; past this they are
+// not something a compiler made from one stage.
+#define VKP__CPU_FILE_MAX ((size_t)1 << 30)
 
 // The private cache used when the user's cannot be written: one directory
 // per process, made on first need. Reported once on stderr, since a cache
@@ -120,7 +64,7 @@ static void vkp__fallback_make(void) {
 // Makes a fresh work directory `*tmp` inside the cache `*dir`; when the cache
 // cannot be created or written, switches *dir to the private fallback.
 static vkp_status_t vkp__cache_workdir(char **dir, char **tmp) {
-  vkp_status_t st = vkp__mkdirs(*dir);
+  vkp_status_t st = vkp__dir_create(*dir, 0700);
   if (!st && mkdtemp(*tmp)) return NULL;
   char *why = st ? vkp__strdup(vkp_status_message(st))
                  : vkp__asprintf("cannot create a directory in '%s': %s", *dir,
@@ -230,7 +174,7 @@ vkp_status_t vkp_cpu_compile(const char *source, size_t size,
       "-ffp-contract=fast%s%s%s",
       march, config->threads > 1 ? " -pthread" : "",
       config->extra_flags ? " " : "", config->extra_flags ? config->extra_flags : "");
-  char *dir = vkp__cache_dir(config->cache_dir);
+  char *dir = vkp__file_cache_dir(config->cache_dir);
   char *tmp = dir ? vkp__asprintf("%s/tmp-XXXXXX", dir) : NULL;
   vkp__argv_t version = {0}, compile = {0};
   char *log = NULL, *src_path = NULL, *so_path = NULL, *final = NULL;
@@ -253,7 +197,7 @@ vkp_status_t vkp_cpu_compile(const char *source, size_t size,
   if (!st) {
     void *ident = NULL;
     size_t ident_size = 0;
-    st = vkp__read_file(log, &ident, &ident_size);
+    st = vkp__file_read(log, VKP__CPU_FILE_MAX, "compiler output", &ident, &ident_size);
     if (!st) vkp__hash_bytes(&h, ident, ident_size);
     vkp__free(ident);
   }
@@ -267,7 +211,8 @@ vkp_status_t vkp_cpu_compile(const char *source, size_t size,
     if (!final) st = VKP_OOM("compile paths");
   }
   if (!st && access(final, R_OK) == 0) {
-    st = vkp__read_file(final, out_object, out_size);
+    st = vkp__file_read(final, VKP__CPU_FILE_MAX, "a compiled stage", out_object,
+                        out_size);
     if (!st) atomic_fetch_add(&vkp__cache_hits, 1);
     else {  // unreadable cache entry: rebuild it below
       vkp_status_free(st);
@@ -290,15 +235,25 @@ vkp_status_t vkp_cpu_compile(const char *source, size_t size,
     if (!st && code != 0) {
       void *text = NULL;
       size_t text_size = 0;
-      vkp_status_t rst = vkp__read_file(log, &text, &text_size);
+      vkp_status_t rst =
+          vkp__file_read(log, VKP__CPU_FILE_MAX, "compiler output", &text, &text_size);
       vkp_status_free(rst);
       if (text && text_size > 2000) ((char *)text)[2000] = '\0';
+      // The compiler inherits the process's limits: say so when there is one
+      // (cc1 then dies of it, sometimes as an "internal compiler error").
+      size_t limit = vkp__memory_limit();
+      char limit_note[128] = "";
+      if (limit)
+        snprintf(limit_note, sizeof limit_note,
+                 " under an address-space limit of %zu MiB (ulimit -v)", limit >> 20);
       st = vkp_status_make(VKP_STATUS_INTERNAL,
-                           "'%s' failed (exit %d) compiling a generated stage:\n%s",
-                           cc, code, text ? (char *)text : "(no output)");
+                           "'%s' failed (exit %d) compiling a generated stage%s:\n%s",
+                           cc, code, limit_note, text ? (char *)text : "(no output)");
       vkp__free(text);
     }
-    if (!st) st = vkp__read_file(so_path, out_object, out_size);
+    if (!st)
+      st = vkp__file_read(so_path, VKP__CPU_FILE_MAX, "a compiled stage", out_object,
+                          out_size);
     if (!st) {
       atomic_fetch_add(&vkp__cache_misses, 1);
       rename(so_path, final);  // best effort: a failed publish only costs a rebuild

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/status_macros.h"
 #include "codegen/c/emit.h"
 #include "runtime/cpu/compile.h"
@@ -58,6 +59,10 @@ static bool vkp__cpu_supports(const vkp_target_t *target, const vkp_graph_t *gra
 static vkp_status_t vkp__cpu_compile(const vkp_target_t *target, const vkp_graph_t *graph,
                                      const vkp_compile_options_t *options,
                                      vkp_blob_t *out_blob) {
+  if (options && options->precision != VKP_PRECISION_FP32)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "cpu: computes in float32 only; precision %s is a vulkan "
+                           "option", vkp_precision_name(options->precision));
   int32_t threads = options && options->threads > 1 ? options->threads : 1;
   int32_t n_cpus = options && options->cpu_affinity ? options->n_cpu_affinity : 0;
   if (n_cpus < 0 || n_cpus > VKP_CPU_BLOB_MAX_AFFINITY)
@@ -77,14 +82,8 @@ static vkp_status_t vkp__cpu_compile(const vkp_target_t *target, const vkp_graph
   vkp_status_t st = NULL;
   if (options && options->dump_dir) {
     char *path = vkp__asprintf("%s/%s.c", options->dump_dir, graph->name);
-    FILE *f = path ? fopen(path, "wb") : NULL;
-    if (!path) st = VKP_OOM("dump path");
-    else if (!f)
-      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s': %s", path, strerror(errno));
-    else if (fwrite(code.source, 1, code.source_size, f) != code.source_size)
-      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s'", path);
-    if (f && fclose(f) != 0 && !st)
-      st = vkp_status_make(VKP_STATUS_IO_ERROR, "cannot write '%s'", path);
+    st = path ? vkp__write_file(path, code.source, code.source_size)
+              : VKP_OOM("dump path");
     vkp__free(path);
   }
   vkp_cpu_compile_config_t cfg = {
@@ -408,19 +407,50 @@ static const char *vkp__cpu_kernel_class(const vkp_target_t *target,
   return vkp_codegen_c_kernel_class(graph, node, out_columns);
 }
 
-static const vkp_target_vtable_t vkp__cpu_vtable = {
+// Compute factors of the kernel classes relative to the calibrated rate (a
+// conv-shaped GEMM), measured per layer on ResNet-18, MobileNetV2 and a
+// transformer block (docs/benchmarks.md, "Estimates per kernel class"); the
+// width term is gemm_half_columns.
+static const vkp_target_kernel_rate_t vkp__cpu_kernel_rates[] = {
+    {"conv_gemm", 1.0},      {"conv_winograd", 0.9}, {"conv_pointwise", 0.8},
+    {"conv_depthwise", 1.0}, {"gemm", 1.0},
+};
+
+// The documented default rates (docs/pipeline-config.md, "Cost profile"),
+// used until `vkpipe calibrate` measures this machine.
+static const vkp_target_rates_t vkp__cpu_rates = {
+    .device = "host",
+    .gflops = 16.0,
+    .gbps = 8.0,
+    .launch_us = 0.5,
+    .thread_compute_eff = 0.8,
+    .thread_memory_eff = 0.3,
+    .gemm_half_columns = 16.0,
+    .n_kernels = (int32_t)(sizeof vkp__cpu_kernel_rates / sizeof vkp__cpu_kernel_rates[0]),
+    .kernels = vkp__cpu_kernel_rates,
+};
+
+const vkp_target_vtable_t vkp__target_cpu_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
     .name = "cpu",
-    .supports = vkp__cpu_supports,
-    .estimate = NULL,  // the partitioner's roofline model
-    .kernel_class = vkp__cpu_kernel_class,
-    .compile = vkp__cpu_compile,
-    .load = vkp__cpu_load,
-    .run = vkp__cpu_run,
-    .submit = NULL,    // the runtime calls run from a worker thread
-    .unload = vkp__cpu_unload,
-    .dump = vkp__cpu_dump,
+    // A host target (no device part) that is placement's default fallback;
+    // cast reaches every dtype, the op table (codegen/c/ops.c) says which
+    // each op takes.
+    .caps = {.flags = VKP_TARGET_DEFAULT_FALLBACK,
+             .dtypes = VKP_DTYPE_SET_ALL,
+             .default_rates = &vkp__cpu_rates},
+    .compiler =
+        {
+            .supports = vkp__cpu_supports,
+            .estimate = NULL,  // the partitioner's roofline model
+            .kernel_class = vkp__cpu_kernel_class,
+            .compile = vkp__cpu_compile,
+            .dump = vkp__cpu_dump,
+        },
+    .stage = {.load = vkp__cpu_load, .run = vkp__cpu_run, .unload = vkp__cpu_unload},
+    .device = NULL,  // the runtime calls run from a worker thread
 };
 
 vkp_status_t vkp_target_cpu_register(vkp_registry_t *registry) {
-  return vkp_registry_add(registry, &vkp__cpu_vtable, /*impl=*/NULL);
+  return vkp_registry_add(registry, &vkp__target_cpu_vtable, /*impl=*/NULL);
 }

@@ -9,6 +9,7 @@
 
 #include "base/alloc.h"
 #include "base/status_macros.h"
+#include "base/tensor_check.h"
 
 // ---------------------------------------------------------------------------
 // supports
@@ -83,6 +84,10 @@ static vkp_status_t vkp__ref_compile(const vkp_target_t *target,
                                      const vkp_graph_t *graph,
                                      const vkp_compile_options_t *options,
                                      vkp_blob_t *out_blob) {
+  if (options && options->precision != VKP_PRECISION_FP32)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "ref: computes in float32 only; precision %s is a vulkan "
+                           "option", vkp_precision_name(options->precision));
   if (!graph->validated)
     return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
                            "ref: graph '%s' is not validated", graph->name);
@@ -298,36 +303,16 @@ static vkp_status_t vkp__ref_load(const vkp_target_t *target,
 // ---------------------------------------------------------------------------
 // run
 
-static vkp_status_t vkp__ref_check_tensor(const vkp_value_t *v,
-                                          const vkp_tensor_t *t,
-                                          const char *what) {
-  bool same = t->dtype == v->dtype && t->rank == v->rank;
-  for (int32_t d = 0; same && d < v->rank; ++d) same = t->shape[d] == v->shape[d];
-  if (!same) {
-    char want[128], got[128];
-    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
-                           "%s '%s': expected %s %s, got %s %s", what, v->name,
-                           vkp_dtype_name(v->dtype),
-                           vkp_shape_format(v->rank, v->shape, want, sizeof want),
-                           vkp_dtype_name(t->dtype),
-                           vkp_shape_format(t->rank, t->shape, got, sizeof got));
-  }
-  if (!t->data && vkp_tensor_nbytes(t))
-    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "%s '%s' has no data",
-                           what, v->name);
-  return NULL;
-}
-
 static vkp_status_t vkp__ref_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
                                  vkp_tensor_t *outputs) {
   vkp__ref_stage_t *s = (vkp__ref_stage_t *)stage;
   const vkp_graph_t *g = s->graph;
   for (int32_t i = 0; i < g->n_inputs; ++i)
     VKP_RETURN_IF_ERROR(
-        vkp__ref_check_tensor(&g->values[g->inputs[i]], &inputs[i], "input"));
+        vkp_value_check_tensor(&g->values[g->inputs[i]], &inputs[i], "input"));
   for (int32_t i = 0; i < g->n_outputs; ++i)
     VKP_RETURN_IF_ERROR(
-        vkp__ref_check_tensor(&g->values[g->outputs[i]], &outputs[i], "output"));
+        vkp_value_check_tensor(&g->values[g->outputs[i]], &outputs[i], "output"));
   for (int32_t v = 0; v < g->n_values; ++v) {
     const vkp_value_t *val = &g->values[v];
     vkp_tensor_t *view = &s->views[v];
@@ -335,8 +320,11 @@ static vkp_status_t vkp__ref_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
     view->dtype = val->dtype;
     view->rank = val->rank;
     memcpy(view->shape, val->shape, sizeof(view->shape));
-    if (s->input_slot[v] >= 0)
+    if (s->input_slot[v] >= 0) {
       view->data = inputs[s->input_slot[v]].data;
+      // A bounded input's run-time extent.
+      memcpy(view->shape, inputs[s->input_slot[v]].shape, sizeof(view->shape));
+    }
     else if (val->kind == VKP_VALUE_CONSTANT)
       view->data = val->data;
     else if (s->output_slot[v] >= 0)
@@ -349,13 +337,23 @@ static vkp_status_t vkp__ref_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
     for (int32_t j = 0; j < n->n_inputs; ++j)
       s->args[j] = n->inputs[j] >= 0 ? &s->views[n->inputs[j]] : NULL;
     for (int32_t j = 0; j < n->n_outputs; ++j) s->results[j] = s->views[n->outputs[j]];
-    vkp_status_t st = vkp_node_eval(n, s->args, s->results);
+    // Bounded values: the outputs' run-time shapes, from the inputs' (or,
+    // for non_zero and unique, from the kernel), travel on in the views.
+    bool bounded = vkp_node_is_bounded(g, n);
+    vkp_status_t st = bounded ? vkp_node_bounded_shapes(g, n, s->args, s->results) : NULL;
+    if (!st) st = vkp_node_eval(n, s->args, s->results);
     if (st) return st;
+    for (int32_t j = 0; bounded && j < n->n_outputs; ++j)
+      memcpy(s->views[n->outputs[j]].shape, s->results[j].shape,
+             sizeof(s->results[j].shape));
   }
   // Outputs that no node writes in place (a graph input or constant listed
   // as an output) are copied.
   for (int32_t i = 0; i < g->n_outputs; ++i) {
     int32_t v = g->outputs[i];
+    // A bounded output comes back at its run-time shape.
+    if (g->values[v].bounded)
+      memcpy(outputs[i].shape, s->views[v].shape, sizeof(outputs[i].shape));
     size_t bytes = vkp_tensor_nbytes(&outputs[i]);
     if (s->output_slot[v] == i || !bytes) continue;
     memcpy(outputs[i].data, s->views[v].data, bytes);
@@ -423,19 +421,29 @@ static vkp_status_t vkp__ref_dump(const vkp_target_t *target,
 
 // ---------------------------------------------------------------------------
 
-static const vkp_target_vtable_t vkp__ref_vtable = {
+// The documented default rates (docs/pipeline-config.md, "Cost profile"):
+// an interpreter computing in double, slow on purpose.
+static const vkp_target_rates_t vkp__ref_rates = {
+    .device = "host", .gflops = 0.5, .gbps = 4.0, .launch_us = 5.0,
+};
+
+const vkp_target_vtable_t vkp__target_ref_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
     .name = "ref",
-    .supports = vkp__ref_supports,
-    .estimate = NULL,  // the partitioner's roofline model is good enough
-    .compile = vkp__ref_compile,
-    .load = vkp__ref_load,
-    .run = vkp__ref_run,
-    .submit = NULL,  // the runtime calls run from a worker thread
-    .unload = vkp__ref_unload,
-    .dump = vkp__ref_dump,  // ref_plan.txt: run order and memory plan
-    .destroy = NULL,        // no state
+    // Every dtype the op table admits; a host target (no device part).
+    .caps = {.dtypes = VKP_DTYPE_SET_ALL, .default_rates = &vkp__ref_rates},
+    .compiler =
+        {
+            .supports = vkp__ref_supports,
+            .estimate = NULL,  // the partitioner's roofline model is good enough
+            .compile = vkp__ref_compile,
+            .dump = vkp__ref_dump,  // ref_plan.txt: run order and memory plan
+        },
+    .stage = {.load = vkp__ref_load, .run = vkp__ref_run, .unload = vkp__ref_unload},
+    .device = NULL,   // the runtime calls run from a worker thread
+    .destroy = NULL,  // no state
 };
 
 vkp_status_t vkp_target_ref_register(vkp_registry_t *registry) {
-  return vkp_registry_add(registry, &vkp__ref_vtable, /*impl=*/NULL);
+  return vkp_registry_add(registry, &vkp__target_ref_vtable, /*impl=*/NULL);
 }

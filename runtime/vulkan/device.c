@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/status_macros.h"
 #include "runtime/vulkan/memory.h"
 #include "runtime/vulkan/vk_result.h"
@@ -148,18 +149,18 @@ static bool vkp__env_flag(const char *name) {
   return v && v[0] && strcmp(v, "0") != 0;
 }
 
-static bool vkp__layer_present(const char *layer) {
+// Sets *out_found to whether instance layer `layer` is installed.
+static vkp_status_t vkp__layer_present(const char *layer, bool *out_found) {
+  *out_found = false;
   uint32_t n = 0;
-  if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0)
-    return false;
+  if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return NULL;
   VkLayerProperties *props = vkp__calloc(n, sizeof *props);
-  if (!props) return false;
-  bool found = false;
+  if (!props) return VKP_OOM("Vulkan layer list");
   if (vkEnumerateInstanceLayerProperties(&n, props) == VK_SUCCESS)
-    for (uint32_t i = 0; i < n && !found; ++i)
-      found = strcmp(props[i].layerName, layer) == 0;
+    for (uint32_t i = 0; i < n && !*out_found; ++i)
+      *out_found = strcmp(props[i].layerName, layer) == 0;
   vkp__free(props);
-  return found;
+  return NULL;
 }
 
 static void vkp__messenger_info(VkDebugUtilsMessengerCreateInfoEXT *info) {
@@ -184,7 +185,9 @@ static vkp_status_t vkp__instance_create(bool validation, VkInstance *out_instan
     return vkp_status_make(VKP_STATUS_UNAVAILABLE,
                            "the Vulkan loader supports only %u.%u (1.2 is required)",
                            VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
-  if (validation && !vkp__layer_present(vkp__validation_layer))
+  bool layer_found = false;
+  if (validation) VKP_RETURN_IF_ERROR(vkp__layer_present(vkp__validation_layer, &layer_found));
+  if (validation && !layer_found)
     return vkp_status_make(VKP_STATUS_UNAVAILABLE,
                            "VKPIPE_VALIDATION is set but %s is not installed "
                            "(Debian: vulkan-validationlayers)",
@@ -262,6 +265,9 @@ static void vkp__instance_destroy(VkInstance instance,
   vkDestroyInstance(instance, /*pAllocator=*/NULL);
 }
 
+// Address space that must be free, under a `ulimit -v`, before vkCreateDevice.
+#define VKP__DEVICE_HEADROOM_MIB 256
+
 // Fills everything `report` holds about `phys`; `queue_family` gets the
 // compute queue family (one without graphics preferred), or UINT32_MAX.
 static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
@@ -286,8 +292,12 @@ static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
     vkGetPhysicalDeviceProperties2(phys, &props2);
     report->subgroup.pNext = NULL;
     report->driver.pNext = NULL;
+    VkPhysicalDeviceVulkan11Features f11 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+    };
     VkPhysicalDeviceVulkan12Features f12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .pNext = &f11,
     };
     VkPhysicalDeviceFeatures2 f2 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
@@ -297,6 +307,8 @@ static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
     c->timeline_semaphore = f12.timelineSemaphore == VK_TRUE;
     c->storage_8bit = f12.storageBuffer8BitAccess == VK_TRUE;
     c->shader_int64 = f2.features.shaderInt64 == VK_TRUE;
+    c->storage_16bit = f11.storageBuffer16BitAccess == VK_TRUE;
+    c->shader_float16 = f12.shaderFloat16 == VK_TRUE;
   }
   vkGetPhysicalDeviceMemoryProperties(phys, &report->memory);
   uint32_t nq = 0;
@@ -385,35 +397,20 @@ static char *vkp__cache_dir(void) {
   return NULL;
 }
 
-static void vkp__mkdir_p(char *path) {
-  for (char *p = path + 1; *p; ++p) {
-    if (*p != '/') continue;
-    *p = '\0';
-    (void)mkdir(path, 0755);
-    *p = '/';
-  }
-  (void)mkdir(path, 0755);
-}
-
 // Reads the cache file when its header matches this device (a stale or
 // foreign file is ignored: VkPipelineCacheHeaderVersionOne layout).
 static void *vkp__cache_read(const char *path, const VkPhysicalDeviceProperties *p,
                              size_t *out_size) {
   *out_size = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
   void *data = NULL;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-  if (size >= 32 && size < (1L << 30) && fseek(f, 0, SEEK_SET) == 0) {
-    data = vkp__malloc((size_t)size);
-    if (data && fread(data, 1, (size_t)size, f) != (size_t)size) {
-      vkp__free(data);
-      data = NULL;
-    }
+  size_t size = 0;
+  // Absent, unreadable or oversized: start with an empty cache.
+  vkp_status_t st = vkp__file_read(path, (size_t)1 << 30, "a pipeline cache", &data, &size);
+  if (st || size < 32) {
+    vkp_status_free(st);
+    vkp__free(data);
+    return NULL;
   }
-  fclose(f);
-  if (!data) return NULL;
   const unsigned char *b = data;
   uint32_t header_len, version, vendor, device;
   memcpy(&header_len, b, 4);
@@ -471,13 +468,10 @@ void vkp_vk_device_save_pipeline_cache(vkp_vk_device_t *device) {
   void *data = vkp__malloc(size);
   if (!data) return;
   char *tmp = vkp__asprintf("%s.%ld.tmp", device->pipeline_cache_path, (long)getpid());
-  char *dir = vkp__strdup(device->pipeline_cache_path);
-  if (tmp && dir &&
+  if (tmp &&
       vkGetPipelineCacheData(device->device, device->pipeline_cache, &size, data) ==
           VK_SUCCESS) {
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    vkp__mkdir_p(dir);
+    vkp_status_free(vkp__dir_create_parent(device->pipeline_cache_path, 0755));
     // Write then rename, so a concurrent reader never sees half a file.
     FILE *f = fopen(tmp, "wb");
     if (f) {
@@ -486,7 +480,6 @@ void vkp_vk_device_save_pipeline_cache(vkp_vk_device_t *device) {
       if (!ok || rename(tmp, device->pipeline_cache_path) != 0) (void)remove(tmp);
     }
   }
-  vkp__free(dir);
   vkp__free(tmp);
   vkp__free(data);
 }
@@ -539,6 +532,8 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
     d->unified_memory = vkp_vk_memory_is_unified(&d->memory) && !options->force_copies;
     d->storage_8bit = reports[chosen].candidate.storage_8bit;
     d->shader_int64 = reports[chosen].candidate.shader_int64;
+    d->storage_16bit = reports[chosen].candidate.storage_16bit;
+    d->shader_float16 = reports[chosen].candidate.shader_float16;
   }
   vkp__free(reports);
   vkp__free(cands);
@@ -553,8 +548,13 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
         .queueCount = 1,
         .pQueuePriorities = &priority,
     };
+    VkPhysicalDeviceVulkan11Features f11 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+        .storageBuffer16BitAccess = d->storage_16bit ? VK_TRUE : VK_FALSE,
+    };
     VkPhysicalDeviceVulkan12Features f12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .pNext = &f11,
         .timelineSemaphore = VK_TRUE,
         .storageBuffer8BitAccess = d->storage_8bit ? VK_TRUE : VK_FALSE,
     };
@@ -568,7 +568,19 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue_info,
     };
-    st = VKP_VK_STATUS(vkCreateDevice(d->physical, &info, /*pAllocator=*/NULL, &d->device));
+    // lavapipe (LLVM) ends the process when an allocation fails inside
+    // vkCreateDevice; under an address-space limit, make sure there is room
+    // first and otherwise say so instead.
+    size_t limit = vkp__memory_limit();
+    if (limit && vkp__memory_is_short(VKP__DEVICE_HEADROOM_MIB))
+      st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY,
+                           "out of memory: less than %d MiB of address space is left "
+                           "under this process's limit of %zu MiB (ulimit -v), too "
+                           "little to create a Vulkan device safely (a driver may end "
+                           "the process when it runs out inside vkCreateDevice)",
+                           VKP__DEVICE_HEADROOM_MIB, limit >> 20);
+    if (!st)
+      st = VKP_VK_STATUS(vkCreateDevice(d->physical, &info, /*pAllocator=*/NULL, &d->device));
     if (st) d->device = VK_NULL_HANDLE;
   }
   if (!st) {
@@ -592,6 +604,23 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
   if (!st) vkp__pipeline_cache_create(d);
   if (st) {
     vkp_vk_device_destroy(d);
+    if (vkp_status_code(st) != VKP_STATUS_OUT_OF_MEMORY && vkp__memory_is_short(VKP__MEMORY_PROBE_MIB)) {
+      // Drivers report a failed allocation during bring-up as whatever call
+      // it happened in (lavapipe: VK_ERROR_INITIALIZATION_FAILED).
+      vkp_status_t oom = vkp_status_make(
+          VKP_STATUS_OUT_OF_MEMORY,
+          "out of memory bringing up Vulkan (a %d MiB allocation fails too; "
+          "the driver said: %s)",
+          VKP__MEMORY_PROBE_MIB, vkp_status_message(st));
+      vkp_status_free(st);
+      return oom;
+    }
+    size_t limit = vkp__memory_limit();
+    if (limit && vkp_status_code(st) != VKP_STATUS_OUT_OF_MEMORY)
+      return vkp_status_annotate(st, "bringing up Vulkan under an address-space limit "
+                                     "of %zu MiB (ulimit -v), which the driver may "
+                                     "have run into",
+                                 limit >> 20);
     return vkp_status_annotate(st, "bringing up Vulkan");
   }
   *out_device = d;

@@ -39,6 +39,8 @@ typedef struct vkp_vk_device_candidate_t {
   bool timeline_semaphore;  // feature present
   bool storage_8bit;        // storageBuffer8BitAccess present (bool tensors)
   bool shader_int64;        // shaderInt64 present (int64 tensors)
+  bool storage_16bit;       // storageBuffer16BitAccess present (fp16 weights)
+  bool shader_float16;      // shaderFloat16 present (reported, not enabled)
   bool has_compute_queue;
 } vkp_vk_device_candidate_t;
 
@@ -84,6 +86,10 @@ typedef struct vkp_vk_device_t {
   bool storage_8bit;
   // shaderInt64 is enabled: kernels may compute on int64 tensors.
   bool shader_int64;
+  // storageBuffer16BitAccess is enabled: kernels may keep weights as
+  // float16 (--precision fp16); shaderFloat16 as the device reports it.
+  bool storage_16bit;
+  bool shader_float16;
   bool validation;
   VkPipelineCache pipeline_cache;
   char *pipeline_cache_path;  // owned; NULL when there is no cache directory

@@ -352,6 +352,12 @@ vkp_status_t vkp_vk_allocator_alloc(vkp_vk_allocator_t *allocator,
     if (allocator->max_allocation_size && block_size > allocator->max_allocation_size)
       block_size = size;
     st = vkp__block_create(allocator, (uint32_t)type, block_size, &b);
+    if (st && block_size > size && vkp_status_code(st) == VKP_STATUS_OUT_OF_MEMORY) {
+      // No room for a whole shared block: a block of just this buffer's
+      // size may still fit (the error, if any, is then about the buffer).
+      vkp_status_free(st);
+      st = vkp__block_create(allocator, (uint32_t)type, size, &b);
+    }
     if (!st) {
       b->next = allocator->blocks[type];
       allocator->blocks[type] = b;

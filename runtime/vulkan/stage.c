@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/scalar.h"
 #include "base/status_macros.h"
 #include "runtime/vulkan/dispatch.h"
 #include "runtime/vulkan/vk_result.h"
@@ -55,16 +56,6 @@ struct vkp_vk_stage_t {
   vkp_vk_stage_stats_t stats;
 };
 
-static const char *vkp__buffer_kind_name(vkp_spirv_buffer_kind_t kind) {
-  switch (kind) {
-    case VKP_SPIRV_BUFFER_INPUT: return "input";
-    case VKP_SPIRV_BUFFER_OUTPUT: return "output";
-    case VKP_SPIRV_BUFFER_CONSTANT: return "constant";
-    case VKP_SPIRV_BUFFER_SCRATCH: return "scratch";
-    default: return "unknown";
-  }
-}
-
 static bool vkp__is_io(const vkp_spirv_buffer_t *b) {
   return b->kind == VKP_SPIRV_BUFFER_INPUT || b->kind == VKP_SPIRV_BUFFER_OUTPUT;
 }
@@ -96,6 +87,7 @@ static vkp_status_t vkp__check_program(const vkp_vk_device_t *device,
         if (b->index >= 0 && b->index < graph->n_outputs) value = graph->outputs[b->index];
         break;
       case VKP_SPIRV_BUFFER_CONSTANT:
+      case VKP_SPIRV_BUFFER_CONSTANT_F16:
         if (b->index >= 0 && b->index < graph->n_values &&
             graph->values[b->index].kind == VKP_VALUE_CONSTANT)
           value = b->index;
@@ -109,17 +101,22 @@ static vkp_status_t vkp__check_program(const vkp_vk_device_t *device,
     if (value < 0)
       return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                              "buffer %d (%s #%d) refers to nothing in graph '%s'",
-                             (int)i, vkp__buffer_kind_name(b->kind), (int)b->index,
+                             (int)i, vkp__spirv_buffer_kind_name(b->kind), (int)b->index,
                              graph->name);
     if (b->kind != VKP_SPIRV_BUFFER_SCRATCH) {
       const vkp_value_t *v = &graph->values[value];
       size_t bytes = 0;
-      if (!vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &bytes) ||
-          (vkp__is_io(b) ? b->size != bytes : b->size > bytes))
+      bool half = b->kind == VKP_SPIRV_BUFFER_CONSTANT_F16;
+      if (half && v->dtype != VKP_DTYPE_FLOAT32)
+        return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                               "buffer %d keeps '%s' as float16 but it is %s", (int)i,
+                               v->name, vkp_dtype_name(v->dtype));
+      if (!vkp_shape_numel(v->rank, v->shape, half ? 2 : vkp_dtype_size(v->dtype), &bytes) ||
+          (vkp__is_io(b) || half ? b->size != bytes : b->size > bytes))
         return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                                "buffer %d (%s '%s') is %llu bytes but the value "
                                "holds %zu",
-                               (int)i, vkp__buffer_kind_name(b->kind), v->name,
+                               (int)i, vkp__spirv_buffer_kind_name(b->kind), v->name,
                                (unsigned long long)b->size, bytes);
     }
   }
@@ -149,7 +146,7 @@ static vkp_status_t vkp__check_program(const vkp_vk_device_t *device,
                                "outside buffer %d (%s, %llu bytes)",
                                (int)d, name, (int)j, (unsigned long long)bd->offset,
                                (unsigned long long)bd->range, (int)bd->buffer,
-                               vkp__buffer_kind_name(b->kind),
+                               vkp__spirv_buffer_kind_name(b->kind),
                                (unsigned long long)b->size);
       if (bd->range > lim->maxStorageBufferRange)
         return vkp_status_make(
@@ -157,7 +154,7 @@ static vkp_status_t vkp__check_program(const vkp_vk_device_t *device,
             "dispatch %d '%s' binding %d: buffer %d (%s #%d) binds %llu bytes, "
             "more than the device's maxStorageBufferRange (%u); the codegen must "
             "split it",
-            (int)d, name, (int)j, (int)bd->buffer, vkp__buffer_kind_name(b->kind),
+            (int)d, name, (int)j, (int)bd->buffer, vkp__spirv_buffer_kind_name(b->kind),
             (int)b->index, (unsigned long long)bd->range, lim->maxStorageBufferRange);
       if (lim->minStorageBufferOffsetAlignment > 1 &&
           bd->offset % lim->minStorageBufferOffsetAlignment != 0)
@@ -199,14 +196,31 @@ static vkp_status_t vkp__one_time_submit(vkp_vk_stage_t *s, VkCommandBuffer cmd)
 
 // Copies constant data into the stage's constant buffers: in place when the
 // memory is mapped, else through an upload buffer and one copy submit.
+static bool vkp__is_constant(const vkp_spirv_buffer_t *b) {
+  return b->kind == VKP_SPIRV_BUFFER_CONSTANT || b->kind == VKP_SPIRV_BUFFER_CONSTANT_F16;
+}
+
+// Writes constant `v` into `dst` as buffer `b` keeps it: as is, or each
+// float32 rounded to float16 (to nearest even).
+static void vkp__fill_constant(void *dst, const vkp_spirv_buffer_t *b,
+                               const vkp_value_t *v) {
+  if (b->kind != VKP_SPIRV_BUFFER_CONSTANT_F16) {
+    memcpy(dst, v->data, (size_t)b->size);
+    return;
+  }
+  const float *src = v->data;
+  uint16_t *out = dst;
+  for (size_t k = 0; k < (size_t)b->size / 2; ++k) out[k] = vkp__float_to_half(src[k]);
+}
+
 static vkp_status_t vkp__upload_constants(vkp_vk_stage_t *s, const vkp_graph_t *graph) {
   VkDeviceSize upload_bytes = 0;
   for (int32_t i = 0; i < s->n_buffers; ++i) {
     const vkp_spirv_buffer_t *b = &s->buffer_desc[i];
-    if (b->kind != VKP_SPIRV_BUFFER_CONSTANT) continue;
+    if (!vkp__is_constant(b)) continue;
     const vkp_value_t *v = &graph->values[b->index];
     if (s->buffers[i].allocation.host)
-      memcpy(s->buffers[i].allocation.host, v->data, (size_t)b->size);
+      vkp__fill_constant(s->buffers[i].allocation.host, b, v);
     else
       upload_bytes += b->size;
   }
@@ -231,9 +245,8 @@ static vkp_status_t vkp__upload_constants(vkp_vk_stage_t *s, const vkp_graph_t *
   VkDeviceSize at = 0;
   for (int32_t i = 0; !st && i < s->n_buffers; ++i) {
     const vkp_spirv_buffer_t *b = &s->buffer_desc[i];
-    if (b->kind != VKP_SPIRV_BUFFER_CONSTANT || s->buffers[i].allocation.host) continue;
-    memcpy((char *)upload.allocation.host + at, graph->values[b->index].data,
-           (size_t)b->size);
+    if (!vkp__is_constant(b) || s->buffers[i].allocation.host) continue;
+    vkp__fill_constant((char *)upload.allocation.host + at, b, &graph->values[b->index]);
     VkBufferCopy region = {.srcOffset = at, .dstOffset = 0, .size = b->size};
     vkCmdCopyBuffer(cmd, upload.buffer, s->buffers[i].buffer, 1, &region);
     at += b->size;
@@ -602,7 +615,7 @@ vkp_status_t vkp_vk_stage_create(vkp_vk_device_t *device, const vkp_graph_t *gra
     st = vkp_vk_buffer_init(&s->buffers[b], device, desc->size, VKP_VK_MEMORY_DEVICE);
     if (st)
       st = vkp_status_annotate(st, "buffer %d (%s #%d)", (int)b,
-                               vkp__buffer_kind_name(desc->kind), (int)desc->index);
+                               vkp__spirv_buffer_kind_name(desc->kind), (int)desc->index);
   }
   if (!st) {
     VkCommandPoolCreateInfo ci = {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The "vulkan" target: SPIR-V codegen for compile, the stage executor for
 // load/run/submit, and the device entries of target.h.
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -36,6 +37,18 @@ void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *
   out->min_storage_alignment = lim->minStorageBufferOffsetAlignment;
   out->storage_8bit = device->storage_8bit;
   out->shader_int64 = device->shader_int64;
+  out->storage_16bit = device->storage_16bit;
+  out->shader_float16 = device->shader_float16;
+  // VKPIPE_VK_MAX_BINDING=<bytes> lowers (never raises) the binding limit
+  // the codegen plans for, so small tests exercise tensors split across
+  // bindings (what alexnet's classifier needs on lavapipe's 128 MiB).
+  const char *cap = getenv("VKPIPE_VK_MAX_BINDING");
+  if (cap && *cap) {
+    char *end = NULL;
+    unsigned long long v = strtoull(cap, &end, 10);
+    if (end && *end == '\0' && v >= out->min_storage_alignment && v < out->max_storage_range)
+      out->max_storage_range = v;
+  }
 }
 
 static bool vkp__supports(const vkp_target_t *target, const vkp_graph_t *graph,
@@ -51,7 +64,11 @@ static vkp_status_t vkp__compile(const vkp_target_t *target, const vkp_graph_t *
   const vkp__vulkan_target_t *t = target->impl;
   vkp_spirv_program_t *program = NULL;
   VKP_RETURN_IF_ERROR(vkp_spirv_codegen(graph, &t->info, options, &program));
-  vkp_status_t st = vkp_spirv_program_serialize(program, out_blob);
+  // Codegen writes no files; the dumps asked for are written here.
+  vkp_status_t st = options && options->dump_dir
+                        ? vkp__vulkan_dump_sources(program, options->dump_dir)
+                        : NULL;
+  if (!st) st = vkp_spirv_program_serialize(program, out_blob);
   vkp_spirv_program_destroy(program);
   return st;
 }
@@ -124,10 +141,17 @@ static vkp_status_t vkp__timeline_wait(const vkp_target_t *target, uint64_t sema
                               VKP_VK_FROM_U64(VkSemaphore, semaphore), value, timeout_ns);
 }
 
-static vkp_status_t vkp__timeline_query(const vkp_target_t *target, uint64_t semaphore,
-                                        uint64_t *out_value) {
-  return vkp_vk_timeline_query(vkp__device(target),
-                               VKP_VK_FROM_U64(VkSemaphore, semaphore), out_value);
+// This device's dtypes: bool and (u)int8 tensors only where 8-bit storage
+// is available. No per-tensor byte limit is declared: a tensor past
+// maxStorageBufferRange is split across bindings where the kernel can read
+// or write it in ranges, and vkp_spirv_supports_on refuses (naming the
+// tensor and the limit) where it cannot or where the ranges exceed a
+// dispatch's bindings.
+static void vkp__query_caps(const vkp_target_t *target, vkp_target_caps_t *caps) {
+  const vkp__vulkan_target_t *t = target->impl;
+  if (!t->info.storage_8bit)
+    caps->dtypes &= ~(VKP_DTYPE_SET(VKP_DTYPE_BOOL) | VKP_DTYPE_SET(VKP_DTYPE_INT8) |
+                      VKP_DTYPE_SET(VKP_DTYPE_UINT8));
 }
 
 static void vkp__destroy(vkp_target_t *target) {
@@ -138,15 +162,8 @@ static void vkp__destroy(vkp_target_t *target) {
   target->impl = NULL;
 }
 
-static const vkp_target_vtable_t vkp__vulkan_vtable = {
-    .name = "vulkan",
-    .supports = vkp__supports,
-    .estimate = NULL,  // the partitioner's roofline model
-    .compile = vkp__compile,
-    .load = vkp__load,
-    .run = vkp__run,
+static const vkp_target_device_ops_t vkp__vulkan_device_ops = {
     .submit = vkp__submit,
-    .unload = vkp__unload,
     .staging_alloc = vkp__staging_alloc,
     .staging_free = vkp__staging_free,
     .bind_slots = vkp__bind_slots,
@@ -154,8 +171,37 @@ static const vkp_target_vtable_t vkp__vulkan_vtable = {
     .timeline_destroy = vkp__timeline_destroy,
     .timeline_signal = vkp__timeline_signal,
     .timeline_wait = vkp__timeline_wait,
-    .timeline_query = vkp__timeline_query,
-    .dump = vkp__vulkan_dump,
+};
+
+// The documented default rates (docs/pipeline-config.md, "Cost profile").
+static const vkp_target_rates_t vkp__vulkan_rates = {
+    .device = "gpu0", .gflops = 8.0, .gbps = 10.0, .launch_us = 60.0,
+};
+
+const vkp_target_vtable_t vkp__target_vulkan_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
+    .name = "vulkan",
+    // Buffers hold float32, (u)int8, int32/uint32, int64/uint64 and bool
+    // data (codegen/spirv/kernels.c); query_caps takes off what the device
+    // cannot store (bool and 8-bit without 8-bit storage) and adds its
+    // limits. Computing on 64-bit data also needs shaderInt64, which
+    // supports() checks per kernel (it says so when missing).
+    .caps = {.flags = VKP_TARGET_DEVICE_FLAGS,
+             .dtypes = VKP_DTYPE_SET(VKP_DTYPE_FLOAT32) | VKP_DTYPE_SET(VKP_DTYPE_INT8) |
+                       VKP_DTYPE_SET(VKP_DTYPE_UINT8) | VKP_DTYPE_SET(VKP_DTYPE_INT32) |
+                       VKP_DTYPE_SET(VKP_DTYPE_UINT32) | VKP_DTYPE_SET(VKP_DTYPE_INT64) |
+                       VKP_DTYPE_SET(VKP_DTYPE_UINT64) | VKP_DTYPE_SET(VKP_DTYPE_BOOL),
+             .default_rates = &vkp__vulkan_rates},
+    .query_caps = vkp__query_caps,
+    .compiler =
+        {
+            .supports = vkp__supports,
+            .estimate = NULL,  // the partitioner's roofline model
+            .compile = vkp__compile,
+            .dump = vkp__vulkan_dump,
+        },
+    .stage = {.load = vkp__load, .run = vkp__run, .unload = vkp__unload},
+    .device = &vkp__vulkan_device_ops,
     .destroy = vkp__destroy,
 };
 
@@ -178,7 +224,7 @@ vkp_status_t vkp_target_vulkan_add(vkp_registry_t *registry,
   }
   t->device = device;
   vkp_vk_device_info(device, &t->info);
-  return vkp_registry_add(registry, &vkp__vulkan_vtable, t);
+  return vkp_registry_add(registry, &vkp__target_vulkan_vtable, t);
 }
 
 vkp_status_t vkp_target_vulkan_register(vkp_registry_t *registry) {
@@ -186,5 +232,5 @@ vkp_status_t vkp_target_vulkan_register(vkp_registry_t *registry) {
 }
 
 vkp_vk_device_t *vkp_target_vulkan_device(const vkp_target_t *target) {
-  return target && target->vtable == &vkp__vulkan_vtable ? vkp__device(target) : NULL;
+  return target && target->vtable == &vkp__target_vulkan_vtable ? vkp__device(target) : NULL;
 }

@@ -40,4 +40,10 @@ vkp_status_t vkp__vulkan_dump(const vkp_target_t *target, const vkp_graph_t *gra
                               const void *blob, size_t blob_size, const char *dir)
     VKP_MUST_USE;
 
+// What compile writes when options->dump_dir is set (codegen itself writes
+// nothing): per dispatch <dir>/<NNN>_<name>.comp (the GLSL), .spv and .spvasm.
+// Creates `dir` when missing.
+vkp_status_t vkp__vulkan_dump_sources(const vkp_spirv_program_t *program,
+                                      const char *dir) VKP_MUST_USE;
+
 #endif  // VKPIPE_RUNTIME_VULKAN_TARGET_VULKAN_H_

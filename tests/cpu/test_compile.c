@@ -37,7 +37,7 @@ Test(cpu_compile, cache_hit_on_second_build, .timeout = 60) {
   uint64_t h0, m0, h1, m1, h2, m2;
   vkp_cpu_compile_stats(&h0, &m0);
   vkp_blob_t a = {0}, b = {0}, c = {0};
-  VKP_TEST_OK(cpu->vtable->compile(cpu, g, &opt, &a));
+  VKP_TEST_OK(cpu->vtable->compiler.compile(cpu, g, &opt, &a));
   vkp_cpu_compile_stats(&h1, &m1);
   cr_assert_eq(m1, m0 + 1, "first build runs the compiler");
   cr_assert_eq(h1, h0);
@@ -46,7 +46,7 @@ Test(cpu_compile, cache_hit_on_second_build, .timeout = 60) {
   snprintf(path, sizeof path, "%s/%s.so", dir, ha->key);
   struct stat st1, st2;
   cr_assert_eq(stat(path, &st1), 0, "cache file %s exists", path);
-  VKP_TEST_OK(cpu->vtable->compile(cpu, g, &opt, &b));
+  VKP_TEST_OK(cpu->vtable->compiler.compile(cpu, g, &opt, &b));
   vkp_cpu_compile_stats(&h2, &m2);
   cr_assert_eq(h2, h1 + 1, "second build is a cache hit");
   cr_assert_eq(m2, m1, "second build does not run the compiler");
@@ -57,7 +57,7 @@ Test(cpu_compile, cache_hit_on_second_build, .timeout = 60) {
   cr_assert(memcmp(a.data, b.data, a.size) == 0);
   // Another -march is another object.
   vkp_compile_options_t other = {.cache_dir = dir, .march = "x86-64"};
-  VKP_TEST_OK(cpu->vtable->compile(cpu, g, &other, &c));
+  VKP_TEST_OK(cpu->vtable->compiler.compile(cpu, g, &other, &c));
   cr_assert_str_neq(((const vkp_cpu_blob_header_t *)c.data)->key, ha->key);
   vkp_blob_deinit(&a);
   vkp_blob_deinit(&b);
@@ -77,7 +77,7 @@ Test(cpu_compile, missing_compiler_is_a_clear_error, .timeout = 60) {
   vkp_compile_options_t opt = {.cache_dir = dir};
   setenv("CC", "/nonexistent/cc", 1);
   vkp_blob_t blob = {0};
-  vkp_status_t st = cpu->vtable->compile(cpu, g, &opt, &blob);
+  vkp_status_t st = cpu->vtable->compiler.compile(cpu, g, &opt, &blob);
   cr_assert(vkp_status_is(st, VKP_STATUS_UNAVAILABLE), "got: %s", vkp_status_message(st));
   cr_assert(strstr(vkp_status_message(st), "needs a C compiler") != NULL, "%s",
             vkp_status_message(st));
@@ -99,18 +99,18 @@ Test(cpu_compile, load_and_run_need_no_compiler, .timeout = 60) {
   char *dir = cpu_test_cache_dir();
   vkp_compile_options_t opt = {.cache_dir = dir};
   vkp_blob_t blob = {0};
-  VKP_TEST_OK(cpu->vtable->compile(cpu, g, &opt, &blob));
+  VKP_TEST_OK(cpu->vtable->compiler.compile(cpu, g, &opt, &blob));
   cpu_test_remove_dir(dir);  // no cache either
   setenv("CC", "/nonexistent/cc", 1);
   setenv("PATH", "/nonexistent", 1);
   vkp_stage_t *stage;
-  VKP_TEST_OK(cpu->vtable->load(cpu, g, blob.data, blob.size, &stage));
+  VKP_TEST_OK(cpu->vtable->stage.load(cpu, g, blob.data, blob.size, &stage));
   vkp_tensor_t in, out;
   int64_t xs[] = {3, 8}, ys[] = {3, 5};
   VKP_TEST_OK(vkp_tensor_init(&in, VKP_DTYPE_FLOAT32, 2, xs));
   VKP_TEST_OK(vkp_tensor_init(&out, VKP_DTYPE_FLOAT32, 2, ys));
   vkp_test_fill_uniform(&rng, &in, -1, 1);
-  for (int rep = 0; rep < 2; ++rep) VKP_TEST_OK(cpu->vtable->run(stage, &in, &out));
+  for (int rep = 0; rep < 2; ++rep) VKP_TEST_OK(cpu->vtable->stage.run(stage, &in, &out));
   double *want[1];
   cr_assert(vkp_test_ref_eval(g, &in, want));
   for (int i = 0; i < 15; ++i)
@@ -120,11 +120,11 @@ Test(cpu_compile, load_and_run_need_no_compiler, .timeout = 60) {
   // A wrong-size tensor is refused, not written.
   vkp_tensor_t small;
   VKP_TEST_OK(vkp_tensor_init(&small, VKP_DTYPE_FLOAT32, 2, (const int64_t[]){3, 4}));
-  vkp_status_t st = cpu->vtable->run(stage, &in, &small);
+  vkp_status_t st = cpu->vtable->stage.run(stage, &in, &small);
   cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
   vkp_status_free(st);
   vkp_tensor_deinit(&small);
-  cpu->vtable->unload(stage);
+  cpu->vtable->stage.unload(stage);
   vkp_tensor_deinit(&in);
   vkp_tensor_deinit(&out);
   vkp_blob_deinit(&blob);
@@ -141,7 +141,7 @@ Test(cpu_compile, damaged_blobs_are_refused, .timeout = 60) {
   char *dir = cpu_test_cache_dir();
   vkp_compile_options_t opt = {.cache_dir = dir, .dump_dir = dir};
   vkp_blob_t blob = {0};
-  VKP_TEST_OK(cpu->vtable->compile(cpu, g, &opt, &blob));
+  VKP_TEST_OK(cpu->vtable->compiler.compile(cpu, g, &opt, &blob));
   char path[1024];
   snprintf(path, sizeof path, "%s/small.c", dir);
   size_t dumped = 0;
@@ -152,13 +152,13 @@ Test(cpu_compile, damaged_blobs_are_refused, .timeout = 60) {
   size_t cuts[] = {0, 10, sizeof(vkp_cpu_blob_header_t), blob.size - 1};
   for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; ++i) {
     vkp_stage_t *stage = NULL;
-    vkp_status_t st = cpu->vtable->load(cpu, g, blob.data, cuts[i], &stage);
+    vkp_status_t st = cpu->vtable->stage.load(cpu, g, blob.data, cuts[i], &stage);
     cr_assert(st != NULL && stage == NULL, "blob cut at %zu must be refused", cuts[i]);
     vkp_status_free(st);
   }
   ((unsigned char *)blob.data)[0] ^= 0xff;
   vkp_stage_t *stage = NULL;
-  vkp_status_t st = cpu->vtable->load(cpu, g, blob.data, blob.size, &stage);
+  vkp_status_t st = cpu->vtable->stage.load(cpu, g, blob.data, blob.size, &stage);
   cr_assert(vkp_status_is(st, VKP_STATUS_DATA_LOSS));
   vkp_status_free(st);
   vkp_blob_deinit(&blob);

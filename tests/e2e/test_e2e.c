@@ -70,7 +70,7 @@ Test(e2e, build_inspect_run_artifact_and_auto, .timeout = 600) {
 
   r = vkpipe("inspect mlp.vkp --dump dump");
   expect_ok(&r, "inspect");
-  cr_assert(strstr(r.out, "format version 1"), "%s", r.out);
+  cr_assert(strstr(r.out, "format version 2"), "%s", r.out);
   cr_assert(strstr(r.out, "stage0") && strstr(r.out, "stage1"), "%s", r.out);
   cr_assert(strstr(r.out, "stages/1/code"), "%s", r.out);
   char path[512];

@@ -318,6 +318,19 @@ Test(trust, cli_sign_trust_and_refuse, .timeout = 300) {
                         "--input x=x.npy --output-dir o4");
   cr_assert_eq(r.code, 2, "%s", r.err);
   vkp_test_run_free(&r);
+  // vkpipe-bench takes the same options with the same meaning.
+  r = vkp_test_run_tool("vkpipe-bench", "s.vkp --trust team.pub --frames 3 --warmup 1 "
+                        "--no-single --json");
+  cr_assert_eq(r.code, 0, "%s", r.err);
+  vkp_test_run_free(&r);
+  r = vkp_test_run_tool("vkpipe-bench", "s.vkp --trust other.pub --frames 3 --warmup 1");
+  cr_assert_eq(r.code, 1, "%s", r.err);
+  cr_assert(strstr(r.err, "not a trusted key"), "%s", r.err);
+  vkp_test_run_free(&r);
+  r = vkp_test_run_tool("vkpipe-bench", "s.vkp --trust team.pub --trust-unsigned");
+  cr_assert_eq(r.code, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "exclude each other"), "%s", r.err);
+  vkp_test_run_free(&r);
   // --trust on a model file, and --stages past the one limit every tool shares.
   snprintf(args, sizeof args, "run '%s/examples/mlp.json' --trust team.pub --input x=x.npy "
            "--output-dir o5", vkp_test_source_dir());
@@ -488,7 +501,7 @@ Test(trust, unwritable_cache_falls_back_to_a_private_one, .timeout = 120) {
   const vkp_target_t *cpu = vkp_registry_find(reg, "cpu");
   // The private cache goes under $TMPDIR: keep it in the scratch directory.
   setenv("TMPDIR", vkp_test_scratch, 1);
-  VKP_TEST_OK(cpu->vtable->compile(cpu, g, &co, &blob));
+  VKP_TEST_OK(cpu->vtable->compiler.compile(cpu, g, &co, &blob));
   unsetenv("TMPDIR");
   cr_assert_gt(blob.size, 0);
   char cmd[700];
@@ -522,7 +535,7 @@ Test(trust, generated_c_refuses_names_that_end_a_comment, .timeout = 60) {
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *cpu = vkp_registry_find(reg, "cpu");
   vkp_blob_t blob = {0};
-  expect_error(cpu->vtable->compile(cpu, g, NULL, &blob),
+  expect_error(cpu->vtable->compiler.compile(cpu, g, NULL, &blob),
                "a node name contains a control character");
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target: the plan reader (partition/plan_json.c), against the example
+// Fuzz target: the plan reader (plan/plan_json.c), against the example
 // MLP as the model; graph-file stages resolve in a folder that does not
 // exist.
 #include <stdint.h>

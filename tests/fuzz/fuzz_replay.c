@@ -8,25 +8,21 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/alloc.h"
+#include "base/file.h"
 #include "tests/fuzz/fuzz.h"
 
 static int vkp__replay_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "fuzz_replay: cannot open %s\n", path);
+  void *buf = NULL;
+  size_t n = 0;
+  vkp_status_t st = vkp__file_read(path, (size_t)1 << 30, "a fuzz input", &buf, &n);
+  if (st) {
+    fprintf(stderr, "fuzz_replay: %s\n", vkp_status_message(st));
+    vkp_status_free(st);
     return 1;
   }
-  size_t cap = 1 << 16, n = 0;
-  uint8_t *buf = malloc(cap);
-  for (;;) {
-    if (n == cap) buf = realloc(buf, cap *= 2);
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (got == 0) break;
-  }
-  fclose(f);
   LLVMFuzzerTestOneInput(buf, n);
-  free(buf);
+  vkp__free(buf);
   return 0;
 }
 

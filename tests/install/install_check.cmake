@@ -47,6 +47,22 @@ if(NOT step_output MATCHES "max relative difference from the reference target")
 endif()
 message(STATUS "example output:\n${step_output}")
 
+# An out-of-tree target (docs/targets.md) built against the installed headers
+# and library only: registered beside the built-ins, placed by policy with
+# visible fallbacks, run as a pipeline and checked against "ref".
+run_step("configuring the out-of-tree target" ${CMAKE_COMMAND}
+         -S ${SOURCE_DIR}/examples/out_of_tree_target -B ${SCRATCH}/tiny
+         -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release
+         "-DCMAKE_C_FLAGS=${san_flags}")
+run_step("building the out-of-tree target" ${CMAKE_COMMAND} --build ${SCRATCH}/tiny)
+run_step("running the out-of-tree target" ${SCRATCH}/tiny/tiny_target_example
+         ${SOURCE_DIR}/examples/mlp.json)
+if(NOT step_output MATCHES "fell back" OR
+   NOT step_output MATCHES "max relative difference from the reference target")
+  message(FATAL_ERROR "unexpected out-of-tree target output:\n${step_output}")
+endif()
+message(STATUS "out-of-tree target output:\n${step_output}")
+
 # The same program through pkg-config.
 set(ENV{PKG_CONFIG_PATH} "${libdir}/pkgconfig")
 run_step("pkg-config" pkg-config --cflags --libs vkpipe)
@@ -71,4 +87,9 @@ assert vkpipe.__file__.startswith('${prefix}'), vkpipe.__file__
 print('imported from the prefix, mlp.json gives', y.shape)
 ")
   message(STATUS "python package: ${step_output}")
+  # The installed library exports exactly what the installed headers declare.
+  file(GLOB installed_so ${prefix}/lib*/libvkpipe.so)
+  run_step("checking the installed ABI" ${PYTHON} ${SOURCE_DIR}/tests/abi/check_abi.py
+           ${prefix}/include ${installed_so} gcc)
+  message(STATUS "ABI: ${step_output}")
 endif()

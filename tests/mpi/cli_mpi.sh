@@ -28,6 +28,24 @@ mpi=("$mpirun" --oversubscribe --allow-run-as-root)
     --output-dir spmd >/dev/null
 cmp local/y.npy mpmd/y.npy
 cmp local/y.npy spmd/y.npy
+# vkpipe partition --ranks 2 places the stages on both ranks by itself; the
+# plan runs under mpirun and matches the reference interpreter.
+"$vkpipe" partition mlp.json --policy cpu --ranks 2 -o plan_auto.json >partition.txt
+grep -q "ranks: 2" partition.txt
+/usr/bin/python3 - <<'PY'
+import json
+p = json.load(open("plan_auto.json"))
+ranks = sorted({s.get("rank", 0) for s in p["stages"]})
+assert ranks == [0, 1], ranks
+PY
+"$vkpipe" run mlp.json --input x.npy --output-dir ref >/dev/null
+"${mpi[@]}" -np 2 "$vkpipe" run --plan plan_auto.json --input x.npy \
+    --output-dir auto >/dev/null
+/usr/bin/python3 - <<'PY'
+import numpy as np
+a, b = np.load("ref/y.npy"), np.load("auto/y.npy")
+assert a.shape == b.shape and np.allclose(a, b, rtol=1e-5, atol=1e-6), (a, b)
+PY
 # A .vkp artifact keeps the rank (vkpipe build --rank) and runs the same;
 # without mpirun it is refused, naming the stage and the rank.
 "$vkpipe" build mlp.json --policy cpu --stages 2 --rank stage1=1 -o mlp.vkp >/dev/null

@@ -6,14 +6,17 @@
 //      exactly one result per run, values;
 //   2. the diamond plan on "tmath" with random delays, every 7th frame
 //      poisoned so that a stage on another rank fails it: the error names
-//      the rank, the frame and the stage; the other frames equal the
+//      the rank, the frame and the stage; every 11th fails s2 on rank 0
+//      after s1 sent its value directly to s3; the other frames equal the
 //      directly computed truth; later frames go on;
 //   3. the diamond plan on "cpu": results equal the truth and, bit for bit,
 //      the same plan run in one process;
 //   4. every dtype through a remote cpu identity stage, byte for byte;
 //   5. a stage placed on a rank the world lacks, and a serving rank that
 //      cannot load its stage: clear errors, nothing waits;
-//   6. destroy with frames in flight: every rank returns.
+//   6. destroy with frames in flight: every rank returns;
+//   7. a chain rank 1 -> rank 2 -> rank 0: the middle value goes from rank
+//      1 to rank 2 directly (bytes moved per rank checked), results exact.
 // Plain C with its own checks (no Criterion: it forks, MPI must not).
 #include <pthread.h>
 #include <signal.h>
@@ -135,6 +138,104 @@ done:
   free(sent);
 }
 
+// A chain rank 1 -> rank 2 -> rank 0 (rank 1 -> rank 1 -> rank 0 with two
+// ranks): the middle value goes straight from one serving rank to the next.
+// Exactly one result per run, in order, with the values of three +1 stages;
+// and every rank moved exactly the bytes its edges carry: rank 0 sends x
+// and receives the last stage's input, never the middle value.
+static void case_direct_chain(int32_t frames) {
+  enum { kStages = 3, kNumel = 20000 };  // 80 KB: past MPI's eager limits
+  vkp_pipeline_synthetic_stage_t stages[kStages];
+  const int32_t ranks[kStages] = {1, g_size > 2 ? 2 : 1, 0};
+  for (int32_t i = 0; i < kStages; ++i)
+    stages[i] = (vkp_pipeline_synthetic_stage_t){VKP_PIPELINE_SYNTHETIC_SLEEP,
+                                                 (uint64_t)(i == 1) * 30000u};
+  // Bytes each edge moves per frame: x -> s0 -> s1 -> s2 -> y.
+  const uint64_t nbytes = (uint64_t)kNumel * sizeof(float);
+  uint64_t want_sent = 0, want_received = 0, want_direct = 0;
+  for (int32_t e = 0; e < kStages; ++e) {
+    int32_t src = e == 0 ? 0 : ranks[e - 1], dst = ranks[e];
+    if (src == 0 && dst == 0) continue;
+    if (src == g_rank) want_sent += nbytes;
+    if (dst == g_rank) want_received += nbytes;
+    if (dst == g_rank && src != 0 && dst != 0) want_direct += nbytes;
+  }
+  vkp_mpi_traffic_t before, after;
+  vkp_mpi_traffic_get(&before);
+  vkp_pipeline_t *pipe = NULL;
+  float *sent = NULL;
+  if (g_rank != 0) {
+    vkp_status_t st = vkp_mpi_serve_synthetic(stages, ranks, kStages, kNumel);
+    CHECK(!st, "serve chain: %s", vkp_status_message(st));
+    vkp_status_free(st);
+    goto traffic;
+  }
+  OK(vkp_pipeline_create_synthetic_ranks(stages, ranks, kStages, kNumel, NULL,
+                                         &pipe));
+  sent = calloc((size_t)frames, sizeof(float));
+  int64_t shape[1] = {kNumel};
+  float *x = calloc(kNumel, sizeof(float));
+  for (int k = 0; k < kNumel; ++k) x[k] = rng_uniform(-100, 100);
+  uint64_t collected = 0;
+  for (int32_t f = 0; f <= frames; ++f) {
+    if (f < frames) {
+      x[0] = sent[f] = rng_uniform(-100, 100);
+      vkp_tensor_t t;
+      vkp_status_t st = vkp_tensor_init_view(&t, VKP_DTYPE_FLOAT32, 1, shape, x);
+      if (!st) st = vkp_pipeline_set_input(pipe, "x", &t);
+      uint64_t seq = 0;
+      if (!st) st = vkp_pipeline_run(pipe, &seq);
+      CHECK(!st && seq == (uint64_t)f + 1, "run %d: seq %llu: %s", f,
+            (unsigned long long)seq, vkp_status_message(st));
+      vkp_status_free(st);
+    }
+    while (collected < (uint64_t)frames &&
+           (f == frames || (uint64_t)f + 1 - collected > 5)) {
+      vkp_pipeline_result_t res;
+      vkp_status_t st = vkp_pipeline_get_output(pipe, UINT64_MAX, &res);
+      CHECK(!st, "get_output: %s", vkp_status_message(st));
+      vkp_status_free(st);
+      if (st) break;
+      collected++;
+      CHECK(res.seq == collected, "result seq %llu, expected %llu",
+            (unsigned long long)res.seq, (unsigned long long)collected);
+      CHECK(!res.status, "frame failed: %s", vkp_status_message(res.status));
+      if (!res.status && res.seq == collected) {
+        const float *y = res.outputs[0].data;
+        bool same = y[0] == sent[res.seq - 1] + kStages;
+        for (int k = 1; k < kNumel; ++k) same = same && y[k] == x[k];
+        CHECK(same, "frame %llu: wrong values", (unsigned long long)res.seq);
+      }
+      vkp_pipeline_result_deinit(&res);
+    }
+  }
+  free(x);
+  vkp_pipeline_result_t extra;
+  vkp_status_t st = vkp_pipeline_get_output(pipe, 0, &extra);
+  CHECK(vkp_status_is(st, VKP_STATUS_EMPTY), "a result beyond the runs");
+  vkp_status_free(st);
+  vkp_pipeline_result_deinit(&extra);
+  vkp_pipeline_destroy(pipe);
+  pipe = NULL;
+traffic:
+  vkp_mpi_traffic_get(&after);
+  {
+    uint64_t s_ = after.bytes_sent - before.bytes_sent;
+    uint64_t r_ = after.bytes_received - before.bytes_received;
+    uint64_t d_ = after.bytes_received_direct - before.bytes_received_direct;
+    uint64_t n = (uint64_t)frames;
+    CHECK(s_ == n * want_sent && r_ == n * want_received && d_ == n * want_direct,
+          "chain traffic: sent %llu, received %llu (direct %llu); expected %llu, "
+          "%llu (%llu)",
+          (unsigned long long)s_, (unsigned long long)r_, (unsigned long long)d_,
+          (unsigned long long)(n * want_sent), (unsigned long long)(n * want_received),
+          (unsigned long long)(n * want_direct));
+  }
+done:
+  vkp_pipeline_destroy(pipe);
+  free(sent);
+}
+
 // The diamond's stages spread over the ranks: s0 and s3 away from rank 0.
 static void place_diamond(vkp_plan_t *plan) {
   const int32_t where[4] = {1, 2, 0, 1};
@@ -185,13 +286,16 @@ static void case_diamond_tmath(int32_t frames) {
   xs = calloc((size_t)frames * DIAMOND_NUMEL, sizeof(float));
   zs = calloc((size_t)frames * DIAMOND_NUMEL, sizeof(float));
   uint64_t collected = 0;
-  int32_t failed = 0;
+  int32_t failed = 0, failed_s2 = 0;
   for (int32_t f = 0; f <= frames; ++f) {
     if (f < frames) {
       float *x = xs + (size_t)f * DIAMOND_NUMEL, *z = zs + (size_t)f * DIAMOND_NUMEL;
       fill_inputs(x, z);
       // s0 (on rank 1) reads x: the poisoned value fails it there.
       if ((f + 1) % 7 == 0) x[0] = TMATH_FAIL_VALUE;
+      // s2 (on rank 0) reads z: s1 has already sent c straight to s3,
+      // which skips the frame and must drop that value.
+      else if ((f + 1) % 11 == 0) z[0] = TMATH_FAIL_VALUE;
       OK(set_xz(pipe, x, z));
       OK(vkp_pipeline_run(pipe, NULL));
     }
@@ -210,6 +314,12 @@ static void case_diamond_tmath(int32_t frames) {
         CHECK(res.status && strstr(m, "'s0'") && strstr(m, want) &&
                   (g_size < 2 || strstr(m, "on rank 1")),
               "frame %llu: expected the error of s0 on rank 1, got '%s'",
+              (unsigned long long)res.seq, m);
+      } else if (res.seq % 11 == 0) {
+        failed_s2++;
+        const char *m = res.status ? vkp_status_message(res.status) : "";
+        CHECK(res.status && strstr(m, "'s2'"),
+              "frame %llu: expected the error of s2, got '%s'",
               (unsigned long long)res.seq, m);
       } else {
         CHECK(!res.status, "frame %llu failed: %s", (unsigned long long)res.seq,
@@ -230,6 +340,8 @@ static void case_diamond_tmath(int32_t frames) {
     }
   }
   CHECK(failed == frames / 7, "%d failed frames, expected %d", failed, frames / 7);
+  CHECK(failed_s2 == frames / 11 - frames / 77, "%d frames failed in s2, expected %d",
+        failed_s2, frames / 11 - frames / 77);
 done:
   vkp_pipeline_destroy(pipe);
   vkp_plan_destroy(plan);
@@ -463,14 +575,19 @@ done:
 // naming rank 1; later runs are refused naming it. Prints "dead rank: ok"
 // (ctest matches it: the job's exit status is MPI's business once a rank
 // died).
+// Rank 1 ends (SIGKILL) or hangs whole (SIGSTOP: its heartbeats stop too)
+// after 0.3 s.
+static int g_signal = SIGKILL;
+
 static void *die_soon(void *arg) {
   struct timespec ts = {0, 300000000};
   nanosleep(&ts, NULL);
-  raise(SIGKILL);
+  raise(g_signal);
   return NULL;
 }
 
-static int case_dead_rank(void) {
+static int case_dead_rank(int sig) {
+  g_signal = sig;
   vkp_pipeline_synthetic_stage_t stages[2] = {
       {VKP_PIPELINE_SYNTHETIC_SLEEP, 1000000u}, {VKP_PIPELINE_SYNTHETIC_SLEEP, 1000000u}};
   int32_t ranks[2] = {0, 1};
@@ -543,7 +660,8 @@ int main(int argc, char **argv) {
   }
   g_rank = rank;
   g_size = size;
-  if (argc > 1 && !strcmp(argv[1], "dead")) return case_dead_rank();
+  if (argc > 1 && !strcmp(argv[1], "dead")) return case_dead_rank(SIGKILL);
+  if (argc > 1 && !strcmp(argv[1], "hung")) return case_dead_rank(SIGSTOP);
   int32_t frames = argc > 1 ? atoi(argv[1]) : 2000;
   const char *seed = getenv("VKPIPE_TEST_SEED");
   g_rng = seed ? strtoull(seed, NULL, 0) : (uint64_t)time(NULL);
@@ -552,6 +670,7 @@ int main(int argc, char **argv) {
   if (rank == 0) printf("test_mpi: %d ranks, %d frames, seed %llu\n", size,
                         frames, (unsigned long long)g_rng);
   case_synthetic(frames);
+  case_direct_chain(frames / 4);
   case_diamond_tmath(frames);
   case_diamond_cpu(20);
   case_dtypes();

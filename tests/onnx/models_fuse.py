@@ -97,6 +97,34 @@ def gen_gelu_tanh(w):
         w.save(name, m, [x], [y])
 
 
+def gen_linear(w):
+    """Linear layers with constant weights, for the cpu target's GEMM with B
+    packed at load and its epilogue: a sequence-first [L, 1, E]-style input
+    (a few rows per batch, the bias the only epilogue operand: one GEMM over
+    all batches), a residual Add (varies per row: one GEMM per batch), and a
+    Gemm with transB = 1."""
+    x = w.f32(9, 3, 40)
+    wt, b = w.f32(40, 50, lo=-0.3, hi=0.3), w.f32(50)
+    m = model([n("MatMul", ["x", "w"], ["mm"]), n("Add", ["mm", "b"], ["y"])],
+              [vi("x", [9, 3, 40])], [vi("y", [9, 3, 50])], [init("w", wt), init("b", b)])
+    y = x.astype(np.float64) @ wt.astype(np.float64) + b
+    w.save("linear_seq_first", m, [x], [y.astype(np.float32)])
+    x = w.f32(2, 8, 40)
+    wt, b = w.f32(40, 40, lo=-0.3, hi=0.3), w.f32(40)
+    m = model([n("MatMul", ["x", "w"], ["mm"]), n("Add", ["mm", "b"], ["t"]),
+               n("Add", ["t", "x"], ["y"])],
+              [vi("x", [2, 8, 40])], [vi("y", [2, 8, 40])], [init("w", wt), init("b", b)])
+    y = x.astype(np.float64) @ wt.astype(np.float64) + b + x
+    w.save("linear_residual", m, [x], [y.astype(np.float32)])
+    x = w.f32(10, 40)
+    wt, b = w.f32(50, 40, lo=-0.3, hi=0.3), w.f32(50)
+    m = model([n("Gemm", ["x", "w", "b"], ["y"], transB=1)], [vi("x", [10, 40])],
+              [vi("y", [10, 50])], [init("w", wt), init("b", b)])
+    y = x.astype(np.float64) @ wt.T.astype(np.float64) + b
+    w.save("linear_gemm_trans_b", m, [x], [y.astype(np.float32)])
+
+
 def generate(w):
+    gen_linear(w)
     gen_rms(w)
     gen_gelu_tanh(w)

@@ -57,9 +57,12 @@ def scale_for(a, dt):
 
 
 def gen_qdq(w, name, x, wf, bf, act, per_channel, relu, conv, pad=1, stride=1,
-            group=1, y_at_min=True, w_zero=False):
+            group=1, y_at_min=True, w_zero=False, form="matmul"):
     """One Q/DQ product: x (float input) -> Q(act) -> DQ -> Conv / MatMul
-    (DQ(int8 weight), DQ(int32 bias)) [-> Relu] -> Q(act) -> DQ -> output."""
+    (DQ(int8 weight), DQ(int32 bias)) [-> Relu] -> Q(act) -> DQ -> output.
+    For a matmul, `form` picks the float op: "matmul" (a bias, if any, added
+    by an Add after it), "gemm" (the bias as C), "gemm_t" (Gemm with transB =
+    1: the weight stored as [N, K], per channel along axis 0)."""
     sx, zx = scale_for(x, act)
     top = 100 if w_zero else 127  # room for the zero point without clipping
     if conv:
@@ -126,6 +129,9 @@ def gen_qdq(w, name, x, wf, bf, act, per_channel, relu, conv, pad=1, stride=1,
     out = ((yq.astype(np.float64) - zy) * np.float64(sy)).astype(np.float32)
 
     n = helper.make_node
+    if form == "gemm_t":
+        wstored = np.ascontiguousarray(wstored.T)
+        axis = 0
     nodes = [n("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
              n("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
              n("DequantizeLinear", ["wq", "sw"] + (["zw"] if w_zero else []), ["wd"],
@@ -139,10 +145,15 @@ def gen_qdq(w, name, x, wf, bf, act, per_channel, relu, conv, pad=1, stride=1,
     if bq is not None:
         nodes.append(n("DequantizeLinear", ["bq", "sb"], ["bd"], axis=0))
         inits += [init("bq", bq), init("sb", sb)]
-        prod_in.append("bd")
+        if conv or form != "matmul":
+            prod_in.append("bd")
     if conv:
         nodes.append(n("Conv", prod_in, ["y"], pads=[pad] * 4, strides=[stride] * 2,
                        group=group, kernel_shape=list(wq.shape[2:])))
+    elif form in ("gemm", "gemm_t"):
+        nodes.append(n("Gemm", prod_in, ["y"], transB=int(form == "gemm_t")))
+    elif bq is not None:
+        nodes += [n("MatMul", prod_in, ["mm"]), n("Add", ["mm", "bd"], ["y"])]
     else:
         nodes.append(n("MatMul", prod_in, ["y"]))
     last = "y"
@@ -181,6 +192,22 @@ def generate(w):
     x = w.f32(5, 16, lo=-1.0, hi=1.0)
     gen_qdq(w, "qdq_matmul_s8_per_tensor", x, w.f32(16, 7, lo=-0.4, hi=0.4), None,
             np.int8, False, False, False)
+    # Sizes past the packed kernel's blocks (6 rows x 32 columns, k in 4s)
+    # and split across threads; Gemm (C as the bias, B transposed or not)
+    # and MatMul + Add(bias) fold too.
+    x = w.f32(2, 24, 64, lo=-1.0, hi=1.0)
+    gen_qdq(w, "qdq_matmul_add_u8_zero_point", x, w.f32(64, 96, lo=-0.4, hi=0.4),
+            w.f32(96, lo=-0.3, hi=0.3), np.uint8, True, True, False, w_zero=True)
+    x = w.f32(13, 70, lo=-1.0, hi=1.0)
+    gen_qdq(w, "qdq_gemm_t_u8_per_channel", x, w.f32(70, 45, lo=-0.4, hi=0.4),
+            w.f32(45, lo=-0.3, hi=0.3), np.uint8, True, False, False, form="gemm_t")
+    x = w.f32(7, 33, lo=-1.0, hi=1.0)
+    gen_qdq(w, "qdq_gemm_s8_relu", x, w.f32(33, 17, lo=-0.4, hi=0.4),
+            w.f32(17, lo=-0.3, hi=0.3), np.int8, False, True, False, form="gemm")
+    # A convolution large enough for the 8-bit GEMM to split across threads.
+    x = w.f32(1, 8, 16, 16, lo=-1.0, hi=1.0)
+    gen_qdq(w, "qdq_conv_u8_split", x, w.f32(32, 8, 3, 3, lo=-0.5, hi=0.5),
+            w.f32(32, lo=-0.3, hi=0.3), np.uint8, True, True, True)
     # A Relu before a quantizer whose zero point is not the lowest value:
     # not folded (the float Conv runs between the quantizers).
     x = w.f32(1, 3, 6, 6, lo=-1.0, hi=1.0)

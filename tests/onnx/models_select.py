@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """ONNX models for the importer of the selection family (graph/onnx_select.c):
 TopK, ArgMax, ArgMin and CumSum across opsets, NonZero and Unique folded on
-constants, and the run-time forms that are refused (a TopK K, a CumSum axis,
-NonZero and Unique on run-time data), with NumPy's expected outputs.
+constants, and the run-time form that is refused (a CumSum axis), with
+NumPy's expected outputs.
 Imported by gen_models.py, which calls generate(w); test_onnx_select.c
 loads them."""
 import numpy as np
@@ -81,12 +81,10 @@ def gen_select_opsets(w):
            [(a + nz).astype(np.float32),
             (b * uc.astype(np.float32)) + uy])  # float32 per op, as the graph
 
-    # Run-time K, axis and NonZero / Unique data: each refused, in one error.
-    nodes = [n("TopK", ["x", "k"], ["v", "i"]), n("CumSum", ["x", "ax"], ["cs"]),
-             n("NonZero", ["x"], ["nz"]), n("Unique", ["x"], ["u"])]
-    m = model(nodes, [vi("x", [2, 3]), vi("k", [1], I64), vi("ax", [], I64)],
-              [vi("v", [2, 1]), vi("i", [2, 1], I64), vi("cs", [2, 3]),
-               vi("nz", [2, None], I64), vi("u", [None])], opset=13)
+    # A run-time CumSum axis: refused. (TopK with a run-time K, NonZero and
+    # Unique on run-time data run: models_dynamic.py.)
+    nodes = [n("CumSum", ["x", "ax"], ["cs"])]
+    m = model(nodes, [vi("x", [2, 3]), vi("ax", [], I64)], [vi("cs", [2, 3])], opset=13)
     w.save("select_runtime", m)
 
 

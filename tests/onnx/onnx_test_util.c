@@ -57,9 +57,9 @@ void onnx_run_and_compare_on(const vkp_graph_t *g, const char *name,
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *ref = NULL;
   VKP_TEST_OK(vkp_registry_lookup(reg, target, &ref));
-  vkp_tensor_t in[8] = {0}, out[8] = {0}, want[8] = {0};
-  cr_assert_leq(g->n_inputs, 8);
-  cr_assert_leq(g->n_outputs, 8);
+  vkp_tensor_t in[16] = {0}, out[16] = {0}, want[16] = {0};
+  cr_assert_leq(g->n_inputs, 16);
+  cr_assert_leq(g->n_outputs, 16);
   char path[1024], file[256];
   for (int32_t i = 0; i < g->n_inputs; ++i) {
     snprintf(file, sizeof file, "%s.input_%d.pb", name, (int)i);
@@ -77,7 +77,7 @@ void onnx_run_and_compare_on(const vkp_graph_t *g, const char *name,
               "%s output %d on %s: %s (%s)", name, (int)i, target, msg,
               onnx_seed_note());
   }
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 16; ++i) {
     vkp_tensor_deinit(&in[i]);
     vkp_tensor_deinit(&out[i]);
     vkp_tensor_deinit(&want[i]);

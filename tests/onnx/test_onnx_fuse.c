@@ -176,3 +176,20 @@ Test(onnx_fuse, scaled_instance_norm_is_not_fused, .timeout = 60) {
   onnx_run_and_compare(g, "group_norm_scaled", 1e-4, 1e-5);
   vkp_graph_destroy(g);
 }
+
+// Linear layers with constant weights: the cpu target packs B at load and
+// runs a sequence-first input's batches as one GEMM (bias-only epilogue),
+// a residual epilogue per batch, and a transposed Gemm weight; 1 and 3
+// threads, against NumPy.
+Test(onnx_fuse, linear_layers_with_packed_weights, .timeout = 120) {
+  const char *names[] = {"linear_seq_first", "linear_residual", "linear_gemm_trans_b"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; ++i) {
+    char file[128];
+    snprintf(file, sizeof file, "%s.onnx", names[i]);
+    vkp_graph_t *g = onnx_load_model(file);
+    onnx_run_and_compare(g, names[i], 1e-5, 1e-6);
+    onnx_run_and_compare_on(g, names[i], "cpu", 1, 1e-4, 1e-5);
+    onnx_run_and_compare_on(g, names[i], "cpu", 3, 1e-4, 1e-5);
+    vkp_graph_destroy(g);
+  }
+}

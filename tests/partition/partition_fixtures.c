@@ -42,16 +42,20 @@ static vkp_status_t fx_run(vkp_stage_t *s, const vkp_tensor_t *in,
 static void fx_unload(vkp_stage_t *s) { free(s); }
 static void fx_destroy(vkp_target_t *t) { free(t->impl); }
 
-#define FX_VTABLE(id, str)                                                   \
+#define FX_VTABLE(id, str, fx_flags)                                         \
   static const vkp_target_vtable_t fx_vtable_##id = {                       \
-      .name = str, .supports = fx_supports, .compile = fx_compile,          \
-      .load = fx_load, .run = fx_run, .unload = fx_unload,                  \
+      .api_version = VKP_TARGET_API_VERSION,                                 \
+      .name = str,                                                           \
+      .caps = {.flags = fx_flags, .dtypes = VKP_DTYPE_SET_ALL},              \
+      .compiler = {.supports = fx_supports, .compile = fx_compile},          \
+      .stage = {.load = fx_load, .run = fx_run, .unload = fx_unload},        \
       .destroy = fx_destroy};
-FX_VTABLE(fa, "fa")
-FX_VTABLE(fb, "fb")
-FX_VTABLE(fc, "fc")
-FX_VTABLE(cpu, "cpu")
-FX_VTABLE(gpu, "gpu")
+FX_VTABLE(fa, "fa", 0)
+FX_VTABLE(fb, "fb", 0)
+FX_VTABLE(fc, "fc", 0)
+// The fake host target stands in for the built-in one: the default fallback.
+FX_VTABLE(cpu, "cpu", VKP_TARGET_DEFAULT_FALLBACK)
+FX_VTABLE(gpu, "gpu", 0)
 
 void fx_add_fake(vkp_registry_t *reg, const char *name, fx_ops_t refuse_ops) {
   const vkp_target_vtable_t *vt = !strcmp(name, "fa")    ? &fx_vtable_fa

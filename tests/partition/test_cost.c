@@ -210,7 +210,7 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *cpu = vkp_registry_find(reg, "cpu");
   cr_assert_not_null(cpu);
-  cr_assert_not_null(cpu->vtable->kernel_class);
+  cr_assert_not_null(cpu->vtable->compiler.kernel_class);
   vkp_test_rng_t rng;
   vkp_test_rng_init(&rng);
   double h = vkp_test_rng_uniform(&rng, 4, 64);
@@ -233,16 +233,16 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   // the 3-channel stem an im2col GEMM over 64 positions.
   vkp_graph_t *g = fx_resnet_like(1, 32, 8);
   double cols = 0;
-  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "b0.conv1"), &cols),
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.conv1"), &cols),
                    "conv_winograd");
   cr_assert_float_eq(cols, 16.0, 1e-12);
-  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "stem"), &cols), "conv_gemm");
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "stem"), &cols), "conv_gemm");
   cr_assert_float_eq(cols, 64.0, 1e-12);  // 8x8 output positions
   cols = 0;
-  cr_assert_null(cpu->vtable->kernel_class(cpu, g, node(g, "b0.relu1"), &cols));
+  cr_assert_null(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.relu1"), &cols));
   cr_assert_eq(cols, 0.0);
   // A single-row matmul (matrix-vector): no width term.
-  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "fc"), &cols), "gemm");
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "fc"), &cols), "gemm");
   cr_assert_eq(cols, 0.0);
   double s;
   vkp_op_cost_t w = cost_of(g, "b0.conv1");
@@ -258,10 +258,10 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
 
   // Depthwise (no GEMM: no width term) and pointwise convolutions.
   g = fx_mobilenet_like(1, 24, 6);
-  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "b0.dw"), &cols),
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.dw"), &cols),
                    "conv_depthwise");
   cr_assert_eq(cols, 0.0);
-  cr_assert_str_eq(cpu->vtable->kernel_class(cpu, g, node(g, "b0.pw"), &cols),
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.pw"), &cols),
                    "conv_pointwise");
   cr_assert_float_eq(cols, 36.0, 1e-12);  // 6x6 output positions
   w = cost_of(g, "b0.dw");
@@ -293,4 +293,65 @@ Test(cost, kernel_profile_errors, .timeout = 10) {
                        "must be a number");
   expect_profile_error("{\"targets\": {\"cpu\": {\"gemm_half_columns\": -1}}}",
                        "gemm_half_columns");
+}
+
+// A target the default profile does not list, with rates of its own.
+static bool decl_supports(const vkp_target_t *t, const vkp_graph_t *g, const vkp_node_t *n,
+                          char *reason, size_t size) {
+  return true;
+}
+static vkp_status_t decl_compile(const vkp_target_t *t, const vkp_graph_t *g,
+                                 const vkp_compile_options_t *o, vkp_blob_t *blob) {
+  return vkp_blob_alloc(blob, 1);
+}
+static vkp_status_t decl_load(const vkp_target_t *t, const vkp_graph_t *g, const void *blob,
+                              size_t size, vkp_stage_t **out) {
+  return vkp_status_make(VKP_STATUS_UNSUPPORTED, "not run here");
+}
+static vkp_status_t decl_run(vkp_stage_t *s, const vkp_tensor_t *in, vkp_tensor_t *out) {
+  return NULL;
+}
+static void decl_unload(vkp_stage_t *s) {}
+static const vkp_target_kernel_rate_t decl_kernels[] = {{"gemm", 0.5}};
+static const vkp_target_rates_t decl_rates = {
+    .device = "accel0", .gflops = 123.0, .gbps = 45.0, .launch_us = 7.0,
+    .n_kernels = 1, .kernels = decl_kernels,
+};
+static const vkp_target_vtable_t decl_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
+    .name = "decl",
+    .caps = {.dtypes = VKP_DTYPE_SET_ALL, .default_rates = &decl_rates},
+    .compiler = {.supports = decl_supports, .compile = decl_compile},
+    .stage = {.load = decl_load, .run = decl_run, .unload = decl_unload},
+};
+
+Test(cost, unlisted_target_uses_its_declared_rates, .timeout = 10) {
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  VKP_TEST_OK(vkp_registry_add(reg, &decl_vtable, NULL));
+  const vkp_target_t *t = vkp_registry_find(reg, "decl");
+  vkp_profile_t *p;
+  VKP_TEST_OK(vkp_profile_create_default(&p));
+  cr_assert_eq(vkp_profile_target(p, "decl"), &p->fallback, "not listed");
+  vkp_profile_target_t scratch;
+  const vkp_profile_target_t *r = vkp_profile_target_rates(p, t, &scratch);
+  cr_assert_str_eq(r->device, "accel0");
+  cr_assert_float_eq(r->gflops, 123.0, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_scale(r, "gemm"), 0.5, 1e-12);
+
+  vkp_graph_t *g = fx_chain(4, 64);
+  const vkp_node_t *n = &g->nodes[0];
+  vkp_op_cost_t work;
+  VKP_TEST_OK(vkp_op_cost(g, n, &work));
+  double s = 0;
+  VKP_TEST_OK(vkp_node_estimate(p, t, g, n, &s));
+  cr_assert_float_eq(s, vkp_roofline_seconds(r, &work), 1e-15);
+  // A profile entry wins over the declaration.
+  vkp_profile_target_t listed = {.target = "decl", .device = "elsewhere",
+                                 .gflops = 1.0, .gbps = 1.0, .launch_us = 1.0};
+  VKP_TEST_OK(vkp_profile_set_target(p, &listed));
+  cr_assert_str_eq(vkp_profile_target_rates(p, t, &scratch)->device, "elsewhere");
+  vkp_graph_destroy(g);
+  vkp_profile_destroy(p);
+  vkp_registry_destroy(reg);
 }

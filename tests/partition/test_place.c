@@ -74,10 +74,16 @@ Test(place, fallback_missing_uses_first_capable, .timeout = 30) {
   vkp_partition_t *p;
   VKP_TEST_OK(vkp_partition_create(g, reg, NULL, &opt, &p));
   cr_assert_str_eq(placed(p, "middle"), "fb");
-  cr_assert(strstr(reason(p, "middle"), "'cpu' is not registered"), "%s",
-            reason(p, "middle"));
+  cr_assert(strstr(reason(p, "middle"), "no registered target is the default fallback"),
+            "%s", reason(p, "middle"));
   cr_assert(strstr(reason(p, "middle"), "first registered target"));
   vkp_partition_destroy(p);
+  // A fallback named by the caller that is not registered.
+  opt.fallback = "nope";
+  cr_assert_not_null(vkp_registry_find(reg, "fb"));
+  vkp_status_t st = vkp_partition_create(g, reg, NULL, &opt, &p);
+  cr_assert_eq(vkp_status_code(st), VKP_STATUS_NOT_FOUND, "%s", vkp_status_message(st));
+  vkp_status_free(st);
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }

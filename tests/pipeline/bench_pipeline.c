@@ -157,7 +157,7 @@ static int measure_vulkan(int32_t frames, double *out_pipe_us, double *out_bare_
   rc = rc || check(vkp_graph_mark_output(g, "y"), "graph");
   rc = rc || check(vkp_graph_validate(g), "graph");
   vkp_blob_t blob = {0};
-  if (!rc && (!vk || vk->vtable->compile(vk, g, NULL, &blob) != NULL)) {
+  if (!rc && (!vk || vk->vtable->compiler.compile(vk, g, NULL, &blob) != NULL)) {
     fprintf(stderr, "bench_pipeline: vulkan stages are not available here\n");
     vkp_graph_destroy(g);
     vkp_registry_destroy(reg);
@@ -175,7 +175,7 @@ static int measure_vulkan(int32_t frames, double *out_pipe_us, double *out_bare_
   vkp_pipeline_t *pipe = NULL;
   rc = rc || check(vkp_pipeline_create(plan, reg, NULL, &pipe), "pipeline");
   vkp_stage_t *stage = NULL;
-  rc = rc || check(vk->vtable->load(vk, g, blob.data, blob.size, &stage), "load");
+  rc = rc || check(vk->vtable->stage.load(vk, g, blob.data, blob.size, &stage), "load");
   vkp_tensor_t x = {0}, y = {0};
   rc = rc || check(vkp_tensor_init(&x, VKP_DTYPE_FLOAT32, 1, &n), "tensor");
   rc = rc || check(vkp_tensor_init(&y, VKP_DTYPE_FLOAT32, 1, &n), "tensor");
@@ -192,7 +192,7 @@ static int measure_vulkan(int32_t frames, double *out_pipe_us, double *out_bare_
     if (!rc && res.status) rc = check(res.status, "frame"), res.status = NULL;
     vkp_pipeline_result_deinit(&res);
     uint64_t t1 = now_ns();
-    rc = rc || check(vk->vtable->run(stage, &x, &y), "bare run");
+    rc = rc || check(vk->vtable->stage.run(stage, &x, &y), "bare run");
     uint64_t t2 = now_ns();
     if (!rc) {
       pipe_ns[i] = t1 - t0;
@@ -209,7 +209,7 @@ static int measure_vulkan(int32_t frames, double *out_pipe_us, double *out_bare_
   free(bare_ns);
   vkp_tensor_deinit(&x);
   vkp_tensor_deinit(&y);
-  if (stage) vk->vtable->unload(stage);
+  if (stage) vk->vtable->stage.unload(stage);
   vkp_pipeline_destroy(pipe);
   vkp_plan_destroy(plan);
   vkp_blob_deinit(&blob);

@@ -313,16 +313,6 @@ static vkp_status_t fd_timeline_wait(const vkp_target_t *t, uint64_t sem,
   return st;
 }
 
-static vkp_status_t fd_timeline_query(const vkp_target_t *t, uint64_t sem,
-                                      uint64_t *out) {
-  fakedev_t *d = dev_of(t);
-  pthread_mutex_lock(&d->mu);
-  *out = d->values[sem - 1];
-  bool lost = d->lost;
-  pthread_mutex_unlock(&d->mu);
-  return lost ? lost_status() : NULL;
-}
-
 static void fd_destroy(vkp_target_t *t) {
   fakedev_t *d = t->impl;
   pthread_mutex_lock(&d->mu);
@@ -341,14 +331,8 @@ static void fd_destroy(vkp_target_t *t) {
   free(d);
 }
 
-static const vkp_target_vtable_t fakedev_vtable = {
-    .name = "fakedev",
-    .supports = fd_supports,
-    .compile = fd_compile,
-    .load = fd_load,
-    .run = fd_run,
+static const vkp_target_device_ops_t fakedev_device_ops = {
     .submit = fd_submit,
-    .unload = fd_unload,
     .staging_alloc = fd_staging_alloc,
     .staging_free = fd_staging_free,
     .bind_slots = fd_bind_slots,
@@ -356,7 +340,15 @@ static const vkp_target_vtable_t fakedev_vtable = {
     .timeline_destroy = fd_timeline_destroy,
     .timeline_signal = fd_timeline_signal,
     .timeline_wait = fd_timeline_wait,
-    .timeline_query = fd_timeline_query,
+};
+
+static const vkp_target_vtable_t fakedev_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
+    .name = "fakedev",
+    .caps = {.flags = VKP_TARGET_DEVICE_FLAGS, .dtypes = VKP_DTYPE_SET_ALL},
+    .compiler = {.supports = fd_supports, .compile = fd_compile},
+    .stage = {.load = fd_load, .run = fd_run, .unload = fd_unload},
+    .device = &fakedev_device_ops,
     .destroy = fd_destroy,
 };
 

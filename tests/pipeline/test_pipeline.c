@@ -181,7 +181,7 @@ Test(pipeline, create_from_blobs, .timeout = 90) {
   const vkp_target_t *t = vkp_registry_find(f.registry, "tmath");
   vkp_blob_t blobs[4];
   for (int s = 0; s < 4; ++s)
-    VKP_TEST_OK(t->vtable->compile(t, f.plan->stages[s].graph, NULL, &blobs[s]));
+    VKP_TEST_OK(t->vtable->compiler.compile(t, f.plan->stages[s].graph, NULL, &blobs[s]));
   vkp_pipeline_t *pipe = NULL;
   VKP_TEST_OK(vkp_pipeline_create_from_blobs(f.plan, f.registry, blobs, NULL, &pipe));
   for (int s = 0; s < 4; ++s) vkp_blob_deinit(&blobs[s]);

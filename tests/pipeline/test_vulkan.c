@@ -33,7 +33,7 @@ static vkp_registry_t *vulkan_registry(bool force_copies, char *why, size_t size
     for (int32_t s = 0; s < plan->n_stages && !st; ++s)
       st = vkp_target_check_graph(vk, plan->stages[s].graph);
     vkp_blob_t blob = {0};
-    if (!st) st = vk->vtable->compile(vk, plan->stages[0].graph, NULL, &blob);
+    if (!st) st = vk->vtable->compiler.compile(vk, plan->stages[0].graph, NULL, &blob);
     vkp_blob_deinit(&blob);
     if (st) snprintf(why, size, "%s", vkp_status_message(st));
     vkp_status_free(st);

@@ -152,12 +152,11 @@ static vkp_status_t tmath_run(vkp_stage_t *stage, const vkp_tensor_t *in,
 static void tmath_destroy(vkp_target_t *t) { free(t->impl); }
 
 static const vkp_target_vtable_t tmath_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
     .name = "tmath",
-    .supports = tmath_supports,
-    .compile = tmath_compile,
-    .load = tmath_load,
-    .run = tmath_run,
-    .unload = tmath_unload,
+    .caps = {.dtypes = VKP_DTYPE_SET_ALL},
+    .compiler = {.supports = tmath_supports, .compile = tmath_compile},
+    .stage = {.load = tmath_load, .run = tmath_run, .unload = tmath_unload},
     .destroy = tmath_destroy,
 };
 

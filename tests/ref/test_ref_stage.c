@@ -138,8 +138,8 @@ Test(ref_stage, reuse_without_allocating, .timeout = 60) {
   vkp_graph_t *g = make_net(w, b, M);
   vkp_blob_t blob = {0};
   vkp_stage_t *stage = NULL;
-  VKP_TEST_OK(ref->vtable->compile(ref, g, NULL, &blob));
-  VKP_TEST_OK(ref->vtable->load(ref, g, blob.data, blob.size, &stage));
+  VKP_TEST_OK(ref->vtable->compiler.compile(ref, g, NULL, &blob));
+  VKP_TEST_OK(ref->vtable->stage.load(ref, g, blob.data, blob.size, &stage));
   vkp_tensor_t in, outs[5];
   int64_t xs[] = {M, K};
   VKP_TEST_OK(vkp_tensor_init_view(&in, VKP_DTYPE_FLOAT32, 2, xs, x));
@@ -151,7 +151,7 @@ Test(ref_stage, reuse_without_allocating, .timeout = 60) {
     for (int i = 0; i < M * K; ++i) x[i] = vkp_test_rng_uniform(&rng, -2, 2);
     vkp_test_counting_alloc_t counter;
     vkp_test_counting_alloc_install(&counter, 0);
-    vkp_status_t st = ref->vtable->run(stage, &in, outs);
+    vkp_status_t st = ref->vtable->stage.run(stage, &in, outs);
     vkp_test_counting_alloc_uninstall();
     VKP_TEST_OK(st);
     cr_assert_eq(counter.count, 0, "run allocated %lld times", (long long)counter.count);
@@ -161,13 +161,13 @@ Test(ref_stage, reuse_without_allocating, .timeout = 60) {
   vkp_tensor_t bad;
   int64_t bad_shape[] = {M + 1, K};
   VKP_TEST_OK(vkp_tensor_init(&bad, VKP_DTYPE_FLOAT32, 2, bad_shape));
-  vkp_status_t st = ref->vtable->run(stage, &bad, outs);
+  vkp_status_t st = ref->vtable->stage.run(stage, &bad, outs);
   cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
   cr_assert(strstr(vkp_status_message(st), "input 'x'"), "%s", vkp_status_message(st));
   vkp_status_free(st);
   vkp_tensor_deinit(&bad);
   for (int i = 0; i < 5; ++i) vkp_tensor_deinit(&outs[i]);
-  ref->vtable->unload(stage);
+  ref->vtable->stage.unload(stage);
   vkp_blob_deinit(&blob);
   vkp_graph_destroy(g);
   vkp_registry_destroy(reg);
@@ -180,29 +180,29 @@ Test(ref_stage, blob_is_checked, .timeout = 60) {
   vkp_graph_t *g = make_net(w, b, M), *other = make_net(w, b, M + 1);
   vkp_blob_t blob = {0};
   vkp_stage_t *stage = NULL;
-  VKP_TEST_OK(ref->vtable->compile(ref, g, NULL, &blob));
+  VKP_TEST_OK(ref->vtable->compiler.compile(ref, g, NULL, &blob));
   cr_assert_eq(memcmp(blob.data, VKP_REF_BLOB_MAGIC, 8), 0);
 
-  vkp_status_t st = ref->vtable->load(ref, other, blob.data, blob.size, &stage);
+  vkp_status_t st = ref->vtable->stage.load(ref, other, blob.data, blob.size, &stage);
   cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT), "%s", vkp_status_message(st));
   cr_assert_null(stage);
   vkp_status_free(st);
 
-  st = ref->vtable->load(ref, g, blob.data, 3, &stage);
+  st = ref->vtable->stage.load(ref, g, blob.data, 3, &stage);
   cr_assert(vkp_status_is(st, VKP_STATUS_DATA_LOSS), "%s", vkp_status_message(st));
   vkp_status_free(st);
-  st = ref->vtable->load(ref, g, NULL, 0, &stage);
+  st = ref->vtable->stage.load(ref, g, NULL, 0, &stage);
   cr_assert(vkp_status_is(st, VKP_STATUS_DATA_LOSS), "%s", vkp_status_message(st));
   vkp_status_free(st);
 
   unsigned char *bytes = blob.data;
   bytes[8] ^= 0x7f;  // version
-  st = ref->vtable->load(ref, g, blob.data, blob.size, &stage);
+  st = ref->vtable->stage.load(ref, g, blob.data, blob.size, &stage);
   cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", vkp_status_message(st));
   vkp_status_free(st);
   bytes[8] ^= 0x7f;
   bytes[0] = 'X';  // magic
-  st = ref->vtable->load(ref, g, blob.data, blob.size, &stage);
+  st = ref->vtable->stage.load(ref, g, blob.data, blob.size, &stage);
   cr_assert(vkp_status_is(st, VKP_STATUS_DATA_LOSS), "%s", vkp_status_message(st));
   vkp_status_free(st);
   cr_assert_null(stage);
@@ -260,9 +260,9 @@ Test(ref_stage, supports_reasons, .timeout = 60) {
   vkp_graph_t g = {.name = "g", .n_values = 3, .values = values, .n_nodes = 1,
                    .nodes = &node};
   char reason[256] = "";
-  cr_assert(ref->vtable->supports(ref, &g, &node, reason, sizeof reason));
+  cr_assert(ref->vtable->compiler.supports(ref, &g, &node, reason, sizeof reason));
   node.op = VKP_OP_COUNT;
-  cr_assert_not(ref->vtable->supports(ref, &g, &node, reason, sizeof reason));
+  cr_assert_not(ref->vtable->compiler.supports(ref, &g, &node, reason, sizeof reason));
   cr_assert(strstr(reason, "unknown op"), "%s", reason);
   vkp_registry_destroy(reg);
 }
@@ -331,10 +331,10 @@ Test(ref_stage, dump_writes_the_plan, .timeout = 60) {
   const vkp_target_t *ref = ref_target(&reg);
   vkp_graph_t *g = make_net(w, b, M);
   vkp_blob_t blob = {0};
-  VKP_TEST_OK(ref->vtable->compile(ref, g, NULL, &blob));
+  VKP_TEST_OK(ref->vtable->compiler.compile(ref, g, NULL, &blob));
   char dir[] = "/tmp/vkp_ref_dump_XXXXXX";
   cr_assert_not_null(mkdtemp(dir));
-  VKP_TEST_OK(ref->vtable->dump(ref, g, blob.data, blob.size, dir));
+  VKP_TEST_OK(ref->vtable->compiler.dump(ref, g, blob.data, blob.size, dir));
   char path[64];
   snprintf(path, sizeof path, "%s/ref_plan.txt", dir);
   char *text = vkp_test_read_file(path, NULL);
@@ -347,7 +347,7 @@ Test(ref_stage, dump_writes_the_plan, .timeout = 60) {
   remove(path);
   rmdir(dir);
   // A directory that does not exist is an I/O error, not a crash.
-  vkp_status_t st = ref->vtable->dump(ref, g, blob.data, blob.size, "/nonexistent/dir");
+  vkp_status_t st = ref->vtable->compiler.dump(ref, g, blob.data, blob.size, "/nonexistent/dir");
   cr_assert(vkp_status_is(st, VKP_STATUS_IO_ERROR), "%s", vkp_status_message(st));
   vkp_status_free(st);
   vkp_blob_deinit(&blob);
@@ -371,7 +371,7 @@ static void *worker_main(void *arg) {
   worker_t *wk = arg;
   vkp_test_rng_t rng = {.state = wk->seed};
   vkp_stage_t *stage = NULL;
-  vkp_status_t st = wk->ref->vtable->load(wk->ref, wk->graph, wk->blob, wk->blob_size, &stage);
+  vkp_status_t st = wk->ref->vtable->stage.load(wk->ref, wk->graph, wk->blob, wk->blob_size, &stage);
   vkp_tensor_t in, outs[5] = {{0}};
   float x[M * K];
   int64_t xs[] = {M, K};
@@ -383,7 +383,7 @@ static void *worker_main(void *arg) {
   wk->ok = !st;
   for (int round = 0; round < 50 && wk->ok; ++round) {
     for (int i = 0; i < M * K; ++i) x[i] = vkp_test_rng_uniform(&rng, -2, 2);
-    st = wk->ref->vtable->run(stage, &in, outs);
+    st = wk->ref->vtable->stage.run(stage, &in, outs);
     if (st) break;
     float s[M][N], h[M][N], r[N];
     expect_net(x, wk->w, wk->b, s, h, r);
@@ -395,7 +395,7 @@ static void *worker_main(void *arg) {
   if (st) wk->ok = false;
   vkp_status_free(st);
   for (int i = 0; i < 5; ++i) vkp_tensor_deinit(&outs[i]);
-  if (stage) wk->ref->vtable->unload(stage);
+  if (stage) wk->ref->vtable->stage.unload(stage);
   return NULL;
 }
 
@@ -409,7 +409,7 @@ Test(ref_stage, stages_on_two_threads, .timeout = 60) {
   const vkp_target_t *ref = ref_target(&reg);
   vkp_graph_t *g = make_net(w, b, M);
   vkp_blob_t blob = {0};
-  VKP_TEST_OK(ref->vtable->compile(ref, g, NULL, &blob));
+  VKP_TEST_OK(ref->vtable->compiler.compile(ref, g, NULL, &blob));
   worker_t wk[2];
   pthread_t th[2];
   for (int i = 0; i < 2; ++i) {
@@ -447,10 +447,10 @@ Test(ref_stage, plan_reuses_dead_tensors, .timeout = 60) {
   VKP_TEST_OK(vkp_graph_mark_output(g, "t6"));
   VKP_TEST_OK(vkp_graph_validate(g));
   vkp_blob_t blob = {0};
-  VKP_TEST_OK(ref->vtable->compile(ref, g, NULL, &blob));
+  VKP_TEST_OK(ref->vtable->compiler.compile(ref, g, NULL, &blob));
   char dir[] = "/tmp/vkp_ref_plan_XXXXXX";
   cr_assert_not_null(mkdtemp(dir));
-  VKP_TEST_OK(ref->vtable->dump(ref, g, blob.data, blob.size, dir));
+  VKP_TEST_OK(ref->vtable->compiler.dump(ref, g, blob.data, blob.size, dir));
   char path[64];
   snprintf(path, sizeof path, "%s/ref_plan.txt", dir);
   char *text = vkp_test_read_file(path, NULL);

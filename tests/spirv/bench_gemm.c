@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // A benchmark, not a test (never run by ctest): GFLOP/s of the generated
 // matmul on the "vulkan" target, next to the "cpu" target in the same run,
-// for n x n x n, n from the command line (default 256 and 512).
+// for n x n x n, n from the command line (default 256 and 512), or M x K x N
+// written MxKxN (skinny products: split-K). --fp16 compiles the vulkan
+// target with --precision fp16 (float16 weights) and skips cpu.
 //
 //   build/tests/spirv/bench_spirv_gemm 256 512
 //   VKPIPE_SPIRV_GEMM=tiled build/tests/spirv/bench_spirv_gemm 512
+//   build/tests/spirv/bench_spirv_gemm --fp16 4096
+//   VKPIPE_SPIRV_SPLITK=off build/tests/spirv/bench_spirv_gemm 8x16384x1024
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "vkpipe/graph.h"
@@ -25,15 +30,16 @@ static int check(vkp_status_t st) {
   return 1;
 }
 
-static int bench(const vkp_target_t *t, int64_t n) {
+static int bench(const vkp_target_t *t, int64_t m, int64_t k, int64_t n,
+                 const vkp_compile_options_t *options) {
   vkp_graph_t *g;
-  int64_t shape[2] = {n, n};
-  float *w = calloc((size_t)(n * n), sizeof(float));
-  for (int64_t i = 0; i < n * n; ++i) w[i] = (float)(i % 7) * 0.1f;
+  int64_t shape[2] = {m, k}, w_shape[2] = {k, n}, y_shape[2] = {m, n};
+  float *w = calloc((size_t)(k * n), sizeof(float));
+  for (int64_t i = 0; i < k * n; ++i) w[i] = (float)(i % 7) * 0.1f;
   const char *in[] = {"x", "w"}, *out[] = {"y"};
   if (check(vkp_graph_create("gemm", &g)) ||
       check(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, shape, NULL)) ||
-      check(vkp_graph_add_constant(g, "w", VKP_DTYPE_FLOAT32, 2, shape, w, NULL)) ||
+      check(vkp_graph_add_constant(g, "w", VKP_DTYPE_FLOAT32, 2, w_shape, w, NULL)) ||
       check(vkp_graph_add_node(g, "mm", VKP_OP_MATMUL, 2, in, 1, out, 0, NULL, NULL)) ||
       check(vkp_graph_mark_output(g, "y")) || check(vkp_graph_validate(g)))
     return 1;
@@ -42,22 +48,29 @@ static int bench(const vkp_target_t *t, int64_t n) {
   vkp_blob_t blob = {0};
   vkp_stage_t *stage = NULL;
   if (check(vkp_tensor_init(&x, VKP_DTYPE_FLOAT32, 2, shape)) ||
-      check(vkp_tensor_init(&y, VKP_DTYPE_FLOAT32, 2, shape)) ||
-      check(t->vtable->compile(t, g, NULL, &blob)) ||
-      check(t->vtable->load(t, g, blob.data, blob.size, &stage)))
+      check(vkp_tensor_init(&y, VKP_DTYPE_FLOAT32, 2, y_shape)) ||
+      check(t->vtable->compiler.compile(t, g, options, &blob)) ||
+      check(t->vtable->stage.load(t, g, blob.data, blob.size, &stage)))
     return 1;
-  if (check(t->vtable->run(stage, &x, &y))) return 1;  // warm-up
+  if (check(t->vtable->stage.run(stage, &x, &y))) return 1;  // warm-up
   int reps = 0;
   double start = now(), elapsed = 0;
   while (elapsed < 2.0 || reps < 3) {
-    if (check(t->vtable->run(stage, &x, &y))) return 1;
+    if (check(t->vtable->stage.run(stage, &x, &y))) return 1;
     ++reps;
     elapsed = now() - start;
   }
   double s = elapsed / reps;
-  printf("%-7s matmul %lld^3: %.2f ms/run, %.2f GFLOP/s (%d runs)\n",
-         t->vtable->name, (long long)n, s * 1e3, 2.0 * (double)n * (double)n * (double)n / s * 1e-9, reps);
-  t->vtable->unload(stage);
+  char shape_text[64];
+  if (m == k && k == n)
+    snprintf(shape_text, sizeof shape_text, "%lld^3", (long long)n);
+  else
+    snprintf(shape_text, sizeof shape_text, "%lldx%lldx%lld", (long long)m, (long long)k,
+             (long long)n);
+  printf("%-7s matmul %s%s: %.2f ms/run, %.2f GFLOP/s (%d runs)\n", t->vtable->name,
+         shape_text, options && options->precision ? " fp16" : "", s * 1e3,
+         2.0 * (double)m * (double)k * (double)n / s * 1e-9, reps);
+  t->vtable->stage.unload(stage);
   vkp_blob_deinit(&blob);
   vkp_tensor_deinit(&x);
   vkp_tensor_deinit(&y);
@@ -69,15 +82,30 @@ int main(int argc, char **argv) {
   vkp_registry_t *reg;
   if (check(vkp_registry_create_default(&reg))) return 1;
   static const char *const names[] = {"vulkan", "cpu"};
+  vkp_compile_options_t fp16 = {.precision = VKP_PRECISION_FP16};
+  const vkp_compile_options_t *options = NULL;
+  int first = 1;
+  if (argc > 1 && strcmp(argv[1], "--fp16") == 0) {
+    options = &fp16;
+    first = 2;
+  }
   int rc = 0;
-  for (int k = 0; k < 2; ++k) {
-    const vkp_target_t *t = vkp_registry_find(reg, names[k]);
+  for (int t_index = 0; t_index < (options ? 1 : 2); ++t_index) {
+    const vkp_target_t *t = vkp_registry_find(reg, names[t_index]);
     if (!t) {
-      printf("%-7s unavailable\n", names[k]);
+      printf("%-7s unavailable\n", names[t_index]);
       continue;
     }
-    for (int i = 1; i < argc; ++i) rc |= bench(t, atoll(argv[i]));
-    if (argc < 2) rc |= bench(t, 256) | bench(t, 512);
+    for (int i = first; i < argc; ++i) {
+      long long m = 0, k = 0, n = 0;
+      if (sscanf(argv[i], "%lldx%lldx%lld", &m, &k, &n) != 3) m = k = n = atoll(argv[i]);
+      if (m <= 0 || k <= 0 || n <= 0) {
+        fprintf(stderr, "bench: '%s' is not N or MxKxN\n", argv[i]);
+        return 2;
+      }
+      rc |= bench(t, m, k, n, options);
+    }
+    if (argc <= first) rc |= bench(t, 256, 256, 256, options) | bench(t, 512, 512, 512, options);
   }
   vkp_registry_destroy(reg);
   return rc;

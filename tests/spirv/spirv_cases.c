@@ -278,6 +278,15 @@ MATMUL_CASE(matmul_batch_2x3x17x9_9x11, 4, S(2, 3, 17, 9), 2, S(9, 11))
 MATMUL_CASE(matmul_bcast_3x1x4x5_2x5x3, 4, S(3, 1, 4, 5), 3, S(2, 5, 3))
 MATMUL_CASE(matmul_vec_13_13x5, 1, S(13), 2, S(13, 5))
 MATMUL_CASE(matmul_4x13_vec_13, 2, S(4, 13), 1, S(13))
+// Skinny (one 64 x 64 tile, K = 4096): split-K by shape on GPUs (2
+// dispatches there), one dispatch on CPU devices;
+// positive inputs so that the sum of 4096 terms has no cancellation (the
+// relative tolerance then bounds the reordering of float32 additions).
+BEGIN(matmul_skinny_2x4096x64)
+const char *x = IN(b, 2, S(2, 4096));
+const char *w = CST_RANGE(b, 2, S(4096, 64), 0.01f, 1.0f);
+const char *y = NODE(b, VKP_OP_MATMUL, 2, L(x, w), 0, NULL);
+END(y)
 
 #define GEMM_CASE(case_name, ta, tb, sa, sb, rc, sc)                        \
   BEGIN(case_name)                                                          \
@@ -322,6 +331,10 @@ CONV_CASE(conv_grouped_g3, S(1, 6, 9, 9), S(9, 2, 3, 3), 1, 2,
           A(AI("group", 3), AIS("pads", 0, 1, 2, 1)))
 CONV_CASE(conv_depthwise, S(2, 4, 8, 7), S(4, 1, 3, 3), 1, 3,
           A(AI("group", 4), AIS("pads", 1, 1, 1, 1), AIS("strides", 1, 2)))
+// Depthwise with a channel multiplier of 2, dilation and an output width
+// that is no multiple of 4 (conv_depthwise.comp's column blocks).
+CONV_CASE(conv_depthwise_m2_dil, S(1, 3, 9, 11), S(6, 1, 3, 3), 1, 3,
+          A(AI("group", 3), AIS("pads", 2, 1, 2, 1), AIS("dilations", 2, 2)))
 CONV_CASE(conv_5x3_asym, S(1, 1, 17, 5), S(2, 1, 5, 3), 0, 1, A(AIS("pads", 2, 0, 2, 1)))
 // Shapes that cross the implicit GEMM's 64 x 64 tiles and its 16-deep K
 // slices: > 64 output channels, > 64 pixels, K not a multiple of 16.
@@ -1082,6 +1095,7 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(matmul_bcast_3x1x4x5_2x5x3, -1.0f, 1.0f, 1),
     CASE(matmul_vec_13_13x5, -1.0f, 1.0f, 1),
     CASE(matmul_4x13_vec_13, -1.0f, 1.0f, 1),
+    CASE(matmul_skinny_2x4096x64, 0.01f, 1.0f, 1),  // no cancellation over K
     CASE(gemm_plain_5x7x3, -1.0f, 1.0f, 1),
     CASE(gemm_tA_bias_n, -1.0f, 1.0f, 1),
     CASE(gemm_tB_bias_m1, -1.0f, 1.0f, 1),
@@ -1092,6 +1106,7 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(conv_stride2_dil2, -1.0f, 1.0f, 1),
     CASE(conv_grouped_g3, -1.0f, 1.0f, 1),
     CASE(conv_depthwise, -1.0f, 1.0f, 1),
+    CASE(conv_depthwise_m2_dil, -1.0f, 1.0f, 1),
     CASE(conv_5x3_asym, -1.0f, 1.0f, 1),
     CASE(conv_gemm_7x7_s2, -1.0f, 1.0f, 1),
     CASE(conv_gemm_1x1_s2, -1.0f, 1.0f, 1),

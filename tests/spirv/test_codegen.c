@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "codegen/spirv/program.h"
+#include "runtime/vulkan/target_vulkan.h"
 #include "spirv/spirv_cases.h"
 #include "support/test_support.h"
 
@@ -80,7 +81,9 @@ ParameterizedTestParameters(spirv_codegen, cases) {
 
 ParameterizedTest(int *i, spirv_codegen, cases, .timeout = 60) {
   run_case(&vkp_spirv_cases[*i], &lavapipe_like, true);
-  run_case(&vkp_spirv_cases[*i], &gpu_like, true);
+  // Split-K by shape adds a dispatch on GPUs only (split_k_by_shape below).
+  run_case(&vkp_spirv_cases[*i], &gpu_like,
+           strncmp(vkp_spirv_cases[*i].name, "matmul_skinny", 13) != 0);
 }
 
 // Every op the generator has a kernel for appears in at least one case.
@@ -120,24 +123,31 @@ Test(spirv_codegen, gemm_variant_follows_device, .timeout = 60) {
     VKP_TEST_OK(vkp_spirv_codegen(g, devs[k], &opts, &p));
     cr_assert_eq(p->n_dispatches, 1);
     const vkp_spirv_dispatch_t *d = &p->dispatches[0];
+    // Codegen is pure: with dump_dir set it keeps the GLSL and writes nothing.
+    cr_assert_not_null(d->glsl);
+    cr_assert_eq(rmdir(dir), 0, "codegen wrote into %s", dir);
+    bool tiled = strstr(d->glsl, "shared float") != NULL;
+    cr_assert_eq(tiled, k == 1, "device %d got the %s kernel", k,
+                 tiled ? "tiled" : "blocked");
+    cr_assert_eq(d->local_size[0] * d->local_size[1], tiled ? 256u : 64u);
+    // The target writes the dumps (and makes the directory).
+    VKP_TEST_OK(vkp__vulkan_dump_sources(p, dir));
     char path[256];
     snprintf(path, sizeof path, "%s/000_%s.comp", dir, d->name);
     size_t size = 0;
     char *glsl = vkp_test_read_file(path, &size);
     cr_assert_not_null(glsl, "no dump at %s", path);
-    bool tiled = strstr(glsl, "shared float") != NULL;
-    cr_assert_eq(tiled, k == 1, "device %d got the %s kernel", k,
-                 tiled ? "tiled" : "blocked");
-    cr_assert_eq(d->local_size[0] * d->local_size[1], tiled ? 256u : 64u);
+    cr_assert_str_eq(glsl, d->glsl);
     free(glsl);
+    unlink(path);
     for (const char *ext = "spv"; ext; ext = strcmp(ext, "spv") == 0 ? "spvasm" : NULL) {
       snprintf(path, sizeof path, "%s/000_%s.%s", dir, d->name, ext);
       struct stat st;
       cr_assert(stat(path, &st) == 0 && st.st_size > 0, "missing %s", path);
       unlink(path);
     }
-    snprintf(path, sizeof path, "%s/000_%s.comp", dir, d->name);
-    unlink(path);
+    cr_assert_eq(rmdir(dir), 0);
+    cr_assert_not_null(mkdtemp(strcpy(dir, "/tmp/vkp_spirv_dumpXXXXXX")));
     vkp_spirv_program_destroy(p);
     vkp_graph_destroy(g);
   }
@@ -240,11 +250,19 @@ Test(spirv_codegen, supports_bools_on_8bit_devices_refuses_wide_sums, .timeout =
   vkp_graph_destroy(g);
 }
 
-// A value larger than maxStorageBufferRange is refused with a clear status.
+static vkp_graph_t *build_case(const char *name, vkp_test_rng_t *rng) {
+  for (int i = 0; i < vkp_spirv_case_count; ++i)
+    if (strcmp(vkp_spirv_cases[i].name, name) == 0) return vkp_spirv_cases[i].build(rng);
+  cr_assert_fail("no case %s", name);
+  return NULL;
+}
+
+// A value larger than maxStorageBufferRange that the kernel cannot split
+// (softmax reads its rows directly) is refused with a clear status.
 Test(spirv_codegen, storage_range_limit, .timeout = 30) {
   vkp_test_rng_t rng;
   vkp_test_rng_init(&rng);
-  vkp_graph_t *g = vkp_spirv_cases[0].build(&rng);
+  vkp_graph_t *g = build_case("softmax_last", &rng);
   vkp_spirv_device_info_t tiny = lavapipe_like;
   tiny.max_storage_range = 64;
   vkp_spirv_program_t *p = NULL;
@@ -252,6 +270,48 @@ Test(spirv_codegen, storage_range_limit, .timeout = 30) {
   cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", vkp_status_message(st));
   cr_assert(strstr(vkp_status_message(st), "maxStorageBufferRange") != NULL);
   vkp_status_free(st);
+  vkp_graph_destroy(g);
+}
+
+// A matmul whose operands and result are past the limit binds each as
+// consecutive ranges of at most the limit (rounded down to the offset
+// alignment) that together cover the tensor: A [65, 67] (17420 bytes) in 3,
+// B [67, 33] (8844) in 2, the result [65, 33] (8580) in 2.
+Test(spirv_codegen, storage_range_split, .timeout = 30) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g = build_case("matmul_65x67x33", &rng);
+  vkp_spirv_device_info_t small = lavapipe_like;
+  small.max_storage_range = 8200;  // parts of 8192 bytes (16-byte aligned)
+  char reason[256] = "";
+  cr_assert(vkp_spirv_supports_on(g, &g->nodes[0], &small, reason, sizeof reason), "%s",
+            reason);
+  vkp_spirv_program_t *p = NULL;
+  VKP_TEST_OK(vkp_spirv_codegen(g, &small, NULL, &p));
+  cr_assert_eq(p->n_dispatches, 1);
+  const vkp_spirv_dispatch_t *d = &p->dispatches[0];
+  cr_assert_eq(d->n_bindings, 7);
+  const uint64_t sizes[3] = {8580, 17420, 8844};
+  const int parts[3] = {2, 3, 2};
+  int slot = 0;
+  for (int t = 0; t < 3; ++t) {
+    uint64_t covered = 0;
+    for (int q = 0; q < parts[t]; ++q, ++slot) {
+      const vkp_spirv_binding_t *b = &d->bindings[slot];
+      cr_assert_eq(b->buffer, d->bindings[slot - q].buffer, "tensor %d part %d", t, q);
+      cr_assert_eq(b->offset, d->bindings[slot - q].offset + covered);
+      cr_assert_leq(b->range, 8192u);
+      cr_assert_eq(b->offset % 16, 0u);
+      covered += b->range;
+    }
+    cr_assert_eq(covered, sizes[t], "tensor %d", t);
+  }
+  vkp_spirv_program_destroy(p);
+  // Too many parts for one dispatch's bindings: refused, naming the limit.
+  small.max_storage_range = 1024;
+  cr_assert_not(vkp_spirv_supports_on(g, &g->nodes[0], &small, reason, sizeof reason));
+  cr_assert(strstr(reason, "bindings") && strstr(reason, "maxStorageBufferRange"), "%s",
+            reason);
   vkp_graph_destroy(g);
 }
 
@@ -310,10 +370,11 @@ Test(spirv_codegen, row_variant_follows_device, .timeout = 60) {
   }
 }
 
-// A tensor larger than the device's maxStorageBufferRange is refused at
-// placement, naming the tensor, its size and the limit; the same node fits a
-// device with a larger range. (A 129 MiB weight is described, never
-// allocated: supports() reads shapes only.)
+// A 132 MiB weight is split across two bindings on a device that binds at
+// most 128 MiB (alexnet's and vgg's classifiers on lavapipe); a softmax over
+// a tensor that large is refused at placement, naming the tensor, its size
+// and the limit, and fits a device with a larger range. (The tensors are
+// described, never allocated: supports() reads shapes only.)
 Test(spirv_codegen, storage_range_limit_refuses_at_placement, .timeout = 60) {
   vkp_value_t values[3] = {
       {.name = "x", .kind = VKP_VALUE_INPUT, .dtype = VKP_DTYPE_FLOAT32,
@@ -329,10 +390,94 @@ Test(spirv_codegen, storage_range_limit_refuses_at_placement, .timeout = 60) {
                    .nodes = &node};
   char reason[256] = "";
   cr_assert(vkp_spirv_supports(&g, &node, reason, sizeof reason));
-  cr_assert_not(vkp_spirv_supports_on(&g, &node, &lavapipe_like, reason, sizeof reason));
+  cr_assert(vkp_spirv_supports_on(&g, &node, &lavapipe_like, reason, sizeof reason), "%s",
+            reason);
+  int32_t sm_ins[] = {1}, sm_outs[] = {1};
+  vkp_attr_t axis = {.name = "axis", .kind = VKP_ATTR_INT, .i = -1};
+  vkp_node_t softmax = {.name = "sm", .op = VKP_OP_SOFTMAX, .n_inputs = 1,
+                        .inputs = sm_ins, .n_outputs = 1, .outputs = sm_outs,
+                        .n_attrs = 1, .attrs = &axis};
+  cr_assert_not(vkp_spirv_supports_on(&g, &softmax, &lavapipe_like, reason, sizeof reason));
   cr_assert(strstr(reason, "weight 'fc_w' is 132.0 MiB") &&
                 strstr(reason, "at most 128.0 MiB") &&
                 strstr(reason, "maxStorageBufferRange"),
             "%s", reason);
-  cr_assert(vkp_spirv_supports_on(&g, &node, &gpu_like, reason, sizeof reason));
+  cr_assert(vkp_spirv_supports_on(&g, &softmax, &gpu_like, reason, sizeof reason), "%s",
+            reason);
+}
+
+// --precision fp16 keeps the weights of matrix products and convolutions as
+// float16 constant buffers (2 bytes an element, declared float16_t), leaves
+// biases float32, and is refused on a device without
+// storageBuffer16BitAccess.
+Test(spirv_codegen, fp16_weights, .timeout = 60) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g = build_case("fuse_matmul_bias_relu", &rng);
+  vkp_compile_options_t fp16 = {.precision = VKP_PRECISION_FP16};
+  vkp_spirv_device_info_t dev = lavapipe_like;
+  dev.storage_16bit = true;
+  vkp_spirv_program_t *p = NULL;
+  VKP_TEST_OK(vkp_spirv_codegen(g, &dev, &fp16, &p));
+  int half = 0, full_constants = 0;
+  for (int32_t b = 0; b < p->n_buffers; ++b) {
+    const vkp_spirv_buffer_t *buf = &p->buffers[b];
+    if (buf->kind == VKP_SPIRV_BUFFER_CONSTANT_F16) {
+      ++half;
+      cr_assert_eq(buf->size, 20u * 13u * 2u);  // w [20, 13]
+    }
+    full_constants += buf->kind == VKP_SPIRV_BUFFER_CONSTANT;
+  }
+  cr_assert_eq(half, 1);
+  cr_assert_eq(full_constants, 1);  // the bias
+  vkp_spirv_program_destroy(p);
+  dev.storage_16bit = false;
+  vkp_status_t st = vkp_spirv_codegen(g, &dev, &fp16, &p);
+  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED));
+  cr_assert(strstr(vkp_status_message(st), "storageBuffer16BitAccess"), "%s",
+            vkp_status_message(st));
+  vkp_status_free(st);
+  vkp_graph_destroy(g);
+}
+
+// Split-K by shape: a skinny product (M = 2, N = 64, K = 4096: one 64 x 64
+// tile) runs as partial sums over K slices plus a reduction (two dispatches,
+// the partials in scratch past every value): 16 slices of 256 on a GPU
+// (128 workgroups wanted); one dispatch on a CPU device (never by shape),
+// with VKPIPE_SPIRV_SPLITK=off, or for a product with K < 1024.
+Test(spirv_codegen, split_k_by_shape, .timeout = 60) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  unsetenv("VKPIPE_SPIRV_SPLITK");
+  vkp_graph_t *g = build_case("matmul_skinny_2x4096x64", &rng);
+  const vkp_spirv_device_info_t *devices[1] = {&gpu_like};
+  const uint32_t slices[1] = {16};
+  for (int d = 0; d < 1; ++d) {
+    vkp_spirv_program_t *p = NULL;
+    VKP_TEST_OK(vkp_spirv_codegen(g, devices[d], NULL, &p));
+    cr_assert_eq(p->n_dispatches, 2);
+    const vkp_spirv_dispatch_t *partial = &p->dispatches[0], *reduce = &p->dispatches[1];
+    cr_assert_eq(partial->groups[2], slices[d]);
+    cr_assert_eq(partial->bindings[0].range, slices[d] * 2u * 64u * 4u);
+    cr_assert_eq(reduce->n_bindings, 2);
+    cr_assert_eq(reduce->bindings[1].buffer, partial->bindings[0].buffer);
+    cr_assert_eq(reduce->bindings[1].offset, partial->bindings[0].offset);
+    cr_assert_eq(p->buffers[partial->bindings[0].buffer].kind, VKP_SPIRV_BUFFER_SCRATCH);
+    vkp_spirv_program_destroy(p);
+  }
+  vkp_spirv_program_t *p = NULL;
+  VKP_TEST_OK(vkp_spirv_codegen(g, &lavapipe_like, NULL, &p));
+  cr_assert_eq(p->n_dispatches, 1);
+  vkp_spirv_program_destroy(p);
+  setenv("VKPIPE_SPIRV_SPLITK", "off", 1);
+  VKP_TEST_OK(vkp_spirv_codegen(g, &gpu_like, NULL, &p));
+  cr_assert_eq(p->n_dispatches, 1);
+  vkp_spirv_program_destroy(p);
+  unsetenv("VKPIPE_SPIRV_SPLITK");
+  vkp_graph_destroy(g);
+  g = build_case("matmul_65x67x33", &rng);  // K = 67: never split by shape
+  VKP_TEST_OK(vkp_spirv_codegen(g, &gpu_like, NULL, &p));
+  cr_assert_eq(p->n_dispatches, 1);
+  vkp_spirv_program_destroy(p);
+  vkp_graph_destroy(g);
 }

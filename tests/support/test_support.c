@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
+#include "base/file.h"
 #include "base/scalar.h"
 
 uint64_t vkp_test_rng_init(vkp_test_rng_t *rng) {
@@ -162,20 +164,19 @@ const char *vkp_test_binary_dir(void) {
 }
 
 char *vkp_test_read_file(const char *path, size_t *out_size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
+  void *data = NULL;
+  size_t n = 0;
+  vkp_status_t st = vkp__file_read(path, (size_t)1 << 30, "a test file", &data, &n);
+  if (st) {
+    vkp_status_free(st);
+    return NULL;
   }
-  fclose(f);
+  // Callers free with free(): copy out of the library's allocator.
+  char *buf = malloc(n + 1);
   if (buf) {
-    buf[n] = '\0';
-    if (out_size) *out_size = (size_t)n;
+    memcpy(buf, data, n + 1);
+    if (out_size) *out_size = n;
   }
+  vkp__free(data);
   return buf;
 }

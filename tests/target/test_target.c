@@ -116,22 +116,21 @@ static void toy_destroy(vkp_target_t *target) {
 }
 
 static const vkp_target_vtable_t toy_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
     .name = "toy",
-    .supports = toy_supports,
-    .compile = toy_compile,
-    .load = toy_load,
-    .run = toy_run,
-    .unload = toy_unload,
+    .caps = {.dtypes = VKP_DTYPE_SET(VKP_DTYPE_FLOAT32)},
+    .compiler = {.supports = toy_supports, .compile = toy_compile},
+    .stage = {.load = toy_load, .run = toy_run, .unload = toy_unload},
     .destroy = toy_destroy,
 };
 
 // Lacks run.
 static const vkp_target_vtable_t broken_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
     .name = "broken",
-    .supports = toy_supports,
-    .compile = toy_compile,
-    .load = toy_load,
-    .unload = toy_unload,
+    .caps = {.dtypes = VKP_DTYPE_SET(VKP_DTYPE_FLOAT32)},
+    .compiler = {.supports = toy_supports, .compile = toy_compile},
+    .stage = {.load = toy_load, .unload = toy_unload},
     .destroy = toy_destroy,
 };
 
@@ -299,6 +298,13 @@ Test(target, unavailable_and_unknown_targets, .timeout = 30) {
 
   cr_assert_null(vkp_registry_find(reg, "npu"));
   cr_assert_str_eq(vkp_registry_unavailable_reason(reg, "npu"), "no NPU driver loaded");
+  // Every name, the unavailable one included, in registration order.
+  cr_assert_eq(vkp_registry_count_all(reg), 2);
+  cr_assert_eq(vkp_registry_count(reg), 1);
+  cr_assert_str_eq(vkp_registry_name(reg, 0), "npu");
+  cr_assert_str_eq(vkp_registry_name(reg, 1), "toy");
+  cr_assert_null(vkp_registry_name(reg, 2));
+  cr_assert_null(vkp_registry_name(reg, -1));
   cr_assert_null(vkp_registry_unavailable_reason(reg, "toy"));
   const vkp_target_t *t = (const vkp_target_t *)1;
   vkp_status_t st = vkp_registry_lookup(reg, "npu", &t);
@@ -356,6 +362,205 @@ Test(target, run_graph_checks_inputs, .timeout = 30) {
   cr_assert(vkp_status_is(st, VKP_STATUS_FAILED_PRECONDITION));
   vkp_status_free(st);
   vkp_graph_destroy(raw);
+  vkp_graph_destroy(g);
+  vkp_registry_destroy(reg);
+}
+
+// ---------------------------------------------------------------------------
+// Interface v2: each part checked whole, capabilities declared
+
+static vkp_status_t toy_submit(vkp_stage_t *stage, const vkp_submit_info_t *info) {
+  return NULL;
+}
+static vkp_status_t toy_staging_alloc(const vkp_target_t *t, size_t size,
+                                      vkp_staging_t *out) {
+  return NULL;
+}
+static void toy_staging_free(const vkp_target_t *t, vkp_staging_t *s) {}
+static vkp_status_t toy_bind_slots(vkp_stage_t *stage, int32_t n,
+                                   const vkp_staging_t *in, const vkp_staging_t *out) {
+  return NULL;
+}
+static vkp_status_t toy_timeline_create(const vkp_target_t *t, uint64_t *out) {
+  return NULL;
+}
+static void toy_timeline_destroy(const vkp_target_t *t, uint64_t sem) {}
+static vkp_status_t toy_timeline_signal(const vkp_target_t *t, uint64_t sem,
+                                        uint64_t value) {
+  return NULL;
+}
+
+// Eight of the nine device entries of version 1 (timeline_wait is missing;
+// timeline_query is gone in version 2).
+static const vkp_target_device_ops_t eight_of_nine_ops = {
+    .submit = toy_submit,
+    .staging_alloc = toy_staging_alloc,
+    .staging_free = toy_staging_free,
+    .bind_slots = toy_bind_slots,
+    .timeline_create = toy_timeline_create,
+    .timeline_destroy = toy_timeline_destroy,
+    .timeline_signal = toy_timeline_signal,
+};
+
+#define TOY_PARTS                                                  \
+  .compiler = {.supports = toy_supports, .compile = toy_compile}, \
+  .stage = {.load = toy_load, .run = toy_run, .unload = toy_unload}, .destroy = toy_destroy
+
+static const vkp_target_vtable_t almost_device_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
+    .name = "almost",
+    .caps = {.flags = VKP_TARGET_DEVICE_FLAGS, .dtypes = VKP_DTYPE_SET_ALL},
+    .device = &eight_of_nine_ops,
+    TOY_PARTS,
+};
+static const vkp_target_vtable_t old_version_vtable = {
+    .api_version = 1,
+    .name = "old",
+    .caps = {.dtypes = VKP_DTYPE_SET_ALL},
+    TOY_PARTS,
+};
+static const vkp_target_vtable_t flags_without_device_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
+    .name = "claims",
+    .caps = {.flags = VKP_TARGET_TIMELINE_EXPORT, .dtypes = VKP_DTYPE_SET_ALL},
+    TOY_PARTS,
+};
+static const vkp_target_vtable_t no_dtypes_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
+    .name = "nodtypes",
+    TOY_PARTS,
+};
+static const vkp_target_rates_t bad_rates = {.device = "host", .gflops = 0.0, .gbps = 1.0};
+static const vkp_target_vtable_t bad_rates_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
+    .name = "badrates",
+    .caps = {.dtypes = VKP_DTYPE_SET_ALL, .default_rates = &bad_rates},
+    TOY_PARTS,
+};
+static const vkp_target_compile_ops_t no_compile = {.supports = toy_supports};
+static const vkp_target_vtable_t no_compile_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
+    .name = "nocompile",
+    .caps = {.dtypes = VKP_DTYPE_SET_ALL},
+    .compiler = no_compile,
+    .stage = {.load = toy_load, .run = toy_run, .unload = toy_unload},
+    .destroy = toy_destroy,
+};
+
+// Registers `vtable`, expects INVALID_ARGUMENT with every one of `needles`
+// in the message, the impl destroyed and nothing registered.
+static void expect_refused(const vkp_target_vtable_t *vtable, const char *const *needles,
+                           int n_needles, bool expect_destroyed) {
+  vkp_registry_t *reg;
+  bool destroyed = false;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  toy_impl_t *impl = toy_impl(&destroyed);
+  vkp_status_t st = vkp_registry_add(reg, vtable, impl);
+  if (!destroyed) free(impl);  // refused unread: still the caller's
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT), "%s: %s", vtable->name,
+            st ? vkp_status_message(st) : "registered");
+  for (int i = 0; i < n_needles; ++i)
+    cr_assert(strstr(vkp_status_message(st), needles[i]), "'%s' not in: %s", needles[i],
+              vkp_status_message(st));
+  vkp_status_free(st);
+  cr_assert_eq(destroyed, expect_destroyed, "%s", vtable->name);
+  cr_assert_eq(vkp_registry_count(reg), 0);
+  vkp_registry_destroy(reg);
+}
+
+Test(target, each_part_is_checked_whole_at_registration, .timeout = 30) {
+  expect_refused(&almost_device_vtable,
+                 (const char *const[]){"'almost'", "device part", "'timeline_wait'"}, 3,
+                 true);
+  expect_refused(&broken_vtable, (const char *const[]){"'broken'", "stage part", "'run'"},
+                 3, true);
+  expect_refused(&no_compile_vtable,
+                 (const char *const[]){"'nocompile'", "compile part", "'compile'"}, 3, true);
+  expect_refused(&flags_without_device_vtable,
+                 (const char *const[]){"'claims'", "timeline export", "no device part"}, 3,
+                 true);
+  expect_refused(&no_dtypes_vtable, (const char *const[]){"'nodtypes'", "no dtypes"}, 2,
+                 true);
+  expect_refused(&bad_rates_vtable, (const char *const[]){"'badrates'", "positive"}, 2,
+                 true);
+  // Another layout: refused by version, and its destroy is not trusted.
+  expect_refused(&old_version_vtable,
+                 (const char *const[]){"version 1", "version 2"}, 2, false);
+}
+
+Test(target, built_in_targets_declare_their_capabilities, .timeout = 60) {
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  for (int32_t i = 0; i < vkp_registry_count(reg); ++i) {
+    const vkp_target_t *t = vkp_registry_get(reg, i);
+    cr_assert_eq(t->vtable->api_version, VKP_TARGET_API_VERSION);
+    cr_assert(t->caps.dtypes & VKP_DTYPE_SET(VKP_DTYPE_FLOAT32), "%s", t->vtable->name);
+    cr_assert_not_null(t->caps.default_rates, "%s declares its own rates",
+                       t->vtable->name);
+    // A device target is exactly one with a device part.
+    cr_assert_eq(vkp_target_is_device(t), t->vtable->device != NULL, "%s",
+                 t->vtable->name);
+  }
+  vkp_registry_destroy(reg);
+}
+
+// A target whose supports says yes to anything: the declared dtypes and
+// limits still hold placement to what it can run.
+static bool yes_supports(const vkp_target_t *target, const vkp_graph_t *graph,
+                         const vkp_node_t *node, char *reason, size_t reason_size) {
+  return true;
+}
+static void small_limits(const vkp_target_t *target, vkp_target_caps_t *caps) {
+  caps->limits.max_tensor_bytes = 64;
+}
+static const vkp_target_vtable_t eager_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
+    .name = "eager",
+    .caps = {.dtypes = VKP_DTYPE_SET(VKP_DTYPE_FLOAT32)},
+    .query_caps = small_limits,
+    .compiler = {.supports = yes_supports, .compile = toy_compile},
+    .stage = {.load = toy_load, .run = toy_run, .unload = toy_unload},
+    .destroy = toy_destroy,
+};
+
+Test(target, declared_dtypes_and_limits_hold, .timeout = 30) {
+  vkp_registry_t *reg;
+  bool destroyed;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  VKP_TEST_OK(vkp_registry_add(reg, &eager_vtable, toy_impl(&destroyed)));
+  const vkp_target_t *t = vkp_registry_find(reg, "eager");
+  cr_assert_eq(t->caps.limits.max_tensor_bytes, 64, "query_caps adjusted the copy");
+  cr_assert_eq(eager_vtable.caps.limits.max_tensor_bytes, 0);
+
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("caps", &g));
+  int64_t small[1] = {4}, big[1] = {32};
+  VKP_TEST_OK(vkp_graph_add_input(g, "a", VKP_DTYPE_FLOAT32, 1, small, NULL));
+  VKP_TEST_OK(vkp_graph_add_input(g, "b", VKP_DTYPE_FLOAT32, 1, big, NULL));
+  VKP_TEST_OK(vkp_graph_add_input(g, "i", VKP_DTYPE_INT32, 1, small, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "ra", VKP_OP_RELU, 1, (const char *[]){"a"}, 1,
+                                 (const char *[]){"ya"}, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "rb", VKP_OP_RELU, 1, (const char *[]){"b"}, 1,
+                                 (const char *[]){"yb"}, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "ri", VKP_OP_RELU, 1, (const char *[]){"i"}, 1,
+                                 (const char *[]){"yi"}, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "ya"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "yb"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "yi"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  char why[256];
+  cr_assert(vkp_target_supports(t, g, &g->nodes[vkp_graph_find_node(g, "ra")], why,
+                                sizeof why));
+  cr_assert_not(vkp_target_supports(t, g, &g->nodes[vkp_graph_find_node(g, "rb")], why,
+                                    sizeof why));
+  cr_assert(strstr(why, "'b'") && strstr(why, "64 bytes"), "%s", why);
+  cr_assert_not(vkp_target_supports(t, g, &g->nodes[vkp_graph_find_node(g, "ri")], why,
+                                    sizeof why));
+  cr_assert(strstr(why, "'i'") && strstr(why, "int32"), "%s", why);
+  vkp_status_t st = vkp_target_check_graph(t, g);
+  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED));
+  cr_assert(strstr(vkp_status_message(st), "2 nodes"), "%s", vkp_status_message(st));
+  vkp_status_free(st);
   vkp_graph_destroy(g);
   vkp_registry_destroy(reg);
 }

@@ -214,3 +214,68 @@ Test(tools, run_failures_exit_1_with_clear_messages, .timeout = 60) {
     vkp_test_run_free(&r);
   }
 }
+
+// ---------------------------------------------------------------------------
+// run --plan: inputs and outputs go by the pipeline's own (global) names,
+// which here differ from the names of the stage values behind them.
+
+Test(tools, run_plan_uses_the_pipeline_names, .timeout = 60) {
+  vkp_test_write_text("front.json",
+      "{\"format\": \"vkpipe-graph\", \"version\": 1, \"name\": \"front\",\n"
+      " \"inputs\": [{\"name\": \"a\", \"dtype\": \"float32\", \"shape\": [1, 4]}],\n"
+      " \"nodes\": [{\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"a\"], \"outputs\": [\"h\"]},\n"
+      "           {\"name\": \"n\", \"op\": \"neg\", \"inputs\": [\"h\"], \"outputs\": [\"z\"]}],\n"
+      " \"outputs\": [\"z\"]}\n");
+  vkp_test_write_text("back.json",
+      "{\"format\": \"vkpipe-graph\", \"version\": 1, \"name\": \"back\",\n"
+      " \"inputs\": [{\"name\": \"zin\", \"dtype\": \"float32\", \"shape\": [1, 4]},\n"
+      "            {\"name\": \"b\", \"dtype\": \"float32\", \"shape\": [1, 4]}],\n"
+      " \"nodes\": [{\"name\": \"s\", \"op\": \"add\", \"inputs\": [\"zin\", \"b\"], \"outputs\": [\"y\"]}],\n"
+      " \"outputs\": [\"y\"]}\n");
+  vkp_test_write_text("plan.json",
+      "{\"version\": 1, \"name\": \"renamed\", \"inputs\": [\"x_a\", \"x_b\"],\n"
+      " \"outputs\": [\"out_y\", \"out_z\"],\n"
+      " \"stages\": [{\"name\": \"front\", \"target\": \"ref\", \"graph\": \"front.json\"},\n"
+      "            {\"name\": \"back\", \"target\": \"ref\", \"graph\": \"back.json\"}],\n"
+      " \"bindings\": [\n"
+      "  {\"from\": {\"global\": \"x_a\"}, \"to\": {\"stage\": \"front\", \"input\": \"a\"}},\n"
+      "  {\"from\": {\"global\": \"x_b\"}, \"to\": {\"stage\": \"back\", \"input\": \"b\"}},\n"
+      "  {\"from\": {\"stage\": \"front\", \"output\": \"z\"}, \"to\": {\"stage\": \"back\", \"input\": \"zin\"}},\n"
+      "  {\"from\": {\"stage\": \"front\", \"output\": \"z\"}, \"to\": {\"global\": \"out_z\"}},\n"
+      "  {\"from\": {\"stage\": \"back\", \"output\": \"y\"}, \"to\": {\"global\": \"out_y\"}}]}\n");
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  int64_t shape[] = {1, 4};
+  vkp_test_write_random_npy(&rng, "a.npy", 2, shape);
+  vkp_test_write_random_npy(&rng, "b.npy", 2, shape);
+  vkp_test_run_t r = run_tool("run --plan plan.json --input x_a=a.npy --input x_b=b.npy "
+                              "--output-dir out");
+  cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+  cr_assert(strstr(r.out, "out_y: float32 [1, 4]"), "%s", r.out);
+  vkp_test_run_free(&r);
+  char path[600];
+  vkp_tensor_t a, b, y, z;
+  snprintf(path, sizeof path, "%s/a.npy", scratch);
+  VKP_TEST_OK(vkp_npy_read_file(path, &a));
+  snprintf(path, sizeof path, "%s/b.npy", scratch);
+  VKP_TEST_OK(vkp_npy_read_file(path, &b));
+  snprintf(path, sizeof path, "%s/out/out_y.npy", scratch);
+  VKP_TEST_OK(vkp_npy_read_file(path, &y));
+  snprintf(path, sizeof path, "%s/out/out_z.npy", scratch);
+  VKP_TEST_OK(vkp_npy_read_file(path, &z));
+  const float *fa = a.data, *fb = b.data, *fy = y.data, *fz = z.data;
+  for (int i = 0; i < 4; ++i) {
+    float want_z = -(fa[i] > 0 ? fa[i] : 0.0f);
+    cr_assert_eq(fz[i], want_z, "z[%d] = %g, want %g", i, fz[i], want_z);
+    cr_assert_eq(fy[i], want_z + fb[i], "y[%d] = %g, want %g", i, fy[i], want_z + fb[i]);
+  }
+  // The stage value's name is not the pipeline's.
+  r = run_tool("run --plan plan.json --input a=a.npy --input x_b=b.npy --output-dir out");
+  cr_assert_eq(r.code, 1);
+  cr_assert(strstr(r.err, "no input 'a'") && strstr(r.err, "'x_a'"), "%s", r.err);
+  vkp_test_run_free(&r);
+  vkp_tensor_deinit(&a);
+  vkp_tensor_deinit(&b);
+  vkp_tensor_deinit(&y);
+  vkp_tensor_deinit(&z);
+}

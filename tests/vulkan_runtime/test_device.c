@@ -136,3 +136,55 @@ Test(device, list_marks_the_chosen_device, .timeout = 60) {
   cr_assert_gt(reports[chosen].properties.limits.maxComputeWorkGroupCount[0], 0);
   vkp__free(reports);
 }
+
+// Device bring-up with each of its own allocations failing in turn (1, 2, ...
+// until one run succeeds): every failure is OUT_OF_MEMORY, never another
+// error, and leaves nothing allocated. Allocations that are best effort (the
+// on-disk pipeline cache) may fail without failing the bring-up; then the
+// device must still work and be destroyed without leaks.
+Test(device, every_allocation_failure_in_bring_up_is_named_and_leaks_nothing,
+     .timeout = 300) {
+  vkp_vk_device_t *probe = NULL;
+  vkp_status_t st0 = vkp_vk_device_create(NULL, &probe);
+  if (st0) {
+    cr_log_warn("no Vulkan device: %s", vkp_status_message(st0));
+    vkp_status_free(st0);
+    cr_skip_test("no Vulkan device");
+  }
+  vkp_vk_device_destroy(probe);
+  int64_t n = 1, tolerated = 0;
+  for (;; ++n) {
+    vkp_test_counting_alloc_t counter;
+    vkp_test_counting_alloc_install(&counter, n);
+    vkp_vk_device_t *dev = NULL;
+    vkp_status_t st = vkp_vk_device_create(NULL, &dev);
+    bool failed = counter.failed;
+    if (!st) {
+      cr_assert_not_null(dev);
+      vkp_vk_device_destroy(dev);
+      int64_t live = counter.live;
+      vkp_test_counting_alloc_uninstall();
+      cr_assert_eq(live, 0, "allocation %lld: %lld blocks leaked", (long long)n,
+                   (long long)live);
+      if (!failed) break;
+      ++tolerated;  // a best-effort allocation failed; the device came up
+      cr_assert_lt(n, 10000, "no end to the walk");
+      continue;
+    }
+    cr_assert_null(dev);
+    vkp_status_code_t code = vkp_status_code(st);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", vkp_status_message(st));
+    vkp_status_free(st);
+    int64_t live = counter.live;
+    vkp_test_counting_alloc_uninstall();
+    cr_assert(failed, "bring-up failed without an allocation failure: %s", msg);
+    cr_assert_eq(code, VKP_STATUS_OUT_OF_MEMORY, "allocation %lld failed and was "
+                 "reported as: %s", (long long)n, msg);
+    cr_assert_eq(live, 0, "allocation %lld: %lld blocks leaked", (long long)n,
+                 (long long)live);
+  }
+  cr_log_info("walked %lld allocation failures (%lld best effort)", (long long)n - 1,
+              (long long)tolerated);
+  cr_assert_gt(n, 3, "too few allocations to be a walk");
+}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/vulkan/stage.h"
 #include "runtime/vulkan/target_vulkan.h"
 #include "support/test_support.h"
 #include "vulkan_runtime/vk_test_util.h"
@@ -14,11 +15,15 @@ Test(target_vulkan, registered_with_device_entries, .timeout = 60) {
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *t = NULL;
   VKP_TEST_OK(vkp_registry_lookup(reg, "vulkan", &t));
-  const vkp_target_vtable_t *v = t->vtable;
-  cr_assert_str_eq(v->name, "vulkan");
-  cr_assert(v->submit && v->staging_alloc && v->staging_free && v->bind_slots &&
-            v->timeline_create && v->timeline_destroy && v->timeline_signal &&
-            v->timeline_wait && v->timeline_query);
+  cr_assert_str_eq(t->vtable->name, "vulkan");
+  cr_assert_eq(t->vtable->api_version, VKP_TARGET_API_VERSION);
+  // Declared: a device target whose limits come from the device.
+  cr_assert(vkp_target_is_device(t));
+  cr_assert_eq(t->caps.flags & VKP_TARGET_DEVICE_FLAGS, VKP_TARGET_DEVICE_FLAGS);
+  cr_assert(t->caps.dtypes & VKP_DTYPE_SET(VKP_DTYPE_FLOAT32));
+  cr_assert(!(t->caps.dtypes & VKP_DTYPE_SET(VKP_DTYPE_FLOAT16)));
+  const vkp_target_device_ops_t *v = t->vtable->device;
+  cr_assert_not_null(v);
   cr_assert_not_null(vkp_target_vulkan_device(t));
   cr_assert(vkp_target_vulkan_device(t)->validation);  // VKPIPE_VALIDATION=1
 
@@ -27,7 +32,8 @@ Test(target_vulkan, registered_with_device_entries, .timeout = 60) {
   VKP_TEST_OK(v->timeline_create(t, &sem));
   VKP_TEST_OK(v->timeline_signal(t, sem, 3));
   VKP_TEST_OK(v->timeline_wait(t, sem, 3, 0));
-  VKP_TEST_OK(v->timeline_query(t, sem, &value));
+  VKP_TEST_OK(vkp_vk_timeline_query(vkp_target_vulkan_device(t),
+                                     VKP_VK_FROM_U64(VkSemaphore, sem), &value));
   cr_assert_eq(value, 3);
   vkp_status_t st = v->timeline_wait(t, sem, 4, 1000);
   cr_assert_eq(vkp_status_code(st), VKP_STATUS_TIMEOUT);
@@ -42,6 +48,7 @@ Test(target_vulkan, registered_with_device_entries, .timeout = 60) {
   vkp_vk_device_info(vkp_target_vulkan_device(t), &info);
   cr_assert_gt(info.subgroup_size, 0);
   cr_assert_gt(info.max_storage_range, 0);
+  cr_assert_eq(t->caps.limits.max_tensor_bytes, info.max_storage_range);
   cr_assert_gt(info.max_invocations, 0);
   vkp_registry_destroy(reg);
   cr_assert_eq(vkp_vk_validation_message_count(), 0);

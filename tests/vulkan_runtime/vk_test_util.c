@@ -52,18 +52,12 @@ uint32_t *vkp_vk_test_compile(const char *glsl, size_t *out_words) {
   int rc = system(cmd);
   remove(src);
   cr_assert_eq(rc, 0, "glslc failed on:\n%s", glsl);
-  FILE *in = fopen(spv, "rb");
-  cr_assert_not_null(in);
-  fseek(in, 0, SEEK_END);
-  long size = ftell(in);
-  fseek(in, 0, SEEK_SET);
+  size_t size = 0;
+  uint32_t *words = (uint32_t *)vkp_test_read_file(spv, &size);
+  cr_assert_not_null(words, "cannot read %s", spv);
   cr_assert(size > 0 && size % 4 == 0);
-  uint32_t *words = malloc((size_t)size);
-  cr_assert_not_null(words);
-  cr_assert_eq(fread(words, 1, (size_t)size, in), (size_t)size);
-  fclose(in);
   remove(spv);
-  *out_words = (size_t)size / 4;
+  *out_words = size / 4;
   return words;
 }
 

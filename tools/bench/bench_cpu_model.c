@@ -67,11 +67,11 @@ int main(int argc, char **argv) {
   uint64_t hits0, hits1;
   vkp_cpu_compile_stats(&hits0, NULL);
   double t0 = vkp_bench_now();
-  st = cpu->vtable->compile(cpu, g, &opt, &blob);
+  st = cpu->vtable->compiler.compile(cpu, g, &opt, &blob);
   double compile_s = vkp_bench_now() - t0;
   vkp_cpu_compile_stats(&hits1, NULL);
   vkp_stage_t *stage = NULL;
-  if (!st) st = cpu->vtable->load(cpu, g, blob.data, blob.size, &stage);
+  if (!st) st = cpu->vtable->stage.load(cpu, g, blob.data, blob.size, &stage);
   if (st) return vkp_bench_fail(st);
   vkp_tensor_t in[16] = {{0}}, out[16] = {{0}};
   if (g->n_inputs > 16 || g->n_outputs > 16) {
@@ -91,12 +91,12 @@ int main(int argc, char **argv) {
     const vkp_value_t *v = &g->values[g->outputs[i]];
     st = vkp_tensor_init(&out[i], v->dtype, v->rank, v->shape);
   }
-  if (!st) st = cpu->vtable->run(stage, in, out);  // warm-up
+  if (!st) st = cpu->vtable->stage.run(stage, in, out);  // warm-up
   double *times = calloc((size_t)runs * 2, sizeof(double));
   double *cpu_times = times ? times + runs : NULL;
   for (int r = 0; r < runs && !st && times; ++r) {
     double s = vkp_bench_now(), c = vkp_bench_clock(CLOCK_PROCESS_CPUTIME_ID);
-    st = cpu->vtable->run(stage, in, out);
+    st = cpu->vtable->stage.run(stage, in, out);
     times[r] = vkp_bench_now() - s;
     cpu_times[r] = vkp_bench_clock(CLOCK_PROCESS_CPUTIME_ID) - c;
   }
@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
   free(times);
   for (int32_t i = 0; i < g->n_inputs; ++i) vkp_tensor_deinit(&in[i]);
   for (int32_t i = 0; i < g->n_outputs; ++i) vkp_tensor_deinit(&out[i]);
-  cpu->vtable->unload(stage);
+  cpu->vtable->stage.unload(stage);
   vkp_blob_deinit(&blob);
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);

@@ -5,20 +5,26 @@
 //
 //   (cd /tmp/ort && npm install --ignore-scripts onnxruntime-node)
 //   NODE_PATH=/tmp/ort/node_modules node tools/bench/ort_latency.js \
-//       MODEL.onnx x.npy [THREADS] [RUNS]
+//       MODEL.onnx x.npy|DIR [THREADS] [RUNS]
+//
+// With a directory (a tools/zoo/export_zoo.py model folder), every
+// DIR/input_NAME.npy feeds the input NAME (float32 or int64).
 //
 // Writes the output as MODEL.onnx.ort.bin (raw float32) for comparison.
 const ort = require('onnxruntime-node');
 const fs = require('fs');
 
-function loadNpy(path) {  // float32, C order, little-endian, format 1.0
+function loadNpy(path) {  // float32 or int64, C order, little-endian, format 1.0
   const buf = fs.readFileSync(path);
   const headerLength = buf.readUInt16LE(8);
   const header = buf.toString('latin1', 10, 10 + headerLength);
   const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',')
                     .map((d) => d.trim()).filter((d) => d).map(Number);
-  const data = buf.subarray(10 + headerLength);
-  return {data: new Float32Array(data.buffer, data.byteOffset, data.length / 4), shape};
+  const raw = buf.subarray(10 + headerLength);
+  const data = Uint8Array.from(raw).buffer;  // aligned copy
+  if (/'descr':\s*'<i8'/.test(header))
+    return new ort.Tensor('int64', new BigInt64Array(data), shape);
+  return new ort.Tensor('float32', new Float32Array(data), shape);
 }
 
 (async () => {
@@ -27,8 +33,12 @@ function loadNpy(path) {  // float32, C order, little-endian, format 1.0
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: threads, interOpNumThreads: 1,
     executionMode: 'sequential', graphOptimizationLevel: 'all'});
-  const x = loadNpy(npy);
-  const feeds = {[session.inputNames[0]]: new ort.Tensor('float32', x.data, x.shape)};
+  const feeds = {};
+  if (fs.statSync(npy).isDirectory()) {
+    for (const name of session.inputNames) feeds[name] = loadNpy(`${npy}/input_${name}.npy`);
+  } else {
+    feeds[session.inputNames[0]] = loadNpy(npy);
+  }
   let out = await session.run(feeds);  // warm-up
   const wall = [], cpu = [];
   for (let i = 0; i < runs; ++i) {

@@ -9,6 +9,11 @@ a test):
   python3 tools/bench/threads_vs_ort.py /tmp/zoo --models resnet18,mobilenet_v2,squeezenet1_1 \\
       [--threads 1,2] [--rounds 5] [--runs 20] [--build build] [--baseline OTHER_BENCH]
 
+A model may be written NAME@T1+T2 (its own thread counts) and NAME#RUNS (its
+own runs per program): e.g. gpt2_small#5,mha_block@1#200. Each model folder
+holds model.onnx and its input_NAME.npy files (what tools/zoo/export_zoo.py
+writes). The machine's load average is recorded each round.
+
 Each round runs, for every model and thread count, bench_cpu_model and
 tools/bench/ort_latency.js (ORT with as many intra-op threads) one after the
 other, --runs runs each after a warm-up. The table gives, per model and
@@ -52,31 +57,42 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     bench = os.path.join(args.build, "tools", "bench", "bench_cpu_model")
     env = dict(os.environ, NODE_PATH=args.ort)
-    models = args.models.split(",")
-    threads = [int(t) for t in args.threads.split(",")]
+    default_threads = [int(t) for t in args.threads.split(",")]
+    models, threads_of, runs_of = [], {}, {}
+    for spec in args.models.split(","):
+        m = spec.split("@")[0].split("#")[0]
+        t = re.search(r"@([\d+]+)", spec)
+        n = re.search(r"#(\d+)", spec)
+        models.append(m)
+        threads_of[m] = [int(x) for x in t.group(1).split("+")] if t else default_threads
+        runs_of[m] = n.group(1) if n else str(args.runs)
     res = {}  # (model, threads, side) -> [(wall, cpu)] per round
+    loads = []
     for r in range(args.rounds):
         for m in models:
             onnx = os.path.join(args.zoo, m, "model.onnx")
-            npy = os.path.join(args.zoo, m, "input_input.npy")
-            for t in threads:
-                ours = run([bench, onnx, "--threads", str(t), "--runs", str(args.runs)])
+            npy = os.path.join(args.zoo, m)  # its input_NAME.npy files
+            for t in threads_of[m]:
+                loads.append(os.getloadavg()[0])
+                ours = run([bench, onnx, "--threads", str(t), "--runs", runs_of[m]])
                 ort = run(["node", os.path.join(here, "ort_latency.js"), onnx, npy, str(t),
-                           str(args.runs)], env)
+                           runs_of[m]], env)
                 res.setdefault((m, t, "ours"), []).append(ours)
                 res.setdefault((m, t, "ort"), []).append(ort)
                 if args.baseline:
                     base = run([args.baseline, onnx, "--threads", str(t), "--runs",
-                                str(args.runs)])
+                                runs_of[m]])
                     res.setdefault((m, t, "base"), []).append(base)
                 print(f"round {r + 1}: {m} threads {t}: ours {ours[0]:.2f} ms "
                       f"(cpu {ours[1]:.2f}), ort {ort[0]:.2f} ms (cpu {ort[1]:.2f})",
                       file=sys.stderr, flush=True)
+    print(f"load average (1 min) during the runs: {min(loads):.1f} to {max(loads):.1f}, "
+          f"median {statistics.median(loads):.1f}\n")
     print("| model | threads | ours wall | ORT wall | ratio | ours CPU | ORT CPU | ratio |" +
           (" baseline wall | baseline CPU |" if args.baseline else ""))
     print("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if args.baseline else ""))
     for m in models:
-        for t in threads:
+        for t in threads_of[m]:
             ow = statistics.median(r[0] for r in res[(m, t, "ours")])
             oc = statistics.median(r[1] for r in res[(m, t, "ours")])
             rw = statistics.median(r[0] for r in res[(m, t, "ort")])
@@ -94,7 +110,7 @@ def main():
           (" baseline best wall |" if args.baseline else ""))
     print("|---|---:|---:|---:|---:|" + ("---:|" if args.baseline else ""))
     for m in models:
-        for t in threads:
+        for t in threads_of[m]:
             ob = min(r[2] for r in res[(m, t, "ours")])
             rb = min(r[2] for r in res[(m, t, "ort")])
             line = f"| {m} | {t} | {ob:.2f} ms | {rb:.2f} ms | {ob / rb:.2f}x |"

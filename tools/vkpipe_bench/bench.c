@@ -50,6 +50,8 @@ typedef struct bench_args_t {
   int32_t n_assigns;
   vkp_assign_t assigns[BENCH_MAX_ASSIGNS];
   vkp_tool_load_args_t load;  // --dim, --shape
+  vkp_tool_trust_args_t trust;  // --trust KEY.pub, --trust-unsigned (a .vkp)
+  vkp_precision_t precision;  // --precision, recorded on every stage
 } bench_args_t;
 
 static void bench_usage(FILE *out) {
@@ -66,6 +68,8 @@ static void bench_usage(FILE *out) {
           "  --policy P         placement policy: auto or a target name "
           "(default auto)\n"
           "  --stages K         pipeline stages, or 'auto' (default auto)\n"
+          "  --precision P      fp32 (default) or fp16 weights on every stage\n"
+          "                     (a target that cannot keep fp16 refuses)\n"
           "  --assign PAT=TGT   place nodes whose name matches PAT on TGT "
           "(repeatable)\n"
           "  --threads N|auto   threads per CPU stage (default auto: chosen with\n"
@@ -82,6 +86,7 @@ static void bench_usage(FILE *out) {
           "                     (under mpirun -np N; docs/scale-out.md)\n"
           "  --no-single        skip the single-target comparison runs\n"
           VKP_TOOL_LOAD_HELP
+          VKP_TOOL_TRUST_HELP
           "  --json             print one JSON object (schema: "
           "docs/benchmarks.md)\n"
           "  --trace FILE       write a Chrome trace (open in Perfetto), one "
@@ -111,6 +116,9 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
                                   &load_option);
     if (rc) return rc;
     if (load_option) continue;
+    rc = vkp_tool_trust_option("vkpipe-bench", argc, argv, &i, &a->trust, &load_option);
+    if (rc) return rc;
+    if (load_option) continue;
     const char *arg = argv[i];
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 #define BENCH_NEED_VALUE()                                                  \
@@ -127,6 +135,12 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
     } else if (!strcmp(arg, "--policy")) {
       BENCH_NEED_VALUE();
       a->policy = val;
+    } else if (!strcmp(arg, "--precision")) {
+      BENCH_NEED_VALUE();
+      if (!vkp_precision_parse(val, &a->precision)) {
+        fprintf(stderr, "vkpipe-bench: --precision wants fp32 or fp16, got '%s'\n", val);
+        return BENCH_EXIT_USAGE;
+      }
     } else if (!strcmp(arg, "--stages")) {
       BENCH_NEED_VALUE();
       if (strcmp(val, "auto") != 0 &&
@@ -224,6 +238,8 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
                     "plan names its own ranks)\n");
     return BENCH_EXIT_USAGE;
   }
+  int trust_rc = vkp_tool_trust_check("vkpipe-bench", &a->trust, a->model);
+  if (trust_rc) return trust_rc;
   a->progress = !a->json && isatty(STDERR_FILENO);
   return 0;
 }
@@ -291,16 +307,7 @@ static vkp_status_t bench_make_inputs(const vkp_plan_t *plan,
   if (!inputs) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "bench inputs");
   uint64_t state = 0x2545F4914F6CDD1Dull;
   for (int32_t i = 0; i < plan->n_inputs; ++i) {
-    const vkp_value_t *v = NULL;
-    // The first stage input bound to this global input gives its type.
-    for (int32_t b = 0; b < plan->n_bindings && !v; ++b) {
-      const vkp_plan_binding_t *bd = &plan->bindings[b];
-      if (bd->src_stage != VKP_PLAN_GLOBAL || strcmp(bd->src_name, plan->inputs[i]))
-        continue;
-      const vkp_graph_t *g = plan->stages[bd->dst_stage].graph;
-      int32_t id = vkp_graph_find_value(g, bd->dst_name);
-      if (id >= 0) v = &g->values[id];
-    }
+    const vkp_value_t *v = vkp_plan_input_value(plan, i);
     if (!v) {
       for (int32_t k = 0; k < i; ++k) vkp_tensor_deinit(&inputs[k]);
       free(inputs);
@@ -381,7 +388,7 @@ static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
         if (st) break;
       }
       for (int32_t i = 0; i < plan->n_inputs && !st; ++i)
-        st = vkp_pipeline_set_input(pipe, plan->inputs[i], &inputs[i]);
+        st = vkp_pipeline_set_input(pipe, vkp_pipeline_input_name(pipe, i), &inputs[i]);
       if (!st) st = vkp_pipeline_run(pipe, NULL);
       if (!st) ++launched;
       if (!st) st = bench_collect(pipe, 0, &c);
@@ -584,6 +591,8 @@ static vkp_status_t bench_build_plan(const bench_args_t *a, const vkp_graph_t *g
   vkp_status_t st = vkp_partition_create(graph, registry, profile, &opt, &part);
   if (!st) {
     st = vkp_partition_to_plan(part, graph->name, out_plan);
+    for (int32_t s = 0; !st && a && s < (*out_plan)->n_stages; ++s)
+      (*out_plan)->stages[s].precision = a->precision;
     if (out_estimate) *out_estimate = part->bottleneck_s;
     if (!st && out_notes && part->notes) {
       *out_notes = strdup(part->notes);
@@ -613,7 +622,7 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
     rep->threads_option = a->threads;
   }
   if (!st && artifact_model) {
-    st = vkp_artifact_load(a->model, &artifact);
+    st = vkp_tool_artifact_load(a->model, &a->trust, &artifact);
     if (!st) {
       active = vkp_artifact_plan(artifact);
       blobs = vkp_artifact_blobs(artifact);

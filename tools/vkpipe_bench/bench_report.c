@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/sb.h"
+
 static void bench_copy(char *dst, size_t size, const char *src) {
   snprintf(dst, size, "%s", src ? src : "");
 }
@@ -33,7 +36,7 @@ void bench_report_deinit(bench_report_t *rep) {
   free(rep->stage_targets);
   free(rep->stage_threads);
   free(rep->stage_estimated_ms);
-  free(rep->notes);
+  vkp__free(rep->notes);
   memset(rep, 0, sizeof(*rep));
 }
 
@@ -79,18 +82,11 @@ vkp_status_t bench_report_init_synthetic(
 }
 
 void bench_report_note(bench_report_t *rep, const char *fmt, ...) {
-  char line[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
+  // A note lost to a failed allocation does not fail the benchmark.
+  vkp_status_free(vkp__lines_vappendf(&rep->notes, "benchmark notes", fmt, ap));
   va_end(ap);
-  size_t old = rep->notes ? strlen(rep->notes) : 0, add = strlen(line);
-  char *grown = realloc(rep->notes, old + add + 2);
-  if (!grown) return;
-  memcpy(grown + old, line, add);
-  grown[old + add] = '\n';
-  grown[old + add + 1] = '\0';
-  rep->notes = grown;
 }
 
 vkp_status_t bench_report_add_single(bench_report_t *rep, const char *target,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// partition/plan_validate.c and partition/plan_json.c on hand-made plans: the
+// plan/plan_validate.c and plan/plan_json.c on hand-made plans: the
 // Pipeline Executor RFC's mod1/mod2/mod3 example and every error path, each
 // error naming its binding.
 #include <criterion/criterion.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "partition/partition_fixtures.h"
+#include "support/test_support.h"
 #include "vkpipe/plan.h"
 
 static vkp_graph_t *module(const char *name, int32_t n_in, const char *const *ins,

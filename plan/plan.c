@@ -235,3 +235,32 @@ int32_t vkp_plan_find_stage(const vkp_plan_t *plan, const char *name) {
     if (strcmp(plan->stages[i].name, name) == 0) return i;
   return -1;
 }
+
+// The stage value at the stage end of the first binding that names global
+// input (or output) `name`.
+static const vkp_value_t *vkp__global_value(const vkp_plan_t *plan, bool output,
+                                            const char *name) {
+  for (int32_t b = 0; b < plan->n_bindings; ++b) {
+    const vkp_plan_binding_t *bd = &plan->bindings[b];
+    int32_t stage = output ? bd->src_stage : bd->dst_stage;
+    int32_t global = output ? bd->dst_stage : bd->src_stage;
+    const char *global_name = output ? bd->dst_name : bd->src_name;
+    if (global != VKP_PLAN_GLOBAL || stage < 0 || stage >= plan->n_stages ||
+        strcmp(global_name, name) != 0)
+      continue;
+    const vkp_graph_t *g = plan->stages[stage].graph;
+    int32_t v = vkp_graph_find_value(g, output ? bd->src_name : bd->dst_name);
+    return v >= 0 ? &g->values[v] : NULL;
+  }
+  return NULL;
+}
+
+const vkp_value_t *vkp_plan_input_value(const vkp_plan_t *plan, int32_t index) {
+  if (index < 0 || index >= plan->n_inputs) return NULL;
+  return vkp__global_value(plan, false, plan->inputs[index]);
+}
+
+const vkp_value_t *vkp_plan_output_value(const vkp_plan_t *plan, int32_t index) {
+  if (index < 0 || index >= plan->n_outputs) return NULL;
+  return vkp__global_value(plan, true, plan->outputs[index]);
+}

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Plan files: JSON reading and writing (docs/pipeline-config.md).
+// Plans as JSON, the one codec (plan/plan_json.h; docs/pipeline-config.md).
+#include "plan/plan_json.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -54,9 +56,11 @@ static bool vkp__add_names(cJSON *root, const char *key, char *const *names,
   return true;
 }
 
-vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json) {
-  *out_json = NULL;
-  for (int32_t s = 0; s < plan->n_stages; ++s)
+vkp_status_t vkp__plan_json_write(const vkp_plan_t *plan, const vkp__plan_codec_t *codec,
+                                  cJSON **out_root) {
+  *out_root = NULL;
+  bool named_graphs = codec && codec->graph_name;
+  for (int32_t s = 0; s < plan->n_stages && !named_graphs; ++s)
     if (!plan->stages[s].graph_file && !plan->source)
       return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
                              "stage '%s' has neither a subgraph file nor a "
@@ -94,6 +98,8 @@ vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json) {
     }
     // Written only when set, so plans without ranks read as they always did.
     if (ok && st->rank) ok = cJSON_AddNumberToObject(o, "rank", st->rank) != NULL;
+    if (ok && st->precision != VKP_PRECISION_FP32)
+      ok = cJSON_AddStringToObject(o, "precision", vkp_precision_name(st->precision)) != NULL;
     if (ok && st->n_fallbacks) {
       cJSON *fb = cJSON_AddArrayToObject(o, "fallbacks");
       ok = fb != NULL;
@@ -109,7 +115,11 @@ vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json) {
              cJSON_AddStringToObject(e, "reason", st->fallbacks[f].reason);
       }
     }
-    if (ok && st->graph_file) {
+    if (ok && named_graphs) {
+      char graph[256];
+      codec->graph_name(codec->user, plan, s, graph, sizeof graph);
+      ok = cJSON_AddStringToObject(o, "graph", graph) != NULL;
+    } else if (ok && st->graph_file) {
       ok = cJSON_AddStringToObject(o, "graph", st->graph_file) != NULL;
     } else if (ok) {
       cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
@@ -141,7 +151,19 @@ vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json) {
     ok = to && cJSON_AddItemToObject(o, "to", to);
     if (!ok) cJSON_Delete(to);
   }
-  return vkp__json_print(root, ok, "plan JSON", out_json);
+  if (!ok) {
+    cJSON_Delete(root);
+    return VKP_OOM("plan JSON");
+  }
+  *out_root = root;
+  return NULL;
+}
+
+vkp_status_t vkp_plan_to_json(const vkp_plan_t *plan, char **out_json) {
+  *out_json = NULL;
+  cJSON *root = NULL;
+  VKP_RETURN_IF_ERROR(vkp__plan_json_write(plan, NULL, &root));
+  return vkp__json_print(root, true, "plan JSON", out_json);
 }
 
 vkp_status_t vkp_plan_save(const vkp_plan_t *plan, const char *path) {
@@ -156,6 +178,7 @@ vkp_status_t vkp_plan_save(const vkp_plan_t *plan, const char *path) {
 // Reading
 
 typedef struct vkp__plan_reader_t {
+  const vkp__plan_codec_t *codec;  // may be NULL
   const char *base_dir;
   const vkp_graph_t *model;   // borrowed or loaded
   vkp_graph_t *loaded_model;  // owned
@@ -280,7 +303,17 @@ static vkp_status_t vkp__read_stage(vkp__plan_reader_t *r, vkp_plan_t *plan,
                            "model)",
                            name);
   vkp_graph_t *sub = NULL;
-  if (file) {
+  // A container that holds the graphs (an artifact) reads nothing else: no
+  // model from the file system.
+  if (!file && r->codec && r->codec->load_graph)
+    return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                           "stage '%s': give \"graph\" (\"nodes\" of a source model "
+                           "are for plan files)",
+                           name);
+  if (file && r->codec && r->codec->load_graph) {
+    VKP_RETURN_IF_ERROR(r->codec->load_graph(r->codec->user, name, file, &sub));
+    file = NULL;  // the container's name, not a file to write back
+  } else if (file) {
     char *path = vkp__join_path(r->base_dir, file);
     if (!path) return VKP_OOM("subgraph path");
     vkp_status_t st = vkp_graph_load(path, &sub);
@@ -334,6 +367,11 @@ static vkp_status_t vkp__read_stage(vkp__plan_reader_t *r, vkp_plan_t *plan,
     VKP_RETURN_IF_ERROR(vkp__string_item(e, "reason", true, "a fallback", &reason));
     VKP_RETURN_IF_ERROR(vkp_plan_add_fallback(plan, idx, node, instead_of, reason));
   }
+  const cJSON *precision = cJSON_GetObjectItemCaseSensitive(o, "precision");
+  if (precision && (!cJSON_IsString(precision) ||
+                    !vkp_precision_parse(precision->valuestring, &s->precision)))
+    return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                           "stage '%s': \"precision\" must be \"fp32\" or \"fp16\"", name);
   const cJSON *threads = cJSON_GetObjectItemCaseSensitive(o, "threads");
   if (threads) {
     if (!cJSON_IsNumber(threads) || threads->valuedouble < 0 ||
@@ -429,6 +467,7 @@ static vkp_status_t vkp__read_names(const cJSON *root, const char *key,
 
 static vkp_status_t vkp__read_plan(vkp__plan_reader_t *r, const cJSON *root,
                                    vkp_plan_t **out_plan) {
+  *out_plan = NULL;
   if (!cJSON_IsObject(root))
     return vkp_status_make(VKP_STATUS_PARSE_ERROR, "a plan is a JSON object");
   const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
@@ -505,10 +544,18 @@ vkp_status_t vkp_plan_from_json(const char *json, size_t size,
                            "plan is not valid JSON (near byte %ld)",
                            at && at >= json ? (long)(at - json) : -1L);
   }
-  vkp__plan_reader_t r = {.base_dir = base_dir, .model = model};
+  vkp_status_t st = vkp__plan_json_read(root, base_dir, model, NULL, out_plan);
+  cJSON_Delete(root);
+  return st;
+}
+
+vkp_status_t vkp__plan_json_read(const cJSON *root, const char *base_dir,
+                                 const vkp_graph_t *model, const vkp__plan_codec_t *codec,
+                                 vkp_plan_t **out_plan) {
+  *out_plan = NULL;
+  vkp__plan_reader_t r = {.codec = codec, .base_dir = base_dir, .model = model};
   vkp_plan_t *plan = NULL;
   vkp_status_t st = vkp__read_plan(&r, root, &plan);
-  cJSON_Delete(root);
   vkp_graph_destroy(r.loaded_model);
   vkp__free(r.problems);
   if (st) {

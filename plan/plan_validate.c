@@ -6,53 +6,26 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sb.h"
 #include "base/status_macros.h"
+#include "base/strmap.h"
 #include "vkpipe/plan.h"
 
 typedef struct vkp__problems_t {
-  char *text;
-  size_t len;
+  vkp__sb_t text;  // "\n  <problem>" per problem
   int32_t count;
-  bool oom;
 } vkp__problems_t;
 
 static void vkp__problem(vkp__problems_t *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void vkp__problem(vkp__problems_t *p, const char *fmt, ...) {
-  char line[512];
+  vkp__sb_append(&p->text, "\n  ");
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(line, sizeof line, fmt, ap);
+  vkp__sb_vprintf(&p->text, fmt, ap);
   va_end(ap);
-  if (n < 0) return;
-  size_t ln = strlen(line);
-  char *grown = vkp__realloc(p->text, p->len + ln + 4);
-  if (!grown) {
-    p->oom = true;
-    return;
-  }
-  p->text = grown;
-  memcpy(p->text + p->len, "\n  ", 3);
-  memcpy(p->text + p->len + 3, line, ln + 1);
-  p->len += ln + 3;
   p->count++;
-}
-
-static int32_t vkp__name_index(char *const *list, int32_t n, const char *name) {
-  for (int32_t i = 0; i < n; ++i)
-    if (strcmp(list[i], name) == 0) return i;
-  return -1;
-}
-
-// Index into graph->inputs (or outputs) of the value named `name`, or -1.
-static int32_t vkp__io_index(const vkp_graph_t *g, bool outputs,
-                             const char *name) {
-  int32_t n = outputs ? g->n_outputs : g->n_inputs;
-  const int32_t *ids = outputs ? g->outputs : g->inputs;
-  for (int32_t i = 0; i < n; ++i)
-    if (strcmp(g->values[ids[i]].name, name) == 0) return i;
-  return -1;
 }
 
 static void vkp__describe(const vkp_plan_t *plan, const vkp_plan_binding_t *b,
@@ -95,7 +68,7 @@ static void vkp__check_cycles(const vkp_plan_t *plan, vkp__problems_t *p) {
   int32_t *where = vkp__calloc((size_t)n + 1, sizeof(int32_t));
   uint8_t *ignored = vkp__calloc((size_t)nb + 1, 1);
   if (!indeg || !queue || !path || !via || !where || !ignored) {
-    p->oom = true;
+    p->text.failed = true;
     goto done;
   }
   for (int32_t round = 0; round <= nb; ++round) {
@@ -177,7 +150,7 @@ vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) {
   const vkp_value_t **in_type =
       vkp__calloc((size_t)plan->n_inputs + 1, sizeof(vkp_value_t *));
   if (!bound || !out_bound || !in_used || !in_type) {
-    p.oom = true;
+    p.text.failed = true;
     goto done;
   }
   for (int32_t s = 0; s < n; ++s) {
@@ -191,7 +164,7 @@ vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) {
                    VKP_PLAN_MAX_RANK);
     bound[s] = vkp__calloc((size_t)g->n_inputs + 1, sizeof(int32_t));
     if (!bound[s]) {
-      p.oom = true;
+      p.text.failed = true;
       goto done;
     }
   }
@@ -215,9 +188,9 @@ vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) {
     }
     int32_t gin = -1;
     if (src_ok && b->src_stage == VKP_PLAN_GLOBAL) {
-      gin = vkp__name_index(plan->inputs, plan->n_inputs, b->src_name);
+      gin = vkp__strlist_index(plan->inputs, plan->n_inputs, b->src_name);
       if (gin < 0) {
-        if (vkp__name_index(plan->outputs, plan->n_outputs, b->src_name) >= 0)
+        if (vkp__strlist_index(plan->outputs, plan->n_outputs, b->src_name) >= 0)
           vkp__problem(&p, "%s: global output '%s' used as a source", d,
                        b->src_name);
         else
@@ -228,7 +201,7 @@ vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) {
       }
     } else if (src_ok) {
       const vkp_graph_t *g = plan->stages[b->src_stage].graph;
-      int32_t k = vkp__io_index(g, true, b->src_name);
+      int32_t k = vkp_graph_find_output(g, b->src_name);
       if (k < 0) {
         vkp__problem(&p, "%s: stage '%s' has no output '%s'", d,
                      plan->stages[b->src_stage].name, b->src_name);
@@ -238,9 +211,9 @@ vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) {
       }
     }
     if (dst_ok && b->dst_stage == VKP_PLAN_GLOBAL) {
-      int32_t k = vkp__name_index(plan->outputs, plan->n_outputs, b->dst_name);
+      int32_t k = vkp__strlist_index(plan->outputs, plan->n_outputs, b->dst_name);
       if (k < 0) {
-        if (vkp__name_index(plan->inputs, plan->n_inputs, b->dst_name) >= 0)
+        if (vkp__strlist_index(plan->inputs, plan->n_inputs, b->dst_name) >= 0)
           vkp__problem(&p, "%s: output bound to global input '%s'", d,
                        b->dst_name);
         else
@@ -254,7 +227,7 @@ vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) {
       }
     } else if (dst_ok) {
       const vkp_graph_t *g = plan->stages[b->dst_stage].graph;
-      int32_t k = vkp__io_index(g, false, b->dst_name);
+      int32_t k = vkp_graph_find_input(g, b->dst_name);
       if (k < 0) {
         vkp__problem(&p, "%s: stage '%s' has no input '%s'", d,
                      plan->stages[b->dst_stage].name, b->dst_name);
@@ -302,13 +275,13 @@ done:
   vkp__free(in_used);
   vkp__free(in_type);
   vkp_status_t st = NULL;
-  if (p.oom) {
+  if (p.text.failed) {
     st = VKP_OOM("plan validation");
   } else if (p.count) {
     st = vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                          "plan '%s' has %d problem%s:%s", plan->name,
-                         (int)p.count, p.count == 1 ? "" : "s", p.text);
+                         (int)p.count, p.count == 1 ? "" : "s", p.text.data);
   }
-  vkp__free(p.text);
+  vkp__sb_deinit(&p.text);
   return st;
 }

@@ -1,6 +1,7 @@
-# cmake -DIN="a.c;b.c" -DOUT=file.inc -P embed.cmake: writes the bytes of the
-# IN files, concatenated in order, as a comma-separated list of hex literals
-# (for an unsigned char array).
+# cmake -DIN="a.c;b.c" -DOUT=file.inc -P vkp_embed.cmake: writes the bytes of
+# the IN files, concatenated in order, as a comma-separated list of hex
+# literals (for an unsigned char array). The one way files are embedded in the
+# library: the CPU prelude (codegen/c) and the GLSL templates (codegen/spirv).
 set(hex "")
 foreach(f ${IN})
   file(READ ${f} part HEX)

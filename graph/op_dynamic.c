@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: Apache-2.0
+// Data-dependent shapes: non_zero (ONNX NonZero), unique (ONNX Unique) and
+// shape (ONNX Shape of a value whose shape is known only at run time), and
+// the rules by which every other op takes a bounded value.
+//
+// A bounded value (vkp_value_t.bounded) has a static shape whose entry at
+// bounded_axis is an upper bound; at run time its tensor carries the actual
+// extent in its shape and the elements are stored compactly for that shape
+// (so a reference kernel, which reads every size from its tensors, runs
+// unchanged). non_zero and unique make such values. The ops downstream that
+// accept one, and how its extent reaches their outputs, are the rules
+// below; validation refuses a bounded input anywhere else, naming the node
+// and the value. docs/onnx.md, "Data-dependent output shapes".
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "graph/ops_internal.h"
+
+// "[2, <=12]": a value's shape with its bound marked.
+static const char *vkp__fmt_bounded(const vkp_value_t *v, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int32_t d = 0; d < v->rank && used < size; ++d) {
+    int w = snprintf(buf + used, size - used, "%s%s%lld", d ? ", " : "[",
+                     v->bounded && d == v->bounded_axis ? "<=" : "",
+                     (long long)v->shape[d]);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+  if (used < size) snprintf(buf + used, size - used, v->rank ? "]" : "[]");
+  return buf;
+}
+
+static void vkp__set_bounded(vkp_value_t *v, int32_t axis) {
+  v->bounded = true;
+  v->bounded_axis = axis;
+}
+
+// ---------------------------------------------------------------------------
+// non_zero: the indices of the non-zero elements of x, as [rank, n] int64
+// in row-major order of x; n is bounded by numel(x). A scalar reads as [1].
+
+vkp_status_t vkp__infer_non_zero(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
+  const vkp_value_t *x = vkp__in(g, n, 0);
+  int64_t shape[2] = {x->rank ? x->rank : 1, vkp__prod(x->shape, 0, x->rank)};
+  vkp__set_out(out, VKP_DTYPE_INT64, 2, shape);
+  vkp__set_bounded(out, 1);
+  return NULL;
+}
+
+static bool vkp__is_nonzero(const vkp_tensor_t *x, int64_t i) {
+  return vkp_dtype_is_float(x->dtype) ? vkp__get_f(x, i) != 0.0 : vkp__get_i(x, i) != 0;
+}
+
+vkp_status_t vkp__eval_non_zero(const vkp_node_t *n, const vkp_tensor_t *const *in,
+                                vkp_tensor_t *out) {
+  (void)n;
+  const vkp_tensor_t *x = in[0];
+  int64_t count = (int64_t)vkp_tensor_numel(x), nnz = 0;
+  for (int64_t i = 0; i < count; ++i) nnz += vkp__is_nonzero(x, i);
+  int32_t rank = x->rank ? x->rank : 1;
+  out->shape[1] = nnz;  // the run-time extent: rows are nnz long
+  int64_t idx[VKP_MAX_RANK] = {0}, col = 0;
+  int64_t shape[VKP_MAX_RANK];
+  memcpy(shape, x->shape, sizeof shape);
+  if (!x->rank) shape[0] = 1;
+  for (int64_t i = 0; i < count; ++i) {
+    if (vkp__is_nonzero(x, i)) {
+      for (int32_t d = 0; d < rank; ++d) vkp__put_i(out, d * nnz + col, idx[d]);
+      ++col;
+    }
+    vkp__next_index(rank, shape, idx);
+  }
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// unique: Y (the distinct slices along `axis`, or the distinct elements of
+// the flattened x without one), indices (first occurrence of each), inverse
+// (for every slice of x, its entry in Y) and counts; sorted (1) orders Y
+// ascending (slices lexicographically, NaN last), 0 by first occurrence.
+
+const vkp__attr_spec_t vkp__attrs_unique[] = {
+    VKP__ATTR("axis", INT), VKP__ATTR_INT("sorted", 1), VKP__ATTR_END};
+
+vkp_status_t vkp__infer_unique(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
+  const vkp_value_t *x = vkp__in(g, n, 0);
+  int64_t sorted = vkp_node_int(n, "sorted");
+  if (sorted != 0 && sorted != 1)
+    return VKP__ERR("attribute 'sorted' is %lld; 0 or 1", (long long)sorted);
+  int64_t yshape[VKP_MAX_RANK], slices;
+  int32_t yrank, yaxis;
+  if (vkp_node_attr(n, "axis")) {
+    int64_t axis;
+    VKP_RETURN_IF_ERROR(vkp__norm_axis(vkp_node_int(n, "axis"), x->rank, false,
+                                       "axis", &axis));
+    VKP_RETURN_IF_ERROR(vkp__set_int(n, "axis", axis));
+    memcpy(yshape, x->shape, sizeof yshape);
+    yrank = x->rank;
+    yaxis = (int32_t)axis;
+    slices = x->shape[axis];
+    // The slices of a bounded x are compared whole; only its extent along
+    // the axis itself may vary.
+    if (x->bounded && x->bounded_axis != axis) {
+      char sx[160];
+      return VKP__ERR("input '%s' %s is data-dependent along axis %d, not the "
+                      "unique axis %lld",
+                      x->name, vkp__fmt_bounded(x, sx, sizeof sx),
+                      (int)x->bounded_axis, (long long)axis);
+    }
+  } else {
+    slices = vkp__prod(x->shape, 0, x->rank);
+    yshape[0] = slices;
+    yrank = 1;
+    yaxis = 0;
+  }
+  vkp__set_out(out, x->dtype, yrank, yshape);
+  vkp__set_bounded(out, yaxis);
+  for (int32_t i = 1; i < n->n_outputs; ++i) {
+    vkp_value_t *o = vkp__out(g, n, i);
+    vkp__set_out(o, VKP_DTYPE_INT64, 1, &slices);
+    if (i != 2 || x->bounded) vkp__set_bounded(o, 0);  // inverse: one per slice
+  }
+  return NULL;
+}
+
+// x as [outer, n, inner] around the axis; slice j is every element at
+// position j of the axis, compared lexicographically in memory order.
+typedef struct vkp__slices_t {
+  const vkp_tensor_t *x;
+  int64_t outer, n, inner;
+} vkp__slices_t;
+
+static int vkp__slice_cmp(const vkp__slices_t *s, int64_t a, int64_t b) {
+  for (int64_t o = 0; o < s->outer; ++o)
+    for (int64_t i = 0; i < s->inner; ++i) {
+      int64_t base = o * s->n * s->inner + i;
+      int64_t ia = base + a * s->inner, ib = base + b * s->inner;
+      int c = vkp__compare_elems(s->x, ia, s->x, ib);
+      if (c == 2) {  // NaN sorts last and equals another NaN
+        bool a_nan = vkp__compare_elems(s->x, ia, s->x, ia) == 2;
+        bool b_nan = vkp__compare_elems(s->x, ib, s->x, ib) == 2;
+        c = a_nan == b_nan ? 0 : a_nan ? 1 : -1;
+      }
+      if (c) return c;
+    }
+  return 0;
+}
+
+// Sorts order[0..n) by slice, stably (a bottom-up merge sort; scratch: n).
+static void vkp__slice_sort(const vkp__slices_t *s, int64_t *order, int64_t *scratch) {
+  int64_t *src = order, *dst = scratch;
+  for (int64_t width = 1; width < s->n; width *= 2) {
+    for (int64_t lo = 0; lo < s->n; lo += 2 * width) {
+      int64_t mid = lo + width < s->n ? lo + width : s->n;
+      int64_t hi = lo + 2 * width < s->n ? lo + 2 * width : s->n;
+      int64_t a = lo, b = mid, w = lo;
+      while (a < mid && b < hi)
+        dst[w++] = vkp__slice_cmp(s, src[b], src[a]) < 0 ? src[b++] : src[a++];
+      while (a < mid) dst[w++] = src[a++];
+      while (b < hi) dst[w++] = src[b++];
+    }
+    int64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != order) memcpy(order, src, (size_t)s->n * sizeof *order);
+}
+
+vkp_status_t vkp__eval_unique(const vkp_node_t *n, const vkp_tensor_t *const *in,
+                              vkp_tensor_t *out) {
+  const vkp_tensor_t *x = in[0];
+  vkp__slices_t s = {.x = x, .outer = 1, .n = (int64_t)vkp_tensor_numel(x), .inner = 1};
+  bool has_axis = vkp_node_attr(n, "axis") != NULL;
+  int32_t axis = has_axis ? (int32_t)vkp_node_int(n, "axis") : 0;
+  if (has_axis) {
+    s.outer = vkp__prod(x->shape, 0, axis);
+    s.n = x->shape[axis];
+    s.inner = vkp__prod(x->shape, axis + 1, x->rank);
+  }
+  int64_t cnt = s.n;
+  int64_t *buf = vkp__malloc(7 * (size_t)(cnt ? cnt : 1) * sizeof(int64_t));
+  if (!buf) return VKP_OOM("unique");
+  int64_t *order = buf, *scratch = buf + cnt, *group = buf + 2 * cnt,
+          *first = buf + 3 * cnt, *count = buf + 4 * cnt, *renumber = buf + 5 * cnt,
+          *moved = buf + 6 * cnt;
+  for (int64_t j = 0; j < cnt; ++j) order[j] = j;
+  vkp__slice_sort(&s, order, scratch);
+  int64_t m = 0;  // distinct slices
+  for (int64_t r = 0; r < cnt; ++r) {
+    int64_t j = order[r];
+    if (r == 0 || vkp__slice_cmp(&s, order[r - 1], j) != 0) {
+      first[m] = j;  // the stable sort puts the first occurrence first
+      count[m++] = 0;
+    }
+    group[j] = m - 1;
+    ++count[m - 1];
+  }
+  if (!vkp_node_int(n, "sorted")) {
+    // By first occurrence: renumber[g] is sorted group g's new position.
+    for (int64_t g = 0; g < m; ++g) renumber[g] = -1;
+    int64_t next = 0;
+    for (int64_t j = 0; j < cnt; ++j)
+      if (renumber[group[j]] < 0) renumber[group[j]] = next++;
+    for (int64_t j = 0; j < cnt; ++j) group[j] = renumber[group[j]];
+    for (int64_t g = 0; g < m; ++g) moved[renumber[g]] = first[g];
+    memcpy(first, moved, (size_t)m * sizeof *first);
+    for (int64_t g = 0; g < m; ++g) moved[renumber[g]] = count[g];
+    memcpy(count, moved, (size_t)m * sizeof *count);
+  }
+  // Run-time extents first, so the stores below use the compact layout.
+  out[0].shape[has_axis ? axis : 0] = m;
+  for (int32_t i = 1; i < 4; ++i)
+    if (i < (int32_t)n->n_outputs) out[i].shape[0] = i == 2 ? cnt : m;
+  size_t elem = vkp_dtype_size(x->dtype);
+  for (int64_t g = 0; g < m; ++g) {
+    for (int64_t o = 0; o < s.outer && s.inner; ++o)
+      memcpy((char *)out[0].data + (size_t)((o * m + g) * s.inner) * elem,
+             (const char *)x->data + (size_t)((o * cnt + first[g]) * s.inner) * elem,
+             (size_t)s.inner * elem);
+    if (n->n_outputs > 1) vkp__put_i(&out[1], g, first[g]);
+    if (n->n_outputs > 3) vkp__put_i(&out[3], g, count[g]);
+  }
+  if (n->n_outputs > 2)
+    for (int64_t j = 0; j < cnt; ++j) vkp__put_i(&out[2], j, group[j]);
+  vkp__free(buf);
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// shape: dims [start, end) of x's run-time shape as int64 (ONNX Shape,
+// opset 15 clamping: negative counts from the end, then clamped to
+// 0..rank). The importer folds Shape of a static value; this op is what
+// remains for a bounded one.
+
+const vkp__attr_spec_t vkp__attrs_shape[] = {
+    VKP__ATTR_INT("start", 0), VKP__ATTR("end", INT), VKP__ATTR_END};
+
+static int64_t vkp__clamp_dim(int64_t v, int32_t rank) {
+  if (v < 0) v += rank;
+  return v < 0 ? 0 : v > rank ? rank : v;
+}
+
+vkp_status_t vkp__infer_shape(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
+  const vkp_value_t *x = vkp__in(g, n, 0);
+  int64_t start = vkp__clamp_dim(vkp_node_int(n, "start"), x->rank);
+  int64_t end = vkp_node_attr(n, "end") ? vkp__clamp_dim(vkp_node_int(n, "end"), x->rank)
+                                        : x->rank;
+  if (end < start) end = start;
+  VKP_RETURN_IF_ERROR(vkp__set_int(n, "start", start));
+  VKP_RETURN_IF_ERROR(vkp__set_int(n, "end", end));
+  int64_t len = end - start;
+  vkp__set_out(out, VKP_DTYPE_INT64, 1, &len);
+  return NULL;
+}
+
+vkp_status_t vkp__eval_shape(const vkp_node_t *n, const vkp_tensor_t *const *in,
+                             vkp_tensor_t *out) {
+  int64_t start = vkp_node_int(n, "start"), end = vkp_node_int(n, "end");
+  for (int64_t d = start; d < end; ++d) vkp__put_i(out, d - start, in[0]->shape[d]);
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Which ops take a bounded input, and how its extent reaches the outputs
+
+typedef enum vkp__bound_rule_t {
+  VKP__BOUND_REFUSE = 0,   // no bounded input (every op not listed)
+  VKP__BOUND_OWN,          // the op's inference and kernel handle it
+  VKP__BOUND_BROADCAST,    // elementwise with NumPy broadcasting
+  VKP__BOUND_VIEW,         // reshape family, transpose: same elements
+  VKP__BOUND_REDUCE,       // reduce_* over `axes`, keepdims
+  VKP__BOUND_ARG,          // arg_max / arg_min over `axis`
+  VKP__BOUND_CONCAT,
+  VKP__BOUND_GATHER,
+  VKP__BOUND_GATHER_ELEMENTS,
+  VKP__BOUND_GATHER_ND,
+  VKP__BOUND_TOP_K,
+} vkp__bound_rule_t;
+
+// Ops of the ELEMWISE and BROADCAST patterns follow BROADCAST (the pattern
+// says each output element reads the same broadcast index of its inputs),
+// except batch_norm, whose per-channel operands are not NumPy-aligned.
+static const uint8_t vkp__bound_rules[VKP_OP_COUNT] = {
+    [VKP_OP_NON_ZERO] = VKP__BOUND_OWN,
+    [VKP_OP_UNIQUE] = VKP__BOUND_OWN,
+    [VKP_OP_SHAPE] = VKP__BOUND_OWN,
+    [VKP_OP_IDENTITY] = VKP__BOUND_VIEW,
+    [VKP_OP_RESHAPE] = VKP__BOUND_VIEW,
+    [VKP_OP_FLATTEN] = VKP__BOUND_VIEW,
+    [VKP_OP_SQUEEZE] = VKP__BOUND_VIEW,
+    [VKP_OP_UNSQUEEZE] = VKP__BOUND_VIEW,
+    [VKP_OP_TRANSPOSE] = VKP__BOUND_VIEW,
+    [VKP_OP_REDUCE_MEAN] = VKP__BOUND_REDUCE,
+    [VKP_OP_REDUCE_SUM] = VKP__BOUND_REDUCE,
+    [VKP_OP_REDUCE_MAX] = VKP__BOUND_REDUCE,
+    [VKP_OP_REDUCE_MIN] = VKP__BOUND_REDUCE,
+    [VKP_OP_REDUCE_PROD] = VKP__BOUND_REDUCE,
+    [VKP_OP_REDUCE_L1] = VKP__BOUND_REDUCE,
+    [VKP_OP_REDUCE_L2] = VKP__BOUND_REDUCE,
+    [VKP_OP_REDUCE_LOG_SUM] = VKP__BOUND_REDUCE,
+    [VKP_OP_REDUCE_LOG_SUM_EXP] = VKP__BOUND_REDUCE,
+    [VKP_OP_REDUCE_SUM_SQUARE] = VKP__BOUND_REDUCE,
+    [VKP_OP_ARG_MAX] = VKP__BOUND_ARG,
+    [VKP_OP_ARG_MIN] = VKP__BOUND_ARG,
+    [VKP_OP_CONCAT] = VKP__BOUND_CONCAT,
+    [VKP_OP_GATHER] = VKP__BOUND_GATHER,
+    [VKP_OP_GATHER_ELEMENTS] = VKP__BOUND_GATHER_ELEMENTS,
+    [VKP_OP_GATHER_ND] = VKP__BOUND_GATHER_ND,
+    [VKP_OP_TOP_K] = VKP__BOUND_TOP_K,
+};
+
+static vkp__bound_rule_t vkp__bound_rule(vkp_op_t op) {
+  if (vkp__bound_rules[op]) return (vkp__bound_rule_t)vkp__bound_rules[op];
+  vkp_op_pattern_t p = vkp_op_pattern(op);
+  if ((p == VKP_OP_PATTERN_ELEMWISE || p == VKP_OP_PATTERN_BROADCAST) &&
+      op != VKP_OP_BATCH_NORM)
+    return VKP__BOUND_BROADCAST;
+  return VKP__BOUND_REFUSE;
+}
+
+int32_t vkp_node_bounded_value(const vkp_graph_t *g, const vkp_node_t *n) {
+  for (int32_t i = 0; i < n->n_inputs; ++i)
+    if (n->inputs[i] >= 0 && g->values[n->inputs[i]].bounded) return n->inputs[i];
+  for (int32_t i = 0; i < n->n_outputs; ++i)
+    if (g->values[n->outputs[i]].bounded) return n->outputs[i];
+  return -1;
+}
+
+bool vkp_node_is_bounded(const vkp_graph_t *g, const vkp_node_t *n) {
+  return vkp_node_bounded_value(g, n) >= 0;
+}
+
+static vkp_status_t vkp__refuse(const vkp_graph_t *g, const vkp_node_t *n, int32_t i,
+                                const char *why) {
+  const vkp_value_t *v = vkp__in(g, n, i);
+  char sv[160];
+  return vkp_status_make(
+      VKP_STATUS_UNSUPPORTED,
+      "input %d '%s' has a data-dependent shape %s (its extent along axis %d is "
+      "known only at run time); %s %s (docs/onnx.md, \"Data-dependent output "
+      "shapes\", lists the ops that take one)",
+      (int)i, v->name, vkp__fmt_bounded(v, sv, sizeof sv), (int)v->bounded_axis,
+      vkp_op_name(n->op), why);
+}
+
+// The index of a node's only bounded input, -1 when none, -2 when several.
+static int32_t vkp__only_bounded(const vkp_graph_t *g, const vkp_node_t *n) {
+  int32_t found = -1;
+  for (int32_t i = 0; i < n->n_inputs; ++i) {
+    const vkp_value_t *v = vkp__in(g, n, i);
+    if (!v || !v->bounded) continue;
+    if (found >= 0) return -2;
+    found = i;
+  }
+  return found;
+}
+
+static int32_t vkp__first_bounded(const vkp_graph_t *g, const vkp_node_t *n) {
+  for (int32_t i = 0; i < n->n_inputs; ++i) {
+    const vkp_value_t *v = vkp__in(g, n, i);
+    if (v && v->bounded) return i;
+  }
+  return 0;
+}
+
+// Where the bounded axis of a view op's input (reshape family, transpose)
+// lands in its output, or -1 when the op removes it or cannot say where.
+static int32_t vkp__view_axis(const vkp_node_t *n, const vkp_value_t *x,
+                              const vkp_value_t *y) {
+  int32_t b = x->bounded_axis;
+  if (n->op == VKP_OP_TRANSPOSE) {
+    const int64_t *perm;
+    int32_t count = vkp_node_attr_ints(n, "perm", &perm);
+    for (int32_t i = 0; i < count; ++i)
+      if (perm[i] == b) return i;
+    return -1;
+  }
+  if (n->op == VKP_OP_IDENTITY) return b;
+  if (n->op == VKP_OP_RESHAPE) {
+    // The exporter's -1 (or a 0 copying the bounded dim) says where the
+    // varying extent goes.
+    const int64_t *spec;
+    int32_t count = vkp_node_attr_ints(n, "shape", &spec);
+    for (int32_t i = 0; i < count; ++i)
+      if (spec[i] == -1) return i;
+    if (b < count && spec[b] == 0) return b;
+    return -1;
+  }
+  if (n->op == VKP_OP_FLATTEN) return b < vkp_node_int(n, "axis") ? 0 : 1;
+  const int64_t *axes;
+  int32_t count = vkp_node_attr_ints(n, "axes", &axes);
+  if (n->op == VKP_OP_SQUEEZE) {
+    int32_t at = b;
+    for (int32_t i = 0; i < count; ++i) {
+      if (axes[i] == b) return -1;
+      if (axes[i] < b) --at;
+    }
+    return at;
+  }
+  // unsqueeze: the output axes that are not inserted are x's, in order.
+  for (int32_t d = 0, k = 0, j = 0; d < y->rank; ++d) {
+    if (j < count && axes[j] == d) {
+      ++j;
+      continue;
+    }
+    if (k++ == b) return d;
+  }
+  return -1;
+}
+
+// Called by vkp__op_infer after the op's own inference: checks that the
+// op takes its bounded inputs and marks the bounded outputs.
+vkp_status_t vkp__bounded_infer(vkp_graph_t *g, vkp_node_t *n) {
+  int32_t only = vkp__only_bounded(g, n);
+  if (only == -1) return NULL;
+  vkp__bound_rule_t rule = vkp__bound_rule(n->op);
+  vkp_value_t *y = vkp__out(g, n, 0);
+  switch (rule) {
+    case VKP__BOUND_REFUSE:
+      return vkp__refuse(g, n, vkp__first_bounded(g, n), "does not take one");
+    case VKP__BOUND_OWN:
+      return NULL;
+    case VKP__BOUND_BROADCAST: {
+      // Every bounded operand on the same output axis with the same bound;
+      // every static operand of size 1 (or absent) there.
+      int32_t axis = -1;
+      int64_t bound = 0;
+      for (int32_t i = 0; i < n->n_inputs; ++i) {
+        const vkp_value_t *v = vkp__in(g, n, i);
+        if (!v || !v->bounded) continue;
+        int32_t a = v->bounded_axis + (y->rank - v->rank);
+        if (axis < 0) {
+          axis = a;
+          bound = v->shape[v->bounded_axis];
+        } else if (a != axis || v->shape[v->bounded_axis] != bound) {
+          return vkp__refuse(g, n, i, "needs every data-dependent operand on "
+                                      "the same axis with the same bound");
+        }
+      }
+      for (int32_t i = 0; i < n->n_inputs; ++i) {
+        const vkp_value_t *v = vkp__in(g, n, i);
+        if (!v || v->bounded) continue;
+        int32_t d = axis - (y->rank - v->rank);
+        if (d >= 0 && v->shape[d] != 1) {
+          char msg[200];
+          snprintf(msg, sizeof msg,
+                   "cannot broadcast it against input %d '%s' of size %lld on "
+                   "that axis (only 1 broadcasts against a varying extent)",
+                   (int)i, v->name, (long long)v->shape[d]);
+          for (int32_t j = 0; j < n->n_inputs; ++j) {
+            const vkp_value_t *b = vkp__in(g, n, j);
+            if (b && b->bounded) return vkp__refuse(g, n, j, msg);
+          }
+        }
+      }
+      if (y->shape[axis] != bound)
+        return vkp__refuse(g, n, vkp__first_bounded(g, n), "broadcasts it to a wider shape");
+      for (int32_t j = 0; j < n->n_outputs; ++j)
+        vkp__set_bounded(vkp__out(g, n, j), axis);
+      return NULL;
+    }
+    default:
+      break;
+  }
+  if (only == -2 && rule != VKP__BOUND_CONCAT && rule != VKP__BOUND_GATHER &&
+      rule != VKP__BOUND_GATHER_ND && rule != VKP__BOUND_GATHER_ELEMENTS) {
+    for (int32_t i = 1; i < n->n_inputs; ++i) {
+      const vkp_value_t *v = vkp__in(g, n, i);
+      if (v && v->bounded) return vkp__refuse(g, n, i, "takes one only as input 0");
+    }
+  }
+  const vkp_value_t *x = vkp__in(g, n, 0);
+  switch (rule) {
+    case VKP__BOUND_VIEW: {
+      if (only != 0) return vkp__refuse(g, n, only, "takes one only as input 0");
+      int32_t a = vkp__view_axis(n, x, y);
+      if (a < 0)
+        return vkp__refuse(g, n, 0,
+                           n->op == VKP_OP_RESHAPE
+                               ? "needs -1 in its target shape (or 0 copying "
+                                 "that axis) to say where the extent goes"
+                               : "would remove or split that axis");
+      vkp__set_bounded(y, a);
+      return NULL;
+    }
+    case VKP__BOUND_REDUCE:
+    case VKP__BOUND_ARG: {
+      if (only != 0) return vkp__refuse(g, n, only, "takes one only as input 0");
+      int64_t red[VKP_MAX_RANK];
+      int32_t nred;
+      if (rule == VKP__BOUND_ARG) {
+        red[0] = vkp_node_int(n, "axis");
+        nred = 1;
+      } else {
+        const int64_t *axes;
+        nred = vkp_node_attr_ints(n, "axes", &axes);
+        memcpy(red, axes, (size_t)nred * sizeof *red);
+      }
+      bool keep = vkp_node_int(n, "keepdims") != 0;
+      int32_t b = x->bounded_axis, at = b;
+      for (int32_t i = 0; i < nred; ++i) {
+        if (red[i] == b) return NULL;  // reduced away: the output is static
+        if (red[i] < b && !keep) --at;
+      }
+      vkp__set_bounded(y, at);
+      return NULL;
+    }
+    case VKP__BOUND_CONCAT: {
+      int32_t axis = (int32_t)vkp_node_int(n, "axis");
+      int32_t other = -1;
+      for (int32_t i = 0; i < n->n_inputs; ++i) {
+        const vkp_value_t *v = vkp__in(g, n, i);
+        if (!v || !v->bounded || v->bounded_axis == axis) continue;
+        other = v->bounded_axis;
+      }
+      if (other < 0) {
+        vkp__set_bounded(y, axis);
+        return NULL;
+      }
+      // Bounded along another axis: every input alike (extents checked at
+      // run time).
+      for (int32_t i = 0; i < n->n_inputs; ++i) {
+        const vkp_value_t *v = vkp__in(g, n, i);
+        if (v && (!v->bounded || v->bounded_axis != other))
+          return vkp__refuse(g, n, v->bounded ? i : vkp__first_bounded(g, n),
+                             "concatenates along another axis, so every input "
+                             "needs the same data-dependent axis");
+      }
+      vkp__set_bounded(y, other);
+      return NULL;
+    }
+    case VKP__BOUND_GATHER: {
+      const vkp_value_t *idx = vkp__in(g, n, 1);
+      int32_t axis = (int32_t)vkp_node_int(n, "axis");
+      bool data_off = x->bounded && x->bounded_axis != axis;
+      if (data_off && idx->bounded)
+        return vkp__refuse(g, n, 1, "would have two data-dependent axes (its data "
+                                    "varies along another axis too)");
+      if (idx->bounded) vkp__set_bounded(y, axis + idx->bounded_axis);
+      else if (data_off)
+        vkp__set_bounded(y, x->bounded_axis < axis
+                                ? x->bounded_axis
+                                : x->bounded_axis - 1 + idx->rank);
+      return NULL;
+    }
+    case VKP__BOUND_GATHER_ELEMENTS: {
+      const vkp_value_t *idx = vkp__in(g, n, 1);
+      int32_t axis = (int32_t)vkp_node_int(n, "axis");
+      if (x->bounded && x->bounded_axis != axis &&
+          !(idx->bounded && idx->bounded_axis == x->bounded_axis))
+        return vkp__refuse(g, n, 0, "reads it along another axis than 'axis' "
+                                    "with static indices");
+      if (idx->bounded) vkp__set_bounded(y, idx->bounded_axis);
+      return NULL;
+    }
+    case VKP__BOUND_GATHER_ND: {
+      const vkp_value_t *idx = vkp__in(g, n, 1);
+      int64_t batch = vkp_node_int(n, "batch_dims");
+      int64_t k = idx->shape[idx->rank - 1];
+      if (idx->bounded && idx->bounded_axis == idx->rank - 1)
+        return vkp__refuse(g, n, 1, "needs the index tuples' length static");
+      if (idx->bounded && idx->bounded_axis < batch)
+        return vkp__refuse(g, n, 1, "needs the batch dims static");
+      if (x->bounded && x->bounded_axis < batch)
+        return vkp__refuse(g, n, 0, "needs the batch dims static");
+      bool data_tail = x->bounded && x->bounded_axis >= batch + k;
+      if (data_tail && idx->bounded)
+        return vkp__refuse(g, n, 1, "would have two data-dependent axes");
+      if (idx->bounded) vkp__set_bounded(y, idx->bounded_axis);
+      else if (data_tail)
+        vkp__set_bounded(y, (int32_t)(idx->rank - 1 + x->bounded_axis - batch - k));
+      return NULL;
+    }
+    case VKP__BOUND_TOP_K:
+      if (only != 0) return vkp__refuse(g, n, only, "takes one only as input 0");
+      if (vkp__in(g, n, 1) && x->bounded_axis != vkp_node_int(n, "axis"))
+        return vkp__refuse(g, n, 0, "with a run-time K would have two "
+                                    "data-dependent axes");
+      for (int32_t j = 0; j < n->n_outputs; ++j)
+        vkp__set_bounded(vkp__out(g, n, j), x->bounded_axis);
+      return NULL;
+    default:
+      return vkp__refuse(g, n, vkp__first_bounded(g, n), "does not take one");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Run-time shapes
+
+static vkp_status_t vkp__extent_mismatch(const vkp_node_t *n, int64_t a, int64_t b) {
+  return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                         "node '%s' (%s): data-dependent operands have extents "
+                         "%lld and %lld at run time; they must agree",
+                         n->name, vkp_op_name(n->op), (long long)a, (long long)b);
+}
+
+vkp_status_t vkp_node_bounded_shapes(const vkp_graph_t *g, const vkp_node_t *n,
+                                     const vkp_tensor_t *const *in,
+                                     vkp_tensor_t *out) {
+  vkp__bound_rule_t rule = vkp__bound_rule(n->op);
+  if (rule == VKP__BOUND_OWN) return NULL;
+  for (int32_t j = 0; j < n->n_outputs; ++j) {
+    const vkp_value_t *y = &g->values[n->outputs[j]];
+    if (!y->bounded) continue;
+    int32_t a = y->bounded_axis;
+    int64_t e = -1;
+    switch (rule) {
+      case VKP__BOUND_BROADCAST:
+      case VKP__BOUND_CONCAT:
+        for (int32_t i = 0; i < n->n_inputs; ++i) {
+          const vkp_value_t *v = vkp__in(g, n, i);
+          if (!v) continue;
+          int32_t d = rule == VKP__BOUND_CONCAT ? a : a - (y->rank - v->rank);
+          if (rule == VKP__BOUND_CONCAT && a == vkp_node_int(n, "axis")) {
+            e = (e < 0 ? 0 : e) + in[i]->shape[d];
+            continue;
+          }
+          if (!v->bounded) continue;
+          if (e >= 0 && in[i]->shape[d] != e)
+            return vkp__extent_mismatch(n, e, in[i]->shape[d]);
+          e = in[i]->shape[d];
+        }
+        break;
+      case VKP__BOUND_VIEW: {
+        // Same elements: the extent is what the others leave.
+        int64_t others = 1;
+        for (int32_t d = 0; d < y->rank; ++d)
+          if (d != a) others *= y->shape[d];
+        int64_t numel = (int64_t)vkp_tensor_numel(in[0]);
+        if (others == 0) {
+          e = 0;
+        } else if (numel % others) {
+          return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                                 "node '%s' (%s): %lld elements at run time do "
+                                 "not fill dims of %lld",
+                                 n->name, vkp_op_name(n->op), (long long)numel,
+                                 (long long)others);
+        } else {
+          e = numel / others;
+        }
+        break;
+      }
+      case VKP__BOUND_REDUCE:
+      case VKP__BOUND_ARG:
+        e = in[0]->shape[g->values[n->inputs[0]].bounded_axis];
+        break;
+      case VKP__BOUND_GATHER:
+      case VKP__BOUND_GATHER_ELEMENTS:
+      case VKP__BOUND_GATHER_ND: {
+        const vkp_value_t *idx = vkp__in(g, n, 1);
+        if (idx->bounded) e = in[1]->shape[idx->bounded_axis];
+        else e = in[0]->shape[g->values[n->inputs[0]].bounded_axis];
+        break;
+      }
+      case VKP__BOUND_TOP_K: {
+        int64_t len = in[0]->shape[a];
+        bool k_in = n->n_inputs > 1 && in[1];
+        int64_t k = k_in ? vkp__get_i(in[1], 0) : vkp_node_int(n, "k");
+        if (k < 0)
+          return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                                 "node '%s' (top_k): k is %lld at run time",
+                                 n->name, (long long)k);
+        e = a == vkp_node_int(n, "axis") && k < len ? k : len;
+        break;
+      }
+      default:
+        return vkp_status_make(VKP_STATUS_INTERNAL,
+                               "node '%s' (%s): no run-time shape rule",
+                               n->name, vkp_op_name(n->op));
+    }
+    if (e < 0 || e > y->shape[a])
+      return vkp_status_make(VKP_STATUS_INTERNAL,
+                             "node '%s' (%s): run-time extent %lld outside its "
+                             "bound %lld",
+                             n->name, vkp_op_name(n->op), (long long)e,
+                             (long long)y->shape[a]);
+    out[j].shape[a] = e;
+  }
+  return NULL;
+}
+
+vkp_status_t vkp_value_check_tensor(const vkp_value_t *v, const vkp_tensor_t *t,
+                                    const char *what) {
+  bool same = t->dtype == v->dtype && t->rank == v->rank;
+  for (int32_t d = 0; same && d < v->rank; ++d)
+    same = v->bounded && d == v->bounded_axis
+               ? t->shape[d] >= 0 && t->shape[d] <= v->shape[d]
+               : t->shape[d] == v->shape[d];
+  if (!same) {
+    char want[160], got[128];
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "%s '%s': expected %s %s, got %s %s", what, v->name,
+                           vkp_dtype_name(v->dtype),
+                           vkp__fmt_bounded(v, want, sizeof want),
+                           vkp_dtype_name(t->dtype),
+                           vkp_shape_format(t->rank, t->shape, got, sizeof got));
+  }
+  if (!t->data && vkp_tensor_nbytes(t))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "%s '%s' has no data",
+                           what, v->name);
+  return NULL;
+}

@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ONNX models with data-dependent output shapes on run-time data (graph/
+op_dynamic.c): NonZero, Compress (with and without axis) and Unique (sorted
+and not, with and without axis, all four outputs), and the ops downstream
+that take their bounded results, with NumPy's expected outputs. The inputs
+are random, so the number of selected elements varies from seed to seed
+(0 included). Imported by gen_models.py; test_onnx_dynamic.c loads them."""
+import numpy as np
+from onnx import TensorProto, helper
+
+from gen_models import F32, I64, init, model, vi
+
+BOOL = TensorProto.BOOL
+
+
+def top_k_clamped(x, k, largest=True):
+    """TopK over the last axis of a 1-D x, K clamped to its length, ties by
+    index (ONNX's rule)."""
+    key = -x if largest else x
+    idx = np.argsort(key, kind="stable")[:min(k, len(x))]
+    return x[idx], idx.astype(np.int64)
+
+
+def unique_all(x, axis, sorted_):
+    """np.unique's four results, reordered by first occurrence when not
+    sorted (ONNX's sorted=0)."""
+    y, idx, inv, cnt = np.unique(x, axis=axis, return_index=True,
+                                 return_inverse=True, return_counts=True)
+    inv = inv.reshape(-1)
+    if not sorted_:
+        order = np.argsort(idx, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        y = np.take(y, order, axis=0 if axis is None else axis)
+        idx, cnt, inv = idx[order], cnt[order], rank[inv]
+    return y, idx.astype(np.int64), inv.astype(np.int64), cnt.astype(np.int64)
+
+
+def gen_non_zero(w):
+    """x > 0 on random x: NonZero of a run-time mask, then the positions'
+    values (Transpose + GatherND), elementwise ops with a static operand,
+    Cast, reductions over the varying axis, Shape, TopK with K clamped,
+    Concat along it and a Reshape with -1."""
+    n = helper.make_node
+    x = w.f32(3, 5)
+    nodes = [
+        n("Greater", ["x", "zero"], ["mask"]),
+        n("NonZero", ["mask"], ["nz"]),                        # [2, <=15]
+        n("Transpose", ["nz"], ["pos"], perm=[1, 0]),          # [<=15, 2]
+        n("GatherND", ["x", "pos"], ["vals"]),                 # [<=15]
+        n("Mul", ["vals", "scale"], ["scaled"]),               # static [1]
+        n("Exp", ["scaled"], ["ex"]),
+        n("Cast", ["nz"], ["nzf"], to=F32),
+        n("ReduceSum", ["nzf", "ax1"], ["rows"], keepdims=0),  # static [2]
+        n("ReduceMax", ["nzf"], ["cmax"], axes=[0], keepdims=1),  # [1, <=15]
+        n("Shape", ["nz"], ["shp"]),
+        n("TopK", ["vals", "k"], ["tv", "ti"]),
+        n("Concat", ["vals", "ex"], ["cat"], axis=0),          # [<=30]
+        n("Reshape", ["pos", "flat"], ["posflat"]),            # [<=30]
+        n("Unsqueeze", ["vals", "ax0"], ["vals2"]),            # [1, <=15]
+        n("Squeeze", ["vals2", "ax0"], ["vals1"]),
+        n("Sub", ["vals1", "vals"], ["zeros"]),                # two bounded
+    ]
+    outs = ["nz", "vals", "ex", "rows", "cmax", "shp", "tv", "ti", "cat",
+            "posflat", "zeros"]
+    m = model(nodes, [vi("x", [3, 5])], [vi(o, None) for o in outs],
+              [init("zero", np.array(0, np.float32)),
+               init("scale", np.array([0.5], np.float32)),
+               init("k", np.array([4], np.int64)),
+               init("flat", np.array([-1], np.int64)),
+               init("ax0", np.array([0], np.int64)),
+               init("ax1", np.array([1], np.int64))], opset=13)
+    nz = np.array(np.nonzero(x > 0), np.int64)
+    vals = x[x > 0]
+    ex = np.exp(vals * np.float32(0.5)).astype(np.float32)
+    nzf = nz.astype(np.float32)
+    tv, ti = top_k_clamped(vals, 4)
+    cmax = nzf.max(axis=0, keepdims=True) if nz.shape[1] else np.zeros((1, 0), np.float32)
+    w.save("dynamic_non_zero", m, [x],
+           [nz, vals, ex, nzf.sum(axis=1), cmax, np.array(nz.shape, np.int64), tv, ti,
+            np.concatenate([vals, ex]), nz.T.reshape(-1), vals - vals])
+
+
+def gen_compress(w):
+    """Compress on a run-time condition, along an axis and flattened; its
+    result gathered again (GatherElements with bounded indices), added to a
+    broadcast row, and ArgMax over a static axis."""
+    n = helper.make_node
+    x = w.f32(4, 6)
+    cond = w.rng.integers(0, 2, size=4).astype(bool)
+    cflat = w.rng.integers(0, 2, size=10).astype(bool)
+    rows = w.rng.integers(0, 4, size=(4, 6)).astype(np.int64)
+    nodes = [
+        n("Compress", ["x", "cond"], ["c0"], axis=0),          # [<=4, 6]
+        n("Compress", ["x", "cflat"], ["cf"]),                 # [<=10]
+        n("Compress", ["rows", "cond"], ["ridx"], axis=-2),    # [<=4, 6] int64
+        n("GatherElements", ["x", "ridx"], ["ge"], axis=0),    # [<=4, 6]
+        n("Add", ["c0", "bias"], ["biased"]),                  # bias [6]
+        n("ArgMax", ["c0"], ["am"], axis=1, keepdims=0),       # [<=4]
+        n("ReduceMin", ["c0"], ["colmin"], axes=[0], keepdims=0),  # static [6]
+    ]
+    outs = ["c0", "cf", "ge", "biased", "am"]
+    bias = w.f32(6)
+    m = model(nodes, [vi("x", [4, 6]), vi("cond", [4], BOOL), vi("cflat", [10], BOOL)],
+              [vi(o, None) for o in outs] + [vi("colmin", [6])],
+              [init("rows", rows), init("bias", bias)], opset=13)
+    c0 = x[cond]
+    colmin = c0.min(axis=0) if len(c0) else np.full(6, np.inf, np.float32)
+    outputs = [c0, x.reshape(-1)[:10][cflat], np.take_along_axis(x, rows[cond], 0),
+               c0 + bias, np.argmax(c0, axis=1).astype(np.int64)]
+    if len(c0):  # ReduceMin over an empty axis has no NumPy value to check
+        outputs.append(colmin)
+        w.save("dynamic_compress", m, [x, cond, cflat], outputs)
+    else:
+        m.graph.output.pop()
+        m.graph.node.pop()
+        w.save("dynamic_compress", m, [x, cond, cflat], outputs)
+
+
+def gen_unique(w):
+    """Unique of run-time int64 data: sorted and not, flattened, and along
+    an axis of a matrix with repeated rows; every output."""
+    n = helper.make_node
+    v = w.rng.integers(0, 6, size=12).astype(np.int64)
+    mat = w.rng.integers(0, 2, size=(6, 2)).astype(np.float32)
+    nodes = [
+        n("Unique", ["v"], ["y", "idx", "inv", "cnt"]),
+        n("Unique", ["v"], ["uy", "uidx", "uinv", "ucnt"], sorted=0),
+        n("Unique", ["mat"], ["my", "midx", "minv", "mcnt"], axis=0),
+        n("Unique", ["mat"], ["ny", "", "", "ncnt"], axis=-1, sorted=0),
+        n("ReduceSum", ["cnt"], ["total"], keepdims=0),
+    ]
+    outs = ["y", "idx", "inv", "cnt", "uy", "uidx", "uinv", "ucnt", "my", "midx",
+            "minv", "mcnt", "ny", "ncnt", "total"]
+    m = model(nodes, [vi("v", [12], I64), vi("mat", [6, 2])],
+              [vi(o, None) for o in outs], opset=13)
+    got = list(unique_all(v, None, True)) + list(unique_all(v, None, False))
+    got += list(unique_all(mat, 0, True))
+    ny, _, _, ncnt = unique_all(mat, 1, False)
+    got += [ny, ncnt, np.array(12, np.int64)]
+    w.save("dynamic_unique", m, [v, mat], got)
+
+
+def gen_top_k_runtime_k(w):
+    """TopK whose K is computed at run time, as detection heads do:
+    K = min(Size of the scores kept by a threshold, 5), then TopK of the kept
+    scores (bounded) and of a static row with the same run-time K, and a
+    label tensor ConstantOfShape(Shape(top scores))."""
+    n = helper.make_node
+    s = w.f32(12)
+    row = w.f32(2, 9)
+    nodes = [
+        n("Greater", ["s", "thr"], ["keep"]),
+        n("Compress", ["s", "keep"], ["kept"], axis=0),        # [<=12]
+        n("Shape", ["kept"], ["kshape"]),                       # run-time [1]
+        n("Min", ["kshape", "five"], ["k"]),
+        n("TopK", ["kept", "k"], ["tv", "ti"]),
+        n("TopK", ["row", "k"], ["rv", "ri"], axis=1, largest=0),
+        n("Shape", ["tv"], ["tshape"]),
+        n("ConstantOfShape", ["tshape"], ["labels"],
+          value=helper.make_tensor("v", TensorProto.INT64, [1], [7])),
+    ]
+    m = model(nodes, [vi("s", [12]), vi("row", [2, 9])],
+              [vi(o, None) for o in ["tv", "ti", "rv", "ri", "labels"]],
+              [init("thr", np.array(0.2, np.float32)),
+               init("five", np.array([5], np.int64))], opset=13)
+    kept = s[s > np.float32(0.2)]
+    k = min(len(kept), 5)
+    tv, ti = top_k_clamped(kept, k)
+    order = np.argsort(row, axis=1, kind="stable")[:, :k]
+    w.save("dynamic_top_k", m, [s, row],
+           [tv, ti, np.take_along_axis(row, order, 1), order.astype(np.int64),
+            np.full(len(tv), 7, np.int64)])
+
+
+def gen_refused(w):
+    """A consumer that does not take a data-dependent input: refused at
+    import naming the node and the value."""
+    n = helper.make_node
+    nodes = [n("NonZero", ["x"], ["nz"]), n("Cast", ["nz"], ["nzf"], to=F32),
+             n("Softmax", ["nzf"], ["sm"], axis=1)]
+    m = model(nodes, [vi("x", [2, 3])], [vi("sm", None)], opset=13)
+    w.save("dynamic_refused", m)
+
+
+def generate(w):
+    gen_non_zero(w)
+    gen_compress(w)
+    gen_unique(w)
+    gen_top_k_runtime_k(w)
+    gen_refused(w)
