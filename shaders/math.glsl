@@ -128,3 +128,28 @@ float vkp_mod(float a, float b, float fmod) {
   if (fmod != 0.0 || r == 0.0 || (r < 0.0) == (b < 0.0)) return r;
   return r + b;
 }
+
+// Integer mod: C's remainder with fmod (the sign of a), Python's otherwise
+// (the sign of b); unsigned: plain remainder. 64-bit forms with VKP_INT64.
+int vkp_imod(int a, int b, float fmod_) {
+  int r = a - (a / b) * b;
+  return (fmod_ != 0.0 || r == 0 || (r < 0) == (b < 0)) ? r : r + b;
+}
+uint vkp_imod(uint a, uint b, float fmod_) { return a % b; }
+#ifdef VKP_INT64
+int64_t vkp_imod(int64_t a, int64_t b, float fmod_) {
+  int64_t r = a - (a / b) * b;
+  return (fmod_ != 0.0 || r == 0l || (r < 0l) == (b < 0l)) ? r : r + b;
+}
+uint64_t vkp_imod(uint64_t a, uint64_t b, float fmod_) { return a % b; }
+#endif
+
+// bit_shift's directions: a shift by the width or more gives 0 (GLSL leaves
+// it undefined); the shifted-out bits of a narrower type (uint8 widened to
+// uint) are dropped when it is stored.
+uint vkp_shift_LEFT(uint a, uint b) { return b >= 32u ? 0u : a << b; }
+uint vkp_shift_RIGHT(uint a, uint b) { return b >= 32u ? 0u : a >> b; }
+#ifdef VKP_INT64
+uint64_t vkp_shift_LEFT(uint64_t a, uint64_t b) { return b >= 64ul ? 0ul : a << b; }
+uint64_t vkp_shift_RIGHT(uint64_t a, uint64_t b) { return b >= 64ul ? 0ul : a >> b; }
+#endif

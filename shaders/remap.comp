@@ -7,5 +7,5 @@ void main() {
   uint o = gl_GlobalInvocationID.x;
   if (o >= TOTAL) return;
   int src = vkp_remap_src(o);
-  STORE(o, src < 0 ? FILL : IN0[src]);
+  STORE(o, src < 0 ? ACC_T(FILL) : IN0[src]);
 }

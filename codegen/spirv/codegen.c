@@ -55,34 +55,51 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
                      "only at run time); the Vulkan kernels are compiled for "
                      "static shapes",
                      graph->values[bounded].name);
-  if (node->n_outputs != 1)
+  if (node->n_outputs != 1 && !vkp__spv_writes_outputs(node->op))
     return vkp__fail(reason, reason_size,
                      "%s with %d outputs: the Vulkan kernels write one",
                      vkp_op_name(node->op), (int)node->n_outputs);
-  // The dtype first: an op with bool or integer data (a comparison, where)
-  // is refused for what every Vulkan kernel lacks, not for a missing kernel.
+  if (!vkp_spirv_has_kernel(node->op))
+    return vkp__fail(reason, reason_size,
+                     "the Vulkan code generator has no %s kernel yet",
+                     vkp_op_name(node->op));
+  // Then the dtypes its kernel takes.
   for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
     int32_t v = i < node->n_inputs ? node->inputs[i]
                                    : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
     const vkp_value_t *value = &graph->values[v];
+    bool integer = vkp__spv_is_int(value->dtype);
     bool index = i < node->n_inputs && vkp__spv_is_index_input(node->op, i) &&
                  (value->dtype == VKP_DTYPE_INT32 || value->dtype == VKP_DTYPE_INT64);
     bool boolean = value->dtype == VKP_DTYPE_BOOL && vkp__spv_takes_bool(node->op);
-    if (value->dtype != VKP_DTYPE_FLOAT32 && !index && !boolean)
+    // The int64 indices a kernel writes besides its values (max_pool2d's).
+    bool indices_out = i > node->n_inputs && value->dtype == VKP_DTYPE_INT64 &&
+                       vkp__spv_writes_outputs(node->op);
+    if (value->dtype != VKP_DTYPE_FLOAT32 && !index && !boolean && !indices_out &&
+        !(integer && vkp__spv_takes_ints(node->op)))
       return vkp__fail(reason, reason_size,
-                       "value '%s' is %s; the Vulkan kernels handle float32 only",
-                       value->name, vkp_dtype_name(value->dtype));
+                       "value '%s' is %s; the Vulkan %s kernel takes %s",
+                       value->name, vkp_dtype_name(value->dtype),
+                       vkp_op_name(node->op),
+                       vkp__spv_takes_ints(node->op)
+                           ? "float32 and (u)int8/32/64 data"
+                           : vkp__spv_takes_bool(node->op) ? "float32 and bool data"
+                                                           : "float32 data");
+    // 8-bit integers are widened on load, which only the elementwise
+    // kernels do.
+    if (integer && !index && vkp_dtype_size(value->dtype) == 1 &&
+        !vkp__op_is_elementwise(node->op))
+      return vkp__fail(reason, reason_size,
+                       "value '%s' is %s; the Vulkan %s kernel takes 32- and "
+                       "64-bit integers only",
+                       value->name, vkp_dtype_name(value->dtype), vkp_op_name(node->op));
     size_t bytes;
     if (!vkp_shape_numel(value->rank, value->shape, 4, &bytes) ||
         bytes / 4 > (size_t)INT32_MAX)
       return vkp__fail(reason, reason_size,
                        "value '%s' has more than 2^31 elements", value->name);
   }
-  if (!vkp_spirv_has_kernel(node->op))
-    return vkp__fail(reason, reason_size,
-                     "the Vulkan code generator has no %s kernel yet",
-                     vkp_op_name(node->op));
   vkp__spv_check_fn check = vkp__spv_checker(node->op);
   char ignored[8];
   if (check && !check(graph, node, reason && reason_size ? reason : ignored,
@@ -110,11 +127,17 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
     int32_t v = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
     const vkp_value_t *val = &graph->values[v];
-    if (val->dtype == VKP_DTYPE_BOOL && !device->storage_8bit)
+    if (vkp_dtype_size(val->dtype) == 1 && !device->storage_8bit)
       return vkp__fail(reason, reason_size,
-                       "value '%s' is bool; this device lacks "
-                       "storageBuffer8BitAccess (bool tensors are bytes)",
-                       val->name);
+                       "value '%s' is %s; this device lacks "
+                       "storageBuffer8BitAccess (%s tensors are bytes)",
+                       val->name, vkp_dtype_name(val->dtype), vkp_dtype_name(val->dtype));
+    bool index = i < node->n_inputs && vkp__spv_is_index_input(node->op, i);
+    if (vkp__spv_is_64bit(val->dtype) && !index && !device->shader_int64)
+      return vkp__fail(reason, reason_size,
+                       "value '%s' is %s; this device lacks shaderInt64 "
+                       "(the Vulkan kernels compute on it as 64-bit integers)",
+                       val->name, vkp_dtype_name(val->dtype));
     size_t bytes = 0;
     if (!vkp_shape_numel(val->rank, val->shape, vkp_dtype_size(val->dtype), &bytes))
       return vkp__fail(reason, reason_size, "value '%s' is too large", val->name);
@@ -273,6 +296,7 @@ static void vkp__fuse(vkp__plan_t *p) {
           p->consumers[v] != 1 || !vkp__same_shape(in, out))
         continue;
       const vkp_node_t *pn = &g->nodes[producer];
+      if (pn->n_outputs > 1) continue;  // its dispatches write every output
       bool elementwise = vkp__op_is_elementwise(pn->op);
       if (!elementwise && (vkp__op_is_alias(pn->op) || grp->anchor >= 0 ||
                            !vkp__op_takes_epilogue(pn->op)))
@@ -365,7 +389,9 @@ static vkp_status_t vkp__plan_build(vkp__plan_t *p) {
     }
     int32_t k = p->group_of[i];
     if (p->groups[k].root != i) continue;
-    int32_t parts = n->op == VKP_OP_CONCAT ? n->n_inputs : 1;
+    // concat: one dispatch per input; an anchor with several outputs
+    // (top_k, max_pool's indices): one per output written.
+    int32_t parts = n->op == VKP_OP_CONCAT ? n->n_inputs : n->n_outputs;
     // Split-K: part 0 writes the partial sums (not a graph value), part 1
     // reduces them into the group's output.
     const vkp_node_t *anchor = p->groups[k].anchor >= 0 ? &g->nodes[p->groups[k].anchor] : NULL;
@@ -378,6 +404,8 @@ static vkp_status_t vkp__plan_build(vkp__plan_t *p) {
                                     .copy_src = -1}));
     }
     for (int32_t part = split_k ? 1 : 0; part < parts; ++part) {
+      int32_t dst = n->op == VKP_OP_CONCAT || split_k ? n->outputs[0] : n->outputs[part];
+      if (dst < 0) continue;
       if (n->op == VKP_OP_CONCAT) {
         const vkp_value_t *in = &g->values[n->inputs[part]];
         bool in_empty = false;
@@ -386,7 +414,8 @@ static vkp_status_t vkp__plan_build(vkp__plan_t *p) {
       }
       VKP_RETURN_IF_ERROR(vkp__add_dispatch(
           p, (vkp__dispatch_plan_t){.group = k, .part = part,
-                                    .dst_value = n->outputs[0], .dst_output = -1,
+                                    .dst_value = dst,
+                                    .dst_output = -1,
                                     .copy_src = -1}));
     }
   }
@@ -642,7 +671,7 @@ static vkp_status_t vkp__emit_dispatches(vkp__plan_t *p, vkp__layout_t *l,
       st = vkp__kernel_emit(g, grp, dp->part, &config, &kernel);
       d->name = vkp__dispatch_name(g, grp);
     } else {
-      st = vkp__kernel_emit_copy(vkp__value_bytes(&g->values[dp->copy_src]) / 4,
+      st = vkp__kernel_emit_copy(vkp__value_bytes(&g->values[dp->copy_src]),
                                  dp->copy_src, &config, &kernel);
       d->name = vkp__asprintf("copy_%s", g->values[dp->dst_value].name);
     }

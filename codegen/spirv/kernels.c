@@ -173,6 +173,52 @@ const vkp_value_t *vkp__spv_input(const vkp_graph_t *g,
   return &g->values[n->inputs[i]];
 }
 
+bool vkp__spv_is_int(vkp_dtype_t dt) {
+  switch (dt) {
+    case VKP_DTYPE_INT8: case VKP_DTYPE_UINT8: case VKP_DTYPE_INT32:
+    case VKP_DTYPE_UINT32: case VKP_DTYPE_INT64: case VKP_DTYPE_UINT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool vkp__spv_is_64bit(vkp_dtype_t dt) {
+  return dt == VKP_DTYPE_INT64 || dt == VKP_DTYPE_UINT64;
+}
+
+const char *vkp__spv_storage_type(vkp_dtype_t dt) {
+  switch (dt) {
+    case VKP_DTYPE_BOOL: case VKP_DTYPE_UINT8: return "uint8_t";
+    case VKP_DTYPE_INT8: return "int8_t";
+    case VKP_DTYPE_INT32: return "int";
+    case VKP_DTYPE_UINT32: return "uint";
+    case VKP_DTYPE_INT64: return "int64_t";
+    case VKP_DTYPE_UINT64: return "uint64_t";
+    default: return "float";
+  }
+}
+
+const char *vkp__spv_value_type(vkp_dtype_t dt) {
+  switch (dt) {
+    case VKP_DTYPE_INT8: case VKP_DTYPE_INT32: return "int";
+    case VKP_DTYPE_UINT8: case VKP_DTYPE_UINT32: return "uint";
+    case VKP_DTYPE_INT64: return "int64_t";
+    case VKP_DTYPE_UINT64: return "uint64_t";
+    default: return "float";  // float32, and bool as 0.0/1.0
+  }
+}
+
+// The anchor's input slot bound at binding 1 + i (omitted inputs are not
+// bound, so later ones move up).
+int32_t vkp__anchor_input_slot(const vkp_node_t *anchor, int32_t i) {
+  for (int32_t j = 0; j < anchor->n_inputs; ++j) {
+    if (anchor->inputs[j] < 0) continue;
+    if (i-- == 0) return anchor->op == VKP_OP_CONCAT ? 0 : j;
+  }
+  return -1;
+}
+
 uint64_t vkp__spv_numel(const vkp_value_t *v) {
   uint64_t n = 1;
   for (int32_t i = 0; i < v->rank; ++i) n *= (uint64_t)v->shape[i];
@@ -292,14 +338,33 @@ int32_t vkp__anchor_bindings(const vkp_graph_t *g, int32_t anchor,
 // The GLSL expression of elementwise member `n` over its operands `args`
 // ("": an omitted input), from the generator's op table
 // (codegen/spirv/ops.c).
-static vkp_status_t vkp__emit_op_expr(vkp__sb_t *sb, const vkp_node_t *n,
-                                      char args[][48], int32_t n_args) {
+static vkp_status_t vkp__emit_op_expr(vkp__sb_t *sb, const vkp_graph_t *g,
+                                      const vkp_node_t *n, char args[][48],
+                                      int32_t n_args) {
   const char *operands[VKP__MAX_BINDINGS];
   for (int32_t i = 0; i < VKP__MAX_BINDINGS; ++i)
     operands[i] = i < n_args && args[i][0] ? args[i] : NULL;
+  vkp_dtype_t out_dt = g->values[n->outputs[0]].dtype;
+  if (n->op == VKP_OP_CAST) {
+    // A bool is 0.0/1.0 inside a kernel: any non-zero value casts to 1.0;
+    // everything else converts with GLSL's constructors (float to integer
+    // truncates toward zero, as C and ONNX do).
+    vkp_dtype_t in_dt = g->values[n->inputs[0]].dtype;
+    if (out_dt == VKP_DTYPE_BOOL)
+      vkp__sb_printf(sb, "float(%s != %s(0))", args[0], vkp__spv_value_type(in_dt));
+    else
+      vkp__sb_printf(sb, "%s(%s)", vkp__spv_value_type(out_dt), args[0]);
+    return NULL;
+  }
+  // Integer data takes the row's integer form where it has one.
+  bool ints = vkp__spv_is_int(out_dt);
+  for (int32_t i = 0; i < n->n_inputs; ++i)
+    ints |= n->inputs[i] >= 0 && vkp__spv_is_int(g->values[n->inputs[i]].dtype);
   char text[2048];
-  const char *tmpl = vkp__glsl_expr(n->op);
-  if (!tmpl || !vkp_codegen_expr_render(tmpl, n, operands, n_args, NULL,
+  const char *tmpl = ints && vkp__glsl_int_expr(n->op) ? vkp__glsl_int_expr(n->op)
+                                                       : vkp__glsl_expr(n->op);
+  if (!tmpl || !vkp_codegen_expr_render(tmpl, n, operands, n_args,
+                                        vkp__spv_value_type(out_dt),
                                         vkp__glsl_literal, text, sizeof text))
     return vkp_status_make(VKP_STATUS_INTERNAL,
                            "node '%s': no GLSL expression for %s", n->name,
@@ -308,17 +373,27 @@ static vkp_status_t vkp__emit_op_expr(vkp__sb_t *sb, const vkp_node_t *n,
   return NULL;
 }
 
+// The value the dispatch writes: the root's output, or output `part` of an
+// anchor that writes several (top_k).
+static const vkp_value_t *vkp__written(const vkp__emit_t *e) {
+  const vkp_node_t *root = &e->g->nodes[e->group->root];
+  if (root->n_outputs > 1 && vkp__spv_writes_outputs(root->op))
+    return &e->g->values[root->outputs[e->part]];
+  return &e->g->values[root->outputs[0]];
+}
+
 // vkp_epilogue(acc, o): the fused members, one local per member, in order.
 static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
   const vkp_graph_t *g = e->g;
   const vkp__group_t *group = e->group;
-  const vkp_value_t *root = &g->values[g->nodes[group->root].outputs[0]];
+  const vkp_value_t *root = vkp__written(e);
   int32_t anchor_out = group->anchor >= 0 ? g->nodes[group->anchor].outputs[0] : -1;
   int32_t ext_value[VKP__MAX_BINDINGS], ext_binding[VKP__MAX_BINDINGS], n_ext = 0;
   bool ext_channel[VKP__MAX_BINDINGS];  // indexed per channel (batch_norm)
   vkp__sb_t fn;
   vkp__sb_init(&fn);
-  vkp__sb_append(&fn, "float vkp_epilogue(float acc, uint o) {\n");
+  vkp__sb_printf(&fn, "%s vkp_epilogue(ACC_T acc, uint o) {\n",
+                 vkp__spv_value_type(root->dtype));
   for (int32_t i = 0; i < group->n_members; ++i) {
     const vkp_node_t *n = &g->nodes[group->members[i]];
     // vkp_spirv_supports admits at most VKP__MAX_BINDINGS - 1 inputs.
@@ -356,14 +431,19 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
             vkp__spv_broadcast(&e->head, fname, &g->values[v], root->rank,
                                 root->shape);
         }
+        // 8-bit values widen on load (bool to 0.0/1.0).
+        vkp_dtype_t dt = g->values[v].dtype;
         snprintf(args[j], sizeof args[j],
-                 g->values[v].dtype == VKP_DTYPE_BOOL ? "float(uint(ld%d(vkp_idx%d(o))))"
-                                                      : "ld%d(vkp_idx%d(o))",
+                 dt == VKP_DTYPE_BOOL    ? "float(uint(ld%d(vkp_idx%d(o))))"
+                 : dt == VKP_DTYPE_UINT8 ? "uint(ld%d(vkp_idx%d(o)))"
+                 : dt == VKP_DTYPE_INT8  ? "int(ld%d(vkp_idx%d(o)))"
+                                         : "ld%d(vkp_idx%d(o))",
                  (int)binding, (int)binding);
       }
     }
-    vkp__sb_printf(&fn, "  float v%d = ", (int)group->members[i]);
-    vkp_status_t st = vkp__emit_op_expr(&fn, n, args, n_args);
+    vkp__sb_printf(&fn, "  %s v%d = ", vkp__spv_value_type(g->values[n->outputs[0]].dtype),
+                   (int)group->members[i]);
+    vkp_status_t st = vkp__emit_op_expr(&fn, g, n, args, n_args);
     if (st) {
       vkp__sb_deinit(&fn);
       return st;
@@ -390,7 +470,7 @@ static bool vkp__is_half(const vkp__emit_t *e, int32_t value) {
 // vkp_put(o, v) for a split destination. Anchor input j is also IN<j> (when
 // not split) and LD<j>(idx).
 static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
-                                          vkp_dtype_t out_dt) {
+                                          vkp_dtype_t out_dt, const bool *words) {
   vkp__kernel_t *k = e->k;
   uint64_t part = e->config->part_bytes;
   uint32_t binding = 0;
@@ -398,8 +478,7 @@ static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
   if (e->out_bytes)
     k->out_parts = vkp__spv_parts(e->out_bytes, part);
   else if (e->g && e->group->root >= 0)
-    k->out_parts = vkp__spv_parts(
-        vkp__value_size(&e->g->values[e->g->nodes[e->group->root].outputs[0]]), part);
+    k->out_parts = vkp__spv_parts(vkp__value_size(vkp__written(e)), part);
   uint64_t total = k->out_parts;
   for (int32_t i = 0; i < k->n_inputs; ++i) {
     uint64_t bytes = 0;
@@ -419,8 +498,8 @@ static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
                            e->g ? e->g->nodes[e->group->root].name : "copy",
                            (unsigned long long)total, (unsigned long long)part,
                            VKP__MAX_BINDINGS);
-  const char *out_type = out_dt == VKP_DTYPE_BOOL ? "uint8_t" : "float";
-  uint64_t out_elems = part / (out_dt == VKP_DTYPE_BOOL ? 1 : 4);
+  const char *out_type = vkp__spv_storage_type(out_dt);
+  uint64_t out_elems = part / vkp_dtype_size(out_dt);
   if (k->out_parts == 1) {
     vkp__sb_printf(sb,
                    "layout(std430, set = 0, binding = 0) writeonly buffer B0 { "
@@ -442,13 +521,13 @@ static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
                    (unsigned long long)((k->out_parts - 1) * out_elems));
   }
   for (int32_t i = 0; i < k->n_inputs; ++i) {
-    // Integer inputs (gather's indices) are read as 32-bit words: an int32
-    // per word, an int64 as two, low word first.
+    // Index inputs (words[i]: gather's indices) are read as 32-bit words:
+    // an int32 per word, an int64 as two, low word first; other data in
+    // its storage type (bool and (u)int8 as bytes, widened by the reader).
     vkp_dtype_t dt = e->g && k->inputs[i] >= 0 ? e->g->values[k->inputs[i]].dtype
                                                  : VKP_DTYPE_FLOAT32;
-    bool words = dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64;
     bool half = vkp__is_half(e, k->inputs[i]);
-    const char *type = words ? "uint" : dt == VKP_DTYPE_BOOL ? "uint8_t" : "float";
+    const char *type = words[i] ? "uint" : vkp__spv_storage_type(dt);
     // A float16 input is declared float16_t and read as float; it has no
     // IN<j> (a template must use LD<j>).
     const char *store = half ? "float16_t" : type;
@@ -462,7 +541,7 @@ static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
       if (i < e->n_anchor_inputs && !half)
         vkp__sb_printf(sb, "#define IN%d b%d\n", (int)i, name);
     } else {
-      uint64_t elems = part / (half ? 2 : dt == VKP_DTYPE_BOOL ? 1 : 4);
+      uint64_t elems = part / (half ? 2 : words[i] ? 4 : vkp_dtype_size(dt));
       for (uint32_t p = 0; p < k->parts[i]; ++p)
         vkp__sb_printf(sb,
                        "layout(std430, set = 0, binding = %u) readonly buffer B%d_%u "
@@ -497,27 +576,58 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
                  (unsigned)k->local_size[2]);
   // Bool tensors are bytes (GL_EXT_shader_8bit_storage; the device enables
   // storageBuffer8BitAccess, vkp_spirv_supports_on): loaded as 0.0/1.0,
-  // stored as 0/1.
-  vkp_dtype_t out_dt = e->g && e->group->root >= 0
-                           ? e->g->values[e->g->nodes[e->group->root].outputs[0]].dtype
-                           : VKP_DTYPE_FLOAT32;
-  bool bytes = out_dt == VKP_DTYPE_BOOL;
-  for (int32_t i = 0; i < k->n_inputs && e->g; ++i)
-    bytes |= k->inputs[i] >= 0 && e->g->values[k->inputs[i]].dtype == VKP_DTYPE_BOOL;
+  // stored as 0/1; (u)int8 ones are widened on load and wrapped on store.
+  // int64 tensors are int64_t (GL_EXT_shader_explicit_arithmetic_types_
+  // int64; the device enables shaderInt64), int32 ones int. Split-K's
+  // partial sums are float32.
+  const vkp_graph_t *g = e->g;
+  const vkp_node_t *anchor = e->group->anchor >= 0 ? &g->nodes[e->group->anchor] : NULL;
+  vkp_dtype_t out_dt = e->out_bytes ? VKP_DTYPE_FLOAT32 : vkp__written(e)->dtype;
+  vkp_dtype_t acc_dt = !anchor || e->out_bytes ? VKP_DTYPE_FLOAT32
+                       : anchor->n_outputs > 1 ? out_dt
+                                               : g->values[anchor->outputs[0]].dtype;
+  bool bytes = vkp_dtype_size(out_dt) == 1, int64 = false, half = false;
+  bool words[VKP__MAX_BINDINGS] = {false};
+  for (int32_t i = 0; i < k->n_inputs; ++i) {
+    half |= vkp__is_half(e, k->inputs[i]);
+    if (k->inputs[i] < 0) continue;  // split-K partials: float32
+    // Index inputs (gather's indices) are read as 32-bit words: an int32
+    // per word, an int64 as two, low word first; no int64 arithmetic needed.
+    vkp_dtype_t dt = g->values[k->inputs[i]].dtype;
+    words[i] = anchor && i < e->n_anchor_inputs &&
+               (dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64) &&
+               vkp__spv_is_index_input(anchor->op, vkp__anchor_input_slot(anchor, i));
+    bytes |= vkp_dtype_size(dt) == 1;
+    int64 |= vkp__spv_is_64bit(dt) && !words[i];
+  }
+  int64 |= vkp__spv_is_64bit(out_dt) || vkp__spv_is_64bit(acc_dt);
+  for (int32_t m = 0; m < e->group->n_members; ++m)
+    int64 |= vkp__spv_is_64bit(g->values[g->nodes[e->group->members[m]].outputs[0]].dtype);
+  for (int32_t o = 1; anchor && o < anchor->n_outputs; ++o)
+    int64 |= anchor->outputs[o] >= 0 && vkp__spv_is_64bit(g->values[anchor->outputs[o]].dtype);
   if (bytes) vkp__sb_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
-  bool half = false;
-  for (int32_t i = 0; i < k->n_inputs; ++i) half |= vkp__is_half(e, k->inputs[i]);
   if (half) vkp__sb_append(&sb, "#extension GL_EXT_shader_16bit_storage : require\n");
-  vkp_status_t st = vkp__declare_bindings(e, &sb, out_dt);
+  // VKP_INT64 turns on math.glsl's 64-bit helpers.
+  if (int64)
+    vkp__sb_append(&sb,
+                   "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n"
+                   "#define VKP_INT64 1\n");
+  vkp_status_t st = vkp__declare_bindings(e, &sb, out_dt, words);
   if (st) {
     vkp__sb_deinit(&sb);
     return st;
   }
+  // ACC_T: the type the anchor hands its epilogue (OUT_T: the one stored).
+  vkp__sb_printf(&sb, "#define ACC_T %s\n#define OUT_T %s\n",
+                 vkp__spv_value_type(acc_dt), vkp__spv_value_type(out_dt));
   vkp__sb_append(&sb, vkp__shader_text(VKP__SHADER_math));
   vkp__sb_append(&sb, e->head.data ? e->head.data : "");
   const char *put = k->out_parts > 1 ? "vkp_put((o), " : "OUT[o] = (";
   if (out_dt == VKP_DTYPE_BOOL)
     vkp__sb_printf(&sb, "#define STORE(o, v) %suint8_t(uint(vkp_epilogue((v), (o)) != 0.0)))\n", put);
+  else if (vkp_dtype_size(out_dt) == 1)  // 8-bit integers keep the low bits
+    vkp__sb_printf(&sb, "#define STORE(o, v) %s%s(vkp_epilogue((v), (o))))\n", put,
+                   vkp__spv_storage_type(out_dt));
   else
     vkp__sb_printf(&sb, "#define STORE(o, v) %svkp_epilogue((v), (o)))\n", put);
   vkp__sb_append(&sb, e->body.data ? e->body.data : "");
@@ -785,32 +895,53 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_template(e, VKP__SHADER_conv2d);
 }
 
+// Pooling over 2 or 3 spatial dims (pool.comp; a 2-D window is a 3-D one
+// of depth 1). A max_pool2d with its indices output runs twice: part 0
+// writes the values, part 1 the int64 indices.
 static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
-  const int64_t *ks;
+  const int64_t *ks, *pads, *strides, *dil;
   vkp_node_attr_ints(n, "kernel_shape", &ks);
-  vkp__sb_t *s = &e->body;
-  vkp__spv_define_u(s, "TOTAL", vkp__spv_numel(y));
-  vkp__spv_define_u(s, "H", (uint64_t)x->shape[2]);
-  vkp__spv_define_u(s, "W", (uint64_t)x->shape[3]);
-  vkp__spv_define_u(s, "OH", (uint64_t)y->shape[2]);
-  vkp__spv_define_u(s, "OW", (uint64_t)y->shape[3]);
-  vkp__spv_define_u(s, "KH", (uint64_t)ks[0]);
-  vkp__spv_define_u(s, "KW", (uint64_t)ks[1]);
-  vkp__emit_window_attrs(s, n);
+  vkp_node_attr_ints(n, "pads", &pads);
+  vkp_node_attr_ints(n, "strides", &strides);
+  vkp_node_attr_ints(n, "dilations", &dil);
+  int32_t s = x->rank - 2, off = 3 - s;  // spatial dims, and depth's absence
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1},
+          dl[3] = {1, 1, 1}, pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0};
+  for (int32_t d = 0; d < s; ++d) {
+    in[off + d] = x->shape[2 + d];
+    out[off + d] = y->shape[2 + d];
+    k[off + d] = ks[d];
+    st[off + d] = strides[d];
+    dl[off + d] = dil[d];
+    pb[off + d] = pads[d];
+    pe[off + d] = pads[s + d];
+  }
+  static const char *const names[7][3] = {
+      {"D", "H", "W"},    {"OD", "OH", "OW"}, {"KD", "KH", "KW"}, {"SD", "SH", "SW"},
+      {"DD", "DH", "DW"}, {"PF", "PT", "PL"}, {"PK", "PB", "PR"}};
+  const int64_t *vals[7] = {in, out, k, st, dl, pb, pe};
+  vkp__sb_t *sb = &e->body;
+  vkp__spv_define_u(sb, "TOTAL", vkp__spv_numel(y));
+  for (int32_t a = 0; a < 7; ++a)
+    for (int32_t d = 0; d < 3; ++d)
+      if (a >= 5) vkp__spv_define_i(sb, names[a][d], vals[a][d]);
+      else vkp__spv_define_u(sb, names[a][d], (uint64_t)vals[a][d]);
   if (n->op == VKP_OP_MAX_POOL2D) {
-    vkp__sb_append(s, "#define POOL_MAX 1\n");
+    vkp__sb_append(sb, "#define POOL_MAX 1\n");
+    vkp__spv_define_i(sb, "INDICES", e->part == 1);
+    vkp__spv_define_i(sb, "COL_MAJOR", vkp_node_int(n, "storage_order") != 0);
   } else if (n->op == VKP_OP_LP_POOL) {
-    vkp__sb_append(s, "#define POOL_LP 1\n");
-    vkp__spv_define_i(s, "P", vkp_node_int(n, "p"));
+    vkp__sb_append(sb, "#define POOL_LP 1\n");
+    vkp__spv_define_i(sb, "P", vkp_node_int(n, "p"));
   } else {
-    vkp__sb_append(s, "#define POOL_AVG 1\n");
+    vkp__sb_append(sb, "#define POOL_AVG 1\n");
     if (vkp_node_int(n, "count_include_pad"))
-      vkp__sb_append(s, "#define COUNT_INCLUDE_PAD 1\n");
+      vkp__sb_append(sb, "#define COUNT_INCLUDE_PAD 1\n");
   }
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
-  vkp__spv_template(e, VKP__SHADER_pool2d);
+  vkp__spv_template(e, VKP__SHADER_pool);
 }
 
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
@@ -832,11 +963,13 @@ vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
 bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                            size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0);
-  if (x->rank == 4) return true;
+  bool pool = n->op == VKP_OP_MAX_POOL2D || n->op == VKP_OP_AVG_POOL2D ||
+              n->op == VKP_OP_LP_POOL;
+  if (x->rank == 4 || (pool && x->rank == 5)) return true;
   snprintf(reason, reason_size,
-           "%s over %d spatial dims: the Vulkan kernels take 2 (1-D ONNX windows "
+           "%s over %d spatial dims: the Vulkan kernels take %s (1-D ONNX windows "
            "are imported as 2-D ones)",
-           vkp_op_name(n->op), (int)x->rank - 2);
+           vkp_op_name(n->op), (int)x->rank - 2, pool ? "2 or 3" : "2");
   return false;
 }
 
@@ -953,7 +1086,8 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
                               int32_t part, const vkp__kernel_config_t *config,
                               vkp__kernel_t *out_kernel) {
   memset(out_kernel, 0, sizeof(*out_kernel));
-  vkp__emit_t e = {.g = g, .group = group, .config = config, .k = out_kernel};
+  vkp__emit_t e = {.g = g, .group = group, .config = config, .k = out_kernel,
+                   .part = part};
   vkp__sb_init(&e.head);
   vkp__sb_init(&e.body);
   const vkp_node_t *anchor = group->anchor >= 0 ? &g->nodes[group->anchor] : NULL;
@@ -1021,25 +1155,41 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
   return st;
 }
 
-vkp_status_t vkp__kernel_emit_copy(uint64_t n_elements, int32_t src_value,
+vkp_status_t vkp__kernel_emit_copy(uint64_t bytes, int32_t src_value,
                                    const vkp__kernel_config_t *config,
                                    vkp__kernel_t *out_kernel) {
   memset(out_kernel, 0, sizeof(*out_kernel));
-  vkp__group_t group = {.root = -1, .anchor = -1};
-  vkp__emit_t e = {.group = &group, .config = config, .k = out_kernel};
-  vkp__sb_init(&e.head);
-  vkp__sb_init(&e.body);
   vkp__bind_input(out_kernel, src_value);
-  e.n_anchor_inputs = 1;
-  vkp__sb_append(&e.head,
-                 "float vkp_epilogue(float acc, uint o) { return acc; }\n"
-                 "uint vkp_gather_index(uint o) { return o; }\n");
-  vkp__spv_define_u(&e.body, "TOTAL", n_elements);
-  vkp__spv_grid_1d(&e, n_elements);
-  vkp__spv_template(&e, VKP__SHADER_gather);
-  vkp_status_t st = vkp__finish(&e, "copy");
-  vkp__sb_deinit(&e.head);
-  vkp__sb_deinit(&e.body);
+  // Whole 32-bit words where the size allows (every 4- and 8-byte dtype),
+  // bytes otherwise: a copy moves bits and computes nothing.
+  bool by_words = bytes % 4 == 0;
+  uint64_t n = by_words ? bytes / 4 : bytes;
+  const char *type = by_words ? "uint" : "uint8_t";
+  out_kernel->out_parts = 1;  // one binding each (no split copies)
+  out_kernel->parts[0] = 1;
+  uint32_t local = config->local_1d;
+  out_kernel->local_size[0] = local;
+  out_kernel->local_size[1] = out_kernel->local_size[2] = 1;
+  uint64_t groups = (n + local - 1) / local;
+  out_kernel->groups[0] = (uint32_t)(groups ? groups : 1);
+  out_kernel->groups[1] = out_kernel->groups[2] = 1;
+  vkp__sb_t sb;
+  vkp__sb_init(&sb);
+  vkp__sb_printf(&sb, "#version 450\n// vkpipe kernel: copy\n%s",
+                 by_words ? "" : "#extension GL_EXT_shader_8bit_storage : require\n");
+  vkp__sb_printf(&sb,
+                 "layout(local_size_x = %u) in;\n"
+                 "layout(std430, set = 0, binding = 0) writeonly buffer B0 { %s b0[]; };\n"
+                 "layout(std430, set = 0, binding = 1) readonly buffer B1 { %s b1[]; };\n"
+                 "void main() {\n  uint o = gl_GlobalInvocationID.x;\n"
+                 "  if (o < %lluu) b0[o] = b1[o];\n}\n",
+                 (unsigned)local, type, type, (unsigned long long)n);
+  vkp_status_t st = vkp__sb_status(&sb, "copy kernel");
+  if (!st) {
+    out_kernel->glsl = vkp__sb_take(&sb);
+    if (!out_kernel->glsl) st = VKP_OOM("copy kernel");
+  }
+  vkp__sb_deinit(&sb);
   if (st) vkp__kernel_deinit(out_kernel);
   return st;
 }

@@ -156,6 +156,8 @@ typedef struct vkp__emit_t {
   vkp__sb_t body;     // op defines + template
   vkp__kernel_t *k;
   int32_t n_anchor_inputs;
+  int32_t part;       // concat: the input copied; an anchor with several
+                      // outputs (top_k): the output written
   int splitk_phase;       // 0: no split-K; 1: partial sums; 2: their reduction
   uint64_t out_bytes;     // the destination's bytes when not the root value
                           // (split-K partials); 0: the root's
@@ -201,6 +203,29 @@ vkp__spv_check_fn vkp__spv_checker(vkp_op_t op);
 // input 1): the one place a Vulkan kernel takes a value that is not
 // float32. Such a binding is declared uint[] (an int64 as two words).
 bool vkp__spv_is_index_input(vkp_op_t op, int32_t i);
+// True when `op`'s kernel also runs on int32 and int64 data (elementwise:
+// its expression, or the row's integer form, is valid on int / int64_t;
+// others: a kernel that moves or compares values of any of those types).
+bool vkp__spv_takes_ints(vkp_op_t op);
+// An integer dtype the kernels carry: int8, uint8, int32, uint32, int64,
+// uint64 (8-bit ones only in elementwise kernels; 64-bit ones need
+// shaderInt64).
+bool vkp__spv_is_int(vkp_dtype_t dt);
+bool vkp__spv_is_64bit(vkp_dtype_t dt);
+// How Vulkan kernels hold a dtype: the element type of its buffer bindings
+// (bool: uint8_t, int8: int8_t, int32: int, int64: int64_t, float32:
+// float, ...) and the type a kernel computes in (the same for 32- and 64-bit
+// types; 8-bit integers widen to int/uint; bool is a float 0.0/1.0).
+const char *vkp__spv_storage_type(vkp_dtype_t dt);
+const char *vkp__spv_value_type(vkp_dtype_t dt);
+// The input slot of `anchor` bound at its binding 1 + i.
+int32_t vkp__anchor_input_slot(const vkp_node_t *anchor, int32_t i);
+// The row's GLSL expression for integer data, or NULL (the float one
+// serves) (codegen/spirv/ops.c).
+const char *vkp__glsl_int_expr(vkp_op_t op);
+// True when `op`'s kernel writes every output of its node, one dispatch
+// per output (top_k): such a node anchors no epilogue.
+bool vkp__spv_writes_outputs(vkp_op_t op);
 // True when `op` may read and write bool values (comparisons, logic,
 // where): bytes in buffers (uint8_t bindings, storage_8bit devices only),
 // 0.0 or 1.0 inside a kernel.
@@ -210,7 +235,7 @@ bool vkp__spv_takes_bool(vkp_op_t op);
 // Emitters, by family (codegen/spirv/kernels_<family>.c)
 
 // Window ops (kernels.c): conv_transpose; 2-D only, as every window kernel
-// (vkp__spv_check_window).
+// but pooling, which also takes 3-D (vkp__spv_check_window).
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                            size_t reason_size);
@@ -220,8 +245,11 @@ vkp_status_t vkp__spv_emit_attention(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
                               char *reason, size_t reason_size);
 
-// Indexing: gather by runtime indices (kernels_index.c).
+// Indexing: gather, gather_elements, gather_nd by runtime indices
+// (kernels_index.c).
 vkp_status_t vkp__spv_emit_gather(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_gather_elements(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_gather_nd(vkp__emit_t *e, const vkp_node_t *n);
 
 // Reductions and normalisations (kernels_norm.c).
 vkp_status_t vkp__spv_emit_reduce(vkp__emit_t *e, const vkp_node_t *n);
@@ -231,13 +259,18 @@ vkp_status_t vkp__spv_emit_lp_norm(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_mean_variance_norm(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_lrn(vkp__emit_t *e, const vkp_node_t *n);
 
-// Selection: cum_sum (kernels_select.c).
+// Selection: cum_sum, arg_max / arg_min, top_k; the losses
+// (kernels_select.c).
 vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_arg(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_loss(vkp__emit_t *e, const vkp_node_t *n);
 // Padding and resampling (kernels_resample.c): pad, tile, expand,
 // depth_to_space and space_to_depth share vkp__spv_emit_remap.
 vkp_status_t vkp__spv_emit_remap(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_resize(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_trilu(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_eye_like(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_remap(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                           size_t reason_size);
 bool vkp__spv_check_resize(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
@@ -270,8 +303,9 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *graph,
                               const vkp__kernel_config_t *config,
                               vkp__kernel_t *out_kernel) VKP_MUST_USE;
 
-// Emits a plain copy of `n_elements` floats (binding 1 -> binding 0).
-vkp_status_t vkp__kernel_emit_copy(uint64_t n_elements, int32_t src_value,
+// Emits a plain copy of `bytes` bytes (binding 1 -> binding 0), as words
+// when `bytes` is a multiple of 4.
+vkp_status_t vkp__kernel_emit_copy(uint64_t bytes, int32_t src_value,
                                    const vkp__kernel_config_t *config,
                                    vkp__kernel_t *out_kernel) VKP_MUST_USE;
 

@@ -3,7 +3,7 @@
 // output element: pad, tile, expand, depth_to_space and space_to_depth
 // through the index maps of graph/resample.h (remap.comp; the maps become
 // GLSL constant arrays), resize with per-dim tap tables (resize.comp) and
-// trilu (trilu.comp).
+// trilu (trilu.comp), eye_like (eye_like.comp).
 #include <stdio.h>
 
 #include "base/alloc.h"
@@ -207,5 +207,19 @@ vkp_status_t vkp__spv_emit_trilu(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_i(&e->body, "K", k > limit ? limit : (k < -limit ? -limit : k));
   vkp__spv_grid_1d(e, vkp__spv_numel(x));
   vkp__spv_template(e, VKP__SHADER_trilu);
+  return NULL;
+}
+
+// eye_like: ones on diagonal K of a ROWS x COLS matrix of the output's
+// dtype; the input only gives the shape (its binding is never read).
+vkp_status_t vkp__spv_emit_eye_like(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
+  vkp__spv_define_u(&e->body, "COLS", (uint64_t)y->shape[1]);
+  int64_t k = vkp_node_int(n, "k");
+  int64_t limit = y->shape[0] + y->shape[1] + 1;
+  vkp__spv_define_i(&e->body, "K", k > limit ? limit : (k < -limit ? -limit : k));
+  vkp__spv_grid_1d(e, vkp__spv_numel(y));
+  vkp__spv_template(e, VKP__SHADER_eye_like);
   return NULL;
 }

@@ -89,6 +89,8 @@ typedef struct vkp_spirv_device_info_t {
   uint64_t min_storage_alignment;  // minStorageBufferOffsetAlignment, bytes
   bool storage_8bit;               // storageBuffer8BitAccess enabled: bool
                                    // tensors (one byte each) can be bound
+  bool shader_int64;               // shaderInt64 enabled: int64 tensors
+                                   // can be computed on
   bool storage_16bit;              // storageBuffer16BitAccess enabled:
                                    // float16 weights (--precision fp16)
   bool shader_float16;             // shaderFloat16 (reported; the kernels

@@ -21,6 +21,7 @@
 #define VKP_SPIRV_SHADER_LIST(X, ROW) \
   X(math, glsl)                       \
   X(workgroup_reduce, glsl)           \
+  X(arg, comp)                        \
   X(attention, comp)                  \
   X(concat, comp)                     \
   X(conv2d, comp)                     \
@@ -30,15 +31,19 @@
   X(conv_transpose, comp)             \
   X(cum_sum, comp)                    \
   X(elementwise, comp)                \
+  X(eye_like, comp)                   \
   X(gather, comp)                     \
+  X(gather_elements, comp)            \
   X(gather_index, comp)               \
   X(gemm_blocked, comp)               \
   X(gemm_splitk_reduce, comp)         \
   X(gemm_tiled, comp)                 \
+  X(loss, comp)                       \
   X(lrn, comp)                        \
-  X(pool2d, comp)                     \
+  X(pool, comp)                       \
   X(remap, comp)                      \
   X(resize, comp)                     \
+  X(top_k, comp)                      \
   X(trilu, comp)                      \
   ROW(group_norm)                     \
   ROW(hardmax)                        \

@@ -306,6 +306,7 @@ static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
     vkGetPhysicalDeviceFeatures2(phys, &f2);
     c->timeline_semaphore = f12.timelineSemaphore == VK_TRUE;
     c->storage_8bit = f12.storageBuffer8BitAccess == VK_TRUE;
+    c->shader_int64 = f2.features.shaderInt64 == VK_TRUE;
     c->storage_16bit = f11.storageBuffer16BitAccess == VK_TRUE;
     c->shader_float16 = f12.shaderFloat16 == VK_TRUE;
   }
@@ -530,6 +531,7 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
     d->queue_family = families[chosen];
     d->unified_memory = vkp_vk_memory_is_unified(&d->memory) && !options->force_copies;
     d->storage_8bit = reports[chosen].candidate.storage_8bit;
+    d->shader_int64 = reports[chosen].candidate.shader_int64;
     d->storage_16bit = reports[chosen].candidate.storage_16bit;
     d->shader_float16 = reports[chosen].candidate.shader_float16;
   }
@@ -556,9 +558,13 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
         .timelineSemaphore = VK_TRUE,
         .storageBuffer8BitAccess = d->storage_8bit ? VK_TRUE : VK_FALSE,
     };
+    VkPhysicalDeviceFeatures features = {
+        .shaderInt64 = d->shader_int64 ? VK_TRUE : VK_FALSE,
+    };
     VkDeviceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &f12,
+        .pEnabledFeatures = &features,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue_info,
     };

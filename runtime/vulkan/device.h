@@ -38,6 +38,7 @@ typedef struct vkp_vk_device_candidate_t {
   uint32_t api_version;
   bool timeline_semaphore;  // feature present
   bool storage_8bit;        // storageBuffer8BitAccess present (bool tensors)
+  bool shader_int64;        // shaderInt64 present (int64 tensors)
   bool storage_16bit;       // storageBuffer16BitAccess present (fp16 weights)
   bool shader_float16;      // shaderFloat16 present (reported, not enabled)
   bool has_compute_queue;
@@ -83,6 +84,8 @@ typedef struct vkp_vk_device_t {
   // storageBuffer8BitAccess is enabled: kernels may read and write bool
   // tensors as bytes (comparisons, logic, where).
   bool storage_8bit;
+  // shaderInt64 is enabled: kernels may compute on int64 tensors.
+  bool shader_int64;
   // storageBuffer16BitAccess is enabled: kernels may keep weights as
   // float16 (--precision fp16); shaderFloat16 as the device reports it.
   bool storage_16bit;

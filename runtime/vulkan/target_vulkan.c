@@ -36,6 +36,7 @@ void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *
   out->max_storage_range = lim->maxStorageBufferRange;
   out->min_storage_alignment = lim->minStorageBufferOffsetAlignment;
   out->storage_8bit = device->storage_8bit;
+  out->shader_int64 = device->shader_int64;
   out->storage_16bit = device->storage_16bit;
   out->shader_float16 = device->shader_float16;
   // VKPIPE_VK_MAX_BINDING=<bytes> lowers (never raises) the binding limit
@@ -140,12 +141,17 @@ static vkp_status_t vkp__timeline_wait(const vkp_target_t *target, uint64_t sema
                               VKP_VK_FROM_U64(VkSemaphore, semaphore), value, timeout_ns);
 }
 
-// This device's limits: the largest buffer a binding reaches, and bool
-// tensors only where 8-bit storage is available.
+// This device's dtypes: bool and (u)int8 tensors only where 8-bit storage
+// is available. No per-tensor byte limit is declared: a tensor past
+// maxStorageBufferRange is split across bindings where the kernel can read
+// or write it in ranges, and vkp_spirv_supports_on refuses (naming the
+// tensor and the limit) where it cannot or where the ranges exceed a
+// dispatch's bindings.
 static void vkp__query_caps(const vkp_target_t *target, vkp_target_caps_t *caps) {
   const vkp__vulkan_target_t *t = target->impl;
-  caps->limits.max_tensor_bytes = t->info.max_storage_range;
-  if (!t->info.storage_8bit) caps->dtypes &= ~VKP_DTYPE_SET(VKP_DTYPE_BOOL);
+  if (!t->info.storage_8bit)
+    caps->dtypes &= ~(VKP_DTYPE_SET(VKP_DTYPE_BOOL) | VKP_DTYPE_SET(VKP_DTYPE_INT8) |
+                      VKP_DTYPE_SET(VKP_DTYPE_UINT8));
 }
 
 static void vkp__destroy(vkp_target_t *target) {
@@ -175,11 +181,16 @@ static const vkp_target_rates_t vkp__vulkan_rates = {
 const vkp_target_vtable_t vkp__target_vulkan_vtable = {
     .api_version = VKP_TARGET_API_VERSION,
     .name = "vulkan",
-    // Buffers hold float32 data, int32/int64 indices and bool bytes
-    // (codegen/spirv/ops.c); query_caps adds the device's limits.
+    // Buffers hold float32, (u)int8, int32/uint32, int64/uint64 and bool
+    // data (codegen/spirv/kernels.c); query_caps takes off what the device
+    // cannot store (bool and 8-bit without 8-bit storage) and adds its
+    // limits. Computing on 64-bit data also needs shaderInt64, which
+    // supports() checks per kernel (it says so when missing).
     .caps = {.flags = VKP_TARGET_DEVICE_FLAGS,
-             .dtypes = VKP_DTYPE_SET(VKP_DTYPE_FLOAT32) | VKP_DTYPE_SET(VKP_DTYPE_INT32) |
-                       VKP_DTYPE_SET(VKP_DTYPE_INT64) | VKP_DTYPE_SET(VKP_DTYPE_BOOL),
+             .dtypes = VKP_DTYPE_SET(VKP_DTYPE_FLOAT32) | VKP_DTYPE_SET(VKP_DTYPE_INT8) |
+                       VKP_DTYPE_SET(VKP_DTYPE_UINT8) | VKP_DTYPE_SET(VKP_DTYPE_INT32) |
+                       VKP_DTYPE_SET(VKP_DTYPE_UINT32) | VKP_DTYPE_SET(VKP_DTYPE_INT64) |
+                       VKP_DTYPE_SET(VKP_DTYPE_UINT64) | VKP_DTYPE_SET(VKP_DTYPE_BOOL),
              .default_rates = &vkp__vulkan_rates},
     .query_caps = vkp__query_caps,
     .compiler =

@@ -2,6 +2,7 @@
 #include "spirv/spirv_cases.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -70,6 +71,46 @@ static const char *CST_INDICES(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank,
 
 static const char *CST(vkp__gb_t *b, int32_t rank, const int64_t *shape) {
   return CST_RANGE(b, rank, shape, -1.0f, 1.0f);
+}
+
+// A graph input of dtype dt (test_kernels fills integer inputs with whole
+// numbers in the case's range).
+static const char *IN_DT(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank, const int64_t *shape) {
+  const char *name = vkp__gb_name(b, 'x');
+  vkp__gb_check(b, vkp_graph_add_input(b->g, name, dt, rank, shape, NULL));
+  return name;
+}
+
+// An integer constant (8-, 32- or 64-bit) of whole numbers drawn from
+// [lo, hi].
+static const char *CST_INT(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank,
+                           const int64_t *shape, int64_t lo, int64_t hi) {
+  const char *name = vkp__gb_name(b, 'c');
+  size_t n = 1;
+  for (int32_t i = 0; i < rank; ++i) n *= (size_t)shape[i];
+  int64_t *data = malloc((n ? n : 1) * sizeof(int64_t));
+  int32_t *narrow = (int32_t *)data;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t k = lo + (int64_t)vkp_test_rng_uniform(b->rng, 0.0f, (float)(hi - lo + 1));
+    k = k > hi ? hi : k;
+    if (vkp_dtype_size(dt) == 8) data[i] = k;
+    else if (vkp_dtype_size(dt) == 4) narrow[i] = (int32_t)k;
+    else ((int8_t *)data)[i] = (int8_t)k;
+  }
+  vkp__gb_check(b, vkp_graph_add_constant(b->g, name, dt, rank, shape, data, NULL));
+  free(data);
+  return name;
+}
+
+// A node with two outputs (top_k): their names in out[0], out[1].
+static void NODE2(vkp__gb_t *b, vkp_op_t op, int32_t n_in, const char *const *in,
+                  int32_t n_attrs, const vkp_attr_t *attrs, const char **out) {
+  out[0] = vkp__gb_name(b, 'v');
+  out[1] = vkp__gb_name(b, 'v');
+  char node[16];
+  snprintf(node, sizeof node, "n%d", b->n);
+  vkp__gb_check(b, vkp_graph_add_node(b->g, node, op, n_in, in, 2, out, n_attrs,
+                                      attrs, NULL));
 }
 
 static const char *NODE(vkp__gb_t *b, vkp_op_t op, int32_t n_in,
@@ -325,6 +366,36 @@ POOL_CASE(lppool_p2_pad, VKP_OP_LP_POOL, S(1, 3, 8, 7), 3,
 POOL_CASE(lppool_p3_ceil_dil, VKP_OP_LP_POOL, S(2, 2, 9, 6), 5,
           A(AIS("kernel_shape", 2, 2), AIS("strides", 2, 2), AIS("dilations", 1, 2),
             AI("ceil_mode", 1), AI("p", 3)))
+
+#define POOL3_CASE(case_name, op, xs, n_attrs, attrs) \
+  BEGIN(case_name)                                    \
+  const char *x = IN(b, 5, xs);                       \
+  const char *y = NODE(b, op, 1, L(x), n_attrs, attrs); \
+  END(y)
+
+// Windows over 3 spatial dims.
+POOL3_CASE(maxpool3d_s2p1, VKP_OP_MAX_POOL2D, S(1, 2, 5, 6, 7), 3,
+           A(AIS("kernel_shape", 3, 2, 3), AIS("strides", 2, 1, 2), AIS("pads", 1, 0, 1, 1, 1, 0)))
+POOL3_CASE(avgpool3d_incl_pad_ceil, VKP_OP_AVG_POOL2D, S(2, 1, 4, 5, 6), 5,
+           A(AIS("kernel_shape", 2, 3, 2), AIS("strides", 2, 2, 2), AIS("pads", 0, 1, 1, 1, 0, 1),
+             AI("count_include_pad", 1), AI("ceil_mode", 1)))
+POOL3_CASE(lppool3d_p2_dil, VKP_OP_LP_POOL, S(1, 3, 5, 5, 4), 3,
+           A(AIS("kernel_shape", 2, 2, 2), AIS("dilations", 2, 1, 2), AI("p", 2)))
+
+// max_pool2d's indices: one more dispatch of the same kernel (2-D
+// column-major, 3-D row-major).
+BEGIN(maxpool_indices_col_major)
+const char *x = IN(b, 4, S(2, 3, 7, 6)), *o[2];
+NODE2(b, VKP_OP_MAX_POOL2D, 1, L(x), 4,
+      A(AIS("kernel_shape", 3, 2), AIS("strides", 2, 2), AIS("pads", 1, 0, 1, 1),
+        AI("storage_order", 1)), o);
+END(o[0], o[1])
+
+BEGIN(maxpool3d_indices)
+const char *x = IN(b, 5, S(1, 2, 4, 5, 5)), *o[2];
+NODE2(b, VKP_OP_MAX_POOL2D, 1, L(x), 2,
+      A(AIS("kernel_shape", 2, 3, 2), AIS("pads", 1, 1, 0, 0, 1, 1)), o);
+END(o[0], o[1])
 
 // Transposed convolution: weights [C, M/G, KH, KW].
 #define CONV_T_CASE(case_name, xs, ws, m, n_attrs, attrs)                \
@@ -749,6 +820,218 @@ const char *idx = CST_INDICES(b, VKP_DTYPE_INT32, 1, S(4), 7);
 const char *y = NODE(b, VKP_OP_GATHER, 2, L(x, idx), 1, A(AI("axis", 1)));
 END(y)
 
+// --- integer data (int32 / int64; int64 needs shaderInt64) ----------------
+
+// int64 arithmetic, min/max/abs/neg/relu and a broadcast, fused (abs feeds
+// two nodes: two dispatches); the divisor is a constant in [1, 7].
+BEGIN(int64_arith_fused)
+const char *x = IN_DT(b, VKP_DTYPE_INT64, 2, S(3, 5)), *z = IN_DT(b, VKP_DTYPE_INT64, 1, S(5));
+const char *d = CST_INT(b, VKP_DTYPE_INT64, 1, S(5), 1, 7);
+const char *a = NODE(b, VKP_OP_ADD, 2, L(x, z), 0, NULL);
+const char *m = NODE(b, VKP_OP_MUL, 2, L(a, x), 0, NULL);
+const char *q = NODE(b, VKP_OP_DIV, 2, L(m, d), 0, NULL);
+const char *n = NODE(b, VKP_OP_NEG, 1, L(q), 0, NULL);
+const char *r = NODE(b, VKP_OP_RELU, 1, L(n), 0, NULL);
+const char *ab = NODE(b, VKP_OP_ABS, 1, L(x), 0, NULL);
+const char *sg = NODE(b, VKP_OP_SIGN, 1, L(ab), 0, NULL);
+const char *mn = NODE(b, VKP_OP_MIN, 3, L(r, ab, z), 0, NULL);
+const char *mx = NODE(b, VKP_OP_MAX, 2, L(mn, sg), 0, NULL);
+const char *y = NODE(b, VKP_OP_SUB, 2, L(mx, x), 0, NULL);
+END(y)
+
+// BERT's attention mask: int64 ones/zeros cast to float, (1 - m) * -10000,
+// and the same mask through equal/where; one dispatch.
+BEGIN(int64_mask_where)
+const char *mask = IN_DT(b, VKP_DTYPE_INT64, 2, S(2, 7));
+const char *zero = CST_INT(b, VKP_DTYPE_INT64, 1, S(1), 0, 0);
+const char *one = CST_RANGE(b, 1, S(1), 1.0f, 1.0f);
+const char *big = CST_RANGE(b, 1, S(1), -10000.0f, -10000.0f);
+const char *s = CST(b, 2, S(2, 7));
+const char *f = NODE(b, VKP_OP_CAST, 1, L(mask), 1, A(AS("to", "float32")));
+const char *inv = NODE(b, VKP_OP_SUB, 2, L(one, f), 0, NULL);
+const char *bias = NODE(b, VKP_OP_MUL, 2, L(inv, big), 0, NULL);
+const char *eq = NODE(b, VKP_OP_EQUAL, 2, L(mask, zero), 0, NULL);
+const char *w = NODE(b, VKP_OP_WHERE, 3, L(eq, bias, s), 0, NULL);
+END(w)
+
+// Casts float -> int32 -> int64 -> bool -> float and int32 comparisons
+// (the int32 value feeds two nodes: two dispatches).
+BEGIN(cast_chain_int32)
+const char *x = IN(b, 2, S(4, 9));
+const char *i = NODE(b, VKP_OP_CAST, 1, L(x), 1, A(AS("to", "int32")));
+const char *c = CST_INT(b, VKP_DTYPE_INT32, 1, S(9), -2, 2);
+const char *lt = NODE(b, VKP_OP_LESS, 2, L(i, c), 0, NULL);
+const char *j = NODE(b, VKP_OP_CAST, 1, L(i), 1, A(AS("to", "int64")));
+const char *t = NODE(b, VKP_OP_CAST, 1, L(j), 1, A(AS("to", "bool")));
+const char *o = NODE(b, VKP_OP_OR, 2, L(t, lt), 0, NULL);
+const char *y = NODE(b, VKP_OP_CAST, 1, L(o), 1, A(AS("to", "float32")));
+END(y)
+
+// int64 data through transpose, slice, concat and gather: data movement
+// keeps every bit (two values past 2^32 included via the multiply).
+BEGIN(int64_movement)
+const char *x = IN_DT(b, VKP_DTYPE_INT64, 2, S(4, 6));
+const char *big = CST_INT(b, VKP_DTYPE_INT64, 1, S(1), 3000000, 3000000);
+const char *w = NODE(b, VKP_OP_MUL, 2, L(x, big), 0, NULL);
+const char *wide = NODE(b, VKP_OP_MUL, 2, L(w, big), 0, NULL);
+const char *t = NODE(b, VKP_OP_TRANSPOSE, 1, L(wide), 1, A(AIS("perm", 1, 0)));
+const char *sl = NODE(b, VKP_OP_SLICE, 1, L(t), 3, A(AIS("starts", 1, 0), AIS("ends", 5, 4), AIS("steps", 2, 1)));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT64, 1, S(3), 6);
+const char *g = NODE(b, VKP_OP_GATHER, 2, L(t, idx), 0, NULL);
+const char *y = NODE(b, VKP_OP_CONCAT, 2, L(sl, g), 1, A(AI("axis", 0)));
+END(y)
+
+BEGIN(cum_sum_int64)
+const char *x = IN_DT(b, VKP_DTYPE_INT64, 2, S(3, 11));
+const char *y = NODE(b, VKP_OP_CUM_SUM, 1, L(x), 2, A(AI("axis", 1), AI("exclusive", 1)));
+END(y)
+
+// --- selection ---------------------------------------------------------------
+
+BEGIN(arg_max_axis1_keep)
+const char *x = IN(b, 3, S(2, 9, 5));
+const char *y = NODE(b, VKP_OP_ARG_MAX, 1, L(x), 1, A(AI("axis", 1)));
+END(y)
+
+// Whole numbers in [-2, 2] tie often: the last index of the minimum.
+BEGIN(arg_min_int64_last)
+const char *x = IN_DT(b, VKP_DTYPE_INT64, 2, S(6, 13));
+const char *y = NODE(b, VKP_OP_ARG_MIN, 1, L(x), 3,
+                     A(AI("axis", -1), AI("keepdims", 0), AI("select_last_index", 1)));
+END(y)
+
+// Values and indices: one dispatch each.
+BEGIN(top_k_largest)
+const char *x = IN(b, 3, S(2, 11, 3)), *o[2];
+NODE2(b, VKP_OP_TOP_K, 1, L(x), 2, A(AI("k", 4), AI("axis", 1)), o);
+END(o[0], o[1])
+
+// Smallest on int32 data with ties (kept in index order).
+BEGIN(top_k_smallest_int32)
+const char *x = IN_DT(b, VKP_DTYPE_INT32, 2, S(3, 17)), *o[2];
+NODE2(b, VKP_OP_TOP_K, 1, L(x), 2, A(AI("k", 5), AI("largest", 0)), o);
+END(o[0], o[1])
+
+// --- gather_elements, gather_nd ------------------------------------------------
+
+BEGIN(gather_elements_axis1_int64)
+const char *x = IN(b, 3, S(2, 7, 3));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT64, 3, S(2, 4, 3), 7);
+const char *y = NODE(b, VKP_OP_GATHER_ELEMENTS, 2, L(x, idx), 1, A(AI("axis", 1)));
+END(y)
+
+BEGIN(gather_elements_int32_data)
+const char *x = IN_DT(b, VKP_DTYPE_INT32, 2, S(5, 4));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT32, 2, S(5, 6), 4);
+const char *y = NODE(b, VKP_OP_GATHER_ELEMENTS, 2, L(x, idx), 1, A(AI("axis", 1)));
+END(y)
+
+// Pairs of coordinates into the last two dims of each batch.
+BEGIN(gather_nd_batch1)
+const char *x = IN(b, 4, S(2, 5, 4, 3));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT64, 3, S(2, 3, 2), 4);
+const char *y = NODE(b, VKP_OP_GATHER_ND, 2, L(x, idx), 1, A(AI("batch_dims", 1)));
+END(y)
+
+BEGIN(gather_nd_int32_rows)
+const char *x = IN(b, 3, S(6, 5, 2));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT32, 2, S(4, 1), 6);
+const char *y = NODE(b, VKP_OP_GATHER_ND, 2, L(x, idx), 0, NULL);
+END(y)
+
+// 8-bit integers widen on load and wrap on store: uint8 subtraction,
+// Python-style and C-style mod on int8, shifts and bit operations.
+BEGIN(uint8_wrap_shift_bits)
+const char *x = IN_DT(b, VKP_DTYPE_UINT8, 2, S(3, 7)), *z = IN_DT(b, VKP_DTYPE_UINT8, 1, S(7));
+const char *d = NODE(b, VKP_OP_SUB, 2, L(x, z), 0, NULL);
+const char *sh = CST_INT(b, VKP_DTYPE_UINT8, 1, S(7), 0, 7);
+const char *l = NODE(b, VKP_OP_BIT_SHIFT, 2, L(d, sh), 1, A(AS("direction", "LEFT")));
+const char *r = NODE(b, VKP_OP_BIT_SHIFT, 2, L(x, sh), 1, A(AS("direction", "RIGHT")));
+const char *o = NODE(b, VKP_OP_BITWISE_XOR, 2, L(l, r), 0, NULL);
+const char *a = NODE(b, VKP_OP_BITWISE_AND, 2, L(o, x), 0, NULL);
+const char *n = NODE(b, VKP_OP_BITWISE_NOT, 1, L(a), 0, NULL);
+const char *y = NODE(b, VKP_OP_BITWISE_OR, 2, L(n, z), 0, NULL);
+END(y)
+
+BEGIN(int8_mod_both)
+const char *x = IN_DT(b, VKP_DTYPE_INT8, 2, S(4, 5));
+const char *m = CST_INT(b, VKP_DTYPE_INT32, 1, S(5), 1, 9);
+const char *c = NODE(b, VKP_OP_CAST, 1, L(m), 1, A(AS("to", "int8")));
+const char *nc = NODE(b, VKP_OP_NEG, 1, L(c), 0, NULL);
+const char *p = NODE(b, VKP_OP_MOD, 2, L(x, nc), 0, NULL);
+const char *f = NODE(b, VKP_OP_MOD, 2, L(x, c), 1, A(AI("fmod", 1)));
+const char *y = NODE(b, VKP_OP_ADD, 2, L(p, f), 0, NULL);
+END(y)
+
+// Unsigned 32- and 64-bit data: mod, min, abs and sign forms without
+// negative values, and a uint64 product past 2^32.
+BEGIN(uint64_uint32_mod_min)
+const char *x = IN_DT(b, VKP_DTYPE_UINT64, 2, S(3, 5)), *z = IN_DT(b, VKP_DTYPE_UINT32, 1, S(5));
+const char *c1 = CST_INT(b, VKP_DTYPE_UINT64, 1, S(1), 1, 1);
+const char *w = NODE(b, VKP_OP_CAST, 1, L(z), 1, A(AS("to", "uint64")));
+const char *d = NODE(b, VKP_OP_ADD, 2, L(w, c1), 0, NULL);
+const char *big = NODE(b, VKP_OP_MUL, 2, L(x, x), 0, NULL);
+const char *big2 = NODE(b, VKP_OP_MUL, 2, L(big, big), 0, NULL);
+const char *q = NODE(b, VKP_OP_MOD, 2, L(big2, d), 0, NULL);
+const char *s = NODE(b, VKP_OP_SIGN, 1, L(q), 0, NULL);
+const char *ab = NODE(b, VKP_OP_ABS, 1, L(big2), 0, NULL);
+const char *y = NODE(b, VKP_OP_MIN, 3, L(ab, s, x), 0, NULL);
+END(y)
+
+// NaN and infinities picked by where (kernels may not keep NaN through
+// arithmetic: drivers assume IEEE specials away unless told otherwise).
+BEGIN(is_nan_is_inf)
+const char *x = IN(b, 2, S(3, 7)), *z = IN(b, 1, S(7));
+float specials[3] = {-INFINITY, INFINITY, NAN};
+const char *sp[3];
+for (int i = 0; i < 3; ++i) {
+  sp[i] = vkp__gb_name(b, 'c');
+  vkp__gb_check(b, vkp_graph_add_constant(b->g, sp[i], VKP_DTYPE_FLOAT32, 1, S(1),
+                                          &specials[i], NULL));
+}
+const char *lt = NODE(b, VKP_OP_LESS, 2, L(x, z), 0, NULL);
+const char *gt = NODE(b, VKP_OP_GREATER, 2, L(x, z), 0, NULL);
+const char *inf = NODE(b, VKP_OP_WHERE, 3, L(lt, sp[0], sp[1]), 0, NULL);
+const char *w = NODE(b, VKP_OP_WHERE, 3, L(gt, inf, sp[2]), 0, NULL);
+const char *a = NODE(b, VKP_OP_IS_NAN, 1, L(w), 0, NULL);
+const char *i = NODE(b, VKP_OP_IS_INF, 1, L(w), 2, A(AI("detect_positive", 0), AI("detect_negative", 1)));
+const char *y = NODE(b, VKP_OP_OR, 2, L(a, i), 0, NULL);
+END(y)
+
+BEGIN(eye_like_int32_to_float)
+const char *x = IN_DT(b, VKP_DTYPE_INT32, 2, S(4, 6));
+const char *y = NODE(b, VKP_OP_EYE_LIKE, 1, L(x), 2, A(AS("dtype", "float32"), AI("k", 2)));
+END(y)
+
+BEGIN(eye_like_int64_neg)
+const char *x = IN(b, 2, S(5, 3));
+const char *y = NODE(b, VKP_OP_EYE_LIKE, 1, L(x), 2, A(AS("dtype", "int64"), AI("k", -1)));
+END(y)
+
+// --- losses --------------------------------------------------------------------
+
+BEGIN(nll_mean_weight_ignore)
+const char *x = IN(b, 3, S(3, 4, 5));
+const char *t = CST_INT(b, VKP_DTYPE_INT64, 2, S(3, 5), 0, 3);
+const char *w = CST_RANGE(b, 1, S(4), 0.5f, 2.0f);
+const char *y = NODE(b, VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, 3, L(x, t, w), 2,
+                     A(AS("reduction", "mean"), AI("ignore_index", 2)));
+END(y)
+
+BEGIN(nll_sum_int32)
+const char *x = IN(b, 2, S(6, 7));
+const char *t = CST_INT(b, VKP_DTYPE_INT32, 1, S(6), 0, 6);
+const char *y = NODE(b, VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, 2, L(x, t), 1,
+                     A(AS("reduction", "sum")));
+END(y)
+
+// The loss per position and log_softmax(X): one dispatch each.
+BEGIN(sce_none_log_prob)
+const char *x = IN(b, 3, S(2, 5, 3)), *o[2];
+const char *t = CST_INT(b, VKP_DTYPE_INT32, 2, S(2, 3), 0, 4);
+NODE2(b, VKP_OP_SOFTMAX_CROSS_ENTROPY_LOSS, 2, L(x, t), 1, A(AS("reduction", "none")), o);
+END(o[0], o[1])
+
 #define CASE(n, lo, hi, d) {#n, build_##n, lo, hi, d}
 const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(sqrt_7x13, 0.01f, 4.0f, 1),
@@ -913,6 +1196,33 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(logic_bool_buffer, -1.0f, 1.0f, 3),
     CASE(gather_embedding_add_pos, -1.0f, 1.0f, 1),
     CASE(gather_axis1_int32, -1.0f, 1.0f, 1),
+    CASE(int64_arith_fused, -40.0f, 40.0f, 2),
+    CASE(int64_mask_where, 0.0f, 1.0f, 1),
+    CASE(cast_chain_int32, -3.0f, 3.0f, 2),
+    CASE(int64_movement, -50.0f, 50.0f, 6),
+    CASE(cum_sum_int64, -100.0f, 100.0f, 1),
+    CASE(arg_max_axis1_keep, -1.0f, 1.0f, 1),
+    CASE(arg_min_int64_last, -2.0f, 2.0f, 1),
+    CASE(top_k_largest, -1.0f, 1.0f, 2),
+    CASE(top_k_smallest_int32, -3.0f, 3.0f, 2),
+    CASE(gather_elements_axis1_int64, -1.0f, 1.0f, 1),
+    CASE(gather_elements_int32_data, -9.0f, 9.0f, 1),
+    CASE(gather_nd_batch1, -1.0f, 1.0f, 1),
+    CASE(gather_nd_int32_rows, -1.0f, 1.0f, 1),
+    CASE(nll_mean_weight_ignore, -3.0f, 0.0f, 1),
+    CASE(nll_sum_int32, -3.0f, 0.0f, 1),
+    CASE(sce_none_log_prob, -2.0f, 2.0f, 2),
+    CASE(maxpool3d_s2p1, -1.0f, 1.0f, 1),
+    CASE(avgpool3d_incl_pad_ceil, -1.0f, 1.0f, 1),
+    CASE(lppool3d_p2_dil, -1.0f, 1.0f, 1),
+    CASE(maxpool_indices_col_major, -1.0f, 1.0f, 2),
+    CASE(maxpool3d_indices, -1.0f, 1.0f, 2),
+    CASE(uint8_wrap_shift_bits, 0.0f, 255.0f, 1),
+    CASE(int8_mod_both, -100.0f, 100.0f, 3),
+    CASE(uint64_uint32_mod_min, 0.0f, 5000.0f, 3),
+    CASE(is_nan_is_inf, -1.0f, 1.0f, 2),
+    CASE(eye_like_int32_to_float, -5.0f, 5.0f, 1),
+    CASE(eye_like_int64_neg, -1.0f, 1.0f, 1),
     CASE(flatten_io, -1.0f, 1.0f, 1),
     CASE(squeeze_io, -1.0f, 1.0f, 1),
     CASE(unsqueeze_io, -1.0f, 1.0f, 1),

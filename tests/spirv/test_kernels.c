@@ -6,6 +6,7 @@
 // validation message fails the test. Both GEMM variants are exercised.
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,30 @@
 
 #define RTOL 1e-4
 #define ATOL 1e-5
+
+// float32 inputs uniform in [lo, hi); integer and bool ones whole numbers
+// in [lo, hi] (bool: non-zero is true).
+static void fill_input(vkp_test_rng_t *rng, vkp_tensor_t *t, float lo, float hi) {
+  if (t->dtype == VKP_DTYPE_FLOAT32) {
+    vkp_test_fill_uniform(rng, t, lo, hi);
+    return;
+  }
+  size_t n = vkp_tensor_numel(t);
+  for (size_t i = 0; i < n; ++i) {
+    double v = floor(vkp_test_rng_uniform(rng, lo, hi + 1.0f));
+    v = v > hi ? hi : v;
+    switch (t->dtype) {
+      case VKP_DTYPE_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+      case VKP_DTYPE_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)v; break;
+      case VKP_DTYPE_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+      case VKP_DTYPE_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)v; break;
+      case VKP_DTYPE_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+      case VKP_DTYPE_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
+      case VKP_DTYPE_BOOL: ((uint8_t *)t->data)[i] = v != 0.0; break;
+      default: break;
+    }
+  }
+}
 
 static void compare_case_with(const vkp_spirv_case_t *c,
                               const vkp_compile_options_t *options, double rtol,
@@ -42,7 +67,7 @@ static void compare_case_with(const vkp_spirv_case_t *c,
   for (int32_t i = 0; i < g->n_inputs; ++i) {
     const vkp_value_t *v = &g->values[g->inputs[i]];
     VKP_TEST_OK(vkp_tensor_init(&inputs[i], v->dtype, v->rank, v->shape));
-    vkp_test_fill_uniform(&rng, &inputs[i], c->lo, c->hi);
+    fill_input(&rng, &inputs[i], c->lo, c->hi);
   }
   uint64_t messages = vkp_vk_validation_message_count();
   VKP_TEST_OK(vkp_target_run_graph(ref, g, NULL, inputs, want));
