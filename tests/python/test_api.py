@@ -162,9 +162,16 @@ class PartitionTest(TempDirTest):
     @unittest.skipUnless(any(d.target == "vulkan" and d.available for d in vkpipe.devices()),
                          "no Vulkan device")
     def test_fallback_reasons(self):
-        # vulkan runs float32 division only: the int32 node falls back to cpu,
-        # and both check() and the plan say why.
-        model = vkpipe.load(write_div(self.dir))
+        # vulkan clips float data only: the int32 clip falls back to cpu, and
+        # both check() and the plan say why.
+        path = write_graph(
+            self.dir, "clip_int",
+            [("a", "int32", (4,)), ("c", "float32", (4,))],
+            [("two", np.full(4, 2.0, np.float32))],
+            [("q", "clip", ["a"], ["q"], {"min": {"float": -3.0}, "max": {"float": 5.0}}),
+             ("d", "mul", ["c", "two"], ["d"], None)],
+            [("q", "int32", (4,)), ("d", "float32", (4,))])
+        model = vkpipe.load(path)
         with self.assertRaises(vkpipe.UnsupportedError) as cm:
             model.check("vulkan")
         self.assertIn("'q'", str(cm.exception))
@@ -174,12 +181,12 @@ class PartitionTest(TempDirTest):
         self.assertIn("fallback: q not on vulkan", repr(plan))
         targets = {n: s.target for s in plan.stages for n in s.nodes}
         self.assertEqual(targets, {"q": "cpu", "d": "vulkan"})
-        a = np.arange(1, 5, dtype=np.int32) * 7
-        b = np.array([2, 3, -4, 5], np.int32)
-        c = np.random.default_rng(2).standard_normal(4).astype(np.float32)
+        gen = np.random.default_rng()
+        a = gen.integers(-9, 10, 4, dtype=np.int32)
+        c = gen.standard_normal(4).astype(np.float32)
         with plan.pipeline() as pipe:
-            out = pipe.infer(a=a, b=b, c=c)
-        np.testing.assert_array_equal(out["q"], np.trunc(a / b).astype(np.int32))
+            out = pipe.infer(a=a, c=c)
+        np.testing.assert_array_equal(out["q"], np.clip(a, -3, 5))
         np.testing.assert_allclose(out["d"], c * 2)
 
     def test_plan_save_and_json(self):
