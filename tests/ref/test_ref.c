@@ -358,7 +358,7 @@ ParameterizedTestParameters(ref, op) {
   return cr_make_param_array(int, ops, VKP_OP_COUNT);
 }
 
-ParameterizedTest(int *op, ref, op, .timeout = 60) {
+ParameterizedTest(int *op, ref, op, .timeout = 240) {
   run_op_cases((vkp_op_t)*op);
 }
 
