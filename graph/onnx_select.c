@@ -200,105 +200,28 @@ vkp_status_t vkp__onnx_fold_non_zero(vkp__onnx_ctx_t *ctx) {
   return vkp__bind_output(ctx, 0, &y);
 }
 
-// Unique's slices: x as [outer, n, inner] around the axis (without one:
-// [1, numel, 1]); slice j is every element at position j of the axis,
-// compared lexicographically in memory order, as NumPy's unique does.
-typedef struct vkp__slices_t {
-  const vkp_tensor_t *x;
-  int64_t outer, n, inner;
-} vkp__slices_t;
-
-static int vkp__slice_cmp(const vkp__slices_t *s, int64_t a, int64_t b) {
-  for (int64_t o = 0; o < s->outer; ++o)
-    for (int64_t i = 0; i < s->inner; ++i) {
-      int64_t base = o * s->n * s->inner + i;
-      int c = vkp__compare_elems(s->x, base + a * s->inner, s->x, base + b * s->inner);
-      if (c == 2) {  // NaN sorts last and equals another NaN
-        bool a_nan = vkp__compare_elems(s->x, base + a * s->inner, s->x,
-                                        base + a * s->inner) == 2;
-        bool b_nan = vkp__compare_elems(s->x, base + b * s->inner, s->x,
-                                        base + b * s->inner) == 2;
-        c = a_nan == b_nan ? 0 : a_nan ? 1 : -1;
-      }
-      if (c) return c;
-    }
-  return 0;
-}
-
-// Sorts order[0..n) by slice, stably (scratch: n entries).
-static void vkp__slice_sort(const vkp__slices_t *s, int64_t *order, int64_t *scratch) {
-  int64_t *src = order, *dst = scratch;
-  for (int64_t width = 1; width < s->n; width *= 2) {
-    for (int64_t lo = 0; lo < s->n; lo += 2 * width) {
-      int64_t mid = lo + width < s->n ? lo + width : s->n;
-      int64_t hi = lo + 2 * width < s->n ? lo + 2 * width : s->n;
-      int64_t a = lo, b = mid, w = lo;
-      while (a < mid && b < hi)
-        dst[w++] = vkp__slice_cmp(s, src[b], src[a]) < 0 ? src[b++] : src[a++];
-      while (a < mid) dst[w++] = src[a++];
-      while (b < hi) dst[w++] = src[b++];
-    }
-    int64_t *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != order) memcpy(order, src, (size_t)s->n * sizeof *order);
-}
-
 vkp_status_t vkp__onnx_fold_unique(vkp__onnx_ctx_t *ctx) {
   vkp_tensor_t x;
   VKP_RETURN_IF_ERROR(vkp__const_view(ctx, &x));
   int64_t sorted, axis = 0;
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "sorted", 1, &sorted));
   bool has_axis = vkp__onnx_attr(ctx, "axis") != NULL;
-  vkp__slices_t s = {.x = &x, .outer = 1, .n = (int64_t)vkp_tensor_numel(&x), .inner = 1};
+  int64_t n = (int64_t)vkp_tensor_numel(&x);
   if (has_axis) {
     VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
     if (axis < -(int64_t)x.rank || axis >= x.rank)
       return VKP__ONNX_INVALID("axis %lld out of range for rank %d",
                                (long long)axis, (int)x.rank);
     if (axis < 0) axis += x.rank;
-    s.outer = vkp__prod(x.shape, 0, (int32_t)axis);
-    s.n = x.shape[axis];
-    s.inner = vkp__prod(x.shape, (int32_t)axis + 1, x.rank);
+    n = x.shape[axis];
   }
-  // order: slice indices sorted; group[j]: the unique slice of slice j in
-  // sorted order; then renumbered by first occurrence when not sorted.
-  int64_t n = s.n;
   // Seven index arrays of n entries: bounded like any folded result.
   if ((uint64_t)n > VKP__SELECT_FOLD_MAX_ENTRIES)
     return VKP__ONNX_UNSUPPORTED("Unique over %lld slices is too large to fold",
                                  (long long)n);
-  int64_t *buf = vkp__malloc(7 * (size_t)(n ? n : 1) * sizeof(int64_t));
-  if (!buf) return VKP_OOM("Unique");
-  int64_t *order = buf, *scratch = buf + n, *group = buf + 2 * n,
-          *first = buf + 3 * n, *count = buf + 4 * n, *renumber = buf + 5 * n,
-          *moved = buf + 6 * n;
-  for (int64_t j = 0; j < n; ++j) order[j] = j;
-  vkp__slice_sort(&s, order, scratch);
-  int64_t m = 0;  // unique slices
-  for (int64_t r = 0; r < n; ++r) {
-    int64_t j = order[r];
-    if (r == 0 || vkp__slice_cmp(&s, order[r - 1], j) != 0) {
-      first[m] = j;  // the stable sort puts the first occurrence first
-      count[m++] = 0;
-    }
-    group[j] = m - 1;
-    ++count[m - 1];
-  }
-  if (!sorted) {
-    // Unique slices in order of first occurrence: renumber[g] is sorted
-    // group g's new position.
-    for (int64_t g = 0; g < m; ++g) renumber[g] = -1;
-    int64_t next = 0;
-    for (int64_t j = 0; j < n; ++j)
-      if (renumber[group[j]] < 0) renumber[group[j]] = next++;
-    for (int64_t j = 0; j < n; ++j) group[j] = renumber[group[j]];
-    for (int64_t g = 0; g < m; ++g) moved[renumber[g]] = first[g];
-    memcpy(first, moved, (size_t)m * sizeof *first);
-    for (int64_t g = 0; g < m; ++g) moved[renumber[g]] = count[g];
-    memcpy(count, moved, (size_t)m * sizeof *count);
-  }
+  vkp__unique_t u;
+  VKP_RETURN_IF_ERROR(vkp__unique_compute(&x, has_axis, (int32_t)axis, sorted != 0, &u));
+  int64_t m = u.m;
   // Y: the unique slices; indices, inverse_indices, counts: int64.
   vkp__onnx_sym_t *xs = vkp__onnx_input(ctx, 0);
   int32_t y_rank = has_axis ? x.rank : 1;
@@ -317,16 +240,16 @@ vkp_status_t vkp__onnx_fold_unique(vkp__onnx_ctx_t *ctx) {
   if (!st) {
     size_t elem = vkp_dtype_size(x.dtype);
     for (int64_t g = 0; g < m; ++g) {
-      for (int64_t o = 0; o < s.outer; ++o)
-        memcpy((char *)out[0].data + (size_t)((o * m + g) * s.inner) * elem,
-               (const char *)x.data + (size_t)((o * n + first[g]) * s.inner) * elem,
-               (size_t)s.inner * elem);
-      vkp__onnx_tensor_set_i(&out[1], (size_t)g, first[g]);
-      vkp__onnx_tensor_set_i(&out[3], (size_t)g, count[g]);
+      for (int64_t o = 0; o < u.outer; ++o)
+        memcpy((char *)out[0].data + (size_t)((o * m + g) * u.inner) * elem,
+               (const char *)x.data + (size_t)((o * n + u.first[g]) * u.inner) * elem,
+               (size_t)u.inner * elem);
+      vkp__onnx_tensor_set_i(&out[1], (size_t)g, u.first[g]);
+      vkp__onnx_tensor_set_i(&out[3], (size_t)g, u.count[g]);
     }
-    for (int64_t j = 0; j < n; ++j) vkp__onnx_tensor_set_i(&out[2], (size_t)j, group[j]);
+    for (int64_t j = 0; j < n; ++j) vkp__onnx_tensor_set_i(&out[2], (size_t)j, u.group[j]);
   }
-  vkp__free(buf);
+  vkp__unique_free(&u);
   for (int32_t i = 0; i < 4; ++i) {
     if (st) vkp__onnx_tensor_deinit(&out[i]);
     else st = vkp__bind_output(ctx, i, &out[i]);

@@ -168,12 +168,10 @@ static void vkp__slice_sort(const vkp__slices_t *s, int64_t *order, int64_t *scr
   if (src != order) memcpy(order, src, (size_t)s->n * sizeof *order);
 }
 
-vkp_status_t vkp__eval_unique(const vkp_node_t *n, const vkp_tensor_t *const *in,
-                              vkp_tensor_t *out) {
-  const vkp_tensor_t *x = in[0];
+vkp_status_t vkp__unique_compute(const vkp_tensor_t *x, bool has_axis, int32_t axis,
+                                 bool sorted, vkp__unique_t *u) {
+  memset(u, 0, sizeof *u);
   vkp__slices_t s = {.x = x, .outer = 1, .n = (int64_t)vkp_tensor_numel(x), .inner = 1};
-  bool has_axis = vkp_node_attr(n, "axis") != NULL;
-  int32_t axis = has_axis ? (int32_t)vkp_node_int(n, "axis") : 0;
   if (has_axis) {
     s.outer = vkp__prod(x->shape, 0, axis);
     s.n = x->shape[axis];
@@ -197,7 +195,7 @@ vkp_status_t vkp__eval_unique(const vkp_node_t *n, const vkp_tensor_t *const *in
     group[j] = m - 1;
     ++count[m - 1];
   }
-  if (!vkp_node_int(n, "sorted")) {
+  if (!sorted) {
     // By first occurrence: renumber[g] is sorted group g's new position.
     for (int64_t g = 0; g < m; ++g) renumber[g] = -1;
     int64_t next = 0;
@@ -209,22 +207,40 @@ vkp_status_t vkp__eval_unique(const vkp_node_t *n, const vkp_tensor_t *const *in
     for (int64_t g = 0; g < m; ++g) moved[renumber[g]] = count[g];
     memcpy(count, moved, (size_t)m * sizeof *count);
   }
+  *u = (vkp__unique_t){.n = cnt, .m = m, .outer = s.outer, .inner = s.inner,
+                       .first = first, .count = count, .group = group, .buf = buf};
+  return NULL;
+}
+
+void vkp__unique_free(vkp__unique_t *u) {
+  vkp__free(u->buf);
+  memset(u, 0, sizeof *u);
+}
+
+vkp_status_t vkp__eval_unique(const vkp_node_t *n, const vkp_tensor_t *const *in,
+                              vkp_tensor_t *out) {
+  const vkp_tensor_t *x = in[0];
+  bool has_axis = vkp_node_attr(n, "axis") != NULL;
+  int32_t axis = has_axis ? (int32_t)vkp_node_int(n, "axis") : 0;
+  vkp__unique_t u;
+  VKP_RETURN_IF_ERROR(
+      vkp__unique_compute(x, has_axis, axis, vkp_node_int(n, "sorted") != 0, &u));
   // Run-time extents first, so the stores below use the compact layout.
-  out[0].shape[has_axis ? axis : 0] = m;
+  out[0].shape[has_axis ? axis : 0] = u.m;
   for (int32_t i = 1; i < 4; ++i)
-    if (i < (int32_t)n->n_outputs) out[i].shape[0] = i == 2 ? cnt : m;
+    if (i < (int32_t)n->n_outputs) out[i].shape[0] = i == 2 ? u.n : u.m;
   size_t elem = vkp_dtype_size(x->dtype);
-  for (int64_t g = 0; g < m; ++g) {
-    for (int64_t o = 0; o < s.outer && s.inner; ++o)
-      memcpy((char *)out[0].data + (size_t)((o * m + g) * s.inner) * elem,
-             (const char *)x->data + (size_t)((o * cnt + first[g]) * s.inner) * elem,
-             (size_t)s.inner * elem);
-    if (n->n_outputs > 1) vkp__put_i(&out[1], g, first[g]);
-    if (n->n_outputs > 3) vkp__put_i(&out[3], g, count[g]);
+  for (int64_t g = 0; g < u.m; ++g) {
+    for (int64_t o = 0; o < u.outer && u.inner; ++o)
+      memcpy((char *)out[0].data + (size_t)((o * u.m + g) * u.inner) * elem,
+             (const char *)x->data + (size_t)((o * u.n + u.first[g]) * u.inner) * elem,
+             (size_t)u.inner * elem);
+    if (n->n_outputs > 1) vkp__put_i(&out[1], g, u.first[g]);
+    if (n->n_outputs > 3) vkp__put_i(&out[3], g, u.count[g]);
   }
   if (n->n_outputs > 2)
-    for (int64_t j = 0; j < cnt; ++j) vkp__put_i(&out[2], j, group[j]);
-  vkp__free(buf);
+    for (int64_t j = 0; j < u.n; ++j) vkp__put_i(&out[2], j, u.group[j]);
+  vkp__unique_free(&u);
   return NULL;
 }
 

@@ -140,6 +140,21 @@ bool vkp__next_index(int32_t rank, const int64_t *shape, int64_t *idx);
 int64_t vkp__dot(int32_t rank, const int64_t *idx, const int64_t *strides);
 // Product of shape[begin..end).
 int64_t vkp__prod(const int64_t *shape, int32_t begin, int32_t end);
+
+// Unique over the slices of x along `axis` (has_axis) or over all its
+// elements, as ONNX Unique defines it (NaN sorts last and equals NaN): n
+// slices, m distinct ones; first[g] and count[g] per distinct slice g (in
+// sorted order, or in order of first occurrence when !sorted), group[j] per
+// slice j; x viewed as [outer, n, inner]. Used by the unique op and by the
+// importer's fold of a constant Unique. Release with vkp__unique_free.
+typedef struct vkp__unique_t {
+  int64_t n, m, outer, inner;
+  int64_t *first, *count, *group;
+  int64_t *buf;  // owns the three arrays
+} vkp__unique_t;
+vkp_status_t vkp__unique_compute(const vkp_tensor_t *x, bool has_axis, int32_t axis,
+                                 bool sorted, vkp__unique_t *out_unique);
+void vkp__unique_free(vkp__unique_t *unique);
 // Element i of t through double / int64, and stores (base/scalar.h). The
 // common dtypes are read inline (a predictable branch per element); the
 // rest go through the shared conversions. Kernels whose inner loops read
