@@ -266,7 +266,22 @@ static void vkp__instance_destroy(VkInstance instance,
 }
 
 // Address space that must be free, under a `ulimit -v`, before vkCreateDevice.
-#define VKP__DEVICE_HEADROOM_MIB 256
+// lavapipe does not check every allocation and thread it makes while creating
+// a device: on Mesa 22.3 with 2 CPUs, vkCreateDevice grows the address space
+// by up to 510 MiB and crashes (SIGSEGV, or LLVM's "out of memory" abort) at
+// scattered limits anywhere below that, not only at the smallest ones. Its
+// need grows with the worker threads it starts (LP_NUM_THREADS, else one per
+// CPU): 214 MiB with none, about 1.27 GiB with 16. The bound below covers
+// those measurements; other drivers get the plain 256 MiB.
+static size_t vkp__device_headroom_mib(const VkPhysicalDeviceDriverProperties *driver) {
+  if (driver->driverID != VK_DRIVER_ID_MESA_LLVMPIPE) return 256;
+  long threads = sysconf(_SC_NPROCESSORS_ONLN);
+  const char *env = getenv("LP_NUM_THREADS");
+  if (env && *env) threads = strtol(env, NULL, 10);
+  if (threads < 0) threads = 0;
+  if (threads > 32) threads = 32;  // llvmpipe's own cap
+  return 320 + 96 * (size_t)threads;
+}
 
 // Fills everything `report` holds about `phys`; `queue_family` gets the
 // compute queue family (one without graphics preferred), or UINT32_MAX.
@@ -568,17 +583,18 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue_info,
     };
-    // lavapipe (LLVM) ends the process when an allocation fails inside
+    // lavapipe ends the process when an allocation fails inside
     // vkCreateDevice; under an address-space limit, make sure there is room
     // first and otherwise say so instead.
     size_t limit = vkp__memory_limit();
-    if (limit && vkp__memory_is_short(VKP__DEVICE_HEADROOM_MIB))
+    size_t headroom = vkp__device_headroom_mib(&d->driver);
+    if (limit && vkp__memory_is_short(headroom))
       st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY,
-                           "out of memory: less than %d MiB of address space is left "
+                           "out of memory: less than %zu MiB of address space is left "
                            "under this process's limit of %zu MiB (ulimit -v), too "
-                           "little to create a Vulkan device safely (a driver may end "
+                           "little to create a device on '%s' safely (the driver may end "
                            "the process when it runs out inside vkCreateDevice)",
-                           VKP__DEVICE_HEADROOM_MIB, limit >> 20);
+                           headroom, limit >> 20, d->properties.deviceName);
     if (!st)
       st = VKP_VK_STATUS(vkCreateDevice(d->physical, &info, /*pAllocator=*/NULL, &d->device));
     if (st) d->device = VK_NULL_HANDLE;
@@ -625,6 +641,22 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
   }
   *out_device = d;
   return NULL;
+}
+
+// A margin for lavapipe's LLVM compiling one stage's pipelines: below it,
+// vkpipe says "out of memory" rather than let LLVM abort the process.
+#define VKP__COMPILE_HEADROOM_MIB 128
+
+vkp_status_t vkp_vk_device_check_compile_room(const vkp_vk_device_t *device, const char *what) {
+  size_t limit = vkp__memory_limit();
+  if (!limit || device->driver.driverID != VK_DRIVER_ID_MESA_LLVMPIPE) return NULL;
+  if (!vkp__memory_is_short(VKP__COMPILE_HEADROOM_MIB)) return NULL;
+  return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY,
+                         "out of memory: less than %d MiB of address space is left under "
+                         "this process's limit of %zu MiB (ulimit -v) to create %s on '%s' "
+                         "(its shader compiler ends the process when it runs out)",
+                         VKP__COMPILE_HEADROOM_MIB, limit >> 20, what,
+                         device->properties.deviceName);
 }
 
 void vkp_vk_device_destroy(vkp_vk_device_t *device) {

@@ -110,6 +110,12 @@ void vkp_vk_device_destroy(vkp_vk_device_t *device);
 // Writes the pipeline cache to disk now; failures are not errors.
 void vkp_vk_device_save_pipeline_cache(vkp_vk_device_t *device);
 
+// Under an address-space limit (ulimit -v) on a driver that compiles shaders
+// with LLVM in-process (lavapipe), which ends the process when an allocation
+// fails: OUT_OF_MEMORY naming `what` unless enough address space is free to
+// create pipelines. NULL otherwise, and always without a limit.
+vkp_status_t vkp_vk_device_check_compile_room(const vkp_vk_device_t *device, const char *what);
+
 // vkQueueSubmit under the queue mutex.
 vkp_status_t vkp_vk_queue_submit(vkp_vk_device_t *device, uint32_t n_submits,
                                  const VkSubmitInfo *submits, VkFence fence)

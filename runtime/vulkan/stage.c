@@ -343,6 +343,8 @@ static vkp_status_t vkp__build_pipelines(vkp_vk_stage_t *s,
   }
   VkPipeline *pipelines = vkp__calloc((size_t)p->n_dispatches + 1, sizeof *pipelines);
   if (!st && !pipelines) st = VKP_OOM("Vulkan pipelines");
+  if (!st && p->n_dispatches)
+    st = vkp_vk_device_check_compile_room(s->device, "the stage's compute pipelines");
   if (!st && p->n_dispatches) {
     st = VKP_VK_STATUS(vkCreateComputePipelines(dev, s->device->pipeline_cache,
                                                 (uint32_t)p->n_dispatches, infos,
