@@ -892,7 +892,7 @@ def estimate_gflops(module, args):
     extra = []
 
     def conv_hook(m, inputs, output):
-        if isinstance(m, (nn.ConvTranspose1d, nn.ConvTranspose2d)):
+        if isinstance(m, (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)):
             per_input = m.out_channels // m.groups * math.prod(m.kernel_size)
             extra.append(2 * inputs[0].numel() * per_input)
         else:
@@ -901,7 +901,8 @@ def estimate_gflops(module, args):
 
     # The profiler counts conv2d, mm, addmm, bmm, mul and add, not these.
     hooks = [m.register_forward_hook(conv_hook) for m in module.modules()
-             if isinstance(m, (nn.Conv1d, nn.ConvTranspose1d, nn.ConvTranspose2d))]
+             if isinstance(m, (nn.Conv1d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+                               nn.ConvTranspose3d))]
     try:
         with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
             module(*args)
