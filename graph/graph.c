@@ -572,6 +572,71 @@ vkp_status_t vkp__graph_prune_constants(vkp_graph_t *graph) {
   return changed ? vkp__graph_reindex_values(graph) : NULL;
 }
 
+vkp_status_t vkp__graph_trim_outputs(vkp_graph_t *graph) {
+  int32_t n = graph->n_values;
+  bool *read = vkp__calloc((size_t)n + 1, sizeof(bool));
+  int32_t *renum = vkp__calloc((size_t)n + 1, sizeof(int32_t));
+  if (!read || !renum) {
+    vkp__free(read);
+    vkp__free(renum);
+    return VKP_OOM("output trimming");
+  }
+  for (int32_t i = 0; i < graph->n_nodes; ++i) {
+    const vkp_node_t *node = &graph->nodes[i];
+    for (int32_t j = 0; j < node->n_inputs; ++j)
+      if (node->inputs[j] >= 0) read[node->inputs[j]] = true;
+  }
+  for (int32_t i = 0; i < graph->n_outputs; ++i) read[graph->outputs[i]] = true;
+  bool *drop = vkp__calloc((size_t)n + 1, sizeof(bool));
+  if (!drop) {
+    vkp__free(read);
+    vkp__free(renum);
+    return VKP_OOM("output trimming");
+  }
+  bool changed = false;
+  for (int32_t i = 0; i < graph->n_nodes; ++i) {
+    vkp_node_t *node = &graph->nodes[i];
+    int32_t imin, imax, omin, omax;
+    vkp_op_arity(node->op, &imin, &imax, &omin, &omax);
+    if (omax < 0) continue;
+    while (node->n_outputs > omin && node->n_outputs > 1 &&
+           !read[node->outputs[node->n_outputs - 1]]) {
+      drop[node->outputs[--node->n_outputs]] = true;
+      changed = true;
+    }
+  }
+  int32_t k = 0;
+  for (int32_t v = 0; changed && v < n; ++v) {
+    vkp_value_t *val = &graph->values[v];
+    if (drop[v]) {
+      vkp__free(val->name);
+      vkp__free(val->data);
+      renum[v] = -1;
+      continue;
+    }
+    renum[v] = k;
+    graph->values[k++] = *val;
+  }
+  if (changed) {
+    graph->n_values = k;
+    for (int32_t i = 0; i < graph->n_nodes; ++i) {
+      vkp_node_t *node = &graph->nodes[i];
+      for (int32_t j = 0; j < node->n_inputs; ++j)
+        if (node->inputs[j] >= 0) node->inputs[j] = renum[node->inputs[j]];
+      for (int32_t j = 0; j < node->n_outputs; ++j)
+        node->outputs[j] = renum[node->outputs[j]];
+    }
+    for (int32_t i = 0; i < graph->n_inputs; ++i) graph->inputs[i] = renum[graph->inputs[i]];
+    for (int32_t i = 0; i < graph->n_outputs; ++i)
+      graph->outputs[i] = renum[graph->outputs[i]];
+    graph->validated = false;
+  }
+  vkp__free(read);
+  vkp__free(renum);
+  vkp__free(drop);
+  return changed ? vkp__graph_reindex_values(graph) : NULL;
+}
+
 vkp_status_t vkp__graph_reindex(vkp_graph_t *graph) {
   vkp_strmap_t *idx = &graph->internal->node_index;
   vkp_strmap_deinit(idx);

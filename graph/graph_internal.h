@@ -32,6 +32,13 @@ vkp_status_t vkp__graph_reindex_values(vkp_graph_t *graph);
 vkp_status_t vkp__graph_fold_last_node(vkp_graph_t *graph, void **data)
     VKP_MUST_USE;
 
+// Drops the trailing outputs of a node that nothing reads (no node input,
+// no graph output) while the op allows fewer (its minimum output count;
+// never for ops with any number of outputs): exporters name every output
+// of LSTM (Y_h, Y_c), MaxPool (Indices) or Unique whether it is used or not,
+// and a target that writes only the first should not refuse the node for
+// them. The dropped values go too.
+vkp_status_t vkp__graph_trim_outputs(vkp_graph_t *graph) VKP_MUST_USE;
 // Removes constants that no node reads and no output lists, renumbering
 // the remaining values.
 vkp_status_t vkp__graph_prune_constants(vkp_graph_t *graph) VKP_MUST_USE;

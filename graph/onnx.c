@@ -808,6 +808,7 @@ done:
   vkp__problems_deinit(&problems);
   // Folding leaves constants only other constants were made from.
   if (!st) st = vkp__graph_prune_constants(ctx->graph);
+  if (!st) st = vkp__graph_trim_outputs(ctx->graph);
   if (!st) st = vkp_graph_validate(ctx->graph);
   return st;
 }

@@ -64,6 +64,31 @@ def gen_lstm(w):
     w.save("lstm_activations", m, [x], [h[None].astype(np.float32), c[None].astype(np.float32)])
 
 
+def gen_unused_outputs(w):
+    """An LSTM whose Y_h and Y_c are named but read by nothing, and a MaxPool
+    whose Indices nothing reads: the importer drops both outputs."""
+    seq, batch, inp, hid = 3, 2, 4, 3
+    x, wt, r = w.f32(seq, batch, inp), w.f32(1, 4 * hid, inp), w.f32(1, 4 * hid, hid)
+    p = w.f32(1, 2, 4, 6)
+    nodes = [helper.make_node("LSTM", ["x", "w", "r"], ["y", "y_h", "y_c"], hidden_size=hid),
+             helper.make_node("MaxPool", ["p"], ["pooled", "indices"], kernel_shape=[2, 2],
+                              strides=[2, 2])]
+    m = model(nodes, [vi("x", [seq, batch, inp]), vi("p", [1, 2, 4, 6])],
+              [vi("y", [seq, 1, batch, hid]), vi("pooled", [1, 2, 2, 3])],
+              [init("w", wt), init("r", r)], opset=14)
+    h, c = np.zeros((batch, hid)), np.zeros((batch, hid))
+    ys = []
+    for t in range(seq):
+        g = x[t].astype(np.float64) @ wt[0].T + h @ r[0].T
+        i, o, fg, cc = (g[:, k * hid:(k + 1) * hid] for k in range(4))
+        c = sigmoid(fg) * c + sigmoid(i) * np.tanh(cc)
+        h = sigmoid(o) * np.tanh(c)
+        ys.append(h)
+    y = np.stack(ys)[:, None].astype(np.float32)
+    pooled = p.reshape(1, 2, 2, 2, 3, 2).max(axis=(3, 5))
+    w.save("unused_outputs", m, [x, p], [y, pooled])
+
+
 def gen_quant(w):
     """QuantizeLinear with a block size and an output dtype (opset 21), then
     DequantizeLinear per axis (opset 13 form) back."""
@@ -104,5 +129,6 @@ def gen_sce(w):
 def generate(w):
     gen_einsum(w)
     gen_lstm(w)
+    gen_unused_outputs(w)
     gen_quant(w)
     gen_sce(w)

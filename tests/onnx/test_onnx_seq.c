@@ -64,6 +64,21 @@ Test(onnx_seq, lstm_activations_and_omitted_y, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
+// Y_h, Y_c and MaxPool's Indices are named by the model but read by
+// nothing: the IR nodes keep only what is read (vkp__graph_trim_outputs).
+Test(onnx_seq, unread_trailing_outputs_dropped, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("unused_outputs.onnx");
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    if (n->op == VKP_OP_LSTM || n->op == VKP_OP_MAX_POOL2D)
+      cr_assert_eq(n->n_outputs, 1, "%s kept %d outputs", n->name, (int)n->n_outputs);
+  }
+  cr_assert_eq(onnx_count_op(g, VKP_OP_LSTM), 1);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_MAX_POOL2D), 1);
+  onnx_run_and_compare(g, "unused_outputs", 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
 Test(onnx_seq, blocked_quantization_and_per_axis_dequantization, .timeout = 60) {
   vkp_graph_t *g = onnx_load_model("quant_blocked.onnx");
   cr_assert_eq(onnx_count_op(g, VKP_OP_QUANTIZE_LINEAR), 1);
