@@ -502,8 +502,32 @@ void vkp_vk_device_save_pipeline_cache(vkp_vk_device_t *device) {
 // ---------------------------------------------------------------------------
 // Device
 
-vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
-                                  vkp_vk_device_t **out_device) {
+// What a failed bring-up says: a driver reports a failed allocation as
+// whatever call it happened in, so when memory is short the error says that;
+// under an address-space limit the limit is named.
+static vkp_status_t vkp__bringup_failure(vkp_status_t st) {
+  if (vkp_status_code(st) != VKP_STATUS_OUT_OF_MEMORY && vkp__memory_is_short(VKP__MEMORY_PROBE_MIB)) {
+    // Drivers report a failed allocation during bring-up as whatever call
+    // it happened in (lavapipe: VK_ERROR_INITIALIZATION_FAILED).
+    vkp_status_t oom = vkp_status_make(
+        VKP_STATUS_OUT_OF_MEMORY,
+        "out of memory bringing up Vulkan (a %d MiB allocation fails too; "
+        "the driver said: %s)",
+        VKP__MEMORY_PROBE_MIB, vkp_status_message(st));
+    vkp_status_free(st);
+    return oom;
+  }
+  size_t limit = vkp__memory_limit();
+  if (limit && vkp_status_code(st) != VKP_STATUS_OUT_OF_MEMORY)
+    return vkp_status_annotate(st, "bringing up Vulkan under an address-space limit "
+                                   "of %zu MiB (ulimit -v), which the driver may "
+                                   "have run into",
+                               limit >> 20);
+  return vkp_status_annotate(st, "bringing up Vulkan");
+}
+
+vkp_status_t vkp_vk_device_open(const vkp_vk_device_options_t *options,
+                                vkp_vk_device_t **out_device) {
   *out_device = NULL;
   vkp_vk_device_options_t defaults = {.validation = -1};
   if (!options) options = &defaults;
@@ -555,6 +579,34 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
   vkp__free(families);
   vkp__free(phys);
 
+  if (st) {
+    vkp_vk_device_destroy(d);
+    return vkp__bringup_failure(st);
+  }
+  *out_device = d;
+  return NULL;
+}
+
+bool vkp_vk_device_has_room(const vkp_vk_device_t *d, vkp_status_t *out_why) {
+  *out_why = NULL;
+  // lavapipe ends the process when an allocation fails inside
+  // vkCreateDevice; under an address-space limit, make sure there is room
+  // first and otherwise say so instead.
+  size_t limit = vkp__memory_limit();
+  size_t headroom = vkp__device_headroom_mib(&d->driver);
+  if (!limit || !vkp__memory_is_short(headroom)) return true;
+  *out_why = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY,
+                             "out of memory: less than %zu MiB of address space is left "
+                             "under this process's limit of %zu MiB (ulimit -v), too "
+                             "little to create a device on '%s' safely (the driver may end "
+                             "the process when it runs out inside vkCreateDevice)",
+                             headroom, limit >> 20, d->properties.deviceName);
+  return false;
+}
+
+vkp_status_t vkp_vk_device_realize(vkp_vk_device_t *d) {
+  if (d->device) return NULL;
+  vkp_status_t st = NULL;
   if (!st) {
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo queue_info = {
@@ -583,18 +635,7 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue_info,
     };
-    // lavapipe ends the process when an allocation fails inside
-    // vkCreateDevice; under an address-space limit, make sure there is room
-    // first and otherwise say so instead.
-    size_t limit = vkp__memory_limit();
-    size_t headroom = vkp__device_headroom_mib(&d->driver);
-    if (limit && vkp__memory_is_short(headroom))
-      st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY,
-                           "out of memory: less than %zu MiB of address space is left "
-                           "under this process's limit of %zu MiB (ulimit -v), too "
-                           "little to create a device on '%s' safely (the driver may end "
-                           "the process when it runs out inside vkCreateDevice)",
-                           headroom, limit >> 20, d->properties.deviceName);
+    vkp_vk_device_has_room(d, &st);
     if (!st)
       st = VKP_VK_STATUS(vkCreateDevice(d->physical, &info, /*pAllocator=*/NULL, &d->device));
     if (st) d->device = VK_NULL_HANDLE;
@@ -619,25 +660,27 @@ vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
   }
   if (!st) vkp__pipeline_cache_create(d);
   if (st) {
+    // Back to an opened device: nothing of the failed bring-up is kept.
+    if (d->pipeline_cache) vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
+    d->pipeline_cache = VK_NULL_HANDLE;
+    vkp_vk_allocator_destroy(d->allocator);
+    d->allocator = NULL;
+    if (d->device) vkDestroyDevice(d->device, /*pAllocator=*/NULL);
+    d->device = VK_NULL_HANDLE;
+    d->queue = VK_NULL_HANDLE;
+    return vkp__bringup_failure(st);
+  }
+  return NULL;
+}
+
+vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
+                                  vkp_vk_device_t **out_device) {
+  vkp_vk_device_t *d = NULL;
+  VKP_RETURN_IF_ERROR(vkp_vk_device_open(options, &d));
+  vkp_status_t st = vkp_vk_device_realize(d);
+  if (st) {
     vkp_vk_device_destroy(d);
-    if (vkp_status_code(st) != VKP_STATUS_OUT_OF_MEMORY && vkp__memory_is_short(VKP__MEMORY_PROBE_MIB)) {
-      // Drivers report a failed allocation during bring-up as whatever call
-      // it happened in (lavapipe: VK_ERROR_INITIALIZATION_FAILED).
-      vkp_status_t oom = vkp_status_make(
-          VKP_STATUS_OUT_OF_MEMORY,
-          "out of memory bringing up Vulkan (a %d MiB allocation fails too; "
-          "the driver said: %s)",
-          VKP__MEMORY_PROBE_MIB, vkp_status_message(st));
-      vkp_status_free(st);
-      return oom;
-    }
-    size_t limit = vkp__memory_limit();
-    if (limit && vkp_status_code(st) != VKP_STATUS_OUT_OF_MEMORY)
-      return vkp_status_annotate(st, "bringing up Vulkan under an address-space limit "
-                                     "of %zu MiB (ulimit -v), which the driver may "
-                                     "have run into",
-                                 limit >> 20);
-    return vkp_status_annotate(st, "bringing up Vulkan");
+    return st;
   }
   *out_device = d;
   return NULL;

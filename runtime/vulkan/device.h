@@ -103,6 +103,19 @@ typedef struct vkp_vk_device_t {
 vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
                                   vkp_vk_device_t **out_device) VKP_MUST_USE;
 
+// The two halves of create, for a target that brings the device up only
+// when a stage needs it: open makes the instance and picks and describes
+// the physical device (properties, features, limits: everything but
+// `device`, `queue`, `allocator` and `pipeline_cache`, which stay null);
+// realize creates those (nothing when they exist; on failure the device is
+// left opened, and realize may be tried again). has_room says whether an
+// address-space limit (ulimit -v) leaves the driver enough to create the
+// device (false with *out_why saying why; the caller owns it).
+vkp_status_t vkp_vk_device_open(const vkp_vk_device_options_t *options,
+                                vkp_vk_device_t **out_device) VKP_MUST_USE;
+vkp_status_t vkp_vk_device_realize(vkp_vk_device_t *device) VKP_MUST_USE;
+bool vkp_vk_device_has_room(const vkp_vk_device_t *device, vkp_status_t *out_why);
+
 // Waits for the device to go idle, saves the pipeline cache (failures are
 // ignored: the cache is an optimisation) and frees everything. NULL is fine.
 void vkp_vk_device_destroy(vkp_vk_device_t *device);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The "vulkan" target: SPIR-V codegen for compile, the stage executor for
 // load/run/submit, and the device entries of target.h.
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,13 +11,31 @@
 #include "runtime/vulkan/stage.h"
 #include "runtime/vulkan/target_vulkan.h"
 
+// The device is opened when the target is registered (what the partitioner
+// and the code generator read: properties, features, limits) and brought up
+// (VkDevice, queue, memory) by the first stage, staging buffer or timeline
+// that needs it: a registry in which no stage lands on vulkan never starts
+// the driver's device (lavapipe's worker threads and their address space).
 typedef struct vkp__vulkan_target_t {
   vkp_vk_device_t *device;  // owned
   vkp_spirv_device_info_t info;
+  pthread_mutex_t realize_mutex;  // guards bringing the device up
 } vkp__vulkan_target_t;
 
+// The device of a target whose device is up (every caller holds a stage,
+// staging buffer or timeline made after vkp__ready).
 static vkp_vk_device_t *vkp__device(const vkp_target_t *target) {
   return ((vkp__vulkan_target_t *)target->impl)->device;
+}
+
+// Brings the device up on first use.
+static vkp_status_t vkp__ready(const vkp_target_t *target, vkp_vk_device_t **out_device) {
+  vkp__vulkan_target_t *t = target->impl;
+  pthread_mutex_lock(&t->realize_mutex);
+  vkp_status_t st = vkp_vk_device_realize(t->device);
+  pthread_mutex_unlock(&t->realize_mutex);
+  *out_device = st ? NULL : t->device;
+  return st;
 }
 
 static vkp_vk_stage_t *vkp__stage(vkp_stage_t *stage) {
@@ -80,7 +99,9 @@ static vkp_status_t vkp__load(const vkp_target_t *target, const vkp_graph_t *gra
   vkp_spirv_program_t *program = NULL;
   VKP_RETURN_IF_ERROR(vkp_spirv_program_deserialize(blob, blob_size, &program));
   vkp_vk_stage_t *stage = NULL;
-  vkp_status_t st = vkp_vk_stage_create(vkp__device(target), graph, program, &stage);
+  vkp_vk_device_t *device = NULL;
+  vkp_status_t st = vkp__ready(target, &device);
+  if (!st) st = vkp_vk_stage_create(device, graph, program, &stage);
   vkp_spirv_program_destroy(program);
   if (st) return st;
   vkp_vk_stage_base(stage)->target = target;
@@ -103,7 +124,9 @@ static void vkp__unload(vkp_stage_t *stage) {
 
 static vkp_status_t vkp__staging_alloc(const vkp_target_t *target, size_t size,
                                        vkp_staging_t *out_staging) {
-  return vkp_vk_staging_alloc(vkp__device(target), size, out_staging);
+  vkp_vk_device_t *device = NULL;
+  VKP_RETURN_IF_ERROR(vkp__ready(target, &device));
+  return vkp_vk_staging_alloc(device, size, out_staging);
 }
 
 static void vkp__staging_free(const vkp_target_t *target, vkp_staging_t *staging) {
@@ -120,7 +143,9 @@ static vkp_status_t vkp__timeline_create(const vkp_target_t *target,
                                          uint64_t *out_semaphore) {
   VkSemaphore sem = VK_NULL_HANDLE;
   *out_semaphore = 0;
-  VKP_RETURN_IF_ERROR(vkp_vk_timeline_create(vkp__device(target), 0, &sem));
+  vkp_vk_device_t *device = NULL;
+  VKP_RETURN_IF_ERROR(vkp__ready(target, &device));
+  VKP_RETURN_IF_ERROR(vkp_vk_timeline_create(device, 0, &sem));
   *out_semaphore = VKP_VK_TO_U64(sem);
   return NULL;
 }
@@ -158,6 +183,7 @@ static void vkp__destroy(vkp_target_t *target) {
   vkp__vulkan_target_t *t = target->impl;
   if (!t) return;
   vkp_vk_device_destroy(t->device);
+  pthread_mutex_destroy(&t->realize_mutex);
   vkp__free(t);
   target->impl = NULL;
 }
@@ -208,7 +234,11 @@ const vkp_target_vtable_t vkp__target_vulkan_vtable = {
 vkp_status_t vkp_target_vulkan_add(vkp_registry_t *registry,
                                    const vkp_vk_device_options_t *options) {
   vkp_vk_device_t *device = NULL;
-  vkp_status_t st = vkp_vk_device_create(options, &device);
+  vkp_status_t st = vkp_vk_device_open(options, &device);
+  if (!st && !vkp_vk_device_has_room(device, &st)) {
+    vkp_vk_device_destroy(device);
+    device = NULL;
+  }
   if (st) {
     // No driver, no usable device, a refused device: the target is
     // unavailable and everything else keeps working.
@@ -222,6 +252,11 @@ vkp_status_t vkp_target_vulkan_add(vkp_registry_t *registry,
     vkp_vk_device_destroy(device);
     return VKP_OOM("vulkan target");
   }
+  if (pthread_mutex_init(&t->realize_mutex, NULL) != 0) {
+    vkp__free(t);
+    vkp_vk_device_destroy(device);
+    return vkp_status_make(VKP_STATUS_INTERNAL, "pthread_mutex_init failed");
+  }
   t->device = device;
   vkp_vk_device_info(device, &t->info);
   return vkp_registry_add(registry, &vkp__target_vulkan_vtable, t);
@@ -232,5 +267,18 @@ vkp_status_t vkp_target_vulkan_register(vkp_registry_t *registry) {
 }
 
 vkp_vk_device_t *vkp_target_vulkan_device(const vkp_target_t *target) {
-  return target && target->vtable == &vkp__target_vulkan_vtable ? vkp__device(target) : NULL;
+  if (!target || target->vtable != &vkp__target_vulkan_vtable) return NULL;
+  vkp_vk_device_t *device = NULL;
+  vkp_status_t st = vkp__ready(target, &device);
+  vkp_status_free(st);
+  return device;
+}
+
+bool vkp_target_vulkan_is_up(const vkp_target_t *target) {
+  if (!target || target->vtable != &vkp__target_vulkan_vtable) return false;
+  vkp__vulkan_target_t *t = target->impl;
+  pthread_mutex_lock(&t->realize_mutex);
+  bool up = t->device->device != VK_NULL_HANDLE;
+  pthread_mutex_unlock(&t->realize_mutex);
+  return up;
 }

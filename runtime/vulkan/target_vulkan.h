@@ -28,8 +28,12 @@ vkp_status_t vkp_target_vulkan_add(vkp_registry_t *registry,
 // The built-in registration hook (vkp_target_vulkan_add with NULL options).
 vkp_status_t vkp_target_vulkan_register(vkp_registry_t *registry) VKP_MUST_USE;
 
-// The device behind a "vulkan" target (borrowed), or NULL for other targets.
+// The device behind a "vulkan" target (borrowed), brought up if it is not
+// yet; NULL for other targets or when it cannot be brought up.
 vkp_vk_device_t *vkp_target_vulkan_device(const vkp_target_t *target);
+// Whether the target's device has been brought up (a stage, staging buffer
+// or timeline needed it, or vkp_target_vulkan_device was called).
+bool vkp_target_vulkan_is_up(const vkp_target_t *target);
 
 // What the codegen needs to know about `device`.
 void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *out);

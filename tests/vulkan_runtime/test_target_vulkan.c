@@ -24,7 +24,10 @@ Test(target_vulkan, registered_with_device_entries, .timeout = 60) {
   cr_assert(!(t->caps.dtypes & VKP_DTYPE_SET(VKP_DTYPE_FLOAT16)));
   const vkp_target_device_ops_t *v = t->vtable->device;
   cr_assert_not_null(v);
+  // Registered, described, not brought up: the first user does that.
+  cr_assert(!vkp_target_vulkan_is_up(t));
   cr_assert_not_null(vkp_target_vulkan_device(t));
+  cr_assert(vkp_target_vulkan_is_up(t));
   cr_assert(vkp_target_vulkan_device(t)->validation);  // VKPIPE_VALIDATION=1
 
   // Device entries through the vtable.
@@ -52,6 +55,41 @@ Test(target_vulkan, registered_with_device_entries, .timeout = 60) {
   // across bindings, and the codegen's supports() refuses what cannot.
   cr_assert_eq(t->caps.limits.max_tensor_bytes, 0);
   cr_assert_gt(info.max_invocations, 0);
+  vkp_registry_destroy(reg);
+  cr_assert_eq(vkp_vk_validation_message_count(), 0);
+}
+
+// A pipeline whose stages all land elsewhere never brings the device up;
+// the first vulkan stage does.
+Test(target_vulkan, device_up_only_for_a_stage, .timeout = 120) {
+  vkp_vk_test_pin_vulkan_libraries();
+  vkp_registry_t *reg = NULL;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  const vkp_target_t *vk = NULL, *cpu = NULL;
+  VKP_TEST_OK(vkp_registry_lookup(reg, "vulkan", &vk));
+  VKP_TEST_OK(vkp_registry_lookup(reg, "ref", &cpu));
+  vkp_graph_t *g = NULL;
+  VKP_TEST_OK(vkp_graph_create("relu", &g));
+  int64_t shape[2] = {2, 3};
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, shape, NULL));
+  const char *in[1] = {"x"}, *out[1] = {"y"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "r", VKP_OP_RELU, 1, in, 1, out, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  float xs[6] = {-1.5f, 2.0f, -0.25f, 3.5f, 0.75f, -4.0f};
+  vkp_tensor_t x, y;  // y: initialised by each run
+  VKP_TEST_OK(vkp_tensor_init_view(&x, VKP_DTYPE_FLOAT32, 2, shape, xs));
+  VKP_TEST_OK(vkp_target_run_graph(cpu, g, NULL, &x, &y));
+  vkp_tensor_deinit(&y);
+  cr_assert(!vkp_target_vulkan_is_up(vk));
+  VKP_TEST_OK(vkp_target_run_graph(vk, g, NULL, &x, &y));
+  cr_assert(vkp_target_vulkan_is_up(vk));
+  for (int i = 0; i < 6; ++i)
+    cr_assert_float_eq(((const float *)y.data)[i], xs[i] > 0 ? xs[i] : 0.0f, 0.0f,
+                       "element %d", i);
+  vkp_tensor_deinit(&x);
+  vkp_tensor_deinit(&y);
+  vkp_graph_destroy(g);
   vkp_registry_destroy(reg);
   cr_assert_eq(vkp_vk_validation_message_count(), 0);
 }
