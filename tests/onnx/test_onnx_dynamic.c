@@ -2,8 +2,9 @@
 // graph/op_dynamic.c through the importer: NonZero, Compress and Unique on
 // run-time data and the ops downstream of their bounded results, against
 // NumPy (models_dynamic.py) on "ref", outputs compared at their run-time
-// shapes; the consumers that refuse a bounded input, and the targets that
-// refuse one (cpu, vulkan) with the reason the partitioner shows.
+// shapes, and on "cpu" (generated C over run-time extents); the consumers
+// that refuse a bounded input, and vulkan's refusal with the reason the
+// partitioner shows.
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -26,6 +27,9 @@ Test(onnx_dynamic, non_zero_and_consumers, .timeout = 60) {
   cr_assert_eq(onnx_count_op(g, VKP_OP_SHAPE), 1);
   cr_assert(has_bounded(g));
   onnx_run_and_compare(g, "dynamic_non_zero", 1e-6, 1e-7);
+  // cpu: generated C over the run-time extents, 1 and 3 threads.
+  onnx_run_and_compare_on(g, "dynamic_non_zero", "cpu", 1, 1e-6, 1e-7);
+  onnx_run_and_compare_on(g, "dynamic_non_zero", "cpu", 3, 1e-6, 1e-7);
   vkp_graph_destroy(g);
 }
 
@@ -35,6 +39,9 @@ Test(onnx_dynamic, compress_runtime_condition, .timeout = 60) {
   vkp_graph_t *g = onnx_load_model("dynamic_compress.onnx");
   cr_assert_eq(onnx_count_op(g, VKP_OP_NON_ZERO), 3);
   onnx_run_and_compare(g, "dynamic_compress", 1e-6, 1e-7);
+  // cpu: generated C over the run-time extents, 1 and 3 threads.
+  onnx_run_and_compare_on(g, "dynamic_compress", "cpu", 1, 1e-6, 1e-7);
+  onnx_run_and_compare_on(g, "dynamic_compress", "cpu", 3, 1e-6, 1e-7);
   vkp_graph_destroy(g);
 }
 
@@ -44,6 +51,9 @@ Test(onnx_dynamic, unique_all_outputs, .timeout = 60) {
   vkp_graph_t *g = onnx_load_model("dynamic_unique.onnx");
   cr_assert_eq(onnx_count_op(g, VKP_OP_UNIQUE), 4);
   onnx_run_and_compare(g, "dynamic_unique", 0, 0);
+  // cpu: generated C over the run-time extents, 1 and 3 threads.
+  onnx_run_and_compare_on(g, "dynamic_unique", "cpu", 1, 0, 0);
+  onnx_run_and_compare_on(g, "dynamic_unique", "cpu", 3, 0, 0);
   vkp_graph_destroy(g);
 }
 
@@ -54,6 +64,9 @@ Test(onnx_dynamic, top_k_runtime_k, .timeout = 60) {
   vkp_graph_t *g = onnx_load_model("dynamic_top_k.onnx");
   cr_assert_eq(onnx_count_op(g, VKP_OP_TOP_K), 2);
   onnx_run_and_compare(g, "dynamic_top_k", 0, 0);
+  // cpu: generated C over the run-time extents, 1 and 3 threads.
+  onnx_run_and_compare_on(g, "dynamic_top_k", "cpu", 1, 0, 0);
+  onnx_run_and_compare_on(g, "dynamic_top_k", "cpu", 3, 0, 0);
   vkp_graph_destroy(g);
 }
 
@@ -73,22 +86,29 @@ Test(onnx_dynamic, refused_consumer_names_node_and_value, .timeout = 60) {
   vkp_status_free(st);
 }
 
-// cpu and vulkan refuse nodes touching a bounded value, with the reason
-// that `vkpipe partition` lists under "fell back".
-Test(onnx_dynamic, device_targets_refuse_with_reason, .timeout = 60) {
+// cpu runs every node of the graph (bounded values in generated C); vulkan
+// refuses the ones touching a bounded value, with the reason that `vkpipe
+// partition` lists under "fell back".
+Test(onnx_dynamic, targets_on_bounded_values, .timeout = 60) {
   vkp_graph_t *g = onnx_load_model("dynamic_non_zero.onnx");
   vkp_registry_t *reg;
   const char *names[] = {"cpu", "vulkan"};
   VKP_TEST_OK(vkp_registry_create_builtin(names, 2, &reg));
-  for (int i = 0; i < 2; ++i) {
-    const vkp_target_t *t = vkp_registry_find(reg, names[i]);
-    if (!t) continue;  // no Vulkan device here
+  const vkp_target_t *cpu = vkp_registry_find(reg, "cpu");
+  cr_assert_not_null(cpu);
+  for (int32_t k = 0; k < g->n_nodes; ++k) {
+    char reason[512] = "";
+    cr_assert(vkp_target_supports(cpu, g, &g->nodes[k], reason, sizeof reason),
+              "cpu refuses node '%s': %s", g->nodes[k].name, reason);
+  }
+  const vkp_target_t *vk = vkp_registry_find(reg, "vulkan");
+  if (vk) {  // a Vulkan device here
     int32_t nz = -1;
     for (int32_t k = 0; k < g->n_nodes; ++k)
       if (g->nodes[k].op == VKP_OP_NON_ZERO) nz = k;
     char reason[512] = "";
-    cr_assert_not(vkp_target_supports(t, g, &g->nodes[nz], reason, sizeof reason));
-    cr_assert(strstr(reason, "has a data-dependent shape"), "%s: %s", names[i], reason);
+    cr_assert_not(vkp_target_supports(vk, g, &g->nodes[nz], reason, sizeof reason));
+    cr_assert(strstr(reason, "has a data-dependent shape"), "vulkan: %s", reason);
   }
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
