@@ -1322,6 +1322,19 @@ static void vkp__emit_extent_params(const vkp__cg_t *cg, const vkp__group_t *gr,
   }
 }
 
+// `(void)e;` for each extent a group's node function takes (a kernel may
+// need only some of them).
+static void vkp__emit_extents_used(const vkp__cg_t *cg, const vkp__group_t *gr,
+                                   vkp__sb_t *sb) {
+  const vkp_node_t *rn = &cg->g->nodes[gr->root];
+  for (int32_t i = 0; i < gr->n_params; ++i)
+    if (cg->ename[gr->params[i]])
+      vkp__sb_printf(sb, "  (void)%s;\n", cg->ename[gr->params[i]]);
+  for (int32_t j = 0; j < rn->n_outputs; ++j)
+    if (cg->ename[rn->outputs[j]])
+      vkp__sb_printf(sb, "  (void)%s;\n", cg->ename[rn->outputs[j]]);
+}
+
 // Emits the function of the group rooted at `root` into cg->out and its call
 // into `calls`; marks the values it touches in `needed`.
 static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *calls,
@@ -1451,6 +1464,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   vkp__emit_extent_params(cg, gr, &cg->out, true);
   vkp__sb_append(&cg->out, ") {\n");
   if (scratch) vkp__sb_append(&cg->out, "  (void)packed;\n");
+  vkp__emit_extents_used(cg, gr, &cg->out);
   vkp__sb_cat(&cg->out, &body);
   if (body.failed) cg->out.failed = true;
   vkp__sb_deinit(&body);
