@@ -39,8 +39,18 @@ static void vkp__strides_of(const vkp_value_t *v, int64_t *strides) {
 // the data's compact strides and dims, and the count of indices, from the
 // extents (emit_bounded.c). An index is checked against the run-time
 // extent of a bounded axis.
-static const char *vkp__range_note(const vkp_value_t *x, const char *ext, int32_t axis) {
-  return ext && x->bounded && x->bounded_axis == axis ? " (its run-time extent)" : "";
+static void vkp__bounded_range_message(vkp__c_kernel_t *k, const vkp_value_t *x,
+                                       const char *ext, int32_t axis) {
+  long long dim = (long long)x->shape[axis];
+  k->can_fail = true;
+  if (ext && x->bounded && x->bounded_axis == axis)
+    snprintf(k->fail_message, sizeof k->fail_message,
+             "an index is outside [-n, n) for n the run-time extent (at most %lld) of "
+             "axis %d",
+             dim, (int)axis);
+  else
+    snprintf(k->fail_message, sizeof k->fail_message,
+             "an index is outside [%lld, %lld) (axis %d)", -dim, dim, (int)axis);
 }
 
 static vkp_status_t vkp__emit_gather_bounded(vkp__c_kernel_t *k) {
@@ -52,10 +62,7 @@ static vkp_status_t vkp__emit_gather_bounded(vkp__c_kernel_t *k) {
                  vkp__c_dims(x, xe, 0, axis).s, vkp__c_dims(x, xe, axis, axis + 1).s,
                  vkp__c_dims(x, xe, axis + 1, x->rank).s,
                  vkp__c_dims(idx, ie, 0, idx->rank).s);
-  k->can_fail = true;
-  snprintf(k->fail_message, sizeof k->fail_message,
-           "an index is outside [-n, n) for axis %d of n = %lld%s entries", (int)axis,
-           (long long)x->shape[axis], vkp__range_note(x, xe, axis));
+  vkp__bounded_range_message(k, x, xe, axis);
   return NULL;
 }
 
@@ -71,10 +78,7 @@ static vkp_status_t vkp__emit_gather_elements_bounded(vkp__c_kernel_t *k) {
                  k->in[0], k->in[1], vkp__wide(idx), k->out, vkp_dtype_size(x->dtype),
                  (int)x->rank, (int)axis, vkp__c_dims(x, xe, axis, axis + 1).s,
                  vkp__c_dims(idx, ie, 0, idx->rank).s);
-  k->can_fail = true;
-  snprintf(k->fail_message, sizeof k->fail_message,
-           "an index is outside [-n, n) for axis %d of n = %lld%s entries", (int)axis,
-           (long long)x->shape[axis], vkp__range_note(x, xe, axis));
+  vkp__bounded_range_message(k, x, xe, axis);
   return NULL;
 }
 

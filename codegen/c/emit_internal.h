@@ -26,7 +26,8 @@
 //     return NULL;
 //   }
 //
-// Shapes are compile-time constants: write them into the code as literals.
+// Shapes are compile-time constants: write them into the code as literals
+// (a bounded value's extent is the one exception: "Bounded values" below).
 // An emitter that needs temporary memory sets k->scratch_floats; the body
 // then has `float *scratch` with at least that many floats (64-byte aligned,
 // not shared with any tensor, garbage on entry).
