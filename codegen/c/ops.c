@@ -228,15 +228,31 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
     return false;
   }
   vkp_dtype_set_t set = vkp__c_ops[node->op].dtypes;
-  // Bounded values (emit_bounded.c): every rule of graph/bounded.h has a
-  // path over run-time extents, the elementwise one through the fused
-  // loops (so an op there needs an expression).
+  // Bounded values (emit_bounded.c): the rules of graph/bounded.h with a
+  // path over run-time extents; the elementwise one goes through the fused
+  // loops (so an op there needs an expression), and of the ops that handle
+  // a bounded value themselves only those whose kernel here does.
   int32_t bounded = vkp_node_bounded_value(graph, node);
   if (bounded >= 0 && set) {
     vkp__bound_rule_t rule = vkp__bound_rule(node->op);
-    if (rule == VKP__BOUND_REFUSE ||
-        (rule == VKP__BOUND_BROADCAST && node->op != VKP_OP_CAST &&
-         !vkp__c_ops[node->op].expr)) {
+    bool path = false;
+    switch (rule) {
+      case VKP__BOUND_BROADCAST:
+        path = node->op == VKP_OP_CAST || vkp__c_ops[node->op].expr;
+        break;
+      case VKP__BOUND_OWN:
+        path = node->op == VKP_OP_NON_ZERO || node->op == VKP_OP_UNIQUE ||
+               node->op == VKP_OP_SHAPE;
+        break;
+      case VKP__BOUND_VIEW: case VKP__BOUND_REDUCE: case VKP__BOUND_ARG:
+      case VKP__BOUND_CONCAT: case VKP__BOUND_GATHER: case VKP__BOUND_GATHER_ELEMENTS:
+      case VKP__BOUND_GATHER_ND: case VKP__BOUND_TOP_K:
+        path = true;
+        break;
+      case VKP__BOUND_REFUSE:
+        break;
+    }
+    if (!path) {
       snprintf(reason, reason_size,
                "value '%s' has a data-dependent shape (its extent is known only "
                "at run time); the C %s kernel takes static shapes only",

@@ -45,7 +45,10 @@ typedef struct vkp__cpu_stage_t {
   // n_outputs, owned): the inputs' run-time extents in, the outputs' out.
   vkp__stage_bounded_fn entry_bounded;
   int64_t *extents;
-  const vkp_graph_t *graph;   // borrowed: the stage's graph (bounded axes)
+  // Copies of the graph's input and output values (names owned, no data),
+  // n_inputs + n_outputs, for a bounded stage: the graph need not outlive
+  // the stage.
+  vkp_value_t *io_values;
   vkp__stage_error_fn error;  // explains a nonzero result; NULL in objects
                               // older than it
   void *workspace;            // owned, 64-byte aligned; ends with the
@@ -151,6 +154,9 @@ static void vkp__cpu_unload(vkp_stage_t *base) {
   vkp__free(s->input_bytes);
   vkp__free(s->output_bytes);
   vkp__free(s->extents);
+  for (int32_t i = 0; s->io_values && i < s->n_inputs + s->n_outputs; ++i)
+    vkp__free(s->io_values[i].name);
+  vkp__free(s->io_values);
   vkp__free(s);
 }
 
@@ -354,12 +360,22 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
     s->outputs = vkp__calloc((size_t)s->n_outputs + 1, sizeof(void *));
     s->input_bytes = vkp__calloc((size_t)s->n_inputs + 1, sizeof(size_t));
     s->output_bytes = vkp__calloc((size_t)s->n_outputs + 1, sizeof(size_t));
-    s->graph = graph;
-    if (bounded)
-      s->extents = vkp__calloc((size_t)(s->n_inputs + s->n_outputs) + 1, sizeof(int64_t));
+    size_t n_io = (size_t)(s->n_inputs + s->n_outputs);
+    if (bounded) {
+      s->extents = vkp__calloc(n_io + 1, sizeof(int64_t));
+      s->io_values = vkp__calloc(n_io + 1, sizeof(vkp_value_t));
+    }
     if (!s->inputs || !s->outputs || !s->input_bytes || !s->output_bytes ||
-        (bounded && !s->extents))
+        (bounded && (!s->extents || !s->io_values)))
       st = VKP_OOM("stage tables");
+    for (size_t i = 0; bounded && !st && i < n_io; ++i) {
+      int32_t v = (int32_t)i < s->n_inputs ? graph->inputs[i]
+                                            : graph->outputs[i - (size_t)s->n_inputs];
+      s->io_values[i] = graph->values[v];
+      s->io_values[i].data = NULL;
+      s->io_values[i].name = vkp__strdup(graph->values[v].name);
+      if (!s->io_values[i].name) st = VKP_OOM("stage tables");
+    }
   }
   for (int32_t i = 0; i < s->n_inputs && !st; ++i) {
     const vkp_value_t *v = &graph->values[graph->inputs[i]];
@@ -404,15 +420,14 @@ static vkp_status_t vkp__cpu_run_failed(const vkp__cpu_stage_t *s, int rc) {
 // run-time shapes (as on ref).
 static vkp_status_t vkp__cpu_run_bounded(vkp__cpu_stage_t *s, const vkp_tensor_t *inputs,
                                          vkp_tensor_t *outputs) {
-  const vkp_graph_t *g = s->graph;
   for (int32_t i = 0; i < s->n_inputs; ++i) {
-    const vkp_value_t *v = &g->values[g->inputs[i]];
+    const vkp_value_t *v = &s->io_values[i];
     VKP_RETURN_IF_ERROR(vkp_value_check_tensor(v, &inputs[i], "input"));
     s->extents[i] = v->bounded ? inputs[i].shape[v->bounded_axis] : 0;
     s->inputs[i] = inputs[i].data;
   }
   for (int32_t i = 0; i < s->n_outputs; ++i) {
-    const vkp_value_t *v = &g->values[g->outputs[i]];
+    const vkp_value_t *v = &s->io_values[s->n_inputs + i];
     // The kernels may write up to the bound: an output must have room for it.
     if (vkp_tensor_nbytes(&outputs[i]) != s->output_bytes[i] ||
         (!outputs[i].data && s->output_bytes[i]))
@@ -428,7 +443,7 @@ static vkp_status_t vkp__cpu_run_bounded(vkp__cpu_stage_t *s, const vkp_tensor_t
   int rc = s->entry_bounded(s->inputs, s->outputs, s->constants, s->workspace, s->extents);
   if (rc != 0) return vkp__cpu_run_failed(s, rc);
   for (int32_t i = 0; i < s->n_outputs; ++i) {
-    const vkp_value_t *v = &g->values[g->outputs[i]];
+    const vkp_value_t *v = &s->io_values[s->n_inputs + i];
     if (!v->bounded) continue;
     int64_t e = s->extents[s->n_inputs + i];
     if (e < 0 || e > v->shape[v->bounded_axis])
