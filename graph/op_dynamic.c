@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "graph/bounded.h"
 #include "graph/ops_internal.h"
 
 // "[2, <=12]": a value's shape with its bound marked.
@@ -281,20 +282,6 @@ vkp_status_t vkp__eval_shape(const vkp_node_t *n, const vkp_tensor_t *const *in,
 // ---------------------------------------------------------------------------
 // Which ops take a bounded input, and how its extent reaches the outputs
 
-typedef enum vkp__bound_rule_t {
-  VKP__BOUND_REFUSE = 0,   // no bounded input (every op not listed)
-  VKP__BOUND_OWN,          // the op's inference and kernel handle it
-  VKP__BOUND_BROADCAST,    // elementwise with NumPy broadcasting
-  VKP__BOUND_VIEW,         // reshape family, transpose: same elements
-  VKP__BOUND_REDUCE,       // reduce_* over `axes`, keepdims
-  VKP__BOUND_ARG,          // arg_max / arg_min over `axis`
-  VKP__BOUND_CONCAT,
-  VKP__BOUND_GATHER,
-  VKP__BOUND_GATHER_ELEMENTS,
-  VKP__BOUND_GATHER_ND,
-  VKP__BOUND_TOP_K,
-} vkp__bound_rule_t;
-
 // Ops of the ELEMWISE and BROADCAST patterns follow BROADCAST (the pattern
 // says each output element reads the same broadcast index of its inputs),
 // except batch_norm, whose per-channel operands are not NumPy-aligned.
@@ -328,7 +315,7 @@ static const uint8_t vkp__bound_rules[VKP_OP_COUNT] = {
     [VKP_OP_TOP_K] = VKP__BOUND_TOP_K,
 };
 
-static vkp__bound_rule_t vkp__bound_rule(vkp_op_t op) {
+vkp__bound_rule_t vkp__bound_rule(vkp_op_t op) {
   if (vkp__bound_rules[op]) return (vkp__bound_rule_t)vkp__bound_rules[op];
   vkp_op_pattern_t p = vkp_op_pattern(op);
   if ((p == VKP_OP_PATTERN_ELEMWISE || p == VKP_OP_PATTERN_BROADCAST) &&

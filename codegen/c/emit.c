@@ -15,6 +15,7 @@
 #include "codegen/c/emit_internal.h"
 #include "codegen/c/plan.h"
 #include "codegen/expr.h"
+#include "graph/bounded.h"
 
 // The prelude, embedded by CMake from codegen/c/prelude.c.
 static const unsigned char vkp__prelude_bytes[] = {
@@ -494,6 +495,48 @@ static void vkp__emit_elementwise(vkp__cg_t *cg, const vkp__group_t *gr, vkp__sb
                           (long long)last * vkp__group_work(cg, gr), &loop);
   }
   vkp__sb_deinit(&loop);
+  vkp__free_access(access, gr->n_leaves);
+}
+
+// A standalone elementwise group whose result is bounded (its extent
+// cg->ename of the root's output): nested loops over the output's run-time
+// shape, each leaf read at its run-time strides (its own extent where it is
+// bounded, 0 where it broadcasts). One thread: bounded values are the small
+// tails of detection and selection graphs.
+static void vkp__emit_elementwise_bounded(vkp__cg_t *cg, const vkp__group_t *gr,
+                                          vkp__sb_t *sb) {
+  const vkp_graph_t *g = cg->g;
+  int32_t ov = g->nodes[gr->root].outputs[0];
+  const vkp_value_t *o = &g->values[ov];
+  int32_t r = gr->rank;
+  char *access[64] = {0};
+  for (int32_t i = 0; i < gr->n_leaves; ++i) {
+    const vkp__leaf_t *l = &gr->leaves[i];
+    const vkp_value_t *v = &g->values[l->value];
+    vkp__sb_t at = {0};
+    for (int32_t d = 0; d < v->rank; ++d) {
+      int32_t od = r - v->rank + d;
+      // Broadcast (a static 1 against a wider output dim): stride 0.
+      if (od < 0 || l->strides[od] == 0) continue;
+      vkp__sb_printf(&at, "%si%d * %s", at.len ? " + " : "", (int)od,
+                     vkp__c_dims(v, cg->ename[l->value], d + 1, v->rank).s);
+    }
+    access[i] = vkp__asprintf("%s[%s]", cg->vname[l->value], at.len ? at.data : "0");
+    if (at.failed || !access[i]) sb->failed = true;
+    vkp__sb_deinit(&at);
+  }
+  vkp__sb_append(sb, "  ptrdiff_t vkp_at = 0;\n");
+  for (int32_t d = 0; d < r; ++d)
+    vkp__sb_printf(sb, "%*sfor (ptrdiff_t i%d = 0; i%d < %s; ++i%d)%s\n", 2 + 2 * (int)d, "",
+                   (int)d, (int)d, vkp__c_dims(o, cg->ename[ov], d, d + 1).s, (int)d,
+                   d == r - 1 ? " {" : "");
+  if (r == 0) vkp__sb_append(sb, "  {\n");
+  char ind[2 * VKP_MAX_RANK + 8];
+  snprintf(ind, sizeof ind, "%*s", 2 + 2 * (int)(r ? r : 1), "");
+  vkp__emit_members(cg, gr, access, ind, sb);
+  vkp__sb_printf(sb, "%s%s[vkp_at++] = ", ind, cg->vname[ov]);
+  vkp__emit_result(cg, gr, sb);
+  vkp__sb_printf(sb, ";\n%*s}\n", (int)(r ? 2 * r : 2), "");
   vkp__free_access(access, gr->n_leaves);
 }
 
@@ -983,10 +1026,71 @@ static void vkp__compact_strides(const vkp_value_t *v, int64_t *strides) {
   }
 }
 
+// The ops of vkp__emit_single with a bounded input or output: copies and
+// loops over run-time sizes (the extents are parameters of the node
+// function, cg->ename).
+static vkp_status_t vkp__emit_single_bounded(vkp__cg_t *cg, const vkp_node_t *n,
+                                             vkp__sb_t *sb) {
+  int32_t xv = n->inputs[0], yv = n->outputs[0];
+  const vkp_value_t *x = &cg->g->values[xv], *y = &cg->g->values[yv];
+  const char *xn = cg->vname[xv], *yn = cg->vname[yv];
+  const char *xe = cg->ename[xv], *ye = cg->ename[yv];
+  switch (n->op) {
+    case VKP_OP_RESHAPE: case VKP_OP_FLATTEN: case VKP_OP_SQUEEZE:
+    case VKP_OP_UNSQUEEZE: case VKP_OP_IDENTITY:  // views written to an output
+      vkp__sb_printf(sb, "  memcpy(%s, %s, (size_t)%s * %zu);\n", yn, xn,
+                     vkp__c_dims(x, xe, 0, x->rank).s, vkp_dtype_size(x->dtype));
+      return NULL;
+    case VKP_OP_TRANSPOSE: {
+      // Output dim d walks input dim perm[d], at the input's run-time stride.
+      const int64_t *perm;
+      vkp_node_attr_ints(n, "perm", &perm);
+      vkp__sb_append(sb, "  ptrdiff_t vkp_at = 0;\n");
+      for (int32_t d = 0; d < y->rank; ++d)
+        vkp__sb_printf(sb, "%*sfor (ptrdiff_t i%d = 0; i%d < %s; ++i%d)\n", 2 + 2 * (int)d, "",
+                       (int)d, (int)d, vkp__c_dims(y, ye, d, d + 1).s, (int)d);
+      vkp__sb_printf(sb, "%*s%s[vkp_at++] = %s[0", 2 + 2 * (int)y->rank, "", yn, xn);
+      for (int32_t d = 0; d < y->rank; ++d)
+        vkp__sb_printf(sb, " + i%d * %s", (int)d,
+                       vkp__c_dims(x, xe, (int32_t)perm[d] + 1, x->rank).s);
+      vkp__sb_append(sb, "];\n");
+      return NULL;
+    }
+    case VKP_OP_CONCAT: {
+      // Per outer index, each input's run of its dims from the axis on.
+      int32_t axis = (int32_t)vkp_node_int(n, "axis");
+      size_t esz = vkp_dtype_size(y->dtype);
+      vkp__sb_printf(sb,
+                     "  unsigned char *vkp_dst = (unsigned char *)%s;\n"
+                     "  for (ptrdiff_t o = 0; o < %s; ++o) {\n",
+                     yn, vkp__c_dims(y, ye, 0, axis).s);
+      for (int32_t i = 0; i < n->n_inputs; ++i) {
+        int32_t v = n->inputs[i];
+        vkp__c_dim_t run = vkp__c_dims(&cg->g->values[v], cg->ename[v], axis,
+                                       cg->g->values[v].rank);
+        vkp__sb_printf(sb,
+                       "    memcpy(vkp_dst, (const unsigned char *)%s + (size_t)(o * %s) * %zu, "
+                       "(size_t)%s * %zu);  // from '%s'\n"
+                       "    vkp_dst += (size_t)%s * %zu;\n",
+                       cg->vname[v], run.s, esz, run.s, esz, cg->g->values[v].name, run.s,
+                       esz);
+      }
+      vkp__sb_append(sb, "  }\n");
+      return NULL;
+    }
+    default:
+      return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                             "node '%s': the C codegen has no kernel for %s on a "
+                             "data-dependent shape",
+                             n->name, vkp_op_name(n->op));
+  }
+}
+
 // Everything that is not fused: one node, its own loops or a prelude call.
 // Loops split across the pool put their task function into `pre`.
 static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp__group_t *gr,
                                      const vkp_node_t *n, vkp__sb_t *pre, vkp__sb_t *sb) {
+  if (vkp_node_is_bounded(cg->g, n)) return vkp__emit_single_bounded(cg, n, sb);
   const vkp_value_t *x = vkp__val(cg, n, 0), *y = vkp__outv(cg, n);
   const char *xn = cg->vname[n->inputs[0]], *yn = cg->vname[n->outputs[0]];
   switch (n->op) {
@@ -1137,6 +1241,20 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp__group_t *gr,
   }
 }
 
+// A value's shape for a comment: "[2, 3]", a bounded one "[2, <=15]".
+static const char *vkp__comment_shape(const vkp_value_t *v, char *buf, size_t size) {
+  if (!v->bounded) return vkp_shape_format(v->rank, v->shape, buf, size);
+  size_t at = 0;
+  for (int32_t d = 0; d < v->rank && at < size; ++d) {
+    int w = snprintf(buf + at, size - at, "%s%s%lld", d ? ", " : "[",
+                     d == v->bounded_axis ? "<=" : "", (long long)v->shape[d]);
+    if (w < 0) break;
+    at += (size_t)w;
+  }
+  if (at < size) snprintf(buf + at, size - at, "]");
+  return buf;
+}
+
 static void vkp__emit_node_comment(vkp__cg_t *cg, const vkp_node_t *n,
                                    const char *role, vkp__sb_t *sb) {
   char shape[160];
@@ -1145,13 +1263,12 @@ static void vkp__emit_node_comment(vkp__cg_t *cg, const vkp_node_t *n,
   for (int32_t i = 0; i < n->n_inputs; ++i) {
     const vkp_value_t *v = vkp__val(cg, n, i);
     if (v)
-      vkp__sb_printf(sb, "%s%s", i ? ", " : " ",
-                     vkp_shape_format(v->rank, v->shape, shape, sizeof shape));
+      vkp__sb_printf(sb, "%s%s", i ? ", " : " ", vkp__comment_shape(v, shape, sizeof shape));
   }
-  vkp__sb_printf(sb, " -> %s", vkp_shape_format(o->rank, o->shape, shape, sizeof shape));
+  vkp__sb_printf(sb, " -> %s", vkp__comment_shape(o, shape, sizeof shape));
   for (int32_t j = 1; j < n->n_outputs; ++j) {
     const vkp_value_t *oj = &cg->g->values[n->outputs[j]];
-    vkp__sb_printf(sb, ", %s", vkp_shape_format(oj->rank, oj->shape, shape, sizeof shape));
+    vkp__sb_printf(sb, ", %s", vkp__comment_shape(oj, shape, sizeof shape));
   }
   vkp__sb_printf(sb, "%s\n", role);
 }
@@ -1167,6 +1284,57 @@ static void vkp__c_string_body(vkp__sb_t *sb, const char *text) {
   }
 }
 
+int32_t vkp__c_error_code(vkp__cg_t *cg, const vkp_node_t *n, const char *message) {
+  int32_t code = ++cg->n_errors;
+  vkp__sb_printf(&cg->errors, "    case %d: return \"", (int)code);
+  vkp__c_string_body(&cg->errors, "node '");
+  vkp__c_string_body(&cg->errors, n->name);
+  vkp__c_string_body(&cg->errors, "' (");
+  vkp__c_string_body(&cg->errors, vkp_op_name(n->op));
+  vkp__c_string_body(&cg->errors, "): ");
+  vkp__c_string_body(&cg->errors, message);
+  vkp__sb_append(&cg->errors, "\";\n");
+  return code;
+}
+
+// The run-time extents a group's node function takes, after its pointers:
+// each bounded parameter's, then each bounded output's (by address when
+// the kernel makes it). `decl`: the parameter list, else the call's.
+static void vkp__emit_extent_params(const vkp__cg_t *cg, const vkp__group_t *gr,
+                                    vkp__sb_t *sb, bool decl) {
+  const vkp_node_t *rn = &cg->g->nodes[gr->root];
+  bool first = gr->n_params == 0 && rn->n_outputs == 0;
+  for (int32_t i = 0; i < gr->n_params; ++i) {
+    const char *e = cg->ename[gr->params[i]];
+    if (!e) continue;
+    vkp__sb_printf(sb, "%s%s%s", first ? "" : ", ", decl ? "const ptrdiff_t " : "", e);
+    first = false;
+  }
+  bool by_address = vkp__c_makes_extents(rn);
+  for (int32_t j = 0; j < rn->n_outputs; ++j) {
+    const char *e = cg->ename[rn->outputs[j]];
+    if (!e) continue;
+    vkp__sb_printf(sb, "%s%s%s", first ? "" : ", ",
+                   decl ? (by_address ? "ptrdiff_t *restrict " : "const ptrdiff_t ")
+                        : (by_address ? "&" : ""),
+                   e);
+    first = false;
+  }
+}
+
+// `(void)e;` for each extent a group's node function takes (a kernel may
+// need only some of them).
+static void vkp__emit_extents_used(const vkp__cg_t *cg, const vkp__group_t *gr,
+                                   vkp__sb_t *sb) {
+  const vkp_node_t *rn = &cg->g->nodes[gr->root];
+  for (int32_t i = 0; i < gr->n_params; ++i)
+    if (cg->ename[gr->params[i]])
+      vkp__sb_printf(sb, "  (void)%s;\n", cg->ename[gr->params[i]]);
+  for (int32_t j = 0; j < rn->n_outputs; ++j)
+    if (cg->ename[rn->outputs[j]])
+      vkp__sb_printf(sb, "  (void)%s;\n", cg->ename[rn->outputs[j]]);
+}
+
 // Emits the function of the group rooted at `root` into cg->out and its call
 // into `calls`; marks the values it touches in `needed`.
 static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *calls,
@@ -1174,6 +1342,9 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   const vkp_graph_t *g = cg->g;
   const vkp_node_t *rn = &g->nodes[root];
   int32_t out_v = rn->outputs[0];
+  // Run-time extents of the group's bounded results, before it runs.
+  for (int32_t i = 0; i <= root; ++i)
+    if (cg->group_of[i] == root) vkp__c_emit_extents(cg, &g->nodes[i], calls);
   if (cg->storage[out_v] == VKP__ST_ALIAS && !cg->in_place[out_v]) {  // a view: no code
     vkp__emit_node_comment(cg, rn, " (a view, no code)", &cg->out);
     vkp__sb_append(&cg->out, "\n");
@@ -1235,6 +1406,10 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
       k.in[i] = rn->inputs[i] >= 0 ? cg->vname[rn->inputs[i]] : NULL;
     for (int32_t i = 0; i < rn->n_outputs && i < VKP__C_MAX_OUTPUTS; ++i)
       k.outs[i] = cg->vname[rn->outputs[i]];
+    for (int32_t i = 0; i < rn->n_inputs && i < VKP__C_MAX_INPUTS; ++i)
+      k.in_ext[i] = rn->inputs[i] >= 0 ? cg->ename[rn->inputs[i]] : NULL;
+    for (int32_t i = 0; i < rn->n_outputs && i < VKP__C_MAX_OUTPUTS; ++i)
+      k.out_ext[i] = cg->ename[rn->outputs[i]];
     st = family(&k);
     family_scratch = k.scratch_floats;
     after_gemm = k.after_gemm_scratch;
@@ -1257,6 +1432,8 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     else vkp__emit_matmul(cg, gr, has_ep, &body);
   } else if (rn->op == VKP_OP_MATMUL) {  // 1-D operands: no epilogue
     vkp__emit_matmul(cg, gr, false, &body);
+  } else if (elementwise && g->values[out_v].bounded) {
+    vkp__emit_elementwise_bounded(cg, gr, &body);
   } else if (elementwise) {
     vkp__emit_elementwise(cg, gr, &pre, &body);
   } else if (family) {
@@ -1284,25 +1461,17 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   bool scratch = gr->anchor >= 0 || rn->op == VKP_OP_MATMUL ||
                  rn->op == VKP_OP_MAX_POOL2D || family_scratch > 0;
   if (scratch) vkp__sb_append(&cg->out, ", float *scratch, const float *packed");
+  vkp__emit_extent_params(cg, gr, &cg->out, true);
   vkp__sb_append(&cg->out, ") {\n");
   if (scratch) vkp__sb_append(&cg->out, "  (void)packed;\n");
+  vkp__emit_extents_used(cg, gr, &cg->out);
   vkp__sb_cat(&cg->out, &body);
   if (body.failed) cg->out.failed = true;
   vkp__sb_deinit(&body);
   vkp__sb_append(&cg->out, "}\n\n");
   // The call; a kernel that can fail returns nonzero, and the stage then
   // returns the code vkp_stage_error explains.
-  if (can_fail) {
-    int32_t code = ++cg->n_errors;
-    vkp__sb_printf(&cg->errors, "    case %d: return \"", (int)code);
-    vkp__c_string_body(&cg->errors, "node '");
-    vkp__c_string_body(&cg->errors, rn->name);
-    vkp__c_string_body(&cg->errors, "' (");
-    vkp__c_string_body(&cg->errors, vkp_op_name(rn->op));
-    vkp__c_string_body(&cg->errors, "): ");
-    vkp__c_string_body(&cg->errors, fail_message);
-    vkp__sb_append(&cg->errors, "\";\n");
-  }
+  int32_t code = can_fail ? vkp__c_error_code(cg, rn, fail_message) : 0;
   vkp__sb_printf(calls, can_fail ? "  if (node_%s(" : "  node_%s(", name);
   for (int32_t i = 0; i < gr->n_params; ++i) {
     vkp__sb_printf(calls, "%s, ", cg->vname[gr->params[i]]);
@@ -1312,11 +1481,10 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     vkp__sb_printf(calls, "%s%s", j ? ", " : "", cg->vname[rn->outputs[j]]);
     needed[rn->outputs[j]] = true;
   }
-  if (can_fail)
-    vkp__sb_printf(calls, "%s)) return %d;\n", scratch ? ", scratch, packed" : "",
-                   (int)cg->n_errors);
-  else
-    vkp__sb_printf(calls, "%s);\n", scratch ? ", scratch, packed" : "");
+  if (scratch) vkp__sb_append(calls, ", scratch, packed");
+  vkp__emit_extent_params(cg, gr, calls, false);
+  if (can_fail) vkp__sb_printf(calls, ")) return %d;\n", (int)code);
+  else vkp__sb_append(calls, ");\n");
   cg->n_kernels++;
   vkp__free(gr);
   return st;
@@ -1391,6 +1559,14 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
     cg->nname[i] = vkp__ident("", g->nodes[i].name, cg->nname, i, i);
     if (!cg->nname[i]) return VKP_OOM("node names");
   }
+  // Bounded values' run-time extents: "vkp_e_" + the value's (unique) name.
+  bool bounded = false;
+  for (int32_t v = 0; v < nv; ++v) {
+    if (!g->values[v].bounded) continue;
+    bounded = true;
+    cg->ename[v] = vkp__asprintf("vkp_e_%s", cg->vname[v]);
+    if (!cg->ename[v]) return VKP_OOM("extent names");
+  }
   vkp__sb_t *out = &cg->out;
   vkp__sb_printf(out,
                  "// Generated by vkpipe codegen/c from graph '%s': %d nodes.\n"
@@ -1413,11 +1589,23 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
     int32_t v = g->outputs[i];
     if (cg->storage[v] == VKP__ST_OUTPUT && cg->io_index[v] == i) continue;
     const vkp_value_t *val = &g->values[v];
-    vkp__sb_printf(&tail, "  memcpy(outputs[%d], %s, %lld);  // output '%s'\n", (int)i,
-                   cg->vname[v],
-                   (long long)(vkp__numel(val) * (int64_t)vkp_dtype_size(val->dtype)),
-                   val->name);
+    if (val->bounded)
+      vkp__sb_printf(&tail, "  memcpy(outputs[%d], %s, (size_t)%s * %zu);  // output '%s'\n",
+                     (int)i, cg->vname[v], vkp__c_dims(val, cg->ename[v], 0, val->rank).s,
+                     vkp_dtype_size(val->dtype), val->name);
+    else
+      vkp__sb_printf(&tail, "  memcpy(outputs[%d], %s, %lld);  // output '%s'\n", (int)i,
+                     cg->vname[v],
+                     (long long)(vkp__numel(val) * (int64_t)vkp_dtype_size(val->dtype)),
+                     val->name);
     needed[v] = true;
+  }
+  // Bounded outputs' run-time extents go back to the host.
+  for (int32_t i = 0; i < g->n_outputs && !st; ++i) {
+    int32_t v = g->outputs[i];
+    if (g->values[v].bounded)
+      vkp__sb_printf(&tail, "  extents[%d] = (int64_t)%s;  // output '%s'\n",
+                     (int)(g->n_inputs + i), cg->ename[v], g->values[v].name);
   }
   // Views whose base must be declared.
   for (int32_t v = 0; v < nv; ++v)
@@ -1461,11 +1649,22 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
                "  (void)constants;\n  (void)packed;\n");
   vkp__sb_cat(out, &cg->prepack);
   vkp__sb_append(out, "}\n\n");
-  vkp__sb_append(out,
-              "int vkp_stage_run(const void *const *inputs, void *const *outputs,\n"
-              "                  const void *const *constants, void *workspace);\n"
-              "int vkp_stage_run(const void *const *inputs, void *const *outputs,\n"
-              "                  const void *const *constants, void *workspace) {\n");
+  if (bounded)
+    vkp__sb_append(out,
+                   "// extents[i]: the run-time extent of bounded input i (read), of\n"
+                   "// bounded output j at n_inputs + j (written).\n"
+                   "int vkp_stage_run_bounded(const void *const *inputs, void *const *outputs,\n"
+                   "                          const void *const *constants, void *workspace,\n"
+                   "                          int64_t *extents);\n"
+                   "int vkp_stage_run_bounded(const void *const *inputs, void *const *outputs,\n"
+                   "                          const void *const *constants, void *workspace,\n"
+                   "                          int64_t *extents) {\n");
+  else
+    vkp__sb_append(out,
+                   "int vkp_stage_run(const void *const *inputs, void *const *outputs,\n"
+                   "                  const void *const *constants, void *workspace);\n"
+                   "int vkp_stage_run(const void *const *inputs, void *const *outputs,\n"
+                   "                  const void *const *constants, void *workspace) {\n");
   vkp__sb_printf(out,
                  "  unsigned char *ws = (unsigned char *)workspace + VKP_WS_HEADER;\n"
                  "  float *scratch = (float *)(ws + %lld);\n"
@@ -1483,6 +1682,13 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
     for (int32_t v = 0; v < nv; ++v)
       if (needed[v] && (cg->storage[v] == VKP__ST_ALIAS) == (pass == 1))
         vkp__emit_decl(cg, v, out);
+  if (bounded) vkp__sb_append(out, "  (void)extents;\n");
+  for (int32_t i = 0; i < g->n_inputs; ++i) {
+    int32_t v = g->inputs[i];
+    if (g->values[v].bounded)
+      vkp__sb_printf(out, "  const ptrdiff_t %s = (ptrdiff_t)extents[%d];  // input '%s'\n",
+                     cg->ename[v], (int)i, g->values[v].name);
+  }
   vkp__sb_cat(out, &calls);
   vkp__sb_cat(out, &tail);
   vkp__sb_append(out, "  return 0;\n}\n\n");
@@ -1547,12 +1753,13 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
   cg.in_place = vkp__calloc(nv, sizeof(bool));
   cg.offset = vkp__calloc(nv, sizeof(int64_t));
   cg.vname = vkp__calloc(nv, sizeof(char *));
+  cg.ename = vkp__calloc(nv, sizeof(char *));
   cg.nname = vkp__calloc(nn, sizeof(char *));
   cg.constants = vkp__calloc(nv, sizeof(int32_t));
   vkp_status_t st = NULL;
   if (!cg.group_of || !cg.anchor_of || !cg.uses || !cg.io_index || !cg.storage ||
       !cg.alias_of || !cg.alias_off || !cg.in_place || !cg.offset || !cg.vname ||
-      !cg.nname || !cg.constants) {
+      !cg.ename || !cg.nname || !cg.constants) {
     st = VKP_OOM("codegen plan");
   }
   if (!st) {
@@ -1587,6 +1794,7 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
     cg.constants = NULL;
   }
   for (int32_t v = 0; cg.vname && v < graph->n_values; ++v) vkp__free(cg.vname[v]);
+  for (int32_t v = 0; cg.ename && v < graph->n_values; ++v) vkp__free(cg.ename[v]);
   for (int32_t i = 0; cg.nname && i < graph->n_nodes; ++i) vkp__free(cg.nname[i]);
   vkp__free(cg.out.data);
   vkp__free(cg.prepack.data);
@@ -1602,6 +1810,7 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
   vkp__free(cg.in_place);
   vkp__free(cg.offset);
   vkp__free(cg.vname);
+  vkp__free(cg.ename);
   vkp__free(cg.nname);
   vkp__free(cg.constants);
   return st;

@@ -12,7 +12,8 @@
 //   //   void vkp_stage_prepack(const void *const *constants, void *workspace);
 //   vkp_codegen_c_deinit(&code);
 //
-// Shapes are compile-time constants. Weights are not in the source: the entry
+// Shapes are compile-time constants, except the run-time extents of bounded
+// values (VKP_CODEGEN_C_ENTRY_BOUNDED below). Weights are not in the source: the entry
 // receives one pointer per constant, in the order of code.constants. Inputs
 // and outputs follow graph->inputs and graph->outputs. Intermediates live in
 // one workspace of vkp_stage_workspace_size() bytes (64-byte aligned), planned
@@ -66,6 +67,17 @@ const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
 
 // Name of the entry point and workspace query in generated code.
 #define VKP_CODEGEN_C_ENTRY "vkp_stage_run"
+// The entry of a graph with bounded values (docs/onnx.md, "Data-dependent
+// output shapes"), instead of VKP_CODEGEN_C_ENTRY:
+//   int vkp_stage_run_bounded(const void *const *inputs, void *const *outputs,
+//                             const void *const *constants, void *workspace,
+//                             int64_t *extents);
+// extents[i] is the run-time extent of graph input i when it is bounded
+// (read), extents[n_inputs + j] that of graph output j when it is bounded
+// (written); buffers hold their bound, elements stored compactly for the
+// run-time shape. The code reads the extents and computes its loop bounds
+// from them: one object serves every extent.
+#define VKP_CODEGEN_C_ENTRY_BOUNDED "vkp_stage_run_bounded"
 #define VKP_CODEGEN_C_WORKSPACE "vkp_stage_workspace_size"
 #define VKP_CODEGEN_C_PREPACK "vkp_stage_prepack"
 // const char *vkp_stage_error(int code): what a nonzero result of the

@@ -34,7 +34,87 @@ static void vkp__strides_of(const vkp_value_t *v, int64_t *strides) {
   }
 }
 
+// The gathers with a bounded data or index tensor (docs/onnx.md,
+// "Data-dependent output shapes") call the same loops with run-time sizes:
+// the data's compact strides and dims, and the count of indices, from the
+// extents (emit_bounded.c). An index is checked against the run-time
+// extent of a bounded axis.
+static void vkp__bounded_range_message(vkp__c_kernel_t *k, const vkp_value_t *x,
+                                       const char *ext, int32_t axis) {
+  long long dim = (long long)x->shape[axis];
+  k->can_fail = true;
+  if (ext && x->bounded && x->bounded_axis == axis)
+    snprintf(k->fail_message, sizeof k->fail_message,
+             "an index is outside [-n, n) for n the run-time extent (at most %lld) of "
+             "axis %d",
+             dim, (int)axis);
+  else
+    snprintf(k->fail_message, sizeof k->fail_message,
+             "an index is outside [%lld, %lld) (axis %d)", -dim, dim, (int)axis);
+}
+
+static vkp_status_t vkp__emit_gather_bounded(vkp__c_kernel_t *k) {
+  const vkp_value_t *x = vkp__c_in(k, 0), *idx = vkp__c_in(k, 1);
+  const char *xe = k->in_ext[0], *ie = k->in_ext[1];
+  int32_t axis = (int32_t)vkp_node_int(k->node, "axis");
+  vkp__sb_printf(k->body, "  return vkp_gather(%s, %s, %d, %s, %zu, %s, %s, %s, %s);\n",
+                 k->in[0], k->in[1], vkp__wide(idx), k->out, vkp_dtype_size(x->dtype),
+                 vkp__c_dims(x, xe, 0, axis).s, vkp__c_dims(x, xe, axis, axis + 1).s,
+                 vkp__c_dims(x, xe, axis + 1, x->rank).s,
+                 vkp__c_dims(idx, ie, 0, idx->rank).s);
+  vkp__bounded_range_message(k, x, xe, axis);
+  return NULL;
+}
+
+static vkp_status_t vkp__emit_gather_elements_bounded(vkp__c_kernel_t *k) {
+  const vkp_value_t *x = vkp__c_in(k, 0), *idx = vkp__c_in(k, 1);
+  const char *xe = k->in_ext[0], *ie = k->in_ext[1];
+  int32_t axis = (int32_t)vkp_node_int(k->node, "axis");
+  vkp__c_emit_shape(k->body, "ishape", idx, ie, false);
+  vkp__c_emit_shape(k->body, "xstrides", x, xe, true);
+  vkp__sb_printf(k->body,
+                 "  return vkp_gather_elements(%s, %s, %d, %s, %zu, %d, ishape, xstrides, "
+                 "%d, %s, %s);\n",
+                 k->in[0], k->in[1], vkp__wide(idx), k->out, vkp_dtype_size(x->dtype),
+                 (int)x->rank, (int)axis, vkp__c_dims(x, xe, axis, axis + 1).s,
+                 vkp__c_dims(idx, ie, 0, idx->rank).s);
+  vkp__bounded_range_message(k, x, xe, axis);
+  return NULL;
+}
+
+static vkp_status_t vkp__emit_gather_nd_bounded(vkp__c_kernel_t *k) {
+  const vkp_value_t *x = vkp__c_in(k, 0), *idx = vkp__c_in(k, 1);
+  const char *xe = k->in_ext[0], *ie = k->in_ext[1];
+  int32_t batch = (int32_t)vkp_node_int(k->node, "batch_dims");
+  int32_t kk = (int32_t)idx->shape[idx->rank - 1];
+  // Validation keeps the batch dims and the tuples' length static; x may
+  // vary in an indexed dim or past them, the index tuples in number.
+  vkp__sb_append(k->body, "  const ptrdiff_t dims[] = {");
+  for (int32_t j = 0; j < kk; ++j)
+    vkp__sb_printf(k->body, "%s%s", j ? ", " : "",
+                   vkp__c_dims(x, xe, batch + j, batch + j + 1).s);
+  vkp__sb_append(k->body, kk ? "};\n  const ptrdiff_t strides[] = {" : "0};\n  const ptrdiff_t strides[] = {");
+  for (int32_t j = 0; j < kk; ++j)
+    vkp__sb_printf(k->body, "%s%s", j ? ", " : "",
+                   vkp__c_dims(x, xe, batch + j + 1, x->rank).s);
+  vkp__sb_append(k->body, kk ? "};\n" : "0};\n");
+  vkp__sb_printf(k->body,
+                 "  return vkp_gather_nd(%s, %s, %d, %s, %zu, %s, %s, %d, dims, strides, "
+                 "%s, %s);\n",
+                 k->in[0], k->in[1], vkp__wide(idx), k->out, vkp_dtype_size(x->dtype),
+                 vkp__c_dims(x, xe, 0, batch).s,
+                 vkp__c_dims(idx, ie, batch, idx->rank - 1).s, (int)kk,
+                 vkp__c_dims(x, xe, batch + kk, x->rank).s,
+                 vkp__c_dims(x, xe, batch, x->rank).s);
+  k->can_fail = true;
+  snprintf(k->fail_message, sizeof k->fail_message,
+           "an index tuple entry is outside its axis (axes %d..%d of '%s')", (int)batch,
+           (int)(batch + kk - 1), x->name);
+  return NULL;
+}
+
 vkp_status_t vkp__c_emit_gather(vkp__c_kernel_t *k) {
+  if (vkp__c_bounded(k)) return vkp__emit_gather_bounded(k);
   const vkp_value_t *x = vkp__c_in(k, 0), *idx = vkp__c_in(k, 1);
   int32_t axis = (int32_t)vkp_node_int(k->node, "axis");
   int64_t dim = x->shape[axis];
@@ -51,6 +131,7 @@ vkp_status_t vkp__c_emit_gather(vkp__c_kernel_t *k) {
 }
 
 vkp_status_t vkp__c_emit_gather_elements(vkp__c_kernel_t *k) {
+  if (vkp__c_bounded(k)) return vkp__emit_gather_elements_bounded(k);
   const vkp_value_t *x = vkp__c_in(k, 0), *idx = vkp__c_in(k, 1);
   int32_t axis = (int32_t)vkp_node_int(k->node, "axis");
   int64_t strides[VKP_MAX_RANK], dim = x->shape[axis];
@@ -85,6 +166,7 @@ static void vkp__emit_nd_dims(vkp__c_kernel_t *k, const vkp_value_t *x, int32_t 
 }
 
 vkp_status_t vkp__c_emit_gather_nd(vkp__c_kernel_t *k) {
+  if (vkp__c_bounded(k)) return vkp__emit_gather_nd_bounded(k);
   const vkp_value_t *x = vkp__c_in(k, 0), *idx = vkp__c_in(k, 1);
   int32_t batch = (int32_t)vkp_node_int(k->node, "batch_dims");
   int32_t kk = (int32_t)idx->shape[idx->rank - 1];

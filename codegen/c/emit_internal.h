@@ -26,7 +26,8 @@
 //     return NULL;
 //   }
 //
-// Shapes are compile-time constants: write them into the code as literals.
+// Shapes are compile-time constants: write them into the code as literals
+// (a bounded value's extent is the one exception: "Bounded values" below).
 // An emitter that needs temporary memory sets k->scratch_floats; the body
 // then has `float *scratch` with at least that many floats (64-byte aligned,
 // not shared with any tensor, garbage on entry).
@@ -65,6 +66,14 @@ typedef struct vkp__c_kernel_t {
   bool can_fail;
   char fail_message[160];
   void *cg;                          // the generator (for vkp__c_emit_prepack)
+  // Bounded values (docs/onnx.md, "Data-dependent output shapes"): the C
+  // name of the run-time extent of each bounded input and output, NULL for
+  // a static one. The node function takes each as a `ptrdiff_t` (after the
+  // pointers), except the outputs of an op whose kernel makes their extent
+  // (non_zero, unique), which are `ptrdiff_t *` it stores through. Every
+  // other output's extent is computed before the call.
+  const char *in_ext[VKP__C_MAX_INPUTS];
+  const char *out_ext[VKP__C_MAX_OUTPUTS];
 } vkp__c_kernel_t;
 
 typedef vkp_status_t (*vkp__c_emit_fn)(vkp__c_kernel_t *k);
@@ -98,6 +107,33 @@ const char *vkp__c_type(vkp_dtype_t dtype);
 const vkp_value_t *vkp__c_in(const vkp__c_kernel_t *k, int32_t i);
 const vkp_value_t *vkp__c_out(const vkp__c_kernel_t *k);
 const vkp_value_t *vkp__c_out_at(const vkp__c_kernel_t *k, int32_t i);
+
+// ---------------------------------------------------------------------------
+// Bounded values (codegen/c/emit_bounded.c). A kernel with any bounded
+// input or output writes its loops over run-time sizes; the others keep
+// their literals (and the code they always had).
+
+// A C expression of a run-time size, held by value.
+typedef struct vkp__c_dim_t {
+  char s[192];
+} vkp__c_dim_t;
+
+// Whether any input or output of the kernel's node is bounded.
+bool vkp__c_bounded(const vkp__c_kernel_t *k);
+// The element count of dims [begin, end) of `v`: a literal, or "(P * ext)"
+// when `ext` (v's extent, NULL for a static v) is set and the range holds
+// v's bounded axis.
+vkp__c_dim_t vkp__c_dims(const vkp_value_t *v, const char *ext, int32_t begin,
+                         int32_t end);
+// Writes `const ptrdiff_t name[] = {...};` (at least one entry): v's
+// run-time shape, or its compact strides when `strides`.
+void vkp__c_emit_shape(vkp__sb_t *sb, const char *name, const vkp_value_t *v,
+                       const char *ext, bool strides);
+
+// Data-dependent shapes: non_zero, unique, shape (emit_bounded.c).
+vkp_status_t vkp__c_emit_non_zero(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_unique(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_shape_op(vkp__c_kernel_t *k);
 
 // ---------------------------------------------------------------------------
 // Emitters, by family (codegen/c/emit_<family>.c)

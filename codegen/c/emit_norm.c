@@ -117,12 +117,112 @@ static void vkp__emit_reduce_step(vkp__sb_t *sb, vkp_op_t op, bool is_float,
   }
 }
 
+// The identity a reduction of `op` starts y at.
+static void vkp__emit_reduce_init(vkp__sb_t *sb, vkp_op_t op, vkp_dtype_t dt) {
+  bool is_float = vkp_dtype_is_float(dt);
+  switch (op) {
+    case VKP_OP_REDUCE_PROD: vkp__sb_append(sb, is_float ? "1.0f" : "1"); break;
+    case VKP_OP_REDUCE_MAX: case VKP_OP_REDUCE_LOG_SUM_EXP:
+      if (is_float) vkp__sb_append(sb, "-INFINITY");
+      else vkp__int_limit(sb, dt, false);
+      break;
+    case VKP_OP_REDUCE_MIN:
+      if (is_float) vkp__sb_append(sb, "INFINITY");
+      else vkp__int_limit(sb, dt, true);
+      break;
+    default: vkp__sb_append(sb, "0"); break;
+  }
+}
+
+// A reduction with a bounded input (docs/onnx.md, "Data-dependent output
+// shapes"): the same steps over run-time sizes, in one thread. Input
+// element i folds into the output element at its kept coordinates times
+// the output's run-time strides (0 for the reduced dims).
+static vkp_status_t vkp__emit_reduce_bounded(vkp__c_kernel_t *k) {
+  const vkp_node_t *n = k->node;
+  const vkp_value_t *x = vkp__c_in(k, 0), *y = vkp__c_out(k);
+  const char *xe = k->in_ext[0];
+  vkp_op_t op = n->op;
+  bool reduced[VKP_MAX_RANK];
+  vkp__reduced(n, x, reduced);
+  bool is_float = vkp_dtype_is_float(x->dtype);
+  const char *t = vkp__c_type(x->dtype);
+  vkp__sb_t *sb = k->body;
+  // Element count of the reduced dims, and the kept dims' strides.
+  long long count = 1;
+  bool count_varies = false;
+  for (int32_t d = 0; d < x->rank; ++d) {
+    if (!reduced[d]) continue;
+    if (xe && x->bounded && d == x->bounded_axis) count_varies = true;
+    else count *= (long long)x->shape[d];
+  }
+  vkp__c_emit_shape(sb, "vkp_xs", x, xe, false);
+  vkp__sb_append(sb, "  const ptrdiff_t vkp_os[] = {");
+  for (int32_t d = 0; d < x->rank; ++d) {
+    long long p = 1;
+    bool varies = false;
+    for (int32_t e = d + 1; e < x->rank; ++e) {
+      if (reduced[e]) continue;
+      if (xe && x->bounded && e == x->bounded_axis) varies = true;
+      else p *= (long long)x->shape[e];
+    }
+    if (reduced[d]) vkp__sb_printf(sb, "%s0", d ? ", " : "");
+    else if (varies) vkp__sb_printf(sb, "%s%lld * %s", d ? ", " : "", p, xe);
+    else vkp__sb_printf(sb, "%s%lld", d ? ", " : "", p);
+  }
+  vkp__sb_printf(sb, "%s};\n", x->rank ? "" : "0");
+  vkp__sb_printf(sb, "  const ptrdiff_t vkp_nin = %s, vkp_nout = %s;\n",
+                 vkp__c_dims(x, xe, 0, x->rank).s, vkp__c_dims(y, k->out_ext[0], 0, y->rank).s);
+  vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < vkp_nout; ++o) %s[o] = ", k->out);
+  vkp__emit_reduce_init(sb, op, x->dtype);
+  vkp__sb_printf(sb,
+                 ";\n  for (ptrdiff_t vkp_i = 0; vkp_i < vkp_nin; ++vkp_i) {\n"
+                 "    %s *at = &%s[vkp_elements_offset(vkp_i, %d, vkp_xs, vkp_os, -1, 0)];\n"
+                 "    %s a = *at, v = %s[vkp_i];\n    *at = ",
+                 t, k->out, (int)x->rank, t, k->in[0]);
+  vkp__emit_reduce_step(sb, op, is_float, t);
+  vkp__sb_append(sb, ";\n  }\n");
+  switch (op) {
+    case VKP_OP_REDUCE_MEAN:  // 0 / 0 is NaN for an empty mean
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < vkp_nout; ++o) %s[o] /= (float)(%lld",
+                     k->out, count);
+      if (count_varies) vkp__sb_printf(sb, " * %s", xe);
+      vkp__sb_append(sb, ");\n");
+      break;
+    case VKP_OP_REDUCE_L2:
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < vkp_nout; ++o) %s[o] = sqrtf(%s[o]);\n",
+                     k->out, k->out);
+      break;
+    case VKP_OP_REDUCE_LOG_SUM:
+      vkp__sb_printf(sb, "  for (ptrdiff_t o = 0; o < vkp_nout; ++o) %s[o] = logf(%s[o]);\n",
+                     k->out, k->out);
+      break;
+    case VKP_OP_REDUCE_LOG_SUM_EXP: {
+      int64_t bound = vkp__numel(y);
+      k->scratch_floats = (size_t)(bound > 0 ? bound : 1);
+      vkp__sb_printf(sb,
+                     "  for (ptrdiff_t o = 0; o < vkp_nout; ++o) scratch[o] = 0.0f;\n"
+                     "  for (ptrdiff_t vkp_i = 0; vkp_i < vkp_nin; ++vkp_i) {\n"
+                     "    const ptrdiff_t o = vkp_elements_offset(vkp_i, %d, vkp_xs, vkp_os, "
+                     "-1, 0);\n"
+                     "    scratch[o] += expf(%s[vkp_i] - %s[o]);\n  }\n"
+                     "  for (ptrdiff_t o = 0; o < vkp_nout; ++o)\n"
+                     "    if (isfinite(%s[o])) %s[o] += logf(scratch[o]);\n",
+                     (int)x->rank, k->in[0], k->out, k->out, k->out);
+      break;
+    }
+    default: break;
+  }
+  return NULL;
+}
+
 // Every reduce_* op: y starts at the operation's identity, each input
 // element (in memory order) is folded into its output element, a last pass
 // finishes (mean, l2, log_sum); log_sum_exp makes a second pass summing
 // exp(x - max) into scratch. The slices (vkp__slices) are split across the
 // pool, each folded in the same order whatever task it falls in.
 vkp_status_t vkp__c_emit_reduce(vkp__c_kernel_t *k) {
+  if (vkp__c_bounded(k)) return vkp__emit_reduce_bounded(k);
   const vkp_node_t *n = k->node;
   const vkp_value_t *x = vkp__c_in(k, 0), *y = vkp__c_out(k);
   vkp_op_t op = n->op;

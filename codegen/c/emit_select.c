@@ -25,9 +25,24 @@ static void vkp__select_view(const vkp__c_kernel_t *k, long long *outer, long lo
   *n = x->shape[axis];
 }
 
+// The same view as C expressions: literals, or run-time sizes where x is
+// bounded (emit_bounded.c); `span` is n * inner.
+typedef struct vkp__select_dims_t {
+  vkp__c_dim_t outer, n, inner, span;
+} vkp__select_dims_t;
+
+static vkp__select_dims_t vkp__select_dims(const vkp__c_kernel_t *k) {
+  const vkp_value_t *x = vkp__c_in(k, 0);
+  const char *ext = k->in_ext[0];
+  int32_t axis = (int32_t)vkp_node_int(k->node, "axis");
+  return (vkp__select_dims_t){.outer = vkp__c_dims(x, ext, 0, axis),
+                              .n = vkp__c_dims(x, ext, axis, axis + 1),
+                              .inner = vkp__c_dims(x, ext, axis + 1, x->rank),
+                              .span = vkp__c_dims(x, ext, axis, x->rank)};
+}
+
 vkp_status_t vkp__c_emit_arg(vkp__c_kernel_t *k) {
-  long long outer, n, inner;
-  vkp__select_view(k, &outer, &n, &inner);
+  vkp__select_dims_t v = vkp__select_dims(k);
   const vkp_value_t *x = vkp__c_in(k, 0);
   bool is_float = vkp_dtype_is_float(x->dtype);
   bool max = k->node->op == VKP_OP_ARG_MAX;
@@ -42,28 +57,38 @@ vkp_status_t vkp__c_emit_arg(vkp__c_kernel_t *k) {
     cond = last ? (max ? "a >= b" : "a <= b") : (max ? "a > b" : "a < b");
   const char *t = vkp__c_type(x->dtype);
   vkp__sb_printf(k->body,
-                 "  for (ptrdiff_t o = 0; o < %lld; ++o)\n"
-                 "    for (ptrdiff_t i = 0; i < %lld; ++i) {\n"
-                 "      const %s *xs = %s + o * %lld + i;\n"
+                 "  for (ptrdiff_t o = 0; o < %s; ++o)\n"
+                 "    for (ptrdiff_t i = 0; i < %s; ++i) {\n"
+                 "      const %s *xs = %s + o * %s + i;\n"
                  "      ptrdiff_t best = 0;\n"
-                 "      for (ptrdiff_t j = 1; j < %lld; ++j) {\n"
-                 "        %s a = xs[j * %lld], b = xs[best * %lld];\n"
+                 "      for (ptrdiff_t j = 1; j < %s; ++j) {\n"
+                 "        %s a = xs[j * %s], b = xs[best * %s];\n"
                  "        if (%s) best = j;\n"
                  "      }\n"
-                 "      %s[o * %lld + i] = (int64_t)best;\n"
+                 "      %s[o * %s + i] = (int64_t)best;\n"
                  "    }\n",
-                 outer, inner, t, k->in[0], n * inner, n, t, inner, inner, cond, k->out,
-                 inner);
+                 v.outer.s, v.inner.s, t, k->in[0], v.span.s, v.n.s, t, v.inner.s, v.inner.s,
+                 cond, k->out, v.inner.s);
   return NULL;
 }
 
 // A stable merge sort of each row's indices in scratch (two buffers of n
 // ptrdiff_t), then the first k of them gathered into both outputs.
+//
+// Bounded (a bounded x, or K at run time: input 1): the row length, the
+// outer and inner sizes and K are the run-time ones (K's extent is the
+// outputs', computed before the call as min(K, length)).
 vkp_status_t vkp__c_emit_top_k(vkp__c_kernel_t *k) {
   long long outer, n, inner, kk = (long long)vkp_node_int(k->node, "k");
   vkp__select_view(k, &outer, &n, &inner);
-  if (n == 0 || kk == 0 || outer * inner == 0) return NULL;
-  const vkp_value_t *x = vkp__c_in(k, 0);
+  bool bounded = vkp__c_bounded(k);
+  if (!bounded && (n == 0 || kk == 0 || outer * inner == 0)) return NULL;
+  const vkp_value_t *x = vkp__c_in(k, 0), *y = vkp__c_out(k);
+  int32_t axis = (int32_t)vkp_node_int(k->node, "axis");
+  vkp__select_dims_t v = vkp__select_dims(k);
+  // K, and the output's span from the axis on (K * inner).
+  vkp__c_dim_t kd = vkp__c_dims(y, k->out_ext[0], axis, axis + 1);
+  vkp__c_dim_t kspan = vkp__c_dims(y, k->out_ext[0], axis, y->rank);
   bool largest = vkp_node_int(k->node, "largest") != 0;
   // Whether value va goes before value vb: NaN is the largest value.
   const char *before;
@@ -73,22 +98,23 @@ vkp_status_t vkp__c_emit_top_k(vkp__c_kernel_t *k) {
   else
     before = largest ? "va > vb" : "va < vb";
   k->scratch_floats = (size_t)(4 * n);  // 2 n ptrdiff_t
+  if (!k->scratch_floats) k->scratch_floats = 4;  // a bounded x of bound 0
   const char *t = vkp__c_type(x->dtype);
   vkp__sb_printf(
       k->body,
       "  ptrdiff_t *ord = (ptrdiff_t *)(void *)scratch, *tmp = ord + %lld;\n"
-      "  for (ptrdiff_t o = 0; o < %lld; ++o)\n"
-      "    for (ptrdiff_t i = 0; i < %lld; ++i) {\n"
-      "      const %s *xs = %s + o * %lld + i;\n"
+      "  for (ptrdiff_t o = 0; o < %s; ++o)\n"
+      "    for (ptrdiff_t i = 0; i < %s; ++i) {\n"
+      "      const %s *xs = %s + o * %s + i;\n"
       "      ptrdiff_t *src = ord, *dst = tmp;\n"
-      "      for (ptrdiff_t j = 0; j < %lld; ++j) src[j] = j;\n"
-      "      for (ptrdiff_t w = 1; w < %lld; w *= 2) {\n"
-      "        for (ptrdiff_t lo = 0; lo < %lld; lo += 2 * w) {\n"
-      "          ptrdiff_t mid = lo + w < %lld ? lo + w : %lld;\n"
-      "          ptrdiff_t hi = lo + 2 * w < %lld ? lo + 2 * w : %lld;\n"
+      "      for (ptrdiff_t j = 0; j < %s; ++j) src[j] = j;\n"
+      "      for (ptrdiff_t w = 1; w < %s; w *= 2) {\n"
+      "        for (ptrdiff_t lo = 0; lo < %s; lo += 2 * w) {\n"
+      "          ptrdiff_t mid = lo + w < %s ? lo + w : %s;\n"
+      "          ptrdiff_t hi = lo + 2 * w < %s ? lo + 2 * w : %s;\n"
       "          ptrdiff_t a = lo, b = mid, at = lo;\n"
       "          while (a < mid && b < hi) {\n"
-      "            %s va = xs[src[b] * %lld], vb = xs[src[a] * %lld];\n"
+      "            %s va = xs[src[b] * %s], vb = xs[src[a] * %s];\n"
       "            dst[at++] = (%s) ? src[b++] : src[a++];\n"
       "          }\n"
       "          while (a < mid) dst[at++] = src[a++];\n"
@@ -98,14 +124,15 @@ vkp_status_t vkp__c_emit_top_k(vkp__c_kernel_t *k) {
       "        src = dst;\n"
       "        dst = swap;\n"
       "      }\n"
-      "      for (ptrdiff_t j = 0; j < %lld; ++j) {\n"
-      "        ptrdiff_t at = o * %lld + j * %lld + i;\n"
-      "        %s[at] = xs[src[j] * %lld];\n"
+      "      for (ptrdiff_t j = 0; j < %s; ++j) {\n"
+      "        ptrdiff_t at = o * %s + j * %s + i;\n"
+      "        %s[at] = xs[src[j] * %s];\n"
       "        %s[at] = (int64_t)src[j];\n"
       "      }\n"
       "    }\n",
-      n, outer, inner, t, k->in[0], n * inner, n, n, n, n, n, n, n, t, inner, inner,
-      before, kk, kk * inner, inner, k->outs[0], inner, k->outs[1]);
+      n, v.outer.s, v.inner.s, t, k->in[0], v.span.s, v.n.s, v.n.s, v.n.s, v.n.s, v.n.s,
+      v.n.s, v.n.s, t, v.inner.s, v.inner.s, before, kd.s, kspan.s, v.inner.s, k->outs[0],
+      v.inner.s, k->outs[1]);
   return NULL;
 }
 

@@ -14,6 +14,7 @@
 #include "codegen/c/emit.h"
 #include "codegen/c/emit_internal.h"
 #include "codegen/expr.h"
+#include "graph/bounded.h"
 
 #define F32 VKP_DTYPE_SET(VKP_DTYPE_FLOAT32)
 #define INT32_64 (VKP_DTYPE_SET(VKP_DTYPE_INT32) | VKP_DTYPE_SET(VKP_DTYPE_INT64))
@@ -188,6 +189,10 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_ARG_MIN] = {C_NUMERIC, NULL, NULL, vkp__c_emit_arg},
     [VKP_OP_TOP_K] = {C_NUMERIC, NULL, NULL, vkp__c_emit_top_k},
     [VKP_OP_CUM_SUM] = {C_NUMERIC, NULL, NULL, vkp__c_emit_cum_sum},
+    // Data-dependent shapes (emit_bounded.c): every dtype.
+    [VKP_OP_NON_ZERO] = {ANY, NULL, NULL, vkp__c_emit_non_zero},
+    [VKP_OP_UNIQUE] = {ANY, NULL, NULL, vkp__c_emit_unique},
+    [VKP_OP_SHAPE] = {ANY, NULL, NULL, vkp__c_emit_shape_op},
 };
 
 vkp__c_emit_fn vkp__c_emitter(vkp_op_t op) {
@@ -224,15 +229,39 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
     snprintf(reason, reason_size, "unknown op %d", (int)node->op);
     return false;
   }
-  int32_t bounded = vkp_node_bounded_value(graph, node);
-  if (bounded >= 0) {
-    snprintf(reason, reason_size,
-             "value '%s' has a data-dependent shape (its extent is known only "
-             "at run time); the C code generator compiles static shapes",
-             graph->values[bounded].name);
-    return false;
-  }
   vkp_dtype_set_t set = vkp__c_ops[node->op].dtypes;
+  // Bounded values (emit_bounded.c): the rules of graph/bounded.h with a
+  // path over run-time extents; the elementwise one goes through the fused
+  // loops (so an op there needs an expression), and of the ops that handle
+  // a bounded value themselves only those whose kernel here does.
+  int32_t bounded = vkp_node_bounded_value(graph, node);
+  if (bounded >= 0 && set) {
+    vkp__bound_rule_t rule = vkp__bound_rule(node->op);
+    bool path = false;
+    switch (rule) {
+      case VKP__BOUND_BROADCAST:
+        path = node->op == VKP_OP_CAST || vkp__c_ops[node->op].expr;
+        break;
+      case VKP__BOUND_OWN:
+        path = node->op == VKP_OP_NON_ZERO || node->op == VKP_OP_UNIQUE ||
+               node->op == VKP_OP_SHAPE;
+        break;
+      case VKP__BOUND_VIEW: case VKP__BOUND_REDUCE: case VKP__BOUND_ARG:
+      case VKP__BOUND_CONCAT: case VKP__BOUND_GATHER: case VKP__BOUND_GATHER_ELEMENTS:
+      case VKP__BOUND_GATHER_ND: case VKP__BOUND_TOP_K:
+        path = true;
+        break;
+      case VKP__BOUND_REFUSE:
+        break;
+    }
+    if (!path) {
+      snprintf(reason, reason_size,
+               "value '%s' has a data-dependent shape (its extent is known only "
+               "at run time); the C %s kernel takes static shapes only",
+               graph->values[bounded].name, vkp_op_name(node->op));
+      return false;
+    }
+  }
   if (!set) {
     snprintf(reason, reason_size, "the C code generator has no %s kernel yet",
              vkp_op_name(node->op));

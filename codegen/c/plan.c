@@ -24,6 +24,10 @@ static void vkp__absorb(vkp__cg_t *cg, int32_t node, int32_t root) {
     if (cg->group_of[p] >= 0) continue;
     const vkp_node_t *pn = &g->nodes[p];
     if (!vkp__same_shape(val, root_out)) continue;
+    // A bounded group runs over its root's run-time extent: every member's
+    // result is bounded alike (a static one of the same shape only where
+    // the bound is 1, which stays apart).
+    if (!vkp__same_bounds(val, root_out)) continue;
     // Every member keeps its result in a temporary of its own C type, so
     // members of any dtypes mix (a comparison of float math feeding a
     // where); an anchor's epilogue stores float32 (ep_*: float *c).
@@ -103,6 +107,8 @@ vkp_status_t vkp__plan_buffers(vkp__cg_t *cg) {
     int32_t out = n->outputs[0];
     if (cg->storage[out] != VKP__ST_WORKSPACE && cg->storage[out] != VKP__ST_OUTPUT) continue;
     const vkp_value_t *y = &g->values[out];
+    // Bounded: the runs' offsets are known only at run time.
+    if (vkp_node_is_bounded(g, n)) continue;
     int64_t axis = vkp_node_int(n, "axis"), outer = 1, at = 0;
     for (int32_t d = 0; d < axis; ++d) outer *= y->shape[d];
     if (outer != 1) continue;

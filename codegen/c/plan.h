@@ -46,6 +46,8 @@ typedef struct vkp__cg_t {
                         // the concatenation that reads it
   int64_t *offset;      // value -> workspace byte offset
   char **vname;         // value -> C identifier
+  char **ename;         // value -> C name of its run-time extent (a
+                        // bounded value), else NULL (emit_bounded.c)
   char **nname;         // node -> C function name
   int64_t ws_bytes;
   vkp__sb_t prepack;          // body of vkp_stage_prepack
@@ -108,11 +110,33 @@ static inline int64_t vkp__numel(const vkp_value_t *v) {
   return n;
 }
 
+// Bounded values (docs/onnx.md, "Data-dependent output shapes"): their
+// extents are computed in the generated code (codegen/c/emit_bounded.c).
+static inline bool vkp__same_bounds(const vkp_value_t *a, const vkp_value_t *b) {
+  return a->bounded == b->bounded && (!a->bounded || a->bounded_axis == b->bounded_axis);
+}
+
 // Decides fusion groups (group_of, anchor_of); `uses` must be counted and
 // group_of/anchor_of set to -1 first.
 void vkp__plan_groups(vkp__cg_t *cg);
 // Storage, views and workspace offsets of every value (after
 // vkp__plan_groups).
 vkp_status_t vkp__plan_buffers(vkp__cg_t *cg) VKP_MUST_USE;
+
+// ---------------------------------------------------------------------------
+// Bounded values (codegen/c/emit_bounded.c)
+
+// Appends a case to vkp_stage_error for a run-time failure of node `n`
+// ("node '<name>' (<op>): <message>") and returns its code.
+int32_t vkp__c_error_code(vkp__cg_t *cg, const vkp_node_t *n, const char *message);
+// Writes into `calls` the statements that compute the run-time extent of
+// each bounded output of `n` (declaring cg->ename of it), from its inputs'
+// extents by the op's rule (graph/bounded.h); a mismatch returns an error
+// code from the stage. Outputs whose extent the kernel makes (non_zero,
+// unique) are declared 0 and passed to it by address.
+void vkp__c_emit_extents(vkp__cg_t *cg, const vkp_node_t *n, vkp__sb_t *calls);
+// Whether the kernel of `n` makes its outputs' extents itself (they are
+// `ptrdiff_t *` parameters of its node function).
+bool vkp__c_makes_extents(const vkp_node_t *n);
 
 #endif  // VKPIPE_CODEGEN_C_PLAN_H_

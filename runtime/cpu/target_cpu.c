@@ -22,6 +22,10 @@
 
 typedef int (*vkp__stage_entry_fn)(const void *const *inputs, void *const *outputs,
                                    const void *const *constants, void *workspace);
+// Stages with bounded values (codegen/c/emit.h, VKP_CODEGEN_C_ENTRY_BOUNDED).
+typedef int (*vkp__stage_bounded_fn)(const void *const *inputs, void *const *outputs,
+                                     const void *const *constants, void *workspace,
+                                     int64_t *extents);
 typedef size_t (*vkp__stage_ws_fn)(void);
 typedef void (*vkp__stage_prepack_fn)(const void *const *constants, void *workspace);
 typedef int (*vkp__stage_abi_fn)(void);
@@ -36,6 +40,15 @@ typedef struct vkp__cpu_stage_t {
   // the first stage's code. -1 when a file was used instead.
   int dl_fd;
   vkp__stage_entry_fn entry;
+  // A graph with bounded values (docs/onnx.md, "Data-dependent output
+  // shapes") runs through this entry instead, with `extents` (n_inputs +
+  // n_outputs, owned): the inputs' run-time extents in, the outputs' out.
+  vkp__stage_bounded_fn entry_bounded;
+  int64_t *extents;
+  // Copies of the graph's input and output values (names owned, no data),
+  // n_inputs + n_outputs, for a bounded stage: the graph need not outlive
+  // the stage.
+  vkp_value_t *io_values;
   vkp__stage_error_fn error;  // explains a nonzero result; NULL in objects
                               // older than it
   void *workspace;            // owned, 64-byte aligned; ends with the
@@ -140,6 +153,10 @@ static void vkp__cpu_unload(vkp_stage_t *base) {
   vkp__free(s->outputs);
   vkp__free(s->input_bytes);
   vkp__free(s->output_bytes);
+  vkp__free(s->extents);
+  for (int32_t i = 0; s->io_values && i < s->n_inputs + s->n_outputs; ++i)
+    vkp__free(s->io_values[i].name);
+  vkp__free(s->io_values);
   vkp__free(s);
 }
 
@@ -295,13 +312,20 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
   for (char *k = key; *k; ++k)  // the key names a file: hex digits only
     if (!((*k >= '0' && *k <= '9') || (*k >= 'a' && *k <= 'f'))) *k = '_';
   if (!st) st = vkp__dlopen_bytes(object, (size_t)h.object_size, key, &s->dl, &s->dl_fd);
+  bool bounded = false;
+  for (int32_t v = 0; v < graph->n_values; ++v) bounded |= graph->values[v].bounded;
   if (!st) {
-    s->entry = (vkp__stage_entry_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_ENTRY);
+    const char *entry = bounded ? VKP_CODEGEN_C_ENTRY_BOUNDED : VKP_CODEGEN_C_ENTRY;
+    if (bounded)
+      s->entry_bounded = (vkp__stage_bounded_fn)(uintptr_t)dlsym(s->dl, entry);
+    else
+      s->entry = (vkp__stage_entry_fn)(uintptr_t)dlsym(s->dl, entry);
     s->error = (vkp__stage_error_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_ERROR);
     vkp__stage_ws_fn ws = (vkp__stage_ws_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_WORKSPACE);
-    if (!s->entry || !ws)
-      st = vkp_status_make(VKP_STATUS_DATA_LOSS, "stage object lacks %s or %s",
-                           VKP_CODEGEN_C_ENTRY, VKP_CODEGEN_C_WORKSPACE);
+    if ((!s->entry && !s->entry_bounded) || !ws)
+      st = vkp_status_make(VKP_STATUS_DATA_LOSS, "stage object lacks %s or %s%s", entry,
+                           VKP_CODEGEN_C_WORKSPACE,
+                           bounded ? " (the entry of a graph with data-dependent shapes)" : "");
     else {
       size_t bytes = (ws() + 63) / 64 * 64;
       s->workspace = aligned_alloc(64, bytes ? bytes : 64);
@@ -336,8 +360,22 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
     s->outputs = vkp__calloc((size_t)s->n_outputs + 1, sizeof(void *));
     s->input_bytes = vkp__calloc((size_t)s->n_inputs + 1, sizeof(size_t));
     s->output_bytes = vkp__calloc((size_t)s->n_outputs + 1, sizeof(size_t));
-    if (!s->inputs || !s->outputs || !s->input_bytes || !s->output_bytes)
+    size_t n_io = (size_t)(s->n_inputs + s->n_outputs);
+    if (bounded) {
+      s->extents = vkp__calloc(n_io + 1, sizeof(int64_t));
+      s->io_values = vkp__calloc(n_io + 1, sizeof(vkp_value_t));
+    }
+    if (!s->inputs || !s->outputs || !s->input_bytes || !s->output_bytes ||
+        (bounded && (!s->extents || !s->io_values)))
       st = VKP_OOM("stage tables");
+    for (size_t i = 0; bounded && !st && i < n_io; ++i) {
+      int32_t v = (int32_t)i < s->n_inputs ? graph->inputs[i]
+                                            : graph->outputs[i - (size_t)s->n_inputs];
+      s->io_values[i] = graph->values[v];
+      s->io_values[i].data = NULL;
+      s->io_values[i].name = vkp__strdup(graph->values[v].name);
+      if (!s->io_values[i].name) st = VKP_OOM("stage tables");
+    }
   }
   for (int32_t i = 0; i < s->n_inputs && !st; ++i) {
     const vkp_value_t *v = &graph->values[graph->inputs[i]];
@@ -369,9 +407,59 @@ static vkp_status_t vkp__cpu_load(const vkp_target_t *target, const vkp_graph_t 
   return NULL;
 }
 
+// What a nonzero result of the entry means.
+static vkp_status_t vkp__cpu_run_failed(const vkp__cpu_stage_t *s, int rc) {
+  // A kernel that checks its data (an index out of range) stopped the run.
+  const char *why = s->error ? s->error(rc) : NULL;
+  if (why) return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "%s", why);
+  return vkp_status_make(VKP_STATUS_INTERNAL, "cpu stage returned %d", rc);
+}
+
+// A stage with bounded values: inputs at any extent up to their bounds,
+// outputs handed over with room for their bounds and coming back at their
+// run-time shapes (as on ref).
+static vkp_status_t vkp__cpu_run_bounded(vkp__cpu_stage_t *s, const vkp_tensor_t *inputs,
+                                         vkp_tensor_t *outputs) {
+  for (int32_t i = 0; i < s->n_inputs; ++i) {
+    const vkp_value_t *v = &s->io_values[i];
+    VKP_RETURN_IF_ERROR(vkp_value_check_tensor(v, &inputs[i], "input"));
+    s->extents[i] = v->bounded ? inputs[i].shape[v->bounded_axis] : 0;
+    s->inputs[i] = inputs[i].data;
+  }
+  for (int32_t i = 0; i < s->n_outputs; ++i) {
+    const vkp_value_t *v = &s->io_values[s->n_inputs + i];
+    // The kernels may write up to the bound: an output must have room for it.
+    if (vkp_tensor_nbytes(&outputs[i]) != s->output_bytes[i] ||
+        (!outputs[i].data && s->output_bytes[i]))
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "cpu stage output %d '%s' has %zu bytes; expected %zu (a "
+                             "data-dependent output is passed at its bound)",
+                             (int)i, v->name, vkp_tensor_nbytes(&outputs[i]),
+                             s->output_bytes[i]);
+    s->outputs[i] = outputs[i].data;
+    s->extents[s->n_inputs + i] = 0;
+  }
+  vkp_cpu_pool_bind_caller(s->pool);
+  int rc = s->entry_bounded(s->inputs, s->outputs, s->constants, s->workspace, s->extents);
+  if (rc != 0) return vkp__cpu_run_failed(s, rc);
+  for (int32_t i = 0; i < s->n_outputs; ++i) {
+    const vkp_value_t *v = &s->io_values[s->n_inputs + i];
+    if (!v->bounded) continue;
+    int64_t e = s->extents[s->n_inputs + i];
+    if (e < 0 || e > v->shape[v->bounded_axis])
+      return vkp_status_make(VKP_STATUS_INTERNAL,
+                             "cpu stage: output '%s' came back with extent %lld, outside "
+                             "its bound %lld",
+                             v->name, (long long)e, (long long)v->shape[v->bounded_axis]);
+    outputs[i].shape[v->bounded_axis] = e;
+  }
+  return NULL;
+}
+
 static vkp_status_t vkp__cpu_run(vkp_stage_t *base, const vkp_tensor_t *inputs,
                                  vkp_tensor_t *outputs) {
   vkp__cpu_stage_t *s = (vkp__cpu_stage_t *)base;
+  if (s->entry_bounded) return vkp__cpu_run_bounded(s, inputs, outputs);
   for (int32_t i = 0; i < s->n_inputs; ++i) {
     if (vkp_tensor_nbytes(&inputs[i]) != s->input_bytes[i] || (!inputs[i].data && s->input_bytes[i]))
       return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
@@ -389,12 +477,7 @@ static vkp_status_t vkp__cpu_run(vkp_stage_t *base, const vkp_tensor_t *inputs,
   }
   vkp_cpu_pool_bind_caller(s->pool);
   int rc = s->entry(s->inputs, s->outputs, s->constants, s->workspace);
-  if (rc != 0) {
-    // A kernel that checks its data (an index out of range) stopped the run.
-    const char *why = s->error ? s->error(rc) : NULL;
-    if (why) return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "%s", why);
-    return vkp_status_make(VKP_STATUS_INTERNAL, "cpu stage returned %d", rc);
-  }
+  if (rc != 0) return vkp__cpu_run_failed(s, rc);
   return NULL;
 }
 

@@ -173,6 +173,44 @@ def gen_top_k_runtime_k(w):
             np.full(len(tv), 7, np.int64)])
 
 
+def gen_chain(w):
+    """NonZero -> Gather -> ReduceSum and Compress -> elementwise on run-time
+    data, for cpu against NumPy and ref, and for a two-stage pipeline that
+    cuts across the bounded values (test_onnx_dynamic.c): the positive
+    elements of x, their sum; the rows of x the condition keeps, through
+    Mul, Sub, Relu and a broadcast Add, and their row sums."""
+    n = helper.make_node
+    x = w.f32(4, 6)
+    cond = w.rng.integers(0, 2, size=4).astype(bool)
+    nodes = [
+        n("Reshape", ["x", "flat"], ["xf"]),                   # [24]
+        n("Greater", ["xf", "zero"], ["keep"]),
+        n("NonZero", ["keep"], ["nz"]),                        # [1, <=24]
+        n("Reshape", ["nz", "flat"], ["idx"]),                 # [<=24]
+        n("Gather", ["xf", "idx"], ["picked"], axis=0),        # [<=24]
+        n("ReduceSum", ["picked"], ["total"], keepdims=0),     # static []
+        n("Compress", ["x", "cond"], ["rows"], axis=0),        # [<=4, 6]
+        n("Mul", ["rows", "rows"], ["sq"]),
+        n("Sub", ["sq", "one"], ["shifted"]),
+        n("Relu", ["shifted"], ["clipped"]),
+        n("Add", ["clipped", "bias"], ["e"]),                  # bias [6]
+        n("ReduceSum", ["e", "ax1"], ["esum"], keepdims=0),    # [<=4]
+    ]
+    bias = w.f32(6)
+    m = model(nodes, [vi("x", [4, 6]), vi("cond", [4], BOOL)],
+              [vi(o, None) for o in ["picked", "total", "e", "esum"]],
+              [init("flat", np.array([-1], np.int64)),
+               init("zero", np.array(0, np.float32)),
+               init("one", np.array(1, np.float32)),
+               init("ax1", np.array([1], np.int64)), init("bias", bias)], opset=13)
+    xf = x.reshape(-1)
+    picked = xf[xf > 0]
+    e = (np.maximum(x[cond] * x[cond] - np.float32(1), 0) + bias).astype(np.float32)
+    w.save("dynamic_chain", m, [x, cond],
+           [picked, np.array(picked.sum(dtype=np.float32), np.float32), e,
+            e.sum(axis=1).astype(np.float32)])
+
+
 def gen_refused(w):
     """A consumer that does not take a data-dependent input: refused at
     import naming the node and the value."""
@@ -188,4 +226,5 @@ def generate(w):
     gen_compress(w)
     gen_unique(w)
     gen_top_k_runtime_k(w)
+    gen_chain(w)
     gen_refused(w)

@@ -2,13 +2,17 @@
 // graph/op_dynamic.c through the importer: NonZero, Compress and Unique on
 // run-time data and the ops downstream of their bounded results, against
 // NumPy (models_dynamic.py) on "ref", outputs compared at their run-time
-// shapes; the consumers that refuse a bounded input, and the targets that
-// refuse one (cpu, vulkan) with the reason the partitioner shows.
+// shapes, and on "cpu" (generated C over run-time extents); the consumers
+// that refuse a bounded input, and vulkan's refusal with the reason the
+// partitioner shows.
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "onnx/onnx_test_util.h"
+#include "pipeline/harness.h"
 #include "support/test_support.h"
+#include "vkpipe/onnx.h"
+#include "vkpipe/pipeline.h"
 #include "vkpipe/target.h"
 
 static bool has_bounded(const vkp_graph_t *g) {
@@ -26,6 +30,9 @@ Test(onnx_dynamic, non_zero_and_consumers, .timeout = 60) {
   cr_assert_eq(onnx_count_op(g, VKP_OP_SHAPE), 1);
   cr_assert(has_bounded(g));
   onnx_run_and_compare(g, "dynamic_non_zero", 1e-6, 1e-7);
+  // cpu: generated C over the run-time extents, 1 and 3 threads.
+  onnx_run_and_compare_on(g, "dynamic_non_zero", "cpu", 1, 1e-6, 1e-7);
+  onnx_run_and_compare_on(g, "dynamic_non_zero", "cpu", 3, 1e-6, 1e-7);
   vkp_graph_destroy(g);
 }
 
@@ -35,6 +42,9 @@ Test(onnx_dynamic, compress_runtime_condition, .timeout = 60) {
   vkp_graph_t *g = onnx_load_model("dynamic_compress.onnx");
   cr_assert_eq(onnx_count_op(g, VKP_OP_NON_ZERO), 3);
   onnx_run_and_compare(g, "dynamic_compress", 1e-6, 1e-7);
+  // cpu: generated C over the run-time extents, 1 and 3 threads.
+  onnx_run_and_compare_on(g, "dynamic_compress", "cpu", 1, 1e-6, 1e-7);
+  onnx_run_and_compare_on(g, "dynamic_compress", "cpu", 3, 1e-6, 1e-7);
   vkp_graph_destroy(g);
 }
 
@@ -44,6 +54,9 @@ Test(onnx_dynamic, unique_all_outputs, .timeout = 60) {
   vkp_graph_t *g = onnx_load_model("dynamic_unique.onnx");
   cr_assert_eq(onnx_count_op(g, VKP_OP_UNIQUE), 4);
   onnx_run_and_compare(g, "dynamic_unique", 0, 0);
+  // cpu: generated C over the run-time extents, 1 and 3 threads.
+  onnx_run_and_compare_on(g, "dynamic_unique", "cpu", 1, 0, 0);
+  onnx_run_and_compare_on(g, "dynamic_unique", "cpu", 3, 0, 0);
   vkp_graph_destroy(g);
 }
 
@@ -54,6 +67,9 @@ Test(onnx_dynamic, top_k_runtime_k, .timeout = 60) {
   vkp_graph_t *g = onnx_load_model("dynamic_top_k.onnx");
   cr_assert_eq(onnx_count_op(g, VKP_OP_TOP_K), 2);
   onnx_run_and_compare(g, "dynamic_top_k", 0, 0);
+  // cpu: generated C over the run-time extents, 1 and 3 threads.
+  onnx_run_and_compare_on(g, "dynamic_top_k", "cpu", 1, 0, 0);
+  onnx_run_and_compare_on(g, "dynamic_top_k", "cpu", 3, 0, 0);
   vkp_graph_destroy(g);
 }
 
@@ -73,22 +89,29 @@ Test(onnx_dynamic, refused_consumer_names_node_and_value, .timeout = 60) {
   vkp_status_free(st);
 }
 
-// cpu and vulkan refuse nodes touching a bounded value, with the reason
-// that `vkpipe partition` lists under "fell back".
-Test(onnx_dynamic, device_targets_refuse_with_reason, .timeout = 60) {
+// cpu runs every node of the graph (bounded values in generated C); vulkan
+// refuses the ones touching a bounded value, with the reason that `vkpipe
+// partition` lists under "fell back".
+Test(onnx_dynamic, targets_on_bounded_values, .timeout = 60) {
   vkp_graph_t *g = onnx_load_model("dynamic_non_zero.onnx");
   vkp_registry_t *reg;
   const char *names[] = {"cpu", "vulkan"};
   VKP_TEST_OK(vkp_registry_create_builtin(names, 2, &reg));
-  for (int i = 0; i < 2; ++i) {
-    const vkp_target_t *t = vkp_registry_find(reg, names[i]);
-    if (!t) continue;  // no Vulkan device here
+  const vkp_target_t *cpu = vkp_registry_find(reg, "cpu");
+  cr_assert_not_null(cpu);
+  for (int32_t k = 0; k < g->n_nodes; ++k) {
+    char reason[512] = "";
+    cr_assert(vkp_target_supports(cpu, g, &g->nodes[k], reason, sizeof reason),
+              "cpu refuses node '%s': %s", g->nodes[k].name, reason);
+  }
+  const vkp_target_t *vk = vkp_registry_find(reg, "vulkan");
+  if (vk) {  // a Vulkan device here
     int32_t nz = -1;
     for (int32_t k = 0; k < g->n_nodes; ++k)
       if (g->nodes[k].op == VKP_OP_NON_ZERO) nz = k;
     char reason[512] = "";
-    cr_assert_not(vkp_target_supports(t, g, &g->nodes[nz], reason, sizeof reason));
-    cr_assert(strstr(reason, "has a data-dependent shape"), "%s: %s", names[i], reason);
+    cr_assert_not(vkp_target_supports(vk, g, &g->nodes[nz], reason, sizeof reason));
+    cr_assert(strstr(reason, "has a data-dependent shape"), "vulkan: %s", reason);
   }
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
@@ -214,6 +237,128 @@ Test(onnx_dynamic, extents_must_agree_at_run_time, .timeout = 60) {
   int64_t want[3] = {0 - 0, 2 - 2, 4 - 5};
   for (int i = 0; i < 3; ++i) cr_assert_eq(((int64_t *)y[0].data)[i], want[i]);
   vkp_tensor_deinit(&y[0]);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+// NonZero -> Gather -> ReduceSum and Compress -> Mul/Sub/Relu/Add ->
+// ReduceSum (models_dynamic.py, fresh random data each run): cpu with 1 and
+// 3 threads against NumPy, as ref.
+Test(onnx_dynamic, chain_on_cpu, .timeout = 120) {
+  vkp_graph_t *g = onnx_load_model("dynamic_chain.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_NON_ZERO), 2);
+  onnx_run_and_compare(g, "dynamic_chain", 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "dynamic_chain", "cpu", 1, 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "dynamic_chain", "cpu", 3, 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+// Random inputs for the chain: x [4, 6] in [-1, 1) (all negative in
+// `none`), cond [4] of random bools (all false in `none`).
+static void chain_inputs(vkp_test_rng_t *rng, bool none, float *x, uint8_t *cond) {
+  for (int i = 0; i < 24; ++i)
+    x[i] = none ? -0.5f - vkp_test_rng_uniform(rng, 0.0f, 1.0f)
+                : vkp_test_rng_uniform(rng, -1.0f, 1.0f);
+  for (int i = 0; i < 4; ++i) cond[i] = none ? 0 : (uint8_t)vkp_test_rng_below(rng, 2);
+}
+
+// The chain cut into two stages across its bounded values: stage 0 makes
+// them (NonZero, the gathers of Compress and Gather), stage 1 reads them
+// (the reductions and the elementwise ops), their extents travelling in
+// the ring slots. On cpu | cpu, cpu | ref and ref | cpu: frame 0 is the
+// model's NumPy case, the others fresh random inputs (one selecting
+// nothing) checked against the whole graph run on ref.
+Test(onnx_dynamic, chain_pipeline_across_bounded_values, .timeout = 240) {
+  vkp_graph_t *g = onnx_load_model("dynamic_chain.onnx");
+  int32_t s0[64], s1[64], n0 = 0, n1 = 0;
+  cr_assert_lt(g->n_nodes, 64);
+  for (int32_t k = 0; k < g->n_nodes; ++k) {
+    vkp_op_t op = g->nodes[k].op;
+    bool reads = op == VKP_OP_REDUCE_SUM || op == VKP_OP_MUL || op == VKP_OP_SUB ||
+                 op == VKP_OP_RELU || op == VKP_OP_ADD;
+    if (reads) s1[n1++] = k;
+    else s0[n0++] = k;
+  }
+  s0[n0] = -1;
+  s1[n1] = -1;
+  const int32_t *groups[] = {s0, s1};
+  vkp_registry_t *reg;
+  const char *names[] = {"cpu", "ref"};
+  VKP_TEST_OK(vkp_registry_create_builtin(names, 2, &reg));
+  const vkp_target_t *ref = vkp_registry_find(reg, "ref");
+  vkp_tensor_t numpy_in[2], numpy_out[4];
+  char path[1024], file[128];
+  for (int i = 0; i < 2; ++i) {
+    snprintf(file, sizeof file, "dynamic_chain.input_%d.pb", i);
+    onnx_model_path(path, sizeof path, file);
+    VKP_TEST_OK(vkp_onnx_tensor_load(path, &numpy_in[i], NULL));
+  }
+  for (int i = 0; i < 4; ++i) {
+    snprintf(file, sizeof file, "dynamic_chain.output_%d.pb", i);
+    onnx_model_path(path, sizeof path, file);
+    VKP_TEST_OK(vkp_onnx_tensor_load(path, &numpy_out[i], NULL));
+  }
+  vkp_test_rng_t rng;
+  uint64_t seed = vkp_test_rng_init(&rng);
+  enum { FRAMES = 6 };
+  static const char *const combos[][2] = {{"cpu", "cpu"}, {"cpu", "ref"}, {"ref", "cpu"}};
+  for (size_t c = 0; c < sizeof combos / sizeof combos[0]; ++c) {
+    vkp_plan_t *plan = NULL;
+    VKP_TEST_OK(plan_from_groups(g, 2, groups, combos[c], &plan));
+    const vkp_graph_t *st1 = plan->stages[1].graph;
+    int32_t bounded_in = 0;
+    for (int32_t i = 0; i < st1->n_inputs; ++i)
+      bounded_in += st1->values[st1->inputs[i]].bounded;
+    cr_assert_eq(bounded_in, 2, "stage 1 reads 'picked' and 'rows' as bounded inputs");
+    vkp_pipeline_t *pipe = NULL;
+    VKP_TEST_OK(vkp_pipeline_create(plan, reg, NULL, &pipe));
+    float xs[FRAMES][24];
+    uint8_t conds[FRAMES][4];
+    for (int f = 0; f < FRAMES; ++f) {
+      if (f == 0) {
+        memcpy(xs[0], numpy_in[0].data, sizeof xs[0]);
+        memcpy(conds[0], numpy_in[1].data, sizeof conds[0]);
+      } else {
+        chain_inputs(&rng, f == 2, xs[f], conds[f]);
+      }
+      int64_t xshape[] = {4, 6}, cshape[] = {4};
+      vkp_tensor_t x, cond;
+      VKP_TEST_OK(vkp_tensor_init_view(&x, VKP_DTYPE_FLOAT32, 2, xshape, xs[f]));
+      VKP_TEST_OK(vkp_tensor_init_view(&cond, VKP_DTYPE_BOOL, 1, cshape, conds[f]));
+      VKP_TEST_OK(vkp_pipeline_set_input(pipe, "x", &x));
+      VKP_TEST_OK(vkp_pipeline_set_input(pipe, "cond", &cond));
+      VKP_TEST_OK(vkp_pipeline_run(pipe, NULL));
+    }
+    for (int f = 0; f < FRAMES; ++f) {
+      vkp_pipeline_result_t res;
+      VKP_TEST_OK(vkp_pipeline_get_output(pipe, UINT64_MAX, &res));
+      cr_assert_null(res.status, "%s | %s frame %d: %s", combos[c][0], combos[c][1], f,
+                     vkp_status_message(res.status));
+      vkp_tensor_t in[2], want[4];
+      const vkp_tensor_t *expect = numpy_out;
+      if (f > 0) {
+        int64_t xshape[] = {4, 6}, cshape[] = {4};
+        VKP_TEST_OK(vkp_tensor_init_view(&in[0], VKP_DTYPE_FLOAT32, 2, xshape, xs[f]));
+        VKP_TEST_OK(vkp_tensor_init_view(&in[1], VKP_DTYPE_BOOL, 1, cshape, conds[f]));
+        VKP_TEST_OK(vkp_target_run_graph(ref, g, NULL, in, want));
+        expect = want;
+      }
+      for (int o = 0; o < 4; ++o) {
+        char msg[512];
+        cr_assert(vkp_test_allclose(&res.outputs[o], &expect[o], 1e-5, 1e-6, msg, sizeof msg),
+                  "%s | %s frame %d output %d: %s (seed %llu, %s)", combos[c][0],
+                  combos[c][1], f, o, msg, (unsigned long long)seed, onnx_seed_note());
+      }
+      if (f == 2) cr_assert_eq(res.outputs[0].shape[0], 0, "nothing picked");
+      if (f > 0)
+        for (int o = 0; o < 4; ++o) vkp_tensor_deinit(&want[o]);
+      vkp_pipeline_result_deinit(&res);
+    }
+    vkp_pipeline_destroy(pipe);
+    vkp_plan_destroy(plan);
+  }
+  for (int i = 0; i < 2; ++i) vkp_tensor_deinit(&numpy_in[i]);
+  for (int i = 0; i < 4; ++i) vkp_tensor_deinit(&numpy_out[i]);
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }
