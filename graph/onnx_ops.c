@@ -434,7 +434,8 @@ vkp_status_t vkp__map_conv(vkp__onnx_ctx_t *ctx) {
   const char *out = vkp__onnx_output(ctx, 0);
   // A following BatchNormalization folds into the weights when everything
   // is known at import time.
-  int32_t bn_index = ctx->fold_bn ? ctx->fold_bn[ctx->node_index] : -1;
+  int32_t bn_index =
+      ctx->fold_bn && ctx->node_index >= 0 ? ctx->fold_bn[ctx->node_index] : -1;
   bool folded = false;
   if (bn_index >= 0 && wsym->is_const && (!bsym || bsym->is_const)) {
     const Onnx__NodeProto *bn = ctx->onnx_graph->node[bn_index];
