@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// graph/onnx_control.c (ONNX If) and non_max_suppression through the
+// importer, against NumPy (models_control.py) on "ref": a condition folded
+// at import inlines its branch, a run-time one runs both and picks with
+// branch_select (nested, reading outer-scope values), torchvision's
+// batched_nms guard on data that keeps boxes and data that keeps none, the
+// refusals, and the targets that refuse branch_select and
+// non_max_suppression (cpu, vulkan) with their reasons.
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "onnx/onnx_test_util.h"
+#include "support/test_support.h"
+#include "vkpipe/target.h"
+
+static int32_t find_op(const vkp_graph_t *g, vkp_op_t op) {
+  for (int32_t k = 0; k < g->n_nodes; ++k)
+    if (g->nodes[k].op == op) return k;
+  return -1;
+}
+
+// The condition folds to true: the then branch's nodes join the graph under
+// "<If>/then/", the else branch (an op of an unknown domain) is never read.
+Test(onnx_control, constant_condition_inlines_its_branch, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("if_const.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_BRANCH_SELECT), 0);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_RELU), 1);
+  int32_t relu = find_op(g, VKP_OP_RELU);
+  cr_assert(strstr(g->nodes[relu].name, "/then/"), "%s", g->nodes[relu].name);
+  onnx_run_and_compare(g, "if_const", 1e-6, 1e-7);
+  vkp_graph_destroy(g);
+}
+
+// A run-time condition, with an If nested in the then branch whose branches
+// read t (the enclosing branch's) and y (the graph's): every combination
+// of the two conditions that selects a different path.
+Test(onnx_control, runtime_condition_nested_outer_scope, .timeout = 60) {
+  static const char *const runs[] = {"if_runtime_11", "if_runtime_10", "if_runtime_01"};
+  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; ++i) {
+    char file[64];
+    snprintf(file, sizeof file, "%s.onnx", runs[i]);
+    vkp_graph_t *g = onnx_load_model(file);
+    // out and shp of the outer If, out of the nested one.
+    cr_assert_eq(onnx_count_op(g, VKP_OP_BRANCH_SELECT), 3);
+    onnx_run_and_compare(g, runs[i], 1e-6, 1e-7);
+    vkp_graph_destroy(g);
+  }
+}
+
+// torchvision's guard: an empty keep list beside NonMaxSuppression of the
+// boxes Compress selected; the If's result is bounded by the NMS bound and
+// sliced (first two) and used as Gather indices. With no box selected the
+// else branch still runs (on empty data) and the then branch is chosen.
+Test(onnx_control, batched_nms_guard, .timeout = 60) {
+  static const char *const runs[] = {"if_guard_some", "if_guard_none"};
+  for (size_t i = 0; i < 2; ++i) {
+    char file[64];
+    snprintf(file, sizeof file, "%s.onnx", runs[i]);
+    vkp_graph_t *g = onnx_load_model(file);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_NON_MAX_SUPPRESSION), 1);
+    int32_t sel = find_op(g, VKP_OP_BRANCH_SELECT);
+    cr_assert_geq(sel, 0);
+    const vkp_value_t *kept = &g->values[g->nodes[sel].outputs[0]];
+    cr_assert(kept->bounded && kept->bounded_axis == 0);
+    cr_assert_eq(kept->shape[0], 5);  // one batch, one class, max_out 5
+    onnx_run_and_compare(g, runs[i], 1e-6, 1e-7);
+    vkp_graph_destroy(g);
+  }
+}
+
+// Branches giving [3] and [3, 1] on a run-time condition: an error naming
+// the If node and both shapes.
+Test(onnx_control, branches_of_different_ranks_refused, .timeout = 60) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, "if_refused.onnx");
+  vkp_graph_t *g = NULL;
+  vkp_status_t st = vkp_graph_load(path, &g);
+  cr_assert_null(g);
+  cr_assert_not_null(st);
+  const char *msg = vkp_status_message(st);
+  cr_assert(strstr(msg, "If"), "%s", msg);
+  cr_assert(strstr(msg, "rank_mismatch"), "%s", msg);
+  cr_assert(strstr(msg, "different ranks"), "%s", msg);
+  vkp_status_free(st);
+}
+
+// cpu and vulkan refuse branch_select (even on static shapes) and
+// non_max_suppression, with the reason the partitioner shows.
+Test(onnx_control, device_targets_refuse_with_reason, .timeout = 60) {
+  vkp_graph_t *rt = onnx_load_model("if_runtime_11.onnx");
+  vkp_graph_t *guard = onnx_load_model("if_guard_some.onnx");
+  vkp_registry_t *reg;
+  const char *names[] = {"cpu", "vulkan"};
+  VKP_TEST_OK(vkp_registry_create_builtin(names, 2, &reg));
+  for (int i = 0; i < 2; ++i) {
+    const vkp_target_t *t = vkp_registry_find(reg, names[i]);
+    if (!t) continue;  // no Vulkan device here
+    char reason[512] = "";
+    int32_t sel = find_op(rt, VKP_OP_BRANCH_SELECT);
+    cr_assert_not(vkp_target_supports(t, rt, &rt->nodes[sel], reason, sizeof reason));
+    cr_assert(strstr(reason, "branch_select"), "%s: %s", names[i], reason);
+    int32_t nms = find_op(guard, VKP_OP_NON_MAX_SUPPRESSION);
+    reason[0] = '\0';
+    cr_assert_not(vkp_target_supports(t, guard, &guard->nodes[nms], reason, sizeof reason));
+    cr_assert(strstr(reason, "data-dependent"), "%s: %s", names[i], reason);
+  }
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(rt);
+  vkp_graph_destroy(guard);
+}
