@@ -462,6 +462,25 @@ static vkp_status_t vkp__freeze_input(vkp__onnx_ctx_t *ctx, const char *name,
   return NULL;
 }
 
+vkp_status_t vkp__onnx_mark_branch_uses(const Onnx__NodeProto *node,
+                                        vkp_strmap_t *uses, int32_t count) {
+  for (size_t a = 0; a < node->n_attribute; ++a) {
+    const Onnx__AttributeProto *attr = node->attribute[a];
+    const Onnx__GraphProto *sub = attr ? attr->g : NULL;
+    for (size_t k = 0; sub && k < sub->n_node; ++k) {
+      const Onnx__NodeProto *inner = sub->node[k];
+      for (size_t i = 0; i < inner->n_input; ++i)
+        if (inner->input[i] && inner->input[i][0])
+          VKP_RETURN_IF_ERROR(vkp_strmap_put(uses, inner->input[i], count));
+      VKP_RETURN_IF_ERROR(vkp__onnx_mark_branch_uses(inner, uses, count));
+    }
+    for (size_t o = 0; sub && o < sub->n_output; ++o)
+      if (sub->output[o] && sub->output[o]->name && sub->output[o]->name[0])
+        VKP_RETURN_IF_ERROR(vkp_strmap_put(uses, sub->output[o]->name, count));
+  }
+  return NULL;
+}
+
 // Finds Conv -> BatchNormalization pairs where the Conv's output feeds only
 // that BatchNormalization (and is no graph output).
 static vkp_status_t vkp__plan_bn_folds(vkp__onnx_ctx_t *ctx) {
@@ -483,6 +502,10 @@ static vkp_status_t vkp__plan_bn_folds(vkp__onnx_ctx_t *ctx) {
       st = vkp_strmap_put(&uses, in, c < 0 ? 1 : c + 1);
     }
   }
+  // Values an If branch reads are used elsewhere (after the counting above,
+  // so that nothing overwrites the mark).
+  for (size_t i = 0; i < n && !st; ++i)
+    st = vkp__onnx_mark_branch_uses(g->node[i], &uses, 1000);
   for (size_t i = 0; i < g->n_output && !st; ++i) {
     const char *o = g->output[i] ? g->output[i]->name : NULL;
     if (o && o[0]) st = vkp_strmap_put(&uses, o, 1000);

@@ -182,6 +182,12 @@ typedef struct vkp__onnx_ctx_t {
 // The name `name` has in the current scope: its renamed form when an
 // enclosing If branch defines it, else itself.
 const char *vkp__onnx_scoped_name(const vkp__onnx_ctx_t *ctx, const char *name);
+// Sets uses[name] = count for every name the subgraphs of `node`'s
+// attributes (If branches, recursively) read: the fusion planners count
+// those values as used elsewhere.
+vkp_status_t vkp__onnx_mark_branch_uses(const Onnx__NodeProto *node,
+                                        vkp_strmap_t *uses, int32_t count)
+    VKP_MUST_USE;
 // Imports the nodes of If branch `branch` of the current node (`label`:
 // "then" or "else") into the graph being built; a node that cannot be
 // imported is recorded as a problem and poisons its outputs. out_names

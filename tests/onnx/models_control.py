@@ -10,7 +10,7 @@ test_onnx_control.c loads them."""
 import numpy as np
 from onnx import TensorProto, helper
 
-from gen_models import F32, I64, init, model, vi
+from gen_models import F32, I64, batchnorm, conv2d, init, model, vi
 
 BOOL = TensorProto.BOOL
 n = helper.make_node
@@ -152,6 +152,31 @@ def gen_if_guard(w):
         w.save("if_guard_" + tag, m, [boxes, scores], [kept, top, ss[top]])
 
 
+def gen_if_reads_conv(w):
+    """A Conv whose output feeds a BatchNormalization and is read inside an
+    If branch: the BatchNormalization must not fold into the Conv (the
+    branch needs the Conv's own output)."""
+    x = w.f32(1, 2, 4, 4)
+    wt, b = w.f32(3, 2, 3, 3), w.f32(3)
+    s, bb, mean = w.f32(3), w.f32(3), w.f32(3)
+    var = w.f32(3, lo=0.5, hi=1.5)
+    then_b = branch("then", [n("Relu", ["c"], ["r"])], [vi("r", [1, 3, 4, 4])])
+    else_b = branch("else", [n("Neg", ["c"], ["ng"])], [vi("ng", [1, 3, 4, 4])])
+    nodes = [
+        n("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        n("BatchNormalization", ["c", "s", "bb", "mean", "var"], ["y"]),
+        n("If", ["cond"], ["z"], then_branch=then_b, else_branch=else_b),
+    ]
+    m = model(nodes, [vi("x", [1, 2, 4, 4]), vi("cond", [], BOOL)],
+              [vi("y", [1, 3, 4, 4]), vi("z", [1, 3, 4, 4])],
+              [init("w", wt), init("b", b), init("s", s), init("bb", bb),
+               init("mean", mean), init("var", var)])
+    c = conv2d(x, wt, b, 1)
+    y = batchnorm(c, s, bb, mean, var, 1e-5)
+    w.save("if_reads_conv", m, [x, np.array(False)],
+           [y.astype(np.float32), (-c).astype(np.float32)])
+
+
 def gen_if_refused(w):
     """Branches of different ranks on a run-time condition: refused,
     naming the If node."""
@@ -168,4 +193,5 @@ def generate(w):
     gen_if_const(w)
     gen_if_runtime(w)
     gen_if_guard(w)
+    gen_if_reads_conv(w)
     gen_if_refused(w)

@@ -68,6 +68,16 @@ Test(onnx_control, batched_nms_guard, .timeout = 60) {
   }
 }
 
+// A Conv output read by a BatchNormalization and by an If branch: the
+// BatchNormalization is not folded into the Conv, whose own output the
+// branch still reads.
+Test(onnx_control, branch_reads_keep_values_unfused, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("if_reads_conv.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_BATCH_NORM), 1);
+  onnx_run_and_compare(g, "if_reads_conv", 1e-4, 1e-5);
+  vkp_graph_destroy(g);
+}
+
 // Branches giving [3] and [3, 1] on a run-time condition: an error naming
 // the If node and both shapes.
 Test(onnx_control, branches_of_different_ranks_refused, .timeout = 60) {
