@@ -5,7 +5,8 @@
 // only at run time imports both branches and picks each output with the
 // IR's branch_select, whose result is bounded when the branches' shapes
 // differ along one axis (torchvision's `if boxes.numel() == 0: return
-// empty`). docs/onnx.md, "If", says why both branches run.
+// empty`). docs/onnx.md, "If", says why the branches join the flat graph
+// (and how "ref" still runs only the taken one).
 #include <string.h>
 
 #include "base/alloc.h"

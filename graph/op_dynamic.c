@@ -458,7 +458,8 @@ vkp_status_t vkp__eval_non_max_suppression(const vkp_node_t *n,
 
 // ---------------------------------------------------------------------------
 // branch_select: `then` when the one-element bool cond is true, else `else`
-// (ONNX If on a run-time condition, whose branches both run: docs/onnx.md,
+// (ONNX If on a run-time condition, its branches imported into the graph;
+// the ref target skips the nodes only the untaken side reads: docs/onnx.md,
 // "If"). The two results have one dtype and rank and may differ in the
 // extent of one axis (an empty branch beside a data-dependent one): the
 // output is then bounded along it by the larger, and at run time takes the

@@ -5,7 +5,8 @@ inlined, the other never read), a run-time condition with a nested If whose
 branch reads a value of the enclosing branch and a graph input, torchvision's
 batched_nms guard (an empty branch beside NonMaxSuppression of a bounded
 selection) on data that selects boxes and data that selects none, and
-branches whose ranks differ (refused). Imported by gen_models.py;
+an untaken branch that would fail (a Gather index past the end, the guard's
+purpose), and branches whose ranks differ (refused). Imported by gen_models.py;
 test_onnx_control.c loads them."""
 import numpy as np
 from onnx import TensorProto, helper
@@ -177,6 +178,26 @@ def gen_if_reads_conv(w):
            [y.astype(np.float32), (-c).astype(np.float32)])
 
 
+def gen_if_guarded_gather(w):
+    """If idx >= 4 (past x's end) then [-1] else x[idx]: Gather with the
+    index out of range sits in the untaken branch, which must not run."""
+    then_b = branch("then", [
+        n("Constant", [], ["none"], value=helper.make_tensor("v", F32, [1], [-1.0])),
+    ], [vi("none", [1])])
+    else_b = branch("else", [n("Gather", ["x", "idx"], ["g"], axis=0)], [vi("g", [1])])
+    nodes = [
+        n("GreaterOrEqual", ["idx", "four"], ["past"]),
+        n("Squeeze", ["past", "ax0"], ["cond"]),
+        n("If", ["cond"], ["y"], then_branch=then_b, else_branch=else_b),
+    ]
+    m = model(nodes, [vi("x", [4]), vi("idx", [1], I64)], [vi("y", [1])],
+              [init("four", np.array([4], np.int64)), init("ax0", np.array([0], np.int64))])
+    x = w.f32(4)
+    w.save("if_gather_past_end", m, [x, np.array([7], np.int64)],
+           [np.array([-1.0], np.float32)])
+    w.save("if_gather_inside", m, [x, np.array([2], np.int64)], [x[2:3]])
+
+
 def gen_if_refused(w):
     """Branches of different ranks on a run-time condition: refused,
     naming the If node."""
@@ -194,4 +215,5 @@ def generate(w):
     gen_if_runtime(w)
     gen_if_guard(w)
     gen_if_reads_conv(w)
+    gen_if_guarded_gather(w)
     gen_if_refused(w)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // graph/onnx_control.c (ONNX If) and non_max_suppression through the
 // importer, against NumPy (models_control.py) on "ref": a condition folded
-// at import inlines its branch, a run-time one runs both and picks with
-// branch_select (nested, reading outer-scope values), torchvision's
+// at import inlines its branch, a run-time one imports both and picks with
+// branch_select (nested, reading outer-scope values; ref skips the untaken
+// branch's nodes), torchvision's
 // batched_nms guard on data that keeps boxes and data that keeps none, the
 // refusals, and the targets that refuse branch_select and
 // non_max_suppression (cpu, vulkan) with their reasons.
@@ -76,6 +77,21 @@ Test(onnx_control, branch_reads_keep_values_unfused, .timeout = 60) {
   cr_assert_eq(onnx_count_op(g, VKP_OP_BATCH_NORM), 1);
   onnx_run_and_compare(g, "if_reads_conv", 1e-4, 1e-5);
   vkp_graph_destroy(g);
+}
+
+// On ref only the taken branch runs: an index past x's end, which the If
+// guards against, fails nothing when the then branch is taken, and the
+// else branch's Gather runs when it is.
+Test(onnx_control, untaken_branch_does_not_run_on_ref, .timeout = 60) {
+  static const char *const runs[] = {"if_gather_past_end", "if_gather_inside"};
+  for (size_t i = 0; i < 2; ++i) {
+    char file[64];
+    snprintf(file, sizeof file, "%s.onnx", runs[i]);
+    vkp_graph_t *g = onnx_load_model(file);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_GATHER), 1);
+    onnx_run_and_compare(g, runs[i], 0, 0);
+    vkp_graph_destroy(g);
+  }
 }
 
 // Branches giving [3] and [3, 1] on a run-time condition: an error naming
