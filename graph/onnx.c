@@ -753,9 +753,12 @@ static vkp_status_t vkp__scope_define(vkp__onnx_scope_t *sc, const char *name,
   }
   char *renamed = vkp__asprintf("%s%s", sc->prefix, name);
   if (!renamed) return VKP_OOM("branch value name");
-  sc->renamed[sc->n] = renamed;
-  VKP_RETURN_IF_ERROR(vkp_strmap_put(&sc->names, name, sc->n));
-  sc->n++;
+  vkp_status_t st = vkp_strmap_put(&sc->names, name, sc->n);
+  if (st) {
+    vkp__free(renamed);
+    return st;
+  }
+  sc->renamed[sc->n++] = renamed;
   *out = renamed;
   return NULL;
 }

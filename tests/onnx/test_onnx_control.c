@@ -12,6 +12,7 @@
 
 #include "onnx/onnx_test_util.h"
 #include "support/test_support.h"
+#include "vkpipe/onnx.h"
 #include "vkpipe/target.h"
 
 static int32_t find_op(const vkp_graph_t *g, vkp_op_t op) {
@@ -133,4 +134,58 @@ Test(onnx_control, device_targets_refuse_with_reason, .timeout = 60) {
   vkp_registry_destroy(reg);
   vkp_graph_destroy(rt);
   vkp_graph_destroy(guard);
+}
+
+// Every allocation of importing the two If forms, and of loading and
+// running the guard on ref (its branch plan included), may fail: each
+// failure is an error, and nothing leaks.
+static void walk_allocations(const char *file, bool run) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, file);
+  vkp_graph_t *model = NULL;
+  VKP_TEST_OK(vkp_onnx_load(path, &model));
+  vkp_registry_t *reg;
+  const char *names[] = {"ref"};
+  VKP_TEST_OK(vkp_registry_create_builtin(names, 1, &reg));
+  const vkp_target_t *ref = vkp_registry_find(reg, "ref");
+  float boxes[8 * 4] = {0}, scores[8] = {0.9f, 0.1f, 0.8f, 0.7f, 0.2f, 0.6f, 0.3f, 0.95f};
+  for (int i = 0; i < 8; ++i) {
+    boxes[i * 4 + 2] = (float)(i % 3) + 1.0f;
+    boxes[i * 4 + 3] = (float)(i % 2) + 1.0f;
+  }
+  for (int64_t fail_at = 1;; ++fail_at) {
+    vkp_test_counting_alloc_t state;
+    vkp_test_counting_alloc_install(&state, fail_at);
+    vkp_graph_t *g = NULL;
+    vkp_status_t st = run ? NULL : vkp_onnx_load(path, &g);
+    vkp_tensor_t in[2], out[3] = {0};
+    if (run) {
+      int64_t bs[] = {8, 4}, ss[] = {8};
+      VKP_TEST_OK(vkp_tensor_init_view(&in[0], VKP_DTYPE_FLOAT32, 2, bs, boxes));
+      VKP_TEST_OK(vkp_tensor_init_view(&in[1], VKP_DTYPE_FLOAT32, 1, ss, scores));
+      st = vkp_target_run_graph(ref, model, NULL, in, out);
+      for (int k = 0; k < 3; ++k) vkp_tensor_deinit(&out[k]);
+    }
+    bool failed = state.failed;
+    vkp_status_free(st);
+    vkp_graph_destroy(g);
+    int64_t live = state.live;
+    vkp_test_counting_alloc_uninstall();
+    cr_assert_eq(live, 0, "%s: allocation %lld failed: %lld blocks leaked", file,
+                 (long long)fail_at, (long long)live);
+    if (!failed) {
+      cr_assert_null(st);
+      break;
+    }
+    cr_assert_not_null(st, "%s: allocation %lld failed silently", file, (long long)fail_at);
+    cr_assert_lt(fail_at, 100000);
+  }
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(model);
+}
+
+Test(onnx_control, allocation_failures_are_reported, .timeout = 120) {
+  walk_allocations("if_const.onnx", false);
+  walk_allocations("if_runtime_11.onnx", false);
+  walk_allocations("if_guard_some.onnx", true);
 }
