@@ -458,7 +458,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Flatten", reshape_like, NULL, NONE, "axis") \
   X("Floor", simple, NULL, FLOOR, "") \
   X("GRU", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,layout,linear_before_reset") \
-  X("Gather", simple, NULL, GATHER, "axis") \
+  X("Gather", gather, NULL, GATHER, "axis") \
   X("GatherElements", simple, NULL, GATHER_ELEMENTS, "axis") \
   X("GatherND", simple, NULL, GATHER_ND, "batch_dims") \
   X("Gemm", gemm, NULL, NONE, "alpha,beta,transA,transB") \

@@ -1194,6 +1194,43 @@ vkp_status_t vkp__map_shape(vkp__onnx_ctx_t *ctx) {
   return vkp__onnx_bind_const(ctx, vkp__onnx_output(ctx, 0), &t);
 }
 
+// Gather of the run-time shape of a bounded value v (Shape(v) -> Gather:
+// exporters read x.shape[k]) folds when every index picks a dim of v other
+// than its bounded axis: those dims are static. Otherwise the IR's gather.
+vkp_status_t vkp__map_gather(vkp__onnx_ctx_t *ctx) {
+  vkp__onnx_sym_t *d = vkp__onnx_input(ctx, 0), *ix = vkp__onnx_input(ctx, 1);
+  const vkp_node_t *shape = NULL;
+  if (d && !d->is_const && d->value >= 0 && ix && ix->is_const) {
+    int32_t producer = vkp__onnx_value(ctx, d->value)->producer;
+    if (producer >= 0 && ctx->graph->nodes[producer].op == VKP_OP_SHAPE)
+      shape = &ctx->graph->nodes[producer];
+  }
+  int64_t axis;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
+  if (!shape || (axis != 0 && axis != -1)) return vkp__map_simple(ctx);
+  const vkp_value_t *v = vkp__onnx_value(ctx, shape->inputs[0]);
+  int64_t start = vkp_node_int(shape, "start");
+  int64_t len = vkp_node_int(shape, "end") - start;
+  const vkp__onnx_tensor_t *idx = &ix->constant;
+  size_t count = vkp__onnx_tensor_numel(idx);
+  if (vkp__onnx_type_is_float(idx->type)) return vkp__map_simple(ctx);
+  for (size_t i = 0; i < count; ++i) {
+    int64_t k = vkp__onnx_tensor_get_i(idx, i);
+    if (k < 0) k += len;
+    if (k < 0 || k >= len || (v->bounded && start + k == v->bounded_axis))
+      return vkp__map_simple(ctx);  // the varying dim, or an error to report
+  }
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  vkp__onnx_tensor_t t;
+  VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
+                                             idx->rank, idx->shape));
+  for (size_t i = 0; i < count; ++i) {
+    int64_t k = vkp__onnx_tensor_get_i(idx, i);
+    vkp__onnx_tensor_set_i(&t, i, v->shape[start + (k < 0 ? k + len : k)]);
+  }
+  return vkp__onnx_bind_const(ctx, vkp__onnx_output(ctx, 0), &t);
+}
+
 vkp_status_t vkp__map_constant(vkp__onnx_ctx_t *ctx) {
   VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   if (ctx->node->n_attribute != 1)

@@ -6,7 +6,9 @@ branch reads a value of the enclosing branch and a graph input, torchvision's
 batched_nms guard (an empty branch beside NonMaxSuppression of a bounded
 selection) on data that selects boxes and data that selects none, and
 an untaken branch that would fail (a Gather index past the end, the guard's
-purpose), and branches whose ranks differ (refused). Imported by gen_models.py;
+purpose), and the guard exporters put around squeezing a data-dependent value (its
+condition folds from a static dim of a bounded shape), and branches whose
+ranks differ on a run-time condition (refused). Imported by gen_models.py;
 test_onnx_control.c loads them."""
 import numpy as np
 from onnx import TensorProto, helper
@@ -198,6 +200,29 @@ def gen_if_guarded_gather(w):
     w.save("if_gather_inside", m, [x, np.array([2], np.int64)], [x[2:3]])
 
 
+def gen_if_squeeze_guard(w):
+    """The exporter's guard around squeezing a data-dependent [<=6, 1]
+    (torchvision's MultiScaleRoIAlign): If(Shape(v)[1] == 1, Squeeze(v, 1),
+    Identity(v)). Shape(v)[1] is a static dim of v, so the condition folds
+    and the Squeeze branch is inlined (the branches' ranks differ)."""
+    then_b = branch("then", [n("Squeeze", ["v", "ax1"], ["sq"])], [vi("sq", ["k"], I64)])
+    else_b = branch("else", [n("Identity", ["v"], ["id"])], [vi("id", ["k", 1], I64)])
+    nodes = [
+        n("Greater", ["x", "zero"], ["mask"]),
+        n("NonZero", ["mask"], ["nz"]),                  # [1, <=6]
+        n("Transpose", ["nz"], ["v"], perm=[1, 0]),      # [<=6, 1]
+        n("Shape", ["v"], ["shp"]),
+        n("Gather", ["shp", "one"], ["cols"], axis=0),
+        n("Equal", ["cols", "one"], ["cond"]),
+        n("If", ["cond"], ["idx"], then_branch=then_b, else_branch=else_b),
+    ]
+    m = model(nodes, [vi("x", [6])], [vi("idx", ["k"], I64)],
+              [init("zero", np.array(0, np.float32)), init("one", np.array(1, np.int64)),
+               init("ax1", np.array([1], np.int64))])
+    x = w.f32(6)
+    w.save("if_squeeze_guard", m, [x], [np.nonzero(x > 0)[0].astype(np.int64)])
+
+
 def gen_if_refused(w):
     """Branches of different ranks on a run-time condition: refused,
     naming the If node."""
@@ -216,4 +241,5 @@ def generate(w):
     gen_if_guard(w)
     gen_if_reads_conv(w)
     gen_if_guarded_gather(w)
+    gen_if_squeeze_guard(w)
     gen_if_refused(w)

@@ -95,6 +95,19 @@ Test(onnx_control, untaken_branch_does_not_run_on_ref, .timeout = 60) {
   }
 }
 
+// If(Shape(v)[1] == 1, Squeeze(v, 1), Identity(v)) on v [<=6, 1]: dim 1 is
+// static, so the Gather of the run-time shape folds, the condition with it,
+// and the Squeeze branch is inlined (no branch_select, no equal or gather).
+Test(onnx_control, static_dim_of_bounded_shape_folds_the_condition, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("if_squeeze_guard.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_BRANCH_SELECT), 0);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_EQUAL), 0);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_GATHER), 0);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_SQUEEZE), 1);
+  onnx_run_and_compare(g, "if_squeeze_guard", 0, 0);
+  vkp_graph_destroy(g);
+}
+
 // Branches giving [3] and [3, 1] on a run-time condition: an error naming
 // the If node and both shapes.
 Test(onnx_control, branches_of_different_ranks_refused, .timeout = 60) {
