@@ -223,6 +223,29 @@ def gen_if_squeeze_guard(w):
     w.save("if_squeeze_guard", m, [x], [np.nonzero(x > 0)[0].astype(np.int64)])
 
 
+def gen_reshape_runtime_dim(w):
+    """Reshape of a bounded [<=6, 2] to [Shape(v)[0], 1, 2], the shape built
+    as exporters do (Concat of Unsqueeze(Gather(Shape(v), 0)) and constants):
+    one entry known only at run time becomes -1 (RetinaNet's head)."""
+    nodes = [
+        n("Greater", ["x", "zero"], ["mask"]),
+        n("NonZero", ["mask"], ["nz"]),                  # [2, <=6]
+        n("Transpose", ["nz"], ["v"], perm=[1, 0]),      # [<=6, 2]
+        n("Shape", ["v"], ["shp"]),
+        n("Gather", ["shp", "zero_i"], ["rows"], axis=0),
+        n("Unsqueeze", ["rows", "ax0"], ["rows1"]),
+        n("Concat", ["rows1", "one_two"], ["target"], axis=0),
+        n("Reshape", ["v", "target"], ["y"]),
+    ]
+    m = model(nodes, [vi("x", [2, 3])], [vi("y", ["k", 1, 2], I64)],
+              [init("zero", np.array(0, np.float32)), init("zero_i", np.array(0, np.int64)),
+               init("ax0", np.array([0], np.int64)),
+               init("one_two", np.array([1, 2], np.int64))])
+    x = w.f32(2, 3)
+    v = np.array(np.nonzero(x > 0), np.int64).T
+    w.save("reshape_runtime_dim", m, [x], [v.reshape(-1, 1, 2)])
+
+
 def gen_if_refused(w):
     """Branches of different ranks on a run-time condition: refused,
     naming the If node."""
@@ -242,4 +265,5 @@ def generate(w):
     gen_if_reads_conv(w)
     gen_if_guarded_gather(w)
     gen_if_squeeze_guard(w)
+    gen_reshape_runtime_dim(w)
     gen_if_refused(w)

@@ -108,6 +108,22 @@ Test(onnx_control, static_dim_of_bounded_shape_folds_the_condition, .timeout = 6
   vkp_graph_destroy(g);
 }
 
+// Reshape of [<=6, 2] to [Shape(v)[0], 1, 2]: the one run-time entry of the
+// target becomes -1, and the result is bounded along axis 0.
+Test(onnx_control, reshape_with_one_runtime_entry, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("reshape_runtime_dim.onnx");
+  int32_t rs = -1;
+  for (int32_t k = 0; k < g->n_nodes; ++k)
+    if (g->nodes[k].op == VKP_OP_RESHAPE) rs = k;
+  cr_assert_geq(rs, 0);
+  const int64_t *spec;
+  cr_assert_eq(vkp_node_attr_ints(&g->nodes[rs], "shape", &spec), 3);
+  cr_assert(spec[0] == -1 && spec[1] == 1 && spec[2] == 2);
+  cr_assert(g->values[g->nodes[rs].outputs[0]].bounded);
+  onnx_run_and_compare(g, "reshape_runtime_dim", 0, 0);
+  vkp_graph_destroy(g);
+}
+
 // Branches giving [3] and [3, 1] on a run-time condition: an error naming
 // the If node and both shapes.
 Test(onnx_control, branches_of_different_ranks_refused, .timeout = 60) {
