@@ -470,6 +470,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("HardSigmoid", simple, NULL, HARD_SIGMOID, "alpha,beta") \
   X("HardSwish", simple, NULL, HARD_SWISH, "") \
   X("Greater", simple, NULL, GREATER, "") \
+  X("GridSample", grid_sample, NULL, NONE, "align_corners,mode,padding_mode") \
   X("GreaterOrEqual", simple, NULL, GREATER_OR_EQUAL, "") \
   X("Identity", passthrough, NULL, NONE, "") \
   X("If", if_else, NULL, NONE, "else_branch,then_branch") \
@@ -525,6 +526,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Relu", simple, NULL, RELU, "") \
   X("Reshape", reshape_like, NULL, NONE, "allowzero") \
   X("Resize", resize, NULL, NONE, "antialias,axes,coordinate_transformation_mode,cubic_coeff_a,exclude_outside,extrapolation_value,keep_aspect_ratio_policy,mode,nearest_mode") \
+  X("RoiAlign", roi_align, NULL, NONE, "coordinate_transformation_mode,mode,output_height,output_width,sampling_ratio,spatial_scale") \
   X("Round", simple, NULL, ROUND, "") \
   X("Scatter", simple, NULL, SCATTER_ELEMENTS, "axis") \
   X("ScatterElements", simple, NULL, SCATTER_ELEMENTS, "axis,reduction") \

@@ -342,3 +342,51 @@ vkp_status_t vkp__map_eye_like(vkp__onnx_ctx_t *ctx) {
   }
   return vkp__onnx_emit_out(ctx, VKP_OP_EYE_LIKE, 1, &x, n_attrs, a);
 }
+
+// GridSample: opset 16 names the modes bilinear / bicubic, opset 20 linear /
+// cubic (and allows any number of spatial dims); the IR uses the new names.
+vkp_status_t vkp__map_grid_sample(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  int32_t in[2];
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &in[0]));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &in[1]));
+  char mode[32], padding[32];
+  int64_t align;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_string(ctx, "mode", ctx->opset >= 20 ? "linear" : "bilinear",
+                                            mode, sizeof mode));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_string(ctx, "padding_mode", "zeros", padding,
+                                            sizeof padding));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "align_corners", 0, &align));
+  const char *ir_mode = mode;
+  if (strcmp(mode, "bilinear") == 0) ir_mode = "linear";
+  else if (strcmp(mode, "bicubic") == 0) ir_mode = "cubic";
+  vkp_attr_t a[3] = {vkp__a_string("mode", ir_mode), vkp__a_string("padding_mode", padding),
+                     vkp__onnx_a_int("align_corners", align)};
+  return vkp__onnx_emit_out(ctx, VKP_OP_GRID_SAMPLE, 2, in, 3, a);
+}
+
+// RoiAlign: opset 10 has no coordinate_transformation_mode and behaves as
+// output_half_pixel; opset 16 adds it with half_pixel as the default.
+vkp_status_t vkp__map_roi_align(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  int32_t in[3];
+  for (int32_t i = 0; i < 3; ++i) VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, i, &in[i]));
+  char mode[32], ctm[32];
+  int64_t oh, ow, ratio;
+  double scale;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_string(ctx, "mode", "avg", mode, sizeof mode));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_string(
+      ctx, "coordinate_transformation_mode",
+      ctx->opset >= 16 ? "half_pixel" : "output_half_pixel", ctm, sizeof ctm));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "output_height", 1, &oh));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "output_width", 1, &ow));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "sampling_ratio", 0, &ratio));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "spatial_scale", 1.0, &scale));
+  vkp_attr_t a[6] = {vkp__a_string("mode", mode),
+                     vkp__a_string("coordinate_transformation_mode", ctm),
+                     vkp__onnx_a_int("output_height", oh),
+                     vkp__onnx_a_int("output_width", ow),
+                     vkp__onnx_a_int("sampling_ratio", ratio),
+                     vkp__onnx_a_float("spatial_scale", scale)};
+  return vkp__onnx_emit_out(ctx, VKP_OP_ROI_ALIGN, 3, in, 6, a);
+}

@@ -21,6 +21,8 @@
 //   op_resample.c     pad, resize, depth/space moves, tile, expand, trilu,
 //                     eye_like (index plans shared with the code
 //                     generators: graph/resample.h)
+//   op_sample.c       grid_sample, roi_align (coordinate rules shared with
+//                     the cpu code generator: graph/sample.h)
 //
 // A schema lists the attributes an op takes, with their kind and, where the
 // op has one, the default that validation writes in (vkp__op_infer fills

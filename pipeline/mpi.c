@@ -1247,3 +1247,47 @@ vkp_status_t vkp_mpi_pingpong(int32_t peer, size_t bytes, int32_t iters,
     *out_round_trip_s = (double)elapsed * 1e-9 / iters;
   return NULL;
 }
+
+vkp_status_t vkp_mpi_share_plan(const vkp_plan_t *plan, const vkp_graph_t *model,
+                                vkp_plan_t **out_plan) {
+  *out_plan = NULL;
+  if (vkp__comm == MPI_COMM_NULL)
+    return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
+                           "MPI is not initialised: call vkp_mpi_init first");
+  // The JSON's length (-1: rank 0 has no plan), then the JSON.
+  long long len = -1;
+  char *json = NULL;
+  vkp_status_t st = NULL;
+  if (vkp__rank == 0 && plan) {
+    st = vkp_plan_to_json(plan, &json);
+    if (!st && strlen(json) > 0x7ffffffe) {
+      st = vkp_status_make(VKP_STATUS_UNSUPPORTED, "the plan's JSON is over 2 GiB");
+    }
+    if (!st) len = (long long)strlen(json);
+  }
+  int rc = MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, vkp__comm);
+  if (rc != MPI_SUCCESS) {
+    vkp_free(json);
+    vkp_status_free(st);
+    return vkp__mpi_error(rc, "sharing the plan");
+  }
+  if (len < 0) {
+    vkp_free(json);
+    if (st || vkp__rank == 0) return st;
+    return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
+                           "rank 0 made no plan to share (it failed; its own error says why)");
+  }
+  if (vkp__rank != 0) {
+    json = vkp__calloc((size_t)len + 1, 1);
+    if (!json) return VKP_OOM("the shared plan");  // MPI_Abort by the caller
+  }
+  rc = MPI_Bcast(json, (int)len, MPI_BYTE, 0, vkp__comm);
+  if (rc != MPI_SUCCESS) st = vkp__mpi_error(rc, "sharing the plan");
+  if (!st && vkp__rank != 0) {
+    st = vkp_plan_from_json(json, (size_t)len, NULL, model, out_plan);
+    if (st) st = vkp_status_annotate(st, "the plan rank 0 shared");
+  }
+  if (vkp__rank == 0) vkp_free(json);
+  else vkp__free(json);
+  return st;
+}

@@ -69,3 +69,11 @@ vkp_status_t vkp_mpi_pingpong(int32_t peer, size_t bytes, int32_t iters,
                               double *out_round_trip_s) {
   return VKP__NO_MPI;
 }
+
+vkp_status_t vkp_mpi_share_plan(const vkp_plan_t *plan, const vkp_graph_t *model,
+                                vkp_plan_t **out_plan) {
+  (void)plan;
+  (void)model;
+  *out_plan = NULL;
+  return VKP__NO_MPI;
+}

@@ -37,8 +37,12 @@ static void build_usage(FILE *out) {
           "  --stages K          pipeline stages, or 'auto' (default)\n"
           VKP_TOOL_PROFILE_HELP
           "  --assign PAT=TGT    place nodes matching PAT on TGT (repeatable)\n"
+          "  --ranks N           spread the stages over N MPI ranks by cost\n"
+          "                      (as 'vkpipe partition --ranks N'; run it under\n"
+          "                      'mpirun -np N')\n"
           "  --rank STAGE=R      run stage STAGE (a name like stage1) on MPI\n"
-          "                      rank R (repeatable; docs/scale-out.md)\n"
+          "                      rank R (repeatable, after --ranks too;\n"
+          "                      docs/scale-out.md)\n"
           "  --threads N|auto    threads inside each CPU stage (default auto:\n"
           "                      chosen with the stage count by estimated\n"
           "                      throughput)\n"
@@ -53,7 +57,7 @@ static void build_usage(FILE *out) {
 int vkp_cmd_build(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *policy = "auto", *profile_path = NULL;
   const char *march = NULL, *sign_path = NULL;
-  int32_t stages = 0, threads = 0, cores = 0, n_assigns = 0, n_ranks = 0;
+  int32_t stages = 0, threads = 0, cores = 0, n_assigns = 0, n_ranks = 0, ranks = 0;
   const char *rank_args[BUILD_MAX_ASSIGNS];
   vkp_assign_t assigns[BUILD_MAX_ASSIGNS];
   vkp_tool_load_args_t load = {0};
@@ -73,7 +77,7 @@ int vkp_cmd_build(int argc, char **argv) {
                        !strcmp(a, "--profile") || !strcmp(a, "--assign") ||
                        !strcmp(a, "--threads") || !strcmp(a, "--march") ||
                        !strcmp(a, "--cores") || !strcmp(a, "--sign") ||
-                       !strcmp(a, "--rank");
+                       !strcmp(a, "--rank") || !strcmp(a, "--ranks");
     if (takes_value && !has_value) {
       fprintf(stderr, "vkpipe build: %s needs a value\n", a);
       return VKP_TOOL_EXIT_USAGE;
@@ -117,6 +121,15 @@ int vkp_cmd_build(int argc, char **argv) {
         threads = (int32_t)k;
       else
         cores = (int32_t)k;
+    } else if (!strcmp(a, "--ranks")) {
+      const char *v = argv[++i];
+      char *end;
+      long k = strtol(v, &end, 10);
+      if (*end || end == v || k < 1 || k > 1024) {
+        fprintf(stderr, "vkpipe build: --ranks wants a count 1..1024, got '%s'\n", v);
+        return VKP_TOOL_EXIT_USAGE;
+      }
+      ranks = (int32_t)k;
     } else if (!strcmp(a, "--rank")) {
       const char *v = argv[++i], *eq = strrchr(v, '=');
       char *end = NULL;
@@ -173,7 +186,7 @@ int vkp_cmd_build(int argc, char **argv) {
   if (!st) st = vkp_tool_load_graph(model, &load, &graph);
   if (!st) {
     vkp_partition_options_t opt = {.policy = policy, .stages = stages,
-                                   .threads = threads,
+                                   .threads = threads, .ranks = ranks,
                                    .n_assigns = n_assigns, .assigns = assigns};
     st = vkp_partition_create(graph, registry, profile, &opt, &part);
   }

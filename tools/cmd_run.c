@@ -27,6 +27,7 @@ typedef struct vkp__run_args_t {
   int32_t stages;              // --stages for --target auto (0: auto)
   const char *profile;         // --profile for --target auto
   const char *plan;            // --plan: run this plan file (its own model)
+  int32_t ranks;               // --ranks for --target auto (0: one process)
   vkp_tool_load_args_t load;   // --dim, --shape
   vkp_tool_trust_args_t trust;  // --trust KEY.pub, --trust-unsigned
 } vkp__run_args_t;
@@ -145,7 +146,8 @@ static vkp_status_t vkp__plan_auto(const vkp__run_args_t *args, const vkp_graph_
   vkp_status_t st = vkp_registry_create_default(out_registry);
   if (!st) st = vkp_tool_profile("run", args->profile, 0, *out_registry, &profile);
   if (!st) {
-    vkp_partition_options_t popt = {.policy = "auto", .stages = args->stages};
+    vkp_partition_options_t popt = {
+        .policy = "auto", .stages = args->stages, .ranks = args->ranks};
     st = vkp_partition_create(graph, *out_registry, profile, &popt, &part);
   }
   if (!st) st = vkp_partition_to_plan(part, graph->name, out_plan);
@@ -156,14 +158,38 @@ static vkp_status_t vkp__plan_auto(const vkp__run_args_t *args, const vkp_graph_
   if (!st) {
     const vkp_plan_t *plan = *out_plan;
     fprintf(stdout, "pipeline:");
-    for (int32_t s = 0; s < plan->n_stages; ++s)
-      fprintf(stdout, " %s%s(%s, %d nodes)", s ? "-> " : "", plan->stages[s].name,
-              plan->stages[s].target, (int)plan->stages[s].graph->n_nodes);
+    for (int32_t s = 0; s < plan->n_stages; ++s) {
+      char where[32] = "";
+      if (args->ranks > 1) snprintf(where, sizeof where, ", rank %d", (int)plan->stages[s].rank);
+      fprintf(stdout, " %s%s(%s, %d nodes%s)", s ? "-> " : "", plan->stages[s].name,
+              plan->stages[s].target, (int)plan->stages[s].graph->n_nodes, where);
+    }
     fprintf(stdout, "\n");
   }
   vkp_partition_destroy(part);
   vkp_profile_destroy(profile);
   return st;
+}
+
+// MPI for --ranks N: this vkpipe has it, mpirun started this process, and
+// with N ranks.
+static vkp_status_t vkp__ranks_start(int32_t ranks, int32_t *out_rank) {
+  if (!vkp_mpi_available())
+    return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                           "--ranks needs MPI, and this vkpipe was built without it "
+                           "(docs/scale-out.md)");
+  if (!vkp_mpi_launched())
+    return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
+                           "--ranks %d runs under mpirun: 'mpirun -np %d vkpipe run ...'",
+                           (int)ranks, (int)ranks);
+  int32_t size = 0;
+  vkp_status_t st = vkp_mpi_init(NULL, NULL, out_rank, &size);
+  if (st) return st;
+  if (size != ranks)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "--ranks %d, but mpirun started %d ranks; they must agree",
+                           (int)ranks, (int)size);
+  return NULL;
 }
 
 // A plan run as a pipeline: a .vkp artifact (its plan and its stages, no
@@ -177,7 +203,26 @@ static int vkp__run_pipeline(const vkp__run_args_t *args, const vkp_graph_t *gra
   const vkp_plan_t *plan = NULL;
   vkp_plan_t *own_plan = NULL;
   vkp_status_t st = NULL;
-  if (graph) {
+  bool ranked = false, mpi = false;
+  int32_t rank = 0;
+  if (graph && args->ranks > 1) {
+    // --target auto --ranks N under mpirun: rank 0 partitions, the others
+    // serve the plan it shares (their own profiles could disagree).
+    st = vkp__ranks_start(args->ranks, &rank);
+    mpi = !st;
+    if (!st && rank == 0) {
+      st = vkp__plan_auto(args, graph, &registry, &own_plan);
+      if (!st) st = vkp_plan_set_source(own_plan, args->model);
+      // On failure rank 0 ends the job (below); the others wait here.
+      vkp_plan_t *none = NULL;  // rank 0 keeps its own
+      if (!st) st = vkp_mpi_share_plan(own_plan, graph, &none);
+    } else if (!st) {
+      st = vkp_registry_create_default(&registry);
+      if (!st) st = vkp_mpi_share_plan(NULL, graph, &own_plan);
+      if (!st) st = vkp_mpi_serve(own_plan, registry, NULL);
+      goto done;
+    }
+  } else if (graph) {
     st = vkp__plan_auto(args, graph, &registry, &own_plan);
   } else if (args->plan) {
     st = vkp_plan_load(args->plan, NULL, &own_plan);
@@ -197,10 +242,8 @@ static int vkp__run_pipeline(const vkp__run_args_t *args, const vkp_graph_t *gra
   if (!st) plan = art ? vkp_artifact_plan(art) : own_plan;
   // A plan with ranks (docs/scale-out.md): rank 0 runs it here, every other
   // rank serves its stages (as 'vkpipe serve' would).
-  bool ranked = false, mpi = false;
   for (int32_t s = 0; !st && s < plan->n_stages; ++s) ranked |= plan->stages[s].rank != 0;
   if (!st && !graph && (ranked || vkp_mpi_launched()) && vkp_mpi_available()) {
-    int32_t rank = 0;
     st = vkp_mpi_init(NULL, NULL, &rank, NULL);
     mpi = true;
     if (!st && rank != 0) {
@@ -245,6 +288,9 @@ static void vkp__run_help(void) {
          "                         target by cost and run it as a pipeline\n"
          "  --stages K             pipeline stages for --target auto (default auto)\n"
          "  --profile FILE         device profile for --target auto\n"
+         "  --ranks N              with --target auto under 'mpirun -np N': spread\n"
+         "                         the stages over N MPI ranks (rank 0 partitions\n"
+         "                         and runs the frames, the others serve stages)\n"
          "  --plan FILE            run this plan (docs/pipeline-config.md; its\n"
          "                         \"source\" or graph files) instead of MODEL; a\n"
          "                         plan with ranks runs under mpirun, rank 0\n"
@@ -290,7 +336,7 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
     static const char *const with_value[] = {
         "--input", "--output-dir", "--target", "--threads",
         "--march", "--dump-c",     "--dump-spirv", "--stages", "--profile",
-        "--plan", "--precision", NULL};
+        "--plan", "--precision", "--ranks", NULL};
     bool trust_option;
     int rc = vkp_tool_trust_option("run", argc, argv, &i, &args->trust, &trust_option);
     if (rc) return rc;
@@ -353,6 +399,13 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
         if (!vkp_precision_parse(value, &args->options.precision))
           return vkp_tool_usage_error("run", "--precision '%s' is not fp32 or fp16", value);
         break;
+      case 11: {
+        int64_t n = 0;
+        if (!vkp_tool_parse_int(value, 1, 1024, &n))
+          return vkp_tool_usage_error("run", "--ranks '%s' is not a count 1..1024", value);
+        args->ranks = (int32_t)n;
+        break;
+      }
       default:
         if (arg[0] == '-' && arg[1])
           return vkp_tool_usage_error("run", "unknown option '%s'", arg);
@@ -372,6 +425,9 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
   if (!args->model && !args->plan) return vkp_tool_usage_error("run", "missing MODEL");
   if (!args->output_dir) return vkp_tool_usage_error("run", "missing --output-dir DIR");
   if (!args->target[0]) return vkp_tool_usage_error("run", "--target is empty");
+  if (args->ranks && strcmp(args->target, "auto") != 0)
+    return vkp_tool_usage_error("run", "--ranks goes with --target auto (a --plan or "
+                                       "artifact carries its own ranks)");
   int rc = vkp_tool_trust_check("run", &args->trust, args->model);
   if (rc) return rc;
   return -1;

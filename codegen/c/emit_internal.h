@@ -148,6 +148,9 @@ vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k);
 // depth_to_space and space_to_depth share vkp__c_emit_remap.
 vkp_status_t vkp__c_emit_remap(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_resize(vkp__c_kernel_t *k);
+// emit_sample.c
+vkp_status_t vkp__c_emit_grid_sample(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_roi_align(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_trilu(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_eye_like(vkp__c_kernel_t *k);
 

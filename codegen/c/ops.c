@@ -162,6 +162,8 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_ONE_HOT] = {C_NUMERIC, NULL, NULL, vkp__c_emit_one_hot},
     [VKP_OP_PAD] = {ANY, NULL, NULL, vkp__c_emit_remap},
     [VKP_OP_RESIZE] = {F32, NULL, NULL, vkp__c_emit_resize},
+    [VKP_OP_GRID_SAMPLE] = {F32, NULL, NULL, vkp__c_emit_grid_sample, .all_float32 = true},
+    [VKP_OP_ROI_ALIGN] = {F32, NULL, NULL, vkp__c_emit_roi_align, .float32_io = true},
     [VKP_OP_DEPTH_TO_SPACE] = {ANY, NULL, NULL, vkp__c_emit_remap},
     [VKP_OP_SPACE_TO_DEPTH] = {ANY, NULL, NULL, vkp__c_emit_remap},
     [VKP_OP_TILE] = {ANY, NULL, NULL, vkp__c_emit_remap},

@@ -68,6 +68,16 @@ vkp_status_t vkp_mpi_serve(const vkp_plan_t *plan,
                            const vkp_registry_t *registry,
                            const vkp_blob_t *blobs) VKP_MUST_USE;
 
+// Rank 0's plan on every rank (`vkpipe run --target auto --ranks N`: rank 0
+// partitions, the others serve what it decided). Collective: every rank
+// calls it. Rank 0 passes its plan (stages that are node lists of the model
+// need plan->source set) and gets *out_plan = NULL; every other rank passes
+// NULL and gets a copy built from rank 0's JSON against its own load of the
+// same `model`. Rank 0 passes NULL when it could not make a plan: the
+// others then get FAILED_PRECONDITION saying so instead of waiting.
+vkp_status_t vkp_mpi_share_plan(const vkp_plan_t *plan, const vkp_graph_t *model,
+                                vkp_plan_t **out_plan) VKP_MUST_USE;
+
 // Synthetic pipelines (docs/pipeline.md) with stage i on rank ranks[i]:
 // rank 0 creates, the other ranks serve the same description.
 vkp_status_t vkp_pipeline_create_synthetic_ranks(

@@ -51,6 +51,7 @@ extern "C" {
   VKP_OP_LIST_NORM(X) \
   VKP_OP_LIST_SELECT(X) \
   VKP_OP_LIST_RESAMPLE(X) \
+  VKP_OP_LIST_SAMPLE(X) \
   VKP_OP_LIST_DYNAMIC(X)
 
 // elementwise arithmetic (NumPy broadcasting), functions, activations, cast: graph/op_elementwise.c
@@ -208,6 +209,11 @@ extern "C" {
   X(EXPAND, "expand", 1, 1, 1, 1, expand, expand, remap, INJECTIVE, ALL, 0, MOVE, 0) \
   X(TRILU, "trilu", 1, 1, 1, 1, trilu, trilu, trilu, INJECTIVE, ALL, 0, MOVE, 0) \
   X(EYE_LIKE, "eye_like", 1, 1, 1, 1, eye_like, eye_like, eye_like, OPAQUE, ALL, 0, MOVE, 0)
+
+// sampling at computed positions (ONNX GridSample, RoiAlign): graph/op_sample.c
+#define VKP_OP_LIST_SAMPLE(X) \
+  X(GRID_SAMPLE, "grid_sample", 2, 2, 1, 1, grid_sample, grid_sample, grid_sample, OPAQUE, FLOAT, 0, ELEMWISE, 12) \
+  X(ROI_ALIGN, "roi_align", 3, 3, 1, 1, roi_align, roi_align, roi_align, OPAQUE, FLOAT, 0, ELEMWISE, 16)
 
 // data-dependent shapes: outputs whose extent along one axis depends on the
 // input's values (bounded values, vkp_value_t.bounded), the run-time shape

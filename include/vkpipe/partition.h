@@ -9,7 +9,8 @@
 //   vkp_status_t st = vkp_partition_create(graph, registry, profile, &opt, &part);
 //   vkp_plan_t *plan;
 //   st = vkp_partition_to_plan(part, "net", &plan);
-//   ... vkp_plan_save(plan, "plan.json", "model.json");
+//   st = vkp_plan_set_source(plan, "model.json");  // stages are its node lists
+//   st = vkp_plan_save(plan, "plan.json");
 //   vkp_plan_destroy(plan);
 //   vkp_partition_destroy(part);
 //

@@ -46,6 +46,29 @@ import numpy as np
 a, b = np.load("ref/y.npy"), np.load("auto/y.npy")
 assert a.shape == b.shape and np.allclose(a, b, rtol=1e-5, atol=1e-6), (a, b)
 PY
+# vkpipe run --target auto --ranks 2: rank 0 partitions and shares the plan,
+# rank 1 serves its stage; vkpipe build --ranks 2 keeps the placement.
+"${mpi[@]}" -np 2 "$vkpipe" run mlp.json --target auto --ranks 2 --input x.npy \
+    --output-dir auto_run >auto_run.txt
+grep -q "rank 0) -> .*rank 1)" auto_run.txt
+"$vkpipe" build mlp.json --policy cpu --ranks 2 -o ranks.vkp >/dev/null
+"${mpi[@]}" -np 2 "$vkpipe" run ranks.vkp --input x.npy --output-dir auto_art >/dev/null
+/usr/bin/python3 - <<'PY'
+import numpy as np
+a = np.load("ref/y.npy")
+for d in ("auto_run", "auto_art"):
+    b = np.load(d + "/y.npy")
+    assert a.shape == b.shape and np.allclose(a, b, rtol=1e-5, atol=1e-6), (d, a, b)
+PY
+if "$vkpipe" run mlp.json --target auto --ranks 2 --input x.npy --output-dir x1 2>err.txt; then
+  echo "--ranks ran without mpirun" >&2; exit 1
+fi
+grep -q "runs under mpirun" err.txt
+if "${mpi[@]}" -np 3 "$vkpipe" run mlp.json --target auto --ranks 2 --input x.npy \
+    --output-dir x2 2>err.txt >/dev/null; then
+  echo "--ranks 2 ran on 3 ranks" >&2; exit 1
+fi
+grep -q "mpirun started 3 ranks" err.txt
 # A .vkp artifact keeps the rank (vkpipe build --rank) and runs the same;
 # without mpirun it is refused, naming the stage and the rank.
 "$vkpipe" build mlp.json --policy cpu --stages 2 --rank stage1=1 -o mlp.vkp >/dev/null

@@ -557,6 +557,216 @@ def build_resnet18_dynbatch(rng, small):
                   ["logits"], {"input": {0: "batch"}, "logits": {0: "batch"}})
 
 
+# ------------------------------------------- second wave: more real exports
+
+
+def video_classifier(ctor):
+    """A torchvision video classifier on a 1x3xTxSxS clip (3-D convolutions)."""
+    def build(rng, small):
+        t, s = (4, 56) if small else (8, 112)
+        return Export(ctor(weights=None), {"input": normal(rng, 1, 3, t, s, s)}, ["logits"])
+    return build
+
+
+def detector(ctor, **kwargs):
+    """A torchvision detector at a 320-pixel side with 20 detections per image
+    (see build_ssdlite for why not more), boxes/scores/labels of one image."""
+    def build(rng, small):
+        model = ctor(weights=None, weights_backbone=None, num_classes=91, **kwargs)
+        s = 160 if small else 320
+        return Export(FirstImageDetections(model), {"images": normal(rng, 1, 3, s, s)},
+                      ["boxes", "scores", "labels"])
+    return build
+
+
+class Seq2SeqTransformer(nn.Module):
+    """torch's own nn.Transformer (encoder-decoder, post-norm, ReLU FFN) with
+    token embeddings, sinusoidal positions and a causal target mask."""
+
+    def __init__(self, vocab=1000, dim=128, heads=4, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.core = nn.Transformer(dim, heads, layers, layers, 4 * dim, dropout=0.0,
+                                   batch_first=True)
+        self.head = nn.Linear(dim, vocab)
+        pos = torch.arange(256)[:, None] / torch.pow(10000.0, torch.arange(0, dim, 2) / dim)
+        pe = torch.zeros(256, dim)
+        pe[:, 0::2], pe[:, 1::2] = torch.sin(pos), torch.cos(pos)
+        self.register_buffer("pe", pe)
+
+    def forward(self, src, tgt):
+        s = self.embed(src) + self.pe[:src.shape[1]]
+        t = self.embed(tgt) + self.pe[:tgt.shape[1]]
+        mask = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1])
+        return self.head(self.core(s, t, tgt_mask=mask))
+
+
+def build_seq2seq(rng, small):
+    n = 8 if small else 24
+    return Export(Seq2SeqTransformer(), {"src": token_ids(rng, 1000, 1, n),
+                                         "tgt": token_ids(rng, 1000, 1, n - 4)}, ["logits"])
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rotate_half(x):
+    a, b = x.chunk(2, dim=-1)
+    return torch.cat((-b, a), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    """A Llama-style decoder block: RMSNorm, rotary position embeddings,
+    grouped-query attention (heads share K/V), causal mask, SwiGLU FFN."""
+
+    def __init__(self, dim, heads, kv_heads, hidden):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, dim // heads
+        self.norm_1, self.norm_2 = RMSNorm(dim), RMSNorm(dim)
+        self.q = nn.Linear(dim, dim, bias=False)
+        self.k = nn.Linear(dim, kv_heads * self.hd, bias=False)
+        self.v = nn.Linear(dim, kv_heads * self.hd, bias=False)
+        self.o = nn.Linear(dim, dim, bias=False)
+        self.gate = nn.Linear(dim, hidden, bias=False)
+        self.up = nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x, cos, sin, causal):
+        b, t, c = x.shape
+        h = self.norm_1(x)
+        q = self.q(h).view(b, t, self.heads, self.hd).transpose(1, 2)
+        k = self.k(h).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+        v = self.v(h).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        rep = self.heads // self.kv_heads
+        # As Hugging Face's repeat_kv does it (torch 1.13 exports repeat_interleave
+        # on dim 1 of a 4-D tensor as a Reshape that ONNX Runtime refuses too).
+        k, v = (z[:, :, None].expand(b, self.kv_heads, rep, t, self.hd)
+                .reshape(b, self.heads, t, self.hd) for z in (k, v))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(self.hd) + causal
+        y = (att.softmax(-1) @ v).transpose(1, 2).reshape(b, t, c)
+        x = x + self.o(y)
+        h = self.norm_2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+class Llama(nn.Module):
+    def __init__(self, vocab=2048, dim=128, heads=8, kv_heads=2, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.blocks = nn.ModuleList(LlamaBlock(dim, heads, kv_heads, 344) for _ in range(layers))
+        self.norm = RMSNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.hd = dim // heads
+
+    def forward(self, input_ids):
+        t = input_ids.shape[1]
+        inv = 1.0 / (10000.0 ** (torch.arange(0, self.hd, 2).float() / self.hd))
+        freqs = torch.outer(torch.arange(t).float(), inv)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        causal = torch.full((t, t), float("-inf")).triu(1)
+        x = self.embed(input_ids)
+        for block in self.blocks:
+            x = block(x, cos, sin, causal)
+        return self.head(self.norm(x))
+
+
+def build_llama(rng, small):
+    return Export(Llama(), {"input_ids": token_ids(rng, 2048, 1, 16 if small else 48)},
+                  ["logits"])
+
+
+class ConformerBlock(nn.Module):
+    """A Conformer block (speech): half-step FFNs with SiLU, self-attention,
+    a convolution module with GLU, depthwise Conv1d and BatchNorm1d."""
+
+    def __init__(self, dim=96, heads=4, kernel=15):
+        super().__init__()
+        def ffn():
+            return nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, 4 * dim), nn.SiLU(),
+                                 nn.Linear(4 * dim, dim))
+        self.ff_1, self.ff_2 = ffn(), ffn()
+        self.ln_att = nn.LayerNorm(dim)
+        self.att = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.ln_conv = nn.LayerNorm(dim)
+        self.pw_1 = nn.Conv1d(dim, 2 * dim, 1)
+        self.dw = nn.Conv1d(dim, dim, kernel, padding=kernel // 2, groups=dim)
+        self.bn = nn.BatchNorm1d(dim)
+        self.pw_2 = nn.Conv1d(dim, dim, 1)
+        self.ln_out = nn.LayerNorm(dim)
+
+    def forward(self, x):
+        x = x + 0.5 * self.ff_1(x)
+        h = self.ln_att(x)
+        x = x + self.att(h, h, h, need_weights=False)[0]
+        h = F.glu(self.pw_1(self.ln_conv(x).transpose(1, 2)), dim=1)
+        x = x + self.pw_2(F.silu(self.bn(self.dw(h)))).transpose(1, 2)
+        return self.ln_out(x + 0.5 * self.ff_2(x))
+
+
+class Conformer(nn.Module):
+    def __init__(self, mels=80, dim=96, classes=32):
+        super().__init__()
+        self.subsample = nn.Sequential(nn.Conv2d(1, dim, 3, stride=2), nn.ReLU(),
+                                       nn.Conv2d(dim, dim, 3, stride=2), nn.ReLU())
+        self.proj = nn.Linear(dim * (((mels - 1) // 2 - 1) // 2), dim)
+        self.blocks = nn.Sequential(ConformerBlock(dim), ConformerBlock(dim))
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, feats):
+        x = self.subsample(feats[:, None])  # [b, dim, t', mels']
+        b, c, t, f = x.shape
+        x = self.proj(x.permute(0, 2, 1, 3).reshape(b, t, c * f))
+        return self.head(self.blocks(x)).log_softmax(-1)
+
+
+def build_conformer(rng, small):
+    return Export(Conformer(), {"features": normal(rng, 1, 50 if small else 200, 80)},
+                  ["log_probs"])
+
+
+class CRNN(nn.Module):
+    """Text-line recognition: a conv stack, the height folded into channels, a
+    bidirectional LSTM over the width, per-step log-probabilities (CTC)."""
+
+    def __init__(self, classes=40):
+        super().__init__()
+        self.conv = nn.Sequential(conv_bn_relu(1, 32), nn.MaxPool2d(2),
+                                  conv_bn_relu(32, 64), nn.MaxPool2d(2),
+                                  conv_bn_relu(64, 96), nn.MaxPool2d((2, 1)))
+        self.rnn = nn.LSTM(96 * 4, 96, bidirectional=True, batch_first=True)
+        self.head = nn.Linear(192, classes)
+
+    def forward(self, x):
+        f = self.conv(x)  # [b, 96, 4, w/4]
+        b, c, h, w = f.shape
+        y, _ = self.rnn(f.permute(0, 3, 1, 2).reshape(b, w, c * h))
+        return self.head(y).log_softmax(-1)
+
+
+def build_crnn(rng, small):
+    return Export(CRNN(), {"image": normal(rng, 1, 1, 32, 64 if small else 128)},
+                  ["log_probs"])
+
+
+def build_bert_dynseq(rng, small):
+    vocab, seq = 2048, 16 if small else 64
+    model = Bert(vocab, context=128, dim=128, heads=4, layers=2)
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+            "last_hidden_state": {0: "batch", 1: "seq"}, "pooler_output": {0: "batch"}}
+    return Export(model, {"input_ids": token_ids(rng, vocab, 1, seq),
+                          "attention_mask": padding_mask(rng, 1, seq)},
+                  ["last_hidden_state", "pooler_output"], axes)
+
+
 # ------------------------------------------------------------- the zoo
 
 tv = torchvision.models
@@ -602,6 +812,26 @@ ZOO = [
     ("resnet18_dynbatch", "classification", build_resnet18_dynbatch),
     ("audio_convnet_dynbatch", "audio", audio_builder(dynamic=True)),
     ("lstm_dynbatch", "sequence", lstm_builder(dynamic=True)),
+    # Second wave (2026-11-26): exports no issue names, to find what users hit.
+    ("resnet50", "classification", classifier(tv.resnet50, image_side)),
+    ("resnext50_32x4d", "classification", classifier(tv.resnext50_32x4d, image_side)),
+    ("regnet_x_400mf", "classification", classifier(tv.regnet_x_400mf, image_side)),
+    ("efficientnet_v2_s", "classification", classifier(tv.efficientnet_v2_s, image_side)),
+    ("swin_v2_t", "classification", classifier(tv.swin_v2_t, image_side)),
+    ("maxvit_t", "classification", classifier(tv.maxvit_t, image_side)),
+    ("r3d_18", "video", video_classifier(torchvision.models.video.r3d_18)),
+    ("r2plus1d_18", "video", video_classifier(torchvision.models.video.r2plus1d_18)),
+    ("fasterrcnn_mobilenet_v3_large_320_fpn", "detection",
+     detector(torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn,
+              box_detections_per_img=20)),
+    ("retinanet_resnet50_fpn", "detection",
+     detector(torchvision.models.detection.retinanet_resnet50_fpn, min_size=320,
+              max_size=320, detections_per_img=20)),
+    ("seq2seq_transformer", "language", build_seq2seq),
+    ("llama_tiny", "language", build_llama),
+    ("conformer", "audio", build_conformer),
+    ("crnn", "sequence", build_crnn),
+    ("bert_tiny_dynseq", "language", build_bert_dynseq),
 ]
 # Full-size models for benchmarks (hundreds of MB): exported only when named
 # with --only, never by default.
@@ -623,6 +853,19 @@ def condition_weights(module, inputs, rng, gen):
     numerical comparison (see the top of the file): batch-norm statistics
     measured on a calibration batch, random affine parameters on every
     normalisation layer, ConvNeXt's layer scales raised."""
+    # The affine parameters first: statistics measured before them would not
+    # be what each layer receives once they are in place, and the difference
+    # compounds with depth (EfficientNetV2's activations reached 1e4 after 40
+    # blocks that way, and float32 rounding then moved its logits by 6%).
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, (nn.modules.batchnorm._BatchNorm, nn.modules.instancenorm._InstanceNorm,
+                              nn.GroupNorm, nn.LayerNorm)) and m.weight is not None:
+                m.weight.uniform_(0.8, 1.2, generator=gen)
+                m.bias.normal_(0.0, 0.1, generator=gen)
+        for name, p in module.named_parameters():
+            if name.endswith("layer_scale"):
+                p.uniform_(0.1, 0.5, generator=gen)
     norms = [m for m in module.modules()
              if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats]
     if norms:
@@ -640,15 +883,6 @@ def condition_weights(module, inputs, rng, gen):
         finally:
             for h in hooks:
                 h.remove()
-    with torch.no_grad():
-        for m in module.modules():
-            if isinstance(m, (nn.modules.batchnorm._BatchNorm, nn.modules.instancenorm._InstanceNorm,
-                              nn.GroupNorm, nn.LayerNorm)) and m.weight is not None:
-                m.weight.uniform_(0.8, 1.2, generator=gen)
-                m.bias.normal_(0.0, 0.1, generator=gen)
-        for name, p in module.named_parameters():
-            if name.endswith("layer_scale"):
-                p.uniform_(0.1, 0.5, generator=gen)
 
 
 def estimate_gflops(module, args):
@@ -658,7 +892,7 @@ def estimate_gflops(module, args):
     extra = []
 
     def conv_hook(m, inputs, output):
-        if isinstance(m, (nn.ConvTranspose1d, nn.ConvTranspose2d)):
+        if isinstance(m, (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)):
             per_input = m.out_channels // m.groups * math.prod(m.kernel_size)
             extra.append(2 * inputs[0].numel() * per_input)
         else:
@@ -667,7 +901,8 @@ def estimate_gflops(module, args):
 
     # The profiler counts conv2d, mm, addmm, bmm, mul and add, not these.
     hooks = [m.register_forward_hook(conv_hook) for m in module.modules()
-             if isinstance(m, (nn.Conv1d, nn.ConvTranspose1d, nn.ConvTranspose2d))]
+             if isinstance(m, (nn.Conv1d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+                               nn.ConvTranspose3d))]
     try:
         with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
             module(*args)
