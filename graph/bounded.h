@@ -33,6 +33,8 @@ typedef enum vkp__bound_rule_t {
   VKP__BOUND_GATHER_ND,
   VKP__BOUND_TOP_K,        // K clamped to a bounded axis, or input 1 (K at
                            // run time): extent min(K, axis length)
+  VKP__BOUND_SLICE,        // slice forward from a non-negative start along
+                           // the bounded axis (keep[:k]), or along another
 } vkp__bound_rule_t;
 
 // The rule of `op` (VKP__BOUND_REFUSE for an op that takes no bounded input).

@@ -462,6 +462,25 @@ static vkp_status_t vkp__freeze_input(vkp__onnx_ctx_t *ctx, const char *name,
   return NULL;
 }
 
+vkp_status_t vkp__onnx_mark_branch_uses(const Onnx__NodeProto *node,
+                                        vkp_strmap_t *uses, int32_t count) {
+  for (size_t a = 0; a < node->n_attribute; ++a) {
+    const Onnx__AttributeProto *attr = node->attribute[a];
+    const Onnx__GraphProto *sub = attr ? attr->g : NULL;
+    for (size_t k = 0; sub && k < sub->n_node; ++k) {
+      const Onnx__NodeProto *inner = sub->node[k];
+      for (size_t i = 0; i < inner->n_input; ++i)
+        if (inner->input[i] && inner->input[i][0])
+          VKP_RETURN_IF_ERROR(vkp_strmap_put(uses, inner->input[i], count));
+      VKP_RETURN_IF_ERROR(vkp__onnx_mark_branch_uses(inner, uses, count));
+    }
+    for (size_t o = 0; sub && o < sub->n_output; ++o)
+      if (sub->output[o] && sub->output[o]->name && sub->output[o]->name[0])
+        VKP_RETURN_IF_ERROR(vkp_strmap_put(uses, sub->output[o]->name, count));
+  }
+  return NULL;
+}
+
 // Finds Conv -> BatchNormalization pairs where the Conv's output feeds only
 // that BatchNormalization (and is no graph output).
 static vkp_status_t vkp__plan_bn_folds(vkp__onnx_ctx_t *ctx) {
@@ -483,6 +502,10 @@ static vkp_status_t vkp__plan_bn_folds(vkp__onnx_ctx_t *ctx) {
       st = vkp_strmap_put(&uses, in, c < 0 ? 1 : c + 1);
     }
   }
+  // Values an If branch reads are used elsewhere (after the counting above,
+  // so that nothing overwrites the mark).
+  for (size_t i = 0; i < n && !st; ++i)
+    st = vkp__onnx_mark_branch_uses(g->node[i], &uses, 1000);
   for (size_t i = 0; i < g->n_output && !st; ++i) {
     const char *o = g->output[i] ? g->output[i]->name : NULL;
     if (o && o[0]) st = vkp_strmap_put(&uses, o, 1000);
@@ -639,15 +662,17 @@ static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
   return NULL;
 }
 
-// Imports ONNX node k: on a problem it is recorded and the node's outputs
-// are poisoned; only out-of-memory comes back as an error.
-static vkp_status_t vkp__import_one(vkp__onnx_ctx_t *ctx, int32_t k,
-                                    vkp__problems_t *problems) {
-  const Onnx__NodeProto *node = ctx->onnx_graph->node[k];
+// Imports `node` under IR name `name` (k: its index in the model's graph, or
+// -1 for a node of an If branch): on a problem it is recorded and the node's
+// outputs are poisoned; only out-of-memory comes back as an error.
+static vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx,
+                                      const Onnx__NodeProto *node,
+                                      const char *name, int32_t k,
+                                      vkp__problems_t *problems) {
   const char *op_type = node->op_type ? node->op_type : "";
   ctx->node_index = k;
   ctx->node = node;
-  ctx->node_name = ctx->node_names[k];
+  ctx->node_name = name;
   ctx->emitted = 0;
   vkp_status_t nst = NULL, st = NULL;
   bool poisoned = false;
@@ -686,6 +711,154 @@ static vkp_status_t vkp__import_one(vkp__onnx_ctx_t *ctx, int32_t k,
   return st;
 }
 
+static vkp_status_t vkp__import_one(vkp__onnx_ctx_t *ctx, int32_t k,
+                                    vkp__problems_t *problems) {
+  return vkp__import_proto(ctx, ctx->onnx_graph->node[k], ctx->node_names[k], k,
+                           problems);
+}
+
+// ---------------------------------------------------------------------------
+// If branches: a branch's nodes are imported into the graph being built,
+// each value it defines renamed "<If node>/<branch>/<name>" (so two branches,
+// or two If nodes, may use the same names), and names it does not define
+// resolved in the enclosing scopes: the outer branch's, then the model's.
+
+const char *vkp__onnx_scoped_name(const vkp__onnx_ctx_t *ctx, const char *name) {
+  for (const vkp__onnx_scope_t *sc = ctx->scope; sc && name; sc = sc->outer) {
+    int32_t i = vkp_strmap_get(&sc->names, name);
+    if (i >= 0) return sc->renamed[i];
+  }
+  return name;
+}
+
+static void vkp__scope_deinit(vkp__onnx_scope_t *sc) {
+  for (int32_t i = 0; i < sc->n; ++i) vkp__free(sc->renamed[i]);
+  vkp__free(sc->renamed);
+  vkp__free(sc->prefix);
+  vkp_strmap_deinit(&sc->names);
+}
+
+// Defines `name` in the innermost scope; *out is its new name (owned by the
+// scope).
+static vkp_status_t vkp__scope_define(vkp__onnx_scope_t *sc, const char *name,
+                                      const char **out) {
+  if (vkp_strmap_get(&sc->names, name) >= 0)
+    return VKP__ONNX_INVALID("value '%s' is defined twice in the branch", name);
+  if (sc->n == sc->cap) {
+    int32_t cap = sc->cap ? sc->cap * 2 : 16;
+    char **r = vkp__reallocarray(sc->renamed, (size_t)cap, sizeof *r);
+    if (!r) return VKP_OOM("branch scope");
+    sc->renamed = r;
+    sc->cap = cap;
+  }
+  char *renamed = vkp__asprintf("%s%s", sc->prefix, name);
+  if (!renamed) return VKP_OOM("branch value name");
+  vkp_status_t st = vkp_strmap_put(&sc->names, name, sc->n);
+  if (st) {
+    vkp__free(renamed);
+    return st;
+  }
+  sc->renamed[sc->n++] = renamed;
+  *out = renamed;
+  return NULL;
+}
+
+// Imports one node of the branch in scope `sc`: a copy of it whose inputs
+// and outputs carry their scoped names.
+static vkp_status_t vkp__import_branch_node(vkp__onnx_ctx_t *ctx,
+                                            vkp__onnx_scope_t *sc,
+                                            const Onnx__NodeProto *node,
+                                            size_t k) {
+  Onnx__NodeProto copy = *node;
+  const char **ins = vkp__calloc(node->n_input + 1, sizeof *ins);
+  const char **outs = vkp__calloc(node->n_output + 1, sizeof *outs);
+  const char *op_type = node->op_type && node->op_type[0] ? node->op_type : "node";
+  char *name = node->name && node->name[0]
+                   ? vkp__asprintf("%s%s", sc->prefix, node->name)
+                   : vkp__asprintf("%s%s_%zu", sc->prefix, op_type, k);
+  vkp_status_t st = !ins || !outs || !name ? VKP_OOM("branch node") : NULL;
+  for (size_t i = 0; i < node->n_input && !st; ++i)
+    ins[i] = node->input[i] && node->input[i][0]
+                 ? vkp__onnx_scoped_name(ctx, node->input[i])
+                 : node->input[i];
+  for (size_t i = 0; i < node->n_output && !st; ++i) {
+    outs[i] = node->output[i];
+    if (node->output[i] && node->output[i][0])
+      st = vkp__scope_define(sc, node->output[i], &outs[i]);
+  }
+  if (!st) {
+    copy.input = (char **)ins;
+    copy.output = (char **)outs;
+    // The copy is what the mappers see; names stay valid until it goes.
+    char *unique = vkp__fresh_name(ctx, name, true);
+    if (!unique) st = VKP_OOM("branch node name");
+    else st = vkp__import_proto(ctx, &copy, unique, -1, ctx->problems);
+    vkp__free(unique);
+  }
+  vkp__free(ins);
+  vkp__free(outs);
+  vkp__free(name);
+  return st;
+}
+
+vkp_status_t vkp__onnx_import_branch(vkp__onnx_ctx_t *ctx,
+                                     const Onnx__GraphProto *branch,
+                                     const char *label, char **out_names) {
+  size_t n_out = branch->n_output;
+  for (size_t i = 0; i < n_out; ++i) out_names[i] = NULL;
+  if (branch->n_input)
+    return VKP__ONNX_INVALID("%s has %zu inputs; an If branch has none",
+                             label, branch->n_input);
+  if (branch->n_sparse_initializer)
+    return VKP__ONNX_UNSUPPORTED("%s has sparse initializers", label);
+  int32_t depth = 0;
+  for (const vkp__onnx_scope_t *o = ctx->scope; o; o = o->outer) ++depth;
+  if (depth >= VKP__ONNX_MAX_BRANCH_DEPTH)
+    return VKP__ONNX_UNSUPPORTED("If nested more than %d deep",
+                                 (int)VKP__ONNX_MAX_BRANCH_DEPTH);
+  // The If node's state, restored after its branch's nodes.
+  const Onnx__NodeProto *node = ctx->node;
+  const char *node_name = ctx->node_name;
+  int32_t emitted = ctx->emitted, node_index = ctx->node_index;
+  vkp__onnx_scope_t sc = {.outer = ctx->scope};
+  vkp_strmap_init(&sc.names);
+  sc.prefix = vkp__asprintf("%s/%s/", node_name, label);
+  vkp_status_t st = sc.prefix ? NULL : VKP_OOM("branch scope");
+  // Initializers of the branch: constants in its scope.
+  for (size_t i = 0; i < branch->n_initializer && !st; ++i) {
+    const Onnx__TensorProto *tp = branch->initializer[i];
+    const char *scoped = NULL;
+    vkp__onnx_tensor_t t;
+    st = vkp__scope_define(&sc, tp->name ? tp->name : "", &scoped);
+    if (!st) st = vkp__onnx_tensor_decode(tp, ctx->base_dir, &t);
+    if (!st) st = vkp__onnx_bind_const(ctx, scoped, &t);
+  }
+  ctx->scope = &sc;
+  for (size_t k = 0; k < branch->n_node && !st; ++k)
+    st = vkp__import_branch_node(ctx, &sc, branch->node[k], k);
+  for (size_t i = 0; i < n_out && !st; ++i) {
+    const char *o = branch->output[i] ? branch->output[i]->name : NULL;
+    if (!o || !o[0]) {
+      st = VKP__ONNX_INVALID("%s output %zu has no name", label, i);
+      break;
+    }
+    out_names[i] = vkp__strdup(vkp__onnx_scoped_name(ctx, o));
+    if (!out_names[i]) st = VKP_OOM("branch output name");
+  }
+  ctx->scope = sc.outer;
+  vkp__scope_deinit(&sc);
+  ctx->node = node;
+  ctx->node_name = node_name;
+  ctx->emitted = emitted;
+  ctx->node_index = node_index;
+  if (st)
+    for (size_t i = 0; i < n_out; ++i) {
+      vkp__free(out_names[i]);
+      out_names[i] = NULL;
+    }
+  return st;
+}
+
 // `model` is read, and the initializers' raw bytes are released as they are
 // decoded.
 static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
@@ -698,6 +871,7 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
                                        &ctx->graph));
   vkp_strmap_init(&ctx->sym_index);
   vkp__problems_t problems = {0};
+  ctx->problems = &problems;
   vkp_status_t st = vkp__check_opset(ctx, model);
   if (st) return st;
   VKP_RETURN_IF_ERROR(vkp__binder_init(&ctx->binder, &ctx->options->bindings));
@@ -806,6 +980,7 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
 done:
   if (!st) st = vkp__problems_status(&problems, what);
   vkp__problems_deinit(&problems);
+  ctx->problems = NULL;
   // Folding leaves constants only other constants were made from.
   if (!st) st = vkp__graph_prune_constants(ctx->graph);
   if (!st) st = vkp__graph_trim_outputs(ctx->graph);

@@ -668,6 +668,9 @@ vkp_status_t vkp__onnx_plan_fusions(vkp__onnx_ctx_t *ctx) {
     const char *o = g->output[i] ? g->output[i]->name : NULL;
     if (o && o[0]) st = vkp_strmap_put(&s.uses, o, 1 << 20);
   }
+  // What an If branch reads counts as used many times: never fused away.
+  for (size_t k = 0; k < n && !st; ++k)
+    st = vkp__onnx_mark_branch_uses(g->node[k], &s.uses, 1 << 20);
   for (size_t k = 0; k < n && !st; ++k) {
     st = vkp__match_layer_norm(ctx, &s, (int32_t)k);
     if (!st) st = vkp__match_gelu(ctx, &s, (int32_t)k);

@@ -12,7 +12,7 @@
 //                  normalisations; onnx_resample.c: Pad, Resize,
 //                  Upsample, Tile, Expand, Trilu, EyeLike; onnx_select.c:
 //                  TopK, CumSum, NonZero, Unique; onnx_index.c: OneHot,
-//                  Compress)
+//                  Compress; onnx_control.c: If)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,
@@ -134,6 +134,19 @@ typedef struct vkp__onnx_sym_t {
   bool poisoned;              // produced by a node that could not be imported
 } vkp__onnx_sym_t;
 
+// The names an If branch defines (graph/onnx.c, vkp__onnx_import_branch):
+// ONNX name -> "<If node>/<branch>/<name>", with the enclosing scope.
+typedef struct vkp__onnx_scope_t {
+  char *prefix;                  // "<If node>/<branch>/" (owned)
+  vkp_strmap_t names;            // ONNX name (borrowed) -> index in renamed
+  char **renamed;                // owned
+  int32_t n, cap;
+  struct vkp__onnx_scope_t *outer;  // NULL: the model's graph
+} vkp__onnx_scope_t;
+
+// If nodes nest at most this deep.
+#define VKP__ONNX_MAX_BRANCH_DEPTH 16
+
 typedef struct vkp__onnx_ctx_t {
   vkp_graph_t *graph;            // being built (owned by the loader)
   const char *base_dir;          // model directory, for external data
@@ -160,7 +173,30 @@ typedef struct vkp__onnx_ctx_t {
   int32_t *fusion_at;
   bool no_fold;                  // emit nodes as they are (graph outputs)
   vkp__binder_t binder;          // options->bindings: symbolic input dims
+  vkp__problems_t *problems;     // the import's problem list (branch nodes
+                                 // record theirs there too)
+  vkp__onnx_scope_t *scope;      // the innermost If branch being imported,
+                                 // or NULL
 } vkp__onnx_ctx_t;
+
+// The name `name` has in the current scope: its renamed form when an
+// enclosing If branch defines it, else itself.
+const char *vkp__onnx_scoped_name(const vkp__onnx_ctx_t *ctx, const char *name);
+// Sets uses[name] = count for every name the subgraphs of `node`'s
+// attributes (If branches, recursively) read: the fusion planners count
+// those values as used elsewhere.
+vkp_status_t vkp__onnx_mark_branch_uses(const Onnx__NodeProto *node,
+                                        vkp_strmap_t *uses, int32_t count)
+    VKP_MUST_USE;
+// Imports the nodes of If branch `branch` of the current node (`label`:
+// "then" or "else") into the graph being built; a node that cannot be
+// imported is recorded as a problem and poisons its outputs. out_names
+// (branch->n_output entries, owned by the caller, vkp__free) get the names
+// of the symbols the branch's outputs are.
+vkp_status_t vkp__onnx_import_branch(vkp__onnx_ctx_t *ctx,
+                                     const Onnx__GraphProto *branch,
+                                     const char *label, char **out_names)
+    VKP_MUST_USE;
 
 typedef enum vkp__onnx_fusion_kind_t {
   VKP__FUSE_LAYER_NORM,
@@ -422,7 +458,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Flatten", reshape_like, NULL, NONE, "axis") \
   X("Floor", simple, NULL, FLOOR, "") \
   X("GRU", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,layout,linear_before_reset") \
-  X("Gather", simple, NULL, GATHER, "axis") \
+  X("Gather", gather, NULL, GATHER, "axis") \
   X("GatherElements", simple, NULL, GATHER_ELEMENTS, "axis") \
   X("GatherND", simple, NULL, GATHER_ND, "batch_dims") \
   X("Gemm", gemm, NULL, NONE, "alpha,beta,transA,transB") \
@@ -437,6 +473,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("GridSample", grid_sample, NULL, NONE, "align_corners,mode,padding_mode") \
   X("GreaterOrEqual", simple, NULL, GREATER_OR_EQUAL, "") \
   X("Identity", passthrough, NULL, NONE, "") \
+  X("If", if_else, NULL, NONE, "else_branch,then_branch") \
   X("InstanceNormalization", instance_norm, NULL, NONE, "epsilon") \
   X("IsInf", simple, NULL, IS_INF, "detect_negative,detect_positive") \
   X("IsNaN", simple, NULL, IS_NAN, "") \
@@ -462,6 +499,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Mul", simple, NULL, MUL, "") \
   X("Neg", simple, NULL, NEG, "") \
   X("NonZero", non_zero, non_zero, NONE, "") \
+  X("NonMaxSuppression", simple, NULL, NON_MAX_SUPPRESSION, "center_point_box") \
   X("NegativeLogLikelihoodLoss", loss, NULL, NONE, "ignore_index,reduction") \
   X("Not", simple, NULL, NOT, "") \
   X("OneHot", one_hot, NULL, NONE, "axis") \

@@ -434,7 +434,8 @@ vkp_status_t vkp__map_conv(vkp__onnx_ctx_t *ctx) {
   const char *out = vkp__onnx_output(ctx, 0);
   // A following BatchNormalization folds into the weights when everything
   // is known at import time.
-  int32_t bn_index = ctx->fold_bn ? ctx->fold_bn[ctx->node_index] : -1;
+  int32_t bn_index =
+      ctx->fold_bn && ctx->node_index >= 0 ? ctx->fold_bn[ctx->node_index] : -1;
   bool folded = false;
   if (bn_index >= 0 && wsym->is_const && (!bsym || bsym->is_const)) {
     const Onnx__NodeProto *bn = ctx->onnx_graph->node[bn_index];
@@ -765,6 +766,61 @@ vkp_status_t vkp__onnx_reshape_target(vkp__onnx_ctx_t *ctx, int32_t rank,
                                 NULL);
 }
 
+// Reshape's target when exactly one of its entries is computed at run time
+// (exporters' Concat of Unsqueeze(Gather(Shape(v), k)) pieces, where
+// Shape(v)[k] is the run-time extent of a bounded v): that entry becomes
+// -1. ONNX Reshape keeps the element count, so the entry can only be what
+// -1 infers.
+static bool vkp__shape_one_unknown(vkp__onnx_ctx_t *ctx, const vkp__onnx_sym_t *s,
+                                   int64_t *spec, int32_t *out_n) {
+  if (!s || s->is_const || s->value < 0) return false;
+  const vkp_value_t *v = vkp__onnx_value(ctx, s->value);
+  if (v->rank != 1 || v->bounded || v->dtype != VKP_DTYPE_INT64 ||
+      v->shape[0] > VKP_MAX_RANK)
+    return false;
+  if (v->shape[0] == 1) {
+    spec[0] = -1;
+    *out_n = 1;
+    return true;
+  }
+  if (v->producer < 0 || ctx->graph->nodes[v->producer].op != VKP_OP_CONCAT) return false;
+  const vkp_node_t *cat = &ctx->graph->nodes[v->producer];
+  int32_t n = 0, unknown = 0;
+  for (int32_t i = 0; i < cat->n_inputs; ++i) {
+    const vkp_value_t *u = vkp__onnx_value(ctx, cat->inputs[i]);
+    if (u->rank != 1 || u->bounded) return false;
+    if (u->kind != VKP_VALUE_CONSTANT) {
+      if (u->shape[0] != 1 || unknown++) return false;
+      spec[n++] = -1;
+      continue;
+    }
+    for (int64_t j = 0; j < u->shape[0]; ++j) {
+      int64_t d;
+      memcpy(&d, (const char *)u->data + j * (int64_t)sizeof d, sizeof d);
+      if (d == -1) return false;  // a second -1
+      spec[n++] = d;
+    }
+  }
+  *out_n = n;
+  return unknown == 1;
+}
+
+// Reshape's target as ints: a constant, or one entry at run time (-1).
+static vkp_status_t vkp__reshape_spec(vkp__onnx_ctx_t *ctx, int64_t *spec,
+                                      int32_t *out_n) {
+  if (vkp__shape_one_unknown(ctx, vkp__onnx_input(ctx, 1), spec, out_n)) return NULL;
+  const vkp__onnx_sym_t *s = vkp__onnx_input(ctx, 1);
+  if (!s) return VKP__ONNX_INVALID("input 1 (shape) is required");
+  if (!s->is_const)
+    return VKP__ONNX_UNSUPPORTED("shape (input 1, '%s') must be known at import "
+                                 "time (an initializer or a constant "
+                                 "expression), or computed at run time in one "
+                                 "entry only",
+                                 s->name);
+  const vkp__onnx_tensor_t *t = &s->constant;
+  return vkp__onnx_const_ints(t, "shape", spec, VKP_MAX_RANK, out_n);
+}
+
 vkp_status_t vkp__onnx_reshape_axes(vkp__onnx_ctx_t *ctx, int32_t rank,
                                     const int64_t *shape, int32_t *out_rank,
                                     int64_t *out_shape, int64_t *out_axes,
@@ -773,10 +829,7 @@ vkp_status_t vkp__onnx_reshape_axes(vkp__onnx_ctx_t *ctx, int32_t rank,
   int64_t axes[VKP_MAX_RANK];
   int32_t n = -1;
   if (strcmp(op, "Reshape") == 0) {
-    const vkp__onnx_tensor_t *t;
-    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "shape", &t));
-    if (!t) return VKP__ONNX_INVALID("input 1 (shape) is required");
-    VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "shape", out_shape, VKP_MAX_RANK, &n));
+    VKP_RETURN_IF_ERROR(vkp__reshape_spec(ctx, out_shape, &n));
     int64_t allowzero;
     VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "allowzero", 0, &allowzero));
     size_t total = 1, known = 1;
@@ -920,11 +973,9 @@ vkp_status_t vkp__map_reshape_like(vkp__onnx_ctx_t *ctx) {
   if (xv->bounded) {
     // A bounded input: the exporter's -1 (or a 0 copying the bounded dim)
     // says where the run-time extent goes; keep it for the IR.
-    const vkp__onnx_tensor_t *t;
     int64_t spec[VKP_MAX_RANK];
     int32_t n = 0;
-    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "shape", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "shape", spec, VKP_MAX_RANK, &n));
+    VKP_RETURN_IF_ERROR(vkp__reshape_spec(ctx, spec, &n));
     for (int32_t i = 0; i < n && i < rank; ++i)
       if (spec[i] == -1 || (spec[i] == 0 && i == xv->bounded_axis)) shape[i] = spec[i];
   }
@@ -1190,6 +1241,43 @@ vkp_status_t vkp__map_shape(vkp__onnx_ctx_t *ctx) {
   VKP_RETURN_IF_ERROR(
       vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, &len));
   for (int64_t i = 0; i < len; ++i) vkp__onnx_tensor_set_i(&t, (size_t)i, shape[start + i]);
+  return vkp__onnx_bind_const(ctx, vkp__onnx_output(ctx, 0), &t);
+}
+
+// Gather of the run-time shape of a bounded value v (Shape(v) -> Gather:
+// exporters read x.shape[k]) folds when every index picks a dim of v other
+// than its bounded axis: those dims are static. Otherwise the IR's gather.
+vkp_status_t vkp__map_gather(vkp__onnx_ctx_t *ctx) {
+  vkp__onnx_sym_t *d = vkp__onnx_input(ctx, 0), *ix = vkp__onnx_input(ctx, 1);
+  const vkp_node_t *shape = NULL;
+  if (d && !d->is_const && d->value >= 0 && ix && ix->is_const) {
+    int32_t producer = vkp__onnx_value(ctx, d->value)->producer;
+    if (producer >= 0 && ctx->graph->nodes[producer].op == VKP_OP_SHAPE)
+      shape = &ctx->graph->nodes[producer];
+  }
+  int64_t axis;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
+  if (!shape || (axis != 0 && axis != -1)) return vkp__map_simple(ctx);
+  const vkp_value_t *v = vkp__onnx_value(ctx, shape->inputs[0]);
+  int64_t start = vkp_node_int(shape, "start");
+  int64_t len = vkp_node_int(shape, "end") - start;
+  const vkp__onnx_tensor_t *idx = &ix->constant;
+  size_t count = vkp__onnx_tensor_numel(idx);
+  if (vkp__onnx_type_is_float(idx->type)) return vkp__map_simple(ctx);
+  for (size_t i = 0; i < count; ++i) {
+    int64_t k = vkp__onnx_tensor_get_i(idx, i);
+    if (k < 0) k += len;
+    if (k < 0 || k >= len || (v->bounded && start + k == v->bounded_axis))
+      return vkp__map_simple(ctx);  // the varying dim, or an error to report
+  }
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  vkp__onnx_tensor_t t;
+  VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
+                                             idx->rank, idx->shape));
+  for (size_t i = 0; i < count; ++i) {
+    int64_t k = vkp__onnx_tensor_get_i(idx, i);
+    vkp__onnx_tensor_set_i(&t, i, v->shape[start + (k < 0 ? k + len : k)]);
+  }
   return vkp__onnx_bind_const(ctx, vkp__onnx_output(ctx, 0), &t);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Data-dependent shapes: non_zero (ONNX NonZero), unique (ONNX Unique) and
-// shape (ONNX Shape of a value whose shape is known only at run time), and
+// Data-dependent shapes: non_zero (ONNX NonZero), unique (ONNX Unique),
+// shape (ONNX Shape of a value whose shape is known only at run time),
+// non_max_suppression, branch_select (ONNX If on a run-time condition), and
 // the rules by which every other op takes a bounded value.
 //
 // A bounded value (vkp_value_t.bounded) has a static shape whose entry at
@@ -11,15 +12,16 @@
 // accept one, and how its extent reaches their outputs, are the rules
 // below; validation refuses a bounded input anywhere else, naming the node
 // and the value. docs/onnx.md, "Data-dependent output shapes".
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "graph/bounded.h"
 #include "graph/ops_internal.h"
 
-// "[2, <=12]": a value's shape with its bound marked.
-static const char *vkp__fmt_bounded(const vkp_value_t *v, char *buf, size_t size) {
+const char *vkp__fmt_bounded(const vkp_value_t *v, char *buf, size_t size) {
   size_t used = 0;
   buf[0] = '\0';
   for (int32_t d = 0; d < v->rank && used < size; ++d) {
@@ -280,6 +282,238 @@ vkp_status_t vkp__eval_shape(const vkp_node_t *n, const vkp_tensor_t *const *in,
 }
 
 // ---------------------------------------------------------------------------
+// non_max_suppression (ONNX NonMaxSuppression, opsets 10/11): for every batch
+// and class, the boxes kept by greedy suppression in descending score order
+// (ties by box index), as [n, 3] int64 rows (batch, class, box). Inputs:
+// boxes [B, N, 4], scores [B, C, N], and optionally max_output_boxes_per_class
+// (int64, one element; absent or <= 0: nothing kept), iou_threshold (one
+// element; default 0) and score_threshold (one element; absent: no
+// threshold, else only scores above it). center_point_box 0: boxes are two
+// opposite corners [y1, x1, y2, x2] in either order; 1: [x_centre,
+// y_centre, width, height]. n is bounded by B * C * min(max_output, N)
+// (min with N when max_output is not a constant). A bounded N (boxes along
+// axis 1, scores along axis 2) is taken.
+
+const vkp__attr_spec_t vkp__attrs_non_max_suppression[] = {
+    VKP__ATTR_INT("center_point_box", 0), VKP__ATTR_END};
+
+// A one-element operand's dtype check.
+static vkp_status_t vkp__nms_scalar(const vkp_value_t *v, const char *what,
+                                    vkp_dtype_set_t set) {
+  if (!v) return NULL;
+  VKP_RETURN_IF_ERROR(vkp__need_dtypes(v, what, set));
+  if (v->bounded || vkp__prod(v->shape, 0, v->rank) != 1) {
+    char sv[160];
+    return VKP__ERR("%s '%s' %s must hold one element", what, v->name,
+                    vkp__fmt_bounded(v, sv, sizeof sv));
+  }
+  return NULL;
+}
+
+vkp_status_t vkp__infer_non_max_suppression(vkp_graph_t *g, vkp_node_t *n,
+                                            vkp_value_t *out) {
+  const vkp_value_t *boxes = vkp__in(g, n, 0), *scores = vkp__in(g, n, 1);
+  int64_t center = vkp_node_int(n, "center_point_box");
+  if (center != 0 && center != 1)
+    return VKP__ERR("attribute 'center_point_box' is %lld; 0 or 1", (long long)center);
+  char sb[160], ss[160];
+  if (boxes->rank != 3 || boxes->shape[2] != 4)
+    return VKP__ERR("boxes '%s' %s must be [batches, boxes, 4]", boxes->name,
+                    vkp__fmt_bounded(boxes, sb, sizeof sb));
+  VKP_RETURN_IF_ERROR(vkp__same_dtype(boxes, scores));
+  // Two bounded box counts are checked against each other at run time.
+  bool varying = boxes->bounded || scores->bounded;
+  if (scores->rank != 3 || scores->shape[0] != boxes->shape[0] ||
+      (!varying && scores->shape[2] != boxes->shape[1]))
+    return VKP__ERR("scores '%s' %s must be [batches, classes, boxes] for boxes "
+                    "%s",
+                    scores->name, vkp__fmt_bounded(scores, ss, sizeof ss),
+                    vkp__fmt_bounded(boxes, sb, sizeof sb));
+  // A data-dependent box count: the boxes' axis 1 and the scores' axis 2.
+  if ((boxes->bounded && boxes->bounded_axis != 1) ||
+      (scores->bounded && scores->bounded_axis != 2))
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "boxes %s and scores %s may vary only in the number "
+                           "of boxes (boxes axis 1, scores axis 2)",
+                           vkp__fmt_bounded(boxes, sb, sizeof sb),
+                           vkp__fmt_bounded(scores, ss, sizeof ss));
+  VKP_RETURN_IF_ERROR(vkp__nms_scalar(vkp__in(g, n, 2), "max_output_boxes_per_class",
+                                      VKP_DTYPE_SET(VKP_DTYPE_INT64)));
+  VKP_RETURN_IF_ERROR(vkp__nms_scalar(vkp__in(g, n, 3), "iou_threshold",
+                                      VKP_OP_DTYPES_FLOAT));
+  VKP_RETURN_IF_ERROR(vkp__nms_scalar(vkp__in(g, n, 4), "score_threshold",
+                                      VKP_OP_DTYPES_FLOAT));
+  int64_t per_class = boxes->shape[1] < scores->shape[2] ? boxes->shape[1]
+                                                         : scores->shape[2];
+  const vkp_value_t *mo = vkp__in(g, n, 2);
+  if (!mo) {
+    per_class = 0;
+  } else if (mo->kind == VKP_VALUE_CONSTANT) {
+    int64_t m;
+    memcpy(&m, mo->data, sizeof m);
+    if (m < per_class) per_class = m > 0 ? m : 0;
+  }
+  int64_t shape[2] = {boxes->shape[0] * scores->shape[1] * per_class, 3};
+  vkp__set_out(out, VKP_DTYPE_INT64, 2, shape);
+  vkp__set_bounded(out, 0);
+  return NULL;
+}
+
+typedef struct vkp__nms_box_t {
+  double y1, x1, y2, x2, area;
+} vkp__nms_box_t;
+
+typedef struct vkp__nms_cand_t {
+  double score;
+  int64_t box;
+} vkp__nms_cand_t;
+
+// Descending score, then ascending box index: a total order, so qsort's
+// instability does not matter.
+static int vkp__nms_cand_cmp(const void *a, const void *b) {
+  const vkp__nms_cand_t *x = a, *y = b;
+  if (x->score != y->score) return x->score > y->score ? -1 : 1;
+  return (x->box > y->box) - (x->box < y->box);
+}
+
+// IoU above the threshold; boxes of no area suppress nothing.
+static bool vkp__nms_suppresses(const vkp__nms_box_t *a, const vkp__nms_box_t *b,
+                                double threshold) {
+  if (a->area <= 0 || b->area <= 0) return false;
+  double h = fmin(a->y2, b->y2) - fmax(a->y1, b->y1);
+  double w = fmin(a->x2, b->x2) - fmax(a->x1, b->x1);
+  double inter = (h > 0 ? h : 0) * (w > 0 ? w : 0);
+  double uni = a->area + b->area - inter;
+  if (inter <= 0 || uni <= 0) return false;
+  return inter / uni > threshold;
+}
+
+vkp_status_t vkp__eval_non_max_suppression(const vkp_node_t *n,
+                                           const vkp_tensor_t *const *in,
+                                           vkp_tensor_t *out) {
+  const vkp_tensor_t *boxes = in[0], *scores = in[1];
+  int64_t batches = boxes->shape[0], count = boxes->shape[1];
+  int64_t classes = scores->shape[1];
+  if (scores->shape[2] != count)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "node '%s' (non_max_suppression): %lld boxes but "
+                           "scores for %lld at run time",
+                           n->name, (long long)count, (long long)scores->shape[2]);
+  int64_t max_out = n->n_inputs > 2 && in[2] ? vkp__get_i(in[2], 0) : 0;
+  double iou = n->n_inputs > 3 && in[3] ? vkp__get_f(in[3], 0) : 0.0;
+  bool has_min = n->n_inputs > 4 && in[4];
+  double min_score = has_min ? vkp__get_f(in[4], 0) : 0.0;
+  bool center = vkp_node_int(n, "center_point_box") != 0;
+  int64_t bound = out->shape[0], rows = 0;
+  size_t cnt = (size_t)(count ? count : 1);
+  vkp__nms_box_t *geo = vkp__malloc(cnt * sizeof *geo);
+  vkp__nms_cand_t *cand = vkp__malloc(cnt * sizeof *cand);
+  int64_t *kept = vkp__malloc(cnt * sizeof *kept);
+  if (!geo || !cand || !kept) {
+    vkp__free(geo);
+    vkp__free(cand);
+    vkp__free(kept);
+    return VKP_OOM("non_max_suppression");
+  }
+  for (int64_t b = 0; b < batches && max_out > 0; ++b) {
+    for (int64_t i = 0; i < count; ++i) {
+      double c[4];
+      for (int k = 0; k < 4; ++k) c[k] = vkp__get_f(boxes, (b * count + i) * 4 + k);
+      vkp__nms_box_t *g = &geo[i];
+      if (center) {
+        *g = (vkp__nms_box_t){.y1 = c[1] - c[3] / 2, .x1 = c[0] - c[2] / 2,
+                              .y2 = c[1] + c[3] / 2, .x2 = c[0] + c[2] / 2};
+      } else {
+        *g = (vkp__nms_box_t){.y1 = fmin(c[0], c[2]), .x1 = fmin(c[1], c[3]),
+                              .y2 = fmax(c[0], c[2]), .x2 = fmax(c[1], c[3])};
+      }
+      g->area = (g->y2 - g->y1) * (g->x2 - g->x1);
+    }
+    for (int64_t c = 0; c < classes; ++c) {
+      int64_t m = 0, k = 0;
+      for (int64_t i = 0; i < count; ++i) {
+        double s = vkp__get_f(scores, (b * classes + c) * count + i);
+        if (!has_min || s > min_score) cand[m++] = (vkp__nms_cand_t){s, i};
+      }
+      qsort(cand, (size_t)m, sizeof *cand, vkp__nms_cand_cmp);
+      for (int64_t j = 0; j < m && k < max_out; ++j) {
+        bool keep = true;
+        for (int64_t q = 0; q < k && keep; ++q)
+          keep = !vkp__nms_suppresses(&geo[kept[q]], &geo[cand[j].box], iou);
+        if (!keep) continue;
+        kept[k++] = cand[j].box;
+        if (rows >= bound) break;  // cannot happen: the bound counts every row
+        vkp__put_i(out, rows * 3, b);
+        vkp__put_i(out, rows * 3 + 1, c);
+        vkp__put_i(out, rows * 3 + 2, cand[j].box);
+        ++rows;
+      }
+    }
+  }
+  vkp__free(geo);
+  vkp__free(cand);
+  vkp__free(kept);
+  out->shape[0] = rows;
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// branch_select: `then` when the one-element bool cond is true, else `else`
+// (ONNX If on a run-time condition, its branches imported into the graph;
+// the ref target skips the nodes only the untaken side reads: docs/onnx.md,
+// "If"). The two results have one dtype and rank and may differ in the
+// extent of one axis (an empty branch beside a data-dependent one): the
+// output is then bounded along it by the larger, and at run time takes the
+// chosen operand's shape.
+
+vkp_status_t vkp__infer_branch_select(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
+  const vkp_value_t *cond = vkp__in(g, n, 0), *a = vkp__in(g, n, 1), *b = vkp__in(g, n, 2);
+  char sa[160], sb[160];
+  if (cond->bounded || vkp__prod(cond->shape, 0, cond->rank) != 1)
+    return VKP__ERR("condition '%s' %s must hold one element", cond->name,
+                    vkp__fmt_bounded(cond, sa, sizeof sa));
+  if (a->dtype != b->dtype)
+    return VKP__ERR("the branches give %s '%s' and %s '%s'; If needs one dtype",
+                    vkp_dtype_name(a->dtype), a->name, vkp_dtype_name(b->dtype),
+                    b->name);
+  if (a->rank != b->rank)
+    return VKP__ERR("the branches give '%s' %s and '%s' %s of different ranks",
+                    a->name, vkp__fmt_bounded(a, sa, sizeof sa), b->name,
+                    vkp__fmt_bounded(b, sb, sizeof sb));
+  int32_t axis = a->bounded ? a->bounded_axis : b->bounded ? b->bounded_axis : -1;
+  bool differ = false;
+  for (int32_t d = 0; d < a->rank; ++d) {
+    if (a->shape[d] == b->shape[d] && d != axis) continue;
+    if (axis >= 0 && d != axis) differ = true;
+    axis = d;
+  }
+  if (differ || (a->bounded && a->bounded_axis != axis) ||
+      (b->bounded && b->bounded_axis != axis))
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "the branches give '%s' %s and '%s' %s, which differ "
+                           "along more than one axis; a data-dependent shape "
+                           "may vary along one",
+                           a->name, vkp__fmt_bounded(a, sa, sizeof sa), b->name,
+                           vkp__fmt_bounded(b, sb, sizeof sb));
+  int64_t shape[VKP_MAX_RANK];
+  memcpy(shape, a->shape, sizeof shape);
+  if (axis >= 0 && b->shape[axis] > shape[axis]) shape[axis] = b->shape[axis];
+  vkp__set_out(out, a->dtype, a->rank, shape);
+  if (axis >= 0) vkp__set_bounded(out, axis);
+  return NULL;
+}
+
+vkp_status_t vkp__eval_branch_select(const vkp_node_t *n, const vkp_tensor_t *const *in,
+                                     vkp_tensor_t *out) {
+  (void)n;
+  const vkp_tensor_t *x = vkp__get_i(in[0], 0) ? in[1] : in[2];
+  memcpy(out->shape, x->shape, sizeof out->shape);
+  size_t bytes = vkp_tensor_nbytes(x);
+  if (bytes) memcpy(out->data, x->data, bytes);
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
 // Which ops take a bounded input, and how its extent reaches the outputs
 
 // Ops of the ELEMWISE and BROADCAST patterns follow BROADCAST (the pattern
@@ -289,6 +523,8 @@ static const uint8_t vkp__bound_rules[VKP_OP_COUNT] = {
     [VKP_OP_NON_ZERO] = VKP__BOUND_OWN,
     [VKP_OP_UNIQUE] = VKP__BOUND_OWN,
     [VKP_OP_SHAPE] = VKP__BOUND_OWN,
+    [VKP_OP_NON_MAX_SUPPRESSION] = VKP__BOUND_OWN,
+    [VKP_OP_BRANCH_SELECT] = VKP__BOUND_OWN,
     [VKP_OP_ROI_ALIGN] = VKP__BOUND_OWN,
     [VKP_OP_IDENTITY] = VKP__BOUND_VIEW,
     [VKP_OP_RESHAPE] = VKP__BOUND_VIEW,
@@ -313,6 +549,7 @@ static const uint8_t vkp__bound_rules[VKP_OP_COUNT] = {
     [VKP_OP_GATHER_ELEMENTS] = VKP__BOUND_GATHER_ELEMENTS,
     [VKP_OP_GATHER_ND] = VKP__BOUND_GATHER_ND,
     [VKP_OP_TOP_K] = VKP__BOUND_TOP_K,
+    [VKP_OP_SLICE] = VKP__BOUND_SLICE,
 };
 
 vkp__bound_rule_t vkp__bound_rule(vkp_op_t op) {
@@ -577,6 +814,10 @@ vkp_status_t vkp__bounded_infer(vkp_graph_t *g, vkp_node_t *n) {
         vkp__set_bounded(y, (int32_t)(idx->rank - 1 + x->bounded_axis - batch - k));
       return NULL;
     }
+    case VKP__BOUND_SLICE:
+      // vkp__infer_slice refused what counts from the run-time end.
+      vkp__set_bounded(y, x->bounded_axis);
+      return NULL;
     case VKP__BOUND_TOP_K:
       if (only != 0) return vkp__refuse(g, n, only, "takes one only as input 0");
       if (vkp__in(g, n, 1) && x->bounded_axis != vkp_node_int(n, "axis"))
@@ -656,6 +897,18 @@ vkp_status_t vkp_node_bounded_shapes(const vkp_graph_t *g, const vkp_node_t *n,
         const vkp_value_t *idx = vkp__in(g, n, 1);
         if (idx->bounded) e = in[1]->shape[idx->bounded_axis];
         else e = in[0]->shape[g->values[n->inputs[0]].bounded_axis];
+        break;
+      }
+      case VKP__BOUND_SLICE: {
+        // Forward from a start that does not count from the end: the
+        // canonical start and end, clamped to the run-time extent.
+        const int64_t *starts, *ends, *steps;
+        vkp_node_attr_ints(n, "starts", &starts);
+        vkp_node_attr_ints(n, "ends", &ends);
+        vkp_node_attr_ints(n, "steps", &steps);
+        int64_t len = in[0]->shape[a];
+        int64_t s = starts[a] < len ? starts[a] : len, t = ends[a] < len ? ends[a] : len;
+        e = t > s ? (t - s + steps[a] - 1) / steps[a] : 0;
         break;
       }
       case VKP__BOUND_TOP_K: {

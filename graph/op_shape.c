@@ -178,9 +178,21 @@ vkp_status_t vkp__infer_slice(vkp_graph_t *g, vkp_node_t *n,
     int64_t step = nst ? steps[i] : 1;
     if (step == 0) return VKP__ERR("step for axis %lld is 0", (long long)axis);
     int64_t dim = x->shape[axis], s = starts[i], e = ends[i];
-    // A step longer than the axis takes at most one element, like a step of
-    // exactly its length; clamping keeps the arithmetic below from
-    // overflowing on steps near INT64_MIN or INT64_MAX.
+    // Along a data-dependent axis dim is only a bound: what counts from the
+    // end, or backwards, would need the run-time extent.
+    if (x->bounded && axis == x->bounded_axis && (s < 0 || e < 0 || step < 0)) {
+      char sx[160];
+      return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                             "input 0 '%s' has a data-dependent shape %s (its "
+                             "extent along axis %lld is known only at run "
+                             "time); slice with start %lld, end %lld, step %lld "
+                             "counts from its end or backwards there (only "
+                             "forward slices with non-negative start and end "
+                             "take one)",
+                             x->name, vkp__fmt_bounded(x, sx, sizeof sx),
+                             (long long)axis, (long long)s, (long long)e,
+                             (long long)step);
+    }
     int64_t reach = dim > 0 ? dim : 1;
     if (step > reach) step = reach;
     if (step < -reach) step = -reach;

@@ -80,6 +80,8 @@ VKP_OP_LIST(VKP__OP_DECLARE)
 // Bounded values (graph/op_dynamic.c): after an op's inference, checks that
 // the op takes the node's bounded inputs and marks its bounded outputs.
 vkp_status_t vkp__bounded_infer(vkp_graph_t *g, vkp_node_t *n) VKP_MUST_USE;
+// "[2, <=12]": a value's shape with its bound marked.
+const char *vkp__fmt_bounded(const vkp_value_t *v, char *buf, size_t size);
 
 #define VKP__ERR(...) vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 

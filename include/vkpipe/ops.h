@@ -216,12 +216,15 @@ extern "C" {
   X(ROI_ALIGN, "roi_align", 3, 3, 1, 1, roi_align, roi_align, roi_align, OPAQUE, FLOAT, 0, ELEMWISE, 16)
 
 // data-dependent shapes: outputs whose extent along one axis depends on the
-// input's values (bounded values, vkp_value_t.bounded), and the run-time
-// shape of a value: graph/op_dynamic.c
+// input's values (bounded values, vkp_value_t.bounded), the run-time shape
+// of a value, and the choice between the results of two branches (ONNX If
+// on a run-time condition): graph/op_dynamic.c
 #define VKP_OP_LIST_DYNAMIC(X) \
   X(NON_ZERO, "non_zero", 1, 1, 1, 1, none, non_zero, non_zero, OPAQUE, ALL, 0, REDUCE, 1) \
   X(UNIQUE, "unique", 1, 1, 1, 4, unique, unique, unique, OPAQUE, ALL, 0, REDUCE, 8) \
-  X(SHAPE, "shape", 1, 1, 1, 1, shape, shape, shape, OPAQUE, ALL, 0, MOVE, 0)
+  X(SHAPE, "shape", 1, 1, 1, 1, shape, shape, shape, OPAQUE, ALL, 0, MOVE, 0) \
+  X(NON_MAX_SUPPRESSION, "non_max_suppression", 2, 5, 1, 1, non_max_suppression, non_max_suppression, non_max_suppression, OPAQUE, FLOAT, 0, REDUCE, 16) \
+  X(BRANCH_SELECT, "branch_select", 3, 3, 1, 1, none, branch_select, branch_select, OPAQUE, BOOL, 0, MOVE, 0)
 
 // recurrent networks (ONNX LSTM, GRU, RNN; outputs Y, Y_h[, Y_c]): graph/op_rnn.c
 #define VKP_OP_LIST_RNN(X) \

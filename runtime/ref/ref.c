@@ -145,6 +145,13 @@ typedef struct vkp__ref_stage_t {
   vkp_tensor_t *views;         // owned array, refreshed by every run
   const vkp_tensor_t **args;   // owned; room for the widest node's inputs
   vkp_tensor_t *results;       // owned; room for the widest node's outputs
+  // Branches (branch_select, ONNX If on a run-time condition): per node, the
+  // branch_select whose one side alone reads its results (-1: none) and
+  // that side (1: then, 2: else); per run, whether the node was skipped.
+  int32_t *excl_select;        // owned
+  uint8_t *excl_side;          // owned
+  int8_t *skip;                // owned; -1 undecided, 0 runs, 1 skipped
+  int32_t *producer_pos;       // owned; per value, its producer's position or -1
 } vkp__ref_stage_t;
 
 static void vkp__ref_unload(vkp_stage_t *stage) {
@@ -157,7 +164,127 @@ static void vkp__ref_unload(vkp_stage_t *stage) {
   vkp__free(s->views);
   vkp__free(s->args);
   vkp__free(s->results);
+  vkp__free(s->excl_select);
+  vkp__free(s->excl_side);
+  vkp__free(s->skip);
+  vkp__free(s->producer_pos);
   vkp__free(s);
+}
+
+// Which nodes only one side of a branch_select reads, walking back from the
+// end: a node is exclusive to side k of select S when every reader of every
+// output is S at input k, or a node exclusive to that same side (a nested
+// select included), and no output is a graph output. At run time such a node
+// is skipped once S's condition is known to pick the other side (or S itself
+// is skipped): ONNX runs only the taken branch of an If, and an untaken
+// branch must not fail on data it was not meant for (docs/onnx.md, "If").
+static vkp_status_t vkp__ref_plan_branches(vkp__ref_stage_t *s) {
+  const vkp_graph_t *g = s->graph;
+  int32_t nn = g->n_nodes;
+  s->excl_select = vkp__calloc((size_t)nn + 1, sizeof(int32_t));
+  s->excl_side = vkp__calloc((size_t)nn + 1, 1);
+  s->skip = vkp__calloc((size_t)nn + 1, 1);
+  s->producer_pos = vkp__calloc((size_t)g->n_values + 1, sizeof(int32_t));
+  // Readers of each value: (node, input slot) pairs, grouped by value.
+  int32_t *first = vkp__calloc((size_t)g->n_values + 2, sizeof(int32_t));
+  int32_t n_edges = 0;
+  for (int32_t i = 0; i < nn; ++i) n_edges += g->nodes[i].n_inputs;
+  int32_t *edge_node = vkp__calloc((size_t)n_edges + 1, sizeof(int32_t));
+  int32_t *edge_slot = vkp__calloc((size_t)n_edges + 1, sizeof(int32_t));
+  vkp_status_t st = NULL;
+  if (!s->excl_select || !s->excl_side || !s->skip || !s->producer_pos || !first ||
+      !edge_node || !edge_slot) {
+    st = VKP_OOM("ref branch plan");
+    goto done;
+  }
+  bool any = false;
+  for (int32_t v = 0; v < g->n_values; ++v) s->producer_pos[v] = -1;
+  for (int32_t i = 0; i < nn; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    any |= n->op == VKP_OP_BRANCH_SELECT;
+    for (int32_t j = 0; j < n->n_outputs; ++j) s->producer_pos[n->outputs[j]] = i;
+    for (int32_t j = 0; j < n->n_inputs; ++j)
+      if (n->inputs[j] >= 0) first[n->inputs[j] + 1]++;
+  }
+  for (int32_t v = 0; v < g->n_values; ++v) first[v + 1] += first[v];
+  int32_t *fill = vkp__calloc((size_t)g->n_values + 1, sizeof(int32_t));
+  if (!fill) {
+    st = VKP_OOM("ref branch plan");
+    goto done;
+  }
+  for (int32_t i = 0; i < nn; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    for (int32_t j = 0; j < n->n_inputs; ++j) {
+      int32_t v = n->inputs[j];
+      if (v < 0) continue;
+      int32_t at = first[v] + fill[v]++;
+      edge_node[at] = i;
+      edge_slot[at] = j;
+    }
+  }
+  vkp__free(fill);
+  for (int32_t i = nn - 1; i >= 0; --i) {
+    const vkp_node_t *n = &g->nodes[i];
+    int32_t sel = -1, side = 0;
+    bool ok = any;
+    for (int32_t j = 0; ok && j < n->n_outputs; ++j) {
+      int32_t v = n->outputs[j];
+      ok = !g->values[v].is_output;
+      for (int32_t e = first[v]; ok && e < first[v + 1]; ++e) {
+        int32_t c = edge_node[e], k = edge_slot[e], cs, cside;
+        if (g->nodes[c].op == VKP_OP_BRANCH_SELECT && k > 0) {
+          cs = c;
+          cside = k;
+        } else if (s->excl_select[c] >= 0) {
+          cs = s->excl_select[c];
+          cside = s->excl_side[c];
+        } else {
+          ok = false;
+          break;
+        }
+        if (sel < 0) {
+          sel = cs;
+          side = cside;
+        } else {
+          ok = cs == sel && cside == side;
+        }
+      }
+    }
+    s->excl_select[i] = ok ? sel : -1;
+    s->excl_side[i] = (uint8_t)(ok && sel >= 0 ? side : 0);
+  }
+done:
+  vkp__free(first);
+  vkp__free(edge_node);
+  vkp__free(edge_slot);
+  return st;
+}
+
+// Whether node i, about to run at position `at`, is skipped: it is exclusive
+// to a side of a select that is skipped itself or whose condition, already
+// computed, picks the other side. Decided once per run (a node that ran
+// stays run: its readers come later and decide alike or run too).
+static bool vkp__ref_skips(vkp__ref_stage_t *s, int32_t i, int32_t at) {
+  if (s->skip[i] >= 0) return s->skip[i] != 0;
+  int32_t sel = s->excl_select[i];
+  bool skip = false;
+  if (sel >= 0) {
+    // The select comes later than i; its own decision is made as if it ran
+    // now (a nesting's outer condition is known then, or it is not).
+    skip = vkp__ref_skips(s, sel, at);
+    if (!skip) {
+      int32_t cond = s->graph->nodes[sel].inputs[0];
+      int32_t p = s->producer_pos[cond];
+      if (p < 0 || p < at) {
+        bool taken = ((const uint8_t *)s->views[cond].data)[0] != 0;
+        skip = taken != (s->excl_side[i] == 1);
+      } else {
+        return false;  // the condition is not known yet: run it, undecided
+      }
+    }
+  }
+  s->skip[i] = skip ? 1 : 0;
+  return skip;
 }
 
 typedef struct vkp__ref_block_t {
@@ -289,6 +416,7 @@ static vkp_status_t vkp__ref_load(const vkp_target_t *target,
         .value = v, .size = bytes, .first = first_def[v], .last = last};
   }
   if (!st) st = vkp__ref_plan(s, blocks, n_blocks);
+  if (!st) st = vkp__ref_plan_branches(s);
   vkp__free(first_def);
   vkp__free(last_use);
   vkp__free(blocks);
@@ -332,8 +460,10 @@ static vkp_status_t vkp__ref_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
     else if (s->arena_offset[v] != SIZE_MAX)
       view->data = s->arena + s->arena_offset[v];
   }
+  memset(s->skip, 0xff, (size_t)g->n_nodes);
   for (int32_t i = 0; i < g->n_nodes; ++i) {
     const vkp_node_t *n = &g->nodes[i];
+    if (s->excl_select[i] >= 0 && vkp__ref_skips(s, i, i)) continue;
     for (int32_t j = 0; j < n->n_inputs; ++j)
       s->args[j] = n->inputs[j] >= 0 ? &s->views[n->inputs[j]] : NULL;
     for (int32_t j = 0; j < n->n_outputs; ++j) s->results[j] = s->views[n->outputs[j]];
