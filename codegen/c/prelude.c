@@ -54,9 +54,17 @@
 #endif
 // Cache blocking: a KC x NR panel of B stays in L1, an MC x KC block of A in
 // L2, a KC x NC block of B in L3.
+#ifndef VKP_KC
 #define VKP_KC 256
+#endif
 #define VKP_MC (VKP_MR * 24)
+#ifndef VKP_NC
 #define VKP_NC (VKP_NR * 64)
+#endif
+// How far ahead (rows of a packed B panel) the register tile prefetches.
+#ifndef VKP_PF_ROWS
+#define VKP_PF_ROWS 64
+#endif
 
 // ---------------------------------------------------------------------------
 // Threads. The host keeps a persistent pool of the stage's threads
@@ -361,6 +369,12 @@ static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
                                const float *restrict pb, ptrdiff_t ldb,
                                float *restrict c, ptrdiff_t ldc, int accumulate) {
   vkp_vec_t acc0[VKP_MR], acc1[VKP_MR];
+  // A packed B panel (ldb == NR) is prefetched VKP_PF_ROWS rows ahead, on
+  // into the next panel: the first tile of a panel of a weight too large
+  // for the caches (BERT's linear layers) otherwise waits on memory. Other
+  // B rows are far apart (read in place): the prefetch then touches the
+  // row being read, never memory the product does not need.
+  const float *pf = pb + (ldb == VKP_NR ? VKP_PF_ROWS * VKP_NR : 0);
   {
     vkp_vec_t b0 = *(const vkp_uvec_t *)pb, b1 = *(const vkp_uvec_t *)(pb + VKP_VLEN);
     for (int r = 0; r < VKP_MR; ++r) {
@@ -371,6 +385,8 @@ static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
   for (ptrdiff_t k = 1; k < kc; ++k) {
     vkp_vec_t b0 = *(const vkp_uvec_t *)(pb + k * ldb);
     vkp_vec_t b1 = *(const vkp_uvec_t *)(pb + k * ldb + VKP_VLEN);
+    __builtin_prefetch(pf + k * ldb);
+    __builtin_prefetch(pf + k * ldb + VKP_VLEN);
     for (int r = 0; r < VKP_MR; ++r) {
       float av = pa[k * VKP_MR + r];
       acc0[r] += av * b0;
