@@ -54,9 +54,17 @@
 #endif
 // Cache blocking: a KC x NR panel of B stays in L1, an MC x KC block of A in
 // L2, a KC x NC block of B in L3.
+#ifndef VKP_KC
 #define VKP_KC 256
+#endif
 #define VKP_MC (VKP_MR * 24)
+#ifndef VKP_NC
 #define VKP_NC (VKP_NR * 64)
+#endif
+// How far ahead (rows of a packed B panel) the register tile prefetches.
+#ifndef VKP_PF_ROWS
+#define VKP_PF_ROWS 64
+#endif
 
 // ---------------------------------------------------------------------------
 // Threads. The host keeps a persistent pool of the stage's threads
@@ -361,6 +369,12 @@ static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
                                const float *restrict pb, ptrdiff_t ldb,
                                float *restrict c, ptrdiff_t ldc, int accumulate) {
   vkp_vec_t acc0[VKP_MR], acc1[VKP_MR];
+  // A packed B panel (ldb == NR) is prefetched VKP_PF_ROWS rows ahead, on
+  // into the next panel: the first tile of a panel of a weight too large
+  // for the caches (BERT's linear layers) otherwise waits on memory. Other
+  // B rows are far apart (read in place): the prefetch then touches the
+  // row being read, never memory the product does not need.
+  const float *pf = pb + (ldb == VKP_NR ? VKP_PF_ROWS * VKP_NR : 0);
   {
     vkp_vec_t b0 = *(const vkp_uvec_t *)pb, b1 = *(const vkp_uvec_t *)(pb + VKP_VLEN);
     for (int r = 0; r < VKP_MR; ++r) {
@@ -371,6 +385,8 @@ static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
   for (ptrdiff_t k = 1; k < kc; ++k) {
     vkp_vec_t b0 = *(const vkp_uvec_t *)(pb + k * ldb);
     vkp_vec_t b1 = *(const vkp_uvec_t *)(pb + k * ldb + VKP_VLEN);
+    __builtin_prefetch(pf + k * ldb);
+    __builtin_prefetch(pf + k * ldb + VKP_VLEN);
     for (int r = 0; r < VKP_MR; ++r) {
       float av = pa[k * VKP_MR + r];
       acc0[r] += av * b0;
@@ -1070,6 +1086,50 @@ static inline void vkp__dw_copy_rows(float *dst, ptrdiff_t ldd, const float *src
   for (; i < rows; ++i) vkp__dw_gather(dst + i * ldd, src + i * lds, n, SW);
 }
 
+#if VKP_HAVE_SHUFFLEVECTOR
+// Column stride 2: the two column phases of `rows` input rows in one pass,
+// de[i * ldd + j] = src[i * lds + 2 * j] (j < ne) and do_[i * ldd + j] =
+// src[i * lds + 2 * j + 1] (j < no), de and do_ in different planes. The
+// first `whole` rows go in nv whole vectors per phase (nv vectors hold both
+// ne and no; 2 * nv vectors are read from each row), each phase followed by
+// a vector of zeros; the rest exactly. Reading each row once instead of
+// once per phase halves the loads and the per-row work of the copy, which
+// is most of a stride-2 depthwise layer's time (MobileNetV2).
+static inline void vkp__dw_copy_pair(float *de, ptrdiff_t ne, float *do_, ptrdiff_t no,
+                                     ptrdiff_t ldd, const float *src, ptrdiff_t lds,
+                                     ptrdiff_t rows, ptrdiff_t nv, ptrdiff_t whole) {
+  ptrdiff_t i = 0;
+  for (; i < whole && i < rows; ++i) {
+    float *restrict e = de + i * ldd, *restrict o = do_ + i * ldd;
+    const float *restrict s = src + i * lds;
+    for (ptrdiff_t k = 0; k < nv; ++k) {
+      vkp_vec_t lo = *(const vkp_uvec_t *)(s + 2 * k * VKP_VLEN);
+      vkp_vec_t hi = *(const vkp_uvec_t *)(s + (2 * k + 1) * VKP_VLEN);
+#if VKP_VLEN == 16
+      *(vkp_uvec_t *)(e + k * VKP_VLEN) = __builtin_shufflevector(
+          lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+      *(vkp_uvec_t *)(o + k * VKP_VLEN) = __builtin_shufflevector(
+          lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+#elif VKP_VLEN == 8
+      *(vkp_uvec_t *)(e + k * VKP_VLEN) =
+          __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14);
+      *(vkp_uvec_t *)(o + k * VKP_VLEN) =
+          __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15);
+#else
+      *(vkp_uvec_t *)(e + k * VKP_VLEN) = __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
+      *(vkp_uvec_t *)(o + k * VKP_VLEN) = __builtin_shufflevector(lo, hi, 1, 3, 5, 7);
+#endif
+    }
+    *(vkp_uvec_t *)(e + ne) = (vkp_vec_t){0};
+    *(vkp_uvec_t *)(o + no) = (vkp_vec_t){0};
+  }
+  for (; i < rows; ++i) {
+    vkp__dw_gather(de + i * ldd, src + i * lds, ne, 2);
+    vkp__dw_gather(do_ + i * ldd, src + i * lds + 1, no, 2);
+  }
+}
+#endif
+
 // z[i] = sum_t w[t] * p[off[t] + i] for i < nvec * VKP_VLEN, VKP_DW_ACC
 // output vectors at a time so that their FMA chains interleave.
 static inline __attribute__((always_inline)) void vkp__dw_taps(
@@ -1259,6 +1319,32 @@ static VKP_ONE_COPY void vkp__dw_channels(
         ptrdiff_t n = j1[p] - j0[p], reach = (n + VKP_VLEN - 1) / VKP_VLEN * VKP_VLEN * SW;
         ptrdiff_t at = c * H * W + (p / SW + lo * SH - PT) * W + p % SW + j0[p] * SW - PL;
         ptrdiff_t whole = at + reach <= x_len ? (x_len - reach - at) / (SH * W) + 1 : 0;
+#if VKP_HAVE_SHUFFLEVECTOR
+        // Column stride 2: planes (a, 0) and (a, 1) share their input rows;
+        // when one starts a column after the other and both take the same
+        // number of vectors, copy them in one pass.
+        if (SW == 2 && p % 2 == 0) {
+          ptrdiff_t q = p + 1, nq = j1[q] - j0[q], nv = (n + VKP_VLEN - 1) / VKP_VLEN;
+          ptrdiff_t atq = c * H * W + (p / SW + lo * SH - PT) * W + 1 + j0[q] * SW - PL;
+          if (n > 0 && nq > 0 && nv == (nq + VKP_VLEN - 1) / VKP_VLEN &&
+              (atq == at + 1 || at == atq + 1)) {
+            float *planeq = planes + q * stride;
+            if (R < OH && lo > oh0) memset(planeq, 0, sizeof(float) * (size_t)((lo - oh0) * ws));
+            if (R < OH && hi < end)
+              memset(planeq + (hi - oh0) * ws, 0, sizeof(float) * (size_t)((end - hi) * ws));
+            ptrdiff_t first = at < atq ? at : atq, reach2 = 2 * nv * VKP_VLEN;
+            ptrdiff_t whole2 =
+                first + reach2 <= x_len ? (x_len - reach2 - first) / (SH * W) + 1 : 0;
+            float *dp = plane + (lo - oh0) * ws + j0[p], *dq = planeq + (lo - oh0) * ws + j0[q];
+            if (at == first)
+              vkp__dw_copy_pair(dp, n, dq, nq, ws, x + first, SH * W, hi - lo, nv, whole2);
+            else
+              vkp__dw_copy_pair(dq, nq, dp, n, ws, x + first, SH * W, hi - lo, nv, whole2);
+            ++p;
+            continue;
+          }
+        }
+#endif
         vkp__dw_copy_rows(plane + (lo - oh0) * ws + j0[p], ws, x + at, SH * W, hi - lo,
                           n, SW, whole, 1);
       }

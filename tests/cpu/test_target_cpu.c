@@ -320,6 +320,16 @@ Test(cpu_ops, conv_depthwise, .timeout = 180) {
   conv_case(g, &rng, 13, SH(1, 4, 19, 33), 4, 3, 5, SH(1, 2, 0, 1), SH(1, 2), SH(1, 3), 4, true);
   conv_case(g, &rng, 14, SH(1, 2, 15, 15), 2, 12, 11, SH(5, 5, 6, 5), s1, s1, 2, false);
   conv_case(g, &rng, 15, SH(2, 3, 40, 41), 3, 3, 3, SH(1, 1, 0, 0), SH(2, 1), s1, 3, true);
+  // Column stride 2, both column phases copied in one pass: left pads 0,
+  // 1, 2 and 3 (the phases start a column apart either way round, or the
+  // pass does not apply), odd and even widths, rows that need exact copies
+  // at the end of the input, several bands, a 5x5 (flat) window, channel
+  // counts that are no multiple of anything.
+  conv_case(g, &rng, 16, SH(1, 19, 57, 57), 19, 3, 3, SH(2, 2, 2, 2), s2, s1, 19, true);
+  conv_case(g, &rng, 17, SH(1, 7, 18, 17), 7, 3, 3, SH(0, 0, 1, 1), s2, s1, 7, false);
+  conv_case(g, &rng, 18, SH(2, 5, 150, 66), 5, 3, 3, SH(1, 3, 1, 0), s2, s1, 5, true);
+  conv_case(g, &rng, 19, SH(1, 6, 23, 40), 6, 5, 5, SH(2, 1, 2, 2), s2, s1, 6, false);
+  conv_case(g, &rng, 20, SH(1, 3, 9, 33), 3, 3, 3, SH(1, 1, 1, 1), SH(1, 2), s1, 3, true);
   cpu_check(g, &rng, seed, -1, 1, 1);
 }
 
