@@ -675,6 +675,7 @@ vkp_status_t vkp_vk_device_realize(vkp_vk_device_t *d) {
 
 vkp_status_t vkp_vk_device_create(const vkp_vk_device_options_t *options,
                                   vkp_vk_device_t **out_device) {
+  *out_device = NULL;
   vkp_vk_device_t *d = NULL;
   VKP_RETURN_IF_ERROR(vkp_vk_device_open(options, &d));
   vkp_status_t st = vkp_vk_device_realize(d);

@@ -158,7 +158,9 @@ Test(onnx_control, device_targets_refuse_with_reason, .timeout = 60) {
     int32_t nms = find_op(guard, VKP_OP_NON_MAX_SUPPRESSION);
     reason[0] = '\0';
     cr_assert_not(vkp_target_supports(t, guard, &guard->nodes[nms], reason, sizeof reason));
-    cr_assert(strstr(reason, "data-dependent"), "%s: %s", names[i], reason);
+    // cpu has no NMS kernel at all; vulkan refuses the bounded output first.
+    cr_assert(strstr(reason, "data-dependent") || strstr(reason, "no non_max_suppression kernel"),
+              "%s: %s", names[i], reason);
   }
   vkp_registry_destroy(reg);
   vkp_graph_destroy(rt);
