@@ -153,3 +153,75 @@ uint vkp_shift_RIGHT(uint a, uint b) { return b >= 32u ? 0u : a >> b; }
 uint64_t vkp_shift_LEFT(uint64_t a, uint64_t b) { return b >= 64ul ? 0ul : a << b; }
 uint64_t vkp_shift_RIGHT(uint64_t a, uint64_t b) { return b >= 64ul ? 0ul : a >> b; }
 #endif
+
+float vkp_exp(float x) { return exp(x); }
+
+#ifdef VKP_FLOAT64
+// float64 data computes in double; GLSL's exp and log take float only, so
+// the double forms are written out: exp by k * ln2 + r reduction (ln2 split
+// in two for an exact k * ln2_hi) and a degree-13 Taylor polynomial on
+// |r| <= ln2 / 2; log by x = m * 2^e, m in [sqrt(1/2), sqrt(2)), and the
+// atanh series of s = (m - 1) / (m + 1), |s| < 0.172. Both within a few
+// ulp of double.
+double vkp_exp(double x) {
+  if (isnan(x)) return x;
+  if (x > 709.8lf) return double(uintBitsToFloat(0x7f800000u));
+  if (x < -745.2lf) return 0.0lf;
+  double k = floor(x * 1.4426950408889634lf + 0.5lf);
+  double r = (x - k * 6.93147180369123816490e-01lf) - k * 1.90821492927058770002e-10lf;
+  double p = 1.0lf / 6227020800.0lf;
+  p = p * r + 1.0lf / 479001600.0lf;
+  p = p * r + 1.0lf / 39916800.0lf;
+  p = p * r + 1.0lf / 3628800.0lf;
+  p = p * r + 1.0lf / 362880.0lf;
+  p = p * r + 1.0lf / 40320.0lf;
+  p = p * r + 1.0lf / 5040.0lf;
+  p = p * r + 1.0lf / 720.0lf;
+  p = p * r + 1.0lf / 120.0lf;
+  p = p * r + 1.0lf / 24.0lf;
+  p = p * r + 1.0lf / 6.0lf;
+  p = p * r + 0.5lf;
+  p = p * r + 1.0lf;
+  p = p * r + 1.0lf;
+  return ldexp(p, int(k));
+}
+
+double vkp_log(double x) {
+  if (isnan(x) || isinf(x) && x > 0.0lf) return x;
+  if (!(x > 0.0lf))
+    return double(x == 0.0lf ? uintBitsToFloat(0xff800000u) : uintBitsToFloat(0x7fc00000u));
+  int e;
+  double m = frexp(x, e);
+  if (m < 0.70710678118654752lf) {
+    m *= 2.0lf;
+    e -= 1;
+  }
+  double s = (m - 1.0lf) / (m + 1.0lf), s2 = s * s;
+  double q = 1.0lf / 23.0lf;
+  q = q * s2 + 1.0lf / 21.0lf;
+  q = q * s2 + 1.0lf / 19.0lf;
+  q = q * s2 + 1.0lf / 17.0lf;
+  q = q * s2 + 1.0lf / 15.0lf;
+  q = q * s2 + 1.0lf / 13.0lf;
+  q = q * s2 + 1.0lf / 11.0lf;
+  q = q * s2 + 1.0lf / 9.0lf;
+  q = q * s2 + 1.0lf / 7.0lf;
+  q = q * s2 + 1.0lf / 5.0lf;
+  q = q * s2 + 1.0lf / 3.0lf;
+  q = q * s2 + 1.0lf;
+  double de = double(e);
+  return de * 6.93147180369123816490e-01lf + (2.0lf * s * q + de * 1.90821492927058770002e-10lf);
+}
+
+double vkp_min(double a, double b) { return isnan(a) || a < b ? a : b; }
+double vkp_max(double a, double b) { return isnan(a) || a > b ? a : b; }
+
+double vkp_mod(double a, double b, float fmod) {
+  double m = abs(b), s = a < 0.0lf ? -m : m;
+  double r = a - b * trunc(a / b);
+  if (r != 0.0lf && (r < 0.0lf) != (a < 0.0lf)) r += s;
+  if (abs(r) >= m) r -= s;
+  if (fmod != 0.0 || r == 0.0lf || (r < 0.0lf) == (b < 0.0lf)) return r;
+  return r + b;
+}
+#endif
