@@ -156,6 +156,14 @@ uint64_t vkp_shift_RIGHT(uint64_t a, uint64_t b) { return b >= 64ul ? 0ul : a >>
 
 float vkp_exp(float x) { return exp(x); }
 
+// float32 to bfloat16 bits, rounding to nearest even; a NaN stays a
+// (quiet) NaN.
+uint vkp_bf16(float f) {
+  uint x = floatBitsToUint(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;
+  return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+}
+
 #ifdef VKP_FLOAT64
 // float64 data computes in double; GLSL's exp and log take float only, so
 // the double forms are written out: exp by k * ln2 + r reduction (ln2 split
@@ -224,4 +232,70 @@ double vkp_mod(double a, double b, float fmod) {
   if (fmod != 0.0 || r == 0.0lf || (r < 0.0lf) == (b < 0.0lf)) return r;
   return r + b;
 }
+#endif
+
+// pow on integer data (the row's integer form, any operand an integer):
+// an integer base to an integer power by repeated squaring, wrapping like
+// the integer product (a negative power truncates 1 / a^-e: 1, +-1 for a
+// base of -1, else 0; ref refuses 0 to a negative power, a kernel cannot,
+// so it gives 0); an integer base to a float power is pow in float,
+// truncated; a float base to an integer power is vkp_pow.
+#define VKP_IPOW(TB, TE, SIGNED)                                              \
+  TB vkp_ipow(TB a, TE e) {                                                   \
+    if (e < TE(0))                                                            \
+      return a == TB(1) ? TB(1)                                               \
+             : (SIGNED && a == TB(-1)) ? ((e & TE(1)) != TE(0) ? TB(-1) : TB(1)) \
+                                       : TB(0);                               \
+    TB r = TB(1);                                                             \
+    for (TE k = e; k != TE(0); k >>= 1) {                                     \
+      if ((k & TE(1)) != TE(0)) r *= a;                                       \
+      a *= a;                                                                 \
+    }                                                                         \
+    return r;                                                                 \
+  }
+int vkp_ipow(int a, float e) { return int(vkp_pow(float(a), e)); }
+uint vkp_ipow(uint a, float e) { return uint(vkp_pow(float(a), e)); }
+VKP_IPOW(int, int, true)
+VKP_IPOW(int, uint, true)
+VKP_IPOW(uint, uint, false)
+VKP_IPOW(uint, int, false)
+float vkp_ipow(float a, int e) { return vkp_pow(a, float(e)); }
+float vkp_ipow(float a, uint e) { return vkp_pow(a, float(e)); }
+#ifdef VKP_INT64
+VKP_IPOW(int64_t, int64_t, true)
+VKP_IPOW(uint64_t, uint64_t, false)
+int64_t vkp_ipow(int64_t a, float e) { return int64_t(vkp_pow(float(a), e)); }
+uint64_t vkp_ipow(uint64_t a, float e) { return uint64_t(vkp_pow(float(a), e)); }
+int64_t vkp_ipow(int64_t a, int e) { return vkp_ipow(a, int64_t(e)); }
+int64_t vkp_ipow(int64_t a, uint e) { return vkp_ipow(a, int64_t(e)); }
+int64_t vkp_ipow(int64_t a, uint64_t e) { return vkp_ipow(a, int64_t(e)); }
+uint64_t vkp_ipow(uint64_t a, int e) { return vkp_ipow(a, uint64_t(e)); }
+uint64_t vkp_ipow(uint64_t a, uint e) { return vkp_ipow(a, uint64_t(e)); }
+uint64_t vkp_ipow(uint64_t a, int64_t e) {
+  return e < 0l ? (a == 1ul ? 1ul : 0ul) : vkp_ipow(a, uint64_t(e));
+}
+int vkp_ipow(int a, int64_t e) { return int(vkp_ipow(int64_t(a), e)); }
+int vkp_ipow(int a, uint64_t e) { return int(vkp_ipow(int64_t(a), e)); }
+uint vkp_ipow(uint a, int64_t e) { return uint(vkp_ipow(uint64_t(a), e)); }
+uint vkp_ipow(uint a, uint64_t e) { return uint(vkp_ipow(uint64_t(a), e)); }
+float vkp_ipow(float a, int64_t e) { return vkp_pow(a, float(e)); }
+float vkp_ipow(float a, uint64_t e) { return vkp_pow(a, float(e)); }
+#endif
+
+// clip on integer data: bounds that are operands compare exactly; an
+// omitted bound is the attribute's float (+-FLT_MAX by default), compared
+// in float.
+#define VKP_ICLIP(T)                                                          \
+  T vkp_iclip(T x, T lo, T hi) { return min(max(x, lo), hi); }                \
+  T vkp_iclip(T x, float lo, T hi) { return min(float(x) < lo ? T(lo) : x, hi); } \
+  T vkp_iclip(T x, T lo, float hi) { x = max(x, lo); return float(x) > hi ? T(hi) : x; } \
+  T vkp_iclip(T x, float lo, float hi) {                                      \
+    x = float(x) < lo ? T(lo) : x;                                            \
+    return float(x) > hi ? T(hi) : x;                                         \
+  }
+VKP_ICLIP(int)
+VKP_ICLIP(uint)
+#ifdef VKP_INT64
+VKP_ICLIP(int64_t)
+VKP_ICLIP(uint64_t)
 #endif

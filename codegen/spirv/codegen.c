@@ -77,7 +77,8 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
     // The int64 indices a kernel writes besides its values (max_pool2d's).
     bool indices_out = i > node->n_inputs && dt == VKP_DTYPE_INT64 &&
                        vkp__spv_writes_outputs(node->op);
-    bool half = dt == VKP_DTYPE_FLOAT16 && vkp__spv_reads_narrow(node->op);
+    bool half = (dt == VKP_DTYPE_FLOAT16 || dt == VKP_DTYPE_BFLOAT16) &&
+                vkp__spv_reads_narrow(node->op);
     bool f64 = dt == VKP_DTYPE_FLOAT64 && vkp__spv_takes_f64(node->op);
     if (dt != VKP_DTYPE_FLOAT32 && !index && !boolean && !indices_out && !half && !f64 &&
         !(integer && vkp__spv_takes_ints(node->op)))
@@ -124,6 +125,10 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
   vkp__kernel_config_t config;
   vkp__kernel_config_init(&config, device);
   int64_t bindings = 0;
+  bool split = false;
+  // A kernel writing several outputs binds one per dispatch.
+  bool one_output = vkp__spv_writes_outputs(node->op);
+  uint32_t output_parts = 0;
   for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
     int32_t v = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
@@ -153,7 +158,11 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
     if (!vkp_shape_numel(val->rank, val->shape, vkp_dtype_size(val->dtype), &bytes))
       return vkp__fail(reason, reason_size, "value '%s' is too large", val->name);
     uint32_t parts = vkp__spv_parts(bytes, config.part_bytes);
-    bindings += parts;
+    split |= parts > 1;
+    if (one_output && i >= node->n_inputs)
+      output_parts = parts > output_parts ? parts : output_parts;
+    else
+      bindings += parts;
     if (parts == 1 && bytes <= device->max_storage_range) continue;
     // Past maxStorageBufferRange: split across bindings where the kernel
     // reads (or writes) the tensor through an accessor.
@@ -170,6 +179,11 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
                      (double)device->max_storage_range / 1048576.0,
                      vkp_op_name(node->op));
   }
+  bindings += output_parts;
+  if (bindings > VKP__MAX_BINDINGS && !split)
+    return vkp__fail(reason, reason_size,
+                     "%s binds %lld tensors; a Vulkan dispatch has at most %d bindings",
+                     vkp_op_name(node->op), (long long)bindings, VKP__MAX_BINDINGS);
   if (bindings > VKP__MAX_BINDINGS)
     return vkp__fail(reason, reason_size,
                      "%s needs %lld bindings once its tensors past "

@@ -176,8 +176,10 @@ const vkp_value_t *vkp__spv_input(const vkp_graph_t *g,
 // How Vulkan kernels hold each dtype: the element type of its buffer
 // bindings, the type a kernel computes in, and the conversion a load wraps
 // around a stored element (prefix, suffix). Narrow types (bool, 8- and
-// 16-bit integers, float16) widen on load and narrow on store; float16
-// computes in float32, bool as 0.0/1.0. bfloat16 is not carried.
+// 16-bit integers, float16, bfloat16) widen on load and narrow on store;
+// float16 and bfloat16 compute in float32 (bfloat16 is the high half of a
+// float32: widened by a shift, narrowed by vkp_bf16, rounding to nearest
+// even as base/scalar.c does), bool as 0.0/1.0.
 //   X(dtype, storage, value, load prefix, load suffix)
 #define VKP__SPV_DTYPE_LIST(X)                      \
   X(FLOAT32, "float", "float", "", "")              \
@@ -191,6 +193,7 @@ const vkp_value_t *vkp__spv_input(const vkp_graph_t *g,
   X(UINT32, "uint", "uint", "", "")                 \
   X(INT64, "int64_t", "int64_t", "", "")            \
   X(UINT64, "uint64_t", "uint64_t", "", "")         \
+  X(BFLOAT16, "uint16_t", "float", "uintBitsToFloat(uint(", ") << 16u)") \
   X(BOOL, "uint8_t", "float", "float(uint(", "))")
 
 typedef struct vkp__spv_dtype_t {
@@ -221,10 +224,6 @@ bool vkp__spv_is_64bit(vkp_dtype_t dt) {
 
 bool vkp__spv_is_narrow(vkp_dtype_t dt) {
   return vkp__spv_dtype(dt)->load_prefix[0] != '\0';
-}
-
-bool vkp__spv_carries(vkp_dtype_t dt) {
-  return (unsigned)dt < VKP_DTYPE_COUNT && vkp__spv_dtypes[dt].carried;
 }
 
 const char *vkp__spv_storage_type(vkp_dtype_t dt) { return vkp__spv_dtype(dt)->storage; }
@@ -654,6 +653,9 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   const char *put = k->out_parts > 1 ? "vkp_put((o), " : "OUT[o] = (";
   if (out_dt == VKP_DTYPE_BOOL)
     vkp__sb_printf(&sb, "#define STORE(o, v) %suint8_t(uint(vkp_epilogue((v), (o)) != 0.0)))\n", put);
+  else if (out_dt == VKP_DTYPE_BFLOAT16)
+    vkp__sb_printf(&sb, "#define STORE(o, v) %suint16_t(vkp_bf16(vkp_epilogue((v), (o)))))\n",
+                   put);
   else if (vkp__spv_is_narrow(out_dt))  // 8/16-bit integers keep the low bits
     vkp__sb_printf(&sb, "#define STORE(o, v) %s%s(vkp_epilogue((v), (o))))\n", put,
                    vkp__spv_storage_type(out_dt));

@@ -212,17 +212,16 @@ bool vkp__spv_takes_ints(vkp_op_t op);
 bool vkp__spv_is_int(vkp_dtype_t dt);
 bool vkp__spv_is_64bit(vkp_dtype_t dt);
 // True for the dtypes a buffer holds narrower than a kernel computes on
-// them: bool, (u)int8, (u)int16, float16. They widen on load (ld<i>/LD<j>)
-// and narrow on store (STORE), so only kernels that read through LD<j>
-// take them (vkp__spv_reads_narrow).
+// them: bool, (u)int8, (u)int16, float16, bfloat16. They widen on load
+// (ld<i>/LD<j>) and narrow on store (STORE), so only kernels that read
+// through LD<j> take them (vkp__spv_reads_narrow).
 bool vkp__spv_is_narrow(vkp_dtype_t dt);
-// True for the dtypes Vulkan buffers carry at all (every one but bfloat16).
-bool vkp__spv_carries(vkp_dtype_t dt);
 // How Vulkan kernels hold a dtype: the element type of its buffer bindings
 // (bool: uint8_t, int8: int8_t, int16: int16_t, float16: float16_t, int32:
-// int, int64: int64_t, float32: float, float64: double) and the type a
-// kernel computes in (the same for 32- and 64-bit types; narrow integers
-// widen to int/uint, float16 to float; bool is a float 0.0/1.0).
+// int, int64: int64_t, float32: float, float64: double, bfloat16:
+// uint16_t) and the type a kernel computes in (the same for 32- and 64-bit
+// types; narrow integers widen to int/uint, float16 and bfloat16 to float;
+// bool is a float 0.0/1.0).
 const char *vkp__spv_storage_type(vkp_dtype_t dt);
 const char *vkp__spv_value_type(vkp_dtype_t dt);
 // True when `op`'s kernel reads every data input through LD<j> and computes
@@ -264,6 +263,11 @@ bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
 vkp_status_t vkp__spv_emit_gather(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_gather_elements(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_gather_nd(vkp__emit_t *e, const vkp_node_t *n);
+// scatter_elements / scatter_nd (every reduction) as per-output gathers.
+vkp_status_t vkp__spv_emit_scatter_elements(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_scatter_nd(vkp__emit_t *e, const vkp_node_t *n);
+// one_hot, through the same template (vkp_element(o) picks off/on value).
+vkp_status_t vkp__spv_emit_one_hot(vkp__emit_t *e, const vkp_node_t *n);
 
 // Reductions and normalisations (kernels_norm.c).
 vkp_status_t vkp__spv_emit_reduce(vkp__emit_t *e, const vkp_node_t *n);
@@ -279,6 +283,15 @@ vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_arg(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_loss(vkp__emit_t *e, const vkp_node_t *n);
+// Recurrent ops: lstm, gru, rnn (kernels_rnn.c); the state must fit 16 KiB
+// of shared memory (vkp__spv_check_rnn).
+vkp_status_t vkp__spv_emit_rnn(vkp__emit_t *e, const vkp_node_t *n);
+bool vkp__spv_check_rnn(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                        size_t reason_size);
+// Linear quantizers (kernels_quant.c), per tensor, axis or block.
+vkp_status_t vkp__spv_emit_quantize_linear(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_dequantize_linear(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_matmul_integer(vkp__emit_t *e, const vkp_node_t *n);
 // Padding and resampling (kernels_resample.c): pad, tile, expand,
 // depth_to_space and space_to_depth share vkp__spv_emit_remap.
 vkp_status_t vkp__spv_emit_remap(vkp__emit_t *e, const vkp_node_t *n);

@@ -143,7 +143,8 @@ static vkp_status_t vkp__timeline_wait(const vkp_target_t *target, uint64_t sema
 }
 
 // This device's dtypes: bool and (u)int8 tensors only where 8-bit storage
-// is available, float16 and (u)int16 where 16-bit storage is, float64 where
+// is available, float16, bfloat16 and (u)int16 where 16-bit storage is,
+// float64 where
 // shaderFloat64 is. No per-tensor byte limit is declared: a tensor past
 // maxStorageBufferRange is split across bindings where the kernel can read
 // or write it in ranges, and vkp_spirv_supports_on refuses (naming the
@@ -155,8 +156,8 @@ static void vkp__query_caps(const vkp_target_t *target, vkp_target_caps_t *caps)
     caps->dtypes &= ~(VKP_DTYPE_SET(VKP_DTYPE_BOOL) | VKP_DTYPE_SET(VKP_DTYPE_INT8) |
                       VKP_DTYPE_SET(VKP_DTYPE_UINT8));
   if (!t->info.storage_16bit)
-    caps->dtypes &= ~(VKP_DTYPE_SET(VKP_DTYPE_FLOAT16) | VKP_DTYPE_SET(VKP_DTYPE_INT16) |
-                      VKP_DTYPE_SET(VKP_DTYPE_UINT16));
+    caps->dtypes &= ~(VKP_DTYPE_SET(VKP_DTYPE_FLOAT16) | VKP_DTYPE_SET(VKP_DTYPE_BFLOAT16) |
+                      VKP_DTYPE_SET(VKP_DTYPE_INT16) | VKP_DTYPE_SET(VKP_DTYPE_UINT16));
   if (!t->info.shader_float64) caps->dtypes &= ~VKP_DTYPE_SET(VKP_DTYPE_FLOAT64);
 }
 
@@ -194,6 +195,7 @@ const vkp_target_vtable_t vkp__target_vulkan_vtable = {
     // supports() checks per kernel (it says so when missing).
     .caps = {.flags = VKP_TARGET_DEVICE_FLAGS,
              .dtypes = VKP_DTYPE_SET(VKP_DTYPE_FLOAT32) | VKP_DTYPE_SET(VKP_DTYPE_FLOAT16) |
+                       VKP_DTYPE_SET(VKP_DTYPE_BFLOAT16) |
                        VKP_DTYPE_SET(VKP_DTYPE_FLOAT64) | VKP_DTYPE_SET(VKP_DTYPE_INT16) |
                        VKP_DTYPE_SET(VKP_DTYPE_UINT16) | VKP_DTYPE_SET(VKP_DTYPE_INT8) |
                        VKP_DTYPE_SET(VKP_DTYPE_UINT8) | VKP_DTYPE_SET(VKP_DTYPE_INT32) |
