@@ -123,7 +123,10 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_CONV_TRANSPOSE] = {true, NULL, vkp__spv_emit_conv_transpose, vkp__spv_check_window},
     // max_pool2d's optional second output, the int64 indices, is a second
     // dispatch of the same kernel.
-    [VKP_OP_MAX_POOL2D] = {true, NULL, NULL, vkp__spv_check_window, .all_outputs = true},
+    // (The op table gives max_pool2d float, int8 and uint8 data: 8-bit
+    // values are exact in the kernel's float.)
+    [VKP_OP_MAX_POOL2D] = {true, NULL, NULL, vkp__spv_check_window, .all_outputs = true,
+                           .ints = true, .narrow = true},
     [VKP_OP_AVG_POOL2D] = {true, NULL, NULL, vkp__spv_check_window},
     [VKP_OP_LP_POOL] = {true, NULL, NULL, vkp__spv_check_window},
     [VKP_OP_GLOBAL_AVG_POOL] = {true, NULL},

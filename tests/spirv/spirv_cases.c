@@ -356,6 +356,13 @@ POOL_CASE(maxpool_3s2p1, VKP_OP_MAX_POOL2D, S(1, 3, 9, 9), 3,
 POOL_CASE(maxpool_ceil_dil, VKP_OP_MAX_POOL2D, S(2, 2, 10, 7), 4,
           A(AIS("kernel_shape", 2, 3), AIS("strides", 2, 2), AIS("dilations", 2, 1),
             AI("ceil_mode", 1)))
+// 8-bit data widens to float in the window (exact) and narrows back.
+BEGIN(maxpool_uint8)
+const char *x = IN_DT(b, VKP_DTYPE_UINT8, 4, S(1, 2, 6, 5));
+const char *y = NODE(b, VKP_OP_MAX_POOL2D, 1, L(x), 2,
+                     A(AIS("kernel_shape", 2, 2), AIS("pads", 1, 0, 0, 1)));
+END(y)
+
 POOL_CASE(avgpool_excl_pad, VKP_OP_AVG_POOL2D, S(1, 2, 7, 7), 3,
           A(AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AIS("pads", 1, 1, 1, 1)))
 POOL_CASE(avgpool_incl_pad_ceil, VKP_OP_AVG_POOL2D, S(1, 3, 8, 5), 5,
@@ -1356,6 +1363,7 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(nll_sum_int32, -3.0f, 0.0f, 1),
     CASE(sce_none_log_prob, -2.0f, 2.0f, 2),
     CASE(maxpool3d_s2p1, -1.0f, 1.0f, 1),
+    CASE(maxpool_uint8, 0.0f, 255.0f, 1),
     CASE(avgpool3d_incl_pad_ceil, -1.0f, 1.0f, 1),
     CASE(lppool3d_p2_dil, -1.0f, 1.0f, 1),
     CASE(maxpool_indices_col_major, -1.0f, 1.0f, 2),
