@@ -559,6 +559,8 @@ static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
                      (unsigned)binding++, name, store, name, name, open, name, close);
       if (i < e->n_anchor_inputs && !widened)
         vkp__sb_printf(sb, "#define IN%d b%d\n", (int)i, name);
+      // RAW<j>: the stored elements as they are (a copy of any dtype).
+      if (i < e->n_anchor_inputs) vkp__sb_printf(sb, "#define RAW%d b%d\n", (int)i, name);
     } else {
       uint64_t elems = part / (half ? 2 : words[i] ? 4 : vkp_dtype_size(dt));
       for (uint32_t p = 0; p < k->parts[i]; ++p)
