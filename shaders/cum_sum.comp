@@ -2,7 +2,7 @@
 // Running sums along one axis, viewed as [OUTER, L, INNER] like
 // softmax.comp: one invocation per row walks its L elements in order
 // (backwards with REVERSE), writing the sum before (EXCLUSIVE) or after
-// adding each element, in the data's type (ACC_T). Generator provides: ROWS, L, INNER, IN0 = x,
+// adding each element, in the data's type (ACC_T). Generator provides: ROWS, L, INNER, LD0 = x,
 // STORE(o, v), and REVERSE / EXCLUSIVE when set.
 void main() {
   uint r = gl_GlobalInvocationID.x;
@@ -15,7 +15,7 @@ void main() {
 #else
     uint at = base + j * INNER;
 #endif
-    ACC_T v = IN0[at];
+    ACC_T v = LD0(at);
 #ifdef EXCLUSIVE
     STORE(at, acc);
     acc += v;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Data movement (transpose, slice, copies): output element o reads input
 // element vkp_gather_index(o). Generator provides: TOTAL, vkp_gather_index,
-// IN0, STORE(o, v).
+// LD0, STORE(o, v).
 void main() {
   uint o = gl_GlobalInvocationID.x;
   if (o >= TOTAL) return;
-  STORE(o, IN0[vkp_gather_index(o)]);
+  STORE(o, LD0(vkp_gather_index(o)));
 }

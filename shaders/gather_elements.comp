@@ -9,5 +9,5 @@ void main() {
   uint o = gl_GlobalInvocationID.x;
   if (o >= TOTAL) return;
   int src = vkp_gather_src(o);
-  STORE(o, src < 0 ? ACC_T(0) : IN0[src]);
+  STORE(o, src < 0 ? ACC_T(0) : LD0(src));
 }

@@ -153,3 +153,149 @@ uint vkp_shift_RIGHT(uint a, uint b) { return b >= 32u ? 0u : a >> b; }
 uint64_t vkp_shift_LEFT(uint64_t a, uint64_t b) { return b >= 64ul ? 0ul : a << b; }
 uint64_t vkp_shift_RIGHT(uint64_t a, uint64_t b) { return b >= 64ul ? 0ul : a >> b; }
 #endif
+
+float vkp_exp(float x) { return exp(x); }
+
+// float32 to bfloat16 bits, rounding to nearest even; a NaN stays a
+// (quiet) NaN.
+uint vkp_bf16(float f) {
+  uint x = floatBitsToUint(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;
+  return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+}
+
+#ifdef VKP_FLOAT64
+// float64 data computes in double; GLSL's exp and log take float only, so
+// the double forms are written out: exp by k * ln2 + r reduction (ln2 split
+// in two for an exact k * ln2_hi) and a degree-13 Taylor polynomial on
+// |r| <= ln2 / 2; log by x = m * 2^e, m in [sqrt(1/2), sqrt(2)), and the
+// atanh series of s = (m - 1) / (m + 1), |s| < 0.172. Both within a few
+// ulp of double.
+double vkp_exp(double x) {
+  if (isnan(x)) return x;
+  if (x > 709.8lf) return double(uintBitsToFloat(0x7f800000u));
+  if (x < -745.2lf) return 0.0lf;
+  double k = floor(x * 1.4426950408889634lf + 0.5lf);
+  double r = (x - k * 6.93147180369123816490e-01lf) - k * 1.90821492927058770002e-10lf;
+  double p = 1.0lf / 6227020800.0lf;
+  p = p * r + 1.0lf / 479001600.0lf;
+  p = p * r + 1.0lf / 39916800.0lf;
+  p = p * r + 1.0lf / 3628800.0lf;
+  p = p * r + 1.0lf / 362880.0lf;
+  p = p * r + 1.0lf / 40320.0lf;
+  p = p * r + 1.0lf / 5040.0lf;
+  p = p * r + 1.0lf / 720.0lf;
+  p = p * r + 1.0lf / 120.0lf;
+  p = p * r + 1.0lf / 24.0lf;
+  p = p * r + 1.0lf / 6.0lf;
+  p = p * r + 0.5lf;
+  p = p * r + 1.0lf;
+  p = p * r + 1.0lf;
+  return ldexp(p, int(k));
+}
+
+double vkp_log(double x) {
+  if (isnan(x) || isinf(x) && x > 0.0lf) return x;
+  if (!(x > 0.0lf))
+    return double(x == 0.0lf ? uintBitsToFloat(0xff800000u) : uintBitsToFloat(0x7fc00000u));
+  int e;
+  double m = frexp(x, e);
+  if (m < 0.70710678118654752lf) {
+    m *= 2.0lf;
+    e -= 1;
+  }
+  double s = (m - 1.0lf) / (m + 1.0lf), s2 = s * s;
+  double q = 1.0lf / 23.0lf;
+  q = q * s2 + 1.0lf / 21.0lf;
+  q = q * s2 + 1.0lf / 19.0lf;
+  q = q * s2 + 1.0lf / 17.0lf;
+  q = q * s2 + 1.0lf / 15.0lf;
+  q = q * s2 + 1.0lf / 13.0lf;
+  q = q * s2 + 1.0lf / 11.0lf;
+  q = q * s2 + 1.0lf / 9.0lf;
+  q = q * s2 + 1.0lf / 7.0lf;
+  q = q * s2 + 1.0lf / 5.0lf;
+  q = q * s2 + 1.0lf / 3.0lf;
+  q = q * s2 + 1.0lf;
+  double de = double(e);
+  return de * 6.93147180369123816490e-01lf + (2.0lf * s * q + de * 1.90821492927058770002e-10lf);
+}
+
+double vkp_min(double a, double b) { return isnan(a) || a < b ? a : b; }
+double vkp_max(double a, double b) { return isnan(a) || a > b ? a : b; }
+
+double vkp_mod(double a, double b, float fmod) {
+  double m = abs(b), s = a < 0.0lf ? -m : m;
+  double r = a - b * trunc(a / b);
+  if (r != 0.0lf && (r < 0.0lf) != (a < 0.0lf)) r += s;
+  if (abs(r) >= m) r -= s;
+  if (fmod != 0.0 || r == 0.0lf || (r < 0.0lf) == (b < 0.0lf)) return r;
+  return r + b;
+}
+#endif
+
+// pow on integer data (the row's integer form, any operand an integer):
+// an integer base to an integer power by repeated squaring, wrapping like
+// the integer product (a negative power truncates 1 / a^-e: 1, +-1 for a
+// base of -1, else 0; ref refuses 0 to a negative power, a kernel cannot,
+// so it gives 0); an integer base to a float power is pow in float,
+// truncated; a float base to an integer power is vkp_pow.
+#define VKP_IPOW(TB, TE, SIGNED)                                              \
+  TB vkp_ipow(TB a, TE e) {                                                   \
+    if (e < TE(0))                                                            \
+      return a == TB(1) ? TB(1)                                               \
+             : (SIGNED && a == TB(-1)) ? ((e & TE(1)) != TE(0) ? TB(-1) : TB(1)) \
+                                       : TB(0);                               \
+    TB r = TB(1);                                                             \
+    for (TE k = e; k != TE(0); k >>= 1) {                                     \
+      if ((k & TE(1)) != TE(0)) r *= a;                                       \
+      a *= a;                                                                 \
+    }                                                                         \
+    return r;                                                                 \
+  }
+int vkp_ipow(int a, float e) { return int(vkp_pow(float(a), e)); }
+uint vkp_ipow(uint a, float e) { return uint(vkp_pow(float(a), e)); }
+VKP_IPOW(int, int, true)
+VKP_IPOW(int, uint, true)
+VKP_IPOW(uint, uint, false)
+VKP_IPOW(uint, int, false)
+float vkp_ipow(float a, int e) { return vkp_pow(a, float(e)); }
+float vkp_ipow(float a, uint e) { return vkp_pow(a, float(e)); }
+#ifdef VKP_INT64
+VKP_IPOW(int64_t, int64_t, true)
+VKP_IPOW(uint64_t, uint64_t, false)
+int64_t vkp_ipow(int64_t a, float e) { return int64_t(vkp_pow(float(a), e)); }
+uint64_t vkp_ipow(uint64_t a, float e) { return uint64_t(vkp_pow(float(a), e)); }
+int64_t vkp_ipow(int64_t a, int e) { return vkp_ipow(a, int64_t(e)); }
+int64_t vkp_ipow(int64_t a, uint e) { return vkp_ipow(a, int64_t(e)); }
+int64_t vkp_ipow(int64_t a, uint64_t e) { return vkp_ipow(a, int64_t(e)); }
+uint64_t vkp_ipow(uint64_t a, int e) { return vkp_ipow(a, uint64_t(e)); }
+uint64_t vkp_ipow(uint64_t a, uint e) { return vkp_ipow(a, uint64_t(e)); }
+uint64_t vkp_ipow(uint64_t a, int64_t e) {
+  return e < 0l ? (a == 1ul ? 1ul : 0ul) : vkp_ipow(a, uint64_t(e));
+}
+int vkp_ipow(int a, int64_t e) { return int(vkp_ipow(int64_t(a), e)); }
+int vkp_ipow(int a, uint64_t e) { return int(vkp_ipow(int64_t(a), e)); }
+uint vkp_ipow(uint a, int64_t e) { return uint(vkp_ipow(uint64_t(a), e)); }
+uint vkp_ipow(uint a, uint64_t e) { return uint(vkp_ipow(uint64_t(a), e)); }
+float vkp_ipow(float a, int64_t e) { return vkp_pow(a, float(e)); }
+float vkp_ipow(float a, uint64_t e) { return vkp_pow(a, float(e)); }
+#endif
+
+// clip on integer data: bounds that are operands compare exactly; an
+// omitted bound is the attribute's float (+-FLT_MAX by default), compared
+// in float.
+#define VKP_ICLIP(T)                                                          \
+  T vkp_iclip(T x, T lo, T hi) { return min(max(x, lo), hi); }                \
+  T vkp_iclip(T x, float lo, T hi) { return min(float(x) < lo ? T(lo) : x, hi); } \
+  T vkp_iclip(T x, T lo, float hi) { x = max(x, lo); return float(x) > hi ? T(hi) : x; } \
+  T vkp_iclip(T x, float lo, float hi) {                                      \
+    x = float(x) < lo ? T(lo) : x;                                            \
+    return float(x) > hi ? T(hi) : x;                                         \
+  }
+VKP_ICLIP(int)
+VKP_ICLIP(uint)
+#ifdef VKP_INT64
+VKP_ICLIP(int64_t)
+VKP_ICLIP(uint64_t)
+#endif

@@ -6,7 +6,8 @@
 // bottom/right pads), POOL_MAX, POOL_AVG or POOL_LP (with P, the integer
 // exponent), COUNT_INCLUDE_PAD, INDICES and COL_MAJOR (max: write the flat
 // index of each maximum into x instead of the value, spatial dims
-// row-major, or column-major with COL_MAJOR), IN0 = x, STORE(o, v).
+// row-major, or column-major with COL_MAJOR), LD0 = x (widened: int8/uint8 and float16 data
+// compute in float, exact for 8-bit values), STORE(o, v).
 // Max: the first maximum, NaN winning (as in "ref"); -inf and index -1 for
 // a window over padding only. Average divisor: window positions inside the
 // input, or with COUNT_INCLUDE_PAD inside the padded input (positions a
@@ -43,7 +44,7 @@ void main() {
         uint sp = (uint(id) * H + uint(ih)) * W + uint(iw);
 #if defined(POOL_MAX)
         if (inside) {
-          float v = IN0[base + sp];
+          float v = float(LD0(base + sp));
           if (best < 0 || (!isnan(acc) && (isnan(v) || v > acc))) {
             acc = v;
 #if COL_MAJOR
@@ -55,7 +56,7 @@ void main() {
         }
 #elif defined(POOL_LP)
         if (inside) {
-          float a = abs(IN0[base + sp]);
+          float a = abs(float(LD0(base + sp)));
 #if P == 1
           acc += a;
 #elif P == 2
@@ -72,7 +73,7 @@ void main() {
 #else
         if (inside) ++count;
 #endif
-        if (inside) acc += IN0[base + sp];
+        if (inside) acc += float(LD0(base + sp));
 #endif
       }
     }
@@ -87,6 +88,6 @@ void main() {
 #if defined(POOL_MAX) && INDICES
   STORE(o, best < 0 ? ACC_T(-1) : ACC_T(base) + ACC_T(best));
 #else
-  STORE(o, acc);
+  STORE(o, ACC_T(acc));
 #endif
 }

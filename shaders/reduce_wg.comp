@@ -2,7 +2,8 @@
 // A reduction, GPU variant: one workgroup of WG invocations per output
 // element, a strided partial result and a shared-memory combination
 // (REDUCE_WG: vkp_wg_sum unless given). Same generator names as
-// reduce.comp; dispatched with TOTAL workgroups (at least one).
+// reduce.comp (float32 and float16 data: it combines float partials);
+// dispatched with TOTAL workgroups (at least one).
 #ifndef REDUCE_STEP
 #define REDUCE_INIT 0.0
 #define REDUCE_STEP(a, v) ((a) + (v))
@@ -19,12 +20,12 @@ void main() {
   uint t = gl_LocalInvocationID.x;
   uint base = vkp_reduce_base(o);
   float part = REDUCE_INIT;
-  for (uint r = t; r < R; r += WG) part = REDUCE_STEP(part, IN0[base + vkp_reduce_offset(r)]);
+  for (uint r = t; r < R; r += WG) part = REDUCE_STEP(part, LD0(base + vkp_reduce_offset(r)));
   float acc = REDUCE_WG(part);
 #ifdef REDUCE_LSE
   if (!isinf(acc) && !isnan(acc)) {
     part = 0.0;
-    for (uint r = t; r < R; r += WG) part += exp(IN0[base + vkp_reduce_offset(r)] - acc);
+    for (uint r = t; r < R; r += WG) part += exp(LD0(base + vkp_reduce_offset(r)) - acc);
     acc += log(vkp_wg_sum(part));
   }
 #endif

@@ -7,5 +7,5 @@ void main() {
   if (o >= TOTAL) return;
   int c = int(o % COLS), r = int((o / COLS) % ROWS);
   bool keep = UPPER != 0 ? c - r >= K : c - r <= K;
-  STORE(o, keep ? IN0[o] : ACC_T(0));
+  STORE(o, keep ? LD0(o) : ACC_T(0));
 }

@@ -69,31 +69,33 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
                                    : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
     const vkp_value_t *value = &graph->values[v];
-    bool integer = vkp__spv_is_int(value->dtype);
+    vkp_dtype_t dt = value->dtype;
+    bool integer = vkp__spv_is_int(dt);
     bool index = i < node->n_inputs && vkp__spv_is_index_input(node->op, i) &&
-                 (value->dtype == VKP_DTYPE_INT32 || value->dtype == VKP_DTYPE_INT64);
-    bool boolean = value->dtype == VKP_DTYPE_BOOL && vkp__spv_takes_bool(node->op);
+                 (dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64);
+    bool boolean = dt == VKP_DTYPE_BOOL && vkp__spv_takes_bool(node->op);
     // The int64 indices a kernel writes besides its values (max_pool2d's).
-    bool indices_out = i > node->n_inputs && value->dtype == VKP_DTYPE_INT64 &&
+    bool indices_out = i > node->n_inputs && dt == VKP_DTYPE_INT64 &&
                        vkp__spv_writes_outputs(node->op);
-    if (value->dtype != VKP_DTYPE_FLOAT32 && !index && !boolean && !indices_out &&
+    bool half = (dt == VKP_DTYPE_FLOAT16 || dt == VKP_DTYPE_BFLOAT16) &&
+                vkp__spv_reads_narrow(node->op);
+    bool f64 = dt == VKP_DTYPE_FLOAT64 && vkp__spv_takes_f64(node->op);
+    if (dt != VKP_DTYPE_FLOAT32 && !index && !boolean && !indices_out && !half && !f64 &&
         !(integer && vkp__spv_takes_ints(node->op)))
       return vkp__fail(reason, reason_size,
-                       "value '%s' is %s; the Vulkan %s kernel takes %s",
-                       value->name, vkp_dtype_name(value->dtype),
-                       vkp_op_name(node->op),
-                       vkp__spv_takes_ints(node->op)
-                           ? "float32 and (u)int8/32/64 data"
-                           : vkp__spv_takes_bool(node->op) ? "float32 and bool data"
-                                                           : "float32 data");
-    // 8-bit integers are widened on load, which only the elementwise
-    // kernels do.
-    if (integer && !index && vkp_dtype_size(value->dtype) == 1 &&
-        !vkp__op_is_elementwise(node->op))
+                       "value '%s' is %s; the Vulkan %s kernel takes float32%s%s%s%s data",
+                       value->name, vkp_dtype_name(dt), vkp_op_name(node->op),
+                       vkp__spv_reads_narrow(node->op) ? ", float16" : "",
+                       vkp__spv_takes_f64(node->op) ? ", float64" : "",
+                       vkp__spv_takes_ints(node->op) ? ", integer" : "",
+                       vkp__spv_takes_bool(node->op) ? ", bool" : "");
+    // Narrow integers are widened on load, which only kernels that read
+    // through LD<j> do.
+    if (integer && !index && vkp__spv_is_narrow(dt) && !vkp__spv_reads_narrow(node->op))
       return vkp__fail(reason, reason_size,
                        "value '%s' is %s; the Vulkan %s kernel takes 32- and "
                        "64-bit integers only",
-                       value->name, vkp_dtype_name(value->dtype), vkp_op_name(node->op));
+                       value->name, vkp_dtype_name(dt), vkp_op_name(node->op));
     size_t bytes;
     if (!vkp_shape_numel(value->rank, value->shape, 4, &bytes) ||
         bytes / 4 > (size_t)INT32_MAX)
@@ -123,6 +125,10 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
   vkp__kernel_config_t config;
   vkp__kernel_config_init(&config, device);
   int64_t bindings = 0;
+  bool split = false;
+  // A kernel writing several outputs binds one per dispatch.
+  bool one_output = vkp__spv_writes_outputs(node->op);
+  uint32_t output_parts = 0;
   for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
     int32_t v = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
@@ -132,6 +138,16 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
                        "value '%s' is %s; this device lacks "
                        "storageBuffer8BitAccess (%s tensors are bytes)",
                        val->name, vkp_dtype_name(val->dtype), vkp_dtype_name(val->dtype));
+    if (vkp_dtype_size(val->dtype) == 2 && !device->storage_16bit)
+      return vkp__fail(reason, reason_size,
+                       "value '%s' is %s; this device lacks "
+                       "storageBuffer16BitAccess (%s tensors are 16-bit words)",
+                       val->name, vkp_dtype_name(val->dtype), vkp_dtype_name(val->dtype));
+    if (val->dtype == VKP_DTYPE_FLOAT64 && !device->shader_float64)
+      return vkp__fail(reason, reason_size,
+                       "value '%s' is float64; this device lacks shaderFloat64 "
+                       "(the Vulkan kernels compute on it as double)",
+                       val->name);
     bool index = i < node->n_inputs && vkp__spv_is_index_input(node->op, i);
     if (vkp__spv_is_64bit(val->dtype) && !index && !device->shader_int64)
       return vkp__fail(reason, reason_size,
@@ -142,7 +158,11 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
     if (!vkp_shape_numel(val->rank, val->shape, vkp_dtype_size(val->dtype), &bytes))
       return vkp__fail(reason, reason_size, "value '%s' is too large", val->name);
     uint32_t parts = vkp__spv_parts(bytes, config.part_bytes);
-    bindings += parts;
+    split |= parts > 1;
+    if (one_output && i >= node->n_inputs)
+      output_parts = parts > output_parts ? parts : output_parts;
+    else
+      bindings += parts;
     if (parts == 1 && bytes <= device->max_storage_range) continue;
     // Past maxStorageBufferRange: split across bindings where the kernel
     // reads (or writes) the tensor through an accessor.
@@ -159,6 +179,11 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
                      (double)device->max_storage_range / 1048576.0,
                      vkp_op_name(node->op));
   }
+  bindings += output_parts;
+  if (bindings > VKP__MAX_BINDINGS && !split)
+    return vkp__fail(reason, reason_size,
+                     "%s binds %lld tensors; a Vulkan dispatch has at most %d bindings",
+                     vkp_op_name(node->op), (long long)bindings, VKP__MAX_BINDINGS);
   if (bindings > VKP__MAX_BINDINGS)
     return vkp__fail(reason, reason_size,
                      "%s needs %lld bindings once its tensors past "

@@ -173,41 +173,62 @@ const vkp_value_t *vkp__spv_input(const vkp_graph_t *g,
   return &g->values[n->inputs[i]];
 }
 
+// How Vulkan kernels hold each dtype: the element type of its buffer
+// bindings, the type a kernel computes in, and the conversion a load wraps
+// around a stored element (prefix, suffix). Narrow types (bool, 8- and
+// 16-bit integers, float16, bfloat16) widen on load and narrow on store;
+// float16 and bfloat16 compute in float32 (bfloat16 is the high half of a
+// float32: widened by a shift, narrowed by vkp_bf16, rounding to nearest
+// even as base/scalar.c does), bool as 0.0/1.0.
+//   X(dtype, storage, value, load prefix, load suffix)
+#define VKP__SPV_DTYPE_LIST(X)                      \
+  X(FLOAT32, "float", "float", "", "")              \
+  X(FLOAT16, "float16_t", "float", "float(", ")")   \
+  X(FLOAT64, "double", "double", "", "")            \
+  X(INT8, "int8_t", "int", "int(", ")")             \
+  X(UINT8, "uint8_t", "uint", "uint(", ")")         \
+  X(INT16, "int16_t", "int", "int(", ")")           \
+  X(UINT16, "uint16_t", "uint", "uint(", ")")       \
+  X(INT32, "int", "int", "", "")                    \
+  X(UINT32, "uint", "uint", "", "")                 \
+  X(INT64, "int64_t", "int64_t", "", "")            \
+  X(UINT64, "uint64_t", "uint64_t", "", "")         \
+  X(BFLOAT16, "uint16_t", "float", "uintBitsToFloat(uint(", ") << 16u)") \
+  X(BOOL, "uint8_t", "float", "float(uint(", "))")
+
+typedef struct vkp__spv_dtype_t {
+  bool carried;
+  const char *storage, *value, *load_prefix, *load_suffix;
+} vkp__spv_dtype_t;
+
+static const vkp__spv_dtype_t vkp__spv_dtypes[VKP_DTYPE_COUNT] = {
+#define VKP__SPV_DTYPE_ROW(dt, st, vt, lp, ls) [VKP_DTYPE_##dt] = {true, st, vt, lp, ls},
+    VKP__SPV_DTYPE_LIST(VKP__SPV_DTYPE_ROW)
+#undef VKP__SPV_DTYPE_ROW
+};
+
+static const vkp__spv_dtype_t *vkp__spv_dtype(vkp_dtype_t dt) {
+  return (unsigned)dt < VKP_DTYPE_COUNT && vkp__spv_dtypes[dt].carried
+             ? &vkp__spv_dtypes[dt]
+             : &vkp__spv_dtypes[VKP_DTYPE_FLOAT32];
+}
+
 bool vkp__spv_is_int(vkp_dtype_t dt) {
-  switch (dt) {
-    case VKP_DTYPE_INT8: case VKP_DTYPE_UINT8: case VKP_DTYPE_INT32:
-    case VKP_DTYPE_UINT32: case VKP_DTYPE_INT64: case VKP_DTYPE_UINT64:
-      return true;
-    default:
-      return false;
-  }
+  vkp_dtype_kind_t kind = vkp_dtype_kind(dt);
+  return kind == VKP_DTYPE_KIND_INT || kind == VKP_DTYPE_KIND_UINT;
 }
 
 bool vkp__spv_is_64bit(vkp_dtype_t dt) {
   return dt == VKP_DTYPE_INT64 || dt == VKP_DTYPE_UINT64;
 }
 
-const char *vkp__spv_storage_type(vkp_dtype_t dt) {
-  switch (dt) {
-    case VKP_DTYPE_BOOL: case VKP_DTYPE_UINT8: return "uint8_t";
-    case VKP_DTYPE_INT8: return "int8_t";
-    case VKP_DTYPE_INT32: return "int";
-    case VKP_DTYPE_UINT32: return "uint";
-    case VKP_DTYPE_INT64: return "int64_t";
-    case VKP_DTYPE_UINT64: return "uint64_t";
-    default: return "float";
-  }
+bool vkp__spv_is_narrow(vkp_dtype_t dt) {
+  return vkp__spv_dtype(dt)->load_prefix[0] != '\0';
 }
 
-const char *vkp__spv_value_type(vkp_dtype_t dt) {
-  switch (dt) {
-    case VKP_DTYPE_INT8: case VKP_DTYPE_INT32: return "int";
-    case VKP_DTYPE_UINT8: case VKP_DTYPE_UINT32: return "uint";
-    case VKP_DTYPE_INT64: return "int64_t";
-    case VKP_DTYPE_UINT64: return "uint64_t";
-    default: return "float";  // float32, and bool as 0.0/1.0
-  }
-}
+const char *vkp__spv_storage_type(vkp_dtype_t dt) { return vkp__spv_dtype(dt)->storage; }
+
+const char *vkp__spv_value_type(vkp_dtype_t dt) { return vkp__spv_dtype(dt)->value; }
 
 // The anchor's input slot bound at binding 1 + i (omitted inputs are not
 // bound, so later ones move up).
@@ -431,14 +452,8 @@ static vkp_status_t vkp__emit_epilogue(vkp__emit_t *e) {
             vkp__spv_broadcast(&e->head, fname, &g->values[v], root->rank,
                                 root->shape);
         }
-        // 8-bit values widen on load (bool to 0.0/1.0).
-        vkp_dtype_t dt = g->values[v].dtype;
-        snprintf(args[j], sizeof args[j],
-                 dt == VKP_DTYPE_BOOL    ? "float(uint(ld%d(vkp_idx%d(o))))"
-                 : dt == VKP_DTYPE_UINT8 ? "uint(ld%d(vkp_idx%d(o)))"
-                 : dt == VKP_DTYPE_INT8  ? "int(ld%d(vkp_idx%d(o)))"
-                                         : "ld%d(vkp_idx%d(o))",
-                 (int)binding, (int)binding);
+        // ld<i> widens narrow values (bool to 0.0/1.0).
+        snprintf(args[j], sizeof args[j], "ld%d(vkp_idx%d(o))", (int)binding, (int)binding);
       }
     }
     vkp__sb_printf(&fn, "  %s v%d = ", vkp__spv_value_type(g->values[n->outputs[0]].dtype),
@@ -527,19 +542,25 @@ static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
     vkp_dtype_t dt = e->g && k->inputs[i] >= 0 ? e->g->values[k->inputs[i]].dtype
                                                  : VKP_DTYPE_FLOAT32;
     bool half = vkp__is_half(e, k->inputs[i]);
-    const char *type = words[i] ? "uint" : vkp__spv_storage_type(dt);
-    // A float16 input is declared float16_t and read as float; it has no
-    // IN<j> (a template must use LD<j>).
-    const char *store = half ? "float16_t" : type;
-    const char *load = half ? "float(" : "(";
+    // ld<i> returns the value type: narrow storage (bool, 8/16-bit, float16,
+    // a constant kept as float16) widens there, and such an input has no
+    // IN<j> (its template must read through LD<j>).
+    const vkp__spv_dtype_t *d = vkp__spv_dtype(dt);
+    const char *type = words[i] ? "uint" : d->value;
+    const char *store = words[i] ? "uint" : half ? "float16_t" : d->storage;
+    const char *open = words[i] ? "" : half ? "float(" : d->load_prefix;
+    const char *close = words[i] ? "" : half ? ")" : d->load_suffix;
+    bool widened = open[0] != '\0';
     int name = (int)i + 1;
     if (k->parts[i] == 1) {
       vkp__sb_printf(sb,
                      "layout(std430, set = 0, binding = %u) readonly buffer B%d "
-                     "{ %s b%d[]; };\n#define ld%d(i) %sb%d[i])\n",
-                     (unsigned)binding++, name, store, name, name, load, name);
-      if (i < e->n_anchor_inputs && !half)
+                     "{ %s b%d[]; };\n#define ld%d(i) %sb%d[i]%s\n",
+                     (unsigned)binding++, name, store, name, name, open, name, close);
+      if (i < e->n_anchor_inputs && !widened)
         vkp__sb_printf(sb, "#define IN%d b%d\n", (int)i, name);
+      // RAW<j>: the stored elements as they are (a copy of any dtype).
+      if (i < e->n_anchor_inputs) vkp__sb_printf(sb, "#define RAW%d b%d\n", (int)i, name);
     } else {
       uint64_t elems = part / (half ? 2 : words[i] ? 4 : vkp_dtype_size(dt));
       for (uint32_t p = 0; p < k->parts[i]; ++p)
@@ -549,12 +570,12 @@ static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
                        (unsigned)binding++, name, (unsigned)p, store, name, (unsigned)p);
       vkp__sb_printf(sb, "%s ld%d(uint i) {\n", type, name);
       for (uint32_t p = 0; p + 1 < k->parts[i]; ++p)
-        vkp__sb_printf(sb, "  if (i < %lluu) return %sb%d_%u[i - %lluu]);\n",
-                       (unsigned long long)((p + 1) * elems), load, name, (unsigned)p,
-                       (unsigned long long)(p * elems));
-      vkp__sb_printf(sb, "  return %sb%d_%u[i - %lluu]);\n}\n", load, name,
+        vkp__sb_printf(sb, "  if (i < %lluu) return %sb%d_%u[i - %lluu]%s;\n",
+                       (unsigned long long)((p + 1) * elems), open, name, (unsigned)p,
+                       (unsigned long long)(p * elems), close);
+      vkp__sb_printf(sb, "  return %sb%d_%u[i - %lluu]%s;\n}\n", open, name,
                      (unsigned)(k->parts[i] - 1),
-                     (unsigned long long)((k->parts[i] - 1) * elems));
+                     (unsigned long long)((k->parts[i] - 1) * elems), close);
     }
     if (i < e->n_anchor_inputs)
       vkp__sb_printf(sb, "#define LD%d(i) ld%d(i)\n", (int)i, name);
@@ -586,7 +607,8 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   vkp_dtype_t acc_dt = !anchor || e->out_bytes ? VKP_DTYPE_FLOAT32
                        : anchor->n_outputs > 1 ? out_dt
                                                : g->values[anchor->outputs[0]].dtype;
-  bool bytes = vkp_dtype_size(out_dt) == 1, int64 = false, half = false;
+  bool bytes = vkp_dtype_size(out_dt) == 1, int64 = false, half = vkp_dtype_size(out_dt) == 2;
+  bool f64 = out_dt == VKP_DTYPE_FLOAT64 || acc_dt == VKP_DTYPE_FLOAT64;
   bool words[VKP__MAX_BINDINGS] = {false};
   for (int32_t i = 0; i < k->n_inputs; ++i) {
     half |= vkp__is_half(e, k->inputs[i]);
@@ -598,11 +620,16 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
                (dt == VKP_DTYPE_INT32 || dt == VKP_DTYPE_INT64) &&
                vkp__spv_is_index_input(anchor->op, vkp__anchor_input_slot(anchor, i));
     bytes |= vkp_dtype_size(dt) == 1;
+    half |= vkp_dtype_size(dt) == 2;
+    f64 |= dt == VKP_DTYPE_FLOAT64;
     int64 |= vkp__spv_is_64bit(dt) && !words[i];
   }
   int64 |= vkp__spv_is_64bit(out_dt) || vkp__spv_is_64bit(acc_dt);
-  for (int32_t m = 0; m < e->group->n_members; ++m)
-    int64 |= vkp__spv_is_64bit(g->values[g->nodes[e->group->members[m]].outputs[0]].dtype);
+  for (int32_t m = 0; m < e->group->n_members; ++m) {
+    vkp_dtype_t dt = g->values[g->nodes[e->group->members[m]].outputs[0]].dtype;
+    int64 |= vkp__spv_is_64bit(dt);
+    f64 |= dt == VKP_DTYPE_FLOAT64;
+  }
   for (int32_t o = 1; anchor && o < anchor->n_outputs; ++o)
     int64 |= anchor->outputs[o] >= 0 && vkp__spv_is_64bit(g->values[anchor->outputs[o]].dtype);
   if (bytes) vkp__sb_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
@@ -612,6 +639,9 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
     vkp__sb_append(&sb,
                    "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n"
                    "#define VKP_INT64 1\n");
+  // VKP_FLOAT64: math.glsl's double helpers (the device enables
+  // shaderFloat64, vkp_spirv_supports_on).
+  if (f64) vkp__sb_append(&sb, "#define VKP_FLOAT64 1\n");
   vkp_status_t st = vkp__declare_bindings(e, &sb, out_dt, words);
   if (st) {
     vkp__sb_deinit(&sb);
@@ -625,7 +655,10 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   const char *put = k->out_parts > 1 ? "vkp_put((o), " : "OUT[o] = (";
   if (out_dt == VKP_DTYPE_BOOL)
     vkp__sb_printf(&sb, "#define STORE(o, v) %suint8_t(uint(vkp_epilogue((v), (o)) != 0.0)))\n", put);
-  else if (vkp_dtype_size(out_dt) == 1)  // 8-bit integers keep the low bits
+  else if (out_dt == VKP_DTYPE_BFLOAT16)
+    vkp__sb_printf(&sb, "#define STORE(o, v) %suint16_t(vkp_bf16(vkp_epilogue((v), (o)))))\n",
+                   put);
+  else if (vkp__spv_is_narrow(out_dt))  // 8/16-bit integers keep the low bits
     vkp__sb_printf(&sb, "#define STORE(o, v) %s%s(vkp_epilogue((v), (o))))\n", put,
                    vkp__spv_storage_type(out_dt));
   else

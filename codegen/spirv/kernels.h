@@ -207,17 +207,30 @@ bool vkp__spv_is_index_input(vkp_op_t op, int32_t i);
 // its expression, or the row's integer form, is valid on int / int64_t;
 // others: a kernel that moves or compares values of any of those types).
 bool vkp__spv_takes_ints(vkp_op_t op);
-// An integer dtype the kernels carry: int8, uint8, int32, uint32, int64,
-// uint64 (8-bit ones only in elementwise kernels; 64-bit ones need
-// shaderInt64).
+// An integer dtype (8 to 64 bits, signed or not); 64-bit ones need
+// shaderInt64.
 bool vkp__spv_is_int(vkp_dtype_t dt);
 bool vkp__spv_is_64bit(vkp_dtype_t dt);
+// True for the dtypes a buffer holds narrower than a kernel computes on
+// them: bool, (u)int8, (u)int16, float16, bfloat16. They widen on load
+// (ld<i>/LD<j>) and narrow on store (STORE), so only kernels that read
+// through LD<j> take them (vkp__spv_reads_narrow).
+bool vkp__spv_is_narrow(vkp_dtype_t dt);
 // How Vulkan kernels hold a dtype: the element type of its buffer bindings
-// (bool: uint8_t, int8: int8_t, int32: int, int64: int64_t, float32:
-// float, ...) and the type a kernel computes in (the same for 32- and 64-bit
-// types; 8-bit integers widen to int/uint; bool is a float 0.0/1.0).
+// (bool: uint8_t, int8: int8_t, int16: int16_t, float16: float16_t, int32:
+// int, int64: int64_t, float32: float, float64: double, bfloat16:
+// uint16_t) and the type a kernel computes in (the same for 32- and 64-bit
+// types; narrow integers widen to int/uint, float16 and bfloat16 to float;
+// bool is a float 0.0/1.0).
 const char *vkp__spv_storage_type(vkp_dtype_t dt);
 const char *vkp__spv_value_type(vkp_dtype_t dt);
+// True when `op`'s kernel reads every data input through LD<j> and computes
+// in ACC_T (elementwise ops, and the rows marked `narrow`): it takes the
+// narrow dtypes above. Other kernels index IN<j> directly.
+bool vkp__spv_reads_narrow(vkp_op_t op);
+// True when `op`'s kernel also computes on float64 (double) data (rows
+// marked `f64`; needs shaderFloat64).
+bool vkp__spv_takes_f64(vkp_op_t op);
 // The input slot of `anchor` bound at its binding 1 + i.
 int32_t vkp__anchor_input_slot(const vkp_node_t *anchor, int32_t i);
 // The row's GLSL expression for integer data, or NULL (the float one
@@ -250,6 +263,11 @@ bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
 vkp_status_t vkp__spv_emit_gather(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_gather_elements(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_gather_nd(vkp__emit_t *e, const vkp_node_t *n);
+// scatter_elements / scatter_nd (every reduction) as per-output gathers.
+vkp_status_t vkp__spv_emit_scatter_elements(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_scatter_nd(vkp__emit_t *e, const vkp_node_t *n);
+// one_hot, through the same template (vkp_element(o) picks off/on value).
+vkp_status_t vkp__spv_emit_one_hot(vkp__emit_t *e, const vkp_node_t *n);
 
 // Reductions and normalisations (kernels_norm.c).
 vkp_status_t vkp__spv_emit_reduce(vkp__emit_t *e, const vkp_node_t *n);
@@ -265,6 +283,15 @@ vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_arg(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_loss(vkp__emit_t *e, const vkp_node_t *n);
+// Recurrent ops: lstm, gru, rnn (kernels_rnn.c); the state must fit 16 KiB
+// of shared memory (vkp__spv_check_rnn).
+vkp_status_t vkp__spv_emit_rnn(vkp__emit_t *e, const vkp_node_t *n);
+bool vkp__spv_check_rnn(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                        size_t reason_size);
+// Linear quantizers (kernels_quant.c), per tensor, axis or block.
+vkp_status_t vkp__spv_emit_quantize_linear(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_dequantize_linear(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_matmul_integer(vkp__emit_t *e, const vkp_node_t *n);
 // Padding and resampling (kernels_resample.c): pad, tile, expand,
 // depth_to_space and space_to_depth share vkp__spv_emit_remap.
 vkp_status_t vkp__spv_emit_remap(vkp__emit_t *e, const vkp_node_t *n);

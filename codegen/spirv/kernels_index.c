@@ -5,6 +5,8 @@
 // embedding added to a token embedding fuses into it), gather_elements and
 // gather_nd (shaders/gather_elements.comp with a generated source index).
 // Indices are read as 32-bit words, so int64 indices need no shaderInt64.
+#include <string.h>
+
 #include "base/status_macros.h"
 #include "codegen/spirv/kernels.h"
 
@@ -99,5 +101,115 @@ vkp_status_t vkp__spv_emit_gather_nd(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
   vkp__spv_template(e, VKP__SHADER_gather_elements);
+  return NULL;
+}
+
+// scatter_elements and scatter_nd as gathers (shaders/element.comp): each
+// output element starts from the data and folds in, in the order the
+// reference applies them, the updates that land on it, so duplicate
+// indices reduce deterministically with no atomics. vkp_element(o) scans
+// only the candidates: for scatter_elements the updates sharing o's
+// coordinates off `axis` (indices.shape[axis] of them), for scatter_nd
+// every index tuple (one compare each). An index out of range matches
+// nothing (the host targets stop with an error).
+static void vkp__emit_scatter_reduce(vkp__sb_t *s, const vkp_node_t *n) {
+  const char *r = vkp_node_string(n, "reduction");
+  const char *expr = strcmp(r, "add") == 0   ? "((v) + (u))"
+                     : strcmp(r, "mul") == 0 ? "((v) * (u))"
+                     : strcmp(r, "max") == 0 ? "((u) > (v) ? (u) : (v))"
+                     : strcmp(r, "min") == 0 ? "((u) < (v) ? (u) : (v))"
+                                             : "(u)";
+  vkp__sb_printf(s, "#define SCATTER_REDUCE(v, u) %s\n", expr);
+}
+
+vkp_status_t vkp__spv_emit_scatter_elements(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *idx = vkp__spv_input(e->g, n, 1);
+  int32_t axis = (int32_t)vkp_node_int(n, "axis");
+  int64_t is[VKP_MAX_RANK];
+  vkp__spv_strides(idx, is);
+  vkp__sb_t *h = &e->head;
+  vkp__emit_index_reader(h, idx);
+  vkp__emit_scatter_reduce(h, n);
+  vkp__sb_append(h, "ACC_T vkp_element(uint o) {\n  ACC_T v = LD0(o);\n"
+                    "  uint r = o, base = 0u, at = 0u;\n");
+  for (int32_t d = x->rank - 1; d >= 0; --d) {
+    vkp__sb_printf(h, "  { uint c = r %% %lluu; r /= %lluu; ",
+                   (unsigned long long)x->shape[d], (unsigned long long)x->shape[d]);
+    if (d == axis)
+      vkp__sb_append(h, "at = c; }\n");
+    else
+      vkp__sb_printf(h, "if (c >= %lluu) return v; base += c * %lluu; }\n",
+                     (unsigned long long)idx->shape[d], (unsigned long long)is[d]);
+  }
+  vkp__sb_printf(h,
+                 "  for (uint j = 0u; j < %lluu; ++j) {\n"
+                 "    uint u = base + j * %lluu;\n"
+                 "    if (vkp_index(u, %lluu) == int(at)) v = SCATTER_REDUCE(v, LD2(u));\n"
+                 "  }\n  return v;\n}\n",
+                 (unsigned long long)idx->shape[axis], (unsigned long long)is[axis],
+                 (unsigned long long)x->shape[axis]);
+  vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(x));
+  vkp__spv_grid_1d(e, vkp__spv_numel(x));
+  vkp__spv_template(e, VKP__SHADER_element);
+  return NULL;
+}
+
+vkp_status_t vkp__spv_emit_scatter_nd(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *idx = vkp__spv_input(e->g, n, 1);
+  int32_t k = (int32_t)idx->shape[idx->rank - 1];
+  int64_t xs[VKP_MAX_RANK];
+  vkp__spv_strides(x, xs);
+  uint64_t slice = 1, tuples = 1;
+  for (int32_t d = k; d < x->rank; ++d) slice *= (uint64_t)x->shape[d];
+  for (int32_t d = 0; d < idx->rank - 1; ++d) tuples *= (uint64_t)idx->shape[d];
+  vkp__sb_t *h = &e->head;
+  vkp__emit_index_reader(h, idx);
+  vkp__emit_scatter_reduce(h, n);
+  vkp__sb_printf(h,
+                 "ACC_T vkp_element(uint o) {\n  ACC_T v = LD0(o);\n"
+                 "  uint e = o %% %lluu;\n  int want = int(o - e);\n"
+                 "  for (uint t = 0u; t < %lluu; ++t) {\n    int at = 0, c;\n",
+                 (unsigned long long)slice, (unsigned long long)tuples);
+  for (int32_t j = 0; j < k; ++j)
+    vkp__sb_printf(h,
+                   "    c = vkp_index(t * %du + %du, %lluu); if (c < 0) continue;\n"
+                   "    at += c * %lld;\n",
+                   (int)k, (int)j, (unsigned long long)x->shape[j], (long long)xs[j]);
+  vkp__sb_printf(h,
+                 "    if (at == want) v = SCATTER_REDUCE(v, LD2(t * %lluu + e));\n"
+                 "  }\n  return v;\n}\n",
+                 (unsigned long long)slice);
+  vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(x));
+  vkp__spv_grid_1d(e, vkp__spv_numel(x));
+  vkp__spv_template(e, VKP__SHADER_element);
+  return NULL;
+}
+
+// one_hot (shaders/element.comp's shape: one invocation per output
+// element): element (outer, d, inner) is on_value (LD1(1)) where index
+// (outer, inner) of input 0, truncated toward zero and made non-negative
+// against depth, equals d, else off_value (LD1(0)). Input 0 is data of any
+// numeric dtype, read in its own type.
+vkp_status_t vkp__spv_emit_one_hot(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *idx = vkp__spv_input(e->g, n, 0);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  int32_t axis = (int32_t)vkp_node_int(n, "axis");
+  uint64_t depth = (uint64_t)vkp_node_int(n, "depth"), inner = 1;
+  for (int32_t d = axis + 1; d < y->rank; ++d) inner *= (uint64_t)y->shape[d];
+  const char *t = vkp__spv_value_type(idx->dtype);
+  bool is_float = vkp_dtype_is_float(idx->dtype);
+  vkp__sb_printf(&e->head,
+                 "ACC_T vkp_element(uint o) {\n"
+                 "  uint i = o %% %lluu, d = (o / %lluu) %% %lluu, outer = o / %lluu;\n"
+                 "  %s k = %sLD0(outer * %lluu + i)%s;\n"
+                 "  if (k < %s(0)) k += %s(%lluu);\n"
+                 "  return k == %s(d) ? LD1(1u) : LD1(0u);\n}\n",
+                 (unsigned long long)inner, (unsigned long long)inner,
+                 (unsigned long long)depth, (unsigned long long)(inner * depth), t,
+                 is_float ? "trunc(" : "", (unsigned long long)inner, is_float ? ")" : "",
+                 t, t, (unsigned long long)depth, t);
+  vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
+  vkp__spv_grid_1d(e, vkp__spv_numel(y));
+  vkp__spv_template(e, VKP__SHADER_element);
   return NULL;
 }

@@ -87,7 +87,15 @@ vkp_status_t vkp__spv_emit_reduce(vkp__emit_t *e, const vkp_node_t *n) {
   uint64_t rows, len;
   vkp__emit_axes_split(e, n, &rows, &len);
   vkp__sb_append(&e->body, defines);
+  // The workgroup variant combines float partials in shared memory; double
+  // data (float64) takes the per-invocation one, which reduces in ACC_T.
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
+  vkp__kernel_config_t config = *e->config;
+  if (x->dtype == VKP_DTYPE_FLOAT64) config.rows_workgroup = false;
+  const vkp__kernel_config_t *saved = e->config;
+  e->config = &config;
   vkp__spv_row_kernel(e, VKP__ROW_reduce, rows, len);
+  e->config = saved;
   return NULL;
 }
 

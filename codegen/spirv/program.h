@@ -95,6 +95,8 @@ typedef struct vkp_spirv_device_info_t {
                                    // float16 weights (--precision fp16)
   bool shader_float16;             // shaderFloat16 (reported; the kernels
                                    // compute in float32)
+  bool shader_float64;             // shaderFloat64 enabled: float64 tensors
+                                   // can be computed on (as double)
 } vkp_spirv_device_info_t;
 
 // Does the codegen have a kernel for `op` (on float32 data)?

@@ -30,6 +30,7 @@
   X(conv_gemm_tiled, comp)            \
   X(conv_transpose, comp)             \
   X(cum_sum, comp)                    \
+  X(element, comp)                    \
   X(elementwise, comp)                \
   X(eye_like, comp)                   \
   X(gather, comp)                     \
@@ -43,6 +44,7 @@
   X(pool, comp)                       \
   X(remap, comp)                      \
   X(resize, comp)                     \
+  X(rnn, comp)                        \
   X(top_k, comp)                      \
   X(trilu, comp)                      \
   ROW(group_norm)                     \

@@ -324,6 +324,7 @@ static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
     c->shader_int64 = f2.features.shaderInt64 == VK_TRUE;
     c->storage_16bit = f11.storageBuffer16BitAccess == VK_TRUE;
     c->shader_float16 = f12.shaderFloat16 == VK_TRUE;
+    c->shader_float64 = f2.features.shaderFloat64 == VK_TRUE;
   }
   vkGetPhysicalDeviceMemoryProperties(phys, &report->memory);
   uint32_t nq = 0;
@@ -573,6 +574,7 @@ vkp_status_t vkp_vk_device_open(const vkp_vk_device_options_t *options,
     d->shader_int64 = reports[chosen].candidate.shader_int64;
     d->storage_16bit = reports[chosen].candidate.storage_16bit;
     d->shader_float16 = reports[chosen].candidate.shader_float16;
+    d->shader_float64 = reports[chosen].candidate.shader_float64;
   }
   vkp__free(reports);
   vkp__free(cands);
@@ -627,6 +629,7 @@ vkp_status_t vkp_vk_device_realize(vkp_vk_device_t *d) {
     };
     VkPhysicalDeviceFeatures features = {
         .shaderInt64 = d->shader_int64 ? VK_TRUE : VK_FALSE,
+        .shaderFloat64 = d->shader_float64 ? VK_TRUE : VK_FALSE,
     };
     VkDeviceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,

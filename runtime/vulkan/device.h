@@ -41,6 +41,7 @@ typedef struct vkp_vk_device_candidate_t {
   bool shader_int64;        // shaderInt64 present (int64 tensors)
   bool storage_16bit;       // storageBuffer16BitAccess present (fp16 weights)
   bool shader_float16;      // shaderFloat16 present (reported, not enabled)
+  bool shader_float64;      // shaderFloat64 present (float64 tensors)
   bool has_compute_queue;
 } vkp_vk_device_candidate_t;
 
@@ -90,6 +91,8 @@ typedef struct vkp_vk_device_t {
   // float16 (--precision fp16); shaderFloat16 as the device reports it.
   bool storage_16bit;
   bool shader_float16;
+  // shaderFloat64 is enabled: kernels may compute on float64 tensors.
+  bool shader_float64;
   bool validation;
   VkPipelineCache pipeline_cache;
   char *pipeline_cache_path;  // owned; NULL when there is no cache directory

@@ -58,6 +58,7 @@ void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *
   out->shader_int64 = device->shader_int64;
   out->storage_16bit = device->storage_16bit;
   out->shader_float16 = device->shader_float16;
+  out->shader_float64 = device->shader_float64;
   // VKPIPE_VK_MAX_BINDING=<bytes> lowers (never raises) the binding limit
   // the codegen plans for, so small tests exercise tensors split across
   // bindings (what alexnet's classifier needs on lavapipe's 128 MiB).
@@ -167,7 +168,9 @@ static vkp_status_t vkp__timeline_wait(const vkp_target_t *target, uint64_t sema
 }
 
 // This device's dtypes: bool and (u)int8 tensors only where 8-bit storage
-// is available. No per-tensor byte limit is declared: a tensor past
+// is available, float16, bfloat16 and (u)int16 where 16-bit storage is,
+// float64 where
+// shaderFloat64 is. No per-tensor byte limit is declared: a tensor past
 // maxStorageBufferRange is split across bindings where the kernel can read
 // or write it in ranges, and vkp_spirv_supports_on refuses (naming the
 // tensor and the limit) where it cannot or where the ranges exceed a
@@ -177,6 +180,10 @@ static void vkp__query_caps(const vkp_target_t *target, vkp_target_caps_t *caps)
   if (!t->info.storage_8bit)
     caps->dtypes &= ~(VKP_DTYPE_SET(VKP_DTYPE_BOOL) | VKP_DTYPE_SET(VKP_DTYPE_INT8) |
                       VKP_DTYPE_SET(VKP_DTYPE_UINT8));
+  if (!t->info.storage_16bit)
+    caps->dtypes &= ~(VKP_DTYPE_SET(VKP_DTYPE_FLOAT16) | VKP_DTYPE_SET(VKP_DTYPE_BFLOAT16) |
+                      VKP_DTYPE_SET(VKP_DTYPE_INT16) | VKP_DTYPE_SET(VKP_DTYPE_UINT16));
+  if (!t->info.shader_float64) caps->dtypes &= ~VKP_DTYPE_SET(VKP_DTYPE_FLOAT64);
 }
 
 static void vkp__destroy(vkp_target_t *target) {
@@ -213,7 +220,10 @@ const vkp_target_vtable_t vkp__target_vulkan_vtable = {
     // limits. Computing on 64-bit data also needs shaderInt64, which
     // supports() checks per kernel (it says so when missing).
     .caps = {.flags = VKP_TARGET_DEVICE_FLAGS,
-             .dtypes = VKP_DTYPE_SET(VKP_DTYPE_FLOAT32) | VKP_DTYPE_SET(VKP_DTYPE_INT8) |
+             .dtypes = VKP_DTYPE_SET(VKP_DTYPE_FLOAT32) | VKP_DTYPE_SET(VKP_DTYPE_FLOAT16) |
+                       VKP_DTYPE_SET(VKP_DTYPE_BFLOAT16) |
+                       VKP_DTYPE_SET(VKP_DTYPE_FLOAT64) | VKP_DTYPE_SET(VKP_DTYPE_INT16) |
+                       VKP_DTYPE_SET(VKP_DTYPE_UINT16) | VKP_DTYPE_SET(VKP_DTYPE_INT8) |
                        VKP_DTYPE_SET(VKP_DTYPE_UINT8) | VKP_DTYPE_SET(VKP_DTYPE_INT32) |
                        VKP_DTYPE_SET(VKP_DTYPE_UINT32) | VKP_DTYPE_SET(VKP_DTYPE_INT64) |
                        VKP_DTYPE_SET(VKP_DTYPE_UINT64) | VKP_DTYPE_SET(VKP_DTYPE_BOOL),

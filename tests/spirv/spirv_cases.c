@@ -95,6 +95,7 @@ static const char *CST_INT(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank,
     k = k > hi ? hi : k;
     if (vkp_dtype_size(dt) == 8) data[i] = k;
     else if (vkp_dtype_size(dt) == 4) narrow[i] = (int32_t)k;
+    else if (vkp_dtype_size(dt) == 2) ((int16_t *)data)[i] = (int16_t)k;
     else ((int8_t *)data)[i] = (int8_t)k;
   }
   vkp__gb_check(b, vkp_graph_add_constant(b->g, name, dt, rank, shape, data, NULL));
@@ -355,6 +356,13 @@ POOL_CASE(maxpool_3s2p1, VKP_OP_MAX_POOL2D, S(1, 3, 9, 9), 3,
 POOL_CASE(maxpool_ceil_dil, VKP_OP_MAX_POOL2D, S(2, 2, 10, 7), 4,
           A(AIS("kernel_shape", 2, 3), AIS("strides", 2, 2), AIS("dilations", 2, 1),
             AI("ceil_mode", 1)))
+// 8-bit data widens to float in the window (exact) and narrows back.
+BEGIN(maxpool_uint8)
+const char *x = IN_DT(b, VKP_DTYPE_UINT8, 4, S(1, 2, 6, 5));
+const char *y = NODE(b, VKP_OP_MAX_POOL2D, 1, L(x), 2,
+                     A(AIS("kernel_shape", 2, 2), AIS("pads", 1, 0, 0, 1)));
+END(y)
+
 POOL_CASE(avgpool_excl_pad, VKP_OP_AVG_POOL2D, S(1, 2, 7, 7), 3,
           A(AIS("kernel_shape", 3, 3), AIS("strides", 2, 2), AIS("pads", 1, 1, 1, 1)))
 POOL_CASE(avgpool_incl_pad_ceil, VKP_OP_AVG_POOL2D, S(1, 3, 8, 5), 5,
@@ -953,6 +961,148 @@ const char *n = NODE(b, VKP_OP_BITWISE_NOT, 1, L(a), 0, NULL);
 const char *y = NODE(b, VKP_OP_BITWISE_OR, 2, L(n, z), 0, NULL);
 END(y)
 
+// float16 data widens to float on load and narrows on store: max,
+// transpose and reduce_max keep its values exact; cast to float32 and on.
+BEGIN(float16_movement_max)
+const char *x = IN_DT(b, VKP_DTYPE_FLOAT16, 2, S(3, 5)), *z = IN_DT(b, VKP_DTYPE_FLOAT16, 1, S(5));
+const char *m = NODE(b, VKP_OP_MAX, 2, L(x, z), 0, NULL);
+const char *t = NODE(b, VKP_OP_TRANSPOSE, 1, L(x), 1, A(AIS("perm", 1, 0)));
+const char *r = NODE(b, VKP_OP_REDUCE_MAX, 1, L(t), 1, A(AIS("axes", 1)));
+const char *c = NODE(b, VKP_OP_CAST, 1, L(r), 1, A(AS("to", "float32")));
+const char *y = NODE(b, VKP_OP_MUL, 2, L(c, c), 0, NULL);
+END(m, y)
+
+// bfloat16 widens by a shift and narrows rounding to nearest even: a
+// square (exact in float32) cast back, then moved.
+BEGIN(bfloat16_square_transpose)
+const char *x = IN_DT(b, VKP_DTYPE_BFLOAT16, 2, S(3, 5));
+const char *c = NODE(b, VKP_OP_CAST, 1, L(x), 1, A(AS("to", "float32")));
+const char *m = NODE(b, VKP_OP_MUL, 2, L(c, c), 0, NULL);
+const char *h = NODE(b, VKP_OP_CAST, 1, L(m), 1, A(AS("to", "bfloat16")));
+const char *y = NODE(b, VKP_OP_TRANSPOSE, 1, L(h), 1, A(AIS("perm", 1, 0)));
+END(y)
+
+// float64 computes in double: a running sum, log-sum-exp (math.glsl's
+// double exp/log), NumPy mod and min, cast both ways.
+BEGIN(float64_cum_sum_lse_mod)
+const char *x = IN_DT(b, VKP_DTYPE_FLOAT64, 2, S(4, 6));
+const char *cs = NODE(b, VKP_OP_CUM_SUM, 1, L(x), 2, A(AI("axis", 1), AI("exclusive", 1)));
+const char *l = NODE(b, VKP_OP_REDUCE_LOG_SUM_EXP, 1, L(cs), 1, A(AIS("axes", 1)));
+const char *f = NODE(b, VKP_OP_CAST, 1, L(x), 1, A(AS("to", "float32")));
+const char *d = NODE(b, VKP_OP_CAST, 1, L(f), 1, A(AS("to", "float64")));
+const char *md = NODE(b, VKP_OP_MOD, 2, L(x, d), 0, NULL);
+const char *k = NODE(b, VKP_OP_MIN, 2, L(md, cs), 0, NULL);
+END(l, k)
+
+// (u)int16 widen to int/uint: Python-style mod, max, shifts; pow on
+// integers (int32 base and exponent, float base with an int64 exponent)
+// and clip of int8 by operand and by default bounds.
+BEGIN(int16_mod_pow_clip)
+const char *x = IN_DT(b, VKP_DTYPE_INT16, 2, S(3, 4)), *u = IN_DT(b, VKP_DTYPE_UINT16, 1, S(4));
+const char *dv = CST_INT(b, VKP_DTYPE_INT16, 1, S(4), 1, 7);
+const char *md = NODE(b, VKP_OP_MOD, 2, L(x, dv), 0, NULL);
+const char *mx = NODE(b, VKP_OP_MAX, 2, L(md, x), 0, NULL);
+const char *sh = CST_INT(b, VKP_DTYPE_UINT16, 1, S(4), 0, 15);
+const char *su = NODE(b, VKP_OP_BIT_SHIFT, 2, L(u, sh), 1, A(AS("direction", "LEFT")));
+const char *xi = NODE(b, VKP_OP_CAST, 1, L(x), 1, A(AS("to", "int32")));
+const char *e = CST_INT(b, VKP_DTYPE_INT32, 1, S(4), 0, 3);
+const char *p = NODE(b, VKP_OP_POW, 2, L(xi, e), 0, NULL);
+const char *xf = NODE(b, VKP_OP_CAST, 1, L(x), 1, A(AS("to", "float32")));
+const char *e64 = CST_INT(b, VKP_DTYPE_INT64, 1, S(4), -2, 3);
+const char *pf = NODE(b, VKP_OP_POW, 2, L(xf, e64), 0, NULL);
+const char *pc = NODE(b, VKP_OP_CAST, 1, L(p), 1, A(AS("to", "float32")));
+const char *ps = NODE(b, VKP_OP_ADD, 2, L(pc, pf), 0, NULL);
+const char *x8 = NODE(b, VKP_OP_CAST, 1, L(x), 1, A(AS("to", "int8")));
+const char *lo = CST_INT(b, VKP_DTYPE_INT8, 0, NULL, -5, -5);
+const char *c1 = NODE(b, VKP_OP_CLIP, 2, L(x8, lo), 0, NULL);
+const char *c2 = NODE(b, VKP_OP_CLIP, 1, L(x8), 0, NULL);
+const char *c = NODE(b, VKP_OP_ADD, 2, L(c1, c2), 0, NULL);
+END(mx, su, ps, c)
+
+// Bool data through the movement kernels: transpose, pad, identity.
+BEGIN(bool_movement)
+const char *x = IN_DT(b, VKP_DTYPE_BOOL, 2, S(3, 5));
+const char *t = NODE(b, VKP_OP_TRANSPOSE, 1, L(x), 1, A(AIS("perm", 1, 0)));
+const char *p = NODE(b, VKP_OP_TILE, 1, L(t), 1, A(AIS("repeats", 2, 1)));
+END(p)
+
+// Scatter as a gather per output: random indices repeat, so the add and
+// max reductions fold several updates in the reference's order; scatter_nd
+// over row slices multiplies; one_hot from int64 indices; a per-axis
+// quantize to int8 with a zero point and a blocked dequantize back.
+BEGIN(scatter_elements_add_max)
+const char *x = IN(b, 3, S(3, 4, 5)), *u = IN(b, 3, S(3, 6, 2));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT64, 3, S(3, 6, 2), 4);
+const char *a = NODE(b, VKP_OP_SCATTER_ELEMENTS, 3, L(x, idx, u), 2,
+                     A(AI("axis", 1), AS("reduction", "add")));
+const char *i32 = CST_INDICES(b, VKP_DTYPE_INT32, 3, S(2, 4, 3), 5);
+const char *u2 = CST(b, 3, S(2, 4, 3));
+const char *m = NODE(b, VKP_OP_SCATTER_ELEMENTS, 3, L(a, i32, u2), 2,
+                     A(AI("axis", 2), AS("reduction", "max")));
+END(m)
+
+BEGIN(scatter_nd_mul_one_hot)
+const char *x = IN(b, 3, S(5, 3, 4)), *u = IN(b, 3, S(4, 3, 4));
+const char *idx = CST_INDICES(b, VKP_DTYPE_INT64, 2, S(4, 1), 5);
+const char *y = NODE(b, VKP_OP_SCATTER_ND, 3, L(x, idx, u), 1, A(AS("reduction", "mul")));
+const char *k = CST_INDICES(b, VKP_DTYPE_INT64, 2, S(3, 4), 6);
+const char *onoff = CST(b, 1, S(2));
+const char *h = NODE(b, VKP_OP_ONE_HOT, 2, L(k, onoff), 2, A(AI("depth", 6), AI("axis", 1)));
+END(y, h)
+
+BEGIN(quantize_axis_dequantize_block)
+const char *x = IN(b, 3, S(2, 3, 4));
+const char *sc = CST_RANGE(b, 1, S(3), 0.01f, 0.05f);
+const char *zp = CST_INT(b, VKP_DTYPE_INT8, 1, S(3), -20, 20);
+const char *q = NODE(b, VKP_OP_QUANTIZE_LINEAR, 3, L(x, sc, zp), 1, A(AI("axis", 1)));
+const char *bs = CST_RANGE(b, 3, S(2, 3, 2), 0.01f, 0.05f);
+const char *bz = CST_INT(b, VKP_DTYPE_INT8, 3, S(2, 3, 2), -20, 20);
+const char *y = NODE(b, VKP_OP_DEQUANTIZE_LINEAR, 3, L(q, bs, bz), 2,
+                     A(AI("axis", 2), AI("block_size", 2)));
+END(q, y)
+
+// An exact integer product with a zero point per row of A and one for B,
+// batch broadcast.
+BEGIN(matmul_integer_uint8_zp)
+const char *a = IN_DT(b, VKP_DTYPE_UINT8, 3, S(2, 3, 7));
+const char *bm = CST_INT(b, VKP_DTYPE_UINT8, 2, S(7, 5), 0, 255);
+const char *az = CST_INT(b, VKP_DTYPE_UINT8, 1, S(3), 0, 255);
+const char *bz = CST_INT(b, VKP_DTYPE_UINT8, 0, NULL, 0, 255);
+const char *y = NODE(b, VKP_OP_MATMUL_INTEGER, 4, L(a, bm, az, bz), 0, NULL);
+END(y)
+
+// Recurrent ops: a bidirectional LSTM with bias, sequence lengths and an
+// initial state writing Y, Y_h and Y_c (a dispatch each); a reverse GRU
+// with linear_before_reset in the batch-first layout; an RNN with relu and
+// clip.
+BEGIN(lstm_bidirectional_lens)
+const char *x = IN(b, 3, S(4, 2, 3));
+const char *w = CST(b, 3, S(2, 20, 3)), *r = CST(b, 3, S(2, 20, 5));
+const char *bias = CST(b, 2, S(2, 40));
+const char *lens = CST_INT(b, VKP_DTYPE_INT32, 1, S(2), 1, 4);
+const char *h0 = CST(b, 3, S(2, 2, 5));
+const char *outs[3] = {vkp__gb_name(b, 'v'), vkp__gb_name(b, 'v'), vkp__gb_name(b, 'v')};
+vkp__gb_check(b, vkp_graph_add_node(b->g, "lstm", VKP_OP_LSTM, 6,
+                                    L(x, w, r, bias, lens, h0), 3, outs, 1,
+                                    A(AS("direction", "bidirectional")), NULL));
+END(outs[0], outs[1], outs[2])
+
+BEGIN(gru_reverse_batch_first_rnn_clip)
+const char *x = IN(b, 3, S(2, 5, 3));
+const char *w = CST(b, 3, S(1, 12, 3)), *r = CST(b, 3, S(1, 12, 4));
+const char *bias = CST(b, 2, S(1, 24));
+const char *go[2] = {vkp__gb_name(b, 'v'), vkp__gb_name(b, 'v')};
+vkp__gb_check(b, vkp_graph_add_node(b->g, "gru", VKP_OP_GRU, 4, L(x, w, r, bias), 2, go, 3,
+                                    A(AS("direction", "reverse"), AI("layout", 1),
+                                      AI("linear_before_reset", 1)),
+                                    NULL));
+const char *xr = IN(b, 3, S(3, 2, 4));
+const char *wr = CST(b, 3, S(1, 6, 4)), *rr = CST(b, 3, S(1, 6, 6));
+const char *ro[2] = {vkp__gb_name(b, 'v'), vkp__gb_name(b, 'v')};
+vkp__gb_check(b, vkp_graph_add_node(b->g, "rnn", VKP_OP_RNN, 3, L(xr, wr, rr), 2, ro, 2,
+                                    A(AS("activations", "relu"), AF("clip", 0.75)), NULL));
+END(go[0], go[1], ro[0], ro[1])
+
 BEGIN(int8_mod_both)
 const char *x = IN_DT(b, VKP_DTYPE_INT8, 2, S(4, 5));
 const char *m = CST_INT(b, VKP_DTYPE_INT32, 1, S(5), 1, 9);
@@ -1213,12 +1363,24 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(nll_sum_int32, -3.0f, 0.0f, 1),
     CASE(sce_none_log_prob, -2.0f, 2.0f, 2),
     CASE(maxpool3d_s2p1, -1.0f, 1.0f, 1),
+    CASE(maxpool_uint8, 0.0f, 255.0f, 1),
     CASE(avgpool3d_incl_pad_ceil, -1.0f, 1.0f, 1),
     CASE(lppool3d_p2_dil, -1.0f, 1.0f, 1),
     CASE(maxpool_indices_col_major, -1.0f, 1.0f, 2),
     CASE(maxpool3d_indices, -1.0f, 1.0f, 2),
     CASE(uint8_wrap_shift_bits, 0.0f, 255.0f, 1),
     CASE(int8_mod_both, -100.0f, 100.0f, 3),
+    CASE(matmul_integer_uint8_zp, 0.0f, 255.0f, 1),
+    CASE(lstm_bidirectional_lens, -1.0f, 1.0f, 3),
+    CASE(gru_reverse_batch_first_rnn_clip, -1.0f, 1.0f, 4),
+    CASE(scatter_elements_add_max, -1.0f, 1.0f, 2),
+    CASE(scatter_nd_mul_one_hot, -1.0f, 1.0f, 2),
+    CASE(quantize_axis_dequantize_block, -3.0f, 3.0f, 2),
+    CASE(float16_movement_max, -4.0f, 4.0f, 3),
+    CASE(bfloat16_square_transpose, -4.0f, 4.0f, 2),
+    CASE(float64_cum_sum_lse_mod, -3.0f, 3.0f, 3),
+    CASE(int16_mod_pow_clip, -9.0f, 9.0f, 5),
+    CASE(bool_movement, 0.0f, 1.0f, 2),
     CASE(uint64_uint32_mod_min, 0.0f, 5000.0f, 3),
     CASE(is_nan_is_inf, -1.0f, 1.0f, 2),
     CASE(eye_like_int32_to_float, -5.0f, 5.0f, 1),

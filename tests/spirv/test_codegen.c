@@ -183,7 +183,7 @@ Test(spirv_codegen, supports_ints_where_kernels_take_them, .timeout = 30) {
   VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_INT32, 1, s, NULL));
   VKP_TEST_OK(vkp_graph_add_input(g, "w", VKP_DTYPE_INT64, 1, s, NULL));
   const char *in[] = {"x", "x"}, *out[] = {"y"}, *w_in[] = {"w", "w"}, *w_out[] = {"z"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "p", VKP_OP_POW, 2, in, 1, out, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "p", VKP_OP_PRELU, 2, in, 1, out, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ADD, 2, w_in, 1, w_out, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
   VKP_TEST_OK(vkp_graph_mark_output(g, "z"));
@@ -207,6 +207,46 @@ Test(spirv_codegen, supports_ints_where_kernels_take_them, .timeout = 30) {
   vkp_graph_destroy(g);
 }
 
+// float64 computes in double where the device has shaderFloat64, float16
+// and (u)int16 are 16-bit words that need storageBuffer16BitAccess;
+// without them the refusal names the feature. float64 data only runs where
+// the kernel computes in ACC_T (not the GEMM).
+Test(spirv_codegen, supports_f64_f16_by_device_feature, .timeout = 30) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("wide", &g));
+  int64_t s[] = {4, 4};
+  VKP_TEST_OK(vkp_graph_add_input(g, "d", VKP_DTYPE_FLOAT64, 2, s, NULL));
+  VKP_TEST_OK(vkp_graph_add_input(g, "h", VKP_DTYPE_FLOAT16, 2, s, NULL));
+  VKP_TEST_OK(vkp_graph_add_input(g, "i", VKP_DTYPE_INT16, 2, s, NULL));
+  const char *d_in[] = {"d", "d"}, *h_in[] = {"h", "h"}, *i_in[] = {"i", "i"};
+  const char *o1[] = {"y"}, *o2[] = {"z"}, *o3[] = {"m"}, *o4[] = {"k"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "sum", VKP_OP_ADD, 2, d_in, 1, o1, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "mul", VKP_OP_MUL, 2, h_in, 1, o2, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "mm", VKP_OP_MATMUL, 2, d_in, 1, o3, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "max", VKP_OP_MAX, 2, i_in, 1, o4, 0, NULL, NULL));
+  for (int k = 0; k < 4; ++k)
+    VKP_TEST_OK(vkp_graph_mark_output(g, (const char *[]){"y", "z", "m", "k"}[k]));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  char reason[200];
+  vkp_spirv_device_info_t with = lavapipe_like, without = lavapipe_like;
+  with.shader_float64 = with.storage_16bit = true;
+  for (int n = 0; n < 4; n += n == 1 ? 2 : 1)
+    cr_assert(vkp_spirv_supports_on(g, &g->nodes[n], &with, reason, sizeof reason), "%s",
+              reason);
+  cr_assert_not(vkp_spirv_supports_on(g, &g->nodes[0], &without, reason, sizeof reason));
+  cr_assert(strstr(reason, "'d' is float64") && strstr(reason, "shaderFloat64"),
+            "reason: %s", reason);
+  cr_assert_not(vkp_spirv_supports_on(g, &g->nodes[1], &without, reason, sizeof reason));
+  cr_assert(strstr(reason, "'h' is float16") && strstr(reason, "storageBuffer16BitAccess"),
+            "reason: %s", reason);
+  cr_assert_not(vkp_spirv_supports_on(g, &g->nodes[3], &without, reason, sizeof reason));
+  cr_assert(strstr(reason, "'i' is int16"), "reason: %s", reason);
+  cr_assert_not(vkp_spirv_supports_on(g, &g->nodes[2], &with, reason, sizeof reason));
+  cr_assert(strstr(reason, "'d' is float64") && strstr(reason, "matmul"), "reason: %s",
+            reason);
+  vkp_graph_destroy(g);
+}
+
 // Comparisons and where work on bools: refused for the dtype, the real
 // reason. A sum of 8 inputs needs 9 bindings: refused before codegen.
 Test(spirv_codegen, supports_bools_on_8bit_devices_refuses_wide_sums, .timeout = 30) {
@@ -226,7 +266,7 @@ Test(spirv_codegen, supports_bools_on_8bit_devices_refuses_wide_sums, .timeout =
   VKP_TEST_OK(vkp_graph_add_node(g, "where", VKP_OP_WHERE, 3, w_in, 1, w_out, 0,
                                  NULL, NULL));
   const char *b_in[] = {"i", "i"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "bits", VKP_OP_POW, 2, b_in, 1, b_out, 0,
+  VKP_TEST_OK(vkp_graph_add_node(g, "bits", VKP_OP_PRELU, 2, b_in, 1, b_out, 0,
                                  NULL, NULL));
   VKP_TEST_OK(vkp_graph_mark_output(g, "w"));
   VKP_TEST_OK(vkp_graph_mark_output(g, "bits"));
@@ -242,7 +282,7 @@ Test(spirv_codegen, supports_bools_on_8bit_devices_refuses_wide_sums, .timeout =
   cr_assert_not(vkp_spirv_supports_on(g, &g->nodes[0], &without, reason, sizeof reason));
   cr_assert(strstr(reason, "'lt' is bool") != NULL, "reason: %s", reason);
   cr_assert(strstr(reason, "storageBuffer8BitAccess") != NULL, "reason: %s", reason);
-  // pow has no Vulkan kernel on integer data.
+  // prelu has no Vulkan kernel on integer data.
   cr_assert_not(vkp_spirv_supports(g, &g->nodes[3], reason, sizeof reason));
   cr_assert(strstr(reason, "'i' is int32") != NULL, "reason: %s", reason);
   cr_assert_not(vkp_spirv_supports(g, &g->nodes[1], reason, sizeof reason));

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/scalar.h"
 #include "runtime/vulkan/device.h"
 #include "spirv/spirv_cases.h"
 #include "support/test_support.h"
@@ -19,11 +20,16 @@
 #define RTOL 1e-4
 #define ATOL 1e-5
 
-// float32 inputs uniform in [lo, hi); integer and bool ones whole numbers
-// in [lo, hi] (bool: non-zero is true).
+// float inputs uniform in [lo, hi) (float16 rounded to it); integer and
+// bool ones whole numbers in [lo, hi] (bool: non-zero is true).
 static void fill_input(vkp_test_rng_t *rng, vkp_tensor_t *t, float lo, float hi) {
   if (t->dtype == VKP_DTYPE_FLOAT32) {
     vkp_test_fill_uniform(rng, t, lo, hi);
+    return;
+  }
+  if (vkp_dtype_is_float(t->dtype)) {
+    for (size_t i = 0; i < vkp_tensor_numel(t); ++i)
+      vkp__scalar_set_f(t->dtype, t->data, i, vkp_test_rng_uniform(rng, lo, hi));
     return;
   }
   size_t n = vkp_tensor_numel(t);
@@ -37,6 +43,8 @@ static void fill_input(vkp_test_rng_t *rng, vkp_tensor_t *t, float lo, float hi)
       case VKP_DTYPE_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)v; break;
       case VKP_DTYPE_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
       case VKP_DTYPE_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
+      case VKP_DTYPE_INT16: ((int16_t *)t->data)[i] = (int16_t)v; break;
+      case VKP_DTYPE_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)v; break;
       case VKP_DTYPE_BOOL: ((uint8_t *)t->data)[i] = v != 0.0; break;
       default: break;
     }

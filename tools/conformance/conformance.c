@@ -142,8 +142,12 @@ static char *vkp_ct_op_key(const char *test_name, const vkp_onnx_info_t *info) {
 
 static char *vkp_ct_first_line(const char *msg) {
   const char *nl = strchr(msg, '\n');
-  // "cannot import 1 item of X:\n  node ...: reason": keep the reason line.
-  if (nl && strstr(msg, "cannot import") && strstr(msg, "cannot import") < nl) {
+  // "cannot import 1 item of X:\n  node ...: reason" (and a target's
+  // "cannot run 1 node of graph X:\n  node ...: reason"): keep the first
+  // reason line.
+  const char *head = strstr(msg, "cannot import");
+  if (!head || (nl && head > nl)) head = strstr(msg, "cannot run");
+  if (nl && head && head < nl) {
     const char *line = nl + 1;
     while (*line == ' ') ++line;
     const char *end = strchr(line, '\n');
