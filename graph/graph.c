@@ -527,86 +527,14 @@ vkp_status_t vkp__graph_fold_last_node(vkp_graph_t *graph, void **data) {
   return vkp__graph_reindex(graph);  // drops the removed node's name
 }
 
-vkp_status_t vkp__graph_prune_constants(vkp_graph_t *graph) {
+// Removes the values flagged in drop[] (nothing may refer to them any
+// more) and renumbers every reference to the others.
+static vkp_status_t vkp__graph_drop_values(vkp_graph_t *graph, const bool *drop) {
   int32_t n = graph->n_values;
-  bool *used = vkp__calloc((size_t)n + 1, sizeof(bool));
   int32_t *renum = vkp__calloc((size_t)n + 1, sizeof(int32_t));
-  if (!used || !renum) {
-    vkp__free(used);
-    vkp__free(renum);
-    return VKP_OOM("constant pruning");
-  }
-  for (int32_t i = 0; i < graph->n_nodes; ++i) {
-    const vkp_node_t *node = &graph->nodes[i];
-    for (int32_t j = 0; j < node->n_inputs; ++j)
-      if (node->inputs[j] >= 0) used[node->inputs[j]] = true;
-  }
-  for (int32_t i = 0; i < graph->n_outputs; ++i) used[graph->outputs[i]] = true;
+  if (!renum) return VKP_OOM("value renumbering");
   int32_t k = 0;
   for (int32_t v = 0; v < n; ++v) {
-    vkp_value_t *val = &graph->values[v];
-    if (val->kind == VKP_VALUE_CONSTANT && !used[v]) {
-      vkp__free(val->name);
-      vkp__free(val->data);
-      renum[v] = -1;
-      continue;
-    }
-    renum[v] = k;
-    graph->values[k++] = *val;
-  }
-  bool changed = k != n;
-  graph->n_values = k;
-  for (int32_t i = 0; changed && i < graph->n_nodes; ++i) {
-    vkp_node_t *node = &graph->nodes[i];
-    for (int32_t j = 0; j < node->n_inputs; ++j)
-      if (node->inputs[j] >= 0) node->inputs[j] = renum[node->inputs[j]];
-    for (int32_t j = 0; j < node->n_outputs; ++j)
-      node->outputs[j] = renum[node->outputs[j]];
-  }
-  for (int32_t i = 0; changed && i < graph->n_inputs; ++i)
-    graph->inputs[i] = renum[graph->inputs[i]];
-  for (int32_t i = 0; changed && i < graph->n_outputs; ++i)
-    graph->outputs[i] = renum[graph->outputs[i]];
-  vkp__free(used);
-  vkp__free(renum);
-  return changed ? vkp__graph_reindex_values(graph) : NULL;
-}
-
-vkp_status_t vkp__graph_trim_outputs(vkp_graph_t *graph) {
-  int32_t n = graph->n_values;
-  bool *read = vkp__calloc((size_t)n + 1, sizeof(bool));
-  int32_t *renum = vkp__calloc((size_t)n + 1, sizeof(int32_t));
-  if (!read || !renum) {
-    vkp__free(read);
-    vkp__free(renum);
-    return VKP_OOM("output trimming");
-  }
-  for (int32_t i = 0; i < graph->n_nodes; ++i) {
-    const vkp_node_t *node = &graph->nodes[i];
-    for (int32_t j = 0; j < node->n_inputs; ++j)
-      if (node->inputs[j] >= 0) read[node->inputs[j]] = true;
-  }
-  for (int32_t i = 0; i < graph->n_outputs; ++i) read[graph->outputs[i]] = true;
-  bool *drop = vkp__calloc((size_t)n + 1, sizeof(bool));
-  if (!drop) {
-    vkp__free(read);
-    vkp__free(renum);
-    return VKP_OOM("output trimming");
-  }
-  bool changed = false;
-  for (int32_t i = 0; i < graph->n_nodes; ++i) {
-    vkp_node_t *node = &graph->nodes[i];
-    int32_t imin, imax, omin, omax;
-    vkp_op_arity(node->op, &imin, &imax, &omin, &omax);
-    if (omax < 0) continue;
-    while (node->n_outputs > omin && node->n_outputs > 1 &&
-           !read[node->outputs[node->n_outputs - 1]]) {
-      drop[node->outputs[--node->n_outputs]] = true;
-      changed = true;
-    }
-  }
-  int32_t k = 0;
-  for (int32_t v = 0; changed && v < n; ++v) {
     vkp_value_t *val = &graph->values[v];
     if (drop[v]) {
       vkp__free(val->name);
@@ -617,24 +545,72 @@ vkp_status_t vkp__graph_trim_outputs(vkp_graph_t *graph) {
     renum[v] = k;
     graph->values[k++] = *val;
   }
-  if (changed) {
-    graph->n_values = k;
-    for (int32_t i = 0; i < graph->n_nodes; ++i) {
-      vkp_node_t *node = &graph->nodes[i];
-      for (int32_t j = 0; j < node->n_inputs; ++j)
-        if (node->inputs[j] >= 0) node->inputs[j] = renum[node->inputs[j]];
-      for (int32_t j = 0; j < node->n_outputs; ++j)
-        node->outputs[j] = renum[node->outputs[j]];
-    }
-    for (int32_t i = 0; i < graph->n_inputs; ++i) graph->inputs[i] = renum[graph->inputs[i]];
-    for (int32_t i = 0; i < graph->n_outputs; ++i)
-      graph->outputs[i] = renum[graph->outputs[i]];
-    graph->validated = false;
+  graph->n_values = k;
+  for (int32_t i = 0; i < graph->n_nodes; ++i) {
+    vkp_node_t *node = &graph->nodes[i];
+    for (int32_t j = 0; j < node->n_inputs; ++j)
+      if (node->inputs[j] >= 0) node->inputs[j] = renum[node->inputs[j]];
+    for (int32_t j = 0; j < node->n_outputs; ++j) node->outputs[j] = renum[node->outputs[j]];
   }
-  vkp__free(read);
+  for (int32_t i = 0; i < graph->n_inputs; ++i) graph->inputs[i] = renum[graph->inputs[i]];
+  for (int32_t i = 0; i < graph->n_outputs; ++i) graph->outputs[i] = renum[graph->outputs[i]];
+  graph->validated = false;
   vkp__free(renum);
+  return vkp__graph_reindex_values(graph);
+}
+
+// drop[v] for every value no node reads and no graph output names
+// (calloc'd, n_values + 1 entries, caller frees), or NULL.
+static bool *vkp__unread_values(const vkp_graph_t *graph) {
+  bool *unread = vkp__calloc((size_t)graph->n_values + 1, sizeof(bool));
+  if (!unread) return NULL;
+  for (int32_t v = 0; v < graph->n_values; ++v) unread[v] = true;
+  for (int32_t i = 0; i < graph->n_nodes; ++i) {
+    const vkp_node_t *node = &graph->nodes[i];
+    for (int32_t j = 0; j < node->n_inputs; ++j)
+      if (node->inputs[j] >= 0) unread[node->inputs[j]] = false;
+  }
+  for (int32_t i = 0; i < graph->n_outputs; ++i) unread[graph->outputs[i]] = false;
+  return unread;
+}
+
+vkp_status_t vkp__graph_prune_constants(vkp_graph_t *graph) {
+  bool *drop = vkp__unread_values(graph);
+  if (!drop) return VKP_OOM("constant pruning");
+  bool any = false;
+  for (int32_t v = 0; v < graph->n_values; ++v) {
+    drop[v] = drop[v] && graph->values[v].kind == VKP_VALUE_CONSTANT;
+    any |= drop[v];
+  }
+  vkp_status_t st = any ? vkp__graph_drop_values(graph, drop) : NULL;
   vkp__free(drop);
-  return changed ? vkp__graph_reindex_values(graph) : NULL;
+  return st;
+}
+
+vkp_status_t vkp__graph_trim_outputs(vkp_graph_t *graph) {
+  bool *unread = vkp__unread_values(graph);
+  bool *drop = vkp__calloc((size_t)graph->n_values + 1, sizeof(bool));
+  if (!unread || !drop) {
+    vkp__free(unread);
+    vkp__free(drop);
+    return VKP_OOM("output trimming");
+  }
+  bool any = false;
+  for (int32_t i = 0; i < graph->n_nodes; ++i) {
+    vkp_node_t *node = &graph->nodes[i];
+    int32_t imin, imax, omin, omax;
+    vkp_op_arity(node->op, &imin, &imax, &omin, &omax);
+    if (omax < 0) continue;
+    while (node->n_outputs > omin && node->n_outputs > 1 &&
+           unread[node->outputs[node->n_outputs - 1]]) {
+      drop[node->outputs[--node->n_outputs]] = true;
+      any = true;
+    }
+  }
+  vkp_status_t st = any ? vkp__graph_drop_values(graph, drop) : NULL;
+  vkp__free(unread);
+  vkp__free(drop);
+  return st;
 }
 
 vkp_status_t vkp__graph_reindex(vkp_graph_t *graph) {

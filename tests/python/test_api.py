@@ -162,15 +162,16 @@ class PartitionTest(TempDirTest):
     @unittest.skipUnless(any(d.target == "vulkan" and d.available for d in vkpipe.devices()),
                          "no Vulkan device")
     def test_fallback_reasons(self):
-        # vulkan clips float data only: the int32 clip falls back to cpu, and
+        # vulkan has no grid_sample kernel: that node falls back to cpu, and
         # both check() and the plan say why.
         path = write_graph(
-            self.dir, "clip_int",
-            [("a", "int32", (4,)), ("c", "float32", (4,))],
+            self.dir, "grid_sample",
+            [("a", "float32", (1, 1, 3, 3)), ("g", "float32", (1, 2, 2, 2)),
+             ("c", "float32", (4,))],
             [("two", np.full(4, 2.0, np.float32))],
-            [("q", "clip", ["a"], ["q"], {"min": {"float": -3.0}, "max": {"float": 5.0}}),
+            [("q", "grid_sample", ["a", "g"], ["q"], {"align_corners": {"int": 1}}),
              ("d", "mul", ["c", "two"], ["d"], None)],
-            [("q", "int32", (4,)), ("d", "float32", (4,))])
+            [("q", "float32", (1, 1, 2, 2)), ("d", "float32", (4,))])
         model = vkpipe.load(path)
         with self.assertRaises(vkpipe.UnsupportedError) as cm:
             model.check("vulkan")
@@ -182,11 +183,15 @@ class PartitionTest(TempDirTest):
         targets = {n: s.target for s in plan.stages for n in s.nodes}
         self.assertEqual(targets, {"q": "cpu", "d": "vulkan"})
         gen = np.random.default_rng()
-        a = gen.integers(-9, 10, 4, dtype=np.int32)
+        a = gen.standard_normal((1, 1, 3, 3)).astype(np.float32)
+        # With align_corners, -1, 0 and 1 land on pixel centres 0, 1 and 2.
+        pos = gen.integers(-1, 2, (1, 2, 2, 2))
+        g = pos.astype(np.float32)
         c = gen.standard_normal(4).astype(np.float32)
         with plan.pipeline() as pipe:
-            out = pipe.infer(a=a, c=c)
-        np.testing.assert_array_equal(out["q"], np.clip(a, -3, 5))
+            out = pipe.infer(a=a, g=g, c=c)
+        want = a[0, 0, pos[0, :, :, 1] + 1, pos[0, :, :, 0] + 1][None, None]
+        np.testing.assert_allclose(out["q"], want, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(out["d"], c * 2)
 
     def test_plan_save_and_json(self):

@@ -21,18 +21,18 @@ Test(target_vulkan, registered_with_device_entries, .timeout = 60) {
   cr_assert(vkp_target_is_device(t));
   cr_assert_eq(t->caps.flags & VKP_TARGET_DEVICE_FLAGS, VKP_TARGET_DEVICE_FLAGS);
   cr_assert(t->caps.dtypes & VKP_DTYPE_SET(VKP_DTYPE_FLOAT32));
+  // Registered, described, not brought up: the first user does that.
+  cr_assert(!vkp_target_vulkan_is_up(t));
   // float16 and float64 as the device's features allow (16-bit storage,
   // shaderFloat64).
   const vkp_vk_device_t *dev = vkp_target_vulkan_device(t);
+  cr_assert(vkp_target_vulkan_is_up(t));
   cr_assert_eq(!!(t->caps.dtypes & VKP_DTYPE_SET(VKP_DTYPE_FLOAT16)), dev->storage_16bit);
   cr_assert_eq(!!(t->caps.dtypes & VKP_DTYPE_SET(VKP_DTYPE_FLOAT64)), dev->shader_float64);
   const vkp_target_device_ops_t *v = t->vtable->device;
   cr_assert_not_null(v);
-  // Registered, described, not brought up: the first user does that.
-  cr_assert(!vkp_target_vulkan_is_up(t));
-  cr_assert_not_null(vkp_target_vulkan_device(t));
-  cr_assert(vkp_target_vulkan_is_up(t));
-  cr_assert(vkp_target_vulkan_device(t)->validation);  // VKPIPE_VALIDATION=1
+  cr_assert_not_null(dev);
+  cr_assert(dev->validation);  // VKPIPE_VALIDATION=1
 
   // Device entries through the vtable.
   uint64_t sem = 0, value = 7;
