@@ -20,17 +20,44 @@ static int32_t vkp__rnn_gate_count(vkp_op_t op) {
   return op == VKP_OP_LSTM ? 4 : op == VKP_OP_GRU ? 3 : 1;
 }
 
+// llvmpipe (lavapipe's compiler) ends a loop nest once all its loops
+// together have iterated 65535 times, silently: it guards against shaders
+// that never end. The kernel walks every step of a sequence inside one such
+// nest, so a long sequence with a wide state would stop part-way and leave
+// the later steps zero (found on a 100-step, 128-wide LSTM). This bounds the
+// nest's iterations from above, with 64 invocations per workgroup (the
+// fewest the generator uses).
+#define VKP__RNN_LOOP_BUDGET 65535u
+
+static uint64_t vkp__rnn_loop_iterations(const vkp_graph_t *g, const vkp_node_t *n) {
+  const vkp_value_t *x = &g->values[n->inputs[0]];
+  bool layout1 = vkp_node_int(n, "layout") != 0;
+  uint64_t seq = (uint64_t)x->shape[layout1 ? 1 : 0], in = (uint64_t)x->shape[2];
+  uint64_t h = (uint64_t)vkp_node_int(n, "hidden_size");
+  uint64_t rows = (uint64_t)vkp__rnn_gate_count(n->op) * h;
+  uint64_t per_step = (rows + 63u) / 64u * (in + h + 1u) + 4u * ((h + 63u) / 64u) * (h + 1u);
+  return seq * (per_step + 2u);
+}
+
 bool vkp__spv_check_rnn(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                         size_t reason_size) {
-  (void)g;
   int64_t hidden = vkp_node_int(n, "hidden_size");
   uint64_t bytes = (uint64_t)hidden * (uint64_t)(vkp__rnn_gate_count(n->op) + 3) * 4u;
-  if (hidden >= 1 && bytes <= VKP__RNN_SHARED_BYTES) return true;
+  if (hidden < 1 || bytes > VKP__RNN_SHARED_BYTES) {
+    snprintf(reason, reason_size,
+             "%s with hidden_size %lld: the Vulkan kernel keeps the state in %u bytes "
+             "of shared memory (%llu needed)",
+             vkp_op_name(n->op), (long long)hidden, VKP__RNN_SHARED_BYTES,
+             (unsigned long long)bytes);
+    return false;
+  }
+  uint64_t iters = vkp__rnn_loop_iterations(g, n);
+  if (iters <= VKP__RNN_LOOP_BUDGET) return true;
   snprintf(reason, reason_size,
-           "%s with hidden_size %lld: the Vulkan kernel keeps the state in %u bytes "
-           "of shared memory (%llu needed)",
-           vkp_op_name(n->op), (long long)hidden, VKP__RNN_SHARED_BYTES,
-           (unsigned long long)bytes);
+           "%s over its whole sequence is one loop nest of about %llu iterations in the "
+           "Vulkan kernel; lavapipe's compiler cuts any nest at %u (the later steps would "
+           "be zero), so sequences this long with this state run elsewhere",
+           vkp_op_name(n->op), (unsigned long long)iters, VKP__RNN_LOOP_BUDGET);
   return false;
 }
 

@@ -207,6 +207,36 @@ Test(spirv_codegen, supports_ints_where_kernels_take_them, .timeout = 30) {
   vkp_graph_destroy(g);
 }
 
+// The recurrent kernel walks a whole sequence in one loop nest, which
+// lavapipe's compiler cuts after 65535 iterations: a long, wide LSTM is
+// refused with that reason (it used to leave the later steps zero), a short
+// one of the same width is taken.
+Test(spirv_codegen, rnn_refused_past_the_loop_budget, .timeout = 30) {
+  for (int k = 0; k < 2; ++k) {
+    int64_t seq = k ? 100 : 20, hid = 128, in_size = 40;
+    vkp_graph_t *g;
+    VKP_TEST_OK(vkp_graph_create("lstm", &g));
+    int64_t xs[] = {seq, 1, in_size}, ws[] = {1, 4 * hid, in_size}, rs[] = {1, 4 * hid, hid};
+    VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 3, xs, NULL));
+    VKP_TEST_OK(vkp_graph_add_input(g, "w", VKP_DTYPE_FLOAT32, 3, ws, NULL));
+    VKP_TEST_OK(vkp_graph_add_input(g, "r", VKP_DTYPE_FLOAT32, 3, rs, NULL));
+    const char *in[] = {"x", "w", "r"}, *out[] = {"y"};
+    vkp_attr_t a = {.name = "hidden_size", .kind = VKP_ATTR_INT, .i = hid};
+    VKP_TEST_OK(vkp_graph_add_node(g, "l", VKP_OP_LSTM, 3, in, 1, out, 1, &a, NULL));
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+    VKP_TEST_OK(vkp_graph_validate(g));
+    char reason[320] = "";
+    bool ok = vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason);
+    if (k) {
+      cr_assert_not(ok);
+      cr_assert(strstr(reason, "65535") != NULL, "reason: %s", reason);
+    } else {
+      cr_assert(ok, "%s", reason);
+    }
+    vkp_graph_destroy(g);
+  }
+}
+
 // float64 computes in double where the device has shaderFloat64, float16
 // and (u)int16 are 16-bit words that need storageBuffer16BitAccess;
 // without them the refusal names the feature. float64 data only runs where
