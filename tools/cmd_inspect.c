@@ -154,6 +154,16 @@ int vkp_cmd_inspect(int argc, char **argv) {
              stage->target, (int)g->n_nodes, ins, outs, vkp_graph_constant_bytes(g),
              blobs[s].size);
     }
+    // A plan placed over MPI ranks (build --rank / --ranks) says where.
+    bool ranked = false;
+    for (int32_t s = 0; s < plan->n_stages; ++s) ranked |= plan->stages[s].rank != 0;
+    if (ranked) {
+      printf("ranks:");
+      for (int32_t s = 0; s < plan->n_stages; ++s)
+        printf("%s %s on rank %d", s ? "," : "", plan->stages[s].name,
+               (int)plan->stages[s].rank);
+      printf(" (run under 'mpirun -np N', N above the highest)\n");
+    }
     printf("\nentries:\n");
     for (int32_t i = 0; i < vkp_artifact_entry_count(art); ++i)
       printf("  %-28s %12llu bytes  crc32 %08x\n", vkp_artifact_entry_name(art, i),

@@ -52,6 +52,7 @@ PY
     --output-dir auto_run >auto_run.txt
 grep -q "rank 0) -> .*rank 1)" auto_run.txt
 "$vkpipe" build mlp.json --policy cpu --ranks 2 -o ranks.vkp >/dev/null
+"$vkpipe" inspect ranks.vkp | grep -q "ranks: stage0 on rank 0, stage1 on rank 1"
 "${mpi[@]}" -np 2 "$vkpipe" run ranks.vkp --input x.npy --output-dir auto_art >/dev/null
 /usr/bin/python3 - <<'PY'
 import numpy as np
