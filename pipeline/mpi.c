@@ -1260,10 +1260,10 @@ vkp_status_t vkp_mpi_share_plan(const vkp_plan_t *plan, const vkp_graph_t *model
   vkp_status_t st = NULL;
   if (vkp__rank == 0 && plan) {
     st = vkp_plan_to_json(plan, &json);
-    if (!st && strlen(json) > 0x7ffffffe) {
+    size_t n = st ? 0 : strlen(json);
+    if (n > 0x7ffffffe)
       st = vkp_status_make(VKP_STATUS_UNSUPPORTED, "the plan's JSON is over 2 GiB");
-    }
-    if (!st) len = (long long)strlen(json);
+    if (!st) len = (long long)n;
   }
   int rc = MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, vkp__comm);
   if (rc != MPI_SUCCESS) {
