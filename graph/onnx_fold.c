@@ -221,6 +221,19 @@ vkp_status_t vkp__onnx_fold_range(vkp__onnx_ctx_t *ctx) {
   return vkp__bind_out(ctx, &out);
 }
 
+vkp_status_t vkp__onnx_fill_value(vkp__onnx_ctx_t *ctx, vkp__onnx_tensor_t *out_value) {
+  const Onnx__AttributeProto *a = vkp__onnx_attr(ctx, "value");
+  if (!a)
+    return vkp__onnx_tensor_alloc(out_value, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL);
+  if (!a->t) return VKP__ONNX_INVALID("attribute 'value' holds no tensor");
+  VKP_RETURN_IF_ERROR(vkp__onnx_tensor_decode(a->t, ctx->base_dir, out_value));
+  if (vkp__onnx_tensor_numel(out_value) != 1) {
+    vkp__onnx_tensor_deinit(out_value);
+    return VKP__ONNX_INVALID("attribute 'value' must have one element");
+  }
+  return NULL;
+}
+
 vkp_status_t vkp__onnx_fold_constant_of_shape(vkp__onnx_ctx_t *ctx) {
   const vkp__onnx_tensor_t *s = vkp__in(ctx, 0);
   if (!s) return VKP__ONNX_INVALID("input 0 (shape) is required");
@@ -235,18 +248,7 @@ vkp_status_t vkp__onnx_fold_constant_of_shape(vkp__onnx_ctx_t *ctx) {
     if (shape[i] < 0) return VKP__ONNX_INVALID("dim %zu is negative", i);
   }
   vkp__onnx_tensor_t value = {0};
-  const Onnx__AttributeProto *a = vkp__onnx_attr(ctx, "value");
-  if (a) {
-    if (!a->t) return VKP__ONNX_INVALID("attribute 'value' holds no tensor");
-    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_decode(a->t, ctx->base_dir, &value));
-    if (vkp__onnx_tensor_numel(&value) != 1) {
-      vkp__onnx_tensor_deinit(&value);
-      return VKP__ONNX_INVALID("attribute 'value' must have one element");
-    }
-  } else {
-    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
-        &value, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL));
-  }
+  VKP_RETURN_IF_ERROR(vkp__onnx_fill_value(ctx, &value));
   vkp__onnx_tensor_t out;
   vkp_status_t st = vkp__alloc_out(&out, value.type, (int32_t)rank, shape);
   if (!st) {

@@ -602,6 +602,10 @@ vkp_status_t vkp__onnx_const_ints(const vkp__onnx_tensor_t *t,
 // A one-element numeric constant.
 vkp_status_t vkp__onnx_const_scalar(const vkp__onnx_tensor_t *t,
                                     const char *what, double *out) VKP_MUST_USE;
+// ConstantOfShape's `value` attribute (one element; absent: float32 0) into
+// *out_value (release with vkp__onnx_tensor_deinit).
+vkp_status_t vkp__onnx_fill_value(vkp__onnx_ctx_t *ctx, vkp__onnx_tensor_t *out_value)
+    VKP_MUST_USE;
 // A float32 scalar IR constant.
 vkp_status_t vkp__onnx_scalar_const(vkp__onnx_ctx_t *ctx, double v,
                                     int32_t *out_value) VKP_MUST_USE;

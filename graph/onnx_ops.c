@@ -1364,19 +1364,8 @@ vkp_status_t vkp__map_constant_of_shape(vkp__onnx_ctx_t *ctx) {
                                  "known at import time, or the whole run-time "
                                  "shape of a data-dependent value");
   vkp__onnx_tensor_t value = {0};
-  const Onnx__AttributeProto *a = vkp__onnx_attr(ctx, "value");
-  if (a) {
-    if (!a->t) return VKP__ONNX_INVALID("attribute 'value' holds no tensor");
-    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_decode(a->t, ctx->base_dir, &value));
-    if (vkp__onnx_tensor_numel(&value) != 1) {
-      vkp__onnx_tensor_deinit(&value);
-      return VKP__ONNX_INVALID("attribute 'value' must have one element");
-    }
-    value.rank = 0;  // one element, broadcast
-  } else {
-    VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
-        &value, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL));
-  }
+  VKP_RETURN_IF_ERROR(vkp__onnx_fill_value(ctx, &value));
+  value.rank = 0;  // one element, broadcast
   int32_t in[3], x = shape->inputs[0];
   vkp_status_t st = vkp__onnx_add_const(ctx, &value, &in[1]);
   vkp__onnx_tensor_deinit(&value);
