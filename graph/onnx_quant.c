@@ -25,7 +25,7 @@ static vkp_status_t vkp__inputs(vkp__onnx_ctx_t *ctx, int32_t required,
 
 vkp_status_t vkp__map_quantize(vkp__onnx_ctx_t *ctx) {
   bool quantize = strcmp(ctx->node->op_type, "QuantizeLinear") == 0;
-  int32_t in[9], n_in;
+  int32_t in[9], n_in = 0;
   VKP_RETURN_IF_ERROR(vkp__inputs(ctx, 2, in, &n_in));
   if (n_in > 3) return VKP__ONNX_INVALID("has %d inputs; 2 or 3", (int)n_in);
   vkp_attr_t a[3];
@@ -75,7 +75,7 @@ vkp_status_t vkp__map_dynamic_quantize(vkp__onnx_ctx_t *ctx) {
 vkp_status_t vkp__map_qconv(vkp__onnx_ctx_t *ctx) {
   bool qlinear = strcmp(ctx->node->op_type, "QLinearConv") == 0;
   VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
-  int32_t in[9], n_in;
+  int32_t in[9], n_in = 0;
   VKP_RETURN_IF_ERROR(vkp__inputs(ctx, qlinear ? 8 : 2, in, &n_in));
   if (n_in > (qlinear ? 9 : 4))
     return VKP__ONNX_INVALID("has %d inputs", (int)n_in);

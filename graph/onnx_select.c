@@ -98,7 +98,7 @@ vkp_status_t vkp__map_top_k(vkp__onnx_ctx_t *ctx) {
 }
 
 vkp_status_t vkp__map_cum_sum(vkp__onnx_ctx_t *ctx) {
-  int64_t axis, exclusive, reverse;
+  int64_t axis = 0, exclusive, reverse;
   VKP_RETURN_IF_ERROR(vkp__const_int_input(
       ctx, 1, "axis",
       "vkpipe compiles each kernel for an axis known at import time", &axis));

@@ -223,7 +223,7 @@ vkp_status_t vkp__eval_gather(const vkp_node_t *n, const vkp_tensor_t *const *in
   int64_t count = (int64_t)vkp_tensor_numel(idx);
   size_t row = (size_t)inner * es;
   for (int64_t j = 0; j < count; ++j) {
-    int64_t k;
+    int64_t k = 0;
     VKP_RETURN_IF_ERROR(vkp__index(n, idx, j, dim, axis, &k));
     for (int64_t o = 0; o < outer && row; ++o)
       memcpy((char *)out->data + (size_t)(o * count + j) * row,
@@ -241,7 +241,7 @@ vkp_status_t vkp__eval_gather_elements(const vkp_node_t *n,
   vkp__strides(x, strides);
   int64_t count = (int64_t)vkp_tensor_numel(out);
   for (int64_t i = 0; i < count; ++i) {
-    int64_t k;
+    int64_t k = 0;
     VKP_RETURN_IF_ERROR(vkp__index(n, idx, i, x->shape[axis], axis, &k));
     int64_t at = vkp__dot(x->rank, pos, strides) + (k - pos[axis]) * strides[axis];
     vkp__copy_elem(out, i, x, at);
@@ -258,7 +258,7 @@ static vkp_status_t vkp__nd_offset(const vkp_node_t *n, const vkp_tensor_t *x,
                                    int64_t *out) {
   int64_t at = 0;
   for (int64_t j = 0; j < k; ++j) {
-    int64_t c;
+    int64_t c = 0;
     int32_t d = first + (int32_t)j;
     VKP_RETURN_IF_ERROR(vkp__index(n, idx, t * k + j, x->shape[d], d, &c));
     at += c * strides[d];
@@ -327,7 +327,7 @@ vkp_status_t vkp__eval_scatter_elements(const vkp_node_t *n,
   vkp__strides(x, strides);
   int64_t count = (int64_t)vkp_tensor_numel(idx);
   for (int64_t i = 0; i < count; ++i) {
-    int64_t k;
+    int64_t k = 0;
     VKP_RETURN_IF_ERROR(vkp__index(n, idx, i, x->shape[axis], axis, &k));
     int64_t at = vkp__dot(x->rank, pos, strides) + (k - pos[axis]) * strides[axis];
     vkp__scatter_one(out, at, upd, i, reduction);
