@@ -214,8 +214,8 @@ static bool vkp__expr_one_extent(const vkp__shape_expr_t *e, int32_t *out_pos) {
 // A bool tensor of rank e->n, true everywhere, whose dims are e's known
 // entries and, at the extent's position, the extent of its bounded source
 // (so ops broadcasting against it take that extent): cast the source to
-// bool, or it with its negation, reduce it to the bounded axis, reshape it
-// into place, then widen it with a constant of the known dims.
+// bool, or it with its negation, reduce it to the bounded axis (as uint8),
+// reshape it into place, then widen it with a constant of the known dims.
 static vkp_status_t vkp__extent_mask(vkp__onnx_ctx_t *ctx, const vkp__shape_expr_t *e,
                                      int32_t pos, int32_t *out_mask) {
   int32_t src = e->d[pos].src;
@@ -228,6 +228,10 @@ static vkp_status_t vkp__extent_mask(vkp__onnx_ctx_t *ctx, const vkp__shape_expr
   int32_t both[2] = {t, nt};
   VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_OR, 2, both, 0, NULL, NULL, &t));
   if (src_rank > 1) {
+    // Reduced as uint8 (which every target's reduce_max takes), back to bool
+    // after the reshape.
+    vkp_attr_t u8 = {.name = "to", .kind = VKP_ATTR_STRING, .s = "uint8"};
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CAST, 1, &t, 1, &u8, NULL, &t));
     int64_t axes[VKP_MAX_RANK];
     int32_t n_axes = 0;
     for (int32_t d = 0; d < src_rank; ++d)
@@ -244,6 +248,8 @@ static vkp_status_t vkp__extent_mask(vkp__onnx_ctx_t *ctx, const vkp__shape_expr
   }
   vkp_attr_t s = vkp__onnx_a_ints("shape", shape, e->n);
   VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &t, 1, &s, NULL, &t));
+  if (src_rank > 1)
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CAST, 1, &t, 1, &to, NULL, &t));
   if (widen) {
     vkp__onnx_tensor_t ones = {0};
     for (int32_t d = 0; d < e->n; ++d) shape[d] = d == pos ? 1 : e->d[d].value;
