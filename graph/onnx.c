@@ -135,7 +135,7 @@ void vkp__onnx_sym_shape(const vkp__onnx_ctx_t *ctx, const vkp__onnx_sym_t *sym,
 
 // A fresh name "<base>" or "<base>_<k>" unused by IR values, nodes and
 // ONNX symbols.
-static char *vkp__fresh_name(vkp__onnx_ctx_t *ctx, const char *base,
+char *vkp__fresh_name(vkp__onnx_ctx_t *ctx, const char *base,
                              bool for_node) {
   for (int32_t k = 0;; ++k) {
     char *name = k == 0 ? vkp__strdup(base) : vkp__asprintf("%s_%d", base, (int)k);
@@ -665,10 +665,9 @@ static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
 // Imports `node` under IR name `name` (k: its index in the model's graph, or
 // -1 for a node of an If branch): on a problem it is recorded and the node's
 // outputs are poisoned; only out-of-memory comes back as an error.
-static vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx,
-                                      const Onnx__NodeProto *node,
-                                      const char *name, int32_t k,
-                                      vkp__problems_t *problems) {
+vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node,
+                               const char *name, int32_t k,
+                               vkp__problems_t *problems) {
   const char *op_type = node->op_type ? node->op_type : "";
   ctx->node_index = k;
   ctx->node = node;
@@ -677,8 +676,33 @@ static vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx,
   vkp_status_t nst = NULL, st = NULL;
   bool poisoned = false;
   const vkp__onnx_op_t *op = vkp__onnx_op_find(op_type);
-  if (!vkp__is_default_domain(node->domain)) {
-    nst = VKP__ONNX_UNSUPPORTED("domain '%s' is not supported", node->domain);
+  const Onnx__FunctionProto *fn =
+      !vkp__is_default_domain(node->domain) || !op
+          ? vkp__onnx_function_find(ctx, node->domain, op_type)
+          : NULL;
+  if (fn) {
+    // A model-local function: its body in place of the node (onnx_function.c).
+    for (size_t i = 0; i < node->n_input && !nst; ++i) {
+      const char *in = node->input[i];
+      if (!in || !in[0]) continue;
+      const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
+      if (!s)
+        nst = VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
+                                "node, an initializer or a graph input",
+                                in);
+      else if (s->poisoned)
+        poisoned = true;
+    }
+    if (!nst && !poisoned) {
+      nst = vkp__onnx_inline_function(ctx, fn);
+      // Only structural problems of the call come back here: the body's
+      // nodes record their own and poison their outputs.
+      if (nst && vkp_status_code(nst) == VKP_STATUS_OUT_OF_MEMORY) return nst;
+    }
+  } else if (!vkp__is_default_domain(node->domain)) {
+    nst = VKP__ONNX_UNSUPPORTED("domain '%s' is not supported (and the model "
+                                "has no local function of that name)",
+                                node->domain);
   } else if (!op) {
     nst = VKP__ONNX_UNSUPPORTED("unsupported op");
   } else {
@@ -731,7 +755,7 @@ const char *vkp__onnx_scoped_name(const vkp__onnx_ctx_t *ctx, const char *name) 
   return name;
 }
 
-static void vkp__scope_deinit(vkp__onnx_scope_t *sc) {
+void vkp__scope_deinit(vkp__onnx_scope_t *sc) {
   for (int32_t i = 0; i < sc->n; ++i) vkp__free(sc->renamed[i]);
   vkp__free(sc->renamed);
   vkp__free(sc->prefix);
@@ -740,8 +764,8 @@ static void vkp__scope_deinit(vkp__onnx_scope_t *sc) {
 
 // Defines `name` in the innermost scope; *out is its new name (owned by the
 // scope).
-static vkp_status_t vkp__scope_define(vkp__onnx_scope_t *sc, const char *name,
-                                      const char **out) {
+vkp_status_t vkp__scope_define(vkp__onnx_scope_t *sc, const char *name,
+                               const char **out) {
   if (vkp_strmap_get(&sc->names, name) >= 0)
     return VKP__ONNX_INVALID("value '%s' is defined twice in the branch", name);
   if (sc->n == sc->cap) {
@@ -867,6 +891,7 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
   Onnx__GraphProto *g = model->graph;
   if (!g) return VKP__ONNX_INVALID("the model has no graph");
   ctx->onnx_graph = g;
+  ctx->model = model;
   VKP_RETURN_IF_ERROR(vkp_graph_create(g->name && g->name[0] ? g->name : "onnx",
                                        &ctx->graph));
   vkp_strmap_init(&ctx->sym_index);

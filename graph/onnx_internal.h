@@ -177,7 +177,33 @@ typedef struct vkp__onnx_ctx_t {
                                  // record theirs there too)
   vkp__onnx_scope_t *scope;      // the innermost If branch being imported,
                                  // or NULL
+  const Onnx__ModelProto *model;  // for its local functions
+  int32_t function_depth;        // model-local function bodies being imported
 } vkp__onnx_ctx_t;
+
+// The importer's own steps, shared by If branches (onnx.c) and model-local
+// functions (onnx_function.c).
+// Imports `node` under IR name `name` (k: its index in the model's graph,
+// or -1 for a node of a branch or function body): a problem is recorded
+// and poisons the node's outputs; only out-of-memory comes back.
+vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node,
+                               const char *name, int32_t k,
+                               vkp__problems_t *problems) VKP_MUST_USE;
+// A name not used yet in the graph, from `base` (owned by the caller).
+char *vkp__fresh_name(vkp__onnx_ctx_t *ctx, const char *base, bool node);
+// Defines `name` in scope `sc` as "<prefix><name>"; *out is that name.
+vkp_status_t vkp__scope_define(vkp__onnx_scope_t *sc, const char *name,
+                               const char **out) VKP_MUST_USE;
+void vkp__scope_deinit(vkp__onnx_scope_t *sc);
+
+// Model-local functions (onnx_function.c): the function a node of
+// `domain` / `op_type` calls, or NULL; and the current node replaced by
+// the function's body.
+const Onnx__FunctionProto *vkp__onnx_function_find(const vkp__onnx_ctx_t *ctx,
+                                                   const char *domain,
+                                                   const char *op_type);
+vkp_status_t vkp__onnx_inline_function(vkp__onnx_ctx_t *ctx,
+                                       const Onnx__FunctionProto *fn) VKP_MUST_USE;
 
 // The name `name` has in the current scope: its renamed form when an
 // enclosing If branch defines it, else itself.
