@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// graph/onnx_legacy.c: models of default-domain opsets 1 to 6 in the forms
+// the ONNX node tests do not cover (models_legacy.py), checked against NumPy
+// on "ref" and "cpu"; and the legacy forms that cannot be mapped, refused
+// naming the node, the attribute and the opset.
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "onnx/onnx_test_util.h"
+#include "support/test_support.h"
+
+// Broadcast at an axis (constant and run-time B), Conv -> BatchNormalization
+// with is_test and consumed_inputs, per-channel PRelu, Reshape's `shape`
+// attribute, Gemm's `broadcast`, Dropout's is_test.
+Test(onnx_legacy, caffe2_cnn_at_opset4, .timeout = 120) {
+  vkp_graph_t *g = onnx_load_model("legacy_caffe2_cnn.onnx");
+  // The first BatchNormalization folds into the Conv; the second follows an
+  // Add and stays. Dropout disappears.
+  cr_assert_eq(onnx_count_op(g, VKP_OP_CONV2D), 1);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_BATCH_NORM), 1);
+  // The run-time B of the second Add is unsqueezed to [C, 1, 1].
+  cr_assert_eq(onnx_count_op(g, VKP_OP_UNSQUEEZE), 1);
+  onnx_run_and_compare(g, "legacy_caffe2_cnn", 1e-4, 1e-5);
+  onnx_run_and_compare_on(g, "legacy_caffe2_cnn", "cpu", 1, 1e-4, 1e-5);
+  vkp_graph_destroy(g);
+}
+
+// Pad's paddings, Split's sizes as an input, Concat without axis, Tile-1,
+// Cast to a type name, Upsample-1, Selu-1's defaults.
+Test(onnx_legacy, opset1_forms, .timeout = 120) {
+  vkp_graph_t *g = onnx_load_model("legacy_opset1.onnx");
+  onnx_run_and_compare(g, "legacy_opset1", 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "legacy_opset1", "cpu", 1, 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+Test(onnx_legacy, batch_norm_spatial0, .timeout = 120) {
+  vkp_graph_t *g = onnx_load_model("legacy_bn_spatial0.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_BATCH_NORM), 0);
+  onnx_run_and_compare(g, "legacy_bn_spatial0", 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "legacy_bn_spatial0", "cpu", 1, 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+static void expect_refused(const char *file, const char *what) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, file);
+  vkp_graph_t *g = NULL;
+  vkp_status_t st = vkp_graph_load(path, &g);
+  cr_assert_null(g, "%s imported", file);
+  cr_assert(st && strstr(vkp_status_message(st), what), "%s: %s", file,
+            st ? vkp_status_message(st) : "no error");
+  vkp_status_free(st);
+}
+
+Test(onnx_legacy, unmappable_forms_are_refused, .timeout = 60) {
+  expect_refused("legacy_bad_broadcast0.onnx",
+                 "node 'shapes_differ' (Add): broadcast=0 (opset 6) needs A and "
+                 "B of one shape");
+  expect_refused("legacy_bad_axis.onnx",
+                 "node 'axis_too_far' (Mul): broadcast axis 2 (opset 4): B of "
+                 "rank 2 does not fit in A of rank 3");
+  expect_refused("legacy_bad_cast.onnx",
+                 "node 'bad_type' (Cast): attribute 'to' is 'REAL': not a "
+                 "TensorProto DataType name (opset 3)");
+  expect_refused("legacy_no_default_domain.onnx",
+                 "node 'relu' (Relu): the model imports no opset of the default "
+                 "domain");
+}
