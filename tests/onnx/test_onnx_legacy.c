@@ -8,6 +8,7 @@
 
 #include "onnx/onnx_test_util.h"
 #include "support/test_support.h"
+#include "vkpipe/onnx.h"
 
 // Broadcast at an axis (constant and run-time B), Conv -> BatchNormalization
 // with is_test and consumed_inputs, per-channel PRelu, Reshape's `shape`
@@ -66,4 +67,37 @@ Test(onnx_legacy, unmappable_forms_are_refused, .timeout = 60) {
   expect_refused("legacy_no_default_domain.onnx",
                  "node 'relu' (Relu): the model imports no opset of the default "
                  "domain");
+}
+
+// Every allocation of importing the legacy models (the node copies, the
+// symbols bound for inputs, the emitted unsqueezes) may fail: each failure
+// is an error, and nothing leaks.
+static void walk_allocations(const char *file) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, file);
+  for (int64_t fail_at = 1;; ++fail_at) {
+    vkp_test_counting_alloc_t state;
+    vkp_test_counting_alloc_install(&state, fail_at);
+    vkp_graph_t *g = NULL;
+    vkp_status_t st = vkp_onnx_load(path, &g);
+    bool failed = state.failed;
+    vkp_status_free(st);
+    vkp_graph_destroy(g);
+    int64_t live = state.live;
+    vkp_test_counting_alloc_uninstall();
+    cr_assert_eq(live, 0, "%s: allocation %lld failed: %lld blocks leaked", file,
+                 (long long)fail_at, (long long)live);
+    if (!failed) {
+      cr_assert_null(st);
+      break;
+    }
+    cr_assert_not_null(st, "%s: allocation %lld failed silently", file,
+                       (long long)fail_at);
+    cr_assert_lt(fail_at, 100000);
+  }
+}
+
+Test(onnx_legacy, allocation_failures_are_reported, .timeout = 120) {
+  walk_allocations("legacy_caffe2_cnn.onnx");
+  walk_allocations("legacy_opset1.onnx");
 }
