@@ -8,7 +8,7 @@
 //                  semantics per opset
 //   onnx_fold.c    import-time constant folding (shape computations)
 //   onnx_legacy.c  opsets 1 to 6: nodes upgraded to the forms the mappers
-//                  know
+//                  know; opset 1's experimental ops (ImageScaler, ...)
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
 //                  Dropout; onnx_norm.c: reductions, softmax family,
 //                  normalisations; onnx_resample.c: Pad, Resize,
@@ -454,6 +454,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("Acos", simple, NULL, ACOS, "") \
   X("Acosh", simple, NULL, ACOSH, "") \
   X("Add", simple, NULL, ADD, "") \
+  X("Affine", experimental, NULL, NONE, "alpha,beta") \
   X("And", simple, NULL, AND, "") \
   X("ArgMax", simple, NULL, ARG_MAX, "axis,keepdims,select_last_index") \
   X("ArgMin", simple, NULL, ARG_MIN, "axis,keepdims,select_last_index") \
@@ -482,6 +483,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("ConvInteger", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("Cos", simple, NULL, COS, "") \
   X("Cosh", simple, NULL, COSH, "") \
+  X("Crop", experimental, NULL, NONE, "border,scale") \
   X("CumSum", cum_sum, NULL, NONE, "exclusive,reverse") \
   X("DepthToSpace", simple, NULL, DEPTH_TO_SPACE, "blocksize,mode") \
   X("DequantizeLinear", quantize, NULL, NONE, "axis,block_size") \
@@ -514,6 +516,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("GreaterOrEqual", simple, NULL, GREATER_OR_EQUAL, "") \
   X("Identity", passthrough, NULL, NONE, "") \
   X("If", if_else, NULL, NONE, "else_branch,then_branch") \
+  X("ImageScaler", experimental, NULL, NONE, "bias,scale") \
   X("InstanceNormalization", instance_norm, NULL, NONE, "epsilon") \
   X("IsInf", simple, NULL, IS_INF, "detect_negative,detect_positive") \
   X("IsNaN", simple, NULL, IS_NAN, "") \
@@ -545,6 +548,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("OneHot", one_hot, NULL, NONE, "axis") \
   X("Or", simple, NULL, OR, "") \
   X("PRelu", simple, NULL, PRELU, "") \
+  X("ParametricSoftplus", experimental, NULL, NONE, "alpha,beta") \
   X("Pad", pad, NULL, NONE, "mode,pads,value") \
   X("Pow", simple, NULL, POW, "") \
   X("QLinearConv", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
@@ -569,6 +573,8 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("RoiAlign", roi_align, NULL, NONE, "coordinate_transformation_mode,mode,output_height,output_width,sampling_ratio,spatial_scale") \
   X("Round", simple, NULL, ROUND, "") \
   X("Scatter", simple, NULL, SCATTER_ELEMENTS, "axis") \
+  X("Scale", experimental, NULL, NONE, "scale") \
+  X("ScaledTanh", experimental, NULL, NONE, "alpha,beta") \
   X("ScatterElements", simple, NULL, SCATTER_ELEMENTS, "axis,reduction") \
   X("ScatterND", simple, NULL, SCATTER_ND, "reduction") \
   X("Selu", simple, NULL, SELU, "alpha,gamma") \

@@ -489,3 +489,130 @@ void vkp__onnx_legacy_deinit(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up) {
   vkp__free(up->inputs);
   memset(up, 0, sizeof *up);
 }
+
+// ---------------------------------------------------------------------------
+// Experimental ops of opset 1, removed in opset 10 (ONNX PR 1909); older
+// exporters wrote them (ImageScaler opens many Model Zoo vision models).
+// Each is IR elementwise ops (or a slice) on scalar constants:
+//   Affine              alpha * x + beta          (alpha 1, beta 0)
+//   Scale               scale * x                 (scale 1)
+//   ImageScaler         scale * x + bias[c]       (NCHW; scale 1, bias 0)
+//   ScaledTanh          alpha * tanh(beta * x)    (both required)
+//   ParametricSoftplus  alpha * ln(exp(beta * x) + 1)  (both required)
+//   Crop                x[:, :, top:, left:] to (height, width) of `scale`,
+//                       else less the right and bottom `border`
+
+// out = x * factor (NULL name: internal), skipped when factor is 1 unless
+// it defines the node's output.
+static vkp_status_t vkp__times(vkp__onnx_ctx_t *ctx, int32_t x, double factor,
+                               bool last, int32_t *out) {
+  if (factor == 1.0 && !last) {
+    *out = x;
+    return NULL;
+  }
+  int32_t k;
+  VKP_RETURN_IF_ERROR(vkp__onnx_scalar_const(ctx, factor, &k));
+  int32_t in[2] = {x, k};
+  if (last) return vkp__onnx_emit_out(ctx, VKP_OP_MUL, 2, in, 0, NULL);
+  return vkp__onnx_emit(ctx, VKP_OP_MUL, 2, in, 0, NULL, NULL, out);
+}
+
+static vkp_status_t vkp__required_float(vkp__onnx_ctx_t *ctx, const char *name,
+                                        double *out) {
+  if (!vkp__onnx_attr(ctx, name))
+    return VKP__ONNX_INVALID("attribute '%s' is required", name);
+  return vkp__onnx_attr_float(ctx, name, 0.0, out);
+}
+
+static vkp_status_t vkp__map_crop(vkp__onnx_ctx_t *ctx, int32_t x) {
+  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
+  if (xv->rank != 4)
+    return VKP__ONNX_INVALID("Crop takes an NCHW input; it has rank %d", (int)xv->rank);
+  int64_t border[4] = {0, 0, 0, 0}, scale[2];
+  int32_t nb, ns;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "border", border, 4, &nb));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_ints(ctx, "scale", scale, 2, &ns));
+  if (nb != 4) return VKP__ONNX_INVALID("attribute 'border' needs 4 entries (left, top, right, bottom)");
+  if (ns >= 0 && ns != 2)
+    return VKP__ONNX_INVALID("attribute 'scale' needs 2 entries (height, width)");
+  int64_t h = xv->shape[2], w = xv->shape[3];
+  int64_t top = border[1], left = border[0];
+  int64_t oh = ns == 2 ? scale[0] : h - border[1] - border[3];
+  int64_t ow = ns == 2 ? scale[1] : w - border[0] - border[2];
+  for (int i = 0; i < 4; ++i)
+    if (border[i] < 0) return VKP__ONNX_INVALID("negative border");
+  if (oh <= 0 || ow <= 0 || top + oh > h || left + ow > w)
+    return VKP__ONNX_INVALID("the crop [%lld:%lld, %lld:%lld] does not fit the "
+                             "input's %lld x %lld",
+                             (long long)top, (long long)(top + oh), (long long)left,
+                             (long long)(left + ow), (long long)h, (long long)w);
+  int64_t starts[2] = {top, left}, ends[2] = {top + oh, left + ow}, axes[2] = {2, 3},
+          steps[2] = {1, 1};
+  vkp_attr_t a[4] = {vkp__onnx_a_ints("starts", starts, 2),
+                     vkp__onnx_a_ints("ends", ends, 2), vkp__onnx_a_ints("axes", axes, 2),
+                     vkp__onnx_a_ints("steps", steps, 2)};
+  return vkp__onnx_emit_out(ctx, VKP_OP_SLICE, 1, &x, 4, a);
+}
+
+static vkp_status_t vkp__map_image_scaler(vkp__onnx_ctx_t *ctx, int32_t x) {
+  double scale;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "scale", 1.0, &scale));
+  const Onnx__AttributeProto *bias = vkp__onnx_attr(ctx, "bias");
+  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
+  if (!bias) return vkp__times(ctx, x, scale, true, &x);
+  if (xv->rank != 4)
+    return VKP__ONNX_INVALID("ImageScaler takes an NCHW input; it has rank %d",
+                             (int)xv->rank);
+  if ((int64_t)bias->n_floats != xv->shape[1])
+    return VKP__ONNX_INVALID("attribute 'bias' has %zu entries for %lld channels",
+                             bias->n_floats, (long long)xv->shape[1]);
+  int32_t scaled, b;
+  VKP_RETURN_IF_ERROR(vkp__times(ctx, x, scale, false, &scaled));
+  int64_t shape[3] = {xv->shape[1], 1, 1};
+  vkp__onnx_tensor_t t;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 3, shape));
+  for (size_t i = 0; i < bias->n_floats; ++i) vkp__onnx_tensor_set_f(&t, i, bias->floats[i]);
+  vkp_status_t st = vkp__onnx_add_const(ctx, &t, &b);
+  vkp__onnx_tensor_deinit(&t);
+  VKP_RETURN_IF_ERROR(st);
+  int32_t in[2] = {scaled, b};
+  return vkp__onnx_emit_out(ctx, VKP_OP_ADD, 2, in, 0, NULL);
+}
+
+vkp_status_t vkp__map_experimental(vkp__onnx_ctx_t *ctx) {
+  const char *op = ctx->node->op_type;
+  if (ctx->opset >= 10)
+    return VKP__ONNX_INVALID("%s is an experimental op of opsets 1 to 9 "
+                             "(removed in opset 10; the model's is %lld)",
+                             op, (long long)ctx->opset);
+  int32_t x;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  if (strcmp(op, "Crop") == 0) return vkp__map_crop(ctx, x);
+  if (strcmp(op, "ImageScaler") == 0) return vkp__map_image_scaler(ctx, x);
+  if (strcmp(op, "Scale") == 0) {
+    double scale;
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "scale", 1.0, &scale));
+    return vkp__times(ctx, x, scale, true, &x);
+  }
+  if (strcmp(op, "Affine") == 0) {
+    double alpha, beta;
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "alpha", 1.0, &alpha));
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "beta", 0.0, &beta));
+    int32_t ax, b;
+    VKP_RETURN_IF_ERROR(vkp__times(ctx, x, alpha, false, &ax));
+    VKP_RETURN_IF_ERROR(vkp__onnx_scalar_const(ctx, beta, &b));
+    int32_t in[2] = {ax, b};
+    return vkp__onnx_emit_out(ctx, VKP_OP_ADD, 2, in, 0, NULL);
+  }
+  // ScaledTanh, ParametricSoftplus: alpha * f(beta * x).
+  vkp_op_t f = strcmp(op, "ScaledTanh") == 0 ? VKP_OP_TANH : VKP_OP_SOFTPLUS;
+  double alpha, beta;
+  VKP_RETURN_IF_ERROR(vkp__required_float(ctx, "alpha", &alpha));
+  VKP_RETURN_IF_ERROR(vkp__required_float(ctx, "beta", &beta));
+  int32_t bx, fx;
+  VKP_RETURN_IF_ERROR(vkp__times(ctx, x, beta, false, &bx));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, f, 1, &bx, 0, NULL, NULL, &fx));
+  return vkp__times(ctx, fx, alpha, true, &fx);
+}

@@ -132,6 +132,34 @@ def gen_bn_spatial0(w):
     w.save("legacy_bn_spatial0", m, [x], [y.astype(np.float32)])
 
 
+def gen_experimental(w):
+    """Opset 1's experimental ops at opset 8 (tiny-yolov2 and other Model
+    Zoo models open with ImageScaler): ImageScaler, Affine, ScaledTanh,
+    ParametricSoftplus, Scale, and Crop by border and by scale."""
+    x = w.f32(2, 3, 6, 7, lo=0.0, hi=255.0)
+    bias = [float(v) for v in w.f32(3)]
+    nodes = [
+        n("ImageScaler", ["x"], ["is"], scale=1.0 / 255, bias=bias),
+        n("Affine", ["is"], ["af"], alpha=2.0, beta=-0.1),
+        n("ScaledTanh", ["af"], ["st"], alpha=1.5, beta=0.7),
+        n("ParametricSoftplus", ["st"], ["ps"], alpha=0.8, beta=1.2),
+        n("Scale", ["ps"], ["y1"], scale=3.0),
+        n("Crop", ["is"], ["y2"], border=[1, 2, 3, 1]),
+        n("Crop", ["is"], ["y3"], border=[2, 1, 0, 0], scale=[4, 3]),
+    ]
+    m = legacy_model(nodes, [vi("x", [2, 3, 6, 7])],
+                     [vi("y1", [2, 3, 6, 7]), vi("y2", [2, 3, 3, 3]),
+                      vi("y3", [2, 3, 4, 3])], opset=8)
+    xd = x.astype(np.float64)
+    s = xd / 255 + np.array(bias).reshape(1, 3, 1, 1)
+    a = 2.0 * s - 0.1
+    t = 1.5 * np.tanh(0.7 * a)
+    y1 = 3.0 * 0.8 * np.log(np.exp(1.2 * t) + 1)
+    w.save("legacy_experimental", m, [x],
+           [y1.astype(np.float32), s[:, :, 2:5, 1:4].astype(np.float32),
+            s[:, :, 1:5, 2:5].astype(np.float32)])
+
+
 def gen_refusals(w):
     """Legacy forms that cannot be mapped: each refused naming the node,
     the attribute and the opset."""
@@ -145,6 +173,9 @@ def gen_refusals(w):
     nodes = [n("Cast", ["x"], ["y"], name="bad_type", to="REAL")]
     m = legacy_model(nodes, [vi("x", [2])], [vi("y", [2])], opset=3)
     w.save("legacy_bad_cast", m)
+    nodes = [n("ImageScaler", ["x"], ["y"], name="too_new", scale=2.0)]
+    m = legacy_model(nodes, [vi("x", [1, 2, 2, 2])], [vi("y", [1, 2, 2, 2])], opset=10)
+    w.save("legacy_bad_experimental", m)
     # The default domain is not imported: its nodes are refused.
     g = helper.make_graph([n("Relu", ["x"], ["y"], name="relu")], "g",
                           [vi("x", [2])], [vi("y", [2])])
@@ -157,4 +188,5 @@ def generate(w):
     gen_caffe2_cnn(w)
     gen_opset1(w)
     gen_bn_spatial0(w)
+    gen_experimental(w)
     gen_refusals(w)

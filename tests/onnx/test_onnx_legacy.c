@@ -43,6 +43,16 @@ Test(onnx_legacy, batch_norm_spatial0, .timeout = 120) {
   vkp_graph_destroy(g);
 }
 
+// ImageScaler, Affine, ScaledTanh, ParametricSoftplus, Scale and Crop (both
+// forms) at opset 8.
+Test(onnx_legacy, experimental_ops, .timeout = 120) {
+  vkp_graph_t *g = onnx_load_model("legacy_experimental.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_SLICE), 2);
+  onnx_run_and_compare(g, "legacy_experimental", 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "legacy_experimental", "cpu", 1, 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
 static void expect_refused(const char *file, const char *what) {
   char path[1024];
   onnx_model_path(path, sizeof path, file);
@@ -64,6 +74,9 @@ Test(onnx_legacy, unmappable_forms_are_refused, .timeout = 60) {
   expect_refused("legacy_bad_cast.onnx",
                  "node 'bad_type' (Cast): attribute 'to' is 'REAL': not a "
                  "TensorProto DataType name (opset 3)");
+  expect_refused("legacy_bad_experimental.onnx",
+                 "node 'too_new' (ImageScaler): ImageScaler is an experimental "
+                 "op of opsets 1 to 9 (removed in opset 10; the model's is 10)");
   expect_refused("legacy_no_default_domain.onnx",
                  "node 'relu' (Relu): the model imports no opset of the default "
                  "domain");
