@@ -9,6 +9,7 @@
 // arrays, attributes made here, and symbols bound under fresh names for
 // inputs that were attributes (Reshape's shape, Tile's repeats) or that
 // need reshaping (a B broadcast at `axis`). The model's node is not changed.
+#include <assert.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -174,6 +175,7 @@ static Onnx__AttributeProto *vkp__made(vkp__onnx_legacy_t *up, const char *name,
       --up->node.n_attribute;
       break;
     }
+  assert(up->n_made < VKP__LEGACY_MAX_MADE);  // no upgrade makes more
   Onnx__AttributeProto *a = &up->made[up->n_made++];
   *a = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
   a->name = (char *)name;
@@ -227,6 +229,7 @@ static vkp_status_t vkp__set_input(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up,
     if (t) vkp__onnx_tensor_deinit(t);
     return VKP_OOM("legacy input name");
   }
+  assert(up->n_names < (int32_t)(sizeof up->names / sizeof up->names[0]));
   up->names[up->n_names++] = name;
   up->inputs[i] = name;
   if ((size_t)i >= up->node.n_input) up->node.n_input = (size_t)i + 1;
@@ -322,7 +325,6 @@ static vkp_status_t vkp__up_reshape(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up
 
 // Pad-1 calls pads `paddings` (same layout: all begins, then all ends).
 static vkp_status_t vkp__up_pad(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up) {
-  (void)ctx;
   const Onnx__AttributeProto *a = vkp__orig_attr(up, "paddings");
   if (!a) return NULL;
   if (vkp__onnx_attr(ctx, "pads"))
@@ -362,7 +364,6 @@ static vkp_status_t vkp__up_split(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up) 
 
 // Cast before opset 6: `to` is the DataType's name ("FLOAT", "INT64", ...).
 static vkp_status_t vkp__up_cast(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up) {
-  (void)ctx;
   const Onnx__AttributeProto *a = vkp__orig_attr(up, "to");
   bool is_string = a && (a->has_type ? a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING
                                      : a->has_s && !a->has_i);
