@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // graph/onnx_legacy.c: models of default-domain opsets 1 to 6 in the forms
 // the ONNX node tests do not cover (models_legacy.py), checked against NumPy
-// on "ref" and "cpu"; and the legacy forms that cannot be mapped, refused
+// on "ref", "cpu" and "vulkan" (validation on); and the legacy forms that cannot be mapped, refused
 // naming the node, the attribute and the opset.
 #include <criterion/criterion.h>
 #include <string.h>
@@ -23,6 +23,7 @@ Test(onnx_legacy, caffe2_cnn_at_opset4, .timeout = 120) {
   cr_assert_eq(onnx_count_op(g, VKP_OP_UNSQUEEZE), 1);
   onnx_run_and_compare(g, "legacy_caffe2_cnn", 1e-4, 1e-5);
   onnx_run_and_compare_on(g, "legacy_caffe2_cnn", "cpu", 1, 1e-4, 1e-5);
+  onnx_run_and_compare_on(g, "legacy_caffe2_cnn", "vulkan", 1, 1e-4, 1e-5);
   vkp_graph_destroy(g);
 }
 
@@ -32,6 +33,7 @@ Test(onnx_legacy, opset1_forms, .timeout = 120) {
   vkp_graph_t *g = onnx_load_model("legacy_opset1.onnx");
   onnx_run_and_compare(g, "legacy_opset1", 1e-5, 1e-6);
   onnx_run_and_compare_on(g, "legacy_opset1", "cpu", 1, 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "legacy_opset1", "vulkan", 1, 1e-4, 1e-5);
   vkp_graph_destroy(g);
 }
 
@@ -40,6 +42,7 @@ Test(onnx_legacy, batch_norm_spatial0, .timeout = 120) {
   cr_assert_eq(onnx_count_op(g, VKP_OP_BATCH_NORM), 0);
   onnx_run_and_compare(g, "legacy_bn_spatial0", 1e-5, 1e-6);
   onnx_run_and_compare_on(g, "legacy_bn_spatial0", "cpu", 1, 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "legacy_bn_spatial0", "vulkan", 1, 1e-4, 1e-5);
   vkp_graph_destroy(g);
 }
 
@@ -50,6 +53,7 @@ Test(onnx_legacy, experimental_ops, .timeout = 120) {
   cr_assert_eq(onnx_count_op(g, VKP_OP_SLICE), 2);
   onnx_run_and_compare(g, "legacy_experimental", 1e-5, 1e-6);
   onnx_run_and_compare_on(g, "legacy_experimental", "cpu", 1, 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "legacy_experimental", "vulkan", 1, 1e-4, 1e-5);
   vkp_graph_destroy(g);
 }
 
