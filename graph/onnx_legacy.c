@@ -31,6 +31,7 @@ static vkp_status_t vkp__up_cast(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up);
 static vkp_status_t vkp__up_tile(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up);
 static vkp_status_t vkp__up_upsample(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up);
 static vkp_status_t vkp__up_selu(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up);
+static vkp_status_t vkp__up_mvn(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up);
 
 // X(ONNX op, the opset from which the modern form applies, the legacy
 // attributes (removed from the copy; accepted below that opset), the
@@ -65,6 +66,7 @@ static vkp_status_t vkp__up_selu(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up);
   X("Less", 7, "axis,broadcast", vkp__up_binary) \
   X("Log", 6, "consumed_inputs", NULL) \
   X("Max", 6, "consumed_inputs", NULL) \
+  X("MeanVarianceNormalization", 9, "across_channels,normalize_variance", vkp__up_mvn) \
   X("Mean", 6, "consumed_inputs", NULL) \
   X("Min", 6, "consumed_inputs", NULL) \
   X("Mul", 7, "axis,broadcast,consumed_inputs", vkp__up_binary) \
@@ -445,6 +447,37 @@ static vkp_status_t vkp__up_selu(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up) {
   if (ctx->opset >= 6) return NULL;
   if (!vkp__onnx_attr(ctx, "alpha")) vkp__made_float(up, "alpha", 1.6732);
   if (!vkp__onnx_attr(ctx, "gamma")) vkp__made_float(up, "gamma", 1.0507);
+  return NULL;
+}
+
+// MeanVarianceNormalization-1 (experimental): per sample and channel over
+// the spatial dims, or with across_channels=1 per sample over C and the
+// spatial dims: opset 9's `axes` [2, ...] or [1, 2, ...] (9's default,
+// [0, 2, 3], includes the batch). normalize_variance=0 (the mean subtracted
+// only) has no opset-9 form.
+static vkp_status_t vkp__up_mvn(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up) {
+  int64_t across, normalize;
+  VKP_RETURN_IF_ERROR(vkp__orig_int(up, "across_channels", 0, &across));
+  VKP_RETURN_IF_ERROR(vkp__orig_int(up, "normalize_variance", 1, &normalize));
+  if (vkp__onnx_attr(ctx, "axes"))
+    return VKP__ONNX_INVALID("attribute 'axes' needs opset 9 (the model's "
+                             "opset is %lld: across_channels)",
+                             (long long)ctx->opset);
+  if (!normalize)
+    return VKP__ONNX_UNSUPPORTED("normalize_variance=0 (opset %lld: the mean "
+                                 "subtracted only) has no opset-9 form",
+                                 (long long)ctx->opset);
+  vkp__onnx_sym_t *x = vkp__onnx_input(ctx, 0);
+  if (!x) return NULL;  // the mapper says
+  int32_t rank;
+  int64_t shape[VKP_MAX_RANK], axes[VKP_MAX_RANK];
+  vkp__onnx_sym_shape(ctx, x, &rank, shape);
+  int32_t n = 0;
+  for (int32_t d = across ? 1 : 2; d < rank; ++d) axes[n++] = d;
+  if (n == 0)
+    return VKP__ONNX_INVALID("an input of rank %d has no dims to normalise over",
+                             (int)rank);
+  vkp__made_ints(up, "axes", axes, (size_t)n);
   return NULL;
 }
 

@@ -160,6 +160,24 @@ def gen_experimental(w):
             s[:, :, 1:5, 2:5].astype(np.float32)])
 
 
+def gen_mvn1(w):
+    """MeanVarianceNormalization-1 (opset 8): per sample and channel, and
+    across channels."""
+    x = w.f32(2, 3, 4, 5)
+    nodes = [n("MeanVarianceNormalization", ["x"], ["y1"]),
+             n("MeanVarianceNormalization", ["x"], ["y2"], across_channels=1,
+               normalize_variance=1)]
+    m = legacy_model(nodes, [vi("x", [2, 3, 4, 5])],
+                     [vi("y1", [2, 3, 4, 5]), vi("y2", [2, 3, 4, 5])], opset=8)
+    xd = x.astype(np.float64)
+
+    def mvn(axes):
+        mu = xd.mean(axis=axes, keepdims=True)
+        return (xd - mu) / np.sqrt(((xd - mu) ** 2).mean(axis=axes, keepdims=True))
+    w.save("legacy_mvn1", m, [x],
+           [mvn((2, 3)).astype(np.float32), mvn((1, 2, 3)).astype(np.float32)])
+
+
 def gen_refusals(w):
     """Legacy forms that cannot be mapped: each refused naming the node,
     the attribute and the opset."""
@@ -189,4 +207,5 @@ def generate(w):
     gen_opset1(w)
     gen_bn_spatial0(w)
     gen_experimental(w)
+    gen_mvn1(w)
     gen_refusals(w)

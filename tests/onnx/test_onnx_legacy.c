@@ -57,6 +57,15 @@ Test(onnx_legacy, experimental_ops, .timeout = 120) {
   vkp_graph_destroy(g);
 }
 
+// MeanVarianceNormalization-1's per-channel default and across_channels.
+Test(onnx_legacy, mean_variance_norm_opset1_form, .timeout = 120) {
+  vkp_graph_t *g = onnx_load_model("legacy_mvn1.onnx");
+  onnx_run_and_compare(g, "legacy_mvn1", 1e-4, 1e-5);
+  onnx_run_and_compare_on(g, "legacy_mvn1", "cpu", 1, 1e-4, 1e-5);
+  onnx_run_and_compare_on(g, "legacy_mvn1", "vulkan", 1, 1e-4, 1e-5);
+  vkp_graph_destroy(g);
+}
+
 static void expect_refused(const char *file, const char *what) {
   char path[1024];
   onnx_model_path(path, sizeof path, file);
