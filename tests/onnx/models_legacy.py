@@ -178,6 +178,17 @@ def gen_mvn1(w):
            [mvn((2, 3)).astype(np.float32), mvn((1, 2, 3)).astype(np.float32)])
 
 
+def gen_no_opset_import(w):
+    """An IR version 2 model without opset_import: opset 1 (the ONNX
+    checker's rule), so Add's broadcast at axis 1 applies."""
+    x, b = w.f32(2, 3, 4), w.f32(3)
+    nodes = [n("Add", ["x", "b"], ["y"], broadcast=1, axis=1)]
+    m = legacy_model(nodes, [vi("x", [2, 3, 4])], [vi("y", [2, 3, 4])], [init("b", b)])
+    del m.opset_import[:]
+    m.ir_version = 2
+    w.save("legacy_no_opset_import", m, [x], [x + b.reshape(1, 3, 1)])
+
+
 def gen_refusals(w):
     """Legacy forms that cannot be mapped: each refused naming the node,
     the attribute and the opset."""
@@ -208,4 +219,5 @@ def generate(w):
     gen_bn_spatial0(w)
     gen_experimental(w)
     gen_mvn1(w)
+    gen_no_opset_import(w)
     gen_refusals(w)

@@ -66,6 +66,13 @@ Test(onnx_legacy, mean_variance_norm_opset1_form, .timeout = 120) {
   vkp_graph_destroy(g);
 }
 
+// No opset_import at all (IR version 2): opset 1.
+Test(onnx_legacy, no_opset_import_is_opset1, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("legacy_no_opset_import.onnx");
+  onnx_run_and_compare(g, "legacy_no_opset_import", 1e-6, 1e-7);
+  vkp_graph_destroy(g);
+}
+
 static void expect_refused(const char *file, const char *what) {
   char path[1024];
   onnx_model_path(path, sizeof path, file);
