@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Opsets 1 to 6 of the default domain: each node of an op whose schema
-// changed before opset 7 is upgraded, as it is imported, to the form the
-// mappers know (the step ONNX's version converter takes, done here where
-// shapes are known), then mapped as usual. docs/onnx.md "Legacy opsets"
+// changed before opset 7 (and MeanVarianceNormalization-1, in force to
+// opset 8) is upgraded, as it is imported, to the form the mappers know (the
+// step ONNX's version converter takes, done here where shapes are known),
+// then mapped as usual. Also the experimental ops of opset 1 that opset 10
+// removed (vkp__map_experimental, at the end). docs/onnx.md "Legacy opsets"
 // lists the forms.
 //
 // The upgrade works on a copy of the node: its own attribute and input
