@@ -551,6 +551,8 @@ static vkp_status_t vkp__check_attrs(const vkp__onnx_ctx_t *ctx,
       p += n;
       if (*p == ',') ++p;
     }
+    if (!known && vkp__onnx_legacy_attr(ctx->node->op_type, name, ctx->opset))
+      known = true;  // consumed by the upgrade (onnx_legacy.c)
     if (!known)
       return VKP__ONNX_UNSUPPORTED("attribute '%s' is not supported", name);
   }
@@ -559,7 +561,14 @@ static vkp_status_t vkp__check_attrs(const vkp__onnx_ctx_t *ctx,
 
 static vkp_status_t vkp__import_node(vkp__onnx_ctx_t *ctx,
                                      const vkp__onnx_op_t *op) {
+  if (ctx->opset == 0)
+    return VKP__ONNX_INVALID("the model imports no opset of the default "
+                             "domain (its opset_import lists other domains "
+                             "only)");
   VKP_RETURN_IF_ERROR(vkp__check_attrs(ctx, op));
+  // Below opset 7 the node may first need upgrading to its modern form.
+  vkp__onnx_legacy_t up;
+  VKP_RETURN_IF_ERROR(vkp__onnx_legacy_upgrade(ctx, &up));
   bool all_const = ctx->node->n_input > 0;
   for (size_t i = 0; i < ctx->node->n_input; ++i) {
     const char *in = ctx->node->input[i];
@@ -567,8 +576,9 @@ static vkp_status_t vkp__import_node(vkp__onnx_ctx_t *ctx,
     vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
     if (!s->is_const) all_const = false;
   }
-  if (all_const && op->fold) return op->fold(ctx);
-  return op->map(ctx);
+  vkp_status_t st = all_const && op->fold ? op->fold(ctx) : op->map(ctx);
+  vkp__onnx_legacy_deinit(ctx, &up);
+  return st;
 }
 
 static vkp_status_t vkp__check_opset(vkp__onnx_ctx_t *ctx,
@@ -579,8 +589,17 @@ static vkp_status_t vkp__check_opset(vkp__onnx_ctx_t *ctx,
     if (o && vkp__is_default_domain(o->domain) && o->has_version)
       ctx->opset = o->version;
   }
-  if (ctx->opset == 0 && model->n_opset_import == 0)
-    ctx->opset = 1;  // IR version 2 models: opset 1 implied
+  // The ONNX checker's rules: a model without opset_import (IR version < 3)
+  // uses opset 1; one whose opset_import names only other domains imports
+  // no opset of the default domain (opset 0 here), and a node of the
+  // default domain in it is refused (vkp__import_node).
+  bool listed = false;
+  for (size_t i = 0; i < model->n_opset_import; ++i) {
+    const Onnx__OperatorSetIdProto *o = model->opset_import[i];
+    if (o && vkp__is_default_domain(o->domain)) listed = true;
+  }
+  if (model->n_opset_import == 0) ctx->opset = 1;
+  if (!listed && model->n_opset_import > 0) return NULL;
   if (ctx->opset < VKP_ONNX_MIN_OPSET || ctx->opset > VKP_ONNX_MAX_OPSET)
     return VKP__ONNX_UNSUPPORTED("the model uses opset %lld of the default "
                                  "domain; vkpipe imports opsets %d to %d",
@@ -974,7 +993,11 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
     st = vkp_strmap_put(&node_names, node_name, (int32_t)k);
   }
   ctx->node_names = names;
-  if (!st && !ctx->options->bindings.no_fusion) st = vkp__onnx_plan_fusions(ctx);
+  // The patterns are modern exporters'; below opset 7 a node of one may
+  // carry legacy semantics (broadcast at an axis) the planner does not read.
+  if (!st && !ctx->options->bindings.no_fusion &&
+      ctx->opset >= VKP_ONNX_MODERN_OPSET)
+    st = vkp__onnx_plan_fusions(ctx);
   for (size_t k = 0; k < g->n_node && !st; ++k) {
     if (ctx->skip[k]) continue;  // folded into another node
     int32_t group = ctx->fusion_at ? ctx->fusion_at[k] : -1;

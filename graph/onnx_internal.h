@@ -7,6 +7,8 @@
 //   onnx_ops.c     the per-op table: ONNX node -> IR nodes, attribute
 //                  semantics per opset
 //   onnx_fold.c    import-time constant folding (shape computations)
+//   onnx_legacy.c  opsets 1 to 6: nodes upgraded to the forms the mappers
+//                  know; opset 1's experimental ops (ImageScaler, ...)
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
 //                  Dropout; onnx_norm.c: reductions, softmax family,
 //                  normalisations; onnx_resample.c: Pad, Resize,
@@ -31,8 +33,11 @@
 #include "vkpipe/graph.h"
 #include "vkpipe/onnx.h"
 
-// The opsets of the default domain the importer understands.
-#define VKP_ONNX_MIN_OPSET 7
+// The opsets of the default domain the importer understands. Below
+// VKP_ONNX_MODERN_OPSET nodes of ops whose schema changed are upgraded as
+// they are imported (onnx_legacy.c).
+#define VKP_ONNX_MIN_OPSET 1
+#define VKP_ONNX_MODERN_OPSET 7
 #define VKP_ONNX_MAX_OPSET 21
 
 // A host tensor known at import time. `type` is an ONNX TensorProto
@@ -425,6 +430,41 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
                                       int64_t *out_perm) VKP_MUST_USE;
 
 // ---------------------------------------------------------------------------
+// Legacy opsets (onnx_legacy.c)
+
+// Most attributes one upgrade adds, and entries in a list it makes.
+#define VKP__LEGACY_MAX_MADE 4
+#define VKP__LEGACY_MAX_LIST 64
+
+// A node upgraded to its opset-7 form: `node` is a copy of the model's node
+// with arrays of its own; ctx->node points at it while it is imported.
+typedef struct vkp__onnx_legacy_t {
+  bool active;                    // an upgrade took place
+  const Onnx__NodeProto *orig;    // the model's node (borrowed)
+  Onnx__NodeProto node;           // the copy
+  Onnx__AttributeProto **attrs;   // owned array; entries borrowed or `made`
+  char **inputs;                  // owned array; strings borrowed or `names`
+  Onnx__AttributeProto made[VKP__LEGACY_MAX_MADE];
+  int64_t ints[VKP__LEGACY_MAX_MADE][VKP__LEGACY_MAX_LIST];
+  float floats[4];
+  char *names[4];                 // owned names of symbols bound for inputs
+  int32_t n_made, n_names;
+} vkp__onnx_legacy_t;
+
+// When the model's opset is below the modern form of the current node's op,
+// upgrades the node (*up; ctx->node then points at up->node), binding the
+// symbols and emitting the IR nodes the upgrade needs; else leaves *up
+// inactive. An error names the legacy form that cannot be mapped.
+vkp_status_t vkp__onnx_legacy_upgrade(vkp__onnx_ctx_t *ctx,
+                                      vkp__onnx_legacy_t *up) VKP_MUST_USE;
+// Points ctx->node back at the model's node and frees the copy.
+void vkp__onnx_legacy_deinit(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up);
+// Whether `name` is a legacy attribute of `op_type` at `opset` (one the
+// upgrade consumes).
+bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
+                           int64_t opset);
+
+// ---------------------------------------------------------------------------
 // The ONNX op table: X(ONNX op, mapper, folder, IR op, understood
 // attributes). The IR op (an enum suffix, or NONE) is for the `simple`
 // mapper: ops whose ONNX form is exactly that IR op on the same inputs and
@@ -440,6 +480,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Acos", simple, NULL, ACOS, "") \
   X("Acosh", simple, NULL, ACOSH, "") \
   X("Add", simple, NULL, ADD, "") \
+  X("Affine", experimental, NULL, NONE, "alpha,beta") \
   X("And", simple, NULL, AND, "") \
   X("ArgMax", simple, NULL, ARG_MAX, "axis,keepdims,select_last_index") \
   X("ArgMin", simple, NULL, ARG_MIN, "axis,keepdims,select_last_index") \
@@ -468,6 +509,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("ConvInteger", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("Cos", simple, NULL, COS, "") \
   X("Cosh", simple, NULL, COSH, "") \
+  X("Crop", experimental, NULL, NONE, "border,scale") \
   X("CumSum", cum_sum, NULL, NONE, "exclusive,reverse") \
   X("DepthToSpace", simple, NULL, DEPTH_TO_SPACE, "blocksize,mode") \
   X("DequantizeLinear", quantize, NULL, NONE, "axis,block_size") \
@@ -500,6 +542,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("GreaterOrEqual", simple, NULL, GREATER_OR_EQUAL, "") \
   X("Identity", passthrough, NULL, NONE, "") \
   X("If", if_else, NULL, NONE, "else_branch,then_branch") \
+  X("ImageScaler", experimental, NULL, NONE, "bias,scale") \
   X("InstanceNormalization", instance_norm, NULL, NONE, "epsilon") \
   X("IsInf", simple, NULL, IS_INF, "detect_negative,detect_positive") \
   X("IsNaN", simple, NULL, IS_NAN, "") \
@@ -531,6 +574,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("OneHot", one_hot, NULL, NONE, "axis") \
   X("Or", simple, NULL, OR, "") \
   X("PRelu", simple, NULL, PRELU, "") \
+  X("ParametricSoftplus", experimental, NULL, NONE, "alpha,beta") \
   X("Pad", pad, NULL, NONE, "mode,pads,value") \
   X("Pow", simple, NULL, POW, "") \
   X("QLinearConv", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
@@ -555,6 +599,8 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("RoiAlign", roi_align, NULL, NONE, "coordinate_transformation_mode,mode,output_height,output_width,sampling_ratio,spatial_scale") \
   X("Round", simple, NULL, ROUND, "") \
   X("Scatter", simple, NULL, SCATTER_ELEMENTS, "axis") \
+  X("Scale", experimental, NULL, NONE, "scale") \
+  X("ScaledTanh", experimental, NULL, NONE, "alpha,beta") \
   X("ScatterElements", simple, NULL, SCATTER_ELEMENTS, "axis,reduction") \
   X("ScatterND", simple, NULL, SCATTER_ND, "reduction") \
   X("Selu", simple, NULL, SELU, "alpha,gamma") \

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ONNX op table: how each ONNX op (default domain, opsets 7..21) becomes
+// The ONNX op table: how each ONNX op (default domain, opsets 7..21;
+// onnx_legacy.c upgrades nodes of opsets 1..6 first) becomes
 // IR nodes, with the operator spec's attribute semantics and defaults per
 // opset. docs/onnx.md is the prose version of this file.
 #include <math.h>
@@ -357,7 +358,9 @@ static vkp_status_t vkp__fold_bn(vkp__onnx_ctx_t *ctx,
     const Onnx__AttributeProto *a = bn->attribute[i];
     const char *n = a && a->name ? a->name : "";
     if (strcmp(n, "epsilon") == 0) eps = a->f;
-    else if (strcmp(n, "momentum") == 0) continue;
+    else if (strcmp(n, "momentum") == 0 || strcmp(n, "is_test") == 0 ||
+             strcmp(n, "consumed_inputs") == 0)
+      continue;  // no effect on the result (the last two: opsets 1 to 6)
     else if ((strcmp(n, "spatial") == 0 && a->i == 1) ||
              (strcmp(n, "training_mode") == 0 && a->i == 0))
       continue;
@@ -644,6 +647,38 @@ vkp_status_t vkp__map_pool(vkp__onnx_ctx_t *ctx) {
 // ---------------------------------------------------------------------------
 // Normalisation
 
+// spatial=0 (opsets 1 to 8): statistics per activation, scale, B, mean and
+// var shaped like one sample [C, D1, ...]; elementwise,
+// (x - mean) * (scale / sqrt(var + epsilon)) + B, which folds to one
+// multiply-add on constants. (1-D statistics are per channel either way.)
+static vkp_status_t vkp__batch_norm_per_activation(vkp__onnx_ctx_t *ctx,
+                                                   const int32_t *in, double eps) {
+  const vkp_value_t *x = vkp__onnx_value(ctx, in[0]);
+  for (int32_t i = 1; i < 5; ++i) {
+    const vkp_value_t *p = vkp__onnx_value(ctx, in[i]);
+    bool fits = p->rank == x->rank - 1;
+    for (int32_t d = 0; fits && d < p->rank; ++d)
+      fits = p->shape[d] == x->shape[d + 1];
+    if (!fits)
+      return VKP__ONNX_INVALID("spatial=0: input %d must have X's shape less "
+                               "the batch dim (or be 1-D per channel)",
+                               (int)i);
+  }
+  int32_t e, v, r, f, c, m;
+  VKP_RETURN_IF_ERROR(vkp__onnx_scalar_const(ctx, eps, &e));
+  int32_t ve[2] = {in[4], e};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_ADD, 2, ve, 0, NULL, NULL, &v));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SQRT, 1, &v, 0, NULL, NULL, &r));
+  int32_t sr[2] = {in[1], r};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_DIV, 2, sr, 0, NULL, NULL, &f));
+  int32_t xm[2] = {in[0], in[3]};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SUB, 2, xm, 0, NULL, NULL, &c));
+  int32_t cf[2] = {c, f};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_MUL, 2, cf, 0, NULL, NULL, &m));
+  int32_t mb[2] = {m, in[2]};
+  return vkp__onnx_emit_out(ctx, VKP_OP_ADD, 2, mb, 0, NULL);
+}
+
 vkp_status_t vkp__map_batch_norm(vkp__onnx_ctx_t *ctx) {
   double eps;
   int64_t spatial, training;
@@ -654,8 +689,10 @@ vkp_status_t vkp__map_batch_norm(vkp__onnx_ctx_t *ctx) {
     return VKP__ONNX_UNSUPPORTED(
         "training_mode=1 (normalise with the batch's statistics and output "
         "updated running statistics): vkpipe runs inference only");
-  if (spatial != 1)
-    return VKP__ONNX_UNSUPPORTED("spatial=%lld (only 1)", (long long)spatial);
+  if (spatial != 0 && spatial != 1)
+    return VKP__ONNX_INVALID("spatial=%lld (0 or 1)", (long long)spatial);
+  if (spatial == 0 && ctx->opset >= 9)
+    return VKP__ONNX_INVALID("attribute 'spatial' was removed in opset 9");
   VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   if (ctx->node->n_input != 5)
     return VKP__ONNX_INVALID("takes 5 inputs, has %zu", ctx->node->n_input);
@@ -664,6 +701,10 @@ vkp_status_t vkp__map_batch_norm(vkp__onnx_ctx_t *ctx) {
     VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, i, &in[i]));
   vkp_attr_t a = vkp__onnx_a_float("epsilon", (float)eps);
   const vkp_value_t *x = vkp__onnx_value(ctx, in[0]);
+  bool per_channel = true;
+  for (int32_t i = 1; i < 5; ++i)
+    per_channel = per_channel && vkp__onnx_value(ctx, in[i])->rank == 1;
+  if (!spatial && !per_channel) return vkp__batch_norm_per_activation(ctx, in, eps);
   if (x->rank != 1)
     return vkp__onnx_emit_out(ctx, VKP_OP_BATCH_NORM, 5, in, 1, &a);
   // A 1-D input is N values of one channel: [N] -> [N, 1] and back.
