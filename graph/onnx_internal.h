@@ -38,7 +38,7 @@
 // they are imported (onnx_legacy.c).
 #define VKP_ONNX_MIN_OPSET 1
 #define VKP_ONNX_MODERN_OPSET 7
-#define VKP_ONNX_MAX_OPSET 21
+#define VKP_ONNX_MAX_OPSET 22
 
 // A host tensor known at import time. `type` is an ONNX TensorProto
 // DataType; data is owned (little-endian, row-major, nbytes bytes).
