@@ -434,11 +434,14 @@ static vkp_status_t vkp__add_graph_input(vkp__onnx_ctx_t *ctx,
     declared[i] = is_value ? d->dim_value : -1;
     names[i] = is_param ? d->dim_param : NULL;
   }
-  VKP_RETURN_IF_ERROR(
-      vkp__binder_shape(&ctx->binder, name, rank, declared, names, shape));
+  int32_t bounded_axis;
+  VKP_RETURN_IF_ERROR(vkp__binder_shape(&ctx->binder, name, rank, declared, names,
+                                        shape, &bounded_axis));
   int32_t value;
   VKP_RETURN_IF_ERROR(
       vkp_graph_add_input(ctx->graph, name, dtype, rank, shape, &value));
+  if (bounded_axis >= 0)
+    VKP_RETURN_IF_ERROR(vkp_graph_set_input_bounded(ctx->graph, name, bounded_axis));
   return vkp__onnx_bind_value(ctx, name, value);
 }
 
