@@ -86,6 +86,22 @@ Test(onnx_dynamic, roi_head_shapes_with_a_run_time_entry, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
+// A transformer block with a symbolic batch, loaded with the batch varying
+// up to 3 and run with 2 (ref): the head split and merge reshapes built
+// from Shape, the fused attention and LayerNormalization along the batch.
+Test(onnx_dynamic, varying_batch_transformer_block, .timeout = 60) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, "dynamic_varying_batch.onnx");
+  vkp_dim_binding_t dims[] = {{.name = "batch", .value = 3, .up_to = true}};
+  vkp_graph_load_options_t opt = {.n_dims = 1, .dims = dims};
+  vkp_graph_t *g = NULL;
+  VKP_TEST_OK(vkp_graph_load_with_options(path, &opt, &g));
+  cr_assert_eq(onnx_count_op(g, VKP_OP_ATTENTION), 1);
+  cr_assert(g->values[g->outputs[0]].bounded);
+  onnx_run_and_compare(g, "dynamic_varying_batch", 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
 // Softmax does not take a bounded input along its own axis: the import
 // fails naming the node, the value and its bound.
 Test(onnx_dynamic, refused_consumer_names_node_and_value, .timeout = 60) {
