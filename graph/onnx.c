@@ -89,8 +89,46 @@ vkp_status_t vkp__onnx_bind_value(vkp__onnx_ctx_t *ctx, const char *name,
   return NULL;
 }
 
+int32_t vkp__onnx_sym_index(const vkp__onnx_ctx_t *ctx,
+                            const vkp__onnx_sym_t *sym) {
+  return (int32_t)(sym - ctx->syms);
+}
+
+const char *vkp__onnx_sym_kind_name(vkp__onnx_sym_kind_t kind) {
+  switch (kind) {
+    case VKP__SYM_SEQUENCE: return "a sequence";
+    case VKP__SYM_OPTIONAL: return "an optional";
+    case VKP__SYM_TENSOR: break;
+  }
+  return "a tensor";
+}
+
+vkp_status_t vkp__onnx_bind_list(vkp__onnx_ctx_t *ctx, const char *name,
+                                 vkp__onnx_sym_kind_t kind,
+                                 const int32_t *items, int32_t n,
+                                 int32_t elem_type) {
+  int32_t *copy = vkp__calloc((size_t)n + 1, sizeof *copy);
+  if (!copy) return VKP_OOM("sequence elements");
+  if (n) memcpy(copy, items, (size_t)n * sizeof *copy);
+  vkp__onnx_sym_t *s = NULL;
+  vkp_status_t st = vkp__sym_new(ctx, name, &s);
+  if (st) {
+    vkp__free(copy);
+    return st;
+  }
+  s->kind = kind;
+  s->items = copy;
+  s->n_items = n;
+  s->elem_type = elem_type;
+  return NULL;
+}
+
 vkp_status_t vkp__onnx_bind_alias(vkp__onnx_ctx_t *ctx, const char *name,
                                   const vkp__onnx_sym_t *sym) {
+  if (sym->kind != VKP__SYM_TENSOR)
+    // bind_list copies the items before the symbol table can move.
+    return vkp__onnx_bind_list(ctx, name, sym->kind, sym->items, sym->n_items,
+                               sym->elem_type);
   if (sym->is_const) {
     vkp__onnx_tensor_t copy;
     VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
@@ -122,6 +160,10 @@ const char *vkp__onnx_output(const vkp__onnx_ctx_t *ctx, int32_t i) {
 
 void vkp__onnx_sym_shape(const vkp__onnx_ctx_t *ctx, const vkp__onnx_sym_t *sym,
                          int32_t *out_rank, int64_t *out_shape) {
+  if (sym->kind != VKP__SYM_TENSOR || (!sym->is_const && sym->value < 0)) {
+    *out_rank = 0;  // a list or a poisoned symbol has no shape
+    return;
+  }
   if (sym->is_const) {
     *out_rank = sym->constant.rank;
     for (int32_t i = 0; i < sym->constant.rank; ++i)
@@ -167,6 +209,11 @@ vkp_status_t vkp__onnx_add_const(vkp__onnx_ctx_t *ctx,
 
 vkp_status_t vkp__onnx_sym_value(vkp__onnx_ctx_t *ctx, vkp__onnx_sym_t *sym,
                                  int32_t *out_value) {
+  if (sym->kind != VKP__SYM_TENSOR)
+    return VKP__ONNX_UNSUPPORTED("'%s' is %s (an import-time list of %d "
+                                 "tensors), not a tensor",
+                                 sym->name, vkp__onnx_sym_kind_name(sym->kind),
+                                 (int)sym->n_items);
   if (sym->value >= 0) {
     *out_value = sym->value;
     return NULL;
@@ -381,6 +428,7 @@ static void vkp__ctx_deinit(vkp__onnx_ctx_t *ctx) {
   for (int32_t i = 0; i < ctx->n_syms; ++i) {
     if (ctx->syms[i].borrowed) ctx->syms[i].constant.data = NULL;
     vkp__onnx_tensor_deinit(&ctx->syms[i].constant);
+    vkp__free(ctx->syms[i].items);
     vkp__free(ctx->syms[i].name);
   }
   vkp__free(ctx->syms);
@@ -404,6 +452,14 @@ static vkp_status_t vkp__add_graph_input(vkp__onnx_ctx_t *ctx,
   // onnx.proto is proto2: an unset name is NULL, not "".
   if (!name || !name[0]) return VKP__ONNX_INVALID("a graph input has no name");
   const Onnx__TypeProto *tp = vi->type;
+  if (tp && (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ||
+             tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE))
+    return VKP__ONNX_UNSUPPORTED(
+        "%s graph input: vkpipe resolves sequences and optionals at "
+        "import, so they must be built inside the model (their length and "
+        "presence known there)",
+        tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? "a sequence"
+                                                                : "an optional");
   if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
       !tp->tensor_type)
     return VKP__ONNX_UNSUPPORTED("only tensor inputs are supported");
@@ -603,6 +659,15 @@ static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
       continue;
     }
     if (s->poisoned) continue;
+    if (s->kind != VKP__SYM_TENSOR) {
+      vkp__problem_add(problems,
+                       VKP__ONNX_UNSUPPORTED(
+                           "the graph output is %s (%d elements at "
+                           "import); vkpipe graphs return tensors",
+                           vkp__onnx_sym_kind_name(s->kind), (int)s->n_items),
+                       "graph output", name);
+      continue;
+    }
     ctx->node_name = name;
     ctx->emitted = 0;
     int32_t value = -1;
@@ -693,6 +758,10 @@ static vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx,
                                 in);
       else if (s->poisoned)
         poisoned = true;
+      else if (s->kind != VKP__SYM_TENSOR && !vkp__onnx_op_takes_lists(op))
+        nst = VKP__ONNX_UNSUPPORTED("input '%s' is %s; %s takes tensors",
+                                    in, vkp__onnx_sym_kind_name(s->kind),
+                                    op_type);
     }
     if (!nst && poisoned) nst = vkp__check_attrs(ctx, op);
     if (!nst && !poisoned) nst = vkp__import_node(ctx, op);
@@ -804,11 +873,22 @@ static vkp_status_t vkp__import_branch_node(vkp__onnx_ctx_t *ctx,
 vkp_status_t vkp__onnx_import_branch(vkp__onnx_ctx_t *ctx,
                                      const Onnx__GraphProto *branch,
                                      const char *label, char **out_names) {
-  size_t n_out = branch->n_output;
-  for (size_t i = 0; i < n_out; ++i) out_names[i] = NULL;
+  for (size_t i = 0; i < branch->n_output; ++i) out_names[i] = NULL;
   if (branch->n_input)
     return VKP__ONNX_INVALID("%s has %zu inputs; an If branch has none",
                              label, branch->n_input);
+  return vkp__onnx_import_subgraph(ctx, branch, label, 0, NULL, out_names);
+}
+
+vkp_status_t vkp__onnx_import_subgraph(vkp__onnx_ctx_t *ctx,
+                                       const Onnx__GraphProto *branch,
+                                       const char *label, int32_t n_bind,
+                                       const int32_t *bind, char **out_names) {
+  size_t n_out = branch->n_output;
+  for (size_t i = 0; i < n_out; ++i) out_names[i] = NULL;
+  if (branch->n_input != (size_t)n_bind)
+    return VKP__ONNX_INVALID("%s has %zu inputs; %d are given to it", label,
+                             branch->n_input, (int)n_bind);
   if (branch->n_sparse_initializer)
     return VKP__ONNX_UNSUPPORTED("%s has sparse initializers", label);
   int32_t depth = 0;
@@ -832,6 +912,15 @@ vkp_status_t vkp__onnx_import_branch(vkp__onnx_ctx_t *ctx,
     st = vkp__scope_define(&sc, tp->name ? tp->name : "", &scoped);
     if (!st) st = vkp__onnx_tensor_decode(tp, ctx->base_dir, &t);
     if (!st) st = vkp__onnx_bind_const(ctx, scoped, &t);
+  }
+  // The subgraph's inputs (a Loop body's iteration number, condition and
+  // carried values; a Scan body's state and slices): names in its scope for
+  // the symbols given.
+  for (int32_t i = 0; i < n_bind && !st; ++i) {
+    const Onnx__ValueInfoProto *vi = branch->input[i];
+    const char *scoped = NULL;
+    st = vkp__scope_define(&sc, vi && vi->name ? vi->name : "", &scoped);
+    if (!st) st = vkp__onnx_bind_alias(ctx, scoped, &ctx->syms[bind[i]]);
   }
   ctx->scope = &sc;
   for (size_t k = 0; k < branch->n_node && !st; ++k)
