@@ -1020,8 +1020,13 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
     // taken too).
     char *node_name = NULL;
     if (node->name && node->name[0] &&
-        vkp_strmap_get(&node_names, node->name) < 0)
+        vkp_strmap_get(&node_names, node->name) < 0) {
       node_name = vkp__strdup(node->name);
+      if (!node_name) {
+        st = VKP_OOM("node name");
+        break;
+      }
+    }
     for (int32_t extra = 0; !node_name || vkp_strmap_get(&node_names, node_name) >= 0;
          ++extra) {
       vkp__free(node_name);

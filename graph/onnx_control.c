@@ -214,16 +214,32 @@ static vkp_status_t vkp__run_body(vkp__onnx_ctx_t *ctx, const Onnx__GraphProto *
   return st;
 }
 
-// The unrolling budget: `iterations` iterations of `body` so far.
+// The unrolling budget: `iterations` iterations of `body`.
 static vkp_status_t vkp__check_unroll(const Onnx__GraphProto *body, int64_t iterations) {
   int64_t per = body->n_node > 0 ? (int64_t)body->n_node : 1;
   if (iterations > VKP__ONNX_MAX_UNROLL / per)
-    return VKP__ONNX_UNSUPPORTED("unrolling it takes more than %lld iterations "
-                                 "of a %lld-node body; vkpipe unrolls at most "
-                                 "%d body nodes per loop",
-                                 (long long)(VKP__ONNX_MAX_UNROLL / per),
-                                 (long long)per, (int)VKP__ONNX_MAX_UNROLL);
+    return VKP__ONNX_UNSUPPORTED("%lld iterations of a %lld-node body exceed the "
+                                 "unrolling limit: vkpipe unrolls at most %d "
+                                 "body nodes per loop",
+                                 (long long)iterations, (long long)per,
+                                 (int)VKP__ONNX_MAX_UNROLL);
   return NULL;
+}
+
+// Whether a Loop body's condition output is its condition input (directly
+// or through Identity): then nothing ends the loop before M.
+static bool vkp__cond_passes_through(const Onnx__GraphProto *body) {
+  const char *in = body->input[1] ? body->input[1]->name : NULL;
+  const char *out = body->output[0] ? body->output[0]->name : NULL;
+  if (!in || !out) return false;
+  if (strcmp(in, out) == 0) return true;
+  for (size_t k = 0; k < body->n_node; ++k) {
+    const Onnx__NodeProto *nd = body->node[k];
+    if (nd->n_output == 1 && nd->output[0] && strcmp(nd->output[0], out) == 0)
+      return nd->op_type && strcmp(nd->op_type, "Identity") == 0 && nd->n_input == 1 &&
+             nd->input[0] && strcmp(nd->input[0], in) == 0;
+  }
+  return false;
 }
 
 vkp_status_t vkp__map_loop(vkp__onnx_ctx_t *ctx) {
@@ -265,6 +281,9 @@ vkp_status_t vkp__map_loop(vkp__onnx_ctx_t *ctx) {
     if (!s) return VKP__ONNX_INVALID("loop-carried input %d is required", (int)i);
     carried[i] = vkp__onnx_sym_index(ctx, s);
   }
+  // A count that only M decides is checked before anything is imported.
+  if (cond && trip > 0 && vkp__cond_passes_through(body))
+    VKP_RETURN_IF_ERROR(vkp__check_unroll(body, trip));
   int32_t *scans = NULL;  // scans[k * cap + i]: scan output k, iteration i
   int64_t cap = 0, done = 0;
   vkp_status_t st = NULL;

@@ -58,11 +58,7 @@ static vkp_status_t vkp__position(vkp__onnx_ctx_t *ctx, int32_t i,
                                   int32_t fallback, int32_t *out) {
   *out = fallback;
   const vkp__onnx_tensor_t *t;
-  vkp_status_t st = vkp__onnx_input_const(ctx, i, what, &t);
-  if (st)
-    return vkp_status_annotate(st, "a sequence position must be known at "
-                                   "import; this one depends on run-time "
-                                   "data");
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, i, what, &t));
   if (!t) return NULL;
   if (vkp__onnx_tensor_numel(t) != 1 || vkp__onnx_type_is_float(t->type))
     return VKP__ONNX_INVALID("%s must be one integer", what);
@@ -114,10 +110,9 @@ static vkp_status_t vkp__split_to_sequence(vkp__onnx_ctx_t *ctx) {
                                  "the sequence's length is not known at import",
                                  (long long)axis);
   const vkp__onnx_tensor_t *t;
+  // The split decides the sequence's length, which vkpipe needs at import.
   vkp_status_t st = vkp__onnx_input_const(ctx, 1, "split", &t);
-  if (st)
-    return vkp_status_annotate(st, "the split decides the sequence's length, "
-                                   "which vkpipe needs at import");
+  if (st) return st;
   // Element sizes: absent -> 1 each (and keepdims applies); a scalar -> equal
   // chunks, the last shorter; a 1-D tensor -> the sizes.
   int64_t n = 0, chunk = 1;
@@ -254,7 +249,7 @@ vkp_status_t vkp__map_sequence(vkp__onnx_ctx_t *ctx) {
   if (strcmp(op, "SequenceAt") == 0) {
     int32_t p;
     if (!vkp__onnx_input(ctx, 1)) return VKP__ONNX_INVALID("input 1 (position) is required");
-    VKP_RETURN_IF_ERROR(vkp__position(ctx, 1, "position", n, false, 0, &p));
+    VKP_RETURN_IF_ERROR(vkp__position(ctx, 1, "the sequence position", n, false, 0, &p));
     return vkp__onnx_bind_alias(ctx, out, &ctx->syms[ctx->syms[seq].items[p]]);
   }
   bool insert = strcmp(op, "SequenceInsert") == 0;
@@ -264,7 +259,7 @@ vkp_status_t vkp__map_sequence(vkp__onnx_ctx_t *ctx) {
     return VKP__ONNX_INVALID("'%s' is empty: nothing to erase", ctx->syms[seq].name);
   int32_t p, elem = -1;
   if (insert) VKP_RETURN_IF_ERROR(vkp__tensor_input(ctx, 1, &elem));
-  VKP_RETURN_IF_ERROR(vkp__position(ctx, insert ? 2 : 1, "position", n, insert,
+  VKP_RETURN_IF_ERROR(vkp__position(ctx, insert ? 2 : 1, "the sequence position", n, insert,
                                     insert ? n : n - 1, &p));
   int32_t elem_type = ctx->syms[seq].elem_type;
   if (insert) {
