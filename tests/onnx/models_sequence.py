@@ -8,8 +8,8 @@ sequence op on run-time tensors (SequenceConstruct, Insert, Erase, At with
 negative positions, Length, ConcatFromSequence with new_axis,
 SplitToSequence with sizes and without, SequenceMap with a tensor input);
 optionals with and without an element; an If on a folded condition
-returning a sequence; and the refusals: a run-time position, a sequence
-graph output. Imported by gen_models.py; test_onnx_sequence.c loads them."""
+returning a sequence; sequence graph inputs and outputs (one graph
+input or output per element); and the refusal of a run-time position. Imported by gen_models.py; test_onnx_sequence.c loads them."""
 import os
 
 import numpy as np
@@ -113,10 +113,21 @@ def gen_refused(w):
              n("SequenceAt", ["s", "p"], ["y"], name="runtime_position")]
     m = model(nodes, [vi("a", [2]), vi("p", [], I64)], [vi("y", [2])])
     w.save("seq_runtime_position", m)
+    # A sequence graph output: one graph output per element, "s[k]".
+    a = w.f32(2)
     nodes = [n("SplitToSequence", ["a"], ["s"], axis=0, name="to_output")]
     m = model(nodes, [vi("a", [2])],
               [helper.make_tensor_sequence_value_info("s", F32, None)])
-    w.save("seq_graph_output", m)
+    w.save("seq_graph_output", m, [a], [a[:1], a[1:]])
+    # A sequence graph input of symbolic length and element shape: given by
+    # the load options, one graph input per element.
+    nodes = [n("SequenceLength", ["xs"], ["len"]),
+             n("ConcatFromSequence", ["xs"], ["cat"], axis=0)]
+    m = model(nodes, [helper.make_tensor_sequence_value_info("xs", F32, ["k"])],
+              [vi("len", [], I64), vi("cat", ["n"])])
+    x0, x1, x2 = w.f32(2), w.f32(3), w.f32(1)
+    w.save("seq_graph_input", m, [x0, x1, x2],
+           [np.array(3, np.int64), np.concatenate([x0, x1, x2])])
 
 
 def generate(w):

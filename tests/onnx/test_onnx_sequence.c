@@ -3,8 +3,9 @@
 // (models_sequence.py). PyTorch's split-into-a-list + cat exports (scripted:
 // SplitToSequence, a Loop of SequenceAt/SequenceInsert, ConcatFromSequence;
 // traced: Split, Concat) against PyTorch on ref, cpu and vulkan (validation
-// on), every sequence and optional op against NumPy, no sequence op left in
-// the graph, and the refusals naming the node.
+// on), every sequence and optional op against NumPy, sequence graph inputs
+// (given by the load options) and outputs as one tensor each per element,
+// and the refusals naming the node.
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,7 +94,46 @@ static void expect_refusal(const char *file, const char *subject, const char *wh
 Test(onnx_sequence, runtime_sequences_are_refused, .timeout = 60) {
   expect_refusal("seq_runtime_position.onnx", "runtime_position",
                  "the sequence position (input 1, 'p') must be known at import");
-  expect_refusal("seq_graph_output.onnx", "graph output 's'", "is a sequence (2 elements");
+  expect_refusal("seq_graph_input.onnx", "graph input 'xs'",
+                 "a sequence graph input: vkpipe resolves sequences");
+}
+
+// A sequence graph output of two elements: graph outputs "s[0]" and "s[1]".
+Test(onnx_sequence, sequence_output_is_one_output_per_element, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("seq_graph_output.onnx");
+  cr_assert_eq(g->n_outputs, 2);
+  cr_assert_str_eq(g->values[g->outputs[0]].name, "s[0]");
+  cr_assert_str_eq(g->values[g->outputs[1]].name, "s[1]");
+  onnx_run_and_compare(g, "seq_graph_output", 0, 0);
+  vkp_graph_destroy(g);
+}
+
+// A sequence graph input whose length and element shapes the options give
+// (elements of different lengths): graph inputs "xs[0]".."xs[2]", the
+// length a constant output, the concatenation run on ref and cpu.
+Test(onnx_sequence, sequence_input_from_options, .timeout = 60) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, "seq_graph_input.onnx");
+  vkp_onnx_list_t xs = {.kind = VKP_ONNX_SEQUENCE, .n = 3};
+  vkp_tensor_t elems[3];
+  int64_t lens[3] = {2, 3, 1};
+  for (int i = 0; i < 3; ++i)
+    VKP_TEST_OK(vkp_tensor_init(&elems[i], VKP_DTYPE_FLOAT32, 1, &lens[i]));
+  xs.tensors = elems;
+  const char *names[] = {"xs"};
+  vkp_onnx_options_t o = {.n_lists = 1, .list_names = names, .lists = &xs};
+  vkp_graph_t *g = NULL;
+  VKP_TEST_OK(vkp_onnx_load_with_options(path, &o, &g));
+  cr_assert_eq(g->n_inputs, 3);
+  for (int i = 0; i < 3; ++i) {
+    char want[16];
+    snprintf(want, sizeof want, "xs[%d]", i);
+    cr_assert_str_eq(g->values[g->inputs[i]].name, want);
+    vkp_tensor_deinit(&elems[i]);
+  }
+  onnx_run_and_compare(g, "seq_graph_input", 0, 0);
+  onnx_run_and_compare_on(g, "seq_graph_input", "cpu", 1, 0, 0);
+  vkp_graph_destroy(g);
 }
 
 // Every allocation of importing the sequence model may fail: each failure
