@@ -684,6 +684,35 @@ vkp_status_t vkp__onnx_window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
 vkp_status_t vkp__onnx_attr_pair(vkp__onnx_ctx_t *ctx, const char *name,
                                  int64_t def, int64_t *out) VKP_MUST_USE;
 
+// A shape vector computed at run time, read back at import
+// (graph/onnx_shape_expr.c): each entry is a number (src < 0) or the
+// run-time extent of bounded IR value `src` along its bounded axis.
+typedef struct vkp__dim_expr_t {
+  int64_t value;
+  int32_t src;
+} vkp__dim_expr_t;
+typedef struct vkp__shape_expr_t {
+  int32_t n;
+  bool scalar;  // a rank-0 value (n == 1)
+  vkp__dim_expr_t d[VKP_MAX_RANK];
+} vkp__shape_expr_t;
+// Reads IR value `value` (an int64/int32 vector of at most VKP_MAX_RANK
+// entries) as a vkp__shape_expr_t through the nodes exporters build shapes
+// with (Shape, Gather, Unsqueeze, Concat, Cast, Equal, Where, + - * by
+// constants). False when some entry is neither known nor an extent.
+bool vkp__onnx_shape_expr(const vkp__onnx_ctx_t *ctx, int32_t value,
+                          vkp__shape_expr_t *out);
+// The value whose kernel decided bounded value `value`'s run-time extent
+// (non_zero, top_k, ...), found by walking back through ops that pass an
+// extent on unchanged; two values with one origin have equal extents.
+int32_t vkp__onnx_extent_origin(const vkp__onnx_ctx_t *ctx, int32_t value);
+// When exactly one entry of `e` is an extent and the others are known sizes:
+// emits output 0 of the current node as x broadcast to shape e (bounded like
+// the extent's source) and sets *out_done; otherwise emits nothing.
+vkp_status_t vkp__onnx_broadcast_to_expr(vkp__onnx_ctx_t *ctx, int32_t x,
+                                         const vkp__shape_expr_t *e,
+                                         bool *out_done) VKP_MUST_USE;
+
 #define VKP__ONNX_UNSUPPORTED(...) \
   vkp_status_make(VKP_STATUS_UNSUPPORTED, __VA_ARGS__)
 #define VKP__ONNX_INVALID(...) \

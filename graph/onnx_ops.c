@@ -783,6 +783,41 @@ static bool vkp__shape_one_unknown(vkp__onnx_ctx_t *ctx, const vkp__onnx_sym_t *
     *out_n = 1;
     return true;
   }
+  vkp__shape_expr_t e;
+  if (vkp__onnx_shape_expr(ctx, s->value, &e) && e.n == v->shape[0]) {
+    // Entries known but for one extent (which becomes the -1). A -1 beside
+    // it is resolved here against the bounded input's static dims: the
+    // extent entry stands for the input's varying extent.
+    int32_t extent = -1, infer = -1;
+    int64_t known = 1;
+    for (int32_t i = 0; i < e.n; ++i) {
+      if (e.d[i].src >= 0) {
+        if (extent >= 0) return false;
+        extent = i;
+      } else if (e.d[i].value == -1) {
+        infer = i;
+      } else {
+        known *= e.d[i].value;
+      }
+      spec[i] = e.d[i].value;
+    }
+    if (extent >= 0 && infer >= 0) {
+      const vkp__onnx_sym_t *xs = vkp__onnx_input(ctx, 0);
+      const vkp_value_t *x = xs && !xs->is_const && xs->value >= 0
+                                 ? vkp__onnx_value(ctx, xs->value) : NULL;
+      if (!x || !x->bounded || known <= 0) return false;
+      int64_t others = 1;
+      for (int32_t d = 0; d < x->rank; ++d)
+        if (d != x->bounded_axis) others *= x->shape[d];
+      if (others % known) return false;
+      spec[infer] = others / known;
+    }
+    if (extent >= 0) {
+      spec[extent] = -1;
+      *out_n = e.n;
+      return true;
+    }
+  }
   if (v->producer < 0 || ctx->graph->nodes[v->producer].op != VKP_OP_CONCAT) return false;
   const vkp_node_t *cat = &ctx->graph->nodes[v->producer];
   int32_t n = 0, unknown = 0;
@@ -1064,6 +1099,38 @@ vkp_status_t vkp__map_concat(vkp__onnx_ctx_t *ctx) {
   return st;
 }
 
+// Slice's ends computed at run time, as x[:n] where n is the run-time
+// extent of a value whose extent is x's own along the same axis (exporters
+// write it when they trim a batch to the count of proposals): that end
+// keeps the whole axis. The other entries must be known. False when the
+// ends are not of that form (the caller then wants them constant).
+static bool vkp__slice_ends_through(vkp__onnx_ctx_t *ctx, int64_t *ends, int32_t *out_n) {
+  const vkp__onnx_sym_t *s = vkp__onnx_input(ctx, 2);
+  vkp__shape_expr_t e;
+  if (!s || s->is_const || s->value < 0 || !vkp__onnx_shape_expr(ctx, s->value, &e))
+    return false;
+  const vkp__onnx_sym_t *xs = vkp__onnx_input(ctx, 0);
+  if (!xs || xs->is_const || xs->value < 0) return false;
+  const vkp_value_t *x = vkp__onnx_value(ctx, xs->value);
+  const vkp__onnx_sym_t *as = vkp__onnx_input(ctx, 3);
+  const vkp__onnx_tensor_t *axes = as && as->is_const ? &as->constant : NULL;
+  if (as && !axes) return false;
+  for (int32_t i = 0; i < e.n; ++i) {
+    if (e.d[i].src < 0) {
+      ends[i] = e.d[i].value;
+      continue;
+    }
+    int64_t a = axes ? vkp__onnx_tensor_get_i(axes, (size_t)i) : i;
+    if (a < 0) a += x->rank;
+    if (!x->bounded || a != x->bounded_axis ||
+        vkp__onnx_extent_origin(ctx, e.d[i].src) != vkp__onnx_extent_origin(ctx, xs->value))
+      return false;
+    ends[i] = INT64_MAX;
+  }
+  *out_n = e.n;
+  return true;
+}
+
 vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
                                     const int64_t *shape,
                                     vkp__onnx_slice_t *out) {
@@ -1081,8 +1148,10 @@ vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
     const vkp__onnx_tensor_t *t;
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "starts", &t));
     if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "starts", out->starts, VKP_MAX_RANK, &ns));
-    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "ends", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "ends", out->ends, VKP_MAX_RANK, &ne));
+    if (!vkp__slice_ends_through(ctx, out->ends, &ne)) {
+      VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "ends", &t));
+      if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "ends", out->ends, VKP_MAX_RANK, &ne));
+    }
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 3, "axes", &t));
     if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "axes", out->axes, VKP_MAX_RANK, &na));
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 4, "steps", &t));
@@ -1355,38 +1424,30 @@ vkp_status_t vkp__map_cast(vkp__onnx_ctx_t *ctx) {
 }
 
 // ConstantOfShape of a shape known at import time folds (onnx_fold.c). Of
-// a run-time shape it runs only when that shape is the whole run-time shape
-// of a bounded value v (Shape(v), as detection heads build their label
-// tensors): the value broadcast over v, as where(cast(v, bool), c, c).
+// a run-time shape it runs when that shape is known but for one entry, the
+// run-time extent of a bounded value v (Shape(v), or the Concat of pieces
+// of it and constants that detection heads build their buffers from): the
+// value broadcast to that shape, bounded like v (onnx_shape_expr.c).
 vkp_status_t vkp__map_constant_of_shape(vkp__onnx_ctx_t *ctx) {
   vkp__onnx_sym_t *s = vkp__onnx_input(ctx, 0);
-  const vkp_node_t *shape = NULL;
-  if (s && !s->is_const && s->value >= 0) {
-    int32_t producer = vkp__onnx_value(ctx, s->value)->producer;
-    if (producer >= 0) shape = &ctx->graph->nodes[producer];
-  }
-  const vkp_value_t *v = NULL;
-  if (shape && shape->op == VKP_OP_SHAPE) {
-    v = vkp__onnx_value(ctx, shape->inputs[0]);
-    if (!v->bounded || vkp_node_int(shape, "start") != 0 ||
-        vkp_node_int(shape, "end") != v->rank)
-      v = NULL;
-  }
-  if (!v)
+  vkp__shape_expr_t e;
+  if (!s || s->is_const || s->value < 0 || !vkp__onnx_shape_expr(ctx, s->value, &e))
     return VKP__ONNX_UNSUPPORTED("ConstantOfShape is only supported on a shape "
-                                 "known at import time, or the whole run-time "
-                                 "shape of a data-dependent value");
+                                 "known at import time, or one known but for "
+                                 "the run-time extent of a data-dependent value");
   vkp__onnx_tensor_t value = {0};
   VKP_RETURN_IF_ERROR(vkp__onnx_fill_value(ctx, &value));
   value.rank = 0;  // one element, broadcast
-  int32_t in[3], x = shape->inputs[0];
-  vkp_status_t st = vkp__onnx_add_const(ctx, &value, &in[1]);
+  int32_t c;
+  vkp_status_t st = vkp__onnx_add_const(ctx, &value, &c);
   vkp__onnx_tensor_deinit(&value);
   VKP_RETURN_IF_ERROR(st);
-  in[2] = in[1];
-  vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "bool"};
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CAST, 1, &x, 1, &to, NULL, &in[0]));
-  return vkp__onnx_emit_out(ctx, VKP_OP_WHERE, 3, in, 0, NULL);
+  bool done;
+  VKP_RETURN_IF_ERROR(vkp__onnx_broadcast_to_expr(ctx, c, &e, &done));
+  if (!done)
+    return VKP__ONNX_UNSUPPORTED("ConstantOfShape: its shape has more than one "
+                                 "entry computed at run time");
+  return NULL;
 }
 
 // Ops that only fold: their inputs must be known at import time.
