@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// ONNX If. A condition known at import time (a constant, or folded from
-// constants) takes its branch inline: the branch's nodes join the graph
+// ONNX If, and Loop and Scan unrolled at import (below). If: a condition
+// known at import time (a constant, or folded from constants) takes its
+// branch inline: the branch's nodes join the graph
 // under scoped names and the other branch is never read. A condition known
 // only at run time imports both branches and picks each output with the
 // IR's branch_select, whose result is bounded when the branches' shapes

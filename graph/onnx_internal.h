@@ -12,7 +12,8 @@
 //                  normalisations; onnx_resample.c: Pad, Resize,
 //                  Upsample, Tile, Expand, Trilu, EyeLike; onnx_select.c:
 //                  TopK, CumSum, NonZero, Unique; onnx_index.c: OneHot,
-//                  Compress; onnx_control.c: If)
+//                  Compress; onnx_control.c: If, Loop, Scan;
+//                  onnx_sequence.c: Sequence*, Optional*, SequenceMap)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,

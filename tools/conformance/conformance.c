@@ -306,7 +306,7 @@ static vkp_status_t vkp_ct_data_load(const char *dir, const vkp_onnx_info_t *inf
         vkp_onnx_list_element_name(info->outputs[j], e, name, sizeof name);
         st = vkp_ct_add_out(d, name, &l.tensors[e]);
       }
-      if (!st && !is_in) vkp_onnx_list_deinit(&l);
+      if (!is_in) vkp_onnx_list_deinit(&l);
     }
     free(path);
     if (st) return st;
