@@ -169,7 +169,7 @@ static vkp_status_t vkp__split_to_sequence(vkp__onnx_ctx_t *ctx) {
 }
 
 static vkp_status_t vkp__concat_from_sequence(vkp__onnx_ctx_t *ctx) {
-  int32_t seq;
+  int32_t seq = -1;
   VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   VKP_RETURN_IF_ERROR(vkp__list_input(ctx, 0, VKP__SYM_SEQUENCE, &seq));
   if (!vkp__onnx_attr(ctx, "axis"))
@@ -237,7 +237,7 @@ vkp_status_t vkp__map_sequence(vkp__onnx_ctx_t *ctx) {
     vkp__free(items);
     return st;
   }
-  int32_t seq;
+  int32_t seq = -1;
   VKP_RETURN_IF_ERROR(vkp__list_input(ctx, 0, VKP__SYM_SEQUENCE, &seq));
   int32_t n = ctx->syms[seq].n_items;
   if (strcmp(op, "SequenceLength") == 0) {
@@ -319,7 +319,7 @@ vkp_status_t vkp__map_sequence_map(vkp__onnx_ctx_t *ctx) {
     return VKP__ONNX_INVALID("the body has %zu inputs and %zu outputs; the node "
                              "%zu and %zu",
                              body->n_input, body->n_output, n_in, n_out);
-  int32_t seq;
+  int32_t seq = -1;
   VKP_RETURN_IF_ERROR(vkp__list_input(ctx, 0, VKP__SYM_SEQUENCE, &seq));
   int32_t n = ctx->syms[seq].n_items;
   int32_t in[64];
