@@ -4,7 +4,8 @@ expected outputs from PyTorch or NumPy: a torch.jit.script'ed `for` loop
 over range(x.size(0)) carrying a tensor (exported with a symbolic time dim
 that --dim binds, so the trip count folds), a while-style Loop (huge M, a
 condition that folds per iteration) with a scan output reading the graph's
-inputs from the body, a Scan with reversed and non-zero axes, and the
+inputs from the body, a Loop nested in a Loop's body reading the outer
+iteration number, a Scan with reversed and non-zero axes, and the
 refusals: a run-time trip count, a run-time condition, a loop past the
 unrolling limit. Imported by gen_models.py; test_onnx_control.c loads
 them."""
@@ -111,6 +112,39 @@ def gen_scan(w):
             np.array(zs, np.float32).T.copy()])
 
 
+def gen_nested(w):
+    """Loop j < 3 inside Loop i < 2: acc += x[i] * (j + 1), the inner body
+    reading the outer iteration number and the graph input x; the inner
+    loop's scan output (acc after each step) stacked, then the outer one's."""
+    inner = helper.make_graph(
+        [n("Gather", ["x", "i"], ["row"], axis=0),
+         n("Add", ["j", "one"], ["j1"]), n("Cast", ["j1"], ["jf"], to=F32),
+         n("Mul", ["row", "jf"], ["inc"]), n("Add", ["acc_in", "inc"], ["acc_out"]),
+         n("Identity", ["acc_out"], ["inner_scan"]), n("Identity", ["cj"], ["cj_out"])],
+        "inner", [vi("j", [], I64), vi("cj", [], BOOL), vi("acc_in", [3])],
+        [vi("cj_out", [], BOOL), vi("acc_out", [3]), vi("inner_scan", [3])],
+        initializer=[init("one", np.array(1, np.int64))])
+    outer = helper.make_graph(
+        [n("Loop", ["three", "", "acc"], ["acc_next", "steps"], body=inner),
+         n("Identity", ["c"], ["c_out"])],
+        "outer", [vi("i", [], I64), vi("c", [], BOOL), vi("acc", [3])],
+        [vi("c_out", [], BOOL), vi("acc_next", [3]), vi("steps", [3, 3])],
+        initializer=[init("three", np.array(3, np.int64))])
+    nodes = [n("Loop", ["two", "", "a0"], ["acc", "all_steps"], body=outer)]
+    m = model(nodes, [vi("x", [2, 3]), vi("a0", [3])],
+              [vi("acc", [3]), vi("all_steps", [2, 3, 3])],
+              [init("two", np.array(2, np.int64))])
+    x, a0 = w.f32(2, 3), w.f32(3)
+    acc, steps = a0.astype(np.float64), []
+    for i in range(2):
+        inner_steps = []
+        for j in range(3):
+            acc = acc + x[i] * (j + 1)
+            inner_steps.append(acc)
+        steps.append(inner_steps)
+    w.save("loop_nested", m, [x, a0], [acc.astype(np.float32), np.array(steps, np.float32)])
+
+
 def gen_refused(w):
     body = helper.make_graph(
         [n("Add", ["v", "one"], ["v_out"]), n("Identity", ["c"], ["c_out"])],
@@ -142,4 +176,5 @@ def generate(w):
     gen_torch_loop(w)
     gen_while_loop(w)
     gen_scan(w)
+    gen_nested(w)
     gen_refused(w)

@@ -267,6 +267,19 @@ Test(onnx_control, while_loop_with_scan_output, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
+// A Loop in a Loop's body: the inner body reads the outer iteration number
+// and the graph input; scopes nest (<outer>/iter<i>/<inner>/iter<j>/...), and
+// both scan outputs stack.
+Test(onnx_control, nested_loops, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("loop_nested.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_GATHER), 6);
+  int32_t k = find_op(g, VKP_OP_GATHER);
+  cr_assert_str_eq(g->nodes[k].name, "Loop_0/iter0/Loop_0/iter0/Gather_0");
+  onnx_run_and_compare(g, "loop_nested", 1e-6, 1e-6);
+  onnx_run_and_compare_on(g, "loop_nested", "cpu", 1, 1e-6, 1e-6);
+  vkp_graph_destroy(g);
+}
+
 // Scan over axis 1, last step first, one output stacked forward on axis 0
 // and one reversed on the last axis.
 Test(onnx_control, scan_axes_and_directions, .timeout = 60) {
