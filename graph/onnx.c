@@ -980,12 +980,9 @@ vkp_status_t vkp__scope_define(vkp__onnx_scope_t *sc, const char *name,
   return NULL;
 }
 
-// Imports one node of the branch in scope `sc`: a copy of it whose inputs
-// and outputs carry their scoped names.
-static vkp_status_t vkp__import_branch_node(vkp__onnx_ctx_t *ctx,
-                                            vkp__onnx_scope_t *sc,
-                                            const Onnx__NodeProto *node,
-                                            size_t k) {
+vkp_status_t vkp__import_scoped_node(vkp__onnx_ctx_t *ctx, vkp__onnx_scope_t *sc,
+                                     const Onnx__NodeProto *node, size_t k,
+                                     const Onnx__NodeProto *call) {
   Onnx__NodeProto copy = *node;
   const char **ins = vkp__calloc(node->n_input + 1, sizeof *ins);
   const char **outs = vkp__calloc(node->n_output + 1, sizeof *outs);
@@ -993,25 +990,37 @@ static vkp_status_t vkp__import_branch_node(vkp__onnx_ctx_t *ctx,
   char *name = node->name && node->name[0]
                    ? vkp__asprintf("%s%s", sc->prefix, node->name)
                    : vkp__asprintf("%s%s_%zu", sc->prefix, op_type, k);
-  vkp_status_t st = !ins || !outs || !name ? VKP_OOM("branch node") : NULL;
+  Onnx__AttributeProto **attrs = NULL, *storage = NULL;
+  size_t n_attrs = 0;
+  vkp_status_t st = !ins || !outs || !name ? VKP_OOM("scoped node") : NULL;
+  if (!st && call) st = vkp__onnx_call_attrs(call, node, &attrs, &storage, &n_attrs);
   for (size_t i = 0; i < node->n_input && !st; ++i)
     ins[i] = node->input[i] && node->input[i][0]
                  ? vkp__onnx_scoped_name(ctx, node->input[i])
                  : node->input[i];
   for (size_t i = 0; i < node->n_output && !st; ++i) {
     outs[i] = node->output[i];
-    if (node->output[i] && node->output[i][0])
-      st = vkp__scope_define(sc, node->output[i], &outs[i]);
+    if (!node->output[i] || !node->output[i][0]) continue;
+    // In a function body a formal output already stands for the call's.
+    int32_t formal = call ? vkp_strmap_get(&sc->names, node->output[i]) : -1;
+    if (formal >= 0) outs[i] = sc->renamed[formal];
+    else st = vkp__scope_define(sc, node->output[i], &outs[i]);
   }
   if (!st) {
     copy.input = (char **)ins;
     copy.output = (char **)outs;
+    if (call) {
+      copy.attribute = attrs;
+      copy.n_attribute = n_attrs;
+    }
     // The copy is what the mappers see; names stay valid until it goes.
     char *unique = vkp__fresh_name(ctx, name, true);
-    if (!unique) st = VKP_OOM("branch node name");
+    if (!unique) st = VKP_OOM("scoped node name");
     else st = vkp__import_proto(ctx, &copy, unique, -1, ctx->problems);
     vkp__free(unique);
   }
+  vkp__free(attrs);
+  vkp__free(storage);
   vkp__free(ins);
   vkp__free(outs);
   vkp__free(name);
@@ -1072,7 +1081,7 @@ vkp_status_t vkp__onnx_import_subgraph(vkp__onnx_ctx_t *ctx,
   }
   ctx->scope = &sc;
   for (size_t k = 0; k < branch->n_node && !st; ++k)
-    st = vkp__import_branch_node(ctx, &sc, branch->node[k], k);
+    st = vkp__import_scoped_node(ctx, &sc, branch->node[k], k, NULL);
   for (size_t i = 0; i < n_out && !st; ++i) {
     const char *o = branch->output[i] ? branch->output[i]->name : NULL;
     if (!o || !o[0]) {

@@ -218,6 +218,20 @@ char *vkp__fresh_name(vkp__onnx_ctx_t *ctx, const char *base, bool node);
 vkp_status_t vkp__scope_define(vkp__onnx_scope_t *sc, const char *name,
                                const char **out) VKP_MUST_USE;
 void vkp__scope_deinit(vkp__onnx_scope_t *sc);
+// Imports node k of a branch, loop body or function body in scope `sc`: a
+// copy of it whose inputs and outputs carry their scoped names. `call`: the
+// function call whose body it is (its formal outputs are already in `sc`
+// and its attributes bind the node's references), or NULL.
+vkp_status_t vkp__import_scoped_node(vkp__onnx_ctx_t *ctx, vkp__onnx_scope_t *sc,
+                                     const Onnx__NodeProto *node, size_t k,
+                                     const Onnx__NodeProto *call) VKP_MUST_USE;
+// The attributes of function body node `node` as `call` gives them (ref_attr_name
+// bound to the call's attribute, or left out): *out_attrs, an array of *out_n
+// pointers, some into *out_storage (both owned by the caller, vkp__free).
+vkp_status_t vkp__onnx_call_attrs(const Onnx__NodeProto *call, const Onnx__NodeProto *node,
+                                  Onnx__AttributeProto ***out_attrs,
+                                  Onnx__AttributeProto **out_storage,
+                                  size_t *out_n) VKP_MUST_USE;
 
 // Model-local functions (onnx_function.c): the function a node of
 // `domain` / `op_type` calls, or NULL; and the current node replaced by
