@@ -289,24 +289,14 @@ Test(onnx_control, scan_axes_and_directions, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
-static void expect_refusal(const char *file, const char *node, const char *why) {
-  char path[1024];
-  onnx_model_path(path, sizeof path, file);
-  vkp_graph_t *g = NULL;
-  vkp_status_t st = vkp_graph_load(path, &g);
-  cr_assert_null(g);
-  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", file);
-  const char *msg = vkp_status_message(st);
-  cr_assert(strstr(msg, node), "%s: %s", file, msg);
-  cr_assert(strstr(msg, why), "%s: %s", file, msg);
-  vkp_status_free(st);
-}
 
 // What is only known at run time, and a loop past the unrolling limit
 // (refused before anything is imported), are refused naming the node.
 Test(onnx_control, loops_that_cannot_unroll_are_refused, .timeout = 60) {
-  expect_refusal("loop_runtime_trip.onnx", "runtime_trip", "trip count M ('m') is computed at run time");
-  expect_refusal("loop_runtime_cond.onnx", "runtime_cond",
-                 "condition output ('c_out') depends on run-time data at iteration 0");
-  expect_refusal("loop_too_long.onnx", "too_long", "100000 iterations of a 2-node body exceed");
+  onnx_expect_refused("loop_runtime_trip.onnx", VKP_STATUS_UNSUPPORTED, "runtime_trip",
+                      "trip count M ('m') is computed at run time");
+  onnx_expect_refused("loop_runtime_cond.onnx", VKP_STATUS_UNSUPPORTED, "runtime_cond",
+                      "condition output ('c_out') depends on run-time data at iteration 0");
+  onnx_expect_refused("loop_too_long.onnx", VKP_STATUS_UNSUPPORTED, "too_long",
+                      "100000 iterations of a 2-node body exceed");
 }

@@ -78,24 +78,13 @@ Test(onnx_sequence, every_op_against_numpy, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
-static void expect_refusal(const char *file, const char *subject, const char *why) {
-  char path[1024];
-  onnx_model_path(path, sizeof path, file);
-  vkp_graph_t *g = NULL;
-  vkp_status_t st = vkp_graph_load(path, &g);
-  cr_assert_null(g);
-  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", file);
-  const char *msg = vkp_status_message(st);
-  cr_assert(strstr(msg, subject), "%s: %s", file, msg);
-  cr_assert(strstr(msg, why), "%s: %s", file, msg);
-  vkp_status_free(st);
-}
 
 Test(onnx_sequence, runtime_sequences_are_refused, .timeout = 60) {
-  expect_refusal("seq_runtime_position.onnx", "runtime_position",
-                 "the sequence position (input 1, 'p') must be known at import");
-  expect_refusal("seq_graph_input.onnx", "graph input 'xs'",
-                 "a sequence graph input: vkpipe resolves sequences");
+  onnx_expect_refused("seq_runtime_position.onnx", VKP_STATUS_UNSUPPORTED,
+                      "runtime_position",
+                      "the sequence position (input 1, 'p') must be known at import");
+  onnx_expect_refused("seq_graph_input.onnx", VKP_STATUS_UNSUPPORTED, "graph input 'xs'",
+                      "a sequence graph input: vkpipe resolves sequences");
 }
 
 // A sequence graph output of two elements: graph outputs "s[0]" and "s[1]".
@@ -139,25 +128,5 @@ Test(onnx_sequence, sequence_input_from_options, .timeout = 60) {
 // Every allocation of importing the sequence model may fail: each failure
 // is an error, and nothing leaks.
 Test(onnx_sequence, allocation_failures_are_reported, .timeout = 120) {
-  char path[1024];
-  onnx_model_path(path, sizeof path, "seq_ops.onnx");
-  for (int64_t fail_at = 1;; ++fail_at) {
-    vkp_test_counting_alloc_t state;
-    vkp_test_counting_alloc_install(&state, fail_at);
-    vkp_graph_t *g = NULL;
-    vkp_status_t st = vkp_onnx_load(path, &g);
-    bool failed = state.failed;
-    vkp_status_free(st);
-    vkp_graph_destroy(g);
-    int64_t live = state.live;
-    vkp_test_counting_alloc_uninstall();
-    cr_assert_eq(live, 0, "allocation %lld failed: %lld blocks leaked", (long long)fail_at,
-                 (long long)live);
-    if (!failed) {
-      cr_assert_null(st);
-      break;
-    }
-    cr_assert_not_null(st, "allocation %lld failed silently", (long long)fail_at);
-    cr_assert_lt(fail_at, 100000);
-  }
+  onnx_walk_import_allocations("seq_ops.onnx");
 }
