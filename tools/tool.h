@@ -134,6 +134,8 @@ const char *vkp_tool_format_bytes(size_t bytes, char *buf, size_t size);
 // Prints the summary `vkpipe check` shows: inputs and outputs with dtype and
 // shape, node count, op histogram and parameter count and bytes. `graph` is
 // validated and borrowed.
+// A value's shape as text: "[4, 3]", or "[<=4, 3]" along a bounded axis.
+const char *vkp_tool_value_shape(const vkp_value_t *v, char *buf, size_t size);
 void vkp_tool_print_graph_summary(FILE *out, const char *path,
                                   const vkp_graph_t *graph);
 
