@@ -163,7 +163,7 @@ vkp_status_t vkp__eval_dft(const vkp_node_t *n, const vkp_tensor_t *const *in,
 
 vkp_status_t vkp__eval_stft(const vkp_node_t *n, const vkp_tensor_t *const *in,
                             vkp_tensor_t *out) {
-  const vkp_tensor_t *x = in[0], *win = in[1];
+  const vkp_tensor_t *x = in[0], *win = n->n_inputs > 1 ? in[1] : NULL;
   int64_t len = vkp_node_int(n, "frame_length"), step = vkp_node_int(n, "frame_step");
   int64_t ch = x->shape[2], frames = out->shape[1], bins = out->shape[2];
   double *tab = NULL;
