@@ -80,7 +80,8 @@ vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k) {
 
 // max_unpool: zeros, then each x element at its index's position in the
 // unpooled shape, moved into the (possibly larger) output; an index outside
-// the unpooled elements stops the stage.
+// the unpooled elements stops the stage. (Generated locals start with 'l',
+// which value names never do unprefixed.)
 vkp_status_t vkp__c_emit_max_unpool(vkp__c_kernel_t *k) {
   const vkp_value_t *x = vkp__c_in(k, 0), *y = vkp__c_out(k);
   const int64_t *kern, *pads, *st;
@@ -99,23 +100,23 @@ vkp_status_t vkp__c_emit_max_unpool(vkp__c_kernel_t *k) {
     n_out *= y->shape[d];
     n_in *= x->shape[d];
   }
-  vkp__sb_append(k->body, "  static const ptrdiff_t u[] = {");
+  vkp__sb_append(k->body, "  static const ptrdiff_t lu[] = {");
   for (int32_t d = 0; d < x->rank; ++d) vkp__sb_printf(k->body, "%s%lld", d ? ", " : "", u[d]);
-  vkp__sb_append(k->body, "};\n  static const ptrdiff_t os[] = {");
+  vkp__sb_append(k->body, "};\n  static const ptrdiff_t los[] = {");
   for (int32_t d = 0; d < x->rank; ++d)
     vkp__sb_printf(k->body, "%s%lld", d ? ", " : "", ostride[d]);
   vkp__sb_printf(k->body,
                  "};\n"
-                 "  for (ptrdiff_t i = 0; i < %lld; ++i) %s[i] = 0.0f;\n"
-                 "  for (ptrdiff_t i = 0; i < %lld; ++i) {\n"
-                 "    int64_t rest = %s[i];\n"
-                 "    if (rest < 0 || rest >= %lld) return 1;\n"
-                 "    ptrdiff_t dst = 0;\n"
-                 "    for (int d = %d; d >= 0; --d) {\n"
-                 "      dst += (ptrdiff_t)(rest %% u[d]) * os[d];\n"
-                 "      rest /= u[d];\n"
+                 "  for (ptrdiff_t li = 0; li < %lld; ++li) %s[li] = 0.0f;\n"
+                 "  for (ptrdiff_t li = 0; li < %lld; ++li) {\n"
+                 "    int64_t lrest = %s[li];\n"
+                 "    if (lrest < 0 || lrest >= %lld) return 1;\n"
+                 "    ptrdiff_t ldst = 0;\n"
+                 "    for (int ld = %d; ld >= 0; --ld) {\n"
+                 "      ldst += (ptrdiff_t)(lrest %% lu[ld]) * los[ld];\n"
+                 "      lrest /= lu[ld];\n"
                  "    }\n"
-                 "    %s[dst] = %s[i];\n"
+                 "    %s[ldst] = %s[li];\n"
                  "  }\n",
                  n_out, k->out, n_in, k->in[1], u_count, (int)x->rank - 1, k->out, k->in[0]);
   k->can_fail = true;
