@@ -131,6 +131,26 @@ def gen_det_unpool(w):
            [np.linalg.det(a.astype(np.float64)).astype(np.float32), u])
 
 
+def gen_windows(w):
+    n = helper.make_node
+    # output_datatype double and periodic 0 (symmetric): folded constants
+    # multiplying a float64 input.
+    nodes = [n("HannWindow", ["size"], ["hann"], output_datatype=11),
+             n("BlackmanWindow", ["size"], ["black"], periodic=0, output_datatype=11),
+             n("HammingWindow", ["size"], ["hamm"], periodic=0, output_datatype=11),
+             n("Mul", ["x", "hann"], ["y0"]), n("Mul", ["x", "black"], ["y1"]),
+             n("Mul", ["x", "hamm"], ["y2"])]
+    D = 11
+    m = model(nodes, [vi("x", [10], D)], [vi("y0", [10], D), vi("y1", [10], D), vi("y2", [10], D)],
+              [init("size", np.array(10, np.int32))], opset=17)
+    x = w.rng.uniform(-1, 1, size=10)
+    k = np.arange(10)
+    hann = 0.5 - 0.5 * np.cos(2 * np.pi * k / 10)
+    black = 0.42 - 0.5 * np.cos(2 * np.pi * k / 9) + 0.08 * np.cos(4 * np.pi * k / 9)
+    hamm = 25 / 46 - 21 / 46 * np.cos(2 * np.pi * k / 9)
+    w.save("signal_windows", m, [x], [x * hann, x * black, x * hamm])
+
+
 def gen_runtime(w):
     n = helper.make_node
     # dft_length computed at run time decides the output shape: refused.
@@ -140,6 +160,7 @@ def gen_runtime(w):
 
 
 def generate(w):
+    gen_windows(w)
     gen_runtime(w)
     gen_audio_frontend(w)
     gen_dft_opset20(w)

@@ -2,7 +2,8 @@
 // graph/onnx_signal.c: an audio front end (HannWindow and MelWeightMatrix
 // folded, STFT, magnitude, Log, Conv1d, a log-mel MatMul), DFT at opset 20
 // with its axis and dft_length inputs, Det and MaxUnpool after a MaxPool's
-// indices, against numpy.fft and numpy.linalg (models_signal.py) on "ref"
+// indices, the window functions with periodic 0 and output_datatype double,
+// against numpy.fft and numpy.linalg (models_signal.py) on "ref"
 // and "cpu"; a run-time dft_length refused with its reason.
 // The ONNX node tests cover each op's attributes further.
 #include <criterion/criterion.h>
@@ -37,6 +38,16 @@ Test(onnx_signal, det_and_max_unpool, .timeout = 60) {
   cr_assert_eq(onnx_count_op(g, VKP_OP_MAX_UNPOOL), 1);
   onnx_run_and_compare(g, "signal_det_unpool", 1e-5, 1e-6);
   onnx_run_and_compare_on(g, "signal_det_unpool", "cpu", 1, 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+// The symmetric windows and output_datatype double, folded: only the Muls
+// remain (float64, ref).
+Test(onnx_signal, window_functions_fold, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("signal_windows.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_MUL), 3);
+  cr_assert_eq(g->n_nodes, 3);
+  onnx_run_and_compare(g, "signal_windows", 1e-12, 1e-12);
   vkp_graph_destroy(g);
 }
 
