@@ -55,6 +55,8 @@ def gen_dft(g):
         ((6, 5), 1, 0, 9, 1, 1),       # axis 0, inverse onesided
         ((1, 1), 2, 1, 0, 0, 0),       # length 1
         ((2, 96), 2, 1, 0, 0, 0),      # 2^5 * 3
+        ((1, 400), 1, 1, 0, 0, 1),     # an audio n_fft: 2^4 * 5^2
+        ((1, 512), 2, 1, 0, 1, 0),     # 2^9
     ]
     for shape, ch, axis, length, inverse, onesided in configs:
         x = g.f32(shape + (ch,))
@@ -78,6 +80,7 @@ def gen_stft(g):
         (2, 41, 2, 7, 12, True, 0),
         (1, 30, 1, 3, 10, True, 1),
         (3, 33, 2, 4, 9, False, 0),
+        (1, 1200, 1, 160, 400, True, 1),  # a speech front end's frames
     ]
     for b, length, ch, step, n, with_window, onesided in configs:
         length += d([0, 1, 2])
