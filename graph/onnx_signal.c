@@ -195,7 +195,8 @@ vkp_status_t vkp__onnx_fold_mel_weight_matrix(vkp__onnx_ctx_t *ctx) {
   VKP_RETURN_IF_ERROR(vkp__fold_scalar(ctx, 4, "upper_edge_hertz", &hi));
   if (!(mels >= 1) || !(dft_len >= 1) || !(rate > 0) || mels > 65536 || dft_len > 1 << 24)
     return VKP__ONNX_INVALID("num_mel_bins %g, dft_length %g and sample_rate %g must be "
-                             "positive",
+                             "positive (num_mel_bins at most 65536, dft_length at most "
+                             "2^24)",
                              mels, dft_len, rate);
   if (!(lo >= 0) || !(hi >= lo))
     return VKP__ONNX_INVALID("the edges %g Hz .. %g Hz must satisfy 0 <= lower <= upper",
