@@ -35,6 +35,14 @@ typedef enum vkp__bound_rule_t {
                            // run time): extent min(K, axis length)
   VKP__BOUND_SLICE,        // slice forward from a non-negative start along
                            // the bounded axis (keep[:k]), or along another
+  VKP__BOUND_SCATTER,      // scatter_elements: the output is bounded like
+                           // data; indices and updates loop over their own
+                           // run-time extent
+  VKP__BOUND_BATCH,        // input 0 varies along an axis the op treats
+                           // row by row (gemm's M, matmul's rows and batch,
+                           // softmax/layer_norm outside their axis, the
+                           // batch of convolution, pooling, batch_norm):
+                           // the outputs vary alike; the other inputs static
 } vkp__bound_rule_t;
 
 // The rule of `op` (VKP__BOUND_REFUSE for an op that takes no bounded input).

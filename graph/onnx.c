@@ -135,7 +135,7 @@ void vkp__onnx_sym_shape(const vkp__onnx_ctx_t *ctx, const vkp__onnx_sym_t *sym,
 
 // A fresh name "<base>" or "<base>_<k>" unused by IR values, nodes and
 // ONNX symbols.
-static char *vkp__fresh_name(vkp__onnx_ctx_t *ctx, const char *base,
+char *vkp__fresh_name(vkp__onnx_ctx_t *ctx, const char *base,
                              bool for_node) {
   for (int32_t k = 0;; ++k) {
     char *name = k == 0 ? vkp__strdup(base) : vkp__asprintf("%s_%d", base, (int)k);
@@ -551,6 +551,8 @@ static vkp_status_t vkp__check_attrs(const vkp__onnx_ctx_t *ctx,
       p += n;
       if (*p == ',') ++p;
     }
+    if (!known && vkp__onnx_legacy_attr(ctx->node->op_type, name, ctx->opset))
+      known = true;  // consumed by the upgrade (onnx_legacy.c)
     if (!known)
       return VKP__ONNX_UNSUPPORTED("attribute '%s' is not supported", name);
   }
@@ -559,7 +561,14 @@ static vkp_status_t vkp__check_attrs(const vkp__onnx_ctx_t *ctx,
 
 static vkp_status_t vkp__import_node(vkp__onnx_ctx_t *ctx,
                                      const vkp__onnx_op_t *op) {
+  if (ctx->opset == 0)
+    return VKP__ONNX_INVALID("the model imports no opset of the default "
+                             "domain (its opset_import lists other domains "
+                             "only)");
   VKP_RETURN_IF_ERROR(vkp__check_attrs(ctx, op));
+  // Below opset 7 the node may first need upgrading to its modern form.
+  vkp__onnx_legacy_t up;
+  VKP_RETURN_IF_ERROR(vkp__onnx_legacy_upgrade(ctx, &up));
   bool all_const = ctx->node->n_input > 0;
   for (size_t i = 0; i < ctx->node->n_input; ++i) {
     const char *in = ctx->node->input[i];
@@ -567,8 +576,9 @@ static vkp_status_t vkp__import_node(vkp__onnx_ctx_t *ctx,
     vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
     if (!s->is_const) all_const = false;
   }
-  if (all_const && op->fold) return op->fold(ctx);
-  return op->map(ctx);
+  vkp_status_t st = all_const && op->fold ? op->fold(ctx) : op->map(ctx);
+  vkp__onnx_legacy_deinit(ctx, &up);
+  return st;
 }
 
 static vkp_status_t vkp__check_opset(vkp__onnx_ctx_t *ctx,
@@ -579,8 +589,17 @@ static vkp_status_t vkp__check_opset(vkp__onnx_ctx_t *ctx,
     if (o && vkp__is_default_domain(o->domain) && o->has_version)
       ctx->opset = o->version;
   }
-  if (ctx->opset == 0 && model->n_opset_import == 0)
-    ctx->opset = 1;  // IR version 2 models: opset 1 implied
+  // The ONNX checker's rules: a model without opset_import (IR version < 3)
+  // uses opset 1; one whose opset_import names only other domains imports
+  // no opset of the default domain (opset 0 here), and a node of the
+  // default domain in it is refused (vkp__import_node).
+  bool listed = false;
+  for (size_t i = 0; i < model->n_opset_import; ++i) {
+    const Onnx__OperatorSetIdProto *o = model->opset_import[i];
+    if (o && vkp__is_default_domain(o->domain)) listed = true;
+  }
+  if (model->n_opset_import == 0) ctx->opset = 1;
+  if (!listed && model->n_opset_import > 0) return NULL;
   if (ctx->opset < VKP_ONNX_MIN_OPSET || ctx->opset > VKP_ONNX_MAX_OPSET)
     return VKP__ONNX_UNSUPPORTED("the model uses opset %lld of the default "
                                  "domain; vkpipe imports opsets %d to %d",
@@ -665,10 +684,9 @@ static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
 // Imports `node` under IR name `name` (k: its index in the model's graph, or
 // -1 for a node of an If branch): on a problem it is recorded and the node's
 // outputs are poisoned; only out-of-memory comes back as an error.
-static vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx,
-                                      const Onnx__NodeProto *node,
-                                      const char *name, int32_t k,
-                                      vkp__problems_t *problems) {
+vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node,
+                               const char *name, int32_t k,
+                               vkp__problems_t *problems) {
   const char *op_type = node->op_type ? node->op_type : "";
   ctx->node_index = k;
   ctx->node = node;
@@ -677,8 +695,33 @@ static vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx,
   vkp_status_t nst = NULL, st = NULL;
   bool poisoned = false;
   const vkp__onnx_op_t *op = vkp__onnx_op_find(op_type);
-  if (!vkp__is_default_domain(node->domain)) {
-    nst = VKP__ONNX_UNSUPPORTED("domain '%s' is not supported", node->domain);
+  const Onnx__FunctionProto *fn =
+      !vkp__is_default_domain(node->domain) || !op
+          ? vkp__onnx_function_find(ctx, node->domain, op_type)
+          : NULL;
+  if (fn) {
+    // A model-local function: its body in place of the node (onnx_function.c).
+    for (size_t i = 0; i < node->n_input && !nst; ++i) {
+      const char *in = node->input[i];
+      if (!in || !in[0]) continue;
+      const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
+      if (!s)
+        nst = VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
+                                "node, an initializer or a graph input",
+                                in);
+      else if (s->poisoned)
+        poisoned = true;
+    }
+    if (!nst && !poisoned) {
+      nst = vkp__onnx_inline_function(ctx, fn);
+      // Only structural problems of the call come back here: the body's
+      // nodes record their own and poison their outputs.
+      if (nst && vkp_status_code(nst) == VKP_STATUS_OUT_OF_MEMORY) return nst;
+    }
+  } else if (!vkp__is_default_domain(node->domain)) {
+    nst = VKP__ONNX_UNSUPPORTED("domain '%s' is not supported (and the model "
+                                "has no local function of that name)",
+                                node->domain);
   } else if (!op) {
     nst = VKP__ONNX_UNSUPPORTED("unsupported op");
   } else {
@@ -731,7 +774,7 @@ const char *vkp__onnx_scoped_name(const vkp__onnx_ctx_t *ctx, const char *name) 
   return name;
 }
 
-static void vkp__scope_deinit(vkp__onnx_scope_t *sc) {
+void vkp__scope_deinit(vkp__onnx_scope_t *sc) {
   for (int32_t i = 0; i < sc->n; ++i) vkp__free(sc->renamed[i]);
   vkp__free(sc->renamed);
   vkp__free(sc->prefix);
@@ -740,8 +783,8 @@ static void vkp__scope_deinit(vkp__onnx_scope_t *sc) {
 
 // Defines `name` in the innermost scope; *out is its new name (owned by the
 // scope).
-static vkp_status_t vkp__scope_define(vkp__onnx_scope_t *sc, const char *name,
-                                      const char **out) {
+vkp_status_t vkp__scope_define(vkp__onnx_scope_t *sc, const char *name,
+                               const char **out) {
   if (vkp_strmap_get(&sc->names, name) >= 0)
     return VKP__ONNX_INVALID("value '%s' is defined twice in the branch", name);
   if (sc->n == sc->cap) {
@@ -867,6 +910,7 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
   Onnx__GraphProto *g = model->graph;
   if (!g) return VKP__ONNX_INVALID("the model has no graph");
   ctx->onnx_graph = g;
+  ctx->model = model;
   VKP_RETURN_IF_ERROR(vkp_graph_create(g->name && g->name[0] ? g->name : "onnx",
                                        &ctx->graph));
   vkp_strmap_init(&ctx->sym_index);
@@ -949,7 +993,11 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
     st = vkp_strmap_put(&node_names, node_name, (int32_t)k);
   }
   ctx->node_names = names;
-  if (!st && !ctx->options->bindings.no_fusion) st = vkp__onnx_plan_fusions(ctx);
+  // The patterns are modern exporters'; below opset 7 a node of one may
+  // carry legacy semantics (broadcast at an axis) the planner does not read.
+  if (!st && !ctx->options->bindings.no_fusion &&
+      ctx->opset >= VKP_ONNX_MODERN_OPSET)
+    st = vkp__onnx_plan_fusions(ctx);
   for (size_t k = 0; k < g->n_node && !st; ++k) {
     if (ctx->skip[k]) continue;  // folded into another node
     int32_t group = ctx->fusion_at ? ctx->fusion_at[k] : -1;

@@ -7,6 +7,8 @@
 //   onnx_ops.c     the per-op table: ONNX node -> IR nodes, attribute
 //                  semantics per opset
 //   onnx_fold.c    import-time constant folding (shape computations)
+//   onnx_legacy.c  opsets 1 to 6: nodes upgraded to the forms the mappers
+//                  know; opset 1's experimental ops (ImageScaler, ...)
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
 //                  Dropout; onnx_norm.c: reductions, softmax family,
 //                  normalisations; onnx_resample.c: Pad, Resize,
@@ -32,9 +34,12 @@
 #include "vkpipe/graph.h"
 #include "vkpipe/onnx.h"
 
-// The opsets of the default domain the importer understands.
-#define VKP_ONNX_MIN_OPSET 7
-#define VKP_ONNX_MAX_OPSET 21
+// The opsets of the default domain the importer understands. Below
+// VKP_ONNX_MODERN_OPSET nodes of ops whose schema changed are upgraded as
+// they are imported (onnx_legacy.c).
+#define VKP_ONNX_MIN_OPSET 1
+#define VKP_ONNX_MODERN_OPSET 7
+#define VKP_ONNX_MAX_OPSET 22
 
 // A host tensor known at import time. `type` is an ONNX TensorProto
 // DataType; data is owned (little-endian, row-major, nbytes bytes).
@@ -178,7 +183,33 @@ typedef struct vkp__onnx_ctx_t {
                                  // record theirs there too)
   vkp__onnx_scope_t *scope;      // the innermost If branch being imported,
                                  // or NULL
+  const Onnx__ModelProto *model;  // for its local functions
+  int32_t function_depth;        // model-local function bodies being imported
 } vkp__onnx_ctx_t;
+
+// The importer's own steps, shared by If branches (onnx.c) and model-local
+// functions (onnx_function.c).
+// Imports `node` under IR name `name` (k: its index in the model's graph,
+// or -1 for a node of a branch or function body): a problem is recorded
+// and poisons the node's outputs; only out-of-memory comes back.
+vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node,
+                               const char *name, int32_t k,
+                               vkp__problems_t *problems) VKP_MUST_USE;
+// A name not used yet in the graph, from `base` (owned by the caller).
+char *vkp__fresh_name(vkp__onnx_ctx_t *ctx, const char *base, bool node);
+// Defines `name` in scope `sc` as "<prefix><name>"; *out is that name.
+vkp_status_t vkp__scope_define(vkp__onnx_scope_t *sc, const char *name,
+                               const char **out) VKP_MUST_USE;
+void vkp__scope_deinit(vkp__onnx_scope_t *sc);
+
+// Model-local functions (onnx_function.c): the function a node of
+// `domain` / `op_type` calls, or NULL; and the current node replaced by
+// the function's body.
+const Onnx__FunctionProto *vkp__onnx_function_find(const vkp__onnx_ctx_t *ctx,
+                                                   const char *domain,
+                                                   const char *op_type);
+vkp_status_t vkp__onnx_inline_function(vkp__onnx_ctx_t *ctx,
+                                       const Onnx__FunctionProto *fn) VKP_MUST_USE;
 
 // The name `name` has in the current scope: its renamed form when an
 // enclosing If branch defines it, else itself.
@@ -405,6 +436,41 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
                                       int64_t *out_perm) VKP_MUST_USE;
 
 // ---------------------------------------------------------------------------
+// Legacy opsets (onnx_legacy.c)
+
+// Most attributes one upgrade adds, and entries in a list it makes.
+#define VKP__LEGACY_MAX_MADE 4
+#define VKP__LEGACY_MAX_LIST 64
+
+// A node upgraded to its opset-7 form: `node` is a copy of the model's node
+// with arrays of its own; ctx->node points at it while it is imported.
+typedef struct vkp__onnx_legacy_t {
+  bool active;                    // an upgrade took place
+  const Onnx__NodeProto *orig;    // the model's node (borrowed)
+  Onnx__NodeProto node;           // the copy
+  Onnx__AttributeProto **attrs;   // owned array; entries borrowed or `made`
+  char **inputs;                  // owned array; strings borrowed or `names`
+  Onnx__AttributeProto made[VKP__LEGACY_MAX_MADE];
+  int64_t ints[VKP__LEGACY_MAX_MADE][VKP__LEGACY_MAX_LIST];
+  float floats[4];
+  char *names[4];                 // owned names of symbols bound for inputs
+  int32_t n_made, n_names;
+} vkp__onnx_legacy_t;
+
+// When the model's opset is below the modern form of the current node's op,
+// upgrades the node (*up; ctx->node then points at up->node), binding the
+// symbols and emitting the IR nodes the upgrade needs; else leaves *up
+// inactive. An error names the legacy form that cannot be mapped.
+vkp_status_t vkp__onnx_legacy_upgrade(vkp__onnx_ctx_t *ctx,
+                                      vkp__onnx_legacy_t *up) VKP_MUST_USE;
+// Points ctx->node back at the model's node and frees the copy.
+void vkp__onnx_legacy_deinit(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *up);
+// Whether `name` is a legacy attribute of `op_type` at `opset` (one the
+// upgrade consumes).
+bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
+                           int64_t opset);
+
+// ---------------------------------------------------------------------------
 // The ONNX op table: X(ONNX op, mapper, folder, IR op, understood
 // attributes). The IR op (an enum suffix, or NONE) is for the `simple`
 // mapper: ops whose ONNX form is exactly that IR op on the same inputs and
@@ -420,6 +486,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("Acos", simple, NULL, ACOS, "") \
   X("Acosh", simple, NULL, ACOSH, "") \
   X("Add", simple, NULL, ADD, "") \
+  X("Affine", experimental, NULL, NONE, "alpha,beta") \
   X("And", simple, NULL, AND, "") \
   X("ArgMax", simple, NULL, ARG_MAX, "axis,keepdims,select_last_index") \
   X("ArgMin", simple, NULL, ARG_MIN, "axis,keepdims,select_last_index") \
@@ -449,6 +516,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("ConvInteger", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("Cos", simple, NULL, COS, "") \
   X("Cosh", simple, NULL, COSH, "") \
+  X("Crop", experimental, NULL, NONE, "border,scale") \
   X("CumSum", cum_sum, NULL, NONE, "exclusive,reverse") \
   X("DepthToSpace", simple, NULL, DEPTH_TO_SPACE, "blocksize,mode") \
   X("DFT", dft, NULL, NONE, "axis,inverse,onesided") \
@@ -485,6 +553,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("GreaterOrEqual", simple, NULL, GREATER_OR_EQUAL, "") \
   X("Identity", passthrough, NULL, NONE, "") \
   X("If", if_else, NULL, NONE, "else_branch,then_branch") \
+  X("ImageScaler", experimental, NULL, NONE, "bias,scale") \
   X("InstanceNormalization", instance_norm, NULL, NONE, "epsilon") \
   X("IsInf", simple, NULL, IS_INF, "detect_negative,detect_positive") \
   X("IsNaN", simple, NULL, IS_NAN, "") \
@@ -518,6 +587,7 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("OneHot", one_hot, NULL, NONE, "axis") \
   X("Or", simple, NULL, OR, "") \
   X("PRelu", simple, NULL, PRELU, "") \
+  X("ParametricSoftplus", experimental, NULL, NONE, "alpha,beta") \
   X("Pad", pad, NULL, NONE, "mode,pads,value") \
   X("Pow", simple, NULL, POW, "") \
   X("QLinearConv", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
@@ -542,6 +612,8 @@ vkp_status_t vkp__onnx_transpose_perm(vkp__onnx_ctx_t *ctx, int32_t rank,
   X("RoiAlign", roi_align, NULL, NONE, "coordinate_transformation_mode,mode,output_height,output_width,sampling_ratio,spatial_scale") \
   X("Round", simple, NULL, ROUND, "") \
   X("Scatter", simple, NULL, SCATTER_ELEMENTS, "axis") \
+  X("Scale", experimental, NULL, NONE, "scale") \
+  X("ScaledTanh", experimental, NULL, NONE, "alpha,beta") \
   X("ScatterElements", simple, NULL, SCATTER_ELEMENTS, "axis,reduction") \
   X("ScatterND", simple, NULL, SCATTER_ND, "reduction") \
   X("Selu", simple, NULL, SELU, "alpha,gamma") \
@@ -632,6 +704,35 @@ vkp_status_t vkp__onnx_window_pads(vkp__onnx_ctx_t *ctx, const int64_t *in,
 // An INTS attribute with exactly two entries (2-D), or `def` twice.
 vkp_status_t vkp__onnx_attr_pair(vkp__onnx_ctx_t *ctx, const char *name,
                                  int64_t def, int64_t *out) VKP_MUST_USE;
+
+// A shape vector computed at run time, read back at import
+// (graph/onnx_shape_expr.c): each entry is a number (src < 0) or the
+// run-time extent of bounded IR value `src` along its bounded axis.
+typedef struct vkp__dim_expr_t {
+  int64_t value;
+  int32_t src;
+} vkp__dim_expr_t;
+typedef struct vkp__shape_expr_t {
+  int32_t n;
+  bool scalar;  // a rank-0 value (n == 1)
+  vkp__dim_expr_t d[VKP_MAX_RANK];
+} vkp__shape_expr_t;
+// Reads IR value `value` (an int64/int32 vector of at most VKP_MAX_RANK
+// entries) as a vkp__shape_expr_t through the nodes exporters build shapes
+// with (Shape, Gather, Unsqueeze, Concat, Cast, Equal, Where, + - * by
+// constants). False when some entry is neither known nor an extent.
+bool vkp__onnx_shape_expr(const vkp__onnx_ctx_t *ctx, int32_t value,
+                          vkp__shape_expr_t *out);
+// The value whose kernel decided bounded value `value`'s run-time extent
+// (non_zero, top_k, ...), found by walking back through ops that pass an
+// extent on unchanged; two values with one origin have equal extents.
+int32_t vkp__onnx_extent_origin(const vkp__onnx_ctx_t *ctx, int32_t value);
+// When exactly one entry of `e` is an extent and the others are known sizes:
+// emits output 0 of the current node as x broadcast to shape e (bounded like
+// the extent's source) and sets *out_done; otherwise emits nothing.
+vkp_status_t vkp__onnx_broadcast_to_expr(vkp__onnx_ctx_t *ctx, int32_t x,
+                                         const vkp__shape_expr_t *e,
+                                         bool *out_done) VKP_MUST_USE;
 
 #define VKP__ONNX_UNSUPPORTED(...) \
   vkp_status_make(VKP_STATUS_UNSUPPORTED, __VA_ARGS__)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ONNX op table: how each ONNX op (default domain, opsets 7..21) becomes
+// The ONNX op table: how each ONNX op (default domain, opsets 1..22;
+// onnx_legacy.c upgrades nodes of opsets 1..6 first) becomes
 // IR nodes, with the operator spec's attribute semantics and defaults per
 // opset. docs/onnx.md is the prose version of this file.
 #include <math.h>
@@ -357,7 +358,9 @@ static vkp_status_t vkp__fold_bn(vkp__onnx_ctx_t *ctx,
     const Onnx__AttributeProto *a = bn->attribute[i];
     const char *n = a && a->name ? a->name : "";
     if (strcmp(n, "epsilon") == 0) eps = a->f;
-    else if (strcmp(n, "momentum") == 0) continue;
+    else if (strcmp(n, "momentum") == 0 || strcmp(n, "is_test") == 0 ||
+             strcmp(n, "consumed_inputs") == 0)
+      continue;  // no effect on the result (the last two: opsets 1 to 6)
     else if ((strcmp(n, "spatial") == 0 && a->i == 1) ||
              (strcmp(n, "training_mode") == 0 && a->i == 0))
       continue;
@@ -644,6 +647,38 @@ vkp_status_t vkp__map_pool(vkp__onnx_ctx_t *ctx) {
 // ---------------------------------------------------------------------------
 // Normalisation
 
+// spatial=0 (opsets 1 to 8): statistics per activation, scale, B, mean and
+// var shaped like one sample [C, D1, ...]; elementwise,
+// (x - mean) * (scale / sqrt(var + epsilon)) + B, which folds to one
+// multiply-add on constants. (1-D statistics are per channel either way.)
+static vkp_status_t vkp__batch_norm_per_activation(vkp__onnx_ctx_t *ctx,
+                                                   const int32_t *in, double eps) {
+  const vkp_value_t *x = vkp__onnx_value(ctx, in[0]);
+  for (int32_t i = 1; i < 5; ++i) {
+    const vkp_value_t *p = vkp__onnx_value(ctx, in[i]);
+    bool fits = p->rank == x->rank - 1;
+    for (int32_t d = 0; fits && d < p->rank; ++d)
+      fits = p->shape[d] == x->shape[d + 1];
+    if (!fits)
+      return VKP__ONNX_INVALID("spatial=0: input %d must have X's shape less "
+                               "the batch dim (or be 1-D per channel)",
+                               (int)i);
+  }
+  int32_t e, v, r, f, c, m;
+  VKP_RETURN_IF_ERROR(vkp__onnx_scalar_const(ctx, eps, &e));
+  int32_t ve[2] = {in[4], e};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_ADD, 2, ve, 0, NULL, NULL, &v));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SQRT, 1, &v, 0, NULL, NULL, &r));
+  int32_t sr[2] = {in[1], r};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_DIV, 2, sr, 0, NULL, NULL, &f));
+  int32_t xm[2] = {in[0], in[3]};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SUB, 2, xm, 0, NULL, NULL, &c));
+  int32_t cf[2] = {c, f};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_MUL, 2, cf, 0, NULL, NULL, &m));
+  int32_t mb[2] = {m, in[2]};
+  return vkp__onnx_emit_out(ctx, VKP_OP_ADD, 2, mb, 0, NULL);
+}
+
 vkp_status_t vkp__map_batch_norm(vkp__onnx_ctx_t *ctx) {
   double eps;
   int64_t spatial, training;
@@ -654,8 +689,10 @@ vkp_status_t vkp__map_batch_norm(vkp__onnx_ctx_t *ctx) {
     return VKP__ONNX_UNSUPPORTED(
         "training_mode=1 (normalise with the batch's statistics and output "
         "updated running statistics): vkpipe runs inference only");
-  if (spatial != 1)
-    return VKP__ONNX_UNSUPPORTED("spatial=%lld (only 1)", (long long)spatial);
+  if (spatial != 0 && spatial != 1)
+    return VKP__ONNX_INVALID("spatial=%lld (0 or 1)", (long long)spatial);
+  if (spatial == 0 && ctx->opset >= 9)
+    return VKP__ONNX_INVALID("attribute 'spatial' was removed in opset 9");
   VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   if (ctx->node->n_input != 5)
     return VKP__ONNX_INVALID("takes 5 inputs, has %zu", ctx->node->n_input);
@@ -664,6 +701,10 @@ vkp_status_t vkp__map_batch_norm(vkp__onnx_ctx_t *ctx) {
     VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, i, &in[i]));
   vkp_attr_t a = vkp__onnx_a_float("epsilon", (float)eps);
   const vkp_value_t *x = vkp__onnx_value(ctx, in[0]);
+  bool per_channel = true;
+  for (int32_t i = 1; i < 5; ++i)
+    per_channel = per_channel && vkp__onnx_value(ctx, in[i])->rank == 1;
+  if (!spatial && !per_channel) return vkp__batch_norm_per_activation(ctx, in, eps);
   if (x->rank != 1)
     return vkp__onnx_emit_out(ctx, VKP_OP_BATCH_NORM, 5, in, 1, &a);
   // A 1-D input is N values of one channel: [N] -> [N, 1] and back.
@@ -782,6 +823,41 @@ static bool vkp__shape_one_unknown(vkp__onnx_ctx_t *ctx, const vkp__onnx_sym_t *
     spec[0] = -1;
     *out_n = 1;
     return true;
+  }
+  vkp__shape_expr_t e;
+  if (vkp__onnx_shape_expr(ctx, s->value, &e) && e.n == v->shape[0]) {
+    // Entries known but for one extent (which becomes the -1). A -1 beside
+    // it is resolved here against the bounded input's static dims: the
+    // extent entry stands for the input's varying extent.
+    int32_t extent = -1, infer = -1;
+    int64_t known = 1;
+    for (int32_t i = 0; i < e.n; ++i) {
+      if (e.d[i].src >= 0) {
+        if (extent >= 0) return false;
+        extent = i;
+      } else if (e.d[i].value == -1) {
+        infer = i;
+      } else {
+        known *= e.d[i].value;
+      }
+      spec[i] = e.d[i].value;
+    }
+    if (extent >= 0 && infer >= 0) {
+      const vkp__onnx_sym_t *xs = vkp__onnx_input(ctx, 0);
+      const vkp_value_t *x = xs && !xs->is_const && xs->value >= 0
+                                 ? vkp__onnx_value(ctx, xs->value) : NULL;
+      if (!x || !x->bounded || known <= 0) return false;
+      int64_t others = 1;
+      for (int32_t d = 0; d < x->rank; ++d)
+        if (d != x->bounded_axis) others *= x->shape[d];
+      if (others % known) return false;
+      spec[infer] = others / known;
+    }
+    if (extent >= 0) {
+      spec[extent] = -1;
+      *out_n = e.n;
+      return true;
+    }
   }
   if (v->producer < 0 || ctx->graph->nodes[v->producer].op != VKP_OP_CONCAT) return false;
   const vkp_node_t *cat = &ctx->graph->nodes[v->producer];
@@ -1051,6 +1127,38 @@ vkp_status_t vkp__map_concat(vkp__onnx_ctx_t *ctx) {
   return st;
 }
 
+// Slice's ends computed at run time, as x[:n] where n is the run-time
+// extent of a value whose extent is x's own along the same axis (exporters
+// write it when they trim a batch to the count of proposals): that end
+// keeps the whole axis. The other entries must be known. False when the
+// ends are not of that form (the caller then wants them constant).
+static bool vkp__slice_ends_through(vkp__onnx_ctx_t *ctx, int64_t *ends, int32_t *out_n) {
+  const vkp__onnx_sym_t *s = vkp__onnx_input(ctx, 2);
+  vkp__shape_expr_t e;
+  if (!s || s->is_const || s->value < 0 || !vkp__onnx_shape_expr(ctx, s->value, &e))
+    return false;
+  const vkp__onnx_sym_t *xs = vkp__onnx_input(ctx, 0);
+  if (!xs || xs->is_const || xs->value < 0) return false;
+  const vkp_value_t *x = vkp__onnx_value(ctx, xs->value);
+  const vkp__onnx_sym_t *as = vkp__onnx_input(ctx, 3);
+  const vkp__onnx_tensor_t *axes = as && as->is_const ? &as->constant : NULL;
+  if (as && !axes) return false;
+  for (int32_t i = 0; i < e.n; ++i) {
+    if (e.d[i].src < 0) {
+      ends[i] = e.d[i].value;
+      continue;
+    }
+    int64_t a = axes ? vkp__onnx_tensor_get_i(axes, (size_t)i) : i;
+    if (a < 0) a += x->rank;
+    if (!x->bounded || a != x->bounded_axis ||
+        vkp__onnx_extent_origin(ctx, e.d[i].src) != vkp__onnx_extent_origin(ctx, xs->value))
+      return false;
+    ends[i] = INT64_MAX;
+  }
+  *out_n = e.n;
+  return true;
+}
+
 vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
                                     const int64_t *shape,
                                     vkp__onnx_slice_t *out) {
@@ -1068,8 +1176,10 @@ vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
     const vkp__onnx_tensor_t *t;
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "starts", &t));
     if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "starts", out->starts, VKP_MAX_RANK, &ns));
-    VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "ends", &t));
-    if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "ends", out->ends, VKP_MAX_RANK, &ne));
+    if (!vkp__slice_ends_through(ctx, out->ends, &ne)) {
+      VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "ends", &t));
+      if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "ends", out->ends, VKP_MAX_RANK, &ne));
+    }
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 3, "axes", &t));
     if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "axes", out->axes, VKP_MAX_RANK, &na));
     VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 4, "steps", &t));
@@ -1342,38 +1452,30 @@ vkp_status_t vkp__map_cast(vkp__onnx_ctx_t *ctx) {
 }
 
 // ConstantOfShape of a shape known at import time folds (onnx_fold.c). Of
-// a run-time shape it runs only when that shape is the whole run-time shape
-// of a bounded value v (Shape(v), as detection heads build their label
-// tensors): the value broadcast over v, as where(cast(v, bool), c, c).
+// a run-time shape it runs when that shape is known but for one entry, the
+// run-time extent of a bounded value v (Shape(v), or the Concat of pieces
+// of it and constants that detection heads build their buffers from): the
+// value broadcast to that shape, bounded like v (onnx_shape_expr.c).
 vkp_status_t vkp__map_constant_of_shape(vkp__onnx_ctx_t *ctx) {
   vkp__onnx_sym_t *s = vkp__onnx_input(ctx, 0);
-  const vkp_node_t *shape = NULL;
-  if (s && !s->is_const && s->value >= 0) {
-    int32_t producer = vkp__onnx_value(ctx, s->value)->producer;
-    if (producer >= 0) shape = &ctx->graph->nodes[producer];
-  }
-  const vkp_value_t *v = NULL;
-  if (shape && shape->op == VKP_OP_SHAPE) {
-    v = vkp__onnx_value(ctx, shape->inputs[0]);
-    if (!v->bounded || vkp_node_int(shape, "start") != 0 ||
-        vkp_node_int(shape, "end") != v->rank)
-      v = NULL;
-  }
-  if (!v)
+  vkp__shape_expr_t e;
+  if (!s || s->is_const || s->value < 0 || !vkp__onnx_shape_expr(ctx, s->value, &e))
     return VKP__ONNX_UNSUPPORTED("ConstantOfShape is only supported on a shape "
-                                 "known at import time, or the whole run-time "
-                                 "shape of a data-dependent value");
+                                 "known at import time, or one known but for "
+                                 "the run-time extent of a data-dependent value");
   vkp__onnx_tensor_t value = {0};
   VKP_RETURN_IF_ERROR(vkp__onnx_fill_value(ctx, &value));
   value.rank = 0;  // one element, broadcast
-  int32_t in[3], x = shape->inputs[0];
-  vkp_status_t st = vkp__onnx_add_const(ctx, &value, &in[1]);
+  int32_t c;
+  vkp_status_t st = vkp__onnx_add_const(ctx, &value, &c);
   vkp__onnx_tensor_deinit(&value);
   VKP_RETURN_IF_ERROR(st);
-  in[2] = in[1];
-  vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "bool"};
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CAST, 1, &x, 1, &to, NULL, &in[0]));
-  return vkp__onnx_emit_out(ctx, VKP_OP_WHERE, 3, in, 0, NULL);
+  bool done;
+  VKP_RETURN_IF_ERROR(vkp__onnx_broadcast_to_expr(ctx, c, &e, &done));
+  if (!done)
+    return VKP__ONNX_UNSUPPORTED("ConstantOfShape: its shape has more than one "
+                                 "entry computed at run time");
+  return NULL;
 }
 
 // Ops that only fold: their inputs must be known at import time.

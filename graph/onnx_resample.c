@@ -306,7 +306,20 @@ vkp_status_t vkp__map_tile(vkp__onnx_ctx_t *ctx) {
   return vkp__map_with_ints(ctx, VKP_OP_TILE, "repeats");
 }
 
+// Expand to a constant shape is the IR expand; to a shape known but for one
+// entry, the run-time extent of a bounded value (torchvision's RoI heads
+// expand their level indices so), x broadcast against a mask bounded alike.
 vkp_status_t vkp__map_expand(vkp__onnx_ctx_t *ctx) {
+  vkp__onnx_sym_t *s = vkp__onnx_input(ctx, 1);
+  vkp__shape_expr_t e;
+  if (s && !s->is_const && s->value >= 0 && vkp__onnx_shape_expr(ctx, s->value, &e)) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+    int32_t x;
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+    bool done;
+    VKP_RETURN_IF_ERROR(vkp__onnx_broadcast_to_expr(ctx, x, &e, &done));
+    if (done) return NULL;
+  }
   return vkp__map_with_ints(ctx, VKP_OP_EXPAND, "shape");
 }
 

@@ -550,6 +550,21 @@ static const uint8_t vkp__bound_rules[VKP_OP_COUNT] = {
     [VKP_OP_GATHER_ND] = VKP__BOUND_GATHER_ND,
     [VKP_OP_TOP_K] = VKP__BOUND_TOP_K,
     [VKP_OP_SLICE] = VKP__BOUND_SLICE,
+    [VKP_OP_SCATTER_ELEMENTS] = VKP__BOUND_SCATTER,
+    [VKP_OP_GEMM] = VKP__BOUND_BATCH,
+    [VKP_OP_MATMUL] = VKP__BOUND_BATCH,
+    [VKP_OP_SOFTMAX] = VKP__BOUND_BATCH,
+    [VKP_OP_LOG_SOFTMAX] = VKP__BOUND_BATCH,
+    [VKP_OP_HARDMAX] = VKP__BOUND_BATCH,
+    [VKP_OP_LAYER_NORM] = VKP__BOUND_BATCH,
+    [VKP_OP_CONV2D] = VKP__BOUND_BATCH,
+    [VKP_OP_CONV_TRANSPOSE] = VKP__BOUND_BATCH,
+    [VKP_OP_MAX_POOL2D] = VKP__BOUND_BATCH,
+    [VKP_OP_AVG_POOL2D] = VKP__BOUND_BATCH,
+    [VKP_OP_LP_POOL] = VKP__BOUND_BATCH,
+    [VKP_OP_GLOBAL_AVG_POOL] = VKP__BOUND_BATCH,
+    [VKP_OP_BATCH_NORM] = VKP__BOUND_BATCH,
+    [VKP_OP_INSTANCE_NORM] = VKP__BOUND_BATCH,
 };
 
 vkp__bound_rule_t vkp__bound_rule(vkp_op_t op) {
@@ -651,6 +666,39 @@ static int32_t vkp__view_axis(const vkp_node_t *n, const vkp_value_t *x,
   return -1;
 }
 
+// For VKP__BOUND_BATCH: whether the op computes input 0's slices along its
+// bounded axis independently, with no static operand spanning that axis.
+static const char *vkp__batch_refusal(const vkp_graph_t *g, const vkp_node_t *n,
+                                      const vkp_value_t *x) {
+  int32_t b = x->bounded_axis;
+  switch (n->op) {
+    case VKP_OP_GEMM: {
+      const vkp_value_t *c = vkp__in(g, n, 2);
+      if (vkp_node_int(n, "transA") || b != 0) return "needs it along A's rows (transA 0)";
+      if (c && c->rank == 2 && c->shape[0] != 1)
+        return "needs a bias C that does not span the rows";
+      return NULL;
+    }
+    case VKP_OP_MATMUL: {
+      const vkp_value_t *w = vkp__in(g, n, 1);
+      if (x->rank < 2 || b == x->rank - 1) return "needs it along A's rows or batch";
+      // A batch axis of A lines up with B's (right-aligned): B must not span it.
+      int32_t bw = b - (x->rank - w->rank);
+      if (b < x->rank - 2 && bw >= 0 && w->shape[bw] != 1)
+        return "needs B of size 1 along that batch axis";
+      return NULL;
+    }
+    case VKP_OP_SOFTMAX:
+    case VKP_OP_LOG_SOFTMAX:
+    case VKP_OP_HARDMAX:
+      return b == vkp_node_int(n, "axis") ? "normalises along it" : NULL;
+    case VKP_OP_LAYER_NORM:
+      return b >= vkp_node_int(n, "axis") ? "normalises over it" : NULL;
+    default:  // convolution, pooling, batch_norm, instance_norm: images
+      return b == 0 && x->rank >= 3 ? NULL : "needs it along the batch axis (0)";
+  }
+}
+
 // Called by vkp__op_infer after the op's own inference: checks that the
 // op takes its bounded inputs and marks the bounded outputs.
 vkp_status_t vkp__bounded_infer(vkp_graph_t *g, vkp_node_t *n) {
@@ -706,7 +754,8 @@ vkp_status_t vkp__bounded_infer(vkp_graph_t *g, vkp_node_t *n) {
       break;
   }
   if (only == -2 && rule != VKP__BOUND_CONCAT && rule != VKP__BOUND_GATHER &&
-      rule != VKP__BOUND_GATHER_ND && rule != VKP__BOUND_GATHER_ELEMENTS) {
+      rule != VKP__BOUND_GATHER_ND && rule != VKP__BOUND_GATHER_ELEMENTS &&
+      rule != VKP__BOUND_SCATTER) {
     for (int32_t i = 1; i < n->n_inputs; ++i) {
       const vkp_value_t *v = vkp__in(g, n, i);
       if (v && v->bounded) return vkp__refuse(g, n, i, "takes one only as input 0");
@@ -814,6 +863,32 @@ vkp_status_t vkp__bounded_infer(vkp_graph_t *g, vkp_node_t *n) {
         vkp__set_bounded(y, (int32_t)(idx->rank - 1 + x->bounded_axis - batch - k));
       return NULL;
     }
+    case VKP__BOUND_BATCH: {
+      if (only != 0) return vkp__refuse(g, n, only < 0 ? 1 : only, "takes one only as input 0");
+      const char *why = vkp__batch_refusal(g, n, x);
+      if (why) return vkp__refuse(g, n, 0, why);
+      int32_t a = x->bounded_axis + (y->rank - x->rank);
+      for (int32_t j = 0; j < n->n_outputs; ++j) {
+        vkp_value_t *o = vkp__out(g, n, j);
+        int32_t at = x->bounded_axis + (o->rank - x->rank);
+        if (j == 0) at = a;
+        if (at >= 0 && at < o->rank && o->shape[at] == x->shape[x->bounded_axis])
+          vkp__set_bounded(o, at);
+      }
+      return NULL;
+    }
+    case VKP__BOUND_SCATTER: {
+      // Indices and updates have one shape (inference checked the static
+      // ones), so they vary alike or not at all; data passes its extent on.
+      const vkp_value_t *idx = vkp__in(g, n, 1), *upd = vkp__in(g, n, 2);
+      if (idx->bounded != upd->bounded ||
+          (idx->bounded && idx->bounded_axis != upd->bounded_axis))
+        return vkp__refuse(g, n, idx->bounded ? 1 : 2,
+                           "needs indices and updates data-dependent alike "
+                           "(they have one shape)");
+      if (x->bounded) vkp__set_bounded(y, x->bounded_axis);
+      return NULL;
+    }
     case VKP__BOUND_SLICE:
       // vkp__infer_slice refused what counts from the run-time end.
       vkp__set_bounded(y, x->bounded_axis);
@@ -846,6 +921,21 @@ vkp_status_t vkp_node_bounded_shapes(const vkp_graph_t *g, const vkp_node_t *n,
                                      vkp_tensor_t *out) {
   vkp__bound_rule_t rule = vkp__bound_rule(n->op);
   if (rule == VKP__BOUND_OWN) return NULL;
+  if (rule == VKP__BOUND_SCATTER) {
+    // At run time too: updates shaped like indices, which fit inside data
+    // on every axis but 'axis'.
+    int64_t axis = vkp_node_int(n, "axis");
+    for (int32_t d = 0; d < in[1]->rank; ++d) {
+      if (in[2]->shape[d] != in[1]->shape[d] ||
+          (d != axis && in[1]->shape[d] > in[0]->shape[d]))
+        return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                               "node '%s' (%s): at run time indices have %lld "
+                               "along axis %d, updates %lld and data %lld",
+                               n->name, vkp_op_name(n->op),
+                               (long long)in[1]->shape[d], (int)d,
+                               (long long)in[2]->shape[d], (long long)in[0]->shape[d]);
+    }
+  }
   for (int32_t j = 0; j < n->n_outputs; ++j) {
     const vkp_value_t *y = &g->values[n->outputs[j]];
     if (!y->bounded) continue;
@@ -899,6 +989,12 @@ vkp_status_t vkp_node_bounded_shapes(const vkp_graph_t *g, const vkp_node_t *n,
         else e = in[0]->shape[g->values[n->inputs[0]].bounded_axis];
         break;
       }
+      case VKP__BOUND_SCATTER:
+        e = in[0]->shape[a];
+        break;
+      case VKP__BOUND_BATCH:
+        e = in[0]->shape[g->values[n->inputs[0]].bounded_axis];
+        break;
       case VKP__BOUND_SLICE: {
         // Forward from a start that does not count from the end: the
         // canonical start and end, clamped to the run-time extent.

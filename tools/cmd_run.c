@@ -280,7 +280,9 @@ static void vkp__run_help(void) {
          "\n"
          "options:\n"
          "  --input NAME=FILE.npy  a graph input (every input exactly once; a\n"
-         "                         bare FILE.npy is fine for one-input graphs)\n"
+         "                         bare FILE.npy is fine for one-input graphs);\n"
+         "                         a named input's file shape binds its symbolic\n"
+         "                         dims unless --shape gives one\n"
          "  --output-dir DIR       where outputs go (created when missing)\n"
          "  --target NAME          the target that runs the whole graph\n"
          "                         (default: ref; see 'vkpipe devices'), or\n"
@@ -355,6 +357,10 @@ static int vkp__run_parse(int argc, char **argv, vkp__run_args_t *args) {
           return vkp_tool_usage_error("run", "--input '%s' has an empty NAME", value);
         if (!args->inputs[args->n_inputs].path[0])
           return vkp_tool_usage_error("run", "--input '%s' has no FILE", value);
+        // NUL-terminate NAME where the '=' was (argv is ours to modify), so
+        // it can bind the input's shape (vkp_tool_bind_input_files).
+        if (args->inputs[args->n_inputs].name)
+          ((char *)args->inputs[args->n_inputs].name)[args->inputs[args->n_inputs].name_len] = '\0';
         args->n_inputs++;
         break;
       case 1:
@@ -448,7 +454,12 @@ int vkp_cmd_run(int argc, char **argv) {
   }
   vkp_graph_t *graph = NULL;
   vkp_tensor_t *inputs = NULL, *outputs = NULL;
-  vkp_status_t st = vkp_tool_load_graph(args.model, &args.load, &graph);
+  int32_t from_files = 0;
+  vkp_status_t st =
+      vkp_tool_bind_input_files(args.n_inputs, args.inputs, &args.load, &from_files);
+  if (!st) st = vkp_tool_load_graph(args.model, &args.load, &graph);
+  if (st && from_files)
+    st = vkp_status_annotate(st, "using the --input files' shapes as --shape bindings");
   if (!st) {
     if (args.options.dump_dir) st = vkp_tool_make_dir(args.options.dump_dir);
   }

@@ -148,6 +148,17 @@ typedef struct vkp_tool_input_arg_t {
 // Splits "NAME=FILE" (at the first '=') or takes a bare "FILE".
 void vkp_tool_input_arg_parse(const char *text, vkp_tool_input_arg_t *out);
 
+// For each --input NAME=FILE.npy of `inputs` whose NAME has no --shape yet,
+// adds the file's shape as a --shape binding, so that a model with symbolic
+// dimensions runs on the inputs given to it without --dim (the loader checks
+// them against the model's static dimensions as it checks --shape). Names
+// must be NUL-terminated. *out_added: how many bindings were added; a file
+// that is not a readable .npy is an error naming the input.
+vkp_status_t vkp_tool_bind_input_files(int32_t n_inputs,
+                                       const vkp_tool_input_arg_t *inputs,
+                                       vkp_tool_load_args_t *args,
+                                       int32_t *out_added) VKP_MUST_USE;
+
 // Reads one .npy per graph input into `tensors` (graph->n_inputs entries,
 // initialised here, owned by the caller: vkp_tensor_deinit each, also after
 // a failure). Every graph input must be given exactly once, and dtype and

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tools/tool.h"
+#include "vkpipe/npy.h"
 
 int vkp_tool_load_option(const char *command, int argc, char **argv, int *i,
                          vkp_tool_load_args_t *args, bool *matched) {
@@ -82,4 +83,30 @@ vkp_status_t vkp_tool_load_graph(const char *path,
                                   .shapes = args->shapes,
                                   .no_fusion = args->no_fusion};
   return vkp_graph_load_with_options(path, &opt, out_graph);
+}
+
+vkp_status_t vkp_tool_bind_input_files(int32_t n_inputs,
+                                       const vkp_tool_input_arg_t *inputs,
+                                       vkp_tool_load_args_t *args,
+                                       int32_t *out_added) {
+  int32_t added = 0;
+  *out_added = 0;
+  for (int32_t a = 0; a < n_inputs && args->n_shapes < VKP_TOOL_MAX_BINDINGS; ++a) {
+    if (!inputs[a].name) continue;
+    bool given = false;
+    for (int32_t s = 0; s < args->n_shapes && !given; ++s)
+      given = strcmp(args->shapes[s].input, inputs[a].name) == 0;
+    if (given) continue;
+    vkp_tensor_t t = {0};
+    vkp_status_t st = vkp_npy_read_file(inputs[a].path, &t);
+    if (st) return vkp_status_annotate(st, "input '%s'", inputs[a].name);
+    vkp_shape_binding_t *b = &args->shapes[args->n_shapes++];
+    memset(b, 0, sizeof *b);
+    b->input = inputs[a].name;
+    b->rank = t.rank;
+    for (int32_t d = 0; d < t.rank; ++d) b->shape[d] = t.shape[d];
+    vkp_tensor_deinit(&t);
+    *out_added = ++added;
+  }
+  return NULL;
 }

@@ -257,7 +257,9 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
       case VKP__BOUND_GATHER_ND: case VKP__BOUND_TOP_K:
         path = true;
         break;
-      case VKP__BOUND_SLICE:  // not yet: ref runs a bounded slice
+      case VKP__BOUND_SLICE:    // not yet: ref runs a bounded slice
+      case VKP__BOUND_SCATTER:  // not yet: ref runs a bounded scatter_elements
+      case VKP__BOUND_BATCH:    // not yet: ref runs these row by row
       case VKP__BOUND_REFUSE:
         break;
     }

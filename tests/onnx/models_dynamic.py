@@ -221,10 +221,90 @@ def gen_refused(w):
     w.save("dynamic_refused", m)
 
 
+def gen_roi_head(w):
+    """What torchvision's two-stage detectors do with the proposals they keep
+    (graph/onnx_shape_expr.c): rows picked by NonZero feed Gemm, Softmax,
+    LayerNormalization, MatMul and a Conv over a varying batch; a buffer made
+    by ConstantOfShape of [Shape(rows)[0], D]; indices Expanded to a shape
+    behind torch's Where(Equal(shape, -1), 1, shape) guard; ScatterElements
+    into the buffer (rows reversed); a Reshape to [n, -1, 2]; and a Slice
+    ending at the rows' own run-time count."""
+    n = helper.make_node
+    N, C, D = 7, 8, 6
+    x = w.f32(N, C)
+    mask = w.rng.integers(0, 2, size=N).astype(bool)
+    mask[w.rng.integers(0, N)] = True  # at least one row
+    wt, b = w.f32(C, D), w.f32(D)
+    mm, g, beta = w.f32(C, 4), w.f32(C), w.f32(C)
+    cw = w.f32(3, 2, 1, 1)
+    nodes = [
+        n("NonZero", ["mask"], ["nz"]),                          # [1, <=N]
+        n("Reshape", ["nz", "m1"], ["idx"]),                     # [<=N]
+        n("Gather", ["x", "idx"], ["rows"], axis=0),             # [<=N, C]
+        n("Gemm", ["rows", "wt", "b"], ["fc"]),                  # [<=N, D]
+        n("Softmax", ["fc"], ["prob"], axis=1),
+        n("LayerNormalization", ["rows", "g", "beta"], ["ln"], axis=-1),
+        n("MatMul", ["rows", "mm"], ["proj"]),                   # [<=N, 4]
+        n("Reshape", ["rows", "img"], ["imgs"]),                 # [<=N, 2, 2, 2]
+        n("Conv", ["imgs", "cw"], ["conv"]),                     # [<=N, 3, 2, 2]
+        # n = Shape(rows)[0]; the buffer [n, D] and the shape [n, D] behind
+        # torch's -1 guard.
+        n("Shape", ["rows"], ["rshape"]),
+        n("Gather", ["rshape", "zero_i"], ["count"], axis=0),   # scalar, run time
+        n("Unsqueeze", ["count", "ax0"], ["count1"]),
+        n("Concat", ["count1", "d1"], ["nd"], axis=0),          # [n, D]
+        n("ConstantOfShape", ["nd"], ["buf"],
+          value=helper.make_tensor("v", TensorProto.FLOAT, [1], [0.0])),
+        n("Equal", ["nd", "minus1"], ["is_m1"]),
+        n("Where", ["is_m1", "ones2", "nd"], ["nd_guarded"]),
+        # Position of each row among the kept ones, reversed: n - 1 - pos.
+        n("Cast", ["mask"], ["mask_i"], to=TensorProto.INT64),
+        n("CumSum", ["mask_i", "zero_i"], ["csum"]),
+        n("Gather", ["csum", "idx"], ["pos1"], axis=0),          # 1..n
+        n("Sub", ["count1", "pos1"], ["rev"]),                  # n - pos1
+        n("Reshape", ["rev", "col"], ["rev2"]),                 # [<=N, 1]
+        n("Expand", ["rev2", "nd_guarded"], ["rev_nd"]),        # [<=N, D]
+        n("ScatterElements", ["buf", "rev_nd", "prob"], ["scattered"], axis=0),
+        n("Concat", ["count1", "m1", "two"], ["pairs_shape"], axis=0),
+        n("Reshape", ["scattered", "pairs_shape"], ["pairs"]),  # [<=N, 3, 2]
+        n("Add", ["zero_1", "count1"], ["end"]),
+        n("Slice", ["fc", "zero_1", "end", "zero_1"], ["trimmed"]),
+    ]
+    outs = ["prob", "ln", "proj", "conv", "scattered", "pairs", "trimmed"]
+    m = model(nodes, [vi("x", [N, C]), vi("mask", [N], BOOL)],
+              [vi(o, None) for o in outs],
+              [init("m1", np.array([-1], np.int64)),
+               init("img", np.array([-1, 2, 2, 2], np.int64)),
+               init("col", np.array([-1, 1], np.int64)),
+               init("zero_i", np.array(0, np.int64)),
+               init("zero_1", np.array([0], np.int64)),
+               init("ax0", np.array([0], np.int64)),
+               init("d1", np.array([D], np.int64)),
+               init("two", np.array([2], np.int64)),
+               init("minus1", np.array([-1, -1], np.int64)),
+               init("ones2", np.array([1, 1], np.int64)),
+               init("wt", wt), init("b", b), init("mm", mm), init("g", g),
+               init("beta", beta), init("cw", cw)], opset=17)
+    rows = x[mask]
+    fc = (rows @ wt + b).astype(np.float32)
+    e = np.exp(fc - fc.max(axis=1, keepdims=True))
+    prob = (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+    mu = rows.mean(axis=1, keepdims=True)
+    var = ((rows - mu) ** 2).mean(axis=1, keepdims=True)
+    ln = ((rows - mu) / np.sqrt(var + 1e-5) * g + beta).astype(np.float32)
+    imgs = rows.reshape(-1, 2, 2, 2)
+    conv = np.einsum("nchw,oc->nohw", imgs, cw[:, :, 0, 0]).astype(np.float32)
+    scattered = prob[::-1].copy()
+    w.save("dynamic_roi_head", m, [x, mask],
+           [prob, ln, (rows @ mm).astype(np.float32), conv, scattered,
+            scattered.reshape(-1, 3, 2), fc])
+
+
 def generate(w):
     gen_non_zero(w)
     gen_compress(w)
     gen_unique(w)
     gen_top_k_runtime_k(w)
     gen_chain(w)
+    gen_roi_head(w)
     gen_refused(w)

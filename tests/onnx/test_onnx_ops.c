@@ -66,6 +66,11 @@ Test(onnx_ops, opset21_with_dynamic_batch, .timeout = 60) {
   VKP_TEST_OK(vkp_graph_load_with_options(path, &by_shape, &g));
   onnx_run_and_compare(g, "opset21", 1e-5, 1e-6);
   vkp_graph_destroy(g);
+  // Opset 22 (bfloat16 added to many ops' types, nothing else): the same.
+  onnx_model_path(path, sizeof path, "opset22.onnx");
+  VKP_TEST_OK(vkp_graph_load_with_options(path, &opt, &g));
+  onnx_run_and_compare(g, "opset22", 1e-5, 1e-6);
+  vkp_graph_destroy(g);
 }
 
 // Elementwise and logic ops on runtime tensors: a runtime Clip bound stays

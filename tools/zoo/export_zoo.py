@@ -767,6 +767,467 @@ def build_bert_dynseq(rng, small):
                   ["last_hidden_state", "pooler_output"], axes)
 
 
+# ------------------------------------------------- third wave: more real exports
+
+
+class GPT2Step(nn.Module):
+    """One decoding step of a GPT-2-style model with a key/value cache: the
+    new token attends to the cached keys and values plus its own, and the
+    updated caches are outputs (the layout Hugging Face's past_key_values use)."""
+
+    def __init__(self, vocab=2048, context=256, dim=128, heads=4, layers=2):
+        super().__init__()
+        self.heads, self.hd = heads, dim // heads
+        self.wte, self.wpe = nn.Embedding(vocab, dim), nn.Embedding(context, dim)
+        self.ln_1 = nn.ModuleList(nn.LayerNorm(dim) for _ in range(layers))
+        self.qkv = nn.ModuleList(nn.Linear(dim, 3 * dim) for _ in range(layers))
+        self.proj = nn.ModuleList(nn.Linear(dim, dim) for _ in range(layers))
+        self.ln_2 = nn.ModuleList(nn.LayerNorm(dim) for _ in range(layers))
+        self.mlp = nn.ModuleList(nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(approximate="tanh"),
+                                               nn.Linear(4 * dim, dim)) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(dim)
+
+    def forward(self, input_ids, past_k, past_v):
+        b, t = input_ids.shape
+        past = past_k.shape[3]
+        pos = torch.arange(past, past + t)
+        x = self.wte(input_ids) + self.wpe(pos)
+        new_k, new_v = [], []
+        for i in range(len(self.qkv)):
+            q, k, v = self.qkv[i](self.ln_1[i](x)).split(x.shape[-1], dim=2)
+            q, k, v = (z.view(b, t, self.heads, self.hd).transpose(1, 2) for z in (q, k, v))
+            k = torch.cat((past_k[i], k), dim=2)
+            v = torch.cat((past_v[i], v), dim=2)
+            new_k.append(k)
+            new_v.append(v)
+            att = (q @ k.transpose(-2, -1) / math.sqrt(self.hd)).softmax(-1)
+            x = x + self.proj[i]((att @ v).transpose(1, 2).reshape(b, t, -1))
+            x = x + self.mlp[i](self.ln_2[i](x))
+        return F.linear(self.ln_f(x), self.wte.weight), torch.stack(new_k), torch.stack(new_v)
+
+
+def build_gpt2_kvcache(rng, small):
+    past = 8 if small else 40
+    axes = {"past_k": {3: "past"}, "past_v": {3: "past"}, "present_k": {3: "past1"},
+            "present_v": {3: "past1"}}
+    return Export(GPT2Step(), {"input_ids": token_ids(rng, 2048, 1, 1),
+                               "past_k": normal(rng, 2, 1, 4, past, 32),
+                               "past_v": normal(rng, 2, 1, 4, past, 32)},
+                  ["logits", "present_k", "present_v"], axes)
+
+
+class TimeResBlock(nn.Module):
+    def __init__(self, cin, cout, tdim):
+        super().__init__()
+        self.n1, self.c1 = nn.GroupNorm(8, cin), nn.Conv2d(cin, cout, 3, padding=1)
+        self.t = nn.Linear(tdim, cout)
+        self.n2, self.c2 = nn.GroupNorm(8, cout), nn.Conv2d(cout, cout, 3, padding=1)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x, temb):
+        h = self.c1(F.silu(self.n1(x))) + self.t(temb)[:, :, None, None]
+        return self.skip(x) + self.c2(F.silu(self.n2(h)))
+
+
+class TinyDiffusionUNet(nn.Module):
+    """A denoising U-Net as diffusion models use it: sinusoidal embedding of a
+    run-time timestep, GroupNorm + SiLU residual blocks, self-attention at the
+    lowest resolution, nearest upsampling and skip concatenation."""
+
+    def __init__(self, ch=32, tdim=64):
+        super().__init__()
+        self.tdim = tdim
+        self.tmlp = nn.Sequential(nn.Linear(tdim, tdim), nn.SiLU(), nn.Linear(tdim, tdim))
+        self.inp = nn.Conv2d(3, ch, 3, padding=1)
+        self.d1, self.down = TimeResBlock(ch, ch, tdim), nn.Conv2d(ch, ch, 3, stride=2, padding=1)
+        self.d2 = TimeResBlock(ch, 2 * ch, tdim)
+        self.mid_norm = nn.GroupNorm(8, 2 * ch)
+        self.attn = nn.MultiheadAttention(2 * ch, 4, batch_first=True)
+        self.u1 = TimeResBlock(4 * ch, ch, tdim)
+        self.u2 = TimeResBlock(2 * ch, ch, tdim)
+        self.out = nn.Sequential(nn.GroupNorm(8, ch), nn.SiLU(), nn.Conv2d(ch, 3, 3, padding=1))
+
+    def forward(self, x, t):
+        half = self.tdim // 2
+        freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float32) / half)
+        args = t[:, None] * freqs[None]
+        temb = self.tmlp(torch.cat((args.sin(), args.cos()), dim=-1))
+        h0 = self.inp(x)
+        h1 = self.d1(h0, temb)
+        h2 = self.d2(self.down(h1), temb)
+        b, c, hh, ww = h2.shape
+        s = self.mid_norm(h2).flatten(2).transpose(1, 2)
+        h2 = h2 + self.attn(s, s, s, need_weights=False)[0].transpose(1, 2).reshape(b, c, hh, ww)
+        u = self.u1(torch.cat((h2, self.d2(self.down(h1), temb)), 1), temb)
+        u = F.interpolate(u, scale_factor=2.0, mode="nearest")
+        u = self.u2(torch.cat((u, h1), 1), temb)
+        return self.out(u)
+
+
+def build_diffusion_unet(rng, small):
+    s = 16 if small else 32
+    return Export(TinyDiffusionUNet(), {"sample": normal(rng, 1, 3, s, s),
+                                        "timestep": np.array([417.0], np.float32)},
+                  ["noise_pred"])
+
+
+class PointNet(nn.Module):
+    """PointNet classification: an input transform net (3x3 matrix from a
+    max-pooled shared MLP, plus identity), shared 1x1 Conv1d MLPs, global max pool."""
+
+    def __init__(self, classes=16):
+        super().__init__()
+        def mlp(*ch):
+            layers = []
+            for a, b in zip(ch, ch[1:]):
+                layers += [nn.Conv1d(a, b, 1), nn.BatchNorm1d(b), nn.ReLU()]
+            return nn.Sequential(*layers)
+        self.tnet = mlp(3, 32, 64, 256)
+        self.tfc = nn.Sequential(nn.Linear(256, 64), nn.ReLU(), nn.Linear(64, 9))
+        self.feat = mlp(3, 64, 128, 512)
+        self.head = nn.Sequential(nn.Linear(512, 128), nn.ReLU(), nn.Linear(128, classes))
+
+    def forward(self, points):  # [b, 3, n]
+        m = self.tfc(self.tnet(points).amax(dim=2)).view(-1, 3, 3) + torch.eye(3)
+        x = torch.bmm(points.transpose(1, 2), m).transpose(1, 2)
+        return self.head(self.feat(x).max(dim=2)[0]).log_softmax(-1)
+
+
+def build_pointnet(rng, small):
+    return Export(PointNet(), {"points": normal(rng, 1, 3, 256 if small else 1024)},
+                  ["log_probs"])
+
+
+class GCN(nn.Module):
+    """Two graph-convolution layers over a run-time edge list, as PyTorch
+    Geometric computes them without its extension: gather the source nodes'
+    features, scatter-add (ScatterElements, reduction add) into the targets,
+    normalise by degree."""
+
+    def __init__(self, fin=16, hidden=32, classes=7):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(fin, hidden), nn.Linear(hidden, classes)
+
+    @staticmethod
+    def propagate(x, edge_index):
+        src, dst = edge_index[0], edge_index[1]
+        deg = torch.zeros(x.shape[0]).scatter_add(0, dst, torch.ones(dst.shape[0])) + 1.0
+        norm = (deg[src] * deg[dst]).rsqrt()[:, None]
+        index = dst[:, None].expand(-1, x.shape[1])
+        agg = torch.zeros_like(x).scatter_add(0, index, x[src] * norm)
+        return agg + x / deg[:, None]
+
+    def forward(self, x, edge_index):
+        h = F.relu(self.propagate(self.l1(x), edge_index))
+        return self.propagate(self.l2(h), edge_index).log_softmax(-1)
+
+
+def build_gcn(rng, small):
+    n, e = (40, 160) if small else (200, 1000)
+    edges = rng.integers(0, n, size=(2, e)).astype(np.int64)
+    return Export(GCN(), {"x": normal(rng, n, 16), "edge_index": edges}, ["log_probs"])
+
+
+class MoE(nn.Module):
+    """A top-2 mixture-of-experts feed-forward layer (Switch/Mixtral style,
+    dense dispatch): router softmax, TopK, gates scattered into a [tokens,
+    experts] matrix, every expert applied, outputs weighted by einsum."""
+
+    def __init__(self, dim=64, hidden=128, experts=4):
+        super().__init__()
+        self.router = nn.Linear(dim, experts, bias=False)
+        self.w1 = nn.Parameter(torch.randn(experts, dim, hidden) * dim ** -0.5)
+        self.w2 = nn.Parameter(torch.randn(experts, hidden, dim) * hidden ** -0.5)
+        self.ln = nn.LayerNorm(dim)
+
+    def forward(self, x):  # [tokens, dim]
+        probs = self.router(x).softmax(-1)
+        top, idx = probs.topk(2, dim=-1)
+        gates = torch.zeros_like(probs).scatter(1, idx, top / top.sum(-1, keepdim=True))
+        h = F.gelu(torch.einsum("td,edh->teh", x, self.w1))
+        y = torch.einsum("teh,ehd->ted", h, self.w2)
+        return self.ln(x + torch.einsum("te,ted->td", gates, y))
+
+
+def build_moe(rng, small):
+    return Export(MoE(), {"tokens": normal(rng, 16 if small else 64, 64)}, ["out"])
+
+
+class T5Attention(nn.Module):
+    """T5's encoder self-attention with the relative position bias computed
+    in the graph: bucketed |i - j| (exact below 8, logarithmic up to 128),
+    bidirectional, a learned bias per bucket and head, no scaling."""
+
+    def __init__(self, dim=128, heads=4, buckets=32, max_distance=128):
+        super().__init__()
+        self.heads, self.buckets, self.max_distance = heads, buckets, max_distance
+        self.qkv, self.o = nn.Linear(dim, 3 * dim, bias=False), nn.Linear(dim, dim, bias=False)
+        self.rel = nn.Embedding(buckets, heads)
+        self.norm = RMSNorm(dim)
+
+    def bucket(self, rel):
+        n = self.buckets // 2
+        ret = (rel > 0).long() * n
+        rel = rel.abs()
+        exact = n // 2
+        large = exact + (torch.log(rel.float() / exact) / math.log(self.max_distance / exact)
+                         * (n - exact)).long()
+        large = torch.min(large, torch.full_like(large, n - 1))
+        return ret + torch.where(rel < exact, rel, large)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        pos = torch.arange(t)
+        bias = self.rel(self.bucket(pos[None, :] - pos[:, None])).permute(2, 0, 1)[None]
+        q, k, v = (z.view(b, t, self.heads, -1).transpose(1, 2)
+                   for z in self.qkv(self.norm(x)).split(c, -1))
+        att = (q @ k.transpose(-1, -2) + bias).softmax(-1)
+        return x + self.o((att @ v).transpose(1, 2).reshape(b, t, c))
+
+
+def build_t5_attention(rng, small):
+    return Export(T5Attention(), {"hidden": normal(rng, 1, 16 if small else 96, 128)},
+                  ["out"])
+
+
+def conv_silu(cin, cout, k=1, s=1):
+    return nn.Sequential(nn.Conv2d(cin, cout, k, s, k // 2, bias=False), nn.BatchNorm2d(cout),
+                         nn.SiLU())
+
+
+class C3(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        h = cout // 2
+        self.a, self.b = conv_silu(cin, h), conv_silu(cin, h)
+        self.m = nn.Sequential(conv_silu(h, h), conv_silu(h, h, 3))
+        self.out = conv_silu(2 * h, cout)
+
+    def forward(self, x):
+        a = self.a(x)
+        return self.out(torch.cat((a + self.m(a), self.b(x)), 1))
+
+
+class TinyYOLO(nn.Module):
+    """A YOLOv5-style detector, scaled down: Focus space-to-depth by strided
+    slicing, C3 blocks, SPPF (chained 5x5 max pools), a top-down path with
+    nearest upsampling, and the detection head's decode (sigmoid, grid offsets,
+    anchor scaling) into [boxes, 5 + classes]."""
+
+    def __init__(self, classes=8):
+        super().__init__()
+        self.no = 5 + classes
+        self.focus = conv_silu(12, 16, 3)
+        self.s1 = nn.Sequential(conv_silu(16, 32, 3, 2), C3(32, 32))
+        self.s2 = nn.Sequential(conv_silu(32, 64, 3, 2), C3(64, 64))
+        self.s3 = nn.Sequential(conv_silu(64, 128, 3, 2), C3(128, 128))
+        self.sppf_in, self.sppf_out = conv_silu(128, 64), conv_silu(256, 128)
+        self.lat = conv_silu(128, 64)
+        self.fuse = C3(128, 64)
+        self.heads = nn.ModuleList([nn.Conv2d(64, 3 * self.no, 1), nn.Conv2d(128, 3 * self.no, 1)])
+        self.register_buffer("anchors", torch.tensor([[[10., 13.], [16., 30.], [33., 23.]],
+                                                      [[30., 61.], [62., 45.], [59., 119.]]]))
+
+    def decode(self, p, i, stride):
+        b, _, h, w = p.shape
+        p = p.view(b, 3, self.no, h, w).permute(0, 1, 3, 4, 2).sigmoid()
+        ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+        grid = torch.stack((xs, ys), -1).float()[None, None]
+        xy = (p[..., :2] * 2 - 0.5 + grid) * stride
+        wh = (p[..., 2:4] * 2) ** 2 * self.anchors[i][None, :, None, None]
+        return torch.cat((xy, wh, p[..., 4:]), -1).view(b, -1, self.no)
+
+    def forward(self, x):
+        x = torch.cat((x[..., ::2, ::2], x[..., 1::2, ::2], x[..., ::2, 1::2],
+                       x[..., 1::2, 1::2]), 1)
+        p3 = self.s2(self.s1(self.focus(x)))
+        y = self.sppf_in(self.s3(p3))
+        y1 = F.max_pool2d(y, 5, 1, 2)
+        y2 = F.max_pool2d(y1, 5, 1, 2)
+        p5 = self.sppf_out(torch.cat((y, y1, y2, F.max_pool2d(y2, 5, 1, 2)), 1))
+        up = F.interpolate(self.lat(p5), scale_factor=2.0, mode="nearest")
+        p4 = self.fuse(torch.cat((up, p3), 1))
+        return torch.cat((self.decode(self.heads[0](p4), 0, 16),
+                          self.decode(self.heads[1](p5), 1, 32)), 1)
+
+
+def build_yolo(rng, small):
+    s = 128 if small else 320
+    return Export(TinyYOLO(), {"images": normal(rng, 1, 3, s, s)}, ["predictions"])
+
+
+class TinyCLIP(nn.Module):
+    """CLIP's two towers, scaled down: a ViT image encoder (class token) and a
+    causal text transformer whose sentence feature is taken at the end-of-text
+    token (argmax of the ids, a run-time gather); L2-normalised features and a
+    learned logit scale."""
+
+    def __init__(self, vocab=1000, dim=128, ctx=16):
+        super().__init__()
+        self.patch = nn.Conv2d(3, dim, 16, 16)
+        self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
+        self.ipos = nn.Parameter(torch.randn(1, 17, dim) * 0.02)
+        layer = lambda: nn.TransformerEncoderLayer(dim, 4, 2 * dim, dropout=0.0,
+                                                   activation="gelu", batch_first=True,
+                                                   norm_first=True)
+        self.ienc = nn.TransformerEncoder(layer(), 2)
+        self.tok, self.tpos = nn.Embedding(vocab, dim), nn.Parameter(torch.randn(ctx, dim) * 0.01)
+        self.tenc = nn.TransformerEncoder(layer(), 2)
+        self.iproj, self.tproj = nn.Linear(dim, 64, bias=False), nn.Linear(dim, 64, bias=False)
+        self.logit_scale = nn.Parameter(torch.tensor(math.log(1 / 0.07)))
+
+    def forward(self, image, text):
+        x = self.patch(image).flatten(2).transpose(1, 2)
+        x = torch.cat((self.cls.expand(x.shape[0], -1, -1), x), 1) + self.ipos
+        img = self.iproj(self.ienc(x)[:, 0])
+        t = text.shape[1]
+        mask = torch.full((t, t), float("-inf")).triu(1)
+        h = self.tenc(self.tok(text) + self.tpos[:t], mask=mask)
+        txt = self.tproj(h[torch.arange(h.shape[0]), text.argmax(-1)])
+        img, txt = F.normalize(img, dim=-1), F.normalize(txt, dim=-1)
+        return self.logit_scale.exp() * img @ txt.t()
+
+
+def build_clip(rng, small):
+    return Export(TinyCLIP(), {"image": normal(rng, 1, 3, 64, 64),
+                               "text": token_ids(rng, 1000, 3, 16)}, ["logits_per_image"])
+
+
+class RobertaEmbed(nn.Module):
+    """RoBERTa's input side: position ids made in the graph from the padding
+    (cumsum of the non-pad mask, offset by the pad index), word + position
+    embeddings, LayerNorm, one encoder layer and a masked mean pool."""
+
+    def __init__(self, vocab=2048, dim=128, pad=1):
+        super().__init__()
+        self.pad = pad
+        self.word, self.pos = nn.Embedding(vocab, dim, padding_idx=pad), nn.Embedding(130, dim)
+        self.ln = nn.LayerNorm(dim)
+        self.layer = BertLayer(dim, 4)
+
+    def forward(self, input_ids):
+        mask = input_ids.ne(self.pad).int()
+        pos = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + self.pad
+        x = self.ln(self.word(input_ids) + self.pos(pos))
+        bias = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
+        x = self.layer(x, bias)
+        m = mask[..., None].float()
+        return (x * m).sum(1) / m.sum(1).clamp(min=1e-9)
+
+
+def build_roberta(rng, small):
+    seq = 16 if small else 64
+    ids = token_ids(rng, 2048, 2, seq)
+    ids[ids == 1] = 5
+    ids[0, seq - seq // 4:] = 1  # padding at the end of the first row
+    return Export(RobertaEmbed(), {"input_ids": ids}, ["sentence_embedding"])
+
+
+class MelFrontEnd(nn.Module):
+    """A log-mel spectrogram computed in the model, then a small 2-D conv
+    classifier: how speech models often ship their front end. torch 1.13 has
+    no ONNX export for torch.stft, so the STFT is a strided Conv1d whose
+    kernels are the Hann-windowed cosine and sine rows of the DFT (the
+    "conv STFT" export-friendly models use), then power, a mel filter bank as
+    a matrix product, and log."""
+
+    def __init__(self, n_fft=256, hop=128, mels=40, classes=10):
+        super().__init__()
+        self.n_fft, self.hop = n_fft, hop
+        k = torch.arange(n_fft // 2 + 1, dtype=torch.float64)[:, None]
+        t = torch.arange(n_fft, dtype=torch.float64)[None]
+        win = torch.hann_window(n_fft, dtype=torch.float64)
+        ang = 2 * math.pi * k * t / n_fft
+        basis = torch.cat(((ang.cos() * win), (-ang.sin() * win)), 0).float()[:, None]
+        self.register_buffer("basis", basis)  # [2 * bins, 1, n_fft]
+        fb = torch.rand(n_fft // 2 + 1, mels)
+        self.register_buffer("fbank", fb / fb.sum(0, keepdim=True))
+        self.net = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                 nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),
+                                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, classes))
+
+    def forward(self, wave):  # [b, samples]
+        spec = F.conv1d(wave[:, None], self.basis, stride=self.hop)  # [b, 2 * bins, frames]
+        re, im = spec.chunk(2, dim=1)
+        power = re * re + im * im  # [b, bins, frames]
+        mel = torch.log(power.transpose(1, 2) @ self.fbank + 1e-6)
+        return self.net(mel[:, None])
+
+
+def build_mel(rng, small):
+    return Export(MelFrontEnd(), {"wave": normal(rng, 1, 4096 if small else 16000)},
+                  ["logits"])
+
+
+class DLRMLite(nn.Module):
+    """A recommendation model: bags of sparse ids reduced by nn.EmbeddingBag
+    (sum, with offsets), a dense MLP, pairwise dot-product interactions."""
+
+    def __init__(self, rows=1000, dim=16, tables=3):
+        super().__init__()
+        self.bags = nn.ModuleList(nn.EmbeddingBag(rows, dim, mode="sum") for _ in range(tables))
+        self.bottom = nn.Sequential(nn.Linear(13, 32), nn.ReLU(), nn.Linear(32, dim))
+        n = tables + 1
+        li, lj = np.tril_indices(n, -1)  # torch.tril_indices has no ONNX export
+        self.register_buffer("li", torch.from_numpy(li))
+        self.register_buffer("lj", torch.from_numpy(lj))
+        self.top = nn.Sequential(nn.Linear(dim + n * (n - 1) // 2, 32), nn.ReLU(),
+                                 nn.Linear(32, 1))
+
+    def forward(self, dense, ids, offsets):
+        feats = [self.bottom(dense)] + [bag(ids[i], offsets[i]) for i, bag in enumerate(self.bags)]
+        z = torch.stack(feats, 1)
+        inter = z @ z.transpose(1, 2)
+        return torch.sigmoid(self.top(torch.cat((feats[0], inter[:, self.li, self.lj]), 1)))
+
+
+def build_dlrm(rng, small):
+    batch, per_bag = 4, 5
+    ids = rng.integers(0, 1000, size=(3, batch * per_bag)).astype(np.int64)
+    offsets = np.tile(np.arange(0, batch * per_bag, per_bag, dtype=np.int64), (3, 1))
+    return Export(DLRMLite(), {"dense": normal(rng, batch, 13), "ids": ids, "offsets": offsets},
+                  ["click_probability"])
+
+
+def build_raft(rng, small):
+    class Flow(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.raft = torchvision.models.optical_flow.raft_small(weights=None)
+
+        def forward(self, image1, image2):
+            return self.raft(image1, image2, num_flow_updates=3)[-1]
+    s = 64 if small else 128
+    return Export(Flow(), {"image1": normal(rng, 1, 3, s, s), "image2": normal(rng, 1, 3, s, s)},
+                  ["flow"])
+
+
+def build_vit_interp(rng, small):
+    """A ViT whose learned position embeddings (made for a 14x14 grid) are
+    resized bicubically to the input's grid, as DINO/timm models do."""
+    class ViTInterp(nn.Module):
+        def __init__(self, dim=96):
+            super().__init__()
+            self.patch = nn.Conv2d(3, dim, 16, 16)
+            self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
+            self.pos = nn.Parameter(torch.randn(1, 1 + 14 * 14, dim) * 0.02)
+            self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(
+                dim, 4, 2 * dim, dropout=0.0, activation="gelu", batch_first=True,
+                norm_first=True), 2)
+            self.head = nn.Linear(dim, 10)
+
+        def forward(self, x):
+            x = self.patch(x)
+            b, c, h, w = x.shape
+            grid = self.pos[:, 1:].reshape(1, 14, 14, c).permute(0, 3, 1, 2)
+            grid = F.interpolate(grid, size=(h, w), mode="bicubic", align_corners=False)
+            pos = torch.cat((self.pos[:, :1], grid.flatten(2).transpose(1, 2)), 1)
+            x = torch.cat((self.cls.expand(b, -1, -1), x.flatten(2).transpose(1, 2)), 1) + pos
+            return self.head(self.enc(x)[:, 0])
+    s = 96 if small else 160
+    return Export(ViTInterp(), {"image": normal(rng, 1, 3, s, s)}, ["logits"])
+
+
 # ------------------------------------------------------------- the zoo
 
 tv = torchvision.models
@@ -832,6 +1293,22 @@ ZOO = [
     ("conformer", "audio", build_conformer),
     ("crnn", "sequence", build_crnn),
     ("bert_tiny_dynseq", "language", build_bert_dynseq),
+    # Third wave (2026-11-26, evening): more exports no issue names.
+    ("gpt2_kvcache", "language", build_gpt2_kvcache),
+    ("diffusion_unet", "generative", build_diffusion_unet),
+    ("pointnet", "point cloud", build_pointnet),
+    ("gcn", "graph", build_gcn),
+    ("moe_top2", "language", build_moe),
+    ("t5_attention", "language", build_t5_attention),
+    ("yolo_tiny", "detection", build_yolo),
+    ("clip_tiny", "multimodal", build_clip),
+    ("roberta_posids", "language", build_roberta),
+    ("mel_frontend", "audio", build_mel),
+    ("dlrm_lite", "recommendation", build_dlrm),
+    ("raft_small", "optical flow", build_raft),
+    ("vit_interp_pos", "classification", build_vit_interp),
+    ("vgg16_bn", "classification", classifier(tv.vgg16_bn, image_side)),
+    ("mc3_18", "video", video_classifier(torchvision.models.video.mc3_18)),
 ]
 # Full-size models for benchmarks (hundreds of MB): exported only when named
 # with --only, never by default.
