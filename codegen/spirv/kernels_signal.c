@@ -3,7 +3,12 @@
 // invocation per output bin summing its line directly (dft.comp), with
 // roots of unity from exact integer arguments. The lines are described as
 // strides, as the cpu generator's vkp_dft takes them (codegen/c/emit_signal.c).
+// Also det (det.comp): one invocation per matrix of at most 16 x 16.
+#include <stdio.h>
+
 #include "codegen/spirv/kernels.h"
+
+#define VKP__DET_MAX_M 16
 
 // v: INNER, XA, XB, XS, CH, HAVE, YA, YB, YS.
 static void vkp__define_lines(vkp__emit_t *e, uint64_t lines, const uint64_t *v, uint64_t n,
@@ -48,5 +53,27 @@ vkp_status_t vkp__spv_emit_stft(vkp__emit_t *e, const vkp_node_t *n) {
                    frames * bins * 2, bins * 2, 2};
   vkp__define_lines(e, (uint64_t)x->shape[0] * frames, v, len, bins, false,
                     n->n_inputs > 1 && n->inputs[1] >= 0);
+  return NULL;
+}
+
+bool vkp__spv_check_det(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                        size_t reason_size) {
+  const vkp_value_t *x = vkp__spv_input(g, n, 0);
+  int64_t m = x->shape[x->rank - 1];
+  if (m >= 1 && m <= VKP__DET_MAX_M) return true;
+  snprintf(reason, reason_size,
+           "det of %lld x %lld matrices: the Vulkan kernel factorises 1 x 1 to %d x %d "
+           "ones in registers",
+           (long long)m, (long long)m, VKP__DET_MAX_M, VKP__DET_MAX_M);
+  return false;
+}
+
+vkp_status_t vkp__spv_emit_det(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
+  vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
+  vkp__spv_define_u(&e->body, "M", (uint64_t)x->shape[x->rank - 1]);
+  vkp__spv_grid_1d(e, vkp__spv_numel(y));
+  vkp__spv_template(e, VKP__SHADER_det);
   return NULL;
 }

@@ -169,6 +169,7 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_TRILU] = {true, NULL, vkp__spv_emit_trilu, .narrow = true, .f64 = true, .ints = true},
     [VKP_OP_DFT] = {true, NULL, vkp__spv_emit_dft},
     [VKP_OP_STFT] = {true, NULL, vkp__spv_emit_stft},
+    [VKP_OP_DET] = {true, NULL, vkp__spv_emit_det, vkp__spv_check_det},
     [VKP_OP_EYE_LIKE] = {true, NULL, vkp__spv_emit_eye_like, .bool_values = true,
                          .ints = true},
     [VKP_OP_ATTENTION] = {true, NULL, vkp__spv_emit_attention, vkp__spv_check_attention},

@@ -1178,6 +1178,16 @@ const char *y = NODE(b, VKP_OP_STFT, 1, L(x), 3,
                      A(AI("frame_step", 4), AI("frame_length", 9), AI("onesided", 0)));
 END(y)
 
+BEGIN(det_batched_4x4)
+const char *x = IN(b, 4, S(2, 3, 4, 4));
+const char *y = NODE(b, VKP_OP_DET, 1, L(x), 0, NULL);
+END(y)
+
+BEGIN(det_scalar_1x1)
+const char *x = IN(b, 2, S(1, 1));
+const char *y = NODE(b, VKP_OP_DET, 1, L(x), 0, NULL);
+END(y)
+
 BEGIN(eye_like_int32_to_float)
 const char *x = IN_DT(b, VKP_DTYPE_INT32, 2, S(4, 6));
 const char *y = NODE(b, VKP_OP_EYE_LIKE, 1, L(x), 2, A(AS("dtype", "float32"), AI("k", 2)));
@@ -1418,6 +1428,8 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(dft_long_97, -1.0f, 1.0f, 1),
     CASE(stft_window, -1.0f, 1.0f, 1),
     CASE(stft_complex_no_window, -1.0f, 1.0f, 1),
+    CASE(det_batched_4x4, -1.0f, 1.0f, 1),
+    CASE(det_scalar_1x1, -1.0f, 1.0f, 1),
     CASE(eye_like_int32_to_float, -5.0f, 5.0f, 1),
     CASE(eye_like_int64_neg, -1.0f, 1.0f, 1),
     CASE(flatten_io, -1.0f, 1.0f, 1),
