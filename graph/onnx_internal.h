@@ -719,8 +719,8 @@ typedef struct vkp__shape_expr_t {
 } vkp__shape_expr_t;
 // Reads IR value `value` (an int64/int32 vector of at most VKP_MAX_RANK
 // entries) as a vkp__shape_expr_t through the nodes exporters build shapes
-// with (Shape, Gather, Unsqueeze, Concat, Cast, Equal, Where, + - * by
-// constants). False when some entry is neither known nor an extent.
+// with (Shape, Gather, Slice, Unsqueeze, Concat, Cast, Equal, Where, + - *
+// by constants). False when some entry is neither known nor an extent.
 bool vkp__onnx_shape_expr(const vkp__onnx_ctx_t *ctx, int32_t value,
                           vkp__shape_expr_t *out);
 // The value whose kernel decided bounded value `value`'s run-time extent
