@@ -15,7 +15,9 @@
 //                  Upsample, Tile, Expand, Trilu, EyeLike; onnx_select.c:
 //                  TopK, CumSum, NonZero, Unique; onnx_index.c: OneHot,
 //                  Compress; onnx_control.c: If, Loop, Scan;
-//                  onnx_sequence.c: Sequence*, Optional*, SequenceMap)
+//                  onnx_sequence.c: Sequence*, Optional*, SequenceMap;
+//                  onnx_signal.c: DFT, STFT, MaxUnpool, window functions,
+//                  MelWeightMatrix)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,
@@ -461,6 +463,11 @@ vkp_status_t vkp__onnx_fold_expand(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 // data they become the IR's non_zero and unique (onnx_select.c).
 vkp_status_t vkp__onnx_fold_non_zero(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 vkp_status_t vkp__onnx_fold_unique(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+// The window functions and MelWeightMatrix make constants (onnx_signal.c).
+vkp_status_t vkp__onnx_fold_hann_window(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_hamming_window(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_blackman_window(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
+vkp_status_t vkp__onnx_fold_mel_weight_matrix(vkp__onnx_ctx_t *ctx) VKP_MUST_USE;
 
 // Shared with the folder: the new shape of Reshape/Squeeze/Unsqueeze/Flatten
 // for an input of `rank`/`shape` under the current node's semantics.
@@ -548,6 +555,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("Atan", simple, NULL, ATAN, "") \
   X("Atanh", simple, NULL, ATANH, "") \
   X("AveragePool", pool, NULL, NONE, "auto_pad,ceil_mode,count_include_pad,dilations,kernel_shape,pads,strides") \
+  X("BlackmanWindow", fold_only, blackman_window, NONE, "output_datatype,periodic") \
   X("BatchNormalization", batch_norm, NULL, NONE, "epsilon,momentum,spatial,training_mode") \
   X("BitShift", simple, NULL, BIT_SHIFT, "direction") \
   X("BitwiseAnd", simple, NULL, BITWISE_AND, "") \
@@ -572,7 +580,9 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("Crop", experimental, NULL, NONE, "border,scale") \
   X("CumSum", cum_sum, NULL, NONE, "exclusive,reverse") \
   X("DepthToSpace", simple, NULL, DEPTH_TO_SPACE, "blocksize,mode") \
+  X("DFT", dft, NULL, NONE, "axis,inverse,onesided") \
   X("DequantizeLinear", quantize, NULL, NONE, "axis,block_size") \
+  X("Det", simple, NULL, DET, "") \
   X("Div", simple, NULL, DIV, "") \
   X("Dropout", dropout, NULL, NONE, "ratio,seed") \
   X("DynamicQuantizeLinear", dynamic_quantize, NULL, NONE, "") \
@@ -595,6 +605,8 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("GlobalMaxPool", pool, NULL, NONE, "") \
   X("GroupNormalization", group_norm, NULL, NONE, "epsilon,num_groups,stash_type") \
   X("Hardmax", softmax, NULL, NONE, "axis") \
+  X("HammingWindow", fold_only, hamming_window, NONE, "output_datatype,periodic") \
+  X("HannWindow", fold_only, hann_window, NONE, "output_datatype,periodic") \
   X("HardSigmoid", simple, NULL, HARD_SIGMOID, "alpha,beta") \
   X("HardSwish", simple, NULL, HARD_SWISH, "") \
   X("Greater", simple, NULL, GREATER, "") \
@@ -621,8 +633,10 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("Max", simple, NULL, MAX, "") \
   X("LpPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,p,pads,strides") \
   X("MaxPool", pool, NULL, NONE, "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides") \
+  X("MaxUnpool", max_unpool, NULL, NONE, "kernel_shape,pads,strides") \
   X("Mean", simple, NULL, MEAN, "") \
   X("MeanVarianceNormalization", mean_variance_norm, NULL, NONE, "axes") \
+  X("MelWeightMatrix", fold_only, mel_weight_matrix, NONE, "output_datatype") \
   X("Min", simple, NULL, MIN, "") \
   X("Mish", simple, NULL, MISH, "") \
   X("Mod", simple, NULL, MOD, "fmod") \
@@ -692,6 +706,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("SpaceToDepth", simple, NULL, SPACE_TO_DEPTH, "blocksize") \
   X("Split", split, NULL, NONE, "axis,num_outputs,split") \
   X("SplitToSequence", sequence, NULL, NONE, "axis,keepdims") \
+  X("STFT", stft, NULL, NONE, "onesided") \
   X("Sqrt", simple, NULL, SQRT, "") \
   X("Squeeze", reshape_like, NULL, NONE, "axes") \
   X("Sub", simple, NULL, SUB, "") \

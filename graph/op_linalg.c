@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Linear algebra: matmul (NumPy semantics), gemm and einsum.
+// Linear algebra: matmul (NumPy semantics), gemm, einsum and det.
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "graph/einsum.h"
 #include "graph/ops_internal.h"
 
@@ -419,5 +421,59 @@ vkp_status_t vkp__eval_einsum(const vkp_node_t *n, const vkp_tensor_t *const *in
         idx[l] = 0;
       }
   }
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// det: the determinant of each trailing [M, M] matrix, by LU factorisation
+// with partial pivoting in double (a zero pivot column gives 0).
+
+vkp_status_t vkp__infer_det(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
+  const vkp_value_t *x = vkp__in(g, n, 0);
+  if (x->rank < 2 || x->shape[x->rank - 1] != x->shape[x->rank - 2]) {
+    char s[128];
+    return VKP__ERR("input '%s' %s must end in a square matrix [M, M]", x->name,
+                    vkp__fmt(x, s, sizeof s));
+  }
+  vkp__set_out(out, x->dtype, x->rank - 2, x->shape);
+  return NULL;
+}
+
+vkp_status_t vkp__eval_det(const vkp_node_t *n, const vkp_tensor_t *const *in,
+                           vkp_tensor_t *out) {
+  (void)n;
+  const vkp_tensor_t *x = in[0];
+  int64_t m = x->shape[x->rank - 1], batch = vkp__prod(x->shape, 0, x->rank - 2);
+  double *a = vkp__reallocarray(NULL, (size_t)(m * m > 0 ? m * m : 1), sizeof(double));
+  if (!a) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "det of %lldx%lld", (long long)m,
+                                 (long long)m);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < m * m; ++i) a[i] = vkp__get_f(x, b * m * m + i);
+    double det = 1.0;
+    for (int64_t c = 0; c < m && det != 0.0; ++c) {
+      int64_t p = c;
+      for (int64_t r = c + 1; r < m; ++r)
+        if (fabs(a[r * m + c]) > fabs(a[p * m + c])) p = r;
+      if (a[p * m + c] == 0.0) {
+        det = 0.0;
+        break;
+      }
+      if (p != c) {
+        for (int64_t j = 0; j < m; ++j) {
+          double t = a[c * m + j];
+          a[c * m + j] = a[p * m + j];
+          a[p * m + j] = t;
+        }
+        det = -det;
+      }
+      det *= a[c * m + c];
+      for (int64_t r = c + 1; r < m; ++r) {
+        double f = a[r * m + c] / a[c * m + c];
+        for (int64_t j = c + 1; j < m; ++j) a[r * m + j] -= f * a[c * m + j];
+      }
+    }
+    vkp__put_f(out, b, det);
+  }
+  vkp__free(a);
   return NULL;
 }

@@ -30,6 +30,9 @@ const vkp__attr_spec_t vkp__attrs_lp_pool[] = {
     VKP__ATTR("kernel_shape", INTS), VKP__ATTR("pads", INTS),
     VKP__ATTR("strides", INTS), VKP__ATTR("dilations", INTS),
     VKP__ATTR_INT("ceil_mode", 0), VKP__ATTR_INT("p", 2), VKP__ATTR_END};
+const vkp__attr_spec_t vkp__attrs_max_unpool[] = {
+    VKP__ATTR("kernel_shape", INTS), VKP__ATTR("pads", INTS),
+    VKP__ATTR("strides", INTS), VKP__ATTR("output_shape", INTS), VKP__ATTR_END};
 const vkp__attr_spec_t vkp__attrs_batch_norm[] = {
     VKP__ATTR_FLOAT("epsilon", 1e-5), VKP__ATTR_END};
 const vkp__attr_spec_t vkp__attrs_softmax[] = {VKP__ATTR_INT("axis", -1),
@@ -222,6 +225,58 @@ vkp_status_t vkp__infer_pool2d(vkp_graph_t *g, vkp_node_t *n,
       return VKP__ERR("%s has one output", vkp_op_name(n->op));
     vkp__set_out(vkp__out(g, n, 1), VKP_DTYPE_INT64, x->rank, shape);
   }
+  return NULL;
+}
+
+// max_unpool (ONNX MaxUnpool): the pooled x [N, C, in...] and its int64
+// indices (flat offsets into the unpooled [N, C, u...], u = (in - 1) *
+// stride + kernel - pads) scatter into zeros of that shape, placed at the
+// start of a larger output_shape when one is given (pads are then ignored).
+// Canonical form: output_shape always set, pads zero when it was given.
+vkp_status_t vkp__infer_max_unpool(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) {
+  const vkp_value_t *x = vkp__in(g, n, 0), *idx = vkp__in(g, n, 1);
+  int32_t s = 0;
+  const int64_t *k, *pads, *strides;
+  VKP_RETURN_IF_ERROR(vkp__spatial_dims(x, &s));
+  VKP_RETURN_IF_ERROR(vkp__need_dtypes(idx, "indices", VKP_DTYPE_SET(VKP_DTYPE_INT64)));
+  char a[128], b[128];
+  if (idx->rank != x->rank ||
+      memcmp(idx->shape, x->shape, sizeof(int64_t) * (size_t)x->rank) != 0)
+    return VKP__ERR("indices '%s' %s must have the shape of '%s' %s", idx->name,
+                    vkp__fmt(idx, a, sizeof a), x->name, vkp__fmt(x, b, sizeof b));
+  VKP_RETURN_IF_ERROR(vkp__ints_exact(n, "kernel_shape", s, NULL, &k));
+  VKP_RETURN_IF_ERROR(vkp__check_positive(k, s, "kernel_shape", false));
+  VKP_RETURN_IF_ERROR(vkp__ints_exact(n, "strides", s, vkp__ones, &strides));
+  VKP_RETURN_IF_ERROR(vkp__check_positive(strides, s, "strides", false));
+  const int64_t *given = NULL;
+  int32_t n_given = vkp_node_attr_ints(n, "output_shape", &given);
+  if (n_given >= 0 && vkp_node_attr(n, "output_shape")) {
+    if (n_given != x->rank)
+      return VKP__ERR("attribute 'output_shape' has %d entries; input '%s' has rank %d",
+                      (int)n_given, x->name, (int)x->rank);
+    VKP_RETURN_IF_ERROR(vkp__set_ints(n, "pads", 2 * s, vkp__zeros));
+  }
+  VKP_RETURN_IF_ERROR(vkp__ints_exact(n, "pads", 2 * s, vkp__zeros, &pads));
+  VKP_RETURN_IF_ERROR(vkp__check_positive(pads, 2 * s, "pads", true));
+  int64_t shape[VKP_MAX_RANK] = {x->shape[0], x->shape[1]};
+  for (int32_t i = 0; i < s; ++i) {
+    shape[2 + i] = (x->shape[2 + i] - 1) * strides[i] + k[i] - pads[i] - pads[s + i];
+    if (shape[2 + i] < 0)
+      return VKP__ERR("the unpooled dim %d is %lld (pads larger than the output)",
+                      (int)(2 + i), (long long)shape[2 + i]);
+  }
+  if (vkp_node_attr(n, "output_shape")) {
+    vkp_node_attr_ints(n, "output_shape", &given);
+    for (int32_t d = 0; d < x->rank; ++d)
+      if (given[d] < shape[d] || (d < 2 && given[d] != shape[d]))
+        return VKP__ERR("output_shape entry %d is %lld; the unpooled shape needs %s%lld",
+                        (int)d, (long long)given[d], d < 2 ? "" : "at least ",
+                        (long long)shape[d]);
+    memcpy(shape, given, sizeof(int64_t) * (size_t)x->rank);
+  } else {
+    VKP_RETURN_IF_ERROR(vkp__set_ints(n, "output_shape", x->rank, shape));
+  }
+  vkp__set_out(out, x->dtype, x->rank, shape);
   return NULL;
 }
 
@@ -600,6 +655,39 @@ vkp_status_t vkp__eval_layer_norm(const vkp_node_t *n,
       vkp__put_f(out, row + j, y);
       vkp__next_index(norm_rank, norm_shape, idx);
     }
+  }
+  return NULL;
+}
+
+vkp_status_t vkp__eval_max_unpool(const vkp_node_t *n, const vkp_tensor_t *const *in,
+                                  vkp_tensor_t *out) {
+  const vkp_tensor_t *x = in[0], *idx = in[1];
+  const int64_t *k, *pads, *strides;
+  vkp_node_attr_ints(n, "kernel_shape", &k);
+  vkp_node_attr_ints(n, "pads", &pads);
+  vkp_node_attr_ints(n, "strides", &strides);
+  int32_t s = x->rank - 2;
+  int64_t u[VKP_MAX_RANK] = {x->shape[0], x->shape[1]};
+  for (int32_t i = 0; i < s; ++i)
+    u[2 + i] = (x->shape[2 + i] - 1) * strides[i] + k[i] - pads[i] - pads[s + i];
+  int64_t u_count = vkp__prod(u, 0, x->rank), count = vkp__prod(out->shape, 0, out->rank);
+  int64_t out_strides[VKP_MAX_RANK];
+  vkp__strides(out, out_strides);
+  for (int64_t i = 0; i < count; ++i) vkp__put_f(out, i, 0.0);
+  int64_t n_in = vkp__prod(x->shape, 0, x->rank);
+  for (int64_t i = 0; i < n_in; ++i) {
+    int64_t at = vkp__get_i(idx, i);
+    if (at < 0 || at >= u_count)
+      return vkp_status_make(VKP_STATUS_OUT_OF_RANGE,
+                             "index %lld at %lld is outside the %lld unpooled elements",
+                             (long long)at, (long long)i, (long long)u_count);
+    // The offset in the unpooled shape, moved into the output's.
+    int64_t dst = 0, rest = at;
+    for (int32_t d = x->rank - 1; d >= 0; --d) {
+      dst += (rest % u[d]) * out_strides[d];
+      rest /= u[d];
+    }
+    vkp__put_f(out, dst, vkp__get_f(x, i));
   }
   return NULL;
 }

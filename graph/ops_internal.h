@@ -6,8 +6,8 @@
 //
 //   op_elementwise.c  arithmetic, functions, activations, cast, min/max/sum
 //   op_logic.c        comparisons, boolean logic, where, bitwise ops
-//   op_linalg.c       matmul, gemm, einsum
-//   op_nn.c           convolution, pooling, normalisation, softmax
+//   op_linalg.c       matmul, gemm, einsum, det
+//   op_nn.c           convolution, pooling, max_unpool, normalisation, softmax
 //   op_reduce.c       reductions
 //   op_norm.c         log_softmax, hardmax, instance/group/lp/mean-variance
 //                     normalisation, lrn
@@ -21,6 +21,7 @@
 //   op_resample.c     pad, resize, depth/space moves, tile, expand, trilu,
 //                     eye_like (index plans shared with the code
 //                     generators: graph/resample.h)
+//   op_signal.c       dft, stft (complex data as a trailing [re, im] dim)
 //   op_sample.c       grid_sample, roi_align (coordinate rules shared with
 //                     the cpu code generator: graph/sample.h)
 //

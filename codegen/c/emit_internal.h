@@ -190,5 +190,11 @@ vkp_status_t vkp__c_emit_grid_sample(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_roi_align(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_trilu(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_eye_like(vkp__c_kernel_t *k);
+// Fourier transforms: dft, stft (emit_signal.c).
+vkp_status_t vkp__c_emit_dft(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_stft(vkp__c_kernel_t *k);
+// det (emit_linalg.c) and max_unpool (emit_window.c).
+vkp_status_t vkp__c_emit_det(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_max_unpool(vkp__c_kernel_t *k);
 
 #endif  // VKPIPE_CODEGEN_C_EMIT_INTERNAL_H_

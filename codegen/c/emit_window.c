@@ -3,7 +3,7 @@
 // spatial dims (2-D convolutions are GEMM / Winograd / depthwise anchors in
 // emit.c), conv_transpose, lp_pool, and max / avg pooling that is not 2-D
 // or returns max_pool2d's indices, and int8 / uint8 max pooling (the rest
-// runs vkp_pool2d / vkp_maxpool2d).
+// runs vkp_pool2d / vkp_maxpool2d); max_unpool.
 #include <stdio.h>
 
 #include "codegen/c/emit_internal.h"
@@ -75,5 +75,52 @@ vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k) {
   vkp__sb_printf(k->body, "  vkp_pool3d(%s, %s, %s, %lld, &win, %s, %lld.0f, %d);\n",
                  k->in[0], k->out, n->n_outputs > 1 ? k->outs[1] : "NULL", batch * c,
                  mode, p, col_major);
+  return NULL;
+}
+
+// max_unpool: zeros, then each x element at its index's position in the
+// unpooled shape, moved into the (possibly larger) output; an index outside
+// the unpooled elements stops the stage. (Generated locals start with 'l',
+// which value names never do unprefixed.)
+vkp_status_t vkp__c_emit_max_unpool(vkp__c_kernel_t *k) {
+  const vkp_value_t *x = vkp__c_in(k, 0), *y = vkp__c_out(k);
+  const int64_t *kern, *pads, *st;
+  vkp_node_attr_ints(k->node, "kernel_shape", &kern);
+  vkp_node_attr_ints(k->node, "pads", &pads);
+  vkp_node_attr_ints(k->node, "strides", &st);
+  int32_t s = x->rank - 2;
+  long long u[8] = {x->shape[0], x->shape[1]}, u_count = x->shape[0] * x->shape[1];
+  long long n_in = 1, n_out = 1, ostride[8];
+  for (int32_t i = 0; i < s; ++i) {
+    u[2 + i] = (x->shape[2 + i] - 1) * st[i] + kern[i] - pads[i] - pads[s + i];
+    u_count *= u[2 + i];
+  }
+  for (int32_t d = x->rank - 1; d >= 0; --d) {
+    ostride[d] = n_out;
+    n_out *= y->shape[d];
+    n_in *= x->shape[d];
+  }
+  vkp__sb_append(k->body, "  static const ptrdiff_t lu[] = {");
+  for (int32_t d = 0; d < x->rank; ++d) vkp__sb_printf(k->body, "%s%lld", d ? ", " : "", u[d]);
+  vkp__sb_append(k->body, "};\n  static const ptrdiff_t los[] = {");
+  for (int32_t d = 0; d < x->rank; ++d)
+    vkp__sb_printf(k->body, "%s%lld", d ? ", " : "", ostride[d]);
+  vkp__sb_printf(k->body,
+                 "};\n"
+                 "  for (ptrdiff_t li = 0; li < %lld; ++li) %s[li] = 0.0f;\n"
+                 "  for (ptrdiff_t li = 0; li < %lld; ++li) {\n"
+                 "    int64_t lrest = %s[li];\n"
+                 "    if (lrest < 0 || lrest >= %lld) return 1;\n"
+                 "    ptrdiff_t ldst = 0;\n"
+                 "    for (int ld = %d; ld >= 0; --ld) {\n"
+                 "      ldst += (ptrdiff_t)(lrest %% lu[ld]) * los[ld];\n"
+                 "      lrest /= lu[ld];\n"
+                 "    }\n"
+                 "    %s[ldst] = %s[li];\n"
+                 "  }\n",
+                 n_out, k->out, n_in, k->in[1], u_count, (int)x->rank - 1, k->out, k->in[0]);
+  k->can_fail = true;
+  snprintf(k->fail_message, sizeof k->fail_message,
+           "an index is outside the %lld unpooled elements of '%s'", u_count, x->name);
   return NULL;
 }

@@ -194,6 +194,12 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_NON_ZERO] = {ANY, NULL, NULL, vkp__c_emit_non_zero},
     [VKP_OP_UNIQUE] = {ANY, NULL, NULL, vkp__c_emit_unique},
     [VKP_OP_SHAPE] = {ANY, NULL, NULL, vkp__c_emit_shape_op},
+    // Fourier transforms (emit_signal.c), det and max_unpool
+    // (emit_linalg.c, emit_window.c): float32.
+    [VKP_OP_DFT] = {F32, NULL, NULL, vkp__c_emit_dft, false, true},
+    [VKP_OP_STFT] = {F32, NULL, NULL, vkp__c_emit_stft, false, true},
+    [VKP_OP_DET] = {F32, NULL, NULL, vkp__c_emit_det, false, true},
+    [VKP_OP_MAX_UNPOOL] = {F32, NULL, NULL, vkp__c_emit_max_unpool, true},
 };
 
 vkp__c_emit_fn vkp__c_emitter(vkp_op_t op) {

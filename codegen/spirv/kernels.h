@@ -300,6 +300,13 @@ vkp_status_t vkp__spv_emit_remap(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_resize(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_trilu(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_eye_like(vkp__emit_t *e, const vkp_node_t *n);
+// Fourier transforms: dft, stft (kernels_signal.c), float32.
+vkp_status_t vkp__spv_emit_dft(vkp__emit_t *e, const vkp_node_t *n);
+vkp_status_t vkp__spv_emit_stft(vkp__emit_t *e, const vkp_node_t *n);
+// det (kernels_signal.c): matrices of at most 16 x 16 (vkp__spv_check_det).
+vkp_status_t vkp__spv_emit_det(vkp__emit_t *e, const vkp_node_t *n);
+bool vkp__spv_check_det(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                        size_t reason_size);
 bool vkp__spv_check_remap(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                           size_t reason_size);
 bool vkp__spv_check_resize(const vkp_graph_t *g, const vkp_node_t *n, char *reason,

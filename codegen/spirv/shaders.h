@@ -30,6 +30,8 @@
   X(conv_gemm_tiled, comp)            \
   X(conv_transpose, comp)             \
   X(cum_sum, comp)                    \
+  X(det, comp)                        \
+  X(dft, comp)                        \
   X(element, comp)                    \
   X(elementwise, comp)                \
   X(eye_like, comp)                   \

@@ -52,7 +52,8 @@ extern "C" {
   VKP_OP_LIST_SELECT(X) \
   VKP_OP_LIST_RESAMPLE(X) \
   VKP_OP_LIST_SAMPLE(X) \
-  VKP_OP_LIST_DYNAMIC(X)
+  VKP_OP_LIST_DYNAMIC(X) \
+  VKP_OP_LIST_SIGNAL(X)
 
 // elementwise arithmetic (NumPy broadcasting), functions, activations, cast: graph/op_elementwise.c
 #define VKP_OP_LIST_ELEMENTWISE(X) \
@@ -132,7 +133,8 @@ extern "C" {
 #define VKP_OP_LIST_LINALG(X) \
   X(MATMUL, "matmul", 2, 2, 1, 1, none, matmul, matmul, OUT_EWISE_FUSABLE, FLOAT, 0, MATMUL, 2) \
   X(GEMM, "gemm", 2, 3, 1, 1, gemm, gemm, gemm, OUT_EWISE_FUSABLE, FLOAT, 0, GEMM, 2) \
-  X(EINSUM, "einsum", 1, -1, 1, 1, einsum, einsum, einsum, OPAQUE, NUMERIC, 0, MATMUL, 2)
+  X(EINSUM, "einsum", 1, -1, 1, 1, einsum, einsum, einsum, OPAQUE, NUMERIC, 0, MATMUL, 2) \
+  X(DET, "det", 1, 1, 1, 1, none, det, det, OPAQUE, FLOAT, 0, ELEMWISE, 16)
 
 // convolution, pooling, normalisation: graph/op_nn.c
 #define VKP_OP_LIST_NN(X) \
@@ -141,6 +143,7 @@ extern "C" {
   X(MAX_POOL2D, "max_pool2d", 1, 1, 1, 2, max_pool2d, pool2d, pool2d, OUT_EWISE_FUSABLE, FLOAT_INT8, 0, WINDOW, 1) \
   X(AVG_POOL2D, "avg_pool2d", 1, 1, 1, 1, avg_pool2d, pool2d, pool2d, OUT_EWISE_FUSABLE, FLOAT, 0, WINDOW, 1) \
   X(LP_POOL, "lp_pool", 1, 1, 1, 1, lp_pool, pool2d, pool2d, OUT_EWISE_FUSABLE, FLOAT, 0, WINDOW, 3) \
+  X(MAX_UNPOOL, "max_unpool", 2, 2, 1, 1, max_unpool, max_unpool, max_unpool, OPAQUE, FLOAT, 0, MOVE, 0) \
   X(GLOBAL_AVG_POOL, "global_avg_pool", 1, 1, 1, 1, none, global_pool, global_avg_pool, REDUCTION, FLOAT, 0, REDUCE, 1) \
   X(BATCH_NORM, "batch_norm", 5, 5, 1, 1, batch_norm, batch_norm, batch_norm, BROADCAST, FLOAT, 0, ELEMWISE, 2) \
   X(SOFTMAX, "softmax", 1, 1, 1, 1, softmax, softmax, softmax, OPAQUE, FLOAT, 0, NORM, 5) \
@@ -226,6 +229,12 @@ extern "C" {
   X(SHAPE, "shape", 1, 1, 1, 1, shape, shape, shape, OPAQUE, ALL, 0, MOVE, 0) \
   X(NON_MAX_SUPPRESSION, "non_max_suppression", 2, 5, 1, 1, non_max_suppression, non_max_suppression, non_max_suppression, OPAQUE, FLOAT, 0, REDUCE, 16) \
   X(BRANCH_SELECT, "branch_select", 3, 3, 1, 1, none, branch_select, branch_select, OPAQUE, BOOL, 0, MOVE, 0)
+
+// discrete Fourier transforms over one axis of complex data stored as a
+// trailing [re, im] pair (ONNX DFT, STFT): graph/op_signal.c
+#define VKP_OP_LIST_SIGNAL(X) \
+  X(DFT, "dft", 1, 1, 1, 1, dft, dft, dft, OPAQUE, FLOAT, 0, ELEMWISE, 32) \
+  X(STFT, "stft", 1, 2, 1, 1, stft, stft, stft, OPAQUE, FLOAT, 0, ELEMWISE, 32)
 
 // recurrent networks (ONNX LSTM, GRU, RNN; outputs Y, Y_h[, Y_c]): graph/op_rnn.c
 #define VKP_OP_LIST_RNN(X) \

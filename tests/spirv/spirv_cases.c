@@ -1160,6 +1160,46 @@ const char *i = NODE(b, VKP_OP_IS_INF, 1, L(w), 2, A(AI("detect_positive", 0), A
 const char *y = NODE(b, VKP_OP_OR, 2, L(a, i), 0, NULL);
 END(y)
 
+// --- Fourier transforms ------------------------------------------------------
+
+BEGIN(dft_real_onesided_pad)
+const char *x = IN(b, 3, S(3, 12, 1));
+const char *y = NODE(b, VKP_OP_DFT, 1, L(x), 3, A(AI("axis", 1), AI("length", 16), AI("onesided", 1)));
+END(y)
+
+BEGIN(dft_complex_inverse_inner)
+const char *x = IN(b, 4, S(2, 7, 3, 2));
+const char *y = NODE(b, VKP_OP_DFT, 1, L(x), 2, A(AI("axis", 1), AI("inverse", 1)));
+const char *z = NODE(b, VKP_OP_RELU, 1, L(y), 0, NULL);
+END(z)
+
+BEGIN(dft_long_97)
+const char *x = IN(b, 3, S(2, 97, 2));
+const char *y = NODE(b, VKP_OP_DFT, 1, L(x), 1, A(AI("axis", 1)));
+END(y)
+
+BEGIN(stft_window)
+const char *x = IN(b, 3, S(2, 45, 1));
+const char *w = IN(b, 1, S(12));
+const char *y = NODE(b, VKP_OP_STFT, 2, L(x, w), 1, A(AI("frame_step", 5)));
+END(y)
+
+BEGIN(stft_complex_no_window)
+const char *x = IN(b, 3, S(1, 30, 2));
+const char *y = NODE(b, VKP_OP_STFT, 1, L(x), 3,
+                     A(AI("frame_step", 4), AI("frame_length", 9), AI("onesided", 0)));
+END(y)
+
+BEGIN(det_batched_4x4)
+const char *x = IN(b, 4, S(2, 3, 4, 4));
+const char *y = NODE(b, VKP_OP_DET, 1, L(x), 0, NULL);
+END(y)
+
+BEGIN(det_scalar_1x1)
+const char *x = IN(b, 2, S(1, 1));
+const char *y = NODE(b, VKP_OP_DET, 1, L(x), 0, NULL);
+END(y)
+
 BEGIN(eye_like_int32_to_float)
 const char *x = IN_DT(b, VKP_DTYPE_INT32, 2, S(4, 6));
 const char *y = NODE(b, VKP_OP_EYE_LIKE, 1, L(x), 2, A(AS("dtype", "float32"), AI("k", 2)));
@@ -1396,6 +1436,13 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(bool_movement, 0.0f, 1.0f, 2),
     CASE(uint64_uint32_mod_min, 0.0f, 5000.0f, 3),
     CASE(is_nan_is_inf, -1.0f, 1.0f, 2),
+    CASE(dft_real_onesided_pad, -1.0f, 1.0f, 1),
+    CASE(dft_complex_inverse_inner, -1.0f, 1.0f, 1),
+    CASE(dft_long_97, -1.0f, 1.0f, 1),
+    CASE(stft_window, -1.0f, 1.0f, 1),
+    CASE(stft_complex_no_window, -1.0f, 1.0f, 1),
+    CASE(det_batched_4x4, -1.0f, 1.0f, 1),
+    CASE(det_scalar_1x1, -1.0f, 1.0f, 1),
     CASE(eye_like_int32_to_float, -5.0f, 5.0f, 1),
     CASE(eye_like_int64_neg, -1.0f, 1.0f, 1),
     CASE(flatten_io, -1.0f, 1.0f, 1),
