@@ -124,7 +124,9 @@ Test(spirv_kernels, gemm_tiled_variant, .timeout = 120) {
 }
 
 static bool is_conv_case(const char *n) {
-  return strncmp(n, "conv_", 5) == 0 && strncmp(n, "conv_transpose", 14) != 0;
+  return (strncmp(n, "conv_", 5) == 0 || strncmp(n, "conv3d_", 7) == 0 ||
+          strncmp(n, "conv1d_", 7) == 0) &&
+         strncmp(n, "conv_transpose", 14) != 0;
 }
 
 // Every group-1 convolution case through the implicit GEMM, both tilings
