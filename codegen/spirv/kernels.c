@@ -1016,10 +1016,55 @@ static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_template(e, VKP__SHADER_pool);
 }
 
+// A transposed convolution as an implicit GEMM per output phase
+// (conv_transpose_gemm.comp): M/G output channels x the phase's positions per
+// (image, phase, group), K = C/G x the taps that land in the phase.
+static void vkp__emit_conv_transpose_gemm(vkp__emit_t *e, const vkp_node_t *n,
+                                          const vkp__conv_window_t *win) {
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  vkp__sb_t *s = &e->body;
+  uint64_t group = (uint64_t)vkp_node_int(n, "group");
+  uint64_t mg = (uint64_t)w->shape[1], mt = (mg + 63) / 64;
+  uint64_t u[3], phases = 1, up = 1;
+  for (int32_t d = 0; d < 3; ++d) {
+    u[d] = (uint64_t)((win->out[d] + win->st[d] - 1) / win->st[d]);
+    phases *= (uint64_t)win->st[d];
+    up *= u[d];
+  }
+  vkp__spv_define_conv_geometry(s, n, x, w, y);
+  vkp__spv_define_u(s, "CG", (uint64_t)x->shape[1] / group);
+  vkp__spv_define_u(s, "MG", mg);
+  vkp__spv_define_u(s, "MT", mt);
+  vkp__spv_define_u(s, "UD", u[0]);
+  vkp__spv_define_u(s, "UH", u[1]);
+  vkp__spv_define_u(s, "UW", u[2]);
+  vkp__spv_define_u(s, "UP", up);
+  if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
+  e->k->local_size[0] = 8;
+  e->k->local_size[1] = 8;
+  e->k->local_size[2] = 1;
+  e->k->groups[0] = (uint32_t)((up + 63) / 64);
+  e->k->groups[1] = (uint32_t)(group * mt);
+  e->k->groups[2] = (uint32_t)((uint64_t)y->shape[0] * phases);
+  vkp__spv_template(e, VKP__SHADER_conv_transpose_gemm);
+}
+
+// Transposed convolution: the implicit GEMM when a group has >= 8 output
+// channels (an invocation row computes 8), else the gather kernel
+// (conv_transpose.comp, one output per invocation); VKPIPE_SPIRV_CONV=gemm|
+// direct forces either, as for convolutions.
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   int64_t group = vkp_node_int(n, "group");
+  vkp__conv_window_t win;
+  vkp__conv_window(n, x, w, y, &win);
+  int use_gemm = e->config->conv_gemm;
+  if (use_gemm > 0 || (use_gemm < 0 && w->shape[1] >= 8)) {
+    vkp__emit_conv_transpose_gemm(e, n, &win);
+    return NULL;
+  }
   vkp__sb_t *s = &e->body;
   vkp__spv_define_u(s, "TOTAL", vkp__spv_numel(y));
   vkp__spv_define_conv_geometry(s, n, x, w, y);
@@ -1035,8 +1080,8 @@ vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
 // together have iterated 65535 times in one invocation, silently (see
 // "lavapipe's loop limit" in README.md). An upper bound on the loop
 // iterations one invocation of `n`'s kernel runs, over every kernel the
-// variant rule may pick for it: the implicit GEMM and the direct kernel
-// walk (input channels) x KD x KH x KW, the transposed one KD x KH x KW x
+// variant rule may pick for it: the implicit GEMMs and the direct kernel
+// walk (input channels) x KD x KH x KW, the transposed gather KD x KH x KW x
 // (input channels of a group).
 static uint64_t vkp__conv_loop_iterations(const vkp_graph_t *g, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0), *w = vkp__spv_input(g, n, 1);
@@ -1048,7 +1093,9 @@ static uint64_t vkp__conv_loop_iterations(const vkp_graph_t *g, const vkp_node_t
   uint64_t group = (uint64_t)vkp_node_int(n, "group");
   if (n->op == VKP_OP_CONV_TRANSPOSE) {
     uint64_t cg = c / group;
-    return kd * (1u + kh * (1u + kw * (1u + cg)));
+    uint64_t gather = kd * (1u + kh * (1u + kw * (1u + cg)));
+    uint64_t gemm = cg * (1u + kd * (1u + kh * (1u + kw)));
+    return gather > gemm ? gather : gemm;
   }
   // Group 1 may run as the implicit GEMM over all C channels; grouped
   // convolutions run the direct kernel over C / group.

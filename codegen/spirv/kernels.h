@@ -27,6 +27,10 @@
 //     conv_depthwise.comp (4 output columns per invocation);
 //     VKPIPE_SPIRV_DEPTHWISE=direct gives them the direct kernel.
 //     VKPIPE_SPIRV_CONV=gemm|direct forces either for every group-1 conv.
+//   - Transposed convolutions with >= 8 output channels per group run as an
+//     implicit GEMM per output phase (conv_transpose_gemm.comp, register-
+//     blocked on every device), others as a gather (conv_transpose.comp);
+//     VKPIPE_SPIRV_CONV=gemm|direct forces either.
 //   - Split-K: a MatMul/Gemm whose 64 x 64 tiles (times batch) fill fewer
 //     than split_k_groups workgroups (128 on GPUs; 0 on CPU devices, where
 //     it measured slower, so only VKPIPE_SPIRV_SPLITK=on splits) while

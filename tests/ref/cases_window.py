@@ -155,6 +155,9 @@ def gen_conv_transpose(g):
         ((7,), 4, 1, 4, (3,), (0, 0), (3,), (2,), (0,), False),     # depthwise 1-D
         ((3, 4, 3), 2, 2, 1, (2, 3, 2), (0, 1, 1, 1, 0, 0), (2, 1, 2), (1, 1, 2), (1, 0, 0), True),
         ((2, 3, 3), 4, 1, 2, (3, 2, 2), (1, 0, 0, 0, 0, 1), (1, 2, 1), (1, 1, 1), (0, 1, 0), False),
+        # >= 8 output channels per group: the implicit GEMM per output phase on vulkan
+        ((3, 4), 3, 9, 1, (2, 2), (0, 0, 0, 0), (2, 2), (1, 1), (0, 0), True),
+        ((2, 3, 3), 2, 8, 2, (3, 2, 2), (1, 0, 1, 0, 1, 1), (2, 1, 2), (1, 2, 1), (1, 0, 1), False),
     ]
     for k_i, (sp, c, mg, group, k, pads, strides, dil, opad, bias) in enumerate(configs):
         sp = tuple(v + d([0, 1]) for v in sp)

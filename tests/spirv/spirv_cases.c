@@ -420,6 +420,16 @@ CONV_T_CASE(conv_transpose_grouped_dil_opad, S(2, 4, 4, 3), S(4, 3, 2, 3), 6, 4,
             A(AI("group", 2), AIS("strides", 3, 2), AIS("dilations", 2, 1),
               AIS("output_padding", 1, 1)))
 
+// Transposed convolutions with >= 8 output channels per group: the implicit
+// GEMM per output phase (conv_transpose_gemm.comp). A U-Net's 2x2 stride-2
+// upsampling (one tap per phase), and 70 channels over 17x17 outputs (two
+// channel tiles, 81 positions in the largest of the 4 phases, 3x3 taps that
+// land unevenly across phases).
+CONV_T_CASE(conv_transpose_gemm_k2s2, S(1, 9, 5, 6), S(9, 10, 2, 2), 10, 1,
+            A(AIS("strides", 2, 2)))
+CONV_T_CASE(conv_transpose_gemm_tiles, S(1, 3, 9, 9), S(3, 70, 3, 3), 70, 2,
+            A(AIS("strides", 2, 2), AIS("pads", 1, 1, 1, 1)))
+
 // A 1-D convolution as the ONNX importer writes it: 2-D over a unit height.
 CONV_CASE(conv_unit_height, S(1, 4, 1, 19), S(6, 2, 1, 5), 1, 3,
           A(AI("group", 2), AIS("pads", 0, 2, 0, 2), AIS("strides", 1, 2)))
@@ -487,6 +497,10 @@ CONV_T3_CASE(conv_transpose3d_s2_opad, S(1, 2, 3, 4, 3), S(2, 3, 3, 2, 3), 3, 3,
                AIS("output_padding", 1, 0, 1)))
 CONV_T3_CASE(conv_transpose3d_grouped_dil, S(2, 4, 2, 3, 3), S(4, 2, 2, 2, 2), 4, 3,
              A(AI("group", 2), AIS("dilations", 2, 1, 1), AIS("strides", 1, 2, 2)))
+// Through the GEMM: 2 groups of 8 output channels, dilation > stride.
+CONV_T3_CASE(conv_transpose3d_gemm_grouped, S(1, 4, 3, 4, 3), S(4, 8, 2, 3, 2), 16, 5,
+             A(AI("group", 2), AIS("strides", 2, 1, 2), AIS("dilations", 1, 3, 1),
+               AIS("pads", 1, 0, 1, 0, 2, 0), AIS("output_padding", 1, 0, 1)))
 
 // conv3d + bias + relu + residual add: one dispatch (the implicit GEMM's
 // epilogue).
@@ -1358,6 +1372,8 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(lppool_p3_ceil_dil, -1.0f, 1.0f, 1),
     CASE(conv_transpose_s2, -1.0f, 1.0f, 1),
     CASE(conv_transpose_grouped_dil_opad, -1.0f, 1.0f, 1),
+    CASE(conv_transpose_gemm_k2s2, -1.0f, 1.0f, 1),
+    CASE(conv_transpose_gemm_tiles, -1.0f, 1.0f, 1),
     CASE(conv_unit_height, -1.0f, 1.0f, 1),
     CASE(conv3d_3x3x3_pad1, -1.0f, 1.0f, 1),
     CASE(conv3d_gemm_stride_dil, -1.0f, 1.0f, 1),
@@ -1367,6 +1383,7 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(conv1d_gemm_dil, -1.0f, 1.0f, 1),
     CASE(maxpool1d_ceil, -1.0f, 1.0f, 1),
     CASE(conv_transpose3d_s2_opad, -1.0f, 1.0f, 1),
+    CASE(conv_transpose3d_gemm_grouped, -1.0f, 1.0f, 1),
     CASE(conv_transpose3d_grouped_dil, -1.0f, 1.0f, 1),
     CASE(fuse_conv3d_residual, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_3d, -1.0f, 1.0f, 1),
