@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// Convolution (group 1) as an implicit GEMM, register-blocked like
-// gemm_blocked.comp (the CPU-like-device variant): per image b,
-//   Y[m, p] = sum_k Wt[m, k] * X(k, p),  k = (c, kh, kw), p = (oh, ow),
-// where Wt is the weight tensor read as an [M, C*KH*KW] matrix and X(k, p)
+// Convolution (group 1) over 2 or 3 spatial dims as an implicit GEMM,
+// register-blocked like gemm_blocked.comp (the CPU-like-device variant): per
+// image b,
+//   Y[m, p] = sum_k Wt[m, k] * X(k, p),  k = (c, kd, kh, kw), p = (od, oh, ow),
+// where Wt is the weight tensor read as an [M, C*KD*KH*KW] matrix and X(k, p)
 // is gathered from the input on the fly (zero in the padding): no im2col
-// buffer. An 8 x 8 workgroup covers 64 output channels x 64 output pixels;
-// each invocation owns 8 channels and 8 pixels strided by 8.
-// Generator provides: C, H, W, M, OH, OW, KH, KW, SH, SW, DH, DW, PT, PL,
-// NP (= OH * OW), KT (= C * KH * KW), BATCH, HAS_BIAS, LD0(i) = x,
-// LD1(i) = weight, IN2 = bias, STORE(o, v).
+// buffer. A 2-D convolution is a 3-D one of depth 1 (D = OD = KD = 1, PF = 0):
+// its depth terms are constants the compiler folds away. An 8 x 8 workgroup
+// covers 64 output channels x 64 output pixels; each invocation owns 8
+// channels and 8 pixels strided by 8.
+// Generator provides: C, D, H, W, M, OD, OH, OW, KD, KH, KW, SD, SH, SW, DD,
+// DH, DW, PF, PT, PL, NP (= OD * OH * OW), KT (= C * KD * KH * KW), BATCH,
+// HAS_BIAS, LD0(i) = x, LD1(i) = weight, IN2 = bias, STORE(o, v).
 float conv_finish(float acc, uint m) {
 #ifdef HAS_BIAS
   return acc + IN2[m];
@@ -32,18 +35,20 @@ void store_row(uint b, uint m, uint p0, vec4 lo, vec4 hi) {
 }
 
 // One input element, or 0 in the padding; the load itself stays in bounds.
-float x_at(uint plane, int ih, int iw) {
-  bool ok = uint(ih) < H && uint(iw) < W;
-  float v = LD0(ok ? plane + uint(ih) * W + uint(iw) : 0u);
+float x_at(uint plane, int id, int ih, int iw) {
+  bool ok = uint(id) < D && uint(ih) < H && uint(iw) < W;
+  float v = LD0(ok ? plane + (uint(id) * H + uint(ih)) * W + uint(iw) : 0u);
   return ok ? v : 0.0;
 }
 
 #define ROW_PTR(i) (min(m0 + i, M - 1u) * KT)
-#define COL_SETUP(j)                                   \
-  uint q##j = min(p0 + 8u * uint(j), NP - 1u);         \
-  int ih##j = int((q##j / OW) * SH) - PT;              \
+#define COL_SETUP(j)                                        \
+  uint q##j = min(p0 + 8u * uint(j), NP - 1u);              \
+  uint r##j = q##j / OW;                                    \
+  int id##j = int((OD == 1u ? 0u : r##j / OH) * SD) - PF;   \
+  int ih##j = int((OD == 1u ? r##j : r##j % OH) * SH) - PT; \
   int iw##j = int((q##j % OW) * SW) - PL;
-#define XL(j) x_at(plane, ih##j + dh, iw##j + dw)
+#define XL(j) x_at(plane, id##j + dd, ih##j + dh, iw##j + dw)
 #define ROW_STEP(i, lo, hi)      \
   {                              \
     float a = LD1(ma##i + ak);   \
@@ -66,21 +71,24 @@ void main() {
   vec4 h4 = vec4(0.0), h5 = vec4(0.0), h6 = vec4(0.0), h7 = vec4(0.0);
   uint ak = 0u;
   for (uint c = 0u; c < C; ++c) {
-    uint plane = (b * C + c) * H * W;
-    for (uint kh = 0u; kh < KH; ++kh) {
-      int dh = int(kh * DH);
-      for (uint kw = 0u; kw < KW; ++kw, ++ak) {
-        int dw = int(kw * DW);
-        vec4 b_lo = vec4(XL(0), XL(1), XL(2), XL(3));
-        vec4 b_hi = vec4(XL(4), XL(5), XL(6), XL(7));
-        ROW_STEP(0, l0, h0)
-        ROW_STEP(1, l1, h1)
-        ROW_STEP(2, l2, h2)
-        ROW_STEP(3, l3, h3)
-        ROW_STEP(4, l4, h4)
-        ROW_STEP(5, l5, h5)
-        ROW_STEP(6, l6, h6)
-        ROW_STEP(7, l7, h7)
+    uint plane = (b * C + c) * D * H * W;
+    for (uint kd = 0u; kd < KD; ++kd) {
+      int dd = int(kd * DD);
+      for (uint kh = 0u; kh < KH; ++kh) {
+        int dh = int(kh * DH);
+        for (uint kw = 0u; kw < KW; ++kw, ++ak) {
+          int dw = int(kw * DW);
+          vec4 b_lo = vec4(XL(0), XL(1), XL(2), XL(3));
+          vec4 b_hi = vec4(XL(4), XL(5), XL(6), XL(7));
+          ROW_STEP(0, l0, h0)
+          ROW_STEP(1, l1, h1)
+          ROW_STEP(2, l2, h2)
+          ROW_STEP(3, l3, h3)
+          ROW_STEP(4, l4, h4)
+          ROW_STEP(5, l5, h5)
+          ROW_STEP(6, l6, h6)
+          ROW_STEP(7, l7, h7)
+        }
       }
     }
   }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Convolution (group 1) as an implicit GEMM, shared-memory tiled like
-// gemm_tiled.comp (the GPU variant): a 16 x 16 workgroup computes 64 output
-// channels x 64 output pixels of one image, staging BK-deep slices of the
-// weight matrix and of the input gathered on the fly (zero in the padding;
-// no im2col buffer) in shared memory. Dispatch: (ceil(NP/64), ceil(M/64),
+// Convolution (group 1) over 2 or 3 spatial dims as an implicit GEMM,
+// shared-memory tiled like gemm_tiled.comp (the GPU variant): a 16 x 16
+// workgroup computes 64 output channels x 64 output pixels of one image,
+// staging BK-deep slices of the weight matrix and of the input gathered on
+// the fly (zero in the padding; no im2col buffer) in shared memory. 2-D:
+// D = OD = KD = 1, PF = 0, and the depth terms fold away. Dispatch: (ceil(NP/64), ceil(M/64),
 // BATCH). Generator provides the same names as conv_gemm_blocked.comp.
 #define TM 4u
 #define TN 4u
@@ -19,7 +20,7 @@ void main() {
   uint p_base = gl_WorkGroupID.x * BN;
   uint m_base = gl_WorkGroupID.y * BM;
   uint b = gl_WorkGroupID.z;
-  uint x_base = b * C * H * W;
+  uint x_base = b * C * D * H * W;
   float acc[TM][TN];
   for (uint i = 0u; i < TM; ++i)
     for (uint j = 0u; j < TN; ++j) acc[i][j] = 0.0;
@@ -34,11 +35,15 @@ void main() {
       float v = 0.0;
       if (gp < NP && gk2 < KT) {
         uint kw = gk2 % KW, t = gk2 / KW;
-        uint kh = t % KH, c = t / KH;
-        int ih = int((gp / OW) * SH + kh * DH) - PT;
+        uint kh = t % KH;
+        t /= KH;
+        uint kd = t % KD, c = t / KD;
+        uint r = gp / OW;
+        int id = int((OD == 1u ? 0u : r / OH) * SD + kd * DD) - PF;
+        int ih = int((OD == 1u ? r : r % OH) * SH + kh * DH) - PT;
         int iw = int((gp % OW) * SW + kw * DW) - PL;
-        if (uint(ih) < H && uint(iw) < W)
-          v = LD0(x_base + (c * H + uint(ih)) * W + uint(iw));
+        if (uint(id) < D && uint(ih) < H && uint(iw) < W)
+          v = LD0(x_base + ((c * D + uint(id)) * H + uint(ih)) * W + uint(iw));
       }
       Bs[bk][bp] = v;
     }

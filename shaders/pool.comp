@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Max / average / Lp pooling over 2 or 3 spatial dims (2-D: D = OD = KD =
-// 1), NC[D]HW, one output element per invocation.
+// Max / average / Lp pooling over 1 to 3 spatial dims (2-D: D = OD = KD =
+// 1; 1-D: also H = OH = KH = 1), NC[D]HW, one output element per invocation.
 // Generator provides: TOTAL, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW,
 // DD, DH, DW, PF, PT, PL, PK, PB, PR (ints: front/top/left and back/
-// bottom/right pads), POOL_MAX, POOL_AVG or POOL_LP (with P, the integer
+// bottom/right pads), POOL_MAX (with EMPTY_MAX, the value of a window with
+// no tap in the input), POOL_AVG or POOL_LP (with P, the integer
 // exponent), COUNT_INCLUDE_PAD, INDICES and COL_MAJOR (max: write the flat
 // index of each maximum into x instead of the value, spatial dims
 // row-major, or column-major with COL_MAJOR), LD0 = x (widened: int8/uint8 and float16 data
 // compute in float, exact for 8-bit values), STORE(o, v).
-// Max: the first maximum, NaN winning (as in "ref"); -inf and index -1 for
-// a window over padding only. Average divisor: window positions inside the
+// Max: the first maximum, NaN winning (as in "ref"); EMPTY_MAX (-inf, or an
+// 8-bit type's lowest value) and index -1 for a window over padding only. Average divisor: window positions inside the
 // input, or with COUNT_INCLUDE_PAD inside the padded input (positions a
 // ceil_mode window adds past the end padding never count). Lp: (sum of
 // |x|^P over the positions inside the input)^(1/P).
@@ -87,6 +88,8 @@ void main() {
 #endif
 #if defined(POOL_MAX) && INDICES
   STORE(o, best < 0 ? ACC_T(-1) : ACC_T(base) + ACC_T(best));
+#elif defined(POOL_MAX)
+  STORE(o, ACC_T(best < 0 ? EMPTY_MAX : acc));
 #else
   STORE(o, ACC_T(acc));
 #endif

@@ -837,48 +837,78 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
   }
 }
 
-static void vkp__emit_window_attrs(vkp__sb_t *s, const vkp_node_t *n) {
+// A convolution's window over 1 to 3 spatial dims as the conv templates take
+// it: input C x D x H x W, output M x OD x OH x OW, kernel KD x KH x KW,
+// strides SD/SH/SW, dilations DD/DH/DW, begin pads PF/PT/PL (front, top,
+// left; the end pads are implied by the output size). A 2-D window is a
+// 3-D one of depth 1 (D = OD = KD = SD = DD = 1, PF = 0), as in "ref"'s
+// reference kernels, so the templates' depth terms fold away at compile
+// time; a 1-D one (an IR graph's; ONNX's arrive as 2-D over a unit height)
+// has unit depth and height.
+typedef struct vkp__conv_window_t {
+  int64_t in[3], out[3], k[3], st[3], dil[3], pb[3];
+} vkp__conv_window_t;
+
+static void vkp__conv_window(const vkp_node_t *n, const vkp_value_t *x,
+                             const vkp_value_t *w, const vkp_value_t *y,
+                             vkp__conv_window_t *win) {
   const int64_t *pads, *strides, *dil;
   vkp_node_attr_ints(n, "pads", &pads);
   vkp_node_attr_ints(n, "strides", &strides);
   vkp_node_attr_ints(n, "dilations", &dil);
-  vkp__spv_define_u(s, "SH", (uint64_t)strides[0]);
-  vkp__spv_define_u(s, "SW", (uint64_t)strides[1]);
-  vkp__spv_define_u(s, "DH", (uint64_t)dil[0]);
-  vkp__spv_define_u(s, "DW", (uint64_t)dil[1]);
-  vkp__spv_define_i(s, "PT", pads[0]);
-  vkp__spv_define_i(s, "PL", pads[1]);
-  vkp__spv_define_i(s, "PB", pads[2]);
-  vkp__spv_define_i(s, "PR", pads[3]);
+  int32_t s = x->rank - 2, lead = 3 - s;
+  for (int32_t d = 0; d < 3; ++d) {
+    int32_t i = d - lead;
+    bool real = i >= 0;
+    win->in[d] = real ? x->shape[2 + i] : 1;
+    win->out[d] = real ? y->shape[2 + i] : 1;
+    win->k[d] = real ? w->shape[2 + i] : 1;
+    win->st[d] = real ? strides[i] : 1;
+    win->dil[d] = real ? dil[i] : 1;
+    win->pb[d] = real ? pads[i] : 0;
+  }
 }
 
-// A 2-D convolution's geometry for the conv templates: input C x H x W,
-// output M x OH x OW, kernel KH x KW.
-static void vkp__spv_define_conv_geometry(vkp__sb_t *s, const vkp_value_t *x,
-                                          const vkp_value_t *w, const vkp_value_t *y) {
+static uint64_t vkp__conv_pixels(const vkp__conv_window_t *win) {
+  return (uint64_t)(win->out[0] * win->out[1] * win->out[2]);
+}
+
+static uint64_t vkp__conv_taps(const vkp__conv_window_t *win) {
+  return (uint64_t)(win->k[0] * win->k[1] * win->k[2]);
+}
+
+static void vkp__spv_define_conv_geometry(vkp__sb_t *s, const vkp_node_t *n,
+                                          const vkp_value_t *x, const vkp_value_t *w,
+                                          const vkp_value_t *y) {
+  vkp__conv_window_t win;
+  vkp__conv_window(n, x, w, y, &win);
+  static const char *const names[6][3] = {{"D", "H", "W"},    {"OD", "OH", "OW"},
+                                          {"KD", "KH", "KW"}, {"SD", "SH", "SW"},
+                                          {"DD", "DH", "DW"}, {"PF", "PT", "PL"}};
+  const int64_t *vals[6] = {win.in, win.out, win.k, win.st, win.dil, win.pb};
   vkp__spv_define_u(s, "C", (uint64_t)x->shape[1]);
-  vkp__spv_define_u(s, "H", (uint64_t)x->shape[2]);
-  vkp__spv_define_u(s, "W", (uint64_t)x->shape[3]);
   vkp__spv_define_u(s, "M", (uint64_t)y->shape[1]);
-  vkp__spv_define_u(s, "OH", (uint64_t)y->shape[2]);
-  vkp__spv_define_u(s, "OW", (uint64_t)y->shape[3]);
-  vkp__spv_define_u(s, "KH", (uint64_t)w->shape[2]);
-  vkp__spv_define_u(s, "KW", (uint64_t)w->shape[3]);
+  for (int32_t a = 0; a < 6; ++a)
+    for (int32_t d = 0; d < 3; ++d)
+      if (a == 5) vkp__spv_define_i(s, names[a][d], vals[a][d]);
+      else vkp__spv_define_u(s, names[a][d], (uint64_t)vals[a][d]);
 }
 
 // Group-1 convolution as an implicit GEMM (conv_gemm_*.comp): M output
-// channels x OH*OW pixels per image, K = C*KH*KW gathered from the input.
+// channels x OD*OH*OW pixels per image, K = C*KD*KH*KW gathered from the
+// input.
 static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   vkp__sb_t *s = &e->body;
-  uint64_t np = (uint64_t)(y->shape[2] * y->shape[3]);
+  vkp__conv_window_t win;
+  vkp__conv_window(n, x, w, y, &win);
+  uint64_t np = vkp__conv_pixels(&win);
   uint64_t m = (uint64_t)y->shape[1];
-  vkp__spv_define_conv_geometry(s, x, w, y);
+  vkp__spv_define_conv_geometry(s, n, x, w, y);
   vkp__spv_define_u(s, "NP", np);
-  vkp__spv_define_u(s, "KT", (uint64_t)(w->shape[1] * w->shape[2] * w->shape[3]));
+  vkp__spv_define_u(s, "KT", (uint64_t)w->shape[1] * vkp__conv_taps(&win));
   vkp__spv_define_u(s, "BATCH", (uint64_t)y->shape[0]);
-  vkp__emit_window_attrs(s, n);
   if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
   bool tiled = e->config->gemm_tiled;
   e->k->local_size[0] = tiled ? 16 : 8;
@@ -890,11 +920,15 @@ static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_template(e, tiled ? VKP__SHADER_conv_gemm_tiled : VKP__SHADER_conv_gemm_blocked);
 }
 
+// Convolution over 1 to 3 spatial dims: the implicit GEMM, the depthwise
+// kernel or the direct one (see the variant rule in kernels.h).
 static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   int64_t group = vkp_node_int(n, "group");
-  int64_t pixels = y->shape[2] * y->shape[3];
+  vkp__conv_window_t win;
+  vkp__conv_window(n, x, w, y, &win);
+  uint64_t pixels = vkp__conv_pixels(&win);
   int use_gemm = e->config->conv_gemm;
   if (group == 1 && (use_gemm > 0 || (use_gemm < 0 && pixels >= 32))) {
     vkp__emit_conv2d_gemm(e, n);
@@ -904,12 +938,11 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   uint64_t mg = (uint64_t)(y->shape[1] / group);
   if (group > 1 && group == x->shape[1] && e->config->depthwise) {
     // Depthwise: 4 output columns per invocation (conv_depthwise.comp).
-    uint64_t blocks = (uint64_t)(y->shape[0] * y->shape[1] * y->shape[2]) *
-                      (uint64_t)((y->shape[3] + 3) / 4);
+    uint64_t blocks = (uint64_t)(y->shape[0] * y->shape[1] * win.out[0] * win.out[1]) *
+                      (uint64_t)((win.out[2] + 3) / 4);
     vkp__spv_define_u(s, "BLOCKS", blocks);
-    vkp__spv_define_conv_geometry(s, x, w, y);
+    vkp__spv_define_conv_geometry(s, n, x, w, y);
     vkp__spv_define_u(s, "MG", mg);
-    vkp__emit_window_attrs(s, n);
     if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
     vkp__spv_grid_1d(e, blocks);
     vkp__spv_template(e, VKP__SHADER_conv_depthwise);
@@ -919,16 +952,15 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
   uint64_t blocks = vkp__spv_numel(y) / cb;
   vkp__spv_define_u(s, "BLOCKS", blocks);
   vkp__spv_define_u(s, "CB", cb);
-  vkp__spv_define_conv_geometry(s, x, w, y);
+  vkp__spv_define_conv_geometry(s, n, x, w, y);
   vkp__spv_define_u(s, "CG", (uint64_t)(x->shape[1] / group));
   vkp__spv_define_u(s, "MG", (uint64_t)(y->shape[1] / group));
-  vkp__emit_window_attrs(s, n);
   if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
   vkp__spv_grid_1d(e, blocks);
   vkp__spv_template(e, VKP__SHADER_conv2d);
 }
 
-// Pooling over 2 or 3 spatial dims (pool.comp; a 2-D window is a 3-D one
+// Pooling over 1 to 3 spatial dims (pool.comp; a 2-D window is a 3-D one
 // of depth 1). A max_pool2d with its indices output runs twice: part 0
 // writes the values, part 1 the int64 indices.
 static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
@@ -963,6 +995,13 @@ static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
       else vkp__spv_define_u(sb, names[a][d], (uint64_t)vals[a][d]);
   if (n->op == VKP_OP_MAX_POOL2D) {
     vkp__sb_append(sb, "#define POOL_MAX 1\n");
+    // A window over padding only gives the data type's lowest value (as in
+    // "ref"): -inf for floats; converting -inf to an 8-bit integer is
+    // undefined in GLSL.
+    const char *lowest = x->dtype == VKP_DTYPE_INT8    ? "(-128.0)"
+                         : x->dtype == VKP_DTYPE_UINT8 ? "0.0"
+                                                       : "uintBitsToFloat(0xff800000u)";
+    vkp__sb_printf(sb, "#define EMPTY_MAX %s\n", lowest);
     vkp__spv_define_i(sb, "INDICES", e->part == 1);
     vkp__spv_define_i(sb, "COL_MAJOR", vkp_node_int(n, "storage_order") != 0);
   } else if (n->op == VKP_OP_LP_POOL) {
@@ -977,32 +1016,113 @@ static void vkp__emit_pool(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_template(e, VKP__SHADER_pool);
 }
 
+// A transposed convolution as an implicit GEMM per output phase
+// (conv_transpose_gemm.comp): M/G output channels x the phase's positions per
+// (image, phase, group), K = C/G x the taps that land in the phase.
+static void vkp__emit_conv_transpose_gemm(vkp__emit_t *e, const vkp_node_t *n,
+                                          const vkp__conv_window_t *win) {
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  vkp__sb_t *s = &e->body;
+  uint64_t group = (uint64_t)vkp_node_int(n, "group");
+  uint64_t mg = (uint64_t)w->shape[1], mt = (mg + 63) / 64;
+  uint64_t u[3], phases = 1, up = 1;
+  for (int32_t d = 0; d < 3; ++d) {
+    u[d] = (uint64_t)((win->out[d] + win->st[d] - 1) / win->st[d]);
+    phases *= (uint64_t)win->st[d];
+    up *= u[d];
+  }
+  vkp__spv_define_conv_geometry(s, n, x, w, y);
+  vkp__spv_define_u(s, "CG", (uint64_t)x->shape[1] / group);
+  vkp__spv_define_u(s, "MG", mg);
+  vkp__spv_define_u(s, "MT", mt);
+  vkp__spv_define_u(s, "UD", u[0]);
+  vkp__spv_define_u(s, "UH", u[1]);
+  vkp__spv_define_u(s, "UW", u[2]);
+  vkp__spv_define_u(s, "UP", up);
+  if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
+  e->k->local_size[0] = 8;
+  e->k->local_size[1] = 8;
+  e->k->local_size[2] = 1;
+  e->k->groups[0] = (uint32_t)((up + 63) / 64);
+  e->k->groups[1] = (uint32_t)(group * mt);
+  e->k->groups[2] = (uint32_t)((uint64_t)y->shape[0] * phases);
+  vkp__spv_template(e, VKP__SHADER_conv_transpose_gemm);
+}
+
+// Transposed convolution: the implicit GEMM when a group has >= 8 output
+// channels (an invocation row computes 8), else the gather kernel
+// (conv_transpose.comp, one output per invocation); VKPIPE_SPIRV_CONV=gemm|
+// direct forces either, as for convolutions.
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   int64_t group = vkp_node_int(n, "group");
+  vkp__conv_window_t win;
+  vkp__conv_window(n, x, w, y, &win);
+  int use_gemm = e->config->conv_gemm;
+  if (use_gemm > 0 || (use_gemm < 0 && w->shape[1] >= 8)) {
+    vkp__emit_conv_transpose_gemm(e, n, &win);
+    return NULL;
+  }
   vkp__sb_t *s = &e->body;
   vkp__spv_define_u(s, "TOTAL", vkp__spv_numel(y));
-  vkp__spv_define_conv_geometry(s, x, w, y);
+  vkp__spv_define_conv_geometry(s, n, x, w, y);
   vkp__spv_define_u(s, "CG", (uint64_t)(x->shape[1] / group));
   vkp__spv_define_u(s, "MG", (uint64_t)w->shape[1]);
-  vkp__emit_window_attrs(s, n);
   if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
   vkp__spv_template(e, VKP__SHADER_conv_transpose);
   return NULL;
 }
 
+// llvmpipe (lavapipe's compiler) ends a shader's loops once all of them
+// together have iterated 65535 times in one invocation, silently (see
+// "lavapipe's loop limit" in README.md). An upper bound on the loop
+// iterations one invocation of `n`'s kernel runs, over every kernel the
+// variant rule may pick for it: the implicit GEMMs and the direct kernel
+// walk (input channels) x KD x KH x KW, the transposed gather KD x KH x KW x
+// (input channels of a group).
+static uint64_t vkp__conv_loop_iterations(const vkp_graph_t *g, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__spv_input(g, n, 0), *w = vkp__spv_input(g, n, 1);
+  const vkp_value_t *y = &g->values[n->outputs[0]];
+  vkp__conv_window_t win;
+  vkp__conv_window(n, x, w, y, &win);
+  uint64_t kd = (uint64_t)win.k[0], kh = (uint64_t)win.k[1], kw = (uint64_t)win.k[2];
+  uint64_t c = (uint64_t)x->shape[1];
+  uint64_t group = (uint64_t)vkp_node_int(n, "group");
+  if (n->op == VKP_OP_CONV_TRANSPOSE) {
+    uint64_t cg = c / group;
+    uint64_t gather = kd * (1u + kh * (1u + kw * (1u + cg)));
+    uint64_t gemm = cg * (1u + kd * (1u + kh * (1u + kw)));
+    return gather > gemm ? gather : gemm;
+  }
+  // Group 1 may run as the implicit GEMM over all C channels; grouped
+  // convolutions run the direct kernel over C / group.
+  uint64_t cg = group == 1 ? c : (uint64_t)w->shape[1];
+  return cg * (1u + kd * (1u + kh * (1u + kw)));
+}
+
+#define VKP__CONV_LOOP_BUDGET 65535u
+
 bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                            size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0);
-  bool pool = n->op == VKP_OP_MAX_POOL2D || n->op == VKP_OP_AVG_POOL2D ||
-              n->op == VKP_OP_LP_POOL;
-  if (x->rank == 4 || (pool && x->rank == 5)) return true;
+  if (x->rank < 3 || x->rank > 5) {
+    snprintf(reason, reason_size, "%s over %d spatial dims: the Vulkan kernels take 1 to 3",
+             vkp_op_name(n->op), (int)x->rank - 2);
+    return false;
+  }
+  bool conv = n->op == VKP_OP_CONV2D || n->op == VKP_OP_CONV_TRANSPOSE;
+  uint64_t iters = conv ? vkp__conv_loop_iterations(g, n) : 0;
+  if (iters <= VKP__CONV_LOOP_BUDGET) return true;
+  const vkp_value_t *w = vkp__spv_input(g, n, 1);
   snprintf(reason, reason_size,
-           "%s over %d spatial dims: the Vulkan kernels take %s (1-D ONNX windows "
-           "are imported as 2-D ones)",
-           vkp_op_name(n->op), (int)x->rank - 2, pool ? "2 or 3" : "2");
+           "%s over %lld input channels with a %d-D kernel: one invocation of the Vulkan "
+           "kernel loops about %llu times, and lavapipe's compiler cuts a shader's loops "
+           "at %u iterations (the rest of the sum would be lost)",
+           vkp_op_name(n->op), (long long)x->shape[1], (int)w->rank - 2,
+           (unsigned long long)iters, VKP__CONV_LOOP_BUDGET);
   return false;
 }
 

@@ -17,16 +17,20 @@
 //     and other CPU devices, where barrier() costs ~10x) the register-blocked,
 //     barrier-free kernel (gemm_blocked.comp). VKPIPE_SPIRV_GEMM=tiled|blocked
 //     overrides the choice (for tests and benchmarks).
-//   - Group-1 convolutions with >= 32 output pixels per image run as an
-//     implicit GEMM over the same choice (conv_gemm_tiled.comp /
-//     conv_gemm_blocked.comp: weights [M, C*KH*KW] times the input gathered
-//     on the fly, no im2col buffer). Its tiles are 64 pixels wide, so below
+//   - Group-1 convolutions (2 or 3 spatial dims) with >= 32 output pixels
+//     per image run as an implicit GEMM over the same choice
+//     (conv_gemm_tiled.comp / conv_gemm_blocked.comp: weights
+//     [M, C*KD*KH*KW] times the input gathered on the fly, no im2col buffer). Its tiles are 64 pixels wide, so below
 //     half a tile most of the work is wasted and the direct kernel
 //     (conv2d.comp) is faster (lavapipe: 4x on a 3x3 output); grouped
 //     convolutions always use the direct kernel, depthwise ones (group = C)
 //     conv_depthwise.comp (4 output columns per invocation);
 //     VKPIPE_SPIRV_DEPTHWISE=direct gives them the direct kernel.
 //     VKPIPE_SPIRV_CONV=gemm|direct forces either for every group-1 conv.
+//   - Transposed convolutions with >= 8 output channels per group run as an
+//     implicit GEMM per output phase (conv_transpose_gemm.comp, register-
+//     blocked on every device), others as a gather (conv_transpose.comp);
+//     VKPIPE_SPIRV_CONV=gemm|direct forces either.
 //   - Split-K: a MatMul/Gemm whose 64 x 64 tiles (times batch) fill fewer
 //     than split_k_groups workgroups (128 on GPUs; 0 on CPU devices, where
 //     it measured slower, so only VKPIPE_SPIRV_SPLITK=on splits) while
@@ -247,8 +251,9 @@ bool vkp__spv_takes_bool(vkp_op_t op);
 // ---------------------------------------------------------------------------
 // Emitters, by family (codegen/spirv/kernels_<family>.c)
 
-// Window ops (kernels.c): conv_transpose; 2-D only, as every window kernel
-// but pooling, which also takes 3-D (vkp__spv_check_window).
+// Window ops (kernels.c): conv_transpose. Every window kernel (conv2d,
+// conv_transpose, the pools) takes 2 or 3 spatial dims; convolutions past
+// lavapipe's loop budget are refused (vkp__spv_check_window).
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                            size_t reason_size);

@@ -29,6 +29,7 @@
   X(conv_gemm_blocked, comp)          \
   X(conv_gemm_tiled, comp)            \
   X(conv_transpose, comp)             \
+  X(conv_transpose_gemm, comp)        \
   X(cum_sum, comp)                    \
   X(det, comp)                        \
   X(dft, comp)                        \

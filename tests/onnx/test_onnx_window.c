@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // graph/onnx_ops.c's window mappers over 1 to 3 spatial dims: small
-// models (gen_models.py models_window.py) against NumPy on "ref", "cpu" and,
-// for the 1-D and 2-D ones, "vulkan" (validation on). The node tests and
+// models (gen_models.py models_window.py) against NumPy on "ref", "cpu" and
+// "vulkan" (validation on). The node tests and
 // tests/ref's cases cover each op's attributes further.
 // One .timeout for every test in the file (Criterion 2.4.1, see test_onnx.c).
 #include <criterion/criterion.h>
@@ -36,14 +36,15 @@ Test(onnx_window, unet_with_conv_transpose, .timeout = 120) {
 }
 
 // 3-D Conv, MaxPool and ConvTranspose (output_shape: output_padding at
-// import), LpPool, GlobalMaxPool (a reduce_max) and GlobalLpPool: host
-// targets (the Vulkan kernels take 2 spatial dims).
+// import), LpPool, GlobalMaxPool (a reduce_max) and GlobalLpPool, on every
+// target.
 Test(onnx_window, volume_and_lp_pools, .timeout = 120) {
   vkp_graph_t *g = onnx_load_model("window_volume_pools.onnx");
   cr_assert_eq(onnx_count_op(g, VKP_OP_LP_POOL), 2);
   cr_assert_eq(onnx_count_op(g, VKP_OP_REDUCE_MAX), 1);
   onnx_run_and_compare(g, "window_volume_pools", 1e-5, 1e-5);
   onnx_run_and_compare_on(g, "window_volume_pools", "cpu", 2, 1e-4, 1e-5);
+  onnx_run_and_compare_on(g, "window_volume_pools", "vulkan", 1, 1e-4, 1e-5);
   vkp_graph_destroy(g);
 }
 

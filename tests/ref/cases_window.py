@@ -129,6 +129,9 @@ def gen_conv(g):
         ((10,), 4, 4, 4, (3,), (1, 1), (1,), (1,), True),          # depthwise 1-D
         ((5, 6, 5), 2, 3, 1, (3, 2, 3), (1, 0, 1, 1, 1, 0), (1, 2, 1), (1, 1, 1), True),
         ((6, 5, 7), 4, 4, 2, (2, 2, 3), (0, 1, 1, 0, 0, 2), (2, 1, 2), (2, 1, 1), False),
+        ((4, 5, 6), 3, 6, 3, (3, 3, 3), (1, 1, 1, 1, 1, 1), (1, 1, 2), (1, 2, 1), True),  # depthwise
+        ((3, 7, 7), 3, 5, 1, (1, 3, 3), (0, 1, 1, 0, 1, 1), (1, 1, 1), (1, 1, 1), False),  # (2+1)-D
+        ((6, 4, 4), 4, 3, 1, (3, 1, 1), (1, 0, 0, 1, 0, 0), (2, 1, 1), (1, 1, 1), True),   # temporal
     ]
     for sp, c, m, group, k, pads, strides, dil, bias in configs:
         sp = tuple(v + d([0, 1, 2]) for v in sp)
@@ -152,6 +155,9 @@ def gen_conv_transpose(g):
         ((7,), 4, 1, 4, (3,), (0, 0), (3,), (2,), (0,), False),     # depthwise 1-D
         ((3, 4, 3), 2, 2, 1, (2, 3, 2), (0, 1, 1, 1, 0, 0), (2, 1, 2), (1, 1, 2), (1, 0, 0), True),
         ((2, 3, 3), 4, 1, 2, (3, 2, 2), (1, 0, 0, 0, 0, 1), (1, 2, 1), (1, 1, 1), (0, 1, 0), False),
+        # >= 8 output channels per group: the implicit GEMM per output phase on vulkan
+        ((3, 4), 3, 9, 1, (2, 2), (0, 0, 0, 0), (2, 2), (1, 1), (0, 0), True),
+        ((2, 3, 3), 2, 8, 2, (3, 2, 2), (1, 0, 1, 0, 1, 1), (2, 1, 2), (1, 2, 1), (1, 0, 1), False),
     ]
     for k_i, (sp, c, mg, group, k, pads, strides, dil, opad, bias) in enumerate(configs):
         sp = tuple(v + d([0, 1]) for v in sp)

@@ -420,9 +420,112 @@ CONV_T_CASE(conv_transpose_grouped_dil_opad, S(2, 4, 4, 3), S(4, 3, 2, 3), 6, 4,
             A(AI("group", 2), AIS("strides", 3, 2), AIS("dilations", 2, 1),
               AIS("output_padding", 1, 1)))
 
+// Transposed convolutions with >= 8 output channels per group: the implicit
+// GEMM per output phase (conv_transpose_gemm.comp). A U-Net's 2x2 stride-2
+// upsampling (one tap per phase), and 70 channels over 17x17 outputs (two
+// channel tiles, 81 positions in the largest of the 4 phases, 3x3 taps that
+// land unevenly across phases).
+CONV_T_CASE(conv_transpose_gemm_k2s2, S(1, 9, 5, 6), S(9, 10, 2, 2), 10, 1,
+            A(AIS("strides", 2, 2)))
+CONV_T_CASE(conv_transpose_gemm_tiles, S(1, 3, 9, 9), S(3, 70, 3, 3), 70, 2,
+            A(AIS("strides", 2, 2), AIS("pads", 1, 1, 1, 1)))
+
 // A 1-D convolution as the ONNX importer writes it: 2-D over a unit height.
 CONV_CASE(conv_unit_height, S(1, 4, 1, 19), S(6, 2, 1, 5), 1, 3,
           A(AI("group", 2), AIS("pads", 0, 2, 0, 2), AIS("strides", 1, 2)))
+
+// Convolutions over 3 spatial dims: weights [M, C/G, KD, KH, KW], pads
+// (front, top, left, back, bottom, right). The same templates as 2-D (a
+// 2-D window is a 3-D one of depth 1).
+#define CONV3_CASE(case_name, xs, ws, bias, n_attrs, attrs)              \
+  BEGIN(case_name)                                                       \
+  const char *x = IN(b, 5, xs);                                          \
+  const char *w = CST(b, 5, ws);                                         \
+  const char *y;                                                         \
+  if (bias) {                                                            \
+    const char *c = CST(b, 1, S((ws)[0]));                               \
+    y = NODE(b, VKP_OP_CONV2D, 3, L(x, w, c), n_attrs, attrs);           \
+  } else {                                                               \
+    y = NODE(b, VKP_OP_CONV2D, 2, L(x, w), n_attrs, attrs);              \
+  }                                                                      \
+  END(y)
+
+// 210 output pixels: the implicit GEMM by default.
+CONV3_CASE(conv3d_3x3x3_pad1, S(1, 3, 5, 6, 7), S(5, 3, 3, 3, 3), 1, 1,
+           A(AIS("pads", 1, 1, 1, 1, 1, 1)))
+// Strides, dilations and uneven pads per dim, two images; > 64 output
+// channels and > 64 pixels (two GEMM tiles each way), K = 2*2*3*2 = 24.
+CONV3_CASE(conv3d_gemm_stride_dil, S(2, 2, 7, 8, 11), S(66, 2, 2, 3, 2), 0, 3,
+           A(AIS("strides", 2, 1, 2), AIS("dilations", 2, 1, 3), AIS("pads", 1, 0, 2, 0, 1, 1)))
+// 8 output pixels: the direct kernel by default.
+CONV3_CASE(conv3d_small_direct, S(1, 3, 3, 4, 3), S(4, 3, 2, 2, 2), 1, 1,
+           A(AIS("pads", 0, 0, 0, 0, 1, 0)))
+CONV3_CASE(conv3d_grouped_g2, S(1, 4, 4, 5, 5), S(6, 2, 3, 1, 3), 1, 3,
+           A(AI("group", 2), AIS("pads", 1, 0, 1, 1, 0, 1), AIS("strides", 1, 1, 2)))
+// Depthwise (conv_depthwise.comp), channel multiplier 2, output width 5.
+CONV3_CASE(conv3d_depthwise_m2, S(1, 3, 4, 5, 9), S(6, 1, 3, 3, 3), 1, 4,
+           A(AI("group", 3), AIS("pads", 1, 1, 1, 1, 1, 1), AIS("strides", 1, 1, 2),
+             AIS("dilations", 2, 1, 1)))
+
+// An IR graph's 1-D windows (ONNX's arrive as 2-D over a unit height): unit
+// depth and height in the same templates. 40 output pixels: the implicit GEMM.
+BEGIN(conv1d_gemm_dil)
+const char *x = IN(b, 3, S(2, 4, 41));
+const char *w = CST(b, 3, S(6, 4, 3));
+const char *y = NODE(b, VKP_OP_CONV2D, 2, L(x, w), 2,
+                     A(AIS("pads", 2, 1), AIS("dilations", 2)));
+END(y)
+
+BEGIN(maxpool1d_ceil)
+const char *x = IN(b, 3, S(1, 3, 11));
+const char *y = NODE(b, VKP_OP_MAX_POOL2D, 1, L(x), 4,
+                     A(AIS("kernel_shape", 3), AIS("strides", 2), AIS("pads", 1, 0),
+                       AI("ceil_mode", 1)));
+END(y)
+
+// Transposed convolution over 3 spatial dims: weights [C, M/G, KD, KH, KW].
+#define CONV_T3_CASE(case_name, xs, ws, m, n_attrs, attrs)               \
+  BEGIN(case_name)                                                       \
+  const char *x = IN(b, 5, xs);                                          \
+  const char *w = CST(b, 5, ws);                                         \
+  const char *c = CST(b, 1, S(m));                                       \
+  const char *y = NODE(b, VKP_OP_CONV_TRANSPOSE, 3, L(x, w, c), n_attrs, attrs); \
+  END(y)
+
+CONV_T3_CASE(conv_transpose3d_s2_opad, S(1, 2, 3, 4, 3), S(2, 3, 3, 2, 3), 3, 3,
+             A(AIS("strides", 2, 1, 2), AIS("pads", 1, 0, 1, 0, 1, 1),
+               AIS("output_padding", 1, 0, 1)))
+CONV_T3_CASE(conv_transpose3d_grouped_dil, S(2, 4, 2, 3, 3), S(4, 2, 2, 2, 2), 4, 3,
+             A(AI("group", 2), AIS("dilations", 2, 1, 1), AIS("strides", 1, 2, 2)))
+// Through the GEMM: 2 groups of 8 output channels, dilation > stride.
+CONV_T3_CASE(conv_transpose3d_gemm_grouped, S(1, 4, 3, 4, 3), S(4, 8, 2, 3, 2), 16, 5,
+             A(AI("group", 2), AIS("strides", 2, 1, 2), AIS("dilations", 1, 3, 1),
+               AIS("pads", 1, 0, 1, 0, 2, 0), AIS("output_padding", 1, 0, 1)))
+
+// conv3d + bias + relu + residual add: one dispatch (the implicit GEMM's
+// epilogue).
+BEGIN(fuse_conv3d_residual)
+const char *x = IN(b, 5, S(1, 4, 3, 5, 6));
+const char *w = CST(b, 5, S(4, 4, 3, 3, 3));
+const char *c = CST(b, 1, S(4));
+const char *conv = NODE(b, VKP_OP_CONV2D, 3, L(x, w, c), 1,
+                        A(AIS("pads", 1, 1, 1, 1, 1, 1)));
+const char *r = NODE(b, VKP_OP_RELU, 1, L(conv), 0, NULL);
+const char *y = NODE(b, VKP_OP_ADD, 2, L(r, x), 0, NULL);
+END(y)
+
+// GlobalAveragePool and GlobalMaxPool (a reduce_max over the spatial axes)
+// over a volume.
+BEGIN(global_avg_pool_3d)
+const char *x = IN(b, 5, S(2, 3, 3, 4, 5));
+const char *y = NODE(b, VKP_OP_GLOBAL_AVG_POOL, 1, L(x), 0, NULL);
+END(y)
+
+BEGIN(global_max_pool_3d)
+const char *x = IN(b, 5, S(1, 4, 3, 5, 2));
+const char *y = NODE(b, VKP_OP_REDUCE_MAX, 1, L(x), 2,
+                     A(AIS("axes", 2, 3, 4), AI("keepdims", 1)));
+END(y)
 
 BEGIN(global_avg_pool_2x3x5x7)
 const char *x = IN(b, 4, S(2, 3, 5, 7));
@@ -1321,7 +1424,22 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(lppool_p3_ceil_dil, -1.0f, 1.0f, 1),
     CASE(conv_transpose_s2, -1.0f, 1.0f, 1),
     CASE(conv_transpose_grouped_dil_opad, -1.0f, 1.0f, 1),
+    CASE(conv_transpose_gemm_k2s2, -1.0f, 1.0f, 1),
+    CASE(conv_transpose_gemm_tiles, -1.0f, 1.0f, 1),
     CASE(conv_unit_height, -1.0f, 1.0f, 1),
+    CASE(conv3d_3x3x3_pad1, -1.0f, 1.0f, 1),
+    CASE(conv3d_gemm_stride_dil, -1.0f, 1.0f, 1),
+    CASE(conv3d_small_direct, -1.0f, 1.0f, 1),
+    CASE(conv3d_grouped_g2, -1.0f, 1.0f, 1),
+    CASE(conv3d_depthwise_m2, -1.0f, 1.0f, 1),
+    CASE(conv1d_gemm_dil, -1.0f, 1.0f, 1),
+    CASE(maxpool1d_ceil, -1.0f, 1.0f, 1),
+    CASE(conv_transpose3d_s2_opad, -1.0f, 1.0f, 1),
+    CASE(conv_transpose3d_gemm_grouped, -1.0f, 1.0f, 1),
+    CASE(conv_transpose3d_grouped_dil, -1.0f, 1.0f, 1),
+    CASE(fuse_conv3d_residual, -1.0f, 1.0f, 1),
+    CASE(global_avg_pool_3d, -1.0f, 1.0f, 1),
+    CASE(global_max_pool_3d, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_2x3x5x7, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_rank3, -1.0f, 1.0f, 1),
     CASE(global_avg_pool_16x16, -1.0f, 1.0f, 1),

@@ -237,6 +237,46 @@ Test(spirv_codegen, rnn_refused_past_the_loop_budget, .timeout = 30) {
   }
 }
 
+// A convolution's invocation loops over its input channels and taps, and
+// lavapipe's compiler cuts a shader's loops at 65535 iterations: a 3-D
+// convolution over 2048 channels at 3x3x3 is refused with that reason,
+// r3d_18's widest one (512 channels) and a 2-D one over 2048 channels at 3x3
+// are taken; so is a transposed 3-D one over 512 channels.
+Test(spirv_codegen, conv_refused_past_the_loop_budget, .timeout = 30) {
+  struct {
+    vkp_op_t op;
+    int32_t rank;
+    int64_t c;
+    bool ok;
+  } cases[] = {{VKP_OP_CONV2D, 5, 2048, false},
+               {VKP_OP_CONV2D, 5, 512, true},
+               {VKP_OP_CONV2D, 4, 2048, true},
+               {VKP_OP_CONV_TRANSPOSE, 5, 512, true},
+               {VKP_OP_CONV_TRANSPOSE, 5, 4096, false}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    vkp_graph_t *g;
+    VKP_TEST_OK(vkp_graph_create("conv", &g));
+    int64_t xs[] = {1, cases[k].c, 4, 4, 4}, ws[] = {8, 8, 3, 3, 3};
+    ws[cases[k].op == VKP_OP_CONV2D ? 1 : 0] = cases[k].c;
+    int32_t rank = cases[k].rank;
+    if (rank == 4) {  // drop the depth
+      xs[2] = xs[3], xs[3] = xs[4];
+      ws[2] = ws[3], ws[3] = ws[4];
+    }
+    VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, rank, xs, NULL));
+    VKP_TEST_OK(vkp_graph_add_input(g, "w", VKP_DTYPE_FLOAT32, rank, ws, NULL));
+    const char *in[] = {"x", "w"}, *out[] = {"y"};
+    VKP_TEST_OK(vkp_graph_add_node(g, "c", cases[k].op, 2, in, 1, out, 0, NULL, NULL));
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+    VKP_TEST_OK(vkp_graph_validate(g));
+    char reason[320] = "";
+    bool ok = vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason);
+    cr_assert_eq(ok, cases[k].ok, "case %d: %s", (int)k, reason);
+    if (!ok) cr_assert(strstr(reason, "65535") != NULL, "reason: %s", reason);
+    vkp_graph_destroy(g);
+  }
+}
+
 // float64 computes in double where the device has shaderFloat64, float16
 // and (u)int16 are 16-bit words that need storageBuffer16BitAccess;
 // without them the refusal names the feature. float64 data only runs where

@@ -124,17 +124,21 @@ Test(spirv_kernels, gemm_tiled_variant, .timeout = 120) {
 }
 
 static bool is_conv_case(const char *n) {
-  return strncmp(n, "conv_", 5) == 0 && strncmp(n, "conv_transpose", 14) != 0;
+  return (strncmp(n, "conv_", 5) == 0 || strncmp(n, "conv3d_", 7) == 0 ||
+          strncmp(n, "conv1d_", 7) == 0) &&
+         strncmp(n, "conv_transpose", 14) != 0;
 }
 
 // Every group-1 convolution case through the implicit GEMM, both tilings
-// (the tiled one is what GPUs get), whatever its width.
+// (the tiled one is what GPUs get), whatever its width; every transposed
+// one through its implicit GEMM (one tiling) or, with "direct", the gather.
 static void conv_cases_with(const char *gemm, const char *conv) {
   setenv("VKPIPE_SPIRV_GEMM", gemm, 1);
   setenv("VKPIPE_SPIRV_CONV", conv, 1);
   for (int i = 0; i < vkp_spirv_case_count; ++i) {
     const char *n = vkp_spirv_cases[i].name;
-    if (is_conv_case(n) || strncmp(n, "fuse_conv", 9) == 0)
+    if (is_conv_case(n) || strncmp(n, "fuse_conv", 9) == 0 ||
+        strncmp(n, "conv_transpose", 14) == 0)
       compare_case(&vkp_spirv_cases[i]);
   }
   unsetenv("VKPIPE_SPIRV_GEMM");
