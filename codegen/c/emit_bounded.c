@@ -185,6 +185,7 @@ void vkp__c_emit_extents(vkp__cg_t *cg, const vkp_node_t *n, vkp__sb_t *sb) {
                        len.s, len.s);
         break;
       }
+      case VKP__BOUND_SCATTER:  // data's extent, passed on
       case VKP__BOUND_BATCH:
         // Input 0's rows / batch, passed on.
         vkp__sb_printf(sb, "  const ptrdiff_t %s = %s;\n", ey, cg->ename[x]);

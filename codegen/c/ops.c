@@ -271,7 +271,9 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
             break;
         }
         break;
-      case VKP__BOUND_SCATTER:  // not yet: ref runs a bounded scatter_elements
+      case VKP__BOUND_SCATTER:
+        path = node->op == VKP_OP_SCATTER_ELEMENTS;
+        break;
       case VKP__BOUND_REFUSE:
         break;
     }

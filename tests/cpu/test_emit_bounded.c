@@ -99,7 +99,8 @@ enum { COLS = 8 };
 
 // x [<=5, 8] float32 bounded along its rows (axis 0) through the ops that
 // take a varying row / batch count (VKP__BOUND_BATCH), slices along and
-// beside the bounded axis, and non_max_suppression of boxes made from it.
+// beside the bounded axis, non_max_suppression of boxes made from it and a
+// bounded scatter_elements.
 static vkp_graph_t *rows_graph(void) {
   vkp_test_rng_t rng;
   vkp_test_rng_init(&rng);
@@ -176,9 +177,19 @@ static vkp_graph_t *rows_graph(void) {
   VKP_TEST_OK(vkp_graph_add_constant(g, "thr", VKP_DTYPE_FLOAT32, 1, SH(1), &thr, NULL));
   g_node(g, "nms", VKP_OP_NON_MAX_SUPPRESSION, "boxes,scores,max_out,iou,thr", "nms", 0,
          NULL);
+  // scatter_elements of x into itself along axis 1 (adding), at indices
+  // made from it: everything bounded alike.
+  float three = 3.0f;
+  VKP_TEST_OK(vkp_graph_add_constant(g, "three", VKP_DTYPE_FLOAT32, 0, NULL, &three, NULL));
+  g_node(g, "xa", VKP_OP_ABS, "x", "xa", 0, NULL);
+  g_node(g, "x3f", VKP_OP_MUL, "xa,three", "x3f", 0, NULL);
+  vkp_attr_t ci[] = {at_s("to", "int64")};
+  g_node(g, "sidx", VKP_OP_CAST, "x3f", "sidx", 1, ci);
+  vkp_attr_t se[] = {at_i("axis", 1), at_s("reduction", "add")};
+  g_node(g, "sc", VKP_OP_SCATTER_ELEMENTS, "x,sidx,x", "sc", 2, se);
   static const char *const outs[] = {"gm", "gmt", "mm", "mm3", "mmb", "sm", "lsm", "hm",
                                      "ln", "sl0", "sl2", "sl1", "cv", "mp", "ap", "gap",
-                                     "in", "nms"};
+                                     "in", "nms", "sc"};
   for (size_t i = 0; i < sizeof outs / sizeof outs[0]; ++i)
     VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
   VKP_TEST_OK(vkp_graph_validate(g));
