@@ -434,11 +434,14 @@ static vkp_status_t vkp__add_graph_input(vkp__onnx_ctx_t *ctx,
     declared[i] = is_value ? d->dim_value : -1;
     names[i] = is_param ? d->dim_param : NULL;
   }
-  VKP_RETURN_IF_ERROR(
-      vkp__binder_shape(&ctx->binder, name, rank, declared, names, shape));
+  int32_t bounded_axis;
+  VKP_RETURN_IF_ERROR(vkp__binder_shape(&ctx->binder, name, rank, declared, names,
+                                        shape, &bounded_axis));
   int32_t value;
   VKP_RETURN_IF_ERROR(
       vkp_graph_add_input(ctx->graph, name, dtype, rank, shape, &value));
+  if (bounded_axis >= 0)
+    VKP_RETURN_IF_ERROR(vkp_graph_set_input_bounded(ctx->graph, name, bounded_axis));
   return vkp__onnx_bind_value(ctx, name, value);
 }
 
@@ -699,25 +702,25 @@ vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node
       !vkp__is_default_domain(node->domain) || !op
           ? vkp__onnx_function_find(ctx, node->domain, op_type)
           : NULL;
-  if (fn) {
+  bool known = fn || (vkp__is_default_domain(node->domain) && op);
+  for (size_t i = 0; known && i < node->n_input && !nst; ++i) {
+    const char *in = node->input[i];
+    if (!in || !in[0]) continue;
+    const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
+    if (!s)
+      nst = VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
+                              "node, an initializer or a graph input "
+                              "(missing initializer, or a cycle)",
+                              in);
+    else if (s->poisoned)
+      poisoned = true;
+  }
+  if (nst) {
+  } else if (fn) {
     // A model-local function: its body in place of the node (onnx_function.c).
-    for (size_t i = 0; i < node->n_input && !nst; ++i) {
-      const char *in = node->input[i];
-      if (!in || !in[0]) continue;
-      const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
-      if (!s)
-        nst = VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
-                                "node, an initializer or a graph input",
-                                in);
-      else if (s->poisoned)
-        poisoned = true;
-    }
-    if (!nst && !poisoned) {
-      nst = vkp__onnx_inline_function(ctx, fn);
-      // Only structural problems of the call come back here: the body's
-      // nodes record their own and poison their outputs.
-      if (nst && vkp_status_code(nst) == VKP_STATUS_OUT_OF_MEMORY) return nst;
-    }
+    // Only structural problems of the call come back: the body's nodes
+    // record their own and poison their outputs.
+    if (!poisoned) nst = vkp__onnx_inline_function(ctx, fn);
   } else if (!vkp__is_default_domain(node->domain)) {
     nst = VKP__ONNX_UNSUPPORTED("domain '%s' is not supported (and the model "
                                 "has no local function of that name)",
@@ -725,20 +728,7 @@ vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node
   } else if (!op) {
     nst = VKP__ONNX_UNSUPPORTED("unsupported op");
   } else {
-    for (size_t i = 0; i < node->n_input && !nst; ++i) {
-      const char *in = node->input[i];
-      if (!in || !in[0]) continue;
-      const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
-      if (!s)
-        nst = VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
-                                "node, an initializer or a graph input "
-                                "(missing initializer, or a cycle)",
-                                in);
-      else if (s->poisoned)
-        poisoned = true;
-    }
-    if (!nst && poisoned) nst = vkp__check_attrs(ctx, op);
-    if (!nst && !poisoned) nst = vkp__import_node(ctx, op);
+    nst = poisoned ? vkp__check_attrs(ctx, op) : vkp__import_node(ctx, op);
   }
   if (nst) {
     if (vkp_status_code(nst) == VKP_STATUS_OUT_OF_MEMORY)

@@ -38,7 +38,7 @@
 // they are imported (onnx_legacy.c).
 #define VKP_ONNX_MIN_OPSET 1
 #define VKP_ONNX_MODERN_OPSET 7
-#define VKP_ONNX_MAX_OPSET 21
+#define VKP_ONNX_MAX_OPSET 22
 
 // A host tensor known at import time. `type` is an ONNX TensorProto
 // DataType; data is owned (little-endian, row-major, nbytes bytes).
@@ -705,8 +705,8 @@ typedef struct vkp__shape_expr_t {
 } vkp__shape_expr_t;
 // Reads IR value `value` (an int64/int32 vector of at most VKP_MAX_RANK
 // entries) as a vkp__shape_expr_t through the nodes exporters build shapes
-// with (Shape, Gather, Unsqueeze, Concat, Cast, Equal, Where, + - * by
-// constants). False when some entry is neither known nor an extent.
+// with (Shape, Gather, Slice, Unsqueeze, Concat, Cast, Equal, Where, + - *
+// by constants). False when some entry is neither known nor an extent.
 bool vkp__onnx_shape_expr(const vkp__onnx_ctx_t *ctx, int32_t value,
                           vkp__shape_expr_t *out);
 // The value whose kernel decided bounded value `value`'s run-time extent

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ONNX op table: how each ONNX op (default domain, opsets 7..21;
+// The ONNX op table: how each ONNX op (default domain, opsets 1..22;
 // onnx_legacy.c upgrades nodes of opsets 1..6 first) becomes
 // IR nodes, with the operator spec's attribute semantics and defaults per
 // opset. docs/onnx.md is the prose version of this file.

@@ -23,11 +23,31 @@ void vkp_tool_input_arg_parse(const char *text, vkp_tool_input_arg_t *out) {
   }
 }
 
+// The value's shape; along a bounded axis (--max-dim) any extent up to the
+// bound.
 static bool vkp__same_shape(const vkp_tensor_t *t, const vkp_value_t *v) {
   if (t->rank != v->rank) return false;
-  for (int32_t i = 0; i < t->rank; ++i)
-    if (t->shape[i] != v->shape[i]) return false;
+  for (int32_t i = 0; i < t->rank; ++i) {
+    if (v->bounded && i == v->bounded_axis ? t->shape[i] > v->shape[i]
+                                           : t->shape[i] != v->shape[i])
+      return false;
+  }
   return true;
+}
+
+// "[4, 3]" or, for a bounded value, "[<=4, 3]".
+static const char *vkp__expected_shape(const vkp_value_t *v, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int32_t d = 0; d < v->rank && used + 1 < size; ++d) {
+    int w = snprintf(buf + used, size - used, "%s%s%lld", d ? ", " : "[",
+                     v->bounded && d == v->bounded_axis ? "<=" : "",
+                     (long long)v->shape[d]);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+  if (used + 1 < size) snprintf(buf + used, size - used, v->rank ? "]" : "[]");
+  return buf;
 }
 
 vkp_status_t vkp_tool_read_values(int32_t n_values,
@@ -103,7 +123,7 @@ vkp_status_t vkp_tool_read_values(int32_t n_values,
                            v->name, args[a].path, vkp_dtype_name(t->dtype),
                            vkp_shape_format(t->rank, t->shape, got, sizeof got),
                            vkp_dtype_name(v->dtype),
-                           vkp_shape_format(v->rank, v->shape, want, sizeof want));
+                           vkp__expected_shape(v, want, sizeof want));
     }
   }
   vkp__free(slot);

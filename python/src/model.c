@@ -282,6 +282,7 @@ PyObject *vkpy_load_graph(PyObject *self, PyObject *args, PyObject *kwargs) {
                             "(name, size)", &dims[i].name, &v))
         goto done;
       dims[i].value = v;
+      dims[i].up_to = false;
     }
     opt.n_dims = (int32_t)n;
   }

@@ -96,7 +96,7 @@ Test(onnx, malformed_models_are_refused_with_a_reason, .timeout = 60) {
       {"bad_cycle.onnx", VKP_STATUS_INVALID_ARGUMENT, "node 'r1' (Relu): input 'b'"},
       {"bad_type_mismatch.onnx", VKP_STATUS_INVALID_ARGUMENT, "different dtypes"},
       {"bad_shape_mismatch.onnx", VKP_STATUS_INVALID_ARGUMENT, "do not broadcast"},
-      {"bad_opset.onnx", VKP_STATUS_UNSUPPORTED, "opset 22"},
+      {"bad_opset.onnx", VKP_STATUS_UNSUPPORTED, "opset 23"},
       {"bad_external_escape.onnx", VKP_STATUS_INVALID_ARGUMENT, "leaves the model's folder"},
       {"bad_external_missing.onnx", VKP_STATUS_NOT_FOUND, "no_such_file.bin"},
       {"bad_not_protobuf.onnx", VKP_STATUS_PARSE_ERROR, "not a valid ONNX model"},
