@@ -1124,9 +1124,11 @@ static vkp_status_t vkp__emit_single_bounded(vkp__cg_t *cg, const vkp_node_t *n,
       return NULL;
     }
     case VKP_OP_MATMUL: {
-      // A varies along its rows or a batch axis B does not span: one GEMM
-      // per run-time batch of the output, over A's run-time rows.
+      // A varies along its rows (B static), or A and / or B along a batch
+      // axis they share (graph/bounded.h): one GEMM per run-time batch of
+      // the output, over A's run-time rows, at run-time strides.
       const vkp_value_t *B = vkp__val(cg, n, 1);
+      const char *be = cg->ename[n->inputs[1]];
       long long K = x->shape[x->rank - 1];
       long long N = B->rank >= 2 ? B->shape[B->rank - 1] : 1;
       int32_t nb = y->rank - 1 - (B->rank >= 2);  // batch dims of the output
@@ -1147,16 +1149,15 @@ static vkp_status_t vkp__emit_single_bounded(vkp__cg_t *cg, const vkp_node_t *n,
       }
       vkp__sb_printf(sb, ";\n%*sconst vkp_bsrc_t src = {.b = %s", ind + 2, "",
                      cg->vname[n->inputs[1]]);
-      long long bstride = K * N;
-      for (int32_t d = nb - 1, db = bb - 1; d >= 0 && db >= 0; --d, --db) {
-        if (B->shape[db] != 1)
-          vkp__sb_printf(sb, " + i%d * %lld", (int)d, bstride);
-        bstride *= (long long)B->shape[db];
+      for (int32_t d = 0; d < nb; ++d) {
+        int32_t db = d - (nb - bb);
+        if (db >= 0 && B->shape[db] != 1)
+          vkp__sb_printf(sb, " + i%d * %s", (int)d, vkp__c_dims(B, be, db + 1, B->rank).s);
       }
       vkp__sb_printf(sb,
                      ", .rsb = %lld, .csb = 1};\n"
-                     "%*svkp_gemm(vkp_m, %lld, %lld, 1.0f, vkp_a, %lld, 1, NULL, &src, %s + vkp_yo, "
-                     "%lld, NULL, NULL, 0, 0, scratch, VKP_STAGE_THREADS);\n"
+                     "%*svkp_gemm(vkp_m, %lld, %lld, 1.0f, vkp_a, %lld, 1, NULL, &src, "
+                     "%s + vkp_yo, %lld, NULL, NULL, 0, 0, scratch, VKP_STAGE_THREADS);\n"
                      "%*svkp_yo += vkp_m * %lld;\n%*s}\n",
                      N, ind + 2, "", N, K, K, yn, N, ind + 2, "", N, ind, "");
       return NULL;

@@ -186,10 +186,28 @@ void vkp__c_emit_extents(vkp__cg_t *cg, const vkp_node_t *n, vkp__sb_t *sb) {
         break;
       }
       case VKP__BOUND_SCATTER:  // data's extent, passed on
-      case VKP__BOUND_BATCH:
-        // Input 0's rows / batch, passed on.
         vkp__sb_printf(sb, "  const ptrdiff_t %s = %s;\n", ey, cg->ename[x]);
         break;
+      case VKP__BOUND_BATCH: {
+        // The rows / batch of the bounded operands (all along the one axis:
+        // their extents must agree).
+        int32_t first = -1;
+        for (int32_t i = 0; i < n->n_inputs; ++i) {
+          int32_t v = n->inputs[i];
+          if (v < 0 || !cg->ename[v]) continue;
+          if (first < 0) {
+            first = v;
+            vkp__sb_printf(sb, "  const ptrdiff_t %s = %s;\n", ey, cg->ename[v]);
+            continue;
+          }
+          int32_t code = vkp__c_error_code(cg, n, "data-dependent operands have different "
+                                                  "extents at run time; they must agree");
+          vkp__sb_printf(sb, "  if (%s%s%s != %s) return %d;\n", cg->guard ? cg->guard : "",
+                         cg->guard ? " && " : "", cg->ename[v], ey, (int)code);
+        }
+        if (first < 0) vkp__sb_printf(sb, "  const ptrdiff_t %s = 0;\n", ey);
+        break;
+      }
       case VKP__BOUND_SLICE: {
         // Forward from the canonical start, both ends clamped to the
         // run-time length (validation refused what counts from the end);

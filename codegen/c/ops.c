@@ -260,14 +260,17 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
         break;
       case VKP__BOUND_BATCH:  // loops over the run-time rows / batch
         switch (node->op) {
-          case VKP_OP_GEMM: case VKP_OP_MATMUL: case VKP_OP_SOFTMAX:
+          case VKP_OP_MATMUL:  // A with rows (not a vector)
+            path = graph->values[node->inputs[0]].rank >= 2;
+            break;
+          case VKP_OP_GEMM: case VKP_OP_SOFTMAX:
           case VKP_OP_LOG_SOFTMAX: case VKP_OP_HARDMAX: case VKP_OP_LAYER_NORM:
           case VKP_OP_INSTANCE_NORM: case VKP_OP_CONV2D: case VKP_OP_CONV_TRANSPOSE:
           case VKP_OP_MAX_POOL2D: case VKP_OP_AVG_POOL2D: case VKP_OP_LP_POOL:
           case VKP_OP_GLOBAL_AVG_POOL:
             path = true;
             break;
-          default:  // batch_norm: not yet (ref runs it)
+          default:  // batch_norm, attention: not yet (ref runs them)
             break;
         }
         break;

@@ -127,6 +127,12 @@ static vkp_graph_t *rows_graph(void) {
   g_node(g, "xu", VKP_OP_UNSQUEEZE, "x", "xu", 1, u0);
   g_const(g, &rng, "bb", 3, SH(2, COLS, 3), -1.0f, 1.0f);
   g_node(g, "mmb", VKP_OP_MATMUL, "xu,bb", "mmb", 0, NULL);
+  // matmul with both operands, and with only B, bounded along the batch.
+  vkp_attr_t p021[] = {at_is("perm", 3, SH(0, 2, 1))};
+  g_node(g, "x3t", VKP_OP_TRANSPOSE, "x3", "x3t", 1, p021);
+  g_node(g, "mmq", VKP_OP_MATMUL, "x3,x3t", "mmq", 0, NULL);
+  g_const(g, &rng, "a2", 2, SH(3, 2), -1.0f, 1.0f);
+  g_node(g, "mms", VKP_OP_MATMUL, "a2,x3", "mms", 0, NULL);
   // Row-wise normalisations.
   vkp_attr_t ax1[] = {at_i("axis", 1)};
   g_node(g, "sm", VKP_OP_SOFTMAX, "x", "sm", 1, ax1);
@@ -187,9 +193,9 @@ static vkp_graph_t *rows_graph(void) {
   g_node(g, "sidx", VKP_OP_CAST, "x3f", "sidx", 1, ci);
   vkp_attr_t se[] = {at_i("axis", 1), at_s("reduction", "add")};
   g_node(g, "sc", VKP_OP_SCATTER_ELEMENTS, "x,sidx,x", "sc", 2, se);
-  static const char *const outs[] = {"gm", "gmt", "mm", "mm3", "mmb", "sm", "lsm", "hm",
-                                     "ln", "sl0", "sl2", "sl1", "cv", "mp", "ap", "gap",
-                                     "in", "nms", "sc"};
+  static const char *const outs[] = {"gm",  "gmt", "mm",  "mm3", "mmb", "mmq", "mms",
+                                     "sm",  "lsm", "hm",  "ln",  "sl0", "sl2", "sl1",
+                                     "cv",  "mp",  "ap",  "gap", "in",  "nms", "sc"};
   for (size_t i = 0; i < sizeof outs / sizeof outs[0]; ++i)
     VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
   VKP_TEST_OK(vkp_graph_validate(g));
