@@ -109,6 +109,17 @@ void vkp__c_emit_extents(vkp__cg_t *cg, const vkp_node_t *n, vkp__sb_t *sb) {
     }
     if (first_out < 0) first_out = out;
     int32_t x = n->inputs[0];
+    if (n->op == VKP_OP_ROI_ALIGN) {
+      // The regions' count; the batch indices' must agree.
+      int32_t r = n->inputs[1], bi = n->inputs[2];
+      vkp__sb_printf(sb, "  const ptrdiff_t %s = %s;\n", ey, cg->ename[r]);
+      if (cg->ename[bi])
+        vkp__sb_printf(sb, "  if (%s%s%s != %s) return %d;\n", cg->guard ? cg->guard : "",
+                       cg->guard ? " && " : "", cg->ename[bi], ey,
+                       (int)vkp__c_error_code(cg, n, "the regions and the batch indices "
+                                                     "differ in count at run time"));
+      continue;
+    }
     if (n->op == VKP_OP_BRANCH_SELECT) {
       // The chosen operand's extent (a static one's size).
       vkp__sb_printf(sb, "  const ptrdiff_t %s = %s[0] ? ", ey, cg->vname[x]);

@@ -248,7 +248,7 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
       case VKP__BOUND_OWN:
         path = node->op == VKP_OP_NON_ZERO || node->op == VKP_OP_UNIQUE ||
                node->op == VKP_OP_SHAPE || node->op == VKP_OP_NON_MAX_SUPPRESSION ||
-               node->op == VKP_OP_BRANCH_SELECT;
+               node->op == VKP_OP_BRANCH_SELECT || node->op == VKP_OP_ROI_ALIGN;
         break;
       case VKP__BOUND_VIEW: case VKP__BOUND_REDUCE: case VKP__BOUND_ARG:
       case VKP__BOUND_CONCAT: case VKP__BOUND_GATHER: case VKP__BOUND_GATHER_ELEMENTS:

@@ -99,8 +99,8 @@ enum { COLS = 8 };
 
 // x [<=5, 8] float32 bounded along its rows (axis 0) through the ops that
 // take a varying row / batch count (VKP__BOUND_BATCH), slices along and
-// beside the bounded axis, non_max_suppression of boxes made from it and a
-// bounded scatter_elements.
+// beside the bounded axis, non_max_suppression of boxes made from it, a
+// bounded scatter_elements and roi_align over regions made from it.
 static vkp_graph_t *rows_graph(void) {
   vkp_test_rng_t rng;
   vkp_test_rng_init(&rng);
@@ -193,9 +193,24 @@ static vkp_graph_t *rows_graph(void) {
   g_node(g, "sidx", VKP_OP_CAST, "x3f", "sidx", 1, ci);
   vkp_attr_t se[] = {at_i("axis", 1), at_s("reduction", "add")};
   g_node(g, "sc", VKP_OP_SCATTER_ELEMENTS, "x,sidx,x", "sc", 2, se);
+  // roi_align of a static feature map over regions [<=10, 4] made from x
+  // (batch indices 0, bounded alike).
+  g_const(g, &rng, "fmap", 4, SH(1, 2, 4, 4), -1.0f, 1.0f);
+  vkp_attr_t rr[] = {at_is("shape", 2, SH(-1, 4))};
+  g_node(g, "rois", VKP_OP_RESHAPE, "x", "rois", 1, rr);
+  float zf = 0.0f;
+  VKP_TEST_OK(vkp_graph_add_constant(g, "zf", VKP_DTYPE_FLOAT32, 0, NULL, &zf, NULL));
+  g_node(g, "rz", VKP_OP_MUL, "rois,zf", "rz", 0, NULL);
+  vkp_attr_t rmin[] = {at_is("axes", 1, SH(1)), at_i("keepdims", 0)};
+  g_node(g, "rmin", VKP_OP_REDUCE_MIN, "rz", "rmin", 2, rmin);
+  g_node(g, "bi", VKP_OP_CAST, "rmin", "bi", 1, ci);
+  vkp_attr_t ra[] = {at_i("output_height", 2), at_i("output_width", 2),
+                     at_i("sampling_ratio", 2), at_f("spatial_scale", 1.5)};
+  g_node(g, "ra", VKP_OP_ROI_ALIGN, "fmap,rois,bi", "ra", 4, ra);
   static const char *const outs[] = {"gm",  "gmt", "mm",  "mm3", "mmb", "mmq", "mms",
                                      "sm",  "lsm", "hm",  "ln",  "sl0", "sl2", "sl1",
-                                     "cv",  "mp",  "ap",  "gap", "in",  "nms", "sc"};
+                                     "cv",  "mp",  "ap",  "gap", "in",  "nms", "sc",
+                                     "ra"};
   for (size_t i = 0; i < sizeof outs / sizeof outs[0]; ++i)
     VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
   VKP_TEST_OK(vkp_graph_validate(g));
