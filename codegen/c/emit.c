@@ -1684,7 +1684,9 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   if (scratch) vkp__sb_append(&cg->out, ", float *scratch, const float *packed");
   vkp__emit_extent_params(cg, gr, &cg->out, true);
   vkp__sb_append(&cg->out, ") {\n");
-  if (scratch) vkp__sb_append(&cg->out, "  (void)packed;\n  (void)scratch;\n");
+  if (scratch) vkp__sb_append(&cg->out, "  (void)packed;\n");
+  // (A bounded max_pool2d runs the window emitter, which takes none.)
+  if (scratch && vkp_node_is_bounded(g, rn)) vkp__sb_append(&cg->out, "  (void)scratch;\n");
   vkp__emit_extents_used(cg, gr, &cg->out);
   vkp__sb_cat(&cg->out, &body);
   if (body.failed) cg->out.failed = true;
