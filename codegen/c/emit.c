@@ -1078,6 +1078,143 @@ static vkp_status_t vkp__emit_single_bounded(vkp__cg_t *cg, const vkp_node_t *n,
       vkp__sb_append(sb, "  }\n");
       return NULL;
     }
+    case VKP_OP_SLICE: {
+      // Output dim d walks input dim d from its start by its step, at the
+      // input's run-time stride (the bounded axis forward from a start
+      // clamped to its extent: vkp__c_emit_extents).
+      const int64_t *starts, *steps;
+      vkp_node_attr_ints(n, "starts", &starts);
+      vkp_node_attr_ints(n, "steps", &steps);
+      vkp__sb_append(sb, "  ptrdiff_t vkp_at = 0;\n");
+      for (int32_t d = 0; d < y->rank; ++d)
+        vkp__sb_printf(sb, "%*sfor (ptrdiff_t i%d = 0; i%d < %s; ++i%d)\n", 2 + 2 * (int)d, "",
+                       (int)d, (int)d, vkp__c_dims(y, ye, d, d + 1).s, (int)d);
+      vkp__sb_printf(sb, "%*s%s[vkp_at++] = %s[0", 2 + 2 * (int)y->rank, "", yn, xn);
+      for (int32_t d = 0; d < y->rank; ++d)
+        vkp__sb_printf(sb, " + (%lld + i%d * %lld) * %s", (long long)starts[d], (int)d,
+                       (long long)steps[d], vkp__c_dims(x, xe, d + 1, x->rank).s);
+      vkp__sb_append(sb, "];\n");
+      return NULL;
+    }
+    case VKP_OP_GEMM: {
+      // A's rows vary (transA 0); B and C static, C not spanning the rows.
+      const vkp_value_t *B = vkp__val(cg, n, 1), *C = vkp__val(cg, n, 2);
+      bool tb = vkp_node_int(n, "transB") != 0;
+      long long K = x->shape[1], N = y->shape[1];
+      vkp__sb_printf(sb,
+                     "  const ptrdiff_t vkp_m = %s;\n"
+                     "  const vkp_bsrc_t src = {.b = %s, .rsb = %lld, .csb = %lld};\n"
+                     "  vkp_gemm(vkp_m, %lld, %lld, ",
+                     vkp__c_dims(x, xe, 0, 1).s, cg->vname[n->inputs[1]], tb ? 1LL : N,
+                     tb ? K : 1LL, N, K);
+      (void)B;
+      vkp__emit_float(sb, vkp_node_float(n, "alpha"));
+      vkp__sb_printf(sb, ", %s, %lld, 1, NULL, &src, %s, %lld, NULL, NULL, 0, 0, scratch, "
+                     "VKP_STAGE_THREADS);\n", xn, K, yn, N);
+      if (C) {
+        // C broadcasts along the rows: [N], [1, N], [1] or a scalar.
+        bool per_col = C->rank >= 1 && C->shape[C->rank - 1] != 1;
+        vkp__sb_printf(sb,
+                       "  for (ptrdiff_t r = 0; r < vkp_m; ++r)\n"
+                       "    for (ptrdiff_t j = 0; j < %lld; ++j) %s[r * %lld + j] += ",
+                       N, yn, N);
+        vkp__emit_float(sb, vkp_node_float(n, "beta"));
+        vkp__sb_printf(sb, " * %s[%s];\n", cg->vname[n->inputs[2]], per_col ? "j" : "0");
+      }
+      return NULL;
+    }
+    case VKP_OP_MATMUL: {
+      // A varies along its rows (B static), or A and / or B along a batch
+      // axis they share (graph/bounded.h): one GEMM per run-time batch of
+      // the output, over A's run-time rows, at run-time strides.
+      const vkp_value_t *B = vkp__val(cg, n, 1);
+      const char *be = cg->ename[n->inputs[1]];
+      long long K = x->shape[x->rank - 1];
+      long long N = B->rank >= 2 ? B->shape[B->rank - 1] : 1;
+      int32_t nb = y->rank - 1 - (B->rank >= 2);  // batch dims of the output
+      int32_t ab = x->rank - 2, bb = B->rank >= 2 ? B->rank - 2 : 0;
+      vkp__sb_printf(sb,
+                     "  const ptrdiff_t vkp_m = %s;\n"
+                     "  ptrdiff_t vkp_yo = 0;\n",
+                     vkp__c_dims(x, xe, x->rank - 2, x->rank - 1).s);
+      for (int32_t d = 0; d < nb; ++d)
+        vkp__sb_printf(sb, "%*sfor (ptrdiff_t i%d = 0; i%d < %s; ++i%d)\n", 2 + 2 * (int)d, "",
+                       (int)d, (int)d, vkp__c_dims(y, ye, d, d + 1).s, (int)d);
+      int ind = 2 + 2 * nb;
+      vkp__sb_printf(sb, "%*s{\n%*sconst float *vkp_a = %s", ind, "", ind + 2, "", xn);
+      for (int32_t d = 0; d < nb; ++d) {
+        int32_t da = d - (nb - ab);
+        if (da >= 0 && x->shape[da] != 1)
+          vkp__sb_printf(sb, " + i%d * %s", (int)d, vkp__c_dims(x, xe, da + 1, x->rank).s);
+      }
+      vkp__sb_printf(sb, ";\n%*sconst vkp_bsrc_t src = {.b = %s", ind + 2, "",
+                     cg->vname[n->inputs[1]]);
+      for (int32_t d = 0; d < nb; ++d) {
+        int32_t db = d - (nb - bb);
+        if (db >= 0 && B->shape[db] != 1)
+          vkp__sb_printf(sb, " + i%d * %s", (int)d, vkp__c_dims(B, be, db + 1, B->rank).s);
+      }
+      vkp__sb_printf(sb,
+                     ", .rsb = %lld, .csb = 1};\n"
+                     "%*svkp_gemm(vkp_m, %lld, %lld, 1.0f, vkp_a, %lld, 1, NULL, &src, "
+                     "%s + vkp_yo, %lld, NULL, NULL, 0, 0, scratch, VKP_STAGE_THREADS);\n"
+                     "%*svkp_yo += vkp_m * %lld;\n%*s}\n",
+                     N, ind + 2, "", N, K, K, yn, N, ind + 2, "", N, ind, "");
+      return NULL;
+    }
+    case VKP_OP_SOFTMAX: {
+      int32_t axis = (int32_t)vkp_node_int(n, "axis");
+      vkp__sb_printf(sb, "  vkp_softmax(%s, %s, %s, ", xn, yn,
+                     vkp__c_dims(x, xe, 0, axis).s);
+      vkp__sb_printf(sb, "%s, ", vkp__c_dims(x, xe, axis, axis + 1).s);
+      vkp__sb_printf(sb, "%s);\n", vkp__c_dims(x, xe, axis + 1, x->rank).s);
+      return NULL;
+    }
+    case VKP_OP_GLOBAL_AVG_POOL: {
+      long long inner = 1;
+      for (int32_t d = 2; d < x->rank; ++d) inner *= (long long)x->shape[d];
+      vkp__sb_printf(sb,
+                     "  for (ptrdiff_t r = 0; r < %s; ++r) {\n"
+                     "    const float *row = %s + r * %lld;\n"
+                     "    float sum = 0.0f;\n"
+                     "    for (ptrdiff_t k = 0; k < %lld; ++k) sum += row[k];\n"
+                     "    %s[r] = sum / %lld.0f;\n  }\n",
+                     vkp__c_dims(x, xe, 0, 2).s, xn, inner, inner, yn, inner ? inner : 1);
+      return NULL;
+    }
+    case VKP_OP_LAYER_NORM: {
+      // The rows before 'axis' vary; each normalises a static run.
+      int32_t axis = (int32_t)vkp_node_int(n, "axis");
+      long long inner = 1;
+      for (int32_t d = axis; d < x->rank; ++d) inner *= (long long)x->shape[d];
+      int32_t nr = x->rank - axis;
+      const int64_t *ns = x->shape + axis;
+      vkp__sb_printf(sb,
+                     "  for (ptrdiff_t o = 0; o < %s; ++o) {\n"
+                     "    const float *xr = %s + o * %lld;\n"
+                     "    float *yr = %s + o * %lld;\n"
+                     "    float mean, rstd;\n"
+                     "    vkp_row_stats%s(xr, %lld, ",
+                     vkp__c_dims(x, xe, 0, axis).s, xn, inner, yn, inner,
+                     vkp_node_int(n, "rms") ? "_rms" : "", inner);
+      vkp__emit_float(sb, vkp_node_float(n, "epsilon"));
+      vkp__sb_printf(sb,
+                     ", &mean, &rstd);\n"
+                     "    for (ptrdiff_t j = 0; j < %lld; ++j)\n"
+                     "      yr[j] = (xr[j] - mean) * rstd",
+                     inner);
+      for (int32_t k = 1; k < 3; ++k) {
+        const vkp_value_t *p = vkp__val(cg, n, k);
+        if (!p) continue;
+        int64_t st[VKP_MAX_RANK];
+        vkp__leaf_strides(p, nr, ns, false, st);
+        vkp__sb_printf(sb, " %s %s[", k == 1 ? "*" : "+", cg->vname[n->inputs[k]]);
+        vkp__emit_part(sb, "j", ns, 0, nr, st);
+        vkp__sb_append(sb, "]");
+      }
+      vkp__sb_append(sb, ";\n  }\n");
+      return NULL;
+    }
     default:
       return vkp_status_make(VKP_STATUS_UNSUPPORTED,
                              "node '%s': the C codegen has no kernel for %s on a "
@@ -1335,6 +1472,84 @@ static void vkp__emit_extents_used(const vkp__cg_t *cg, const vkp__group_t *gr,
       vkp__sb_printf(sb, "  (void)%s;\n", cg->ename[rn->outputs[j]]);
 }
 
+// Branches (branch_select, ONNX If on a run-time condition): the reference's
+// rule (runtime/ref/ref.c, vkp__ref_plan_branches). A node is exclusive to
+// side k of select S when every reader of every output is S at input k or
+// a node exclusive to that same side, and no output is a graph output.
+static vkp_status_t vkp__plan_branches(vkp__cg_t *cg) {
+  const vkp_graph_t *g = cg->g;
+  int32_t nn = g->n_nodes;
+  cg->excl_select = vkp__calloc((size_t)nn + 1, sizeof(int32_t));
+  cg->excl_side = vkp__calloc((size_t)nn + 1, 1);
+  if (!cg->excl_select || !cg->excl_side) return VKP_OOM("codegen branch plan");
+  bool any = false;
+  for (int32_t i = 0; i < nn; ++i) {
+    cg->excl_select[i] = -1;
+    any |= g->nodes[i].op == VKP_OP_BRANCH_SELECT;
+  }
+  for (int32_t i = nn - 1; i >= 0 && any; --i) {
+    const vkp_node_t *n = &g->nodes[i];
+    int32_t sel = -1, side = 0;
+    bool ok = true;
+    for (int32_t j = 0; ok && j < n->n_outputs; ++j) {
+      int32_t v = n->outputs[j];
+      ok = !g->values[v].is_output;
+      for (int32_t c = i + 1; ok && c < nn; ++c) {
+        const vkp_node_t *r = &g->nodes[c];
+        for (int32_t k = 0; ok && k < r->n_inputs; ++k) {
+          if (r->inputs[k] != v) continue;
+          int32_t cs, cside;
+          if (r->op == VKP_OP_BRANCH_SELECT && k > 0) {
+            cs = c;
+            cside = k;
+          } else if (cg->excl_select[c] >= 0) {
+            cs = cg->excl_select[c];
+            cside = cg->excl_side[c];
+          } else {
+            ok = false;
+            break;
+          }
+          if (sel < 0) {
+            sel = cs;
+            side = cside;
+          } else {
+            ok = cs == sel && cside == side;
+          }
+        }
+      }
+    }
+    cg->excl_select[i] = ok ? sel : -1;
+    cg->excl_side[i] = (uint8_t)(ok && sel >= 0 ? side : 0);
+  }
+  return NULL;
+}
+
+// The condition under which the group rooted at `root` runs, into `buf`
+// (empty: always): for each select whose side alone reads it (and each
+// select that side of an enclosing one alone reads), that its condition,
+// computed before the group, picks that side. A condition computed later
+// is not known yet: the group then runs (as on ref).
+static void vkp__branch_guard(vkp__cg_t *cg, int32_t root, bool *needed, char *buf,
+                              size_t size) {
+  const vkp_graph_t *g = cg->g;
+  size_t at = 0;
+  buf[0] = 0;
+  for (int32_t sel = cg->excl_select[root], side = cg->excl_side[root]; sel >= 0;
+       side = cg->excl_side[sel], sel = cg->excl_select[sel]) {
+    int32_t cond = g->nodes[sel].inputs[0];
+    int32_t p = g->values[cond].producer;
+    if (p >= 0 && cg->group_of[p] >= root) continue;
+    needed[cond] = true;
+    int w = snprintf(buf + at, size - at, "%s%s%s[0]", at ? " && " : "",
+                     side == 1 ? "" : "!", cg->vname[cond]);
+    if (w < 0 || (size_t)w >= size - at) {  // too deep to say: it runs
+      buf[0] = 0;
+      return;
+    }
+    at += (size_t)w;
+  }
+}
+
 // Emits the function of the group rooted at `root` into cg->out and its call
 // into `calls`; marks the values it touches in `needed`.
 static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *calls,
@@ -1342,9 +1557,15 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   const vkp_graph_t *g = cg->g;
   const vkp_node_t *rn = &g->nodes[root];
   int32_t out_v = rn->outputs[0];
+  // The untaken side of a branch does not run (vkp__plan_branches); its
+  // extents' checks do not fail.
+  char guard[512];
+  vkp__branch_guard(cg, root, needed, guard, sizeof guard);
+  cg->guard = guard[0] ? guard : NULL;
   // Run-time extents of the group's bounded results, before it runs.
   for (int32_t i = 0; i <= root; ++i)
     if (cg->group_of[i] == root) vkp__c_emit_extents(cg, &g->nodes[i], calls);
+  cg->guard = NULL;
   if (cg->storage[out_v] == VKP__ST_ALIAS && !cg->in_place[out_v]) {  // a view: no code
     vkp__emit_node_comment(cg, rn, " (a view, no code)", &cg->out);
     vkp__sb_append(&cg->out, "\n");
@@ -1430,7 +1651,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   if (gr->anchor >= 0) {
     if (g->nodes[gr->anchor].op == VKP_OP_CONV2D) vkp__emit_conv(cg, gr, has_ep, &body);
     else vkp__emit_matmul(cg, gr, has_ep, &body);
-  } else if (rn->op == VKP_OP_MATMUL) {  // 1-D operands: no epilogue
+  } else if (rn->op == VKP_OP_MATMUL && !vkp_node_is_bounded(g, rn)) {  // 1-D operands
     vkp__emit_matmul(cg, gr, false, &body);
   } else if (elementwise && g->values[out_v].bounded) {
     vkp__emit_elementwise_bounded(cg, gr, &body);
@@ -1458,12 +1679,14 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     vkp__sb_printf(&cg->out, "%s%s *restrict %s", j ? ", " : "", vkp__c_type(oj->dtype),
                    cg->vname[rn->outputs[j]]);
   }
-  bool scratch = gr->anchor >= 0 || rn->op == VKP_OP_MATMUL ||
+  bool scratch = gr->anchor >= 0 || rn->op == VKP_OP_MATMUL || rn->op == VKP_OP_GEMM ||
                  rn->op == VKP_OP_MAX_POOL2D || family_scratch > 0;
   if (scratch) vkp__sb_append(&cg->out, ", float *scratch, const float *packed");
   vkp__emit_extent_params(cg, gr, &cg->out, true);
   vkp__sb_append(&cg->out, ") {\n");
   if (scratch) vkp__sb_append(&cg->out, "  (void)packed;\n");
+  // (A bounded max_pool2d runs the window emitter, which takes none.)
+  if (scratch && vkp_node_is_bounded(g, rn)) vkp__sb_append(&cg->out, "  (void)scratch;\n");
   vkp__emit_extents_used(cg, gr, &cg->out);
   vkp__sb_cat(&cg->out, &body);
   if (body.failed) cg->out.failed = true;
@@ -1472,6 +1695,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   // The call; a kernel that can fail returns nonzero, and the stage then
   // returns the code vkp_stage_error explains.
   int32_t code = can_fail ? vkp__c_error_code(cg, rn, fail_message) : 0;
+  if (guard[0]) vkp__sb_printf(calls, "  if (%s)  // its side of the branch is taken\n  ", guard);
   vkp__sb_printf(calls, can_fail ? "  if (node_%s(" : "  node_%s(", name);
   for (int32_t i = 0; i < gr->n_params; ++i) {
     vkp__sb_printf(calls, "%s, ", cg->vname[gr->params[i]]);
@@ -1781,6 +2005,7 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
     vkp__plan_groups(&cg);
     st = vkp__plan_buffers(&cg);
   }
+  if (!st) st = vkp__plan_branches(&cg);
   if (!st) st = vkp__emit_all(&cg);
   if (!st && cg.out.failed) st = VKP_OOM("generated C source");
   if (!st) {
@@ -1811,6 +2036,8 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
   vkp__free(cg.offset);
   vkp__free(cg.vname);
   vkp__free(cg.ename);
+  vkp__free(cg.excl_select);
+  vkp__free(cg.excl_side);
   vkp__free(cg.nname);
   vkp__free(cg.constants);
   return st;

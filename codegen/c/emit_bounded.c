@@ -13,7 +13,8 @@
 //
 // This file holds the extent computations, the size helpers the kernels'
 // bounded paths share, and the kernels of the ops that make bounded values
-// (non_zero, unique) or read a run-time shape (shape).
+// (non_zero, unique, non_max_suppression) or read a run-time shape
+// (shape).
 #include <stdio.h>
 #include <string.h>
 
@@ -55,7 +56,8 @@ void vkp__c_emit_shape(vkp__sb_t *sb, const char *name, const vkp_value_t *v,
 }
 
 bool vkp__c_makes_extents(const vkp_node_t *n) {
-  return n->op == VKP_OP_NON_ZERO || n->op == VKP_OP_UNIQUE;
+  return n->op == VKP_OP_NON_ZERO || n->op == VKP_OP_UNIQUE ||
+         n->op == VKP_OP_NON_MAX_SUPPRESSION;
 }
 
 // The run-time size of dim `d` of value `v` in the stage entry.
@@ -80,7 +82,8 @@ static void vkp__emit_common(vkp__cg_t *cg, const vkp_node_t *n, const char *y,
     } else if (v != first) {
       int32_t code = vkp__c_error_code(cg, n, "data-dependent operands have different "
                                               "extents at run time; they must agree");
-      vkp__sb_printf(sb, "  if (%s != %s) return %d;\n", cg->ename[v], y, (int)code);
+      vkp__sb_printf(sb, "  if (%s%s%s != %s) return %d;\n", cg->guard ? cg->guard : "",
+                     cg->guard ? " && " : "", cg->ename[v], y, (int)code);
     }
   }
   if (first < 0) vkp__sb_printf(sb, "  const ptrdiff_t %s = 0;\n", y);
@@ -106,6 +109,24 @@ void vkp__c_emit_extents(vkp__cg_t *cg, const vkp_node_t *n, vkp__sb_t *sb) {
     }
     if (first_out < 0) first_out = out;
     int32_t x = n->inputs[0];
+    if (n->op == VKP_OP_ROI_ALIGN) {
+      // The regions' count; the batch indices' must agree.
+      int32_t r = n->inputs[1], bi = n->inputs[2];
+      vkp__sb_printf(sb, "  const ptrdiff_t %s = %s;\n", ey, cg->ename[r]);
+      if (cg->ename[bi])
+        vkp__sb_printf(sb, "  if (%s%s%s != %s) return %d;\n", cg->guard ? cg->guard : "",
+                       cg->guard ? " && " : "", cg->ename[bi], ey,
+                       (int)vkp__c_error_code(cg, n, "the regions and the batch indices "
+                                                     "differ in count at run time"));
+      continue;
+    }
+    if (n->op == VKP_OP_BRANCH_SELECT) {
+      // The chosen operand's extent (a static one's size).
+      vkp__sb_printf(sb, "  const ptrdiff_t %s = %s[0] ? ", ey, cg->vname[x]);
+      vkp__sb_printf(sb, "%s : ", vkp__dim_at(cg, n->inputs[1], a).s);
+      vkp__sb_printf(sb, "%s;\n", vkp__dim_at(cg, n->inputs[2], a).s);
+      continue;
+    }
     switch (rule) {
       case VKP__BOUND_BROADCAST:
         vkp__emit_common(cg, n, ey, a, y->rank, false, sb);
@@ -135,8 +156,9 @@ void vkp__c_emit_extents(vkp__cg_t *cg, const vkp_node_t *n, vkp__sb_t *sb) {
             char msg[160];
             snprintf(msg, sizeof msg,
                      "the run-time element count does not fill dims of %lld", others);
-            vkp__sb_printf(sb, "  if (%s %% %lld) return %d;\n", numel.s, others,
-                           (int)vkp__c_error_code(cg, n, msg));
+            vkp__sb_printf(sb, "  if (%s%s%s %% %lld) return %d;\n",
+                           cg->guard ? cg->guard : "", cg->guard ? " && " : "", numel.s,
+                           others, (int)vkp__c_error_code(cg, n, msg));
           }
         }
         break;
@@ -167,10 +189,56 @@ void vkp__c_emit_extents(vkp__cg_t *cg, const vkp_node_t *n, vkp__sb_t *sb) {
           vkp__sb_printf(sb, "(int64_t)%s[0];\n", cg->vname[k_in]);
         else
           vkp__sb_printf(sb, "%lld;\n", (long long)vkp_node_int(n, "k"));
-        vkp__sb_printf(sb, "    if (vkp_k < 0) return %d;\n",
+        vkp__sb_printf(sb, "    if (%s%svkp_k < 0) return %d;\n", cg->guard ? cg->guard : "",
+                       cg->guard ? " && " : "",
                        (int)vkp__c_error_code(cg, n, "k is negative at run time"));
         vkp__sb_printf(sb, "    %s = vkp_k < (int64_t)%s ? (ptrdiff_t)vkp_k : %s;\n  }\n", ey,
                        len.s, len.s);
+        break;
+      }
+      case VKP__BOUND_SCATTER:  // data's extent, passed on
+        vkp__sb_printf(sb, "  const ptrdiff_t %s = %s;\n", ey, cg->ename[x]);
+        break;
+      case VKP__BOUND_BATCH: {
+        // The rows / batch of the bounded operands (all along the one axis:
+        // their extents must agree).
+        int32_t first = -1;
+        for (int32_t i = 0; i < n->n_inputs; ++i) {
+          int32_t v = n->inputs[i];
+          if (v < 0 || !cg->ename[v]) continue;
+          if (first < 0) {
+            first = v;
+            vkp__sb_printf(sb, "  const ptrdiff_t %s = %s;\n", ey, cg->ename[v]);
+            continue;
+          }
+          int32_t code = vkp__c_error_code(cg, n, "data-dependent operands have different "
+                                                  "extents at run time; they must agree");
+          vkp__sb_printf(sb, "  if (%s%s%s != %s) return %d;\n", cg->guard ? cg->guard : "",
+                         cg->guard ? " && " : "", cg->ename[v], ey, (int)code);
+        }
+        if (first < 0) vkp__sb_printf(sb, "  const ptrdiff_t %s = 0;\n", ey);
+        break;
+      }
+      case VKP__BOUND_SLICE: {
+        // Forward from the canonical start, both ends clamped to the
+        // run-time length (validation refused what counts from the end);
+        // along another axis the same formula passes the extent through.
+        const int64_t *starts, *ends, *steps;
+        vkp_node_attr_ints(n, "starts", &starts);
+        vkp_node_attr_ints(n, "ends", &ends);
+        vkp_node_attr_ints(n, "steps", &steps);
+        vkp__c_dim_t len = vkp__dim_at(cg, x, a);
+        vkp__sb_printf(sb,
+                       "  ptrdiff_t %s;\n"
+                       "  {\n"
+                       "    const ptrdiff_t vkp_len = %s;\n"
+                       "    const ptrdiff_t vkp_s = %lld < vkp_len ? %lld : vkp_len;\n"
+                       "    const ptrdiff_t vkp_t = %lld < vkp_len ? %lld : vkp_len;\n"
+                       "    %s = vkp_t > vkp_s ? (vkp_t - vkp_s + %lld) / %lld : 0;\n"
+                       "  }\n",
+                       ey, len.s, (long long)starts[a], (long long)starts[a],
+                       (long long)ends[a], (long long)ends[a], ey,
+                       (long long)steps[a] - 1, (long long)steps[a]);
         break;
       }
       default:
@@ -373,5 +441,137 @@ vkp_status_t vkp__c_emit_unique(vkp__c_kernel_t *k) {
                    inverse ? "vkp_n" : "vkp_m", k->outs[j],
                    j == 1 ? "vkp_first" : inverse ? "vkp_group" : "vkp_count");
   }
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// non_max_suppression: the reference's algorithm (graph/op_dynamic.c) per
+// batch and class: the candidates above the score threshold sorted by
+// descending score (a stable merge sort over ascending box indices, so ties
+// keep the lower index first), then greedy suppression by IoU, in double.
+// The kept rows' count is the output's extent.
+
+vkp_status_t vkp__c_emit_non_max_suppression(vkp__c_kernel_t *k) {
+  const vkp_node_t *n = k->node;
+  const vkp_value_t *boxes = vkp__c_in(k, 0), *scores = vkp__c_in(k, 1);
+  const vkp_value_t *y = vkp__c_out(k);
+  long long bound = (long long)boxes->shape[1];
+  if ((long long)scores->shape[2] > bound) bound = (long long)scores->shape[2];
+  long long cap = bound > 0 ? bound : 1;
+  // Per box: 5 doubles of geometry, a score, and three index arrays.
+  k->scratch_floats = (size_t)(16 * cap);
+  vkp__sb_printf(k->pre,
+                 "// IoU of boxes a and b (y1, x1, y2, x2, area) above t; boxes of no\n"
+                 "// area suppress nothing.\n"
+                 "static int node_%s_supp(const double *g, ptrdiff_t a, ptrdiff_t b, "
+                 "double t) {\n"
+                 "  const double *p = g + 5 * a, *q = g + 5 * b;\n"
+                 "  if (p[4] <= 0 || q[4] <= 0) return 0;\n"
+                 "  const double h = fmin(p[2], q[2]) - fmax(p[0], q[0]);\n"
+                 "  const double w = fmin(p[3], q[3]) - fmax(p[1], q[1]);\n"
+                 "  const double inter = (h > 0 ? h : 0) * (w > 0 ? w : 0);\n"
+                 "  const double uni = p[4] + q[4] - inter;\n"
+                 "  if (inter <= 0 || uni <= 0) return 0;\n"
+                 "  return inter / uni > t;\n"
+                 "}\n\n",
+                 k->fn);
+  vkp__sb_t *sb = k->body;
+  vkp__c_dim_t count = vkp__c_dims(boxes, k->in_ext[0], 1, 2);
+  vkp__c_dim_t scount = vkp__c_dims(scores, k->in_ext[1], 2, 3);
+  vkp__sb_printf(sb,
+                 "  const ptrdiff_t vkp_cnt = %s, vkp_cls = %lld, vkp_bound = %lld;\n",
+                 count.s, (long long)scores->shape[1], (long long)y->shape[0]);
+  if (k->in_ext[0] || k->in_ext[1]) {
+    k->can_fail = true;
+    snprintf(k->fail_message, sizeof k->fail_message,
+             "the boxes and the scores hold different numbers of boxes at run time");
+    vkp__sb_printf(sb, "  if (%s != vkp_cnt) return 1;\n", scount.s);
+  }
+  const char *mo = n->n_inputs > 2 ? k->in[2] : NULL;
+  const char *iou = n->n_inputs > 3 ? k->in[3] : NULL;
+  const char *ms = n->n_inputs > 4 ? k->in[4] : NULL;
+  vkp__sb_printf(sb, "  const int64_t vkp_max = %s%s;\n", mo ? mo : "0", mo ? "[0]" : "");
+  vkp__sb_printf(sb, "  const double vkp_iou = %s%s;\n", iou ? iou : "0.0", iou ? "[0]" : "");
+  vkp__sb_printf(sb, "  const double vkp_min = %s%s;\n", ms ? ms : "0.0", ms ? "[0]" : "");
+  vkp__sb_printf(sb,
+                 "  double *vkp_geo = (double *)(void *)scratch, *vkp_sc = vkp_geo + %lld;\n"
+                 "  ptrdiff_t *vkp_ord = (ptrdiff_t *)(void *)(vkp_sc + %lld);\n"
+                 "  ptrdiff_t *vkp_tmp = vkp_ord + %lld, *vkp_kept = vkp_tmp + %lld;\n"
+                 "  ptrdiff_t vkp_rows = 0;\n"
+                 "  for (ptrdiff_t b = 0; b < %lld && vkp_max > 0; ++b) {\n"
+                 "    for (ptrdiff_t i = 0; i < vkp_cnt; ++i) {\n"
+                 "      const float *c = %s + (b * vkp_cnt + i) * 4;\n"
+                 "      double *g = vkp_geo + 5 * i;\n",
+                 5 * cap, cap, cap, cap, (long long)boxes->shape[0], k->in[0]);
+  if (vkp_node_int(n, "center_point_box"))
+    vkp__sb_append(sb,
+                   "      g[0] = (double)c[1] - (double)c[3] / 2;\n"
+                   "      g[1] = (double)c[0] - (double)c[2] / 2;\n"
+                   "      g[2] = (double)c[1] + (double)c[3] / 2;\n"
+                   "      g[3] = (double)c[0] + (double)c[2] / 2;\n");
+  else
+    vkp__sb_append(sb,
+                   "      g[0] = fmin(c[0], c[2]);\n"
+                   "      g[1] = fmin(c[1], c[3]);\n"
+                   "      g[2] = fmax(c[0], c[2]);\n"
+                   "      g[3] = fmax(c[1], c[3]);\n");
+  vkp__sb_printf(sb,
+                 "      g[4] = (g[2] - g[0]) * (g[3] - g[1]);\n"
+                 "    }\n"
+                 "    for (ptrdiff_t cl = 0; cl < vkp_cls; ++cl) {\n"
+                 "      const float *s = %s + (b * vkp_cls + cl) * vkp_cnt;\n"
+                 "      ptrdiff_t m = 0;\n"
+                 "      for (ptrdiff_t i = 0; i < vkp_cnt; ++i) {\n"
+                 "        vkp_sc[i] = s[i];\n"
+                 "        if (%s || vkp_sc[i] > vkp_min) vkp_ord[m++] = i;\n"
+                 "      }\n"
+                 "      ptrdiff_t *src = vkp_ord, *dst = vkp_tmp;\n"
+                 "      for (ptrdiff_t w = 1; w < m; w *= 2) {\n"
+                 "        for (ptrdiff_t lo = 0; lo < m; lo += 2 * w) {\n"
+                 "          const ptrdiff_t mid = lo + w < m ? lo + w : m;\n"
+                 "          const ptrdiff_t hi = lo + 2 * w < m ? lo + 2 * w : m;\n"
+                 "          ptrdiff_t a = lo, r = mid, at = lo;\n"
+                 "          while (a < mid && r < hi)\n"
+                 "            dst[at++] = vkp_sc[src[r]] > vkp_sc[src[a]] ? src[r++] : src[a++];\n"
+                 "          while (a < mid) dst[at++] = src[a++];\n"
+                 "          while (r < hi) dst[at++] = src[r++];\n"
+                 "        }\n"
+                 "        ptrdiff_t *swap = src;\n"
+                 "        src = dst;\n"
+                 "        dst = swap;\n"
+                 "      }\n"
+                 "      ptrdiff_t kept = 0;\n"
+                 "      for (ptrdiff_t j = 0; j < m && kept < vkp_max; ++j) {\n"
+                 "        const ptrdiff_t box = src[j];\n"
+                 "        int keep = 1;\n"
+                 "        for (ptrdiff_t q = 0; q < kept && keep; ++q)\n"
+                 "          keep = !node_%s_supp(vkp_geo, vkp_kept[q], box, vkp_iou);\n"
+                 "        if (!keep) continue;\n"
+                 "        vkp_kept[kept++] = box;\n"
+                 "        if (vkp_rows >= vkp_bound) break;  // the bound counts every row\n"
+                 "        %s[vkp_rows * 3] = (int64_t)b;\n"
+                 "        %s[vkp_rows * 3 + 1] = (int64_t)cl;\n"
+                 "        %s[vkp_rows * 3 + 2] = (int64_t)box;\n"
+                 "        ++vkp_rows;\n"
+                 "      }\n"
+                 "    }\n"
+                 "  }\n"
+                 "  *%s = vkp_rows;\n",
+                 k->in[1], ms ? "0" : "1", k->fn, k->out, k->out, k->out, k->out_ext[0]);
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// branch_select: the chosen operand's elements (its extent is the output's:
+// vkp__c_emit_extents). The nodes only the other side reads do not run
+// (emit.c, vkp__plan_branches).
+
+vkp_status_t vkp__c_emit_branch_select(vkp__c_kernel_t *k) {
+  const vkp_value_t *a = vkp__c_in(k, 1), *b = vkp__c_in(k, 2);
+  size_t esz = vkp_dtype_size(a->dtype);
+  vkp__sb_printf(k->body, "  if (%s[0])\n    memcpy(%s, %s, (size_t)%s * %zu);\n", k->in[0],
+                 k->out, k->in[1], vkp__c_dims(a, k->in_ext[1], 0, a->rank).s, esz);
+  vkp__sb_printf(k->body, "  else\n    memcpy(%s, %s, (size_t)%s * %zu);\n", k->out, k->in[2],
+                 vkp__c_dims(b, k->in_ext[2], 0, b->rank).s, esz);
   return NULL;
 }

@@ -209,6 +209,40 @@ vkp_status_t vkp__c_emit_scatter(vkp__c_kernel_t *k) {
   int64_t numel = vkp__prod_of(x->shape, 0, x->rank);
   vkp__sb_printf(sb, "  memcpy(%s, %s, %lld * sizeof *%s);\n", k->out, k->in[0],
                  (long long)numel, k->out);
+  if (k->node->op == VKP_OP_SCATTER_ELEMENTS && vkp__c_bounded(k)) {
+    // Run-time shapes (graph/bounded.h, VKP__BOUND_SCATTER): data passes
+    // its extent on; indices and updates loop over theirs, checked as ref
+    // does (updates shaped like indices, inside data but along 'axis').
+    int32_t axis = (int32_t)vkp_node_int(k->node, "axis");
+    vkp__sb_printf(sb, "  memcpy(%s, %s, (size_t)%s * sizeof *%s);\n", k->out, k->in[0],
+                   vkp__c_dims(x, k->in_ext[0], 0, x->rank).s, k->out);
+    vkp__c_emit_shape(sb, "ishape", idx, k->in_ext[1], false);
+    vkp__c_emit_shape(sb, "ushape", upd, k->in_ext[2], false);
+    vkp__c_emit_shape(sb, "xshape", x, k->in_ext[0], false);
+    vkp__c_emit_shape(sb, "xstrides", x, k->in_ext[0], true);
+    vkp__sb_printf(sb,
+                   "  for (int d = 0; d < %d; ++d)\n"
+                   "    if (ishape[d] != ushape[d] || (d != %d && ishape[d] > xshape[d])) "
+                   "return 1;\n"
+                   "  const ptrdiff_t vkp_n = %s;\n"
+                   "  for (ptrdiff_t i = 0; i < vkp_n; ++i) {\n"
+                   "    int64_t k = vkp_index_at(%s, %d, i);\n"
+                   "    if (!vkp_index_fix(&k, (int64_t)xshape[%d])) return 1;\n"
+                   "    ptrdiff_t at = vkp_elements_offset(i, %d, ishape, xstrides, %d, "
+                   "(ptrdiff_t)k);\n    ",
+                   (int)idx->rank, (int)axis, vkp__c_dims(idx, k->in_ext[1], 0, idx->rank).s,
+                   k->in[1], vkp__wide(idx), (int)axis, (int)x->rank, (int)axis);
+    char a[96], b[96];
+    snprintf(a, sizeof a, "%s[at]", k->out);
+    snprintf(b, sizeof b, "%s[i]", k->in[2]);
+    vkp__emit_update(sb, reduction, x->dtype, a, b);
+    vkp__sb_append(sb, "  }\n");
+    k->can_fail = true;
+    snprintf(k->fail_message, sizeof k->fail_message,
+             "an index is outside data along axis %d, or indices, updates and data do "
+             "not fit one another at run time", (int)axis);
+    return NULL;
+  }
   if (k->node->op == VKP_OP_SCATTER_ELEMENTS) {
     int32_t axis = (int32_t)vkp_node_int(k->node, "axis");
     int64_t strides[VKP_MAX_RANK], dim = x->shape[axis];

@@ -134,6 +134,8 @@ void vkp__c_emit_shape(vkp__sb_t *sb, const char *name, const vkp_value_t *v,
 vkp_status_t vkp__c_emit_non_zero(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_unique(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_shape_op(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_non_max_suppression(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_branch_select(vkp__c_kernel_t *k);
 
 // ---------------------------------------------------------------------------
 // Emitters, by family (codegen/c/emit_<family>.c)

@@ -308,11 +308,14 @@ static void vkp__axis_view(const vkp__c_kernel_t *k, long long *outer, long long
 }
 
 vkp_status_t vkp__c_emit_softmax_family(vkp__c_kernel_t *k) {
-  long long outer, n, inner;
-  vkp__axis_view(k, &outer, &n, &inner);
-  vkp__sb_printf(k->body, "  %s(%s, %s, %lld, %lld, %lld);\n",
+  // Run-time sizes: a bounded input varies outside the axis.
+  const vkp_value_t *x = vkp__c_in(k, 0);
+  int32_t axis = (int32_t)vkp_node_int(k->node, "axis");
+  vkp__sb_printf(k->body, "  %s(%s, %s, %s, ",
                  k->node->op == VKP_OP_HARDMAX ? "vkp_hardmax" : "vkp_log_softmax",
-                 k->in[0], k->out, outer, n, inner);
+                 k->in[0], k->out, vkp__c_dims(x, k->in_ext[0], 0, axis).s);
+  vkp__sb_printf(k->body, "%s, ", vkp__c_dims(x, k->in_ext[0], axis, axis + 1).s);
+  vkp__sb_printf(k->body, "%s);\n", vkp__c_dims(x, k->in_ext[0], axis + 1, x->rank).s);
   return NULL;
 }
 
@@ -326,13 +329,15 @@ vkp_status_t vkp__c_emit_lp_norm(vkp__c_kernel_t *k) {
 
 vkp_status_t vkp__c_emit_group_norm(vkp__c_kernel_t *k) {
   const vkp_value_t *x = vkp__c_in(k, 0);
-  long long batch = x->shape[0], c = x->shape[1], spatial = 1;
+  long long c = x->shape[1], spatial = 1;
   for (int32_t d = 2; d < x->rank; ++d) spatial *= x->shape[d];
   long long groups = k->node->op == VKP_OP_GROUP_NORM
                          ? (long long)vkp_node_int(k->node, "num_groups")
                          : c;
-  vkp__sb_printf(k->body, "  vkp_group_norm(%s, %s, %s, %s, %lld, %lld, %lld, %lld, ",
-                 k->in[0], k->in[1], k->in[2], k->out, batch, groups, c / groups,
+  // instance_norm of a bounded batch: the run-time batch.
+  vkp__sb_printf(k->body, "  vkp_group_norm(%s, %s, %s, %s, %s, %lld, %lld, %lld, ",
+                 k->in[0], k->in[1], k->in[2], k->out,
+                 vkp__c_dims(x, k->in_ext[0], 0, 1).s, groups, c / groups,
                  spatial);
   vkp__literal(k->body, vkp_node_float(k->node, "epsilon"));
   vkp__sb_append(k->body, ");\n");

@@ -45,11 +45,11 @@ vkp_status_t vkp__c_emit_roi_align(vkp__c_kernel_t *k) {
            "a batch index is outside 0..%lld", (long long)x->shape[0] - 1);
   vkp__sb_printf(k->body,
                  "  return vkp_roi_align_f32(&(vkp_roi_align_t){%s, %s, %s, %d, %d, %d, %s, "
-                 "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %s}, %lld);\n",
+                 "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %s}, %s);\n",
                  k->in[0], k->in[1], k->in[2], bi->dtype == VKP_DTYPE_INT64, p.max ? 1 : 0,
                  p.half_pixel ? 1 : 0, k->out, (long long)x->shape[0], (long long)x->shape[1],
                  (long long)x->shape[2], (long long)x->shape[3], (long long)p.out_h,
                  (long long)p.out_w, (long long)p.sampling_ratio, scale,
-                 (long long)rois->shape[0]);
+                 vkp__c_dims(rois, k->in_ext[1], 0, 1).s);  // bounded: at run time
   return NULL;
 }

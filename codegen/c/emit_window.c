@@ -40,16 +40,20 @@ static void vkp__emit_win3(vkp__c_kernel_t *k, const int64_t *kernel) {
 vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k) {
   const vkp_node_t *n = k->node;
   const vkp_value_t *x = vkp__c_in(k, 0);
-  long long batch = x->shape[0], c = x->shape[1];
+  long long c = x->shape[1];
+  // A bounded input varies along the batch (graph/bounded.h): the run-time
+  // batch; every image keeps its static size.
+  vkp__c_dim_t batch = vkp__c_dims(x, k->in_ext[0], 0, 1);
+  vkp__c_dim_t planes = vkp__c_dims(x, k->in_ext[0], 0, 2);
   if (n->op == VKP_OP_CONV2D || n->op == VKP_OP_CONV_TRANSPOSE) {
     const vkp_value_t *w = vkp__c_in(k, 1);
     long long groups = vkp_node_int(n, "group");
     long long m = vkp__c_out(k)->shape[1];
     vkp__emit_win3(k, w->shape + 2);
-    vkp__sb_printf(k->body, "  %s(%s, %s, %s, %s, %lld, %lld, %lld, %lld, &win);\n",
+    vkp__sb_printf(k->body, "  %s(%s, %s, %s, %s, %s, %lld, %lld, %lld, &win);\n",
                    n->op == VKP_OP_CONV2D ? "vkp_conv3d" : "vkp_conv_transpose3d",
                    k->in[0], k->in[1], n->n_inputs > 2 && k->in[2] ? k->in[2] : "NULL",
-                   k->out, batch, c, m, groups);
+                   k->out, batch.s, c, m, groups);
     return NULL;
   }
   const int64_t *kernel;
@@ -57,9 +61,9 @@ vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k) {
   vkp__emit_win3(k, kernel);
   const vkp_value_t *y = vkp__c_out(k);
   if (y->dtype != VKP_DTYPE_FLOAT32) {  // int8, uint8: max pooling only
-    vkp__sb_printf(k->body, "  vkp_maxpool3d_%s(%s, %s, %s, %lld, &win, %d);\n",
+    vkp__sb_printf(k->body, "  vkp_maxpool3d_%s(%s, %s, %s, %s, &win, %d);\n",
                    vkp__c_type(y->dtype), k->in[0], k->out,
-                   n->n_outputs > 1 ? k->outs[1] : "NULL", batch * c,
+                   n->n_outputs > 1 ? k->outs[1] : "NULL", planes.s,
                    vkp_node_int(n, "storage_order") != 0);
     return NULL;
   }
@@ -72,8 +76,8 @@ vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k) {
     mode = "VKP_POOL3D_LP", p = vkp_node_int(n, "p");
   else
     col_major = vkp_node_int(n, "storage_order") != 0;
-  vkp__sb_printf(k->body, "  vkp_pool3d(%s, %s, %s, %lld, &win, %s, %lld.0f, %d);\n",
-                 k->in[0], k->out, n->n_outputs > 1 ? k->outs[1] : "NULL", batch * c,
+  vkp__sb_printf(k->body, "  vkp_pool3d(%s, %s, %s, %s, &win, %s, %lld.0f, %d);\n",
+                 k->in[0], k->out, n->n_outputs > 1 ? k->outs[1] : "NULL", planes.s,
                  mode, p, col_major);
   return NULL;
 }

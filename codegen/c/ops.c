@@ -200,6 +200,9 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_STFT] = {F32, NULL, NULL, vkp__c_emit_stft, false, true},
     [VKP_OP_DET] = {F32, NULL, NULL, vkp__c_emit_det, false, true},
     [VKP_OP_MAX_UNPOOL] = {F32, NULL, NULL, vkp__c_emit_max_unpool, true},
+    [VKP_OP_BRANCH_SELECT] = {ANY, NULL, NULL, vkp__c_emit_branch_select},
+    [VKP_OP_NON_MAX_SUPPRESSION] = {F32, NULL, NULL, vkp__c_emit_non_max_suppression,
+                                    .float32_io = true},
 };
 
 vkp__c_emit_fn vkp__c_emitter(vkp_op_t op) {
@@ -251,16 +254,36 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
         break;
       case VKP__BOUND_OWN:
         path = node->op == VKP_OP_NON_ZERO || node->op == VKP_OP_UNIQUE ||
-               node->op == VKP_OP_SHAPE;
+               node->op == VKP_OP_SHAPE || node->op == VKP_OP_NON_MAX_SUPPRESSION ||
+               node->op == VKP_OP_BRANCH_SELECT || node->op == VKP_OP_ROI_ALIGN;
         break;
       case VKP__BOUND_VIEW: case VKP__BOUND_REDUCE: case VKP__BOUND_ARG:
       case VKP__BOUND_CONCAT: case VKP__BOUND_GATHER: case VKP__BOUND_GATHER_ELEMENTS:
       case VKP__BOUND_GATHER_ND: case VKP__BOUND_TOP_K:
         path = true;
         break;
-      case VKP__BOUND_SLICE:    // not yet: ref runs a bounded slice
-      case VKP__BOUND_SCATTER:  // not yet: ref runs a bounded scatter_elements
-      case VKP__BOUND_BATCH:    // not yet: ref runs these row by row
+      case VKP__BOUND_SLICE:
+        path = true;
+        break;
+      case VKP__BOUND_BATCH:  // loops over the run-time rows / batch
+        switch (node->op) {
+          case VKP_OP_MATMUL:  // A with rows (not a vector)
+            path = graph->values[node->inputs[0]].rank >= 2;
+            break;
+          case VKP_OP_GEMM: case VKP_OP_SOFTMAX:
+          case VKP_OP_LOG_SOFTMAX: case VKP_OP_HARDMAX: case VKP_OP_LAYER_NORM:
+          case VKP_OP_INSTANCE_NORM: case VKP_OP_CONV2D: case VKP_OP_CONV_TRANSPOSE:
+          case VKP_OP_MAX_POOL2D: case VKP_OP_AVG_POOL2D: case VKP_OP_LP_POOL:
+          case VKP_OP_GLOBAL_AVG_POOL:
+            path = true;
+            break;
+          default:  // batch_norm, attention: not yet (ref runs them)
+            break;
+        }
+        break;
+      case VKP__BOUND_SCATTER:
+        path = node->op == VKP_OP_SCATTER_ELEMENTS;
+        break;
       case VKP__BOUND_REFUSE:
         break;
     }

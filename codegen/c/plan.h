@@ -58,6 +58,13 @@ typedef struct vkp__cg_t {
   int32_t n_kernels;
   vkp__sb_t errors;            // cases of vkp_stage_error (see emit_group)
   int32_t n_errors;            // run-time error codes handed out
+  // Branches (branch_select): per node, the select whose one side alone
+  // reads its results (-1: none) and that side (1: then, 2: else); the
+  // group being emitted runs only when `guard` (a C condition, or NULL)
+  // holds, and so do its extents' error checks (emit.c, emit_bounded.c).
+  int32_t *excl_select;
+  uint8_t *excl_side;
+  const char *guard;
 } vkp__cg_t;
 
 // The op table decides what fuses into a loop over the output (elementwise
@@ -82,14 +89,18 @@ static inline const vkp_value_t *vkp__outv(const vkp__cg_t *cg, const vkp_node_t
 // window ops (1-D, 3-D, max_pool2d's indices, int8 / uint8 max pooling) the
 // emitter of ops.c.
 static inline bool vkp__window_2d(const vkp__cg_t *cg, const vkp_node_t *n) {
-  return (n->op == VKP_OP_CONV2D || n->op == VKP_OP_MAX_POOL2D ||
+  // (A bounded batch: the emitter, over the run-time batch.)
+  return !vkp_node_is_bounded(cg->g, n) &&
+         (n->op == VKP_OP_CONV2D || n->op == VKP_OP_MAX_POOL2D ||
           n->op == VKP_OP_AVG_POOL2D) &&
          vkp__val(cg, n, 0)->rank == 4 && n->n_outputs == 1 &&
          vkp__val(cg, n, 0)->dtype == VKP_DTYPE_FLOAT32;
 }
 
 // Conv2d, gemm and matmul with 2-D (or batched) operands take an epilogue.
+// (Bounded rows: no epilogue; emit.c runs them over the run-time rows.)
 static inline bool vkp__is_anchor(const vkp__cg_t *cg, const vkp_node_t *n) {
+  if (vkp_node_is_bounded(cg->g, n)) return false;
   if (n->op == VKP_OP_CONV2D) return vkp__window_2d(cg, n);
   if (n->op == VKP_OP_GEMM) return true;
   if (n->op == VKP_OP_MATMUL)

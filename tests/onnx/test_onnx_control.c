@@ -48,6 +48,8 @@ Test(onnx_control, runtime_condition_nested_outer_scope, .timeout = 60) {
     // out and shp of the outer If, out of the nested one.
     cr_assert_eq(onnx_count_op(g, VKP_OP_BRANCH_SELECT), 3);
     onnx_run_and_compare(g, runs[i], 1e-6, 1e-7);
+    onnx_run_and_compare_on(g, runs[i], "cpu", 1, 1e-6, 1e-7);
+    onnx_run_and_compare_on(g, runs[i], "cpu", 3, 1e-6, 1e-7);
     vkp_graph_destroy(g);
   }
 }
@@ -69,6 +71,8 @@ Test(onnx_control, batched_nms_guard, .timeout = 60) {
     cr_assert(kept->bounded && kept->bounded_axis == 0);
     cr_assert_eq(kept->shape[0], 5);  // one batch, one class, max_out 5
     onnx_run_and_compare(g, runs[i], 1e-6, 1e-7);
+    onnx_run_and_compare_on(g, runs[i], "cpu", 1, 1e-6, 1e-7);
+    onnx_run_and_compare_on(g, runs[i], "cpu", 3, 1e-6, 1e-7);
     vkp_graph_destroy(g);
   }
 }
@@ -80,13 +84,16 @@ Test(onnx_control, branch_reads_keep_values_unfused, .timeout = 60) {
   vkp_graph_t *g = onnx_load_model("if_reads_conv.onnx");
   cr_assert_eq(onnx_count_op(g, VKP_OP_BATCH_NORM), 1);
   onnx_run_and_compare(g, "if_reads_conv", 1e-4, 1e-5);
+  onnx_run_and_compare_on(g, "if_reads_conv", "cpu", 1, 1e-4, 1e-5);
+  onnx_run_and_compare_on(g, "if_reads_conv", "cpu", 3, 1e-4, 1e-5);
   vkp_graph_destroy(g);
 }
 
-// On ref only the taken branch runs: an index past x's end, which the If
-// guards against, fails nothing when the then branch is taken, and the
-// else branch's Gather runs when it is.
-Test(onnx_control, untaken_branch_does_not_run_on_ref, .timeout = 60) {
+// On ref and cpu only the taken branch runs: an index past x's end, which
+// the If guards against, fails nothing when the then branch is taken, and
+// the else branch's Gather runs when it is (cpu: the Gather's call is
+// guarded by the condition, computed before it).
+Test(onnx_control, untaken_branch_does_not_run, .timeout = 60) {
   static const char *const runs[] = {"if_gather_past_end", "if_gather_inside"};
   for (size_t i = 0; i < 2; ++i) {
     char file[64];
@@ -94,6 +101,8 @@ Test(onnx_control, untaken_branch_does_not_run_on_ref, .timeout = 60) {
     vkp_graph_t *g = onnx_load_model(file);
     cr_assert_eq(onnx_count_op(g, VKP_OP_GATHER), 1);
     onnx_run_and_compare(g, runs[i], 0, 0);
+    onnx_run_and_compare_on(g, runs[i], "cpu", 1, 0, 0);
+    onnx_run_and_compare_on(g, runs[i], "cpu", 3, 0, 0);
     vkp_graph_destroy(g);
   }
 }
@@ -124,6 +133,7 @@ Test(onnx_control, reshape_with_one_runtime_entry, .timeout = 60) {
   cr_assert(spec[0] == -1 && spec[1] == 1 && spec[2] == 2);
   cr_assert(g->values[g->nodes[rs].outputs[0]].bounded);
   onnx_run_and_compare(g, "reshape_runtime_dim", 0, 0);
+  onnx_run_and_compare_on(g, "reshape_runtime_dim", "cpu", 1, 0, 0);
   vkp_graph_destroy(g);
 }
 
@@ -143,15 +153,16 @@ Test(onnx_control, branches_of_different_ranks_refused, .timeout = 60) {
   vkp_status_free(st);
 }
 
-// cpu and vulkan refuse branch_select (even on static shapes) and
-// non_max_suppression, with the reason the partitioner shows.
+// vulkan refuses branch_select (even on static shapes) and
+// non_max_suppression, with the reason the partitioner shows; cpu runs
+// them (above).
 Test(onnx_control, device_targets_refuse_with_reason, .timeout = 60) {
   vkp_graph_t *rt = onnx_load_model("if_runtime_11.onnx");
   vkp_graph_t *guard = onnx_load_model("if_guard_some.onnx");
   vkp_registry_t *reg;
   const char *names[] = {"cpu", "vulkan"};
   VKP_TEST_OK(vkp_registry_create_builtin(names, 2, &reg));
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 1; i < 2; ++i) {
     const vkp_target_t *t = vkp_registry_find(reg, names[i]);
     if (!t) continue;  // no Vulkan device here
     char reason[512] = "";
@@ -161,7 +172,6 @@ Test(onnx_control, device_targets_refuse_with_reason, .timeout = 60) {
     int32_t nms = find_op(guard, VKP_OP_NON_MAX_SUPPRESSION);
     reason[0] = '\0';
     cr_assert_not(vkp_target_supports(t, guard, &guard->nodes[nms], reason, sizeof reason));
-    // cpu has no NMS kernel at all; vulkan refuses the bounded output first.
     cr_assert(strstr(reason, "data-dependent") || strstr(reason, "no non_max_suppression kernel"),
               "%s: %s", names[i], reason);
   }

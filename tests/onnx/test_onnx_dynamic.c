@@ -77,12 +77,14 @@ Test(onnx_dynamic, top_k_runtime_k, .timeout = 60) {
 // Gemm, Softmax, LayerNormalization, MatMul and Conv over the varying axis,
 // ConstantOfShape and Expand to shapes with one run-time entry, a bounded
 // ScatterElements, Reshape to [n, -1, 2] and a Slice to the rows' own count.
-// cpu refuses those nodes with the reason (not yet there).
-Test(onnx_dynamic, roi_head_shapes_with_a_run_time_entry, .timeout = 60) {
+// cpu runs every node too (1 and 3 threads).
+Test(onnx_dynamic, roi_head_shapes_with_a_run_time_entry, .timeout = 120) {
   vkp_graph_t *g = onnx_load_model("dynamic_roi_head.onnx");
   cr_assert(has_bounded(g));
   cr_assert_eq(onnx_count_op(g, VKP_OP_EXPAND), 0);
   onnx_run_and_compare(g, "dynamic_roi_head", 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "dynamic_roi_head", "cpu", 1, 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "dynamic_roi_head", "cpu", 3, 1e-5, 1e-6);
   vkp_graph_destroy(g);
 }
 
