@@ -398,6 +398,10 @@ static bool vkp__is_default_domain(const char *domain) {
   return !domain || !domain[0] || strcmp(domain, "ai.onnx") == 0;
 }
 
+static bool vkp__is_ms_domain(const char *domain) {
+  return domain && strcmp(domain, "com.microsoft") == 0;
+}
+
 static vkp_status_t vkp__add_graph_input(vkp__onnx_ctx_t *ctx,
                                          const Onnx__ValueInfoProto *vi) {
   const char *name = vi->name;
@@ -684,6 +688,25 @@ static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
 // Imports `node` under IR name `name` (k: its index in the model's graph, or
 // -1 for a node of an If branch): on a problem it is recorded and the node's
 // outputs are poisoned; only out-of-memory comes back as an error.
+// Every input of `node` must be defined; *poisoned says whether one comes
+// from a node that could not be imported.
+static vkp_status_t vkp__check_inputs(vkp__onnx_ctx_t *ctx,
+                                      const Onnx__NodeProto *node,
+                                      bool *poisoned) {
+  for (size_t i = 0; i < node->n_input; ++i) {
+    const char *in = node->input[i];
+    if (!in || !in[0]) continue;
+    const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
+    if (!s)
+      return VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
+                               "node, an initializer or a graph input "
+                               "(missing initializer, or a cycle)",
+                               in);
+    if (s->poisoned) *poisoned = true;
+  }
+  return NULL;
+}
+
 vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node,
                                const char *name, int32_t k,
                                vkp__problems_t *problems) {
@@ -718,6 +741,14 @@ vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node
       // nodes record their own and poison their outputs.
       if (nst && vkp_status_code(nst) == VKP_STATUS_OUT_OF_MEMORY) return nst;
     }
+  } else if (vkp__is_ms_domain(node->domain)) {
+    // ONNX Runtime's contrib ops (onnx_contrib.c).
+    const vkp__onnx_op_t *ms = vkp__onnx_ms_op_find(op_type);
+    if (!ms)
+      nst = VKP__ONNX_UNSUPPORTED("com.microsoft::%s is not supported", op_type);
+    if (!nst) nst = vkp__check_inputs(ctx, node, &poisoned);
+    if (!nst) nst = vkp__check_attrs(ctx, ms);
+    if (!nst && !poisoned) nst = ms->map(ctx);
   } else if (!vkp__is_default_domain(node->domain)) {
     nst = VKP__ONNX_UNSUPPORTED("domain '%s' is not supported (and the model "
                                 "has no local function of that name)",
@@ -725,18 +756,7 @@ vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node
   } else if (!op) {
     nst = VKP__ONNX_UNSUPPORTED("unsupported op");
   } else {
-    for (size_t i = 0; i < node->n_input && !nst; ++i) {
-      const char *in = node->input[i];
-      if (!in || !in[0]) continue;
-      const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
-      if (!s)
-        nst = VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
-                                "node, an initializer or a graph input "
-                                "(missing initializer, or a cycle)",
-                                in);
-      else if (s->poisoned)
-        poisoned = true;
-    }
+    nst = vkp__check_inputs(ctx, node, &poisoned);
     if (!nst && poisoned) nst = vkp__check_attrs(ctx, op);
     if (!nst && !poisoned) nst = vkp__import_node(ctx, op);
   }

@@ -7,6 +7,7 @@
 //   onnx_ops.c     the per-op table: ONNX node -> IR nodes, attribute
 //                  semantics per opset
 //   onnx_fold.c    import-time constant folding (shape computations)
+//   onnx_contrib.c ONNX Runtime's com.microsoft contrib ops
 //   onnx_legacy.c  opsets 1 to 6: nodes upgraded to the forms the mappers
 //                  know; opset 1's experimental ops (ImageScaler, ...)
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
@@ -608,6 +609,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("Shrink", simple, NULL, SHRINK, "bias,lambd") \
   X("Sigmoid", simple, NULL, SIGMOID, "") \
   X("Sign", simple, NULL, SIGN, "") \
+  X("SimplifiedLayerNormalization", simplified_layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
   X("Sin", simple, NULL, SIN, "") \
   X("Sinh", simple, NULL, SINH, "") \
   X("Size", shape, NULL, NONE, "") \
@@ -635,10 +637,40 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("Where", simple, NULL, WHERE, "") \
   X("Xor", simple, NULL, XOR, "")
 
+// The com.microsoft contrib ops (onnx_contrib.c), in the same form; a node
+// of that domain whose op is not listed here is refused as
+// "com.microsoft::<Op> is not supported". Folding: IR nodes fold by
+// themselves.
+#define VKP__ONNX_MS_OP_LIST(X) \
+  X("Attention", ms_attention, NULL, NONE, "do_rotary,mask_filter_value,num_heads,past_present_share_buffer,qkv_hidden_sizes,rotary_embedding_dim,scale,unidirectional") \
+  X("BiasAdd", ms_bias_add, NULL, NONE, "") \
+  X("BiasGelu", ms_gelu, NULL, NONE, "") \
+  X("FastGelu", ms_gelu, NULL, NONE, "") \
+  X("FusedConv", ms_fused_conv, NULL, NONE, "activation,activation_params,auto_pad,dilations,group,kernel_shape,pads,strides") \
+  X("FusedMatMul", ms_fused_matmul, NULL, NONE, "alpha,transA,transB,transBatchA,transBatchB") \
+  X("Gelu", ms_gelu, NULL, NONE, "") \
+  X("LayerNormalization", layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
+  X("MultiHeadAttention", ms_multi_head_attention, NULL, NONE, "mask_filter_value,num_heads,scale,unidirectional") \
+  X("QuickGelu", ms_quick_gelu, NULL, NONE, "alpha") \
+  X("SimplifiedLayerNormalization", simplified_layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
+  X("SkipLayerNormalization", ms_skip_layer_norm, NULL, NONE, "epsilon") \
+  X("SkipSimplifiedLayerNormalization", ms_skip_layer_norm, NULL, NONE, "epsilon")
+
+// The table entry of com.microsoft op `op_type`, or NULL.
+const vkp__onnx_op_t *vkp__onnx_ms_op_find(const char *op_type);
+
 // Every mapper the table names.
 #define VKP__ONNX_DECLARE_MAP(name, map, fold, ir, attrs) \
   vkp_status_t vkp__map_##map(vkp__onnx_ctx_t *ctx);
 VKP__ONNX_OP_LIST(VKP__ONNX_DECLARE_MAP)
+vkp_status_t vkp__map_ms_attention(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_bias_add(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_multi_head_attention(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_gelu(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_fused_conv(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_fused_matmul(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_quick_gelu(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_skip_layer_norm(vkp__onnx_ctx_t *ctx);
 #undef VKP__ONNX_DECLARE_MAP
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,342 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ONNX Runtime's com.microsoft contrib ops (graph/onnx_contrib.c), one model
+each, with expected outputs from NumPy written from the contrib spec
+(onnxruntime docs/ContribOperators.md and its CPU kernels), and a model with
+an op that stays refused. Imported by gen_models.py; test_onnx_contrib.c
+loads them; tools/contrib_check.js runs the same models through ONNX Runtime.
+"""
+import math
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from gen_models import init, model, vi
+
+MS = "com.microsoft"
+ERF = np.vectorize(math.erf)
+
+# Every model of this file, for tools/contrib_check.js: name -> op.
+MODELS = {}
+
+
+def ms_model(nodes, inputs, outputs, inits=(), opset=17):
+    m = model(nodes, inputs, outputs, inits, opset=opset)
+    m.opset_import.append(helper.make_opsetid(MS, 1))
+    return m
+
+
+def node(op, ins, outs, **attrs):
+    return helper.make_node(op, ins, outs, domain=MS, **attrs)
+
+
+def save(w, name, op, m, inputs, outputs):
+    MODELS[name] = op
+    w.save(name, m, inputs, [np.asarray(o, np.float32) for o in outputs])
+
+
+def gelu_erf(x):
+    return 0.5 * x * (1.0 + ERF(x / math.sqrt(2.0)))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def layer_norm(s, gamma, beta, eps):
+    mean = s.mean(-1, keepdims=True)
+    var = ((s - mean) ** 2).mean(-1, keepdims=True)
+    inv = 1.0 / np.sqrt(var + eps)
+    y = (s - mean) * inv * gamma
+    return (y + beta if beta is not None else y), mean, inv
+
+
+def rms_norm(s, gamma, eps):
+    inv = 1.0 / np.sqrt((s * s).mean(-1, keepdims=True) + eps)
+    return s * inv * gamma, inv
+
+
+def gen_activations(w):
+    x = w.f32(2, 3, 8, lo=-3, hi=3).astype(np.float64)
+    b = w.f32(8).astype(np.float64)
+    X = [vi("x", [2, 3, 8])]
+    xd = x.astype(np.float32)
+    save(w, "ms_gelu", "Gelu", ms_model([node("Gelu", ["x"], ["y"])], X, [vi("y", None)]),
+         [xd], [gelu_erf(x)])
+    save(w, "ms_bias_gelu", "BiasGelu",
+         ms_model([node("BiasGelu", ["x", "b"], ["y"])], X, [vi("y", None)],
+                  [init("b", b.astype(np.float32))]),
+         [xd], [gelu_erf(x + b)])
+    save(w, "ms_fast_gelu", "FastGelu",
+         ms_model([node("FastGelu", ["x"], ["y"])], X, [vi("y", None)]), [xd], [gelu_tanh(x)])
+    save(w, "ms_fast_gelu_bias", "FastGelu",
+         ms_model([node("FastGelu", ["x", "b"], ["y"])], X, [vi("y", None)],
+                  [init("b", b.astype(np.float32))]),
+         [xd], [gelu_tanh(x + b)])
+    save(w, "ms_quick_gelu", "QuickGelu",
+         ms_model([node("QuickGelu", ["x"], ["y"])], X, [vi("y", None)]),
+         [xd], [x * sigmoid(1.702 * x)])
+    save(w, "ms_quick_gelu_alpha", "QuickGelu",
+         ms_model([node("QuickGelu", ["x"], ["y"], alpha=0.75)], X, [vi("y", None)]),
+         [xd], [x * sigmoid(0.75 * x)])
+    skip = w.f32(2, 3, 8)
+    save(w, "ms_bias_add", "BiasAdd",
+         ms_model([node("BiasAdd", ["x", "b", "skip"], ["y"])],
+                  X + [vi("skip", [2, 3, 8])], [vi("y", None)],
+                  [init("b", b.astype(np.float32))]),
+         [xd, skip], [x + b + skip])
+
+
+def gen_fused_matmul(w):
+    cases = [
+        ("ms_fused_matmul", dict(alpha=0.5), (2, 3, 4), (2, 4, 5)),
+        ("ms_fused_matmul_ta", dict(transA=1), (2, 4, 3), (4, 5)),
+        ("ms_fused_matmul_tb", dict(transB=1, alpha=1.25), (2, 3, 4), (2, 5, 4)),
+        ("ms_fused_matmul_batch", dict(transBatchA=1, transBatchB=1, transB=1),
+         (3, 2, 4), (5, 2, 4)),
+        ("ms_fused_matmul_batch_ta", dict(transBatchA=1, transA=1), (4, 2, 3, 5), (2, 3, 4, 6)),
+    ]
+    for name, attrs, sa, sb in cases:
+        a, b = w.f32(*sa).astype(np.float64), w.f32(*sb).astype(np.float64)
+
+        def op(t, trans, batch):
+            r = t.ndim
+            if batch:
+                t = np.transpose(t, list(range(1, r - 1)) + [0, r - 1])
+            if trans:
+                t = np.swapaxes(t, -1, -2)
+            return t
+
+        y = attrs.get("alpha", 1.0) * (op(a, attrs.get("transA", 0), attrs.get("transBatchA", 0))
+                                        @ op(b, attrs.get("transB", 0),
+                                             attrs.get("transBatchB", 0)))
+        m = ms_model([node("FusedMatMul", ["a", "b"], ["y"], **attrs)],
+                     [vi("a", list(sa)), vi("b", list(sb))], [vi("y", None)])
+        save(w, name, "FusedMatMul", m, [a.astype(np.float32), b.astype(np.float32)], [y])
+
+
+def conv2d_same(x, wt, b):
+    n, c, h, wd = x.shape
+    m, _, kh, kw = wt.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    y = np.zeros((n, m, h, wd))
+    for i in range(kh):
+        for j in range(kw):
+            y += np.einsum("nchw,mc->nmhw", xp[:, :, i:i + h, j:j + wd], wt[:, :, i, j])
+    return y + b.reshape(1, -1, 1, 1)
+
+
+def gen_fused_conv(w):
+    x = w.f32(1, 3, 5, 5).astype(np.float64)
+    wt = w.f32(4, 3, 3, 3, lo=-0.5, hi=0.5).astype(np.float64)
+    b = w.f32(4).astype(np.float64)
+    z = w.f32(1, 4, 5, 5).astype(np.float64)
+    base = conv2d_same(x, wt, b)
+    acts = [
+        ("relu", dict(activation="Relu"), lambda v: np.maximum(v, 0), False),
+        ("leaky", dict(activation="LeakyRelu", activation_params=[0.2]),
+         lambda v: np.where(v >= 0, v, 0.2 * v), False),
+        ("clip", dict(activation="Clip", activation_params=[-0.5, 0.7]),
+         lambda v: np.clip(v, -0.5, 0.7), False),
+        ("hsig", dict(activation="HardSigmoid", activation_params=[0.3, 0.4]),
+         lambda v: np.clip(0.3 * v + 0.4, 0, 1), False),
+        ("sigmoid_z", dict(activation="Sigmoid"), sigmoid, True),
+        ("tanh", dict(activation="Tanh"), np.tanh, False),
+        ("none_z", dict(), lambda v: v, True),
+    ]
+    for name, attrs, f, with_z in acts:
+        ins = ["x", "w", "b"] + (["z"] if with_z else [])
+        m = ms_model([node("FusedConv", ins, ["y"], pads=[1, 1, 1, 1], kernel_shape=[3, 3],
+                           **attrs)],
+                     [vi("x", [1, 3, 5, 5])] + ([vi("z", [1, 4, 5, 5])] if with_z else []),
+                     [vi("y", None)],
+                     [init("w", wt.astype(np.float32)), init("b", b.astype(np.float32))])
+        inputs = [x.astype(np.float32)] + ([z.astype(np.float32)] if with_z else [])
+        save(w, "ms_fused_conv_" + name, "FusedConv", m, inputs,
+             [f(base + z if with_z else base)])
+
+
+def gen_norms(w):
+    B, S, H = 2, 3, 16
+    eps = 1e-5
+    x, skip = w.f32(B, S, H).astype(np.float64), w.f32(B, S, H).astype(np.float64)
+    gamma = w.f32(H, lo=0.5, hi=1.5).astype(np.float64)
+    beta, bias = w.f32(H).astype(np.float64), w.f32(H).astype(np.float64)
+    f = lambda a: a.astype(np.float32)  # noqa: E731
+    inits = [init("gamma", f(gamma)), init("beta", f(beta)), init("bias", f(bias))]
+    XS = [vi("x", [B, S, H]), vi("skip", [B, S, H])]
+    s = x + skip + bias
+    y, mean, inv = layer_norm(s, gamma, beta, eps)
+    m = ms_model([node("SkipLayerNormalization", ["x", "skip", "gamma", "beta", "bias"],
+                       ["y", "mean", "inv", "sum"], epsilon=eps)],
+                 XS, [vi("y", None), vi("mean", None), vi("inv", None), vi("sum", None)], inits)
+    save(w, "ms_skip_layer_norm", "SkipLayerNormalization", m, [f(x), f(skip)],
+         [y, mean, inv, s])
+    # no beta, no bias, a 2-D skip broadcast over the batch
+    skip2 = w.f32(S, H).astype(np.float64)
+    y2, _, _ = layer_norm(x + skip2, gamma, None, 1e-6)
+    m = ms_model([node("SkipLayerNormalization", ["x", "skip", "gamma"], ["y"], epsilon=1e-6)],
+                 [vi("x", [B, S, H]), vi("skip", [S, H])], [vi("y", None)], inits[:1])
+    save(w, "ms_skip_layer_norm_plain", "SkipLayerNormalization", m, [f(x), f(skip2)], [y2])
+    ys, invs = rms_norm(s, gamma, eps)
+    m = ms_model([node("SkipSimplifiedLayerNormalization", ["x", "skip", "gamma", "bias"],
+                       ["y", "", "inv", "sum"], epsilon=eps)],
+                 XS, [vi("y", None), vi("inv", None), vi("sum", None)], inits)
+    save(w, "ms_skip_simplified_layer_norm", "SkipSimplifiedLayerNormalization", m,
+         [f(x), f(skip)], [ys, invs, s])
+    yr, invr = rms_norm(x, gamma, 1e-6)
+    for name, dom in (("ms_simplified_layer_norm", MS), ("simplified_layer_norm", "")):
+        nd = helper.make_node("SimplifiedLayerNormalization", ["x", "gamma"], ["y", "inv"],
+                              domain=dom, epsilon=1e-6, axis=-1)
+        m = ms_model([nd], [vi("x", [B, S, H])], [vi("y", None), vi("inv", None)], inits[:1])
+        save(w, name, "SimplifiedLayerNormalization", m, [f(x)], [yr, invr])
+    yl, meanl, invl = layer_norm(x, gamma, beta, eps)
+    m = ms_model([node("LayerNormalization", ["x", "gamma", "beta"], ["y"], epsilon=eps)],
+                 [vi("x", [B, S, H])], [vi("y", None)], inits)
+    save(w, "ms_layer_norm", "LayerNormalization", m, [f(x)], [yl])
+
+
+def softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def attention_ref(q, k, v, heads, scale, mask, causal):
+    """ORT's CPU kernel: scores = scale * Q Kᵀ + mask, where mask holds 0,
+    mask_filter_value for masked keys and the lowest float after the query
+    (unidirectional); softmax; @ V. mask broadcasts to [B, N, S, T]."""
+    B, S, D = q.shape
+    T, Dv = k.shape[1], v.shape[2]
+    split = lambda t, d: t.reshape(B, -1, heads, d // heads).transpose(0, 2, 1, 3)  # noqa: E731
+    qh, kh, vh = split(q, D), split(k, D), split(v, Dv)
+    m = np.zeros((B, 1, S, T)) + (mask if mask is not None else 0.0)
+    if causal:
+        m = np.where(np.triu(np.ones((S, T), bool), 1), np.finfo(np.float32).min, m)
+    scale = scale if scale else 1.0 / math.sqrt(D // heads)
+    p = softmax(scale * qh @ kh.transpose(0, 1, 3, 2) + m)
+    return (p @ vh).transpose(0, 2, 1, 3).reshape(B, S, Dv)
+
+
+def key_mask(mask, B, S, T, filt=-10000.0):
+    """mask_index in each of its forms -> the additive [B, 1, S or 1, T] mask."""
+    t = np.arange(T)
+    if mask.ndim == 1:
+        keep = t[None, :] < mask[:B, None]
+        if mask.shape[0] == 2 * B:
+            keep &= t[None, :] >= mask[B:, None]
+        return np.where(keep, 0.0, filt)[:, None, None, :]
+    if mask.ndim == 2:
+        return np.where(mask > 0, 0.0, filt)[:, None, None, :]
+    if mask.ndim == 3:
+        return np.where(mask > 0, 0.0, filt)[:, None, :, :]
+    return np.where(mask[:, :, :S, :T] > 0, 0.0, filt)
+
+
+def gen_attention(w):
+    B, S, Hin, N = 2, 5, 8, 2
+    I32 = TensorProto.INT32
+    rng = w.rng
+    f = lambda a: a.astype(np.float32)  # noqa: E731
+    lens = rng.integers(1, S + 1, size=B).astype(np.int32)
+    starts = np.array([rng.integers(0, l_) for l_ in lens], np.int32)
+    raw2 = (rng.uniform(size=(B, S)) > 0.3).astype(np.int32)
+    raw2[:, 0] = 1
+    raw3 = (rng.uniform(size=(B, S, S)) > 0.3).astype(np.int32)
+    raw3[:, :, 0] = 1
+    raw4 = (rng.uniform(size=(B, 1, 7, 7)) > 0.3).astype(np.int32)
+    raw4[..., 0] = 1
+    cases = [
+        ("ms_attention", {}, None, None, (8, 8, 8)),
+        ("ms_attention_causal", dict(unidirectional=1), None, None, (8, 8, 8)),
+        ("ms_attention_lens", {}, lens, None, (8, 8, 8)),
+        ("ms_attention_start_end", {}, np.concatenate([lens, starts]), None, (8, 8, 8)),
+        ("ms_attention_raw2d_causal", dict(unidirectional=1, mask_filter_value=-500.0), raw2,
+         None, (8, 8, 8)),
+        ("ms_attention_raw3d", {}, raw3, None, (8, 8, 8)),
+        ("ms_attention_raw4d", {}, raw4, None, (8, 8, 8)),
+        ("ms_attention_sizes_bias", dict(qkv_hidden_sizes=[8, 8, 4], scale=0.3), raw2,
+         w.f32(1, N, S, S), (8, 8, 4)),
+    ]
+    for name, attrs, mask, abias, sizes in cases:
+        x = w.f32(B, S, Hin).astype(np.float64)
+        wt = w.f32(Hin, sum(sizes), lo=-0.5, hi=0.5).astype(np.float64)
+        b = w.f32(sum(sizes)).astype(np.float64)
+        qkv = x @ wt + b
+        q, k, v = np.split(qkv, [sizes[0], 2 * sizes[0]], axis=-1)
+        filt = attrs.get("mask_filter_value", -10000.0)
+        m = key_mask(mask, B, S, S, filt) if mask is not None else None
+        if abias is not None:
+            m = (m if m is not None else 0.0) + abias
+        y = attention_ref(q, k, v, N, attrs.get("scale"), m, attrs.get("unidirectional", 0))
+        ins = ["x", "w", "b", "mask" if mask is not None else "", "",
+               "abias" if abias is not None else ""]
+        while not ins[-1]:
+            ins.pop()
+        inputs = [vi("x", [B, S, Hin])]
+        data = [f(x)]
+        if mask is not None:
+            inputs.append(vi("mask", list(mask.shape), I32))
+            data.append(mask)
+        if abias is not None:
+            inputs.append(vi("abias", list(abias.shape)))
+            data.append(abias)
+        mdl = ms_model([node("Attention", ins, ["y"], num_heads=N, **attrs)], inputs,
+                       [vi("y", None)], [init("w", f(wt)), init("b", f(b))])
+        save(w, name, "Attention", mdl, data, [y])
+
+
+def gen_multi_head_attention(w):
+    B, S, L, D, Dv, N = 2, 4, 6, 8, 4, 2
+    I32 = TensorProto.INT32
+    f = lambda a: a.astype(np.float32)  # noqa: E731
+    pad2 = (w.rng.uniform(size=(B, L)) > 0.3).astype(np.int32)
+    pad2[:, 0] = 1
+    lens = w.rng.integers(1, L + 1, size=B).astype(np.int32)
+    cases = [
+        ("ms_mha", {}, None, None, False),
+        ("ms_mha_bias_pad", dict(scale=0.5), pad2, w.f32(B, 1, S, L), True),
+        ("ms_mha_lens", dict(mask_filter_value=-1000.0), lens, None, True),
+    ]
+    for name, attrs, mask, abias, with_bias in cases:
+        q, k, v = (w.f32(B, S, D).astype(np.float64), w.f32(B, L, D).astype(np.float64),
+                   w.f32(B, L, Dv).astype(np.float64))
+        b = w.f32(2 * D + Dv).astype(np.float64)
+        qb, kb, vb = (q + b[:D], k + b[D:2 * D], v + b[2 * D:]) if with_bias else (q, k, v)
+        filt = attrs.get("mask_filter_value", -10000.0)
+        m = key_mask(mask, B, S, L, filt) if mask is not None else None
+        if abias is not None:
+            m = (m if m is not None else 0.0) + abias
+        y = attention_ref(qb, kb, vb, N, attrs.get("scale"), m, False)
+        ins = ["q", "k", "v", "b" if with_bias else "", "mask" if mask is not None else "",
+               "abias" if abias is not None else ""]
+        while not ins[-1]:
+            ins.pop()
+        inputs = [vi("q", [B, S, D]), vi("k", [B, L, D]), vi("v", [B, L, Dv])]
+        data = [f(q), f(k), f(v)]
+        if mask is not None:
+            inputs.append(vi("mask", list(mask.shape), I32))
+            data.append(mask)
+        if abias is not None:
+            inputs.append(vi("abias", list(abias.shape)))
+            data.append(abias)
+        mdl = ms_model([node("MultiHeadAttention", ins, ["y"], num_heads=N, **attrs)], inputs,
+                       [vi("y", None)], [init("b", f(b))] if with_bias else [])
+        save(w, name, "MultiHeadAttention", mdl, data, [y])
+
+
+def gen_refused(w):
+    m = ms_model([node("CDist", ["x", "x"], ["y"])], [vi("x", [2, 3])], [vi("y", None)])
+    w.save("ms_refused", m)
+
+
+def generate(w):
+    gen_activations(w)
+    gen_fused_matmul(w)
+    gen_fused_conv(w)
+    gen_norms(w)
+    gen_attention(w)
+    gen_multi_head_attention(w)
+    gen_refused(w)

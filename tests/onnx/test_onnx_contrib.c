@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// graph/onnx_contrib.c: ONNX Runtime's com.microsoft contrib ops against
+// NumPy written from the contrib spec (models_contrib.py), on "ref" and
+// "cpu"; and an op of the domain that is not mapped, refused naming it.
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "onnx/onnx_test_util.h"
+#include "support/test_support.h"
+
+static void check(const char *name) {
+  char file[256];
+  snprintf(file, sizeof file, "%s.onnx", name);
+  vkp_graph_t *g = onnx_load_model(file);
+  onnx_run_and_compare(g, name, 1e-5, 1e-5);
+  onnx_run_and_compare_on(g, name, "cpu", 1, 1e-4, 1e-5);
+  vkp_graph_destroy(g);
+}
+
+Test(onnx_contrib, gelu_family_and_bias_add, .timeout = 120) {
+  check("ms_gelu");
+  check("ms_bias_gelu");
+  check("ms_fast_gelu");
+  check("ms_fast_gelu_bias");
+  check("ms_quick_gelu");
+  check("ms_quick_gelu_alpha");
+  check("ms_bias_add");
+}
+
+Test(onnx_contrib, fused_matmul, .timeout = 120) {
+  check("ms_fused_matmul");
+  check("ms_fused_matmul_ta");
+  check("ms_fused_matmul_tb");
+  check("ms_fused_matmul_batch");
+  check("ms_fused_matmul_batch_ta");
+}
+
+Test(onnx_contrib, fused_conv, .timeout = 120) {
+  check("ms_fused_conv_relu");
+  check("ms_fused_conv_leaky");
+  check("ms_fused_conv_clip");
+  check("ms_fused_conv_hsig");
+  check("ms_fused_conv_sigmoid_z");
+  check("ms_fused_conv_tanh");
+  check("ms_fused_conv_none_z");
+}
+
+// Skip(Simplified)LayerNormalization with every output, the RMSNorm of
+// either domain, and com.microsoft's LayerNormalization.
+Test(onnx_contrib, layer_norm_family, .timeout = 120) {
+  vkp_graph_t *g = onnx_load_model("ms_skip_layer_norm.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_LAYER_NORM), 1);
+  vkp_graph_destroy(g);
+  check("ms_skip_layer_norm");
+  check("ms_skip_layer_norm_plain");
+  check("ms_skip_simplified_layer_norm");
+  check("ms_simplified_layer_norm");
+  check("simplified_layer_norm");
+  check("ms_layer_norm");
+}
+
+// Attention with every mask_index form (none, [B] lengths, [2B] end and
+// start, [B, T] and [B, S, T] 0/1, [B, 1, M, M]), unidirectional,
+// qkv_hidden_sizes, scale, attention_bias; MultiHeadAttention with bias,
+// key padding masks and attention_bias. Each is one IR attention node.
+Test(onnx_contrib, attention, .timeout = 120) {
+  static const char *const names[] = {
+      "ms_attention", "ms_attention_causal", "ms_attention_lens", "ms_attention_start_end",
+      "ms_attention_raw2d_causal", "ms_attention_raw3d", "ms_attention_raw4d",
+      "ms_attention_sizes_bias", "ms_mha", "ms_mha_bias_pad", "ms_mha_lens"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; ++i) {
+    char file[256];
+    snprintf(file, sizeof file, "%s.onnx", names[i]);
+    vkp_graph_t *g = onnx_load_model(file);
+    cr_assert_eq(onnx_count_op(g, VKP_OP_ATTENTION), 1, "%s", names[i]);
+    vkp_graph_destroy(g);
+    check(names[i]);
+  }
+}
+
+Test(onnx_contrib, unmapped_op_is_refused_by_name, .timeout = 60) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, "ms_refused.onnx");
+  vkp_graph_t *g = NULL;
+  vkp_status_t st = vkp_graph_load(path, &g);
+  cr_assert_null(g);
+  cr_assert_not_null(st);
+  cr_assert(strstr(vkp_status_message(st), "com.microsoft::CDist is not supported"), "%s",
+            vkp_status_message(st));
+  vkp_status_free(st);
+}
