@@ -632,6 +632,231 @@ vkp_status_t vkp__map_ms_multi_head_attention(vkp__onnx_ctx_t *ctx) {
 }
 
 // ---------------------------------------------------------------------------
+// EmbedLayerNormalization(input_ids, segment_ids?, word_embedding,
+// position_embedding, segment_embedding?, gamma, beta, mask?,
+// position_ids?) -> (output, mask_index, embedding_sum): the layer norm of
+// word[ids] + position[position_ids, or 0 .. S-1] (+ segment[segment_ids]);
+// mask_index[b] counts the ones of mask[b] (zeros without a mask).
+
+vkp_status_t vkp__map_ms_embed_layer_norm(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 3));
+  if (!vkp__onnx_output(ctx, 0)) return VKP__ONNX_INVALID("output 0 has no name");
+  for (int32_t i = 2; i <= 6; ++i)
+    if (i != 4 && !vkp__onnx_input(ctx, i))
+      return VKP__ONNX_INVALID("input %d is required", (int)i);
+  int32_t ids, word, pos, sum, emb;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &ids));
+  const vkp_value_t iv = *vkp__onnx_value(ctx, ids);
+  if (iv.rank != 2) return VKP__ONNX_INVALID("input_ids must be [B, S]");
+  const int64_t B = iv.shape[0], S = iv.shape[1];
+  vkp_attr_t axis0 = vkp__onnx_a_int("axis", 0);
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 2, &word));
+  int32_t in2[2] = {word, ids};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_GATHER, 2, in2, 1, &axis0, NULL, &emb));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 3, &pos));
+  if (vkp__onnx_input(ctx, 8)) {
+    int32_t pids;
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 8, &pids));
+    int32_t gin[2] = {pos, pids};
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_GATHER, 2, gin, 1, &axis0, NULL, &pos));
+  } else {
+    if (vkp__onnx_value(ctx, pos)->shape[0] < S)
+      return VKP__ONNX_INVALID("position_embedding has fewer than %lld rows", (long long)S);
+    VKP_RETURN_IF_ERROR(vkp__ms_slice(ctx, pos, 0, 0, S, &pos));
+  }
+  VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_ADD, emb, pos, NULL, &sum));
+  const char *sum_out = vkp__onnx_output(ctx, 2);
+  bool has_segment = vkp__onnx_input(ctx, 1) && vkp__onnx_input(ctx, 4);
+  if (!has_segment && (vkp__onnx_input(ctx, 1) || vkp__onnx_input(ctx, 4)))
+    return VKP__ONNX_INVALID("segment_ids and segment_embedding come together");
+  char *sum_name = NULL;
+  if (!sum_out) {
+    sum_name = vkp__ms_temp(ctx, "sum");
+    if (!sum_name) return VKP_OOM("EmbedLayerNormalization name");
+  }
+  const char *sum_sym = sum_out ? sum_out : sum_name;
+  vkp_status_t st = NULL;
+  if (has_segment) {
+    int32_t seg_ids, seg, g;
+    st = vkp__onnx_input_value(ctx, 1, &seg_ids);
+    if (!st) st = vkp__onnx_input_value(ctx, 4, &seg);
+    int32_t gin[2] = {seg, seg_ids};
+    if (!st) st = vkp__onnx_emit_bind(ctx, VKP_OP_GATHER, 2, gin, 1, &axis0, NULL, &g);
+    if (!st) st = vkp__ms_bin(ctx, VKP_OP_ADD, sum, g, sum_sym, &sum);
+  } else {
+    st = vkp__ms_un(ctx, VKP_OP_IDENTITY, sum, sum_sym, &sum);
+  }
+  if (!st) {
+    const char *ins[3] = {sum_sym, ctx->node->input[5], ctx->node->input[6]};
+    const char *outs[1] = {ctx->node->output[0]};
+    // The layer norm sees only epsilon, with ORT's default (1e-12), not
+    // ONNX's.
+    double eps;
+    st = vkp__onnx_attr_float(ctx, "epsilon", 1e-12, &eps);
+    Onnx__AttributeProto attr = ONNX__ATTRIBUTE_PROTO__INIT, *attrs[1] = {&attr};
+    attr.name = (char *)"epsilon";
+    attr.has_type = true;
+    attr.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    attr.has_f = true;
+    attr.f = (float)eps;
+    Onnx__NodeProto node = *ctx->node;
+    node.attribute = attrs;
+    node.n_attribute = 1;
+    const Onnx__NodeProto *orig = ctx->node;
+    ctx->node = &node;
+    if (!st) st = vkp__ms_as(ctx, vkp__map_layer_norm, ins, 3, outs, 1);
+    ctx->node = orig;
+  }
+  vkp__free(sum_name);
+  VKP_RETURN_IF_ERROR(st);
+  const char *mask_out = vkp__onnx_output(ctx, 1);
+  if (!mask_out) return NULL;
+  int32_t mi;
+  if (!vkp__onnx_input(ctx, 7)) {
+    int64_t shape[1] = {B};
+    VKP_RETURN_IF_ERROR(
+        vkp__ms_int_const(ctx, ONNX__TENSOR_PROTO__DATA_TYPE__INT32, 1, shape, false, 0, &mi));
+    return vkp__ms_un(ctx, VKP_OP_IDENTITY, mi, mask_out, &mi);
+  }
+  int32_t mask, one, eq;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 7, &mask));
+  const vkp_value_t mv = *vkp__onnx_value(ctx, mask);
+  if (mv.rank != 2 || mv.shape[0] != B || mv.shape[1] != S)
+    return VKP__ONNX_INVALID("mask must be [B, S] like input_ids");
+  VKP_RETURN_IF_ERROR(
+      vkp__ms_int_const(ctx, vkp__onnx_type_from_dtype(mv.dtype), 0, NULL, false, 1, &one));
+  VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_EQUAL, mask, one, NULL, &eq));
+  vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "int32"};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_CAST, 1, &eq, 1, &to, NULL, &eq));
+  int64_t axes[1] = {1};
+  vkp_attr_t r[2] = {vkp__onnx_a_ints("axes", axes, 1), vkp__onnx_a_int("keepdims", 0)};
+  return vkp__onnx_emit_bind(ctx, VKP_OP_REDUCE_SUM, 1, &eq, 2, r, mask_out, &mi);
+}
+
+// ---------------------------------------------------------------------------
+// RotaryEmbedding(input, position_ids, cos_cache, sin_cache) for input
+// [B, N, S, H] or [B, S, N*H] (num_heads), rotating the first
+// rotary_embedding_dim (default H) entries of each head by the angle of
+// its position: halves (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin), the
+// halves being the two contiguous halves, or the even and odd entries with
+// interleaved. position_ids is [B, S], or [1]: an offset added to 0 .. S-1.
+
+vkp_status_t vkp__map_ms_rotary_embedding(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  int64_t interleaved, heads, rot, packed;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "interleaved", 0, &interleaved));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "num_heads", 0, &heads));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "rotary_embedding_dim", 0, &rot));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "is_packed_batching", 0, &packed));
+  if (packed) return VKP__ONNX_UNSUPPORTED("is_packed_batching = 1");
+  int32_t x, pids, cosc, sinc;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &pids));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 2, &cosc));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 3, &sinc));
+  const vkp_value_t xv = *vkp__onnx_value(ctx, x), pv = *vkp__onnx_value(ctx, pids),
+                    cv = *vkp__onnx_value(ctx, cosc);
+  int64_t B = xv.shape[0], S, N, H;
+  bool three_d = xv.rank == 3;
+  if (xv.rank == 4) {
+    N = xv.shape[1], S = xv.shape[2], H = xv.shape[3];
+  } else if (three_d) {
+    S = xv.shape[1];
+    if (heads <= 0 && rot > 0 && cv.rank == 2 && cv.shape[1] * 2 == rot) heads = 0;
+    if (heads <= 0)
+      return VKP__ONNX_UNSUPPORTED("a 3-D input needs num_heads");
+    if (xv.shape[2] % heads) return VKP__ONNX_INVALID("hidden size not a multiple of num_heads");
+    N = heads, H = xv.shape[2] / heads;
+  } else {
+    return VKP__ONNX_INVALID("input must be [B, N, S, H] or [B, S, hidden]");
+  }
+  if (rot == 0) rot = H;
+  if (rot > H || rot % 2 || cv.rank != 2 || cv.shape[1] * 2 != rot)
+    return VKP__ONNX_INVALID("cos_cache must be [max_position, %lld / 2] with "
+                             "rotary_embedding_dim %lld even and at most the head size %lld",
+                             (long long)rot, (long long)rot, (long long)H);
+  const int64_t half = rot / 2;
+  // Positions: [B, S], or an offset [1] plus 0 .. S-1.
+  int32_t pos = pids;
+  if (pv.rank == 1 && pv.shape[0] == 1) {
+    int64_t shape[1] = {S};
+    int32_t iota;
+    VKP_RETURN_IF_ERROR(vkp__ms_int_const(ctx, vkp__onnx_type_from_dtype(pv.dtype), 1, shape,
+                                          true, 0, &iota));
+    VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_ADD, pids, iota, NULL, &pos));
+  } else if (!(pv.rank == 2 && (pv.shape[0] == B || pv.shape[0] == 1) && pv.shape[1] == S)) {
+    return VKP__ONNX_INVALID("position_ids must be [B, S] or [1]");
+  }
+  vkp_attr_t axis0 = vkp__onnx_a_int("axis", 0);
+  int32_t c, sn;
+  int32_t gin[2] = {cosc, pos};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_GATHER, 2, gin, 1, &axis0, NULL, &c));
+  gin[0] = sinc;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_GATHER, 2, gin, 1, &axis0, NULL, &sn));
+  // cos, sin: [Bp, S, half] (or [S, half]) -> against x as [B, N, S, H]
+  // ([B, S, N, H] for a 3-D input) with the pair axis last when
+  // interleaved.
+  int64_t bp = vkp__onnx_value(ctx, c)->rank == 3 ? vkp__onnx_value(ctx, c)->shape[0] : 1;
+  int64_t cshape[5];
+  int32_t crank;
+  if (three_d) {
+    int64_t s4[4] = {B, S, N, H};
+    VKP_RETURN_IF_ERROR(vkp__ms_reshape(ctx, x, 4, s4, &x));
+    cshape[0] = bp, cshape[1] = S, cshape[2] = 1, cshape[3] = half;
+  } else {
+    cshape[0] = bp, cshape[1] = 1, cshape[2] = S, cshape[3] = half;
+  }
+  crank = 4;
+  if (interleaved) cshape[crank++] = 1;
+  VKP_RETURN_IF_ERROR(vkp__ms_reshape(ctx, c, crank, cshape, &c));
+  VKP_RETURN_IF_ERROR(vkp__ms_reshape(ctx, sn, crank, cshape, &sn));
+  int32_t xr = x, rest = -1, x1, x2, a, b2, o1, o2, y;
+  if (rot < H) {
+    VKP_RETURN_IF_ERROR(vkp__ms_slice(ctx, x, 3, 0, rot, &xr));
+    VKP_RETURN_IF_ERROR(vkp__ms_slice(ctx, x, 3, rot, H, &rest));
+  }
+  int64_t x4[4] = {three_d ? S : N, three_d ? N : S, 0, 0};
+  int32_t pair_axis = 3;
+  if (interleaved) {
+    int64_t s5[5] = {B, x4[0], x4[1], half, 2};
+    VKP_RETURN_IF_ERROR(vkp__ms_reshape(ctx, xr, 5, s5, &xr));
+    pair_axis = 4;
+    VKP_RETURN_IF_ERROR(vkp__ms_slice(ctx, xr, pair_axis, 0, 1, &x1));
+    VKP_RETURN_IF_ERROR(vkp__ms_slice(ctx, xr, pair_axis, 1, 2, &x2));
+  } else {
+    VKP_RETURN_IF_ERROR(vkp__ms_slice(ctx, xr, 3, 0, half, &x1));
+    VKP_RETURN_IF_ERROR(vkp__ms_slice(ctx, xr, 3, half, rot, &x2));
+  }
+  VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_MUL, x1, c, NULL, &a));
+  VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_MUL, x2, sn, NULL, &b2));
+  VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_SUB, a, b2, NULL, &o1));
+  VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_MUL, x2, c, NULL, &a));
+  VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_MUL, x1, sn, NULL, &b2));
+  VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_ADD, a, b2, NULL, &o2));
+  vkp_attr_t cat = vkp__onnx_a_int("axis", pair_axis);
+  int32_t parts[2] = {o1, o2};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_CONCAT, 2, parts, 1, &cat, NULL, &y));
+  if (interleaved) {
+    int64_t s4[4] = {B, x4[0], x4[1], rot};
+    VKP_RETURN_IF_ERROR(vkp__ms_reshape(ctx, y, 4, s4, &y));
+  }
+  const char *out = vkp__onnx_output(ctx, 0);
+  if (rest >= 0) {
+    vkp_attr_t cat3 = vkp__onnx_a_int("axis", 3);
+    int32_t both[2] = {y, rest};
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_CONCAT, 2, both, 1, &cat3,
+                                            three_d ? NULL : out, &y));
+  }
+  if (three_d) {
+    int64_t s3[3] = {B, S, N * H};
+    vkp_attr_t a3 = vkp__onnx_a_ints("shape", s3, 3);
+    return vkp__onnx_emit_bind(ctx, VKP_OP_RESHAPE, 1, &y, 1, &a3, out, &y);
+  }
+  if (rest < 0) return vkp__ms_un(ctx, VKP_OP_IDENTITY, y, out, &y);
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
 // The table
 
 #define VKP__MS_NONE VKP_OP_COUNT

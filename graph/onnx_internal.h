@@ -645,6 +645,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("Attention", ms_attention, NULL, NONE, "do_rotary,mask_filter_value,num_heads,past_present_share_buffer,qkv_hidden_sizes,rotary_embedding_dim,scale,unidirectional") \
   X("BiasAdd", ms_bias_add, NULL, NONE, "") \
   X("BiasGelu", ms_gelu, NULL, NONE, "") \
+  X("EmbedLayerNormalization", ms_embed_layer_norm, NULL, NONE, "epsilon,mask_index_type") \
   X("FastGelu", ms_gelu, NULL, NONE, "") \
   X("FusedConv", ms_fused_conv, NULL, NONE, "activation,activation_params,auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("FusedMatMul", ms_fused_matmul, NULL, NONE, "alpha,transA,transB,transBatchA,transBatchB") \
@@ -652,6 +653,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("LayerNormalization", layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
   X("MultiHeadAttention", ms_multi_head_attention, NULL, NONE, "mask_filter_value,num_heads,scale,unidirectional") \
   X("QuickGelu", ms_quick_gelu, NULL, NONE, "alpha") \
+  X("RotaryEmbedding", ms_rotary_embedding, NULL, NONE, "interleaved,is_packed_batching,num_heads,rotary_embedding_dim,scale") \
   X("SimplifiedLayerNormalization", simplified_layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
   X("SkipLayerNormalization", ms_skip_layer_norm, NULL, NONE, "epsilon") \
   X("SkipSimplifiedLayerNormalization", ms_skip_layer_norm, NULL, NONE, "epsilon")
@@ -665,6 +667,8 @@ const vkp__onnx_op_t *vkp__onnx_ms_op_find(const char *op_type);
 VKP__ONNX_OP_LIST(VKP__ONNX_DECLARE_MAP)
 vkp_status_t vkp__map_ms_attention(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_bias_add(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_embed_layer_norm(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_rotary_embedding(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_multi_head_attention(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_gelu(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_fused_conv(vkp__onnx_ctx_t *ctx);

@@ -327,6 +327,92 @@ def gen_multi_head_attention(w):
         save(w, name, "MultiHeadAttention", mdl, data, [y])
 
 
+def gen_embed_layer_norm(w):
+    B, S, H, V, P, G = 2, 5, 8, 11, 7, 2
+    I32 = TensorProto.INT32
+    f = lambda a: a.astype(np.float32)  # noqa: E731
+    word, pos, seg = (w.f32(V, H).astype(np.float64), w.f32(P, H).astype(np.float64),
+                      w.f32(G, H).astype(np.float64))
+    gamma, beta = w.f32(H, lo=0.5, hi=1.5).astype(np.float64), w.f32(H).astype(np.float64)
+    ids = w.rng.integers(0, V, size=(B, S)).astype(np.int32)
+    sids = w.rng.integers(0, G, size=(B, S)).astype(np.int32)
+    mask = (w.rng.uniform(size=(B, S)) > 0.4).astype(np.int32)
+    pids = w.rng.integers(0, P, size=(B, S)).astype(np.int32)
+    inits = [init("word", f(word)), init("pos", f(pos)), init("seg", f(seg)),
+             init("gamma", f(gamma)), init("beta", f(beta))]
+    eps = 1e-12
+    # segments, mask, every output
+    s_ = word[ids] + pos[:S] + seg[sids]
+    y, _, _ = layer_norm(s_, gamma, beta, eps)
+    m = ms_model([node("EmbedLayerNormalization",
+                       ["ids", "sids", "word", "pos", "seg", "gamma", "beta", "mask"],
+                       ["y", "mask_index", "sum"], epsilon=eps)],
+                 [vi("ids", [B, S], I32), vi("sids", [B, S], I32), vi("mask", [B, S], I32)],
+                 [vi("y", None), vi("mask_index", None, I32), vi("sum", None)], inits)
+    MODELS["ms_embed_layer_norm"] = "EmbedLayerNormalization"
+    w.save("ms_embed_layer_norm", m, [ids, sids, mask],
+           [f(y), (mask == 1).sum(1).astype(np.int32), f(s_)])
+    # no segments, no mask, position_ids, epsilon 1e-5
+    s2 = word[ids] + pos[pids]
+    y2, _, _ = layer_norm(s2, gamma, beta, 1e-5)
+    m = ms_model([node("EmbedLayerNormalization",
+                       ["ids", "", "word", "pos", "", "gamma", "beta", "", "pids"],
+                       ["y", "mask_index"], epsilon=1e-5)],
+                 [vi("ids", [B, S], I32), vi("pids", [B, S], I32)],
+                 [vi("y", None), vi("mask_index", None, I32)], inits)
+    MODELS["ms_embed_layer_norm_pids"] = "EmbedLayerNormalization"
+    w.save("ms_embed_layer_norm_pids", m, [ids, pids], [f(y2), np.zeros(B, np.int32)])
+
+
+def rotary_ref(x, pos, cos, sin, interleaved, rot, heads):
+    three_d = x.ndim == 3
+    if three_d:
+        B, S, D = x.shape
+        x = x.reshape(B, S, heads, D // heads).transpose(0, 2, 1, 3)
+    half = rot // 2
+    c, s = cos[pos], sin[pos]  # [B or 1, S, half]
+    c, s = c[:, None], s[:, None]
+    y = x.copy()
+    if interleaved:
+        x1, x2 = x[..., 0:rot:2], x[..., 1:rot:2]
+        y[..., 0:rot:2] = x1 * c - x2 * s
+        y[..., 1:rot:2] = x2 * c + x1 * s
+    else:
+        x1, x2 = x[..., :half], x[..., half:rot]
+        y[..., :half] = x1 * c - x2 * s
+        y[..., half:rot] = x2 * c + x1 * s
+    if three_d:
+        y = y.transpose(0, 2, 1, 3).reshape(B, S, -1)
+    return y
+
+
+def gen_rotary(w):
+    B, N, S, H, P = 2, 2, 4, 8, 10
+    I64 = TensorProto.INT64
+    f = lambda a: a.astype(np.float32)  # noqa: E731
+    cases = [
+        ("ms_rotary", {}, 4, H, "bs"),
+        ("ms_rotary_interleaved", dict(interleaved=1), 4, H, "bs"),
+        ("ms_rotary_3d_partial", dict(num_heads=N, rotary_embedding_dim=4), 3, 4, "offset"),
+        ("ms_rotary_3d_interleaved", dict(num_heads=N, interleaved=1), 3, H, "bs"),
+    ]
+    for name, attrs, rank, rot, pform in cases:
+        x = (w.f32(B, N, S, H) if rank == 4 else w.f32(B, S, N * H)).astype(np.float64)
+        ang = w.rng.uniform(0, 6.3, size=(P, rot // 2))
+        cos, sin = np.cos(ang), np.sin(ang)
+        if pform == "bs":
+            pids = w.rng.integers(0, P, size=(B, S)).astype(np.int64)
+            pos = pids
+        else:
+            pids = np.array([3], np.int64)
+            pos = (3 + np.arange(S))[None, :]
+        y = rotary_ref(x, pos, cos, sin, attrs.get("interleaved", 0), rot, N)
+        m = ms_model([node("RotaryEmbedding", ["x", "pids", "cos", "sin"], ["y"], **attrs)],
+                     [vi("x", list(x.shape)), vi("pids", list(pids.shape), I64)],
+                     [vi("y", None)], [init("cos", f(cos)), init("sin", f(sin))])
+        save(w, name, "RotaryEmbedding", m, [f(x), pids], [y])
+
+
 def gen_refused(w):
     m = ms_model([node("CDist", ["x", "x"], ["y"])], [vi("x", [2, 3])], [vi("y", None)])
     w.save("ms_refused", m)
@@ -339,4 +425,6 @@ def generate(w):
     gen_norms(w)
     gen_attention(w)
     gen_multi_head_attention(w)
+    gen_embed_layer_norm(w)
+    gen_rotary(w)
     gen_refused(w)

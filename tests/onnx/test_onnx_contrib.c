@@ -78,6 +78,19 @@ Test(onnx_contrib, attention, .timeout = 120) {
   }
 }
 
+// EmbedLayerNormalization with segments, mask (mask_index) and
+// embedding_sum, and with position_ids and no mask; RotaryEmbedding on 4-D
+// and 3-D inputs, halves or interleaved, a partial rotary dim, position ids
+// [B, S] or an offset.
+Test(onnx_contrib, embeddings, .timeout = 120) {
+  check("ms_embed_layer_norm");
+  check("ms_embed_layer_norm_pids");
+  check("ms_rotary");
+  check("ms_rotary_interleaved");
+  check("ms_rotary_3d_partial");
+  check("ms_rotary_3d_interleaved");
+}
+
 Test(onnx_contrib, unmapped_op_is_refused_by_name, .timeout = 60) {
   char path[1024];
   onnx_model_path(path, sizeof path, "ms_refused.onnx");
