@@ -33,11 +33,12 @@ static vkp_status_t vkp__ms_un(vkp__onnx_ctx_t *ctx, vkp_op_t op, int32_t a,
 // Runs default-domain mapper `map` on a copy of the current node whose
 // inputs and outputs are the given names (attributes kept): the contrib op
 // is that op on other operands.
-static vkp_status_t vkp__ms_as(vkp__onnx_ctx_t *ctx, vkp__onnx_map_fn map,
-                               const char **inputs, int32_t n_in,
-                               const char **outputs, int32_t n_out) {
+static vkp_status_t vkp__ms_as_op(vkp__onnx_ctx_t *ctx, vkp__onnx_map_fn map,
+                                  const char *op_type, const char **inputs,
+                                  int32_t n_in, const char **outputs, int32_t n_out) {
   const Onnx__NodeProto *orig = ctx->node;
   Onnx__NodeProto copy = *orig;
+  if (op_type) copy.op_type = (char *)op_type;
   copy.input = (char **)inputs;
   copy.n_input = (size_t)n_in;
   copy.output = (char **)outputs;
@@ -46,6 +47,12 @@ static vkp_status_t vkp__ms_as(vkp__onnx_ctx_t *ctx, vkp__onnx_map_fn map,
   vkp_status_t st = map(ctx);
   ctx->node = orig;
   return st;
+}
+
+static vkp_status_t vkp__ms_as(vkp__onnx_ctx_t *ctx, vkp__onnx_map_fn map,
+                               const char **inputs, int32_t n_in,
+                               const char **outputs, int32_t n_out) {
+  return vkp__ms_as_op(ctx, map, NULL, inputs, n_in, outputs, n_out);
 }
 
 // A fresh ONNX-side name for an intermediate of the current node.
@@ -854,6 +861,258 @@ vkp_status_t vkp__map_ms_rotary_embedding(vkp__onnx_ctx_t *ctx) {
   }
   if (rest < 0) return vkp__ms_un(ctx, VKP_OP_IDENTITY, y, out, &y);
   return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// QOperator ops (ORT's quantization tool, QOperator format): dequantize
+// the operands, the float op, quantize the result (dequantize_linear /
+// quantize_linear, rounding half to even and saturating, the zero point's
+// dtype, or X's when it is omitted). Scales and zero points per tensor.
+
+// dequantize_linear(input x, input scale, input zp (-1: none)).
+static vkp_status_t vkp__ms_dq(vkp__onnx_ctx_t *ctx, int32_t xi, int32_t si, int32_t zi,
+                               int32_t *out) {
+  int32_t in[3] = {-1, -1, -1};
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, xi, &in[0]));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, si, &in[1]));
+  int32_t n = 2;
+  if (zi >= 0 && vkp__onnx_input(ctx, zi)) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, zi, &in[2]));
+    n = 3;
+  }
+  return vkp__onnx_emit_bind(ctx, VKP_OP_DEQUANTIZE_LINEAR, n, in, 0, NULL, NULL, out);
+}
+
+// Output 0 = quantize_linear(v, input si, input zi (optional)) in the
+// dtype of input `like` when zi is omitted.
+static vkp_status_t vkp__ms_q(vkp__onnx_ctx_t *ctx, int32_t v, int32_t si, int32_t zi,
+                              int32_t like) {
+  int32_t in[3] = {v, -1, -1}, n = 2, y;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, si, &in[1]));
+  if (vkp__onnx_input(ctx, zi)) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, zi, &in[2]));
+    n = 3;
+  }
+  int32_t lv;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, like, &lv));
+  vkp_attr_t a = {.name = "output_dtype", .kind = VKP_ATTR_STRING,
+                  .s = vkp_dtype_name(vkp__onnx_value(ctx, lv)->dtype)};
+  return vkp__onnx_emit_bind(ctx, VKP_OP_QUANTIZE_LINEAR, n, in, n == 3 ? 0 : 1, &a,
+                             vkp__onnx_output(ctx, 0), &y);
+}
+
+// QLinearAdd / QLinearMul(A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale,
+// C_zp?): broadcast.
+vkp_status_t vkp__map_ms_qlinear_binary(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  bool mul = strcmp(ctx->node->op_type, "QLinearMul") == 0;
+  int32_t a, b, c;
+  VKP_RETURN_IF_ERROR(vkp__ms_dq(ctx, 0, 1, 2, &a));
+  VKP_RETURN_IF_ERROR(vkp__ms_dq(ctx, 3, 4, 5, &b));
+  VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, mul ? VKP_OP_MUL : VKP_OP_ADD, a, b, NULL, &c));
+  return vkp__ms_q(ctx, c, 6, 7, 0);
+}
+
+// QLinearSigmoid / QLinearLeakyRelu (alpha 0.01)(X, X_scale, X_zp?,
+// Y_scale, Y_zp?).
+vkp_status_t vkp__map_ms_qlinear_unary(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  bool leaky = strcmp(ctx->node->op_type, "QLinearLeakyRelu") == 0;
+  int32_t x, y;
+  VKP_RETURN_IF_ERROR(vkp__ms_dq(ctx, 0, 1, 2, &x));
+  if (leaky) {
+    double alpha;
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "alpha", 0.01, &alpha));
+    vkp_attr_t a = vkp__onnx_a_float("alpha", (float)alpha);
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_LEAKY_RELU, 1, &x, 1, &a, NULL, &y));
+  } else {
+    VKP_RETURN_IF_ERROR(vkp__ms_un(ctx, VKP_OP_SIGMOID, x, NULL, &y));
+  }
+  return vkp__ms_q(ctx, y, 3, 4, 0);
+}
+
+// QLinearConcat(Y_scale, Y_zp, (X, X_scale, X_zp)...) along axis.
+vkp_status_t vkp__map_ms_qlinear_concat(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  int32_t n_in = (int32_t)ctx->node->n_input;
+  if (n_in < 5 || (n_in - 2) % 3)
+    return VKP__ONNX_INVALID("QLinearConcat takes Y_scale, Y_zero_point and (X, scale, "
+                             "zero point) triples; it has %d inputs",
+                             (int)n_in);
+  if (!vkp__onnx_attr(ctx, "axis")) return VKP__ONNX_INVALID("attribute 'axis' is required");
+  int64_t axis;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "axis", 0, &axis));
+  int32_t n = (n_in - 2) / 3, y;
+  int32_t *parts = vkp__calloc((size_t)n, sizeof *parts);
+  if (!parts) return VKP_OOM("QLinearConcat inputs");
+  vkp_status_t st = NULL;
+  for (int32_t i = 0; i < n && !st; ++i) st = vkp__ms_dq(ctx, 2 + 3 * i, 3 + 3 * i, 4 + 3 * i, &parts[i]);
+  int32_t rank = st ? 0 : vkp__onnx_value(ctx, parts[0])->rank;
+  if (!st && (axis < -(int64_t)rank || axis >= rank))
+    st = VKP__ONNX_INVALID("axis %lld out of range for rank %d", (long long)axis, (int)rank);
+  if (axis < 0) axis += rank;
+  vkp_attr_t a = vkp__onnx_a_int("axis", axis);
+  if (!st) st = vkp__onnx_emit_bind(ctx, VKP_OP_CONCAT, n, parts, 1, &a, NULL, &y);
+  vkp__free(parts);
+  VKP_RETURN_IF_ERROR(st);
+  return vkp__ms_q(ctx, y, 0, 1, 2);
+}
+
+// QLinearGlobalAveragePool / QLinearAveragePool(X, x_scale, x_zp?,
+// y_scale, y_zp?), NCHW (channels_last = 0) only.
+vkp_status_t vkp__map_ms_qlinear_pool(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  int64_t channels_last;
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "channels_last", 0, &channels_last));
+  if (channels_last) return VKP__ONNX_UNSUPPORTED("channels_last = 1 (NHWC) is not supported");
+  bool global = strcmp(ctx->node->op_type, "QLinearGlobalAveragePool") == 0;
+  int32_t x, y;
+  char *xname = vkp__ms_temp(ctx, "x"), *yname = vkp__ms_temp(ctx, "pool");
+  vkp_status_t st = !xname || !yname ? VKP_OOM("QLinear pool names") : NULL;
+  if (!st) st = vkp__ms_dq(ctx, 0, 1, 2, &x);
+  if (!st) st = vkp__ms_un(ctx, VKP_OP_IDENTITY, x, xname, &x);
+  const char *ins[1] = {xname}, *outs[1] = {yname};
+  if (!st)
+    st = vkp__ms_as_op(ctx, vkp__map_pool, global ? "GlobalAveragePool" : "AveragePool", ins,
+                       1, outs, 1);
+  if (!st) st = vkp__onnx_sym_value(ctx, vkp__onnx_sym_find(ctx, yname), &y);
+  vkp__free(xname);
+  vkp__free(yname);
+  VKP_RETURN_IF_ERROR(st);
+  return vkp__ms_q(ctx, y, 3, 4, 0);
+}
+
+// ---------------------------------------------------------------------------
+// Integer products with a float result.
+
+// Output 0 = float(acc) * scale_a * scale_b (+ bias): acc int32.
+static vkp_status_t vkp__ms_rescale(vkp__onnx_ctx_t *ctx, int32_t acc, int32_t sa, int32_t sb,
+                                    int32_t bias_input) {
+  int32_t f, s, y;
+  vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "float32"};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_CAST, 1, &acc, 1, &to, NULL, &f));
+  VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_MUL, sa, sb, NULL, &s));
+  bool bias = bias_input >= 0 && vkp__onnx_input(ctx, bias_input);
+  const char *out = vkp__onnx_output(ctx, 0);
+  VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_MUL, f, s, bias ? NULL : out, &y));
+  if (!bias) return NULL;
+  int32_t b;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, bias_input, &b));
+  return vkp__ms_bin(ctx, VKP_OP_ADD, y, b, out, &y);
+}
+
+// MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zp?, b_zp?, bias?):
+// (A - a_zp) @ (B - b_zp) in int32, times a_scale · b_scale, plus bias.
+vkp_status_t vkp__map_ms_matmul_integer_to_float(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  int32_t in[4] = {-1, -1, -1, -1}, acc, sa, sb;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &in[0]));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &in[1]));
+  if (vkp__onnx_input(ctx, 4)) VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 4, &in[2]));
+  if (vkp__onnx_input(ctx, 5)) VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 5, &in[3]));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 2, &sa));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 3, &sb));
+  int32_t n = in[3] >= 0 ? 4 : in[2] >= 0 ? 3 : 2;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_emit_bind(ctx, VKP_OP_MATMUL_INTEGER, n, in, 0, NULL, NULL, &acc));
+  return vkp__ms_rescale(ctx, acc, sa, sb, 6);
+}
+
+// DynamicQuantizeMatMul(A, B, b_scale, b_zp?, bias?): A quantized to uint8
+// as DynamicQuantizeLinear does, then as MatMulIntegerToFloat.
+vkp_status_t vkp__map_ms_dynamic_quantize_matmul(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  int32_t a, q[3], in[4] = {-1, -1, -1, -1}, acc, sb;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &a));
+  const char *none[3] = {NULL, NULL, NULL};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_multi(ctx, VKP_OP_DYNAMIC_QUANTIZE_LINEAR, 1, &a, 0, NULL,
+                                           3, none, q));
+  in[0] = q[0];
+  in[2] = q[2];
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &in[1]));
+  if (vkp__onnx_input(ctx, 3)) VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 3, &in[3]));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 2, &sb));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_MATMUL_INTEGER, in[3] >= 0 ? 4 : 3, in,
+                                          0, NULL, NULL, &acc));
+  return vkp__ms_rescale(ctx, acc, q[1], sb, 4);
+}
+
+// MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?): B holds N rows
+// of ceil(K / block_size) blocks of block_size `bits`-bit values packed
+// low bits first; W[k, n] = (q - zp) · scale per (n, block), zp default
+// 2^(bits-1), uint8 zero points packed the same way (or float ones). The
+// weights are dequantized here into a float32 [K, N] constant: 4·K·N bytes
+// (8x the 4-bit blob), and A @ W (+ bias) runs as a float matmul.
+vkp_status_t vkp__map_ms_matmul_nbits(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  int64_t K, N, bits, block;
+  for (const char *const *a = (const char *const[]){"K", "N", "block_size", NULL}; *a; ++a)
+    if (!vkp__onnx_attr(ctx, *a)) return VKP__ONNX_INVALID("attribute '%s' is required", *a);
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "K", 0, &K));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "N", 0, &N));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "bits", 4, &bits));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "block_size", 0, &block));
+  if (bits != 4 && bits != 8 && bits != 2)
+    return VKP__ONNX_UNSUPPORTED("bits = %lld (2, 4 or 8)", (long long)bits);
+  if (K < 1 || N < 1 || block < 16 || (block & (block - 1)))
+    return VKP__ONNX_INVALID("K %lld, N %lld, block_size %lld (a power of 2, >= 16)",
+                             (long long)K, (long long)N, (long long)block);
+  if (vkp__onnx_input(ctx, 4))
+    return VKP__ONNX_UNSUPPORTED("g_idx (input 4: act-order) is not supported");
+  const vkp__onnx_tensor_t *b, *sc, *zp;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 1, "B (quantized weights)", &b));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "scales", &sc));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 3, "zero_points", &zp));
+  if (!b || !sc) return VKP__ONNX_INVALID("inputs 1 (B) and 2 (scales) are required");
+  const int64_t blocks = (K + block - 1) / block, blob = block * bits / 8;
+  const int64_t per_byte = 8 / bits, mask = (1 << bits) - 1;
+  if (b->type != ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 ||
+      vkp__onnx_tensor_numel(b) != (size_t)(N * blocks * blob))
+    return VKP__ONNX_INVALID("B must be uint8 [%lld, %lld, %lld]", (long long)N,
+                             (long long)blocks, (long long)blob);
+  if (vkp__onnx_tensor_numel(sc) != (size_t)(N * blocks))
+    return VKP__ONNX_INVALID("scales must hold N * ceil(K / block_size) = %lld values",
+                             (long long)(N * blocks));
+  const int64_t zp_row = (blocks * bits + 7) / 8;
+  bool zp_float = zp && vkp__onnx_type_is_float(zp->type);
+  if (zp && (zp_float ? vkp__onnx_tensor_numel(zp) != (size_t)(N * blocks)
+                      : zp->type != ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 ||
+                            vkp__onnx_tensor_numel(zp) != (size_t)(N * zp_row)))
+    return VKP__ONNX_INVALID("zero_points must be uint8 [%lld] (packed) or float [%lld]",
+                             (long long)(N * zp_row), (long long)(N * blocks));
+  vkp__onnx_tensor_t w;
+  int64_t shape[2] = {K, N};
+  VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(&w, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, shape));
+  const uint8_t *bq = b->data, *zq = zp && !zp_float ? zp->data : NULL;
+  float *wd = w.data;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k) {
+      int64_t blk = k / block, in_blk = k % block;
+      uint8_t byte = bq[(n * blocks + blk) * blob + in_blk / per_byte];
+      int64_t q = (byte >> ((in_blk % per_byte) * bits)) & mask;
+      double z = (double)(1 << (bits - 1));
+      if (zp_float) {
+        z = vkp__onnx_tensor_get_f(zp, (size_t)(n * blocks + blk));
+      } else if (zq) {
+        int64_t zi = blk * bits;
+        z = (double)((zq[n * zp_row + zi / 8] >> (zi % 8)) & mask);
+      }
+      double scale = vkp__onnx_tensor_get_f(sc, (size_t)(n * blocks + blk));
+      // A float zero point is subtracted the same way: (q - zp) · scale.
+      wd[k * N + n] = (float)(((double)q - z) * scale);
+    }
+  int32_t a, wv, y;
+  vkp_status_t st = vkp__onnx_add_const(ctx, &w, &wv);
+  vkp__onnx_tensor_deinit(&w);
+  VKP_RETURN_IF_ERROR(st);
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &a));
+  bool bias = vkp__onnx_input(ctx, 5) != NULL;
+  const char *out = vkp__onnx_output(ctx, 0);
+  VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_MATMUL, a, wv, bias ? NULL : out, &y));
+  if (!bias) return NULL;
+  int32_t bv;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 5, &bv));
+  return vkp__ms_bin(ctx, VKP_OP_ADD, y, bv, out, &y);
 }
 
 // ---------------------------------------------------------------------------

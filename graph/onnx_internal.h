@@ -642,6 +642,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
 // "com.microsoft::<Op> is not supported". Folding: IR nodes fold by
 // themselves.
 #define VKP__ONNX_MS_OP_LIST(X) \
+  X("DynamicQuantizeMatMul", ms_dynamic_quantize_matmul, NULL, NONE, "") \
   X("Attention", ms_attention, NULL, NONE, "do_rotary,mask_filter_value,num_heads,past_present_share_buffer,qkv_hidden_sizes,rotary_embedding_dim,scale,unidirectional") \
   X("BiasAdd", ms_bias_add, NULL, NONE, "") \
   X("BiasGelu", ms_gelu, NULL, NONE, "") \
@@ -651,7 +652,16 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("FusedMatMul", ms_fused_matmul, NULL, NONE, "alpha,transA,transB,transBatchA,transBatchB") \
   X("Gelu", ms_gelu, NULL, NONE, "") \
   X("LayerNormalization", layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
+  X("MatMulIntegerToFloat", ms_matmul_integer_to_float, NULL, NONE, "") \
+  X("MatMulNBits", ms_matmul_nbits, NULL, NONE, "K,N,accuracy_level,bits,block_size") \
   X("MultiHeadAttention", ms_multi_head_attention, NULL, NONE, "mask_filter_value,num_heads,scale,unidirectional") \
+  X("QLinearAdd", ms_qlinear_binary, NULL, NONE, "") \
+  X("QLinearAveragePool", ms_qlinear_pool, NULL, NONE, "auto_pad,ceil_mode,channels_last,count_include_pad,kernel_shape,pads,strides") \
+  X("QLinearConcat", ms_qlinear_concat, NULL, NONE, "axis") \
+  X("QLinearGlobalAveragePool", ms_qlinear_pool, NULL, NONE, "channels_last") \
+  X("QLinearLeakyRelu", ms_qlinear_unary, NULL, NONE, "alpha") \
+  X("QLinearMul", ms_qlinear_binary, NULL, NONE, "") \
+  X("QLinearSigmoid", ms_qlinear_unary, NULL, NONE, "") \
   X("QuickGelu", ms_quick_gelu, NULL, NONE, "alpha") \
   X("RotaryEmbedding", ms_rotary_embedding, NULL, NONE, "interleaved,is_packed_batching,num_heads,rotary_embedding_dim,scale") \
   X("SimplifiedLayerNormalization", simplified_layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
@@ -667,6 +677,13 @@ const vkp__onnx_op_t *vkp__onnx_ms_op_find(const char *op_type);
 VKP__ONNX_OP_LIST(VKP__ONNX_DECLARE_MAP)
 vkp_status_t vkp__map_ms_attention(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_bias_add(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_dynamic_quantize_matmul(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_matmul_integer_to_float(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_matmul_nbits(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_qlinear_binary(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_qlinear_concat(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_qlinear_pool(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_qlinear_unary(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_embed_layer_norm(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_rotary_embedding(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_multi_head_attention(vkp__onnx_ctx_t *ctx);

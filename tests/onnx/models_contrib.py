@@ -413,6 +413,143 @@ def gen_rotary(w):
         save(w, name, "RotaryEmbedding", m, [f(x), pids], [y])
 
 
+def quant(v, scale, zp, dtype):
+    """ONNX's QuantizeLinear in float32: round half to even, saturate."""
+    info = np.iinfo(dtype)
+    q = np.rint(np.float32(v) / np.float32(scale)) + zp
+    return np.clip(q, info.min, info.max).astype(dtype)
+
+
+def dequant(q, scale, zp):
+    return ((q.astype(np.int32) - zp).astype(np.float32) * np.float32(scale)).astype(np.float32)
+
+
+def gen_qoperator(w):
+    """QLinear* ops: expected = quantize(float op(dequantize(inputs))), all
+    in float32 like the ops the importer emits; the C test allows 1 unit in
+    the last place of the quantized result (ORT's own kernels round their
+    fixed-point forms to within 1 of this)."""
+    U8, I8 = TensorProto.UINT8, TensorProto.INT8
+    f32 = np.float32
+    rng = w.rng
+    for dt, ttype, tag in ((np.uint8, U8, "u8"), (np.int8, I8, "s8")):
+        info = np.iinfo(dt)
+        a = rng.integers(info.min, info.max + 1, size=(2, 3, 4, 4)).astype(dt)
+        b = rng.integers(info.min, info.max + 1, size=(3, 1, 1)).astype(dt)
+        sa, sb, sc = f32(0.02), f32(0.05), f32(0.03)
+        za, zb, zc = (dt(rng.integers(info.min // 2 + 1, info.max // 2)) for _ in range(3))
+        qin = [init("sa", sa), init("za", np.array(za, dt)), init("sb", sb),
+               init("zb", np.array(zb, dt)), init("sc", sc), init("zc", np.array(zc, dt))]
+        da, db = dequant(a, sa, za), dequant(b, sb, zb)
+        for op, fn in (("QLinearAdd", lambda x, y: x + y), ("QLinearMul", lambda x, y: x * y)):
+            name = "ms_%s_%s" % (op[7:].lower(), tag)
+            m = ms_model([node(op, ["a", "sa", "za", "b", "sb", "zb", "sc", "zc"], ["y"])],
+                         [vi("a", [2, 3, 4, 4], ttype), vi("b", [3, 1, 1], ttype)],
+                         [vi("y", None, ttype)], qin)
+            MODELS[name] = op
+            w.save(name, m, [a, b], [quant(fn(da, db), sc, zc, dt)])
+        sig = (1.0 / (1.0 + np.exp(-da.astype(np.float64)))).astype(np.float32)
+        m = ms_model([node("QLinearSigmoid", ["a", "sa", "za", "sc", "zc"], ["y"])],
+                     [vi("a", [2, 3, 4, 4], ttype)], [vi("y", None, ttype)], qin)
+        MODELS["ms_sigmoid_" + tag] = "QLinearSigmoid"
+        w.save("ms_sigmoid_" + tag, m, [a], [quant(sig, sc, zc, dt)])
+        lk = np.where(da >= 0, da, f32(0.1) * da).astype(np.float32)
+        m = ms_model([node("QLinearLeakyRelu", ["a", "sa", "za", "sc", "zc"], ["y"], alpha=0.1)],
+                     [vi("a", [2, 3, 4, 4], ttype)], [vi("y", None, ttype)], qin)
+        MODELS["ms_leaky_" + tag] = "QLinearLeakyRelu"
+        w.save("ms_leaky_" + tag, m, [a], [quant(lk, sc, zc, dt)])
+        a2 = rng.integers(info.min, info.max + 1, size=(2, 2, 4, 4)).astype(dt)
+        cat = np.concatenate([da, dequant(a2, sb, zb)], axis=1)
+        m = ms_model([node("QLinearConcat", ["sc", "zc", "a", "sa", "za", "a2", "sb", "zb"], ["y"],
+                           axis=1)],
+                     [vi("a", [2, 3, 4, 4], ttype), vi("a2", [2, 2, 4, 4], ttype)],
+                     [vi("y", None, ttype)], qin)
+        MODELS["ms_concat_" + tag] = "QLinearConcat"
+        w.save("ms_concat_" + tag, m, [a, a2], [quant(cat, sc, zc, dt)])
+        gap = da.astype(np.float64).mean(axis=(2, 3), keepdims=True).astype(np.float32)
+        m = ms_model([node("QLinearGlobalAveragePool", ["a", "sa", "za", "sc", "zc"], ["y"])],
+                     [vi("a", [2, 3, 4, 4], ttype)], [vi("y", None, ttype)], qin)
+        MODELS["ms_gap_" + tag] = "QLinearGlobalAveragePool"
+        w.save("ms_gap_" + tag, m, [a], [quant(gap, sc, zc, dt)])
+        ap = da.astype(np.float64).reshape(2, 3, 2, 2, 2, 2).mean(axis=(3, 5)).astype(np.float32)
+        m = ms_model([node("QLinearAveragePool", ["a", "sa", "za", "sc", "zc"], ["y"],
+                           kernel_shape=[2, 2], strides=[2, 2])],
+                     [vi("a", [2, 3, 4, 4], ttype)], [vi("y", None, ttype)], qin)
+        MODELS["ms_avgpool_" + tag] = "QLinearAveragePool"
+        w.save("ms_avgpool_" + tag, m, [a], [quant(ap, sc, zc, dt)])
+
+
+def gen_integer_matmuls(w):
+    U8, I8 = TensorProto.UINT8, TensorProto.INT8
+    rng = w.rng
+    M, K, N = 3, 16, 5
+    af = w.f32(2, M, K, lo=-2, hi=2)
+    bq = rng.integers(-128, 128, size=(K, N)).astype(np.int8)
+    bs = w.f32(N, lo=0.01, hi=0.05)
+    bz = rng.integers(-5, 5, size=N).astype(np.int8)
+    bias = w.f32(N)
+    # DynamicQuantizeMatMul: A to uint8 as DynamicQuantizeLinear does.
+    lo, hi = min(0.0, float(af.min())), max(0.0, float(af.max()))
+    a_s = np.float32((hi - lo) / 255)
+    a_z = np.uint8(np.clip(np.rint(-lo / a_s), 0, 255))
+    aq = quant(af, a_s, a_z, np.uint8)
+    acc = (aq.astype(np.int64) - a_z) @ (bq.astype(np.int64) - bz)
+    y = acc.astype(np.float32) * (a_s * bs) + bias
+    m = ms_model([node("DynamicQuantizeMatMul", ["a", "b", "bs", "bz", "bias"], ["y"])],
+                 [vi("a", [2, M, K])], [vi("y", None)],
+                 [init("b", bq), init("bs", bs), init("bz", bz), init("bias", bias)])
+    save(w, "ms_dynamic_quantize_matmul", "DynamicQuantizeMatMul", m, [af], [y])
+    # MatMulIntegerToFloat: uint8 A with a zero point, per-column B scale.
+    a8 = rng.integers(0, 256, size=(2, M, K)).astype(np.uint8)
+    az, asc = np.uint8(rng.integers(100, 150)), np.float32(0.02)
+    acc = (a8.astype(np.int64) - az) @ (bq.astype(np.int64) - bz)
+    y = acc.astype(np.float32) * (asc * bs) + bias
+    m = ms_model([node("MatMulIntegerToFloat", ["a", "b", "as", "bs", "az", "bz", "bias"], ["y"])],
+                 [vi("a", [2, M, K], U8)], [vi("y", None)],
+                 [init("b", bq), init("as", asc), init("bs", bs), init("az", np.array(az)),
+                  init("bz", bz), init("bias", bias)])
+    save(w, "ms_matmul_integer_to_float", "MatMulIntegerToFloat", m, [a8], [y])
+    _ = I8
+
+
+def gen_matmul_nbits(w):
+    rng = w.rng
+    for name, K, N, bits, block, zp_kind, bias in (
+            ("ms_matmul_nbits", 64, 6, 4, 32, "none", False),
+            ("ms_matmul_nbits_zp", 48, 5, 4, 16, "u8", True),
+            ("ms_matmul_nbits_8bit", 32, 4, 8, 16, "u8", False)):
+        blocks = -(-K // block)
+        q = rng.integers(0, 1 << bits, size=(N, blocks * block)).astype(np.uint8)
+        per = 8 // bits
+        packed = np.zeros((N, blocks * block // per), np.uint8)
+        for j in range(per):
+            packed |= (q[:, j::per] << (j * bits)).astype(np.uint8)
+        scales = w.f32(N, blocks, lo=0.01, hi=0.1)
+        if zp_kind == "none":
+            z = np.full((N, blocks), 1 << (bits - 1))
+            zinit, zname = [], ""
+        else:
+            z = rng.integers(0, 1 << bits, size=(N, blocks))
+            row = -(-blocks * bits // 8)
+            zp = np.zeros((N, row), np.uint8)
+            for blk in range(blocks):
+                zp[:, blk * bits // 8] |= (z[:, blk] << ((blk * bits) % 8)).astype(np.uint8)
+            zinit, zname = [init("zp", zp.reshape(-1))], "zp"
+        wt = ((q[:, :K].astype(np.float64) - np.repeat(z, block, axis=1)[:, :K])
+              * np.repeat(scales, block, axis=1)[:, :K]).astype(np.float32)
+        a = w.f32(2, 3, K)
+        bvec = w.f32(N)
+        y = a.astype(np.float64) @ wt.T.astype(np.float64) + (bvec if bias else 0)
+        ins = ["a", "b", "scales", zname, "", "bias" if bias else ""]
+        while not ins[-1]:
+            ins.pop()
+        m = ms_model([node("MatMulNBits", ins, ["y"], K=K, N=N, bits=bits, block_size=block)],
+                     [vi("a", [2, 3, K])], [vi("y", None)],
+                     [init("b", packed.reshape(N, blocks, -1)), init("scales", scales.reshape(-1)),
+                      init("bias", bvec)][:3 if not bias else 4] + zinit)
+        save(w, name, "MatMulNBits", m, [a], [y])
+
+
 def gen_refused(w):
     m = ms_model([node("CDist", ["x", "x"], ["y"])], [vi("x", [2, 3])], [vi("y", None)])
     w.save("ms_refused", m)
@@ -427,4 +564,7 @@ def generate(w):
     gen_multi_head_attention(w)
     gen_embed_layer_norm(w)
     gen_rotary(w)
+    gen_qoperator(w)
+    gen_integer_matmuls(w)
+    gen_matmul_nbits(w)
     gen_refused(w)

@@ -91,6 +91,35 @@ Test(onnx_contrib, embeddings, .timeout = 120) {
   check("ms_rotary_3d_interleaved");
 }
 
+// QOperator ops, uint8 and int8: ref equals NumPy's float32 dequantize ->
+// op -> quantize; one unit in the last place is allowed (a float32 op
+// result on a rounding tie).
+Test(onnx_contrib, qoperator, .timeout = 120) {
+  static const char *const ops[] = {"add", "mul", "sigmoid", "leaky", "concat", "gap",
+                                    "avgpool"};
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; ++i)
+    for (int s = 0; s < 2; ++s) {
+      char name[64], file[80];
+      snprintf(name, sizeof name, "ms_%s_%s", ops[i], s ? "s8" : "u8");
+      snprintf(file, sizeof file, "%s.onnx", name);
+      vkp_graph_t *g = onnx_load_model(file);
+      onnx_run_and_compare(g, name, 0, 1.0);
+      onnx_run_and_compare_on(g, name, "cpu", 1, 0, 1.0);
+      vkp_graph_destroy(g);
+    }
+}
+
+// DynamicQuantizeMatMul, MatMulIntegerToFloat (integer products rescaled to
+// float), MatMulNBits (4-bit and 8-bit blocks, packed zero points or the
+// default one, bias) dequantized at import.
+Test(onnx_contrib, integer_and_nbits_matmuls, .timeout = 120) {
+  check("ms_dynamic_quantize_matmul");
+  check("ms_matmul_integer_to_float");
+  check("ms_matmul_nbits");
+  check("ms_matmul_nbits_zp");
+  check("ms_matmul_nbits_8bit");
+}
+
 Test(onnx_contrib, unmapped_op_is_refused_by_name, .timeout = 60) {
   char path[1024];
   onnx_model_path(path, sizeof path, "ms_refused.onnx");
