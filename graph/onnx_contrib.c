@@ -733,11 +733,14 @@ vkp_status_t vkp__map_ms_embed_layer_norm(vkp__onnx_ctx_t *ctx) {
   VKP_RETURN_IF_ERROR(
       vkp__ms_int_const(ctx, vkp__onnx_type_from_dtype(mv.dtype), 0, NULL, false, 1, &one));
   VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_EQUAL, mask, one, NULL, &eq));
-  vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "int32"};
+  // Counted in float32 (exact below 2^24; every target reduces floats).
+  vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "float32"},
+             to_int = {.name = "to", .kind = VKP_ATTR_STRING, .s = "int32"};
   VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_CAST, 1, &eq, 1, &to, NULL, &eq));
   int64_t axes[1] = {1};
   vkp_attr_t r[2] = {vkp__onnx_a_ints("axes", axes, 1), vkp__onnx_a_int("keepdims", 0)};
-  return vkp__onnx_emit_bind(ctx, VKP_OP_REDUCE_SUM, 1, &eq, 2, r, mask_out, &mi);
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_REDUCE_SUM, 1, &eq, 2, r, NULL, &mi));
+  return vkp__onnx_emit_bind(ctx, VKP_OP_CAST, 1, &mi, 1, &to_int, mask_out, &mi);
 }
 
 // ---------------------------------------------------------------------------

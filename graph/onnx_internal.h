@@ -642,6 +642,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
 // "com.microsoft::<Op> is not supported". Folding: IR nodes fold by
 // themselves.
 #define VKP__ONNX_MS_OP_LIST(X) \
+  X("DequantizeLinear", quantize, NULL, NONE, "axis") \
   X("DynamicQuantizeMatMul", ms_dynamic_quantize_matmul, NULL, NONE, "") \
   X("Attention", ms_attention, NULL, NONE, "do_rotary,mask_filter_value,num_heads,past_present_share_buffer,qkv_hidden_sizes,rotary_embedding_dim,scale,unidirectional") \
   X("BiasAdd", ms_bias_add, NULL, NONE, "") \
@@ -662,6 +663,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("QLinearLeakyRelu", ms_qlinear_unary, NULL, NONE, "alpha") \
   X("QLinearMul", ms_qlinear_binary, NULL, NONE, "") \
   X("QLinearSigmoid", ms_qlinear_unary, NULL, NONE, "") \
+  X("QuantizeLinear", quantize, NULL, NONE, "axis") \
   X("QuickGelu", ms_quick_gelu, NULL, NONE, "alpha") \
   X("RotaryEmbedding", ms_rotary_embedding, NULL, NONE, "interleaved,is_packed_batching,num_heads,rotary_embedding_dim,scale") \
   X("SimplifiedLayerNormalization", simplified_layer_norm, NULL, NONE, "axis,epsilon,stash_type") \

@@ -550,6 +550,21 @@ def gen_matmul_nbits(w):
         save(w, name, "MatMulNBits", m, [a], [y])
 
 
+def gen_quantize_linear(w):
+    """com.microsoft QuantizeLinear / DequantizeLinear (per axis)."""
+    x = w.f32(2, 3, 4, lo=-2, hi=2)
+    sc = w.f32(3, lo=0.01, hi=0.03)
+    zp = w.rng.integers(100, 150, size=3).astype(np.uint8)
+    q = quant(x, sc[None, :, None], zp[None, :, None].astype(np.int32), np.uint8)
+    y = dequant(q, sc[None, :, None], zp[None, :, None].astype(np.int32))
+    m = ms_model([node("QuantizeLinear", ["x", "sc", "zp"], ["q"], axis=1),
+                  node("DequantizeLinear", ["q", "sc", "zp"], ["y"], axis=1)],
+                 [vi("x", [2, 3, 4])], [vi("q", None, TensorProto.UINT8), vi("y", None)],
+                 [init("sc", sc), init("zp", zp)])
+    MODELS["ms_quantize_linear"] = "QuantizeLinear"
+    w.save("ms_quantize_linear", m, [x], [q, y])
+
+
 def gen_refused(w):
     m = ms_model([node("CDist", ["x", "x"], ["y"])], [vi("x", [2, 3])], [vi("y", None)])
     w.save("ms_refused", m)
@@ -567,4 +582,5 @@ def generate(w):
     gen_qoperator(w)
     gen_integer_matmuls(w)
     gen_matmul_nbits(w)
+    gen_quantize_linear(w)
     gen_refused(w)

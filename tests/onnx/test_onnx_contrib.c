@@ -118,6 +118,10 @@ Test(onnx_contrib, integer_and_nbits_matmuls, .timeout = 120) {
   check("ms_matmul_nbits");
   check("ms_matmul_nbits_zp");
   check("ms_matmul_nbits_8bit");
+  vkp_graph_t *g = onnx_load_model("ms_quantize_linear.onnx");
+  onnx_run_and_compare(g, "ms_quantize_linear", 0, 1e-6);
+  onnx_run_and_compare_on(g, "ms_quantize_linear", "cpu", 1, 0, 1e-6);
+  vkp_graph_destroy(g);
 }
 
 Test(onnx_contrib, unmapped_op_is_refused_by_name, .timeout = 60) {
