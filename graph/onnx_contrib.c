@@ -638,6 +638,143 @@ vkp_status_t vkp__map_ms_multi_head_attention(vkp__onnx_ctx_t *ctx) {
   return vkp__ms_attend(ctx, &at, q, k, v);
 }
 
+// GroupQueryAttention(query, key?, value?, past_key?, past_value?,
+// seqlens_k, total_sequence_length, ...) -> (output, present_key,
+// present_value), for a prompt without past state: causal attention where
+// query head h reads key/value head h / (num_heads / kv_num_heads). The
+// query heads become [B, kvN, G, S, H] so one attention node broadcasts
+// each key/value head over its group. present_key/value are K and V as
+// [B, kvN, S, H]. Query s of batch b attends keys 0 .. min(s, seqlens_k[b])
+// (ORT's prompt path: keys past a right-padded sequence's end are left
+// out, also for the padding rows).
+vkp_status_t vkp__map_ms_group_query_attention(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 3));
+  int64_t heads, kv_heads, flag;
+  double scale, softcap;
+  if (!vkp__onnx_attr(ctx, "num_heads") || !vkp__onnx_attr(ctx, "kv_num_heads"))
+    return VKP__ONNX_INVALID("attributes 'num_heads' and 'kv_num_heads' are required");
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "num_heads", 0, &heads));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "kv_num_heads", 0, &kv_heads));
+  if (heads < 1 || kv_heads < 1 || heads % kv_heads)
+    return VKP__ONNX_INVALID("num_heads %lld must be a positive multiple of kv_num_heads %lld",
+                             (long long)heads, (long long)kv_heads);
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "scale", 0.0, &scale));
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_float(ctx, "softcap", 0.0, &softcap));
+  if (softcap != 0.0) return VKP__ONNX_UNSUPPORTED("softcap is not supported");
+  static const char *const zero_attrs[] = {"do_rotary", "smooth_softmax", "qk_output"};
+  for (size_t i = 0; i < sizeof zero_attrs / sizeof *zero_attrs; ++i) {
+    VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, zero_attrs[i], 0, &flag));
+    if (flag) return VKP__ONNX_UNSUPPORTED("%s = %lld is not supported", zero_attrs[i],
+                                           (long long)flag);
+  }
+  VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "local_window_size", -1, &flag));
+  if (flag != -1) return VKP__ONNX_UNSUPPORTED("local_window_size (sliding window) is not supported");
+  if (vkp__onnx_input(ctx, 3) || vkp__onnx_input(ctx, 4))
+    return VKP__ONNX_UNSUPPORTED("past_key/past_value (decoding with a KV cache) are not "
+                                 "supported");
+  for (int32_t i = 7; i < (int32_t)ctx->node->n_input; ++i)
+    if (vkp__onnx_input(ctx, i))
+      return VKP__ONNX_UNSUPPORTED("input %d (rotary caches, position ids, attention bias, "
+                                   "head sink) is not supported",
+                                   (int)i);
+  if (!vkp__onnx_input(ctx, 5) || !vkp__onnx_input(ctx, 6))
+    return VKP__ONNX_INVALID("inputs 5 (seqlens_k) and 6 (total_sequence_length) are "
+                             "required");
+  int32_t q, k, v;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &q));
+  const vkp_value_t qv = *vkp__onnx_value(ctx, q);
+  if (qv.rank != 3) return VKP__ONNX_INVALID("query must be [B, S, hidden]");
+  const int64_t B = qv.shape[0], S = qv.shape[1];
+  int64_t H;
+  if (!vkp__onnx_input(ctx, 1)) {
+    if (vkp__onnx_input(ctx, 2)) return VKP__ONNX_INVALID("value without key");
+    if (qv.shape[2] % (heads + 2 * kv_heads))
+      return VKP__ONNX_INVALID("packed QKV hidden size is not (num_heads + 2 kv_num_heads) "
+                               "* head size");
+    H = qv.shape[2] / (heads + 2 * kv_heads);
+    int32_t qkv = q;
+    VKP_RETURN_IF_ERROR(vkp__ms_slice(ctx, qkv, 2, 0, heads * H, &q));
+    VKP_RETURN_IF_ERROR(vkp__ms_slice(ctx, qkv, 2, heads * H, (heads + kv_heads) * H, &k));
+    VKP_RETURN_IF_ERROR(vkp__ms_slice(ctx, qkv, 2, (heads + kv_heads) * H,
+                                      (heads + 2 * kv_heads) * H, &v));
+  } else {
+    if (qv.shape[2] % heads) return VKP__ONNX_INVALID("hidden size not a multiple of num_heads");
+    H = qv.shape[2] / heads;
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &k));
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 2, &v));
+    const vkp_value_t kv = *vkp__onnx_value(ctx, k), vv = *vkp__onnx_value(ctx, v);
+    if (kv.rank != 3 || vv.rank != 3 || kv.shape[0] != B || kv.shape[1] != S ||
+        kv.shape[2] != kv_heads * H || vv.shape[0] != B || vv.shape[1] != S ||
+        vv.shape[2] != kv_heads * H)
+      return VKP__ONNX_UNSUPPORTED("key and value must be [B, S, kv_num_heads * head size] "
+                                   "like the query (BNSH forms are not supported)");
+  }
+  const vkp__onnx_tensor_t *total;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 6, "total_sequence_length", &total));
+  double total_len;
+  VKP_RETURN_IF_ERROR(vkp__onnx_const_scalar(total, "total_sequence_length", &total_len));
+  if ((int64_t)total_len != S)
+    return VKP__ONNX_UNSUPPORTED("total_sequence_length %lld is not the sequence length %lld "
+                                 "(past state is not supported)",
+                                 (long long)total_len, (long long)S);
+  const int64_t G = heads / kv_heads;
+  int64_t s5[5] = {B, S, kv_heads, G, H}, s4[4] = {B, S, kv_heads, H};
+  int64_t pq[5] = {0, 2, 3, 1, 4}, pk[4] = {0, 2, 1, 3}, pkt[4] = {0, 1, 3, 2};
+  int32_t qh, kh, vh, kt, cond, y;
+  VKP_RETURN_IF_ERROR(vkp__ms_reshape(ctx, q, 5, s5, &qh));
+  VKP_RETURN_IF_ERROR(vkp__ms_transpose(ctx, qh, 5, pq, &qh));
+  VKP_RETURN_IF_ERROR(vkp__ms_reshape(ctx, k, 4, s4, &kh));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_TRANSPOSE, 1, &kh, 1,
+                                          (vkp_attr_t[]){vkp__onnx_a_ints("perm", pk, 4)},
+                                          vkp__onnx_output(ctx, 1), &kh));
+  VKP_RETURN_IF_ERROR(vkp__ms_reshape(ctx, v, 4, s4, &vh));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_TRANSPOSE, 1, &vh, 1,
+                                          (vkp_attr_t[]){vkp__onnx_a_ints("perm", pk, 4)},
+                                          vkp__onnx_output(ctx, 2), &vh));
+  VKP_RETURN_IF_ERROR(vkp__ms_transpose(ctx, kh, 4, pkt, &kt));
+  int64_t g5[5] = {B, kv_heads, 1, H, S}, v5[5] = {B, kv_heads, 1, S, H};
+  VKP_RETURN_IF_ERROR(vkp__ms_reshape(ctx, kt, 5, g5, &kt));
+  VKP_RETURN_IF_ERROR(vkp__ms_reshape(ctx, vh, 5, v5, &vh));
+  {
+    int64_t shape[2] = {S, S};
+    vkp__onnx_tensor_t t;
+    VKP_RETURN_IF_ERROR(
+        vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, shape));
+    for (int64_t i = 0; i < S; ++i)
+      for (int64_t j = 0; j < S; ++j) vkp__onnx_tensor_set_f(&t, (size_t)(i * S + j), j > i);
+    vkp_status_t st = vkp__onnx_add_const(ctx, &t, &cond);
+    vkp__onnx_tensor_deinit(&t);
+    VKP_RETURN_IF_ERROR(st);
+  }
+  // Keys past seqlens_k[b] (right padding) are excluded too: -FLT_MAX added.
+  int32_t sl, iota, keep, zero, lowest, mask;
+  {
+    int64_t tshape[2] = {1, S}, bshape[2] = {B, 1}, mshape[5] = {B, 1, 1, 1, S};
+    VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 5, &sl));
+    const vkp_value_t slv = *vkp__onnx_value(ctx, sl);
+    if (slv.rank != 1 || slv.shape[0] != B)
+      return VKP__ONNX_INVALID("seqlens_k must be [B]");
+    VKP_RETURN_IF_ERROR(vkp__ms_int_const(ctx, vkp__onnx_type_from_dtype(slv.dtype), 2, tshape,
+                                          true, 0, &iota));
+    VKP_RETURN_IF_ERROR(vkp__ms_reshape(ctx, sl, 2, bshape, &sl));
+    VKP_RETURN_IF_ERROR(vkp__ms_bin(ctx, VKP_OP_LESS_OR_EQUAL, iota, sl, NULL, &keep));
+    VKP_RETURN_IF_ERROR(vkp__onnx_scalar_const(ctx, 0.0, &zero));
+    VKP_RETURN_IF_ERROR(vkp__onnx_scalar_const(ctx, -FLT_MAX, &lowest));
+    int32_t w[3] = {keep, zero, lowest};
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_WHERE, 3, w, 0, NULL, NULL, &mask));
+    VKP_RETURN_IF_ERROR(vkp__ms_reshape(ctx, mask, 5, mshape, &mask));
+  }
+  if (scale == 0.0) scale = 1.0 / sqrt((double)H);
+  vkp_attr_t a[3] = {vkp__onnx_a_float("scale", (float)scale),
+                     vkp__onnx_a_float("fill", -FLT_MAX), vkp__onnx_a_int("fill_where", 1)};
+  int32_t in[5] = {qh, kt, vh, mask, cond};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit_bind(ctx, VKP_OP_ATTENTION, 5, in, 3, a, NULL, &y));
+  int64_t po[5] = {0, 3, 1, 2, 4}, s3[3] = {B, S, heads * H};
+  VKP_RETURN_IF_ERROR(vkp__ms_transpose(ctx, y, 5, po, &y));
+  vkp_attr_t r = vkp__onnx_a_ints("shape", s3, 3);
+  return vkp__onnx_emit_bind(ctx, VKP_OP_RESHAPE, 1, &y, 1, &r, vkp__onnx_output(ctx, 0), &y);
+}
+
 // ---------------------------------------------------------------------------
 // EmbedLayerNormalization(input_ids, segment_ids?, word_embedding,
 // position_embedding, segment_embedding?, gamma, beta, mask?,

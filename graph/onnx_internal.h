@@ -548,6 +548,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("IsInf", simple, NULL, IS_INF, "detect_negative,detect_positive") \
   X("IsNaN", simple, NULL, IS_NAN, "") \
   X("LSTM", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,input_forget,layout") \
+  X("GroupQueryAttention", ms_group_query_attention, NULL, NONE, "do_rotary,kv_num_heads,local_window_size,num_heads,qk_output,rotary_interleaved,scale,smooth_softmax,softcap") \
   X("LayerNormalization", layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
   X("LeakyRelu", leaky_relu, NULL, NONE, "alpha") \
   X("Less", simple, NULL, LESS, "") \
@@ -652,6 +653,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("FusedConv", ms_fused_conv, NULL, NONE, "activation,activation_params,auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("FusedMatMul", ms_fused_matmul, NULL, NONE, "alpha,transA,transB,transBatchA,transBatchB") \
   X("Gelu", ms_gelu, NULL, NONE, "") \
+  X("GroupQueryAttention", ms_group_query_attention, NULL, NONE, "do_rotary,kv_num_heads,local_window_size,num_heads,qk_output,rotary_interleaved,scale,smooth_softmax,softcap") \
   X("LayerNormalization", layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
   X("MatMulIntegerToFloat", ms_matmul_integer_to_float, NULL, NONE, "") \
   X("MatMulNBits", ms_matmul_nbits, NULL, NONE, "K,N,accuracy_level,bits,block_size") \
@@ -687,6 +689,7 @@ vkp_status_t vkp__map_ms_qlinear_concat(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_qlinear_pool(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_qlinear_unary(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_embed_layer_norm(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_group_query_attention(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_rotary_embedding(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_multi_head_attention(vkp__onnx_ctx_t *ctx);
 vkp_status_t vkp__map_ms_gelu(vkp__onnx_ctx_t *ctx);

@@ -327,6 +327,49 @@ def gen_multi_head_attention(w):
         save(w, name, "MultiHeadAttention", mdl, data, [y])
 
 
+def gen_group_query_attention(w):
+    """GroupQueryAttention on a prompt without past state: causal, keys past
+    seqlens_k[b] left out, query head h reading key/value head h // (N / kvN);
+    present_key/value are K and V as [B, kvN, S, H]."""
+    B, S, N, KVN, H = 2, 5, 4, 2, 8
+    I32 = TensorProto.INT32
+    f = lambda a: a.astype(np.float32)  # noqa: E731
+    for name, packed, scale, short in (("ms_gqa", False, None, False),
+                                       ("ms_gqa_packed", True, 0.4, True)):
+        q = w.f32(B, S, N * H).astype(np.float64)
+        k = w.f32(B, S, KVN * H).astype(np.float64)
+        v = w.f32(B, S, KVN * H).astype(np.float64)
+        qh = q.reshape(B, S, N, H).transpose(0, 2, 1, 3)
+        kh = k.reshape(B, S, KVN, H).transpose(0, 2, 1, 3)
+        vh = v.reshape(B, S, KVN, H).transpose(0, 2, 1, 3)
+        kr, vr = np.repeat(kh, N // KVN, axis=1), np.repeat(vh, N // KVN, axis=1)
+        sc = scale if scale else 1.0 / math.sqrt(H)
+        scores = sc * qh @ kr.transpose(0, 1, 3, 2)
+        # Keys past seqlens_k[b] are left out (right padding), as are
+        # later ones (causal).
+        seqlens = np.array([S - 1, S - 3] if short else [S - 1] * B, np.int32)
+        pad = np.arange(S)[None, :] > seqlens[:, None]
+        scores = np.where(np.triu(np.ones((S, S), bool), 1) | pad[:, None, None, :], -np.inf,
+                          scores)
+        y = (softmax(scores) @ vr).transpose(0, 2, 1, 3).reshape(B, S, N * H)
+        attrs = dict(num_heads=N, kv_num_heads=KVN)
+        if scale:
+            attrs["scale"] = scale
+        if packed:
+            ins, inputs, data = (["qkv", "", "", "", "", "seqlens", "total"],
+                                 [vi("qkv", [B, S, (N + 2 * KVN) * H])],
+                                 [f(np.concatenate([q, k, v], axis=-1))])
+        else:
+            ins, inputs, data = (["q", "k", "v", "", "", "seqlens", "total"],
+                                 [vi("q", [B, S, N * H]), vi("k", [B, S, KVN * H]),
+                                  vi("v", [B, S, KVN * H])], [f(q), f(k), f(v)])
+        m = ms_model([node("GroupQueryAttention", ins, ["y", "pk", "pv"], **attrs)],
+                     inputs + [vi("seqlens", [B], I32)],
+                     [vi("y", None), vi("pk", None), vi("pv", None)],
+                     [init("total", np.array(S, np.int32))])
+        save(w, name, "GroupQueryAttention", m, data + [seqlens], [y, kh, vh])
+
+
 def gen_embed_layer_norm(w):
     B, S, H, V, P, G = 2, 5, 8, 11, 7, 2
     I32 = TensorProto.INT32
@@ -577,6 +620,7 @@ def generate(w):
     gen_norms(w)
     gen_attention(w)
     gen_multi_head_attention(w)
+    gen_group_query_attention(w)
     gen_embed_layer_norm(w)
     gen_rotary(w)
     gen_qoperator(w)

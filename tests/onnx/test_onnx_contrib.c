@@ -62,12 +62,14 @@ Test(onnx_contrib, layer_norm_family, .timeout = 120) {
 // Attention with every mask_index form (none, [B] lengths, [2B] end and
 // start, [B, T] and [B, S, T] 0/1, [B, 1, M, M]), unidirectional,
 // qkv_hidden_sizes, scale, attention_bias; MultiHeadAttention with bias,
-// key padding masks and attention_bias. Each is one IR attention node.
+// key padding masks and attention_bias; GroupQueryAttention on a prompt
+// (separate and packed QKV, present outputs). Each is one IR attention node.
 Test(onnx_contrib, attention, .timeout = 120) {
   static const char *const names[] = {
       "ms_attention", "ms_attention_causal", "ms_attention_lens", "ms_attention_start_end",
       "ms_attention_raw2d_causal", "ms_attention_raw3d", "ms_attention_raw4d",
-      "ms_attention_sizes_bias", "ms_mha", "ms_mha_bias_pad", "ms_mha_lens"};
+      "ms_attention_sizes_bias", "ms_mha", "ms_mha_bias_pad", "ms_mha_lens", "ms_gqa",
+      "ms_gqa_packed"};
   for (size_t i = 0; i < sizeof names / sizeof *names; ++i) {
     char file[256];
     snprintf(file, sizeof file, "%s.onnx", names[i]);
