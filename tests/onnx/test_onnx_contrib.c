@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // graph/onnx_contrib.c: ONNX Runtime's com.microsoft contrib ops against
 // NumPy written from the contrib spec (models_contrib.py), on "ref" and
-// "cpu"; and an op of the domain that is not mapped, refused naming it.
+// "cpu", and on "vulkan" (validation on) for the models whose IR ops all
+// run there; and an op of the domain that is not mapped, refused naming it.
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -124,6 +125,37 @@ Test(onnx_contrib, integer_and_nbits_matmuls, .timeout = 120) {
   onnx_run_and_compare(g, "ms_quantize_linear", 0, 1e-6);
   onnx_run_and_compare_on(g, "ms_quantize_linear", "cpu", 1, 0, 1e-6);
   vkp_graph_destroy(g);
+}
+
+// The same models on vulkan (lavapipe), the whole graph on the target:
+// every contrib op but DynamicQuantizeMatMul (no Vulkan
+// dynamic_quantize_linear kernel).
+Test(onnx_contrib, on_vulkan, .timeout = 300) {
+  static const char *const names[] = {
+      "ms_gelu", "ms_bias_gelu", "ms_fast_gelu_bias", "ms_quick_gelu_alpha", "ms_bias_add",
+      "ms_fused_matmul_batch_ta", "ms_fused_matmul_tb", "ms_fused_conv_clip",
+      "ms_fused_conv_sigmoid_z", "ms_skip_layer_norm", "ms_skip_simplified_layer_norm",
+      "simplified_layer_norm", "ms_layer_norm", "ms_attention_start_end",
+      "ms_attention_raw2d_causal", "ms_attention_raw4d", "ms_attention_sizes_bias",
+      "ms_mha_bias_pad", "ms_gqa_packed", "ms_embed_layer_norm", "ms_rotary_3d_partial",
+      "ms_rotary_interleaved", "ms_matmul_integer_to_float", "ms_matmul_nbits_zp"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; ++i) {
+    char file[256];
+    snprintf(file, sizeof file, "%s.onnx", names[i]);
+    vkp_graph_t *g = onnx_load_model(file);
+    onnx_run_and_compare_on(g, names[i], "vulkan", 1, 1e-4, 1e-5);
+    vkp_graph_destroy(g);
+  }
+  static const char *const quantized[] = {"ms_add_u8", "ms_mul_s8", "ms_sigmoid_u8",
+                                          "ms_leaky_s8", "ms_concat_u8", "ms_gap_s8",
+                                          "ms_avgpool_u8", "ms_quantize_linear"};
+  for (size_t i = 0; i < sizeof quantized / sizeof *quantized; ++i) {
+    char file[256];
+    snprintf(file, sizeof file, "%s.onnx", quantized[i]);
+    vkp_graph_t *g = onnx_load_model(file);
+    onnx_run_and_compare_on(g, quantized[i], "vulkan", 1, 0, 1.0);
+    vkp_graph_destroy(g);
+  }
 }
 
 Test(onnx_contrib, unmapped_op_is_refused_by_name, .timeout = 60) {
