@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // ONNX Runtime's com.microsoft contrib ops (what optimum's
 // model_optimized.onnx, ORT's transformers optimizer and its QOperator
-// quantization write), mapped onto IR ops where the semantics match
-// exactly: the Gelu family, BiasAdd, FusedMatMul, FusedConv, the
-// (Skip)(Simplified)LayerNormalization family. The op list is
-// VKP__ONNX_MS_OP_LIST (onnx_internal.h); every other op of the domain is
-// refused as "com.microsoft::<Op> is not supported". docs/onnx.md, "com.microsoft
-// contrib ops", says the same in prose.
+// quantization write), mapped onto IR ops where the semantics match those
+// of ORT's CPU kernels exactly: the Gelu family, BiasAdd, FusedMatMul,
+// FusedConv, the (Skip)(Simplified)LayerNormalization family, Attention,
+// MultiHeadAttention, GroupQueryAttention (prompt), EmbedLayerNormalization,
+// RotaryEmbedding, the QLinear* elementwise / concat / pooling ops,
+// Quantize/DequantizeLinear, MatMulIntegerToFloat, DynamicQuantizeMatMul,
+// MatMulNBits. The op list is VKP__ONNX_MS_OP_LIST (onnx_internal.h); every
+// other op of the domain is refused as "com.microsoft::<Op> is not
+// supported". docs/onnx.md, "com.microsoft contrib ops", says the same in
+// prose, form by form.
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -548,6 +552,9 @@ static vkp_status_t vkp__ms_attention_attrs(vkp__onnx_ctx_t *ctx, vkp__ms_attent
 // Attention(input, weights, bias?, mask_index?, past?, attention_bias?,
 // past_sequence_length?) -> output (present refused).
 vkp_status_t vkp__map_ms_attention(vkp__onnx_ctx_t *ctx) {
+  if (vkp__onnx_input(ctx, 4) || vkp__onnx_input(ctx, 6) || vkp__onnx_output(ctx, 1))
+    return VKP__ONNX_UNSUPPORTED("past state (inputs 4 and 6, output 1 'present': decoding "
+                                 "with a key/value cache) is not supported");
   VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   vkp__ms_attention_t at = {.mask_input = 3, .bias_input = 5};
   VKP_RETURN_IF_ERROR(vkp__ms_attention_attrs(ctx, &at));
@@ -556,9 +563,6 @@ vkp_status_t vkp__map_ms_attention(vkp__onnx_ctx_t *ctx) {
   if (flag) return VKP__ONNX_UNSUPPORTED("do_rotary = 1 (rotary embedding inside Attention)");
   VKP_RETURN_IF_ERROR(vkp__onnx_attr_int(ctx, "past_present_share_buffer", 0, &flag));
   if (flag) return VKP__ONNX_UNSUPPORTED("past_present_share_buffer = 1");
-  if (vkp__onnx_input(ctx, 4) || vkp__onnx_input(ctx, 6))
-    return VKP__ONNX_UNSUPPORTED("past state (inputs 4 and 6: decoding with a key/value "
-                                 "cache) is not supported");
   int32_t x, w, b, qkv, q, k, v;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &w));

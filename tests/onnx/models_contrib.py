@@ -611,6 +611,19 @@ def gen_quantize_linear(w):
 def gen_refused(w):
     m = ms_model([node("CDist", ["x", "x"], ["y"])], [vi("x", [2, 3])], [vi("y", None)])
     w.save("ms_refused", m)
+    # Forms that stay refused, each naming the reason.
+    wt = init("w", np.zeros((8, 24), np.float32))
+    m = ms_model([node("Attention", ["x", "w", "", "", "past"], ["y", "present"], num_heads=2)],
+                 [vi("x", [1, 3, 8]), vi("past", [2, 1, 2, 2, 4])],
+                 [vi("y", None), vi("present", None)], [wt])
+    w.save("ms_refused_attention_past", m)
+    m = ms_model([node("FusedConv", ["x", "cw"], ["y"], activation="Gelu")],
+                 [vi("x", [1, 1, 3, 3])], [vi("y", None)],
+                 [init("cw", np.ones((1, 1, 1, 1), np.float32))])
+    w.save("ms_refused_fused_conv", m)
+    m = ms_model([node("Attention", ["x", "w"], ["y"])], [vi("x", [1, 3, 8])], [vi("y", None)],
+                 [wt])
+    w.save("ms_refused_attention_heads", m)
 
 
 def generate(w):

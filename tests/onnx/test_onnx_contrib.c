@@ -158,14 +158,23 @@ Test(onnx_contrib, on_vulkan, .timeout = 300) {
   }
 }
 
-Test(onnx_contrib, unmapped_op_is_refused_by_name, .timeout = 60) {
+static void expect_refused(const char *file, const char *what) {
   char path[1024];
-  onnx_model_path(path, sizeof path, "ms_refused.onnx");
+  onnx_model_path(path, sizeof path, file);
   vkp_graph_t *g = NULL;
   vkp_status_t st = vkp_graph_load(path, &g);
-  cr_assert_null(g);
+  cr_assert_null(g, "%s imported", file);
   cr_assert_not_null(st);
-  cr_assert(strstr(vkp_status_message(st), "com.microsoft::CDist is not supported"), "%s",
-            vkp_status_message(st));
+  cr_assert(strstr(vkp_status_message(st), what), "%s", vkp_status_message(st));
   vkp_status_free(st);
+}
+
+Test(onnx_contrib, unmapped_op_is_refused_by_name, .timeout = 60) {
+  expect_refused("ms_refused.onnx", "(CDist): com.microsoft::CDist is not supported");
+}
+
+Test(onnx_contrib, unsupported_forms_are_refused_with_the_reason, .timeout = 60) {
+  expect_refused("ms_refused_attention_past.onnx", "past state (inputs 4 and 6");
+  expect_refused("ms_refused_fused_conv.onnx", "activation 'Gelu' is not supported");
+  expect_refused("ms_refused_attention_heads.onnx", "attribute 'num_heads' is required");
 }
