@@ -82,7 +82,9 @@ static void vkp__format_example(int32_t rank, const int64_t *declared,
 
 vkp_status_t vkp__binder_shape(vkp__binder_t *b, const char *input,
                                int32_t rank, const int64_t *declared,
-                               const char *const *names, int64_t *out_shape) {
+                               const char *const *names, int64_t *out_shape,
+                               int32_t *out_bounded_axis) {
+  *out_bounded_axis = -1;
   VKP_RETURN_IF_ERROR(vkp__note(&b->inputs, input));
   for (int32_t d = 0; d < rank; ++d)
     if (declared[d] < 0 && names && names[d] && names[d][0])
@@ -113,10 +115,20 @@ vkp_status_t vkp__binder_shape(vkp__binder_t *b, const char *input,
       continue;
     }
     int64_t bound = -1;
+    bool up_to = false;
     for (int32_t i = 0; name && i < b->opt.n_dims; ++i) {
       if (strcmp(b->opt.dims[i].name, name) != 0) continue;
       b->dim_used[i] = true;
       bound = b->opt.dims[i].value;
+      up_to = b->opt.dims[i].up_to;
+    }
+    if (up_to && bound >= 0) {
+      if (*out_bounded_axis >= 0)
+        return VKP__BIND_ERR("dimensions %d and %d both vary at run time "
+                             "('%s' is bound with up_to); an input varies "
+                             "along one axis at most",
+                             (int)*out_bounded_axis, (int)d, name);
+      *out_bounded_axis = d;
     }
     if (whole) {
       if (bound >= 0 && bound != whole->shape[d])

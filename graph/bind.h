@@ -34,10 +34,12 @@ void vkp__binder_deinit(vkp__binder_t *b);
 // static size; declared[d] < 0 is symbolic, named names[d] (NULL or "":
 // unnamed). Writes out_shape. Errors do not repeat the input's name: the
 // caller puts it in front.
+// *out_bounded_axis: the axis bound by an `up_to` dimension binding (the
+// input then varies along it up to out_shape[axis]), or -1.
 vkp_status_t vkp__binder_shape(vkp__binder_t *b, const char *input,
                                int32_t rank, const int64_t *declared,
-                               const char *const *names, int64_t *out_shape)
-    VKP_MUST_USE;
+                               const char *const *names, int64_t *out_shape,
+                               int32_t *out_bounded_axis) VKP_MUST_USE;
 
 // Notes an input that needs no shape (an ONNX input frozen to a constant)
 // so that a binding for it is not reported as unused.

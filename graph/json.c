@@ -331,13 +331,21 @@ static vkp_status_t vkp__load_input(vkp__loader_t *ld, const cJSON *item,
                       where, (int)rank);
     }
   }
-  vkp_status_t st =
-      vkp__binder_shape(&ld->binder, name, rank, declared, names, shape);
+  int32_t up_to_axis;
+  vkp_status_t st = vkp__binder_shape(&ld->binder, name, rank, declared, names,
+                                      shape, &up_to_axis);
   if (st) return vkp_status_annotate(st, "%s", where);
   VKP_RETURN_IF_ERROR(vkp_graph_add_input(ld->graph, name, dtype, rank, shape, NULL));
+  const cJSON *bounded = cJSON_GetObjectItemCaseSensitive(item, "bounded_axis");
+  if (up_to_axis >= 0) {
+    if (bounded && !(cJSON_IsNumber(bounded) && bounded->valuedouble == up_to_axis))
+      return VKP__BAD("%s: bounded_axis and a dimension bound with up_to name "
+                      "different axes",
+                      where);
+    return vkp_graph_set_input_bounded(ld->graph, name, up_to_axis);
+  }
   // A bounded input (a pipeline stage reading a data-dependent value):
   // shape[bounded_axis] is its upper bound.
-  const cJSON *bounded = cJSON_GetObjectItemCaseSensitive(item, "bounded_axis");
   if (!bounded) return NULL;
   int64_t axis;
   if (!vkp__json_to_int(bounded, &axis) || axis < 0 || axis >= rank)

@@ -89,8 +89,46 @@ vkp_status_t vkp__onnx_bind_value(vkp__onnx_ctx_t *ctx, const char *name,
   return NULL;
 }
 
+int32_t vkp__onnx_sym_index(const vkp__onnx_ctx_t *ctx,
+                            const vkp__onnx_sym_t *sym) {
+  return (int32_t)(sym - ctx->syms);
+}
+
+const char *vkp__onnx_sym_kind_name(vkp__onnx_sym_kind_t kind) {
+  switch (kind) {
+    case VKP__SYM_SEQUENCE: return "a sequence";
+    case VKP__SYM_OPTIONAL: return "an optional";
+    case VKP__SYM_TENSOR: break;
+  }
+  return "a tensor";
+}
+
+vkp_status_t vkp__onnx_bind_list(vkp__onnx_ctx_t *ctx, const char *name,
+                                 vkp__onnx_sym_kind_t kind,
+                                 const int32_t *items, int32_t n,
+                                 int32_t elem_type) {
+  int32_t *copy = vkp__calloc((size_t)n + 1, sizeof *copy);
+  if (!copy) return VKP_OOM("sequence elements");
+  if (n) memcpy(copy, items, (size_t)n * sizeof *copy);
+  vkp__onnx_sym_t *s = NULL;
+  vkp_status_t st = vkp__sym_new(ctx, name, &s);
+  if (st) {
+    vkp__free(copy);
+    return st;
+  }
+  s->kind = kind;
+  s->items = copy;
+  s->n_items = n;
+  s->elem_type = elem_type;
+  return NULL;
+}
+
 vkp_status_t vkp__onnx_bind_alias(vkp__onnx_ctx_t *ctx, const char *name,
                                   const vkp__onnx_sym_t *sym) {
+  if (sym->kind != VKP__SYM_TENSOR)
+    // bind_list copies the items before the symbol table can move.
+    return vkp__onnx_bind_list(ctx, name, sym->kind, sym->items, sym->n_items,
+                               sym->elem_type);
   if (sym->is_const) {
     vkp__onnx_tensor_t copy;
     VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(
@@ -122,6 +160,10 @@ const char *vkp__onnx_output(const vkp__onnx_ctx_t *ctx, int32_t i) {
 
 void vkp__onnx_sym_shape(const vkp__onnx_ctx_t *ctx, const vkp__onnx_sym_t *sym,
                          int32_t *out_rank, int64_t *out_shape) {
+  if (sym->kind != VKP__SYM_TENSOR || (!sym->is_const && sym->value < 0)) {
+    *out_rank = 0;  // a list or a poisoned symbol has no shape
+    return;
+  }
   if (sym->is_const) {
     *out_rank = sym->constant.rank;
     for (int32_t i = 0; i < sym->constant.rank; ++i)
@@ -167,6 +209,11 @@ vkp_status_t vkp__onnx_add_const(vkp__onnx_ctx_t *ctx,
 
 vkp_status_t vkp__onnx_sym_value(vkp__onnx_ctx_t *ctx, vkp__onnx_sym_t *sym,
                                  int32_t *out_value) {
+  if (sym->kind != VKP__SYM_TENSOR)
+    return VKP__ONNX_UNSUPPORTED("'%s' is %s (an import-time list of %d "
+                                 "tensors), not a tensor",
+                                 sym->name, vkp__onnx_sym_kind_name(sym->kind),
+                                 (int)sym->n_items);
   if (sym->value >= 0) {
     *out_value = sym->value;
     return NULL;
@@ -381,6 +428,7 @@ static void vkp__ctx_deinit(vkp__onnx_ctx_t *ctx) {
   for (int32_t i = 0; i < ctx->n_syms; ++i) {
     if (ctx->syms[i].borrowed) ctx->syms[i].constant.data = NULL;
     vkp__onnx_tensor_deinit(&ctx->syms[i].constant);
+    vkp__free(ctx->syms[i].items);
     vkp__free(ctx->syms[i].name);
   }
   vkp__free(ctx->syms);
@@ -402,12 +450,106 @@ static bool vkp__is_ms_domain(const char *domain) {
   return domain && strcmp(domain, "com.microsoft") == 0;
 }
 
+void vkp_onnx_list_element_name(const char *name, int32_t k, char *buf,
+                                size_t size) {
+  snprintf(buf, size, "%s[%d]", name, (int)k);
+}
+
+// The tensor element type a sequence type declares (0: none given); false
+// when its elements are not tensors.
+static bool vkp__sequence_elem(const Onnx__TypeProto *seq, int32_t *out_type) {
+  const Onnx__TypeProto *e =
+      seq && seq->sequence_type ? seq->sequence_type->elem_type : NULL;
+  *out_type = 0;
+  if (!e) return true;
+  if (e->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) return false;
+  if (e->tensor_type && e->tensor_type->has_elem_type)
+    *out_type = e->tensor_type->elem_type;
+  return true;
+}
+
+// A sequence or optional graph input `name` of declared type `tp`, given
+// by the options as `l`: one graph input "<name>[k]" per tensor, and the
+// list symbol over them.
+static vkp_status_t vkp__add_list_input(vkp__onnx_ctx_t *ctx, const char *name,
+                                        const Onnx__TypeProto *tp,
+                                        const vkp_onnx_list_t *l) {
+  bool is_seq = tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+  const Onnx__TypeProto *elem =
+      is_seq ? NULL : tp->optional_type ? tp->optional_type->elem_type : NULL;
+  bool of_seq = elem && elem->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+  int32_t elem_type = 0;
+  if ((is_seq && l->kind != VKP_ONNX_SEQUENCE) || (!is_seq && l->kind != VKP_ONNX_OPTIONAL))
+    return VKP__ONNX_INVALID("the model declares %s; the options give %s",
+                             is_seq ? "a sequence" : "an optional",
+                             l->kind == VKP_ONNX_SEQUENCE ? "a sequence" : "an optional");
+  if (!is_seq && l->present && l->of_sequence != of_seq)
+    return VKP__ONNX_INVALID("the model declares an optional of %s; the options "
+                             "give one of %s",
+                             of_seq ? "a sequence" : "a tensor",
+                             l->of_sequence ? "a sequence" : "a tensor");
+  if (!vkp__sequence_elem(is_seq ? tp : of_seq ? elem : NULL, &elem_type))
+    return VKP__ONNX_UNSUPPORTED("a sequence whose elements are not tensors");
+  if (!is_seq && !of_seq && elem && elem->tensor_type && elem->tensor_type->has_elem_type)
+    elem_type = elem->tensor_type->elem_type;
+  if (!is_seq && elem && elem->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && !of_seq)
+    return VKP__ONNX_UNSUPPORTED("an optional of neither a tensor nor a sequence");
+  if (l->n < 0 || l->n > 4096 || (!is_seq && !of_seq && l->present && l->n != 1))
+    return VKP__ONNX_INVALID("the options give %d tensors for it", (int)l->n);
+  int32_t n = is_seq || l->present ? l->n : 0;
+  int32_t *items = vkp__calloc((size_t)n + 1, sizeof *items);
+  if (!items) return VKP_OOM("list input");
+  vkp_status_t st = NULL;
+  for (int32_t k = 0; k < n && !st; ++k) {
+    const vkp_tensor_t *t = &l->tensors[k];
+    char element[512];
+    vkp_onnx_list_element_name(name, k, element, sizeof element);
+    if (elem_type && vkp__onnx_type_from_dtype(t->dtype) != elem_type) {
+      st = VKP__ONNX_INVALID("element %d is %s; the model declares %s", (int)k,
+                             vkp_dtype_name(t->dtype), vkp__onnx_type_name(elem_type));
+      break;
+    }
+    int32_t value;
+    st = vkp_graph_add_input(ctx->graph, element, t->dtype, t->rank, t->shape, &value);
+    if (!st) st = vkp__onnx_bind_value(ctx, element, value);
+    if (!st) items[k] = vkp__onnx_sym_index(ctx, vkp__onnx_sym_find(ctx, element));
+  }
+  if (!st && is_seq) {
+    st = vkp__onnx_bind_list(ctx, name, VKP__SYM_SEQUENCE, items, n, elem_type);
+  } else if (!st && of_seq && l->present) {
+    // The optional's sequence gets a symbol of its own: "<name>#sequence".
+    char inner[512];
+    snprintf(inner, sizeof inner, "%s#sequence", name);
+    st = vkp__onnx_bind_list(ctx, inner, VKP__SYM_SEQUENCE, items, n, elem_type);
+    int32_t seq = st ? -1 : vkp__onnx_sym_index(ctx, vkp__onnx_sym_find(ctx, inner));
+    if (!st) st = vkp__onnx_bind_list(ctx, name, VKP__SYM_OPTIONAL, &seq, 1, 0);
+  } else if (!st) {
+    st = vkp__onnx_bind_list(ctx, name, VKP__SYM_OPTIONAL, items, n, 0);
+  }
+  vkp__free(items);
+  return st;
+}
+
 static vkp_status_t vkp__add_graph_input(vkp__onnx_ctx_t *ctx,
                                          const Onnx__ValueInfoProto *vi) {
   const char *name = vi->name;
   // onnx.proto is proto2: an unset name is NULL, not "".
   if (!name || !name[0]) return VKP__ONNX_INVALID("a graph input has no name");
   const Onnx__TypeProto *tp = vi->type;
+  const vkp_onnx_options_t *o = ctx->options;
+  for (int32_t i = 0; tp && i < o->n_lists; ++i)
+    if (o->list_names[i] && strcmp(o->list_names[i], name) == 0 &&
+        (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ||
+         tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE))
+      return vkp__add_list_input(ctx, name, tp, &o->lists[i]);
+  if (tp && (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ||
+             tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE))
+    return VKP__ONNX_UNSUPPORTED(
+        "%s graph input: vkpipe resolves sequences and optionals at "
+        "import, so their length and presence must be known there (built "
+        "inside the model, or given by the load options)",
+        tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? "a sequence"
+                                                                : "an optional");
   if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
       !tp->tensor_type)
     return VKP__ONNX_UNSUPPORTED("only tensor inputs are supported");
@@ -438,11 +580,14 @@ static vkp_status_t vkp__add_graph_input(vkp__onnx_ctx_t *ctx,
     declared[i] = is_value ? d->dim_value : -1;
     names[i] = is_param ? d->dim_param : NULL;
   }
-  VKP_RETURN_IF_ERROR(
-      vkp__binder_shape(&ctx->binder, name, rank, declared, names, shape));
+  int32_t bounded_axis;
+  VKP_RETURN_IF_ERROR(vkp__binder_shape(&ctx->binder, name, rank, declared, names,
+                                        shape, &bounded_axis));
   int32_t value;
   VKP_RETURN_IF_ERROR(
       vkp_graph_add_input(ctx->graph, name, dtype, rank, shape, &value));
+  if (bounded_axis >= 0)
+    VKP_RETURN_IF_ERROR(vkp_graph_set_input_bounded(ctx->graph, name, bounded_axis));
   return vkp__onnx_bind_value(ctx, name, value);
 }
 
@@ -612,6 +757,77 @@ static vkp_status_t vkp__check_opset(vkp__onnx_ctx_t *ctx,
   return NULL;
 }
 
+// Graph output `name` is tensor symbol `sym` (an index; nothing here adds
+// symbols).
+static void vkp__import_output(vkp__onnx_ctx_t *ctx, vkp__problems_t *problems,
+                               const char *name, int32_t sym) {
+  vkp__onnx_sym_t *s = &ctx->syms[sym];
+  ctx->node_name = name;
+  ctx->emitted = 0;
+  int32_t value = -1;
+  // A constant output gets a constant under another name and an identity
+  // node that produces the output name.
+  vkp_status_t st = s->is_const && s->value < 0
+                        ? vkp__onnx_add_const(ctx, &s->constant, &s->value)
+                        : NULL;
+  if (!st) st = vkp__onnx_sym_value(ctx, s, &value);
+  const vkp_value_t *v = st ? NULL : &ctx->graph->values[value];
+  if (!st && (v->kind != VKP_VALUE_INTERMEDIATE || strcmp(v->name, name) != 0 ||
+              v->is_output)) {
+    // An alias (Identity, Dropout), a constant, an input or a value listed
+    // twice: give the output its own name with an identity node.
+    if (vkp_graph_find_value(ctx->graph, name) >= 0 &&
+        strcmp(v->name, name) == 0 && v->kind == VKP_VALUE_CONSTANT) {
+      // An initializer, or a value folded at import, under the output's
+      // name: the constant takes another name, the identity this one.
+      char *base = vkp__asprintf("%s:const", name);
+      char *fresh = base ? vkp__fresh_name(ctx, base, false) : NULL;
+      vkp__free(base);
+      if (!fresh) {
+        st = VKP_OOM("constant name");
+      } else {
+        vkp__free(ctx->graph->values[value].name);
+        ctx->graph->values[value].name = fresh;
+        st = vkp__graph_reindex_values(ctx->graph);
+      }
+    }
+    if (st) {
+    } else if (vkp_graph_find_value(ctx->graph, name) >= 0 &&
+               strcmp(v->name, name) == 0 && v->kind != VKP_VALUE_INTERMEDIATE) {
+      st = VKP__ONNX_UNSUPPORTED("a graph output that is itself a graph "
+                                 "input");
+    } else {
+      char *node_name = vkp__asprintf("output:%s", name);
+      if (!node_name) {
+        st = VKP_OOM("node name");
+      } else {
+        ctx->node_name = node_name;
+        const char *out = vkp_graph_find_value(ctx->graph, name) < 0 ? name : NULL;
+        if (!out)
+          st = VKP__ONNX_INVALID("the name is taken by another value");
+        else
+          st = vkp__onnx_emit(ctx, VKP_OP_IDENTITY, 1, &value, 0, NULL, out,
+                              &value);
+        vkp__free(node_name);
+      }
+    }
+  }
+  if (!st) st = vkp_graph_mark_output(ctx->graph, name);
+  if (st) vkp__problem_add(problems, st, "graph output", name);
+}
+
+// The tensors of list symbol `sym` in output order: a sequence's elements,
+// an optional's tensor or its sequence's elements (none when empty).
+static int32_t vkp__list_tensors(const vkp__onnx_ctx_t *ctx, int32_t sym,
+                                 const int32_t **out) {
+  const vkp__onnx_sym_t *s = &ctx->syms[sym];
+  if (s->kind == VKP__SYM_OPTIONAL && s->n_items == 1 &&
+      ctx->syms[s->items[0]].kind != VKP__SYM_TENSOR)
+    s = &ctx->syms[s->items[0]];
+  *out = s->items;
+  return s->n_items;
+}
+
 static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
                                         vkp__problems_t *problems) {
   const Onnx__GraphProto *g = ctx->onnx_graph;
@@ -626,58 +842,26 @@ static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
       continue;
     }
     if (s->poisoned) continue;
-    ctx->node_name = name;
-    ctx->emitted = 0;
-    int32_t value = -1;
-    // A constant output gets a constant under another name and an identity
-    // node that produces the output name.
-    vkp_status_t st = s->is_const && s->value < 0
-                          ? vkp__onnx_add_const(ctx, &s->constant, &s->value)
-                          : NULL;
-    if (!st) st = vkp__onnx_sym_value(ctx, s, &value);
-    const vkp_value_t *v = st ? NULL : &ctx->graph->values[value];
-    if (!st && (v->kind != VKP_VALUE_INTERMEDIATE || strcmp(v->name, name) != 0 ||
-                v->is_output)) {
-      // An alias (Identity, Dropout), a constant, an input or a value listed
-      // twice: give the output its own name with an identity node.
-      if (vkp_graph_find_value(ctx->graph, name) >= 0 &&
-          strcmp(v->name, name) == 0 && v->kind == VKP_VALUE_CONSTANT) {
-        // An initializer, or a value folded at import, under the output's
-        // name: the constant takes another name, the identity this one.
-        char *base = vkp__asprintf("%s:const", name);
-        char *fresh = base ? vkp__fresh_name(ctx, base, false) : NULL;
-        vkp__free(base);
-        if (!fresh) {
-          st = VKP_OOM("constant name");
-        } else {
-          vkp__free(ctx->graph->values[value].name);
-          ctx->graph->values[value].name = fresh;
-          st = vkp__graph_reindex_values(ctx->graph);
-        }
-      }
-      if (st) {
-      } else if (vkp_graph_find_value(ctx->graph, name) >= 0 &&
-                 strcmp(v->name, name) == 0 && v->kind != VKP_VALUE_INTERMEDIATE) {
-        st = VKP__ONNX_UNSUPPORTED("a graph output that is itself a graph "
-                                   "input");
-      } else {
-        char *node_name = vkp__asprintf("output:%s", name);
-        if (!node_name) {
-          st = VKP_OOM("node name");
-        } else {
-          ctx->node_name = node_name;
-          const char *out = vkp_graph_find_value(ctx->graph, name) < 0 ? name : NULL;
-          if (!out)
-            st = VKP__ONNX_INVALID("the name is taken by another value");
-          else
-            st = vkp__onnx_emit(ctx, VKP_OP_IDENTITY, 1, &value, 0, NULL, out,
-                                &value);
-          vkp__free(node_name);
-        }
-      }
+    int32_t sym = vkp__onnx_sym_index(ctx, s);
+    if (s->kind == VKP__SYM_TENSOR) {
+      vkp__import_output(ctx, problems, name, sym);
+      continue;
     }
-    if (!st) st = vkp_graph_mark_output(ctx->graph, name);
-    if (st) vkp__problem_add(problems, st, "graph output", name);
+    // A sequence or optional: one graph output per tensor it holds, named
+    // "<name>[k]" (vkp_onnx_list_element_name).
+    const int32_t *items;
+    int32_t n = vkp__list_tensors(ctx, sym, &items);
+    for (int32_t k = 0; k < n; ++k) {
+      char element[512];
+      vkp_onnx_list_element_name(name, k, element, sizeof element);
+      if (ctx->syms[items[k]].kind != VKP__SYM_TENSOR)
+        vkp__problem_add(problems,
+                         VKP__ONNX_UNSUPPORTED("element %d is itself %s", (int)k,
+                                               vkp__onnx_sym_kind_name(ctx->syms[items[k]].kind)),
+                         "graph output", name);
+      else
+        vkp__import_output(ctx, problems, element, items[k]);
+    }
   }
   if (g->n_output == 0)
     vkp__problem_add(problems, VKP__ONNX_INVALID("the graph has no outputs"),
@@ -688,25 +872,6 @@ static vkp_status_t vkp__import_outputs(vkp__onnx_ctx_t *ctx,
 // Imports `node` under IR name `name` (k: its index in the model's graph, or
 // -1 for a node of an If branch): on a problem it is recorded and the node's
 // outputs are poisoned; only out-of-memory comes back as an error.
-// Every input of `node` must be defined; *poisoned says whether one comes
-// from a node that could not be imported.
-static vkp_status_t vkp__check_inputs(vkp__onnx_ctx_t *ctx,
-                                      const Onnx__NodeProto *node,
-                                      bool *poisoned) {
-  for (size_t i = 0; i < node->n_input; ++i) {
-    const char *in = node->input[i];
-    if (!in || !in[0]) continue;
-    const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
-    if (!s)
-      return VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
-                               "node, an initializer or a graph input "
-                               "(missing initializer, or a cycle)",
-                               in);
-    if (s->poisoned) *poisoned = true;
-  }
-  return NULL;
-}
-
 vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node,
                                const char *name, int32_t k,
                                vkp__problems_t *problems) {
@@ -722,33 +887,36 @@ vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node
       !vkp__is_default_domain(node->domain) || !op
           ? vkp__onnx_function_find(ctx, node->domain, op_type)
           : NULL;
-  if (fn) {
+  const vkp__onnx_op_t *ms =
+      !fn && vkp__is_ms_domain(node->domain) ? vkp__onnx_ms_op_find(op_type) : NULL;
+  bool known = fn || ms || (vkp__is_default_domain(node->domain) && op);
+  for (size_t i = 0; known && i < node->n_input && !nst; ++i) {
+    const char *in = node->input[i];
+    if (!in || !in[0]) continue;
+    const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
+    if (!s)
+      nst = VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
+                              "node, an initializer or a graph input "
+                              "(missing initializer, or a cycle)",
+                              in);
+    else if (s->poisoned)
+      poisoned = true;
+    else if (!fn && s->kind != VKP__SYM_TENSOR && (ms || !vkp__onnx_op_takes_lists(op)))
+      nst = VKP__ONNX_UNSUPPORTED("input '%s' is %s; %s takes tensors", in,
+                                  vkp__onnx_sym_kind_name(s->kind), op_type);
+  }
+  if (nst) {
+  } else if (fn) {
     // A model-local function: its body in place of the node (onnx_function.c).
-    for (size_t i = 0; i < node->n_input && !nst; ++i) {
-      const char *in = node->input[i];
-      if (!in || !in[0]) continue;
-      const vkp__onnx_sym_t *s = vkp__onnx_sym_find(ctx, in);
-      if (!s)
-        nst = VKP__ONNX_INVALID("input '%s' is not defined by an earlier "
-                                "node, an initializer or a graph input",
-                                in);
-      else if (s->poisoned)
-        poisoned = true;
-    }
-    if (!nst && !poisoned) {
-      nst = vkp__onnx_inline_function(ctx, fn);
-      // Only structural problems of the call come back here: the body's
-      // nodes record their own and poison their outputs.
-      if (nst && vkp_status_code(nst) == VKP_STATUS_OUT_OF_MEMORY) return nst;
-    }
-  } else if (vkp__is_ms_domain(node->domain)) {
+    // Only structural problems of the call come back: the body's nodes
+    // record their own and poison their outputs.
+    if (!poisoned) nst = vkp__onnx_inline_function(ctx, fn);
+  } else if (ms) {
     // ONNX Runtime's contrib ops (onnx_contrib.c).
-    const vkp__onnx_op_t *ms = vkp__onnx_ms_op_find(op_type);
-    if (!ms)
-      nst = VKP__ONNX_UNSUPPORTED("com.microsoft::%s is not supported", op_type);
-    if (!nst) nst = vkp__check_inputs(ctx, node, &poisoned);
-    if (!nst) nst = vkp__check_attrs(ctx, ms);
+    nst = vkp__check_attrs(ctx, ms);
     if (!nst && !poisoned) nst = ms->map(ctx);
+  } else if (vkp__is_ms_domain(node->domain)) {
+    nst = VKP__ONNX_UNSUPPORTED("com.microsoft::%s is not supported", op_type);
   } else if (!vkp__is_default_domain(node->domain)) {
     nst = VKP__ONNX_UNSUPPORTED("domain '%s' is not supported (and the model "
                                 "has no local function of that name)",
@@ -756,9 +924,7 @@ vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node
   } else if (!op) {
     nst = VKP__ONNX_UNSUPPORTED("unsupported op");
   } else {
-    nst = vkp__check_inputs(ctx, node, &poisoned);
-    if (!nst && poisoned) nst = vkp__check_attrs(ctx, op);
-    if (!nst && !poisoned) nst = vkp__import_node(ctx, op);
+    nst = poisoned ? vkp__check_attrs(ctx, op) : vkp__import_node(ctx, op);
   }
   if (nst) {
     if (vkp_status_code(nst) == VKP_STATUS_OUT_OF_MEMORY)
@@ -826,12 +992,9 @@ vkp_status_t vkp__scope_define(vkp__onnx_scope_t *sc, const char *name,
   return NULL;
 }
 
-// Imports one node of the branch in scope `sc`: a copy of it whose inputs
-// and outputs carry their scoped names.
-static vkp_status_t vkp__import_branch_node(vkp__onnx_ctx_t *ctx,
-                                            vkp__onnx_scope_t *sc,
-                                            const Onnx__NodeProto *node,
-                                            size_t k) {
+vkp_status_t vkp__import_scoped_node(vkp__onnx_ctx_t *ctx, vkp__onnx_scope_t *sc,
+                                     const Onnx__NodeProto *node, size_t k,
+                                     const Onnx__NodeProto *call) {
   Onnx__NodeProto copy = *node;
   const char **ins = vkp__calloc(node->n_input + 1, sizeof *ins);
   const char **outs = vkp__calloc(node->n_output + 1, sizeof *outs);
@@ -839,25 +1002,37 @@ static vkp_status_t vkp__import_branch_node(vkp__onnx_ctx_t *ctx,
   char *name = node->name && node->name[0]
                    ? vkp__asprintf("%s%s", sc->prefix, node->name)
                    : vkp__asprintf("%s%s_%zu", sc->prefix, op_type, k);
-  vkp_status_t st = !ins || !outs || !name ? VKP_OOM("branch node") : NULL;
+  Onnx__AttributeProto **attrs = NULL, *storage = NULL;
+  size_t n_attrs = 0;
+  vkp_status_t st = !ins || !outs || !name ? VKP_OOM("scoped node") : NULL;
+  if (!st && call) st = vkp__onnx_call_attrs(call, node, &attrs, &storage, &n_attrs);
   for (size_t i = 0; i < node->n_input && !st; ++i)
     ins[i] = node->input[i] && node->input[i][0]
                  ? vkp__onnx_scoped_name(ctx, node->input[i])
                  : node->input[i];
   for (size_t i = 0; i < node->n_output && !st; ++i) {
     outs[i] = node->output[i];
-    if (node->output[i] && node->output[i][0])
-      st = vkp__scope_define(sc, node->output[i], &outs[i]);
+    if (!node->output[i] || !node->output[i][0]) continue;
+    // In a function body a formal output already stands for the call's.
+    int32_t formal = call ? vkp_strmap_get(&sc->names, node->output[i]) : -1;
+    if (formal >= 0) outs[i] = sc->renamed[formal];
+    else st = vkp__scope_define(sc, node->output[i], &outs[i]);
   }
   if (!st) {
     copy.input = (char **)ins;
     copy.output = (char **)outs;
+    if (call) {
+      copy.attribute = attrs;
+      copy.n_attribute = n_attrs;
+    }
     // The copy is what the mappers see; names stay valid until it goes.
     char *unique = vkp__fresh_name(ctx, name, true);
-    if (!unique) st = VKP_OOM("branch node name");
+    if (!unique) st = VKP_OOM("scoped node name");
     else st = vkp__import_proto(ctx, &copy, unique, -1, ctx->problems);
     vkp__free(unique);
   }
+  vkp__free(attrs);
+  vkp__free(storage);
   vkp__free(ins);
   vkp__free(outs);
   vkp__free(name);
@@ -867,11 +1042,22 @@ static vkp_status_t vkp__import_branch_node(vkp__onnx_ctx_t *ctx,
 vkp_status_t vkp__onnx_import_branch(vkp__onnx_ctx_t *ctx,
                                      const Onnx__GraphProto *branch,
                                      const char *label, char **out_names) {
-  size_t n_out = branch->n_output;
-  for (size_t i = 0; i < n_out; ++i) out_names[i] = NULL;
+  for (size_t i = 0; i < branch->n_output; ++i) out_names[i] = NULL;
   if (branch->n_input)
     return VKP__ONNX_INVALID("%s has %zu inputs; an If branch has none",
                              label, branch->n_input);
+  return vkp__onnx_import_subgraph(ctx, branch, label, 0, NULL, out_names);
+}
+
+vkp_status_t vkp__onnx_import_subgraph(vkp__onnx_ctx_t *ctx,
+                                       const Onnx__GraphProto *branch,
+                                       const char *label, int32_t n_bind,
+                                       const int32_t *bind, char **out_names) {
+  size_t n_out = branch->n_output;
+  for (size_t i = 0; i < n_out; ++i) out_names[i] = NULL;
+  if (branch->n_input != (size_t)n_bind)
+    return VKP__ONNX_INVALID("%s has %zu inputs; %d are given to it", label,
+                             branch->n_input, (int)n_bind);
   if (branch->n_sparse_initializer)
     return VKP__ONNX_UNSUPPORTED("%s has sparse initializers", label);
   int32_t depth = 0;
@@ -896,9 +1082,18 @@ vkp_status_t vkp__onnx_import_branch(vkp__onnx_ctx_t *ctx,
     if (!st) st = vkp__onnx_tensor_decode(tp, ctx->base_dir, &t);
     if (!st) st = vkp__onnx_bind_const(ctx, scoped, &t);
   }
+  // The subgraph's inputs (a Loop body's iteration number, condition and
+  // carried values; a Scan body's state and slices): names in its scope for
+  // the symbols given.
+  for (int32_t i = 0; i < n_bind && !st; ++i) {
+    const Onnx__ValueInfoProto *vi = branch->input[i];
+    const char *scoped = NULL;
+    st = vkp__scope_define(&sc, vi && vi->name ? vi->name : "", &scoped);
+    if (!st) st = vkp__onnx_bind_alias(ctx, scoped, &ctx->syms[bind[i]]);
+  }
   ctx->scope = &sc;
   for (size_t k = 0; k < branch->n_node && !st; ++k)
-    st = vkp__import_branch_node(ctx, &sc, branch->node[k], k);
+    st = vkp__import_scoped_node(ctx, &sc, branch->node[k], k, NULL);
   for (size_t i = 0; i < n_out && !st; ++i) {
     const char *o = branch->output[i] ? branch->output[i]->name : NULL;
     if (!o || !o[0]) {
@@ -995,8 +1190,13 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
     // taken too).
     char *node_name = NULL;
     if (node->name && node->name[0] &&
-        vkp_strmap_get(&node_names, node->name) < 0)
+        vkp_strmap_get(&node_names, node->name) < 0) {
       node_name = vkp__strdup(node->name);
+      if (!node_name) {
+        st = VKP_OOM("node name");
+        break;
+      }
+    }
     for (int32_t extra = 0; !node_name || vkp_strmap_get(&node_names, node_name) >= 0;
          ++extra) {
       vkp__free(node_name);
@@ -1215,6 +1415,177 @@ vkp_status_t vkp_onnx_tensor_load(const char *path, vkp_tensor_t *out,
   return st ? vkp_status_annotate(st, "reading tensor '%s'", path) : NULL;
 }
 
+// ---------------------------------------------------------------------------
+// SequenceProto and OptionalProto (onnx-data.proto, which the generated
+// bindings do not cover): read field by field from the wire format, each
+// TensorProto inside decoded by protobuf-c.
+
+typedef struct vkp__wire_t {
+  const uint8_t *p, *end;
+} vkp__wire_t;
+
+static bool vkp__wire_varint(vkp__wire_t *w, uint64_t *out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64 && w->p < w->end; shift += 7) {
+    uint8_t b = *w->p++;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The next field: its number, and its bytes (length-delimited) or value
+// (varint). False at the end; *bad on a malformed message.
+static bool vkp__wire_next(vkp__wire_t *w, uint32_t *field, const uint8_t **bytes,
+                           size_t *len, uint64_t *value, bool *bad) {
+  *bad = false;
+  if (w->p >= w->end) return false;
+  uint64_t key;
+  if (!vkp__wire_varint(w, &key)) return !(*bad = true);
+  *field = (uint32_t)(key >> 3);
+  *bytes = NULL;
+  *len = 0;
+  switch (key & 7) {
+    case 0:
+      if (!vkp__wire_varint(w, value)) return !(*bad = true);
+      return true;
+    case 1:
+      if (w->end - w->p < 8) return !(*bad = true);
+      w->p += 8;
+      return true;
+    case 5:
+      if (w->end - w->p < 4) return !(*bad = true);
+      w->p += 4;
+      return true;
+    case 2: {
+      uint64_t n;
+      if (!vkp__wire_varint(w, &n) || n > (uint64_t)(w->end - w->p)) return !(*bad = true);
+      *bytes = w->p;
+      *len = (size_t)n;
+      w->p += n;
+      return true;
+    }
+    default:
+      return !(*bad = true);
+  }
+}
+
+// One TensorProto's bytes appended to l->tensors.
+static vkp_status_t vkp__list_add_tensor(vkp_onnx_list_t *l, const uint8_t *bytes,
+                                         size_t len, const char *dir) {
+  vkp_tensor_t *grown = vkp__reallocarray(l->tensors, (size_t)l->n + 1, sizeof *grown);
+  if (!grown) return VKP_OOM("list tensors");
+  l->tensors = grown;
+  vkp_tensor_t *out = &l->tensors[l->n];
+  memset(out, 0, sizeof *out);
+  bool oom = false;
+  ProtobufCAllocator alloc = {.alloc = vkp__pb_alloc_noting_oom,
+                              .free = vkp__pb_free_plain,
+                              .allocator_data = &oom};
+  Onnx__TensorProto *proto = onnx__tensor_proto__unpack(&alloc, len, bytes);
+  if (!proto)
+    return oom ? VKP_OOM("TensorProto")
+               : vkp_status_make(VKP_STATUS_PARSE_ERROR, "element %d is not a valid "
+                                 "TensorProto", (int)l->n);
+  vkp__onnx_tensor_t t = {0};
+  vkp_status_t st = vkp__onnx_tensor_decode(proto, dir, &t);
+  vkp_dtype_t dtype;
+  if (!st && !vkp__onnx_type_to_dtype(t.type, &dtype))
+    st = VKP__ONNX_UNSUPPORTED("dtype %s is not supported", vkp__onnx_type_name(t.type));
+  if (!st) st = vkp_tensor_init(out, dtype, t.rank, t.shape);
+  if (!st && t.nbytes) memcpy(out->data, t.data, t.nbytes);
+  if (!st) l->n++;
+  vkp__onnx_tensor_deinit(&t);
+  onnx__tensor_proto__free_unpacked(proto, &vkp__onnx_protobuf_allocator);
+  return st;
+}
+
+// SequenceProto: elem_type (2) and tensor_values (3); other element kinds
+// are refused.
+static vkp_status_t vkp__read_sequence(vkp_onnx_list_t *l, const uint8_t *data,
+                                       size_t size, const char *dir) {
+  vkp__wire_t w = {data, data + size};
+  uint32_t field;
+  const uint8_t *bytes;
+  size_t len;
+  uint64_t value = 0;
+  bool bad;
+  while (vkp__wire_next(&w, &field, &bytes, &len, &value, &bad)) {
+    if (field == 2 && !bytes && value != 0 && value != 1)
+      return VKP__ONNX_UNSUPPORTED("a sequence of element kind %llu; tensors only",
+                                   (unsigned long long)value);
+    if (field >= 4 && field <= 7 && bytes)
+      return VKP__ONNX_UNSUPPORTED("a sequence of non-tensor elements");
+    if (field == 3 && bytes) VKP_RETURN_IF_ERROR(vkp__list_add_tensor(l, bytes, len, dir));
+  }
+  if (bad) return vkp_status_make(VKP_STATUS_PARSE_ERROR, "not a valid SequenceProto");
+  return NULL;
+}
+
+// OptionalProto: tensor_value (3) or sequence_value (5), or nothing.
+static vkp_status_t vkp__read_optional(vkp_onnx_list_t *l, const uint8_t *data,
+                                       size_t size, const char *dir) {
+  vkp__wire_t w = {data, data + size};
+  uint32_t field;
+  const uint8_t *bytes;
+  size_t len;
+  uint64_t value = 0;
+  bool bad;
+  while (vkp__wire_next(&w, &field, &bytes, &len, &value, &bad)) {
+    if (field == 3 && bytes) {
+      l->present = true;
+      VKP_RETURN_IF_ERROR(vkp__list_add_tensor(l, bytes, len, dir));
+    } else if (field == 5 && bytes) {
+      l->present = l->of_sequence = true;
+      VKP_RETURN_IF_ERROR(vkp__read_sequence(l, bytes, len, dir));
+    } else if ((field == 4 || field == 6 || field == 7) && bytes) {
+      return VKP__ONNX_UNSUPPORTED("an optional of neither a tensor nor a sequence");
+    }
+  }
+  if (bad) return vkp_status_make(VKP_STATUS_PARSE_ERROR, "not a valid OptionalProto");
+  return NULL;
+}
+
+vkp_status_t vkp_onnx_list_load(const char *path, vkp_onnx_kind_t kind,
+                                vkp_onnx_list_t *out) {
+  memset(out, 0, sizeof *out);
+  out->kind = kind;
+  if (kind != VKP_ONNX_SEQUENCE && kind != VKP_ONNX_OPTIONAL)
+    return VKP__ONNX_INVALID("'%s': a list is a sequence or an optional", path);
+  void *data;
+  size_t size;
+  VKP_RETURN_IF_ERROR(vkp__read_file(path, &data, &size));
+  char *dir = vkp__dirname(path);
+  vkp_status_t st = !dir ? VKP_OOM("path")
+                    : kind == VKP_ONNX_SEQUENCE ? vkp__read_sequence(out, data, size, dir)
+                                                : vkp__read_optional(out, data, size, dir);
+  vkp__free(dir);
+  vkp__free(data);
+  if (st) {
+    vkp_onnx_list_deinit(out);
+    return vkp_status_annotate(st, "reading %s '%s'",
+                               kind == VKP_ONNX_SEQUENCE ? "SequenceProto" : "OptionalProto",
+                               path);
+  }
+  return NULL;
+}
+
+void vkp_onnx_list_deinit(vkp_onnx_list_t *list) {
+  if (!list) return;
+  for (int32_t i = 0; i < list->n; ++i) vkp_tensor_deinit(&list->tensors[i]);
+  vkp__free(list->tensors);
+  memset(list, 0, sizeof *list);
+}
+
+static vkp_onnx_kind_t vkp__kind_of(const Onnx__TypeProto *tp) {
+  if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) return VKP_ONNX_SEQUENCE;
+  if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE) return VKP_ONNX_OPTIONAL;
+  return VKP_ONNX_TENSOR;
+}
+
 vkp_status_t vkp_onnx_info_read(const char *path, vkp_onnx_info_t *out) {
   memset(out, 0, sizeof *out);
   void *data;
@@ -1255,7 +1626,9 @@ vkp_status_t vkp_onnx_info_read(const char *path, vkp_onnx_info_t *out) {
   size_t n_in = g ? g->n_input : 0;
   out->inputs = st ? NULL : vkp__calloc(n_in + 1, sizeof(char *));
   out->input_dtypes = st ? NULL : vkp__calloc(n_in + 1, sizeof(vkp_dtype_t));
-  if (!st && (!out->inputs || !out->input_dtypes)) st = VKP_OOM("input list");
+  out->input_kinds = st ? NULL : vkp__calloc(n_in + 1, sizeof(vkp_onnx_kind_t));
+  if (!st && (!out->inputs || !out->input_dtypes || !out->input_kinds))
+    st = VKP_OOM("input list");
   for (size_t i = 0; i < n_in && !st; ++i) {
     const char *name = g->input[i] && g->input[i]->name ? g->input[i]->name : "";
     bool init = false;
@@ -1269,9 +1642,24 @@ vkp_status_t vkp_onnx_info_read(const char *path, vkp_onnx_info_t *out) {
         !vkp__onnx_type_to_dtype(tp->tensor_type->elem_type, &dt))
       dt = VKP_DTYPE_COUNT;
     out->input_dtypes[out->n_inputs] = dt;
+    out->input_kinds[out->n_inputs] = vkp__kind_of(tp);
     out->inputs[out->n_inputs] = vkp__strdup(name);
     if (!out->inputs[out->n_inputs]) st = VKP_OOM("input name");
     else out->n_inputs++;
+  }
+  size_t n_out = g ? g->n_output : 0;
+  out->outputs = st ? NULL : vkp__calloc(n_out + 1, sizeof(char *));
+  out->output_kinds = st ? NULL : vkp__calloc(n_out + 1, sizeof(vkp_onnx_kind_t));
+  if (!st && (!out->outputs || !out->output_kinds)) st = VKP_OOM("output list");
+  for (size_t i = 0; i < n_out && !st; ++i) {
+    const Onnx__ValueInfoProto *vi = g->output[i];
+    out->outputs[i] = vkp__strdup(vi && vi->name ? vi->name : "");
+    if (!out->outputs[i]) {
+      st = VKP_OOM("output name");
+      break;
+    }
+    out->output_kinds[i] = vkp__kind_of(vi ? vi->type : NULL);
+    out->n_outputs++;
   }
   onnx__model_proto__free_unpacked(model, &vkp__onnx_protobuf_allocator);
   if (st) vkp_onnx_info_deinit(out);
@@ -1285,6 +1673,10 @@ void vkp_onnx_info_deinit(vkp_onnx_info_t *info) {
   for (int32_t i = 0; i < info->n_inputs; ++i) vkp__free(info->inputs[i]);
   vkp__free(info->inputs);
   vkp__free(info->input_dtypes);
+  vkp__free(info->input_kinds);
+  for (int32_t i = 0; i < info->n_outputs; ++i) vkp__free(info->outputs[i]);
+  vkp__free(info->outputs);
+  vkp__free(info->output_kinds);
   memset(info, 0, sizeof *info);
 }
 

@@ -62,11 +62,9 @@ static vkp_status_t vkp__scope_alias(vkp__onnx_scope_t *sc, const char *name,
 // attribute of that name under its own name, or is left out (the op's
 // default) when the call does not set it. *out_attrs: an array of n
 // pointers into *out_storage (both owned by the caller, vkp__free).
-static vkp_status_t vkp__bind_attrs(const Onnx__NodeProto *call,
-                                    const Onnx__NodeProto *node,
-                                    Onnx__AttributeProto ***out_attrs,
-                                    Onnx__AttributeProto **out_storage,
-                                    size_t *out_n) {
+vkp_status_t vkp__onnx_call_attrs(const Onnx__NodeProto *call, const Onnx__NodeProto *node,
+                                  Onnx__AttributeProto ***out_attrs,
+                                  Onnx__AttributeProto **out_storage, size_t *out_n) {
   size_t n = node->n_attribute;
   Onnx__AttributeProto **attrs = vkp__calloc(n + 1, sizeof *attrs);
   Onnx__AttributeProto *storage = vkp__calloc(n + 1, sizeof *storage);
@@ -97,50 +95,6 @@ static vkp_status_t vkp__bind_attrs(const Onnx__NodeProto *call,
   *out_storage = storage;
   *out_n = kept;
   return NULL;
-}
-
-// Imports body node k of the function in scope `sc`.
-static vkp_status_t vkp__import_body_node(vkp__onnx_ctx_t *ctx, vkp__onnx_scope_t *sc,
-                                          const Onnx__NodeProto *call,
-                                          const Onnx__NodeProto *node, size_t k) {
-  Onnx__NodeProto copy = *node;
-  const char **ins = vkp__calloc(node->n_input + 1, sizeof *ins);
-  const char **outs = vkp__calloc(node->n_output + 1, sizeof *outs);
-  const char *op_type = node->op_type && node->op_type[0] ? node->op_type : "node";
-  char *name = node->name && node->name[0]
-                   ? vkp__asprintf("%s%s", sc->prefix, node->name)
-                   : vkp__asprintf("%s%s_%zu", sc->prefix, op_type, k);
-  Onnx__AttributeProto **attrs = NULL, *storage = NULL;
-  size_t n_attrs = 0;
-  vkp_status_t st = !ins || !outs || !name ? VKP_OOM("function node") : NULL;
-  if (!st) st = vkp__bind_attrs(call, node, &attrs, &storage, &n_attrs);
-  for (size_t i = 0; i < node->n_input && !st; ++i)
-    ins[i] = node->input[i] && node->input[i][0]
-                 ? vkp__onnx_scoped_name(ctx, node->input[i])
-                 : node->input[i];
-  for (size_t i = 0; i < node->n_output && !st; ++i) {
-    outs[i] = node->output[i];
-    if (!node->output[i] || !node->output[i][0]) continue;
-    int32_t formal = vkp_strmap_get(&sc->names, node->output[i]);
-    if (formal >= 0) outs[i] = sc->renamed[formal];  // a formal output
-    else st = vkp__scope_define(sc, node->output[i], &outs[i]);
-  }
-  if (!st) {
-    copy.input = (char **)ins;
-    copy.output = (char **)outs;
-    copy.attribute = attrs;
-    copy.n_attribute = n_attrs;
-    char *unique = vkp__fresh_name(ctx, name, true);
-    if (!unique) st = VKP_OOM("function node name");
-    else st = vkp__import_proto(ctx, &copy, unique, -1, ctx->problems);
-    vkp__free(unique);
-  }
-  vkp__free(attrs);
-  vkp__free(storage);
-  vkp__free(ins);
-  vkp__free(outs);
-  vkp__free(name);
-  return st;
 }
 
 vkp_status_t vkp__onnx_inline_function(vkp__onnx_ctx_t *ctx,
@@ -197,7 +151,7 @@ vkp_status_t vkp__onnx_inline_function(vkp__onnx_ctx_t *ctx,
   ctx->opset = opset;
   ctx->function_depth++;
   for (size_t k = 0; k < fn->n_node && !st; ++k)
-    st = vkp__import_body_node(ctx, &sc, call, fn->node[k], k);
+    st = vkp__import_scoped_node(ctx, &sc, fn->node[k], k, call);
   ctx->function_depth--;
   ctx->opset = outer_opset;
   ctx->scope = sc.outer;

@@ -15,7 +15,8 @@
 //                  normalisations; onnx_resample.c: Pad, Resize,
 //                  Upsample, Tile, Expand, Trilu, EyeLike; onnx_select.c:
 //                  TopK, CumSum, NonZero, Unique; onnx_index.c: OneHot,
-//                  Compress; onnx_control.c: If)
+//                  Compress; onnx_control.c: If, Loop, Scan;
+//                  onnx_sequence.c: Sequence*, Optional*, SequenceMap)
 //
 // The importer walks the ONNX nodes in order and keeps a symbol per ONNX
 // value name: either a host tensor known at import time (initializers,
@@ -39,7 +40,7 @@
 // they are imported (onnx_legacy.c).
 #define VKP_ONNX_MIN_OPSET 1
 #define VKP_ONNX_MODERN_OPSET 7
-#define VKP_ONNX_MAX_OPSET 21
+#define VKP_ONNX_MAX_OPSET 22
 
 // A host tensor known at import time. `type` is an ONNX TensorProto
 // DataType; data is owned (little-endian, row-major, nbytes bytes).
@@ -131,8 +132,22 @@ void vkp__problems_deinit(vkp__problems_t *p);
 // ---------------------------------------------------------------------------
 // Import context
 
+// What an ONNX value is at import time. Sequences and optionals exist only
+// here: an import-time list of other symbols (docs/onnx.md, "Sequences,
+// optionals and loops"); every element is an ordinary tensor symbol.
+typedef enum vkp__onnx_sym_kind_t {
+  VKP__SYM_TENSOR,
+  VKP__SYM_SEQUENCE,
+  VKP__SYM_OPTIONAL,  // n_items 0 (empty) or 1
+} vkp__onnx_sym_kind_t;
+
 typedef struct vkp__onnx_sym_t {
   char *name;                 // ONNX value name (owned)
+  vkp__onnx_sym_kind_t kind;
+  int32_t *items;             // sequence/optional: element symbols, as
+                              // indices into ctx->syms (owned)
+  int32_t n_items;
+  int32_t elem_type;          // sequence: ONNX element type when known, else 0
   bool is_const;              // `constant` holds the value
   vkp__onnx_tensor_t constant;  // data borrowed from the graph once borrowed
   bool borrowed;              // constant.data is the IR constant's bytes
@@ -152,6 +167,9 @@ typedef struct vkp__onnx_scope_t {
 
 // If nodes nest at most this deep.
 #define VKP__ONNX_MAX_BRANCH_DEPTH 16
+// Loop, Scan and SequenceMap unroll at import: at most this many body nodes
+// (iterations x nodes of the body) per node; past it the node is refused.
+#define VKP__ONNX_MAX_UNROLL 65536
 
 typedef struct vkp__onnx_ctx_t {
   vkp_graph_t *graph;            // being built (owned by the loader)
@@ -201,6 +219,20 @@ char *vkp__fresh_name(vkp__onnx_ctx_t *ctx, const char *base, bool node);
 vkp_status_t vkp__scope_define(vkp__onnx_scope_t *sc, const char *name,
                                const char **out) VKP_MUST_USE;
 void vkp__scope_deinit(vkp__onnx_scope_t *sc);
+// Imports node k of a branch, loop body or function body in scope `sc`: a
+// copy of it whose inputs and outputs carry their scoped names. `call`: the
+// function call whose body it is (its formal outputs are already in `sc`
+// and its attributes bind the node's references), or NULL.
+vkp_status_t vkp__import_scoped_node(vkp__onnx_ctx_t *ctx, vkp__onnx_scope_t *sc,
+                                     const Onnx__NodeProto *node, size_t k,
+                                     const Onnx__NodeProto *call) VKP_MUST_USE;
+// The attributes of function body node `node` as `call` gives them (ref_attr_name
+// bound to the call's attribute, or left out): *out_attrs, an array of *out_n
+// pointers, some into *out_storage (both owned by the caller, vkp__free).
+vkp_status_t vkp__onnx_call_attrs(const Onnx__NodeProto *call, const Onnx__NodeProto *node,
+                                  Onnx__AttributeProto ***out_attrs,
+                                  Onnx__AttributeProto **out_storage,
+                                  size_t *out_n) VKP_MUST_USE;
 
 // Model-local functions (onnx_function.c): the function a node of
 // `domain` / `op_type` calls, or NULL; and the current node replaced by
@@ -228,6 +260,16 @@ vkp_status_t vkp__onnx_mark_branch_uses(const Onnx__NodeProto *node,
 vkp_status_t vkp__onnx_import_branch(vkp__onnx_ctx_t *ctx,
                                      const Onnx__GraphProto *branch,
                                      const char *label, char **out_names)
+    VKP_MUST_USE;
+
+// The general form: `branch` (a Loop or Scan body, a SequenceMap body, an
+// If branch) imported once under `label`, its inputs bound to the symbols
+// with indices bind[0..n_bind) (their number must match). Loops call it
+// once per iteration with a new label ("iter3").
+vkp_status_t vkp__onnx_import_subgraph(vkp__onnx_ctx_t *ctx,
+                                       const Onnx__GraphProto *branch,
+                                       const char *label, int32_t n_bind,
+                                       const int32_t *bind, char **out_names)
     VKP_MUST_USE;
 
 typedef enum vkp__onnx_fusion_kind_t {
@@ -309,9 +351,22 @@ vkp_status_t vkp__onnx_bind_const(vkp__onnx_ctx_t *ctx, const char *name,
 // Defines `name` as IR value `value`.
 vkp_status_t vkp__onnx_bind_value(vkp__onnx_ctx_t *ctx, const char *name,
                                   int32_t value) VKP_MUST_USE;
-// Defines `name` as another name for `sym` (Identity, Dropout).
+// Defines `name` as another name for `sym` (Identity, Dropout); a sequence
+// or optional is copied as a list of the same elements.
 vkp_status_t vkp__onnx_bind_alias(vkp__onnx_ctx_t *ctx, const char *name,
                                   const vkp__onnx_sym_t *sym) VKP_MUST_USE;
+// Defines `name` as a sequence or optional (`kind`) of the symbols with
+// indices items[0..n) (copied).
+vkp_status_t vkp__onnx_bind_list(vkp__onnx_ctx_t *ctx, const char *name,
+                                 vkp__onnx_sym_kind_t kind,
+                                 const int32_t *items, int32_t n,
+                                 int32_t elem_type) VKP_MUST_USE;
+// The index of `sym` in ctx->syms (stable; the pointer is not, across
+// bindings).
+int32_t vkp__onnx_sym_index(const vkp__onnx_ctx_t *ctx,
+                            const vkp__onnx_sym_t *sym);
+// "a tensor", "a sequence", "an optional" for messages.
+const char *vkp__onnx_sym_kind_name(vkp__onnx_sym_kind_t kind);
 
 // Input `i` of the current node, or NULL when absent or "" (optional).
 vkp__onnx_sym_t *vkp__onnx_input(vkp__onnx_ctx_t *ctx, int32_t i);
@@ -387,6 +442,10 @@ typedef struct vkp__onnx_op_t {
 
 // The table entry for `op_type`, or NULL when the op is not supported.
 const vkp__onnx_op_t *vkp__onnx_op_find(const char *op_type);
+// Whether the mapper of `op` reads sequence and optional inputs (the
+// Sequence*/Optional* ops, Identity, If, Loop, Scan); every other op takes
+// tensors and is refused one such input by name.
+bool vkp__onnx_op_takes_lists(const vkp__onnx_op_t *op);
 
 // Folds IR node `index` (the graph's last) through the op table's reference
 // kernel when every input is a constant: its outputs become constants and
@@ -500,6 +559,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("CastLike", cast, NULL, NONE, "saturate") \
   X("Celu", simple, NULL, CELU, "alpha") \
   X("Clip", clip, NULL, NONE, "min,max") \
+  X("ConcatFromSequence", sequence, NULL, NONE, "axis,new_axis") \
   X("Concat", concat, NULL, NONE, "axis") \
   X("Constant", constant, NULL, NONE, "value,value_float,value_floats,value_int,value_ints,sparse_value,value_string,value_strings") \
   X("ConstantOfShape", constant_of_shape, constant_of_shape, NONE, "value") \
@@ -548,7 +608,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("IsInf", simple, NULL, IS_INF, "detect_negative,detect_positive") \
   X("IsNaN", simple, NULL, IS_NAN, "") \
   X("LSTM", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,input_forget,layout") \
-  X("GroupQueryAttention", ms_group_query_attention, NULL, NONE, "do_rotary,kv_num_heads,local_window_size,num_heads,qk_output,rotary_interleaved,scale,smooth_softmax,softcap") \
+  X("Loop", loop, NULL, NONE, "body") \
   X("LayerNormalization", layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
   X("LeakyRelu", leaky_relu, NULL, NONE, "alpha") \
   X("Less", simple, NULL, LESS, "") \
@@ -574,6 +634,9 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("NegativeLogLikelihoodLoss", loss, NULL, NONE, "ignore_index,reduction") \
   X("Not", simple, NULL, NOT, "") \
   X("OneHot", one_hot, NULL, NONE, "axis") \
+  X("Optional", optional, NULL, NONE, "type") \
+  X("OptionalGetElement", optional, NULL, NONE, "") \
+  X("OptionalHasElement", optional, NULL, NONE, "") \
   X("Or", simple, NULL, OR, "") \
   X("PRelu", simple, NULL, PRELU, "") \
   X("ParametricSoftplus", experimental, NULL, NONE, "alpha,beta") \
@@ -582,6 +645,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("QLinearConv", qconv, NULL, NONE, "auto_pad,dilations,group,kernel_shape,pads,strides") \
   X("QLinearMatMul", simple, NULL, QLINEAR_MATMUL, "") \
   X("QuantizeLinear", quantize, NULL, NONE, "axis,block_size,output_dtype,saturate") \
+  X("ReverseSequence", simple, NULL, REVERSE_SEQUENCE, "batch_axis,time_axis") \
   X("RNN", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,layout") \
   X("Range", fold_only, range, NONE, "") \
   X("Reciprocal", simple, NULL, RECIPROCAL, "") \
@@ -605,7 +669,15 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("ScaledTanh", experimental, NULL, NONE, "alpha,beta") \
   X("ScatterElements", simple, NULL, SCATTER_ELEMENTS, "axis,reduction") \
   X("ScatterND", simple, NULL, SCATTER_ND, "reduction") \
+  X("Scan", scan, NULL, NONE, "body,directions,num_scan_inputs,scan_input_axes,scan_input_directions,scan_output_axes,scan_output_directions") \
   X("Selu", simple, NULL, SELU, "alpha,gamma") \
+  X("SequenceAt", sequence, NULL, NONE, "") \
+  X("SequenceConstruct", sequence, NULL, NONE, "") \
+  X("SequenceEmpty", sequence, NULL, NONE, "dtype") \
+  X("SequenceErase", sequence, NULL, NONE, "") \
+  X("SequenceInsert", sequence, NULL, NONE, "") \
+  X("SequenceLength", sequence, NULL, NONE, "") \
+  X("SequenceMap", sequence_map, NULL, NONE, "body") \
   X("Shape", shape, NULL, NONE, "start,end") \
   X("Shrink", simple, NULL, SHRINK, "bias,lambd") \
   X("Sigmoid", simple, NULL, SIGMOID, "") \
@@ -621,6 +693,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("Softsign", simple, NULL, SOFTSIGN, "") \
   X("SpaceToDepth", simple, NULL, SPACE_TO_DEPTH, "blocksize") \
   X("Split", split, NULL, NONE, "axis,num_outputs,split") \
+  X("SplitToSequence", sequence, NULL, NONE, "axis,keepdims") \
   X("Sqrt", simple, NULL, SQRT, "") \
   X("Squeeze", reshape_like, NULL, NONE, "axes") \
   X("Sub", simple, NULL, SUB, "") \
@@ -723,6 +796,12 @@ vkp_status_t vkp__onnx_emit_bind(vkp__onnx_ctx_t *ctx, vkp_op_t op,
                                  int32_t n_attrs, const vkp_attr_t *attrs,
                                  const char *out, int32_t *out_value)
     VKP_MUST_USE;
+// Concatenates IR values in[0..n) along `axis` (in is scratch: overwritten)
+// into ONNX value `out` (bound; NULL: internal); any n >= 1.
+vkp_status_t vkp__onnx_concat_values(vkp__onnx_ctx_t *ctx, int32_t n,
+                                     int32_t *in, int64_t axis,
+                                     const char *out, int32_t *out_value)
+    VKP_MUST_USE;
 // The IR value with index v.
 const vkp_value_t *vkp__onnx_value(const vkp__onnx_ctx_t *ctx, int32_t v);
 // A 1-D (or scalar) integer constant into `out` (at most `cap` entries).
@@ -763,8 +842,8 @@ typedef struct vkp__shape_expr_t {
 } vkp__shape_expr_t;
 // Reads IR value `value` (an int64/int32 vector of at most VKP_MAX_RANK
 // entries) as a vkp__shape_expr_t through the nodes exporters build shapes
-// with (Shape, Gather, Unsqueeze, Concat, Cast, Equal, Where, + - * by
-// constants). False when some entry is neither known nor an extent.
+// with (Shape, Gather, Slice, Unsqueeze, Concat, Cast, Equal, Where, + - *
+// by constants). False when some entry is neither known nor an extent.
 bool vkp__onnx_shape_expr(const vkp__onnx_ctx_t *ctx, int32_t value,
                           vkp__shape_expr_t *out);
 // The value whose kernel decided bounded value `value`'s run-time extent

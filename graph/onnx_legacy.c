@@ -429,7 +429,7 @@ static vkp_status_t vkp__up_upsample(vkp__onnx_ctx_t *ctx, vkp__onnx_legacy_t *u
     return VKP__ONNX_INVALID("attribute 'scales' needs opset 7 (the model's "
                              "opset is %lld: height_scale, width_scale)",
                              (long long)ctx->opset);
-  double h, w;
+  double h = 0.0, w = 0.0;
   VKP_RETURN_IF_ERROR(vkp__orig_float(up, "height_scale", &h));
   VKP_RETURN_IF_ERROR(vkp__orig_float(up, "width_scale", &w));
   Onnx__AttributeProto *a =

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ONNX op table: how each ONNX op (default domain, opsets 7..21;
+// The ONNX op table: how each ONNX op (default domain, opsets 1..22;
 // onnx_legacy.c upgrades nodes of opsets 1..6 first) becomes
 // IR nodes, with the operator spec's attribute semantics and defaults per
 // opset. docs/onnx.md is the prose version of this file.
@@ -1091,6 +1091,33 @@ vkp_status_t vkp__map_transpose(vkp__onnx_ctx_t *ctx) {
 // The most inputs one imported concat node takes (see vkp__map_concat).
 #define VKP__CONCAT_FANIN 32
 
+vkp_status_t vkp__onnx_concat_values(vkp__onnx_ctx_t *ctx, int32_t n,
+                                     int32_t *in, int64_t axis,
+                                     const char *out, int32_t *out_value) {
+  vkp_status_t st = NULL;
+  vkp_attr_t a = vkp__onnx_a_int("axis", axis);
+  // Any number of inputs: past VKP__CONCAT_FANIN, consecutive runs are
+  // concatenated first and their results concatenated (the same tensor; it
+  // keeps every node within what the emitters and a shader's bindings take).
+  while (!st && n > VKP__CONCAT_FANIN) {
+    int32_t groups = (n + VKP__CONCAT_FANIN - 1) / VKP__CONCAT_FANIN;
+    for (int32_t gi = 0; gi < groups && !st; ++gi) {
+      int32_t first = gi * VKP__CONCAT_FANIN;
+      int32_t count = n - first < VKP__CONCAT_FANIN ? n - first : VKP__CONCAT_FANIN;
+      if (count == 1) {
+        in[gi] = in[first];
+        continue;
+      }
+      st = vkp__onnx_emit(ctx, VKP_OP_CONCAT, count, in + first, 1, &a, NULL,
+                          &in[gi]);
+    }
+    n = groups;
+  }
+  if (!st) st = vkp__onnx_emit(ctx, VKP_OP_CONCAT, n, in, 1, &a, out, out_value);
+  if (!st && out) st = vkp__onnx_bind_value(ctx, out, *out_value);
+  return st;
+}
+
 vkp_status_t vkp__map_concat(vkp__onnx_ctx_t *ctx) {
   if (!vkp__onnx_attr(ctx, "axis"))
     return VKP__ONNX_INVALID("attribute 'axis' is required");
@@ -1099,30 +1126,16 @@ vkp_status_t vkp__map_concat(vkp__onnx_ctx_t *ctx) {
   size_t n = ctx->node->n_input;
   if (n < 1 || n > INT32_MAX / 2)
     return VKP__ONNX_INVALID("Concat of %zu inputs", n);
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
   int32_t *in = vkp__calloc(n, sizeof *in);
   if (!in) return VKP_OOM("Concat inputs");
   vkp_status_t st = NULL;
   for (size_t i = 0; i < n && !st; ++i)
     st = vkp__onnx_input_value(ctx, (int32_t)i, &in[i]);
-  vkp_attr_t a = vkp__onnx_a_int("axis", axis);
-  // Any number of inputs: past VKP__CONCAT_FANIN, consecutive runs are
-  // concatenated first and their results concatenated (the same tensor; it
-  // keeps every node within what the emitters and a shader's bindings take).
-  while (!st && n > VKP__CONCAT_FANIN) {
-    size_t groups = (n + VKP__CONCAT_FANIN - 1) / VKP__CONCAT_FANIN;
-    for (size_t gi = 0; gi < groups && !st; ++gi) {
-      size_t first = gi * VKP__CONCAT_FANIN;
-      size_t count = n - first < VKP__CONCAT_FANIN ? n - first : VKP__CONCAT_FANIN;
-      if (count == 1) {
-        in[gi] = in[first];
-        continue;
-      }
-      st = vkp__onnx_emit(ctx, VKP_OP_CONCAT, (int32_t)count, in + first, 1, &a,
-                          NULL, &in[gi]);
-    }
-    n = groups;
-  }
-  if (!st) st = vkp__onnx_emit_out(ctx, VKP_OP_CONCAT, (int32_t)n, in, 1, &a);
+  int32_t y;
+  if (!st)
+    st = vkp__onnx_concat_values(ctx, (int32_t)n, in, axis,
+                                 vkp__onnx_output(ctx, 0), &y);
   vkp__free(in);
   return st;
 }

@@ -166,6 +166,23 @@ static bool vkp__expr_eval(const vkp__onnx_ctx_t *ctx, int32_t value,
       if (!vkp__expr_eval(ctx, node->inputs[0], depth + 1, out)) return false;
       out->scalar = v->rank == 0;
       return out->n == (v->rank ? v->shape[0] : 1);
+    case VKP_OP_SLICE: {
+      // Of a shape vector: canonical starts/ends/steps, one entry (rank 1).
+      vkp__shape_expr_t data;
+      const int64_t *starts, *ends, *steps;
+      if (!vkp__expr_eval(ctx, node->inputs[0], depth + 1, &data) || data.scalar ||
+          vkp_node_attr_ints(node, "starts", &starts) != 1 ||
+          vkp_node_attr_ints(node, "ends", &ends) != 1 ||
+          vkp_node_attr_ints(node, "steps", &steps) != 1 || steps[0] == 0)
+        return false;
+      out->n = 0;
+      out->scalar = false;
+      for (int64_t i = starts[0]; steps[0] > 0 ? i < ends[0] : i > ends[0]; i += steps[0]) {
+        if (i < 0 || i >= data.n || out->n >= VKP_MAX_RANK) return false;
+        out->d[out->n++] = data.d[i];
+      }
+      return out->n == v->shape[0];
+    }
     case VKP_OP_CONCAT: {
       vkp__shape_expr_t part;
       out->n = 0;

@@ -565,6 +565,7 @@ static const uint8_t vkp__bound_rules[VKP_OP_COUNT] = {
     [VKP_OP_GLOBAL_AVG_POOL] = VKP__BOUND_BATCH,
     [VKP_OP_BATCH_NORM] = VKP__BOUND_BATCH,
     [VKP_OP_INSTANCE_NORM] = VKP__BOUND_BATCH,
+    [VKP_OP_ATTENTION] = VKP__BOUND_BATCH,
 };
 
 vkp__bound_rule_t vkp__bound_rule(vkp_op_t op) {
@@ -666,11 +667,24 @@ static int32_t vkp__view_axis(const vkp_node_t *n, const vkp_value_t *x,
   return -1;
 }
 
-// For VKP__BOUND_BATCH: whether the op computes input 0's slices along its
-// bounded axis independently, with no static operand spanning that axis.
-static const char *vkp__batch_refusal(const vkp_graph_t *g, const vkp_node_t *n,
-                                      const vkp_value_t *x) {
-  int32_t b = x->bounded_axis;
+// For VKP__BOUND_BATCH: whether the op computes the slices along the
+// bounded axis independently, with no static operand spanning that axis;
+// NULL when it does, and *out_axis is that axis in output 0. Convolution,
+// pooling and the norms take input 0 along the batch axis; softmax and
+// layer_norm outside their axis; gemm along A's rows; matmul and attention
+// along a batch axis every bounded operand shares (right-aligned, same
+// bound; a static operand has 1 there or lacks the axis), or matmul along
+// A's rows with B static.
+static const char *vkp__batch_check(const vkp_graph_t *g, const vkp_node_t *n,
+                                    const vkp_value_t *y, int32_t *out_axis) {
+  const vkp_value_t *x = vkp__in(g, n, 0);
+  int32_t first = vkp__first_bounded(g, n);
+  const vkp_value_t *f = vkp__in(g, n, first);
+  int32_t b = f->bounded_axis;
+  *out_axis = b + (y->rank - f->rank);
+  bool multi = n->op == VKP_OP_MATMUL || n->op == VKP_OP_ATTENTION;
+  if (!multi && first != 0) return "takes one only as input 0";
+  if (!multi && vkp__only_bounded(g, n) == -2) return "takes one only as input 0";
   switch (n->op) {
     case VKP_OP_GEMM: {
       const vkp_value_t *c = vkp__in(g, n, 2);
@@ -679,13 +693,27 @@ static const char *vkp__batch_refusal(const vkp_graph_t *g, const vkp_node_t *n,
         return "needs a bias C that does not span the rows";
       return NULL;
     }
-    case VKP_OP_MATMUL: {
-      const vkp_value_t *w = vkp__in(g, n, 1);
-      if (x->rank < 2 || b == x->rank - 1) return "needs it along A's rows or batch";
-      // A batch axis of A lines up with B's (right-aligned): B must not span it.
-      int32_t bw = b - (x->rank - w->rank);
-      if (b < x->rank - 2 && bw >= 0 && w->shape[bw] != 1)
-        return "needs B of size 1 along that batch axis";
+    case VKP_OP_MATMUL:
+    case VKP_OP_ATTENTION: {
+      int32_t a = *out_axis;
+      if (n->op == VKP_OP_MATMUL && first == 0 && x->rank >= 2 && b == x->rank - 2 &&
+          vkp__only_bounded(g, n) == 0)
+        return NULL;  // A's rows, B static
+      if (a >= y->rank - 2 || a < 0) return "needs it along a batch axis";
+      for (int32_t i = 0; i < n->n_inputs; ++i) {
+        const vkp_value_t *v = vkp__in(g, n, i);
+        if (!v) continue;
+        // The attention condition and mask broadcast to the scores, which
+        // have output 0's rank.
+        int32_t d = a - (y->rank - v->rank);
+        if (v->bounded) {
+          if (d != v->bounded_axis || v->shape[d] != f->shape[b])
+            return "needs every data-dependent operand on the same batch axis "
+                   "with the same bound";
+        } else if (d >= 0 && v->shape[d] != 1) {
+          return "needs the static operands of size 1 along that batch axis";
+        }
+      }
       return NULL;
     }
     case VKP_OP_SOFTMAX:
@@ -755,7 +783,7 @@ vkp_status_t vkp__bounded_infer(vkp_graph_t *g, vkp_node_t *n) {
   }
   if (only == -2 && rule != VKP__BOUND_CONCAT && rule != VKP__BOUND_GATHER &&
       rule != VKP__BOUND_GATHER_ND && rule != VKP__BOUND_GATHER_ELEMENTS &&
-      rule != VKP__BOUND_SCATTER) {
+      rule != VKP__BOUND_SCATTER && rule != VKP__BOUND_BATCH) {
     for (int32_t i = 1; i < n->n_inputs; ++i) {
       const vkp_value_t *v = vkp__in(g, n, i);
       if (v && v->bounded) return vkp__refuse(g, n, i, "takes one only as input 0");
@@ -864,16 +892,15 @@ vkp_status_t vkp__bounded_infer(vkp_graph_t *g, vkp_node_t *n) {
       return NULL;
     }
     case VKP__BOUND_BATCH: {
-      if (only != 0) return vkp__refuse(g, n, only < 0 ? 1 : only, "takes one only as input 0");
-      const char *why = vkp__batch_refusal(g, n, x);
-      if (why) return vkp__refuse(g, n, 0, why);
-      int32_t a = x->bounded_axis + (y->rank - x->rank);
+      int32_t a;
+      const char *why = vkp__batch_check(g, n, y, &a);
+      if (why) return vkp__refuse(g, n, vkp__first_bounded(g, n), why);
+      const vkp_value_t *f = vkp__in(g, n, vkp__first_bounded(g, n));
+      int64_t bound = f->shape[f->bounded_axis];
       for (int32_t j = 0; j < n->n_outputs; ++j) {
         vkp_value_t *o = vkp__out(g, n, j);
-        int32_t at = x->bounded_axis + (o->rank - x->rank);
-        if (j == 0) at = a;
-        if (at >= 0 && at < o->rank && o->shape[at] == x->shape[x->bounded_axis])
-          vkp__set_bounded(o, at);
+        int32_t at = j == 0 ? a : a - (y->rank - o->rank);
+        if (at >= 0 && at < o->rank && o->shape[at] == bound) vkp__set_bounded(o, at);
       }
       return NULL;
     }
@@ -993,7 +1020,15 @@ vkp_status_t vkp_node_bounded_shapes(const vkp_graph_t *g, const vkp_node_t *n,
         e = in[0]->shape[a];
         break;
       case VKP__BOUND_BATCH:
-        e = in[0]->shape[g->values[n->inputs[0]].bounded_axis];
+        // Every bounded operand along the one batch axis: their extents
+        // agree at run time.
+        for (int32_t i = 0; i < n->n_inputs; ++i) {
+          const vkp_value_t *v = vkp__in(g, n, i);
+          if (!v || !v->bounded) continue;
+          if (e >= 0 && in[i]->shape[v->bounded_axis] != e)
+            return vkp__extent_mismatch(n, e, in[i]->shape[v->bounded_axis]);
+          e = in[i]->shape[v->bounded_axis];
+        }
         break;
       case VKP__BOUND_SLICE: {
         // Forward from a start that does not count from the end: the

@@ -23,6 +23,8 @@ const vkp__attr_spec_t vkp__attrs_scatter_nd[] = {
     VKP__ATTR_STRING("reduction", "none"), VKP__ATTR_END};
 const vkp__attr_spec_t vkp__attrs_one_hot[] = {
     VKP__ATTR("depth", INT), VKP__ATTR_INT("axis", -1), VKP__ATTR_END};
+const vkp__attr_spec_t vkp__attrs_reverse_sequence[] = {
+    VKP__ATTR_INT("batch_axis", 1), VKP__ATTR_INT("time_axis", 0), VKP__ATTR_END};
 
 // ---------------------------------------------------------------------------
 // Inference
@@ -192,6 +194,28 @@ vkp_status_t vkp__infer_one_hot(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out)
   for (int32_t d = 0, j = 0; d < rank; ++d)
     shape[d] = d == axis ? depth : idx->shape[j++];
   vkp__set_out(out, values->dtype, rank, shape);
+  return NULL;
+}
+
+// reverse_sequence: x [time, batch, ...] or [batch, time, ...] (the axes 0
+// and 1 in either order), sequence_lens int64 [batch]; the result has x's
+// shape.
+vkp_status_t vkp__infer_reverse_sequence(vkp_graph_t *g, vkp_node_t *n,
+                                         vkp_value_t *out) {
+  const vkp_value_t *x = vkp__in(g, n, 0), *lens = vkp__in(g, n, 1);
+  int64_t b = vkp_node_int(n, "batch_axis"), t = vkp_node_int(n, "time_axis");
+  if (x->rank < 2) return VKP__ERR("input '%s' has rank %d; at least 2", x->name, (int)x->rank);
+  if (!((b == 0 && t == 1) || (b == 1 && t == 0)))
+    return VKP__ERR("batch_axis %lld and time_axis %lld must be 0 and 1, in "
+                    "either order",
+                    (long long)b, (long long)t);
+  if (lens->dtype != VKP_DTYPE_INT64)
+    return VKP__ERR("sequence_lens '%s' is %s; int64", lens->name,
+                    vkp_dtype_name(lens->dtype));
+  if (lens->rank != 1 || lens->shape[0] != x->shape[b])
+    return VKP__ERR("sequence_lens '%s' must be [%lld] (the batch axis)", lens->name,
+                    (long long)x->shape[b]);
+  vkp__set_out(out, x->dtype, x->rank, x->shape);
   return NULL;
 }
 
@@ -370,5 +394,34 @@ vkp_status_t vkp__eval_one_hot(const vkp_node_t *n, const vkp_tensor_t *const *i
       for (int64_t d = 0; d < depth; ++d)
         vkp__copy_elem(out, (o * depth + d) * inner + i, values, d == k ? 1 : 0);
     }
+  return NULL;
+}
+
+// reverse_sequence: for each batch entry b, the first sequence_lens[b] time
+// steps reversed, the rest copied; a length outside [0, time] is an
+// OUT_OF_RANGE error naming the node.
+vkp_status_t vkp__eval_reverse_sequence(const vkp_node_t *n,
+                                        const vkp_tensor_t *const *in,
+                                        vkp_tensor_t *out) {
+  const vkp_tensor_t *x = in[0], *lens = in[1];
+  int64_t baxis = vkp_node_int(n, "batch_axis"), taxis = vkp_node_int(n, "time_axis");
+  int64_t batch = x->shape[baxis], time = x->shape[taxis];
+  int64_t inner = vkp__prod(x->shape, 2, x->rank);
+  // Strides (in elements) of the batch and time axes.
+  int64_t bs = baxis == 0 ? time * inner : inner, ts = taxis == 0 ? batch * inner : inner;
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t len = vkp__get_i(lens, b);
+    if (len < 0 || len > time)
+      return vkp_status_make(VKP_STATUS_OUT_OF_RANGE,
+                             "node '%s' (%s): sequence_lens[%lld] is %lld; outside "
+                             "[0, %lld]",
+                             n->name, vkp_op_name(n->op), (long long)b, (long long)len,
+                             (long long)time);
+    for (int64_t t = 0; t < time; ++t) {
+      int64_t src = t < len ? len - 1 - t : t;
+      for (int64_t i = 0; i < inner; ++i)
+        vkp__copy_elem(out, b * bs + t * ts + i, x, b * bs + src * ts + i);
+    }
+  }
   return NULL;
 }

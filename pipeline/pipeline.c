@@ -633,6 +633,16 @@ static vkp_status_t vkp__frame_create(vkp_pipeline_t *p, vkp__frame_t **out) {
 // ---------------------------------------------------------------------------
 // Producer API
 
+// The stage-graph input a global input's ring feeds (its first consumer's),
+// for the bounded flag; NULL when none has one by that name.
+static const vkp_value_t *vkp__global_input_value(const vkp_pipeline_t *p,
+                                                  const vkp__ring_t *ring) {
+  if (ring->n_consumers < 1) return NULL;
+  const vkp_graph_t *g = p->stages[ring->consumers[0]].plan_stage->graph;
+  int32_t v = g ? vkp_graph_find_value(g, ring->name) : -1;
+  return v >= 0 ? &g->values[v] : NULL;
+}
+
 vkp_status_t vkp_pipeline_set_input(vkp_pipeline_t *p, const char *name,
                                     const vkp_tensor_t *tensor) {
   int32_t i = name ? vkp__strlist_index(p->plan->inputs, p->n_inputs, name) : -1;
@@ -642,16 +652,26 @@ vkp_status_t vkp_pipeline_set_input(vkp_pipeline_t *p, const char *name,
                            name ? name : "(null)");
   int32_t r = p->input_ring[i];
   if (r >= 0) {
-    const vkp__ring_t *ring = &p->rings[r];
-    VKP_RETURN_IF_ERROR(vkp__tensor_check_matches(tensor, "input", name, ring->dtype,
-                                                  ring->rank, ring->shape));
+    vkp__ring_t *ring = &p->rings[r];
+    // A bounded input (a dimension bound with up_to): any extent up to the
+    // bound along its axis, stored compactly with its run-time shape.
+    const vkp_value_t *bv = vkp__global_input_value(p, ring);
+    size_t nbytes = ring->nbytes;
+    if (bv && bv->bounded) {
+      VKP_RETURN_IF_ERROR(vkp_value_check_tensor(bv, tensor, "input"));
+      nbytes = vkp_tensor_nbytes(tensor);
+    } else {
+      VKP_RETURN_IF_ERROR(vkp__tensor_check_matches(tensor, "input", name, ring->dtype,
+                                                    ring->rank, ring->shape));
+    }
     // The slot of the next frame is free: run() returned only once it was.
     // Only the producer thread reads `launched` outside the lock.
     pthread_mutex_lock(&p->mu);
     uint64_t next = p->launched + 1;
     pthread_mutex_unlock(&p->mu);
-    if (ring->nbytes)
-      memcpy(ring->slots[next % (uint64_t)p->depth], tensor->data, ring->nbytes);
+    uint64_t slot = next % (uint64_t)p->depth;
+    if (nbytes) memcpy(ring->slots[slot], tensor->data, nbytes);
+    memcpy(ring->slot_shapes[slot], tensor->shape, sizeof ring->slot_shapes[slot]);
   }
   p->input_set[i] = true;
   return NULL;

@@ -63,8 +63,11 @@ bool vkp_tool_parse_int(const char *text, int64_t lo, int64_t hi,
 // The help text every command that loads a model prints for the two flags.
 #define VKP_TOOL_LOAD_HELP                                                   \
   "  --dim NAME=SIZE      size of a symbolic input dimension (e.g. batch=1)\n" \
+  "  --max-dim NAME=SIZE  a symbolic dimension that varies at run time up\n"  \
+  "                       to SIZE (e.g. batch=8): one loaded model runs\n"    \
+  "                       every batch from 0 to 8\n"                           \
   "  --shape INPUT=DIMS   whole shape of an input, e.g. x=1x3x224x224;\n"     \
-  "                       models with dynamic axes need one of the two\n"     \
+  "                       models with dynamic axes need one of these\n"       \
   "  --no-fuse            ONNX: import LayerNorm, GELU and attention node\n"   \
   "                       by node instead of as fused ops\n"
 
@@ -131,6 +134,8 @@ const char *vkp_tool_format_bytes(size_t bytes, char *buf, size_t size);
 // Prints the summary `vkpipe check` shows: inputs and outputs with dtype and
 // shape, node count, op histogram and parameter count and bytes. `graph` is
 // validated and borrowed.
+// A value's shape as text: "[4, 3]", or "[<=4, 3]" along a bounded axis.
+const char *vkp_tool_value_shape(const vkp_value_t *v, char *buf, size_t size);
 void vkp_tool_print_graph_summary(FILE *out, const char *path,
                                   const vkp_graph_t *graph);
 
@@ -153,7 +158,8 @@ void vkp_tool_input_arg_parse(const char *text, vkp_tool_input_arg_t *out);
 // dimensions runs on the inputs given to it without --dim (the loader checks
 // them against the model's static dimensions as it checks --shape). Names
 // must be NUL-terminated. *out_added: how many bindings were added; a file
-// that is not a readable .npy is an error naming the input.
+// that is not a readable .npy is an error naming the input. Nothing is added
+// when a --max-dim is given (the files then hold run-time extents).
 vkp_status_t vkp_tool_bind_input_files(int32_t n_inputs,
                                        const vkp_tool_input_arg_t *inputs,
                                        vkp_tool_load_args_t *args,

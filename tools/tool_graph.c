@@ -20,10 +20,25 @@ const char *vkp_tool_format_bytes(size_t bytes, char *buf, size_t size) {
   return buf;
 }
 
+// "[4, 3]" or, for a bounded value, "[<=4, 3]".
+const char *vkp_tool_value_shape(const vkp_value_t *v, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int32_t d = 0; d < v->rank && used + 1 < size; ++d) {
+    int w = snprintf(buf + used, size - used, "%s%s%lld", d ? ", " : "[",
+                     v->bounded && d == v->bounded_axis ? "<=" : "",
+                     (long long)v->shape[d]);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+  if (used + 1 < size) snprintf(buf + used, size - used, v->rank ? "]" : "[]");
+  return buf;
+}
+
 static void vkp__print_value(FILE *out, const vkp_value_t *v, int width) {
-  char shape[160];
+  char shape[200];
   fprintf(out, "  %-*s %s %s\n", width, v->name, vkp_dtype_name(v->dtype),
-          vkp_shape_format(v->rank, v->shape, shape, sizeof shape));
+          vkp_tool_value_shape(v, shape, sizeof shape));
 }
 
 void vkp_tool_print_graph_summary(FILE *out, const char *path,

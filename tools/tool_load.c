@@ -15,15 +15,19 @@ int vkp_tool_load_option(const char *command, int argc, char **argv, int *i,
     args->no_fusion = true;
     return 0;
   }
-  bool is_dim = true;
+  bool is_dim = true, up_to = false;
   vkp_tool_option_result_t r = vkp_tool_option(argc, argv, i, "--dim", &value);
+  if (r == VKP_TOOL_OPTION_NO_MATCH) {
+    r = vkp_tool_option(argc, argv, i, "--max-dim", &value);
+    up_to = r != VKP_TOOL_OPTION_NO_MATCH;
+  }
   if (r == VKP_TOOL_OPTION_NO_MATCH) {
     is_dim = false;
     r = vkp_tool_option(argc, argv, i, "--shape", &value);
   }
   if (r == VKP_TOOL_OPTION_NO_MATCH) return 0;
   *matched = true;
-  const char *flag = is_dim ? "--dim" : "--shape";
+  const char *flag = up_to ? "--max-dim" : is_dim ? "--dim" : "--shape";
   if (r == VKP_TOOL_OPTION_MISSING_VALUE)
     return vkp_tool_usage_error(command, "%s needs a value (%s)", flag,
                                 is_dim ? "NAME=SIZE" : "INPUT=DIMxDIMx...");
@@ -43,7 +47,13 @@ int vkp_tool_load_option(const char *command, int argc, char **argv, int *i,
     if (!vkp_tool_parse_int(eq + 1, 0, INT64_MAX / 2, &size))
       return vkp_tool_usage_error(command, "--dim %s: '%s' is not a size", name,
                                   eq + 1);
-    args->dims[args->n_dims++] = (vkp_dim_binding_t){.name = name, .value = size};
+    for (int32_t k = 0; k < args->n_dims; ++k)
+      if (strcmp(args->dims[k].name, name) == 0)
+        return vkp_tool_usage_error(command, "%s %s: dimension '%s' is given a "
+                                    "size twice",
+                                    flag, name, name);
+    args->dims[args->n_dims++] =
+        (vkp_dim_binding_t){.name = name, .value = size, .up_to = up_to};
     return 0;
   }
   vkp_shape_binding_t *s = &args->shapes[args->n_shapes];
@@ -91,6 +101,9 @@ vkp_status_t vkp_tool_bind_input_files(int32_t n_inputs,
                                        int32_t *out_added) {
   int32_t added = 0;
   *out_added = 0;
+  // With --max-dim the files' shapes are run-time extents, not sizes.
+  for (int32_t k = 0; k < args->n_dims; ++k)
+    if (args->dims[k].up_to) return NULL;
   for (int32_t a = 0; a < n_inputs && args->n_shapes < VKP_TOOL_MAX_BINDINGS; ++a) {
     if (!inputs[a].name) continue;
     bool given = false;

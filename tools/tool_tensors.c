@@ -23,12 +23,18 @@ void vkp_tool_input_arg_parse(const char *text, vkp_tool_input_arg_t *out) {
   }
 }
 
+// The value's shape; along a bounded axis (--max-dim) any extent up to the
+// bound.
 static bool vkp__same_shape(const vkp_tensor_t *t, const vkp_value_t *v) {
   if (t->rank != v->rank) return false;
-  for (int32_t i = 0; i < t->rank; ++i)
-    if (t->shape[i] != v->shape[i]) return false;
+  for (int32_t i = 0; i < t->rank; ++i) {
+    if (v->bounded && i == v->bounded_axis ? t->shape[i] > v->shape[i]
+                                           : t->shape[i] != v->shape[i])
+      return false;
+  }
   return true;
 }
+
 
 vkp_status_t vkp_tool_read_values(int32_t n_values,
                                   const vkp_value_t *const *values,
@@ -103,7 +109,7 @@ vkp_status_t vkp_tool_read_values(int32_t n_values,
                            v->name, args[a].path, vkp_dtype_name(t->dtype),
                            vkp_shape_format(t->rank, t->shape, got, sizeof got),
                            vkp_dtype_name(v->dtype),
-                           vkp_shape_format(v->rank, v->shape, want, sizeof want));
+                           vkp_tool_value_shape(v, want, sizeof want));
     }
   }
   vkp__free(slot);

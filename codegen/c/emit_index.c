@@ -278,3 +278,30 @@ vkp_status_t vkp__c_emit_one_hot(vkp__c_kernel_t *k) {
                  (long long)depth, (long long)inner, k->in[1]);
   return NULL;
 }
+
+// reverse_sequence: per batch entry, a copy of each time step's inner block
+// from its mirrored step within the entry's length; a length outside
+// [0, time] stops the stage.
+vkp_status_t vkp__c_emit_reverse_sequence(vkp__c_kernel_t *k) {
+  const vkp_value_t *x = vkp__c_in(k, 0);
+  int64_t baxis = vkp_node_int(k->node, "batch_axis"), taxis = vkp_node_int(k->node, "time_axis");
+  long long batch = (long long)x->shape[baxis], time = (long long)x->shape[taxis];
+  long long inner = (long long)vkp__prod_of(x->shape, 2, x->rank);
+  long long bs = baxis == 0 ? time * inner : inner, ts = taxis == 0 ? batch * inner : inner;
+  vkp__sb_printf(k->body,
+                 "  for (ptrdiff_t b = 0; b < %lld; ++b) {\n"
+                 "    int64_t len = %s[b];\n"
+                 "    if (len < 0 || len > %lld) return 1;\n"
+                 "    for (ptrdiff_t t = 0; t < %lld; ++t) {\n"
+                 "      ptrdiff_t src = t < len ? (ptrdiff_t)len - 1 - t : t;\n"
+                 "      memcpy(%s + b * %lld + t * %lld, %s + b * %lld + src * %lld, "
+                 "%lld * sizeof *%s);\n"
+                 "    }\n"
+                 "  }\n",
+                 batch, k->in[1], time, time, k->out, bs, ts, k->in[0], bs, ts, inner,
+                 k->out);
+  k->can_fail = true;
+  snprintf(k->fail_message, sizeof k->fail_message,
+           "a sequence length is outside [0, %lld] (the time axis %d)", time, (int)taxis);
+  return NULL;
+}

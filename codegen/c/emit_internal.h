@@ -154,6 +154,7 @@ vkp_status_t vkp__c_emit_gather(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_gather_elements(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_gather_nd(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_scatter(vkp__c_kernel_t *k);
+vkp_status_t vkp__c_emit_reverse_sequence(vkp__c_kernel_t *k);
 vkp_status_t vkp__c_emit_one_hot(vkp__c_kernel_t *k);
 
 // Quantization (emit_quant.c).

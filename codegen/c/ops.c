@@ -161,6 +161,7 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_SCATTER_ELEMENTS] = {C_ARITH, NULL, NULL, vkp__c_emit_scatter},
     [VKP_OP_SCATTER_ND] = {C_ARITH, NULL, NULL, vkp__c_emit_scatter},
     [VKP_OP_ONE_HOT] = {C_NUMERIC, NULL, NULL, vkp__c_emit_one_hot},
+    [VKP_OP_REVERSE_SEQUENCE] = {ANY, NULL, NULL, vkp__c_emit_reverse_sequence},
     [VKP_OP_PAD] = {ANY, NULL, NULL, vkp__c_emit_remap},
     [VKP_OP_RESIZE] = {F32, NULL, NULL, vkp__c_emit_resize},
     [VKP_OP_GRID_SAMPLE] = {F32, NULL, NULL, vkp__c_emit_grid_sample, .all_float32 = true},

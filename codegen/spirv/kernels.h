@@ -268,6 +268,8 @@ vkp_status_t vkp__spv_emit_scatter_elements(vkp__emit_t *e, const vkp_node_t *n)
 vkp_status_t vkp__spv_emit_scatter_nd(vkp__emit_t *e, const vkp_node_t *n);
 // one_hot, through the same template (vkp_element(o) picks off/on value).
 vkp_status_t vkp__spv_emit_one_hot(vkp__emit_t *e, const vkp_node_t *n);
+// reverse_sequence, through the same template (kernels_index.c).
+vkp_status_t vkp__spv_emit_reverse_sequence(vkp__emit_t *e, const vkp_node_t *n);
 
 // Reductions and normalisations (kernels_norm.c).
 vkp_status_t vkp__spv_emit_reduce(vkp__emit_t *e, const vkp_node_t *n);

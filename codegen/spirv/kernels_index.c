@@ -213,3 +213,38 @@ vkp_status_t vkp__spv_emit_one_hot(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_template(e, VKP__SHADER_element);
   return NULL;
 }
+
+// reverse_sequence (shaders/element.comp's shape: one invocation per output
+// element): element (b, t, i) reads step len[b] - 1 - t of its batch entry
+// when t < len[b], else step t. The lengths are int64 words (input 1); a
+// length outside [0, time] leaves the entry as it is (a kernel has no
+// channel to report it; ref and cpu stop with an error naming the node).
+vkp_status_t vkp__spv_emit_reverse_sequence(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
+  int64_t baxis = vkp_node_int(n, "batch_axis"), taxis = vkp_node_int(n, "time_axis");
+  unsigned long long batch = (unsigned long long)x->shape[baxis];
+  unsigned long long time = (unsigned long long)x->shape[taxis], inner = 1;
+  for (int32_t d = 2; d < x->rank; ++d) inner *= (unsigned long long)x->shape[d];
+  unsigned long long bs = baxis == 0 ? time * inner : inner;
+  unsigned long long ts = taxis == 0 ? batch * inner : inner;
+  vkp__sb_printf(&e->head,
+                 "uint vkp_len(uint b) {\n"
+                 "  uint lo = IN1[2u * b], hi = IN1[2u * b + 1u];\n"
+                 "  return hi == 0u && lo <= %lluu ? lo : 0u;\n}\n"
+                 "ACC_T vkp_element(uint o) {\n"
+                 "  uint i = o %% %lluu, r = o / %lluu;\n",
+                 time, inner, inner);
+  if (taxis == 0)
+    vkp__sb_printf(&e->head, "  uint t = r / %lluu, b = r %% %lluu;\n", batch, batch);
+  else
+    vkp__sb_printf(&e->head, "  uint b = r / %lluu, t = r %% %lluu;\n", time, time);
+  vkp__sb_printf(&e->head,
+                 "  uint len = vkp_len(b);\n"
+                 "  uint s = t < len ? len - 1u - t : t;\n"
+                 "  return LD0(b * %lluu + s * %lluu + i);\n}\n",
+                 bs, ts);
+  vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(x));
+  vkp__spv_grid_1d(e, vkp__spv_numel(x));
+  vkp__spv_template(e, VKP__SHADER_element);
+  return NULL;
+}

@@ -180,6 +180,9 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
                            .narrow = true, .f64 = true, .bool_values = true},
     [VKP_OP_ONE_HOT] = {true, NULL, vkp__spv_emit_one_hot, .ints = true, .narrow = true,
                         .f64 = true, .bool_values = true},
+    [VKP_OP_REVERSE_SEQUENCE] = {true, NULL, vkp__spv_emit_reverse_sequence, NULL, 1u << 1,
+                                 .ints = true, .narrow = true, .f64 = true,
+                                 .bool_values = true},
     // Linear quantizers: float data in, (u)int8/16 out and back
     // (kernels_quant.c).
     [VKP_OP_QUANTIZE_LINEAR] = {true, NULL, vkp__spv_emit_quantize_linear, .ints = true,

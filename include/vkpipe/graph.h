@@ -274,7 +274,7 @@ vkp_status_t vkp_graph_extract(const vkp_graph_t *graph, int32_t n,
 // ---------------------------------------------------------------------------
 // Load options: sizes for the symbolic dimensions of graph inputs
 //
-//   vkp_dim_binding_t dims[] = {{"batch", 8}};
+//   vkp_dim_binding_t dims[] = {{.name = "batch", .value = 8}};
 //   vkp_graph_load_options_t opt = {.n_dims = 1, .dims = dims};
 //   st = vkp_graph_load_with_options("model.onnx", &opt, &g);
 //
@@ -288,10 +288,16 @@ vkp_status_t vkp_graph_extract(const vkp_graph_t *graph, int32_t n,
 // match something: a name no input uses, or an input that does not exist, is
 // an error too.
 
-// A symbolic dimension `name` (borrowed) of any graph input has size `value`.
+// A symbolic dimension `name` (borrowed) of any graph input has size `value`;
+// with `up_to`, it varies at run time from 0 to `value`: the inputs are
+// declared bounded along it (vkp_graph_set_input_bounded, docs/onnx.md
+// "Data-dependent output shapes"), so one loaded graph runs any batch up to
+// the bound (on the ops and targets that take a varying extent; the others
+// refuse naming the node).
 typedef struct vkp_dim_binding_t {
   const char *name;
   int64_t value;
+  bool up_to;
 } vkp_dim_binding_t;
 
 // Graph input `input` (borrowed) has shape `shape` (rank entries).

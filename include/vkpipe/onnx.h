@@ -17,6 +17,7 @@
 #ifndef VKPIPE_ONNX_H_
 #define VKPIPE_ONNX_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,33 @@ extern "C" {
 vkp_status_t vkp_onnx_load(const char *path, vkp_graph_t **out_graph)
     VKP_MUST_USE;
 
+// What an ONNX value is: a tensor, a sequence of tensors, or an optional
+// (holding a tensor or a sequence, or nothing).
+typedef enum vkp_onnx_kind_t {
+  VKP_ONNX_TENSOR,
+  VKP_ONNX_SEQUENCE,
+  VKP_ONNX_OPTIONAL,
+} vkp_onnx_kind_t;
+
+// A sequence or optional value, as ONNX backend test data stores one
+// (SequenceProto, OptionalProto): the tensors it holds.
+typedef struct vkp_onnx_list_t {
+  vkp_onnx_kind_t kind;   // VKP_ONNX_SEQUENCE or VKP_ONNX_OPTIONAL
+  bool present;           // an optional: it holds an element
+  bool of_sequence;       // an optional: its element is a sequence
+  int32_t n;              // tensors: a sequence's elements, an optional's
+                          // tensor (1) or its sequence's elements
+  vkp_tensor_t *tensors;  // owned (n entries)
+} vkp_onnx_list_t;
+
+// vkpipe graphs take and return tensors only: a sequence or optional graph
+// input given by the options (below) becomes one graph input per tensor it
+// holds, and a sequence or optional graph output one graph output per
+// tensor, each named "<name>[k]" (k = 0, 1, ...; an empty optional has
+// none). This is the name of tensor k of list value `name` (into buf).
+void vkp_onnx_list_element_name(const char *name, int32_t k, char *buf,
+                                size_t size);
+
 // Import options; zero-initialised means defaults.
 typedef struct vkp_onnx_options_t {
   // Graph inputs to freeze: input constant_names[i] becomes a constant with
@@ -48,6 +76,13 @@ typedef struct vkp_onnx_options_t {
   const vkp_tensor_t *constants;
   // Sizes for symbolic input dimensions (graph.h).
   vkp_graph_load_options_t bindings;
+  // Sequence and optional graph inputs: input list_names[i] has the
+  // length, presence and element dtypes and shapes of lists[i] (both
+  // borrowed, n_lists entries; the tensors' data is not read). Without an
+  // entry such an input is refused: vkpipe resolves sequences at import.
+  int32_t n_lists;
+  const char *const *list_names;
+  const vkp_onnx_list_t *lists;
 } vkp_onnx_options_t;
 
 // vkp_onnx_load with options (`options` may be NULL).
@@ -70,6 +105,14 @@ vkp_status_t vkp_onnx_load_buffer(const void *data, size_t size,
 vkp_status_t vkp_onnx_tensor_load(const char *path, vkp_tensor_t *out,
                                   char **out_name) VKP_MUST_USE;
 
+// Reads a serialized SequenceProto (`kind` VKP_ONNX_SEQUENCE) or
+// OptionalProto (VKP_ONNX_OPTIONAL) file into `out` (release with
+// vkp_onnx_list_deinit). Sequences of tensors only; UNSUPPORTED otherwise.
+vkp_status_t vkp_onnx_list_load(const char *path, vkp_onnx_kind_t kind,
+                                vkp_onnx_list_t *out) VKP_MUST_USE;
+// Frees what vkp_onnx_list_load filled in and zeroes `list`; NULL is fine.
+void vkp_onnx_list_deinit(vkp_onnx_list_t *list);
+
 // What a model uses, read without importing it.
 typedef struct vkp_onnx_info_t {
   int64_t opset;         // default-domain opset; 0 when none is declared
@@ -80,6 +123,10 @@ typedef struct vkp_onnx_info_t {
   char **inputs;         // graph inputs without an initializer, in order; owned
   vkp_dtype_t *input_dtypes;  // their dtypes (VKP_DTYPE_COUNT: not a tensor
                               // of a vkpipe dtype); owned
+  vkp_onnx_kind_t *input_kinds;  // tensor, sequence or optional; owned
+  int32_t n_outputs;
+  char **outputs;                // graph outputs, in order; owned
+  vkp_onnx_kind_t *output_kinds; // owned
 } vkp_onnx_info_t;
 
 // Fills `out` (caller-owned storage; release with vkp_onnx_info_deinit).

@@ -197,7 +197,8 @@ extern "C" {
   X(GATHER_ND, "gather_nd", 2, 2, 1, 1, gather_nd, gather_nd, gather_nd, INJECTIVE, ALL, 0, MOVE, 0) \
   X(SCATTER_ELEMENTS, "scatter_elements", 3, 3, 1, 1, scatter_elements, scatter_elements, scatter_elements, OPAQUE, ALL, 0, MOVE, 0) \
   X(SCATTER_ND, "scatter_nd", 3, 3, 1, 1, scatter_nd, scatter_nd, scatter_nd, OPAQUE, ALL, 0, MOVE, 0) \
-  X(ONE_HOT, "one_hot", 2, 2, 1, 1, one_hot, one_hot, one_hot, OPAQUE, NUMERIC, 0, MOVE, 0)
+  X(ONE_HOT, "one_hot", 2, 2, 1, 1, one_hot, one_hot, one_hot, OPAQUE, NUMERIC, 0, MOVE, 0) \
+  X(REVERSE_SEQUENCE, "reverse_sequence", 2, 2, 1, 1, reverse_sequence, reverse_sequence, reverse_sequence, OPAQUE, ALL, 0, MOVE, 0)
 // padding, resampling, block rearrangement, tiling, broadcasting, triangles:
 // graph/op_resample.c (the data movers share one index plan, graph/resample.h)
 #define VKP_OP_LIST_RESAMPLE(X) \

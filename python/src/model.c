@@ -208,6 +208,7 @@ static PyObject *vkpy__graph_run(PyObject *self, PyObject *args) {
     specs[i].dtype = v->dtype;
     specs[i].rank = v->rank;
     memcpy(specs[i].shape, v->shape, sizeof v->shape);
+    specs[i].bounded_axis = v->bounded ? v->bounded_axis : -1;
   }
   if (vkpy__convert_inputs(seq, g->n_inputs, specs, inputs) < 0) {
     Py_DECREF(reg);
@@ -254,7 +255,7 @@ PyTypeObject vkpy_graph_type = {
     .tp_methods = vkpy__graph_methods,
 };
 
-// load_graph(path, dims=[(name, size)], shapes=[(input, [dims])], no_fusion)
+// load_graph(path, dims=[(name, size[, up_to])], shapes=[(input, [dims])], no_fusion)
 PyObject *vkpy_load_graph(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"path", "dims", "shapes", "no_fusion", NULL};
   PyObject *path, *dims_obj = Py_None, *shapes_obj = Py_None;
@@ -278,10 +279,12 @@ PyObject *vkpy_load_graph(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     for (Py_ssize_t i = 0; i < n; ++i) {
       long long v;
-      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(dims_seq, i), "sL;dims entries are "
-                            "(name, size)", &dims[i].name, &v))
+      int up_to = 0;
+      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(dims_seq, i), "sL|p;dims entries are "
+                            "(name, size[, up_to])", &dims[i].name, &v, &up_to))
         goto done;
       dims[i].value = v;
+      dims[i].up_to = up_to != 0;
     }
     opt.n_dims = (int32_t)n;
   }
@@ -439,6 +442,7 @@ int vkpy_plan_input_specs(const vkp_plan_t *plan, vkpy_spec_t *out) {
     out[i].dtype = v->dtype;
     out[i].rank = v->rank;
     memcpy(out[i].shape, v->shape, sizeof v->shape);
+    out[i].bounded_axis = v->bounded ? v->bounded_axis : -1;
   }
   return 0;
 }

@@ -81,7 +81,9 @@ PyObject *vkpy_shape_tuple(int32_t rank, const int64_t *shape) {
 static bool vkpy__shape_equal(const vkp_tensor_t *t, const vkpy_spec_t *spec) {
   if (t->rank != spec->rank) return false;
   for (int32_t i = 0; i < t->rank; ++i)
-    if (t->shape[i] != spec->shape[i]) return false;
+    if (i == spec->bounded_axis ? t->shape[i] > spec->shape[i]
+                                : t->shape[i] != spec->shape[i])
+      return false;
   return true;
 }
 
@@ -102,8 +104,9 @@ static int vkpy__check_view(const vkp_tensor_t *view, const vkpy_spec_t *spec) {
     vkp_shape_format(view->rank, view->shape, got, sizeof got);
     vkp_shape_format(spec->rank, spec->shape, want, sizeof want);
     vkpy_raise_code(VKP_STATUS_INVALID_ARGUMENT,
-                    "input '%s': shape %s does not match the model's %s",
-                    spec->name, got, want);
+                    "input '%s': shape %s does not match the model's %s%s",
+                    spec->name, got, want,
+                    spec->bounded_axis >= 0 ? " (at most that along the varying axis)" : "");
     return -1;
   }
   return 0;

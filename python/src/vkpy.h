@@ -59,6 +59,7 @@ typedef struct vkpy_spec_t {
   vkp_dtype_t dtype;
   int32_t rank;
   int64_t shape[VKP_MAX_RANK];
+  int32_t bounded_axis;  // an axis taking any extent up to shape[axis], or -1
 } vkpy_spec_t;
 
 // One converted input: `view` borrows memory that `owner` (a NumPy array) or

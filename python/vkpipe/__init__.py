@@ -128,23 +128,30 @@ def calibrate(path: Optional[PathLike] = None, *, profile: Profile = None,
 
 
 def load(path: PathLike, *, dims: Optional[Mapping[str, int]] = None,
+         max_dims: Optional[Mapping[str, int]] = None,
          shapes: Optional[Mapping[str, Sequence[int]]] = None,
          no_fusion: bool = False) -> "Model":
     """Loads a model: a vkpipe JSON graph, an ONNX file or a built ``.vkp``
     artifact (already partitioned and compiled).
 
-    ``dims`` sizes symbolic dimensions by name (``{"batch": 8}``); ``shapes``
-    gives whole input shapes (``{"x": (8, 3, 224, 224)}``). ``no_fusion``
-    imports exporter-expanded subgraphs node by node (ONNX only)."""
+    ``dims`` sizes symbolic dimensions by name (``{"batch": 8}``);
+    ``max_dims`` lets one vary at run time up to a bound (``{"batch": 8}``:
+    inputs of any batch from 0 to 8; the model's inputs then show the bound,
+    and ops that cannot take a varying extent are refused naming the node);
+    ``shapes`` gives whole input shapes (``{"x": (8, 3, 224, 224)}``).
+    ``no_fusion`` imports exporter-expanded subgraphs node by node (ONNX
+    only)."""
     path = os.fspath(path)
     if _vkpipe.is_artifact(path):
-        if dims or shapes or no_fusion:
+        if dims or max_dims or shapes or no_fusion:
             raise InvalidArgumentError(
                 f"'{path}' is a built artifact: its shapes are fixed, so "
-                "dims, shapes and no_fusion do not apply")
+                "dims, max_dims, shapes and no_fusion do not apply")
         return Model(path, None, _vkpipe.load_artifact(path))
+    bindings = list(dims.items()) if dims else []
+    bindings += [(k, v, True) for k, v in max_dims.items()] if max_dims else []
     graph = _vkpipe.load_graph(
-        path, list(dims.items()) if dims else None,
+        path, bindings or None,
         [(k, list(v)) for k, v in shapes.items()] if shapes else None,
         no_fusion)
     return Model(path, graph, None)

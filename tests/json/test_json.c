@@ -653,7 +653,7 @@ Test(json, symbolic_dims_need_a_size, .timeout = 30) {
                 strstr(vkp_status_message(st), "--shape x=Nx4"),
             "%s", vkp_status_message(st));
   vkp_status_free(st);
-  vkp_dim_binding_t dims[] = {{"batch", 3}};
+  vkp_dim_binding_t dims[] = {{.name = "batch", .value = 3}};
   vkp_graph_load_options_t opt = {.n_dims = 1, .dims = dims};
   VKP_TEST_OK(vkp_graph_load_with_options(path, &opt, &g));
   const vkp_value_t *y = &g->values[vkp_graph_find_value(g, "y")];
@@ -670,7 +670,7 @@ Test(json, symbolic_dims_need_a_size, .timeout = 30) {
                                                  "the shape given for it says 5"),
             "%s", vkp_status_message(st));
   vkp_status_free(st);
-  vkp_dim_binding_t extra[] = {{"batch", 3}, {"seq", 7}};
+  vkp_dim_binding_t extra[] = {{.name = "batch", .value = 3}, {.name = "seq", .value = 7}};
   vkp_graph_load_options_t unused = {.n_dims = 2, .dims = extra};
   st = vkp_graph_load_with_options(path, &unused, &g);
   cr_assert(st && strstr(vkp_status_message(st), "dimension 'seq' was given a size, "

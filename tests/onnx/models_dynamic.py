@@ -300,6 +300,60 @@ def gen_roi_head(w):
             scattered.reshape(-1, 3, 2), fc])
 
 
+def gen_varying_batch(w):
+    """A transformer block exported with a symbolic batch, loaded with the
+    batch varying up to 3 (vkp_dim_binding_t.up_to) and run with 2: Q/K/V
+    projections, the head split through Reshape(x, Concat(Slice(Shape(x),
+    0, 2), [H, -1])) as torch's view does it, the fused attention (scale,
+    Softmax, MatMul), the merge through flatten(2)'s Concat(Slice(Shape),
+    [-1]), and LayerNormalization."""
+    n = helper.make_node
+    B, L, D, H = 2, 5, 8, 2
+    x = w.f32(B, L, D)
+    wq, wk, wv = w.f32(D, D), w.f32(D, D), w.f32(D, D)
+    gamma = w.f32(D)
+    nodes = [
+        n("MatMul", ["x", "wq"], ["q"]), n("MatMul", ["x", "wk"], ["k"]),
+        n("MatMul", ["x", "wv"], ["v"]),
+        n("Shape", ["x"], ["xs"]),
+        n("Slice", ["xs", "s0", "s2"], ["bl"]),                 # [batch, L]
+        n("Concat", ["bl", "hd"], ["split_shape"], axis=0),     # [batch, L, H, -1]
+        n("Reshape", ["q", "split_shape"], ["q4"]),
+        n("Reshape", ["k", "split_shape"], ["k4"]),
+        n("Reshape", ["v", "split_shape"], ["v4"]),
+        n("Transpose", ["q4"], ["qh"], perm=[0, 2, 1, 3]),
+        n("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1]),
+        n("Transpose", ["v4"], ["vh"], perm=[0, 2, 1, 3]),
+        n("MatMul", ["qh", "kt"], ["sc"]),
+        n("Div", ["sc", "sqrt_d"], ["scs"]),
+        n("Softmax", ["scs"], ["p"], axis=-1),
+        n("MatMul", ["p", "vh"], ["ctx"]),                      # [batch, H, L, D/H]
+        n("Transpose", ["ctx"], ["ctx_t"], perm=[0, 2, 1, 3]),
+        n("Shape", ["ctx_t"], ["cs"]),
+        n("Slice", ["cs", "s0", "s2"], ["cbl"]),
+        n("Concat", ["cbl", "m1"], ["merge_shape"], axis=0),    # [batch, L, -1]
+        n("Reshape", ["ctx_t", "merge_shape"], ["merged"]),
+        n("Add", ["merged", "x"], ["res"]),
+        n("LayerNormalization", ["res", "gamma"], ["y"], axis=-1),
+    ]
+    m = model(nodes, [vi("x", ["batch", L, D])], [vi("y", ["batch", L, D])],
+              [init("wq", wq), init("wk", wk), init("wv", wv), init("gamma", gamma),
+               init("s0", np.array([0], np.int64)), init("s2", np.array([2], np.int64)),
+               init("hd", np.array([H, -1], np.int64)), init("m1", np.array([-1], np.int64)),
+               init("sqrt_d", np.array(np.sqrt(D // H), np.float32))], opset=17)
+    def heads(t):
+        return t.reshape(B, L, H, D // H).transpose(0, 2, 1, 3)
+    q, k, v = heads(x @ wq), heads(x @ wk), heads(x @ wv)
+    sc = q @ k.transpose(0, 1, 3, 2) / np.sqrt(D // H)
+    e = np.exp(sc - sc.max(-1, keepdims=True))
+    ctx = (e / e.sum(-1, keepdims=True)) @ v
+    res = ctx.transpose(0, 2, 1, 3).reshape(B, L, D) + x
+    mu = res.mean(-1, keepdims=True)
+    var = ((res - mu) ** 2).mean(-1, keepdims=True)
+    y = (res - mu) / np.sqrt(var + 1e-5) * gamma
+    w.save("dynamic_varying_batch", m, [x], [y.astype(np.float32)])
+
+
 def generate(w):
     gen_non_zero(w)
     gen_compress(w)
@@ -307,4 +361,5 @@ def generate(w):
     gen_top_k_runtime_k(w)
     gen_chain(w)
     gen_roi_head(w)
+    gen_varying_batch(w)
     gen_refused(w)

@@ -84,3 +84,42 @@ void onnx_run_and_compare_on(const vkp_graph_t *g, const char *name,
   }
   vkp_registry_destroy(reg);
 }
+
+void onnx_expect_refused(const char *file, vkp_status_code_t code, const char *what,
+                         const char *also) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, file);
+  vkp_graph_t *g = NULL;
+  vkp_status_t st = vkp_graph_load(path, &g);
+  cr_assert_null(g, "%s imported", file);
+  cr_assert_not_null(st, "%s imported", file);
+  const char *msg = vkp_status_message(st);
+  if (code != VKP_STATUS_OK) cr_assert(vkp_status_is(st, code), "%s: %s", file, msg);
+  cr_assert(strstr(msg, what), "%s: %s", file, msg);
+  if (also) cr_assert(strstr(msg, also), "%s: %s", file, msg);
+  vkp_status_free(st);
+}
+
+void onnx_walk_import_allocations(const char *file) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, file);
+  for (int64_t fail_at = 1;; ++fail_at) {
+    vkp_test_counting_alloc_t state;
+    vkp_test_counting_alloc_install(&state, fail_at);
+    vkp_graph_t *g = NULL;
+    vkp_status_t st = vkp_onnx_load(path, &g);
+    bool failed = state.failed;
+    vkp_status_free(st);
+    vkp_graph_destroy(g);
+    int64_t live = state.live;
+    vkp_test_counting_alloc_uninstall();
+    cr_assert_eq(live, 0, "%s: allocation %lld failed: %lld blocks leaked", file,
+                 (long long)fail_at, (long long)live);
+    if (!failed) {
+      cr_assert_null(st);
+      break;
+    }
+    cr_assert_not_null(st, "%s: allocation %lld failed silently", file, (long long)fail_at);
+    cr_assert_lt(fail_at, 100000);
+  }
+}

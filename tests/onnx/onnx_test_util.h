@@ -18,6 +18,13 @@ const char *onnx_seed_note(void);
 // Loads models/<file> with vkp_graph_load (format by content); fails the test
 // on error. Destroy with vkp_graph_destroy.
 vkp_graph_t *onnx_load_model(const char *file);
+// Loads models/<file> expecting a refusal: no graph, an error of `code`
+// (VKP_STATUS_OK: any) whose message holds `what` and, unless NULL, `also`.
+void onnx_expect_refused(const char *file, vkp_status_code_t code, const char *what,
+                         const char *also);
+// Fails every allocation of importing models/<file> in turn: each failure
+// must be reported as an error, and nothing may leak.
+void onnx_walk_import_allocations(const char *file);
 // Number of nodes with op `op`.
 int onnx_count_op(const vkp_graph_t *graph, vkp_op_t op);
 // Runs `graph` on "ref" with models/NAME.input_<k>.pb and compares with

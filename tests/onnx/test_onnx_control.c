@@ -6,8 +6,11 @@
 // branch's nodes), torchvision's
 // batched_nms guard on data that keeps boxes and data that keeps none, the
 // refusals, and the targets that refuse branch_select and
-// non_max_suppression (cpu, vulkan) with their reasons.
+// non_max_suppression (cpu, vulkan) with their reasons. Loop and Scan
+// unrolled at import (models_loop.py) against PyTorch and NumPy on ref and
+// cpu, and their refusals.
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "onnx/onnx_test_util.h"
@@ -219,4 +222,81 @@ Test(onnx_control, allocation_failures_are_reported, .timeout = 120) {
   walk_allocations("if_const.onnx", false);
   walk_allocations("if_runtime_11.onnx", false);
   walk_allocations("if_guard_some.onnx", true);
+  walk_allocations("loop_while.onnx", false);
+  walk_allocations("scan_reverse.onnx", false);
+}
+
+// ---------------------------------------------------------------------------
+// Loop and Scan, unrolled at import (models_loop.py)
+
+static bool model_exists(const char *file) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, file);
+  FILE *f = fopen(path, "rb");
+  if (f) fclose(f);
+  return f != NULL;
+}
+
+// torch.jit.script's `for i in range(x.size(0))` with the time dim left
+// symbolic: binding T folds the trip count, and the loop becomes three
+// matmul/tanh steps, matching PyTorch on ref and cpu.
+Test(onnx_control, torch_scripted_loop_unrolls_after_dim_binding, .timeout = 120) {
+  if (!model_exists("loop_torch.onnx")) cr_skip_test("PyTorch not installed");
+  char path[1024];
+  onnx_model_path(path, sizeof path, "loop_torch.onnx");
+  vkp_dim_binding_t t = {.name = "T", .value = 3};
+  vkp_graph_load_options_t o = {.n_dims = 1, .dims = &t};
+  vkp_graph_t *g = NULL;
+  VKP_TEST_OK(vkp_graph_load_with_options(path, &o, &g));
+  cr_assert_eq(onnx_count_op(g, VKP_OP_MATMUL), 3);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_TANH), 3);
+  onnx_run_and_compare(g, "loop_torch", 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "loop_torch", "cpu", 1, 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+// M = 2^63 - 1 and a condition that folds per iteration (i + 1 < 4): four
+// iterations, the body reading the graph input x; the scan output stacks
+// every iteration's value along a new axis 0.
+Test(onnx_control, while_loop_with_scan_output, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("loop_while.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_GATHER), 4);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_LESS), 0);  // folded
+  onnx_run_and_compare(g, "loop_while", 1e-6, 1e-6);
+  onnx_run_and_compare_on(g, "loop_while", "cpu", 1, 1e-6, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+// A Loop in a Loop's body: the inner body reads the outer iteration number
+// and the graph input; scopes nest (<outer>/iter<i>/<inner>/iter<j>/...), and
+// both scan outputs stack.
+Test(onnx_control, nested_loops, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("loop_nested.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_GATHER), 6);
+  int32_t k = find_op(g, VKP_OP_GATHER);
+  cr_assert_str_eq(g->nodes[k].name, "Loop_0/iter0/Loop_0/iter0/Gather_0");
+  onnx_run_and_compare(g, "loop_nested", 1e-6, 1e-6);
+  onnx_run_and_compare_on(g, "loop_nested", "cpu", 1, 1e-6, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+// Scan over axis 1, last step first, one output stacked forward on axis 0
+// and one reversed on the last axis.
+Test(onnx_control, scan_axes_and_directions, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("scan_reverse.onnx");
+  onnx_run_and_compare(g, "scan_reverse", 1e-6, 1e-6);
+  onnx_run_and_compare_on(g, "scan_reverse", "cpu", 1, 1e-6, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+
+// What is only known at run time, and a loop past the unrolling limit
+// (refused before anything is imported), are refused naming the node.
+Test(onnx_control, loops_that_cannot_unroll_are_refused, .timeout = 60) {
+  onnx_expect_refused("loop_runtime_trip.onnx", VKP_STATUS_UNSUPPORTED, "runtime_trip",
+                      "trip count M ('m') is computed at run time");
+  onnx_expect_refused("loop_runtime_cond.onnx", VKP_STATUS_UNSUPPORTED, "runtime_cond",
+                      "condition output ('c_out') depends on run-time data at iteration 0");
+  onnx_expect_refused("loop_too_long.onnx", VKP_STATUS_UNSUPPORTED, "too_long",
+                      "100000 iterations of a 2-node body exceed");
 }

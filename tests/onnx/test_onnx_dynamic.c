@@ -86,6 +86,22 @@ Test(onnx_dynamic, roi_head_shapes_with_a_run_time_entry, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
+// A transformer block with a symbolic batch, loaded with the batch varying
+// up to 3 and run with 2 (ref): the head split and merge reshapes built
+// from Shape, the fused attention and LayerNormalization along the batch.
+Test(onnx_dynamic, varying_batch_transformer_block, .timeout = 60) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, "dynamic_varying_batch.onnx");
+  vkp_dim_binding_t dims[] = {{.name = "batch", .value = 3, .up_to = true}};
+  vkp_graph_load_options_t opt = {.n_dims = 1, .dims = dims};
+  vkp_graph_t *g = NULL;
+  VKP_TEST_OK(vkp_graph_load_with_options(path, &opt, &g));
+  cr_assert_eq(onnx_count_op(g, VKP_OP_ATTENTION), 1);
+  cr_assert(g->values[g->outputs[0]].bounded);
+  onnx_run_and_compare(g, "dynamic_varying_batch", 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
 // Softmax does not take a bounded input along its own axis: the import
 // fails naming the node, the value and its bound.
 Test(onnx_dynamic, refused_consumer_names_node_and_value, .timeout = 60) {
@@ -374,6 +390,84 @@ Test(onnx_dynamic, chain_pipeline_across_bounded_values, .timeout = 240) {
   }
   for (int i = 0; i < 2; ++i) vkp_tensor_deinit(&numpy_in[i]);
   for (int i = 0; i < 4; ++i) vkp_tensor_deinit(&numpy_out[i]);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+// The varying-batch transformer block as a two-stage ref | ref pipeline:
+// the global input takes each frame's own batch (2 from NumPy, then 3, 1
+// and 3 again, random), the extent travelling in the ring slots; every
+// result equals the whole graph run on ref with that batch.
+Test(onnx_dynamic, varying_batch_pipeline, .timeout = 120) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, "dynamic_varying_batch.onnx");
+  vkp_dim_binding_t dims[] = {{.name = "batch", .value = 3, .up_to = true}};
+  vkp_graph_load_options_t opt = {.n_dims = 1, .dims = dims};
+  vkp_graph_t *g = NULL;
+  VKP_TEST_OK(vkp_graph_load_with_options(path, &opt, &g));
+  int32_t s0[64], s1[64], n0 = 0, n1 = 0;
+  cr_assert_lt(g->n_nodes, 64);
+  for (int32_t k = 0; k < g->n_nodes; ++k) {
+    if (k < g->n_nodes / 2) s0[n0++] = k;
+    else s1[n1++] = k;
+  }
+  s0[n0] = -1;
+  s1[n1] = -1;
+  const int32_t *groups[] = {s0, s1};
+  static const char *const targets[] = {"ref", "ref"};
+  vkp_registry_t *reg;
+  const char *names[] = {"ref"};
+  VKP_TEST_OK(vkp_registry_create_builtin(names, 1, &reg));
+  const vkp_target_t *ref = vkp_registry_find(reg, "ref");
+  vkp_plan_t *plan = NULL;
+  VKP_TEST_OK(plan_from_groups(g, 2, groups, targets, &plan));
+  vkp_pipeline_t *pipe = NULL;
+  VKP_TEST_OK(vkp_pipeline_create(plan, reg, NULL, &pipe));
+  vkp_tensor_t numpy_in;
+  onnx_model_path(path, sizeof path, "dynamic_varying_batch.input_0.pb");
+  VKP_TEST_OK(vkp_onnx_tensor_load(path, &numpy_in, NULL));
+  vkp_test_rng_t rng;
+  uint64_t seed = vkp_test_rng_init(&rng);
+  enum { FRAMES = 4 };
+  static const int64_t batch[FRAMES] = {2, 3, 1, 3};
+  float xs[FRAMES][3 * 5 * 8];
+  for (int f = 0; f < FRAMES; ++f) {
+    int64_t shape[] = {batch[f], 5, 8};
+    if (f == 0) memcpy(xs[0], numpy_in.data, vkp_tensor_nbytes(&numpy_in));
+    else
+      for (int i = 0; i < batch[f] * 40; ++i) xs[f][i] = vkp_test_rng_uniform(&rng, -1.0f, 1.0f);
+    vkp_tensor_t x;
+    VKP_TEST_OK(vkp_tensor_init_view(&x, VKP_DTYPE_FLOAT32, 3, shape, xs[f]));
+    VKP_TEST_OK(vkp_pipeline_set_input(pipe, "x", &x));
+    VKP_TEST_OK(vkp_pipeline_run(pipe, NULL));
+  }
+  for (int f = 0; f < FRAMES; ++f) {
+    vkp_pipeline_result_t res;
+    VKP_TEST_OK(vkp_pipeline_get_output(pipe, UINT64_MAX, &res));
+    cr_assert_null(res.status, "frame %d: %s", f, vkp_status_message(res.status));
+    cr_assert_eq(res.outputs[0].shape[0], batch[f], "frame %d", f);
+    int64_t shape[] = {batch[f], 5, 8};
+    vkp_tensor_t x, want;
+    VKP_TEST_OK(vkp_tensor_init_view(&x, VKP_DTYPE_FLOAT32, 3, shape, xs[f]));
+    VKP_TEST_OK(vkp_target_run_graph(ref, g, NULL, &x, &want));
+    char msg[512];
+    cr_assert(vkp_test_allclose(&res.outputs[0], &want, 1e-6, 1e-7, msg, sizeof msg),
+              "frame %d: %s (seed %llu)", f, msg, (unsigned long long)seed);
+    vkp_tensor_deinit(&want);
+    vkp_pipeline_result_deinit(&res);
+  }
+  // A batch past the bound is refused naming the input.
+  int64_t big[] = {4, 5, 8};
+  float data[4 * 40] = {0};
+  vkp_tensor_t x;
+  VKP_TEST_OK(vkp_tensor_init_view(&x, VKP_DTYPE_FLOAT32, 3, big, data));
+  vkp_status_t st = vkp_pipeline_set_input(pipe, "x", &x);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT), "%s", vkp_status_message(st));
+  cr_assert(strstr(vkp_status_message(st), "'x'"), "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  vkp_tensor_deinit(&numpy_in);
+  vkp_pipeline_destroy(pipe);
+  vkp_plan_destroy(plan);
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }

@@ -48,6 +48,17 @@ class LoadTest(TempDirTest):
         with self.assertRaises(vkpipe.Error) as cm:
             vkpipe.load(path)  # the batch size is missing
         self.assertIn("batch", str(cm.exception))
+        # The batch varying at run time up to 4: one model, batches 1 and 4.
+        varying = vkpipe.load(path, max_dims={"batch": 4})
+        self.assertEqual(varying.inputs, [vkpipe.TensorSpec("x", "float32", (4, 6))])
+        for n in (1, 4):
+            x = r.standard_normal((n, 6)).astype(np.float32)
+            y = varying.run(x=x)["y"]
+            self.assertEqual(y.shape, (n, 4))
+            np.testing.assert_allclose(y, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-5)
+        with self.assertRaises(vkpipe.InvalidArgumentError) as cm:
+            varying.run(x=np.zeros((5, 6), np.float32))  # past the bound
+        self.assertIn("'x'", str(cm.exception))
 
     def test_shape_bindings(self):
         path = write_graph(self.dir, "sym", [("x", "float32", ("batch", 4))], [],

@@ -3,7 +3,8 @@
 tables, position ids, any axis, negative and scalar indices),
 gather_elements, gather_nd (batch_dims), scatter_elements and scatter_nd
 with every reduction, one_hot (indices of every numeric dtype, some out of
-range). Data of every dtype; indices int32 and int64, fresh each run.
+range), reverse_sequence (both axis orders, lengths 0 to the full time
+axis). Data of every dtype; indices int32 and int64, fresh each run.
 Written from the ONNX operator spec, element by element where NumPy has no
 one-call equivalent."""
 import itertools
@@ -185,9 +186,37 @@ def gen_one_hot(g):
               "int64", attrs=[I("depth", 4)], tag="int_values")
 
 
+def reverse_sequence(x, lens, batch_axis, time_axis):
+    """ONNX ReverseSequence, entry by entry."""
+    y = x.copy()
+    for b, n in enumerate(lens):
+        for t in range(int(n)):
+            src = [slice(None)] * x.ndim
+            dst = [slice(None)] * x.ndim
+            src[batch_axis] = dst[batch_axis] = b
+            src[time_axis], dst[time_axis] = int(n) - 1 - t, t
+            y[tuple(dst)] = x[tuple(src)]
+    return y
+
+
+def gen_reverse_sequence(g):
+    d = g.dim
+    for dt in ALL:
+        batch_axis = int(g.rng.integers(0, 2))
+        time_axis = 1 - batch_axis
+        shape = [0, 0] + [d([1, 3])] * int(g.rng.integers(0, 2))
+        shape[batch_axis], shape[time_axis] = d([2, 3, 4]), d([3, 5])
+        x = typed(g, tuple(shape), dt, -100, 100)
+        lens = g.rng.integers(0, shape[time_axis] + 1, size=shape[batch_axis]).astype(np.int64)
+        add_typed(g, "reverse_sequence", [x, lens],
+                  reverse_sequence(x, lens, batch_axis, time_axis), dt,
+                  attrs=[I("batch_axis", batch_axis), I("time_axis", time_axis)])
+
+
 def generate(g):
     gen_gather(g)
     gen_gather_elements(g)
     gen_gather_nd(g)
     gen_scatter(g)
     gen_one_hot(g)
+    gen_reverse_sequence(g)

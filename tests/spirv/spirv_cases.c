@@ -1050,6 +1050,18 @@ const char *onoff = CST(b, 1, S(2));
 const char *h = NODE(b, VKP_OP_ONE_HOT, 2, L(k, onoff), 2, A(AI("depth", 6), AI("axis", 1)));
 END(y, h)
 
+// reverse_sequence both ways round: [time, batch, 3] with lengths 0..4
+// reversed per batch entry, then [batch, time] of the result.
+BEGIN(reverse_sequence_both_layouts)
+const char *x = IN(b, 3, S(4, 5, 3));
+const char *lens = CST_INT(b, VKP_DTYPE_INT64, 1, S(5), 0, 4);
+const char *y = NODE(b, VKP_OP_REVERSE_SEQUENCE, 2, L(x, lens), 2,
+                     A(AI("batch_axis", 1), AI("time_axis", 0)));
+const char *lens2 = CST_INT(b, VKP_DTYPE_INT64, 1, S(4), 0, 5);
+const char *z = NODE(b, VKP_OP_REVERSE_SEQUENCE, 2, L(y, lens2), 2,
+                     A(AI("batch_axis", 0), AI("time_axis", 1)));
+END(z)
+
 BEGIN(quantize_axis_dequantize_block)
 const char *x = IN(b, 3, S(2, 3, 4));
 const char *sc = CST_RANGE(b, 1, S(3), 0.01f, 0.05f);
@@ -1375,6 +1387,7 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(gru_reverse_batch_first_rnn_clip, -1.0f, 1.0f, 4),
     CASE(scatter_elements_add_max, -1.0f, 1.0f, 2),
     CASE(scatter_nd_mul_one_hot, -1.0f, 1.0f, 2),
+    CASE(reverse_sequence_both_layouts, -1.0f, 1.0f, 2),
     CASE(quantize_axis_dequantize_block, -3.0f, 3.0f, 2),
     CASE(float16_movement_max, -4.0f, 4.0f, 3),
     CASE(bfloat16_square_transpose, -4.0f, 4.0f, 2),

@@ -215,33 +215,68 @@ static char *vkp_ct_compare(const char *name, const vkp_tensor_t *got,
   return strdup(buf);
 }
 
-// One data set: the model's inputs (in ONNX order) and expected outputs.
+// One data set: the model's inputs (in ONNX order; a sequence or optional
+// input in `lists`, its `in` entry unused) and expected outputs, flattened:
+// a sequence or optional output contributes one tensor per element, named
+// as the importer names the graph outputs it becomes
+// (vkp_onnx_list_element_name).
 typedef struct vkp_ct_data_t {
   int32_t n_in, n_out;
   vkp_tensor_t *in, *out;
+  vkp_onnx_list_t *lists;
+  char **out_names;
+  bool has_lists;
 } vkp_ct_data_t;
 
 static void vkp_ct_data_deinit(vkp_ct_data_t *d) {
   for (int32_t i = 0; d->in && i < d->n_in; ++i) vkp_tensor_deinit(&d->in[i]);
-  for (int32_t i = 0; d->out && i < d->n_out; ++i) vkp_tensor_deinit(&d->out[i]);
+  for (int32_t i = 0; d->lists && i < d->n_in; ++i) vkp_onnx_list_deinit(&d->lists[i]);
+  for (int32_t i = 0; d->out && i < d->n_out; ++i) {
+    vkp_tensor_deinit(&d->out[i]);
+    free(d->out_names[i]);
+  }
   free(d->in);
+  free(d->lists);
   free(d->out);
+  free(d->out_names);
   memset(d, 0, sizeof *d);
 }
 
-// Reads input_<k>.pb for k < n_in and every output_<k>.pb there is.
-static vkp_status_t vkp_ct_data_load(const char *dir, int32_t n_in,
+#define VKP_CT_MAX_OUT 256
+
+// Appends expected output `t` (moved) under `name`.
+static vkp_status_t vkp_ct_add_out(vkp_ct_data_t *d, const char *name, vkp_tensor_t *t) {
+  if (d->n_out >= VKP_CT_MAX_OUT) {
+    vkp_tensor_deinit(t);
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED, "more than %d output tensors",
+                           VKP_CT_MAX_OUT);
+  }
+  d->out_names[d->n_out] = strdup(name);
+  d->out[d->n_out++] = *t;
+  memset(t, 0, sizeof *t);
+  return d->out_names[d->n_out - 1] ? NULL
+                                    : vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "name");
+}
+
+// Reads input_<k>.pb for the model's inputs and output_<k>.pb for its
+// outputs, each as the model declares it (TensorProto, SequenceProto or
+// OptionalProto).
+static vkp_status_t vkp_ct_data_load(const char *dir, const vkp_onnx_info_t *info,
                                      vkp_ct_data_t *d) {
   memset(d, 0, sizeof *d);
+  int32_t n_in = info->n_inputs;
   d->in = calloc((size_t)n_in + 1, sizeof *d->in);
-  d->out = calloc(65, sizeof *d->out);
-  if (!d->in || !d->out)
+  d->lists = calloc((size_t)n_in + 1, sizeof *d->lists);
+  d->out = calloc(VKP_CT_MAX_OUT, sizeof *d->out);
+  d->out_names = calloc(VKP_CT_MAX_OUT, sizeof *d->out_names);
+  if (!d->in || !d->lists || !d->out || !d->out_names)
     return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "data set");
-  for (int32_t k = 0; k < n_in + 64; ++k) {
+  for (int32_t k = 0; k < n_in + info->n_outputs; ++k) {
     bool is_in = k < n_in;
+    int32_t j = is_in ? k : k - n_in;
+    vkp_onnx_kind_t kind = is_in ? info->input_kinds[j] : info->output_kinds[j];
     char file[64];
-    snprintf(file, sizeof file, "%s_%d.pb", is_in ? "input" : "output",
-             (int)(is_in ? k : k - n_in));
+    snprintf(file, sizeof file, "%s_%d.pb", is_in ? "input" : "output", (int)j);
     char *path = vkp_ct_join(dir, file);
     if (!path) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "path");
     if (!vkp_ct_is_file(path)) {
@@ -251,12 +286,30 @@ static vkp_status_t vkp_ct_data_load(const char *dir, int32_t n_in,
                                file);
       break;
     }
-    vkp_status_t st =
-        vkp_onnx_tensor_load(path, is_in ? &d->in[k] : &d->out[k - n_in], NULL);
+    vkp_status_t st = NULL;
+    if (is_in) d->n_in++;
+    if (kind == VKP_ONNX_TENSOR && is_in) {
+      st = vkp_onnx_tensor_load(path, &d->in[j], NULL);
+    } else if (kind == VKP_ONNX_TENSOR) {
+      vkp_tensor_t t;
+      st = vkp_onnx_tensor_load(path, &t, NULL);
+      if (!st) st = vkp_ct_add_out(d, info->outputs[j], &t);
+    } else {
+      vkp_onnx_list_t l;
+      st = vkp_onnx_list_load(path, kind, &l);
+      if (!st && is_in) {
+        d->lists[j] = l;
+        d->has_lists = true;
+      }
+      for (int32_t e = 0; !st && !is_in && e < l.n; ++e) {
+        char name[512];
+        vkp_onnx_list_element_name(info->outputs[j], e, name, sizeof name);
+        st = vkp_ct_add_out(d, name, &l.tensors[e]);
+      }
+      if (!is_in) vkp_onnx_list_deinit(&l);
+    }
     free(path);
     if (st) return st;
-    if (is_in) d->n_in++;
-    else d->n_out++;
   }
   return NULL;
 }
@@ -288,7 +341,7 @@ static vkp_ct_result_t vkp_ct_run_set(const vkp_target_t *target,
   *reason = NULL;
   if (d->n_out != g->n_outputs) {
     char msg[160];
-    snprintf(msg, sizeof msg, "the data set has %d outputs, the graph %d",
+    snprintf(msg, sizeof msg, "the data set has %d output tensors, the graph %d",
              (int)d->n_out, (int)g->n_outputs);
     *reason = strdup(msg);
     return VKP_CT_FAILED;
@@ -304,15 +357,27 @@ static vkp_ct_result_t vkp_ct_run_set(const vkp_target_t *target,
   for (int32_t i = 0; i < g->n_inputs; ++i) {
     const char *name = g->values[g->inputs[i]].name;
     int32_t k = 0;
-    while (k < info->n_inputs && strcmp(info->inputs[k], name) != 0) ++k;
-    if (k >= d->n_in) {
+    const vkp_tensor_t *src = NULL;
+    for (; k < info->n_inputs && k < d->n_in && !src; ++k) {
+      if (info->input_kinds[k] == VKP_ONNX_TENSOR) {
+        if (strcmp(info->inputs[k], name) == 0) src = &d->in[k];
+        continue;
+      }
+      // A tensor of a sequence or optional input: "<input>[e]".
+      for (int32_t e = 0; e < d->lists[k].n && !src; ++e) {
+        char element[512];
+        vkp_onnx_list_element_name(info->inputs[k], e, element, sizeof element);
+        if (strcmp(element, name) == 0) src = &d->lists[k].tensors[e];
+      }
+    }
+    if (!src) {
       char msg[256];
       snprintf(msg, sizeof msg, "no data for graph input '%s'", name);
       *reason = strdup(msg);
       result = VKP_CT_FAILED;
       goto done;
     }
-    in[i] = d->in[k];  // shallow: borrowed for the run
+    in[i] = *src;  // shallow: borrowed for the run
     in[i].owns_data = false;
     const vkp_value_t *want = &g->values[g->inputs[i]];
     vkp_ct_bfloat16_quirk(&in[i], want->dtype);
@@ -338,9 +403,18 @@ static vkp_ct_result_t vkp_ct_run_set(const vkp_target_t *target,
     goto done;
   }
   for (int32_t i = 0; i < g->n_outputs && !*reason; ++i) {
-    vkp_ct_bfloat16_quirk(&d->out[i], got[i].dtype);
-    *reason = vkp_ct_compare(g->values[g->outputs[i]].name, &got[i], &d->out[i],
-                             opt->rtol, opt->atol);
+    // Matched by name: a sequence output is several graph outputs.
+    const char *name = g->values[g->outputs[i]].name;
+    int32_t k = 0;
+    while (k < d->n_out && strcmp(d->out_names[k], name) != 0) ++k;
+    if (k == d->n_out) {
+      char msg[256];
+      snprintf(msg, sizeof msg, "the data set has no output '%s'", name);
+      *reason = strdup(msg);
+      break;
+    }
+    vkp_ct_bfloat16_quirk(&d->out[k], got[i].dtype);
+    *reason = vkp_ct_compare(name, &got[i], &d->out[k], opt->rtol, opt->atol);
   }
   if (*reason) result = VKP_CT_FAILED;
   for (int32_t i = 0; i < g->n_outputs; ++i) vkp_tensor_deinit(&got[i]);
@@ -360,6 +434,7 @@ static int32_t vkp_ct_freeze_list(const vkp_onnx_info_t *info,
                                   const char **names, vkp_tensor_t *values) {
   int32_t n = 0;
   for (int32_t k = 0; k < d->n_in && k < info->n_inputs && n < 64; ++k) {
+    if (info->input_kinds[k] != VKP_ONNX_TENSOR) continue;
     const vkp_tensor_t *t = &d->in[k];
     if (all || t->dtype == VKP_DTYPE_INT64 || t->dtype == VKP_DTYPE_INT32 ||
         t->rank == 0 || (k > 0 && t->rank == 1 && vkp_dtype_is_float(t->dtype))) {
@@ -449,29 +524,76 @@ static bool vkp_ct_run_test(const vkp_target_t *target, const char *dir,
     for (size_t i = 0; i < n_sets; ++i) {
       char *set_dir = vkp_ct_join(dir, sets[i]);
       vkp_ct_data_t d = {0};
-      vkp_status_t dst = set_dir ? vkp_ct_data_load(set_dir, info.n_inputs, &d)
+      vkp_status_t dst = set_dir ? vkp_ct_data_load(set_dir, &info, &d)
                                  : vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "path");
       free(set_dir);
       char *why = NULL;
       vkp_ct_result_t r = VKP_CT_PASSED;
-      if (dst && freeze) {
+      if (dst && freeze && reason) {
         vkp_status_free(dst);  // the model's own refusal stands
         r = result;
         why = reason ? strdup(reason) : NULL;
       } else if (dst) {
         r = vkp_ct_from_status(dst, &why);
+      } else if (d.has_lists && opt->fold_all) {
+        r = VKP_CT_UNSUPPORTED;
+        why = strdup("sequence and optional inputs are not frozen: their tensors "
+                     "stay graph inputs");
       } else if (freeze) {
-        const char *names[64];
+        const char *names[64], *list_names[64];
         vkp_tensor_t values[64];
+        vkp_onnx_list_t lists[64];
         vkp_onnx_options_t o = {0};
-        o.n_constants = vkp_ct_freeze_list(&info, &d, opt->fold_all, names, values);
-        o.constant_names = names;
-        o.constants = values;
+        // Sequence and optional inputs: their lengths and element shapes
+        // from the data set (the importer resolves them; their tensors
+        // stay graph inputs).
+        for (int32_t k = 0; k < d.n_in && k < info.n_inputs && o.n_lists < 64; ++k) {
+          if (info.input_kinds[k] == VKP_ONNX_TENSOR) continue;
+          list_names[o.n_lists] = info.inputs[k];
+          lists[o.n_lists++] = d.lists[k];
+        }
+        o.list_names = list_names;
+        o.lists = lists;
         vkp_graph_t *fg = NULL;
-        if (o.n_constants == 0) {
-          r = result;  // nothing to freeze: the first refusal stands
-          why = reason ? strdup(reason) : NULL;
+        vkp_status_t lst = NULL;
+        if (d.has_lists) {
+          // First with run-time tensors as they are, their shapes (symbolic
+          // dims, as a sequence's elements have) from the data set.
+          vkp_shape_binding_t shapes[64];
+          for (int32_t k = 0; k < d.n_in && k < info.n_inputs &&
+                              o.bindings.n_shapes < 64; ++k) {
+            if (info.input_kinds[k] != VKP_ONNX_TENSOR) continue;
+            vkp_shape_binding_t *b = &shapes[o.bindings.n_shapes++];
+            b->input = info.inputs[k];
+            b->rank = d.in[k].rank;
+            memcpy(b->shape, d.in[k].shape, sizeof b->shape);
+          }
+          o.bindings.shapes = shapes;
+          lst = vkp_onnx_load_with_options(model, &o, &fg);
+          o.bindings.n_shapes = 0;
+          o.bindings.shapes = NULL;
+          if (lst && !vkp_status_is(lst, VKP_STATUS_UNSUPPORTED)) {
+            r = vkp_ct_from_status(lst, &why);
+            lst = NULL;
+          }
+        }
+        if (fg || why) {
+          if (fg) {
+            vkp_status_t fst = vkp_target_check_graph(target, fg);
+            r = fst ? vkp_ct_from_status(fst, &why)
+                    : vkp_ct_run_set(target, fg, &info, &d, opt, &why);
+          }
+        } else if ((o.n_constants = vkp_ct_freeze_list(&info, &d, opt->fold_all, names,
+                                                       values)) == 0) {
+          // Nothing to freeze: the first refusal stands.
+          r = lst ? vkp_ct_from_status(lst, &why) : result;
+          if (!lst) why = reason ? strdup(reason) : NULL;
+          lst = NULL;
         } else {
+          vkp_status_free(lst);
+          lst = NULL;
+          o.constant_names = names;
+          o.constants = values;
           vkp_status_t fst = vkp_onnx_load_with_options(model, &o, &fg);
           if (!fst) fst = vkp_target_check_graph(target, fg);
           if (!fst && opt->fold_all) fst = vkp_ct_check_folded(fg);
