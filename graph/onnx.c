@@ -446,6 +446,10 @@ static bool vkp__is_default_domain(const char *domain) {
   return !domain || !domain[0] || strcmp(domain, "ai.onnx") == 0;
 }
 
+static bool vkp__is_ms_domain(const char *domain) {
+  return domain && strcmp(domain, "com.microsoft") == 0;
+}
+
 void vkp_onnx_list_element_name(const char *name, int32_t k, char *buf,
                                 size_t size) {
   snprintf(buf, size, "%s[%d]", name, (int)k);
@@ -883,7 +887,9 @@ vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node
       !vkp__is_default_domain(node->domain) || !op
           ? vkp__onnx_function_find(ctx, node->domain, op_type)
           : NULL;
-  bool known = fn || (vkp__is_default_domain(node->domain) && op);
+  const vkp__onnx_op_t *ms =
+      !fn && vkp__is_ms_domain(node->domain) ? vkp__onnx_ms_op_find(op_type) : NULL;
+  bool known = fn || ms || (vkp__is_default_domain(node->domain) && op);
   for (size_t i = 0; known && i < node->n_input && !nst; ++i) {
     const char *in = node->input[i];
     if (!in || !in[0]) continue;
@@ -895,7 +901,7 @@ vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node
                               in);
     else if (s->poisoned)
       poisoned = true;
-    else if (!fn && s->kind != VKP__SYM_TENSOR && !vkp__onnx_op_takes_lists(op))
+    else if (!fn && s->kind != VKP__SYM_TENSOR && (ms || !vkp__onnx_op_takes_lists(op)))
       nst = VKP__ONNX_UNSUPPORTED("input '%s' is %s; %s takes tensors", in,
                                   vkp__onnx_sym_kind_name(s->kind), op_type);
   }
@@ -905,6 +911,12 @@ vkp_status_t vkp__import_proto(vkp__onnx_ctx_t *ctx, const Onnx__NodeProto *node
     // Only structural problems of the call come back: the body's nodes
     // record their own and poison their outputs.
     if (!poisoned) nst = vkp__onnx_inline_function(ctx, fn);
+  } else if (ms) {
+    // ONNX Runtime's contrib ops (onnx_contrib.c).
+    nst = vkp__check_attrs(ctx, ms);
+    if (!nst && !poisoned) nst = ms->map(ctx);
+  } else if (vkp__is_ms_domain(node->domain)) {
+    nst = VKP__ONNX_UNSUPPORTED("com.microsoft::%s is not supported", op_type);
   } else if (!vkp__is_default_domain(node->domain)) {
     nst = VKP__ONNX_UNSUPPORTED("domain '%s' is not supported (and the model "
                                 "has no local function of that name)",

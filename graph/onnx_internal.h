@@ -7,6 +7,7 @@
 //   onnx_ops.c     the per-op table: ONNX node -> IR nodes, attribute
 //                  semantics per opset
 //   onnx_fold.c    import-time constant folding (shape computations)
+//   onnx_contrib.c ONNX Runtime's com.microsoft contrib ops
 //   onnx_legacy.c  opsets 1 to 6: nodes upgraded to the forms the mappers
 //                  know; opset 1's experimental ops (ImageScaler, ...)
 //   onnx_<family>.c  mappers of an op family (onnx_elementwise.c: Clip,
@@ -695,6 +696,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("Shrink", simple, NULL, SHRINK, "bias,lambd") \
   X("Sigmoid", simple, NULL, SIGMOID, "") \
   X("Sign", simple, NULL, SIGN, "") \
+  X("SimplifiedLayerNormalization", simplified_layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
   X("Sin", simple, NULL, SIN, "") \
   X("Sinh", simple, NULL, SINH, "") \
   X("Size", shape, NULL, NONE, "") \
@@ -724,10 +726,65 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("Where", simple, NULL, WHERE, "") \
   X("Xor", simple, NULL, XOR, "")
 
+// The com.microsoft contrib ops (onnx_contrib.c), in the same form; a node
+// of that domain whose op is not listed here is refused as
+// "com.microsoft::<Op> is not supported". Folding: IR nodes fold by
+// themselves.
+#define VKP__ONNX_MS_OP_LIST(X) \
+  X("DequantizeLinear", quantize, NULL, NONE, "axis") \
+  X("DynamicQuantizeMatMul", ms_dynamic_quantize_matmul, NULL, NONE, "") \
+  X("Attention", ms_attention, NULL, NONE, "do_rotary,mask_filter_value,num_heads,past_present_share_buffer,qkv_hidden_sizes,rotary_embedding_dim,scale,unidirectional") \
+  X("BiasAdd", ms_bias_add, NULL, NONE, "") \
+  X("BiasGelu", ms_gelu, NULL, NONE, "") \
+  X("EmbedLayerNormalization", ms_embed_layer_norm, NULL, NONE, "epsilon,mask_index_type") \
+  X("FastGelu", ms_gelu, NULL, NONE, "") \
+  X("FusedConv", ms_fused_conv, NULL, NONE, "activation,activation_params,auto_pad,dilations,group,kernel_shape,pads,strides") \
+  X("FusedMatMul", ms_fused_matmul, NULL, NONE, "alpha,transA,transB,transBatchA,transBatchB") \
+  X("Gelu", ms_gelu, NULL, NONE, "") \
+  X("GroupQueryAttention", ms_group_query_attention, NULL, NONE, "do_rotary,kv_num_heads,local_window_size,num_heads,qk_output,rotary_interleaved,scale,smooth_softmax,softcap") \
+  X("LayerNormalization", layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
+  X("MatMulIntegerToFloat", ms_matmul_integer_to_float, NULL, NONE, "") \
+  X("MatMulNBits", ms_matmul_nbits, NULL, NONE, "K,N,accuracy_level,bits,block_size") \
+  X("MultiHeadAttention", ms_multi_head_attention, NULL, NONE, "mask_filter_value,num_heads,scale,unidirectional") \
+  X("QLinearAdd", ms_qlinear_binary, NULL, NONE, "") \
+  X("QLinearAveragePool", ms_qlinear_pool, NULL, NONE, "auto_pad,ceil_mode,channels_last,count_include_pad,kernel_shape,pads,strides") \
+  X("QLinearConcat", ms_qlinear_concat, NULL, NONE, "axis") \
+  X("QLinearGlobalAveragePool", ms_qlinear_pool, NULL, NONE, "channels_last") \
+  X("QLinearLeakyRelu", ms_qlinear_unary, NULL, NONE, "alpha") \
+  X("QLinearMul", ms_qlinear_binary, NULL, NONE, "") \
+  X("QLinearSigmoid", ms_qlinear_unary, NULL, NONE, "") \
+  X("QuantizeLinear", quantize, NULL, NONE, "axis") \
+  X("QuickGelu", ms_quick_gelu, NULL, NONE, "alpha") \
+  X("RotaryEmbedding", ms_rotary_embedding, NULL, NONE, "interleaved,is_packed_batching,num_heads,rotary_embedding_dim,scale") \
+  X("SimplifiedLayerNormalization", simplified_layer_norm, NULL, NONE, "axis,epsilon,stash_type") \
+  X("SkipLayerNormalization", ms_skip_layer_norm, NULL, NONE, "epsilon") \
+  X("SkipSimplifiedLayerNormalization", ms_skip_layer_norm, NULL, NONE, "epsilon")
+
+// The table entry of com.microsoft op `op_type`, or NULL.
+const vkp__onnx_op_t *vkp__onnx_ms_op_find(const char *op_type);
+
 // Every mapper the table names.
 #define VKP__ONNX_DECLARE_MAP(name, map, fold, ir, attrs) \
   vkp_status_t vkp__map_##map(vkp__onnx_ctx_t *ctx);
 VKP__ONNX_OP_LIST(VKP__ONNX_DECLARE_MAP)
+vkp_status_t vkp__map_ms_attention(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_bias_add(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_dynamic_quantize_matmul(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_matmul_integer_to_float(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_matmul_nbits(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_qlinear_binary(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_qlinear_concat(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_qlinear_pool(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_qlinear_unary(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_embed_layer_norm(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_group_query_attention(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_rotary_embedding(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_multi_head_attention(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_gelu(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_fused_conv(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_fused_matmul(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_quick_gelu(vkp__onnx_ctx_t *ctx);
+vkp_status_t vkp__map_ms_skip_layer_norm(vkp__onnx_ctx_t *ctx);
 #undef VKP__ONNX_DECLARE_MAP
 
 // ---------------------------------------------------------------------------

@@ -21,6 +21,8 @@ const DTYPES = [
   {descr: '<i8', ort: 'int64', array: BigInt64Array},
   {descr: '<i4', ort: 'int32', array: Int32Array},
   {descr: '|b1', ort: 'bool', array: Uint8Array},
+  {descr: '|u1', ort: 'uint8', array: Uint8Array},
+  {descr: '|i1', ort: 'int8', array: Int8Array},
 ];
 
 // Reads a C-order little-endian .npy (format 1.x or 2.x) into an ort.Tensor.
