@@ -326,11 +326,16 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
             for (ptrdiff_t c = 0; c < len; ++c) dst[c0 + c] = 0.0f;
             continue;
           }
-          // Columns c with 0 <= iw + c * SW < W (no division at stride 1).
+          // Columns c with 0 <= iw + c * SW < W (no division at strides 1
+          // and 2: this runs once per depth step and run, and a division
+          // was a visible part of a 7x7/2 layer's packing).
           ptrdiff_t lo, hi;
           if (src->SW == 1) {
             lo = iw < 0 ? -iw : 0;
             hi = src->W - iw;
+          } else if (src->SW == 2) {
+            lo = iw < 0 ? (1 - iw) >> 1 : 0;
+            hi = src->W - iw <= 0 ? 0 : (src->W - iw + 1) >> 1;
           } else {
             lo = iw < 0 ? (-iw + src->SW - 1) / src->SW : 0;
             hi = src->W - iw <= 0 ? 0 : (src->W - iw + src->SW - 1) / src->SW;
@@ -345,8 +350,26 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
             for (; c + VKP_VLEN <= hi; c += VKP_VLEN)
               *(vkp_uvec_t *)(dst + c0 + c) = *(const vkp_uvec_t *)(row + c);
             for (; c < hi; ++c) dst[c0 + c] = row[c];
-          } else if (src->SW == 2) {  // a constant stride vectorises
-            for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[2 * c];
+          } else if (src->SW == 2) {
+            ptrdiff_t c = lo;
+#if VKP_HAVE_SHUFFLEVECTOR
+            // The even elements of two vectors, while both lie in the row
+            // (2 * (c + VLEN) <= W - iw): no read past the input.
+            for (; c + VKP_VLEN <= hi && 2 * (c + VKP_VLEN) <= src->W - iw; c += VKP_VLEN) {
+              vkp_vec_t v0 = *(const vkp_uvec_t *)(row + 2 * c);
+              vkp_vec_t v1 = *(const vkp_uvec_t *)(row + 2 * c + VKP_VLEN);
+#if VKP_VLEN == 16
+              *(vkp_uvec_t *)(dst + c0 + c) = __builtin_shufflevector(
+                  v0, v1, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+#elif VKP_VLEN == 8
+              *(vkp_uvec_t *)(dst + c0 + c) =
+                  __builtin_shufflevector(v0, v1, 0, 2, 4, 6, 8, 10, 12, 14);
+#else
+              *(vkp_uvec_t *)(dst + c0 + c) = __builtin_shufflevector(v0, v1, 0, 2, 4, 6);
+#endif
+            }
+#endif
+            for (; c < hi; ++c) dst[c0 + c] = row[2 * c];
           } else {
             for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[c * src->SW];
           }
