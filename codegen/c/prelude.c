@@ -451,6 +451,40 @@ static inline void vkp_ukernel_half(ptrdiff_t kc, const float *restrict pa,
   }
 }
 
+#if VKP_MR <= VKP_VLEN
+// A full MR panel times at most VKP_NARROW columns of B: one vector of MR
+// rows per column (the packed A step is MR contiguous floats), one
+// broadcast of B per column and step. Costs `nr` multiply-adds per step
+// where the one-vector tile costs MR: the last 1-8 columns of N = 49
+// (7x7 maps: 32 + 16 + 1), 196 (14x14: 6 x 32 + 4) or 56 (32 + 16 + 8).
+// Writes (or, when `accumulate`, adds) the mr x nr result into c.
+#define VKP_NARROW 8
+static void vkp_ukernel_cols(ptrdiff_t kc, const float *restrict pa,
+                             const float *restrict pb, ptrdiff_t ldb, float *restrict c,
+                             ptrdiff_t ldc, ptrdiff_t nr, int accumulate) {
+  vkp_vec_t acc[VKP_NARROW];
+  for (int j = 0; j < VKP_NARROW; ++j) acc[j] = (vkp_vec_t){0};
+  // A whole vector from step k reads on into step k + 1 (ignored lanes);
+  // the last step's MR floats are copied out, so nothing past A is read.
+  for (ptrdiff_t k = 0; k + 1 < kc; ++k) {
+    vkp_vec_t av = *(const vkp_uvec_t *)(pa + k * VKP_MR);
+    for (int j = 0; j < VKP_NARROW; ++j)
+      if (j < nr) acc[j] += av * pb[k * ldb + j];
+  }
+  {
+    float last[VKP_VLEN] = {0};
+    memcpy(last, pa + (kc - 1) * VKP_MR, sizeof(float) * VKP_MR);
+    vkp_vec_t av = *(const vkp_uvec_t *)last;
+    for (int j = 0; j < VKP_NARROW; ++j)
+      if (j < nr) acc[j] += av * pb[(kc - 1) * ldb + j];
+  }
+  for (int j = 0; j < VKP_NARROW; ++j)
+    if (j < nr)
+      for (int r = 0; r < VKP_MR; ++r)
+        c[r * ldc + j] = (accumulate ? c[r * ldc + j] : 0.0f) + acc[j][r];
+}
+#endif
+
 // An edge tile of `rows` (< VKP_MR, a constant once inlined) rows of an MR
 // panel, one (`half`) or two vectors wide, written to c (no accumulate): the
 // last rows of M = 16, 32, 64, 144, ... (14 + 2, 28 + 4, 56 + 8, 140 + 4),
@@ -626,6 +660,14 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
               vkp_ukernel(kc, pat, pbt, ldb, ct, ldc, pc > 0);
             } else if (mr == VKP_MR && nr == VKP_VLEN) {
               vkp_ukernel_half(kc, pat, pbt, ldb, ct, ldc, pc > 0);
+#if VKP_MR <= VKP_VLEN
+            } else if (mr == VKP_MR && nr <= VKP_NARROW) {
+              vkp_ukernel_cols(kc, pat, pbt, ldb, ct, ldc, nr, pc > 0);
+            } else if (mr == VKP_MR && nr > VKP_VLEN && nr - VKP_VLEN <= VKP_NARROW) {
+              vkp_ukernel_half(kc, pat, pbt, ldb, ct, ldc, pc > 0);
+              vkp_ukernel_cols(kc, pat, pbt + VKP_VLEN, ldb, ct + VKP_VLEN, ldc,
+                               nr - VKP_VLEN, pc > 0);
+#endif
             } else {
               vkp_ukernel_edge(kc, pat, pbt, ldb, edge, mr, nr);
               for (ptrdiff_t r = 0; r < mr; ++r)
