@@ -326,11 +326,16 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
             for (ptrdiff_t c = 0; c < len; ++c) dst[c0 + c] = 0.0f;
             continue;
           }
-          // Columns c with 0 <= iw + c * SW < W (no division at stride 1).
+          // Columns c with 0 <= iw + c * SW < W (no division at strides 1
+          // and 2: this runs once per depth step and run, and a division
+          // was a visible part of a 7x7/2 layer's packing).
           ptrdiff_t lo, hi;
           if (src->SW == 1) {
             lo = iw < 0 ? -iw : 0;
             hi = src->W - iw;
+          } else if (src->SW == 2) {
+            lo = iw < 0 ? (1 - iw) >> 1 : 0;
+            hi = src->W - iw <= 0 ? 0 : (src->W - iw + 1) >> 1;
           } else {
             lo = iw < 0 ? (-iw + src->SW - 1) / src->SW : 0;
             hi = src->W - iw <= 0 ? 0 : (src->W - iw + src->SW - 1) / src->SW;
@@ -345,8 +350,26 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
             for (; c + VKP_VLEN <= hi; c += VKP_VLEN)
               *(vkp_uvec_t *)(dst + c0 + c) = *(const vkp_uvec_t *)(row + c);
             for (; c < hi; ++c) dst[c0 + c] = row[c];
-          } else if (src->SW == 2) {  // a constant stride vectorises
-            for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[2 * c];
+          } else if (src->SW == 2) {
+            ptrdiff_t c = lo;
+#if VKP_HAVE_SHUFFLEVECTOR
+            // The even elements of two vectors, while both lie in the row
+            // (2 * (c + VLEN) <= W - iw): no read past the input.
+            for (; c + VKP_VLEN <= hi && 2 * (c + VKP_VLEN) <= src->W - iw; c += VKP_VLEN) {
+              vkp_vec_t v0 = *(const vkp_uvec_t *)(row + 2 * c);
+              vkp_vec_t v1 = *(const vkp_uvec_t *)(row + 2 * c + VKP_VLEN);
+#if VKP_VLEN == 16
+              *(vkp_uvec_t *)(dst + c0 + c) = __builtin_shufflevector(
+                  v0, v1, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+#elif VKP_VLEN == 8
+              *(vkp_uvec_t *)(dst + c0 + c) =
+                  __builtin_shufflevector(v0, v1, 0, 2, 4, 6, 8, 10, 12, 14);
+#else
+              *(vkp_uvec_t *)(dst + c0 + c) = __builtin_shufflevector(v0, v1, 0, 2, 4, 6);
+#endif
+            }
+#endif
+            for (; c < hi; ++c) dst[c0 + c] = row[2 * c];
           } else {
             for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[c * src->SW];
           }
@@ -428,13 +451,48 @@ static inline void vkp_ukernel_half(ptrdiff_t kc, const float *restrict pa,
   }
 }
 
-// An edge tile of `rows` (< VKP_MR, a constant once inlined) rows of an MR
-// panel, one (`half`) or two vectors wide, written to c (no accumulate): the
-// last rows of M = 16, 32, 64, 144, ... (14 + 2, 28 + 4, 56 + 8, 140 + 4),
-// which the full tile would compute at MR rows' cost.
+#if VKP_MR <= VKP_VLEN
+// A full MR panel times at most VKP_NARROW columns of B: one vector of MR
+// rows per column (the packed A step is MR contiguous floats), one
+// broadcast of B per column and step. Costs `nr` multiply-adds per step
+// where the one-vector tile costs MR: the last 1-8 columns of N = 49
+// (7x7 maps: 32 + 16 + 1), 196 (14x14: 6 x 32 + 4) or 56 (32 + 16 + 8).
+// Writes (or, when `accumulate`, adds) the mr x nr result into c.
+#define VKP_NARROW 8
+static void vkp_ukernel_cols(ptrdiff_t kc, const float *restrict pa,
+                             const float *restrict pb, ptrdiff_t ldb, float *restrict c,
+                             ptrdiff_t ldc, ptrdiff_t nr, int accumulate) {
+  vkp_vec_t acc[VKP_NARROW];
+  for (int j = 0; j < VKP_NARROW; ++j) acc[j] = (vkp_vec_t){0};
+  // A whole vector from step k reads on into step k + 1 (ignored lanes);
+  // the last step's MR floats are copied out, so nothing past A is read.
+  for (ptrdiff_t k = 0; k + 1 < kc; ++k) {
+    vkp_vec_t av = *(const vkp_uvec_t *)(pa + k * VKP_MR);
+    for (int j = 0; j < VKP_NARROW; ++j)
+      if (j < nr) acc[j] += av * pb[k * ldb + j];
+  }
+  {
+    float last[VKP_VLEN] = {0};
+    memcpy(last, pa + (kc - 1) * VKP_MR, sizeof(float) * VKP_MR);
+    vkp_vec_t av = *(const vkp_uvec_t *)last;
+    for (int j = 0; j < VKP_NARROW; ++j)
+      if (j < nr) acc[j] += av * pb[(kc - 1) * ldb + j];
+  }
+  for (int j = 0; j < VKP_NARROW; ++j)
+    if (j < nr)
+      for (int r = 0; r < VKP_MR; ++r)
+        c[r * ldc + j] = (accumulate ? c[r * ldc + j] : 0.0f) + acc[j][r];
+}
+#endif
+
+// An edge tile of `rows` (<= VKP_MR, a constant once inlined) rows of an MR
+// panel, one (`half`) or two vectors wide: the last rows of M = 16, 32, 64,
+// 144, ... (14 + 2, 28 + 4, 56 + 8, 140 + 4), which the full tile would
+// compute at MR rows' cost. Stores (or, when `accumulate`, adds) the first
+// `mr` <= rows rows into c.
 static inline __attribute__((always_inline)) void vkp_ukernel_rows(
     ptrdiff_t kc, const float *restrict pa, const float *restrict pb, ptrdiff_t ldb,
-    float *restrict c, ptrdiff_t ldc, int rows, int half) {
+    float *restrict c, ptrdiff_t ldc, int rows, int half, ptrdiff_t mr, int accumulate) {
   vkp_vec_t acc0[VKP_MR], acc1[VKP_MR];
   for (int r = 0; r < rows; ++r) acc0[r] = acc1[r] = (vkp_vec_t){0};
   for (ptrdiff_t k = 0; k < kc; ++k) {
@@ -447,9 +505,41 @@ static inline __attribute__((always_inline)) void vkp_ukernel_rows(
     }
   }
   for (int r = 0; r < rows; ++r) {
-    *(vkp_uvec_t *)(c + r * ldc) = acc0[r];
-    if (!half) *(vkp_uvec_t *)(c + r * ldc + VKP_VLEN) = acc1[r];
+    if (r >= mr) break;
+    vkp_uvec_t *c0 = (vkp_uvec_t *)(c + r * ldc), *c1 = (vkp_uvec_t *)(c + r * ldc + VKP_VLEN);
+    if (accumulate) {
+      *c0 += acc0[r];
+      if (!half) *c1 += acc1[r];
+    } else {
+      *c0 = acc0[r];
+      if (!half) *c1 = acc1[r];
+    }
   }
+}
+
+// The last `mr` < VKP_MR rows of a panel whose columns are whole vectors
+// (`half`: one, else two), straight into C: through the scratch tile of
+// vkp_ukernel_edge, the scalar copy out cost as much as the tile itself
+// in a shallow product (MobileNetV2's pointwise layers, M = 24, 96, 320).
+static void vkp_ukernel_edge_to(ptrdiff_t kc, const float *restrict pa,
+                                const float *restrict pb, ptrdiff_t ldb, float *restrict c,
+                                ptrdiff_t ldc, ptrdiff_t mr, int half, int accumulate) {
+#if VKP_MR > 4
+  if (mr <= 4) {
+    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, 4, 1, mr, accumulate);
+    else vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, 4, 0, mr, accumulate);
+    return;
+  }
+#endif
+#if VKP_MR > 8
+  if (mr <= 8) {
+    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, 8, 1, mr, accumulate);
+    else vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, 8, 0, mr, accumulate);
+    return;
+  }
+#endif
+  if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, VKP_MR, 1, mr, accumulate);
+  else vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, VKP_MR, 0, mr, accumulate);
 }
 
 // The edge tile for `mr` < VKP_MR rows: the smallest of 4 and 8 rows that
@@ -603,6 +693,16 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
               vkp_ukernel(kc, pat, pbt, ldb, ct, ldc, pc > 0);
             } else if (mr == VKP_MR && nr == VKP_VLEN) {
               vkp_ukernel_half(kc, pat, pbt, ldb, ct, ldc, pc > 0);
+#if VKP_MR <= VKP_VLEN
+            } else if (mr == VKP_MR && nr <= VKP_NARROW) {
+              vkp_ukernel_cols(kc, pat, pbt, ldb, ct, ldc, nr, pc > 0);
+            } else if (mr == VKP_MR && nr > VKP_VLEN && nr - VKP_VLEN <= VKP_NARROW) {
+              vkp_ukernel_half(kc, pat, pbt, ldb, ct, ldc, pc > 0);
+              vkp_ukernel_cols(kc, pat, pbt + VKP_VLEN, ldb, ct + VKP_VLEN, ldc,
+                               nr - VKP_VLEN, pc > 0);
+#endif
+            } else if (nr == VKP_NR || nr == VKP_VLEN) {
+              vkp_ukernel_edge_to(kc, pat, pbt, ldb, ct, ldc, mr, nr == VKP_VLEN, pc > 0);
             } else {
               vkp_ukernel_edge(kc, pat, pbt, ldb, edge, mr, nr);
               for (ptrdiff_t r = 0; r < mr; ++r)
@@ -626,15 +726,15 @@ static void vkp_ukernel_edge(ptrdiff_t kc, const float *restrict pa,
   (void)mr;  // with MR <= 4 (SSE) every edge takes the full tile
 #if VKP_MR > 4
   if (mr <= 4) {
-    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 1);
-    else vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 0);
+    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 1, 4, 0);
+    else vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 0, 4, 0);
     return;
   }
 #endif
 #if VKP_MR > 8
   if (mr <= 8) {
-    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 8, 1);
-    else vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 8, 0);
+    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 8, 1, 8, 0);
+    else vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 8, 0, 8, 0);
     return;
   }
 #endif

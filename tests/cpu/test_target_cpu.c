@@ -178,6 +178,16 @@ Test(cpu_ops, conv2d_shapes, .timeout = 180) {
   conv_case(g, &rng, 6, SH(1, 6, 11, 9), 6, 3, 3, p1, s2, SH(2, 2), 6, false);
   conv_case(g, &rng, 7, SH(1, 5, 20, 37), 5, 5, 3, SH(2, 0, 1, 3), SH(3, 2), s1, 5, true);
   conv_case(g, &rng, 8, SH(1, 37, 23, 19), 41, 3, 3, p1, s1, s1, 1, true);  // K > KC
+  // Stride 2 on rows wide enough for the im2col copy's vector path (16+
+  // columns inside the row), with both edges padded or not.
+  conv_case(g, &rng, 9, SH(1, 3, 12, 75), 6, 7, 7, SH(3, 3, 3, 3), s2, s1, 1, true);
+  conv_case(g, &rng, 10, SH(1, 4, 9, 70), 5, 3, 3, SH(0, 1, 1, 0), s2, s1, 1, false);
+  conv_case(g, &rng, 11, SH(1, 2, 6, 67), 3, 1, 1, p0, s2, s1, 1, true);
+  // GEMM edges: N = 196 (6 x 32 + 4) and 49 (32 + 16 + 1) through the column
+  // tile, M = 30 (28 + 2) through the row tile that writes C directly; K =
+  // 300 > KC adds the second depth block onto the first.
+  conv_case(g, &rng, 12, SH(1, 20, 14, 14), 30, 1, 1, p0, s1, s1, 1, true);
+  conv_case(g, &rng, 13, SH(1, 300, 7, 7), 30, 1, 1, p0, s1, s1, 1, false);
   cpu_check(g, &rng, seed, -1, 1, 1);
   // Two threads inside the stage (the GEMM's columns split between them).
   vkp_graph_t *t = g_new("conv_threads");
