@@ -23,15 +23,18 @@ int vkp_label(uint j) {
 #endif
 }
 
-float vkp_shift(uint base) {
+// X[o] - shift for the position whose class 0 is at `base`, as
+// (X[o] - max) - log(sum(exp(X - max))): max + log(sum) would round away up
+// to half an ulp of a large max.
+float vkp_shifted(uint base, uint o) {
 #if SOFTMAX
   float mx = uintBitsToFloat(0xff800000u);
   for (uint c = 0u; c < C; ++c) mx = max(mx, IN0[base + c * D]);
   float s = 0.0;
   for (uint c = 0u; c < C; ++c) s += exp(IN0[base + c * D] - mx);
-  return mx + log(s);
+  return (IN0[o] - mx) - log(s);
 #else
-  return 0.0;
+  return IN0[o];
 #endif
 }
 
@@ -53,14 +56,14 @@ void vkp_loss(uint p, out float loss, out float weight) {
 #else
   weight = 1.0;
 #endif
-  loss = -weight * (IN0[base + uint(label) * D] - vkp_shift(base));
+  loss = -weight * vkp_shifted(base, base + uint(label) * D);
 }
 
 void main() {
   uint o = gl_GlobalInvocationID.x;
 #if LOG_PROB
   if (o >= XTOTAL) return;
-  STORE(o, IN0[o] - vkp_shift((o / (C * D)) * C * D + o % D));
+  STORE(o, vkp_shifted((o / (C * D)) * C * D + o % D, o));
 #elif REDUCE_NONE
   if (o >= POSITIONS) return;
   float loss, weight;

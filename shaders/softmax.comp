@@ -12,10 +12,12 @@ void main() {
   float sum = 0.0;
   for (uint i = 0u; i < L; ++i) sum += exp(IN0[base + i * INNER] - mx);
 #ifdef LOG_SOFTMAX
-  float lse = mx + log(sum);
+  // (x - max) - log(sum): max + log(sum) would round away up to half an
+  // ulp of a large max.
+  float lse = log(sum);
   for (uint i = 0u; i < L; ++i) {
     uint o = base + i * INNER;
-    STORE(o, IN0[o] - lse);
+    STORE(o, (IN0[o] - mx) - lse);
   }
 #else
   float inv = 1.0 / sum;

@@ -13,10 +13,10 @@ void main() {
   float sum = 0.0;
   for (uint i = t; i < L; i += WG) sum += exp(IN0[base + i * INNER] - mx);
 #ifdef LOG_SOFTMAX
-  float lse = mx + log(vkp_wg_sum(sum));
+  float lse = log(vkp_wg_sum(sum));  // subtracted after the max, as softmax.comp
   for (uint i = t; i < L; i += WG) {
     uint o = base + i * INNER;
-    STORE(o, IN0[o] - lse);
+    STORE(o, (IN0[o] - mx) - lse);
   }
 #else
   float inv = 1.0 / vkp_wg_sum(sum);

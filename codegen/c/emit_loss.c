@@ -27,20 +27,22 @@ vkp_status_t vkp__c_emit_loss(vkp__c_kernel_t *k) {
                  "  for (ptrdiff_t i = 0; i < %lld; ++i)\n"
                  "    for (ptrdiff_t ik = 0; ik < %lld; ++ik) {\n"
                  "      const float *lx = %s + i * %lld + ik;\n"
-                 "      float lshift = 0.0f;\n",
+                 "      float lmax = 0.0f, llse = 0.0f;\n",
                  (long long)N, (long long)D, k->in[0], (long long)(C * D));
   if (softmax) {
-    // log_softmax(x) = x - (max + log(sum(exp(x - max)))).
+    // log_softmax(x) = (x - max) - log(sum(exp(x - max))), in that order:
+    // max + log(sum) would round away up to half an ulp of a large max.
     vkp__sb_printf(sb,
-                   "      float lmax = -INFINITY, lsum = 0.0f;\n"
+                   "      float lsum = 0.0f;\n"
+                   "      lmax = -INFINITY;\n"
                    "      for (ptrdiff_t ic = 0; ic < %lld; ++ic) lmax = fmaxf(lmax, lx[ic * %lld]);\n"
                    "      for (ptrdiff_t ic = 0; ic < %lld; ++ic) lsum += expf(lx[ic * %lld] - lmax);\n"
-                   "      lshift = lmax + logf(lsum);\n",
+                   "      llse = logf(lsum);\n",
                    (long long)C, (long long)D, (long long)C, (long long)D);
     if (log_prob)
       vkp__sb_printf(sb,
                      "      for (ptrdiff_t ic = 0; ic < %lld; ++ic)\n"
-                     "        %s[i * %lld + ic * %lld + ik] = lx[ic * %lld] - lshift;\n",
+                     "        %s[i * %lld + ic * %lld + ik] = (lx[ic * %lld] - lmax) - llse;\n",
                      (long long)C, log_prob, (long long)(C * D), (long long)D, (long long)D);
   }
   vkp__sb_printf(sb,
@@ -53,7 +55,7 @@ vkp_status_t vkp__c_emit_loss(vkp__c_kernel_t *k) {
   if (w) vkp__sb_printf(sb, "        lw = %s[llab];\n", k->in[2]);
   else vkp__sb_append(sb, "        lw = 1.0f;\n");
   vkp__sb_printf(sb,
-                 "        lloss = -lw * (lx[llab * %lld] - lshift);\n      }\n",
+                 "        lloss = -lw * ((lx[llab * %lld] - lmax) - llse);\n      }\n",
                  (long long)D);
   if (strcmp(reduction, "none") == 0)
     vkp__sb_printf(sb, "      %s[i * %lld + ik] = lloss;\n", k->out, (long long)D);

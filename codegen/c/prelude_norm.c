@@ -27,8 +27,10 @@ static void vkp_log_softmax_line(const float *xs, float *ys, ptrdiff_t n, ptrdif
   for (ptrdiff_t k = 0; k < n; ++k) mx = xs[k * inner] > mx ? xs[k * inner] : mx;
   double sum = 0.0;
   for (ptrdiff_t k = 0; k < n; ++k) sum += exp((double)(xs[k * inner] - mx));
-  float lse = mx + (float)log(sum);
-  for (ptrdiff_t k = 0; k < n; ++k) ys[k * inner] = xs[k * inner] - lse;
+  // (x - max) - log(sum), not x - (max + log(sum)): with |x| large the sum
+  // max + log(sum) would round away up to half an ulp of max.
+  float lse = (float)log(sum);
+  for (ptrdiff_t k = 0; k < n; ++k) ys[k * inner] = (xs[k * inner] - mx) - lse;
 }
 
 VKP_FN void vkp_log_softmax(const float *x, float *y, ptrdiff_t outer, ptrdiff_t n,
