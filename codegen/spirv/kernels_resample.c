@@ -125,7 +125,7 @@ vkp_status_t vkp__spv_emit_resize(vkp__emit_t *e, const vkp_node_t *n) {
   // One loop per resampled dim over its taps; identity dims add p * stride.
   vkp__sb_append(h, "  float acc = 0.0;\n  uint s_ = 0u;\n  float w_ = 1.0;\n");
   const char *prev_s = "s_", *prev_w = "w_";
-  char sname[VKP_MAX_RANK][8], wname[VKP_MAX_RANK][8];
+  char sname[VKP_MAX_RANK][16], wname[VKP_MAX_RANK][16];
   int32_t loops = 0;
   for (int32_t d = 0; d < rank; ++d) {
     snprintf(sname[d], sizeof sname[d], "s%d", (int)d);
