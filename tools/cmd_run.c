@@ -454,12 +454,30 @@ int vkp_cmd_run(int argc, char **argv) {
   }
   vkp_graph_t *graph = NULL;
   vkp_tensor_t *inputs = NULL, *outputs = NULL;
-  int32_t from_files = 0;
-  vkp_status_t st =
-      vkp_tool_bind_input_files(args.n_inputs, args.inputs, &args.load, &from_files);
-  if (!st) st = vkp_tool_load_graph(args.model, &args.load, &graph);
-  if (st && from_files)
-    st = vkp_status_annotate(st, "using the --input files' shapes as --shape bindings");
+  vkp_status_t st = vkp_tool_load_graph(args.model, &args.load, &graph);
+  // A model with symbolic input dims (graph/bind.c names them "symbolic" or
+  // "no size and no name") runs on the shapes of the --input files handed
+  // to it: loaded again with those as --shape bindings. Static models keep
+  // their own checks (and messages) of the files.
+  const char *why = st ? vkp_status_message(st) : "";
+  if (vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT) &&
+      (strstr(why, "is symbolic") || strstr(why, "has no size and no name"))) {
+    int32_t from_files = 0;
+    vkp_status_t again =
+        vkp_tool_bind_input_files(args.n_inputs, args.inputs, &args.load, &from_files);
+    if (!again && from_files) {
+      again = vkp_tool_load_graph(args.model, &args.load, &graph);
+      if (again)
+        again = vkp_status_annotate(again, "using the --input files' shapes as "
+                                           "--shape bindings");
+    }
+    if (!again && from_files) {
+      vkp_status_free(st);
+      st = NULL;
+    } else if (again) {
+      st = vkp_status_join(st, again);
+    }
+  }
   if (!st) {
     if (args.options.dump_dir) st = vkp_tool_make_dir(args.options.dump_dir);
   }

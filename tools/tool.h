@@ -156,7 +156,8 @@ void vkp_tool_input_arg_parse(const char *text, vkp_tool_input_arg_t *out);
 // For each --input NAME=FILE.npy of `inputs` whose NAME has no --shape yet,
 // adds the file's shape as a --shape binding, so that a model with symbolic
 // dimensions runs on the inputs given to it without --dim (the loader checks
-// them against the model's static dimensions as it checks --shape). Names
+// them against the model's static dimensions as it checks --shape); `vkpipe
+// run` uses it when a load fails on an unbound symbolic dimension. Names
 // must be NUL-terminated. *out_added: how many bindings were added; a file
 // that is not a readable .npy is an error naming the input. Nothing is added
 // when a --max-dim is given (the files then hold run-time extents).

@@ -200,7 +200,8 @@ static const vkp__c_op_t vkp__c_ops[VKP_OP_COUNT] = {
     [VKP_OP_STFT] = {F32, NULL, NULL, vkp__c_emit_stft, false, true},
     [VKP_OP_DET] = {F32, NULL, NULL, vkp__c_emit_det, false, true},
     [VKP_OP_MAX_UNPOOL] = {F32, NULL, NULL, vkp__c_emit_max_unpool, true},
-    [VKP_OP_BRANCH_SELECT] = {ANY, NULL, NULL, vkp__c_emit_branch_select},
+    // The table's dtypes are the condition's (input 0); the operands may be any.
+    [VKP_OP_BRANCH_SELECT] = {BOOL, NULL, NULL, vkp__c_emit_branch_select},
     [VKP_OP_NON_MAX_SUPPRESSION] = {F32, NULL, NULL, vkp__c_emit_non_max_suppression,
                                     .float32_io = true},
 };
