@@ -112,14 +112,23 @@ vkp_status_t vkp__spv_emit_gather_nd(vkp__emit_t *e, const vkp_node_t *n) {
 // coordinates off `axis` (indices.shape[axis] of them), for scatter_nd
 // every index tuple (one compare each). An index out of range matches
 // nothing (the host targets stop with an error).
-static void vkp__emit_scatter_reduce(vkp__sb_t *s, const vkp_node_t *n) {
+// Sums and products of 16-bit floats round to the data's type after every
+// step, as the reference folds them (in float32 the last ulp could differ).
+static void vkp__emit_scatter_reduce(vkp__sb_t *s, const vkp_node_t *n, vkp_dtype_t dt) {
   const char *r = vkp_node_string(n, "reduction");
+  bool arith = strcmp(r, "add") == 0 || strcmp(r, "mul") == 0;
   const char *expr = strcmp(r, "add") == 0   ? "((v) + (u))"
                      : strcmp(r, "mul") == 0 ? "((v) * (u))"
                      : strcmp(r, "max") == 0 ? "((u) > (v) ? (u) : (v))"
                      : strcmp(r, "min") == 0 ? "((u) < (v) ? (u) : (v))"
                                              : "(u)";
-  vkp__sb_printf(s, "#define SCATTER_REDUCE(v, u) %s\n", expr);
+  if (arith && dt == VKP_DTYPE_FLOAT16)
+    vkp__sb_printf(s, "#define SCATTER_REDUCE(v, u) unpackHalf2x16(packHalf2x16(vec2(%s, 0.0))).x\n",
+                   expr);
+  else if (arith && dt == VKP_DTYPE_BFLOAT16)
+    vkp__sb_printf(s, "#define SCATTER_REDUCE(v, u) uintBitsToFloat(vkp_bf16(%s) << 16)\n", expr);
+  else
+    vkp__sb_printf(s, "#define SCATTER_REDUCE(v, u) %s\n", expr);
 }
 
 vkp_status_t vkp__spv_emit_scatter_elements(vkp__emit_t *e, const vkp_node_t *n) {
@@ -129,7 +138,7 @@ vkp_status_t vkp__spv_emit_scatter_elements(vkp__emit_t *e, const vkp_node_t *n)
   vkp__spv_strides(idx, is);
   vkp__sb_t *h = &e->head;
   vkp__emit_index_reader(h, idx);
-  vkp__emit_scatter_reduce(h, n);
+  vkp__emit_scatter_reduce(h, n, x->dtype);
   vkp__sb_append(h, "ACC_T vkp_element(uint o) {\n  ACC_T v = LD0(o);\n"
                     "  uint r = o, base = 0u, at = 0u;\n");
   for (int32_t d = x->rank - 1; d >= 0; --d) {
@@ -164,7 +173,7 @@ vkp_status_t vkp__spv_emit_scatter_nd(vkp__emit_t *e, const vkp_node_t *n) {
   for (int32_t d = 0; d < idx->rank - 1; ++d) tuples *= (uint64_t)idx->shape[d];
   vkp__sb_t *h = &e->head;
   vkp__emit_index_reader(h, idx);
-  vkp__emit_scatter_reduce(h, n);
+  vkp__emit_scatter_reduce(h, n, x->dtype);
   vkp__sb_printf(h,
                  "ACC_T vkp_element(uint o) {\n  ACC_T v = LD0(o);\n"
                  "  uint e = o %% %lluu;\n  int want = int(o - e);\n"
