@@ -16,6 +16,7 @@
 #include "codegen/c/plan.h"
 #include "codegen/expr.h"
 #include "graph/bounded.h"
+#include "graph/branch.h"
 
 // The prelude, embedded by CMake from codegen/c/prelude.c.
 static const unsigned char vkp__prelude_bytes[] = {
@@ -1472,56 +1473,15 @@ static void vkp__emit_extents_used(const vkp__cg_t *cg, const vkp__group_t *gr,
       vkp__sb_printf(sb, "  (void)%s;\n", cg->ename[rn->outputs[j]]);
 }
 
-// Branches (branch_select, ONNX If on a run-time condition): the reference's
-// rule (runtime/ref/ref.c, vkp__ref_plan_branches). A node is exclusive to
-// side k of select S when every reader of every output is S at input k or
-// a node exclusive to that same side, and no output is a graph output.
+// Branches (branch_select, ONNX If on a run-time condition): which nodes
+// only one side reads, by the rule the ref target skips them by
+// (graph/branch.h).
 static vkp_status_t vkp__plan_branches(vkp__cg_t *cg) {
-  const vkp_graph_t *g = cg->g;
-  int32_t nn = g->n_nodes;
+  int32_t nn = cg->g->n_nodes;
   cg->excl_select = vkp__calloc((size_t)nn + 1, sizeof(int32_t));
   cg->excl_side = vkp__calloc((size_t)nn + 1, 1);
   if (!cg->excl_select || !cg->excl_side) return VKP_OOM("codegen branch plan");
-  bool any = false;
-  for (int32_t i = 0; i < nn; ++i) {
-    cg->excl_select[i] = -1;
-    any |= g->nodes[i].op == VKP_OP_BRANCH_SELECT;
-  }
-  for (int32_t i = nn - 1; i >= 0 && any; --i) {
-    const vkp_node_t *n = &g->nodes[i];
-    int32_t sel = -1, side = 0;
-    bool ok = true;
-    for (int32_t j = 0; ok && j < n->n_outputs; ++j) {
-      int32_t v = n->outputs[j];
-      ok = !g->values[v].is_output;
-      for (int32_t c = i + 1; ok && c < nn; ++c) {
-        const vkp_node_t *r = &g->nodes[c];
-        for (int32_t k = 0; ok && k < r->n_inputs; ++k) {
-          if (r->inputs[k] != v) continue;
-          int32_t cs, cside;
-          if (r->op == VKP_OP_BRANCH_SELECT && k > 0) {
-            cs = c;
-            cside = k;
-          } else if (cg->excl_select[c] >= 0) {
-            cs = cg->excl_select[c];
-            cside = cg->excl_side[c];
-          } else {
-            ok = false;
-            break;
-          }
-          if (sel < 0) {
-            sel = cs;
-            side = cside;
-          } else {
-            ok = cs == sel && cside == side;
-          }
-        }
-      }
-    }
-    cg->excl_select[i] = ok ? sel : -1;
-    cg->excl_side[i] = (uint8_t)(ok && sel >= 0 ? side : 0);
-  }
-  return NULL;
+  return vkp__graph_branch_sides(cg->g, cg->excl_select, cg->excl_side);
 }
 
 // The condition under which the group rooted at `root` runs, into `buf`
