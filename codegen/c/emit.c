@@ -1030,6 +1030,31 @@ static void vkp__compact_strides(const vkp_value_t *v, int64_t *strides) {
 // The ops of vkp__emit_single with a bounded input or output: copies and
 // loops over run-time sizes (the extents are parameters of the node
 // function, cg->ename).
+
+// The body of one layer_norm row over `inner` elements (xr, yr in scope):
+// its statistics, then (x - mean) * rstd times the scale and plus the bias
+// (broadcast over the normalised dims ns[0..nr)), closing the row loop.
+static void vkp__emit_layer_norm_row(const vkp__cg_t *cg, const vkp_node_t *n, vkp__sb_t *sb,
+                                     long long inner, int32_t nr, const int64_t *ns) {
+  vkp__sb_printf(sb, "    float mean, rstd;\n    vkp_row_stats%s(xr, %lld, ",
+                 vkp_node_int(n, "rms") ? "_rms" : "", inner);
+  vkp__emit_float(sb, vkp_node_float(n, "epsilon"));
+  vkp__sb_printf(sb,
+                 ", &mean, &rstd);\n"
+                 "    for (ptrdiff_t j = 0; j < %lld; ++j)\n"
+                 "      yr[j] = (xr[j] - mean) * rstd",
+                 inner);
+  for (int32_t k = 1; k < 3; ++k) {
+    const vkp_value_t *p = vkp__val(cg, n, k);
+    if (!p) continue;
+    int64_t st[VKP_MAX_RANK];
+    vkp__leaf_strides(p, nr, ns, false, st);
+    vkp__sb_printf(sb, " %s %s[", k == 1 ? "*" : "+", cg->vname[n->inputs[k]]);
+    vkp__emit_part(sb, "j", ns, 0, nr, st);
+    vkp__sb_append(sb, "]");
+  }
+  vkp__sb_append(sb, ";\n  }\n");
+}
 static vkp_status_t vkp__emit_single_bounded(vkp__cg_t *cg, const vkp_node_t *n,
                                              vkp__sb_t *sb) {
   int32_t xv = n->inputs[0], yv = n->outputs[0];
@@ -1193,27 +1218,9 @@ static vkp_status_t vkp__emit_single_bounded(vkp__cg_t *cg, const vkp_node_t *n,
       vkp__sb_printf(sb,
                      "  for (ptrdiff_t o = 0; o < %s; ++o) {\n"
                      "    const float *xr = %s + o * %lld;\n"
-                     "    float *yr = %s + o * %lld;\n"
-                     "    float mean, rstd;\n"
-                     "    vkp_row_stats%s(xr, %lld, ",
-                     vkp__c_dims(x, xe, 0, axis).s, xn, inner, yn, inner,
-                     vkp_node_int(n, "rms") ? "_rms" : "", inner);
-      vkp__emit_float(sb, vkp_node_float(n, "epsilon"));
-      vkp__sb_printf(sb,
-                     ", &mean, &rstd);\n"
-                     "    for (ptrdiff_t j = 0; j < %lld; ++j)\n"
-                     "      yr[j] = (xr[j] - mean) * rstd",
-                     inner);
-      for (int32_t k = 1; k < 3; ++k) {
-        const vkp_value_t *p = vkp__val(cg, n, k);
-        if (!p) continue;
-        int64_t st[VKP_MAX_RANK];
-        vkp__leaf_strides(p, nr, ns, false, st);
-        vkp__sb_printf(sb, " %s %s[", k == 1 ? "*" : "+", cg->vname[n->inputs[k]]);
-        vkp__emit_part(sb, "j", ns, 0, nr, st);
-        vkp__sb_append(sb, "]");
-      }
-      vkp__sb_append(sb, ";\n  }\n");
+                     "    float *yr = %s + o * %lld;\n",
+                     vkp__c_dims(x, xe, 0, axis).s, xn, inner, yn, inner);
+      vkp__emit_layer_norm_row(cg, n, sb, inner, nr, ns);
       return NULL;
     }
     default:
@@ -1302,23 +1309,7 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp__group_t *gr,
       vkp__sb_append(sb, "  for (ptrdiff_t o = lo; o < hi; ++o) {\n");
       vkp__sb_printf(sb, "    const float *xr = %s + o * %lld;\n", xn, inner);
       vkp__sb_printf(sb, "    float *yr = %s + o * %lld;\n", yn, inner);
-      vkp__sb_append(sb, "    float mean, rstd;\n");
-      vkp__sb_printf(sb, "    vkp_row_stats%s(xr, %lld, ",
-                     vkp_node_int(n, "rms") ? "_rms" : "", inner);
-      vkp__emit_float(sb, vkp_node_float(n, "epsilon"));
-      vkp__sb_append(sb, ", &mean, &rstd);\n");
-      vkp__sb_printf(sb, "    for (ptrdiff_t j = 0; j < %lld; ++j)\n", inner);
-      vkp__sb_append(sb, "      yr[j] = (xr[j] - mean) * rstd");
-      for (int32_t k = 1; k < 3; ++k) {
-        const vkp_value_t *p = vkp__val(cg, n, k);
-        if (!p) continue;
-        int64_t st[VKP_MAX_RANK];
-        vkp__leaf_strides(p, nr, ns, false, st);
-        vkp__sb_printf(sb, " %s %s[", k == 1 ? "*" : "+", cg->vname[n->inputs[k]]);
-        vkp__emit_part(sb, "j", ns, 0, nr, st);
-        vkp__sb_append(sb, "]");
-      }
-      vkp__sb_append(sb, ";\n  }\n");
+      vkp__emit_layer_norm_row(cg, n, sb, inner, nr, ns);
       vkp__emit_group_split(cg, gr, pre, body, outer, 4 * inner, &rows);
       vkp__sb_deinit(&rows);
       return NULL;
