@@ -19,8 +19,8 @@
 # frames. --models picks the whole models (comma-separated). Models are
 # written with seeded random weights (tools/bench/make_cnn.py; ResNet-50 from
 # torchvision's definition when torch is installed): nothing is downloaded.
-# Needs a built tree (cmake --build build) and /usr/bin/python3
-# with numpy and onnx.
+# Needs a built tree (cmake --build build) and a Python 3 with numpy and
+# onnx: $PYTHON, else /usr/bin/python3.
 #
 # Also: GEMM N^3 with --precision fp16 (float16 weights, float32 arithmetic),
 # a skinny GEMM (M x K x N = 8 x 16384 x 1024; --small: 8 x 4096 x 256) with
@@ -44,7 +44,7 @@ while [[ $# -gt 0 ]]; do
 done
 if [[ $small == 1 ]]; then : "${gemm:=512}" "${frames:=2}"; scale=4; else
   : "${gemm:=4096}" "${frames:=20}"; scale=1; fi
-py=/usr/bin/python3
+py=${PYTHON:-/usr/bin/python3}
 bench="$build/tools/vkpipe-bench" cli="$build/tools/vkpipe"
 gemm_bin="$build/tests/spirv/bench_spirv_gemm"
 for f in "$bench" "$cli" "$gemm_bin"; do
@@ -73,8 +73,12 @@ if [[ ,$models, == *,resnet50,* ]] && "$py" -c 'import torch, torchvision' 2>/de
   "$py" - "$out/models" <<'PY' >/dev/null 2>&1 || echo "   resnet50 export failed; skipped" >&2
 import sys, torch, torchvision
 m = torchvision.models.resnet50(weights=None).eval()
-torch.onnx.export(m, torch.randn(1, 3, 224, 224), f"{sys.argv[1]}/resnet50.onnx",
-                  input_names=["input"], output_names=["logits"], opset_version=17)
+args = dict(input_names=["input"], output_names=["logits"], opset_version=17)
+try:  # newer torch defaults to the dynamo exporter: ask for the TorchScript one
+    torch.onnx.export(m, torch.randn(1, 3, 224, 224), f"{sys.argv[1]}/resnet50.onnx",
+                      dynamo=False, **args)
+except TypeError:
+    torch.onnx.export(m, torch.randn(1, 3, 224, 224), f"{sys.argv[1]}/resnet50.onnx", **args)
 PY
 fi
 # Single convolution layers (Conv + bias + Relu) as one-node models.
