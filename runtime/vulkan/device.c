@@ -569,7 +569,11 @@ vkp_status_t vkp_vk_device_open(const vkp_vk_device_options_t *options,
     d->subgroup = reports[chosen].subgroup;
     d->memory = reports[chosen].memory;
     d->queue_family = families[chosen];
-    d->unified_memory = vkp_vk_memory_is_unified(&d->memory) && !options->force_copies;
+    // VKPIPE_VK_FORCE_COPIES=1 (a test knob, like force_copies) takes the
+    // discrete-GPU path on unified memory: lavapipe then checks the staging
+    // copies a real GPU records.
+    d->unified_memory = vkp_vk_memory_is_unified(&d->memory) && !options->force_copies &&
+                        !vkp__env_flag("VKPIPE_VK_FORCE_COPIES");
     d->storage_8bit = reports[chosen].candidate.storage_8bit;
     d->shader_int64 = reports[chosen].candidate.shader_int64;
     d->storage_16bit = reports[chosen].candidate.storage_16bit;

@@ -245,7 +245,8 @@ static vkp_status_t vkp__upload_constants(vkp_vk_stage_t *s, const vkp_graph_t *
   VkDeviceSize at = 0;
   for (int32_t i = 0; !st && i < s->n_buffers; ++i) {
     const vkp_spirv_buffer_t *b = &s->buffer_desc[i];
-    if (!vkp__is_constant(b) || s->buffers[i].allocation.host) continue;
+    // (An empty constant has nothing to copy; Vulkan forbids a 0-byte copy.)
+    if (!vkp__is_constant(b) || s->buffers[i].allocation.host || b->size == 0) continue;
     vkp__fill_constant((char *)upload.allocation.host + at, b, &graph->values[b->index]);
     VkBufferCopy region = {.srcOffset = at, .dstOffset = 0, .size = b->size};
     vkCmdCopyBuffer(cmd, upload.buffer, s->buffers[i].buffer, 1, &region);
@@ -506,7 +507,7 @@ static vkp_status_t vkp__record(vkp_vk_stage_t *s, const vkp_staging_t *inputs,
   int32_t copied_in = 0;
   for (int32_t b = 0; copies && b < s->n_buffers; ++b) {
     const vkp_spirv_buffer_t *desc = &s->buffer_desc[b];
-    if (desc->kind != VKP_SPIRV_BUFFER_INPUT) continue;
+    if (desc->kind != VKP_SPIRV_BUFFER_INPUT || desc->size == 0) continue;
     const vkp_staging_t *in = &inputs[desc->index];
     VkBufferCopy region = {.srcOffset = in->offset, .dstOffset = 0, .size = desc->size};
     vkCmdCopyBuffer(cmd, VKP_VK_FROM_U64(VkBuffer, in->buffer), s->buffers[b].buffer, 1,
@@ -561,7 +562,7 @@ static vkp_status_t vkp__record(vkp_vk_stage_t *s, const vkp_staging_t *inputs,
                         VK_ACCESS_TRANSFER_READ_BIT);
     for (int32_t b = 0; b < s->n_buffers; ++b) {
       const vkp_spirv_buffer_t *desc = &s->buffer_desc[b];
-      if (desc->kind != VKP_SPIRV_BUFFER_OUTPUT) continue;
+      if (desc->kind != VKP_SPIRV_BUFFER_OUTPUT || desc->size == 0) continue;
       const vkp_staging_t *out = &outputs[desc->index];
       VkBufferCopy region = {.srcOffset = 0, .dstOffset = out->offset, .size = desc->size};
       vkCmdCopyBuffer(cmd, s->buffers[b].buffer, VKP_VK_FROM_U64(VkBuffer, out->buffer),
