@@ -164,6 +164,21 @@ uint vkp_bf16(float f) {
   return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
 }
 
+// x / y correctly rounded on every device. Vulkan allows 2.5 ulp for a
+// float division and NVIDIA's driver multiplies by a reciprocal, which moves
+// quotients that round to a tie (QuantizeLinear's x / scale) by one. The
+// residual a - q * b is exact in one fma; one step with it lands on the
+// nearest float. Infinite, NaN and zero quotients, and divisors whose
+// reciprocal overflows, keep the plain quotient.
+float vkp_div(float a, float b) {
+  float q = a / b;
+  float rb = 1.0 / b;
+  if (q == 0.0 || isinf(q) || isnan(q) || isinf(rb)) return q;
+  precise float r = fma(-q, b, a);
+  precise float c = fma(r, rb, q);
+  return c;
+}
+
 #ifdef VKP_FLOAT64
 // float64 data computes in double; GLSL's exp and log take float only, so
 // the double forms are written out: exp by k * ln2 + r reduction (ln2 split
@@ -221,6 +236,7 @@ double vkp_log(double x) {
   return de * 6.93147180369123816490e-01lf + (2.0lf * s * q + de * 1.90821492927058770002e-10lf);
 }
 
+double vkp_div(double a, double b) { return a / b; }
 double vkp_min(double a, double b) { return isnan(a) || a < b ? a : b; }
 double vkp_max(double a, double b) { return isnan(a) || a > b ? a : b; }
 

@@ -63,8 +63,8 @@ vkp_status_t vkp__spv_emit_quantize_linear(vkp__emit_t *e, const vkp_node_t *n) 
   // packHalf2x16), as ONNX computes it in x's type.
   const char *t = vkp__spv_value_type(x->dtype);
   const char *q = x->dtype == VKP_DTYPE_FLOAT16
-                      ? "unpackHalf2x16(packHalf2x16(vec2(LD0(o) / LD1(p), 0.0))).x"
-                      : "LD0(o) / LD1(p)";
+                      ? "unpackHalf2x16(packHalf2x16(vec2(vkp_div(LD0(o), LD1(p)), 0.0))).x"
+                      : "vkp_div(LD0(o), LD1(p))";
   vkp__sb_printf(&e->head,
                  "ACC_T vkp_element(uint o) {\n"
                  "  uint p = vkp_q_param(o);\n"
