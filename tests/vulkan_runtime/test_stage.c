@@ -98,7 +98,10 @@ Test(stage, grid_larger_than_max_workgroup_count, .timeout = 120) {
   seed();
   vkp_vk_device_t *dev = vkp_vk_test_device(false);
   uint32_t max = dev->properties.limits.maxComputeWorkGroupCount[0];
-  cr_assert_leq(max, 1u << 20, "device limit too large to test cheaply");
+  if (max > (1u << 20)) {  // GPUs allow 2^31 - 1 groups: too many to run here
+    vkp_vk_test_device_done(dev);
+    cr_skip_test("maxComputeWorkGroupCount[0] = %u: too large to test cheaply", max);
+  }
   // One invocation per workgroup, so the grid is the element count.
   run_binary(dev, (int64_t)max + 1 + vkp_test_rng_below(&rng, 5000), 1);
   vkp_vk_test_device_done(dev);
@@ -108,6 +111,10 @@ Test(stage, grid_split_in_two_dimensions, .timeout = 120) {
   seed();
   vkp_vk_device_t *dev = vkp_vk_test_device(false);
   const uint32_t max = dev->properties.limits.maxComputeWorkGroupCount[0];
+  if (max > (1u << 20)) {  // GPUs allow 2^31 - 1 groups: too many to run here
+    vkp_vk_test_device_done(dev);
+    cr_skip_test("maxComputeWorkGroupCount[0] = %u: too large to test cheaply", max);
+  }
   const uint32_t w = max + 3, h = 2;
   const int64_t n = (int64_t)w * h;
   vkp_graph_t *g = binary_graph(n);
