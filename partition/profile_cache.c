@@ -51,7 +51,10 @@ vkp_status_t vkp_profile_cache_path(const vkp_registry_t *registry,
   vkp__cpu_model(model, sizeof model);
   char count[32];
   snprintf(count, sizeof count, "|%ld|", sysconf(_SC_NPROCESSORS_ONLN));
-  uint64_t h = vkp__fnv1a(0xcbf29ce484222325ull, model);
+  // The calibration's method is part of the key: a profile measured the old
+  // way (launch per whole run, 4 threads at most) is measured again.
+  uint64_t h = vkp__fnv1a(0xcbf29ce484222325ull, "calibration 2|");
+  h = vkp__fnv1a(h, model);
   h = vkp__fnv1a(h, count);
   for (int32_t t = 0; t < vkp_registry_count(registry); ++t) {
     h = vkp__fnv1a(h, vkp_registry_get(registry, t)->vtable->name);

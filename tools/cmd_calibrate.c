@@ -25,7 +25,7 @@ static void vkp__calibrate_usage(FILE *out) {
           "                     the machine's cache is then left alone, as it\n"
           "                     is when VKPIPE_PROFILE is set\n"
           "  --threads N        threads of the thread-efficiency runs\n"
-          "                     (default: min(cores, 4); 1 skips them)\n"
+          "                     (default: the cores, up to 64; 1 skips them)\n"
           "  --size N           matmul (6N x 4.5N) by (4.5N x N) (default 128)\n"
           "  --elements N       elements of the add benchmark (default 1048576)\n"
           "  --repeats N        timed runs per benchmark, median kept (default 5)\n"

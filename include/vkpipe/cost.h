@@ -236,7 +236,7 @@ typedef struct vkp_calibrate_options_t {
   int64_t elementwise;   // elements of the add benchmark (default 1 << 20)
   int32_t repeats;       // timed runs, the median taken (default 5)
   // Threads for the thread-efficiency runs (the matmul and the add again,
-  // compiled with this many threads); 0: min(vkp_host_cores(), 4); 1: skip
+  // compiled with this many threads); 0: min(vkp_host_cores(), 64); 1: skip
   // them (efficiencies keep their previous values).
   int32_t threads;
   vkp_calibrate_progress_fn progress;  // optional
