@@ -5,17 +5,23 @@
 # configures and builds into ./build. Idempotent: with everything in place it
 # only runs an incremental build.
 #
-#   scripts/setup.sh [--build-dir DIR] [-- extra cmake args]
+#   scripts/setup.sh [--tests] [--build-dir DIR] [-- extra cmake args]
+#
+# --tests also installs what only the test suite uses: Debian's PyTorch and
+# torchvision, from which tests/python/test_torchvision.py exports real
+# models at test time.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 build_dir=build
+with_tests=0
 cmake_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build_dir="$2"; shift 2 ;;
+    --tests) with_tests=1; shift ;;
     --) shift; cmake_args+=("$@"); break ;;
-    -h|--help) sed -n '3,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,12p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -30,6 +36,9 @@ packages=(
   libopenblas-dev
   openmpi-bin libopenmpi-dev
 )
+if [[ $with_tests == 1 ]]; then
+  packages+=(python3-torch python3-torchvision)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
