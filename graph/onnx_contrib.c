@@ -825,7 +825,7 @@ vkp_status_t vkp__map_ms_embed_layer_norm(vkp__onnx_ctx_t *ctx) {
   const char *sum_sym = sum_out ? sum_out : sum_name;
   vkp_status_t st = NULL;
   if (has_segment) {
-    int32_t seg_ids, seg, g;
+    int32_t seg_ids = -1, seg = -1, g = -1;
     st = vkp__onnx_input_value(ctx, 1, &seg_ids);
     if (!st) st = vkp__onnx_input_value(ctx, 4, &seg);
     int32_t gin[2] = {seg, seg_ids};
