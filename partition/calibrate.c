@@ -285,8 +285,9 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
     bool on_host = strcmp(vkp_profile_device_of(profile, name), profile->host_device) == 0;
     // A device's rates above include copying the inputs in and the output
     // out through staging memory, which inside a stage only its own inputs
-    // and outputs pay (the links' cost): on a discrete GPU that put the
-    // rates 15x (GFLOP/s) and 500x (GB/s) low. Chains measure them inside.
+    // and outputs pay (the links' cost): on an NVIDIA H200 the staged runs
+    // gave 291 GFLOP/s and 7 GB/s where its 4096^3 GEMM ran at 4.6 TFLOP/s.
+    // Chains measure the rates inside a stage.
     char device_note[512] = "";
     if (!on_host) {
       double t_bw[2] = {0, 0}, t_mmc[2] = {0, 0};
