@@ -646,10 +646,13 @@ static void vkp_small_m_task(void *arg, ptrdiff_t n0, ptrdiff_t n1, int worker) 
 }
 
 // Columns [n0, n1) of the product. `scratch` holds VKP_GEMM_SCRATCH_FLOATS.
+// `pa_rows`: the padded row count of the whole packed A (VKP_PAD_MR of its
+// M), `pa_row0` the row of it where this call's M rows start (a split over
+// rows; a multiple of VKP_MR).
 VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
                           float alpha, const float *a, ptrdiff_t rsa,
-                          ptrdiff_t csa, const float *packed_a,
-                          const vkp_bsrc_t *b, float *c, ptrdiff_t ldc,
+                          ptrdiff_t csa, const float *packed_a, ptrdiff_t pa_rows,
+                          ptrdiff_t pa_row0, const vkp_bsrc_t *b, float *c, ptrdiff_t ldc,
                           vkp_epilogue_fn ep, const void *ep_ctx,
                           ptrdiff_t ep_row0, ptrdiff_t batch, float *scratch) {
   float *pa = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
@@ -674,7 +677,7 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
       for (ptrdiff_t ic = 0; ic < M; ic += VKP_MC) {
         ptrdiff_t mc = M - ic < VKP_MC ? M - ic : VKP_MC;
         const float *pat0 = pa;
-        if (packed_a) pat0 = packed_a + pc * VKP_PAD_MR(M) + ic * kc;
+        if (packed_a) pat0 = packed_a + pc * pa_rows + (pa_row0 + ic) * kc;
         else vkp_pack_a(mc, kc, a + ic * rsa + pc * csa, rsa, csa, alpha, pa);
         for (ptrdiff_t jr = 0; jr < nc; jr += VKP_NR) {
           ptrdiff_t nr = nc - jr < VKP_NR ? nc - jr : VKP_NR;
@@ -743,7 +746,7 @@ static void vkp_ukernel_edge(ptrdiff_t kc, const float *restrict pa,
 }
 
 typedef struct vkp_gemm_job_t {
-  ptrdiff_t M, N, K, panels, parts;
+  ptrdiff_t M, N, K, panels, parts, row_parts;
   float alpha;
   const float *a;
   ptrdiff_t rsa, csa;
@@ -757,12 +760,23 @@ typedef struct vkp_gemm_job_t {
   float *scratch;  // VKP_GEMM_SCRATCH_FLOATS per worker
 } vkp_gemm_job_t;
 
+// Task t: column chunk t % parts of row chunk t / parts. Row chunks start
+// on MR-row panels, so every output tile is the one an unsplit run computes
+// (the same kernel, the same sums): results do not depend on the split.
 static void vkp_gemm_task(void *arg, ptrdiff_t t, int worker) {
   const vkp_gemm_job_t *j = arg;
-  ptrdiff_t p0 = j->panels * t / j->parts, p1 = j->panels * (t + 1) / j->parts;
+  ptrdiff_t tc = t % j->parts, tr = t / j->parts;
+  ptrdiff_t p0 = j->panels * tc / j->parts, p1 = j->panels * (tc + 1) / j->parts;
   ptrdiff_t n1 = p1 * VKP_NR < j->N ? p1 * VKP_NR : j->N;
-  vkp_gemm_cols(j->M, p0 * VKP_NR, n1, j->K, j->alpha, j->a, j->rsa, j->csa, j->packed_a,
-                j->b, j->c, j->ldc, j->ep, j->ep_ctx, j->ep_row0, j->batch,
+  ptrdiff_t row_panels = (j->M + VKP_MR - 1) / VKP_MR;
+  ptrdiff_t m0 = row_panels * tr / j->row_parts * VKP_MR;
+  ptrdiff_t m1 = row_panels * (tr + 1) / j->row_parts * VKP_MR;
+  if (m1 > j->M) m1 = j->M;
+  if (m1 <= m0) return;
+  const float *a = j->a ? j->a + m0 * j->rsa : NULL;  // NULL when A is packed
+  vkp_gemm_cols(m1 - m0, p0 * VKP_NR, n1, j->K, j->alpha, a, j->rsa, j->csa, j->packed_a,
+                VKP_PAD_MR(j->M), m0, j->b, j->c + m0 * j->ldc, j->ldc, j->ep, j->ep_ctx,
+                j->ep_row0 + m0, j->batch,
                 j->scratch + (ptrdiff_t)worker * VKP_GEMM_SCRATCH_FLOATS);
 }
 
@@ -783,18 +797,27 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
   }
   // Split the columns in NR-aligned chunks; each worker packs its own
   // panels in its own scratch.
+  // With fewer column panels than threads (a 7x7 layer has 4), the rows
+  // are split too, in chunks of at least 4 MR-row panels: each chunk packs
+  // its own copy of its B panels, a small cost against its rows' work.
   ptrdiff_t panels = (N + VKP_NR - 1) / VKP_NR;
   ptrdiff_t nt = threads < vkp_workers() ? threads : vkp_workers();
-  if (nt > panels) nt = panels;
-  if (nt > 1 && (double)M * N * K > 1e6) {
-    vkp_gemm_job_t j = {M, N, K, panels, nt, alpha, a, rsa, csa, packed_a, b, c, ldc,
+  ptrdiff_t cols = nt < panels ? nt : panels, rows = 1;
+  if (cols < nt) {
+    ptrdiff_t row_panels = (M + VKP_MR - 1) / VKP_MR;
+    rows = nt / cols;
+    if (rows > row_panels / 4) rows = row_panels / 4;
+    if (rows < 1) rows = 1;
+  }
+  if (cols * rows > 1 && (double)M * N * K > 1e6) {
+    vkp_gemm_job_t j = {M, N, K, panels, cols, rows, alpha, a, rsa, csa, packed_a, b, c, ldc,
                         ep, ep_ctx, ep_row0, batch, scratch};
-    vkp_parallel(nt, vkp_gemm_task, &j);
+    vkp_parallel(cols * rows, vkp_gemm_task, &j);
     return;
   }
 
-  vkp_gemm_cols(M, 0, N, K, alpha, a, rsa, csa, packed_a, b, c, ldc, ep, ep_ctx,
-                ep_row0, batch, scratch);
+  vkp_gemm_cols(M, 0, N, K, alpha, a, rsa, csa, packed_a, VKP_PAD_MR(M), 0, b, c, ldc,
+                ep, ep_ctx, ep_row0, batch, scratch);
 }
 
 // ---------------------------------------------------------------------------

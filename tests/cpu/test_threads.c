@@ -131,6 +131,11 @@ Test(cpu_threads, convolutions, .timeout = 240) {
   // thread).
   g_in(g, "x4", F32, 4, SH(1, 64, 50, 49));
   conv(g, &rng, "x4", "wino4", 64, 64, 3, 1, 1, 1, true);
+  // A deep layer on a small map (ResNet's 7x7x512, scaled down): 4x4 = 16
+  // output pixels are one column panel, so the packed weights' rows are
+  // split across the threads instead.
+  g_in(g, "xd", F32, 4, SH(1, 64, 7, 7));
+  conv(g, &rng, "xd", "deep", 64, 192, 3, 2, 1, 1, true);
   // SqueezeNet's fire module: two convolutions written in place into their
   // channel concatenation; a concat along a later axis copies.
   g_in(g, "xf", F32, 4, SH(1, 16, 13, 13));
@@ -271,6 +276,10 @@ Test(cpu_threads, elementwise_and_gemm, .timeout = 120) {
   g_const(g, &rng, "mb", 2, SH(128, 128), -1, 1);
   g_node(g, "mm", VKP_OP_MATMUL, "ma,mb", "mmo", 0, NULL);
   g_node(g, "mrelu", VKP_OP_RELU, "mmo", "y_mm", 0, NULL);
+  // Narrow: 20 columns (one panel), 200 rows split across the threads.
+  g_in(g, "na", F32, 2, SH(200, 300));
+  g_const(g, &rng, "nb", 2, SH(300, 20), -1, 1);
+  g_node(g, "nmm", VKP_OP_MATMUL, "na,nb", "y_narrow", 0, NULL);
   // Batch-1 fully connected layers (rows of C as sums of rows of B, and
   // dot products with a transposed weight), columns split.
   g_in(g, "fx", F32, 2, SH(1, 512));
@@ -281,7 +290,8 @@ Test(cpu_threads, elementwise_and_gemm, .timeout = 120) {
   g_node(g, "fcrelu", VKP_OP_RELU, "fco", "y_fc", 0, NULL);
   vkp_attr_t tb[] = {at_i("transB", 1)};
   g_node(g, "linear", VKP_OP_GEMM, "fx,fwt,fb", "y_linear", 1, tb);
-  const char *outs[] = {"y_flat", "y_bcast", "y_int", "y_bn", "y_mm", "y_fc", "y_linear"};
+  const char *outs[] = {"y_flat", "y_bcast", "y_int", "y_bn", "y_mm", "y_fc", "y_linear",
+                        "y_narrow"};
   for (size_t i = 0; i < sizeof outs / sizeof outs[0]; ++i)
     VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
   check_threads(g, &rng, seed, -1, 1);
