@@ -67,6 +67,28 @@ int32_t vkp_strmap_get(const vkp_strmap_t *map, const char *key) {
   return -1;
 }
 
+bool vkp_strmap_remove(vkp_strmap_t *map, const char *key) {
+  if (!map->capacity || !key) return false;
+  const uint32_t mask = map->capacity - 1;
+  uint32_t i = vkp__strhash(key) & mask;
+  while (map->keys[i] && strcmp(map->keys[i], key) != 0) i = (i + 1) & mask;
+  if (!map->keys[i]) return false;
+  // Backward shift: an entry later in the run moves into the hole unless
+  // its home slot lies cyclically in (hole, its slot].
+  for (uint32_t j = (i + 1) & mask; map->keys[j]; j = (j + 1) & mask) {
+    uint32_t home = vkp__strhash(map->keys[j]) & mask;
+    bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (stays) continue;
+    map->keys[i] = map->keys[j];
+    map->values[i] = map->values[j];
+    i = j;
+  }
+  map->keys[i] = NULL;
+  map->values[i] = 0;
+  map->count--;
+  return true;
+}
+
 int32_t vkp__strlist_index(char *const *list, int32_t n, const char *name) {
   for (int32_t i = 0; i < n; ++i)
     if (strcmp(list[i], name) == 0) return i;

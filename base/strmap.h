@@ -4,6 +4,7 @@
 #ifndef VKPIPE_BASE_STRMAP_H_
 #define VKPIPE_BASE_STRMAP_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "vkpipe/status.h"
@@ -22,6 +23,9 @@ vkp_status_t vkp_strmap_put(vkp_strmap_t *map, const char *key, int32_t value)
     VKP_MUST_USE;
 // The value for `key`, or -1.
 int32_t vkp_strmap_get(const vkp_strmap_t *map, const char *key);
+// Removes `key` if present (the entries after it in its probe run move
+// back, so lookups stay exact); returns whether it was there.
+bool vkp_strmap_remove(vkp_strmap_t *map, const char *key);
 
 // Position of `name` in the list of `n` strings `list` (a plan's input or
 // output names), or -1: a linear scan, for short lists without a map.

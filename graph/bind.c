@@ -51,6 +51,9 @@ void vkp__binder_deinit(vkp__binder_t *b) {
 // Appends `name` to a ", "-separated list (for messages) unless it is
 // there already.
 static vkp_status_t vkp__note(char **list, const char *name) {
+  // (An empty name matched everywhere and walked strstr past the end; the
+  // graph's own checks name an empty input.)
+  if (!name[0]) return NULL;
   if (*list) {
     for (const char *p = strstr(*list, name); p; p = strstr(p + 1, name)) {
       size_t n = strlen(name);

@@ -177,17 +177,70 @@ void vkp__onnx_sym_shape(const vkp__onnx_ctx_t *ctx, const vkp__onnx_sym_t *sym,
 
 // A fresh name "<base>" or "<base>_<k>" unused by IR values, nodes and
 // ONNX symbols.
+// Remembers that `key`'s names are taken up to suffix next - 1; false when
+// out of memory (reported as such, like every allocation of the import).
+static bool vkp__fresh_remember(vkp__onnx_ctx_t *ctx, const char *key, int32_t slot,
+                                int32_t next) {
+  if (slot >= 0) {
+    ctx->fresh_suffix[slot] = next;
+    return true;
+  }
+  if (ctx->n_fresh == ctx->cap_fresh) {
+    int32_t cap = ctx->cap_fresh ? ctx->cap_fresh * 2 : 32;
+    char **keys = vkp__reallocarray(ctx->fresh_keys, (size_t)cap, sizeof *keys);
+    if (!keys) return false;
+    ctx->fresh_keys = keys;
+    int32_t *suffix = vkp__reallocarray(ctx->fresh_suffix, (size_t)cap, sizeof *suffix);
+    if (!suffix) return false;
+    ctx->fresh_suffix = suffix;
+    ctx->cap_fresh = cap;
+  }
+  char *copy = vkp__strdup(key);
+  if (!copy) return false;
+  vkp_status_t st = vkp_strmap_put(&ctx->fresh_slot, copy, ctx->n_fresh);
+  if (st) {
+    vkp_status_free(st);
+    vkp__free(copy);
+    return false;
+  }
+  ctx->fresh_keys[ctx->n_fresh] = copy;
+  ctx->fresh_suffix[ctx->n_fresh++] = next;
+  return true;
+}
+
 char *vkp__fresh_name(vkp__onnx_ctx_t *ctx, const char *base,
                              bool for_node) {
-  for (int32_t k = 0;; ++k) {
+  // Starts after the last suffix handed out for this base: probing from 0
+  // each time made n names from one base (a stacked scan output, an
+  // unrolled loop) cost O(n^2).
+  char *key = vkp__asprintf("%c:%s", for_node ? 'n' : 'v', base);
+  if (!key) return NULL;
+  // The base itself is tried first: a name folded away or rolled back is
+  // free again, and keeps its plain form.
+  int32_t slot = vkp_strmap_get(&ctx->fresh_slot, key);
+  int32_t from = slot >= 0 ? ctx->fresh_suffix[slot] : 0;
+  for (int32_t k = 0;; k = k == 0 && from > 1 ? from : k + 1) {
     char *name = k == 0 ? vkp__strdup(base) : vkp__asprintf("%s_%d", base, (int)k);
-    if (!name) return NULL;
+    if (!name) break;
     bool taken = for_node ? vkp_graph_find_node(ctx->graph, name) >= 0
                           : vkp_graph_find_value(ctx->graph, name) >= 0 ||
                                 vkp__onnx_sym_find(ctx, name) != NULL;
-    if (!taken) return name;
+    if (!taken) {
+      if (k < from) {  // the plain base, free again: the memo stands
+        vkp__free(key);
+        return name;
+      }
+      if (!vkp__fresh_remember(ctx, key, slot, k + 1)) {
+        vkp__free(name);
+        name = NULL;
+      }
+      vkp__free(key);
+      return name;
+    }
     vkp__free(name);
   }
+  vkp__free(key);
+  return NULL;
 }
 
 vkp_status_t vkp__onnx_add_const(vkp__onnx_ctx_t *ctx,
@@ -433,6 +486,10 @@ static void vkp__ctx_deinit(vkp__onnx_ctx_t *ctx) {
   }
   vkp__free(ctx->syms);
   vkp_strmap_deinit(&ctx->sym_index);
+  vkp_strmap_deinit(&ctx->fresh_slot);
+  for (int32_t i = 0; i < ctx->n_fresh; ++i) vkp__free(ctx->fresh_keys[i]);
+  vkp__free(ctx->fresh_keys);
+  vkp__free(ctx->fresh_suffix);
   vkp__free(ctx->fold_bn);
   vkp__free(ctx->skip);
   vkp__free(ctx->fusion_at);
@@ -1129,6 +1186,7 @@ static vkp_status_t vkp__import_model(vkp__onnx_ctx_t *ctx,
   VKP_RETURN_IF_ERROR(vkp_graph_create(g->name && g->name[0] ? g->name : "onnx",
                                        &ctx->graph));
   vkp_strmap_init(&ctx->sym_index);
+  vkp_strmap_init(&ctx->fresh_slot);
   vkp__problems_t problems = {0};
   ctx->problems = &problems;
   vkp_status_t st = vkp__check_opset(ctx, model);

@@ -180,6 +180,13 @@ typedef struct vkp__onnx_ctx_t {
   vkp__onnx_sym_t *syms;
   int32_t n_syms, cap_syms;
   vkp_strmap_t sym_index;        // ONNX name -> syms index
+  // vkp__fresh_name's memo: "n:" or "v:" + base -> a slot (keys owned in
+  // fresh_keys), fresh_suffix[slot] the suffix to try next, so n names
+  // from one base cost O(n).
+  vkp_strmap_t fresh_slot;
+  char **fresh_keys;
+  int32_t *fresh_suffix;
+  int32_t n_fresh, cap_fresh;
   int32_t name_counter;          // for generated IR names
   const Onnx__NodeProto *node;   // the node being imported
   const char *node_name;         // its unique IR-side name

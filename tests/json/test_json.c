@@ -386,6 +386,12 @@ Test(json, missing_and_mistyped_fields, .timeout = 30) {
   expect_error(HEADER "\"inputs\": [{\"name\": \"x\", \"dtype\": \"bfloat7\", "
                       "\"shape\": [2]}], " OUT_Y,
                VKP_STATUS_UNSUPPORTED, "input 'x': unknown dtype 'bfloat7'");
+  // An empty input name beside another input (the fuzzer's heap overflow in
+  // the binder's name list, graph/bind.c).
+  expect_error(HEADER "\"inputs\": [{\"name\": \"\", \"dtype\": \"float32\", "
+                      "\"shape\": [2]}, {\"name\": \"x\", \"dtype\": \"float32\", "
+                      "\"shape\": [2]}], " OUT_Y,
+               VKP_STATUS_INVALID_ARGUMENT, "input has an empty name");
   expect_error(HEADER "\"inputs\": {}, " OUT_Y, VKP_STATUS_INVALID_ARGUMENT,
                "field 'inputs' must be an array, got an object");
   expect_error(HEADER "\"inputs\": [7], " OUT_Y, VKP_STATUS_INVALID_ARGUMENT,
