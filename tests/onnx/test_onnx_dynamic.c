@@ -473,3 +473,17 @@ Test(onnx_dynamic, varying_batch_pipeline, .timeout = 120) {
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }
+
+// Slice with run-time starts and ends (negative, clamped and empty ranges
+// across seeds; steps 1 and 2; int64 and int32 bounds) and torch's
+// EmbeddingBag export (a Loop whose body slices the ids between two run-time
+// offsets), against NumPy on "ref" and "cpu".
+Test(onnx_dynamic, slice_runtime_starts_and_ends, .timeout = 120) {
+  vkp_graph_t *g = onnx_load_model("dynamic_slice_runtime.onnx");
+  // Two top-level slices and one per bag of the unrolled Loop.
+  cr_assert_eq(onnx_count_op(g, VKP_OP_NON_ZERO), 2 + 4);
+  cr_assert(has_bounded(g));
+  onnx_run_and_compare(g, "dynamic_slice_runtime", 1e-6, 1e-7);
+  onnx_run_and_compare_on(g, "dynamic_slice_runtime", "cpu", 1, 1e-6, 1e-7);
+  vkp_graph_destroy(g);
+}
