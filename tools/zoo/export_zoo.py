@@ -1541,11 +1541,11 @@ class SentenceEncoder(nn.Module):
 
 
 def build_sentence(rng, small):
-    seq = 16 if small else 40
+    seq = 16 if small else 48
     axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
             "sentence_embedding": {0: "batch"}}
-    return Export(SentenceEncoder(), {"input_ids": token_ids(rng, 2048, 3, seq),
-                                      "attention_mask": padding_mask(rng, 3, seq)},
+    return Export(SentenceEncoder(), {"input_ids": token_ids(rng, 2048, 2, seq),
+                                      "attention_mask": padding_mask(rng, 2, seq)},
                   ["sentence_embedding"], axes)
 
 
