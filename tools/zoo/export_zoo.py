@@ -1864,6 +1864,317 @@ def build_textcnn(rng, small):
                   ["logits"], axes)
 
 
+class RWKVBlock(nn.Module):
+    """An RWKV-4 block: token shift by nn.ZeroPad2d((0, 0, 1, -1)) (a Pad with
+    a negative end), time-mixing with the WKV recurrence unrolled over the
+    sequence in its numerically stable form (running maximum of exponents),
+    channel-mixing with squared ReLU and a sigmoid receptance."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.ln_1, self.ln_2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.shift = nn.ZeroPad2d((0, 0, 1, -1))
+        self.mix_k, self.mix_v, self.mix_r = (nn.Parameter(torch.rand(dim)) for _ in range(3))
+        self.decay = nn.Parameter(-torch.rand(dim) * 2)
+        self.first = nn.Parameter(torch.randn(dim) * 0.5)
+        self.key, self.value = nn.Linear(dim, dim, bias=False), nn.Linear(dim, dim, bias=False)
+        self.recept, self.out = nn.Linear(dim, dim, bias=False), nn.Linear(dim, dim, bias=False)
+        self.cmix_k, self.cmix_r = nn.Parameter(torch.rand(dim)), nn.Parameter(torch.rand(dim))
+        self.ck, self.cv = nn.Linear(dim, 2 * dim, bias=False), nn.Linear(2 * dim, dim, bias=False)
+        self.cr = nn.Linear(dim, dim, bias=False)
+
+    def wkv(self, k, v):
+        w, u = -torch.exp(self.decay), self.first
+        num = torch.zeros_like(k[:, 0])
+        den = torch.zeros_like(k[:, 0])
+        big = torch.full_like(k[:, 0], -1e38)
+        outs = []
+        for t in range(k.shape[1]):
+            kt, vt = k[:, t], v[:, t]
+            q = torch.maximum(big, u + kt)
+            a, b = torch.exp(big - q), torch.exp(u + kt - q)
+            outs.append((a * num + b * vt) / (a * den + b))
+            q = torch.maximum(big + w, kt)
+            a, b = torch.exp(big + w - q), torch.exp(kt - q)
+            num, den, big = a * num + b * vt, a * den + b, q
+        return torch.stack(outs, 1)
+
+    def forward(self, x):
+        h = self.ln_1(x)
+        prev = self.shift(h)
+        k = self.key(h * self.mix_k + prev * (1 - self.mix_k))
+        v = self.value(h * self.mix_v + prev * (1 - self.mix_v))
+        r = torch.sigmoid(self.recept(h * self.mix_r + prev * (1 - self.mix_r)))
+        x = x + self.out(r * self.wkv(k, v))
+        h = self.ln_2(x)
+        prev = self.shift(h)
+        k = torch.square(torch.relu(self.ck(h * self.cmix_k + prev * (1 - self.cmix_k))))
+        r = torch.sigmoid(self.cr(h * self.cmix_r + prev * (1 - self.cmix_r)))
+        return x + r * self.cv(k)
+
+
+class RWKV(nn.Module):
+    def __init__(self, vocab=1000, dim=64, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.ln_0 = nn.LayerNorm(dim)
+        self.blocks = nn.Sequential(*(RWKVBlock(dim) for _ in range(layers)))
+        self.ln_out, self.head = nn.LayerNorm(dim), nn.Linear(dim, vocab, bias=False)
+
+    def forward(self, input_ids):
+        return self.head(self.ln_out(self.blocks(self.ln_0(self.embed(input_ids)))))
+
+
+def build_rwkv(rng, small):
+    return Export(RWKV(), {"input_ids": token_ids(rng, 1000, 1, 8 if small else 16)}, ["logits"])
+
+
+class TransformerXLAttention(nn.Module):
+    """Transformer-XL's relative multi-head attention: sinusoidal relative
+    position embeddings projected per layer, the content and position
+    biases u and v, the 'relative shift' done with a zero column pad, a
+    reshape and a slice, and a causal mask; memory of the previous segment
+    concatenated in front of the keys."""
+
+    def __init__(self, dim=96, heads=4):
+        super().__init__()
+        self.heads, self.hd = heads, dim // heads
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.r_net = nn.Linear(dim, dim, bias=False)
+        self.u = nn.Parameter(torch.randn(heads, self.hd) * 0.1)
+        self.v = nn.Parameter(torch.randn(heads, self.hd) * 0.1)
+        self.o = nn.Linear(dim, dim, bias=False)
+        self.ln = nn.LayerNorm(dim)
+        self.dim = dim
+
+    @staticmethod
+    def rel_shift(x):  # [b, h, q, k]
+        b, h, q, k = x.shape
+        x = F.pad(x, (1, 0))
+        return x.view(b, h, k + 1, q)[:, :, 1:].reshape(b, h, q, k)
+
+    def forward(self, x, mem):
+        b, q, _ = x.shape
+        cat = torch.cat((mem, x), 1)
+        k_len = cat.shape[1]
+        pos = torch.arange(k_len - 1, -1, -1.0)
+        inv = 1.0 / (10000 ** (torch.arange(0, self.dim, 2.0) / self.dim))
+        ang = pos[:, None] * inv[None]
+        r = self.r_net(torch.cat((ang.sin(), ang.cos()), -1)).view(k_len, self.heads, self.hd)
+        qh, kh, vh = self.qkv(cat).split(self.dim, -1)
+        qh = qh[:, -q:].view(b, q, self.heads, self.hd)
+        kh, vh = kh.view(b, k_len, self.heads, self.hd), vh.view(b, k_len, self.heads, self.hd)
+        ac = torch.einsum("bihd,bjhd->bhij", qh + self.u, kh)
+        bd = self.rel_shift(torch.einsum("bihd,jhd->bhij", qh + self.v, r))
+        att = (ac + bd) / math.sqrt(self.hd)
+        mask = torch.triu(torch.ones(q, k_len, dtype=torch.bool), diagonal=1 + k_len - q)
+        att = att.masked_fill(mask, float("-inf")).softmax(-1)
+        y = torch.einsum("bhij,bjhd->bihd", att, vh).reshape(b, q, self.dim)
+        return self.ln(x + self.o(y))
+
+
+def build_transformer_xl(rng, small):
+    q, m = (8, 8) if small else (16, 24)
+    return Export(TransformerXLAttention(), {"segment": normal(rng, 1, q, 96),
+                                             "memory": normal(rng, 1, m, 96)}, ["out"])
+
+
+class GlobalLayerNorm(nn.Module):
+    """Conv-TasNet's gLN: statistics over channels and time together."""
+
+    def __init__(self, ch):
+        super().__init__()
+        self.gamma, self.beta = nn.Parameter(torch.ones(1, ch, 1)), nn.Parameter(torch.zeros(1, ch, 1))
+
+    def forward(self, x):
+        mean = x.mean(dim=(1, 2), keepdim=True)
+        var = ((x - mean) ** 2).mean(dim=(1, 2), keepdim=True)
+        return self.gamma * (x - mean) / torch.sqrt(var + 1e-8) + self.beta
+
+
+class TasNetBlock(nn.Module):
+    def __init__(self, ch, hidden, dilation):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv1d(ch, hidden, 1), nn.PReLU(), GlobalLayerNorm(hidden),
+            nn.Conv1d(hidden, hidden, 3, padding=dilation, dilation=dilation, groups=hidden),
+            nn.PReLU(), GlobalLayerNorm(hidden), nn.Conv1d(hidden, ch, 1))
+
+    def forward(self, x):
+        return x + self.body(x)
+
+
+class ConvTasNet(nn.Module):
+    """Conv-TasNet speech separation, scaled down: a strided Conv1d encoder
+    with ReLU, a separator of dilated depthwise blocks with PReLU and
+    global layer norm, sigmoid masks for two speakers, a ConvTranspose1d
+    decoder with overlap-add."""
+
+    def __init__(self, filters=64, kernel=16, ch=32, hidden=64, speakers=2):
+        super().__init__()
+        self.speakers, self.filters = speakers, filters
+        self.encoder = nn.Conv1d(1, filters, kernel, stride=kernel // 2, bias=False)
+        self.bottleneck = nn.Sequential(GlobalLayerNorm(filters), nn.Conv1d(filters, ch, 1))
+        self.blocks = nn.Sequential(*(TasNetBlock(ch, hidden, 2 ** i) for i in range(4)))
+        self.mask = nn.Sequential(nn.PReLU(), nn.Conv1d(ch, speakers * filters, 1))
+        self.decoder = nn.ConvTranspose1d(filters, 1, kernel, stride=kernel // 2, bias=False)
+
+    def forward(self, mixture):  # [b, samples]
+        w = F.relu(self.encoder(mixture[:, None]))
+        m = torch.sigmoid(self.mask(self.blocks(self.bottleneck(w))))
+        m = m.view(w.shape[0], self.speakers, self.filters, -1)
+        masked = (w[:, None] * m).view(-1, self.filters, w.shape[-1])
+        return self.decoder(masked).view(w.shape[0], self.speakers, -1)
+
+
+def build_conv_tasnet(rng, small):
+    return Export(ConvTasNet(), {"mixture": normal(rng, 1, 2000 if small else 8000)}, ["sources"])
+
+
+class PerformerCausal(nn.Module):
+    """Causal linear attention (Katharopoulos et al.; Performer's causal
+    mode with the elu + 1 feature map): prefix sums over time of the
+    per-step outer products phi(k) v^T (einsum to a rank-5 tensor and
+    CumSum), read out with phi(q), normalised by the prefix sums of phi(k)."""
+
+    def __init__(self, dim=64, heads=4, layers=2, vocab=1000):
+        super().__init__()
+        self.heads = heads
+        self.embed = nn.Embedding(vocab, dim)
+        self.ln = nn.ModuleList(nn.LayerNorm(dim) for _ in range(layers))
+        self.qkv = nn.ModuleList(nn.Linear(dim, 3 * dim) for _ in range(layers))
+        self.o = nn.ModuleList(nn.Linear(dim, dim) for _ in range(layers))
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, input_ids):
+        x = self.embed(input_ids)
+        b, t, c = x.shape
+        for ln, qkv, o in zip(self.ln, self.qkv, self.o):
+            q, k, v = (z.view(b, t, self.heads, -1) for z in qkv(ln(x)).split(c, -1))
+            q, k = F.elu(q) + 1, F.elu(k) + 1
+            kv = torch.cumsum(torch.einsum("bthd,bthe->bthde", k, v), dim=1)
+            num = torch.einsum("bthd,bthde->bthe", q, kv)
+            den = torch.einsum("bthd,bthd->bth", q, torch.cumsum(k, dim=1))[..., None]
+            x = x + o((num / den).reshape(b, t, c))
+        return self.head(x)
+
+
+def build_performer(rng, small):
+    return Export(PerformerCausal(), {"input_ids": token_ids(rng, 1000, 1, 12 if small else 32)},
+                  ["logits"])
+
+
+class LengthRegulator(nn.Module):
+    """FastSpeech's length regulator: a duration predictor (Conv1d + ReLU +
+    LayerNorm, exp of log durations rounded to integer frame counts), then
+    each phoneme's hidden state repeated that many times (repeat_interleave
+    with run-time repeats: the output length is data-dependent), and a
+    Conv1d mel head over the frames."""
+
+    def __init__(self, vocab=64, dim=64, mels=40):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.dur = nn.Sequential(nn.Conv1d(dim, dim, 3, padding=1), nn.ReLU())
+        self.dur_ln = nn.LayerNorm(dim)
+        self.dur_out = nn.Linear(dim, 1)
+        self.mel = nn.Conv1d(dim, mels, 3, padding=1)
+
+    def forward(self, phonemes):  # [1, n]
+        h = self.embed(phonemes)
+        d = self.dur_out(self.dur_ln(self.dur(h.transpose(1, 2)).transpose(1, 2))).squeeze(-1)
+        frames = torch.clamp(torch.round(torch.exp(d)), min=1).long()[0]
+        expanded = torch.repeat_interleave(h[0], frames, dim=0)
+        return self.mel(expanded.T[None]), frames
+
+
+def build_length_regulator(rng, small):
+    return Export(LengthRegulator(), {"phonemes": token_ids(rng, 64, 1, 10 if small else 24)},
+                  ["mel", "durations"])
+
+
+class BloomBlock(nn.Module):
+    """A BLOOM block: ALiBi (per-head slopes times key position, no
+    position embeddings) added through torch.baddbmm with beta and alpha,
+    the causal mask by masked_fill with the dtype's minimum, fused QKV
+    laid out per head, tanh-GELU MLP."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads, self.hd = heads, dim // heads
+        self.ln_1, self.ln_2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.dense = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * dim, dim))
+
+    def forward(self, x, alibi, causal):
+        b, t, c = x.shape
+        qkv = self.qkv(self.ln_1(x)).view(b, t, self.heads, 3, self.hd)
+        q = qkv[..., 0, :].transpose(1, 2).reshape(b * self.heads, t, self.hd)
+        k = qkv[..., 1, :].permute(0, 2, 3, 1).reshape(b * self.heads, self.hd, t)
+        v = qkv[..., 2, :].transpose(1, 2).reshape(b * self.heads, t, self.hd)
+        scores = torch.baddbmm(alibi, q, k, beta=1.0, alpha=1.0 / math.sqrt(self.hd))
+        scores = scores.view(b, self.heads, t, t).masked_fill(causal, torch.finfo(torch.float32).min)
+        y = (scores.softmax(-1).view(b * self.heads, t, t) @ v)
+        y = y.view(b, self.heads, t, self.hd).transpose(1, 2).reshape(b, t, c)
+        x = x + self.dense(y)
+        return x + self.mlp(self.ln_2(x))
+
+
+class Bloom(nn.Module):
+    def __init__(self, vocab=2048, dim=128, heads=4, layers=2):
+        super().__init__()
+        self.heads = heads
+        self.embed = nn.Embedding(vocab, dim)
+        self.ln_emb = nn.LayerNorm(dim)
+        self.blocks = nn.ModuleList(BloomBlock(dim, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(dim)
+        slopes = torch.tensor([2 ** (-8 * (i + 1) / heads) for i in range(heads)])
+        self.register_buffer("slopes", slopes)
+
+    def forward(self, input_ids, attention_mask):
+        b, t = input_ids.shape
+        # BLOOM's ALiBi: slope x (cumulative count of attended positions - 1).
+        pos = ((attention_mask.cumsum(-1) - 1) * attention_mask)[:, None, :].float()
+        alibi = (self.slopes[None, :, None] * pos).reshape(b * self.heads, 1, t)
+        causal = torch.triu(torch.ones(t, t, dtype=torch.bool), 1)[None, None] | \
+            (attention_mask[:, None, None, :] == 0)
+        x = self.ln_emb(self.embed(input_ids))
+        for block in self.blocks:
+            x = block(x, alibi, causal)
+        return F.linear(self.ln_f(x), self.embed.weight)
+
+
+def build_bloom(rng, small):
+    seq = 12 if small else 32
+    return Export(Bloom(), {"input_ids": token_ids(rng, 2048, 2, seq),
+                            "attention_mask": padding_mask(rng, 2, seq)}, ["logits"])
+
+
+class RNNTJoint(nn.Module):
+    """An RNN-T's prediction network and joiner: an embedding + LSTM over the
+    label history, the encoder frames [b, T, 1, d] plus the prediction
+    [b, 1, U, d] broadcast into the [b, T, U, d] lattice, tanh, a linear
+    layer to the vocabulary plus blank, log-softmax."""
+
+    def __init__(self, vocab=64, enc=96, dim=96):
+        super().__init__()
+        self.embed = nn.Embedding(vocab + 1, dim)
+        self.pred = nn.LSTM(dim, dim, batch_first=True)
+        self.enc_proj, self.pred_proj = nn.Linear(enc, dim), nn.Linear(dim, dim)
+        self.out = nn.Linear(dim, vocab + 1)
+
+    def forward(self, encoder_out, labels):
+        p, _ = self.pred(self.embed(labels))
+        lattice = self.enc_proj(encoder_out)[:, :, None] + self.pred_proj(p)[:, None]
+        return self.out(torch.tanh(lattice)).log_softmax(-1)
+
+
+def build_rnnt_joint(rng, small):
+    t, u = (10, 4) if small else (40, 12)
+    return Export(RNNTJoint(), {"encoder_out": normal(rng, 1, t, 96),
+                                "labels": token_ids(rng, 64, 1, u)}, ["log_probs"])
+
+
 # ------------------------------------------------------------- the zoo
 
 tv = torchvision.models
@@ -1961,6 +2272,13 @@ ZOO = [
     ("tacotron_attention", "audio", build_tacotron),
     ("mamba_ssd", "language", build_mamba),
     ("textcnn", "text", build_textcnn),
+    ("rwkv", "language", build_rwkv),
+    ("transformer_xl", "language", build_transformer_xl),
+    ("conv_tasnet", "audio", build_conv_tasnet),
+    ("performer_causal", "language", build_performer),
+    ("length_regulator", "audio", build_length_regulator),
+    ("bloom_alibi", "language", build_bloom),
+    ("rnnt_joint", "audio", build_rnnt_joint),
 ]
 # Full-size models for benchmarks (hundreds of MB): exported only when named
 # with --only, never by default.
