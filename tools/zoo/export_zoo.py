@@ -2175,6 +2175,169 @@ def build_rnnt_joint(rng, small):
                                 "labels": token_ids(rng, 64, 1, u)}, ["log_probs"])
 
 
+class BahdanauGreedy(nn.Module):
+    """An RNN encoder-decoder with additive (Bahdanau) attention decoding
+    greedily for a fixed number of steps, unrolled: a bidirectional GRU
+    encoder, a GRUCell decoder fed the embedding of its own previous
+    argmax (a run-time token id each step), tanh energies over the encoder
+    states; the chosen ids and their log-probabilities are the outputs."""
+
+    def __init__(self, vocab=200, dim=64, steps=6, bos=1):
+        super().__init__()
+        self.steps, self.bos = steps, bos
+        self.src_embed, self.tgt_embed = nn.Embedding(vocab, dim), nn.Embedding(vocab, dim)
+        self.encoder = nn.GRU(dim, dim, batch_first=True, bidirectional=True)
+        self.bridge = nn.Linear(2 * dim, dim)
+        self.w_enc, self.w_dec = nn.Linear(2 * dim, dim, bias=False), nn.Linear(dim, dim)
+        self.v = nn.Linear(dim, 1, bias=False)
+        self.cell = nn.GRUCell(dim + 2 * dim, dim)
+        self.out = nn.Linear(dim + 2 * dim, vocab)
+
+    def forward(self, src_ids):
+        enc, _ = self.encoder(self.src_embed(src_ids))        # [b, s, 2d]
+        h = torch.tanh(self.bridge(enc.mean(1)))
+        keys = self.w_enc(enc)
+        token = torch.full((src_ids.shape[0],), self.bos, dtype=torch.long)
+        ids, scores = [], []
+        for _ in range(self.steps):
+            e = self.v(torch.tanh(keys + self.w_dec(h)[:, None])).squeeze(-1)
+            ctx = torch.bmm(e.softmax(-1)[:, None], enc).squeeze(1)
+            h = self.cell(torch.cat((self.tgt_embed(token), ctx), -1), h)
+            logp = self.out(torch.cat((h, ctx), -1)).log_softmax(-1)
+            best, token = logp.max(-1)
+            ids.append(token)
+            scores.append(best)
+        return torch.stack(ids, 1), torch.stack(scores, 1)
+
+
+def build_bahdanau(rng, small):
+    return Export(BahdanauGreedy(), {"src_ids": token_ids(rng, 200, 2, 10 if small else 20)},
+                  ["token_ids", "log_probs"])
+
+
+class PaddedEncoder(nn.Module):
+    """nn.TransformerEncoder with a bool src_key_padding_mask made from
+    run-time lengths, then a nn.MultiheadAttention pooling query that also
+    returns its head-averaged attention weights (need_weights=True)."""
+
+    def __init__(self, dim=96, heads=4):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(dim, heads, 2 * dim, dropout=0.0, batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.query = nn.Parameter(torch.randn(1, 1, dim))
+        self.pool = nn.MultiheadAttention(dim, heads, batch_first=True)
+
+    def forward(self, x, lengths):
+        pad = torch.arange(x.shape[1])[None] >= lengths[:, None]
+        h = self.enc(x, src_key_padding_mask=pad)
+        q = self.query.expand(x.shape[0], -1, -1)
+        pooled, weights = self.pool(q, h, h, key_padding_mask=pad, need_weights=True)
+        return pooled.squeeze(1), weights.squeeze(1)
+
+
+def build_padded_encoder(rng, small):
+    t = 12 if small else 40
+    return Export(PaddedEncoder(), {"x": normal(rng, 3, t, 96),
+                                    "lengths": np.array([t, t - 5, 3], np.int64)},
+                  ["pooled", "weights"])
+
+
+def build_gpt2_left_padded(rng, small):
+    """GPT-2 fed a left-padded batch as generation code feeds it: position
+    ids from the attention mask (cumsum - 1, padding set to 1 by
+    masked_fill), the causal mask combined with the padding mask, the
+    logits of the last position only."""
+    class LeftPadded(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gpt = GPT2(2048, context=128, dim=128, heads=4, layers=2)
+
+        def forward(self, input_ids, attention_mask):
+            g = self.gpt
+            t = input_ids.shape[1]
+            pos = (attention_mask.cumsum(-1) - 1).masked_fill(attention_mask == 0, 1)
+            causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)[None, None]
+            mask = causal | (attention_mask[:, None, None, :] == 0)
+            x = g.wte(input_ids) + g.wpe(pos)
+            for block in g.blocks:
+                x = block(x, mask)
+            return F.linear(g.ln_f(x[:, -1]), g.wte.weight)
+    seq = 12 if small else 32
+    ids = token_ids(rng, 2048, 2, seq)
+    mask = np.ones((2, seq), np.int64)
+    mask[1, :seq // 3] = 0  # the second prompt is shorter: padded on the left
+    return Export(LeftPadded(), {"input_ids": ids, "attention_mask": mask}, ["next_logits"])
+
+
+class LocalAttention(nn.Module):
+    """Chunked local attention (Longformer / local-attention style): keys and
+    values cut into overlapping windows with Tensor.unfold, each query block
+    attending to its own window and the one before (with a look-back mask
+    so the first block sees no past), then a feed-forward layer."""
+
+    def __init__(self, dim=64, heads=4, window=8):
+        super().__init__()
+        self.heads, self.w, self.hd = heads, window, dim // heads
+        self.qkv, self.o = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.ln = nn.LayerNorm(dim)
+        self.ffn = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        w = self.w
+        q, k, v = (z.view(b, t, self.heads, self.hd).transpose(1, 2)
+                   for z in self.qkv(self.ln(x)).split(c, -1))
+        # One block of look-back in front (torch.cat, not F.pad: torch 1.13
+        # cannot export unfold of a Pad's output, whose size it does not infer).
+        kp, vp = (torch.cat((torch.zeros(b, self.heads, w, self.hd), z), 2) for z in (k, v))
+        kw = kp.unfold(2, 2 * w, w).transpose(-1, -2)               # [b, h, n, 2w, d]
+        vw = vp.unfold(2, 2 * w, w).transpose(-1, -2)
+        qb = q.reshape(b, self.heads, t // w, w, self.hd)
+        att = qb @ kw.transpose(-1, -2) / math.sqrt(self.hd)       # [b, h, n, w, 2w]
+        first = torch.zeros(t // w, 1, 2 * w, dtype=torch.bool)
+        first[0, :, :w] = True                                      # padding before the start
+        att = att.masked_fill(first, float("-inf")).softmax(-1)
+        y = (att @ vw).reshape(b, self.heads, t, self.hd).transpose(1, 2).reshape(b, t, c)
+        x = x + self.o(y)
+        return x + self.ffn(x)
+
+
+def build_local_attention(rng, small):
+    return Export(LocalAttention(), {"x": normal(rng, 1, 32 if small else 64, 64)}, ["out"])
+
+
+class QuartzNet(nn.Module):
+    """QuartzNet-style ASR (5x1, scaled down): time-channel separable Conv1d
+    (depthwise then pointwise) + BatchNorm1d + ReLU blocks with 1x1 residuals,
+    a strided first conv, a dilated last one, per-frame CTC log-probabilities."""
+
+    def __init__(self, mels=40, ch=64, vocab=29):
+        super().__init__()
+        def sep(cin, cout, k, stride=1, dilation=1):
+            return nn.Sequential(
+                nn.Conv1d(cin, cin, k, stride=stride, padding=dilation * (k // 2),
+                          dilation=dilation, groups=cin, bias=False),
+                nn.Conv1d(cin, cout, 1, bias=False), nn.BatchNorm1d(cout))
+        self.first = nn.Sequential(sep(mels, ch, 11, stride=2), nn.ReLU())
+        self.blocks = nn.ModuleList(nn.ModuleList([sep(ch, ch, k), sep(ch, ch, k)])
+                                    for k in (13, 15, 17))
+        self.res = nn.ModuleList(nn.Sequential(nn.Conv1d(ch, ch, 1, bias=False),
+                                               nn.BatchNorm1d(ch)) for _ in range(3))
+        self.last = nn.Sequential(sep(ch, 2 * ch, 29, dilation=2), nn.ReLU(),
+                                  nn.Conv1d(2 * ch, 2 * ch, 1), nn.ReLU(),
+                                  nn.Conv1d(2 * ch, vocab, 1))
+
+    def forward(self, mel):
+        x = self.first(mel)
+        for (a, b), res in zip(self.blocks, self.res):
+            x = F.relu(b(F.relu(a(x))) + res(x))
+        return self.last(x).transpose(1, 2).log_softmax(-1)
+
+
+def build_quartznet(rng, small):
+    return Export(QuartzNet(), {"mel": normal(rng, 1, 40, 100 if small else 400)}, ["log_probs"])
+
+
 # ------------------------------------------------------------- the zoo
 
 tv = torchvision.models
@@ -2279,6 +2442,11 @@ ZOO = [
     ("length_regulator", "audio", build_length_regulator),
     ("bloom_alibi", "language", build_bloom),
     ("rnnt_joint", "audio", build_rnnt_joint),
+    ("bahdanau_greedy", "language", build_bahdanau),
+    ("padded_encoder", "language", build_padded_encoder),
+    ("gpt2_left_padded", "language", build_gpt2_left_padded),
+    ("local_attention", "language", build_local_attention),
+    ("quartznet", "audio", build_quartznet),
 ]
 # Full-size models for benchmarks (hundreds of MB): exported only when named
 # with --only, never by default.
