@@ -2338,6 +2338,136 @@ def build_quartznet(rng, small):
     return Export(QuartzNet(), {"mel": normal(rng, 1, 40, 100 if small else 400)}, ["log_probs"])
 
 
+class GPTJBlock(nn.Module):
+    """A GPT-J block: rotary embeddings on the first 16 channels of each
+    head in the interleaved layout (rotate_every_two: even and odd channels
+    by strided slices, stacked and flattened back), sin/cos repeated per
+    pair, parallel residual with one LayerNorm, causal mask by torch.where."""
+
+    def __init__(self, dim=128, heads=4, rot=16):
+        super().__init__()
+        self.heads, self.hd, self.rot = heads, dim // heads, rot
+        self.ln = nn.LayerNorm(dim)
+        self.q, self.k = nn.Linear(dim, dim, bias=False), nn.Linear(dim, dim, bias=False)
+        self.v, self.o = nn.Linear(dim, dim, bias=False), nn.Linear(dim, dim, bias=False)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * dim, dim))
+
+    @staticmethod
+    def rotate_every_two(x):
+        return torch.stack((-x[..., 1::2], x[..., ::2]), dim=-1).flatten(-2)
+
+    def rope(self, x, sin, cos):
+        xr, xp = x[..., :self.rot], x[..., self.rot:]
+        return torch.cat((xr * cos + self.rotate_every_two(xr) * sin, xp), -1)
+
+    def forward(self, x, sin, cos, causal):
+        b, t, c = x.shape
+        h = self.ln(x)
+        q, k, v = (f(h).view(b, t, self.heads, self.hd) for f in (self.q, self.k, self.v))
+        q, k = self.rope(q, sin, cos).transpose(1, 2), self.rope(k, sin, cos).transpose(1, 2)
+        att = q @ k.transpose(-1, -2) / math.sqrt(self.hd)
+        att = torch.where(causal, att, torch.tensor(-1e9))
+        y = (att.softmax(-1) @ v.transpose(1, 2)).transpose(1, 2).reshape(b, t, c)
+        return x + self.o(y) + self.mlp(h)
+
+
+class GPTJ(nn.Module):
+    def __init__(self, vocab=2048, dim=128, layers=2, rot=16):
+        super().__init__()
+        self.rot = rot
+        self.embed = nn.Embedding(vocab, dim)
+        self.blocks = nn.ModuleList(GPTJBlock(dim, rot=rot) for _ in range(layers))
+        self.ln_f, self.head = nn.LayerNorm(dim), nn.Linear(dim, vocab)
+
+    def forward(self, input_ids):
+        t = input_ids.shape[1]
+        inv = 1.0 / (10000 ** (torch.arange(0, self.rot, 2).float() / self.rot))
+        ang = torch.arange(t).float()[:, None] * inv[None]          # [t, rot/2]
+        # Each angle twice, for the pair it rotates (repeat_interleave, which
+        # GPT-J's code uses, exports wrongly in torch 1.13: see LlamaBlock).
+        sin = torch.stack((ang.sin(), ang.sin()), -1).reshape(t, self.rot)[None, :, None]
+        cos = torch.stack((ang.cos(), ang.cos()), -1).reshape(t, self.rot)[None, :, None]
+        causal = torch.tril(torch.ones(t, t, dtype=torch.bool))
+        x = self.embed(input_ids)
+        for block in self.blocks:
+            x = block(x, sin, cos, causal)
+        return self.head(self.ln_f(x))
+
+
+def build_gptj(rng, small):
+    return Export(GPTJ(), {"input_ids": token_ids(rng, 2048, 1, 12 if small else 32)},
+                  ["logits"])
+
+
+class DebertaAttention(nn.Module):
+    """DeBERTa's disentangled attention, one layer: content-to-content plus
+    content-to-position and position-to-content scores, the relative
+    positions clamped to a span and looked up with torch.gather on the
+    score matrices (GatherElements with expanded index tensors), scaled by
+    1/sqrt(3d), an additive padding mask."""
+
+    def __init__(self, dim=96, heads=4, span=8):
+        super().__init__()
+        self.heads, self.hd, self.span = heads, dim // heads, span
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.rel = nn.Embedding(2 * span, dim)
+        self.pos_k, self.pos_q = nn.Linear(dim, dim), nn.Linear(dim, dim, bias=False)
+        self.o, self.ln = nn.Linear(dim, dim), nn.LayerNorm(dim)
+
+    def forward(self, x, attention_mask):
+        b, t, c = x.shape
+        h, d = self.heads, self.hd
+        q, k, v = (z.view(b, t, h, d).transpose(1, 2) for z in self.qkv(x).split(c, -1))
+        pos = torch.arange(t)
+        rel = torch.clamp(pos[:, None] - pos[None, :] + self.span, 0, 2 * self.span - 1)
+        r = self.rel.weight                                         # [2s, c]
+        pk = self.pos_k(r).view(2 * self.span, h, d).transpose(0, 1)  # [h, 2s, d]
+        pq = self.pos_q(r).view(2 * self.span, h, d).transpose(0, 1)
+        c2c = q @ k.transpose(-1, -2)
+        c2p = torch.gather(q @ pk.transpose(-1, -2), -1, rel.expand(b, h, t, t))
+        p2c = torch.gather(k @ pq.transpose(-1, -2), -1,
+                           (2 * self.span - 1 - rel).expand(b, h, t, t)).transpose(-1, -2)
+        bias = (1.0 - attention_mask[:, None, None, :].float()) * -1e4
+        att = ((c2c + c2p + p2c) / math.sqrt(3 * d) + bias).softmax(-1)
+        return self.ln(x + self.o((att @ v).transpose(1, 2).reshape(b, t, c)))
+
+
+def build_deberta(rng, small):
+    seq = 12 if small else 32
+    return Export(DebertaAttention(), {"hidden": normal(rng, 2, seq, 96),
+                                       "attention_mask": padding_mask(rng, 2, seq)}, ["out"])
+
+
+class FunnelPool(nn.Module):
+    """Funnel-Transformer-style sequence pooling: encoder blocks between
+    strided mean pools over the sequence (AvgPool1d, ceil_mode, over a
+    transposed [b, d, t]), the padding mask pooled by max, a query-only
+    pooled attention (pooled queries attend to the full sequence)."""
+
+    def __init__(self, dim=64, heads=4):
+        super().__init__()
+        self.pool = nn.AvgPool1d(2, 2, ceil_mode=True)
+        self.mask_pool = nn.MaxPool1d(2, 2, ceil_mode=True)
+        self.att = nn.ModuleList(SelfAttention(dim, heads) for _ in range(2))
+        self.ln = nn.ModuleList(nn.LayerNorm(dim) for _ in range(2))
+
+    def forward(self, x, attention_mask):
+        m = attention_mask.float()
+        for att, ln in zip(self.att, self.ln):
+            q = self.pool(x.transpose(1, 2)).transpose(1, 2)
+            bias = (1.0 - m[:, None, None, :]) * -1e4
+            x = ln(q + att(q, x, bias))
+            m = self.mask_pool(m[:, None]).squeeze(1)
+        return x
+
+
+def build_funnel(rng, small):
+    seq = 15 if small else 45  # odd: ceil_mode's short last window
+    return Export(FunnelPool(), {"hidden": normal(rng, 2, seq, 64),
+                                 "attention_mask": padding_mask(rng, 2, seq)}, ["pooled"])
+
+
 # ------------------------------------------------------------- the zoo
 
 tv = torchvision.models
@@ -2447,6 +2577,9 @@ ZOO = [
     ("gpt2_left_padded", "language", build_gpt2_left_padded),
     ("local_attention", "language", build_local_attention),
     ("quartznet", "audio", build_quartznet),
+    ("gptj_rotary", "language", build_gptj),
+    ("deberta_attention", "language", build_deberta),
+    ("funnel_pool", "language", build_funnel),
 ]
 # Full-size models for benchmarks (hundreds of MB): exported only when named
 # with --only, never by default.
