@@ -1242,22 +1242,22 @@ static vkp_status_t vkp__slice_bound(vkp__onnx_ctx_t *ctx, int32_t i, int32_t n_
     vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "int64"};
     VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CAST, 1, &v, 1, &to, NULL, &v));
   }
-  int32_t neg, wrapped, pair[3];
-  pair[0] = v;
-  pair[1] = zero;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_LESS, 2, pair, 0, NULL, NULL, &neg));
-  pair[1] = n_const;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_ADD, 2, pair, 0, NULL, NULL, &wrapped));
-  pair[0] = neg;
-  pair[1] = wrapped;
-  pair[2] = v;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_WHERE, 3, pair, 0, NULL, NULL, &v));
-  pair[0] = v;
-  pair[1] = zero;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_MAX, 2, pair, 0, NULL, NULL, &v));
-  pair[0] = v;
-  pair[1] = n_const;
-  return vkp__onnx_emit(ctx, VKP_OP_MIN, 2, pair, 0, NULL, NULL, out_value);
+  int32_t neg, wrapped, args[3];
+  args[0] = v;
+  args[1] = zero;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_LESS, 2, args, 0, NULL, NULL, &neg));
+  args[1] = n_const;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_ADD, 2, args, 0, NULL, NULL, &wrapped));
+  args[0] = neg;
+  args[1] = wrapped;
+  args[2] = v;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_WHERE, 3, args, 0, NULL, NULL, &v));
+  args[0] = v;
+  args[1] = zero;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_MAX, 2, args, 0, NULL, NULL, &v));
+  args[0] = v;
+  args[1] = n_const;
+  return vkp__onnx_emit(ctx, VKP_OP_MIN, 2, args, 0, NULL, NULL, out_value);
 }
 
 // Slice whose starts or ends are computed at run time, as torch exports
@@ -1272,12 +1272,13 @@ static vkp_status_t vkp__map_slice_runtime(vkp__onnx_ctx_t *ctx, int32_t x) {
   int32_t rank = xv->rank;
   for (int32_t i = 1; i <= 2; ++i) {
     int32_t r;
-    int64_t shape[VKP_MAX_RANK];
+    int64_t shape[VKP_MAX_RANK], entries = 1;
     vkp__onnx_sym_shape(ctx, vkp__onnx_input(ctx, i), &r, shape);
-    if (r != 1 || shape[0] != 1)
-      return VKP__ONNX_UNSUPPORTED("%s is computed at run time and has %s entries; a "
-                                   "run-time slice takes one axis",
-                                   i == 1 ? "starts" : "ends", r == 1 ? "several" : "no single");
+    for (int32_t d = 0; d < r; ++d) entries *= shape[d];
+    if (r != 1 || entries != 1)
+      return VKP__ONNX_UNSUPPORTED("%s has %lld entries and starts or ends are computed at "
+                                   "run time; such a slice takes exactly one axis",
+                                   i == 1 ? "starts" : "ends", (long long)entries);
   }
   const vkp__onnx_tensor_t *t;
   int64_t axis = 0, step = 1;
@@ -1309,33 +1310,33 @@ static vkp_status_t vkp__map_slice_runtime(vkp__onnx_ctx_t *ctx, int32_t x) {
   VKP_RETURN_IF_ERROR(st);
   VKP_RETURN_IF_ERROR(vkp__slice_i64_const(ctx, &zero_v, 1, &zero));
   VKP_RETURN_IF_ERROR(vkp__slice_i64_const(ctx, &len, 1, &n_const));
-  int32_t start, end, lo, hi, mask, pair[2];
+  int32_t start, end, lo, hi, mask, args[2];
   VKP_RETURN_IF_ERROR(vkp__slice_bound(ctx, 1, n_const, zero, &start));
   VKP_RETURN_IF_ERROR(vkp__slice_bound(ctx, 2, n_const, zero, &end));
-  pair[0] = pos;
-  pair[1] = start;
+  args[0] = pos;
+  args[1] = start;
   VKP_RETURN_IF_ERROR(
-      vkp__onnx_emit(ctx, VKP_OP_GREATER_OR_EQUAL, 2, pair, 0, NULL, NULL, &lo));
-  pair[1] = end;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_LESS, 2, pair, 0, NULL, NULL, &hi));
-  pair[0] = lo;
-  pair[1] = hi;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_AND, 2, pair, 0, NULL, NULL, &mask));
+      vkp__onnx_emit(ctx, VKP_OP_GREATER_OR_EQUAL, 2, args, 0, NULL, NULL, &lo));
+  args[1] = end;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_LESS, 2, args, 0, NULL, NULL, &hi));
+  args[0] = lo;
+  args[1] = hi;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_AND, 2, args, 0, NULL, NULL, &mask));
   if (step > 1) {
     int32_t offset, rem, on_step, step_c;
     VKP_RETURN_IF_ERROR(vkp__slice_i64_const(ctx, &step, 1, &step_c));
-    pair[0] = pos;
-    pair[1] = start;
-    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SUB, 2, pair, 0, NULL, NULL, &offset));
-    pair[0] = offset;
-    pair[1] = step_c;
-    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_MOD, 2, pair, 0, NULL, NULL, &rem));
-    pair[0] = rem;
-    pair[1] = zero;
-    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_EQUAL, 2, pair, 0, NULL, NULL, &on_step));
-    pair[0] = mask;
-    pair[1] = on_step;
-    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_AND, 2, pair, 0, NULL, NULL, &mask));
+    args[0] = pos;
+    args[1] = start;
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SUB, 2, args, 0, NULL, NULL, &offset));
+    args[0] = offset;
+    args[1] = step_c;
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_MOD, 2, args, 0, NULL, NULL, &rem));
+    args[0] = rem;
+    args[1] = zero;
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_EQUAL, 2, args, 0, NULL, NULL, &on_step));
+    args[0] = mask;
+    args[1] = on_step;
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_AND, 2, args, 0, NULL, NULL, &mask));
   }
   int32_t nz, idx;
   VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_NON_ZERO, 1, &mask, 0, NULL, NULL, &nz));

@@ -364,6 +364,7 @@ def generate(w):
     gen_varying_batch(w)
     gen_refused(w)
     gen_slice_runtime(w)
+    gen_slice_runtime_two_axes(w)
 
 
 def gen_slice_runtime(w):
@@ -417,3 +418,12 @@ def gen_slice_runtime(w):
     pooled = np.stack([table[ids[ends[b]:ends[b + 1]]].mean(axis=0) for b in range(bags)])
     w.save("dynamic_slice_runtime", m, [x, s, e, s32, e32, ids, offsets],
            [y1, y2, y1.sum(axis=1).astype(np.float32), pooled.astype(np.float32)])
+
+
+def gen_slice_runtime_two_axes(w):
+    """Run-time starts over two axes: refused, naming the node."""
+    n = helper.make_node
+    m = model([n("Slice", ["x", "s", "e"], ["y"], name="two_axes")],
+              [vi("x", [4, 5]), vi("s", [2], I64), vi("e", [2], I64)], [vi("y", None)],
+              opset=13)
+    w.save("dynamic_slice_two_axes", m)

@@ -487,3 +487,19 @@ Test(onnx_dynamic, slice_runtime_starts_and_ends, .timeout = 120) {
   onnx_run_and_compare_on(g, "dynamic_slice_runtime", "cpu", 1, 1e-6, 1e-7);
   vkp_graph_destroy(g);
 }
+
+// Run-time starts and ends over two axes: refused at import, naming the
+// node and why.
+Test(onnx_dynamic, slice_runtime_two_axes_refused, .timeout = 60) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, "dynamic_slice_two_axes.onnx");
+  vkp_graph_t *g = NULL;
+  vkp_status_t st = vkp_graph_load(path, &g);
+  cr_assert_null(g);
+  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", vkp_status_message(st));
+  const char *msg = vkp_status_message(st);
+  cr_assert(strstr(msg, "two_axes"), "%s", msg);
+  cr_assert(strstr(msg, "starts has 2 entries"), "%s", msg);
+  cr_assert(strstr(msg, "exactly one axis"), "%s", msg);
+  vkp_status_free(st);
+}
