@@ -971,6 +971,12 @@ static vkp_status_t vkp__emit_attention(vkp__onnx_ctx_t *ctx,
       VKP_RETURN_IF_ERROR(st);
     } else {
       VKP_RETURN_IF_ERROR(vkp__onnx_sym_value(ctx, syms[4], &in[4]));
+      // So is one computed at run time (a causal mask or'ed with the
+      // padding of each row): cast, nonzero to 1.
+      if (vkp__onnx_value(ctx, in[4])->dtype != VKP_DTYPE_FLOAT32) {
+        vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "float32"};
+        VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CAST, 1, &in[4], 1, &to, NULL, &in[4]));
+      }
     }
     n_in = 5;
   }

@@ -1220,9 +1220,146 @@ vkp_status_t vkp__onnx_slice_params(vkp__onnx_ctx_t *ctx, int32_t rank,
   return NULL;
 }
 
+// An int64 IR constant of `n` values, shape [n].
+static vkp_status_t vkp__slice_i64_const(vkp__onnx_ctx_t *ctx, const int64_t *values,
+                                         int64_t n, int32_t *out_value) {
+  vkp__onnx_tensor_t t = {0};
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_tensor_alloc(&t, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, &n));
+  for (int64_t i = 0; i < n; ++i) vkp__onnx_tensor_set_i(&t, (size_t)i, values[i]);
+  vkp_status_t st = vkp__onnx_add_const(ctx, &t, out_value);
+  vkp__onnx_tensor_deinit(&t);
+  return st;
+}
+
+// Input `i` (starts or ends, one entry) as an int64 [1] IR value, wrapped
+// and clamped into [0, n] as ONNX does: v < 0 counts from the end.
+static vkp_status_t vkp__slice_bound(vkp__onnx_ctx_t *ctx, int32_t i, int32_t n_const,
+                                     int32_t zero, int32_t *out_value) {
+  int32_t v;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, i, &v));
+  if (vkp__onnx_value(ctx, v)->dtype != VKP_DTYPE_INT64) {
+    vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "int64"};
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CAST, 1, &v, 1, &to, NULL, &v));
+  }
+  int32_t neg, wrapped, args[3];
+  args[0] = v;
+  args[1] = zero;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_LESS, 2, args, 0, NULL, NULL, &neg));
+  args[1] = n_const;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_ADD, 2, args, 0, NULL, NULL, &wrapped));
+  args[0] = neg;
+  args[1] = wrapped;
+  args[2] = v;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_WHERE, 3, args, 0, NULL, NULL, &v));
+  args[0] = v;
+  args[1] = zero;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_MAX, 2, args, 0, NULL, NULL, &v));
+  args[0] = v;
+  args[1] = n_const;
+  return vkp__onnx_emit(ctx, VKP_OP_MIN, 2, args, 0, NULL, NULL, out_value);
+}
+
+// Slice whose starts or ends are computed at run time, as torch exports
+// nn.EmbeddingBag (a Loop whose body slices the ids between two run-time
+// offsets): one axis, a constant positive step. The positions p of that
+// axis kept are start <= p < end with (p - start) % step == 0 (start and
+// end wrapped and clamped as ONNX says), gathered like a run-time Compress:
+// gather(x, reshape(non_zero(mask), [-1]), axis), a value bounded by the
+// axis length ("Data-dependent output shapes" in docs/onnx.md).
+static vkp_status_t vkp__map_slice_runtime(vkp__onnx_ctx_t *ctx, int32_t x) {
+  const vkp_value_t *xv = vkp__onnx_value(ctx, x);
+  int32_t rank = xv->rank;
+  for (int32_t i = 1; i <= 2; ++i) {
+    int32_t r;
+    int64_t shape[VKP_MAX_RANK], entries = 1;
+    vkp__onnx_sym_shape(ctx, vkp__onnx_input(ctx, i), &r, shape);
+    for (int32_t d = 0; d < r; ++d) entries *= shape[d];
+    if (r != 1 || entries != 1)
+      return VKP__ONNX_UNSUPPORTED("%s has %lld entries and starts or ends are computed at "
+                                   "run time; such a slice takes exactly one axis",
+                                   i == 1 ? "starts" : "ends", (long long)entries);
+  }
+  const vkp__onnx_tensor_t *t;
+  int64_t axis = 0, step = 1;
+  int32_t n;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 3, "axes of a run-time slice", &t));
+  if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "axes", &axis, 1, &n));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 4, "steps of a run-time slice", &t));
+  if (t) VKP_RETURN_IF_ERROR(vkp__onnx_const_ints(t, "steps", &step, 1, &n));
+  if (axis < -(int64_t)rank || axis >= rank)
+    return VKP__ONNX_INVALID("slice axis %lld out of range for rank %d", (long long)axis,
+                             (int)rank);
+  if (axis < 0) axis += rank;
+  if (step <= 0)
+    return VKP__ONNX_UNSUPPORTED("step %lld with run-time starts or ends (a run-time slice "
+                                 "takes a positive step)", (long long)step);
+  if (xv->bounded)
+    return VKP__ONNX_UNSUPPORTED("input 0 has a data-dependent shape; a slice with "
+                                 "run-time starts or ends takes a static one");
+  int64_t len = xv->shape[axis], zero_v = 0;
+  if (len < 1 || len > ((int64_t)1 << 24))
+    return VKP__ONNX_UNSUPPORTED("a run-time slice of an axis of %lld (1 to 2^24)",
+                                 (long long)len);
+  int64_t *iota = vkp__malloc((size_t)len * sizeof *iota);
+  if (!iota) return VKP_OOM("run-time slice positions");
+  for (int64_t i = 0; i < len; ++i) iota[i] = i;
+  int32_t pos, zero, n_const;
+  vkp_status_t st = vkp__slice_i64_const(ctx, iota, len, &pos);
+  vkp__free(iota);
+  VKP_RETURN_IF_ERROR(st);
+  VKP_RETURN_IF_ERROR(vkp__slice_i64_const(ctx, &zero_v, 1, &zero));
+  VKP_RETURN_IF_ERROR(vkp__slice_i64_const(ctx, &len, 1, &n_const));
+  int32_t start, end, lo, hi, mask, args[2];
+  VKP_RETURN_IF_ERROR(vkp__slice_bound(ctx, 1, n_const, zero, &start));
+  VKP_RETURN_IF_ERROR(vkp__slice_bound(ctx, 2, n_const, zero, &end));
+  args[0] = pos;
+  args[1] = start;
+  VKP_RETURN_IF_ERROR(
+      vkp__onnx_emit(ctx, VKP_OP_GREATER_OR_EQUAL, 2, args, 0, NULL, NULL, &lo));
+  args[1] = end;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_LESS, 2, args, 0, NULL, NULL, &hi));
+  args[0] = lo;
+  args[1] = hi;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_AND, 2, args, 0, NULL, NULL, &mask));
+  if (step > 1) {
+    int32_t offset, rem, on_step, step_c;
+    VKP_RETURN_IF_ERROR(vkp__slice_i64_const(ctx, &step, 1, &step_c));
+    args[0] = pos;
+    args[1] = start;
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SUB, 2, args, 0, NULL, NULL, &offset));
+    args[0] = offset;
+    args[1] = step_c;
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_MOD, 2, args, 0, NULL, NULL, &rem));
+    args[0] = rem;
+    args[1] = zero;
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_EQUAL, 2, args, 0, NULL, NULL, &on_step));
+    args[0] = mask;
+    args[1] = on_step;
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_AND, 2, args, 0, NULL, NULL, &mask));
+  }
+  int32_t nz, idx;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_NON_ZERO, 1, &mask, 0, NULL, NULL, &nz));
+  int64_t minus_one = -1;
+  vkp_attr_t ra = vkp__onnx_a_ints("shape", &minus_one, 1);
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &nz, 1, &ra, NULL, &idx));
+  int32_t in[2] = {x, idx};
+  vkp_attr_t a = vkp__onnx_a_int("axis", axis);
+  return vkp__onnx_emit_out(ctx, VKP_OP_GATHER, 2, in, 1, &a);
+}
+
 vkp_status_t vkp__map_slice(vkp__onnx_ctx_t *ctx) {
   int32_t x;
   VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 0, &x));
+  if (ctx->opset >= 10) {
+    const vkp__onnx_sym_t *starts = vkp__onnx_input(ctx, 1), *ends = vkp__onnx_input(ctx, 2);
+    int64_t through[VKP_MAX_RANK];
+    int32_t n_through;
+    if (starts && ends &&
+        (!starts->is_const ||
+         (!ends->is_const && !vkp__slice_ends_through(ctx, through, &n_through))))
+      return vkp__map_slice_runtime(ctx, x);
+  }
   vkp__onnx_slice_t s;
   VKP_RETURN_IF_ERROR(vkp__onnx_slice_params(ctx, vkp__onnx_value(ctx, x)->rank,
                                              vkp__onnx_value(ctx, x)->shape, &s));

@@ -498,7 +498,13 @@ vkp_status_t vkp__broadcast_inputs(const vkp_graph_t *g, const vkp_node_t *n,
       any = true;
       continue;
     }
-    VKP_RETURN_IF_ERROR(vkp__broadcast_shapes(&acc, v, &acc.rank, acc.shape));
+    // Into a copy: the result is written from its first dim while acc's dims
+    // are still read, and acc may have the lower rank.
+    int32_t rank;
+    int64_t shape[VKP_MAX_RANK];
+    VKP_RETURN_IF_ERROR(vkp__broadcast_shapes(&acc, v, &rank, shape));
+    acc.rank = rank;
+    memcpy(acc.shape, shape, (size_t)rank * sizeof shape[0]);
     acc.name = "the inputs before it";
   }
   *out_rank = acc.rank;

@@ -128,7 +128,7 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
   bool split = false;
   // A kernel writing several outputs binds one per dispatch.
   bool one_output = vkp__spv_writes_outputs(node->op);
-  uint32_t output_parts = 0;
+  uint32_t output_parts = 0, concat_parts = 0;
   for (int32_t i = 0; i < node->n_inputs + node->n_outputs; ++i) {
     int32_t v = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
     if (v < 0) continue;
@@ -161,6 +161,10 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
     split |= parts > 1;
     if (one_output && i >= node->n_inputs)
       output_parts = parts > output_parts ? parts : output_parts;
+    else if (node->op == VKP_OP_CONCAT && i < node->n_inputs)
+      // One dispatch per input (vkp__plan_build), each binding that
+      // input and the output: the widest input counts, not their sum.
+      concat_parts = parts > concat_parts ? parts : concat_parts;
     else
       bindings += parts;
     if (parts == 1 && bytes <= device->max_storage_range) continue;
@@ -179,7 +183,7 @@ bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
                      (double)device->max_storage_range / 1048576.0,
                      vkp_op_name(node->op));
   }
-  bindings += output_parts;
+  bindings += output_parts + concat_parts;
   if (bindings > VKP__MAX_BINDINGS && !split)
     return vkp__fail(reason, reason_size,
                      "%s binds %lld tensors; a Vulkan dispatch has at most %d bindings",

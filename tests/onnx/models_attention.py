@@ -70,6 +70,28 @@ def gen_gpt2(w):
     w.save("att_gpt2", m, [q, k, v, mask], [y.astype(np.float32)])
 
 
+def gen_runtime_cond(w):
+    """masked_fill(cond, lowest) with the condition computed at run time (a
+    bool graph input [B, 1, L, L]: a causal mask or'ed with each row's left
+    padding, as generation code builds it), filled where it is true."""
+    q, k, v = qkv(w)
+    lowest = np.float32(np.finfo(np.float32).min)
+    cond = w.rng.uniform(size=(B, 1, L, L)) < 0.4
+    cond[..., 0] = False  # every row keeps a key
+    nodes = [n("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             n("MatMul", ["q", "kt"], ["s"]),
+             n("Div", ["s", "c"], ["ss"]),
+             n("Where", ["cond", "lowest", "ss"], ["sw"]),
+             n("Softmax", ["sw"], ["p"], axis=-1),
+             n("MatMul", ["p", "v"], ["y"])]
+    ins, outs = io([vi("cond", [B, 1, L, L], TensorProto.BOOL)])
+    m = model(nodes, ins, outs, [init("c", np.float32(math.sqrt(D))), init("lowest", lowest)])
+    qd, kd, vd = wide(q, k, v)
+    s = np.where(cond, float(lowest), qd @ kd.transpose(0, 1, 3, 2) / math.sqrt(D))
+    y = softmax(s, -1) @ vd
+    w.save("att_runtime_cond", m, [q, k, v, cond], [y.astype(np.float32)])
+
+
 def gen_sdpa(w):
     """torch's scaled_dot_product_attention export: Q and Kt each scaled by
     sqrt(scale) before the MatMul, a constant additive mask."""
@@ -167,6 +189,7 @@ def gen_computed_scale(w):
 def generate(w):
     gen_bert(w)
     gen_gpt2(w)
+    gen_runtime_cond(w)
     gen_sdpa(w)
     gen_mha(w)
     gen_not_fused(w)

@@ -363,3 +363,67 @@ def generate(w):
     gen_roi_head(w)
     gen_varying_batch(w)
     gen_refused(w)
+    gen_slice_runtime(w)
+    gen_slice_runtime_two_axes(w)
+
+
+def gen_slice_runtime(w):
+    """Slice with starts and ends computed at run time (graph inputs drawn
+    from -9..9 over axes of 5 and 7, so negative, clamped and empty ranges
+    all occur across seeds): along axis 1 with step 1, along axis -2 with
+    step 2 (int32 bounds), a ReduceSum over the sliced axis, and an
+    EmbeddingBag as torch exports it: a Loop over the bags whose body slices
+    the ids between two run-time offsets, gathers the rows and averages them."""
+    n = helper.make_node
+    x = w.f32(5, 7)
+    s, e = (w.rng.integers(-9, 10, size=1).astype(np.int64) for _ in range(2))
+    s32, e32 = (w.rng.integers(-9, 10, size=1).astype(np.int32) for _ in range(2))
+    table = w.f32(20, 4)
+    bags = 4
+    cuts = np.sort(w.rng.choice(np.arange(1, 12), size=bags - 1, replace=False))
+    offsets = np.concatenate(([0], cuts)).astype(np.int64)  # every bag non-empty
+    ids = w.rng.integers(0, 20, size=12).astype(np.int64)
+    body = helper.make_graph(
+        [n("Gather", ["ends_all", "i"], ["lo"], axis=0),
+         n("Add", ["i", "one"], ["i1"]),
+         n("Gather", ["ends_all", "i1"], ["hi"], axis=0),
+         n("Unsqueeze", ["lo", "ax0"], ["lo1"]),
+         n("Unsqueeze", ["hi", "ax0"], ["hi1"]),
+         n("Slice", ["ids", "lo1", "hi1", "ax0"], ["bag"]),
+         n("Gather", ["table", "bag"], ["rows"], axis=0),
+         n("ReduceMean", ["rows"], ["mean"], axes=[0], keepdims=0),
+         n("Identity", ["cond"], ["cond_out"])],
+        "bag_body",
+        [vi("i", [], I64), vi("cond", [], BOOL)],
+        [vi("cond_out", [], BOOL), vi("mean", [4])])
+    nodes = [
+        n("Slice", ["x", "s", "e", "ax1"], ["y1"]),
+        n("Slice", ["x", "s32", "e32", "axm2", "two"], ["y2"]),
+        n("ReduceSum", ["y1", "ax1"], ["rsum"], keepdims=0),
+        n("Concat", ["offsets", "n_ids"], ["ends_all"], axis=0),
+        n("Loop", ["n_bags", "yes"], ["pooled"], body=body),
+    ]
+    m = model(nodes, [vi("x", [5, 7]), vi("s", [1], I64), vi("e", [1], I64),
+                      vi("s32", [1], TensorProto.INT32), vi("e32", [1], TensorProto.INT32),
+                      vi("ids", [12], I64), vi("offsets", [bags], I64)],
+              [vi("y1", None), vi("y2", None), vi("rsum", [5]), vi("pooled", [bags, 4])],
+              [init("ax1", np.array([1], np.int64)), init("axm2", np.array([-2], np.int32)),
+               init("two", np.array([2], np.int32)), init("ax0", np.array([0], np.int64)),
+               init("one", np.array(1, np.int64)), init("n_ids", np.array([12], np.int64)),
+               init("n_bags", np.array(bags, np.int64)), init("yes", np.array(True)),
+               init("table", table)], opset=13)
+    y1 = x[:, s[0]:e[0]]
+    y2 = x[s32[0]:e32[0]:2]
+    ends = np.concatenate((offsets, [12]))
+    pooled = np.stack([table[ids[ends[b]:ends[b + 1]]].mean(axis=0) for b in range(bags)])
+    w.save("dynamic_slice_runtime", m, [x, s, e, s32, e32, ids, offsets],
+           [y1, y2, y1.sum(axis=1).astype(np.float32), pooled.astype(np.float32)])
+
+
+def gen_slice_runtime_two_axes(w):
+    """Run-time starts over two axes: refused, naming the node."""
+    n = helper.make_node
+    m = model([n("Slice", ["x", "s", "e"], ["y"], name="two_axes")],
+              [vi("x", [4, 5]), vi("s", [2], I64), vi("e", [2], I64)], [vi("y", None)],
+              opset=13)
+    w.save("dynamic_slice_two_axes", m)

@@ -473,3 +473,33 @@ Test(onnx_dynamic, varying_batch_pipeline, .timeout = 120) {
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }
+
+// Slice with run-time starts and ends (negative, clamped and empty ranges
+// across seeds; steps 1 and 2; int64 and int32 bounds) and torch's
+// EmbeddingBag export (a Loop whose body slices the ids between two run-time
+// offsets), against NumPy on "ref" and "cpu".
+Test(onnx_dynamic, slice_runtime_starts_and_ends, .timeout = 120) {
+  vkp_graph_t *g = onnx_load_model("dynamic_slice_runtime.onnx");
+  // Two top-level slices and one per bag of the unrolled Loop.
+  cr_assert_eq(onnx_count_op(g, VKP_OP_NON_ZERO), 2 + 4);
+  cr_assert(has_bounded(g));
+  onnx_run_and_compare(g, "dynamic_slice_runtime", 1e-6, 1e-7);
+  onnx_run_and_compare_on(g, "dynamic_slice_runtime", "cpu", 1, 1e-6, 1e-7);
+  vkp_graph_destroy(g);
+}
+
+// Run-time starts and ends over two axes: refused at import, naming the
+// node and why.
+Test(onnx_dynamic, slice_runtime_two_axes_refused, .timeout = 60) {
+  char path[1024];
+  onnx_model_path(path, sizeof path, "dynamic_slice_two_axes.onnx");
+  vkp_graph_t *g = NULL;
+  vkp_status_t st = vkp_graph_load(path, &g);
+  cr_assert_null(g);
+  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", vkp_status_message(st));
+  const char *msg = vkp_status_message(st);
+  cr_assert(strstr(msg, "two_axes"), "%s", msg);
+  cr_assert(strstr(msg, "starts has 2 entries"), "%s", msg);
+  cr_assert(strstr(msg, "exactly one axis"), "%s", msg);
+  vkp_status_free(st);
+}

@@ -44,6 +44,7 @@ static const struct {
 } fused[] = {
     {"att_bert", 0},
     {"att_gpt2", 0},
+    {"att_runtime_cond", 0},  // a run-time bool condition, cast to float32
     {"att_sdpa", 0},
     {"att_mha", 0},
     {"att_pow_scale", 0},

@@ -187,6 +187,15 @@ def gen_variadic(g):
     # An empty broadcast.
     x, y = typed(g, (0, b), "float32"), typed(g, (b,), "float32")
     add_typed(g, "max", [x, y], np.maximum(x, y), "float32", tag="empty")
+    # Ranks growing from the first input on: the shape the inputs before one
+    # broadcast to is widened by the later, higher-rank inputs.
+    xs = [typed(g, s, "float32") for s in ((c,), (b, c), (a, 1, c))]
+    shape = np.broadcast_shapes(*[x.shape for x in xs])
+    add_typed(g, "max", xs, np.broadcast_to(np.maximum(np.maximum(xs[0], xs[1]), xs[2]),
+                                            shape).astype(np.float32), "float32",
+              tag="rank_grows")
+    add_typed(g, "sum", xs, (wide(xs[0]) + wide(xs[1]) + wide(xs[2])).astype(np.float32),
+              "float32", tag="rank_grows")
 
 
 def gen_clip(g):

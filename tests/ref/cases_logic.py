@@ -59,6 +59,11 @@ def gen_where(g):
     add_typed(g, "where", [cond, x, y], np.where(cond, x, y), "float32", tag="nan_scalar")
     cond, x, y = typed(g, (0, b), "bool"), typed(g, (b,), "int64"), typed(g, (1,), "int64")
     add_typed(g, "where", [cond, x, y], np.where(cond, x, y), "int64", tag="empty")
+    # A condition of lower rank than the values (a causal [t, t] mask over
+    # [batch, heads, t, t] scores).
+    cond = typed(g, (b, c), "bool")
+    x, y = typed(g, (a, 1, b, c), "float32"), typed(g, (1, d([2, 4]), 1, c), "float32")
+    add_typed(g, "where", [cond, x, y], np.where(cond, x, y), "float32", tag="low_rank_cond")
 
 
 def gen_bitwise(g):

@@ -778,6 +778,15 @@ const char *z = IN(b, 2, S(1, 7));
 const char *y = NODE(b, VKP_OP_CONCAT, 2, L(x, z), 1, A(AI("axis", 0)));
 END(y)
 
+// Twelve inputs: one dispatch each, binding that input and the output, so
+// more inputs than a dispatch has bindings (RWKV's stack of 16 time steps).
+BEGIN(concat_twelve_inputs)
+const char *in[12];
+for (int i = 0; i < 12; ++i)
+  in[i] = i % 3 == 2 ? CST(b, 3, S(2, 1 + i % 4, 3)) : IN(b, 3, S(2, 1 + i % 4, 3));
+const char *y = NODE(b, VKP_OP_CONCAT, 12, in, 1, A(AI("axis", 1)));
+END(y)
+
 // Aliases between kernels share storage: no dispatch of their own.
 BEGIN(alias_between_kernels)
 const char *x = IN(b, 3, S(2, 3, 4));
@@ -1569,6 +1578,7 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(identity_io, -1.0f, 1.0f, 1),
     CASE(concat_axis1_three, -1.0f, 1.0f, 3),
     CASE(concat_axis0, -1.0f, 1.0f, 2),
+    CASE(concat_twelve_inputs, -1.0f, 1.0f, 12),
     CASE(alias_between_kernels, -1.0f, 1.0f, 2),
     CASE(fuse_matmul_bias_relu, -1.0f, 1.0f, 1),
     CASE(fuse_conv_residual, -1.0f, 1.0f, 1),

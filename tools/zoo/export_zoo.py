@@ -1228,6 +1228,1246 @@ def build_vit_interp(rng, small):
     return Export(ViTInterp(), {"image": normal(rng, 1, 3, s, s)}, ["logits"])
 
 
+# ---------------------------------- fourth wave: sequence, audio and text models
+
+
+def sinusoids(length, channels, max_timescale=10000.0):
+    """Whisper's fixed positions: sin over the first half of the channels,
+    cos over the second, geometric timescales."""
+    step = math.log(max_timescale) / (channels // 2 - 1)
+    inv = torch.exp(-step * torch.arange(channels // 2, dtype=torch.float32))
+    t = torch.arange(length, dtype=torch.float32)[:, None] * inv[None]
+    return torch.cat((t.sin(), t.cos()), 1)
+
+
+class SelfAttention(nn.Module):
+    """Multi-head attention written out (q, k, v and output projections), as
+    Hugging Face and OpenAI code write it; an additive mask if one is given."""
+
+    def __init__(self, dim, heads, key_bias=True):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k = nn.Linear(dim, dim), nn.Linear(dim, dim, bias=key_bias)
+        self.v, self.o = nn.Linear(dim, dim), nn.Linear(dim, dim)
+
+    def forward(self, x, kv=None, bias=None):
+        kv = x if kv is None else kv
+        b, t, c = x.shape
+        s = kv.shape[1]
+        q = self.q(x).view(b, t, self.heads, -1).transpose(1, 2)
+        k = self.k(kv).view(b, s, self.heads, -1).transpose(1, 2)
+        v = self.v(kv).view(b, s, self.heads, -1).transpose(1, 2)
+        scale = q.shape[-1] ** -0.25  # Whisper scales q and k by d^-1/4 each
+        att = (q * scale) @ (k * scale).transpose(-1, -2)
+        if bias is not None:
+            att = att + bias
+        return self.o((att.softmax(-1) @ v).transpose(1, 2).reshape(b, t, c))
+
+
+class WhisperEncoder(nn.Module):
+    """Whisper's audio encoder, scaled down: two Conv1d + GELU over log-mel
+    frames (the second with stride 2), sinusoidal positions, pre-norm blocks
+    (key projection without bias), a final LayerNorm."""
+
+    def __init__(self, mels=40, dim=128, heads=4, layers=2, frames=200):
+        super().__init__()
+        self.conv1 = nn.Conv1d(mels, dim, 3, padding=1)
+        self.conv2 = nn.Conv1d(dim, dim, 3, stride=2, padding=1)
+        self.register_buffer("positions", sinusoids(frames // 2, dim))
+        self.ln_att = nn.ModuleList(nn.LayerNorm(dim) for _ in range(layers))
+        self.att = nn.ModuleList(SelfAttention(dim, heads, key_bias=False) for _ in range(layers))
+        self.ln_mlp = nn.ModuleList(nn.LayerNorm(dim) for _ in range(layers))
+        self.mlp = nn.ModuleList(nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(),
+                                               nn.Linear(4 * dim, dim)) for _ in range(layers))
+        self.ln_post = nn.LayerNorm(dim)
+
+    def forward(self, mel):
+        x = F.gelu(self.conv2(F.gelu(self.conv1(mel)))).permute(0, 2, 1)
+        x = x + self.positions[:x.shape[1]]
+        for ln_att, att, ln_mlp, mlp in zip(self.ln_att, self.att, self.ln_mlp, self.mlp):
+            x = x + att(ln_att(x))
+            x = x + mlp(ln_mlp(x))
+        return self.ln_post(x)
+
+
+def build_whisper(rng, small):
+    frames = 100 if small else 200
+    return Export(WhisperEncoder(frames=frames), {"mel": normal(rng, 1, 40, frames)},
+                  ["encoder_out"])
+
+
+class Wav2Vec2(nn.Module):
+    """wav2vec 2.0 (base layout), scaled down: a conv feature extractor on the
+    raw waveform (GroupNorm with one group per channel after the first conv,
+    GELU, no biases), LayerNorm + feature projection, a grouped positional
+    Conv1d with weight normalisation (even kernel, last frame dropped), then
+    post-norm transformer layers and a CTC head."""
+
+    def __init__(self, conv_dim=64, dim=96, heads=4, layers=2, vocab=32):
+        super().__init__()
+        convs = []
+        for i, (k, s) in enumerate(((10, 5), (3, 2), (3, 2), (3, 2), (2, 2))):
+            convs.append(nn.Conv1d(1 if i == 0 else conv_dim, conv_dim, k, stride=s, bias=False))
+            if i == 0:
+                convs.append(nn.GroupNorm(conv_dim, conv_dim))
+            convs.append(nn.GELU())
+        self.features = nn.Sequential(*convs)
+        self.ln_feat = nn.LayerNorm(conv_dim)
+        self.proj = nn.Linear(conv_dim, dim)
+        self.pos_conv = nn.utils.weight_norm(
+            nn.Conv1d(dim, dim, 16, padding=8, groups=8), name="weight", dim=2)
+        self.ln = nn.LayerNorm(dim)
+        self.att = nn.ModuleList(SelfAttention(dim, heads) for _ in range(layers))
+        self.ln_att = nn.ModuleList(nn.LayerNorm(dim) for _ in range(layers))
+        self.ffn = nn.ModuleList(nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(),
+                                               nn.Linear(2 * dim, dim)) for _ in range(layers))
+        self.ln_ffn = nn.ModuleList(nn.LayerNorm(dim) for _ in range(layers))
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, waveform):  # [b, samples]
+        x = self.features(waveform[:, None]).transpose(1, 2)
+        x = self.proj(self.ln_feat(x))
+        pos = F.gelu(self.pos_conv(x.transpose(1, 2))[:, :, :-1]).transpose(1, 2)
+        x = self.ln(x + pos)
+        for att, ln_att, ffn, ln_ffn in zip(self.att, self.ln_att, self.ffn, self.ln_ffn):
+            x = ln_att(x + att(x))
+            x = ln_ffn(x + ffn(x))
+        return self.head(x).log_softmax(-1)
+
+
+def build_wav2vec2(rng, small):
+    return Export(Wav2Vec2(), {"waveform": normal(rng, 1, 2000 if small else 4000)},
+                  ["log_probs"])
+
+
+class TemporalBlock(nn.Module):
+    """A TCN residual block: two weight-normalised dilated causal Conv1d
+    (padding on the left only), ReLU, a 1x1 downsample on the skip if needed."""
+
+    def __init__(self, cin, cout, kernel, dilation):
+        super().__init__()
+        self.pad = (kernel - 1) * dilation
+        self.c1 = nn.utils.weight_norm(nn.Conv1d(cin, cout, kernel, dilation=dilation))
+        self.c2 = nn.utils.weight_norm(nn.Conv1d(cout, cout, kernel, dilation=dilation))
+        self.skip = nn.Conv1d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x):
+        h = F.relu(self.c1(F.pad(x, (self.pad, 0))))
+        h = F.relu(self.c2(F.pad(h, (self.pad, 0))))
+        return F.relu(h + self.skip(x))
+
+
+class TCN(nn.Module):
+    """Bai et al.'s temporal convolutional network: dilations 1, 2, 4, 8,
+    a classifier on the last time step."""
+
+    def __init__(self, features=8, channels=32, classes=10):
+        super().__init__()
+        self.blocks = nn.Sequential(*(TemporalBlock(features if i == 0 else channels, channels,
+                                                    3, 2 ** i) for i in range(4)))
+        self.head = nn.Linear(channels, classes)
+
+    def forward(self, x):  # [b, features, time]
+        return self.head(self.blocks(x)[:, :, -1])
+
+
+def build_tcn(rng, small):
+    axes = {"series": {0: "batch", 2: "time"}, "logits": {0: "batch"}}
+    return Export(TCN(), {"series": normal(rng, 2, 8, 64 if small else 200)}, ["logits"], axes)
+
+
+class WaveNet(nn.Module):
+    """WaveNet's residual stack, scaled down: a causal input conv, gated
+    units tanh(filter) * sigmoid(gate) over dilated causal convs (two cycles of
+    dilations 1..16) with a global conditioning vector added to both, 1x1
+    residual and skip convs, summed skips, ReLU, 1x1, ReLU, 1x1, log-softmax
+    over 64 quantisation levels."""
+
+    def __init__(self, res=32, skip=64, cond=16, levels=64, dilations=(1, 2, 4, 8, 16) * 2):
+        super().__init__()
+        self.dilations = dilations
+        self.inp = nn.Conv1d(1, res, 2)
+        self.filt = nn.ModuleList(nn.Conv1d(res, res, 2, dilation=d) for d in dilations)
+        self.gate = nn.ModuleList(nn.Conv1d(res, res, 2, dilation=d) for d in dilations)
+        self.cond_f = nn.ModuleList(nn.Linear(cond, res, bias=False) for _ in dilations)
+        self.cond_g = nn.ModuleList(nn.Linear(cond, res, bias=False) for _ in dilations)
+        self.res = nn.ModuleList(nn.Conv1d(res, res, 1) for _ in dilations)
+        self.skip = nn.ModuleList(nn.Conv1d(res, skip, 1) for _ in dilations)
+        self.out = nn.Sequential(nn.ReLU(), nn.Conv1d(skip, skip, 1), nn.ReLU(),
+                                 nn.Conv1d(skip, levels, 1))
+
+    def forward(self, audio, speaker):  # [b, 1, t], [b, cond]
+        x = self.inp(F.pad(audio, (1, 0)))
+        skips = 0
+        for i, d in enumerate(self.dilations):
+            h = F.pad(x, (d, 0))
+            f = self.filt[i](h) + self.cond_f[i](speaker)[:, :, None]
+            g = self.gate[i](h) + self.cond_g[i](speaker)[:, :, None]
+            z = torch.tanh(f) * torch.sigmoid(g)
+            skips = skips + self.skip[i](z)
+            x = (x + self.res[i](z)) * math.sqrt(0.5)
+        return self.out(skips).log_softmax(1)
+
+
+def build_wavenet(rng, small):
+    return Export(WaveNet(), {"audio": normal(rng, 1, 1, 256 if small else 1000),
+                              "speaker": normal(rng, 1, 16)}, ["log_probs"])
+
+
+class DecoderLM(nn.Module):
+    """torch's nn.TransformerDecoder over token ids attending to an encoder's
+    memory: a float causal mask from generate_square_subsequent_mask, a bool
+    target key-padding mask from the pad id, a bool memory key-padding mask
+    from an int64 0/1 mask."""
+
+    def __init__(self, vocab=1000, dim=128, heads=4, layers=2, pad=0):
+        super().__init__()
+        self.pad = pad
+        self.embed, self.pos = nn.Embedding(vocab, dim), nn.Embedding(64, dim)
+        layer = nn.TransformerDecoderLayer(dim, heads, 2 * dim, dropout=0.0, batch_first=True)
+        self.dec = nn.TransformerDecoder(layer, layers, norm=nn.LayerNorm(dim))
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, tgt_ids, memory, memory_mask):
+        t = tgt_ids.shape[1]
+        x = self.embed(tgt_ids) + self.pos(torch.arange(t))
+        causal = nn.Transformer.generate_square_subsequent_mask(t)
+        y = self.dec(x, memory, tgt_mask=causal, tgt_key_padding_mask=tgt_ids.eq(self.pad),
+                     memory_key_padding_mask=memory_mask.eq(0))
+        return self.head(y)
+
+
+def build_transformer_decoder(rng, small):
+    t, s = (8, 12) if small else (16, 32)
+    ids = token_ids(rng, 1000, 2, t)
+    ids[ids == 0] = 7
+    ids[1, t - 3:] = 0  # the second sequence is padded
+    return Export(DecoderLM(), {"tgt_ids": ids, "memory": normal(rng, 2, s, 128),
+                                "memory_mask": padding_mask(rng, 2, s)}, ["logits"])
+
+
+class PackedLSTM(nn.Module):
+    """A padded batch of variable-length sequences through a bidirectional
+    LSTM with pack_padded_sequence / pad_packed_sequence (lengths unsorted),
+    then a masked mean over the valid steps and a classifier."""
+
+    def __init__(self, vocab=500, dim=32, hidden=48, classes=5):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.lstm = nn.LSTM(dim, hidden, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(2 * hidden, classes)
+
+    def forward(self, ids, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(self.embed(ids), lengths, batch_first=True,
+                                                   enforce_sorted=False)
+        y, _ = self.lstm(packed)
+        y, _ = nn.utils.rnn.pad_packed_sequence(y, batch_first=True, total_length=ids.shape[1])
+        mean = y.sum(1) / lengths[:, None].float()
+        return self.head(mean)
+
+
+def build_packed_lstm(rng, small):
+    t = 12 if small else 30
+    lengths = np.array([t - 5, t, t - 2], dtype=np.int64)
+    ids = token_ids(rng, 500, 3, t)
+    return Export(PackedLSTM(), {"ids": ids, "lengths": lengths}, ["logits"])
+
+
+class DistilBertLayer(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.out = nn.Linear(dim, dim)
+        self.sa_norm = nn.LayerNorm(dim, eps=1e-12)
+        self.ffn = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.out_norm = nn.LayerNorm(dim, eps=1e-12)
+
+    def forward(self, x, attention_mask):
+        b, t, c = x.shape
+
+        def shape(z):
+            return z.view(b, -1, self.heads, c // self.heads).transpose(1, 2)
+        q = shape(self.q(x)) / math.sqrt(c // self.heads)
+        scores = q @ shape(self.k(x)).transpose(2, 3)
+        mask = (attention_mask == 0).view(b, 1, 1, t).expand_as(scores)
+        scores = scores.masked_fill(mask, float("-inf"))
+        ctx = (scores.softmax(-1) @ shape(self.v(x))).transpose(1, 2).reshape(b, -1, c)
+        x = self.sa_norm(x + self.out(ctx))
+        return self.out_norm(x + self.ffn(x))
+
+
+class DistilBert(nn.Module):
+    """DistilBERT, scaled down: word + position embeddings (no token types),
+    the attention mask turned into -inf by masked_fill on the scores (a Where
+    on run-time booleans), post-norm layers, dynamic batch and sequence."""
+
+    def __init__(self, vocab=2048, dim=128, heads=4, layers=2):
+        super().__init__()
+        self.word, self.pos = nn.Embedding(vocab, dim), nn.Embedding(128, dim)
+        self.ln = nn.LayerNorm(dim, eps=1e-12)
+        self.layers = nn.ModuleList(DistilBertLayer(dim, heads) for _ in range(layers))
+
+    def forward(self, input_ids, attention_mask):
+        x = self.ln(self.word(input_ids) + self.pos(torch.arange(input_ids.shape[1])))
+        for layer in self.layers:
+            x = layer(x, attention_mask)
+        return x
+
+
+def build_distilbert(rng, small):
+    seq = 16 if small else 48
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+            "last_hidden_state": {0: "batch", 1: "seq"}}
+    return Export(DistilBert(), {"input_ids": token_ids(rng, 2048, 2, seq),
+                                 "attention_mask": padding_mask(rng, 2, seq)},
+                  ["last_hidden_state"], axes)
+
+
+class SentenceEncoder(nn.Module):
+    """A sentence-transformers model (MiniLM-like): the BERT encoder, then
+    mean pooling over the tokens the attention mask keeps and L2
+    normalisation, as SentenceTransformer's Pooling + Normalize modules do."""
+
+    def __init__(self):
+        super().__init__()
+        self.bert = Bert(2048, context=128, dim=96, heads=4, layers=2)
+
+    def forward(self, input_ids, attention_mask):
+        x, _ = self.bert(input_ids, attention_mask)
+        m = attention_mask[..., None].expand(x.shape).float()
+        mean = (x * m).sum(1) / torch.clamp(m.sum(1), min=1e-9)
+        return F.normalize(mean, p=2, dim=1)
+
+
+def build_sentence(rng, small):
+    seq = 16 if small else 48
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+            "sentence_embedding": {0: "batch"}}
+    return Export(SentenceEncoder(), {"input_ids": token_ids(rng, 2048, 2, seq),
+                                      "attention_mask": padding_mask(rng, 2, seq)},
+                  ["sentence_embedding"], axes)
+
+
+class Albert(nn.Module):
+    """ALBERT, scaled down: factorised embeddings (vocabulary to 32, a linear
+    map to the hidden size) and one encoder layer whose weights all four
+    layers share; the additive -10000 mask and a tanh pooler."""
+
+    def __init__(self, vocab=2048, emb=32, dim=128, heads=4, layers=4):
+        super().__init__()
+        self.layers = layers
+        self.word, self.pos = nn.Embedding(vocab, emb), nn.Embedding(128, emb)
+        self.token_type = nn.Embedding(2, emb)
+        self.ln = nn.LayerNorm(emb, eps=1e-12)
+        self.map = nn.Linear(emb, dim)
+        self.shared = BertLayer(dim, heads)
+        self.pooler = nn.Linear(dim, dim)
+
+    def forward(self, input_ids, token_type_ids, attention_mask):
+        pos = torch.arange(input_ids.shape[1])
+        x = self.ln(self.word(input_ids) + self.pos(pos) + self.token_type(token_type_ids))
+        x = self.map(x)
+        bias = (1.0 - attention_mask[:, None, None, :].float()) * -10000.0
+        for _ in range(self.layers):
+            x = self.shared(x, bias)
+        return x, torch.tanh(self.pooler(x[:, 0]))
+
+
+def build_albert(rng, small):
+    seq = 16 if small else 48
+    types = np.zeros((1, seq), np.int64)
+    types[:, seq // 2:] = 1  # a sentence pair
+    axes = {n: {1: "seq"} for n in ("input_ids", "token_type_ids", "attention_mask",
+                                     "last_hidden_state")}
+    return Export(Albert(), {"input_ids": token_ids(rng, 2048, 1, seq), "token_type_ids": types,
+                             "attention_mask": padding_mask(rng, 1, seq)},
+                  ["last_hidden_state", "pooler_output"], axes)
+
+
+class NeoXBlock(nn.Module):
+    """A GPT-NeoX block: fused QKV laid out per head, rotary embeddings on the
+    first quarter of each head's channels only (rotary_pct 0.25), the causal
+    mask applied by torch.where with the dtype's minimum, parallel residual
+    (attention and MLP both read the block's input)."""
+
+    def __init__(self, dim, heads, rot):
+        super().__init__()
+        self.heads, self.hd, self.rot = heads, dim // heads, rot
+        self.ln_1, self.ln_2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.dense = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x, cos, sin, causal):
+        b, t, c = x.shape
+        qkv = self.qkv(self.ln_1(x)).view(b, t, self.heads, 3 * self.hd).permute(0, 2, 1, 3)
+        q, k, v = qkv[..., :self.hd], qkv[..., self.hd:2 * self.hd], qkv[..., 2 * self.hd:]
+
+        def rope(z):
+            zr, zp = z[..., :self.rot], z[..., self.rot:]
+            return torch.cat((zr * cos + rotate_half(zr) * sin, zp), -1)
+        q, k = rope(q), rope(k)
+        att = q @ k.transpose(-1, -2) / math.sqrt(self.hd)
+        att = torch.where(causal, att, torch.tensor(torch.finfo(att.dtype).min))
+        y = (att.softmax(-1) @ v).transpose(1, 2).reshape(b, t, c)
+        return x + self.dense(y) + self.mlp(self.ln_2(x))
+
+
+class GPTNeoX(nn.Module):
+    def __init__(self, vocab=2048, dim=128, heads=4, layers=2, context=64):
+        super().__init__()
+        self.rot = (dim // heads) // 4
+        self.embed = nn.Embedding(vocab, dim)
+        self.blocks = nn.ModuleList(NeoXBlock(dim, heads, self.rot) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.register_buffer("causal", torch.tril(torch.ones(context, context, dtype=torch.bool)))
+
+    def forward(self, input_ids):
+        t = input_ids.shape[1]
+        inv = 1.0 / (10000.0 ** (torch.arange(0, self.rot, 2).float() / self.rot))
+        freqs = torch.outer(torch.arange(t).float(), inv)
+        emb = torch.cat((freqs, freqs), -1)
+        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        causal = self.causal[:t, :t][None, None]
+        x = self.embed(input_ids)
+        for block in self.blocks:
+            x = block(x, cos, sin, causal)
+        return self.head(self.ln_f(x))
+
+
+def build_neox(rng, small):
+    return Export(GPTNeoX(), {"input_ids": token_ids(rng, 2048, 1, 12 if small else 32)},
+                  ["logits"])
+
+
+class T5Decoder(nn.Module):
+    """A T5 v1.1-style decoder over the encoder's output: RMSNorm, causal
+    self-attention with the unidirectional bucketed relative-position bias,
+    cross-attention masked by the encoder's padding, gated-GELU FFN, no
+    scaling of the scores, a tied LM head scaled by dim^-1/2."""
+
+    def __init__(self, vocab=1000, dim=128, heads=4, layers=2, buckets=32, max_distance=128):
+        super().__init__()
+        self.heads, self.buckets, self.max_distance, self.dim = heads, buckets, max_distance, dim
+        self.embed = nn.Embedding(vocab, dim)
+        self.rel = nn.Embedding(buckets, heads)
+        self.n_self = nn.ModuleList(RMSNorm(dim) for _ in range(layers))
+        self.self_qkv = nn.ModuleList(nn.Linear(dim, 3 * dim, bias=False) for _ in range(layers))
+        self.self_o = nn.ModuleList(nn.Linear(dim, dim, bias=False) for _ in range(layers))
+        self.n_cross = nn.ModuleList(RMSNorm(dim) for _ in range(layers))
+        self.cross_q = nn.ModuleList(nn.Linear(dim, dim, bias=False) for _ in range(layers))
+        self.cross_kv = nn.ModuleList(nn.Linear(dim, 2 * dim, bias=False) for _ in range(layers))
+        self.cross_o = nn.ModuleList(nn.Linear(dim, dim, bias=False) for _ in range(layers))
+        self.n_ff = nn.ModuleList(RMSNorm(dim) for _ in range(layers))
+        self.wi_0 = nn.ModuleList(nn.Linear(dim, 2 * dim, bias=False) for _ in range(layers))
+        self.wi_1 = nn.ModuleList(nn.Linear(dim, 2 * dim, bias=False) for _ in range(layers))
+        self.wo = nn.ModuleList(nn.Linear(2 * dim, dim, bias=False) for _ in range(layers))
+        self.n_final = RMSNorm(dim)
+
+    def bucket(self, rel):
+        # Unidirectional: only keys at or before the query count.
+        rel = -torch.min(rel, torch.zeros_like(rel))
+        exact = self.buckets // 2
+        large = exact + (torch.log(rel.float() / exact) / math.log(self.max_distance / exact)
+                         * (self.buckets - exact)).long()
+        large = torch.min(large, torch.full_like(large, self.buckets - 1))
+        return torch.where(rel < exact, rel, large)
+
+    def heads_of(self, z):
+        b, t, _ = z.shape
+        return z.view(b, t, self.heads, -1).transpose(1, 2)
+
+    def attend(self, q, k, v, bias):
+        b, _, t, _ = q.shape
+        att = (q @ k.transpose(-1, -2) + bias).softmax(-1)
+        return (att @ v).transpose(1, 2).reshape(b, t, self.dim)
+
+    def forward(self, decoder_input_ids, encoder_hidden_states, encoder_attention_mask):
+        t = decoder_input_ids.shape[1]
+        pos = torch.arange(t)
+        rel = pos[None, :] - pos[:, None]
+        causal = torch.full((t, t), torch.finfo(torch.float32).min).triu(1)
+        self_bias = self.rel(self.bucket(rel)).permute(2, 0, 1)[None] + causal
+        cross_bias = ((1.0 - encoder_attention_mask[:, None, None, :].float())
+                      * torch.finfo(torch.float32).min)
+        x = self.embed(decoder_input_ids)
+        for i in range(len(self.self_o)):
+            h = self.n_self[i](x)
+            q, k, v = (self.heads_of(z) for z in self.self_qkv[i](h).split(self.dim, -1))
+            x = x + self.self_o[i](self.attend(q, k, v, self_bias))
+            h = self.n_cross[i](x)
+            k, v = (self.heads_of(z) for z in self.cross_kv[i](encoder_hidden_states)
+                    .split(self.dim, -1))
+            x = x + self.cross_o[i](self.attend(self.heads_of(self.cross_q[i](h)), k, v,
+                                                cross_bias))
+            h = self.n_ff[i](x)
+            x = x + self.wo[i](F.gelu(self.wi_0[i](h), approximate="tanh") * self.wi_1[i](h))
+        return F.linear(self.n_final(x) * self.dim ** -0.5, self.embed.weight)
+
+
+def build_t5_decoder(rng, small):
+    t, s = (6, 12) if small else (12, 40)
+    return Export(T5Decoder(), {"decoder_input_ids": token_ids(rng, 1000, 1, t),
+                                "encoder_hidden_states": normal(rng, 1, s, 128),
+                                "encoder_attention_mask": padding_mask(rng, 1, s)}, ["logits"])
+
+
+class BagClassifier(nn.Module):
+    """A fastText-style classifier over bags of token ids given as one flat id
+    list with bag offsets: nn.EmbeddingBag with mode='mean' and with
+    mode='max', concatenated, a linear layer."""
+
+    def __init__(self, rows=1000, dim=32, classes=4):
+        super().__init__()
+        self.mean = nn.EmbeddingBag(rows, dim, mode="mean")
+        self.max = nn.EmbeddingBag(rows, dim, mode="max")
+        self.head = nn.Linear(2 * dim, classes)
+
+    def forward(self, ids, offsets):
+        return self.head(torch.cat((self.mean(ids, offsets), self.max(ids, offsets)), 1))
+
+
+def build_embedding_bag(rng, small):
+    ids = rng.integers(0, 1000, size=23).astype(np.int64)
+    offsets = np.array([0, 4, 11, 12, 18], np.int64)  # bags of 4, 7, 1, 6 and 5 ids
+    return Export(BagClassifier(), {"ids": ids, "offsets": offsets}, ["logits"])
+
+
+class TacotronAttentionStep(nn.Module):
+    """One decoder step of Tacotron 2: prenet, the attention LSTMCell, the
+    location-sensitive attention (a Conv1d over the previous and cumulative
+    attention weights, tanh energies, masked by the encoder lengths), the
+    context by bmm, the decoder LSTMCell, mel frame and stop token."""
+
+    def __init__(self, mels=40, enc=64, rnn=96, att=48, filters=16, kernel=15):
+        super().__init__()
+        self.prenet = nn.Sequential(nn.Linear(mels, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU())
+        self.att_rnn = nn.LSTMCell(64 + enc, rnn)
+        self.query = nn.Linear(rnn, att, bias=False)
+        self.memory_proj = nn.Linear(enc, att, bias=False)
+        self.loc_conv = nn.Conv1d(2, filters, kernel, padding=kernel // 2, bias=False)
+        self.loc_dense = nn.Linear(filters, att, bias=False)
+        self.v = nn.Linear(att, 1, bias=True)
+        self.dec_rnn = nn.LSTMCell(rnn + enc, rnn)
+        self.frame = nn.Linear(rnn + enc, mels)
+        self.stop = nn.Linear(rnn + enc, 1)
+
+    def forward(self, frame, memory, memory_lengths, att_h, att_c, dec_h, dec_c, weights,
+                cum_weights, context):
+        att_h, att_c = self.att_rnn(torch.cat((self.prenet(frame), context), -1), (att_h, att_c))
+        loc = self.loc_dense(self.loc_conv(torch.stack((weights, cum_weights), 1)).transpose(1, 2))
+        energies = self.v(torch.tanh(self.query(att_h)[:, None] + loc
+                                     + self.memory_proj(memory))).squeeze(-1)
+        pad = torch.arange(memory.shape[1])[None] >= memory_lengths[:, None]
+        weights = energies.masked_fill(pad, float("-inf")).softmax(-1)
+        context = torch.bmm(weights[:, None], memory).squeeze(1)
+        dec_h, dec_c = self.dec_rnn(torch.cat((att_h, context), -1), (dec_h, dec_c))
+        out = torch.cat((dec_h, context), -1)
+        return (self.frame(out), torch.sigmoid(self.stop(out)), weights, cum_weights + weights,
+                att_h, att_c, dec_h, dec_c, context)
+
+
+def build_tacotron(rng, small):
+    b, t = 2, 24 if small else 60
+    w = np.abs(normal(rng, b, t))
+    w /= w.sum(1, keepdims=True)
+    return Export(TacotronAttentionStep(), {
+        "frame": normal(rng, b, 40), "memory": normal(rng, b, t, 64),
+        "memory_lengths": np.array([t, t - 7], np.int64),
+        "att_h": normal(rng, b, 96), "att_c": normal(rng, b, 96),
+        "dec_h": normal(rng, b, 96), "dec_c": normal(rng, b, 96),
+        "weights": w, "cum_weights": (w * 3).astype(np.float32),
+        "context": normal(rng, b, 64)},
+        ["mel_frame", "stop", "weights_out", "cum_weights_out", "att_h_out", "att_c_out",
+         "dec_h_out", "dec_c_out", "context_out"])
+
+
+class SSDMixer(nn.Module):
+    """A Mamba-2-style mixer: input projection into x, z, B, C and dt; a
+    depthwise causal Conv1d with SiLU; the selective state-space recurrence
+    evaluated in its quadratic 'state-space dual' form, written with cumsum
+    and exp (decays exp(segsum(dt * A)) masked to the lower triangle,
+    (C B^T) * decay * dt applied to x); a D skip, the SiLU(z) gate, RMSNorm,
+    the output projection."""
+
+    def __init__(self, dim=64, heads=4, head_dim=32, state=16, kernel=4):
+        super().__init__()
+        self.heads, self.hp, self.n = heads, head_dim, state
+        inner = heads * head_dim
+        self.inner = inner
+        self.in_proj = nn.Linear(dim, 2 * inner + 2 * state + heads, bias=False)
+        self.conv = nn.Conv1d(inner + 2 * state, inner + 2 * state, kernel, groups=inner + 2 * state,
+                              padding=kernel - 1)
+        self.dt_bias = nn.Parameter(torch.rand(heads) - 2.0)
+        self.A_log = nn.Parameter(torch.log(torch.linspace(1.0, 8.0, heads)))
+        self.D = nn.Parameter(torch.ones(heads) + 0.1 * torch.randn(heads))
+        self.norm = RMSNorm(inner)
+        self.out_proj = nn.Linear(inner, dim, bias=False)
+
+    def forward(self, x):  # [b, t, dim]
+        b, t, _ = x.shape
+        z, xbc, dt = self.in_proj(x).split([self.inner, self.inner + 2 * self.n, self.heads], -1)
+        xbc = F.silu(self.conv(xbc.transpose(1, 2))[:, :, :t].transpose(1, 2))
+        xs, B, C = xbc.split([self.inner, self.n, self.n], -1)
+        dt = F.softplus(dt + self.dt_bias)                      # [b, t, h]
+        dA = (dt * -torch.exp(self.A_log)).transpose(1, 2)      # [b, h, t]
+        cs = torch.cumsum(dA, -1)
+        seg = cs[..., :, None] - cs[..., None, :]              # [b, h, t, s]
+        lower = torch.tril(torch.ones(t, t, dtype=torch.bool))
+        decay = torch.exp(torch.where(lower, seg, torch.tensor(float("-inf"))))
+        scores = (C @ B.transpose(1, 2))[:, None] * decay * dt.transpose(1, 2)[:, :, None, :]
+        xh = xs.view(b, t, self.heads, self.hp).transpose(1, 2)  # [b, h, t, p]
+        y = scores @ xh + xh * self.D[None, :, None, None]
+        y = y.transpose(1, 2).reshape(b, t, self.inner) * F.silu(z)
+        return self.out_proj(self.norm(y))
+
+
+class MambaLM(nn.Module):
+    def __init__(self, vocab=1000, dim=64, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.norms = nn.ModuleList(RMSNorm(dim) for _ in range(layers))
+        self.mixers = nn.ModuleList(SSDMixer(dim) for _ in range(layers))
+        self.norm_f = RMSNorm(dim)
+
+    def forward(self, input_ids):
+        x = self.embed(input_ids)
+        for norm, mixer in zip(self.norms, self.mixers):
+            x = x + mixer(norm(x))
+        return F.linear(self.norm_f(x), self.embed.weight)
+
+
+def build_mamba(rng, small):
+    return Export(MambaLM(), {"input_ids": token_ids(rng, 1000, 1, 16 if small else 48)},
+                  ["logits"])
+
+
+class TextCNN(nn.Module):
+    """Kim's sentence classifier: embeddings, Conv1d of widths 3, 4 and 5,
+    ReLU, max over time, concatenation, linear; dynamic sequence length."""
+
+    def __init__(self, vocab=2000, dim=64, filters=32, classes=6):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim, padding_idx=0)
+        self.convs = nn.ModuleList(nn.Conv1d(dim, filters, k) for k in (3, 4, 5))
+        self.head = nn.Linear(3 * filters, classes)
+
+    def forward(self, ids):
+        x = self.embed(ids).transpose(1, 2)
+        return self.head(torch.cat([F.relu(c(x)).amax(-1) for c in self.convs], 1))
+
+
+def build_textcnn(rng, small):
+    axes = {"ids": {0: "batch", 1: "words"}, "logits": {0: "batch"}}
+    return Export(TextCNN(), {"ids": token_ids(rng, 2000, 2, 20 if small else 50)},
+                  ["logits"], axes)
+
+
+class RWKVBlock(nn.Module):
+    """An RWKV-4 block: token shift by nn.ZeroPad2d((0, 0, 1, -1)) (a Pad with
+    a negative end), time-mixing with the WKV recurrence unrolled over the
+    sequence in its numerically stable form (running maximum of exponents),
+    channel-mixing with squared ReLU and a sigmoid receptance."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.ln_1, self.ln_2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.shift = nn.ZeroPad2d((0, 0, 1, -1))
+        self.mix_k, self.mix_v, self.mix_r = (nn.Parameter(torch.rand(dim)) for _ in range(3))
+        self.decay = nn.Parameter(-torch.rand(dim) * 2)
+        self.first = nn.Parameter(torch.randn(dim) * 0.5)
+        self.key, self.value = nn.Linear(dim, dim, bias=False), nn.Linear(dim, dim, bias=False)
+        self.recept, self.out = nn.Linear(dim, dim, bias=False), nn.Linear(dim, dim, bias=False)
+        self.cmix_k, self.cmix_r = nn.Parameter(torch.rand(dim)), nn.Parameter(torch.rand(dim))
+        self.ck, self.cv = nn.Linear(dim, 2 * dim, bias=False), nn.Linear(2 * dim, dim, bias=False)
+        self.cr = nn.Linear(dim, dim, bias=False)
+
+    def wkv(self, k, v):
+        w, u = -torch.exp(self.decay), self.first
+        num = torch.zeros_like(k[:, 0])
+        den = torch.zeros_like(k[:, 0])
+        big = torch.full_like(k[:, 0], -1e38)
+        outs = []
+        for t in range(k.shape[1]):
+            kt, vt = k[:, t], v[:, t]
+            q = torch.maximum(big, u + kt)
+            a, b = torch.exp(big - q), torch.exp(u + kt - q)
+            outs.append((a * num + b * vt) / (a * den + b))
+            q = torch.maximum(big + w, kt)
+            a, b = torch.exp(big + w - q), torch.exp(kt - q)
+            num, den, big = a * num + b * vt, a * den + b, q
+        return torch.stack(outs, 1)
+
+    def forward(self, x):
+        h = self.ln_1(x)
+        prev = self.shift(h)
+        k = self.key(h * self.mix_k + prev * (1 - self.mix_k))
+        v = self.value(h * self.mix_v + prev * (1 - self.mix_v))
+        r = torch.sigmoid(self.recept(h * self.mix_r + prev * (1 - self.mix_r)))
+        x = x + self.out(r * self.wkv(k, v))
+        h = self.ln_2(x)
+        prev = self.shift(h)
+        k = torch.square(torch.relu(self.ck(h * self.cmix_k + prev * (1 - self.cmix_k))))
+        r = torch.sigmoid(self.cr(h * self.cmix_r + prev * (1 - self.cmix_r)))
+        return x + r * self.cv(k)
+
+
+class RWKV(nn.Module):
+    def __init__(self, vocab=1000, dim=64, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.ln_0 = nn.LayerNorm(dim)
+        self.blocks = nn.Sequential(*(RWKVBlock(dim) for _ in range(layers)))
+        self.ln_out, self.head = nn.LayerNorm(dim), nn.Linear(dim, vocab, bias=False)
+
+    def forward(self, input_ids):
+        return self.head(self.ln_out(self.blocks(self.ln_0(self.embed(input_ids)))))
+
+
+def build_rwkv(rng, small):
+    return Export(RWKV(), {"input_ids": token_ids(rng, 1000, 1, 8 if small else 16)}, ["logits"])
+
+
+class TransformerXLAttention(nn.Module):
+    """Transformer-XL's relative multi-head attention: sinusoidal relative
+    position embeddings projected per layer, the content and position
+    biases u and v, the 'relative shift' done with a zero column pad, a
+    reshape and a slice, and a causal mask; memory of the previous segment
+    concatenated in front of the keys."""
+
+    def __init__(self, dim=96, heads=4):
+        super().__init__()
+        self.heads, self.hd = heads, dim // heads
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.r_net = nn.Linear(dim, dim, bias=False)
+        self.u = nn.Parameter(torch.randn(heads, self.hd) * 0.1)
+        self.v = nn.Parameter(torch.randn(heads, self.hd) * 0.1)
+        self.o = nn.Linear(dim, dim, bias=False)
+        self.ln = nn.LayerNorm(dim)
+        self.dim = dim
+
+    @staticmethod
+    def rel_shift(x):  # [b, h, q, k]
+        b, h, q, k = x.shape
+        x = F.pad(x, (1, 0))
+        return x.view(b, h, k + 1, q)[:, :, 1:].reshape(b, h, q, k)
+
+    def forward(self, x, mem):
+        b, q, _ = x.shape
+        cat = torch.cat((mem, x), 1)
+        k_len = cat.shape[1]
+        pos = torch.arange(k_len - 1, -1, -1.0)
+        inv = 1.0 / (10000 ** (torch.arange(0, self.dim, 2.0) / self.dim))
+        ang = pos[:, None] * inv[None]
+        r = self.r_net(torch.cat((ang.sin(), ang.cos()), -1)).view(k_len, self.heads, self.hd)
+        qh, kh, vh = self.qkv(cat).split(self.dim, -1)
+        qh = qh[:, -q:].view(b, q, self.heads, self.hd)
+        kh, vh = kh.view(b, k_len, self.heads, self.hd), vh.view(b, k_len, self.heads, self.hd)
+        ac = torch.einsum("bihd,bjhd->bhij", qh + self.u, kh)
+        bd = self.rel_shift(torch.einsum("bihd,jhd->bhij", qh + self.v, r))
+        att = (ac + bd) / math.sqrt(self.hd)
+        mask = torch.triu(torch.ones(q, k_len, dtype=torch.bool), diagonal=1 + k_len - q)
+        att = att.masked_fill(mask, float("-inf")).softmax(-1)
+        y = torch.einsum("bhij,bjhd->bihd", att, vh).reshape(b, q, self.dim)
+        return self.ln(x + self.o(y))
+
+
+def build_transformer_xl(rng, small):
+    q, m = (8, 8) if small else (16, 24)
+    return Export(TransformerXLAttention(), {"segment": normal(rng, 1, q, 96),
+                                             "memory": normal(rng, 1, m, 96)}, ["out"])
+
+
+class GlobalLayerNorm(nn.Module):
+    """Conv-TasNet's gLN: statistics over channels and time together."""
+
+    def __init__(self, ch):
+        super().__init__()
+        self.gamma, self.beta = nn.Parameter(torch.ones(1, ch, 1)), nn.Parameter(torch.zeros(1, ch, 1))
+
+    def forward(self, x):
+        mean = x.mean(dim=(1, 2), keepdim=True)
+        var = ((x - mean) ** 2).mean(dim=(1, 2), keepdim=True)
+        return self.gamma * (x - mean) / torch.sqrt(var + 1e-8) + self.beta
+
+
+class TasNetBlock(nn.Module):
+    def __init__(self, ch, hidden, dilation):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv1d(ch, hidden, 1), nn.PReLU(), GlobalLayerNorm(hidden),
+            nn.Conv1d(hidden, hidden, 3, padding=dilation, dilation=dilation, groups=hidden),
+            nn.PReLU(), GlobalLayerNorm(hidden), nn.Conv1d(hidden, ch, 1))
+
+    def forward(self, x):
+        return x + self.body(x)
+
+
+class ConvTasNet(nn.Module):
+    """Conv-TasNet speech separation, scaled down: a strided Conv1d encoder
+    with ReLU, a separator of dilated depthwise blocks with PReLU and
+    global layer norm, sigmoid masks for two speakers, a ConvTranspose1d
+    decoder with overlap-add."""
+
+    def __init__(self, filters=64, kernel=16, ch=32, hidden=64, speakers=2):
+        super().__init__()
+        self.speakers, self.filters = speakers, filters
+        self.encoder = nn.Conv1d(1, filters, kernel, stride=kernel // 2, bias=False)
+        self.bottleneck = nn.Sequential(GlobalLayerNorm(filters), nn.Conv1d(filters, ch, 1))
+        self.blocks = nn.Sequential(*(TasNetBlock(ch, hidden, 2 ** i) for i in range(4)))
+        self.mask = nn.Sequential(nn.PReLU(), nn.Conv1d(ch, speakers * filters, 1))
+        self.decoder = nn.ConvTranspose1d(filters, 1, kernel, stride=kernel // 2, bias=False)
+
+    def forward(self, mixture):  # [b, samples]
+        w = F.relu(self.encoder(mixture[:, None]))
+        m = torch.sigmoid(self.mask(self.blocks(self.bottleneck(w))))
+        m = m.view(w.shape[0], self.speakers, self.filters, -1)
+        masked = (w[:, None] * m).view(-1, self.filters, w.shape[-1])
+        return self.decoder(masked).view(w.shape[0], self.speakers, -1)
+
+
+def build_conv_tasnet(rng, small):
+    return Export(ConvTasNet(), {"mixture": normal(rng, 1, 2000 if small else 8000)}, ["sources"])
+
+
+class PerformerCausal(nn.Module):
+    """Causal linear attention (Katharopoulos et al.; Performer's causal
+    mode with the elu + 1 feature map): prefix sums over time of the
+    per-step outer products phi(k) v^T (einsum to a rank-5 tensor and
+    CumSum), read out with phi(q), normalised by the prefix sums of phi(k)."""
+
+    def __init__(self, dim=64, heads=4, layers=2, vocab=1000):
+        super().__init__()
+        self.heads = heads
+        self.embed = nn.Embedding(vocab, dim)
+        self.ln = nn.ModuleList(nn.LayerNorm(dim) for _ in range(layers))
+        self.qkv = nn.ModuleList(nn.Linear(dim, 3 * dim) for _ in range(layers))
+        self.o = nn.ModuleList(nn.Linear(dim, dim) for _ in range(layers))
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, input_ids):
+        x = self.embed(input_ids)
+        b, t, c = x.shape
+        for ln, qkv, o in zip(self.ln, self.qkv, self.o):
+            q, k, v = (z.view(b, t, self.heads, -1) for z in qkv(ln(x)).split(c, -1))
+            q, k = F.elu(q) + 1, F.elu(k) + 1
+            kv = torch.cumsum(torch.einsum("bthd,bthe->bthde", k, v), dim=1)
+            num = torch.einsum("bthd,bthde->bthe", q, kv)
+            den = torch.einsum("bthd,bthd->bth", q, torch.cumsum(k, dim=1))[..., None]
+            x = x + o((num / den).reshape(b, t, c))
+        return self.head(x)
+
+
+def build_performer(rng, small):
+    return Export(PerformerCausal(), {"input_ids": token_ids(rng, 1000, 1, 12 if small else 32)},
+                  ["logits"])
+
+
+class LengthRegulator(nn.Module):
+    """FastSpeech's length regulator: a duration predictor (Conv1d + ReLU +
+    LayerNorm, exp of log durations rounded to integer frame counts), then
+    each phoneme's hidden state repeated that many times (repeat_interleave
+    with run-time repeats: the output length is data-dependent), and a
+    Conv1d mel head over the frames."""
+
+    def __init__(self, vocab=64, dim=64, mels=40):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.dur = nn.Sequential(nn.Conv1d(dim, dim, 3, padding=1), nn.ReLU())
+        self.dur_ln = nn.LayerNorm(dim)
+        self.dur_out = nn.Linear(dim, 1)
+        self.mel = nn.Conv1d(dim, mels, 3, padding=1)
+
+    def forward(self, phonemes):  # [1, n]
+        h = self.embed(phonemes)
+        d = self.dur_out(self.dur_ln(self.dur(h.transpose(1, 2)).transpose(1, 2))).squeeze(-1)
+        frames = torch.clamp(torch.round(torch.exp(d)), min=1).long()[0]
+        expanded = torch.repeat_interleave(h[0], frames, dim=0)
+        return self.mel(expanded.T[None]), frames
+
+
+def build_length_regulator(rng, small):
+    return Export(LengthRegulator(), {"phonemes": token_ids(rng, 64, 1, 10 if small else 24)},
+                  ["mel", "durations"])
+
+
+class BloomBlock(nn.Module):
+    """A BLOOM block: ALiBi (per-head slopes times key position, no
+    position embeddings) added through torch.baddbmm with beta and alpha,
+    the causal mask by masked_fill with the dtype's minimum, fused QKV
+    laid out per head, tanh-GELU MLP."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads, self.hd = heads, dim // heads
+        self.ln_1, self.ln_2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.dense = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * dim, dim))
+
+    def forward(self, x, alibi, causal):
+        b, t, c = x.shape
+        qkv = self.qkv(self.ln_1(x)).view(b, t, self.heads, 3, self.hd)
+        q = qkv[..., 0, :].transpose(1, 2).reshape(b * self.heads, t, self.hd)
+        k = qkv[..., 1, :].permute(0, 2, 3, 1).reshape(b * self.heads, self.hd, t)
+        v = qkv[..., 2, :].transpose(1, 2).reshape(b * self.heads, t, self.hd)
+        scores = torch.baddbmm(alibi, q, k, beta=1.0, alpha=1.0 / math.sqrt(self.hd))
+        scores = scores.view(b, self.heads, t, t).masked_fill(causal, torch.finfo(torch.float32).min)
+        y = (scores.softmax(-1).view(b * self.heads, t, t) @ v)
+        y = y.view(b, self.heads, t, self.hd).transpose(1, 2).reshape(b, t, c)
+        x = x + self.dense(y)
+        return x + self.mlp(self.ln_2(x))
+
+
+class Bloom(nn.Module):
+    def __init__(self, vocab=2048, dim=128, heads=4, layers=2):
+        super().__init__()
+        self.heads = heads
+        self.embed = nn.Embedding(vocab, dim)
+        self.ln_emb = nn.LayerNorm(dim)
+        self.blocks = nn.ModuleList(BloomBlock(dim, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(dim)
+        slopes = torch.tensor([2 ** (-8 * (i + 1) / heads) for i in range(heads)])
+        self.register_buffer("slopes", slopes)
+
+    def forward(self, input_ids, attention_mask):
+        b, t = input_ids.shape
+        # BLOOM's ALiBi: slope x (cumulative count of attended positions - 1).
+        pos = ((attention_mask.cumsum(-1) - 1) * attention_mask)[:, None, :].float()
+        alibi = (self.slopes[None, :, None] * pos).reshape(b * self.heads, 1, t)
+        causal = torch.triu(torch.ones(t, t, dtype=torch.bool), 1)[None, None] | \
+            (attention_mask[:, None, None, :] == 0)
+        x = self.ln_emb(self.embed(input_ids))
+        for block in self.blocks:
+            x = block(x, alibi, causal)
+        return F.linear(self.ln_f(x), self.embed.weight)
+
+
+def build_bloom(rng, small):
+    seq = 12 if small else 32
+    return Export(Bloom(), {"input_ids": token_ids(rng, 2048, 2, seq),
+                            "attention_mask": padding_mask(rng, 2, seq)}, ["logits"])
+
+
+class RNNTJoint(nn.Module):
+    """An RNN-T's prediction network and joiner: an embedding + LSTM over the
+    label history, the encoder frames [b, T, 1, d] plus the prediction
+    [b, 1, U, d] broadcast into the [b, T, U, d] lattice, tanh, a linear
+    layer to the vocabulary plus blank, log-softmax."""
+
+    def __init__(self, vocab=64, enc=96, dim=96):
+        super().__init__()
+        self.embed = nn.Embedding(vocab + 1, dim)
+        self.pred = nn.LSTM(dim, dim, batch_first=True)
+        self.enc_proj, self.pred_proj = nn.Linear(enc, dim), nn.Linear(dim, dim)
+        self.out = nn.Linear(dim, vocab + 1)
+
+    def forward(self, encoder_out, labels):
+        p, _ = self.pred(self.embed(labels))
+        lattice = self.enc_proj(encoder_out)[:, :, None] + self.pred_proj(p)[:, None]
+        return self.out(torch.tanh(lattice)).log_softmax(-1)
+
+
+def build_rnnt_joint(rng, small):
+    t, u = (10, 4) if small else (40, 12)
+    return Export(RNNTJoint(), {"encoder_out": normal(rng, 1, t, 96),
+                                "labels": token_ids(rng, 64, 1, u)}, ["log_probs"])
+
+
+class BahdanauGreedy(nn.Module):
+    """An RNN encoder-decoder with additive (Bahdanau) attention decoding
+    greedily for a fixed number of steps, unrolled: a bidirectional GRU
+    encoder, a GRUCell decoder fed the embedding of its own previous
+    argmax (a run-time token id each step), tanh energies over the encoder
+    states; the chosen ids and their log-probabilities are the outputs."""
+
+    def __init__(self, vocab=200, dim=64, steps=6, bos=1):
+        super().__init__()
+        self.steps, self.bos = steps, bos
+        self.src_embed, self.tgt_embed = nn.Embedding(vocab, dim), nn.Embedding(vocab, dim)
+        self.encoder = nn.GRU(dim, dim, batch_first=True, bidirectional=True)
+        self.bridge = nn.Linear(2 * dim, dim)
+        self.w_enc, self.w_dec = nn.Linear(2 * dim, dim, bias=False), nn.Linear(dim, dim)
+        self.v = nn.Linear(dim, 1, bias=False)
+        self.cell = nn.GRUCell(dim + 2 * dim, dim)
+        self.out = nn.Linear(dim + 2 * dim, vocab)
+
+    def forward(self, src_ids):
+        enc, _ = self.encoder(self.src_embed(src_ids))        # [b, s, 2d]
+        h = torch.tanh(self.bridge(enc.mean(1)))
+        keys = self.w_enc(enc)
+        token = torch.full((src_ids.shape[0],), self.bos, dtype=torch.long)
+        ids, scores = [], []
+        for _ in range(self.steps):
+            e = self.v(torch.tanh(keys + self.w_dec(h)[:, None])).squeeze(-1)
+            ctx = torch.bmm(e.softmax(-1)[:, None], enc).squeeze(1)
+            h = self.cell(torch.cat((self.tgt_embed(token), ctx), -1), h)
+            logp = self.out(torch.cat((h, ctx), -1)).log_softmax(-1)
+            best, token = logp.max(-1)
+            ids.append(token)
+            scores.append(best)
+        return torch.stack(ids, 1), torch.stack(scores, 1)
+
+
+def build_bahdanau(rng, small):
+    return Export(BahdanauGreedy(), {"src_ids": token_ids(rng, 200, 2, 10 if small else 20)},
+                  ["token_ids", "log_probs"])
+
+
+class PaddedEncoder(nn.Module):
+    """nn.TransformerEncoder with a bool src_key_padding_mask made from
+    run-time lengths, then a nn.MultiheadAttention pooling query that also
+    returns its head-averaged attention weights (need_weights=True)."""
+
+    def __init__(self, dim=96, heads=4):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(dim, heads, 2 * dim, dropout=0.0, batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.query = nn.Parameter(torch.randn(1, 1, dim))
+        self.pool = nn.MultiheadAttention(dim, heads, batch_first=True)
+
+    def forward(self, x, lengths):
+        pad = torch.arange(x.shape[1])[None] >= lengths[:, None]
+        h = self.enc(x, src_key_padding_mask=pad)
+        q = self.query.expand(x.shape[0], -1, -1)
+        pooled, weights = self.pool(q, h, h, key_padding_mask=pad, need_weights=True)
+        return pooled.squeeze(1), weights.squeeze(1)
+
+
+def build_padded_encoder(rng, small):
+    t = 12 if small else 40
+    return Export(PaddedEncoder(), {"x": normal(rng, 3, t, 96),
+                                    "lengths": np.array([t, t - 5, 3], np.int64)},
+                  ["pooled", "weights"])
+
+
+def build_gpt2_left_padded(rng, small):
+    """GPT-2 fed a left-padded batch as generation code feeds it: position
+    ids from the attention mask (cumsum - 1, padding set to 1 by
+    masked_fill), the causal mask combined with the padding mask, the
+    logits of the last position only."""
+    class LeftPadded(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gpt = GPT2(2048, context=128, dim=128, heads=4, layers=2)
+
+        def forward(self, input_ids, attention_mask):
+            g = self.gpt
+            t = input_ids.shape[1]
+            pos = (attention_mask.cumsum(-1) - 1).masked_fill(attention_mask == 0, 1)
+            causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)[None, None]
+            mask = causal | (attention_mask[:, None, None, :] == 0)
+            x = g.wte(input_ids) + g.wpe(pos)
+            for block in g.blocks:
+                x = block(x, mask)
+            return F.linear(g.ln_f(x[:, -1]), g.wte.weight)
+    seq = 12 if small else 32
+    ids = token_ids(rng, 2048, 2, seq)
+    mask = np.ones((2, seq), np.int64)
+    mask[1, :seq // 3] = 0  # the second prompt is shorter: padded on the left
+    return Export(LeftPadded(), {"input_ids": ids, "attention_mask": mask}, ["next_logits"])
+
+
+class LocalAttention(nn.Module):
+    """Chunked local attention (Longformer / local-attention style): keys and
+    values cut into overlapping windows with Tensor.unfold, each query block
+    attending to its own window and the one before (with a look-back mask
+    so the first block sees no past), then a feed-forward layer."""
+
+    def __init__(self, dim=64, heads=4, window=8):
+        super().__init__()
+        self.heads, self.w, self.hd = heads, window, dim // heads
+        self.qkv, self.o = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.ln = nn.LayerNorm(dim)
+        self.ffn = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        w = self.w
+        q, k, v = (z.view(b, t, self.heads, self.hd).transpose(1, 2)
+                   for z in self.qkv(self.ln(x)).split(c, -1))
+        # One block of look-back in front (torch.cat, not F.pad: torch 1.13
+        # cannot export unfold of a Pad's output, whose size it does not infer).
+        kp, vp = (torch.cat((torch.zeros(b, self.heads, w, self.hd), z), 2) for z in (k, v))
+        kw = kp.unfold(2, 2 * w, w).transpose(-1, -2)               # [b, h, n, 2w, d]
+        vw = vp.unfold(2, 2 * w, w).transpose(-1, -2)
+        qb = q.reshape(b, self.heads, t // w, w, self.hd)
+        att = qb @ kw.transpose(-1, -2) / math.sqrt(self.hd)       # [b, h, n, w, 2w]
+        first = torch.zeros(t // w, 1, 2 * w, dtype=torch.bool)
+        first[0, :, :w] = True                                      # padding before the start
+        att = att.masked_fill(first, float("-inf")).softmax(-1)
+        y = (att @ vw).reshape(b, self.heads, t, self.hd).transpose(1, 2).reshape(b, t, c)
+        x = x + self.o(y)
+        return x + self.ffn(x)
+
+
+def build_local_attention(rng, small):
+    return Export(LocalAttention(), {"x": normal(rng, 1, 32 if small else 64, 64)}, ["out"])
+
+
+class QuartzNet(nn.Module):
+    """QuartzNet-style ASR (5x1, scaled down): time-channel separable Conv1d
+    (depthwise then pointwise) + BatchNorm1d + ReLU blocks with 1x1 residuals,
+    a strided first conv, a dilated last one, per-frame CTC log-probabilities."""
+
+    def __init__(self, mels=40, ch=64, vocab=29):
+        super().__init__()
+        def sep(cin, cout, k, stride=1, dilation=1):
+            return nn.Sequential(
+                nn.Conv1d(cin, cin, k, stride=stride, padding=dilation * (k // 2),
+                          dilation=dilation, groups=cin, bias=False),
+                nn.Conv1d(cin, cout, 1, bias=False), nn.BatchNorm1d(cout))
+        self.first = nn.Sequential(sep(mels, ch, 11, stride=2), nn.ReLU())
+        self.blocks = nn.ModuleList(nn.ModuleList([sep(ch, ch, k), sep(ch, ch, k)])
+                                    for k in (13, 15, 17))
+        self.res = nn.ModuleList(nn.Sequential(nn.Conv1d(ch, ch, 1, bias=False),
+                                               nn.BatchNorm1d(ch)) for _ in range(3))
+        self.last = nn.Sequential(sep(ch, 2 * ch, 29, dilation=2), nn.ReLU(),
+                                  nn.Conv1d(2 * ch, 2 * ch, 1), nn.ReLU(),
+                                  nn.Conv1d(2 * ch, vocab, 1))
+
+    def forward(self, mel):
+        x = self.first(mel)
+        for (a, b), res in zip(self.blocks, self.res):
+            x = F.relu(b(F.relu(a(x))) + res(x))
+        return self.last(x).transpose(1, 2).log_softmax(-1)
+
+
+def build_quartznet(rng, small):
+    return Export(QuartzNet(), {"mel": normal(rng, 1, 40, 100 if small else 400)}, ["log_probs"])
+
+
+class GPTJBlock(nn.Module):
+    """A GPT-J block: rotary embeddings on the first 16 channels of each
+    head in the interleaved layout (rotate_every_two: even and odd channels
+    by strided slices, stacked and flattened back), sin/cos repeated per
+    pair, parallel residual with one LayerNorm, causal mask by torch.where."""
+
+    def __init__(self, dim=128, heads=4, rot=16):
+        super().__init__()
+        self.heads, self.hd, self.rot = heads, dim // heads, rot
+        self.ln = nn.LayerNorm(dim)
+        self.q, self.k = nn.Linear(dim, dim, bias=False), nn.Linear(dim, dim, bias=False)
+        self.v, self.o = nn.Linear(dim, dim, bias=False), nn.Linear(dim, dim, bias=False)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * dim, dim))
+
+    @staticmethod
+    def rotate_every_two(x):
+        return torch.stack((-x[..., 1::2], x[..., ::2]), dim=-1).flatten(-2)
+
+    def rope(self, x, sin, cos):
+        xr, xp = x[..., :self.rot], x[..., self.rot:]
+        return torch.cat((xr * cos + self.rotate_every_two(xr) * sin, xp), -1)
+
+    def forward(self, x, sin, cos, causal):
+        b, t, c = x.shape
+        h = self.ln(x)
+        q, k, v = (f(h).view(b, t, self.heads, self.hd) for f in (self.q, self.k, self.v))
+        q, k = self.rope(q, sin, cos).transpose(1, 2), self.rope(k, sin, cos).transpose(1, 2)
+        att = q @ k.transpose(-1, -2) / math.sqrt(self.hd)
+        att = torch.where(causal, att, torch.tensor(-1e9))
+        y = (att.softmax(-1) @ v.transpose(1, 2)).transpose(1, 2).reshape(b, t, c)
+        return x + self.o(y) + self.mlp(h)
+
+
+class GPTJ(nn.Module):
+    def __init__(self, vocab=2048, dim=128, layers=2, rot=16):
+        super().__init__()
+        self.rot = rot
+        self.embed = nn.Embedding(vocab, dim)
+        self.blocks = nn.ModuleList(GPTJBlock(dim, rot=rot) for _ in range(layers))
+        self.ln_f, self.head = nn.LayerNorm(dim), nn.Linear(dim, vocab)
+
+    def forward(self, input_ids):
+        t = input_ids.shape[1]
+        inv = 1.0 / (10000 ** (torch.arange(0, self.rot, 2).float() / self.rot))
+        ang = torch.arange(t).float()[:, None] * inv[None]          # [t, rot/2]
+        # Each angle twice, for the pair it rotates (repeat_interleave, which
+        # GPT-J's code uses, exports wrongly in torch 1.13: see LlamaBlock).
+        sin = torch.stack((ang.sin(), ang.sin()), -1).reshape(t, self.rot)[None, :, None]
+        cos = torch.stack((ang.cos(), ang.cos()), -1).reshape(t, self.rot)[None, :, None]
+        causal = torch.tril(torch.ones(t, t, dtype=torch.bool))
+        x = self.embed(input_ids)
+        for block in self.blocks:
+            x = block(x, sin, cos, causal)
+        return self.head(self.ln_f(x))
+
+
+def build_gptj(rng, small):
+    return Export(GPTJ(), {"input_ids": token_ids(rng, 2048, 1, 12 if small else 32)},
+                  ["logits"])
+
+
+class DebertaAttention(nn.Module):
+    """DeBERTa's disentangled attention, one layer: content-to-content plus
+    content-to-position and position-to-content scores, the relative
+    positions clamped to a span and looked up with torch.gather on the
+    score matrices (GatherElements with expanded index tensors), scaled by
+    1/sqrt(3d), an additive padding mask."""
+
+    def __init__(self, dim=96, heads=4, span=8):
+        super().__init__()
+        self.heads, self.hd, self.span = heads, dim // heads, span
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.rel = nn.Embedding(2 * span, dim)
+        self.pos_k, self.pos_q = nn.Linear(dim, dim), nn.Linear(dim, dim, bias=False)
+        self.o, self.ln = nn.Linear(dim, dim), nn.LayerNorm(dim)
+
+    def forward(self, x, attention_mask):
+        b, t, c = x.shape
+        h, d = self.heads, self.hd
+        q, k, v = (z.view(b, t, h, d).transpose(1, 2) for z in self.qkv(x).split(c, -1))
+        pos = torch.arange(t)
+        rel = torch.clamp(pos[:, None] - pos[None, :] + self.span, 0, 2 * self.span - 1)
+        r = self.rel.weight                                         # [2s, c]
+        pk = self.pos_k(r).view(2 * self.span, h, d).transpose(0, 1)  # [h, 2s, d]
+        pq = self.pos_q(r).view(2 * self.span, h, d).transpose(0, 1)
+        c2c = q @ k.transpose(-1, -2)
+        c2p = torch.gather(q @ pk.transpose(-1, -2), -1, rel.expand(b, h, t, t))
+        p2c = torch.gather(k @ pq.transpose(-1, -2), -1,
+                           (2 * self.span - 1 - rel).expand(b, h, t, t)).transpose(-1, -2)
+        bias = (1.0 - attention_mask[:, None, None, :].float()) * -1e4
+        att = ((c2c + c2p + p2c) / math.sqrt(3 * d) + bias).softmax(-1)
+        return self.ln(x + self.o((att @ v).transpose(1, 2).reshape(b, t, c)))
+
+
+def build_deberta(rng, small):
+    seq = 12 if small else 32
+    return Export(DebertaAttention(), {"hidden": normal(rng, 2, seq, 96),
+                                       "attention_mask": padding_mask(rng, 2, seq)}, ["out"])
+
+
+class FunnelPool(nn.Module):
+    """Funnel-Transformer-style sequence pooling: encoder blocks between
+    strided mean pools over the sequence (AvgPool1d, ceil_mode, over a
+    transposed [b, d, t]), the padding mask pooled by max, a query-only
+    pooled attention (pooled queries attend to the full sequence)."""
+
+    def __init__(self, dim=64, heads=4):
+        super().__init__()
+        self.pool = nn.AvgPool1d(2, 2, ceil_mode=True)
+        self.mask_pool = nn.MaxPool1d(2, 2, ceil_mode=True)
+        self.att = nn.ModuleList(SelfAttention(dim, heads) for _ in range(2))
+        self.ln = nn.ModuleList(nn.LayerNorm(dim) for _ in range(2))
+
+    def forward(self, x, attention_mask):
+        m = attention_mask.float()
+        for att, ln in zip(self.att, self.ln):
+            q = self.pool(x.transpose(1, 2)).transpose(1, 2)
+            bias = (1.0 - m[:, None, None, :]) * -1e4
+            x = ln(q + att(q, x, bias))
+            m = self.mask_pool(m[:, None]).squeeze(1)
+        return x
+
+
+def build_funnel(rng, small):
+    seq = 15 if small else 45  # odd: ceil_mode's short last window
+    return Export(FunnelPool(), {"hidden": normal(rng, 2, seq, 64),
+                                 "attention_mask": padding_mask(rng, 2, seq)}, ["pooled"])
+
+
 # ------------------------------------------------------------- the zoo
 
 tv = torchvision.models
@@ -1309,6 +2549,37 @@ ZOO = [
     ("vit_interp_pos", "classification", build_vit_interp),
     ("vgg16_bn", "classification", classifier(tv.vgg16_bn, image_side)),
     ("mc3_18", "video", video_classifier(torchvision.models.video.mc3_18)),
+    # Fourth wave (2026-11-26, night): sequence, audio and text models.
+    ("whisper_encoder", "audio", build_whisper),
+    ("wav2vec2", "audio", build_wav2vec2),
+    ("tcn", "sequence", build_tcn),
+    ("wavenet", "audio", build_wavenet),
+    ("transformer_decoder", "language", build_transformer_decoder),
+    ("lstm_packed", "sequence", build_packed_lstm),
+    ("distilbert", "language", build_distilbert),
+    ("sentence_minilm", "language", build_sentence),
+    ("albert", "language", build_albert),
+    ("gpt_neox", "language", build_neox),
+    ("t5_decoder", "language", build_t5_decoder),
+    ("embedding_bag", "text", build_embedding_bag),
+    ("tacotron_attention", "audio", build_tacotron),
+    ("mamba_ssd", "language", build_mamba),
+    ("textcnn", "text", build_textcnn),
+    ("rwkv", "language", build_rwkv),
+    ("transformer_xl", "language", build_transformer_xl),
+    ("conv_tasnet", "audio", build_conv_tasnet),
+    ("performer_causal", "language", build_performer),
+    ("length_regulator", "audio", build_length_regulator),
+    ("bloom_alibi", "language", build_bloom),
+    ("rnnt_joint", "audio", build_rnnt_joint),
+    ("bahdanau_greedy", "language", build_bahdanau),
+    ("padded_encoder", "language", build_padded_encoder),
+    ("gpt2_left_padded", "language", build_gpt2_left_padded),
+    ("local_attention", "language", build_local_attention),
+    ("quartznet", "audio", build_quartznet),
+    ("gptj_rotary", "language", build_gptj),
+    ("deberta_attention", "language", build_deberta),
+    ("funnel_pool", "language", build_funnel),
 ]
 # Full-size models for benchmarks (hundreds of MB): exported only when named
 # with --only, never by default.
