@@ -102,12 +102,10 @@ static void vkp__gemm_shape(const vkp_graph_t *g, const vkp_node_t *n, int64_t *
   for (int32_t d = 0; d < out_batch_rank; ++d) *batch *= y->shape[d];
 }
 
-// llvmpipe (lavapipe's compiler) ends a shader's loops once all of them
-// together have iterated 65535 times in one invocation, silently (see
-// "lavapipe's loop limit" in README.md). A kernel whose reduction would loop
-// longer runs it in slices of at most VKP__LOOP_CHUNK steps, one back-edge
-// each, which leaves room for the kernel's other loops.
-#define VKP__LOOP_BUDGET 65535u
+// A kernel whose reduction would loop past VKP__SPV_LOOP_BUDGET runs it in
+// slices of at most VKP__LOOP_CHUNK steps, one back-edge each, which leaves
+// room for the kernel's other loops.
+#define VKP__LOOP_BUDGET VKP__SPV_LOOP_BUDGET
 #define VKP__LOOP_CHUNK 32768u
 
 static uint64_t vkp__conv_loop_iterations(const vkp_graph_t *g, const vkp_node_t *n);
@@ -1217,6 +1215,15 @@ static uint64_t vkp__conv_reduction(const vkp_graph_t *g, const vkp_node_t *n) {
   return (uint64_t)x->shape[1] / (uint64_t)vkp_node_int(n, "group") * taps;
 }
 
+// The taps of a pooling window.
+static uint64_t vkp__window_taps(const vkp_node_t *n) {
+  const int64_t *ks;
+  int32_t nk = vkp_node_attr_ints(n, "kernel_shape", &ks);
+  uint64_t taps = 1;
+  for (int32_t d = 0; d < nk; ++d) taps *= (uint64_t)ks[d];
+  return taps;
+}
+
 bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                            size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0);
@@ -1225,8 +1232,23 @@ bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reas
              vkp_op_name(n->op), (int)x->rank - 2);
     return false;
   }
-  // Convolutions past lavapipe's loop budget run split (vkp__conv_split_k).
-  return true;
+  // Convolutions past lavapipe's loop budget run split (vkp__conv_split_k);
+  // pooling has no split yet, so a window whose loops would pass it is
+  // refused (found on 1-D windows of 70,000 and a 300 x 300 average pool,
+  // which gave wrong results on lavapipe, silently).
+  if (n->op == VKP_OP_CONV2D || n->op == VKP_OP_CONV_TRANSPOSE) return true;
+  const int64_t *ks;
+  int32_t nk = vkp_node_attr_ints(n, "kernel_shape", &ks);
+  uint64_t iters = 1;
+  for (int32_t d = nk - 1; d >= 0; --d) iters = 1u + (uint64_t)ks[d] * iters;
+  if (iters <= VKP__LOOP_BUDGET) return true;
+  snprintf(reason, reason_size,
+           "%s over a window of %llu taps: one invocation of the Vulkan kernel loops "
+           "about %llu times, and lavapipe's compiler cuts a shader's loops at %u "
+           "iterations (the rest of the window would be lost)",
+           vkp_op_name(n->op), (unsigned long long)vkp__window_taps(n),
+           (unsigned long long)iters, VKP__LOOP_BUDGET);
+  return false;
 }
 
 // Global average pooling is a mean over the contiguous spatial block.

@@ -68,6 +68,11 @@
 // Upper bound on the bindings of one dispatch; fusion stops before it.
 #define VKP__MAX_BINDINGS 8
 
+// llvmpipe (lavapipe's compiler) ends a shader's loops once they have taken
+// this many back-edges in one invocation, silently ("lavapipe's loop limit"
+// in README.md): kernels split or refuse what would loop longer.
+#define VKP__SPV_LOOP_BUDGET 65535u
+
 typedef struct vkp__group_t {
   int32_t root;        // node whose output the dispatch writes
   int32_t anchor;      // the non-elementwise node, or -1 (pure elementwise)
@@ -291,8 +296,11 @@ vkp_status_t vkp__spv_emit_mean_variance_norm(vkp__emit_t *e, const vkp_node_t *
 vkp_status_t vkp__spv_emit_lrn(vkp__emit_t *e, const vkp_node_t *n);
 
 // Selection: cum_sum, arg_max / arg_min, top_k; the losses
-// (kernels_select.c).
+// (kernels_select.c). cum_sum along an axis past lavapipe's loop budget is
+// refused (vkp__spv_check_cum_sum).
 vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n);
+bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                            size_t reason_size);
 vkp_status_t vkp__spv_emit_arg(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_loss(vkp__emit_t *e, const vkp_node_t *n);

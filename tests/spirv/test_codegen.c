@@ -324,6 +324,44 @@ Test(spirv_codegen, conv_split_past_the_loop_budget, .timeout = 60) {
   unsetenv("VKPIPE_SPIRV_SPLITK");
 }
 
+// Kernels without a split yet refuse what would loop past lavapipe's budget
+// (where they gave wrong results, silently): a pooling window of 300 x 300
+// (90,000 taps) or 70,000 along one dim, and cum_sum along an axis of
+// 70,000; 255 x 255 windows and an axis of 65,000 are taken.
+Test(spirv_codegen, pool_and_cum_sum_refused_past_the_loop_budget, .timeout = 30) {
+  struct {
+    vkp_op_t op;
+    int32_t rank;
+    int64_t a, b;  // window (pools) or axis length (cum_sum: a)
+    bool ok;
+  } cases[] = {{VKP_OP_AVG_POOL2D, 4, 300, 300, false}, {VKP_OP_MAX_POOL2D, 4, 255, 255, true},
+               {VKP_OP_LP_POOL, 3, 70000, 0, false},     {VKP_OP_MAX_POOL2D, 3, 60000, 0, true},
+               {VKP_OP_CUM_SUM, 2, 70000, 0, false},     {VKP_OP_CUM_SUM, 2, 65000, 0, true}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    vkp_graph_t *g;
+    VKP_TEST_OK(vkp_graph_create("long", &g));
+    bool pool = cases[k].op != VKP_OP_CUM_SUM;
+    int64_t xs[4] = {1, 2, cases[k].a, cases[k].b};
+    if (!pool) xs[0] = 2, xs[1] = cases[k].a;
+    if (pool && cases[k].rank == 3) xs[2] = cases[k].a;
+    VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, cases[k].rank, xs, NULL));
+    const char *in[] = {"x"}, *out[] = {"y"};
+    int64_t window[2] = {cases[k].a, cases[k].b};
+    vkp_attr_t attrs[2] = {{.name = "kernel_shape", .kind = VKP_ATTR_INTS, .ints = window,
+                            .count = cases[k].rank - 2},
+                           {.name = "axis", .kind = VKP_ATTR_INT, .i = 1}};
+    VKP_TEST_OK(vkp_graph_add_node(g, "n", cases[k].op, 1, in, 1, out, 1,
+                                   pool ? &attrs[0] : &attrs[1], NULL));
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+    VKP_TEST_OK(vkp_graph_validate(g));
+    char reason[320] = "";
+    bool ok = vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason);
+    cr_assert_eq(ok, cases[k].ok, "case %d: %s", (int)k, reason);
+    if (!ok) cr_assert(strstr(reason, "65535") != NULL, "reason: %s", reason);
+    vkp_graph_destroy(g);
+  }
+}
+
 // Split-K's partial sums take several bindings when they pass the binding
 // limit (a convolution's slices are not a choice), as its input and weights
 // do: a 1-D convolution with a 70,000-tap kernel over 30,001 outputs (3
