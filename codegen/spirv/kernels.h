@@ -269,7 +269,8 @@ vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                            size_t reason_size);
 
-// Fused attention (kernels_attention.c).
+// Fused attention (kernels_attention.c); refused past lavapipe's loop budget
+// (keys x (D + 2 DV) per invocation: vkp__spv_check_attention).
 vkp_status_t vkp__spv_emit_attention(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
                               char *reason, size_t reason_size);

@@ -362,6 +362,33 @@ Test(spirv_codegen, pool_and_cum_sum_refused_past_the_loop_budget, .timeout = 30
   }
 }
 
+// Attention walks every key per invocation (and per key D + 2 DV steps):
+// 512 keys at D = DV = 64 (BERT's longest sequences) gave wrong rows on
+// lavapipe and are refused with the reason; 330 keys (63,818 iterations,
+// checked against ref on lavapipe) are taken.
+Test(spirv_codegen, attention_refused_past_the_loop_budget, .timeout = 30) {
+  const int64_t keys[] = {512, 330};
+  for (int k = 0; k < 2; ++k) {
+    vkp_graph_t *g;
+    VKP_TEST_OK(vkp_graph_create("att", &g));
+    int64_t qs[] = {1, 2, 64}, ks[] = {1, 64, keys[k]}, vs[] = {1, keys[k], 64};
+    VKP_TEST_OK(vkp_graph_add_input(g, "q", VKP_DTYPE_FLOAT32, 3, qs, NULL));
+    VKP_TEST_OK(vkp_graph_add_input(g, "kt", VKP_DTYPE_FLOAT32, 3, ks, NULL));
+    VKP_TEST_OK(vkp_graph_add_input(g, "v", VKP_DTYPE_FLOAT32, 3, vs, NULL));
+    const char *in[] = {"q", "kt", "v"}, *out[] = {"y"};
+    vkp_attr_t a = {.name = "scale", .kind = VKP_ATTR_FLOAT, .f = 0.125};
+    VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ATTENTION, 3, in, 1, out, 1, &a, NULL));
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+    VKP_TEST_OK(vkp_graph_validate(g));
+    char reason[320] = "";
+    bool ok = vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason);
+    cr_assert_eq(ok, k == 1, "%lld keys: %s", (long long)keys[k], reason);
+    if (!ok)
+      cr_assert(strstr(reason, "512 keys") && strstr(reason, "65535"), "reason: %s", reason);
+    vkp_graph_destroy(g);
+  }
+}
+
 // Split-K's partial sums take several bindings when they pass the binding
 // limit (a convolution's slices are not a choice), as its input and weights
 // do: a 1-D convolution with a 70,000-tap kernel over 30,001 outputs (3
