@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `vkpipe devices`: every Vulkan device with what vkpipe cares about.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -35,6 +36,15 @@ static void vkp__print_device(int32_t index, const vkp_vk_device_report_t *r,
   printf("  timeline sem.:   %s\n", r->candidate.timeline_semaphore ? "yes" : "no");
   printf("  compute queue:   %s\n", r->candidate.has_compute_queue ? "yes" : "no");
   printf("  subgroup size:   %u\n", r->subgroup.subgroupSize);
+  // What vkp_vk_device_open would enable on this device.
+  vkp_vk_robustness_t level = VKP_VK_ROBUSTNESS_NONE;
+  vkp_status_t st = vkp_vk_robustness_choose(&r->candidate, getenv("VKPIPE_VK_ROBUSTNESS"),
+                                             &level);
+  char line[256];
+  printf("  robust access:   %s\n",
+         st ? vkp_status_message(st)
+            : vkp_vk_robustness_describe(&r->candidate, level, line, sizeof line));
+  vkp_status_free(st);
   for (uint32_t h = 0; h < r->memory.memoryHeapCount; ++h) {
     printf("  memory heap %u:   ", h);
     vkp__print_size("", (unsigned long long)r->memory.memoryHeaps[h].size);
@@ -68,7 +78,9 @@ int vkp_cmd_devices(int argc, char **argv) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       printf("usage: vkpipe devices\n\n"
              "Lists every Vulkan device: type, driver, API version, memory heaps,\n"
-             "subgroup size and compute limits. The device the \"vulkan\" target\n"
+             "subgroup size, the bounds checking vkpipe enables on shader buffer\n"
+             "accesses (robustBufferAccess/robustBufferAccess2; VKPIPE_VK_ROBUSTNESS=\n"
+             "0|1|2 caps it) and compute limits. The device the \"vulkan\" target\n"
              "would use is marked; VKPIPE_DEVICE=<index or name substring>\n"
              "overrides the choice.\n");
       return 0;

@@ -636,21 +636,24 @@ static vkp_status_t vkp__binding_for(const vkp__plan_t *p, const vkp__layout_t *
                                      int32_t group, int32_t value, int32_t output_index,
                                      uint32_t part, uint32_t parts,
                                      vkp_spirv_binding_t *out) {
+  // Split-K's partial sums may take several ranges too (a convolution's
+  // slices are not a choice: see vkp__spv_split_k).
+  const char *name = "split-K partial sums";
   if (value == VKP__SPLITK_PARTIALS) {
     *out = (vkp_spirv_binding_t){l->scratch_buffer, l->partials_offset, 0};
     vkp__spv_split_k(p->g, &p->g->nodes[p->groups[group].anchor], &p->config, NULL,
                      &out->range);
-    return NULL;
-  }
-  const vkp_value_t *v = &p->g->values[value];
-  uint64_t bytes = vkp__stored_bytes(p, value);
-  if (output_index >= 0) {
-    *out = (vkp_spirv_binding_t){l->output_buffer[output_index], 0, bytes};
-  } else if (bytes == 0) {
-    *out = (vkp_spirv_binding_t){l->scratch_buffer, 0, 4};
   } else {
-    const vkp__class_t *c = &l->classes[vkp__find(p->parent, value)];
-    *out = (vkp_spirv_binding_t){c->buffer, c->offset, bytes};
+    name = p->g->values[value].name;
+    uint64_t bytes = vkp__stored_bytes(p, value);
+    if (output_index >= 0) {
+      *out = (vkp_spirv_binding_t){l->output_buffer[output_index], 0, bytes};
+    } else if (bytes == 0) {
+      *out = (vkp_spirv_binding_t){l->scratch_buffer, 0, 4};
+    } else {
+      const vkp__class_t *c = &l->classes[vkp__find(p->parent, value)];
+      *out = (vkp_spirv_binding_t){c->buffer, c->offset, bytes};
+    }
   }
   if (parts > 1) {
     uint64_t skip = (uint64_t)part * p->part_bytes;
@@ -661,7 +664,7 @@ static vkp_status_t vkp__binding_for(const vkp__plan_t *p, const vkp__layout_t *
     return vkp_status_make(VKP_STATUS_UNSUPPORTED,
                            "value '%s' needs %llu bytes in one binding; the "
                            "device's maxStorageBufferRange is %llu",
-                           v->name, (unsigned long long)out->range,
+                           name, (unsigned long long)out->range,
                            (unsigned long long)device->max_storage_range);
   return NULL;
 }

@@ -102,33 +102,83 @@ static void vkp__gemm_shape(const vkp_graph_t *g, const vkp_node_t *n, int64_t *
   for (int32_t d = 0; d < out_batch_rank; ++d) *batch *= y->shape[d];
 }
 
+// A kernel whose reduction would loop past VKP__SPV_LOOP_BUDGET runs it in
+// slices of at most VKP__LOOP_CHUNK steps, one back-edge each, which leaves
+// room for the kernel's other loops.
+#define VKP__LOOP_BUDGET VKP__SPV_LOOP_BUDGET
+#define VKP__LOOP_CHUNK 32768u
+
+static uint64_t vkp__conv_loop_iterations(const vkp_graph_t *g, const vkp_node_t *n);
+static uint64_t vkp__conv_reduction(const vkp_graph_t *g, const vkp_node_t *n);
+
+// Convolution split-K: slices of the reduction over (input channels of a
+// group) x taps, when the unsplit kernels would pass the loop budget, or
+// (<= 4 slices, any reduction of 2 or more) under VKPIPE_SPIRV_SPLITK=on.
+static uint32_t vkp__conv_split_k(const vkp_graph_t *g, const vkp_node_t *n,
+                                  const vkp__kernel_config_t *config, uint64_t *out_kslice,
+                                  uint64_t *out_partial_bytes) {
+  uint64_t kr = vkp__conv_reduction(g, n), slices;
+  if (vkp__conv_loop_iterations(g, n) > VKP__LOOP_BUDGET) {
+    // Two at least: the split kernel's one flat loop may fit where the
+    // unsplit kernels' nest does not.
+    slices = (kr + VKP__LOOP_CHUNK - 1) / VKP__LOOP_CHUNK;
+    if (slices < 2) slices = 2;
+  } else if (config->split_k > 0 && kr >= 2) {
+    slices = kr < 4 ? kr : 4;
+  } else {
+    return 1;
+  }
+  uint64_t kslice = (kr + slices - 1) / slices;
+  slices = (kr + kslice - 1) / kslice;  // no empty slice
+  if (slices < 2 || slices > 65535) return 1;
+  if (out_kslice) *out_kslice = kslice;
+  if (out_partial_bytes)
+    *out_partial_bytes = slices * vkp__spv_numel(&g->values[n->outputs[0]]) * 4u;
+  return (uint32_t)slices;
+}
+
 uint32_t vkp__spv_split_k(const vkp_graph_t *g, const vkp_node_t *n,
                           const vkp__kernel_config_t *config, uint64_t *out_kslice,
                           uint64_t *out_partial_bytes) {
   int64_t m, nn, k, batch;
   if (out_kslice) *out_kslice = 0;
   if (out_partial_bytes) *out_partial_bytes = 0;
-  if ((n->op != VKP_OP_MATMUL && n->op != VKP_OP_GEMM) || config->split_k == 0) return 1;
+  if (n->op == VKP_OP_CONV2D || n->op == VKP_OP_CONV_TRANSPOSE)
+    return vkp__conv_split_k(g, n, config, out_kslice, out_partial_bytes);
+  if (n->op != VKP_OP_MATMUL && n->op != VKP_OP_GEMM) return 1;
   vkp__gemm_shape(g, n, &m, &nn, &k, &batch);
+  // Past the loop budget the split is not a choice: one invocation of the
+  // blocked kernel loops over its whole K slice (the tiled one over a
+  // sixteenth of it, with short inner loops), whatever VKPIPE_SPIRV_SPLITK
+  // says.
+  uint64_t min_slices = ((uint64_t)k + VKP__LOOP_CHUNK - 1) / VKP__LOOP_CHUNK;
+  if (config->split_k == 0 && min_slices < 2) return 1;
   uint64_t slices = 1, unit = 64;
-  if (config->split_k > 0) {
+  if (config->split_k == 0) {
+    slices = min_slices;
+  } else if (config->split_k > 0) {
     if (k < 32) return 1;
     slices = (uint64_t)(k + 15) / 16;
     if (slices > 4) slices = 4;
     unit = 16;
   } else {
     uint64_t tiles = (uint64_t)((m + 63) / 64) * (uint64_t)((nn + 63) / 64) * (uint64_t)batch;
-    if (k < 1024 || tiles >= config->split_k_groups) return 1;
-    slices = config->split_k_groups / tiles;
-    if (slices > (uint64_t)k / 256) slices = (uint64_t)k / 256;
-    if (slices > 32) slices = 32;
+    if (k >= 1024 && tiles < config->split_k_groups) {
+      slices = config->split_k_groups / tiles;
+      if (slices > (uint64_t)k / 256) slices = (uint64_t)k / 256;
+      if (slices > 32) slices = 32;
+    }
   }
+  if (slices < min_slices) slices = min_slices;
   uint64_t total = (uint64_t)(batch * m * nn);
-  // The partial sums must fit one binding and the grid's z dimension.
-  while (slices > 1 && ((config->part_bytes && slices * total * 4 > config->part_bytes) ||
-                        slices * (uint64_t)batch > 65535))
+  // By choice, the partial sums must fit one binding and the grid's z
+  // dimension; the budget's slices are kept even when the partials take
+  // several bindings.
+  while (slices > 1 && slices > min_slices &&
+         ((config->part_bytes && slices * total * 4 > config->part_bytes) ||
+          slices * (uint64_t)batch > 65535))
     --slices;
-  if (slices < 2) return 1;
+  if (slices < 2 || slices * (uint64_t)batch > 65535) return 1;
   uint64_t kslice = ((uint64_t)k + slices - 1) / slices;
   kslice = (kslice + unit - 1) / unit * unit;  // tiled: a multiple of BK
   slices = ((uint64_t)k + kslice - 1) / kslice;  // no empty slice
@@ -652,6 +702,10 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
                  vkp__spv_value_type(acc_dt), vkp__spv_value_type(out_dt));
   vkp__sb_append(&sb, vkp__shader_text(VKP__SHADER_math));
   vkp__sb_append(&sb, e->head.data ? e->head.data : "");
+  // VKP_PUT(o, v): a raw store to the destination (split-K's partial sums,
+  // which may take several bindings).
+  vkp__sb_printf(&sb, "#define VKP_PUT(o, v) %s\n",
+                 k->out_parts > 1 ? "vkp_put((o), (v))" : "OUT[o] = (v)");
   const char *put = k->out_parts > 1 ? "vkp_put((o), " : "OUT[o] = (";
   if (out_dt == VKP_DTYPE_BOOL)
     vkp__sb_printf(&sb, "#define STORE(o, v) %suint8_t(uint(vkp_epilogue((v), (o)) != 0.0)))\n", put);
@@ -684,12 +738,19 @@ void vkp__spv_grid_1d(vkp__emit_t *e, uint64_t total) {
   e->k->groups[1] = e->k->groups[2] = 1;
 }
 
+// Rows longer than this take a workgroup each on every device, CPU ones
+// included and whatever VKPIPE_SPIRV_ROWS says: a row kernel walks its row
+// up to 4 times (softmax: max, sum, write), and one invocation walking more
+// than 4 x 8192 elements could pass lavapipe's loop budget (VKP__LOOP_CHUNK).
+#define VKP__ROW_THREAD_MAX 8192u
+
 // Chooses between the per-invocation and per-workgroup row kernel for rows
 // of `len` elements, sets the grid and appends the template.
 void vkp__spv_row_kernel(vkp__emit_t *e, vkp__row_shader_t row, uint64_t rows,
                          uint64_t len) {
   const vkp__kernel_config_t *c = e->config;
-  if (c->rows_workgroup && (c->rows_forced || len >= 64)) {
+  bool long_row = len > VKP__ROW_THREAD_MAX && c->row_wg >= 2;
+  if ((c->rows_workgroup && (c->rows_forced || len >= 64)) || long_row) {
     e->k->local_size[0] = c->row_wg;
     e->k->local_size[1] = e->k->local_size[2] = 1;
     e->k->groups[0] = (uint32_t)(rows ? rows : 1);
@@ -783,7 +844,7 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
     vkp__sb_append(s, "acc;\n}\n");
     vkp__spv_define_u(s, "KSPLIT", ksplit);
     vkp__spv_define_u(s, "KSLICE", kslice);
-    vkp__sb_printf(s, "#undef STORE\n#define STORE(o, v) OUT[(o) + vkp_ks * %lluu] = (v)\n",
+    vkp__sb_printf(s, "#undef STORE\n#define STORE(o, v) VKP_PUT((o) + vkp_ks * %lluu, (v))\n",
                    (unsigned long long)(batch * m * nn));
   } else if (n->op == VKP_OP_GEMM) {
     vkp__sb_float(s, vkp_node_float(n, "alpha"));
@@ -920,9 +981,49 @@ static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_template(e, tiled ? VKP__SHADER_conv_gemm_tiled : VKP__SHADER_conv_gemm_blocked);
 }
 
+// A convolution or transposed one as split-K (vkp__conv_split_k): part 0
+// (conv_split.comp) writes each slice's partial sums, part 1
+// (gemm_splitk_reduce.comp) adds them in slice order, then the bias and the
+// fused epilogue.
+static void vkp__emit_conv_split(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  vkp__sb_t *s = &e->body;
+  uint64_t kslice = 0, total = vkp__spv_numel(y);
+  uint32_t ksplit = vkp__spv_split_k(e->g, n, e->config, &kslice, NULL);
+  vkp__conv_window_t win;
+  vkp__conv_window(n, x, w, y, &win);
+  vkp__spv_define_u(s, "TOTAL", total);
+  vkp__spv_define_u(s, "KSPLIT", ksplit);
+  if (e->splitk_phase == 2) {
+    // The bias, when there is one, is the reduction's input 1.
+    vkp__sb_printf(s, "float vkp_gemm_finish(float acc, uint m, uint p) {\n  return acc%s;\n}\n",
+                   vkp__spv_input(e->g, n, 2) ? " + LD1(m)" : "");
+    vkp__spv_define_u(s, "M", (uint64_t)y->shape[1]);
+    vkp__spv_define_u(s, "N", vkp__conv_pixels(&win));
+    vkp__spv_grid_1d(e, total);
+    vkp__spv_template(e, VKP__SHADER_gemm_splitk_reduce);
+    return;
+  }
+  uint64_t group = (uint64_t)vkp_node_int(n, "group");
+  vkp__spv_define_conv_geometry(s, n, x, w, y);
+  vkp__spv_define_u(s, "CG", (uint64_t)x->shape[1] / group);
+  vkp__spv_define_u(s, "MG", (uint64_t)y->shape[1] / group);
+  vkp__spv_define_u(s, "KR", vkp__conv_reduction(e->g, n));
+  vkp__spv_define_u(s, "KSLICE", kslice);
+  if (n->op == VKP_OP_CONV_TRANSPOSE) vkp__sb_append(s, "#define TRANSPOSED 1\n");
+  vkp__spv_grid_1d(e, total);
+  e->k->groups[1] = ksplit;
+  vkp__spv_template(e, VKP__SHADER_conv_split);
+}
+
 // Convolution over 1 to 3 spatial dims: the implicit GEMM, the depthwise
-// kernel or the direct one (see the variant rule in kernels.h).
+// kernel or the direct one (see the variant rule in kernels.h), or split-K.
 static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
+  if (e->splitk_phase) {
+    vkp__emit_conv_split(e, n);
+    return;
+  }
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   int64_t group = vkp_node_int(n, "group");
@@ -1055,6 +1156,10 @@ static void vkp__emit_conv_transpose_gemm(vkp__emit_t *e, const vkp_node_t *n,
 // (conv_transpose.comp, one output per invocation); VKPIPE_SPIRV_CONV=gemm|
 // direct forces either, as for convolutions.
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
+  if (e->splitk_phase) {
+    vkp__emit_conv_split(e, n);
+    return NULL;
+  }
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   int64_t group = vkp_node_int(n, "group");
@@ -1076,11 +1181,9 @@ vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n) {
   return NULL;
 }
 
-// llvmpipe (lavapipe's compiler) ends a shader's loops once all of them
-// together have iterated 65535 times in one invocation, silently (see
-// "lavapipe's loop limit" in README.md). An upper bound on the loop
-// iterations one invocation of `n`'s kernel runs, over every kernel the
-// variant rule may pick for it: the implicit GEMMs and the direct kernel
+// An upper bound on the loop iterations one invocation of `n`'s unsplit
+// kernel runs (VKP__LOOP_BUDGET), over every kernel the variant rule may
+// pick for it: the implicit GEMMs and the direct kernel
 // walk (input channels) x KD x KH x KW, the transposed gather KD x KH x KW x
 // (input channels of a group).
 static uint64_t vkp__conv_loop_iterations(const vkp_graph_t *g, const vkp_node_t *n) {
@@ -1103,7 +1206,23 @@ static uint64_t vkp__conv_loop_iterations(const vkp_graph_t *g, const vkp_node_t
   return cg * (1u + kd * (1u + kh * (1u + kw)));
 }
 
-#define VKP__CONV_LOOP_BUDGET 65535u
+// The reduction length of one output element: the input channels of its
+// group times the taps.
+static uint64_t vkp__conv_reduction(const vkp_graph_t *g, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__spv_input(g, n, 0), *w = vkp__spv_input(g, n, 1);
+  uint64_t taps = 1;
+  for (int32_t d = 2; d < w->rank; ++d) taps *= (uint64_t)w->shape[d];
+  return (uint64_t)x->shape[1] / (uint64_t)vkp_node_int(n, "group") * taps;
+}
+
+// The taps of a pooling window.
+static uint64_t vkp__window_taps(const vkp_node_t *n) {
+  const int64_t *ks;
+  int32_t nk = vkp_node_attr_ints(n, "kernel_shape", &ks);
+  uint64_t taps = 1;
+  for (int32_t d = 0; d < nk; ++d) taps *= (uint64_t)ks[d];
+  return taps;
+}
 
 bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                            size_t reason_size) {
@@ -1113,16 +1232,22 @@ bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reas
              vkp_op_name(n->op), (int)x->rank - 2);
     return false;
   }
-  bool conv = n->op == VKP_OP_CONV2D || n->op == VKP_OP_CONV_TRANSPOSE;
-  uint64_t iters = conv ? vkp__conv_loop_iterations(g, n) : 0;
-  if (iters <= VKP__CONV_LOOP_BUDGET) return true;
-  const vkp_value_t *w = vkp__spv_input(g, n, 1);
+  // Convolutions past lavapipe's loop budget run split (vkp__conv_split_k);
+  // pooling has no split yet, so a window whose loops would pass it is
+  // refused (found on 1-D windows of 70,000 and a 300 x 300 average pool,
+  // which gave wrong results on lavapipe, silently).
+  if (n->op == VKP_OP_CONV2D || n->op == VKP_OP_CONV_TRANSPOSE) return true;
+  const int64_t *ks;
+  int32_t nk = vkp_node_attr_ints(n, "kernel_shape", &ks);
+  uint64_t iters = 1;
+  for (int32_t d = nk - 1; d >= 0; --d) iters = 1u + (uint64_t)ks[d] * iters;
+  if (iters <= VKP__LOOP_BUDGET) return true;
   snprintf(reason, reason_size,
-           "%s over %lld input channels with a %d-D kernel: one invocation of the Vulkan "
-           "kernel loops about %llu times, and lavapipe's compiler cuts a shader's loops "
-           "at %u iterations (the rest of the sum would be lost)",
-           vkp_op_name(n->op), (long long)x->shape[1], (int)w->rank - 2,
-           (unsigned long long)iters, VKP__CONV_LOOP_BUDGET);
+           "%s over a window of %llu taps: one invocation of the Vulkan kernel loops "
+           "about %llu times, and lavapipe's compiler cuts a shader's loops at %u "
+           "iterations (the rest of the window would be lost)",
+           vkp_op_name(n->op), (unsigned long long)vkp__window_taps(n),
+           (unsigned long long)iters, VKP__LOOP_BUDGET);
   return false;
 }
 

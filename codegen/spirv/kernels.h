@@ -37,7 +37,10 @@
 //     K >= 1024 splits K into up to 32 slices of >= 256 (multiples of 64),
 //     partial sums in scratch, then a reduction dispatch (see
 //     vkp__spv_split_k). VKPIPE_SPIRV_SPLITK=on splits every GEMM with
-//     K >= 32 into <= 4 slices (tests); =off never splits.
+//     K >= 32 and every convolution into <= 4 slices (tests); =off never
+//     splits by choice. Past lavapipe's loop budget splitting is not a
+//     choice: GEMMs with K > 32768, and convolutions (conv_split.comp) whose
+//     unsplit kernels would loop more than 65535 times in an invocation.
 //   - Row kernels (softmax, layer_norm, reduce_*, global_avg_pool) run one
 //     invocation per row, barrier-free (softmax.comp, layer_norm.comp,
 //     reduce.comp), except on non-CPU devices for rows of >= 64 elements:
@@ -45,7 +48,8 @@
 //     That workgroup has 256 invocations, lowered to a power of two within
 //     the device's invocation and x-size limits and its shared memory, and
 //     never below the subgroup size. VKPIPE_SPIRV_ROWS=workgroup|thread
-//     forces either variant for every row length.
+//     forces either variant for every row length, except that rows longer
+//     than 8192 always take a workgroup (lavapipe's loop budget).
 //   - 1-D kernels use 64 invocations per workgroup, raised to the device's
 //     subgroup size when that is larger and capped at the device limit; no
 //     kernel assumes a particular subgroup size.
@@ -63,6 +67,11 @@
 
 // Upper bound on the bindings of one dispatch; fusion stops before it.
 #define VKP__MAX_BINDINGS 8
+
+// llvmpipe (lavapipe's compiler) ends a shader's loops once they have taken
+// this many back-edges in one invocation, silently ("lavapipe's loop limit"
+// in README.md): kernels split or refuse what would loop longer.
+#define VKP__SPV_LOOP_BUDGET 65535u
 
 typedef struct vkp__group_t {
   int32_t root;        // node whose output the dispatch writes
@@ -96,12 +105,14 @@ typedef struct vkp__kernel_config_t {
 // at the end of the scratch buffer.
 #define VKP__SPLITK_PARTIALS (-2)
 
-// How many K slices the MatMul/Gemm `n` runs as (1: no split-K), with the
-// slice length and the bytes of its partial sums. Split-K runs as two
-// dispatches: part 0 writes each slice's partial products
-// (gemm_blocked/gemm_tiled over K range [ks * KSLICE, (ks+1) * KSLICE)),
-// part 1 (gemm_splitk_reduce.comp) adds them in slice order and applies
-// alpha, beta * C and the fused epilogue.
+// How many K slices the MatMul/Gemm, Conv or ConvTranspose `n` runs as (1:
+// no split-K), with the slice length and the bytes of its partial sums.
+// Split-K runs as two dispatches: part 0 writes each slice's partial
+// products (gemm_blocked/gemm_tiled over K range [ks * KSLICE, (ks+1) *
+// KSLICE); conv_split.comp over the same range of a convolution's reduction
+// (input channels of a group) x taps), part 1 (gemm_splitk_reduce.comp) adds
+// them in slice order and applies alpha, beta * C or the bias, and the fused
+// epilogue.
 uint32_t vkp__spv_split_k(const vkp_graph_t *g, const vkp_node_t *n,
                           const vkp__kernel_config_t *config, uint64_t *out_kslice,
                           uint64_t *out_partial_bytes);
@@ -252,13 +263,14 @@ bool vkp__spv_takes_bool(vkp_op_t op);
 // Emitters, by family (codegen/spirv/kernels_<family>.c)
 
 // Window ops (kernels.c): conv_transpose. Every window kernel (conv2d,
-// conv_transpose, the pools) takes 2 or 3 spatial dims; convolutions past
-// lavapipe's loop budget are refused (vkp__spv_check_window).
+// conv_transpose, the pools) takes 1 to 3 spatial dims (vkp__spv_check_window);
+// convolutions past lavapipe's loop budget run as split-K.
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
                            size_t reason_size);
 
-// Fused attention (kernels_attention.c).
+// Fused attention (kernels_attention.c); refused past lavapipe's loop budget
+// (keys x (D + 2 DV) per invocation: vkp__spv_check_attention).
 vkp_status_t vkp__spv_emit_attention(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
                               char *reason, size_t reason_size);
@@ -285,8 +297,11 @@ vkp_status_t vkp__spv_emit_mean_variance_norm(vkp__emit_t *e, const vkp_node_t *
 vkp_status_t vkp__spv_emit_lrn(vkp__emit_t *e, const vkp_node_t *n);
 
 // Selection: cum_sum, arg_max / arg_min, top_k; the losses
-// (kernels_select.c).
+// (kernels_select.c). cum_sum along an axis past lavapipe's loop budget is
+// refused (vkp__spv_check_cum_sum).
 vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n);
+bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                            size_t reason_size);
 vkp_status_t vkp__spv_emit_arg(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_loss(vkp__emit_t *e, const vkp_node_t *n);

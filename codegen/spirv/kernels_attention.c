@@ -36,11 +36,28 @@ bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
                               char *reason, size_t reason_size) {
   const vkp_value_t *y = &g->values[n->outputs[0]];
   int64_t dv = y->shape[y->rank - 1];
-  if (dv <= VKP__ATT_MAX_DV) return true;
+  if (dv > VKP__ATT_MAX_DV) {
+    snprintf(reason, reason_size,
+             "attention with %lld value columns: the Vulkan kernel keeps a row "
+             "of at most %d per invocation",
+             (long long)dv, VKP__ATT_MAX_DV);
+    return false;
+  }
+  // One invocation walks every key, and per key the query's D columns and
+  // (up to twice) its DV accumulators; lavapipe's compiler cuts a shader's
+  // loops at 65535 iterations ("lavapipe's loop limit" in README.md): 512
+  // keys at D = DV = 64 gave wrong rows there, silently. No split over the
+  // keys yet, so past the budget the node is refused.
+  const vkp_value_t *kt = vkp__spv_input(g, n, 1);
+  uint64_t d = (uint64_t)kt->shape[kt->rank - 2], lk = (uint64_t)kt->shape[kt->rank - 1];
+  uint64_t iters = 2u * (uint64_t)dv + lk * (1u + d + 2u * (uint64_t)dv);
+  if (iters <= VKP__SPV_LOOP_BUDGET) return true;
   snprintf(reason, reason_size,
-           "attention with %lld value columns: the Vulkan kernel keeps a row "
-           "of at most %d per invocation",
-           (long long)dv, VKP__ATT_MAX_DV);
+           "attention over %llu keys with %llu query and %lld value columns: one "
+           "invocation of the Vulkan kernel loops about %llu times, and lavapipe's "
+           "compiler cuts a shader's loops at %u iterations (the later keys would be lost)",
+           (unsigned long long)lk, (unsigned long long)d, (long long)dv,
+           (unsigned long long)iters, VKP__SPV_LOOP_BUDGET);
   return false;
 }
 

@@ -4,6 +4,7 @@
 // output element, int64 indices) and top_k (one invocation per input
 // element, which finds its rank; one dispatch per output: the values, then
 // the int64 indices) and the two losses (loss.comp).
+#include <stdio.h>
 #include <string.h>
 
 #include "codegen/spirv/kernels.h"
@@ -35,6 +36,23 @@ vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_grid_1d(e, outer * inner);
   vkp__spv_template(e, VKP__SHADER_cum_sum);
   return NULL;
+}
+
+bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                            size_t reason_size) {
+  const vkp_value_t *x = vkp__spv_input(g, n, 0);
+  int64_t axis = vkp_node_int(n, "axis");
+  // One invocation walks the whole axis; lavapipe's compiler ends its loop
+  // after 65535 iterations (the rest of the axis came out zero on an axis of
+  // 70,000): see "lavapipe's loop limit" in README.md.
+  uint64_t len = axis >= 0 && axis < x->rank ? (uint64_t)x->shape[axis] : 0;
+  if (len < VKP__SPV_LOOP_BUDGET) return true;
+  snprintf(reason, reason_size,
+           "cum_sum along an axis of %llu: one invocation of the Vulkan kernel walks the "
+           "whole axis, and lavapipe's compiler cuts a shader's loops at %u iterations "
+           "(the rest of the axis would be zero)",
+           (unsigned long long)len, VKP__SPV_LOOP_BUDGET);
+  return false;
 }
 
 vkp_status_t vkp__spv_emit_arg(vkp__emit_t *e, const vkp_node_t *n) {

@@ -97,6 +97,11 @@ typedef struct vkp_spirv_device_info_t {
                                    // compute in float32)
   bool shader_float64;             // shaderFloat64 enabled: float64 tensors
                                    // can be computed on (as double)
+  uint32_t robustness;             // bounds checks on shader buffer accesses
+                                   // (runtime/vulkan/device.h's levels: 0
+                                   // none, 1 robustBufferAccess, 2 also
+                                   // robustBufferAccess2); reported: the
+                                   // kernels index in range either way
 } vkp_spirv_device_info_t;
 
 // Does the codegen have a kernel for `op` (on float32 data)?

@@ -28,6 +28,7 @@
   X(conv_depthwise, comp)             \
   X(conv_gemm_blocked, comp)          \
   X(conv_gemm_tiled, comp)            \
+  X(conv_split, comp)                 \
   X(conv_transpose, comp)             \
   X(conv_transpose_gemm, comp)        \
   X(cum_sum, comp)                    \

@@ -283,10 +283,86 @@ static size_t vkp__device_headroom_mib(const VkPhysicalDeviceDriverProperties *d
   return 320 + 96 * (size_t)threads;
 }
 
+// Sets *out_found to whether `phys` lists device extension `name`.
+static vkp_status_t vkp__has_device_extension(VkPhysicalDevice phys, const char *name,
+                                              bool *out_found) {
+  *out_found = false;
+  uint32_t n = 0;
+  VKP_VK_RETURN_IF_ERROR(
+      vkEnumerateDeviceExtensionProperties(phys, /*pLayerName=*/NULL, &n, NULL));
+  if (n == 0) return NULL;
+  VkExtensionProperties *props = vkp__calloc(n, sizeof *props);
+  if (!props) return VKP_OOM("Vulkan device extension list");
+  VkResult vr = vkEnumerateDeviceExtensionProperties(phys, NULL, &n, props);
+  if (vr == VK_SUCCESS || vr == VK_INCOMPLETE)
+    for (uint32_t i = 0; i < n && !*out_found; ++i)
+      *out_found = strcmp(props[i].extensionName, name) == 0;
+  vkp__free(props);
+  if (vr != VK_SUCCESS && vr != VK_INCOMPLETE)
+    return vkp_vk_result_status(vr, "vkEnumerateDeviceExtensionProperties", __FILE__,
+                                __LINE__);
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Robust buffer access
+
+vkp_status_t vkp_vk_robustness_choose(const vkp_vk_device_candidate_t *c,
+                                      const char *setting,
+                                      vkp_vk_robustness_t *out_level) {
+  vkp_vk_robustness_t cap = VKP_VK_ROBUSTNESS_BINDING;
+  if (setting && setting[0]) {
+    if (strcmp(setting, "0") == 0) cap = VKP_VK_ROBUSTNESS_NONE;
+    else if (strcmp(setting, "1") == 0) cap = VKP_VK_ROBUSTNESS_BUFFER;
+    else if (strcmp(setting, "2") == 0) cap = VKP_VK_ROBUSTNESS_BINDING;
+    else {
+      *out_level = VKP_VK_ROBUSTNESS_NONE;
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "VKPIPE_VK_ROBUSTNESS=%s: expected 0 (no bounds checks), "
+                             "1 (robustBufferAccess) or 2 (robustBufferAccess2 as well, "
+                             "the default)",
+                             setting);
+    }
+  }
+  // robustBufferAccess2 requires robustBufferAccess
+  // (VUID-VkPhysicalDeviceRobustness2FeaturesEXT-robustBufferAccess2-04000).
+  vkp_vk_robustness_t have = !c->robust_buffer_access ? VKP_VK_ROBUSTNESS_NONE
+                             : c->robust_buffer_access2 ? VKP_VK_ROBUSTNESS_BINDING
+                                                        : VKP_VK_ROBUSTNESS_BUFFER;
+  *out_level = have < cap ? have : cap;
+  return NULL;
+}
+
+const char *vkp_vk_robustness_describe(const vkp_vk_device_candidate_t *c,
+                                       vkp_vk_robustness_t level, char *buf,
+                                       size_t buf_size) {
+  switch (level) {
+    case VKP_VK_ROBUSTNESS_BINDING:
+      snprintf(buf, buf_size, "robustBufferAccess2 (out-of-range shader reads give 0, "
+                              "writes are dropped, per binding)");
+      break;
+    case VKP_VK_ROBUSTNESS_BUFFER:
+      snprintf(buf, buf_size, "robustBufferAccess (out-of-range shader accesses stay "
+                              "inside the bound VkBuffer)%s",
+               c->robust_buffer_access2 ? "" : "; robustBufferAccess2 not supported");
+      break;
+    default:
+      if (c->robust_buffer_access)
+        snprintf(buf, buf_size, "off (VKPIPE_VK_ROBUSTNESS=0): shader buffer accesses "
+                                "are not bounds-checked");
+      else
+        snprintf(buf, buf_size, "'%s' lacks robustBufferAccess: an out-of-range buffer "
+                                "access by a shader is not bounds-checked",
+                 c->name);
+      break;
+  }
+  return buf;
+}
+
 // Fills everything `report` holds about `phys`; `queue_family` gets the
 // compute queue family (one without graphics preferred), or UINT32_MAX.
-static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
-                          uint32_t *queue_family) {
+static vkp_status_t vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
+                                  uint32_t *queue_family) {
   memset(report, 0, sizeof *report);
   VkPhysicalDeviceProperties base;
   vkGetPhysicalDeviceProperties(phys, &base);
@@ -307,8 +383,17 @@ static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
     vkGetPhysicalDeviceProperties2(phys, &props2);
     report->subgroup.pNext = NULL;
     report->driver.pNext = NULL;
+    // VkPhysicalDeviceRobustness2FeaturesEXT is chained only when the
+    // device lists the extension (VUID-VkPhysicalDeviceFeatures2-pNext-pNext).
+    VkPhysicalDeviceRobustness2FeaturesEXT robust2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT,
+    };
+    bool has_robust2 = false;
+    VKP_RETURN_IF_ERROR(
+        vkp__has_device_extension(phys, VK_EXT_ROBUSTNESS_2_EXTENSION_NAME, &has_robust2));
     VkPhysicalDeviceVulkan11Features f11 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+        .pNext = has_robust2 ? &robust2 : NULL,
     };
     VkPhysicalDeviceVulkan12Features f12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
@@ -319,6 +404,8 @@ static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
         .pNext = &f12,
     };
     vkGetPhysicalDeviceFeatures2(phys, &f2);
+    c->robust_buffer_access = f2.features.robustBufferAccess == VK_TRUE;
+    c->robust_buffer_access2 = robust2.robustBufferAccess2 == VK_TRUE;
     c->timeline_semaphore = f12.timelineSemaphore == VK_TRUE;
     c->storage_8bit = f12.storageBuffer8BitAccess == VK_TRUE;
     c->shader_int64 = f2.features.shaderInt64 == VK_TRUE;
@@ -341,6 +428,7 @@ static void vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
   }
   c->has_compute_queue = chosen != UINT32_MAX;
   if (queue_family) *queue_family = chosen;
+  return NULL;
 }
 
 static vkp_status_t vkp__enumerate(VkInstance instance, VkPhysicalDevice **out_phys,
@@ -383,7 +471,7 @@ vkp_status_t vkp_vk_device_list(vkp_vk_device_report_t **out_reports,
     if (!reports || !cands) st = VKP_OOM("Vulkan device list");
   }
   for (uint32_t i = 0; !st && i < n; ++i) {
-    vkp__describe(phys[i], &reports[i], NULL);
+    st = vkp__describe(phys[i], &reports[i], NULL);
     cands[i] = reports[i].candidate;
   }
   if (!st) {
@@ -557,7 +645,7 @@ vkp_status_t vkp_vk_device_open(const vkp_vk_device_options_t *options,
     if (!reports || !cands || !families) st = VKP_OOM("Vulkan device list");
   }
   for (uint32_t i = 0; !st && i < n; ++i) {
-    vkp__describe(phys[i], &reports[i], &families[i]);
+    st = vkp__describe(phys[i], &reports[i], &families[i]);
     cands[i] = reports[i].candidate;
   }
   int32_t chosen = -1;
@@ -579,6 +667,17 @@ vkp_status_t vkp_vk_device_open(const vkp_vk_device_options_t *options,
     d->storage_16bit = reports[chosen].candidate.storage_16bit;
     d->shader_float16 = reports[chosen].candidate.shader_float16;
     d->shader_float64 = reports[chosen].candidate.shader_float64;
+    st = vkp_vk_robustness_choose(&reports[chosen].candidate,
+                                  getenv("VKPIPE_VK_ROBUSTNESS"), &d->robustness);
+    if (!st && !reports[chosen].candidate.robust_buffer_access) {
+      // Not an error: vkpipe's own kernels stay in range; say it once.
+      static atomic_bool told;
+      char line[256];
+      if (!atomic_exchange(&told, true))
+        fprintf(stderr, "vkpipe: %s\n",
+                vkp_vk_robustness_describe(&reports[chosen].candidate, d->robustness,
+                                           line, sizeof line));
+    }
   }
   vkp__free(reports);
   vkp__free(cands);
@@ -621,8 +720,19 @@ vkp_status_t vkp_vk_device_realize(vkp_vk_device_t *d) {
         .queueCount = 1,
         .pQueuePriorities = &priority,
     };
+    // robustBufferAccess2 tightens the bounds from the VkBuffer to the
+    // binding: vkpipe binds views of shared buffers (scratch intermediates,
+    // staging slots holding several tensors), so only it keeps a stray
+    // write off the neighbouring tensors (docs/robustness.md).
+    VkPhysicalDeviceRobustness2FeaturesEXT robust2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT,
+        .robustBufferAccess2 = VK_TRUE,
+    };
+    bool binding = d->robustness == VKP_VK_ROBUSTNESS_BINDING;
+    const char *extensions[] = {VK_EXT_ROBUSTNESS_2_EXTENSION_NAME};
     VkPhysicalDeviceVulkan11Features f11 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+        .pNext = binding ? &robust2 : NULL,
         .storageBuffer16BitAccess = d->storage_16bit ? VK_TRUE : VK_FALSE,
     };
     VkPhysicalDeviceVulkan12Features f12 = {
@@ -632,6 +742,7 @@ vkp_status_t vkp_vk_device_realize(vkp_vk_device_t *d) {
         .storageBuffer8BitAccess = d->storage_8bit ? VK_TRUE : VK_FALSE,
     };
     VkPhysicalDeviceFeatures features = {
+        .robustBufferAccess = d->robustness >= VKP_VK_ROBUSTNESS_BUFFER ? VK_TRUE : VK_FALSE,
         .shaderInt64 = d->shader_int64 ? VK_TRUE : VK_FALSE,
         .shaderFloat64 = d->shader_float64 ? VK_TRUE : VK_FALSE,
     };
@@ -639,6 +750,8 @@ vkp_status_t vkp_vk_device_realize(vkp_vk_device_t *d) {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &f12,
         .pEnabledFeatures = &features,
+        .enabledExtensionCount = binding ? 1 : 0,
+        .ppEnabledExtensionNames = extensions,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue_info,
     };

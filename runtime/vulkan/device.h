@@ -23,6 +23,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <vulkan/vulkan.h>
@@ -42,6 +43,8 @@ typedef struct vkp_vk_device_candidate_t {
   bool storage_16bit;       // storageBuffer16BitAccess present (fp16 weights)
   bool shader_float16;      // shaderFloat16 present (reported, not enabled)
   bool shader_float64;      // shaderFloat64 present (float64 tensors)
+  bool robust_buffer_access;   // robustBufferAccess present
+  bool robust_buffer_access2;  // VK_EXT_robustness2's robustBufferAccess2
   bool has_compute_queue;
 } vkp_vk_device_candidate_t;
 
@@ -54,6 +57,35 @@ typedef struct vkp_vk_device_candidate_t {
 vkp_status_t vkp_vk_device_pick(const vkp_vk_device_candidate_t *candidates,
                                 int32_t n, const char *selector,
                                 int32_t *out_index) VKP_MUST_USE;
+
+// How far vkpipe bounds-checks shader buffer accesses on a device
+// (docs/robustness.md, "SPIR-V and the GPU"):
+//   NONE:    no robustness feature: an out-of-range access is undefined.
+//   BUFFER:  robustBufferAccess: accesses are checked against the binding's
+//            range, but an out-of-range write may land anywhere in the same
+//            VkBuffer and an out-of-range read may return any of its bytes.
+//   BINDING: robustBufferAccess2 as well: out-of-range reads return zero and
+//            out-of-range writes are dropped, against the binding's own
+//            range (rounded up to robustStorageBufferAccessSizeAlignment).
+typedef enum vkp_vk_robustness_t {
+  VKP_VK_ROBUSTNESS_NONE = 0,
+  VKP_VK_ROBUSTNESS_BUFFER = 1,
+  VKP_VK_ROBUSTNESS_BINDING = 2,
+} vkp_vk_robustness_t;
+
+// The level vkpipe enables on candidate `c`: the highest it supports, capped
+// by `setting` (NULL or empty: no cap; "0", "1" or "2": at most that level;
+// $VKPIPE_VK_ROBUSTNESS is what the device layer passes). A pure function;
+// INVALID_ARGUMENT names a setting it does not know.
+vkp_status_t vkp_vk_robustness_choose(const vkp_vk_device_candidate_t *c,
+                                      const char *setting,
+                                      vkp_vk_robustness_t *out_level) VKP_MUST_USE;
+// A line saying what `level` on candidate `c` gives ("robustBufferAccess2
+// (...)"), or why it is NONE: "<device> lacks robustBufferAccess: ..." when
+// the device does not support it. Static text copied into `buf`.
+const char *vkp_vk_robustness_describe(const vkp_vk_device_candidate_t *c,
+                                       vkp_vk_robustness_t level, char *buf,
+                                       size_t buf_size);
 
 // Preference rank of a device type: 0 (discrete) .. 4 (other).
 int32_t vkp_vk_device_type_rank(VkPhysicalDeviceType type);
@@ -93,6 +125,11 @@ typedef struct vkp_vk_device_t {
   bool shader_float16;
   // shaderFloat64 is enabled: kernels may compute on float64 tensors.
   bool shader_float64;
+  // The bounds checking enabled on shader buffer accesses (robustBufferAccess,
+  // and robustBufferAccess2 with VK_EXT_robustness2), chosen by
+  // vkp_vk_robustness_choose. When the device lacks it, open prints one
+  // line saying so to stderr (once per process); it is not an error.
+  vkp_vk_robustness_t robustness;
   bool validation;
   VkPipelineCache pipeline_cache;
   char *pipeline_cache_path;  // owned; NULL when there is no cache directory

@@ -59,6 +59,7 @@ void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *
   out->storage_16bit = device->storage_16bit;
   out->shader_float16 = device->shader_float16;
   out->shader_float64 = device->shader_float64;
+  out->robustness = (uint32_t)device->robustness;
   // VKPIPE_VK_MAX_BINDING=<bytes> lowers (never raises) the binding limit
   // the codegen plans for, so small tests exercise tensors split across
   // bindings (what alexnet's classifier needs on lavapipe's 128 MiB).

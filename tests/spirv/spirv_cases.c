@@ -483,6 +483,48 @@ const char *y = NODE(b, VKP_OP_MAX_POOL2D, 1, L(x), 4,
                        AI("ceil_mode", 1)));
 END(y)
 
+// Reductions longer than lavapipe's loop budget (65535 iterations per
+// invocation; "lavapipe's loop limit" in codegen/spirv/README.md) run as
+// split-K: partial sums over slices of at most 32768 steps, then their
+// reduction with the bias and the epilogue (2 dispatches). Positive data, so
+// that the sums of ~70,000 terms have no cancellation. A 1-D convolution
+// with a 70,000-tap kernel (3 slices):
+BEGIN(conv1d_long_kernel)
+const char *x = IN(b, 3, S(1, 1, 70010));
+const char *w = CST_RANGE(b, 3, S(2, 1, 70000), 0.01f, 1.0f);
+const char *c = CST(b, 1, S(2));
+const char *y = NODE(b, VKP_OP_CONV2D, 3, L(x, w, c), 0, NULL);
+END(y)
+// 66,000 input channels x 1x2 taps, with a fused epilogue (the compiler
+// unrolls short tap loops, so the channel loop alone passes the budget).
+BEGIN(conv_long_channels_neg)
+const char *x = IN(b, 4, S(1, 66000, 2, 3));
+const char *w = CST_RANGE(b, 4, S(2, 66000, 1, 2), 0.01f, 1.0f);
+const char *c = CST(b, 1, S(2));
+const char *y = NODE(b, VKP_OP_CONV2D, 3, L(x, w, c), 1, A(AIS("pads", 0, 1, 0, 0)));
+const char *z = NODE(b, VKP_OP_NEG, 1, L(y), 0, NULL);
+END(z)
+// Depthwise (group = C) with a 70,000-tap kernel over a unit height.
+BEGIN(conv_long_depthwise)
+const char *x = IN(b, 4, S(1, 2, 1, 70003));
+const char *w = CST_RANGE(b, 4, S(4, 1, 1, 70000), 0.01f, 1.0f);
+const char *y = NODE(b, VKP_OP_CONV2D, 2, L(x, w), 2,
+                     A(AI("group", 2), AIS("strides", 1, 2)));
+END(y)
+// Transposed, stride 2: 8192 channels x the taps that land (up to 9).
+BEGIN(conv_transpose_long_channels)
+const char *x = IN(b, 4, S(1, 8192, 2, 2));
+const char *w = CST_RANGE(b, 4, S(8192, 2, 3, 3), 0.01f, 1.0f);
+const char *c = CST(b, 1, S(2));
+const char *y = NODE(b, VKP_OP_CONV_TRANSPOSE, 3, L(x, w, c), 1, A(AIS("strides", 2, 2)));
+END(y)
+// K = 70,000: the GEMM's K slices are not a choice either.
+BEGIN(matmul_long_k_2x70000x3)
+const char *x = IN(b, 2, S(2, 70000));
+const char *w = CST_RANGE(b, 2, S(70000, 3), 0.01f, 1.0f);
+const char *y = NODE(b, VKP_OP_MATMUL, 2, L(x, w), 0, NULL);
+END(y)
+
 // Transposed convolution over 3 spatial dims: weights [C, M/G, KD, KH, KW].
 #define CONV_T3_CASE(case_name, xs, ws, m, n_attrs, attrs)               \
   BEGIN(case_name)                                                       \
@@ -648,6 +690,17 @@ REDUCE_CASE(reduce_mean_all, VKP_OP_REDUCE_MEAN, 2, S(6, 11), 0, NULL)
 REDUCE_CASE(reduce_sum_empty_axis, VKP_OP_REDUCE_SUM, 2, S(3, 0), 1, A(AIS("axes", 1)))
 REDUCE_CASE(reduce_sum_long, VKP_OP_REDUCE_SUM, 3, S(3, 40, 5), 1, A(AIS("axes", 0, 1)))
 REDUCE_CASE(reduce_sum_neg_axis, VKP_OP_REDUCE_SUM, 4, S(2, 3, 1, 5), 1, A(AIS("axes", -1)))
+// Rows of 70,000 (past the budget for one invocation per row, the rule on
+// CPU devices): one workgroup per row on every device.
+REDUCE_CASE(reduce_sum_long_row_70000, VKP_OP_REDUCE_SUM, 2, S(2, 70000), 1,
+            A(AIS("axes", 1)))
+// log_softmax: its outputs (about -11) test the sum tightly, where
+// softmax's (about 1/70,000) would fall under the absolute tolerance.
+BEGIN(log_softmax_long_row_70000)
+const char *x = IN(b, 2, S(2, 70000));
+const char *y = NODE(b, VKP_OP_LOG_SOFTMAX, 1, L(x), 1, A(AI("axis", 1)));
+END(y)
+
 REDUCE_CASE(reduce_max_axis1, VKP_OP_REDUCE_MAX, 3, S(2, 7, 3), 1, A(AIS("axes", 1)))
 REDUCE_CASE(reduce_max_empty_axis, VKP_OP_REDUCE_MAX, 2, S(3, 0), 1, A(AIS("axes", 1)))
 REDUCE_CASE(reduce_min_all, VKP_OP_REDUCE_MIN, 2, S(6, 11), 0, NULL)
@@ -1590,6 +1643,13 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(output_and_intermediate, -1.0f, 1.0f, 2),
     CASE(scratch_chain, -1.0f, 1.0f, 4),
     CASE(big_grid, -1.0f, 1.0f, 1),
+    CASE(conv1d_long_kernel, 0.01f, 1.0f, 2),
+    CASE(conv_long_channels_neg, 0.01f, 1.0f, 2),
+    CASE(conv_long_depthwise, 0.01f, 1.0f, 2),
+    CASE(conv_transpose_long_channels, 0.01f, 1.0f, 2),
+    CASE(matmul_long_k_2x70000x3, 0.01f, 1.0f, 2),
+    CASE(reduce_sum_long_row_70000, 0.01f, 1.0f, 1),
+    CASE(log_softmax_long_row_70000, -4.0f, 4.0f, 1),
 };
 const int32_t vkp_spirv_case_count =
     (int32_t)(sizeof(vkp_spirv_cases) / sizeof(vkp_spirv_cases[0]));

@@ -29,6 +29,8 @@ static const vkp_spirv_device_info_t gpu_like = {
     .max_group_size = {1024, 1024, 64}, .max_storage_range = 4294967295u,
     .min_storage_alignment = 256};
 
+static vkp_graph_t *build_case(const char *name, vkp_test_rng_t *rng);
+
 static void check_program(const vkp_graph_t *g, const vkp_spirv_program_t *p,
                           const vkp_spirv_device_info_t *dev) {
   int inputs = 0, outputs = 0;
@@ -74,7 +76,7 @@ static void run_case(const vkp_spirv_case_t *c, const vkp_spirv_device_info_t *d
 }
 
 ParameterizedTestParameters(spirv_codegen, cases) {
-  static int idx[256];
+  static int idx[512];
   for (int i = 0; i < vkp_spirv_case_count; ++i) idx[i] = i;
   return cr_make_param_array(int, idx, (size_t)vkp_spirv_case_count);
 }
@@ -238,35 +240,118 @@ Test(spirv_codegen, rnn_refused_past_the_loop_budget, .timeout = 30) {
 }
 
 // A convolution's invocation loops over its input channels and taps, and
-// lavapipe's compiler cuts a shader's loops at 65535 iterations: a 3-D
-// convolution over 2048 channels at 3x3x3 is refused with that reason,
-// r3d_18's widest one (512 channels) and a 2-D one over 2048 channels at 3x3
-// are taken; so is a transposed 3-D one over 512 channels.
-Test(spirv_codegen, conv_refused_past_the_loop_budget, .timeout = 30) {
+// lavapipe's compiler cuts a shader's loops at 65535 iterations: past that
+// bound the convolution runs as split-K (partial sums over slices of at most
+// 32768 steps of the reduction, then their reduction: 2 dispatches) on every
+// device, whatever VKPIPE_SPIRV_SPLITK says; below it, as one dispatch. A
+// 3-D convolution over 2048 channels at 3x3x3 (55,296 per output, its loop
+// nest past the budget) splits in 2, r3d_18's widest (512 channels) and a
+// 2-D one over 2048 channels at 3x3 do not; a transposed 3-D one over 4096
+// channels splits in 4.
+Test(spirv_codegen, conv_split_past_the_loop_budget, .timeout = 60) {
   struct {
     vkp_op_t op;
     int32_t rank;
     int64_t c;
+    uint32_t slices;  // 1: not split
+  } cases[] = {{VKP_OP_CONV2D, 5, 2048, 2},
+               {VKP_OP_CONV2D, 5, 512, 1},
+               {VKP_OP_CONV2D, 4, 2048, 1},
+               {VKP_OP_CONV_TRANSPOSE, 5, 512, 1},
+               {VKP_OP_CONV_TRANSPOSE, 5, 4096, 4}};
+  for (int off = 0; off < 2; ++off) {
+    if (off) setenv("VKPIPE_SPIRV_SPLITK", "off", 1);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+      vkp_graph_t *g;
+      VKP_TEST_OK(vkp_graph_create("conv", &g));
+      int64_t xs[] = {1, cases[k].c, 4, 4, 4}, ws[] = {8, 8, 3, 3, 3};
+      ws[cases[k].op == VKP_OP_CONV2D ? 1 : 0] = cases[k].c;
+      int32_t rank = cases[k].rank;
+      if (rank == 4) {  // drop the depth
+        xs[2] = xs[3], xs[3] = xs[4];
+        ws[2] = ws[3], ws[3] = ws[4];
+      }
+      VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, rank, xs, NULL));
+      VKP_TEST_OK(vkp_graph_add_input(g, "w", VKP_DTYPE_FLOAT32, rank, ws, NULL));
+      const char *in[] = {"x", "w"}, *out[] = {"y"};
+      VKP_TEST_OK(vkp_graph_add_node(g, "c", cases[k].op, 2, in, 1, out, 0, NULL, NULL));
+      VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+      VKP_TEST_OK(vkp_graph_validate(g));
+      char reason[320] = "";
+      cr_assert(vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason),
+                "case %d: %s", (int)k, reason);
+      const vkp_spirv_device_info_t *devices[] = {&lavapipe_like, &gpu_like};
+      for (int d = 0; d < 2; ++d) {
+        vkp_spirv_program_t *p = NULL;
+        VKP_TEST_OK(vkp_spirv_codegen(g, devices[d], NULL, &p));
+        check_program(g, p, devices[d]);
+        uint32_t slices = cases[k].slices;
+        cr_assert_eq(p->n_dispatches, slices > 1 ? 2 : 1, "case %d", (int)k);
+        if (slices > 1) {
+          const vkp_spirv_dispatch_t *partial = &p->dispatches[0];
+          const vkp_value_t *y = &g->values[g->outputs[0]];
+          uint64_t out_bytes = 4;
+          for (int32_t i = 0; i < y->rank; ++i) out_bytes *= (uint64_t)y->shape[i];
+          cr_assert_eq(partial->groups[1], slices, "case %d", (int)k);
+          cr_assert_eq(partial->bindings[0].range, slices * out_bytes);
+          cr_assert_eq(p->buffers[partial->bindings[0].buffer].kind,
+                       VKP_SPIRV_BUFFER_SCRATCH);
+          const vkp_spirv_dispatch_t *reduce = &p->dispatches[1];
+          cr_assert_eq(reduce->bindings[1].offset, partial->bindings[0].offset);
+        }
+        vkp_spirv_program_destroy(p);
+      }
+      vkp_graph_destroy(g);
+    }
+  }
+  unsetenv("VKPIPE_SPIRV_SPLITK");
+  // VKPIPE_SPIRV_SPLITK=on (tests) splits every convolution in <= 4 slices.
+  setenv("VKPIPE_SPIRV_SPLITK", "on", 1);
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  const char *names[] = {"conv_3x3_pad1", "conv_grouped_g3", "conv_transpose_s2",
+                         "conv3d_depthwise_m2"};
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
+    vkp_graph_t *g = build_case(names[k], &rng);
+    vkp_spirv_program_t *p = NULL;
+    VKP_TEST_OK(vkp_spirv_codegen(g, &lavapipe_like, NULL, &p));
+    check_program(g, p, &lavapipe_like);
+    cr_assert_eq(p->n_dispatches, 2, "%s", names[k]);
+    cr_assert_eq(p->dispatches[0].groups[1], 4, "%s", names[k]);
+    vkp_spirv_program_destroy(p);
+    vkp_graph_destroy(g);
+  }
+  unsetenv("VKPIPE_SPIRV_SPLITK");
+}
+
+// Kernels without a split yet refuse what would loop past lavapipe's budget
+// (where they gave wrong results, silently): a pooling window of 300 x 300
+// (90,000 taps) or 70,000 along one dim, and cum_sum along an axis of
+// 70,000; 255 x 255 windows and an axis of 65,000 are taken.
+Test(spirv_codegen, pool_and_cum_sum_refused_past_the_loop_budget, .timeout = 30) {
+  struct {
+    vkp_op_t op;
+    int32_t rank;
+    int64_t a, b;  // window (pools) or axis length (cum_sum: a)
     bool ok;
-  } cases[] = {{VKP_OP_CONV2D, 5, 2048, false},
-               {VKP_OP_CONV2D, 5, 512, true},
-               {VKP_OP_CONV2D, 4, 2048, true},
-               {VKP_OP_CONV_TRANSPOSE, 5, 512, true},
-               {VKP_OP_CONV_TRANSPOSE, 5, 4096, false}};
+  } cases[] = {{VKP_OP_AVG_POOL2D, 4, 300, 300, false}, {VKP_OP_MAX_POOL2D, 4, 255, 255, true},
+               {VKP_OP_LP_POOL, 3, 70000, 0, false},     {VKP_OP_MAX_POOL2D, 3, 60000, 0, true},
+               {VKP_OP_CUM_SUM, 2, 70000, 0, false},     {VKP_OP_CUM_SUM, 2, 65000, 0, true}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
     vkp_graph_t *g;
-    VKP_TEST_OK(vkp_graph_create("conv", &g));
-    int64_t xs[] = {1, cases[k].c, 4, 4, 4}, ws[] = {8, 8, 3, 3, 3};
-    ws[cases[k].op == VKP_OP_CONV2D ? 1 : 0] = cases[k].c;
-    int32_t rank = cases[k].rank;
-    if (rank == 4) {  // drop the depth
-      xs[2] = xs[3], xs[3] = xs[4];
-      ws[2] = ws[3], ws[3] = ws[4];
-    }
-    VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, rank, xs, NULL));
-    VKP_TEST_OK(vkp_graph_add_input(g, "w", VKP_DTYPE_FLOAT32, rank, ws, NULL));
-    const char *in[] = {"x", "w"}, *out[] = {"y"};
-    VKP_TEST_OK(vkp_graph_add_node(g, "c", cases[k].op, 2, in, 1, out, 0, NULL, NULL));
+    VKP_TEST_OK(vkp_graph_create("long", &g));
+    bool pool = cases[k].op != VKP_OP_CUM_SUM;
+    int64_t xs[4] = {1, 2, cases[k].a, cases[k].b};
+    if (!pool) xs[0] = 2, xs[1] = cases[k].a;
+    if (pool && cases[k].rank == 3) xs[2] = cases[k].a;
+    VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, cases[k].rank, xs, NULL));
+    const char *in[] = {"x"}, *out[] = {"y"};
+    int64_t window[2] = {cases[k].a, cases[k].b};
+    vkp_attr_t attrs[2] = {{.name = "kernel_shape", .kind = VKP_ATTR_INTS, .ints = window,
+                            .count = cases[k].rank - 2},
+                           {.name = "axis", .kind = VKP_ATTR_INT, .i = 1}};
+    VKP_TEST_OK(vkp_graph_add_node(g, "n", cases[k].op, 1, in, 1, out, 1,
+                                   pool ? &attrs[0] : &attrs[1], NULL));
     VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
     VKP_TEST_OK(vkp_graph_validate(g));
     char reason[320] = "";
@@ -275,6 +360,66 @@ Test(spirv_codegen, conv_refused_past_the_loop_budget, .timeout = 30) {
     if (!ok) cr_assert(strstr(reason, "65535") != NULL, "reason: %s", reason);
     vkp_graph_destroy(g);
   }
+}
+
+// Attention walks every key per invocation (and per key D + 2 DV steps):
+// 512 keys at D = DV = 64 (BERT's longest sequences) gave wrong rows on
+// lavapipe and are refused with the reason; 330 keys (63,818 iterations,
+// checked against ref on lavapipe) are taken.
+Test(spirv_codegen, attention_refused_past_the_loop_budget, .timeout = 30) {
+  const int64_t keys[] = {512, 330};
+  for (int k = 0; k < 2; ++k) {
+    vkp_graph_t *g;
+    VKP_TEST_OK(vkp_graph_create("att", &g));
+    int64_t qs[] = {1, 2, 64}, ks[] = {1, 64, keys[k]}, vs[] = {1, keys[k], 64};
+    VKP_TEST_OK(vkp_graph_add_input(g, "q", VKP_DTYPE_FLOAT32, 3, qs, NULL));
+    VKP_TEST_OK(vkp_graph_add_input(g, "kt", VKP_DTYPE_FLOAT32, 3, ks, NULL));
+    VKP_TEST_OK(vkp_graph_add_input(g, "v", VKP_DTYPE_FLOAT32, 3, vs, NULL));
+    const char *in[] = {"q", "kt", "v"}, *out[] = {"y"};
+    vkp_attr_t a = {.name = "scale", .kind = VKP_ATTR_FLOAT, .f = 0.125};
+    VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ATTENTION, 3, in, 1, out, 1, &a, NULL));
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+    VKP_TEST_OK(vkp_graph_validate(g));
+    char reason[320] = "";
+    bool ok = vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason);
+    cr_assert_eq(ok, k == 1, "%lld keys: %s", (long long)keys[k], reason);
+    if (!ok)
+      cr_assert(strstr(reason, "512 keys") && strstr(reason, "65535"), "reason: %s", reason);
+    vkp_graph_destroy(g);
+  }
+}
+
+// Split-K's partial sums take several bindings when they pass the binding
+// limit (a convolution's slices are not a choice), as its input and weights
+// do: a 1-D convolution with a 70,000-tap kernel over 30,001 outputs (3
+// slices, 360,012 bytes of partials) under a 256 KiB binding limit.
+Test(spirv_codegen, conv_split_partials_across_bindings, .timeout = 60) {
+  vkp_graph_t *g;
+  VKP_TEST_OK(vkp_graph_create("conv", &g));
+  int64_t xs[] = {1, 1, 100000}, ws[] = {1, 1, 70000};
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 3, xs, NULL));
+  VKP_TEST_OK(vkp_graph_add_input(g, "w", VKP_DTYPE_FLOAT32, 3, ws, NULL));
+  const char *in[] = {"x", "w"}, *out[] = {"y"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "c", VKP_OP_CONV2D, 2, in, 1, out, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  vkp_spirv_device_info_t small = lavapipe_like;
+  small.max_storage_range = 262144;
+  vkp_spirv_program_t *p = NULL;
+  VKP_TEST_OK(vkp_spirv_codegen(g, &small, NULL, &p));
+  check_program(g, p, &small);
+  cr_assert_eq(p->n_dispatches, 2);
+  const vkp_spirv_dispatch_t *partial = &p->dispatches[0], *reduce = &p->dispatches[1];
+  cr_assert_eq(partial->groups[1], 3);
+  cr_assert_eq(partial->n_bindings, 6);  // partials, x and w in 2 ranges each
+  cr_assert_eq(partial->bindings[0].range + partial->bindings[1].range, 3u * 30001u * 4u);
+  cr_assert_eq(partial->bindings[1].offset,
+               partial->bindings[0].offset + partial->bindings[0].range);
+  cr_assert_eq(reduce->n_bindings, 3);  // y, the partials' 2 ranges
+  cr_assert_eq(reduce->bindings[1].offset, partial->bindings[0].offset);
+  cr_assert_eq(reduce->bindings[2].offset, partial->bindings[1].offset);
+  vkp_spirv_program_destroy(p);
+  vkp_graph_destroy(g);
 }
 
 // float64 computes in double where the device has shaderFloat64, float16

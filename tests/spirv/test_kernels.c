@@ -102,7 +102,7 @@ static void compare_case(const vkp_spirv_case_t *c) {
 }
 
 ParameterizedTestParameters(spirv_kernels, vs_ref) {
-  static int idx[256];
+  static int idx[512];
   for (int i = 0; i < vkp_spirv_case_count; ++i) idx[i] = i;
   return cr_make_param_array(int, idx, (size_t)vkp_spirv_case_count);
 }
@@ -255,9 +255,18 @@ Test(spirv_kernels, fp16_weights, .timeout = 300) {
 
 // Split-K (VKPIPE_SPIRV_SPLITK=on: every GEMM with K >= 32 in <= 4 slices of
 // partial sums, then the reduction with alpha, beta * C and the epilogue),
-// both GEMM tilings, with float32 and float16 weights and split bindings.
+// both GEMM tilings, with float32 and float16 weights and split bindings;
+// and every convolution and transposed one (a reduction of >= 2: <= 4 slices)
+// (conv_split.comp, the kernel convolutions past lavapipe's loop budget
+// get) over every window shape of the cases.
 Test(spirv_kernels, split_k_variant, .timeout = 300) {
   setenv("VKPIPE_SPIRV_SPLITK", "on", 1);
+  for (int i = 0; i < vkp_spirv_case_count; ++i) {
+    const char *n = vkp_spirv_cases[i].name;
+    if (is_conv_case(n) || strncmp(n, "fuse_conv", 9) == 0 ||
+        strncmp(n, "conv_transpose", 14) == 0)
+      compare_case(&vkp_spirv_cases[i]);
+  }
   const char *gemm_variants[] = {"blocked", "tiled"};
   for (int v = 0; v < 2; ++v) {
     setenv("VKPIPE_SPIRV_GEMM", gemm_variants[v], 1);

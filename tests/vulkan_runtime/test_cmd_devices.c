@@ -28,9 +28,24 @@ Test(cmd_devices, lists_the_device_and_its_limits, .timeout = 60) {
   cr_assert_eq(rc, 0, "%s", out);
   const char *want[] = {"device 0:", "[selected]", "type:", "driver:", "Vulkan API:",
                         "memory heap 0:", "subgroup size:", "workgroup count:",
-                        "shared memory:", "storage range:"};
+                        "shared memory:", "storage range:", "robust access:"};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i)
     cr_assert(strstr(out, want[i]), "'%s' missing from:\n%s", want[i], out);
+  // lavapipe has robustBufferAccess2, which vkpipe enables.
+  if (strstr(out, "llvmpipe"))
+    cr_assert(strstr(out, "robust access:   robustBufferAccess2 ("), "%s", out);
+}
+
+Test(cmd_devices, robustness_follows_the_environment, .timeout = 60) {
+  static char out[16384];
+  int rc = run_devices("VKPIPE_VALIDATION=0 VKPIPE_VK_ROBUSTNESS=1", out, sizeof out);
+  cr_assert_eq(rc, 0, "%s", out);
+  if (strstr(out, "llvmpipe"))
+    cr_assert(strstr(out, "robust access:   robustBufferAccess (out-of-range"), "%s", out);
+  rc = run_devices("VKPIPE_VALIDATION=0 VKPIPE_VK_ROBUSTNESS=bogus", out, sizeof out);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "robust access:   VKPIPE_VK_ROBUSTNESS=bogus: expected 0"), "%s",
+            out);
 }
 
 Test(cmd_devices, no_driver_is_a_clear_error, .timeout = 60) {

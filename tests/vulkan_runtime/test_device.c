@@ -188,3 +188,101 @@ Test(device, every_allocation_failure_in_bring_up_is_named_and_leaks_nothing,
               (long long)tolerated);
   cr_assert_gt(n, 3, "too few allocations to be a walk");
 }
+
+// ---------------------------------------------------------------------------
+// Robust buffer access
+
+static vkp_vk_robustness_t robustness_of(bool rba, bool rba2, const char *setting) {
+  vkp_vk_device_candidate_t c = cand("GPU", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU,
+                                     VK_API_VERSION_1_2, true);
+  c.robust_buffer_access = rba;
+  c.robust_buffer_access2 = rba2;
+  vkp_vk_robustness_t level = VKP_VK_ROBUSTNESS_BINDING;
+  VKP_TEST_OK(vkp_vk_robustness_choose(&c, setting, &level));
+  return level;
+}
+
+Test(device, robustness_is_the_best_the_device_has, .timeout = 10) {
+  cr_assert_eq(robustness_of(true, true, NULL), VKP_VK_ROBUSTNESS_BINDING);
+  cr_assert_eq(robustness_of(true, true, ""), VKP_VK_ROBUSTNESS_BINDING);
+  cr_assert_eq(robustness_of(true, false, NULL), VKP_VK_ROBUSTNESS_BUFFER);
+  cr_assert_eq(robustness_of(false, false, NULL), VKP_VK_ROBUSTNESS_NONE);
+  // robustBufferAccess2 cannot be enabled without robustBufferAccess.
+  cr_assert_eq(robustness_of(false, true, NULL), VKP_VK_ROBUSTNESS_NONE);
+  // VKPIPE_VK_ROBUSTNESS caps it, never raises it.
+  cr_assert_eq(robustness_of(true, true, "1"), VKP_VK_ROBUSTNESS_BUFFER);
+  cr_assert_eq(robustness_of(true, true, "0"), VKP_VK_ROBUSTNESS_NONE);
+  cr_assert_eq(robustness_of(true, false, "2"), VKP_VK_ROBUSTNESS_BUFFER);
+  cr_assert_eq(robustness_of(false, false, "2"), VKP_VK_ROBUSTNESS_NONE);
+}
+
+Test(device, robustness_setting_must_be_known, .timeout = 10) {
+  vkp_vk_device_candidate_t c = cand("GPU", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU,
+                                     VK_API_VERSION_1_2, true);
+  vkp_vk_robustness_t level;
+  vkp_status_t st = vkp_vk_robustness_choose(&c, "on", &level);
+  cr_assert_eq(vkp_status_code(st), VKP_STATUS_INVALID_ARGUMENT);
+  cr_assert(strstr(vkp_status_message(st), "VKPIPE_VK_ROBUSTNESS=on: expected 0"), "%s",
+            vkp_status_message(st));
+  vkp_status_free(st);
+}
+
+Test(device, robustness_lines_say_what_is_checked, .timeout = 10) {
+  vkp_vk_device_candidate_t c = cand("Old GPU", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU,
+                                     VK_API_VERSION_1_2, true);
+  char buf[256];
+  // A device without the feature: one line naming it, not an error.
+  const char *line = vkp_vk_robustness_describe(&c, VKP_VK_ROBUSTNESS_NONE, buf, sizeof buf);
+  cr_assert_str_eq(line, "'Old GPU' lacks robustBufferAccess: an out-of-range buffer "
+                         "access by a shader is not bounds-checked");
+  c.robust_buffer_access = true;
+  line = vkp_vk_robustness_describe(&c, VKP_VK_ROBUSTNESS_NONE, buf, sizeof buf);
+  cr_assert(strstr(line, "VKPIPE_VK_ROBUSTNESS=0"), "%s", line);
+  line = vkp_vk_robustness_describe(&c, VKP_VK_ROBUSTNESS_BUFFER, buf, sizeof buf);
+  cr_assert(strstr(line, "robustBufferAccess (") && strstr(line, "robustBufferAccess2 not "
+                                                                  "supported"),
+            "%s", line);
+  c.robust_buffer_access2 = true;
+  line = vkp_vk_robustness_describe(&c, VKP_VK_ROBUSTNESS_BINDING, buf, sizeof buf);
+  cr_assert(strstr(line, "robustBufferAccess2 ("), "%s", line);
+}
+
+// The device enables what its candidate supports; lavapipe supports both
+// features, so there the bounds are per binding.
+Test(device, robust_buffer_access_is_enabled, .timeout = 60) {
+  vkp_vk_device_t *dev = vkp_vk_test_device(false);
+  vkp_vk_device_report_t *reports = NULL;
+  int32_t n = 0, chosen = -1;
+  VKP_TEST_OK(vkp_vk_device_list(&reports, &n, &chosen));
+  cr_assert(chosen >= 0);
+  vkp_vk_robustness_t want;
+  VKP_TEST_OK(vkp_vk_robustness_choose(&reports[chosen].candidate, NULL, &want));
+  cr_assert_eq(dev->robustness, want);
+  if (dev->driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) {
+    cr_assert(reports[chosen].candidate.robust_buffer_access);
+    cr_assert(reports[chosen].candidate.robust_buffer_access2);
+    cr_assert_eq(dev->robustness, VKP_VK_ROBUSTNESS_BINDING);
+  }
+  vkp__free(reports);
+  vkp_vk_test_device_done(dev);
+}
+
+Test(device, robustness_capped_by_the_environment, .timeout = 60) {
+  setenv("VKPIPE_VK_ROBUSTNESS", "1", 1);
+  vkp_vk_device_t *dev = vkp_vk_test_device(false);
+  cr_assert_leq(dev->robustness, VKP_VK_ROBUSTNESS_BUFFER);
+  vkp_vk_test_device_done(dev);
+  setenv("VKPIPE_VK_ROBUSTNESS", "0", 1);
+  dev = vkp_vk_test_device(false);
+  cr_assert_eq(dev->robustness, VKP_VK_ROBUSTNESS_NONE);
+  vkp_vk_test_device_done(dev);
+  setenv("VKPIPE_VK_ROBUSTNESS", "yes", 1);
+  vkp_vk_device_options_t opts = {.validation = 1};
+  vkp_status_t st = vkp_vk_device_create(&opts, &dev);
+  cr_assert_eq(vkp_status_code(st), VKP_STATUS_INVALID_ARGUMENT, "%s",
+               vkp_status_message(st));
+  cr_assert(strstr(vkp_status_message(st), "VKPIPE_VK_ROBUSTNESS=yes"), "%s",
+            vkp_status_message(st));
+  cr_assert_null(dev);
+  vkp_status_free(st);
+}

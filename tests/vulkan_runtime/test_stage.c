@@ -284,6 +284,154 @@ Test(stage, independent_dispatches_need_no_barrier, .timeout = 60) {
   vkp_vk_test_device_done(dev);
 }
 
+// A dispatch of `glsl` (local size 64 along x, `n` invocations) over
+// `n_bindings` bindings of n floats: buffer bufs[j] at offsets[j].
+static void raw_dispatch(vkp_spirv_dispatch_t *d, const char *name, const char *glsl,
+                         uint32_t n, int32_t n_bindings, const int32_t *bufs,
+                         const uint64_t *offsets) {
+  memset(d, 0, sizeof *d);
+  d->name = strdup(name);
+  d->code = vkp_vk_test_compile(glsl, &d->code_words);
+  d->local_size[0] = 64;
+  d->local_size[1] = d->local_size[2] = 1;
+  d->groups[0] = (n + 63) / 64;
+  d->groups[1] = d->groups[2] = 1;
+  d->n_bindings = n_bindings;
+  d->bindings = calloc((size_t)n_bindings, sizeof *d->bindings);
+  cr_assert_not_null(d->bindings);
+  for (int32_t j = 0; j < n_bindings; ++j)
+    d->bindings[j] = (vkp_spirv_binding_t){.buffer = bufs[j], .offset = offsets[j],
+                                           .range = (uint64_t)n * 4};
+}
+
+// A hostile (or buggy) shader, as a tampered artifact could carry: it reads
+// its input past the end of the binding and writes its scratch tensor both
+// past its end and before its start, where the neighbouring tensors of the
+// same scratch buffer lie, and writes an output binding out of range too.
+// With robustBufferAccess2 (lavapipe has it) the reads give 0 and the stray
+// writes are dropped: the neighbours keep their bytes exactly, and the
+// validation layer stays silent.
+static void run_out_of_range(bool force_copies) {
+  seed();
+  vkp_vk_device_t *dev = vkp_vk_test_device(force_copies);
+  if (dev->robustness < VKP_VK_ROBUSTNESS_BINDING) {
+    vkp_vk_test_device_done(dev);
+    cr_skip_test("the device lacks robustBufferAccess2: out-of-range writes may land "
+                 "anywhere in the same VkBuffer");
+  }
+  // 256 floats: 1 KiB, a multiple of every minStorageBufferOffsetAlignment,
+  // so the three scratch tensors are packed end to end.
+  const int64_t n = 256;
+  const uint64_t bytes = (uint64_t)n * 4;
+  cr_assert_eq(bytes % dev->properties.limits.minStorageBufferOffsetAlignment, 0);
+  vkp_graph_t *g = NULL;
+  VKP_TEST_OK(vkp_graph_create("hostile", &g));
+  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, &n, NULL));
+  const char *in1[] = {"x", "x"}, *out1[] = {"out"}, *out2[] = {"lo"};
+  const char *in3[] = {"out", "x"}, *out3[] = {"hi"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ADD, 2, in1, 1, out1, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "m", VKP_OP_MUL, 2, in1, 1, out2, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(g, "b", VKP_OP_ADD, 2, in3, 1, out3, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "out"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "lo"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "hi"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  // Buffers: x, scratch [lo | victim | hi], outputs out, lo, hi.
+  vkp_spirv_buffer_t bufs[] = {{VKP_SPIRV_BUFFER_INPUT, 0, bytes},
+                               {VKP_SPIRV_BUFFER_SCRATCH, -1, 3 * bytes},
+                               {VKP_SPIRV_BUFFER_OUTPUT, 0, bytes},
+                               {VKP_SPIRV_BUFFER_OUTPUT, 1, bytes},
+                               {VKP_SPIRV_BUFFER_OUTPUT, 2, bytes}};
+  char glsl[2048];
+  vkp_spirv_dispatch_t d[4];
+  // 0: the neighbours, lo = x + 1 and hi = 2x.
+  snprintf(glsl, sizeof glsl,
+           "#version 450\nlayout(local_size_x = 64) in;\n"
+           "layout(binding = 0) readonly buffer X { float x[]; };\n"
+           "layout(binding = 1) writeonly buffer L { float lo[]; };\n"
+           "layout(binding = 2) writeonly buffer H { float hi[]; };\n"
+           "void main() {\n  uint i = gl_GlobalInvocationID.x;\n"
+           "  if (i < %uu) { lo[i] = x[i] + 1.0; hi[i] = 2.0 * x[i]; }\n}\n",
+           (unsigned)n);
+  raw_dispatch(&d[0], "neighbours", glsl, (uint32_t)n, 3, (int32_t[]){0, 1, 1},
+               (uint64_t[]){0, 0, 2 * bytes});
+  // 1: the hostile kernel on the victim between them.
+  snprintf(glsl, sizeof glsl,
+           "#version 450\nlayout(local_size_x = 64) in;\n"
+           "layout(binding = 0) readonly buffer X { float x[]; };\n"
+           "layout(binding = 1) buffer V { float v[]; };\n"
+           "void main() {\n  uint i = gl_GlobalInvocationID.x;\n"
+           "  if (i >= %uu) return;\n"
+           "  const uint n = %uu;\n"
+           "  v[i] = x[i] + x[i + n] + x[i + 4096u * n];\n"  // reads past the end
+           "  v[i + n] = -1.0e30;\n"                        // the next tensor
+           "  v[int(i) - int(n)] = -2.0e30;\n"              // the previous one
+           "  v[i + 1048576u] = -3.0e30;\n"                 // far past the buffer
+           "}\n",
+           (unsigned)n, (unsigned)n);
+  raw_dispatch(&d[1], "hostile", glsl, (uint32_t)n, 2, (int32_t[]){0, 1},
+               (uint64_t[]){0, bytes});
+  // 2: copy the three scratch tensors out.
+  snprintf(glsl, sizeof glsl,
+           "#version 450\nlayout(local_size_x = 64) in;\n"
+           "layout(binding = 0) readonly buffer V { float v[]; };\n"
+           "layout(binding = 1) readonly buffer L { float lo[]; };\n"
+           "layout(binding = 2) readonly buffer H { float hi[]; };\n"
+           "layout(binding = 3) writeonly buffer O { float o[]; };\n"
+           "layout(binding = 4) writeonly buffer P { float olo[]; };\n"
+           "layout(binding = 5) writeonly buffer Q { float ohi[]; };\n"
+           "void main() {\n  uint i = gl_GlobalInvocationID.x;\n"
+           "  if (i < %uu) { o[i] = v[i]; olo[i] = lo[i]; ohi[i] = hi[i]; }\n}\n",
+           (unsigned)n);
+  raw_dispatch(&d[2], "copy", glsl, (uint32_t)n, 6, (int32_t[]){1, 1, 1, 2, 3, 4},
+               (uint64_t[]){bytes, 0, 2 * bytes, 0, 0, 0});
+  // 3: stray writes around the middle output binding.
+  snprintf(glsl, sizeof glsl,
+           "#version 450\nlayout(local_size_x = 64) in;\n"
+           "layout(binding = 0) writeonly buffer O { float o[]; };\n"
+           "void main() {\n  uint i = gl_GlobalInvocationID.x;\n"
+           "  if (i >= %uu) return;\n"
+           "  o[i + %uu] = -4.0e30;\n  o[int(i) - %d] = -5.0e30;\n}\n",
+           (unsigned)n, (unsigned)n, (int)n);
+  raw_dispatch(&d[3], "stray", glsl, (uint32_t)n, 1, (int32_t[]){3}, (uint64_t[]){0});
+  vkp_spirv_program_t prog = {.n_buffers = 5, .buffers = bufs, .n_dispatches = 4,
+                              .dispatches = d};
+  vkp_vk_stage_t *stage = NULL;
+  VKP_TEST_OK(vkp_vk_stage_create(dev, g, &prog, &stage));
+  vkp_vk_test_program_free(&prog);
+  for (int rep = 0; rep < 2; ++rep) {
+    vkp_tensor_t x, out[3];
+    tensors(n, 1, &x);
+    tensors(n, 3, out);
+    VKP_TEST_OK(vkp_vk_stage_run(stage, &x, out));
+    const float *xp = x.data;
+    const float *o = out[0].data, *lo = out[1].data, *hi = out[2].data;
+    for (int64_t i = 0; i < n; ++i) {
+      // Bit-exact: the same float operations on both sides.
+      float want_lo = xp[i] + 1.0f, want_hi = 2.0f * xp[i];
+      cr_assert(memcmp(&lo[i], &want_lo, 4) == 0, "lo[%lld] = %g, want %g (x = %g)",
+                (long long)i, lo[i], want_lo, xp[i]);
+      cr_assert(memcmp(&hi[i], &want_hi, 4) == 0, "hi[%lld] = %g, want %g (x = %g)",
+                (long long)i, hi[i], want_hi, xp[i]);
+      // Reads out of range give 0.0.
+      cr_assert(memcmp(&o[i], &xp[i], 4) == 0, "out[%lld] = %g, want %g", (long long)i,
+                o[i], xp[i]);
+    }
+    vkp_tensor_deinit(&x);
+    deinit_all(out, 3);
+  }
+  vkp_vk_stage_destroy(stage);
+  vkp_graph_destroy(g);
+  vkp_vk_test_device_done(dev);
+}
+
+Test(stage, out_of_range_shader_keeps_to_its_bindings, .timeout = 60) {
+  run_out_of_range(false);
+}
+Test(stage, out_of_range_shader_keeps_to_its_bindings_with_copies, .timeout = 60) {
+  run_out_of_range(true);
+}
+
 // A program that breaks one rule: create fails with `code` and a message
 // containing `needle`, and nothing leaks (ASan checks the rest).
 static void expect_rejected(vkp_vk_device_t *dev, const vkp_graph_t *g,
