@@ -43,8 +43,9 @@ __attribute__((format(printf, 3, 4))) static bool vkp__fail(
   return false;
 }
 
-bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
-                        char *reason, size_t reason_size) {
+// What every device takes; `loop_budget` as in vkp_spirv_device_info_t.
+static bool vkp__supports(const vkp_graph_t *graph, const vkp_node_t *node,
+                          uint32_t loop_budget, char *reason, size_t reason_size) {
   if (reason && reason_size) reason[0] = '\0';
   if (!graph || !node || (unsigned)node->op >= VKP_OP_COUNT)
     return vkp__fail(reason, reason_size, "unknown op");
@@ -104,7 +105,7 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
   }
   vkp__spv_check_fn check = vkp__spv_checker(node->op);
   char ignored[8];
-  if (check && !check(graph, node, reason && reason_size ? reason : ignored,
+  if (check && !check(graph, node, loop_budget, reason && reason_size ? reason : ignored,
                       reason && reason_size ? reason_size : sizeof ignored))
     return false;
   if (node->op == VKP_OP_CONCAT && node->n_inputs < 1)
@@ -118,10 +119,16 @@ bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
   return true;
 }
 
+// Without a device, lavapipe's loop budget holds (the strictest known).
+bool vkp_spirv_supports(const vkp_graph_t *graph, const vkp_node_t *node,
+                        char *reason, size_t reason_size) {
+  return vkp__supports(graph, node, VKP__SPV_LOOP_BUDGET, reason, reason_size);
+}
+
 bool vkp_spirv_supports_on(const vkp_graph_t *graph, const vkp_node_t *node,
                            const vkp_spirv_device_info_t *device, char *reason,
                            size_t reason_size) {
-  if (!vkp_spirv_supports(graph, node, reason, reason_size)) return false;
+  if (!vkp__supports(graph, node, device->loop_budget, reason, reason_size)) return false;
   vkp__kernel_config_t config;
   vkp__kernel_config_init(&config, device);
   int64_t bindings = 0;

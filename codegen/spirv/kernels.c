@@ -1224,7 +1224,7 @@ static uint64_t vkp__window_taps(const vkp_node_t *n) {
   return taps;
 }
 
-bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
                            size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0);
   if (x->rank < 3 || x->rank > 5) {
@@ -1241,13 +1241,13 @@ bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reas
   int32_t nk = vkp_node_attr_ints(n, "kernel_shape", &ks);
   uint64_t iters = 1;
   for (int32_t d = nk - 1; d >= 0; --d) iters = 1u + (uint64_t)ks[d] * iters;
-  if (iters <= VKP__LOOP_BUDGET) return true;
+  if (!loop_budget || iters <= loop_budget) return true;
   snprintf(reason, reason_size,
            "%s over a window of %llu taps: one invocation of the Vulkan kernel loops "
            "about %llu times, and lavapipe's compiler cuts a shader's loops at %u "
            "iterations (the rest of the window would be lost)",
            vkp_op_name(n->op), (unsigned long long)vkp__window_taps(n),
-           (unsigned long long)iters, VKP__LOOP_BUDGET);
+           (unsigned long long)iters, loop_budget);
   return false;
 }
 

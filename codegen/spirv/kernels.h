@@ -71,7 +71,7 @@
 // llvmpipe (lavapipe's compiler) ends a shader's loops once they have taken
 // this many back-edges in one invocation, silently ("lavapipe's loop limit"
 // in README.md): kernels split or refuse what would loop longer.
-#define VKP__SPV_LOOP_BUDGET 65535u
+#define VKP__SPV_LOOP_BUDGET VKP_SPIRV_LAVAPIPE_LOOP_BUDGET
 
 typedef struct vkp__group_t {
   int32_t root;        // node whose output the dispatch writes
@@ -210,8 +210,10 @@ void vkp__spv_broadcast(vkp__sb_t *sb, const char *fname, const vkp_value_t *in,
 
 // An op-specific limit on what its kernel takes (beyond float32 data and
 // the binding count): false, with the reason, when `n` is past it.
+// `loop_budget`: the most loop iterations the device runs in one
+// invocation (65,535 on lavapipe), 0 for none.
 typedef bool (*vkp__spv_check_fn)(const vkp_graph_t *g, const vkp_node_t *n,
-                                  char *reason, size_t reason_size);
+                                  uint32_t loop_budget, char *reason, size_t reason_size);
 // The check codegen/spirv/ops.c names for `op`, or NULL.
 vkp__spv_check_fn vkp__spv_checker(vkp_op_t op);
 // True when input i of `op` is read as int32/int64 indices (gather's
@@ -266,14 +268,14 @@ bool vkp__spv_takes_bool(vkp_op_t op);
 // conv_transpose, the pools) takes 1 to 3 spatial dims (vkp__spv_check_window);
 // convolutions past lavapipe's loop budget run as split-K.
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n);
-bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
                            size_t reason_size);
 
 // Fused attention (kernels_attention.c); refused past lavapipe's loop budget
 // (keys x (D + 2 DV) per invocation: vkp__spv_check_attention).
 vkp_status_t vkp__spv_emit_attention(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
-                              char *reason, size_t reason_size);
+                              uint32_t loop_budget, char *reason, size_t reason_size);
 
 // Indexing: gather, gather_elements, gather_nd by runtime indices
 // (kernels_index.c).
@@ -300,7 +302,7 @@ vkp_status_t vkp__spv_emit_lrn(vkp__emit_t *e, const vkp_node_t *n);
 // (kernels_select.c). cum_sum along an axis past lavapipe's loop budget is
 // refused (vkp__spv_check_cum_sum).
 vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n);
-bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
                             size_t reason_size);
 vkp_status_t vkp__spv_emit_arg(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n);
@@ -308,7 +310,7 @@ vkp_status_t vkp__spv_emit_loss(vkp__emit_t *e, const vkp_node_t *n);
 // Recurrent ops: lstm, gru, rnn (kernels_rnn.c); the state must fit 16 KiB
 // of shared memory (vkp__spv_check_rnn).
 vkp_status_t vkp__spv_emit_rnn(vkp__emit_t *e, const vkp_node_t *n);
-bool vkp__spv_check_rnn(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+bool vkp__spv_check_rnn(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
                         size_t reason_size);
 // Linear quantizers (kernels_quant.c), per tensor, axis or block.
 vkp_status_t vkp__spv_emit_quantize_linear(vkp__emit_t *e, const vkp_node_t *n);
@@ -325,11 +327,11 @@ vkp_status_t vkp__spv_emit_dft(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_stft(vkp__emit_t *e, const vkp_node_t *n);
 // det (kernels_signal.c): matrices of at most 16 x 16 (vkp__spv_check_det).
 vkp_status_t vkp__spv_emit_det(vkp__emit_t *e, const vkp_node_t *n);
-bool vkp__spv_check_det(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+bool vkp__spv_check_det(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
                         size_t reason_size);
-bool vkp__spv_check_remap(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+bool vkp__spv_check_remap(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
                           size_t reason_size);
-bool vkp__spv_check_resize(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+bool vkp__spv_check_resize(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
                            size_t reason_size);
 
 // ---------------------------------------------------------------------------

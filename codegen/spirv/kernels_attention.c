@@ -33,7 +33,7 @@ static void vkp__mask_strides(const vkp_value_t *m, int64_t *rs, int64_t *cs) {
 }
 
 bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
-                              char *reason, size_t reason_size) {
+                              uint32_t loop_budget, char *reason, size_t reason_size) {
   const vkp_value_t *y = &g->values[n->outputs[0]];
   int64_t dv = y->shape[y->rank - 1];
   if (dv > VKP__ATT_MAX_DV) {
@@ -51,13 +51,13 @@ bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
   const vkp_value_t *kt = vkp__spv_input(g, n, 1);
   uint64_t d = (uint64_t)kt->shape[kt->rank - 2], lk = (uint64_t)kt->shape[kt->rank - 1];
   uint64_t iters = 2u * (uint64_t)dv + lk * (1u + d + 2u * (uint64_t)dv);
-  if (iters <= VKP__SPV_LOOP_BUDGET) return true;
+  if (!loop_budget || iters <= loop_budget) return true;
   snprintf(reason, reason_size,
            "attention over %llu keys with %llu query and %lld value columns: one "
            "invocation of the Vulkan kernel loops about %llu times, and lavapipe's "
            "compiler cuts a shader's loops at %u iterations (the later keys would be lost)",
            (unsigned long long)lk, (unsigned long long)d, (long long)dv,
-           (unsigned long long)iters, VKP__SPV_LOOP_BUDGET);
+           (unsigned long long)iters, loop_budget);
   return false;
 }
 

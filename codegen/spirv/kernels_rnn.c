@@ -26,8 +26,7 @@ static int32_t vkp__rnn_gate_count(vkp_op_t op) {
 // nest, so a long sequence with a wide state would stop part-way and leave
 // the later steps zero (found on a 100-step, 128-wide LSTM). This bounds the
 // nest's iterations from above, with 64 invocations per workgroup (the
-// fewest the generator uses).
-#define VKP__RNN_LOOP_BUDGET 65535u
+// fewest the generator uses), against the device's budget.
 
 static uint64_t vkp__rnn_loop_iterations(const vkp_graph_t *g, const vkp_node_t *n) {
   const vkp_value_t *x = &g->values[n->inputs[0]];
@@ -39,7 +38,7 @@ static uint64_t vkp__rnn_loop_iterations(const vkp_graph_t *g, const vkp_node_t 
   return seq * (per_step + 2u);
 }
 
-bool vkp__spv_check_rnn(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+bool vkp__spv_check_rnn(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
                         size_t reason_size) {
   int64_t hidden = vkp_node_int(n, "hidden_size");
   uint64_t bytes = (uint64_t)hidden * (uint64_t)(vkp__rnn_gate_count(n->op) + 3) * 4u;
@@ -52,12 +51,12 @@ bool vkp__spv_check_rnn(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
     return false;
   }
   uint64_t iters = vkp__rnn_loop_iterations(g, n);
-  if (iters <= VKP__RNN_LOOP_BUDGET) return true;
+  if (!loop_budget || iters <= loop_budget) return true;
   snprintf(reason, reason_size,
            "%s over its whole sequence is one loop nest of about %llu iterations in the "
            "Vulkan kernel; lavapipe's compiler cuts any nest at %u (the later steps would "
            "be zero), so sequences this long with this state run elsewhere",
-           vkp_op_name(n->op), (unsigned long long)iters, VKP__RNN_LOOP_BUDGET);
+           vkp_op_name(n->op), (unsigned long long)iters, loop_budget);
   return false;
 }
 

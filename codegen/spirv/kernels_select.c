@@ -38,7 +38,7 @@ vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n) {
   return NULL;
 }
 
-bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
                             size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0);
   int64_t axis = vkp_node_int(n, "axis");
@@ -46,12 +46,12 @@ bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n, char *rea
   // after 65535 iterations (the rest of the axis came out zero on an axis of
   // 70,000): see "lavapipe's loop limit" in README.md.
   uint64_t len = axis >= 0 && axis < x->rank ? (uint64_t)x->shape[axis] : 0;
-  if (len < VKP__SPV_LOOP_BUDGET) return true;
+  if (!loop_budget || len < loop_budget) return true;
   snprintf(reason, reason_size,
            "cum_sum along an axis of %llu: one invocation of the Vulkan kernel walks the "
            "whole axis, and lavapipe's compiler cuts a shader's loops at %u iterations "
            "(the rest of the axis would be zero)",
-           (unsigned long long)len, VKP__SPV_LOOP_BUDGET);
+           (unsigned long long)len, loop_budget);
   return false;
 }
 

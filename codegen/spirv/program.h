@@ -78,6 +78,10 @@ typedef struct vkp_spirv_program_t {
 } vkp_spirv_program_t;
 
 // What the codegen needs to know about the device to pick kernel variants.
+// lavapipe's compiler cuts a shader's loops at this many iterations per
+// invocation (codegen/spirv/README.md, "lavapipe's loop limit").
+#define VKP_SPIRV_LAVAPIPE_LOOP_BUDGET 65535u
+
 typedef struct vkp_spirv_device_info_t {
   uint32_t device_type;            // VkPhysicalDeviceType value
   uint32_t vendor_id;
@@ -97,6 +101,10 @@ typedef struct vkp_spirv_device_info_t {
                                    // compute in float32)
   bool shader_float64;             // shaderFloat64 enabled: float64 tensors
                                    // can be computed on (as double)
+  uint32_t loop_budget;            // loop iterations one invocation may run
+                                   // (65,535 on lavapipe, whose compiler cuts
+                                   // longer loops: kernels past it are refused
+                                   // there), 0 for no limit (GPUs)
   uint32_t robustness;             // bounds checks on shader buffer accesses
                                    // (runtime/vulkan/device.h's levels: 0
                                    // none, 1 robustBufferAccess, 2 also

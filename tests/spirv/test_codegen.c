@@ -22,7 +22,7 @@ static const vkp_spirv_device_info_t lavapipe_like = {
     .device_type = 4, .vendor_id = 0x10005, .subgroup_size = 8,
     .max_shared_memory = 32768, .max_invocations = 1024,
     .max_group_size = {1024, 1024, 1024}, .max_storage_range = 134217728,
-    .min_storage_alignment = 16};
+    .min_storage_alignment = 16, .loop_budget = VKP_SPIRV_LAVAPIPE_LOOP_BUDGET};
 static const vkp_spirv_device_info_t gpu_like = {
     .device_type = 2, .vendor_id = 0x1002, .subgroup_size = 64,
     .max_shared_memory = 65536, .max_invocations = 1024,
@@ -235,6 +235,9 @@ Test(spirv_codegen, rnn_refused_past_the_loop_budget, .timeout = 30) {
     } else {
       cr_assert(ok, "%s", reason);
     }
+    // A GPU has no such budget: both run there.
+    cr_assert(vkp_spirv_supports_on(g, &g->nodes[0], &gpu_like, reason, sizeof reason), "%s",
+              reason);
     vkp_graph_destroy(g);
   }
 }
@@ -385,6 +388,9 @@ Test(spirv_codegen, attention_refused_past_the_loop_budget, .timeout = 30) {
     cr_assert_eq(ok, k == 1, "%lld keys: %s", (long long)keys[k], reason);
     if (!ok)
       cr_assert(strstr(reason, "512 keys") && strstr(reason, "65535"), "reason: %s", reason);
+    // BERT's 512 keys stay on a GPU, which has no loop budget.
+    cr_assert(vkp_spirv_supports_on(g, &g->nodes[0], &gpu_like, reason, sizeof reason),
+              "%lld keys on a GPU: %s", (long long)keys[k], reason);
     vkp_graph_destroy(g);
   }
 }

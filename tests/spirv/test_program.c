@@ -12,7 +12,8 @@
 static const vkp_spirv_device_info_t device = {
     .device_type = 4, .subgroup_size = 8, .max_shared_memory = 32768,
     .max_invocations = 1024, .max_group_size = {1024, 1024, 1024},
-    .max_storage_range = 134217728, .min_storage_alignment = 16};
+    .max_storage_range = 134217728, .min_storage_alignment = 16,
+    .loop_budget = VKP_SPIRV_LAVAPIPE_LOOP_BUDGET};
 
 static vkp_spirv_program_t *make_program(const char *case_name) {
   vkp_test_rng_t rng;
