@@ -1228,6 +1228,348 @@ def build_vit_interp(rng, small):
     return Export(ViTInterp(), {"image": normal(rng, 1, 3, s, s)}, ["logits"])
 
 
+# ------------------------------------------- fourth wave: more real exports
+
+
+def rcnn_detector(ctor, extra_outputs, side, **kwargs):
+    """A torchvision two-stage detector whose heads add per-detection outputs
+    (Mask R-CNN's masks, Keypoint R-CNN's keypoints) after boxes/scores/labels;
+    the transform resizes to side(small). Builders pass 100 proposals, not
+    1000: the box head's cost is per proposal."""
+    class Detections(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, images):
+            det = self.model(list(images))[0]
+            return (det["boxes"], det["scores"], det["labels"]) + tuple(
+                det[k] for k in extra_outputs)
+
+    def build(rng, small):
+        s = side(small)
+        model = ctor(weights=None, weights_backbone=None, min_size=s, max_size=s, **kwargs)
+        return Export(Detections(model), {"images": normal(rng, 1, 3, s, s)},
+                      ["boxes", "scores", "labels"] + list(extra_outputs))
+    return build
+
+
+def build_ssd300(rng, small):
+    # SSD300's extra layers need the 300-pixel side (3x3 valid convolutions
+    # down to a 1x1 map), so --small does not shrink it.
+    model = torchvision.models.detection.ssd300_vgg16(
+        weights=None, weights_backbone=None, num_classes=91, detections_per_img=20)
+    return Export(FirstImageDetections(model), {"images": normal(rng, 1, 3, 300, 300)},
+                  ["boxes", "scores", "labels"])
+
+
+def build_deeplabv3_resnet50(rng, small):
+    # Output stride 8 makes the dilated ResNet-50 heavy: a 128-pixel side.
+    model = seg.deeplabv3_resnet50(weights=None, weights_backbone=None, num_classes=21,
+                                   aux_loss=False)
+    s = 96 if small else 128
+    return Export(FirstOutput(model), {"input": normal(rng, 1, 3, s, s)}, ["out"])
+
+
+def quantized_classifier(ctor):
+    """A torchvision.models.quantization network converted to int8 with eager
+    post-training quantization (qnnpack, the engine
+    Debian's torch has): batch-norm statistics conditioned in
+    float, modules fused, observers calibrated on 4 random images, converted.
+    torch exports the quantized ops as QuantizeLinear/DequantizeLinear around
+    float Conv/Gemm (QDQ)."""
+    def build(rng, small):
+        s = image_side(small)
+        model = ctor(weights=None, quantize=False)
+        model.eval()
+        condition_weights(model, {"input": normal(rng, 1, 3, s, s)}, rng,
+                          torch.Generator().manual_seed(int(rng.integers(1 << 31))))
+        model.fuse_model(is_qat=False)
+        model.qconfig = torch.ao.quantization.get_default_qconfig("qnnpack")
+        torch.backends.quantized.engine = "qnnpack"
+        torch.ao.quantization.prepare(model, inplace=True)
+        with torch.no_grad():
+            model(torch.from_numpy(normal(rng, 4, 3, s, s)))
+        torch.ao.quantization.convert(model, inplace=True)
+        return Export(model, {"input": normal(rng, 1, 3, s, s)}, ["logits"])
+    return build
+
+
+class PSPNetLite(nn.Module):
+    """PSPNet's pyramid pooling head on a small strided backbone: adaptive
+    average pooling to 1, 2, 3 and 6 bins, 1x1 convs, bilinear upsampling back,
+    concatenation, and a bilinear upsample of the logits to the input size."""
+
+    def __init__(self, classes=21, bins=(1, 2, 3, 6)):
+        super().__init__()
+        self.backbone = nn.Sequential(conv_bn_relu(3, 32, 2), conv_bn_relu(32, 64, 2),
+                                      conv_bn_relu(64, 128, 2), conv_bn_relu(128, 128))
+        self.stages = nn.ModuleList(
+            nn.Sequential(nn.AdaptiveAvgPool2d(b), nn.Conv2d(128, 32, 1, bias=False),
+                          nn.BatchNorm2d(32), nn.ReLU()) for b in bins)
+        self.head = nn.Sequential(conv_bn_relu(128 + 32 * len(bins), 64),
+                                  nn.Conv2d(64, classes, 1))
+
+    def forward(self, x):
+        f = self.backbone(x)
+        size = f.shape[-2:]
+        pyramid = [f] + [F.interpolate(s(f), size=size, mode="bilinear", align_corners=True)
+                         for s in self.stages]
+        out = self.head(torch.cat(pyramid, 1))
+        return F.interpolate(out, size=x.shape[-2:], mode="bilinear", align_corners=False)
+
+
+def build_pspnet(rng, small):
+    s = 96 if small else 192  # a multiple of 48: the 6-bin pooling divides the map evenly
+    return Export(PSPNetLite(), {"input": normal(rng, 1, 3, s, s)}, ["out"])
+
+
+class CycleGANGenerator(nn.Module):
+    """CycleGAN's ResNet generator (6 blocks): reflection padding, InstanceNorm
+    without affine parameters, stride-2 convs down, ConvTranspose up, tanh."""
+
+    def __init__(self, ngf=16, blocks=6):
+        super().__init__()
+
+        def norm(c):
+            return nn.InstanceNorm2d(c, affine=False)
+
+        class Block(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.body = nn.Sequential(nn.ReflectionPad2d(1), nn.Conv2d(c, c, 3), norm(c),
+                                          nn.ReLU(True), nn.ReflectionPad2d(1),
+                                          nn.Conv2d(c, c, 3), norm(c))
+
+            def forward(self, x):
+                return x + self.body(x)
+
+        layers = [nn.ReflectionPad2d(3), nn.Conv2d(3, ngf, 7), norm(ngf), nn.ReLU(True)]
+        for m in (1, 2):
+            layers += [nn.Conv2d(ngf * m, ngf * m * 2, 3, stride=2, padding=1),
+                       norm(ngf * m * 2), nn.ReLU(True)]
+        layers += [Block(ngf * 4) for _ in range(blocks)]
+        for m in (4, 2):
+            layers += [nn.ConvTranspose2d(ngf * m, ngf * m // 2, 3, stride=2, padding=1,
+                                          output_padding=1), norm(ngf * m // 2), nn.ReLU(True)]
+        layers += [nn.ReflectionPad2d(3), nn.Conv2d(ngf, 3, 7), nn.Tanh()]
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def build_cyclegan(rng, small):
+    s = 64 if small else 96
+    return Export(CycleGANGenerator(), {"input": normal(rng, 1, 3, s, s)}, ["output"])
+
+
+class DCGANGenerator(nn.Module):
+    """DCGAN's generator: a latent vector through ConvTranspose2d (4x4, stride
+    2) + BatchNorm + ReLU up to a 64x64 tanh image."""
+
+    def __init__(self, nz=100, ngf=32):
+        super().__init__()
+        layers = [nn.ConvTranspose2d(nz, ngf * 8, 4, 1, 0, bias=False),
+                  nn.BatchNorm2d(ngf * 8), nn.ReLU(True)]
+        for m in (8, 4, 2):
+            layers += [nn.ConvTranspose2d(ngf * m, ngf * m // 2, 4, 2, 1, bias=False),
+                       nn.BatchNorm2d(ngf * m // 2), nn.ReLU(True)]
+        layers += [nn.ConvTranspose2d(ngf, 3, 4, 2, 1, bias=False), nn.Tanh()]
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, z):
+        return self.net(z)
+
+
+def build_dcgan(rng, small):
+    return Export(DCGANGenerator(), {"latent": normal(rng, 2 if small else 4, 100, 1, 1)},
+                  ["image"])
+
+
+class RRDBLite(nn.Module):
+    """ESRGAN with two residual-in-residual dense blocks: dense 3x3 convs with
+    LeakyReLU(0.2), 0.2-scaled residuals, x4 upsampling by two PixelShuffles."""
+
+    class Dense(nn.Module):
+        def __init__(self, nf, gc):
+            super().__init__()
+            self.convs = nn.ModuleList(nn.Conv2d(nf + i * gc, gc if i < 4 else nf, 3, padding=1)
+                                       for i in range(5))
+
+        def forward(self, x):
+            feats = [x]
+            for i, conv in enumerate(self.convs):
+                y = conv(torch.cat(feats, 1))
+                if i < 4:
+                    feats.append(F.leaky_relu(y, 0.2))
+            return x + 0.2 * y
+
+    def __init__(self, nf=32, gc=16, blocks=2):
+        super().__init__()
+        self.first = nn.Conv2d(3, nf, 3, padding=1)
+        self.rrdbs = nn.ModuleList(nn.Sequential(*(RRDBLite.Dense(nf, gc) for _ in range(3)))
+                                   for _ in range(blocks))
+        self.trunk = nn.Conv2d(nf, nf, 3, padding=1)
+        self.up = nn.Sequential(nn.Conv2d(nf, nf * 4, 3, padding=1), nn.PixelShuffle(2),
+                                nn.LeakyReLU(0.2), nn.Conv2d(nf, nf * 4, 3, padding=1),
+                                nn.PixelShuffle(2), nn.LeakyReLU(0.2))
+        self.last = nn.Conv2d(nf, 3, 3, padding=1)
+
+    def forward(self, x):
+        f = self.first(x)
+        t = f
+        for rrdb in self.rrdbs:
+            t = t + 0.2 * rrdb(t)
+        return self.last(self.up(f + self.trunk(t)))
+
+
+def build_esrgan(rng, small):
+    s = 16 if small else 24
+    return Export(RRDBLite(), {"input": normal(rng, 1, 3, s, s)}, ["output"])
+
+
+class DETRLite(nn.Module):
+    """DETR's structure at a small size: a ResNet-18 trunk, a 1x1 projection,
+    sine positions added to the flattened features, torch's nn.Transformer
+    (encoder + decoder) over 20 learned object queries, class and box heads."""
+
+    def __init__(self, dim=128, queries=20, classes=92):
+        super().__init__()
+        trunk = torchvision.models.resnet18(weights=None)
+        self.backbone = nn.Sequential(*list(trunk.children())[:-2])
+        self.proj = nn.Conv2d(512, dim, 1)
+        self.transformer = nn.Transformer(dim, 4, 2, 2, 2 * dim, dropout=0.0,
+                                          batch_first=True)
+        self.query = nn.Parameter(torch.randn(1, queries, dim))
+        self.cls = nn.Linear(dim, classes)
+        self.box = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, 4))
+        self.dim = dim
+
+    def positions(self, h, w):
+        half = self.dim // 2
+        freq = torch.pow(10000.0, torch.arange(0, half, 2, dtype=torch.float32) / half)
+        ys = torch.arange(h, dtype=torch.float32)[:, None, None] / freq
+        xs = torch.arange(w, dtype=torch.float32)[None, :, None] / freq
+        ys = torch.cat((ys.sin(), ys.cos()), -1).expand(h, w, half)
+        xs = torch.cat((xs.sin(), xs.cos()), -1).expand(h, w, half)
+        return torch.cat((ys, xs), -1).reshape(1, h * w, self.dim)
+
+    def forward(self, x):
+        f = self.proj(self.backbone(x))
+        b, c, h, w = f.shape
+        src = f.flatten(2).transpose(1, 2) + self.positions(h, w)
+        hs = self.transformer(src, self.query.expand(b, -1, -1))
+        return self.cls(hs).softmax(-1), self.box(hs).sigmoid()
+
+
+def build_detr(rng, small):
+    s = 96 if small else 128
+    return Export(DETRLite(), {"input": normal(rng, 1, 3, s, s)}, ["class_probs", "boxes"])
+
+
+class MobileViTBlock(nn.Module):
+    """MobileViT's block: local 3x3 + 1x1 convs, the map unfolded into 2x2
+    patches by reshape/transpose, a transformer over the patches at each
+    in-patch position, folded back, fused with the input by a 3x3 conv."""
+
+    def __init__(self, cin, dim, depth=2, patch=2):
+        super().__init__()
+        self.patch = patch
+        self.local = nn.Sequential(conv_bn_relu(cin, cin), nn.Conv2d(cin, dim, 1, bias=False))
+        self.transformer = nn.TransformerEncoder(nn.TransformerEncoderLayer(
+            dim, 4, 2 * dim, dropout=0.0, activation="gelu", batch_first=True,
+            norm_first=True), depth)
+        self.project = conv_bn_relu(dim, cin)
+        self.fuse = conv_bn_relu(2 * cin, cin)
+
+    def forward(self, x):
+        y = self.local(x)
+        b, d, h, w = y.shape
+        p = self.patch
+        # [b, d, h/p, p, w/p, p] -> [b * p * p, (h/p) * (w/p), d]
+        y = y.reshape(b, d, h // p, p, w // p, p).permute(0, 3, 5, 2, 4, 1)
+        y = self.transformer(y.reshape(b * p * p, (h // p) * (w // p), d))
+        y = y.reshape(b, p, p, h // p, w // p, d).permute(0, 5, 3, 1, 4, 2)
+        y = self.project(y.reshape(b, d, h, w))
+        return self.fuse(torch.cat((x, y), 1))
+
+
+class MobileViTLite(nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        mv2 = torchvision.models.mobilenetv2.InvertedResidual
+        self.net = nn.Sequential(
+            conv_bn_relu(3, 16, 2), mv2(16, 24, 2, 2), mv2(24, 48, 2, 2),
+            MobileViTBlock(48, 64), mv2(48, 64, 2, 2), MobileViTBlock(64, 80),
+            nn.Conv2d(64, 128, 1), nn.SiLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+            nn.Linear(128, classes))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def build_mobilevit(rng, small):
+    s = 64 if small else 128
+    return Export(MobileViTLite(), {"input": normal(rng, 1, 3, s, s)}, ["logits"])
+
+
+class HRNetLite(nn.Module):
+    """HRNet's multi-resolution fuse with three branches (1, 1/2, 1/4):
+    parallel residual convs per branch, then each output sums every branch,
+    brought down by stride-2 convs or up by 1x1 conv + nearest upsampling;
+    a heatmap head on the high-resolution branch (pose estimation)."""
+
+    def __init__(self, chans=(32, 64, 128), joints=17):
+        super().__init__()
+        self.stem = nn.Sequential(conv_bn_relu(3, 32, 2), conv_bn_relu(32, 32, 2))
+        self.to_branch = nn.ModuleList([
+            nn.Identity(), conv_bn_relu(32, chans[1], 2),
+            nn.Sequential(conv_bn_relu(32, chans[1], 2), conv_bn_relu(chans[1], chans[2], 2))])
+        self.branches = nn.ModuleList(nn.Sequential(conv_bn_relu(c, c), conv_bn_relu(c, c))
+                                      for c in chans)
+        fuse = []
+        for i, ci in enumerate(chans):
+            row = []
+            for j, cj in enumerate(chans):
+                if j == i:
+                    row.append(nn.Identity())
+                elif j > i:  # lower resolution: 1x1 conv, then upsample in forward
+                    row.append(nn.Sequential(nn.Conv2d(cj, ci, 1, bias=False),
+                                             nn.BatchNorm2d(ci)))
+                else:  # higher resolution: stride-2 3x3 convs
+                    steps = [conv_bn_relu(cj, cj, 2) for _ in range(i - j - 1)]
+                    steps.append(nn.Sequential(nn.Conv2d(cj, ci, 3, 2, 1, bias=False),
+                                               nn.BatchNorm2d(ci)))
+                    row.append(nn.Sequential(*steps))
+            fuse.append(nn.ModuleList(row))
+        self.fuse = nn.ModuleList(fuse)
+        self.head = nn.Conv2d(chans[0], joints, 1)
+
+    def forward(self, x):
+        x = self.stem(x)
+        feats = [self.branches[0](x)]
+        feats.append(self.branches[1](self.to_branch[1](x)))
+        feats.append(self.branches[2](self.to_branch[2](x)))
+        outs = []
+        for i, row in enumerate(self.fuse):
+            acc = feats[i]
+            for j, layer in enumerate(row):
+                if j == i:
+                    continue
+                y = layer(feats[j])
+                if j > i:
+                    y = F.interpolate(y, scale_factor=2 ** (j - i), mode="nearest")
+                acc = acc + y
+            outs.append(F.relu(acc))
+        return self.head(outs[0])
+
+
+def build_hrnet(rng, small):
+    s = 64 if small else 128
+    return Export(HRNetLite(), {"input": normal(rng, 1, 3, s, s)}, ["heatmaps"])
+
+
 # ------------------------------------------------------------- the zoo
 
 tv = torchvision.models
@@ -1309,6 +1651,31 @@ ZOO = [
     ("vit_interp_pos", "classification", build_vit_interp),
     ("vgg16_bn", "classification", classifier(tv.vgg16_bn, image_side)),
     ("mc3_18", "video", video_classifier(torchvision.models.video.mc3_18)),
+    # Fourth wave (2026-11-26, night): vision and generative exports no issue names.
+    ("maskrcnn_resnet50_fpn", "detection",
+     rcnn_detector(torchvision.models.detection.maskrcnn_resnet50_fpn, ["masks"],
+                   lambda small: 128 if small else 224, num_classes=91,
+                   box_detections_per_img=10, rpn_pre_nms_top_n_test=300,
+                   rpn_post_nms_top_n_test=100)),
+    ("keypointrcnn_resnet50_fpn", "detection",
+     rcnn_detector(torchvision.models.detection.keypointrcnn_resnet50_fpn,
+                   ["keypoints", "keypoints_scores"], lambda small: 128 if small else 224,
+                   box_detections_per_img=10, rpn_pre_nms_top_n_test=300,
+                   rpn_post_nms_top_n_test=100)),
+    ("fcos_resnet50_fpn", "detection",
+     detector(torchvision.models.detection.fcos_resnet50_fpn, min_size=256, max_size=256,
+              detections_per_img=20)),
+    ("ssd300_vgg16", "detection", build_ssd300),
+    ("deeplabv3_resnet50", "segmentation", build_deeplabv3_resnet50),
+    ("resnet18_int8", "quantized", quantized_classifier(tv.quantization.resnet18)),
+    ("mobilenet_v2_int8", "quantized", quantized_classifier(tv.quantization.mobilenet_v2)),
+    ("pspnet_lite", "segmentation", build_pspnet),
+    ("cyclegan_generator", "generative", build_cyclegan),
+    ("dcgan_generator", "generative", build_dcgan),
+    ("esrgan_rrdb", "dense", build_esrgan),
+    ("detr_lite", "detection", build_detr),
+    ("mobilevit_lite", "classification", build_mobilevit),
+    ("hrnet_lite", "pose", build_hrnet),
 ]
 # Full-size models for benchmarks (hundreds of MB): exported only when named
 # with --only, never by default.
