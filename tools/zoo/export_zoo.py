@@ -1235,7 +1235,8 @@ def rcnn_detector(ctor, extra_outputs, side, **kwargs):
     """A torchvision two-stage detector whose heads add per-detection outputs
     (Mask R-CNN's masks, Keypoint R-CNN's keypoints) after boxes/scores/labels;
     the transform resizes to side(small). Builders pass 100 proposals, not
-    1000: the box head's cost is per proposal."""
+    1000 (the box head's cost is per proposal), and Mask R-CNN a score
+    threshold of 0.02: with random weights no box reaches the default 0.05."""
     class Detections(nn.Module):
         def __init__(self, model):
             super().__init__()
@@ -1259,6 +1260,21 @@ def build_ssd300(rng, small):
     # down to a 1x1 map), so --small does not shrink it.
     model = torchvision.models.detection.ssd300_vgg16(
         weights=None, weights_backbone=None, num_classes=91, detections_per_img=20)
+    # VGG has no batch norm: with random weights its fc7 features reach a std
+    # of 17, every class logit saturates the softmax and the top scores all
+    # read 1.0 (a tie no two implementations break alike). Each level's class
+    # convolution is scaled by 1 / the std of what it receives on a
+    # calibration image, as training would have balanced them.
+    model.eval()
+    spread = []
+    hooks = [conv.register_forward_pre_hook(lambda m, args: spread.append(args[0].std()))
+             for conv in model.head.classification_head.module_list]
+    with torch.no_grad():
+        model([torch.from_numpy(normal(rng, 3, 300, 300))])
+        for conv, std in zip(model.head.classification_head.module_list, spread):
+            conv.weight /= std
+    for h in hooks:
+        h.remove()
     return Export(FirstImageDetections(model), {"images": normal(rng, 1, 3, 300, 300)},
                   ["boxes", "scores", "labels"])
 
@@ -1655,7 +1671,8 @@ ZOO = [
     ("maskrcnn_resnet50_fpn", "detection",
      rcnn_detector(torchvision.models.detection.maskrcnn_resnet50_fpn, ["masks"],
                    lambda small: 128 if small else 224, num_classes=91,
-                   box_detections_per_img=10, rpn_pre_nms_top_n_test=300,
+                   box_detections_per_img=10, box_score_thresh=0.02,
+                   rpn_pre_nms_top_n_test=300,
                    rpn_post_nms_top_n_test=100)),
     ("keypointrcnn_resnet50_fpn", "detection",
      rcnn_detector(torchvision.models.detection.keypointrcnn_resnet50_fpn,
@@ -1664,7 +1681,7 @@ ZOO = [
                    rpn_post_nms_top_n_test=100)),
     ("fcos_resnet50_fpn", "detection",
      detector(torchvision.models.detection.fcos_resnet50_fpn, min_size=256, max_size=256,
-              detections_per_img=20)),
+              detections_per_img=20, score_thresh=0.1)),
     ("ssd300_vgg16", "detection", build_ssd300),
     ("deeplabv3_resnet50", "segmentation", build_deeplabv3_resnet50),
     ("resnet18_int8", "quantized", quantized_classifier(tv.quantization.resnet18)),
