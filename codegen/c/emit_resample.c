@@ -146,13 +146,22 @@ vkp_status_t vkp__c_emit_resize(vkp__c_kernel_t *k) {
       vkp__sb_printf(sb, "%s%s%d", d ? ", " : "", lists[l][1], (int)d);
     vkp__sb_append(sb, "};\n");
   }
-  vkp__sb_append(sb, "  static const ptrdiff_t in_stride[] = {");
-  for (int32_t d = 0; d < rank; ++d)
-    vkp__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)stride[d]);
-  vkp__sb_append(sb, "}, out_shape[] = {");
-  for (int32_t d = 0; d < rank; ++d)
-    vkp__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)out_shape[d]);
-  vkp__sb_append(sb, "};\n  static const int width[] = {");
+  if (vkp__c_bounded(k)) {
+    // An axis the resize keeps varies (graph/bounded.h): the strides and
+    // the output's shape at their run-time sizes; the tap tables, written
+    // for the bound, are the identity along it.
+    vkp__c_emit_shape(sb, "in_stride", x, k->in_ext[0], true);
+    vkp__c_emit_shape(sb, "out_shape", y, k->out_ext[0], false);
+  } else {
+    vkp__sb_append(sb, "  static const ptrdiff_t in_stride[] = {");
+    for (int32_t d = 0; d < rank; ++d)
+      vkp__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)stride[d]);
+    vkp__sb_append(sb, "}, out_shape[] = {");
+    for (int32_t d = 0; d < rank; ++d)
+      vkp__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)out_shape[d]);
+    vkp__sb_append(sb, "};\n");
+  }
+  vkp__sb_append(sb, "  static const int width[] = {");
   for (int32_t d = 0; d < rank; ++d) vkp__sb_printf(sb, "%s%d", d ? ", " : "", (int)width[d]);
   char lit[64];
   vkp_codegen_c_literal(vkp_node_float(n, "extrapolation_value"), lit, sizeof lit);
