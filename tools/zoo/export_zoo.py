@@ -1586,6 +1586,100 @@ def build_hrnet(rng, small):
     return Export(HRNetLite(), {"input": normal(rng, 1, 3, s, s)}, ["heatmaps"])
 
 
+class SpatialTransformer(nn.Module):
+    """A spatial transformer network: a small localisation net regresses a
+    2x3 affine matrix per image (initialised near the identity), then the
+    sampling grid (affine_grid's, written out) + F.grid_sample (bilinear, zero
+    padding) warp the input
+    before a small classifier."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.loc = nn.Sequential(nn.Conv2d(1, 8, 7), nn.MaxPool2d(2), nn.ReLU(),
+                                 nn.Conv2d(8, 10, 5), nn.MaxPool2d(2), nn.ReLU(),
+                                 nn.AdaptiveAvgPool2d(3), nn.Flatten(), nn.Linear(90, 32),
+                                 nn.ReLU(), nn.Linear(32, 6))
+        with torch.no_grad():
+            self.loc[-1].weight.mul_(0.1)
+            self.loc[-1].bias.copy_(torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
+        self.cls = nn.Sequential(nn.Conv2d(1, 16, 5), nn.MaxPool2d(2), nn.ReLU(),
+                                 nn.Conv2d(16, 32, 5), nn.MaxPool2d(2), nn.ReLU(),
+                                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, classes))
+
+    def forward(self, x):
+        theta = self.loc(x).view(-1, 2, 3)
+        # F.affine_grid has no ONNX export in torch 1.13: its base grid of
+        # pixel centres in [-1, 1] (align_corners=False) times theta.
+        b, _, h, w = x.shape
+        ys = (torch.arange(h, dtype=torch.float32) * 2 + 1) / h - 1
+        xs = (torch.arange(w, dtype=torch.float32) * 2 + 1) / w - 1
+        base = torch.stack((xs.expand(h, w), ys[:, None].expand(h, w), torch.ones(h, w)), -1)
+        grid = (base.reshape(1, h * w, 3) @ theta.transpose(1, 2)).reshape(b, h, w, 2)
+        return self.cls(F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros",
+                                      align_corners=False))
+
+
+def build_stn(rng, small):
+    s = 28 if small else 52  # the localisation net's map must be a multiple of 3
+    return Export(SpatialTransformer(), {"input": normal(rng, 2, 1, s, s)}, ["logits"])
+
+
+class ModulatedConv(nn.Module):
+    """StyleGAN2's modulated convolution: the style scales the weight's input
+    channels per sample, the weight is demodulated, and the batch runs as one
+    grouped convolution whose weights are computed at run time."""
+
+    def __init__(self, cin, cout, wdim, k=3):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(cout, cin, k, k))
+        self.affine = nn.Linear(wdim, cin)
+        self.pad = k // 2
+
+    def forward(self, x, w):
+        b, cin, h, wd = x.shape
+        style = self.affine(w) + 1.0                                   # [b, cin]
+        weight = self.weight[None] * style[:, None, :, None, None]     # [b, cout, cin, k, k]
+        weight = weight * torch.rsqrt(weight.pow(2).sum((2, 3, 4), keepdim=True) + 1e-8)
+        weight = weight.reshape(-1, cin, *self.weight.shape[2:])
+        y = F.conv2d(x.reshape(1, b * cin, h, wd), weight, padding=self.pad, groups=b)
+        return y.reshape(b, -1, h, wd)
+
+
+class StyleGANLite(nn.Module):
+    """A StyleGAN2-style synthesis network at 32x32: a mapping MLP, a learned
+    constant, modulated convolutions with noise inputs and bilinear
+    upsampling, toRGB skips."""
+
+    def __init__(self, zdim=64, ch=32):
+        super().__init__()
+        self.mapping = nn.Sequential(*(m for _ in range(4) for m in
+                                       (nn.Linear(zdim, zdim), nn.LeakyReLU(0.2))))
+        self.const = nn.Parameter(torch.randn(1, ch, 4, 4))
+        self.convs = nn.ModuleList(ModulatedConv(ch, ch, zdim) for _ in range(7))
+        self.to_rgb = nn.ModuleList(ModulatedConv(ch, 3, zdim, k=1) for _ in range(4))
+        self.noise_strength = nn.Parameter(torch.full((7,), 0.1))
+
+    def forward(self, z, noise):
+        w = self.mapping(z / z.pow(2).mean(1, keepdim=True).add(1e-8).sqrt())
+        x = self.const.expand(z.shape[0], -1, -1, -1)
+        x = F.leaky_relu(self.convs[0](x, w), 0.2)
+        rgb = self.to_rgb[0](x, w)
+        for level in range(1, 4):
+            x = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+            for j in (2 * level - 1, 2 * level):
+                n = noise[:, :, :x.shape[2], :x.shape[3]] * self.noise_strength[j]
+                x = F.leaky_relu(self.convs[j](x, w) + n, 0.2)
+            rgb = F.interpolate(rgb, scale_factor=2, mode="bilinear", align_corners=False)
+            rgb = rgb + self.to_rgb[level](x, w)
+        return torch.tanh(rgb)
+
+
+def build_stylegan(rng, small):
+    b = 2
+    return Export(StyleGANLite(), {"z": normal(rng, b, 64), "noise": normal(rng, b, 1, 32, 32)},
+                  ["image"])
+
+
 # ------------------------------------------------------------- the zoo
 
 tv = torchvision.models
@@ -1693,6 +1787,8 @@ ZOO = [
     ("detr_lite", "detection", build_detr),
     ("mobilevit_lite", "classification", build_mobilevit),
     ("hrnet_lite", "pose", build_hrnet),
+    ("stn", "classification", build_stn),
+    ("stylegan2_lite", "generative", build_stylegan),
 ]
 # Full-size models for benchmarks (hundreds of MB): exported only when named
 # with --only, never by default.
