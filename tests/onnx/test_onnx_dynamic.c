@@ -89,15 +89,29 @@ Test(onnx_dynamic, roi_head_shapes_with_a_run_time_entry, .timeout = 120) {
 }
 
 // Keypoint R-CNN's predictor on a varying number of detections: a
-// ConvTranspose and two Resizes (linear by scales, nearest by sizes) that
-// keep the varying axis, against NumPy on ref and on cpu (1 and 3 threads).
-Test(onnx_dynamic, resize_keeps_a_varying_batch, .timeout = 60) {
+// ConvTranspose, two Resizes (linear, nearest) and two Pads (constant, edge)
+// that keep the varying axis, against NumPy on ref and on cpu (1 and 3
+// threads).
+Test(onnx_dynamic, resize_and_pad_keep_a_varying_batch, .timeout = 60) {
   vkp_graph_t *g = onnx_load_model("dynamic_keypoint_upsample.onnx");
   cr_assert_eq(onnx_count_op(g, VKP_OP_RESIZE), 2);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_PAD), 2);
   cr_assert(has_bounded(g));
   onnx_run_and_compare(g, "dynamic_keypoint_upsample", 1e-5, 1e-6);
   onnx_run_and_compare_on(g, "dynamic_keypoint_upsample", "cpu", 1, 1e-5, 1e-6);
   onnx_run_and_compare_on(g, "dynamic_keypoint_upsample", "cpu", 3, 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+// Range(0, n, 1) with n the run-time count of kept rows (torch.arange(n)
+// in Mask R-CNN's mask head): 0..n-1 as a bounded value, then GatherND
+// indices with each row's ArgMax, against NumPy on ref and cpu.
+Test(onnx_dynamic, range_to_a_run_time_count, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("dynamic_arange_count.onnx");
+  cr_assert(has_bounded(g));
+  onnx_run_and_compare(g, "dynamic_arange_count", 0, 0);
+  onnx_run_and_compare_on(g, "dynamic_arange_count", "cpu", 1, 0, 0);
+  onnx_run_and_compare_on(g, "dynamic_arange_count", "cpu", 3, 0, 0);
   vkp_graph_destroy(g);
 }
 
