@@ -1848,18 +1848,23 @@ def estimate_gflops(module, args):
 
     extra = []
 
+    quantized = torch.ao.nn.quantized
+
     def conv_hook(m, inputs, output):
-        if isinstance(m, (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)):
+        if isinstance(m, quantized.Linear):
+            extra.append(2 * output.numel() * m.in_features)
+        elif isinstance(m, (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)):
             per_input = m.out_channels // m.groups * math.prod(m.kernel_size)
             extra.append(2 * inputs[0].numel() * per_input)
         else:
             per_output = m.in_channels // m.groups * math.prod(m.kernel_size)
             extra.append(2 * output.numel() * per_output)
 
-    # The profiler counts conv2d, mm, addmm, bmm, mul and add, not these.
+    # The profiler counts conv2d, mm, addmm, bmm, mul and add, not these
+    # (nor the int8 kernels of quantized modules).
     hooks = [m.register_forward_hook(conv_hook) for m in module.modules()
              if isinstance(m, (nn.Conv1d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
-                               nn.ConvTranspose3d))]
+                               nn.ConvTranspose3d, quantized.Conv2d, quantized.Linear))]
     try:
         with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
             module(*args)
