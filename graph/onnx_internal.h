@@ -668,7 +668,7 @@ bool vkp__onnx_legacy_attr(const char *op_type, const char *name,
   X("QuantizeLinear", quantize, NULL, NONE, "axis,block_size,output_dtype,saturate") \
   X("ReverseSequence", simple, NULL, REVERSE_SEQUENCE, "batch_axis,time_axis") \
   X("RNN", rnn, NULL, NONE, "activation_alpha,activation_beta,activations,clip,direction,hidden_size,layout") \
-  X("Range", fold_only, range, NONE, "") \
+  X("Range", range, range, NONE, "") \
   X("Reciprocal", simple, NULL, RECIPROCAL, "") \
   X("ReduceL1", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
   X("ReduceL2", reduce, NULL, NONE, "axes,keepdims,noop_with_empty_axes") \
@@ -878,6 +878,13 @@ int32_t vkp__onnx_extent_origin(const vkp__onnx_ctx_t *ctx, int32_t value);
 vkp_status_t vkp__onnx_broadcast_to_expr(vkp__onnx_ctx_t *ctx, int32_t x,
                                          const vkp__shape_expr_t *e,
                                          bool *out_done) VKP_MUST_USE;
+
+// When the scalar `e` is the run-time extent n of a bounded value: emits
+// the int64 vector 0, 1, ..., n - 1, bounded like that value (NonZero of a
+// true mask of n entries), into *out_value and sets *out_done; otherwise
+// emits nothing.
+vkp_status_t vkp__onnx_extent_iota(vkp__onnx_ctx_t *ctx, const vkp__shape_expr_t *e,
+                                   int32_t *out_value, bool *out_done) VKP_MUST_USE;
 
 #define VKP__ONNX_UNSUPPORTED(...) \
   vkp_status_make(VKP_STATUS_UNSUPPORTED, __VA_ARGS__)

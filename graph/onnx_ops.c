@@ -1628,6 +1628,40 @@ vkp_status_t vkp__map_constant_of_shape(vkp__onnx_ctx_t *ctx) {
   return NULL;
 }
 
+// Range of constants folds (onnx_fold.c). torch.arange(n) on a run-time
+// count (detection heads index their kept boxes with it) runs when start is
+// 0, delta 1 and limit the run-time extent of a bounded value v (read
+// through Shape / Gather / Cast ..., onnx_shape_expr.c): 0..n-1, bounded
+// like v, cast to Range's type.
+vkp_status_t vkp__map_range(vkp__onnx_ctx_t *ctx) {
+  VKP_RETURN_IF_ERROR(vkp__onnx_only_outputs(ctx, 1));
+  vkp__onnx_sym_t *limit = vkp__onnx_input(ctx, 1);
+  vkp__shape_expr_t e;
+  if (!limit || limit->is_const || limit->value < 0 ||
+      !vkp__onnx_shape_expr(ctx, limit->value, &e) || e.n != 1)
+    return VKP__ONNX_UNSUPPORTED("Range is only supported on inputs known at import "
+                                 "time, or from 0 by 1 to the run-time extent of a "
+                                 "data-dependent value");
+  const vkp__onnx_tensor_t *t0, *t2;
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 0, "start", &t0));
+  VKP_RETURN_IF_ERROR(vkp__onnx_input_const(ctx, 2, "delta", &t2));
+  double start = 0.0, delta = 0.0;
+  if (t0) VKP_RETURN_IF_ERROR(vkp__onnx_const_scalar(t0, "start", &start));
+  if (t2) VKP_RETURN_IF_ERROR(vkp__onnx_const_scalar(t2, "delta", &delta));
+  if (!t0 || !t2 || start != 0.0 || delta != 1.0)
+    return VKP__ONNX_UNSUPPORTED("Range to a run-time limit is supported from start 0 "
+                                 "by delta 1 (has start %g, delta %g)", start, delta);
+  int32_t iota;
+  bool done;
+  VKP_RETURN_IF_ERROR(vkp__onnx_extent_iota(ctx, &e, &iota, &done));
+  if (!done)
+    return VKP__ONNX_UNSUPPORTED("Range: its limit is computed at run time and is not "
+                                 "the extent of a data-dependent value");
+  const vkp_value_t *lv = vkp__onnx_value(ctx, limit->value);
+  vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = vkp_dtype_name(lv->dtype)};
+  return vkp__onnx_emit_out(ctx, VKP_OP_CAST, 1, &iota, 1, &to);
+}
+
 // Ops that only fold: their inputs must be known at import time.
 vkp_status_t vkp__map_fold_only(vkp__onnx_ctx_t *ctx) {
   return VKP__ONNX_UNSUPPORTED("%s is only supported on inputs known at "

@@ -232,6 +232,13 @@ vkp_status_t vkp__map_resize(vkp__onnx_ctx_t *ctx) {
   if (n != n_axes)
     return VKP__ONNX_INVALID("%s has %d entries for %d axes", ts ? "scales" : "sizes",
                              (int)n, (int)n_axes);
+  if (tz && xv->bounded)
+    for (int32_t i = 0; i < n_axes; ++i)
+      if (axes[i] == xv->bounded_axis)
+        return VKP__ONNX_UNSUPPORTED(
+            "input 0 '%s' varies along axis %d at run time and sizes (input 3) fix "
+            "that axis's length to %lld; a varying axis resizes only by a scale of 1",
+            xv->name, (int)xv->bounded_axis, (long long)given[i]);
   if (ts) {
     for (int32_t i = 0; i < n; ++i) scales[axes[i]] = given[i];
   } else if (strcmp(policy, "stretch") == 0) {

@@ -295,6 +295,23 @@ vkp_status_t vkp__onnx_broadcast_to_expr(vkp__onnx_ctx_t *ctx, int32_t x,
   return vkp__onnx_emit_out(ctx, VKP_OP_WHERE, 3, in, 0, NULL);
 }
 
+vkp_status_t vkp__onnx_extent_iota(vkp__onnx_ctx_t *ctx, const vkp__shape_expr_t *e,
+                                   int32_t *out_value, bool *out_done) {
+  *out_done = false;
+  int32_t pos;
+  if (e->n != 1 || !vkp__expr_one_extent(e, &pos)) return NULL;
+  vkp__shape_expr_t vec = *e;
+  vec.scalar = false;
+  int32_t mask, nz;
+  VKP_RETURN_IF_ERROR(vkp__extent_mask(ctx, &vec, pos, &mask));  // [<=N], all true
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_NON_ZERO, 1, &mask, 0, NULL, NULL, &nz));
+  int64_t flat = -1;
+  vkp_attr_t s = vkp__onnx_a_ints("shape", &flat, 1);
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &nz, 1, &s, NULL, out_value));
+  *out_done = true;
+  return NULL;
+}
+
 // Whether node n's output takes its extent unchanged from its input `i`.
 static int32_t vkp__extent_from(const vkp__onnx_ctx_t *ctx, const vkp_node_t *n,
                                 const vkp_value_t *y) {

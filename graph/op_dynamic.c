@@ -20,6 +20,7 @@
 #include "base/alloc.h"
 #include "graph/bounded.h"
 #include "graph/ops_internal.h"
+#include "graph/resample.h"
 
 const char *vkp__fmt_bounded(const vkp_value_t *v, char *buf, size_t size) {
   size_t used = 0;
@@ -566,6 +567,8 @@ static const uint8_t vkp__bound_rules[VKP_OP_COUNT] = {
     [VKP_OP_BATCH_NORM] = VKP__BOUND_BATCH,
     [VKP_OP_INSTANCE_NORM] = VKP__BOUND_BATCH,
     [VKP_OP_ATTENTION] = VKP__BOUND_BATCH,
+    [VKP_OP_RESIZE] = VKP__BOUND_BATCH,
+    [VKP_OP_PAD] = VKP__BOUND_BATCH,
 };
 
 vkp__bound_rule_t vkp__bound_rule(vkp_op_t op) {
@@ -671,7 +674,9 @@ static int32_t vkp__view_axis(const vkp_node_t *n, const vkp_value_t *x,
 // bounded axis independently, with no static operand spanning that axis;
 // NULL when it does, and *out_axis is that axis in output 0. Convolution,
 // pooling and the norms take input 0 along the batch axis; softmax and
-// layer_norm outside their axis; gemm along A's rows; matmul and attention
+// layer_norm outside their axis; resize and pad along an axis they leave as
+// it is;
+// gemm along A's rows; matmul and attention
 // along a batch axis every bounded operand shares (right-aligned, same
 // bound; a static operand has 1 there or lacks the axis), or matmul along
 // A's rows with B static.
@@ -722,6 +727,15 @@ static const char *vkp__batch_check(const vkp_graph_t *g, const vkp_node_t *n,
       return b == vkp_node_int(n, "axis") ? "normalises along it" : NULL;
     case VKP_OP_LAYER_NORM:
       return b >= vkp_node_int(n, "axis") ? "normalises over it" : NULL;
+    case VKP_OP_RESIZE:  // Keypoint R-CNN upsamples its per-detection maps
+      // (ONNX Resize given sizes along the varying axis is refused at
+      // import: they fix its length; scales of 1 keep what the input has.)
+      return vkp__resize_keeps_axis(n, b) ? NULL : "resamples along it";
+    case VKP_OP_PAD: {  // Mask R-CNN pads its per-detection masks by one pixel
+      const int64_t *pads;
+      vkp_node_attr_ints(n, "pads", &pads);
+      return pads[b] == 0 && pads[x->rank + b] == 0 ? NULL : "pads along it";
+    }
     default:  // convolution, pooling, batch_norm, instance_norm: images
       return b == 0 && x->rank >= 3 ? NULL : "needs it along the batch axis (0)";
   }

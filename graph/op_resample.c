@@ -384,7 +384,7 @@ static double vkp__resize_coord(const vkp_node_t *n, int32_t axis, int64_t in_le
   return c;
 }
 
-static bool vkp__resize_identity(const vkp_node_t *n, int32_t axis) {
+bool vkp__resize_keeps_axis(const vkp_node_t *n, int32_t axis) {
   const vkp_attr_t *scales = vkp_node_attr(n, "scales");
   const char *ctm = vkp_node_string(n, "coordinate_transformation_mode");
   // Scale 1 keeps the length (inference: floor(1 * len)); these modes map
@@ -407,7 +407,7 @@ static int64_t vkp__resize_half_width(const vkp_node_t *n, int32_t axis, double 
 
 int32_t vkp__resize_width(const vkp_node_t *n, int32_t axis) {
   if (strcmp(vkp_node_string(n, "mode"), "nearest") == 0) return 1;
-  if (vkp__resize_identity(n, axis)) return 1;
+  if (vkp__resize_keeps_axis(n, axis)) return 1;
   double aa;
   return (int32_t)(2 * vkp__resize_half_width(n, axis, &aa));
 }
@@ -435,7 +435,7 @@ void vkp__resize_taps(const vkp_node_t *n, int32_t axis, int64_t in_len,
     w[0] = 1.0;
     return;
   }
-  if (width == 1 && vkp__resize_identity(n, axis) && in_len == out_len) {
+  if (width == 1 && vkp__resize_keeps_axis(n, axis) && in_len == out_len) {
     idx[0] = o;
     w[0] = 1.0;
     return;

@@ -46,6 +46,10 @@ vkp_status_t vkp__remap_plan(const vkp_node_t *n, int32_t in_rank,
     VKP_MUST_USE;
 void vkp__remap_deinit(vkp__remap_t *plan);
 
+// Whether validated resize node `n` leaves `axis` as it is (scale 1 under a
+// coordinate mode that maps output index o to input index o): such an axis
+// may vary at run time (graph/bounded.h, the batch rule).
+bool vkp__resize_keeps_axis(const vkp_node_t *n, int32_t axis);
 // Taps per output index of a validated resize node along `axis` (1 for
 // axes it does not resample and for nearest).
 int32_t vkp__resize_width(const vkp_node_t *n, int32_t axis);

@@ -43,31 +43,40 @@ vkp_status_t vkp__c_emit_remap(vkp__c_kernel_t *k) {
   vkp__sb_t *sb = k->body;
   unsigned char fill[8] = {0};
   vkp__scalar_set_f(y->dtype, fill, 0, plan.fill);
-  vkp__sb_append(sb, "  static const unsigned char fill[8] = {");
+  vkp__sb_append(sb, "  static const unsigned char vkp_fill[8] = {");
   for (int i = 0; i < 8; ++i) vkp__sb_printf(sb, "%s%u", i ? ", " : "", (unsigned)fill[i]);
   vkp__sb_append(sb, "};\n");
   for (int32_t d = 0; d < plan.rank; ++d) {
     if (!plan.map[d]) continue;
     char name[16];
-    snprintf(name, sizeof name, "map%d", (int)d);
+    snprintf(name, sizeof name, "vkp_map%d", (int)d);
     vkp__emit_i32_table(sb, name, plan.map[d], plan.shape[d]);
   }
-  vkp__sb_append(sb, "  static const ptrdiff_t shape[] = {");
-  for (int32_t d = 0; d < plan.rank; ++d)
-    vkp__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)plan.shape[d]);
-  vkp__sb_append(sb, "}, stride[] = {");
-  for (int32_t d = 0; d < plan.rank; ++d)
-    vkp__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)plan.stride[d]);
-  vkp__sb_append(sb, "};\n  const int32_t *const maps[] = {");
+  if (vkp__c_bounded(k)) {
+    // A pad that leaves the varying axis as it is (graph/bounded.h): the
+    // output's shape and the input's strides at their run-time sizes; the
+    // maps of the padded axes do not depend on it.
+    vkp__c_emit_shape(sb, "vkp_shape", y, k->out_ext[0], false);
+    vkp__c_emit_shape(sb, "vkp_stride", vkp__c_in(k, 0), k->in_ext[0], true);
+    vkp__sb_append(sb, "  const int32_t *const vkp_maps[] = {");
+  } else {
+    vkp__sb_append(sb, "  static const ptrdiff_t vkp_shape[] = {");
+    for (int32_t d = 0; d < plan.rank; ++d)
+      vkp__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)plan.shape[d]);
+    vkp__sb_append(sb, "}, vkp_stride[] = {");
+    for (int32_t d = 0; d < plan.rank; ++d)
+      vkp__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)plan.stride[d]);
+    vkp__sb_append(sb, "};\n  const int32_t *const vkp_maps[] = {");
+  }
   for (int32_t d = 0; d < plan.rank; ++d) {
     if (plan.map[d])
-      vkp__sb_printf(sb, "%smap%d", d ? ", " : "", (int)d);
+      vkp__sb_printf(sb, "%svkp_map%d", d ? ", " : "", (int)d);
     else
       vkp__sb_printf(sb, "%sNULL", d ? ", " : "");
   }
   vkp__sb_append(sb, "};\n");
   vkp__sb_printf(sb,
-                 "  vkp_remap(&(vkp_remap_t){%s, %s, %d, %d, shape, stride, maps, fill});\n",
+                 "  vkp_remap(&(vkp_remap_t){%s, %s, %d, %d, vkp_shape, vkp_stride, vkp_maps, vkp_fill});\n",
                  k->out, k->in[0], (int)vkp_dtype_size(y->dtype), (int)plan.rank);
   vkp__remap_deinit(&plan);
   return NULL;
@@ -99,12 +108,12 @@ vkp_status_t vkp__c_emit_resize(vkp__c_kernel_t *k) {
       vkp__free(w);
       return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "resize taps");
     }
-    vkp__sb_printf(sb, "  static const int32_t ri%d[%lld] = {", (int)d,
+    vkp__sb_printf(sb, "  static const int32_t vkp_ri%d[%lld] = {", (int)d,
                    (long long)(total ? total : 1));
     vkp__sb_t weights = {0}, outside = {0};
-    vkp__sb_printf(&weights, "  static const float rw%d[%lld] = {", (int)d,
+    vkp__sb_printf(&weights, "  static const float vkp_rw%d[%lld] = {", (int)d,
                    (long long)(total ? total : 1));
-    vkp__sb_printf(&outside, "  static const unsigned char ro%d[%lld] = {", (int)d,
+    vkp__sb_printf(&outside, "  static const unsigned char vkp_ro%d[%lld] = {", (int)d,
                    (long long)(len ? len : 1));
     for (int64_t o = 0; o < len; ++o) {
       bool out_of_roi = false;
@@ -138,27 +147,36 @@ vkp_status_t vkp__c_emit_resize(vkp__c_kernel_t *k) {
     vkp__free(w);
     VKP_RETURN_IF_ERROR(st);
   }
-  static const char *const lists[3][2] = {{"int32_t", "ri"}, {"float", "rw"},
-                                          {"unsigned char", "ro"}};
+  static const char *const lists[3][2] = {{"int32_t", "vkp_ri"}, {"float", "vkp_rw"},
+                                          {"unsigned char", "vkp_ro"}};
   for (int l = 0; l < 3; ++l) {
     vkp__sb_printf(sb, "  const %s *const %s[] = {", lists[l][0], lists[l][1]);
     for (int32_t d = 0; d < rank; ++d)
       vkp__sb_printf(sb, "%s%s%d", d ? ", " : "", lists[l][1], (int)d);
     vkp__sb_append(sb, "};\n");
   }
-  vkp__sb_append(sb, "  static const ptrdiff_t in_stride[] = {");
-  for (int32_t d = 0; d < rank; ++d)
-    vkp__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)stride[d]);
-  vkp__sb_append(sb, "}, out_shape[] = {");
-  for (int32_t d = 0; d < rank; ++d)
-    vkp__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)out_shape[d]);
-  vkp__sb_append(sb, "};\n  static const int width[] = {");
+  if (vkp__c_bounded(k)) {
+    // An axis the resize keeps varies (graph/bounded.h): the strides and
+    // the output's shape at their run-time sizes; the tap tables, written
+    // for the bound, are the identity along it.
+    vkp__c_emit_shape(sb, "vkp_in_stride", x, k->in_ext[0], true);
+    vkp__c_emit_shape(sb, "vkp_out_shape", y, k->out_ext[0], false);
+  } else {
+    vkp__sb_append(sb, "  static const ptrdiff_t vkp_in_stride[] = {");
+    for (int32_t d = 0; d < rank; ++d)
+      vkp__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)stride[d]);
+    vkp__sb_append(sb, "}, vkp_out_shape[] = {");
+    for (int32_t d = 0; d < rank; ++d)
+      vkp__sb_printf(sb, "%s%lld", d ? ", " : "", (long long)out_shape[d]);
+    vkp__sb_append(sb, "};\n");
+  }
+  vkp__sb_append(sb, "  static const int vkp_width[] = {");
   for (int32_t d = 0; d < rank; ++d) vkp__sb_printf(sb, "%s%d", d ? ", " : "", (int)width[d]);
   char lit[64];
   vkp_codegen_c_literal(vkp_node_float(n, "extrapolation_value"), lit, sizeof lit);
   vkp__sb_printf(sb,
-                 "};\n  vkp_resize_f32(&(vkp_resize_t){%s, %s, %d, in_stride, out_shape, "
-                 "width, ri, rw, ro, %s});\n",
+                 "};\n  vkp_resize_f32(&(vkp_resize_t){%s, %s, %d, vkp_in_stride, vkp_out_shape, "
+                 "vkp_width, vkp_ri, vkp_rw, vkp_ro, %s});\n",
                  k->in[0], k->out, (int)rank, lit);
   return NULL;
 }

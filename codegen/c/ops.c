@@ -275,7 +275,7 @@ bool vkp_codegen_c_supports(const vkp_graph_t *graph, const vkp_node_t *node,
           case VKP_OP_LOG_SOFTMAX: case VKP_OP_HARDMAX: case VKP_OP_LAYER_NORM:
           case VKP_OP_INSTANCE_NORM: case VKP_OP_CONV2D: case VKP_OP_CONV_TRANSPOSE:
           case VKP_OP_MAX_POOL2D: case VKP_OP_AVG_POOL2D: case VKP_OP_LP_POOL:
-          case VKP_OP_GLOBAL_AVG_POOL:
+          case VKP_OP_GLOBAL_AVG_POOL: case VKP_OP_RESIZE: case VKP_OP_PAD:
             path = true;
             break;
           default:  // batch_norm, attention: not yet (ref runs them)

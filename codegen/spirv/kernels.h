@@ -321,6 +321,10 @@ vkp_status_t vkp__spv_emit_matmul_integer(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_remap(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_resize(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_trilu(vkp__emit_t *e, const vkp_node_t *n);
+// grid_sample over 2-D images (grid_sample.comp); other ranks are refused.
+vkp_status_t vkp__spv_emit_grid_sample(vkp__emit_t *e, const vkp_node_t *n);
+bool vkp__spv_check_grid_sample(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                                size_t reason_size);
 vkp_status_t vkp__spv_emit_eye_like(vkp__emit_t *e, const vkp_node_t *n);
 // Fourier transforms: dft, stft (kernels_signal.c), float32.
 vkp_status_t vkp__spv_emit_dft(vkp__emit_t *e, const vkp_node_t *n);

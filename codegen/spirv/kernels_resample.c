@@ -3,7 +3,8 @@
 // output element: pad, tile, expand, depth_to_space and space_to_depth
 // through the index maps of graph/resample.h (remap.comp; the maps become
 // GLSL constant arrays), resize with per-dim tap tables (resize.comp) and
-// trilu (trilu.comp), eye_like (eye_like.comp).
+// trilu (trilu.comp), eye_like (eye_like.comp), grid_sample over 2-D images
+// (grid_sample.comp, graph/sample.h's coordinate rules in float).
 #include <stdio.h>
 
 #include "base/alloc.h"
@@ -11,6 +12,7 @@
 #include "codegen/spirv/glsl.h"
 #include "codegen/spirv/kernels.h"
 #include "graph/resample.h"
+#include "graph/sample.h"
 
 static void vkp__int_array(vkp__sb_t *sb, const char *name, const int64_t *v, int64_t n) {
   vkp__sb_printf(sb, "const int %s[%lld] = int[%lld](", name, (long long)n, (long long)n);
@@ -221,5 +223,36 @@ vkp_status_t vkp__spv_emit_eye_like(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_i(&e->body, "K", k > limit ? limit : (k < -limit ? -limit : k));
   vkp__spv_grid_1d(e, vkp__spv_numel(y));
   vkp__spv_template(e, VKP__SHADER_eye_like);
+  return NULL;
+}
+
+bool vkp__spv_check_grid_sample(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
+                                size_t reason_size) {
+  const vkp_value_t *x = vkp__spv_input(g, n, 0);
+  if (x->rank != 4) {
+    snprintf(reason, reason_size,
+             "grid_sample over %d spatial dims: the Vulkan kernel samples 2-D images",
+             (int)x->rank - 2);
+    return false;
+  }
+  return true;
+}
+
+vkp_status_t vkp__spv_emit_grid_sample(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  vkp__grid_params_t p;
+  VKP_RETURN_IF_ERROR(vkp__grid_sample_params(n, &p));
+  vkp__spv_define_u(&e->body, "TOTAL", vkp__spv_numel(y));
+  vkp__spv_define_u(&e->body, "C", (uint64_t)x->shape[1]);
+  vkp__spv_define_u(&e->body, "H", (uint64_t)x->shape[2]);
+  vkp__spv_define_u(&e->body, "W", (uint64_t)x->shape[3]);
+  vkp__spv_define_u(&e->body, "OH", (uint64_t)y->shape[2]);
+  vkp__spv_define_u(&e->body, "OW", (uint64_t)y->shape[3]);
+  vkp__spv_define_i(&e->body, "MODE", p.mode);
+  vkp__spv_define_i(&e->body, "PADDING", p.padding);
+  vkp__spv_define_i(&e->body, "ALIGN", p.align_corners);
+  vkp__spv_grid_1d(e, vkp__spv_numel(y));
+  vkp__spv_template(e, VKP__SHADER_grid_sample);
   return NULL;
 }

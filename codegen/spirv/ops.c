@@ -168,6 +168,7 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_TILE] = {true, NULL, vkp__spv_emit_remap, vkp__spv_check_remap, .ints = true, .bool_values = true, .narrow = true, .f64 = true},
     [VKP_OP_EXPAND] = {true, NULL, vkp__spv_emit_remap, vkp__spv_check_remap, .ints = true, .bool_values = true, .narrow = true, .f64 = true},
     [VKP_OP_TRILU] = {true, NULL, vkp__spv_emit_trilu, .narrow = true, .f64 = true, .ints = true},
+    [VKP_OP_GRID_SAMPLE] = {true, NULL, vkp__spv_emit_grid_sample, vkp__spv_check_grid_sample},
     [VKP_OP_DFT] = {true, NULL, vkp__spv_emit_dft},
     [VKP_OP_STFT] = {true, NULL, vkp__spv_emit_stft},
     [VKP_OP_DET] = {true, NULL, vkp__spv_emit_det, vkp__spv_check_det},

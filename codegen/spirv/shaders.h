@@ -40,6 +40,7 @@
   X(gather, comp)                     \
   X(gather_elements, comp)            \
   X(gather_index, comp)               \
+  X(grid_sample, comp)                \
   X(gemm_blocked, comp)               \
   X(gemm_splitk_reduce, comp)         \
   X(gemm_tiled, comp)                 \

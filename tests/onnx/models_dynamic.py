@@ -354,6 +354,114 @@ def gen_varying_batch(w):
     w.save("dynamic_varying_batch", m, [x], [y.astype(np.float32)])
 
 
+def upsample2_linear(x):
+    """Resize by 2 along the last two axes, linear, half_pixel: ONNX's taps
+    (the source coordinate clamped into the input) written out in NumPy."""
+    for axis in (2, 3):
+        n = x.shape[axis]
+        src = np.clip((np.arange(2 * n) + 0.5) / 2 - 0.5, 0, n - 1)
+        lo = np.floor(src).astype(np.int64)
+        hi = np.minimum(lo + 1, n - 1)
+        frac = (src - lo).reshape([-1 if a == axis else 1 for a in range(4)])
+        x = np.take(x, lo, axis) * (1 - frac) + np.take(x, hi, axis) * frac
+    return x.astype(np.float32)
+
+
+def gen_keypoint_upsample(w):
+    """Keypoint R-CNN's keypoint predictor on the detections it kept: rows
+    picked by NonZero become [<=N, C, 2, 2] maps, a ConvTranspose (stride 2)
+    and a bilinear Resize by 2 (scales [1, 1, 2, 2], half_pixel) along the
+    static axes, a nearest Resize by scales [1, 1, 3, 2], and Pads (zeros,
+    edge) of the spatial axes, as Mask R-CNN pads its masks."""
+    n = helper.make_node
+    N, C, M = 6, 3, 2
+    x = w.f32(N, C * 4)
+    mask = w.rng.integers(0, 2, size=N).astype(bool)
+    mask[w.rng.integers(0, N)] = True
+    wt = w.f32(C, M, 2, 2)
+    nodes = [
+        n("NonZero", ["mask"], ["nz"]),
+        n("Reshape", ["nz", "m1"], ["idx"]),
+        n("Gather", ["x", "idx"], ["rows"], axis=0),             # [<=N, 12]
+        n("Reshape", ["rows", "img"], ["maps"]),                 # [<=N, C, 2, 2]
+        n("ConvTranspose", ["maps", "wt"], ["up"], strides=[2, 2]),  # [<=N, M, 4, 4]
+        n("Resize", ["up", "", "scales"], ["lin"], mode="linear",
+          coordinate_transformation_mode="half_pixel"),          # [<=N, M, 8, 8]
+        n("Resize", ["maps", "", "near_scales"], ["near"], mode="nearest",
+          coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+        n("Pad", ["up", "pads"], ["padded"]),                    # [<=N, M, 6, 6]
+        n("Pad", ["maps", "pads_edge"], ["edged"], mode="edge"),  # [<=N, C, 3, 4]
+    ]
+    m = model(nodes, [vi("x", [N, C * 4]), vi("mask", [N], BOOL)],
+              [vi("lin", None), vi("near", None), vi("padded", None), vi("edged", None)],
+              [init("m1", np.array([-1], np.int64)),
+               init("img", np.array([-1, C, 2, 2], np.int64)),
+               init("scales", np.array([1, 1, 2, 2], np.float32)),
+               init("near_scales", np.array([1, 1, 3, 2], np.float32)),
+               init("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)),
+               init("pads_edge", np.array([0, 0, 0, 1, 0, 0, 1, 1], np.int64)),
+               init("wt", wt)], opset=13)
+    maps = x[mask].reshape(-1, C, 2, 2)
+    up = np.zeros((len(maps), M, 4, 4), np.float64)
+    for i in range(2):
+        for j in range(2):  # stride 2, kernel 2: each input pixel fills its own 2x2 block
+            up[:, :, 2 * i:2 * i + 2, 2 * j:2 * j + 2] = np.einsum(
+                "nc,cmhw->nmhw", maps[:, :, i, j], wt)
+    near = np.repeat(np.repeat(maps, 3, axis=2), 2, axis=3)
+    w.save("dynamic_keypoint_upsample", m, [x, mask],
+           [upsample2_linear(up.astype(np.float32)), near.astype(np.float32),
+            np.pad(up, ((0, 0), (0, 0), (1, 1), (1, 1))).astype(np.float32),
+            np.pad(maps, ((0, 0), (0, 0), (0, 1), (1, 1)), mode="edge")])
+
+
+def gen_arange_count(w):
+    """torch.arange(n) over a run-time count, as Mask R-CNN indexes its kept
+    detections (mask_prob[arange(n), labels]): Range(0, Shape(rows)[0], 1),
+    stacked with each row's ArgMax into GatherND indices; the Range itself
+    is an output too."""
+    n = helper.make_node
+    N, C = 7, 5
+    x = w.f32(N, C)
+    mask = w.rng.integers(0, 2, size=N).astype(bool)
+    mask[w.rng.integers(0, N)] = True
+    nodes = [
+        n("NonZero", ["mask"], ["nz"]),
+        n("Reshape", ["nz", "m1"], ["idx"]),
+        n("Gather", ["x", "idx"], ["rows"], axis=0),             # [<=N, C]
+        n("Shape", ["rows"], ["rs"]),
+        n("Gather", ["rs", "zero"], ["count"], axis=0),           # scalar, run time
+        n("Range", ["zero", "count", "one"], ["ar"]),            # [<=N]: 0..n-1
+        n("ArgMax", ["rows"], ["lab"], axis=1, keepdims=0),      # [<=N]
+        n("Unsqueeze", ["ar", "ax1"], ["ar1"]),
+        n("Unsqueeze", ["lab", "ax1"], ["lab1"]),
+        n("Concat", ["ar1", "lab1"], ["pairs"], axis=1),          # [<=N, 2]
+        n("GatherND", ["rows", "pairs"], ["picked"]),             # [<=N]
+    ]
+    m = model(nodes, [vi("x", [N, C]), vi("mask", [N], BOOL)],
+              [vi("ar", None), vi("picked", None)],
+              [init("m1", np.array([-1], np.int64)), init("zero", np.array(0, np.int64)),
+               init("one", np.array(1, np.int64)), init("ax1", np.array([1], np.int64))],
+              opset=13)
+    rows = x[mask]
+    w.save("dynamic_arange_count", m, [x, mask],
+           [np.arange(len(rows), dtype=np.int64), rows.max(axis=1)])
+
+
+def gen_resize_refused(w):
+    """Resizes of the axis NonZero made varying, refused at import: one that
+    scales it, one given constant sizes (they fix its length)."""
+    n = helper.make_node
+    for name, extra, inputs in (
+            ("scaled", init("scales", np.array([1, 1, 1, 2], np.float32)), ["", "scales"]),
+            ("sizes", init("sizes", np.array([1, 1, 4, 6], np.int64)), ["", "", "sizes"])):
+        nodes = [n("NonZero", ["x"], ["nz"]), n("Cast", ["nz"], ["nzf"], to=F32),
+                 n("Unsqueeze", ["nzf", "ax"], ["n4"]),           # [1, 1, 2, <=6]
+                 n("Resize", ["n4"] + inputs, ["r"], mode="nearest")]
+        m = model(nodes, [vi("x", [2, 3])], [vi("r", None)],
+                  [init("ax", np.array([0, 1], np.int64)), extra], opset=13)
+        w.save(f"dynamic_resize_refused_{name}", m)
+
+
 def generate(w):
     gen_non_zero(w)
     gen_compress(w)
@@ -363,6 +471,9 @@ def generate(w):
     gen_roi_head(w)
     gen_varying_batch(w)
     gen_refused(w)
+    gen_keypoint_upsample(w)
+    gen_resize_refused(w)
+    gen_arange_count(w)
     gen_slice_runtime(w)
     gen_slice_runtime_two_axes(w)
 

@@ -88,6 +88,56 @@ Test(onnx_dynamic, roi_head_shapes_with_a_run_time_entry, .timeout = 120) {
   vkp_graph_destroy(g);
 }
 
+// Keypoint R-CNN's predictor on a varying number of detections: a
+// ConvTranspose, two Resizes (linear, nearest) and two Pads (constant, edge)
+// that keep the varying axis, against NumPy on ref and on cpu (1 and 3
+// threads).
+Test(onnx_dynamic, resize_and_pad_keep_a_varying_batch, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("dynamic_keypoint_upsample.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_RESIZE), 2);
+  cr_assert_eq(onnx_count_op(g, VKP_OP_PAD), 2);
+  cr_assert(has_bounded(g));
+  onnx_run_and_compare(g, "dynamic_keypoint_upsample", 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "dynamic_keypoint_upsample", "cpu", 1, 1e-5, 1e-6);
+  onnx_run_and_compare_on(g, "dynamic_keypoint_upsample", "cpu", 3, 1e-5, 1e-6);
+  vkp_graph_destroy(g);
+}
+
+// Range(0, n, 1) with n the run-time count of kept rows (torch.arange(n)
+// in Mask R-CNN's mask head): 0..n-1 as a bounded value, then GatherND
+// indices with each row's ArgMax, against NumPy on ref and cpu.
+Test(onnx_dynamic, range_to_a_run_time_count, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("dynamic_arange_count.onnx");
+  cr_assert(has_bounded(g));
+  onnx_run_and_compare(g, "dynamic_arange_count", 0, 0);
+  onnx_run_and_compare_on(g, "dynamic_arange_count", "cpu", 1, 0, 0);
+  onnx_run_and_compare_on(g, "dynamic_arange_count", "cpu", 3, 0, 0);
+  vkp_graph_destroy(g);
+}
+
+// A Resize that scales the varying axis, or gives constant sizes (which fix
+// its length), is refused, naming the node and why.
+Test(onnx_dynamic, resize_along_the_varying_axis_refused, .timeout = 60) {
+  static const struct {
+    const char *model, *why;
+  } cases[] = {
+      {"dynamic_resize_refused_scaled.onnx", "resize resamples along it"},
+      {"dynamic_resize_refused_sizes.onnx", "sizes (input 3) fix that axis's length to 6"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char path[1024];
+    onnx_model_path(path, sizeof path, cases[i].model);
+    vkp_graph_t *g = NULL;
+    vkp_status_t st = vkp_graph_load(path, &g);
+    cr_assert_null(g);
+    cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", vkp_status_message(st));
+    const char *msg = vkp_status_message(st);
+    cr_assert(strstr(msg, "Resize"), "%s", msg);
+    cr_assert(strstr(msg, cases[i].why), "%s", msg);
+    vkp_status_free(st);
+  }
+}
+
 // A transformer block with a symbolic batch, loaded with the batch varying
 // up to 3 and run with 2 (ref): the head split and merge reshapes built
 // from Shape, the fused attention and LayerNormalization along the batch.

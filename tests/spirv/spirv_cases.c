@@ -780,6 +780,23 @@ AXIS_CASE(expand_rank_up, VKP_OP_EXPAND, 2, S(3, 1), 1, A(AIS("shape", 2, 1, 4))
 AXIS_CASE(trilu_lower_k, VKP_OP_TRILU, 3, S(2, 5, 4), 2, A(AI("upper", 0), AI("k", -1)))
 AXIS_CASE(trilu_upper, VKP_OP_TRILU, 2, S(4, 7), 1, A(AI("k", 2)))
 
+// grid_sample on 2-D images, grids in [-1.3, 1.3] (some positions outside):
+// every mode and padding, both align_corners.
+#define GRID_CASE(case_name, n_attrs, attrs)                                \
+  BEGIN(case_name)                                                         \
+  const char *x = IN(b, 4, S(2, 3, 5, 6));                                 \
+  const char *grid = IN(b, 4, S(2, 4, 7, 2));                              \
+  const char *y = NODE(b, VKP_OP_GRID_SAMPLE, 2, L(x, grid), n_attrs, attrs); \
+  END(y)
+
+GRID_CASE(grid_sample_linear_zeros, 0, NULL)
+GRID_CASE(grid_sample_nearest_border_align, 3,
+          A(AS("mode", "nearest"), AS("padding_mode", "border"), AI("align_corners", 1)))
+GRID_CASE(grid_sample_cubic_reflection, 2,
+          A(AS("mode", "cubic"), AS("padding_mode", "reflection")))
+GRID_CASE(grid_sample_linear_reflection_align, 2,
+          A(AS("padding_mode", "reflection"), AI("align_corners", 1)))
+
 BEGIN(instance_norm_2x3x5x7)
 const char *x = IN(b, 4, S(2, 3, 5, 7));
 const char *sc = CST(b, 1, S(3)), *bi = CST(b, 1, S(3));
@@ -1559,6 +1576,10 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(resize_linear_3d, -1.0f, 1.0f, 1),
     CASE(resize_cubic_antialias, -1.0f, 1.0f, 1),
     CASE(resize_crop, -1.0f, 1.0f, 1),
+    CASE(grid_sample_linear_zeros, -1.3f, 1.3f, 1),
+    CASE(grid_sample_nearest_border_align, -1.3f, 1.3f, 1),
+    CASE(grid_sample_cubic_reflection, -1.3f, 1.3f, 1),
+    CASE(grid_sample_linear_reflection_align, -1.3f, 1.3f, 1),
     CASE(depth_to_space_crd, -1.0f, 1.0f, 1),
     CASE(depth_to_space_dcr, -1.0f, 1.0f, 1),
     CASE(space_to_depth_2, -1.0f, 1.0f, 1),

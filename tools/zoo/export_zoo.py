@@ -2466,6 +2466,456 @@ def build_funnel(rng, small):
     seq = 15 if small else 45  # odd: ceil_mode's short last window
     return Export(FunnelPool(), {"hidden": normal(rng, 2, seq, 64),
                                  "attention_mask": padding_mask(rng, 2, seq)}, ["pooled"])
+# ------------------------------------------- fourth wave: more real exports
+
+
+def rcnn_detector(ctor, extra_outputs, side, **kwargs):
+    """A torchvision two-stage detector whose heads add per-detection outputs
+    (Mask R-CNN's masks, Keypoint R-CNN's keypoints) after boxes/scores/labels;
+    the transform resizes to side(small). Builders pass 100 proposals, not
+    1000 (the box head's cost is per proposal), and Mask R-CNN a score
+    threshold of 0.02: with random weights no box reaches the default 0.05."""
+    class Detections(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, images):
+            det = self.model(list(images))[0]
+            return (det["boxes"], det["scores"], det["labels"]) + tuple(
+                det[k] for k in extra_outputs)
+
+    def build(rng, small):
+        s = side(small)
+        model = ctor(weights=None, weights_backbone=None, min_size=s, max_size=s, **kwargs)
+        return Export(Detections(model), {"images": normal(rng, 1, 3, s, s)},
+                      ["boxes", "scores", "labels"] + list(extra_outputs))
+    return build
+
+
+def build_ssd300(rng, small):
+    # SSD300's extra layers need the 300-pixel side (3x3 valid convolutions
+    # down to a 1x1 map), so --small does not shrink it.
+    model = torchvision.models.detection.ssd300_vgg16(
+        weights=None, weights_backbone=None, num_classes=91, detections_per_img=20)
+    # VGG has no batch norm: with random weights its fc7 features reach a std
+    # of 17, every class logit saturates the softmax and the top scores all
+    # read 1.0 (a tie no two implementations break alike). Each level's class
+    # convolution is scaled by 1 / the std of what it receives on a
+    # calibration image, as training would have balanced them.
+    model.eval()
+    spread = []
+    hooks = [conv.register_forward_pre_hook(lambda m, args: spread.append(args[0].std()))
+             for conv in model.head.classification_head.module_list]
+    with torch.no_grad():
+        model([torch.from_numpy(normal(rng, 3, 300, 300))])
+        for conv, std in zip(model.head.classification_head.module_list, spread):
+            conv.weight /= std
+    for h in hooks:
+        h.remove()
+    return Export(FirstImageDetections(model), {"images": normal(rng, 1, 3, 300, 300)},
+                  ["boxes", "scores", "labels"])
+
+
+def build_deeplabv3_resnet50(rng, small):
+    # Output stride 8 makes the dilated ResNet-50 heavy: a 128-pixel side.
+    model = seg.deeplabv3_resnet50(weights=None, weights_backbone=None, num_classes=21,
+                                   aux_loss=False)
+    s = 96 if small else 128
+    return Export(FirstOutput(model), {"input": normal(rng, 1, 3, s, s)}, ["out"])
+
+
+def quantized_classifier(ctor):
+    """A torchvision.models.quantization network converted to int8 with eager
+    post-training quantization (qnnpack, the engine
+    Debian's torch has): batch-norm statistics conditioned in
+    float, modules fused, observers calibrated on 4 random images, converted.
+    torch exports the quantized ops as QuantizeLinear/DequantizeLinear around
+    float Conv/Gemm (QDQ)."""
+    def build(rng, small):
+        s = image_side(small)
+        model = ctor(weights=None, quantize=False)
+        model.eval()
+        condition_weights(model, {"input": normal(rng, 1, 3, s, s)}, rng,
+                          torch.Generator().manual_seed(int(rng.integers(1 << 31))))
+        model.fuse_model(is_qat=False)
+        model.qconfig = torch.ao.quantization.get_default_qconfig("qnnpack")
+        torch.backends.quantized.engine = "qnnpack"
+        torch.ao.quantization.prepare(model, inplace=True)
+        with torch.no_grad():
+            model(torch.from_numpy(normal(rng, 4, 3, s, s)))
+        torch.ao.quantization.convert(model, inplace=True)
+        return Export(model, {"input": normal(rng, 1, 3, s, s)}, ["logits"])
+    return build
+
+
+class PSPNetLite(nn.Module):
+    """PSPNet's pyramid pooling head on a small strided backbone: adaptive
+    average pooling to 1, 2, 3 and 6 bins, 1x1 convs, bilinear upsampling back,
+    concatenation, and a bilinear upsample of the logits to the input size."""
+
+    def __init__(self, classes=21, bins=(1, 2, 3, 6)):
+        super().__init__()
+        self.backbone = nn.Sequential(conv_bn_relu(3, 32, 2), conv_bn_relu(32, 64, 2),
+                                      conv_bn_relu(64, 128, 2), conv_bn_relu(128, 128))
+        self.stages = nn.ModuleList(
+            nn.Sequential(nn.AdaptiveAvgPool2d(b), nn.Conv2d(128, 32, 1, bias=False),
+                          nn.BatchNorm2d(32), nn.ReLU()) for b in bins)
+        self.head = nn.Sequential(conv_bn_relu(128 + 32 * len(bins), 64),
+                                  nn.Conv2d(64, classes, 1))
+
+    def forward(self, x):
+        f = self.backbone(x)
+        size = f.shape[-2:]
+        pyramid = [f] + [F.interpolate(s(f), size=size, mode="bilinear", align_corners=True)
+                         for s in self.stages]
+        out = self.head(torch.cat(pyramid, 1))
+        return F.interpolate(out, size=x.shape[-2:], mode="bilinear", align_corners=False)
+
+
+def build_pspnet(rng, small):
+    s = 96 if small else 192  # a multiple of 48: the 6-bin pooling divides the map evenly
+    return Export(PSPNetLite(), {"input": normal(rng, 1, 3, s, s)}, ["out"])
+
+
+class CycleGANGenerator(nn.Module):
+    """CycleGAN's ResNet generator (6 blocks): reflection padding, InstanceNorm
+    without affine parameters, stride-2 convs down, ConvTranspose up, tanh."""
+
+    def __init__(self, ngf=16, blocks=6):
+        super().__init__()
+
+        def norm(c):
+            return nn.InstanceNorm2d(c, affine=False)
+
+        class Block(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.body = nn.Sequential(nn.ReflectionPad2d(1), nn.Conv2d(c, c, 3), norm(c),
+                                          nn.ReLU(True), nn.ReflectionPad2d(1),
+                                          nn.Conv2d(c, c, 3), norm(c))
+
+            def forward(self, x):
+                return x + self.body(x)
+
+        layers = [nn.ReflectionPad2d(3), nn.Conv2d(3, ngf, 7), norm(ngf), nn.ReLU(True)]
+        for m in (1, 2):
+            layers += [nn.Conv2d(ngf * m, ngf * m * 2, 3, stride=2, padding=1),
+                       norm(ngf * m * 2), nn.ReLU(True)]
+        layers += [Block(ngf * 4) for _ in range(blocks)]
+        for m in (4, 2):
+            layers += [nn.ConvTranspose2d(ngf * m, ngf * m // 2, 3, stride=2, padding=1,
+                                          output_padding=1), norm(ngf * m // 2), nn.ReLU(True)]
+        layers += [nn.ReflectionPad2d(3), nn.Conv2d(ngf, 3, 7), nn.Tanh()]
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def build_cyclegan(rng, small):
+    s = 64 if small else 96
+    return Export(CycleGANGenerator(), {"input": normal(rng, 1, 3, s, s)}, ["output"])
+
+
+class DCGANGenerator(nn.Module):
+    """DCGAN's generator: a latent vector through ConvTranspose2d (4x4, stride
+    2) + BatchNorm + ReLU up to a 64x64 tanh image."""
+
+    def __init__(self, nz=100, ngf=32):
+        super().__init__()
+        layers = [nn.ConvTranspose2d(nz, ngf * 8, 4, 1, 0, bias=False),
+                  nn.BatchNorm2d(ngf * 8), nn.ReLU(True)]
+        for m in (8, 4, 2):
+            layers += [nn.ConvTranspose2d(ngf * m, ngf * m // 2, 4, 2, 1, bias=False),
+                       nn.BatchNorm2d(ngf * m // 2), nn.ReLU(True)]
+        layers += [nn.ConvTranspose2d(ngf, 3, 4, 2, 1, bias=False), nn.Tanh()]
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, z):
+        return self.net(z)
+
+
+def build_dcgan(rng, small):
+    return Export(DCGANGenerator(), {"latent": normal(rng, 2 if small else 4, 100, 1, 1)},
+                  ["image"])
+
+
+class RRDBLite(nn.Module):
+    """ESRGAN with two residual-in-residual dense blocks: dense 3x3 convs with
+    LeakyReLU(0.2), 0.2-scaled residuals, x4 upsampling by two PixelShuffles."""
+
+    class Dense(nn.Module):
+        def __init__(self, nf, gc):
+            super().__init__()
+            self.convs = nn.ModuleList(nn.Conv2d(nf + i * gc, gc if i < 4 else nf, 3, padding=1)
+                                       for i in range(5))
+
+        def forward(self, x):
+            feats = [x]
+            for i, conv in enumerate(self.convs):
+                y = conv(torch.cat(feats, 1))
+                if i < 4:
+                    feats.append(F.leaky_relu(y, 0.2))
+            return x + 0.2 * y
+
+    def __init__(self, nf=32, gc=16, blocks=2):
+        super().__init__()
+        self.first = nn.Conv2d(3, nf, 3, padding=1)
+        self.rrdbs = nn.ModuleList(nn.Sequential(*(RRDBLite.Dense(nf, gc) for _ in range(3)))
+                                   for _ in range(blocks))
+        self.trunk = nn.Conv2d(nf, nf, 3, padding=1)
+        self.up = nn.Sequential(nn.Conv2d(nf, nf * 4, 3, padding=1), nn.PixelShuffle(2),
+                                nn.LeakyReLU(0.2), nn.Conv2d(nf, nf * 4, 3, padding=1),
+                                nn.PixelShuffle(2), nn.LeakyReLU(0.2))
+        self.last = nn.Conv2d(nf, 3, 3, padding=1)
+
+    def forward(self, x):
+        f = self.first(x)
+        t = f
+        for rrdb in self.rrdbs:
+            t = t + 0.2 * rrdb(t)
+        return self.last(self.up(f + self.trunk(t)))
+
+
+def build_esrgan(rng, small):
+    s = 16 if small else 24
+    return Export(RRDBLite(), {"input": normal(rng, 1, 3, s, s)}, ["output"])
+
+
+class DETRLite(nn.Module):
+    """DETR's structure at a small size: a ResNet-18 trunk, a 1x1 projection,
+    sine positions added to the flattened features, torch's nn.Transformer
+    (encoder + decoder) over 20 learned object queries, class and box heads."""
+
+    def __init__(self, dim=128, queries=20, classes=92):
+        super().__init__()
+        trunk = torchvision.models.resnet18(weights=None)
+        self.backbone = nn.Sequential(*list(trunk.children())[:-2])
+        self.proj = nn.Conv2d(512, dim, 1)
+        self.transformer = nn.Transformer(dim, 4, 2, 2, 2 * dim, dropout=0.0,
+                                          batch_first=True)
+        self.query = nn.Parameter(torch.randn(1, queries, dim))
+        self.cls = nn.Linear(dim, classes)
+        self.box = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, 4))
+        self.dim = dim
+
+    def positions(self, h, w):
+        half = self.dim // 2
+        freq = torch.pow(10000.0, torch.arange(0, half, 2, dtype=torch.float32) / half)
+        ys = torch.arange(h, dtype=torch.float32)[:, None, None] / freq
+        xs = torch.arange(w, dtype=torch.float32)[None, :, None] / freq
+        ys = torch.cat((ys.sin(), ys.cos()), -1).expand(h, w, half)
+        xs = torch.cat((xs.sin(), xs.cos()), -1).expand(h, w, half)
+        return torch.cat((ys, xs), -1).reshape(1, h * w, self.dim)
+
+    def forward(self, x):
+        f = self.proj(self.backbone(x))
+        b, c, h, w = f.shape
+        src = f.flatten(2).transpose(1, 2) + self.positions(h, w)
+        hs = self.transformer(src, self.query.expand(b, -1, -1))
+        return self.cls(hs).softmax(-1), self.box(hs).sigmoid()
+
+
+def build_detr(rng, small):
+    s = 96 if small else 128
+    return Export(DETRLite(), {"input": normal(rng, 1, 3, s, s)}, ["class_probs", "boxes"])
+
+
+class MobileViTBlock(nn.Module):
+    """MobileViT's block: local 3x3 + 1x1 convs, the map unfolded into 2x2
+    patches by reshape/transpose, a transformer over the patches at each
+    in-patch position, folded back, fused with the input by a 3x3 conv."""
+
+    def __init__(self, cin, dim, depth=2, patch=2):
+        super().__init__()
+        self.patch = patch
+        self.local = nn.Sequential(conv_bn_relu(cin, cin), nn.Conv2d(cin, dim, 1, bias=False))
+        self.transformer = nn.TransformerEncoder(nn.TransformerEncoderLayer(
+            dim, 4, 2 * dim, dropout=0.0, activation="gelu", batch_first=True,
+            norm_first=True), depth)
+        self.project = conv_bn_relu(dim, cin)
+        self.fuse = conv_bn_relu(2 * cin, cin)
+
+    def forward(self, x):
+        y = self.local(x)
+        b, d, h, w = y.shape
+        p = self.patch
+        # [b, d, h/p, p, w/p, p] -> [b * p * p, (h/p) * (w/p), d]
+        y = y.reshape(b, d, h // p, p, w // p, p).permute(0, 3, 5, 2, 4, 1)
+        y = self.transformer(y.reshape(b * p * p, (h // p) * (w // p), d))
+        y = y.reshape(b, p, p, h // p, w // p, d).permute(0, 5, 3, 1, 4, 2)
+        y = self.project(y.reshape(b, d, h, w))
+        return self.fuse(torch.cat((x, y), 1))
+
+
+class MobileViTLite(nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        mv2 = torchvision.models.mobilenetv2.InvertedResidual
+        self.net = nn.Sequential(
+            conv_bn_relu(3, 16, 2), mv2(16, 24, 2, 2), mv2(24, 48, 2, 2),
+            MobileViTBlock(48, 64), mv2(48, 64, 2, 2), MobileViTBlock(64, 80),
+            nn.Conv2d(64, 128, 1), nn.SiLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+            nn.Linear(128, classes))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def build_mobilevit(rng, small):
+    s = 64 if small else 128
+    return Export(MobileViTLite(), {"input": normal(rng, 1, 3, s, s)}, ["logits"])
+
+
+class HRNetLite(nn.Module):
+    """HRNet's multi-resolution fuse with three branches (1, 1/2, 1/4):
+    parallel residual convs per branch, then each output sums every branch,
+    brought down by stride-2 convs or up by 1x1 conv + nearest upsampling;
+    a heatmap head on the high-resolution branch (pose estimation)."""
+
+    def __init__(self, chans=(32, 64, 128), joints=17):
+        super().__init__()
+        self.stem = nn.Sequential(conv_bn_relu(3, 32, 2), conv_bn_relu(32, 32, 2))
+        self.to_branch = nn.ModuleList([
+            nn.Identity(), conv_bn_relu(32, chans[1], 2),
+            nn.Sequential(conv_bn_relu(32, chans[1], 2), conv_bn_relu(chans[1], chans[2], 2))])
+        self.branches = nn.ModuleList(nn.Sequential(conv_bn_relu(c, c), conv_bn_relu(c, c))
+                                      for c in chans)
+        fuse = []
+        for i, ci in enumerate(chans):
+            row = []
+            for j, cj in enumerate(chans):
+                if j == i:
+                    row.append(nn.Identity())
+                elif j > i:  # lower resolution: 1x1 conv, then upsample in forward
+                    row.append(nn.Sequential(nn.Conv2d(cj, ci, 1, bias=False),
+                                             nn.BatchNorm2d(ci)))
+                else:  # higher resolution: stride-2 3x3 convs
+                    steps = [conv_bn_relu(cj, cj, 2) for _ in range(i - j - 1)]
+                    steps.append(nn.Sequential(nn.Conv2d(cj, ci, 3, 2, 1, bias=False),
+                                               nn.BatchNorm2d(ci)))
+                    row.append(nn.Sequential(*steps))
+            fuse.append(nn.ModuleList(row))
+        self.fuse = nn.ModuleList(fuse)
+        self.head = nn.Conv2d(chans[0], joints, 1)
+
+    def forward(self, x):
+        x = self.stem(x)
+        feats = [self.branches[0](x)]
+        feats.append(self.branches[1](self.to_branch[1](x)))
+        feats.append(self.branches[2](self.to_branch[2](x)))
+        outs = []
+        for i, row in enumerate(self.fuse):
+            acc = feats[i]
+            for j, layer in enumerate(row):
+                if j == i:
+                    continue
+                y = layer(feats[j])
+                if j > i:
+                    y = F.interpolate(y, scale_factor=2 ** (j - i), mode="nearest")
+                acc = acc + y
+            outs.append(F.relu(acc))
+        return self.head(outs[0])
+
+
+def build_hrnet(rng, small):
+    s = 64 if small else 128
+    return Export(HRNetLite(), {"input": normal(rng, 1, 3, s, s)}, ["heatmaps"])
+
+
+class SpatialTransformer(nn.Module):
+    """A spatial transformer network: a small localisation net regresses a
+    2x3 affine matrix per image (initialised near the identity), then the
+    sampling grid (affine_grid's, written out) + F.grid_sample (bilinear, zero
+    padding) warp the input
+    before a small classifier."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.loc = nn.Sequential(nn.Conv2d(1, 8, 7), nn.MaxPool2d(2), nn.ReLU(),
+                                 nn.Conv2d(8, 10, 5), nn.MaxPool2d(2), nn.ReLU(),
+                                 nn.AdaptiveAvgPool2d(3), nn.Flatten(), nn.Linear(90, 32),
+                                 nn.ReLU(), nn.Linear(32, 6))
+        with torch.no_grad():
+            self.loc[-1].weight.mul_(0.1)
+            self.loc[-1].bias.copy_(torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
+        self.cls = nn.Sequential(nn.Conv2d(1, 16, 5), nn.MaxPool2d(2), nn.ReLU(),
+                                 nn.Conv2d(16, 32, 5), nn.MaxPool2d(2), nn.ReLU(),
+                                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, classes))
+
+    def forward(self, x):
+        theta = self.loc(x).view(-1, 2, 3)
+        # F.affine_grid has no ONNX export in torch 1.13: its base grid of
+        # pixel centres in [-1, 1] (align_corners=False) times theta.
+        b, _, h, w = x.shape
+        ys = (torch.arange(h, dtype=torch.float32) * 2 + 1) / h - 1
+        xs = (torch.arange(w, dtype=torch.float32) * 2 + 1) / w - 1
+        base = torch.stack((xs.expand(h, w), ys[:, None].expand(h, w), torch.ones(h, w)), -1)
+        grid = (base.reshape(1, h * w, 3) @ theta.transpose(1, 2)).reshape(b, h, w, 2)
+        return self.cls(F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros",
+                                      align_corners=False))
+
+
+def build_stn(rng, small):
+    s = 28 if small else 52  # the localisation net's map must be a multiple of 3
+    return Export(SpatialTransformer(), {"input": normal(rng, 2, 1, s, s)}, ["logits"])
+
+
+class ModulatedConv(nn.Module):
+    """StyleGAN2's modulated convolution: the style scales the weight's input
+    channels per sample, the weight is demodulated, and the batch runs as one
+    grouped convolution whose weights are computed at run time."""
+
+    def __init__(self, cin, cout, wdim, k=3):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(cout, cin, k, k))
+        self.affine = nn.Linear(wdim, cin)
+        self.pad = k // 2
+
+    def forward(self, x, w):
+        b, cin, h, wd = x.shape
+        style = self.affine(w) + 1.0                                   # [b, cin]
+        weight = self.weight[None] * style[:, None, :, None, None]     # [b, cout, cin, k, k]
+        weight = weight * torch.rsqrt(weight.pow(2).sum((2, 3, 4), keepdim=True) + 1e-8)
+        weight = weight.reshape(-1, cin, *self.weight.shape[2:])
+        y = F.conv2d(x.reshape(1, b * cin, h, wd), weight, padding=self.pad, groups=b)
+        return y.reshape(b, -1, h, wd)
+
+
+class StyleGANLite(nn.Module):
+    """A StyleGAN2-style synthesis network at 32x32: a mapping MLP, a learned
+    constant, modulated convolutions with noise inputs and bilinear
+    upsampling, toRGB skips."""
+
+    def __init__(self, zdim=64, ch=32):
+        super().__init__()
+        self.mapping = nn.Sequential(*(m for _ in range(4) for m in
+                                       (nn.Linear(zdim, zdim), nn.LeakyReLU(0.2))))
+        self.const = nn.Parameter(torch.randn(1, ch, 4, 4))
+        self.convs = nn.ModuleList(ModulatedConv(ch, ch, zdim) for _ in range(7))
+        self.to_rgb = nn.ModuleList(ModulatedConv(ch, 3, zdim, k=1) for _ in range(4))
+        self.noise_strength = nn.Parameter(torch.full((7,), 0.1))
+
+    def forward(self, z, noise):
+        w = self.mapping(z / z.pow(2).mean(1, keepdim=True).add(1e-8).sqrt())
+        x = self.const.expand(z.shape[0], -1, -1, -1)
+        x = F.leaky_relu(self.convs[0](x, w), 0.2)
+        rgb = self.to_rgb[0](x, w)
+        for level in range(1, 4):
+            x = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+            for j in (2 * level - 1, 2 * level):
+                n = noise[:, :, :x.shape[2], :x.shape[3]] * self.noise_strength[j]
+                x = F.leaky_relu(self.convs[j](x, w) + n, 0.2)
+            rgb = F.interpolate(rgb, scale_factor=2, mode="bilinear", align_corners=False)
+            rgb = rgb + self.to_rgb[level](x, w)
+        return torch.tanh(rgb)
+
+
+def build_stylegan(rng, small):
+    b = 2
+    return Export(StyleGANLite(), {"z": normal(rng, b, 64), "noise": normal(rng, b, 1, 32, 32)},
+                  ["image"])
 
 
 # ------------------------------------------------------------- the zoo
@@ -2580,6 +3030,34 @@ ZOO = [
     ("gptj_rotary", "language", build_gptj),
     ("deberta_attention", "language", build_deberta),
     ("funnel_pool", "language", build_funnel),
+    # Fourth wave (2026-11-26, night): vision and generative exports no issue names.
+    ("maskrcnn_resnet50_fpn", "detection",
+     rcnn_detector(torchvision.models.detection.maskrcnn_resnet50_fpn, ["masks"],
+                   lambda small: 128 if small else 224, num_classes=91,
+                   box_detections_per_img=10, box_score_thresh=0.02,
+                   rpn_pre_nms_top_n_test=300,
+                   rpn_post_nms_top_n_test=100)),
+    ("keypointrcnn_resnet50_fpn", "detection",
+     rcnn_detector(torchvision.models.detection.keypointrcnn_resnet50_fpn,
+                   ["keypoints", "keypoints_scores"], lambda small: 128 if small else 224,
+                   box_detections_per_img=10, rpn_pre_nms_top_n_test=300,
+                   rpn_post_nms_top_n_test=100)),
+    ("fcos_resnet50_fpn", "detection",
+     detector(torchvision.models.detection.fcos_resnet50_fpn, min_size=256, max_size=256,
+              detections_per_img=20, score_thresh=0.1)),
+    ("ssd300_vgg16", "detection", build_ssd300),
+    ("deeplabv3_resnet50", "segmentation", build_deeplabv3_resnet50),
+    ("resnet18_int8", "quantized", quantized_classifier(tv.quantization.resnet18)),
+    ("mobilenet_v2_int8", "quantized", quantized_classifier(tv.quantization.mobilenet_v2)),
+    ("pspnet_lite", "segmentation", build_pspnet),
+    ("cyclegan_generator", "generative", build_cyclegan),
+    ("dcgan_generator", "generative", build_dcgan),
+    ("esrgan_rrdb", "dense", build_esrgan),
+    ("detr_lite", "detection", build_detr),
+    ("mobilevit_lite", "classification", build_mobilevit),
+    ("hrnet_lite", "pose", build_hrnet),
+    ("stn", "classification", build_stn),
+    ("stylegan2_lite", "generative", build_stylegan),
 ]
 # Full-size models for benchmarks (hundreds of MB): exported only when named
 # with --only, never by default.
@@ -2639,18 +3117,23 @@ def estimate_gflops(module, args):
 
     extra = []
 
+    quantized = torch.ao.nn.quantized
+
     def conv_hook(m, inputs, output):
-        if isinstance(m, (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)):
+        if isinstance(m, quantized.Linear):
+            extra.append(2 * output.numel() * m.in_features)
+        elif isinstance(m, (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)):
             per_input = m.out_channels // m.groups * math.prod(m.kernel_size)
             extra.append(2 * inputs[0].numel() * per_input)
         else:
             per_output = m.in_channels // m.groups * math.prod(m.kernel_size)
             extra.append(2 * output.numel() * per_output)
 
-    # The profiler counts conv2d, mm, addmm, bmm, mul and add, not these.
+    # The profiler counts conv2d, mm, addmm, bmm, mul and add, not these
+    # (nor the int8 kernels of quantized modules).
     hooks = [m.register_forward_hook(conv_hook) for m in module.modules()
              if isinstance(m, (nn.Conv1d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
-                               nn.ConvTranspose3d))]
+                               nn.ConvTranspose3d, quantized.Conv2d, quantized.Linear))]
     try:
         with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
             module(*args)
