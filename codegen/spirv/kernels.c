@@ -1224,8 +1224,8 @@ static uint64_t vkp__window_taps(const vkp_node_t *n) {
   return taps;
 }
 
-bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
-                           size_t reason_size) {
+bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n,
+                           uint32_t loop_budget, char *reason, size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0);
   if (x->rank < 3 || x->rank > 5) {
     snprintf(reason, reason_size, "%s over %d spatial dims: the Vulkan kernels take 1 to 3",

@@ -268,8 +268,8 @@ bool vkp__spv_takes_bool(vkp_op_t op);
 // conv_transpose, the pools) takes 1 to 3 spatial dims (vkp__spv_check_window);
 // convolutions past lavapipe's loop budget run as split-K.
 vkp_status_t vkp__spv_emit_conv_transpose(vkp__emit_t *e, const vkp_node_t *n);
-bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
-                           size_t reason_size);
+bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n,
+                           uint32_t loop_budget, char *reason, size_t reason_size);
 
 // Fused attention (kernels_attention.c); refused past lavapipe's loop budget
 // (keys x (D + 2 DV) per invocation: vkp__spv_check_attention).
@@ -302,16 +302,16 @@ vkp_status_t vkp__spv_emit_lrn(vkp__emit_t *e, const vkp_node_t *n);
 // (kernels_select.c). cum_sum along an axis past lavapipe's loop budget is
 // refused (vkp__spv_check_cum_sum).
 vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n);
-bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
-                            size_t reason_size);
+bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n,
+                            uint32_t loop_budget, char *reason, size_t reason_size);
 vkp_status_t vkp__spv_emit_arg(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_loss(vkp__emit_t *e, const vkp_node_t *n);
 // Recurrent ops: lstm, gru, rnn (kernels_rnn.c); the state must fit 16 KiB
 // of shared memory (vkp__spv_check_rnn).
 vkp_status_t vkp__spv_emit_rnn(vkp__emit_t *e, const vkp_node_t *n);
-bool vkp__spv_check_rnn(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
-                        size_t reason_size);
+bool vkp__spv_check_rnn(const vkp_graph_t *g, const vkp_node_t *n,
+                        uint32_t loop_budget, char *reason, size_t reason_size);
 // Linear quantizers (kernels_quant.c), per tensor, axis or block.
 vkp_status_t vkp__spv_emit_quantize_linear(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_dequantize_linear(vkp__emit_t *e, const vkp_node_t *n);
@@ -323,20 +323,20 @@ vkp_status_t vkp__spv_emit_resize(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_trilu(vkp__emit_t *e, const vkp_node_t *n);
 // grid_sample over 2-D images (grid_sample.comp); other ranks are refused.
 vkp_status_t vkp__spv_emit_grid_sample(vkp__emit_t *e, const vkp_node_t *n);
-bool vkp__spv_check_grid_sample(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
-                                size_t reason_size);
+bool vkp__spv_check_grid_sample(const vkp_graph_t *g, const vkp_node_t *n,
+                                uint32_t loop_budget, char *reason, size_t reason_size);
 vkp_status_t vkp__spv_emit_eye_like(vkp__emit_t *e, const vkp_node_t *n);
 // Fourier transforms: dft, stft (kernels_signal.c), float32.
 vkp_status_t vkp__spv_emit_dft(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_stft(vkp__emit_t *e, const vkp_node_t *n);
 // det (kernels_signal.c): matrices of at most 16 x 16 (vkp__spv_check_det).
 vkp_status_t vkp__spv_emit_det(vkp__emit_t *e, const vkp_node_t *n);
-bool vkp__spv_check_det(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
-                        size_t reason_size);
-bool vkp__spv_check_remap(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
-                          size_t reason_size);
-bool vkp__spv_check_resize(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
-                           size_t reason_size);
+bool vkp__spv_check_det(const vkp_graph_t *g, const vkp_node_t *n,
+                        uint32_t loop_budget, char *reason, size_t reason_size);
+bool vkp__spv_check_remap(const vkp_graph_t *g, const vkp_node_t *n,
+                          uint32_t loop_budget, char *reason, size_t reason_size);
+bool vkp__spv_check_resize(const vkp_graph_t *g, const vkp_node_t *n,
+                           uint32_t loop_budget, char *reason, size_t reason_size);
 
 // ---------------------------------------------------------------------------
 

@@ -164,8 +164,8 @@ vkp_status_t vkp__spv_emit_resize(vkp__emit_t *e, const vkp_node_t *n) {
 #define VKP__RESIZE_MAX_TAPS 64
 #define VKP__RESIZE_MAX_TABLE 65536
 
-bool vkp__spv_check_resize(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
-                           size_t reason_size) {
+bool vkp__spv_check_resize(const vkp_graph_t *g, const vkp_node_t *n,
+                           uint32_t loop_budget, char *reason, size_t reason_size) {
   const vkp_value_t *y = &g->values[n->outputs[0]];
   for (int32_t d = 0; d < y->rank; ++d) {
     int32_t width = vkp__resize_width(n, d);
@@ -182,8 +182,8 @@ bool vkp__spv_check_resize(const vkp_graph_t *g, const vkp_node_t *n, uint32_t l
 }
 
 // The same limit for the index maps of remap.comp.
-bool vkp__spv_check_remap(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
-                          size_t reason_size) {
+bool vkp__spv_check_remap(const vkp_graph_t *g, const vkp_node_t *n,
+                          uint32_t loop_budget, char *reason, size_t reason_size) {
   const vkp_value_t *y = &g->values[n->outputs[0]];
   if (n->op != VKP_OP_PAD && n->op != VKP_OP_TILE) return true;
   for (int32_t d = 0; d < y->rank; ++d)
@@ -226,8 +226,8 @@ vkp_status_t vkp__spv_emit_eye_like(vkp__emit_t *e, const vkp_node_t *n) {
   return NULL;
 }
 
-bool vkp__spv_check_grid_sample(const vkp_graph_t *g, const vkp_node_t *n, char *reason,
-                                size_t reason_size) {
+bool vkp__spv_check_grid_sample(const vkp_graph_t *g, const vkp_node_t *n,
+                                uint32_t loop_budget, char *reason, size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0);
   if (x->rank != 4) {
     snprintf(reason, reason_size,

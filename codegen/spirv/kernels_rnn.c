@@ -38,8 +38,8 @@ static uint64_t vkp__rnn_loop_iterations(const vkp_graph_t *g, const vkp_node_t 
   return seq * (per_step + 2u);
 }
 
-bool vkp__spv_check_rnn(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
-                        size_t reason_size) {
+bool vkp__spv_check_rnn(const vkp_graph_t *g, const vkp_node_t *n,
+                        uint32_t loop_budget, char *reason, size_t reason_size) {
   int64_t hidden = vkp_node_int(n, "hidden_size");
   uint64_t bytes = (uint64_t)hidden * (uint64_t)(vkp__rnn_gate_count(n->op) + 3) * 4u;
   if (hidden < 1 || bytes > VKP__RNN_SHARED_BYTES) {

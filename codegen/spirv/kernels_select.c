@@ -38,8 +38,8 @@ vkp_status_t vkp__spv_emit_cum_sum(vkp__emit_t *e, const vkp_node_t *n) {
   return NULL;
 }
 
-bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
-                            size_t reason_size) {
+bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n,
+                            uint32_t loop_budget, char *reason, size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0);
   int64_t axis = vkp_node_int(n, "axis");
   // One invocation walks the whole axis; lavapipe's compiler ends its loop

@@ -56,8 +56,8 @@ vkp_status_t vkp__spv_emit_stft(vkp__emit_t *e, const vkp_node_t *n) {
   return NULL;
 }
 
-bool vkp__spv_check_det(const vkp_graph_t *g, const vkp_node_t *n, uint32_t loop_budget, char *reason,
-                        size_t reason_size) {
+bool vkp__spv_check_det(const vkp_graph_t *g, const vkp_node_t *n,
+                        uint32_t loop_budget, char *reason, size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0);
   int64_t m = x->shape[x->rank - 1];
   if (m >= 1 && m <= VKP__DET_MAX_M) return true;
