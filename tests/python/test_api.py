@@ -173,16 +173,17 @@ class PartitionTest(TempDirTest):
     @unittest.skipUnless(any(d.target == "vulkan" and d.available for d in vkpipe.devices()),
                          "no Vulkan device")
     def test_fallback_reasons(self):
-        # vulkan has no grid_sample kernel: that node falls back to cpu, and
+        # vulkan has no max_unpool kernel: that node falls back to cpu, and
         # both check() and the plan say why.
         path = write_graph(
-            self.dir, "grid_sample",
-            [("a", "float32", (1, 1, 3, 3)), ("g", "float32", (1, 2, 2, 2)),
+            self.dir, "max_unpool",
+            [("a", "float32", (1, 1, 2, 2)), ("i", "int64", (1, 1, 2, 2)),
              ("c", "float32", (4,))],
             [("two", np.full(4, 2.0, np.float32))],
-            [("q", "grid_sample", ["a", "g"], ["q"], {"align_corners": {"int": 1}}),
+            [("q", "max_unpool", ["a", "i"], ["q"],
+              {"kernel_shape": {"ints": [2, 2]}, "strides": {"ints": [2, 2]}}),
              ("d", "mul", ["c", "two"], ["d"], None)],
-            [("q", "float32", (1, 1, 2, 2)), ("d", "float32", (4,))])
+            [("q", "float32", (1, 1, 4, 4)), ("d", "float32", (4,))])
         model = vkpipe.load(path)
         with self.assertRaises(vkpipe.UnsupportedError) as cm:
             model.check("vulkan")
@@ -194,15 +195,18 @@ class PartitionTest(TempDirTest):
         targets = {n: s.target for s in plan.stages for n in s.nodes}
         self.assertEqual(targets, {"q": "cpu", "d": "vulkan"})
         gen = np.random.default_rng()
-        a = gen.standard_normal((1, 1, 3, 3)).astype(np.float32)
-        # With align_corners, -1, 0 and 1 land on pixel centres 0, 1 and 2.
-        pos = gen.integers(-1, 2, (1, 2, 2, 2))
-        g = pos.astype(np.float32)
+        a = gen.standard_normal((1, 1, 2, 2)).astype(np.float32)
+        # Each element lands at a distinct flat offset of the 4 x 4 output,
+        # inside its own 2 x 2 window (as MaxPool's indices would be).
+        rows, cols = np.meshgrid(np.arange(2), np.arange(2), indexing="ij")
+        pick = gen.integers(0, 2, (2, 2, 2))
+        idx = ((rows * 2 + pick[0]) * 4 + cols * 2 + pick[1]).astype(np.int64)[None, None]
         c = gen.standard_normal(4).astype(np.float32)
         with plan.pipeline() as pipe:
-            out = pipe.infer(a=a, g=g, c=c)
-        want = a[0, 0, pos[0, :, :, 1] + 1, pos[0, :, :, 0] + 1][None, None]
-        np.testing.assert_allclose(out["q"], want, rtol=1e-6, atol=1e-6)
+            out = pipe.infer(a=a, i=idx, c=c)
+        want = np.zeros(16, np.float32)
+        want[idx.ravel()] = a.ravel()
+        np.testing.assert_allclose(out["q"], want.reshape(1, 1, 4, 4), rtol=0, atol=0)
         np.testing.assert_allclose(out["d"], c * 2)
 
     def test_plan_save_and_json(self):
