@@ -36,6 +36,18 @@ vkp_status_t vkp__map_one_hot(vkp__onnx_ctx_t *ctx) {
 // (ONNX). A condition known at import time becomes a constant index list;
 // one computed at run time becomes gather(x, reshape(non_zero(condition),
 // [-1])), whose result is bounded by the condition's length.
+vkp_status_t vkp__onnx_emit_compress(vkp__onnx_ctx_t *ctx, int32_t x, int32_t mask,
+                                     int64_t axis) {
+  int32_t nz, idx;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_NON_ZERO, 1, &mask, 0, NULL, NULL, &nz));
+  int64_t minus_one = -1;
+  vkp_attr_t ra = vkp__onnx_a_ints("shape", &minus_one, 1);
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &nz, 1, &ra, NULL, &idx));
+  int32_t in[2] = {x, idx};
+  vkp_attr_t a = vkp__onnx_a_int("axis", axis);
+  return vkp__onnx_emit_out(ctx, VKP_OP_GATHER, 2, in, 1, &a);
+}
+
 vkp_status_t vkp__map_compress(vkp__onnx_ctx_t *ctx) {
   vkp__onnx_sym_t *cs = vkp__onnx_input(ctx, 1);
   if (!cs) return VKP__ONNX_INVALID("input 1 (condition) is required");
@@ -73,15 +85,9 @@ vkp_status_t vkp__map_compress(vkp__onnx_ctx_t *ctx) {
     return VKP__ONNX_INVALID("condition has %zu entries; the axis only %lld", n,
                              (long long)xshape[axis]);
   if (!cond) {
-    int32_t c, nz, idx;
+    int32_t c;
     VKP_RETURN_IF_ERROR(vkp__onnx_input_value(ctx, 1, &c));
-    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_NON_ZERO, 1, &c, 0, NULL, NULL, &nz));
-    int64_t minus_one = -1;
-    vkp_attr_t ra = vkp__onnx_a_ints("shape", &minus_one, 1);
-    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &nz, 1, &ra, NULL, &idx));
-    int32_t in[2] = {x, idx};
-    vkp_attr_t a = vkp__onnx_a_int("axis", axis);
-    return vkp__onnx_emit_out(ctx, VKP_OP_GATHER, 2, in, 1, &a);
+    return vkp__onnx_emit_compress(ctx, x, c, axis);
   }
   int64_t kept = 0;
   for (size_t i = 0; i < n; ++i) kept += vkp__onnx_tensor_get_i(cond, i) != 0;

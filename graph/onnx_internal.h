@@ -805,6 +805,11 @@ vkp_attr_t vkp__onnx_a_ints(const char *name, const int64_t *v, int32_t n);
 // first `used` outputs.
 vkp_status_t vkp__onnx_only_outputs(vkp__onnx_ctx_t *ctx, int32_t used)
     VKP_MUST_USE;
+// The node's output as x's slices along `axis` where the 1-D `mask` is
+// true: gather(x, reshape(non_zero(mask), [-1]), axis), a bounded value
+// (Compress on a run-time condition, Slice with run-time starts/ends).
+vkp_status_t vkp__onnx_emit_compress(vkp__onnx_ctx_t *ctx, int32_t x, int32_t mask,
+                                     int64_t axis) VKP_MUST_USE;
 // Emits `op` defining output 0 of the current node (and checks that no
 // other output is used).
 vkp_status_t vkp__onnx_emit_out(vkp__onnx_ctx_t *ctx, vkp_op_t op,

@@ -1338,14 +1338,7 @@ static vkp_status_t vkp__map_slice_runtime(vkp__onnx_ctx_t *ctx, int32_t x) {
     args[1] = on_step;
     VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_AND, 2, args, 0, NULL, NULL, &mask));
   }
-  int32_t nz, idx;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_NON_ZERO, 1, &mask, 0, NULL, NULL, &nz));
-  int64_t minus_one = -1;
-  vkp_attr_t ra = vkp__onnx_a_ints("shape", &minus_one, 1);
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_RESHAPE, 1, &nz, 1, &ra, NULL, &idx));
-  int32_t in[2] = {x, idx};
-  vkp_attr_t a = vkp__onnx_a_int("axis", axis);
-  return vkp__onnx_emit_out(ctx, VKP_OP_GATHER, 2, in, 1, &a);
+  return vkp__onnx_emit_compress(ctx, x, mask, axis);
 }
 
 vkp_status_t vkp__map_slice(vkp__onnx_ctx_t *ctx) {

@@ -18,6 +18,19 @@ static double vkp__now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+// Marks "y" the output and validates `g` (st: how building it went);
+// *out gets it, or it is destroyed with the error.
+static vkp_status_t vkp__bench_finish(vkp_graph_t *g, vkp_status_t st, vkp_graph_t **out) {
+  if (!st) st = vkp_graph_mark_output(g, "y");
+  if (!st) st = vkp_graph_validate(g);
+  if (st) {
+    vkp_graph_destroy(g);
+    return st;
+  }
+  *out = g;
+  return NULL;
+}
+
 // out = a (op) b over two inputs of `shape`; with `length` > 1 a chain of
 // that many nodes, each taking the previous result and b.
 static vkp_status_t vkp__bench_graph(vkp_op_t op, int32_t rank,
@@ -36,14 +49,7 @@ static vkp_status_t vkp__bench_graph(vkp_op_t op, int32_t rank,
     st = vkp_graph_add_node(g, name, op, 2, ins, 1, outs, 0, NULL, NULL);
     memcpy(prev, next, sizeof prev);
   }
-  if (!st) st = vkp_graph_mark_output(g, "y");
-  if (!st) st = vkp_graph_validate(g);
-  if (st) {
-    vkp_graph_destroy(g);
-    return st;
-  }
-  *out = g;
-  return NULL;
+  return vkp__bench_finish(g, st, out);
 }
 
 // A device's own memory rate: `length` adds in a chain, each reading and
@@ -70,14 +76,7 @@ static vkp_status_t vkp__bandwidth_graph(int64_t n, int32_t length, vkp_graph_t 
     const char *rin[] = {sum}, *rout[] = {prev};
     st = vkp_graph_add_node(g, name, VKP_OP_RESHAPE, 1, rin, 1, rout, 1, &shape, NULL);
   }
-  if (!st) st = vkp_graph_mark_output(g, "y");
-  if (!st) st = vkp_graph_validate(g);
-  if (st) {
-    vkp_graph_destroy(g);
-    return st;
-  }
-  *out = g;
-  return NULL;
+  return vkp__bench_finish(g, st, out);
 }
 
 // Median wall times of `repeats` runs of `graph` on `target` compiled with
