@@ -50,10 +50,26 @@ vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k) {
     long long groups = vkp_node_int(n, "group");
     long long m = vkp__c_out(k)->shape[1];
     vkp__emit_win3(k, w->shape + 2);
+    const char *bias = n->n_inputs > 2 && k->in[2] ? k->in[2] : "NULL";
+    long long taps = 1, in_plane = 1;
+    for (int32_t d = 2; d < w->rank; ++d) taps *= w->shape[d];
+    for (int32_t d = 2; d < x->rank; ++d) in_plane *= x->shape[d];
+    // A transposed convolution with enough channels to fill a GEMM runs as
+    // GEMM + col2im (DCGAN's generator was 100x ONNX Runtime's time as a
+    // scatter); a thin one keeps the scatter, which needs no scratch.
+    if (n->op == VKP_OP_CONV_TRANSPOSE && c / groups >= 8 && m / groups * taps >= 16) {
+      vkp__sb_printf(k->body,
+                     "  vkp_conv_transpose3d_gemm(%s, %s, %s, %s, %s, %lld, %lld, %lld, &win,\n"
+                     "      scratch + (size_t)VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS, "
+                     "scratch, VKP_STAGE_THREADS);\n",
+                     k->in[0], k->in[1], bias, k->out, batch.s, c, m, groups);
+      k->scratch_floats = (size_t)(m / groups * taps * in_plane) + 1;
+      k->after_gemm_scratch = true;
+      return NULL;
+    }
     vkp__sb_printf(k->body, "  %s(%s, %s, %s, %s, %s, %lld, %lld, %lld, &win);\n",
                    n->op == VKP_OP_CONV2D ? "vkp_conv3d" : "vkp_conv_transpose3d",
-                   k->in[0], k->in[1], n->n_inputs > 2 && k->in[2] ? k->in[2] : "NULL",
-                   k->out, batch.s, c, m, groups);
+                   k->in[0], k->in[1], bias, k->out, batch.s, c, m, groups);
     return NULL;
   }
   const int64_t *kernel;

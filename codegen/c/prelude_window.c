@@ -133,6 +133,72 @@ VKP_FN void vkp_conv_transpose3d(const float *x, const float *w, const float *b,
                      vkp_conv_transpose3d_planes, &j);
 }
 
+// The same as GEMM + col2im, per image and group: cols[(ocg, tap), i] =
+// sum over the group's input channels of w[ci, ocg, tap] * x[ci, i] (one
+// GEMM, the weights read transposed in place), then every column entry adds
+// into its output position. `cols` holds (M/G) * taps * in_plane floats;
+// `gemm_scratch` what vkp_gemm needs for `threads`. The GEMM is split across
+// the pool, the col2im over output channels; each output element sums its
+// taps in one fixed order whatever the thread count.
+typedef struct vkp_col2im_job_t {
+  const float *cols, *b;
+  float *y;
+  const vkp_win3_t *g;
+  ptrdiff_t oc0;
+} vkp_col2im_job_t;
+
+static void vkp_col2im_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
+  (void)worker;
+  const vkp_col2im_job_t *j = arg;
+  const vkp_win3_t *g = j->g;
+  ptrdiff_t in_plane = g->in[0] * g->in[1] * g->in[2];
+  ptrdiff_t out_plane = g->out[0] * g->out[1] * g->out[2];
+  ptrdiff_t taps = g->k[0] * g->k[1] * g->k[2];
+  for (ptrdiff_t ocg = lo; ocg < hi; ++ocg) {
+    float *yp = j->y + (j->oc0 + ocg) * out_plane;
+    float bias = j->b ? j->b[j->oc0 + ocg] : 0.0f;
+    for (ptrdiff_t o = 0; o < out_plane; ++o) yp[o] = bias;
+    for (ptrdiff_t t0 = 0; t0 < g->k[0]; ++t0)
+      for (ptrdiff_t t1 = 0; t1 < g->k[1]; ++t1)
+        for (ptrdiff_t t2 = 0; t2 < g->k[2]; ++t2) {
+          ptrdiff_t t = (t0 * g->k[1] + t1) * g->k[2] + t2;
+          const float *cc = j->cols + (ocg * taps + t) * in_plane;
+          ptrdiff_t x0 = t2 * g->dil[2] - g->pb[2], xlo, xhi;
+          vkp_win_span(g->in[2], g->st[2], x0, g->out[2], &xlo, &xhi);
+          for (ptrdiff_t z = 0; z < g->in[0]; ++z) {
+            ptrdiff_t oz = z * g->st[0] + t0 * g->dil[0] - g->pb[0];
+            if (oz < 0 || oz >= g->out[0]) continue;
+            for (ptrdiff_t yy = 0; yy < g->in[1]; ++yy) {
+              ptrdiff_t oy = yy * g->st[1] + t1 * g->dil[1] - g->pb[1];
+              if (oy < 0 || oy >= g->out[1]) continue;
+              const float *cr = cc + (z * g->in[1] + yy) * g->in[2];
+              float *yr = yp + (oz * g->out[1] + oy) * g->out[2];
+              for (ptrdiff_t xi = xlo; xi < xhi; ++xi) yr[xi * g->st[2] + x0] += cr[xi];
+            }
+          }
+        }
+  }
+}
+
+VKP_FN void vkp_conv_transpose3d_gemm(const float *x, const float *w, const float *b,
+                                      float *y, ptrdiff_t n, ptrdiff_t c, ptrdiff_t m,
+                                      ptrdiff_t groups, const vkp_win3_t *g, float *cols,
+                                      float *gemm_scratch, int threads) {
+  ptrdiff_t cg = c / groups, mg = m / groups;
+  ptrdiff_t in_plane = g->in[0] * g->in[1] * g->in[2];
+  ptrdiff_t out_plane = g->out[0] * g->out[1] * g->out[2];
+  ptrdiff_t taps = g->k[0] * g->k[1] * g->k[2];
+  for (ptrdiff_t bi = 0; bi < n; ++bi)
+    for (ptrdiff_t gi = 0; gi < groups; ++gi) {
+      const vkp_bsrc_t src = {.b = x + (bi * c + gi * cg) * in_plane, .rsb = in_plane,
+                              .csb = 1, .direct = 1};
+      vkp_gemm(mg * taps, in_plane, cg, 1.0f, w + gi * cg * mg * taps, 1, mg * taps, NULL,
+               &src, cols, in_plane, NULL, NULL, 0, 0, gemm_scratch, threads);
+      vkp_col2im_job_t j = {cols, b, y + bi * m * out_plane, g, gi * mg};
+      vkp_parallel_range(mg, VKP_GRAIN(taps * in_plane), vkp_col2im_task, &j);
+    }
+}
+
 // Pooling modes of vkp_pool3d.
 enum { VKP_POOL3D_MAX, VKP_POOL3D_AVG, VKP_POOL3D_AVG_PAD, VKP_POOL3D_LP };
 

@@ -136,6 +136,13 @@ Test(cpu_threads, convolutions, .timeout = 240) {
   // split across the threads instead.
   g_in(g, "xd", F32, 4, SH(1, 64, 7, 7));
   conv(g, &rng, "xd", "deep", 64, 192, 3, 2, 1, 1, true);
+  // A transposed convolution as GEMM + col2im (DCGAN's 4x4, stride 2).
+  g_in(g, "xt", F32, 4, SH(1, 32, 8, 8));
+  g_const(g, &rng, "wt", 4, SH(32, 16, 4, 4), -0.5f, 0.5f);
+  g_const(g, &rng, "bt", 1, SH(16), -1, 1);
+  vkp_attr_t ta[] = {at_is("pads", 4, SH(1, 1, 1, 1)), at_is("strides", 2, SH(2, 2))};
+  g_node(g, "convt", VKP_OP_CONV_TRANSPOSE, "xt,wt,bt", "y_convt", 2, ta);
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y_convt"));
   // SqueezeNet's fire module: two convolutions written in place into their
   // channel concatenation; a concat along a later axis copies.
   g_in(g, "xf", F32, 4, SH(1, 16, 13, 13));

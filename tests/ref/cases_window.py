@@ -158,6 +158,12 @@ def gen_conv_transpose(g):
         # >= 8 output channels per group: the implicit GEMM per output phase on vulkan
         ((3, 4), 3, 9, 1, (2, 2), (0, 0, 0, 0), (2, 2), (1, 1), (0, 0), True),
         ((2, 3, 3), 2, 8, 2, (3, 2, 2), (1, 0, 1, 0, 1, 1), (2, 1, 2), (1, 2, 1), (1, 0, 1), False),
+        # >= 8 input channels per group: GEMM + col2im on cpu (DCGAN's 4x4
+        # stride-2 upsampling, grouped, 1-D and 3-D)
+        ((5, 4), 16, 4, 1, (4, 4), (1, 1, 1, 1), (2, 2), (1, 1), (0, 0), True),
+        ((3, 4), 16, 3, 2, (3, 3), (1, 0, 0, 1), (2, 1), (1, 2), (1, 0), False),
+        ((6,), 8, 4, 1, (5,), (2, 1), (3,), (1,), (2,), True),
+        ((2, 3, 2), 8, 2, 1, (2, 2, 2), (0, 0, 0, 0, 0, 0), (2, 2, 2), (1, 1, 1), (0, 0, 0), True),
     ]
     for k_i, (sp, c, mg, group, k, pads, strides, dil, opad, bias) in enumerate(configs):
         sp = tuple(v + d([0, 1]) for v in sp)
