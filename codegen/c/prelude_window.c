@@ -80,6 +80,26 @@ VKP_FN void vkp_conv3d(const float *x, const float *w, const float *b, float *y,
   vkp_parallel_range(n * m, work >= 4096 ? 1 : 4096 / (work + 1) + 1, vkp_conv3d_planes, &j);
 }
 
+// Adds wv * src (an input-shaped plane) into the output plane yp for kernel
+// tap (t0, t1, t2): input position i lands on i * stride + t * dilation -
+// pad_begin (the transposed convolution's scatter, and its col2im with wv 1).
+static void vkp_scatter_tap(float *yp, const float *src, float wv, const vkp_win3_t *g,
+                            ptrdiff_t t0, ptrdiff_t t1, ptrdiff_t t2) {
+  ptrdiff_t x0 = t2 * g->dil[2] - g->pb[2], xlo, xhi;
+  vkp_win_span(g->in[2], g->st[2], x0, g->out[2], &xlo, &xhi);
+  for (ptrdiff_t z = 0; z < g->in[0]; ++z) {
+    ptrdiff_t oz = z * g->st[0] + t0 * g->dil[0] - g->pb[0];
+    if (oz < 0 || oz >= g->out[0]) continue;
+    for (ptrdiff_t yy = 0; yy < g->in[1]; ++yy) {
+      ptrdiff_t oy = yy * g->st[1] + t1 * g->dil[1] - g->pb[1];
+      if (oy < 0 || oy >= g->out[1]) continue;
+      const float *xr = src + (z * g->in[1] + yy) * g->in[2];
+      float *yr = yp + (oz * g->out[1] + oy) * g->out[2];
+      for (ptrdiff_t xi = xlo; xi < xhi; ++xi) yr[xi * g->st[2] + x0] += wv * xr[xi];
+    }
+  }
+}
+
 // Transposed convolution as a scatter per (batch, output channel) plane:
 // input position i with kernel tap t lands on output i * stride + t *
 // dilation - pad_begin; planes are independent, so threads never share an
@@ -103,22 +123,8 @@ static void vkp_conv_transpose3d_planes(void *arg, ptrdiff_t lo, ptrdiff_t hi,
       const float *wc = j->w + (ci * j->mg + ocg) * taps;
       for (ptrdiff_t t0 = 0; t0 < g->k[0]; ++t0)
         for (ptrdiff_t t1 = 0; t1 < g->k[1]; ++t1)
-          for (ptrdiff_t t2 = 0; t2 < g->k[2]; ++t2) {
-            float wv = wc[(t0 * g->k[1] + t1) * g->k[2] + t2];
-            ptrdiff_t x0 = t2 * g->dil[2] - g->pb[2], xlo, xhi;
-            vkp_win_span(g->in[2], g->st[2], x0, g->out[2], &xlo, &xhi);
-            for (ptrdiff_t z = 0; z < g->in[0]; ++z) {
-              ptrdiff_t oz = z * g->st[0] + t0 * g->dil[0] - g->pb[0];
-              if (oz < 0 || oz >= g->out[0]) continue;
-              for (ptrdiff_t yy = 0; yy < g->in[1]; ++yy) {
-                ptrdiff_t oy = yy * g->st[1] + t1 * g->dil[1] - g->pb[1];
-                if (oy < 0 || oy >= g->out[1]) continue;
-                const float *xr = xc + (z * g->in[1] + yy) * g->in[2];
-                float *yr = yp + (oz * g->out[1] + oy) * g->out[2];
-                for (ptrdiff_t xi = xlo; xi < xhi; ++xi) yr[xi * g->st[2] + x0] += wv * xr[xi];
-              }
-            }
-          }
+          for (ptrdiff_t t2 = 0; t2 < g->k[2]; ++t2)
+            vkp_scatter_tap(yp, xc, wc[(t0 * g->k[1] + t1) * g->k[2] + t2], g, t0, t1, t2);
     }
   }
 }
@@ -162,20 +168,7 @@ static void vkp_col2im_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
       for (ptrdiff_t t1 = 0; t1 < g->k[1]; ++t1)
         for (ptrdiff_t t2 = 0; t2 < g->k[2]; ++t2) {
           ptrdiff_t t = (t0 * g->k[1] + t1) * g->k[2] + t2;
-          const float *cc = j->cols + (ocg * taps + t) * in_plane;
-          ptrdiff_t x0 = t2 * g->dil[2] - g->pb[2], xlo, xhi;
-          vkp_win_span(g->in[2], g->st[2], x0, g->out[2], &xlo, &xhi);
-          for (ptrdiff_t z = 0; z < g->in[0]; ++z) {
-            ptrdiff_t oz = z * g->st[0] + t0 * g->dil[0] - g->pb[0];
-            if (oz < 0 || oz >= g->out[0]) continue;
-            for (ptrdiff_t yy = 0; yy < g->in[1]; ++yy) {
-              ptrdiff_t oy = yy * g->st[1] + t1 * g->dil[1] - g->pb[1];
-              if (oy < 0 || oy >= g->out[1]) continue;
-              const float *cr = cc + (z * g->in[1] + yy) * g->in[2];
-              float *yr = yp + (oz * g->out[1] + oy) * g->out[2];
-              for (ptrdiff_t xi = xlo; xi < xhi; ++xi) yr[xi * g->st[2] + x0] += cr[xi];
-            }
-          }
+          vkp_scatter_tap(yp, j->cols + (ocg * taps + t) * in_plane, 1.0f, g, t0, t1, t2);
         }
   }
 }
