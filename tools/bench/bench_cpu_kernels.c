@@ -14,9 +14,13 @@
 // 3x3 stride-1 layers Winograd, reported at the direct FLOP count); OpenBLAS
 // gets the equivalent GEMM (Cout x OH*OW x C*KH*KW) with its im2col left out,
 // which flatters it.
-#define VKP_THREADS 1
+//
+// --threads N runs our kernels on the cpu target's own thread pool
+// (runtime/cpu/pool.c, N workers, the calling thread included), the pool a
+// stage built for N threads runs them on, and OpenBLAS on N threads.
 #include "codegen/c/prelude.c"
 #include "codegen/c/prelude_winograd4.c"
+#include "runtime/cpu/pool.h"
 
 #include <cblas.h>
 #include <stdio.h>
@@ -207,6 +211,16 @@ int main(int argc, char **argv) {
   if (threads < 1) threads = 1;
   vkp_bench_fix_openblas_core(argv);
   openblas_set_num_threads(threads);
+  vkp_cpu_pool_t *cpu_pool = NULL;
+  vkp_status_t pool_st = vkp_cpu_pool_create(threads, NULL, 0, &cpu_pool);
+  if (pool_st) {
+    fprintf(stderr, "bench_cpu_kernels: %s\n", vkp_status_message(pool_st));
+    vkp_status_free(pool_st);
+    return 1;
+  }
+  static vkp_pool_ref_t pool_ref;
+  pool_ref = (vkp_pool_ref_t){vkp_cpu_pool_run, cpu_pool, threads, 0};
+  vkp_pool = &pool_ref;
   float *scratch = vkp_bench_alloc((size_t)threads * VKP_GEMM_SCRATCH_FLOATS);
   printf("# ours: vector width %d floats, MR %d, NR %d; OpenBLAS core %s; "
          "threads %d\n",
@@ -370,5 +384,7 @@ int main(int argc, char **argv) {
     free(c.packed);
   }
   free(scratch);
+  vkp_pool = NULL;
+  vkp_cpu_pool_destroy(cpu_pool);
   return 0;
 }
