@@ -795,19 +795,24 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
     vkp_parallel_range(N, VKP_GRAIN(M * K), vkp_small_m_task, &j);
     return;
   }
-  // Split the columns in NR-aligned chunks; each worker packs its own
-  // panels in its own scratch.
-  // With fewer column panels than threads (a 7x7 layer has 4), the rows
-  // are split too, in chunks of at least 4 MR-row panels: each chunk packs
-  // its own copy of its B panels, a small cost against its rows' work.
+  // Split the output into cols x rows chunks: columns in NR-aligned chunks,
+  // rows in chunks of at least 4 MR-row panels. Each chunk reads all of A's
+  // rows in its row chunk and all of B's columns in its column chunk (and
+  // packs its own copy of those B panels), so a split moves about
+  // K * (cols * M + rows * N) floats: columns when B is the larger operand
+  // (activations times weights), rows when A is (a conv's weights against a
+  // 7x7 or 14x14 map: split by columns, every thread would stream all the
+  // weights). As many threads as the chunk limits allow, then the least
+  // traffic, then fewer row chunks.
   ptrdiff_t panels = (N + VKP_NR - 1) / VKP_NR;
+  ptrdiff_t row_limit = VKP_MAXZ((M + VKP_MR - 1) / VKP_MR / 4, (ptrdiff_t)1);
   ptrdiff_t nt = threads < vkp_workers() ? threads : vkp_workers();
-  ptrdiff_t cols = nt < panels ? nt : panels, rows = 1;
-  if (cols < nt) {
-    ptrdiff_t row_panels = (M + VKP_MR - 1) / VKP_MR;
-    rows = nt / cols;
-    if (rows > row_panels / 4) rows = row_panels / 4;
-    if (rows < 1) rows = 1;
+  ptrdiff_t cols = 1, rows = 1;
+  for (ptrdiff_t rc = 1; rc <= nt && rc <= row_limit; ++rc) {
+    ptrdiff_t cc = nt / rc < panels ? nt / rc : panels;
+    double cost = (double)cc * (double)M + (double)rc * (double)N;
+    double best = (double)cols * (double)M + (double)rows * (double)N;
+    if (cc * rc > cols * rows || (cc * rc == cols * rows && cost < best)) cols = cc, rows = rc;
   }
   if (cols * rows > 1 && (double)M * N * K > 1e6) {
     vkp_gemm_job_t j = {M, N, K, panels, cols, rows, alpha, a, rsa, csa, packed_a, b, c, ldc,
@@ -889,13 +894,13 @@ VKP_FN void vkp_winograd_prepack(ptrdiff_t M, ptrdiff_t C, const float *w,
     }
 }
 
-// Tile-row blocks first, first + step, ... of vkp_conv_winograd, `rpb` rows
-// each, in this thread's scratch; the GEMMs get `threads`.
+// Tile rows [r0, r1) of vkp_conv_winograd in blocks of at most `rpb` rows
+// (as even as they divide), in this thread's scratch; the GEMMs get `threads`.
 static void vkp__winograd_blocks(const float *x, float *y, const float *u,
                                  ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t M,
                                  ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t OH, ptrdiff_t OW,
                                  vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t batch,
-                                 ptrdiff_t rpb, ptrdiff_t first, ptrdiff_t step,
+                                 ptrdiff_t rpb, ptrdiff_t r0, ptrdiff_t r1,
                                  float *wscratch, float *gemm_scratch, int threads) {
   _Static_assert(VKP_VLEN <= 16, "Winograd padding assumes vectors of <= 16");
   const ptrdiff_t TH = VKP_WINO_TH(OH), TW = VKP_WINO_TW(OW);
@@ -918,8 +923,12 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
   if (zero > twe) zero = twe;
   if (zero < hi) zero = hi;
   memset(ev, 0, sizeof(float) * (size_t)(2 * (2 * rpb + 2) * twe));
-  for (ptrdiff_t th0 = first * rpb; th0 < TH; th0 += step * rpb) {
-    const ptrdiff_t nr = TH - th0 < rpb ? TH - th0 : rpb, nt = nr * TW;
+  (void)TH;
+  // Tile rows [r0, r1) in blocks of at most rpb rows, as even as can be.
+  const ptrdiff_t nb = (r1 - r0 + rpb - 1) / rpb;
+  for (ptrdiff_t blk = 0; blk < nb; ++blk) {
+    const ptrdiff_t th0 = r0 + (r1 - r0) * blk / nb;
+    const ptrdiff_t nr = r0 + (r1 - r0) * (blk + 1) / nb - th0, nt = nr * TW;
     const ptrdiff_t np = (nt + VKP_VLEN - 1) / VKP_VLEN * VKP_VLEN;
     // Input transform: split each padded input row into even and odd
     // columns, so the 4 columns of tile t are ev[t], od[t], ev[t+1], od[t+1].
@@ -1024,14 +1033,16 @@ typedef struct vkp_wino_job_t {
   ptrdiff_t C, H, W, M, PT, PL, OH, OW;
   vkp_epilogue_fn ep;
   const void *ep_ctx;
-  ptrdiff_t batch, rpb, step;
+  ptrdiff_t batch, rpb, step, TH;  // step: tasks; task t takes tile rows
+                                    // [TH * t / step, TH * (t + 1) / step)
   float *wscratch, *gemm_scratch;  // per worker
 } vkp_wino_job_t;
 
 static void vkp_wino_task(void *arg, ptrdiff_t t, int worker) {
   const vkp_wino_job_t *j = arg;
   vkp__winograd_blocks(j->x, j->y, j->u, j->C, j->H, j->W, j->M, j->PT, j->PL, j->OH,
-                       j->OW, j->ep, j->ep_ctx, j->batch, j->rpb, t, j->step,
+                       j->OW, j->ep, j->ep_ctx, j->batch, j->rpb, j->TH * t / j->step,
+                       j->TH * (t + 1) / j->step,
                        j->wscratch + worker * VKP_WINO_SCRATCH_FLOATS(j->C, j->M, j->OH, j->OW),
                        j->gemm_scratch + (ptrdiff_t)worker * VKP_GEMM_SCRATCH_FLOATS, 1);
 }
@@ -1042,8 +1053,9 @@ static void vkp_wino_task(void *arg, ptrdiff_t t, int worker) {
 // VKP_WINO_SCRATCH_FLOATS(C, M, OH, OW) floats, `gemm_scratch` what vkp_gemm
 // needs for `threads`. The epilogue sees row = output channel, columns =
 // output pixels, once per channel and block of output rows. With threads,
-// each task takes whole blocks of tile rows (transforms and GEMMs), so that
-// one wake-up of the pool serves the whole convolution.
+// each task takes an even share of the tile rows, contiguous, in blocks
+// (transforms and GEMMs), so that one wake-up of the pool serves the whole
+// convolution and no task waits on another's extra block.
 VKP_FN void vkp_conv_winograd(const float *x, float *y, const float *u,
                               ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t M,
                               ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t OH,
@@ -1053,15 +1065,15 @@ VKP_FN void vkp_conv_winograd(const float *x, float *y, const float *u,
   ptrdiff_t rpb = VKP_WINO_RPB(C, M, OH, OW);
   const ptrdiff_t TH = VKP_WINO_TH(OH);
   ptrdiff_t nt = threads < vkp_workers() ? threads : vkp_workers();
+  if (nt > TH) nt = TH;
   if (nt > 1 && (TH + nt - 1) / nt < rpb) rpb = (TH + nt - 1) / nt;  // a block each
-  if (nt > (TH + rpb - 1) / rpb) nt = (TH + rpb - 1) / rpb;
   if (nt > 1) {
     vkp_wino_job_t j = {x, u, y, C, H, W, M, PT, PL, OH, OW, ep, ep_ctx, batch,
-                        rpb, nt, wscratch, gemm_scratch};
+                        rpb, nt, TH, wscratch, gemm_scratch};
     vkp_parallel(nt, vkp_wino_task, &j);
     return;
   }
-  vkp__winograd_blocks(x, y, u, C, H, W, M, PT, PL, OH, OW, ep, ep_ctx, batch, rpb, 0, 1,
+  vkp__winograd_blocks(x, y, u, C, H, W, M, PT, PL, OH, OW, ep, ep_ctx, batch, rpb, 0, TH,
                        wscratch, gemm_scratch, threads);
 }
 

@@ -90,13 +90,13 @@ static inline __attribute__((always_inline)) void vkp__wino4_bt(vkp_vec_t *d0, v
   *d5 = r5;
 }
 
-// Tile-row blocks first, first + step, ... of vkp_conv_winograd4, `rpb`
-// rows each, in this thread's scratch; the GEMMs get `threads`.
+// Tile rows [r0, r1) of vkp_conv_winograd4 in blocks of at most `rpb` rows
+// (as even as they divide), in this thread's scratch; the GEMMs get `threads`.
 static void vkp__winograd4_blocks(const float *x, float *y, const float *u, ptrdiff_t C,
                                   ptrdiff_t H, ptrdiff_t W, ptrdiff_t M, ptrdiff_t PT,
                                   ptrdiff_t PL, ptrdiff_t OH, ptrdiff_t OW,
                                   vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t batch,
-                                  ptrdiff_t rpb, ptrdiff_t first, ptrdiff_t step,
+                                  ptrdiff_t rpb, ptrdiff_t r0, ptrdiff_t r1,
                                   float *wscratch, float *gemm_scratch, int threads) {
   _Static_assert(VKP_VLEN <= 16, "Winograd padding assumes vectors of <= 16");
   const ptrdiff_t TH = VKP_WINO4_TH(OH), TW = VKP_WINO4_TW(OW);
@@ -118,8 +118,12 @@ static void vkp__winograd4_blocks(const float *x, float *y, const float *u, ptrd
   if (zero > twe) zero = twe;
   if (zero < hi) zero = hi;
   memset(ph, 0, sizeof(float) * (size_t)(4 * prows * twe));
-  for (ptrdiff_t th0 = first * rpb; th0 < TH; th0 += step * rpb) {
-    const ptrdiff_t nr = TH - th0 < rpb ? TH - th0 : rpb, nt = nr * TW;
+  (void)TH;
+  // Tile rows [r0, r1) in blocks of at most rpb rows, as even as can be.
+  const ptrdiff_t nb = (r1 - r0 + rpb - 1) / rpb;
+  for (ptrdiff_t blk = 0; blk < nb; ++blk) {
+    const ptrdiff_t th0 = r0 + (r1 - r0) * blk / nb;
+    const ptrdiff_t nr = r0 + (r1 - r0) * (blk + 1) / nb - th0, nt = nr * TW;
     const ptrdiff_t np = (nt + VKP_VLEN - 1) / VKP_VLEN * VKP_VLEN;
     for (ptrdiff_t c = 0; c < C; ++c) {
       const float *xc = x + c * H * W;
@@ -229,7 +233,7 @@ static void vkp_wino4_task(void *arg, ptrdiff_t t, int worker) {
   const vkp_wino_job_t *j = arg;
   vkp__winograd4_blocks(
       j->x, j->y, j->u, j->C, j->H, j->W, j->M, j->PT, j->PL, j->OH, j->OW, j->ep, j->ep_ctx,
-      j->batch, j->rpb, t, j->step,
+      j->batch, j->rpb, j->TH * t / j->step, j->TH * (t + 1) / j->step,
       j->wscratch + worker * VKP_WINO4_SCRATCH_FLOATS(j->C, j->M, j->OH, j->OW),
       j->gemm_scratch + (ptrdiff_t)worker * VKP_GEMM_SCRATCH_FLOATS, 1);
 }
@@ -247,14 +251,14 @@ VKP_FN void vkp_conv_winograd4(const float *x, float *y, const float *u, ptrdiff
   ptrdiff_t rpb = VKP_WINO4_RPB(C, M, OH, OW);
   const ptrdiff_t TH = VKP_WINO4_TH(OH);
   ptrdiff_t nt = threads < vkp_workers() ? threads : vkp_workers();
+  if (nt > TH) nt = TH;
   if (nt > 1 && (TH + nt - 1) / nt < rpb) rpb = (TH + nt - 1) / nt;  // a block each
-  if (nt > (TH + rpb - 1) / rpb) nt = (TH + rpb - 1) / rpb;
   if (nt > 1) {
     vkp_wino_job_t j = {x, u, y, C, H, W, M, PT, PL, OH, OW, ep, ep_ctx, batch,
-                        rpb, nt, wscratch, gemm_scratch};
+                        rpb, nt, TH, wscratch, gemm_scratch};
     vkp_parallel(nt, vkp_wino4_task, &j);
     return;
   }
-  vkp__winograd4_blocks(x, y, u, C, H, W, M, PT, PL, OH, OW, ep, ep_ctx, batch, rpb, 0, 1,
+  vkp__winograd4_blocks(x, y, u, C, H, W, M, PT, PL, OH, OW, ep, ep_ctx, batch, rpb, 0, TH,
                         wscratch, gemm_scratch, threads);
 }

@@ -136,6 +136,11 @@ Test(cpu_threads, convolutions, .timeout = 240) {
   // split across the threads instead.
   g_in(g, "xd", F32, 4, SH(1, 64, 7, 7));
   conv(g, &rng, "xd", "deep", 64, 192, 3, 2, 1, 1, true);
+  // Two column panels (7x7 = 49 pixels) under weights of 256 rows: the
+  // weights are the larger operand, so the rows are split (three ways)
+  // rather than the two panels.
+  g_in(g, "xm", F32, 4, SH(1, 32, 14, 14));
+  conv(g, &rng, "xm", "rows", 32, 256, 3, 2, 1, 1, false);
   // A transposed convolution as GEMM + col2im (DCGAN's 4x4, stride 2).
   g_in(g, "xt", F32, 4, SH(1, 32, 8, 8));
   g_const(g, &rng, "wt", 4, SH(32, 16, 4, 4), -0.5f, 0.5f);
