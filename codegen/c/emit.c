@@ -642,7 +642,7 @@ static void vkp__emit_ep_args(vkp__cg_t *cg, const vkp__group_t *gr,
 static void vkp__emit_scratch_term(vkp__cg_t *cg, const char *var, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void vkp__emit_scratch_term(vkp__cg_t *cg, const char *var, const char *fmt, ...) {
-  char term[256];
+  char term[320];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(term, sizeof term, fmt, ap);
@@ -1570,6 +1570,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   size_t family_scratch = 0;
   bool after_gemm = false, can_fail = false;
   char fail_message[sizeof ((vkp__c_kernel_t *)0)->fail_message] = "";
+  char scratch_expr[sizeof ((vkp__c_kernel_t *)0)->scratch_expr] = "";
   if (family) {
     vkp__c_kernel_t k = {.graph = g, .node = rn, .out = cg->vname[out_v],
                          .threads = cg->threads, .body = &family_body, .pre = &pre,
@@ -1584,6 +1585,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
       k.out_ext[i] = cg->ename[rn->outputs[i]];
     st = family(&k);
     family_scratch = k.scratch_floats;
+    memcpy(scratch_expr, k.scratch_expr, sizeof scratch_expr);
     after_gemm = k.after_gemm_scratch;
     can_fail = k.can_fail;
     memcpy(fail_message, k.fail_message, sizeof fail_message);
@@ -1596,7 +1598,10 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
       return vkp_status_annotate(st, "node '%s' (%s)", rn->name,
                                  vkp_op_name(rn->op));
     }
-    if (family_scratch)
+    if (scratch_expr[0])
+      vkp__emit_scratch_term(cg, after_gemm ? "wino" : "loop", "%zu + (size_t)(%s)",
+                             family_scratch, scratch_expr);
+    else if (family_scratch)
       vkp__emit_scratch_term(cg, after_gemm ? "wino" : "loop", "%zu", family_scratch);
   }
   if (gr->anchor >= 0) {

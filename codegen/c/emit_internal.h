@@ -53,6 +53,10 @@ typedef struct vkp__c_kernel_t {
   int32_t threads;                   // the stage's thread count
   vkp__sb_t *body;                   // where the body goes
   size_t scratch_floats;             // set by the emitter; 0: no scratch
+  // More scratch floats, after those: a C expression over the prelude's
+  // size macros and VKP_STAGE_THREADS, which the generated source
+  // evaluates (per-thread kernel scratch); "" for none.
+  char scratch_expr[160];
   // Set by an emitter that calls vkp_gemm: `scratch` then starts with the
   // GEMM's packing scratch (VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS
   // floats) and the emitter's scratch_floats follow it.

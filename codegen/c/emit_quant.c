@@ -309,6 +309,50 @@ static vkp_status_t vkp__emit_qconv(vkp__c_kernel_t *k, bool qlinear) {
   char zx[128], zw[128], plane[256];
   vkp__param(zx, sizeof zx, k, izx, "0");
   vkp__param(zw, sizeof zw, k, izw, "im");
+  if (qlinear && group == C && M == C && CG == 1 && KH * KW <= 121 &&
+      strides[0] * strides[1] <= 16 &&
+      (y->dtype == VKP_DTYPE_INT8 || y->dtype == VKP_DTYPE_UINT8)) {
+    // Depthwise: the float depthwise kernel on exact integer values
+    // (vkp_q_conv_depthwise, prelude_quant.c); windows of at most 121 taps,
+    // so every partial sum stays exact in float.
+    const char *lo, *hi;
+    vkp__range(y->dtype, &lo, &hi);
+    char sw[128];
+    vkp__param(sw, sizeof sw, k, 4, "im");
+    int64_t KK = KH * KW, wf_floats = (C * KK + 15) / 16 * 16;
+    bool bias = n->n_inputs > 8 && k->in[8];
+    vkp__sb_printf(k->body,
+                   "  float *lwf = scratch, *lmu = scratch + %lld;\n"
+                   "  for (ptrdiff_t im = 0; im < %lld; ++im) {\n"
+                   "    const int32_t lzw = (int32_t)%s;\n"
+                   "    for (ptrdiff_t it = 0; it < %lld; ++it)\n"
+                   "      lwf[im * %lld + it] = (float)((int32_t)%s[im * %lld + it] - lzw);\n"
+                   "    lmu[im] = %s[0] * %s / %s[0];\n"
+                   "  }\n",
+                   (long long)wf_floats, (long long)C, zw, (long long)KK, (long long)KK,
+                   k->in[iw], (long long)KK, k->in[1], sw, k->in[6]);
+    vkp__sb_printf(
+        k->body,
+        "  for (ptrdiff_t ib = 0; ib < %lld; ++ib)\n"
+        "    vkp_q_conv_depthwise((const char *)%s + ib * %lld, %d, (int32_t)%s, lwf, %s, lmu,\n"
+        "                         (float)%s[0], %s, %s, (char *)%s + ib * %lld, %d, %lld, %lld,\n"
+        "                         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,\n"
+        "                         %lld, scratch + %lld);\n",
+        (long long)N, k->in[0], (long long)(C * H * W), x->dtype == VKP_DTYPE_INT8, zx,
+        bias ? k->in[8] : "NULL", k->in[7], lo, hi, k->out, (long long)(C * OH * OW),
+        y->dtype == VKP_DTYPE_INT8, (long long)C, (long long)H, (long long)W, (long long)KH,
+        (long long)KW, (long long)strides[0], (long long)strides[1], (long long)pads[0],
+        (long long)pads[1], (long long)dil[0], (long long)dil[1], (long long)OH,
+        (long long)OW, (long long)(wf_floats + (C + 15) / 16 * 16));
+    k->scratch_floats = (size_t)(wf_floats + (C + 15) / 16 * 16);
+    snprintf(k->scratch_expr, sizeof k->scratch_expr,
+             "VKP_STAGE_THREADS * VKP_Q_DW_WORKER_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld, "
+             "%lld, %lld, %lld, %lld)",
+             (long long)H, (long long)W, (long long)KH, (long long)KW, (long long)strides[0],
+             (long long)strides[1], (long long)dil[0], (long long)dil[1], (long long)OH,
+             (long long)OW);
+    return NULL;
+  }
   if (qlinear) snprintf(plane, sizeof plane, "(int32_t *)scratch");
   else snprintf(plane, sizeof plane, "%s + (ib * %lld + im) * %lld", k->out, (long long)M,
                 (long long)(OH * OW));

@@ -622,3 +622,102 @@ VKP_FN void vkp_q_matmul(const void *a, int a_signed, int32_t za, const void *b,
 #endif
   VKP_Q_SPLIT(NT * j.MT, VKP_GRAIN(VKP_QM_MR * 16 * K4), vkp_q_mm_blocks_c, &j);
 }
+
+// ---------------------------------------------------------------------------
+// Depthwise qlinear_conv of one image (group = C = M) through the float
+// depthwise kernel: per channel, the input plane becomes floats x - x_zp and
+// the weights w - w_zp (`wf`, C * KH * KW floats made by the caller), the
+// float kernel sums the taps, and the sum plus the bias is requantized.
+// Every product is an integer of at most 255 * 255 in magnitude and every
+// partial sum of at most KH * KW of them stays below 2^24 when the window
+// has at most 258 taps (the caller checks), so float arithmetic gives the
+// exact int32 sums in any order: the results are those of the integer loop,
+// bit for bit, at the float kernel's speed.
+// Scratch per worker: VKP_Q_DW_WORKER_FLOATS(...).
+#define VKP_Q_DW_WORKER_FLOATS(H, W, KH, KW, SH, SW, DH, DW, OH, OW)                    \
+  ((((ptrdiff_t)(H) * (W) + 15) / 16 * 16) + (((ptrdiff_t)(OH) * (OW) + 15) / 16 * 16) + \
+   VKP_DW_SCRATCH_FLOATS(KH, KW, SH, SW, DH, DW, OH, OW) + 16)
+// The window sizes this path takes (the others run the integer loop).
+#define VKP_Q_DW_MAX_TAPS 121
+
+// y[q] = requant(sum[q] + b) for exact integer sums held as floats, as
+// vkp_q_requant computes it (the sum and the product in double), in a loop
+// the compiler vectorises; a multiplier that is not finite (a zero output
+// scale) takes vkp_q_requant itself, for its NaN rule.
+static void vkp_q_requant_sums(const float *restrict sum, int32_t b, float mult, float zp,
+                               float lo, float hi, void *restrict y, int y_int8,
+                               ptrdiff_t n) {
+  const double m = (double)mult, z = (double)zp, l = (double)lo, h = (double)hi;
+  if (!(m - m == 0.0)) {
+    for (ptrdiff_t q = 0; q < n; ++q) {
+      float r = vkp_q_requant((int32_t)sum[q] + b, mult, zp, lo, hi);
+      if (y_int8) ((int8_t *)y)[q] = (int8_t)r;
+      else ((uint8_t *)y)[q] = (uint8_t)r;
+    }
+    return;
+  }
+  if (y_int8) {
+    int8_t *restrict yo = y;
+    for (ptrdiff_t q = 0; q < n; ++q) {
+      double v = nearbyint(((double)sum[q] + (double)b) * m) + z;
+      v = v < l ? l : v;
+      v = v > h ? h : v;
+      yo[q] = (int8_t)(int32_t)v;
+    }
+  } else {
+    uint8_t *restrict yo = y;
+    for (ptrdiff_t q = 0; q < n; ++q) {
+      double v = nearbyint(((double)sum[q] + (double)b) * m) + z;
+      v = v < l ? l : v;
+      v = v > h ? h : v;
+      yo[q] = (uint8_t)(int32_t)v;
+    }
+  }
+}
+
+typedef struct vkp_q_dw_job_t {
+  const void *x;
+  int x_int8;
+  int32_t zx;
+  const float *wf, *mult;  // C * KH * KW weights; C multipliers
+  const int32_t *bias;     // C, or NULL
+  float zy, lo, hi;
+  void *y;
+  int y_int8;
+  ptrdiff_t H, W, KH, KW, SH, SW, PT, PL, DH, DW, OH, OW;
+  float *scratch;  // VKP_Q_DW_WORKER_FLOATS per worker
+} vkp_q_dw_job_t;
+
+static void vkp_q_dw_task(void *ctx, ptrdiff_t c0, ptrdiff_t c1, int worker) {
+  const vkp_q_dw_job_t *j = ctx;
+  const ptrdiff_t HW = j->H * j->W, P = j->OH * j->OW;
+  float *xf = (float *)(((uintptr_t)(j->scratch + worker * VKP_Q_DW_WORKER_FLOATS(
+                                         j->H, j->W, j->KH, j->KW, j->SH, j->SW, j->DH,
+                                         j->DW, j->OH, j->OW)) + 63) & ~(uintptr_t)63);
+  float *yf = xf + (HW + 15) / 16 * 16, *dws = yf + (P + 15) / 16 * 16;
+  for (ptrdiff_t c = c0; c < c1; ++c) {
+    if (j->x_int8) {
+      const int8_t *xc = (const int8_t *)j->x + c * HW;
+      for (ptrdiff_t i = 0; i < HW; ++i) xf[i] = (float)((int32_t)xc[i] - j->zx);
+    } else {
+      const uint8_t *xc = (const uint8_t *)j->x + c * HW;
+      for (ptrdiff_t i = 0; i < HW; ++i) xf[i] = (float)((int32_t)xc[i] - j->zx);
+    }
+    vkp__dw_channels(xf, j->wf + c * j->KH * j->KW, yf, 1, j->H, j->W, j->KH, j->KW, j->SH,
+                     j->SW, j->PT, j->PL, j->DH, j->DW, j->OH, j->OW, NULL, NULL, 0, dws, 0,
+                     1);
+    vkp_q_requant_sums(yf, j->bias ? j->bias[c] : 0, j->mult[c], j->zy, j->lo, j->hi,
+                       (char *)j->y + c * P, j->y_int8, P);
+  }
+}
+
+VKP_FN void vkp_q_conv_depthwise(const void *x, int x_int8, int32_t zx, const float *wf,
+                                 const int32_t *bias, const float *mult, float zy, float lo,
+                                 float hi, void *y, int y_int8, ptrdiff_t C, ptrdiff_t H,
+                                 ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                                 ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
+                                 ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW, float *scratch) {
+  vkp_q_dw_job_t j = {x,  x_int8, zx, wf, mult, bias, zy, lo, hi, y,  y_int8, H,
+                      W,  KH,     KW, SH, SW,   PT,   PL, DH, DW, OH, OW,     scratch};
+  VKP_Q_SPLIT(C, VKP_GRAIN(OH * OW * KH * KW + H * W), vkp_q_dw_task, &j);
+}

@@ -208,6 +208,16 @@ def generate(w):
     x = w.f32(1, 8, 16, 16, lo=-1.0, hi=1.0)
     gen_qdq(w, "qdq_conv_u8_split", x, w.f32(32, 8, 3, 3, lo=-0.5, hi=0.5),
             w.f32(32, lo=-0.3, hi=0.3), np.uint8, True, True, True)
+    # Depthwise (group = channels), as MobileNets quantize: uint8
+    # activations, per-channel weights with zero points, bias, Relu folded,
+    # 48 channels (split across threads); int8 activations, a 5x5 window at
+    # stride 2, per-tensor weights, no bias.
+    x = w.f32(1, 48, 8, 9, lo=-1.0, hi=1.5)
+    gen_qdq(w, "qdq_conv_depthwise_u8", x, w.f32(48, 1, 3, 3, lo=-0.6, hi=0.6),
+            w.f32(48, lo=-0.3, hi=0.3), np.uint8, True, True, True, group=48, w_zero=True)
+    x = w.f32(1, 12, 11, 10, lo=-1.0, hi=1.0)
+    gen_qdq(w, "qdq_conv_depthwise_s8_5x5", x, w.f32(12, 1, 5, 5, lo=-0.5, hi=0.5), None,
+            np.int8, False, False, True, pad=2, stride=2, group=12)
     # A Relu before a quantizer whose zero point is not the lowest value:
     # not folded (the float Conv runs between the quantizers).
     x = w.f32(1, 3, 6, 6, lo=-1.0, hi=1.0)

@@ -30,6 +30,8 @@ static const qdq_case_t qdq_cases[] = {
     {"qdq_gemm_t_u8_per_channel", VKP_OP_QLINEAR_MATMUL, 0.1},
     {"qdq_gemm_s8_relu", VKP_OP_QLINEAR_MATMUL, 0.1},
     {"qdq_conv_u8_split", VKP_OP_QLINEAR_CONV, 0.1},
+    {"qdq_conv_depthwise_u8", VKP_OP_QLINEAR_CONV, 0.1},
+    {"qdq_conv_depthwise_s8_5x5", VKP_OP_QLINEAR_CONV, 0.05},
 };
 
 // Cases [from, to) of qdq_cases.
@@ -68,7 +70,14 @@ static void qdq_check_cases(size_t from, size_t to) {
 Test(onnx_qdq, folded_into_integer_ops_bit_exact, .timeout = 240) { qdq_check_cases(0, 5); }
 
 Test(onnx_qdq, gemm_and_bias_add_folded_bit_exact, .timeout = 240) {
-  qdq_check_cases(5, sizeof qdq_cases / sizeof *qdq_cases);
+  qdq_check_cases(5, 9);
+}
+
+// Depthwise (group = channels): the cpu target sums the taps with its float
+// depthwise kernel on the exact integer values (vkp_q_conv_depthwise), so
+// the results must still be the integers' to the bit.
+Test(onnx_qdq, depthwise_folded_bit_exact, .timeout = 240) {
+  qdq_check_cases(9, sizeof qdq_cases / sizeof *qdq_cases);
 }
 
 // zy above the dtype's lowest value: Relu clamps at a real 0 the
