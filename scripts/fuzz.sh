@@ -9,7 +9,8 @@
 #
 # READER: json onnx npy plan vkp (default: all). The build directory
 # (default build-fuzz) is configured with clang, -DVKPIPE_FUZZ=ON and
-# address,undefined sanitizers when it has no fuzz targets yet. Each reader
+# address,undefined sanitizers when new, and the readers' fuzz targets are
+# rebuilt first whenever the source is newer. Each reader
 # runs for N seconds (default 60) in a scratch copy of its corpus; --merge
 # adds the inputs that found new coverage to the kept corpus (minimised by
 # libFuzzer's -merge). A crash, leak or timeout is saved under
@@ -35,14 +36,16 @@ while [[ $# -gt 0 ]]; do
 done
 [[ ${#readers[@]} -gt 0 ]] || readers=(json onnx npy plan vkp)
 
-if [[ ! -x "$build_dir/tests/fuzz/fuzz_${readers[0]}" ]]; then
+if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
   command -v clang >/dev/null || { echo "fuzz.sh: needs clang (apt-get install clang)" >&2; exit 2; }
   cmake -S . -B "$build_dir" -DCMAKE_C_COMPILER=clang -DVKPIPE_FUZZ=ON \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  targets=()
-  for r in "${readers[@]}"; do targets+=("fuzz_$r"); done
-  cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]}"
 fi
+# Always brought up to date (a no-op when it is): fuzzing a binary older
+# than the source reports what the source has already fixed.
+targets=()
+for r in "${readers[@]}"; do targets+=("fuzz_$r"); done
+cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]}" >/dev/null
 
 export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 status=0
