@@ -18,7 +18,7 @@
 #include "graph/onnx_internal.h"
 
 // Folded tensors beyond this many bytes are refused rather than allocated.
-#define VKP__FOLD_MAX_BYTES ((size_t)256 << 20)
+#define VKP__FOLD_MAX_BYTES VKP__ONNX_MADE_MAX_BYTES
 
 vkp_status_t vkp__onnx_fold_ir_node(vkp__onnx_ctx_t *ctx, int32_t index,
                                     bool *out_folded) {

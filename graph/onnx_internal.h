@@ -31,6 +31,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// The most bytes a constant the importer makes itself (a fold, a mask, a
+// table) may hold: a model asking for more is refused before anything is
+// allocated.
+#define VKP__ONNX_MADE_MAX_BYTES ((size_t)256 << 20)
+
 #include "base/strmap.h"
 #include "graph/bind.h"
 #include "onnx/onnx.pb-c.h"

@@ -270,6 +270,15 @@ static vkp_status_t vkp__extent_mask(vkp__onnx_ctx_t *ctx, const vkp__shape_expr
   if (widen) {
     vkp__onnx_tensor_t ones = {0};
     for (int32_t d = 0; d < e->n; ++d) shape[d] = d == pos ? 1 : e->d[d].value;
+    size_t bytes = 0;
+    if (!vkp_shape_numel(e->n, shape, 1, &bytes) || bytes > VKP__ONNX_MADE_MAX_BYTES) {
+      char s_buf[160];
+      return vkp_status_make(VKP_STATUS_OUT_OF_RANGE,
+                             "a shape with one run-time entry, %s around it, is larger than "
+                             "the %zu MiB a constant made at import may hold",
+                             vkp_shape_format(e->n, shape, s_buf, sizeof s_buf),
+                             VKP__ONNX_MADE_MAX_BYTES >> 20);
+    }
     VKP_RETURN_IF_ERROR(vkp__onnx_tensor_alloc(&ones, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL,
                                                e->n, shape));
     memset(ones.data, 1, ones.nbytes);
