@@ -1422,6 +1422,9 @@ vkp_status_t vkp__map_split(vkp__onnx_ctx_t *ctx) {
   int64_t sum = 0;
   for (int32_t i = 0; i < n; ++i) {
     if (sizes[i] < 0) return VKP__ONNX_INVALID("negative split size");
+    if (sizes[i] > dim - sum)  // (also keeps the sum from overflowing)
+      return VKP__ONNX_INVALID("split sizes add up to more than the axis's %lld",
+                               (long long)dim);
     sum += sizes[i];
   }
   if (sum != dim)

@@ -140,7 +140,10 @@ static vkp_status_t vkp__split_to_sequence(vkp__onnx_ctx_t *ctx) {
                : dim - i * chunk < chunk ? dim - i * chunk
                                          : chunk;
     if (sizes[i] < 0) st = VKP__ONNX_INVALID("negative split size");
-    sum += sizes[i];
+    else if (sizes[i] > dim - sum)  // (also keeps the sum from overflowing)
+      st = VKP__ONNX_INVALID("split sizes add up to more than the axis's %lld",
+                             (long long)dim);
+    else sum += sizes[i];
   }
   if (!st && sum != dim)
     st = VKP__ONNX_INVALID("split sizes add up to %lld, the axis has %lld",
