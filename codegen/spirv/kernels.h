@@ -307,6 +307,10 @@ bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n,
 vkp_status_t vkp__spv_emit_arg(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_loss(vkp__emit_t *e, const vkp_node_t *n);
+// A reduced loss sums every position in one invocation (softmax's loops
+// over the classes inside): refused past the loop budget.
+bool vkp__spv_check_loss(const vkp_graph_t *g, const vkp_node_t *n,
+                         uint32_t loop_budget, char *reason, size_t reason_size);
 // Recurrent ops: lstm, gru, rnn (kernels_rnn.c); the state must fit 16 KiB
 // of shared memory (vkp__spv_check_rnn).
 vkp_status_t vkp__spv_emit_rnn(vkp__emit_t *e, const vkp_node_t *n);
@@ -329,6 +333,10 @@ vkp_status_t vkp__spv_emit_eye_like(vkp__emit_t *e, const vkp_node_t *n);
 // Fourier transforms: dft, stft (kernels_signal.c), float32.
 vkp_status_t vkp__spv_emit_dft(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_stft(vkp__emit_t *e, const vkp_node_t *n);
+// One invocation per bin sums its whole line (or frame): refused when the
+// line passes the loop budget.
+bool vkp__spv_check_signal(const vkp_graph_t *g, const vkp_node_t *n,
+                           uint32_t loop_budget, char *reason, size_t reason_size);
 // det (kernels_signal.c): matrices of at most 16 x 16 (vkp__spv_check_det).
 vkp_status_t vkp__spv_emit_det(vkp__emit_t *e, const vkp_node_t *n);
 bool vkp__spv_check_det(const vkp_graph_t *g, const vkp_node_t *n,

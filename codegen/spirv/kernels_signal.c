@@ -56,6 +56,27 @@ vkp_status_t vkp__spv_emit_stft(vkp__emit_t *e, const vkp_node_t *n) {
   return NULL;
 }
 
+bool vkp__spv_check_signal(const vkp_graph_t *g, const vkp_node_t *n,
+                           uint32_t loop_budget, char *reason, size_t reason_size) {
+  const vkp_value_t *x = vkp__spv_input(g, n, 0);
+  uint64_t line;
+  if (n->op == VKP_OP_STFT) {
+    line = (uint64_t)vkp_node_int(n, "frame_length");
+  } else {
+    int32_t axis = (int32_t)vkp_node_int(n, "axis");
+    uint64_t len = (uint64_t)vkp_node_int(n, "length");
+    uint64_t l_in = axis >= 0 && axis < x->rank ? (uint64_t)x->shape[axis] : 0;
+    line = l_in < len ? l_in : len;
+  }
+  if (!loop_budget || line <= loop_budget) return true;
+  snprintf(reason, reason_size,
+           "%s over lines of %llu samples: one invocation of the Vulkan kernel sums a "
+           "whole line, and lavapipe's compiler cuts a shader's loops at %u iterations "
+           "(the rest of the line would be left out)",
+           vkp_op_name(n->op), (unsigned long long)line, loop_budget);
+  return false;
+}
+
 bool vkp__spv_check_det(const vkp_graph_t *g, const vkp_node_t *n,
                         uint32_t loop_budget, char *reason, size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0);

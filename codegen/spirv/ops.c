@@ -169,8 +169,8 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_EXPAND] = {true, NULL, vkp__spv_emit_remap, vkp__spv_check_remap, .ints = true, .bool_values = true, .narrow = true, .f64 = true},
     [VKP_OP_TRILU] = {true, NULL, vkp__spv_emit_trilu, .narrow = true, .f64 = true, .ints = true},
     [VKP_OP_GRID_SAMPLE] = {true, NULL, vkp__spv_emit_grid_sample, vkp__spv_check_grid_sample},
-    [VKP_OP_DFT] = {true, NULL, vkp__spv_emit_dft},
-    [VKP_OP_STFT] = {true, NULL, vkp__spv_emit_stft},
+    [VKP_OP_DFT] = {true, NULL, vkp__spv_emit_dft, vkp__spv_check_signal},
+    [VKP_OP_STFT] = {true, NULL, vkp__spv_emit_stft, vkp__spv_check_signal},
     [VKP_OP_DET] = {true, NULL, vkp__spv_emit_det, vkp__spv_check_det},
     [VKP_OP_EYE_LIKE] = {true, NULL, vkp__spv_emit_eye_like, .bool_values = true,
                          .ints = true},
@@ -212,8 +212,8 @@ static const vkp__glsl_op_t vkp__glsl_ops[VKP_OP_COUNT] = {
     [VKP_OP_ARG_MIN] = {true, NULL, vkp__spv_emit_arg, .ints = true},
     [VKP_OP_TOP_K] = {true, NULL, vkp__spv_emit_top_k, .ints = true, .all_outputs = true},
     // Labels (input 1) are indices; softmax's log_prob output a second dispatch.
-    [VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS] = {true, NULL, vkp__spv_emit_loss, NULL, 1u << 1},
-    [VKP_OP_SOFTMAX_CROSS_ENTROPY_LOSS] = {true, NULL, vkp__spv_emit_loss, NULL, 1u << 1,
+    [VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS] = {true, NULL, vkp__spv_emit_loss, vkp__spv_check_loss, 1u << 1},
+    [VKP_OP_SOFTMAX_CROSS_ENTROPY_LOSS] = {true, NULL, vkp__spv_emit_loss, vkp__spv_check_loss, 1u << 1,
                                            .all_outputs = true},
 };
 

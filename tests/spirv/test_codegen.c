@@ -365,6 +365,51 @@ Test(spirv_codegen, pool_and_cum_sum_refused_past_the_loop_budget, .timeout = 30
   }
 }
 
+// A reduced loss sums every position in one invocation, and dft / stft sum
+// a whole line per bin: on lavapipe a 70,000-position NLL came out 10% off
+// and softmax cross-entropy 6% (the positions past 65535 left out), and
+// softmax cross-entropy over 200 positions of 1000 classes 80% (class
+// loops past 32 count too), so these are refused past the budget;
+// reduction "none", 60,000 positions of 3 classes and a 60,000-sample line
+// are taken.
+Test(spirv_codegen, loss_and_dft_refused_past_the_loop_budget, .timeout = 30) {
+  struct {
+    vkp_op_t op;
+    int64_t len;            // positions or line length (negative: positions of 1000 classes)
+    const char *reduction;  // losses
+    bool ok;
+  } cases[] = {{VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, 70000, "mean", false},
+               {VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, 70000, "none", true},
+               {VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, 60000, "sum", true},
+               {VKP_OP_SOFTMAX_CROSS_ENTROPY_LOSS, 70000, "sum", false},
+               {VKP_OP_SOFTMAX_CROSS_ENTROPY_LOSS, 60000, "mean", true},
+               {VKP_OP_SOFTMAX_CROSS_ENTROPY_LOSS, -200, "sum", false},  // 1000 classes
+               {VKP_OP_DFT, 70000, NULL, false},
+               {VKP_OP_DFT, 60000, NULL, true}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    vkp_graph_t *g;
+    VKP_TEST_OK(vkp_graph_create("long", &g));
+    bool dft = cases[k].op == VKP_OP_DFT;
+    int64_t len = cases[k].len < 0 ? -cases[k].len : cases[k].len;
+    int64_t xs[3] = {1, len, 1}, ls[1] = {len};
+    if (!dft) xs[0] = len, xs[1] = cases[k].len < 0 ? 1000 : 3;
+    VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, dft ? 3 : 2, xs, NULL));
+    if (!dft) VKP_TEST_OK(vkp_graph_add_input(g, "l", VKP_DTYPE_INT64, 1, ls, NULL));
+    const char *in[] = {"x", "l"}, *out[] = {"y"};
+    vkp_attr_t attrs[1] = {{.name = "reduction", .kind = VKP_ATTR_STRING,
+                            .s = cases[k].reduction}};
+    VKP_TEST_OK(vkp_graph_add_node(g, "n", cases[k].op, dft ? 1 : 2, in, 1, out, dft ? 0 : 1,
+                                   attrs, NULL));
+    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+    VKP_TEST_OK(vkp_graph_validate(g));
+    char reason[320] = "";
+    bool ok = vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason);
+    cr_assert_eq(ok, cases[k].ok, "case %d: %s", (int)k, reason);
+    if (!ok) cr_assert(strstr(reason, "65535") != NULL, "reason: %s", reason);
+    vkp_graph_destroy(g);
+  }
+}
+
 // Attention walks every key per invocation (and per key D + 2 DV steps):
 // 512 keys at D = DV = 64 (BERT's longest sequences) gave wrong rows on
 // lavapipe and are refused with the reason; 330 keys (63,818 iterations,
