@@ -44,6 +44,7 @@ typedef struct bench_args_t {
   const char *trace_path;
   const char *synthetic;
   int32_t ranks;             // --ranks: synthetic stages over MPI ranks
+  int32_t numel;             // --numel: float32 elements of a synthetic tensor
   bool json;
   bool progress;             // resolved: a terminal and not --json
   bool no_single;            // skip the single-target runs
@@ -84,6 +85,8 @@ static void bench_usage(FILE *out) {
           "'name:1ms,name:500us,...'\n"
           "  --ranks N          spread the --synthetic stages over N MPI ranks\n"
           "                     (under mpirun -np N; docs/scale-out.md)\n"
+          "  --numel N          float32 elements of the tensor between --synthetic\n"
+          "                     stages (default 16)\n"
           "  --no-single        skip the single-target comparison runs\n"
           VKP_TOOL_LOAD_HELP
           VKP_TOOL_TRUST_HELP
@@ -109,6 +112,7 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   memset(a, 0, sizeof(*a));
   a->policy = "auto";
   a->frames = 100;
+  a->numel = 16;
   a->warmup = 10;
   for (int i = 1; i < argc; ++i) {
     bool load_option;
@@ -201,6 +205,13 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
     } else if (!strcmp(arg, "--synthetic")) {
       BENCH_NEED_VALUE();
       a->synthetic = val;
+    } else if (!strcmp(arg, "--numel")) {
+      BENCH_NEED_VALUE();
+      if (!bench_parse_int(val, 1, 1 << 28, &a->numel)) {
+        fprintf(stderr, "vkpipe-bench: --numel wants a count from 1 to %d, got '%s'\n",
+                1 << 28, val);
+        return BENCH_EXIT_USAGE;
+      }
     } else if (!strcmp(arg, "--assign")) {
       BENCH_NEED_VALUE();
       if (a->n_assigns == BENCH_MAX_ASSIGNS) {
@@ -231,6 +242,10 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   }
   if (!a->model == !a->synthetic) {
     fprintf(stderr, "vkpipe-bench: give a MODEL or --synthetic SPEC (try --help)\n");
+    return BENCH_EXIT_USAGE;
+  }
+  if (a->numel != 16 && !a->synthetic) {
+    fprintf(stderr, "vkpipe-bench: --numel goes with --synthetic\n");
     return BENCH_EXIT_USAGE;
   }
   if (a->ranks > 1 && !a->synthetic) {
@@ -480,29 +495,35 @@ static vkp_status_t bench_synthetic_ranks(const bench_args_t *a, int32_t n,
   if (bench_parse_synthetic(a->synthetic, stages, labels, &n_parsed) != 0)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "bad --synthetic");
   for (int mode = 0; mode < 2; ++mode)
-    VKP_RETURN_IF_ERROR(vkp_mpi_serve_synthetic(stages, ranks, n, 16));
+    VKP_RETURN_IF_ERROR(vkp_mpi_serve_synthetic(stages, ranks, n, a->numel));
   return bench_serve_hop();
 }
 
-// The hop measurement: a one-stage, zero-cost pipeline on rank 1 against the
-// same on rank 0, next to plain MPI ping-pong of the same payload (64 bytes).
+// The hop measurements: a one-stage, zero-cost pipeline on rank 1 against
+// the same on rank 0, next to plain MPI ping-pong of the same payload: 64
+// bytes for the latency, 4 MiB for the bandwidth (the payload goes to rank
+// 1 and back, so a frame moves it twice).
 static const vkp_pipeline_synthetic_stage_t bench_hop_stage = {
     VKP_PIPELINE_SYNTHETIC_SLEEP, 0};
+#define BENCH_HOP_SMALL 16             // floats: 64 B
+#define BENCH_HOP_LARGE (1 << 20)      // floats: 4 MiB
 
 static vkp_status_t bench_serve_hop(void) {
-  VKP_RETURN_IF_ERROR(vkp_mpi_pingpong(1, 64, 1000, NULL));
   int32_t one = 1;
-  return vkp_mpi_serve_synthetic(&bench_hop_stage, &one, 1, 16);
+  VKP_RETURN_IF_ERROR(vkp_mpi_pingpong(1, 4 * BENCH_HOP_SMALL, 1000, NULL));
+  VKP_RETURN_IF_ERROR(vkp_mpi_serve_synthetic(&bench_hop_stage, &one, 1, BENCH_HOP_SMALL));
+  VKP_RETURN_IF_ERROR(vkp_mpi_pingpong(1, 4 * BENCH_HOP_LARGE, 50, NULL));
+  return vkp_mpi_serve_synthetic(&bench_hop_stage, &one, 1, BENCH_HOP_LARGE);
 }
 
-static vkp_status_t bench_hop_latency(int32_t rank, int32_t frames, double *out_s) {
+static vkp_status_t bench_hop_latency(int32_t rank, int32_t numel, int32_t frames,
+                                      double *out_s) {
   vkp_pipeline_t *pipe = NULL;
   VKP_RETURN_IF_ERROR(vkp_pipeline_create_synthetic_ranks(&bench_hop_stage, &rank,
-                                                          1, 16, NULL, &pipe));
-  int64_t shape[1] = {16};
-  float data[16] = {0};
+                                                          1, numel, NULL, &pipe));
+  int64_t shape[1] = {numel};
   vkp_tensor_t x, y;
-  vkp_status_t st = vkp_tensor_init_view(&x, VKP_DTYPE_FLOAT32, 1, shape, data);
+  vkp_status_t st = vkp_tensor_init(&x, VKP_DTYPE_FLOAT32, 1, shape);
   uint64_t t0 = 0;
   for (int32_t f = 0; !st && f < frames + 10; ++f) {
     if (f == 10) t0 = bench_now_ns();
@@ -510,21 +531,34 @@ static vkp_status_t bench_hop_latency(int32_t rank, int32_t frames, double *out_
     if (!st) vkp_tensor_deinit(&y);
   }
   *out_s = (double)(bench_now_ns() - t0) * 1e-9 / frames;
+  if (!st) vkp_tensor_deinit(&x);
   vkp_pipeline_destroy(pipe);
   return st;
 }
 
 static vkp_status_t bench_hop(bench_report_t *rep, int32_t frames) {
   double pingpong = 0, local = 0, remote = 0;
-  VKP_RETURN_IF_ERROR(vkp_mpi_pingpong(1, 64, 1000, &pingpong));
-  VKP_RETURN_IF_ERROR(bench_hop_latency(0, frames, &local));
-  VKP_RETURN_IF_ERROR(bench_hop_latency(1, frames, &remote));
+  VKP_RETURN_IF_ERROR(vkp_mpi_pingpong(1, 4 * BENCH_HOP_SMALL, 1000, &pingpong));
+  VKP_RETURN_IF_ERROR(bench_hop_latency(0, BENCH_HOP_SMALL, frames, &local));
+  VKP_RETURN_IF_ERROR(bench_hop_latency(1, BENCH_HOP_SMALL, frames, &remote));
   bench_report_note(rep,
                     "hop (64 B, rank 0 -> 1 -> 0): one-stage frame on rank 1 "
                     "%.1f us vs on rank 0 %.1f us: %.1f us added per round "
                     "trip; plain MPI ping-pong round trip %.1f us",
                     remote * 1e6, local * 1e6, (remote - local) * 1e6,
                     pingpong * 1e6);
+  int32_t big_frames = frames < 50 ? frames : 50;
+  VKP_RETURN_IF_ERROR(vkp_mpi_pingpong(1, 4 * BENCH_HOP_LARGE, 50, &pingpong));
+  VKP_RETURN_IF_ERROR(bench_hop_latency(0, BENCH_HOP_LARGE, big_frames, &local));
+  VKP_RETURN_IF_ERROR(bench_hop_latency(1, BENCH_HOP_LARGE, big_frames, &remote));
+  double bytes = 2.0 * 4.0 * BENCH_HOP_LARGE;  // there and back
+  bench_report_note(rep,
+                    "bandwidth (4 MiB, rank 0 -> 1 -> 0): one-stage frame on rank 1 "
+                    "%.2f ms vs on rank 0 %.2f ms: %.2f GB/s over the two hops; plain "
+                    "MPI ping-pong round trip %.2f ms: %.2f GB/s (ours %.0f%% of MPI's)",
+                    remote * 1e3, local * 1e3, bytes / (remote - local) * 1e-9,
+                    pingpong * 1e3, bytes / pingpong * 1e-9,
+                    100.0 * pingpong / (remote - local));
   return NULL;
 }
 
@@ -546,11 +580,11 @@ static vkp_status_t bench_run_synthetic(const bench_args_t *a, bench_report_t *r
         .trace_capacity = !sequential && a->trace_path ? (a->frames + a->warmup) * n + 16 : 0,
     };
     vkp_pipeline_t *pipe = NULL;
-    st = a->ranks > 1 ? vkp_pipeline_create_synthetic_ranks(stages, ranks, n, 16,
+    st = a->ranks > 1 ? vkp_pipeline_create_synthetic_ranks(stages, ranks, n, a->numel,
                                                             &opt, &pipe)
-                      : vkp_pipeline_create_synthetic(stages, n, 16, &opt, &pipe);
+                      : vkp_pipeline_create_synthetic(stages, n, a->numel, &opt, &pipe);
     if (st) break;
-    int64_t shape[1] = {16};
+    int64_t shape[1] = {a->numel};
     vkp_tensor_t x;
     st = vkp_tensor_init(&x, VKP_DTYPE_FLOAT32, 1, shape);
     if (!st) {
