@@ -10,6 +10,9 @@
 #include "graph/ops_internal.h"
 #include "graph/resample.h"
 
+// The most taps an antialiased resize window may span along one axis.
+#define VKP__RESIZE_MAX_TAPS (1 << 20)
+
 // ---------------------------------------------------------------------------
 // Schemas
 
@@ -126,10 +129,20 @@ vkp_status_t vkp__infer_resize(vkp_graph_t *g, vkp_node_t *n, vkp_value_t *out) 
     double s = scales->floats[d];
     if (!(s > 0) || !isfinite(s))
       return VKP__ERR("scale %g of dim %d is not positive", s, (int)d);
+    // Antialiased downsampling widens the window by 1 / scale: bounded, so
+    // the window's taps fit the kernels' int32 counts.
+    if (vkp_node_int(n, "antialias") && s < 1.0 &&
+        strcmp(vkp_node_string(n, "mode"), "nearest") != 0 &&
+        4.0 / s > (double)VKP__RESIZE_MAX_TAPS)
+      return VKP__ERR("antialiased downsampling of dim %d by %g needs a window of about "
+                      "%.3g taps (at most %d)", (int)d, s, 4.0 / s, VKP__RESIZE_MAX_TAPS);
     double len = floor(s * (double)x->shape[d]);
-    shape[d] = n_sizes ? sizes[d] : (int64_t)len;
-    if (shape[d] < 0 || (!n_sizes && len > (double)(INT64_C(1) << 40)))
+    // The bound before the conversion (a double past int64's range does not
+    // convert).
+    if (!n_sizes && len > (double)(INT64_C(1) << 40))
       return VKP__ERR("dim %d resizes to %g elements", (int)d, len);
+    shape[d] = n_sizes ? sizes[d] : (int64_t)len;
+    if (shape[d] < 0) return VKP__ERR("dim %d resizes to %g elements", (int)d, len);
     if (shape[d] > 0 && x->shape[d] == 0)
       return VKP__ERR("dim %d is empty and cannot be resized to %lld", (int)d,
                       (long long)shape[d]);

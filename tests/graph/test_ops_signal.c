@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// graph/op_signal.c (dft, stft), det (op_linalg.c) and max_unpool (op_nn.c):
+// graph/op_signal.c (dft, stft), det (op_linalg.c), max_unpool (op_nn.c)
+// and resize's scale limits (op_resample.c):
 // the canonical forms validation writes and the shapes it infers, and
 // errors that name the node and the attribute or input at fault instead of
 // aborting. Results are checked against NumPy in tests/ref
@@ -171,5 +172,24 @@ Test(ops_signal, max_unpool_index_out_of_range, .timeout = 30) {
   cr_assert(strstr(vkp_status_message(st), "index 4"), "%s", vkp_status_message(st));
   vkp_status_free(st);
   vkp_tensor_deinit(&y);
+  vkp_graph_destroy(g);
+}
+
+// Scales whose output lengths or antialiasing windows do not fit are
+// refused naming the dim (found by fuzzing: a scale of 1e300 reached a
+// double-to-int64 conversion past its range).
+Test(ops_signal, resize_scale_limits, .timeout = 30) {
+  const double huge[4] = {1, 1, 1e300, 1}, tiny[4] = {1, 1, 1e-7, 1};
+  vkp_attr_t a[3] = {{.name = "scales", .kind = VKP_ATTR_FLOATS, .floats = huge, .count = 4},
+                     {.name = "mode", .kind = VKP_ATTR_STRING, .s = "linear"},
+                     int_attr("antialias", 1)};
+  expect_invalid(graph2(VKP_OP_RESIZE, SH(1, 2, 8, 8), 4, 0, NULL, 0, 2, a),
+                 "dim 2 resizes to");
+  a[0].floats = tiny;
+  expect_invalid(graph2(VKP_OP_RESIZE, SH(1, 2, 8, 8), 4, 0, NULL, 0, 3, a),
+                 "antialiased downsampling of dim 2");
+  // The same scale without antialiasing is an ordinary (empty) resize.
+  vkp_graph_t *g = graph2(VKP_OP_RESIZE, SH(1, 2, 8, 8), 4, 0, NULL, 0, 2, a);
+  VKP_TEST_OK(vkp_graph_validate(g));
   vkp_graph_destroy(g);
 }
