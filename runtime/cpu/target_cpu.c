@@ -140,13 +140,32 @@ static vkp_status_t vkp__cpu_compile(const vkp_target_t *target, const vkp_graph
   return vkp_status_annotate(st, "cpu target compiling graph '%s'", graph->name);
 }
 
+// The stage's two large regions, its constants and its workspace (packed
+// weights included), freed with free(). From 2 MiB on they are 2 MiB aligned
+// and offered to the kernel for transparent huge pages (where THP is set to
+// "madvise", as on Debian, nothing else asks for them): a model's weights
+// are read once per frame, tens of megabytes of them, and with 4 KiB pages
+// every panel of a packed weight is a TLB miss. ResNet-18 on one thread:
+// 27.1 -> 25.8 ms (glibc's malloc.hugetlb tunable, same effect). Small
+// regions stay 64-byte aligned.
+static void *vkp__cpu_region_alloc(size_t bytes) {
+  const size_t huge = (size_t)2 << 20;
+  if (bytes < huge) return aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
+  size_t rounded = (bytes + huge - 1) / huge * huge;
+  void *p = aligned_alloc(huge, rounded);
+#ifdef MADV_HUGEPAGE
+  if (p) (void)madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure is fine
+#endif
+  return p;
+}
+
 static void vkp__cpu_unload(vkp_stage_t *base) {
   vkp__cpu_stage_t *s = (vkp__cpu_stage_t *)base;
   if (!s) return;
   vkp_cpu_pool_destroy(s->pool);  // before the code its tasks run goes
   if (s->dl) dlclose(s->dl);
   if (s->dl_fd >= 0) close(s->dl_fd);
-  free(s->workspace);  // from aligned_alloc
+  free(s->workspace);  // from vkp__cpu_region_alloc
   free(s->constant_data);
   vkp__free(s->constants);
   vkp__free(s->inputs);
@@ -294,7 +313,7 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
       total += (graph->values[v].nbytes + 63) / 64 * 64;
   }
   if (!st) {
-    s->constant_data = aligned_alloc(64, total ? total : 64);
+    s->constant_data = vkp__cpu_region_alloc(total);
     s->constants = vkp__calloc((size_t)h.n_constants + 1, sizeof(void *));
     if (!s->constant_data || !s->constants) st = VKP_OOM("stage constants");
   }
@@ -328,7 +347,7 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
                            bounded ? " (the entry of a graph with data-dependent shapes)" : "");
     else {
       size_t bytes = (ws() + 63) / 64 * 64;
-      s->workspace = aligned_alloc(64, bytes ? bytes : 64);
+      s->workspace = vkp__cpu_region_alloc(bytes);
       if (!s->workspace) st = VKP_OOM("stage workspace");
       // ABI 2: the workspace starts with the pool the kernels split across,
       // started now and kept until unload.
