@@ -65,6 +65,9 @@
 #ifndef VKP_PF_ROWS
 #define VKP_PF_ROWS 64
 #endif
+#ifndef VKP_PF_A_ROWS
+#define VKP_PF_A_ROWS 64
+#endif
 
 // ---------------------------------------------------------------------------
 // Threads. The host keeps a persistent pool of the stage's threads
@@ -410,6 +413,7 @@ static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
     vkp_vec_t b1 = *(const vkp_uvec_t *)(pb + k * ldb + VKP_VLEN);
     __builtin_prefetch(pf + k * ldb);
     __builtin_prefetch(pf + k * ldb + VKP_VLEN);
+    __builtin_prefetch(pa + (k + VKP_PF_A_ROWS) * VKP_MR);
     for (int r = 0; r < VKP_MR; ++r) {
       float av = pa[k * VKP_MR + r];
       acc0[r] += av * b0;
