@@ -48,7 +48,7 @@ vkp_status_t vkp__c_emit_remap(vkp__c_kernel_t *k) {
   vkp__sb_append(sb, "};\n");
   for (int32_t d = 0; d < plan.rank; ++d) {
     if (!plan.map[d]) continue;
-    char name[16];
+    char name[24];  // "vkp_map" and any int
     snprintf(name, sizeof name, "vkp_map%d", (int)d);
     vkp__emit_i32_table(sb, name, plan.map[d], plan.shape[d]);
   }
