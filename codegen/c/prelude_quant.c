@@ -187,27 +187,36 @@ static inline int32_t vkp_q_conv_base(const vkp_q_conv_job_t *j, ptrdiff_t m, in
 }
 
 #ifdef VKP_Q_X86
+// The 16 int32 sums in v requantized as vkp_q_requant does (lanes 0-7 by
+// mu0, 8-15 by mu1, in double) and stored as bytes at dst (keep: the lanes
+// that exist). The convolution's and the matmul's tiles end here.
+static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vl"))) void
+vkp_q_requant16(__m512i v, __m512d mu0, __m512d mu1, int32_t zy, float lo, float hi,
+                char *dst, __mmask16 keep) {
+  const __m512d vlo = _mm512_set1_pd(lo), vhi = _mm512_set1_pd(hi),
+                vzy = _mm512_set1_pd((double)zy);
+  __m512d d0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(v));
+  __m512d d1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(v, 1));
+  d0 = _mm512_roundscale_pd(_mm512_mul_pd(d0, mu0), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  d1 = _mm512_roundscale_pd(_mm512_mul_pd(d1, mu1), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  d0 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(d0, vzy), vlo), vhi);
+  d1 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(d1, vzy), vlo), vhi);
+  __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtpd_epi32(d0)),
+                                 _mm512_cvtpd_epi32(d1), 1);
+  _mm_mask_storeu_epi8(dst, keep, _mm512_cvtepi32_epi8(q));
+}
+
 // Requantizes the 16 sums of output channel m at pixels p0.. (keep: the
 // pixels that exist) and stores them.
 static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vl"))) void
 vkp_q_conv_store(const vkp_q_conv_job_t *j, __m512i acc, ptrdiff_t m, ptrdiff_t p0,
                  __mmask16 keep, __m512i vxs) {
-  const __m512d vlo = _mm512_set1_pd(j->lo), vhi = _mm512_set1_pd(j->hi),
-                vzy = _mm512_set1_pd((double)j->zy);
   int32_t z;
   const int32_t base = vkp_q_conv_base(j, m, &z);
   __m512i v = _mm512_add_epi32(acc, _mm512_set1_epi32(base));
   if (j->any_zw) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(vxs, _mm512_set1_epi32(z)));
   const __m512d mu = _mm512_set1_pd((double)j->mult[j->n_mult == 1 ? 0 : m]);
-  __m512d d0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(v));
-  __m512d d1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(v, 1));
-  d0 = _mm512_roundscale_pd(_mm512_mul_pd(d0, mu), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  d1 = _mm512_roundscale_pd(_mm512_mul_pd(d1, mu), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  d0 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(d0, vzy), vlo), vhi);
-  d1 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(d1, vzy), vlo), vhi);
-  __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtpd_epi32(d0)),
-                                 _mm512_cvtpd_epi32(d1), 1);
-  _mm_mask_storeu_epi8((char *)j->y + m * j->P + p0, keep, _mm512_cvtepi32_epi8(q));
+  vkp_q_requant16(v, mu, mu, j->zy, j->lo, j->hi, (char *)j->y + m * j->P + p0, keep);
 }
 
 // Four weight bytes as one int32 (any alignment).
@@ -560,20 +569,10 @@ VKP_Q_VNNI_FN void vkp_q_mm_store_vnni(const vkp_q_mm_job_t *j, ptrdiff_t m, ptr
     v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(j->asum[m]),
                                                _mm512_loadu_si512((const void *)(j->zbv + n0))));
   const __m512 mu = _mm512_loadu_ps(j->mult + n0);
-  const __m512d vlo = _mm512_set1_pd(j->lo), vhi = _mm512_set1_pd(j->hi),
-                vzy = _mm512_set1_pd((double)j->zy);
-  __m512d d0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(v));
-  __m512d d1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(v, 1));
   const __m512d mu0 = _mm512_cvtps_pd(_mm512_castps512_ps256(mu));
   const __m512d mu1 = _mm512_cvtps_pd(
       _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(mu), 1)));
-  d0 = _mm512_roundscale_pd(_mm512_mul_pd(d0, mu0), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  d1 = _mm512_roundscale_pd(_mm512_mul_pd(d1, mu1), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  d0 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(d0, vzy), vlo), vhi);
-  d1 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(d1, vzy), vlo), vhi);
-  __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtpd_epi32(d0)),
-                                 _mm512_cvtpd_epi32(d1), 1);
-  _mm_mask_storeu_epi8((char *)j->y + m * j->N + n0, keep, _mm512_cvtepi32_epi8(q));
+  vkp_q_requant16(v, mu0, mu1, j->zy, j->lo, j->hi, (char *)j->y + m * j->N + n0, keep);
 }
 
 // Blocks [lo, hi): block i is rows m0 .. m0 + VKP_QM_MR of 32 columns
@@ -689,6 +688,14 @@ VKP_FN void vkp_q_matmul(const void *a, int a_signed, int32_t za, const void *b,
 // vkp_q_requant computes it (the sum and the product in double), in a loop
 // the compiler vectorises; a multiplier that is not finite (a zero output
 // scale) takes vkp_q_requant itself, for its NaN rule.
+// vkp_q_requant's arithmetic on an exact sum, without its NaN rule (the
+// caller has a finite multiplier): a form loops vectorise.
+static inline double vkp_q_requant_d(double sum, double m, double z, double l, double h) {
+  double v = nearbyint(sum * m) + z;
+  v = v < l ? l : v;
+  return v > h ? h : v;
+}
+
 static void vkp_q_requant_sums(const float *restrict sum, int32_t b, float mult, float zp,
                                float lo, float hi, void *restrict y, int y_int8,
                                ptrdiff_t n) {
@@ -703,20 +710,12 @@ static void vkp_q_requant_sums(const float *restrict sum, int32_t b, float mult,
   }
   if (y_int8) {
     int8_t *restrict yo = y;
-    for (ptrdiff_t q = 0; q < n; ++q) {
-      double v = nearbyint(((double)sum[q] + (double)b) * m) + z;
-      v = v < l ? l : v;
-      v = v > h ? h : v;
-      yo[q] = (int8_t)(int32_t)v;
-    }
+    for (ptrdiff_t q = 0; q < n; ++q)
+      yo[q] = (int8_t)(int32_t)vkp_q_requant_d((double)sum[q] + (double)b, m, z, l, h);
   } else {
     uint8_t *restrict yo = y;
-    for (ptrdiff_t q = 0; q < n; ++q) {
-      double v = nearbyint(((double)sum[q] + (double)b) * m) + z;
-      v = v < l ? l : v;
-      v = v > h ? h : v;
-      yo[q] = (uint8_t)(int32_t)v;
-    }
+    for (ptrdiff_t q = 0; q < n; ++q)
+      yo[q] = (uint8_t)(int32_t)vkp_q_requant_d((double)sum[q] + (double)b, m, z, l, h);
   }
 }
 

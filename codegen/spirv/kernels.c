@@ -1224,6 +1224,16 @@ static uint64_t vkp__window_taps(const vkp_node_t *n) {
   return taps;
 }
 
+bool vkp__spv_within_loop_budget(uint64_t iters, uint32_t loop_budget, const char *what,
+                                 const char *lost, char *reason, size_t reason_size) {
+  if (!loop_budget || iters <= loop_budget) return true;
+  snprintf(reason, reason_size,
+           "%s: one invocation of the Vulkan kernel loops about %llu times, and lavapipe's "
+           "compiler cuts a shader's loops at %u iterations (%s)",
+           what, (unsigned long long)iters, loop_budget, lost);
+  return false;
+}
+
 bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n,
                            uint32_t loop_budget, char *reason, size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0);
@@ -1241,14 +1251,12 @@ bool vkp__spv_check_window(const vkp_graph_t *g, const vkp_node_t *n,
   int32_t nk = vkp_node_attr_ints(n, "kernel_shape", &ks);
   uint64_t iters = 1;
   for (int32_t d = nk - 1; d >= 0; --d) iters = 1u + (uint64_t)ks[d] * iters;
-  if (!loop_budget || iters <= loop_budget) return true;
-  snprintf(reason, reason_size,
-           "%s over a window of %llu taps: one invocation of the Vulkan kernel loops "
-           "about %llu times, and lavapipe's compiler cuts a shader's loops at %u "
-           "iterations (the rest of the window would be lost)",
-           vkp_op_name(n->op), (unsigned long long)vkp__window_taps(n),
-           (unsigned long long)iters, loop_budget);
-  return false;
+  char what[96];
+  snprintf(what, sizeof what, "%s over a window of %llu taps", vkp_op_name(n->op),
+           (unsigned long long)vkp__window_taps(n));
+  return vkp__spv_within_loop_budget(iters, loop_budget, what,
+                                     "the rest of the window would be lost", reason,
+                                     reason_size);
 }
 
 // Global average pooling is a mean over the contiguous spatial block.

@@ -307,6 +307,12 @@ bool vkp__spv_check_cum_sum(const vkp_graph_t *g, const vkp_node_t *n,
 vkp_status_t vkp__spv_emit_arg(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n);
 vkp_status_t vkp__spv_emit_loss(vkp__emit_t *e, const vkp_node_t *n);
+// Whether `iters` loop iterations in one invocation fit the device's loop
+// budget (0: none). If not, the reason reads "<what>: one invocation of the
+// Vulkan kernel loops about N times, and lavapipe's compiler cuts a
+// shader's loops at B iterations (<lost>)".
+bool vkp__spv_within_loop_budget(uint64_t iters, uint32_t loop_budget, const char *what,
+                                 const char *lost, char *reason, size_t reason_size);
 // A reduced loss sums every position in one invocation (softmax's loops
 // over the classes inside): refused past the loop budget.
 bool vkp__spv_check_loss(const vkp_graph_t *g, const vkp_node_t *n,

@@ -51,14 +51,11 @@ bool vkp__spv_check_attention(const vkp_graph_t *g, const vkp_node_t *n,
   const vkp_value_t *kt = vkp__spv_input(g, n, 1);
   uint64_t d = (uint64_t)kt->shape[kt->rank - 2], lk = (uint64_t)kt->shape[kt->rank - 1];
   uint64_t iters = 2u * (uint64_t)dv + lk * (1u + d + 2u * (uint64_t)dv);
-  if (!loop_budget || iters <= loop_budget) return true;
-  snprintf(reason, reason_size,
-           "attention over %llu keys with %llu query and %lld value columns: one "
-           "invocation of the Vulkan kernel loops about %llu times, and lavapipe's "
-           "compiler cuts a shader's loops at %u iterations (the later keys would be lost)",
-           (unsigned long long)lk, (unsigned long long)d, (long long)dv,
-           (unsigned long long)iters, loop_budget);
-  return false;
+  char what[112];
+  snprintf(what, sizeof what, "attention over %llu keys with %llu query and %lld value columns",
+           (unsigned long long)lk, (unsigned long long)d, (long long)dv);
+  return vkp__spv_within_loop_budget(iters, loop_budget, what, "the later keys would be lost",
+                                     reason, reason_size);
 }
 
 vkp_status_t vkp__spv_emit_attention(vkp__emit_t *e, const vkp_node_t *n) {

@@ -92,7 +92,6 @@ vkp_status_t vkp__spv_emit_top_k(vkp__emit_t *e, const vkp_node_t *n) {
 bool vkp__spv_check_loss(const vkp_graph_t *g, const vkp_node_t *n,
                          uint32_t loop_budget, char *reason, size_t reason_size) {
   const vkp_value_t *x = vkp__spv_input(g, n, 0), *labels = vkp__spv_input(g, n, 1);
-  if (!loop_budget) return true;
   const char *reduction = vkp_node_string(n, "reduction");
   bool reduce = !reduction || strcmp(reduction, "none") != 0;
   uint64_t c = x->rank > 1 ? (uint64_t)x->shape[1] : 1;
@@ -103,15 +102,13 @@ bool vkp__spv_check_loss(const vkp_graph_t *g, const vkp_node_t *n,
   // and 60,000 of 3 were exact): up to 32 classes only the positions count.
   uint64_t per = n->op == VKP_OP_SOFTMAX_CROSS_ENTROPY_LOSS && c > 32 ? 1 + 2 * c : 1;
   uint64_t iters = reduce ? vkp__spv_numel(labels) * per : per;
-  if (iters <= loop_budget) return true;
-  snprintf(reason, reason_size,
-           "%s over %llu positions of %llu classes%s: one invocation of the Vulkan kernel "
-           "loops about %llu times, and lavapipe's compiler cuts a shader's loops at %u "
-           "iterations (the loss would leave positions out)",
-           vkp_op_name(n->op), (unsigned long long)vkp__spv_numel(labels),
-           (unsigned long long)c, reduce ? ", reduced" : "", (unsigned long long)iters,
-           loop_budget);
-  return false;
+  char what[128];
+  snprintf(what, sizeof what, "%s over %llu positions of %llu classes%s", vkp_op_name(n->op),
+           (unsigned long long)vkp__spv_numel(labels), (unsigned long long)c,
+           reduce ? ", reduced" : "");
+  return vkp__spv_within_loop_budget(iters, loop_budget, what,
+                                     "the loss would leave positions out", reason,
+                                     reason_size);
 }
 
 // negative_log_likelihood_loss and softmax_cross_entropy_loss (loss.comp):

@@ -68,13 +68,12 @@ bool vkp__spv_check_signal(const vkp_graph_t *g, const vkp_node_t *n,
     uint64_t l_in = axis >= 0 && axis < x->rank ? (uint64_t)x->shape[axis] : 0;
     line = l_in < len ? l_in : len;
   }
-  if (!loop_budget || line <= loop_budget) return true;
-  snprintf(reason, reason_size,
-           "%s over lines of %llu samples: one invocation of the Vulkan kernel sums a "
-           "whole line, and lavapipe's compiler cuts a shader's loops at %u iterations "
-           "(the rest of the line would be left out)",
-           vkp_op_name(n->op), (unsigned long long)line, loop_budget);
-  return false;
+  char what[96];
+  snprintf(what, sizeof what, "%s over lines of %llu samples", vkp_op_name(n->op),
+           (unsigned long long)line);
+  return vkp__spv_within_loop_budget(line, loop_budget, what,
+                                     "the rest of the line would be left out", reason,
+                                     reason_size);
 }
 
 bool vkp__spv_check_det(const vkp_graph_t *g, const vkp_node_t *n,

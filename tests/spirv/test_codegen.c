@@ -327,6 +327,18 @@ Test(spirv_codegen, conv_split_past_the_loop_budget, .timeout = 60) {
   unsetenv("VKPIPE_SPIRV_SPLITK");
 }
 
+// Marks `out` of `g` (consumed), validates, and checks that the lavapipe-like
+// device takes node 0 exactly when `ok`; a refusal names the budget.
+static void expect_budget(vkp_graph_t *g, const char *out, bool ok, int case_no) {
+  VKP_TEST_OK(vkp_graph_mark_output(g, out));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  char reason[320] = "";
+  bool got = vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason);
+  cr_assert_eq(got, ok, "case %d: %s", case_no, reason);
+  if (!got) cr_assert(strstr(reason, "65535") != NULL, "reason: %s", reason);
+  vkp_graph_destroy(g);
+}
+
 // Kernels without a split yet refuse what would loop past lavapipe's budget
 // (where they gave wrong results, silently): a pooling window of 300 x 300
 // (90,000 taps) or 70,000 along one dim, and cum_sum along an axis of
@@ -355,13 +367,7 @@ Test(spirv_codegen, pool_and_cum_sum_refused_past_the_loop_budget, .timeout = 30
                            {.name = "axis", .kind = VKP_ATTR_INT, .i = 1}};
     VKP_TEST_OK(vkp_graph_add_node(g, "n", cases[k].op, 1, in, 1, out, 1,
                                    pool ? &attrs[0] : &attrs[1], NULL));
-    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-    VKP_TEST_OK(vkp_graph_validate(g));
-    char reason[320] = "";
-    bool ok = vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason);
-    cr_assert_eq(ok, cases[k].ok, "case %d: %s", (int)k, reason);
-    if (!ok) cr_assert(strstr(reason, "65535") != NULL, "reason: %s", reason);
-    vkp_graph_destroy(g);
+    expect_budget(g, "y", cases[k].ok, (int)k);
   }
 }
 
@@ -400,13 +406,7 @@ Test(spirv_codegen, loss_and_dft_refused_past_the_loop_budget, .timeout = 30) {
                             .s = cases[k].reduction}};
     VKP_TEST_OK(vkp_graph_add_node(g, "n", cases[k].op, dft ? 1 : 2, in, 1, out, dft ? 0 : 1,
                                    attrs, NULL));
-    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-    VKP_TEST_OK(vkp_graph_validate(g));
-    char reason[320] = "";
-    bool ok = vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason);
-    cr_assert_eq(ok, cases[k].ok, "case %d: %s", (int)k, reason);
-    if (!ok) cr_assert(strstr(reason, "65535") != NULL, "reason: %s", reason);
-    vkp_graph_destroy(g);
+    expect_budget(g, "y", cases[k].ok, (int)k);
   }
 }
 
