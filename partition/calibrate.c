@@ -52,30 +52,46 @@ static vkp_status_t vkp__bench_graph(vkp_op_t op, int32_t rank,
   return vkp__bench_finish(g, st, out);
 }
 
-// A device's own memory rate: `length` adds in a chain, each reading and
-// writing n floats; a reshape between two adds (an alias, no copy) keeps any
-// target from fusing them. Against a chain of one, the staging copies of
-// the input and the output cancel out.
-static vkp_status_t vkp__bandwidth_graph(int64_t n, int32_t length, vkp_graph_t **out) {
+// A device's own rates, with the staging copies out of the way: one float
+// is staged in and one out, and the work is a chain of `length` ops on
+// device-resident tensors of `rows` x `cols` floats. The constant c (uploaded
+// once, at load) is broadcast-added to the input a [1,1], then each link is
+// op(previous, c) (add: previous + c, through a reshape, an alias that keeps
+// any target from fusing the adds; matmul: previous x c), and a reduce_max
+// makes the [1,1] output. Against a chain of one, everything but
+// `length` - 1 links cancels out.
+static vkp_status_t vkp__resident_graph(vkp_op_t op, int64_t rows, int64_t cols,
+                                        int32_t length, vkp_graph_t **out) {
   vkp_graph_t *g = NULL;
-  VKP_RETURN_IF_ERROR(vkp_graph_create("calibrate_bandwidth", &g));
-  const int64_t row[] = {1, n}, one[] = {1, 1};
-  vkp_status_t st = vkp_graph_add_input(g, "a", VKP_DTYPE_FLOAT32, 2, row, NULL);
-  if (!st) st = vkp_graph_add_input(g, "b", VKP_DTYPE_FLOAT32, 2, one, NULL);
-  const vkp_attr_t shape = {.name = "shape", .kind = VKP_ATTR_INTS, .ints = row, .count = 2};
-  char prev[16] = "a", sum[16], name[16];
+  VKP_RETURN_IF_ERROR(vkp_graph_create("calibrate_device", &g));
+  const int64_t one[] = {1, 1}, shape[] = {rows, cols};
+  size_t count = (size_t)rows * (size_t)cols;
+  float *c = vkp__malloc(count * sizeof(float));
+  vkp_status_t st = c ? NULL : VKP_OOM("calibration constant");
+  for (size_t k = 0; c && k < count; ++k) c[k] = (0.5f + (float)(k % 7) * 0.125f) / (float)cols;
+  if (!st) st = vkp_graph_add_input(g, "a", VKP_DTYPE_FLOAT32, 2, one, NULL);
+  if (!st) st = vkp_graph_add_constant(g, "c", VKP_DTYPE_FLOAT32, 2, shape, c, NULL);
+  vkp__free(c);
+  const char *first[] = {"a", "c"}, *t0[] = {"t0"};
+  if (!st) st = vkp_graph_add_node(g, "start", VKP_OP_ADD, 2, first, 1, t0, 0, NULL, NULL);
+  const vkp_attr_t rs = {.name = "shape", .kind = VKP_ATTR_INTS, .ints = shape, .count = 2};
+  char prev[16] = "t0", next[16], name[16];
   for (int32_t i = 0; i < length && !st; ++i) {
-    if (i == length - 1) snprintf(sum, sizeof sum, "y");
-    else snprintf(sum, sizeof sum, "s%d", (int)i);
-    snprintf(name, sizeof name, "add%d", (int)i);
-    const char *ins[] = {prev, "b"}, *outs[] = {sum};
-    st = vkp_graph_add_node(g, name, VKP_OP_ADD, 2, ins, 1, outs, 0, NULL, NULL);
-    if (st || i == length - 1) break;
-    snprintf(name, sizeof name, "rs%d", (int)i);
-    snprintf(prev, sizeof prev, "r%d", (int)i);
-    const char *rin[] = {sum}, *rout[] = {prev};
-    st = vkp_graph_add_node(g, name, VKP_OP_RESHAPE, 1, rin, 1, rout, 1, &shape, NULL);
+    if (op == VKP_OP_ADD) {
+      snprintf(name, sizeof name, "rs%d", (int)i);
+      snprintf(next, sizeof next, "r%d", (int)i);
+      const char *rin[] = {prev}, *rout[] = {next};
+      st = vkp_graph_add_node(g, name, VKP_OP_RESHAPE, 1, rin, 1, rout, 1, &rs, NULL);
+      memcpy(prev, next, sizeof prev);
+    }
+    snprintf(name, sizeof name, "op%d", (int)i);
+    snprintf(next, sizeof next, "t%d", (int)i + 1);
+    const char *ins[] = {prev, "c"}, *outs[] = {next};
+    if (!st) st = vkp_graph_add_node(g, name, op, 2, ins, 1, outs, 0, NULL, NULL);
+    memcpy(prev, next, sizeof prev);
   }
+  const char *rin[] = {prev}, *y[] = {"y"};
+  if (!st) st = vkp_graph_add_node(g, "max", VKP_OP_REDUCE_MAX, 1, rin, 1, y, 0, NULL, NULL);
   return vkp__bench_finish(g, st, out);
 }
 
@@ -150,6 +166,36 @@ static vkp_status_t vkp__time_graph(const vkp_target_t *target,
   for (int32_t i = 0; i < 2; ++i) vkp_tensor_deinit(&in[i]);
   vkp_tensor_deinit(&outs[0]);
   return st;
+}
+
+// The seconds `length` - 1 links of a device-resident chain take (launches
+// excluded) at the first size, growing by `growth` up to `max_size`, where
+// they take at least 2 ms: on a fast GPU a small chain is over within the
+// noise of one run. *out_work is 0 when the chain is not measurably longer.
+static vkp_status_t vkp__time_links(const vkp_target_t *target, vkp_op_t op,
+                                    int64_t size, int64_t max_size, int64_t growth,
+                                    int32_t length, int32_t repeats, double launch,
+                                    double *out_work, int64_t *out_size) {
+  const int32_t one_thread[1] = {1};
+  for (;;) {
+    int64_t rows = op == VKP_OP_MATMUL ? size : 1;
+    vkp_graph_t *g1 = NULL, *gl = NULL;
+    double t1 = 0, tl = 0;
+    vkp_status_t st = vkp__resident_graph(op, rows, size, 1, &g1);
+    if (!st) st = vkp__resident_graph(op, rows, size, length, &gl);
+    if (!st) st = vkp__time_graph(target, g1, 1, one_thread, repeats, &t1);
+    if (!st) st = vkp__time_graph(target, gl, 1, one_thread, repeats, &tl);
+    vkp_graph_destroy(g1);
+    vkp_graph_destroy(gl);
+    if (st) return st;
+    double span = tl - t1, work = span - (length - 1) * launch;
+    if (span >= 2e-3 || size * growth > max_size) {
+      *out_work = work > 0.05 * span && work > 1e-9 ? work : 0.0;
+      *out_size = size;
+      return NULL;
+    }
+    size *= growth;
+  }
 }
 
 // Host memcpy bandwidth in GB/s: what a copy through a staging slot costs.
@@ -227,17 +273,6 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
   vkp_graph_t *g_node = NULL, *g_chain = NULL;
   if (!st) st = vkp__bench_graph(VKP_OP_MATMUL, 2, one, one, 1, &g_node);
   if (!st) st = vkp__bench_graph(VKP_OP_MATMUL, 2, one, one, CHAIN, &g_chain);
-  enum { BW_CHAIN = 8 };
-  vkp_graph_t *g_bw1 = NULL, *g_bw = NULL;
-  if (!st) st = vkp__bandwidth_graph(o.elementwise, 1, &g_bw1);
-  if (!st) st = vkp__bandwidth_graph(o.elementwise, BW_CHAIN, &g_bw);
-  // A device's arithmetic rate the same way: square matmuls in a chain
-  // against one, so the staging copies cancel out.
-  enum { MM_CHAIN = 4 };
-  int64_t sq = 4 * n, mm_sq[] = {sq, sq};
-  vkp_graph_t *g_mmc1 = NULL, *g_mmc = NULL;
-  if (!st) st = vkp__bench_graph(VKP_OP_MATMUL, 2, mm_sq, mm_sq, 1, &g_mmc1);
-  if (!st) st = vkp__bench_graph(VKP_OP_MATMUL, 2, mm_sq, mm_sq, MM_CHAIN, &g_mmc);
   double copy_gbps = st ? 0.0 : vkp__memcpy_gbps(o.repeats);
   int32_t n_targets = vkp_registry_count(registry);
   for (int32_t t = 0; t < n_targets && !st; ++t) {
@@ -297,28 +332,32 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
     // Chains measure the rates inside a stage.
     char device_note[512] = "";
     if (!on_host) {
-      double t_bw[2] = {0, 0}, t_mmc[2] = {0, 0};
-      vkp_status_t dev = vkp__time_graph(target, g_bw1, 1, one_thread, o.repeats, &t_bw[0]);
-      if (!dev) dev = vkp__time_graph(target, g_bw, 1, one_thread, o.repeats, &t_bw[1]);
-      if (!dev) dev = vkp__time_graph(target, g_mmc1, 1, one_thread, o.repeats, &t_mmc[0]);
-      if (!dev) dev = vkp__time_graph(target, g_mmc, 1, one_thread, o.repeats, &t_mmc[1]);
+      // Chains on device-resident tensors (see vkp__resident_graph): adds
+      // from the calibration's element count, growing 4x up to 2^26;
+      // matmuls from 4N^3, growing 2x up to 4096^3.
+      enum { BW_CHAIN = 8, MM_CHAIN = 4 };
+      double launch = r.launch_us * 1e-6, staged_gflops = r.gflops, staged_gbps = r.gbps;
+      double bw_work = 0, mm_work_dev = 0;
+      int64_t bw_n = 0, sq = 0;
+      vkp_status_t dev = vkp__time_links(target, VKP_OP_ADD, o.elementwise,
+                                         (int64_t)1 << 26, 4, BW_CHAIN, o.repeats,
+                                         launch, &bw_work, &bw_n);
+      if (!dev)
+        dev = vkp__time_links(target, VKP_OP_MATMUL, 4 * n, 4096, 2, MM_CHAIN, o.repeats,
+                              launch, &mm_work_dev, &sq);
       if (dev) {
         snprintf(device_note, sizeof device_note,
                  "; rates with staging copies kept, the chained runs failed: %s",
                  vkp_status_message(dev));
         vkp_status_free(dev);
       } else {
-        double launch = r.launch_us * 1e-6, staged_gflops = r.gflops, staged_gbps = r.gbps;
-        double bw_span = t_bw[1] - t_bw[0], bw_work = bw_span - (BW_CHAIN - 1) * launch;
-        double mm_span = t_mmc[1] - t_mmc[0], mmc_work = mm_span - (MM_CHAIN - 1) * launch;
-        if (bw_work > 0.05 * bw_span && bw_work > 1e-9)
-          r.gbps = (BW_CHAIN - 1) * 8.0 * (double)o.elementwise / bw_work / 1e9;
-        if (mmc_work > 0.05 * mm_span && mmc_work > 1e-9)
-          r.gflops = (MM_CHAIN - 1) * 2.0 * (double)sq * (double)sq * (double)sq / mmc_work / 1e9;
+        if (bw_work > 0) r.gbps = (BW_CHAIN - 1) * 12.0 * (double)bw_n / bw_work / 1e9;
+        if (mm_work_dev > 0)
+          r.gflops = (MM_CHAIN - 1) * 2.0 * (double)sq * (double)sq * (double)sq / mm_work_dev / 1e9;
         snprintf(device_note, sizeof device_note,
-                 " (inside a stage: chains of %lld^3 matmuls and of adds; one run with "
-                 "its staging copies gave %.2f GFLOP/s, %.2f GB/s)",
-                 (long long)sq, staged_gflops, staged_gbps);
+                 " (inside a stage: chains of %lld^3 matmuls and of adds of %lld; one run "
+                 "with its staging copies gave %.2f GFLOP/s, %.2f GB/s)",
+                 (long long)sq, (long long)bw_n, staged_gflops, staged_gbps);
       }
     }
     if (o.threads > 1 && on_host) {
@@ -374,10 +413,6 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
   vkp_graph_destroy(g_one);
   vkp_graph_destroy(g_node);
   vkp_graph_destroy(g_chain);
-  vkp_graph_destroy(g_bw1);
-  vkp_graph_destroy(g_bw);
-  vkp_graph_destroy(g_mmc1);
-  vkp_graph_destroy(g_mmc);
   if (st) {
     vkp__free(*out_notes);
     *out_notes = NULL;
