@@ -45,6 +45,8 @@ static void vkp__print_device(int32_t index, const vkp_vk_device_report_t *r,
          st ? vkp_status_message(st)
             : vkp_vk_robustness_describe(&r->candidate, level, line, sizeof line));
   vkp_status_free(st);
+  vkp_vk_coopmat_describe(&r->candidate, p->vendorID, line, sizeof line);
+  printf("  matrix units:    %s\n", line);
   for (uint32_t h = 0; h < r->memory.memoryHeapCount; ++h) {
     printf("  memory heap %u:   ", h);
     vkp__print_size("", (unsigned long long)r->memory.memoryHeaps[h].size);
@@ -80,7 +82,9 @@ int vkp_cmd_devices(int argc, char **argv) {
              "Lists every Vulkan device: type, driver, API version, memory heaps,\n"
              "subgroup size, the bounds checking vkpipe enables on shader buffer\n"
              "accesses (robustBufferAccess/robustBufferAccess2; VKPIPE_VK_ROBUSTNESS=\n"
-             "0|1|2 caps it) and compute limits. The device the \"vulkan\" target\n"
+             "0|1|2 caps it), the matrix units it enables (cooperative matrices;\n"
+             "VKPIPE_VK_COOPMAT=0 turns them off) and compute limits. The device\n"
+             "the \"vulkan\" target\n"
              "would use is marked; VKPIPE_DEVICE=<index or name substring>\n"
              "overrides the choice.\n");
       return 0;

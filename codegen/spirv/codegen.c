@@ -768,6 +768,8 @@ vkp_status_t vkp_spirv_codegen(const vkp_graph_t *graph,
   vkp_status_t st = prog ? NULL : VKP_OOM("program");
   if (!st) st = vkp__plan_precision(&plan, device, options);
   plan.config.half_values = plan.half;
+  // Matrix units only when asked for (kernels.h: not yet faster).
+  plan.config.coopmat = device->coopmat_f16 && plan.config.coopmat_forced;
   if (!st) st = vkp__plan_build(&plan);
   if (!st) st = vkp__layout_build(&plan, device, &layout);
   if (!st) {

@@ -37,6 +37,10 @@ void vkp__kernel_config_init(vkp__kernel_config_t *config,
   const char *force = getenv("VKPIPE_SPIRV_GEMM");
   if (force && strcmp(force, "tiled") == 0) config->gemm_tiled = true;
   if (force && strcmp(force, "blocked") == 0) config->gemm_tiled = false;
+  // Cooperative matrices need --precision fp16 (codegen.c turns them on) or
+  // this override, and the device (checked there too).
+  config->coopmat = false;
+  config->coopmat_forced = force && strcmp(force, "coopmat") == 0;
   // Group-1 convolutions run as an implicit GEMM (the variant above picks
   // its blocked or tiled form) when wide enough; see kernels.h.
   const char *conv = getenv("VKPIPE_SPIRV_CONV");
@@ -692,6 +696,12 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   // VKP_FLOAT64: math.glsl's double helpers (the device enables
   // shaderFloat64, vkp_spirv_supports_on).
   if (f64) vkp__sb_append(&sb, "#define VKP_FLOAT64 1\n");
+  if (e->coopmat)
+    vkp__sb_append(&sb,
+                   "#extension GL_NV_cooperative_matrix : require\n"
+                   "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n"
+                   "#extension GL_KHR_memory_scope_semantics : require\n"
+                   "#extension GL_KHR_shader_subgroup_basic : require\n");
   vkp_status_t st = vkp__declare_bindings(e, &sb, out_dt, words);
   if (st) {
     vkp__sb_deinit(&sb);
@@ -879,7 +889,16 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
     vkp__spv_define_u(s, "KSLICE", (uint64_t)k);
     ksplit = 1;
   }
-  if (e->config->gemm_tiled) {
+  if (e->config->coopmat) {
+    e->coopmat = true;
+    e->k->local_size[0] = 128;  // 4 subgroups of 32
+    e->k->local_size[1] = 1;
+    e->k->local_size[2] = 1;
+    e->k->groups[0] = (uint32_t)((nn + 63) / 64);
+    e->k->groups[1] = (uint32_t)((m + 63) / 64);
+    e->k->groups[2] = (uint32_t)(batch * ksplit);
+    vkp__spv_template(e, VKP__SHADER_gemm_coopmat);
+  } else if (e->config->gemm_tiled) {
     e->k->local_size[0] = 16;
     e->k->local_size[1] = 16;
     e->k->local_size[2] = 1;
@@ -971,14 +990,17 @@ static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_u(s, "KT", (uint64_t)w->shape[1] * vkp__conv_taps(&win));
   vkp__spv_define_u(s, "BATCH", (uint64_t)y->shape[0]);
   if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
-  bool tiled = e->config->gemm_tiled;
-  e->k->local_size[0] = tiled ? 16 : 8;
-  e->k->local_size[1] = tiled ? 16 : 8;
+  bool tiled = e->config->gemm_tiled, coopmat = e->config->coopmat;
+  e->coopmat = coopmat;
+  e->k->local_size[0] = coopmat ? 128 : tiled ? 16 : 8;
+  e->k->local_size[1] = coopmat ? 1 : tiled ? 16 : 8;
   e->k->local_size[2] = 1;
   e->k->groups[0] = (uint32_t)((np + 63) / 64);
   e->k->groups[1] = (uint32_t)((m + 63) / 64);
   e->k->groups[2] = (uint32_t)y->shape[0];
-  vkp__spv_template(e, tiled ? VKP__SHADER_conv_gemm_tiled : VKP__SHADER_conv_gemm_blocked);
+  vkp__spv_template(e, coopmat ? VKP__SHADER_conv_gemm_coopmat
+                       : tiled ? VKP__SHADER_conv_gemm_tiled
+                               : VKP__SHADER_conv_gemm_blocked);
 }
 
 // A convolution or transposed one as split-K (vkp__conv_split_k): part 0

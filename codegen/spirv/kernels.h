@@ -17,6 +17,16 @@
 //     and other CPU devices, where barrier() costs ~10x) the register-blocked,
 //     barrier-free kernel (gemm_blocked.comp). VKPIPE_SPIRV_GEMM=tiled|blocked
 //     overrides the choice (for tests and benchmarks).
+//   - Cooperative matrices: with VKPIPE_SPIRV_GEMM=coopmat, on devices that
+//     report 16 x 16 x 16 float16 products with float32 sums per subgroup of
+//     32 (VK_NV_cooperative_matrix, enabled by runtime/vulkan/device.c for
+//     the vendors it allows), GEMMs and the implicit-GEMM convolutions run on
+//     them (gemm_coopmat.comp, conv_gemm_coopmat.comp: both operands rounded
+//     to float16, sums in float32; the fp16 tolerance) in place of the tiled
+//     kernels. Not a default yet: on an NVIDIA H200 this first 64 x 64 tiling
+//     ran ResNet-18 at --precision fp16 in 7.6 ms against 3.5 ms tiled (its
+//     128 invocations stage every operand through shared memory one scalar
+//     at a time; docs/benchmarks.md).
 //   - Group-1 convolutions (2 or 3 spatial dims) with >= 32 output pixels
 //     per image run as an implicit GEMM over the same choice
 //     (conv_gemm_tiled.comp / conv_gemm_blocked.comp: weights
@@ -82,6 +92,9 @@ typedef struct vkp__group_t {
 
 typedef struct vkp__kernel_config_t {
   bool gemm_tiled;        // see the variant rule above
+  bool coopmat;           // GEMMs and implicit-GEMM convs on cooperative
+                          // matrices (see above)
+  bool coopmat_forced;    // VKPIPE_SPIRV_GEMM=coopmat
   int conv_gemm;          // group-1 convs as implicit GEMM: 1 always, 0 never,
                           // -1 when >= 32 output pixels (see above)
   uint32_t local_1d;      // workgroup size of 1-D kernels
@@ -176,6 +189,8 @@ typedef struct vkp__emit_t {
   int splitk_phase;       // 0: no split-K; 1: partial sums; 2: their reduction
   uint64_t out_bytes;     // the destination's bytes when not the root value
                           // (split-K partials); 0: the root's
+  bool coopmat;           // the template uses cooperative matrices: the
+                          // header enables their extensions
 } vkp__emit_t;
 
 typedef vkp_status_t (*vkp__spv_emit_fn)(vkp__emit_t *e, const vkp_node_t *anchor);

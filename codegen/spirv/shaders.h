@@ -26,6 +26,7 @@
   X(concat, comp)                     \
   X(conv2d, comp)                     \
   X(conv_depthwise, comp)             \
+  X(conv_gemm_coopmat, comp)          \
   X(conv_gemm_blocked, comp)          \
   X(conv_gemm_tiled, comp)            \
   X(conv_split, comp)                 \
@@ -42,6 +43,7 @@
   X(gather_index, comp)               \
   X(grid_sample, comp)                \
   X(gemm_blocked, comp)               \
+  X(gemm_coopmat, comp)               \
   X(gemm_splitk_reduce, comp)         \
   X(gemm_tiled, comp)                 \
   X(loss, comp)                       \

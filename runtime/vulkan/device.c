@@ -361,8 +361,66 @@ const char *vkp_vk_robustness_describe(const vkp_vk_device_candidate_t *c,
 
 // Fills everything `report` holds about `phys`; `queue_family` gets the
 // compute queue family (one without graphics preferred), or UINT32_MAX.
-static vkp_status_t vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t *report,
-                                  uint32_t *queue_family) {
+// Does `phys` run the codegen's coopmat kernels (the candidate's
+// coopmat_f16)? Queried only where the extension is listed.
+// glslang declares the Vulkan memory model in every shader that uses
+// cooperative matrices, so vulkanMemoryModel is needed as well (the H200
+// run without it: VUID-VkShaderModuleCreateInfo-pCode-01091).
+static vkp_status_t vkp__coopmat_f16(VkInstance instance, VkPhysicalDevice phys,
+                                     uint32_t subgroup_size, bool float16,
+                                     bool memory_model, bool *out) {
+  *out = false;
+  bool listed = false;
+  VKP_RETURN_IF_ERROR(
+      vkp__has_device_extension(phys, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME, &listed));
+  if (!listed || !float16 || !memory_model || subgroup_size != 32) return NULL;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV feat = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+  };
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                  .pNext = &feat};
+  vkGetPhysicalDeviceFeatures2(phys, &f2);
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV props_fn =
+      (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)vkGetInstanceProcAddr(
+          instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+  if (!feat.cooperativeMatrix || !props_fn) return NULL;
+  uint32_t n = 0;
+  VKP_VK_RETURN_IF_ERROR(props_fn(phys, &n, NULL));
+  if (n == 0) return NULL;
+  VkCooperativeMatrixPropertiesNV *p = vkp__calloc(n, sizeof *p);
+  if (!p) return VKP_OOM("cooperative matrix properties");
+  for (uint32_t i = 0; i < n; ++i) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  VkResult vr = props_fn(phys, &n, p);
+  for (uint32_t i = 0; (vr == VK_SUCCESS || vr == VK_INCOMPLETE) && i < n && !*out; ++i)
+    *out = p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 &&
+           p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+           p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+           p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+           p[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV && p[i].scope == VK_SCOPE_SUBGROUP_NV;
+  vkp__free(p);
+  if (vr != VK_SUCCESS && vr != VK_INCOMPLETE)
+    return vkp_vk_result_status(vr, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
+                                __FILE__, __LINE__);
+  return NULL;
+}
+
+bool vkp_vk_coopmat_describe(const vkp_vk_device_candidate_t *c, uint32_t vendor_id,
+                             char *buf, size_t buf_size) {
+  const char *coopmat = getenv("VKPIPE_VK_COOPMAT");
+  bool off = coopmat && strcmp(coopmat, "0") == 0;
+  bool allowed = vendor_id == 0x10de;  // NVIDIA: where the kernels were tested
+  if (buf && buf_size)
+    snprintf(buf, buf_size, "%s",
+             !c->coopmat_f16 ? "no (16x16x16 float16 -> float32 per subgroup of 32 not offered)"
+             : !allowed      ? "offered, not used (vendor not on the allowlist)"
+             : off           ? "offered, off (VKPIPE_VK_COOPMAT=0)"
+                             : "16x16x16 float16 -> float32 (VK_NV_cooperative_matrix), "
+                               "enabled; kernels use them with VKPIPE_SPIRV_GEMM=coopmat");
+  return c->coopmat_f16 && allowed && !off;
+}
+
+static vkp_status_t vkp__describe(VkInstance instance, VkPhysicalDevice phys,
+                                  vkp_vk_device_report_t *report, uint32_t *queue_family) {
   memset(report, 0, sizeof *report);
   VkPhysicalDeviceProperties base;
   vkGetPhysicalDeviceProperties(phys, &base);
@@ -412,6 +470,9 @@ static vkp_status_t vkp__describe(VkPhysicalDevice phys, vkp_vk_device_report_t 
     c->storage_16bit = f11.storageBuffer16BitAccess == VK_TRUE;
     c->shader_float16 = f12.shaderFloat16 == VK_TRUE;
     c->shader_float64 = f2.features.shaderFloat64 == VK_TRUE;
+    VKP_RETURN_IF_ERROR(vkp__coopmat_f16(instance, phys, report->subgroup.subgroupSize,
+                                         c->shader_float16, f12.vulkanMemoryModel == VK_TRUE,
+                                         &c->coopmat_f16));
   }
   vkGetPhysicalDeviceMemoryProperties(phys, &report->memory);
   uint32_t nq = 0;
@@ -471,7 +532,7 @@ vkp_status_t vkp_vk_device_list(vkp_vk_device_report_t **out_reports,
     if (!reports || !cands) st = VKP_OOM("Vulkan device list");
   }
   for (uint32_t i = 0; !st && i < n; ++i) {
-    st = vkp__describe(phys[i], &reports[i], NULL);
+    st = vkp__describe(instance, phys[i], &reports[i], NULL);
     cands[i] = reports[i].candidate;
   }
   if (!st) {
@@ -645,7 +706,7 @@ vkp_status_t vkp_vk_device_open(const vkp_vk_device_options_t *options,
     if (!reports || !cands || !families) st = VKP_OOM("Vulkan device list");
   }
   for (uint32_t i = 0; !st && i < n; ++i) {
-    st = vkp__describe(phys[i], &reports[i], &families[i]);
+    st = vkp__describe(d->instance, phys[i], &reports[i], &families[i]);
     cands[i] = reports[i].candidate;
   }
   int32_t chosen = -1;
@@ -667,6 +728,8 @@ vkp_status_t vkp_vk_device_open(const vkp_vk_device_options_t *options,
     d->storage_16bit = reports[chosen].candidate.storage_16bit;
     d->shader_float16 = reports[chosen].candidate.shader_float16;
     d->shader_float64 = reports[chosen].candidate.shader_float64;
+    d->coopmat_f16 = vkp_vk_coopmat_describe(&reports[chosen].candidate,
+                                             d->properties.vendorID, NULL, 0);
     st = vkp_vk_robustness_choose(&reports[chosen].candidate,
                                   getenv("VKPIPE_VK_ROBUSTNESS"), &d->robustness);
     if (!st && !reports[chosen].candidate.robust_buffer_access) {
@@ -729,10 +792,18 @@ vkp_status_t vkp_vk_device_realize(vkp_vk_device_t *d) {
         .robustBufferAccess2 = VK_TRUE,
     };
     bool binding = d->robustness == VKP_VK_ROBUSTNESS_BINDING;
-    const char *extensions[] = {VK_EXT_ROBUSTNESS_2_EXTENSION_NAME};
+    const char *extensions[2];
+    uint32_t n_extensions = 0;
+    if (binding) extensions[n_extensions++] = VK_EXT_ROBUSTNESS_2_EXTENSION_NAME;
+    if (d->coopmat_f16) extensions[n_extensions++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+        .pNext = binding ? &robust2 : NULL,
+        .cooperativeMatrix = VK_TRUE,
+    };
     VkPhysicalDeviceVulkan11Features f11 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
-        .pNext = binding ? &robust2 : NULL,
+        .pNext = d->coopmat_f16 ? (void *)&coopmat : binding ? (void *)&robust2 : NULL,
         .storageBuffer16BitAccess = d->storage_16bit ? VK_TRUE : VK_FALSE,
     };
     VkPhysicalDeviceVulkan12Features f12 = {
@@ -740,6 +811,8 @@ vkp_status_t vkp_vk_device_realize(vkp_vk_device_t *d) {
         .pNext = &f11,
         .timelineSemaphore = VK_TRUE,
         .storageBuffer8BitAccess = d->storage_8bit ? VK_TRUE : VK_FALSE,
+        .shaderFloat16 = d->coopmat_f16 ? VK_TRUE : VK_FALSE,
+        .vulkanMemoryModel = d->coopmat_f16 ? VK_TRUE : VK_FALSE,
     };
     VkPhysicalDeviceFeatures features = {
         .robustBufferAccess = d->robustness >= VKP_VK_ROBUSTNESS_BUFFER ? VK_TRUE : VK_FALSE,
@@ -750,7 +823,7 @@ vkp_status_t vkp_vk_device_realize(vkp_vk_device_t *d) {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &f12,
         .pEnabledFeatures = &features,
-        .enabledExtensionCount = binding ? 1 : 0,
+        .enabledExtensionCount = n_extensions,
         .ppEnabledExtensionNames = extensions,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue_info,

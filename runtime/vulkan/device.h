@@ -46,6 +46,11 @@ typedef struct vkp_vk_device_candidate_t {
   bool robust_buffer_access;   // robustBufferAccess present
   bool robust_buffer_access2;  // VK_EXT_robustness2's robustBufferAccess2
   bool has_compute_queue;
+  // VK_NV_cooperative_matrix with its cooperativeMatrix feature, shaderFloat16,
+  // vulkanMemoryModel and a subgroup-scope 16x16x16 product of float16 into float32 on a
+  // subgroup of 32: what the codegen's coopmat kernels need (present; whether
+  // it is used is vkp_vk_device_t.coopmat_f16).
+  bool coopmat_f16;
 } vkp_vk_device_candidate_t;
 
 // Chooses among `n` candidates: the usable one (API >= 1.2, timeline
@@ -125,6 +130,10 @@ typedef struct vkp_vk_device_t {
   bool shader_float16;
   // shaderFloat64 is enabled: kernels may compute on float64 tensors.
   bool shader_float64;
+  // VK_NV_cooperative_matrix and shaderFloat16 are enabled for the codegen's
+  // coopmat kernels: the candidate has them, the vendor is on the allowlist
+  // (NVIDIA, where they were tested) and VKPIPE_VK_COOPMAT is not 0.
+  bool coopmat_f16;
   // The bounds checking enabled on shader buffer accesses (robustBufferAccess,
   // and robustBufferAccess2 with VK_EXT_robustness2), chosen by
   // vkp_vk_robustness_choose. When the device lacks it, open prints one
@@ -187,6 +196,12 @@ typedef struct vkp_vk_device_report_t {
 vkp_status_t vkp_vk_device_list(vkp_vk_device_report_t **out_reports,
                                 int32_t *out_count, int32_t *out_chosen)
     VKP_MUST_USE;
+
+// Whether vkpipe enables cooperative matrices on candidate `c` of vendor
+// `vendor_id` (it offers them, the vendor is on the allowlist, and
+// VKPIPE_VK_COOPMAT is not 0), with a line saying so in `buf` (may be NULL).
+bool vkp_vk_coopmat_describe(const vkp_vk_device_candidate_t *c, uint32_t vendor_id,
+                             char *buf, size_t buf_size);
 
 // Validation messages (warning or error severity) seen by any device's debug
 // messenger in this process, minus the ignored layer bug. Tests assert that

@@ -156,6 +156,54 @@ Test(spirv_codegen, gemm_variant_follows_device, .timeout = 60) {
   rmdir(dir);
 }
 
+// Cooperative matrices (an NVIDIA-like device that offers them): with
+// VKPIPE_SPIRV_GEMM=coopmat, at either precision, GEMMs and implicit-GEMM
+// convolutions get the coopmat kernels (4 subgroups of 32), which compile
+// and validate here though no device in CI runs them; without it the tiled
+// kernels; never on a device without them.
+Test(spirv_codegen, coopmat_kernels_when_asked, .timeout = 60) {
+  vkp_spirv_device_info_t nv = gpu_like, plain = gpu_like;
+  nv.vendor_id = 0x10de;
+  nv.subgroup_size = 32;
+  nv.storage_16bit = nv.shader_float16 = nv.coopmat_f16 = true;
+  plain.storage_16bit = true;
+  const char *names[] = {"matmul_65x67x33", "fuse_matmul_bias_relu", "conv_gemm_7x7_s2",
+                         "gemm_tAtB_full_c", "matmul_batch_2x3x17x9_9x11"};
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  for (int force = 0; force < 2; ++force) {
+    if (force) setenv("VKPIPE_SPIRV_GEMM", "coopmat", 1);
+    else unsetenv("VKPIPE_SPIRV_GEMM");
+    for (size_t c = 0; c < sizeof names / sizeof *names; ++c) {
+      vkp_graph_t *g = NULL;
+      for (int i = 0; i < vkp_spirv_case_count && !g; ++i)
+        if (strcmp(vkp_spirv_cases[i].name, names[c]) == 0) g = vkp_spirv_cases[i].build(&rng);
+      cr_assert_not_null(g, "no case %s", names[c]);
+      for (int prec = 0; prec < 2; ++prec)
+        for (int dev = 0; dev < 2; ++dev) {
+          vkp_compile_options_t opts = {
+              .precision = prec ? VKP_PRECISION_FP16 : VKP_PRECISION_FP32, .dump_dir = "/x"};
+          vkp_spirv_program_t *p = NULL;
+          VKP_TEST_OK(vkp_spirv_codegen(g, dev ? &plain : &nv, &opts, &p));
+          check_program(g, p, dev ? &plain : &nv);
+          bool want = dev == 0 && force;
+          bool seen = false;
+          for (int32_t d = 0; d < p->n_dispatches; ++d)
+            seen |= strstr(p->dispatches[d].glsl, "coopMatMulAddNV") != NULL;
+          cr_assert_eq(seen, want, "%s, %s, %s device%s: coopmat %s", names[c],
+                       prec ? "fp16" : "fp32", dev ? "plain" : "NVIDIA",
+                       force ? ", forced" : "", seen ? "used" : "not used");
+          for (int32_t d = 0; seen && d < p->n_dispatches; ++d)
+            if (strstr(p->dispatches[d].glsl, "coopMatMulAddNV"))
+              cr_assert_eq(p->dispatches[d].local_size[0], 128u);
+          vkp_spirv_program_destroy(p);
+        }
+      vkp_graph_destroy(g);
+    }
+  }
+  unsetenv("VKPIPE_SPIRV_GEMM");
+}
+
 // Four softmaxes in a row: the scratch buffer holds at most two live values.
 Test(spirv_codegen, scratch_reused_by_liveness, .timeout = 60) {
   vkp_test_rng_t rng;
