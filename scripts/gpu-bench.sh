@@ -25,7 +25,10 @@
 # Also: GEMM N^3 with --precision fp16 (float16 weights, float32 arithmetic),
 # a skinny GEMM (M x K x N = 8 x 16384 x 1024; --small: 8 x 4096 x 256) with
 # split-K chosen by shape and with VKPIPE_SPIRV_SPLITK=off, and whole models
-# on vulkan at fp16 next to fp32.
+# on vulkan at fp16 next to fp32. Every vulkan GEMM is also timed alone
+# (", GEMM alone": A device-resident, no staging), and on devices whose
+# cooperative matrices vkpipe enables, once more on them
+# (VKPIPE_SPIRV_GEMM=coopmat).
 # Not measured yet, reported as null with a note: the device's peak numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +63,11 @@ echo "== GEMM ${gemm}^3 fp32 (vulkan, cpu)" >&2
 "$gemm_bin" "$gemm" > "$raw/gemm.txt" 2>&1 || { cat "$raw/gemm.txt" >&2; exit 1; }
 echo "== GEMM ${gemm}^3 fp16 weights (vulkan)" >&2
 "$gemm_bin" --fp16 "$gemm" > "$raw/gemm_fp16.txt" 2>&1 || cat "$raw/gemm_fp16.txt" >&2
+if grep -q "kernels use them with VKPIPE_SPIRV_GEMM=coopmat" "$raw/devices.txt"; then
+  echo "== GEMM ${gemm}^3 on cooperative matrices (vulkan)" >&2
+  VKPIPE_SPIRV_GEMM=coopmat "$gemm_bin" --fp16 "$gemm" > "$raw/gemm_coopmat.txt" 2>&1 ||
+    cat "$raw/gemm_coopmat.txt" >&2
+fi
 if [[ $small == 1 ]]; then skinny=8x4096x256; else skinny=8x16384x1024; fi
 echo "== skinny GEMM $skinny: split-K by shape, then off" >&2
 VKPIPE_SPIRV_SPLITK= "$gemm_bin" "$skinny" > "$raw/gemm_skinny.txt" 2>&1 || cat "$raw/gemm_skinny.txt" >&2
@@ -159,8 +167,10 @@ res = {"schema": "vkpipe-gpu-bench/1", "small": small,
        "device": {"name": m.group(1) if m else None, "type": typ.group(1) if typ else None,
                   "driver": drv.group(1).strip() if drv else None,
                   "peak_gflops": None, "note": "peak numbers are not queried yet"},
-       "gemm": {"n": gemm, "fp32": {}, "fp16": {},
+       "gemm": {"n": gemm, "fp32": {}, "fp16": {}, "coopmat": {},
                 "fp16_note": "float16 weights, float32 arithmetic (--precision fp16)",
+                "alone_note": "'GEMM alone': A device-resident, one float staged in and out, "
+                              "less the same graph without the matmul",
                 "skinny": {}},
        "layers": [], "models": []}
 def gemm_lines(name):
@@ -169,13 +179,17 @@ def gemm_lines(name):
     except OSError:
         return
     for line in lines:
-        g = re.match(r"(\S+)\s+matmul (\S+?)( fp16)?: ([\d.]+) ms/run, ([\d.]+) GFLOP/s", line)
+        g = re.match(r"(\S+)\s+matmul (\S+?)( fp16)?( on device)?: ([\d.]+) ms/run, "
+                     r"([\d.]+) GFLOP/s", line)
         if g:
-            yield g.group(1), g.group(2), {"ms": float(g.group(4)), "gflops": float(g.group(5))}
+            t = g.group(1) + (", GEMM alone" if g.group(4) else "")
+            yield t, g.group(2), {"ms": float(g.group(5)), "gflops": float(g.group(6))}
 for t, _, v in gemm_lines("gemm.txt"):
     res["gemm"]["fp32"][t] = v
 for t, _, v in gemm_lines("gemm_fp16.txt"):
     res["gemm"]["fp16"][t] = v
+for t, _, v in gemm_lines("gemm_coopmat.txt"):
+    res["gemm"]["coopmat"][t] = v
 for key, name in (("split_k_by_shape", "gemm_skinny.txt"), ("split_k_off", "gemm_skinny_nosplit.txt")):
     for t, shape, v in gemm_lines(name):
         res["gemm"]["skinny"].setdefault(t, {"shape": shape})[key] = v
@@ -213,6 +227,8 @@ for t, v in res["gemm"]["fp32"].items():
     md.append(f"| {t} | {fmt(v['ms'])} | {fmt(v['gflops'])} |")
 for t, v in res["gemm"]["fp16"].items():
     md.append(f"| {t} fp16 weights | {fmt(v['ms'])} | {fmt(v['gflops'])} |")
+for t, v in res["gemm"]["coopmat"].items():
+    md.append(f"| {t} cooperative matrices (float16 products) | {fmt(v['ms'])} | {fmt(v['gflops'])} |")
 md += ["", "| skinny GEMM (MxKxN) | target | split-K by shape ms | GFLOP/s | split-K off ms | GFLOP/s |",
        "|---|---|---|---|---|---|"]
 for t, v in res["gemm"]["skinny"].items():
