@@ -36,6 +36,9 @@ static void vkp__print_device(int32_t index, const vkp_vk_device_report_t *r,
   printf("  timeline sem.:   %s\n", r->candidate.timeline_semaphore ? "yes" : "no");
   printf("  compute queue:   %s\n", r->candidate.has_compute_queue ? "yes" : "no");
   printf("  subgroup size:   %u\n", r->subgroup.subgroupSize);
+  printf("  subgroup ops:    %s\n", vkp_vk_subgroup_arith(&r->subgroup) ? "arithmetic in compute (row reductions use it)"
+                                      : "no arithmetic in compute (row reductions use "
+                                        "shared memory)");
   // What vkp_vk_device_open would enable on this device.
   vkp_vk_robustness_t level = VKP_VK_ROBUSTNESS_NONE;
   vkp_status_t st = vkp_vk_robustness_choose(&r->candidate, getenv("VKPIPE_VK_ROBUSTNESS"),

@@ -70,6 +70,8 @@ void vkp__kernel_config_init(vkp__kernel_config_t *config,
     config->rows_forced = true;
   }
   if (rows && strcmp(rows, "thread") == 0) config->rows_workgroup = false;
+  const char *sg = getenv("VKPIPE_SPIRV_SUBGROUP");
+  config->rows_subgroup = device->subgroup_arith && !(sg && strcmp(sg, "off") == 0);
   uint64_t align = device->min_storage_alignment > 16 ? device->min_storage_alignment : 16;
   config->part_bytes = device->max_storage_range / align * align;
   config->half_values = NULL;
@@ -696,6 +698,11 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   // VKP_FLOAT64: math.glsl's double helpers (the device enables
   // shaderFloat64, vkp_spirv_supports_on).
   if (f64) vkp__sb_append(&sb, "#define VKP_FLOAT64 1\n");
+  if (e->subgroup)
+    vkp__sb_append(&sb,
+                   "#extension GL_KHR_shader_subgroup_basic : require\n"
+                   "#extension GL_KHR_shader_subgroup_arithmetic : require\n"
+                   "#extension GL_KHR_shader_subgroup_vote : require\n");
   if (e->coopmat)
     vkp__sb_append(&sb,
                    "#extension GL_NV_cooperative_matrix : require\n"
@@ -766,6 +773,10 @@ void vkp__spv_row_kernel(vkp__emit_t *e, vkp__row_shader_t row, uint64_t rows,
     e->k->groups[0] = (uint32_t)(rows ? rows : 1);
     e->k->groups[1] = e->k->groups[2] = 1;
     vkp__sb_printf(&e->body, "#define WG %uu\n", (unsigned)c->row_wg);
+    if (c->rows_subgroup) {
+      e->subgroup = true;
+      vkp__sb_append(&e->body, "#define VKP_SUBGROUP 1\n");
+    }
     vkp__sb_append(&e->body, vkp__shader_text(VKP__SHADER_workgroup_reduce));
     vkp__sb_append(&e->body, vkp__shader_text(vkp__row_shader(row, true)));
     return;

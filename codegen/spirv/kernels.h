@@ -59,7 +59,11 @@
 //     the device's invocation and x-size limits and its shared memory, and
 //     never below the subgroup size. VKPIPE_SPIRV_ROWS=workgroup|thread
 //     forces either variant for every row length, except that rows longer
-//     than 8192 always take a workgroup (lavapipe's loop budget).
+//     than 8192 always take a workgroup (lavapipe's loop budget). That
+//     workgroup reduces through subgroup arithmetic where the device has it
+//     in compute shaders (one shared-memory value per subgroup, two
+//     barriers), else through a shared-memory tree (workgroup_reduce.glsl);
+//     VKPIPE_SPIRV_SUBGROUP=off forces the tree.
 //   - 1-D kernels use 64 invocations per workgroup, raised to the device's
 //     subgroup size when that is larger and capped at the device limit; no
 //     kernel assumes a particular subgroup size.
@@ -100,6 +104,7 @@ typedef struct vkp__kernel_config_t {
   uint32_t local_1d;      // workgroup size of 1-D kernels
   bool rows_workgroup;    // row kernels may use a workgroup per row
   bool rows_forced;       // ... even for short rows (VKPIPE_SPIRV_ROWS)
+  bool rows_subgroup;     // ... reducing through subgroup arithmetic
   uint32_t row_wg;        // that workgroup's size (a power of two)
   uint64_t part_bytes;    // a tensor larger than this is bound as several
                           // ranges of this size (maxStorageBufferRange rounded
@@ -191,6 +196,7 @@ typedef struct vkp__emit_t {
                           // (split-K partials); 0: the root's
   bool coopmat;           // the template uses cooperative matrices: the
                           // header enables their extensions
+  bool subgroup;          // the template uses subgroup arithmetic and vote
 } vkp__emit_t;
 
 typedef vkp_status_t (*vkp__spv_emit_fn)(vkp__emit_t *e, const vkp_node_t *anchor);

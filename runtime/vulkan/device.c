@@ -404,6 +404,14 @@ static vkp_status_t vkp__coopmat_f16(VkInstance instance, VkPhysicalDevice phys,
   return NULL;
 }
 
+bool vkp_vk_subgroup_arith(const VkPhysicalDeviceSubgroupProperties *p) {
+  const VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT |
+                                      VK_SUBGROUP_FEATURE_VOTE_BIT |
+                                      VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  return (p->supportedOperations & need) == need &&
+         (p->supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
+}
+
 bool vkp_vk_coopmat_describe(const vkp_vk_device_candidate_t *c, uint32_t vendor_id,
                              char *buf, size_t buf_size) {
   const char *coopmat = getenv("VKPIPE_VK_COOPMAT");

@@ -197,6 +197,10 @@ vkp_status_t vkp_vk_device_list(vkp_vk_device_report_t **out_reports,
                                 int32_t *out_count, int32_t *out_chosen)
     VKP_MUST_USE;
 
+// Whether `p` offers subgroup arithmetic and vote in compute shaders (the
+// codegen's row reductions then use them).
+bool vkp_vk_subgroup_arith(const VkPhysicalDeviceSubgroupProperties *p);
+
 // Whether vkpipe enables cooperative matrices on candidate `c` of vendor
 // `vendor_id` (it offers them, the vendor is on the allowlist, and
 // VKPIPE_VK_COOPMAT is not 0), with a line saying so in `buf` (may be NULL).

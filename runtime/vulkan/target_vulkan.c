@@ -60,6 +60,7 @@ void vkp_vk_device_info(const vkp_vk_device_t *device, vkp_spirv_device_info_t *
   out->shader_float16 = device->shader_float16;
   out->shader_float64 = device->shader_float64;
   out->coopmat_f16 = device->coopmat_f16;
+  out->subgroup_arith = vkp_vk_subgroup_arith(&device->subgroup);
   // lavapipe's compiler cuts a shader's loops at 65,535 iterations; CPU
   // devices in general are held to it. GPUs run what they are given.
   out->loop_budget = device->driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE ||

@@ -705,6 +705,24 @@ REDUCE_CASE(reduce_max_axis1, VKP_OP_REDUCE_MAX, 3, S(2, 7, 3), 1, A(AIS("axes",
 REDUCE_CASE(reduce_max_empty_axis, VKP_OP_REDUCE_MAX, 2, S(3, 0), 1, A(AIS("axes", 1)))
 REDUCE_CASE(reduce_min_all, VKP_OP_REDUCE_MIN, 2, S(6, 11), 0, NULL)
 REDUCE_CASE(reduce_min_long, VKP_OP_REDUCE_MIN, 2, S(3, 200), 1, A(AIS("axes", -1)))
+// NaN in about half the rows (where x > 0.99): max and min keep it, in the
+// per-invocation and the workgroup (tree or subgroup) reductions alike.
+#define REDUCE_NAN_CASE(case_name, op)                                           \
+  BEGIN(case_name)                                                               \
+  const char *x = IN(b, 2, S(6, 150));                                           \
+  float consts[2] = {0.99f, NAN};                                                \
+  const char *c[2];                                                              \
+  for (int i = 0; i < 2; ++i) {                                                  \
+    c[i] = vkp__gb_name(b, 'c');                                                 \
+    vkp__gb_check(b, vkp_graph_add_constant(b->g, c[i], VKP_DTYPE_FLOAT32, 1, S(1), \
+                                            &consts[i], NULL));                  \
+  }                                                                              \
+  const char *gt = NODE(b, VKP_OP_GREATER, 2, L(x, c[0]), 0, NULL);              \
+  const char *w = NODE(b, VKP_OP_WHERE, 3, L(gt, c[1], x), 0, NULL);             \
+  const char *y = NODE(b, op, 1, L(w), 1, A(AIS("axes", 1)));                    \
+  END(y)
+REDUCE_NAN_CASE(reduce_max_nan_rows, VKP_OP_REDUCE_MAX)
+REDUCE_NAN_CASE(reduce_min_nan_rows, VKP_OP_REDUCE_MIN)
 REDUCE_CASE(reduce_prod_axes02, VKP_OP_REDUCE_PROD, 3, S(3, 5, 4), 2,
             A(AIS("axes", 0, 2), AI("keepdims", 0)))
 REDUCE_CASE(reduce_prod_long, VKP_OP_REDUCE_PROD, 2, S(2, 70), 1, A(AIS("axes", 1)))
@@ -1546,6 +1564,8 @@ const vkp_spirv_case_t vkp_spirv_cases[] = {
     CASE(reduce_max_empty_axis, -1.0f, 1.0f, 1),
     CASE(reduce_min_all, -1.0f, 1.0f, 1),
     CASE(reduce_min_long, -1.0f, 1.0f, 1),
+    CASE(reduce_max_nan_rows, -1.0f, 1.0f, 2),
+    CASE(reduce_min_nan_rows, -1.0f, 1.0f, 2),
     CASE(reduce_prod_axes02, 0.5f, 1.5f, 1),
     CASE(reduce_prod_long, 0.8f, 1.2f, 1),
     CASE(reduce_l1_long, -1.0f, 1.0f, 1),

@@ -204,6 +204,42 @@ Test(spirv_codegen, coopmat_kernels_when_asked, .timeout = 60) {
   unsetenv("VKPIPE_SPIRV_GEMM");
 }
 
+// The workgroup-per-row kernels reduce through subgroup arithmetic where
+// the device has it (and VKPIPE_SPIRV_SUBGROUP is not off), through the
+// shared-memory tree elsewhere.
+Test(spirv_codegen, row_reductions_follow_subgroup_support, .timeout = 60) {
+  vkp_spirv_device_info_t with = gpu_like, without = gpu_like;
+  with.subgroup_arith = true;
+  const char *names[] = {"softmax_last", "softmax_long_row", "reduce_max_nan_rows",
+                         "reduce_min_nan_rows"};
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  setenv("VKPIPE_SPIRV_ROWS", "workgroup", 1);
+  for (int off = 0; off < 2; ++off) {
+    if (off) setenv("VKPIPE_SPIRV_SUBGROUP", "off", 1);
+    for (size_t c = 0; c < sizeof names / sizeof *names; ++c) {
+      vkp_graph_t *g = NULL;
+      for (int i = 0; i < vkp_spirv_case_count && !g; ++i)
+        if (strcmp(vkp_spirv_cases[i].name, names[c]) == 0) g = vkp_spirv_cases[i].build(&rng);
+      cr_assert_not_null(g, "no case %s", names[c]);
+      for (int dev = 0; dev < 2; ++dev) {
+        vkp_compile_options_t opts = {.dump_dir = "/x"};
+        vkp_spirv_program_t *p = NULL;
+        VKP_TEST_OK(vkp_spirv_codegen(g, dev ? &without : &with, &opts, &p));
+        bool seen = false;
+        for (int32_t d = 0; d < p->n_dispatches; ++d)
+          seen |= strstr(p->dispatches[d].glsl, "#define VKP_SUBGROUP 1") != NULL;
+        cr_assert_eq(seen, dev == 0 && !off, "%s: subgroup reduction %s", names[c],
+                     seen ? "used" : "not used");
+        vkp_spirv_program_destroy(p);
+      }
+      vkp_graph_destroy(g);
+    }
+  }
+  unsetenv("VKPIPE_SPIRV_SUBGROUP");
+  unsetenv("VKPIPE_SPIRV_ROWS");
+}
+
 // Four softmaxes in a row: the scratch buffer holds at most two live values.
 Test(spirv_codegen, scratch_reused_by_liveness, .timeout = 60) {
   vkp_test_rng_t rng;

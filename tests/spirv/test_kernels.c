@@ -196,19 +196,25 @@ Test(spirv_kernels, conv_direct_variant, .timeout = 120) {
   conv_cases_with("blocked", "direct");
 }
 
-// The workgroup-per-row kernels (what GPUs get for long rows) on lavapipe too.
+// The workgroup-per-row kernels (what GPUs get for long rows) on lavapipe
+// too, reducing through subgroup arithmetic (lavapipe has it) and through
+// the shared-memory tree (VKPIPE_SPIRV_SUBGROUP=off).
 Test(spirv_kernels, row_workgroup_variant, .timeout = 120) {
   setenv("VKPIPE_SPIRV_ROWS", "workgroup", 1);
-  for (int i = 0; i < vkp_spirv_case_count; ++i) {
-    const char *n = vkp_spirv_cases[i].name;
-    if (strncmp(n, "softmax", 7) == 0 || strncmp(n, "layer_norm", 10) == 0 ||
-        strncmp(n, "reduce", 6) == 0 || strncmp(n, "global_avg_pool", 15) == 0 ||
-        strncmp(n, "log_softmax", 11) == 0 || strncmp(n, "hardmax", 7) == 0 ||
-        strncmp(n, "lp_norm", 7) == 0 || strncmp(n, "mvn", 3) == 0 ||
-        strstr(n, "group_norm") || strncmp(n, "instance_norm", 13) == 0 ||
-        strcmp(n, "scratch_chain") == 0)
-      compare_case(&vkp_spirv_cases[i]);
+  for (int tree = 0; tree < 2; ++tree) {
+    if (tree) setenv("VKPIPE_SPIRV_SUBGROUP", "off", 1);
+    for (int i = 0; i < vkp_spirv_case_count; ++i) {
+      const char *n = vkp_spirv_cases[i].name;
+      if (strncmp(n, "softmax", 7) == 0 || strncmp(n, "layer_norm", 10) == 0 ||
+          strncmp(n, "reduce", 6) == 0 || strncmp(n, "global_avg_pool", 15) == 0 ||
+          strncmp(n, "log_softmax", 11) == 0 || strncmp(n, "hardmax", 7) == 0 ||
+          strncmp(n, "lp_norm", 7) == 0 || strncmp(n, "mvn", 3) == 0 ||
+          strstr(n, "group_norm") || strncmp(n, "instance_norm", 13) == 0 ||
+          strcmp(n, "scratch_chain") == 0)
+        compare_case(&vkp_spirv_cases[i]);
+    }
   }
+  unsetenv("VKPIPE_SPIRV_SUBGROUP");
   unsetenv("VKPIPE_SPIRV_ROWS");
 }
 
