@@ -249,6 +249,31 @@ Test(e2e, bench_model_and_artifact, .timeout = 600) {
   vkp_test_run_free(&r);
 }
 
+// A profile that makes the reference interpreter look fastest: --policy
+// auto puts the model there, the single-target runs (cheap, so measured
+// despite their estimates) show cpu far faster, and the notes say that the
+// plan lost and which stage's estimate was off.
+Test(e2e, bench_names_a_plan_that_loses, .timeout = 600) {
+  vkp_test_write_text("fast_ref.json",
+                      "{\"version\": 1, \"host_device\": \"host\", \"targets\": {"
+                      "\"ref\": {\"device\": \"host\", \"gflops\": 1e6, \"gbps\": 1e6,"
+                      " \"launch_us\": 0.01},"
+                      "\"cpu\": {\"device\": \"host\", \"gflops\": 1, \"gbps\": 1,"
+                      " \"launch_us\": 100}},"
+                      "\"devices\": {\"host\": {\"concurrency\": 2}}}");
+  char args[1024];
+  snprintf(args, sizeof args,
+           "'%s' --policy auto --stages 1 --frames 10 --warmup 2 --profile fast_ref.json",
+           model("small_cnn.onnx"));
+  vkp_test_run_t r = vkp_test_run_tool("vkpipe-bench", args);
+  expect_ok(&r, "bench with a wrong profile");
+  cr_assert(strstr(r.out, "stage0     ref"), "%s", r.out);
+  cr_assert(strstr(r.out, "single cpu"), "the cheap cpu run was skipped:\n%s", r.out);
+  cr_assert(strstr(r.out, "the frame rate of 'cpu' alone"), "%s", r.out);
+  cr_assert(strstr(r.out, "stage stage0 on ref took"), "%s", r.out);
+  vkp_test_run_free(&r);
+}
+
 Test(e2e, bench_usage_errors, .timeout = 600) {
   static const char *const bad[] = {
       "", "--frames 0 --synthetic 'a:1ms'", "--synthetic 'a'", "--synthetic 'a:fast'",

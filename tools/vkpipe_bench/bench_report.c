@@ -191,6 +191,25 @@ void bench_report_finish(bench_report_t *rep) {
     }
   }
   rep->speedup_vs_best_single = best > 0 ? p->fps / best : 0;
+  // A plan the partitioner chose that loses to running the whole model on
+  // one target was chosen on estimates this machine does not bear out: say
+  // so, and which stages were off, rather than leave a bare ratio.
+  if (best > 0 && p->fps < 0.9 * best && strcmp(rep->policy, "auto") == 0) {
+    bench_report_note(rep,
+                      "this plan runs at %.2fx the frame rate of '%s' alone: the "
+                      "estimates it was chosen on are off on this machine (below); "
+                      "`vkpipe calibrate` measures the profile again, and --policy %s "
+                      "--stages 1 runs the whole model there",
+                      p->fps / best, rep->best_single, rep->best_single);
+    for (int32_t s = 0; s < p->n_stages && s < rep->n_stages; ++s) {
+      double est = rep->stage_estimated_ms ? rep->stage_estimated_ms[s] : 0;
+      double busy = p->stages[s].busy_ms;
+      if (est > 0 && busy > 0 && (busy > 1.5 * est || busy < est / 1.5))
+        bench_report_note(rep, "stage %s on %s took %.3f ms per frame where %.3f ms was "
+                               "estimated (%.2fx)",
+                          p->stages[s].name, p->stages[s].target, busy, est, busy / est);
+    }
+  }
 }
 
 static void bench_print_mode(const bench_mode_result_t *m, FILE *out) {
