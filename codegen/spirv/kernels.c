@@ -900,32 +900,19 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
     vkp__spv_define_u(s, "KSLICE", (uint64_t)k);
     ksplit = 1;
   }
-  if (e->config->coopmat) {
-    e->coopmat = true;
-    e->k->local_size[0] = 128;  // 4 subgroups of 32
-    e->k->local_size[1] = 1;
-    e->k->local_size[2] = 1;
-    e->k->groups[0] = (uint32_t)((nn + 63) / 64);
-    e->k->groups[1] = (uint32_t)((m + 63) / 64);
-    e->k->groups[2] = (uint32_t)(batch * ksplit);
-    vkp__spv_template(e, VKP__SHADER_gemm_coopmat);
-  } else if (e->config->gemm_tiled) {
-    e->k->local_size[0] = 16;
-    e->k->local_size[1] = 16;
-    e->k->local_size[2] = 1;
-    e->k->groups[0] = (uint32_t)((nn + 63) / 64);
-    e->k->groups[1] = (uint32_t)((m + 63) / 64);
-    e->k->groups[2] = (uint32_t)(batch * ksplit);
-    vkp__spv_template(e, VKP__SHADER_gemm_tiled);
-  } else {
-    e->k->local_size[0] = 8;
-    e->k->local_size[1] = 8;
-    e->k->local_size[2] = 1;
-    e->k->groups[0] = (uint32_t)((nn + 63) / 64);
-    e->k->groups[1] = (uint32_t)((m + 63) / 64);
-    e->k->groups[2] = (uint32_t)(batch * ksplit);
-    vkp__spv_template(e, VKP__SHADER_gemm_blocked);
-  }
+  // 64 x 64 blocks of C on every variant: 4 subgroups of 32 on cooperative
+  // matrices, 16 x 16 invocations tiled, 8 x 8 register-blocked.
+  bool coopmat = e->config->coopmat, tiled = e->config->gemm_tiled;
+  e->coopmat = coopmat;
+  e->k->local_size[0] = coopmat ? 128 : tiled ? 16 : 8;
+  e->k->local_size[1] = coopmat ? 1 : tiled ? 16 : 8;
+  e->k->local_size[2] = 1;
+  e->k->groups[0] = (uint32_t)((nn + 63) / 64);
+  e->k->groups[1] = (uint32_t)((m + 63) / 64);
+  e->k->groups[2] = (uint32_t)(batch * ksplit);
+  vkp__spv_template(e, coopmat ? VKP__SHADER_gemm_coopmat
+                       : tiled ? VKP__SHADER_gemm_tiled
+                               : VKP__SHADER_gemm_blocked);
 }
 
 // A convolution's window over 1 to 3 spatial dims as the conv templates take

@@ -33,18 +33,25 @@ static int check(vkp_status_t st) {
   return 1;
 }
 
+// x and y shaped as `g`'s input and output, and `g` compiled and loaded
+// on `t`: 0, or 1 after printing why.
+static int load_stage(const vkp_target_t *t, const vkp_graph_t *g,
+                      const vkp_compile_options_t *options, vkp_tensor_t *x, vkp_tensor_t *y,
+                      vkp_blob_t *blob, vkp_stage_t **stage) {
+  const vkp_value_t *in = &g->values[g->inputs[0]], *out = &g->values[g->outputs[0]];
+  return check(vkp_tensor_init(x, VKP_DTYPE_FLOAT32, in->rank, in->shape)) ||
+         check(vkp_tensor_init(y, VKP_DTYPE_FLOAT32, out->rank, out->shape)) ||
+         check(t->vtable->compiler.compile(t, g, options, blob)) ||
+         check(t->vtable->stage.load(t, g, blob->data, blob->size, stage));
+}
+
 // Median seconds per run of `g` (one-float input, one-float output) on `t`.
 static int time_resident(const vkp_target_t *t, vkp_graph_t *g,
                          const vkp_compile_options_t *options, double *out_s) {
-  int64_t one[2] = {1, 1};
   vkp_tensor_t x, y;
   vkp_blob_t blob = {0};
   vkp_stage_t *stage = NULL;
-  if (check(vkp_tensor_init(&x, VKP_DTYPE_FLOAT32, 2, one)) ||
-      check(vkp_tensor_init(&y, VKP_DTYPE_FLOAT32, 2, one)) ||
-      check(t->vtable->compiler.compile(t, g, options, &blob)) ||
-      check(t->vtable->stage.load(t, g, blob.data, blob.size, &stage)))
-    return 1;
+  if (load_stage(t, g, options, &x, &y, &blob, &stage)) return 1;
   ((float *)x.data)[0] = 0.25f;
   enum { RUNS = 15 };
   double s[RUNS];
@@ -124,7 +131,7 @@ static int bench_on_device(const vkp_target_t *t, int64_t m, int64_t k, int64_t 
 static int bench(const vkp_target_t *t, int64_t m, int64_t k, int64_t n,
                  const vkp_compile_options_t *options) {
   vkp_graph_t *g;
-  int64_t shape[2] = {m, k}, w_shape[2] = {k, n}, y_shape[2] = {m, n};
+  int64_t shape[2] = {m, k}, w_shape[2] = {k, n};
   float *w = calloc((size_t)(k * n), sizeof(float));
   for (int64_t i = 0; i < k * n; ++i) w[i] = (float)(i % 7) * 0.1f;
   const char *in[] = {"x", "w"}, *out[] = {"y"};
@@ -138,11 +145,7 @@ static int bench(const vkp_target_t *t, int64_t m, int64_t k, int64_t n,
   vkp_tensor_t x, y;
   vkp_blob_t blob = {0};
   vkp_stage_t *stage = NULL;
-  if (check(vkp_tensor_init(&x, VKP_DTYPE_FLOAT32, 2, shape)) ||
-      check(vkp_tensor_init(&y, VKP_DTYPE_FLOAT32, 2, y_shape)) ||
-      check(t->vtable->compiler.compile(t, g, options, &blob)) ||
-      check(t->vtable->stage.load(t, g, blob.data, blob.size, &stage)))
-    return 1;
+  if (load_stage(t, g, options, &x, &y, &blob, &stage)) return 1;
   if (check(t->vtable->stage.run(stage, &x, &y))) return 1;  // warm-up
   int reps = 0;
   double start = now(), elapsed = 0;

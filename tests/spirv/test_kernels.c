@@ -257,15 +257,20 @@ Test(spirv_kernels, split_bindings, .timeout = 300) {
 #define FP16_RTOL 1e-2
 #define FP16_ATOL 1e-2
 
-static void fp16_cases(void) {
-  vkp_compile_options_t fp16 = {.precision = VKP_PRECISION_FP16};
+// The matrix-product and convolution cases, under `options`.
+static void matrix_cases(const vkp_compile_options_t *options) {
   for (int i = 0; i < vkp_spirv_case_count; ++i) {
     const char *n = vkp_spirv_cases[i].name;
     if (strncmp(n, "matmul", 6) == 0 || strncmp(n, "gemm", 4) == 0 ||
         strncmp(n, "fuse_matmul", 11) == 0 || is_conv_case(n) ||
         strncmp(n, "fuse_conv", 9) == 0 || strncmp(n, "fuse_gemm", 9) == 0)
-      compare_case_with(&vkp_spirv_cases[i], &fp16, FP16_RTOL, FP16_ATOL);
+      compare_case_with(&vkp_spirv_cases[i], options, FP16_RTOL, FP16_ATOL);
   }
+}
+
+static void fp16_cases(void) {
+  vkp_compile_options_t fp16 = {.precision = VKP_PRECISION_FP16};
+  matrix_cases(&fp16);
 }
 
 Test(spirv_kernels, fp16_weights, .timeout = 300) {
@@ -302,13 +307,7 @@ Test(spirv_kernels, coopmat_variant, .timeout = 300) {
   setenv("VKPIPE_SPIRV_GEMM", "coopmat", 1);
   fp16_cases();
   vkp_compile_options_t fp32 = {.precision = VKP_PRECISION_FP32};
-  for (int i = 0; i < vkp_spirv_case_count; ++i) {
-    const char *n = vkp_spirv_cases[i].name;
-    if (strncmp(n, "matmul", 6) == 0 || strncmp(n, "gemm", 4) == 0 ||
-        strncmp(n, "fuse_matmul", 11) == 0 || is_conv_case(n) ||
-        strncmp(n, "fuse_conv", 9) == 0 || strncmp(n, "fuse_gemm", 9) == 0)
-      compare_case_with(&vkp_spirv_cases[i], &fp32, FP16_RTOL, FP16_ATOL);
-  }
+  matrix_cases(&fp32);
   setenv("VKPIPE_SPIRV_SPLITK", "on", 1);
   for (int i = 0; i < vkp_spirv_case_count; ++i)
     if (strncmp(vkp_spirv_cases[i].name, "matmul", 6) == 0)
