@@ -805,6 +805,24 @@ void vkp__spv_template(vkp__emit_t *e, vkp__shader_t shader) {
 // ---------------------------------------------------------------------------
 // Anchors
 
+// The GEMM-shaped kernels' grid and template: 64 x 64 blocks of a
+// rows x cols output per workgroup, `depth` of them, on every variant (4
+// subgroups of 32 on cooperative matrices, 16 x 16 invocations tiled, 8 x 8
+// register-blocked; see the variant rule in kernels.h).
+static void vkp__spv_gemm_variant(vkp__emit_t *e, uint64_t cols, uint64_t rows,
+                                  uint64_t depth, vkp__shader_t coopmat_shader,
+                                  vkp__shader_t tiled_shader, vkp__shader_t blocked_shader) {
+  bool coopmat = e->config->coopmat, tiled = e->config->gemm_tiled;
+  e->coopmat = coopmat;
+  e->k->local_size[0] = coopmat ? 128 : tiled ? 16 : 8;
+  e->k->local_size[1] = coopmat ? 1 : tiled ? 16 : 8;
+  e->k->local_size[2] = 1;
+  e->k->groups[0] = (uint32_t)((cols + 63) / 64);
+  e->k->groups[1] = (uint32_t)((rows + 63) / 64);
+  e->k->groups[2] = (uint32_t)depth;
+  vkp__spv_template(e, coopmat ? coopmat_shader : tiled ? tiled_shader : blocked_shader);
+}
+
 static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_graph_t *g = e->g;
   const vkp_value_t *a = vkp__spv_input(g, n, 0), *b = vkp__spv_input(g, n, 1);
@@ -900,19 +918,9 @@ static void vkp__emit_matmul_like(vkp__emit_t *e, const vkp_node_t *n) {
     vkp__spv_define_u(s, "KSLICE", (uint64_t)k);
     ksplit = 1;
   }
-  // 64 x 64 blocks of C on every variant: 4 subgroups of 32 on cooperative
-  // matrices, 16 x 16 invocations tiled, 8 x 8 register-blocked.
-  bool coopmat = e->config->coopmat, tiled = e->config->gemm_tiled;
-  e->coopmat = coopmat;
-  e->k->local_size[0] = coopmat ? 128 : tiled ? 16 : 8;
-  e->k->local_size[1] = coopmat ? 1 : tiled ? 16 : 8;
-  e->k->local_size[2] = 1;
-  e->k->groups[0] = (uint32_t)((nn + 63) / 64);
-  e->k->groups[1] = (uint32_t)((m + 63) / 64);
-  e->k->groups[2] = (uint32_t)(batch * ksplit);
-  vkp__spv_template(e, coopmat ? VKP__SHADER_gemm_coopmat
-                       : tiled ? VKP__SHADER_gemm_tiled
-                               : VKP__SHADER_gemm_blocked);
+  vkp__spv_gemm_variant(e, (uint64_t)nn, (uint64_t)m, (uint64_t)(batch * ksplit),
+                        VKP__SHADER_gemm_coopmat, VKP__SHADER_gemm_tiled,
+                        VKP__SHADER_gemm_blocked);
 }
 
 // A convolution's window over 1 to 3 spatial dims as the conv templates take
@@ -988,17 +996,8 @@ static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__spv_define_u(s, "KT", (uint64_t)w->shape[1] * vkp__conv_taps(&win));
   vkp__spv_define_u(s, "BATCH", (uint64_t)y->shape[0]);
   if (vkp__spv_input(e->g, n, 2)) vkp__sb_append(s, "#define HAS_BIAS 1\n");
-  bool tiled = e->config->gemm_tiled, coopmat = e->config->coopmat;
-  e->coopmat = coopmat;
-  e->k->local_size[0] = coopmat ? 128 : tiled ? 16 : 8;
-  e->k->local_size[1] = coopmat ? 1 : tiled ? 16 : 8;
-  e->k->local_size[2] = 1;
-  e->k->groups[0] = (uint32_t)((np + 63) / 64);
-  e->k->groups[1] = (uint32_t)((m + 63) / 64);
-  e->k->groups[2] = (uint32_t)y->shape[0];
-  vkp__spv_template(e, coopmat ? VKP__SHADER_conv_gemm_coopmat
-                       : tiled ? VKP__SHADER_conv_gemm_tiled
-                               : VKP__SHADER_conv_gemm_blocked);
+  vkp__spv_gemm_variant(e, np, m, (uint64_t)y->shape[0], VKP__SHADER_conv_gemm_coopmat,
+                        VKP__SHADER_conv_gemm_tiled, VKP__SHADER_conv_gemm_blocked);
 }
 
 // A convolution or transposed one as split-K (vkp__conv_split_k): part 0
