@@ -248,6 +248,17 @@ def gen_pool(g):
         g.add("max_pool2d", [x], [y, idx],
               [IS("kernel_shape", (2,)), IS("pads", (3, 3)), IS("dilations", (4,))],
               tag=dt + "_empty_windows")
+    # NaN in two of three channels (wins its windows, as in NumPy's argmax):
+    # the cpu kernel takes plain maxima in a channel without one, and both
+    # column passes (stride 1, stride 2) are wide enough for vectors.
+    x = g.f32((1, 3, 9, 37))
+    x[0, 1, 4, 20] = np.nan
+    x[0, 2, 0, 0] = np.nan
+    for st in (1, 2):
+        y, _ = pool_nd(x, "max", (3, 3), (1, 1, 1, 1), (st, st), (1, 1), 0)
+        g.add("max_pool2d", [x], f32(y),
+              [IS("kernel_shape", (3, 3)), IS("pads", (1, 1, 1, 1)), IS("strides", (st, st))],
+              tag="nan_stride%d" % st)
 
 
 def gen_typed(g):
