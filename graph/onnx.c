@@ -332,6 +332,12 @@ vkp_status_t vkp__onnx_emit(vkp__onnx_ctx_t *ctx, vkp_op_t op, int32_t n_in,
                               &out_name, out_value);
 }
 
+vkp_status_t vkp__onnx_emit2(vkp__onnx_ctx_t *ctx, vkp_op_t op, int32_t a, int32_t b,
+                             int32_t *out_value) {
+  const int32_t in[2] = {a, b};
+  return vkp__onnx_emit(ctx, op, 2, in, 0, NULL, NULL, out_value);
+}
+
 vkp_status_t vkp__onnx_emit_multi(vkp__onnx_ctx_t *ctx, vkp_op_t op,
                                   int32_t n_in, const int32_t *inputs,
                                   int32_t n_attrs, const vkp_attr_t *attrs,

@@ -407,6 +407,9 @@ vkp_status_t vkp__onnx_emit(vkp__onnx_ctx_t *ctx, vkp_op_t op, int32_t n_in,
                             const int32_t *inputs, int32_t n_attrs,
                             const vkp_attr_t *attrs, const char *out_name,
                             int32_t *out_value) VKP_MUST_USE;
+// A binary node without attributes, a fresh output: op(a, b).
+vkp_status_t vkp__onnx_emit2(vkp__onnx_ctx_t *ctx, vkp_op_t op, int32_t a, int32_t b,
+                             int32_t *out_value) VKP_MUST_USE;
 // The same for an IR node with `n_out` outputs: out_names[i] is the ONNX
 // output output i defines (NULL: a fresh internal name); out_values gets
 // the IR values.

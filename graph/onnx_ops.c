@@ -1242,22 +1242,13 @@ static vkp_status_t vkp__slice_bound(vkp__onnx_ctx_t *ctx, int32_t i, int32_t n_
     vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "int64"};
     VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_CAST, 1, &v, 1, &to, NULL, &v));
   }
-  int32_t neg, wrapped, args[3];
-  args[0] = v;
-  args[1] = zero;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_LESS, 2, args, 0, NULL, NULL, &neg));
-  args[1] = n_const;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_ADD, 2, args, 0, NULL, NULL, &wrapped));
-  args[0] = neg;
-  args[1] = wrapped;
-  args[2] = v;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_WHERE, 3, args, 0, NULL, NULL, &v));
-  args[0] = v;
-  args[1] = zero;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_MAX, 2, args, 0, NULL, NULL, &v));
-  args[0] = v;
-  args[1] = n_const;
-  return vkp__onnx_emit(ctx, VKP_OP_MIN, 2, args, 0, NULL, NULL, out_value);
+  int32_t neg, wrapped;
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit2(ctx, VKP_OP_LESS, v, zero, &neg));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit2(ctx, VKP_OP_ADD, v, n_const, &wrapped));
+  const int32_t pick[3] = {neg, wrapped, v};
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_WHERE, 3, pick, 0, NULL, NULL, &v));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit2(ctx, VKP_OP_MAX, v, zero, &v));
+  return vkp__onnx_emit2(ctx, VKP_OP_MIN, v, n_const, out_value);
 }
 
 // Slice whose starts or ends are computed at run time, as torch exports
@@ -1310,33 +1301,19 @@ static vkp_status_t vkp__map_slice_runtime(vkp__onnx_ctx_t *ctx, int32_t x) {
   VKP_RETURN_IF_ERROR(st);
   VKP_RETURN_IF_ERROR(vkp__slice_i64_const(ctx, &zero_v, 1, &zero));
   VKP_RETURN_IF_ERROR(vkp__slice_i64_const(ctx, &len, 1, &n_const));
-  int32_t start, end, lo, hi, mask, args[2];
+  int32_t start, end, lo, hi, mask;
   VKP_RETURN_IF_ERROR(vkp__slice_bound(ctx, 1, n_const, zero, &start));
   VKP_RETURN_IF_ERROR(vkp__slice_bound(ctx, 2, n_const, zero, &end));
-  args[0] = pos;
-  args[1] = start;
-  VKP_RETURN_IF_ERROR(
-      vkp__onnx_emit(ctx, VKP_OP_GREATER_OR_EQUAL, 2, args, 0, NULL, NULL, &lo));
-  args[1] = end;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_LESS, 2, args, 0, NULL, NULL, &hi));
-  args[0] = lo;
-  args[1] = hi;
-  VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_AND, 2, args, 0, NULL, NULL, &mask));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit2(ctx, VKP_OP_GREATER_OR_EQUAL, pos, start, &lo));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit2(ctx, VKP_OP_LESS, pos, end, &hi));
+  VKP_RETURN_IF_ERROR(vkp__onnx_emit2(ctx, VKP_OP_AND, lo, hi, &mask));
   if (step > 1) {
     int32_t offset, rem, on_step, step_c;
     VKP_RETURN_IF_ERROR(vkp__slice_i64_const(ctx, &step, 1, &step_c));
-    args[0] = pos;
-    args[1] = start;
-    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_SUB, 2, args, 0, NULL, NULL, &offset));
-    args[0] = offset;
-    args[1] = step_c;
-    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_MOD, 2, args, 0, NULL, NULL, &rem));
-    args[0] = rem;
-    args[1] = zero;
-    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_EQUAL, 2, args, 0, NULL, NULL, &on_step));
-    args[0] = mask;
-    args[1] = on_step;
-    VKP_RETURN_IF_ERROR(vkp__onnx_emit(ctx, VKP_OP_AND, 2, args, 0, NULL, NULL, &mask));
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit2(ctx, VKP_OP_SUB, pos, start, &offset));
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit2(ctx, VKP_OP_MOD, offset, step_c, &rem));
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit2(ctx, VKP_OP_EQUAL, rem, zero, &on_step));
+    VKP_RETURN_IF_ERROR(vkp__onnx_emit2(ctx, VKP_OP_AND, mask, on_step, &mask));
   }
   return vkp__onnx_emit_compress(ctx, x, mask, axis);
 }
