@@ -8,11 +8,17 @@
 #define BM 64u
 #define BN 64u
 #define BK 32u
+// Shared rows padded by 16 bytes, so that the 16 rows a cooperative load or
+// store touches do not start in the same memory bank (unpadded, Cs rows are
+// 256 bytes apart: every row in one bank).
+#define AS_LD (BK + 8u)
+#define BS_LD (BN + 8u)
+#define CS_LD (BN + 4u)
 #define VKP_CM_IN fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define VKP_CM_ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
-shared float16_t As[BM * BK];  // weights, row-major m x k
-shared float16_t Bs[BK * BN];  // gathered input, row-major k x pixel
-shared float Cs[BM * BN];
+shared float16_t As[BM * AS_LD];  // weights, row-major m x k
+shared float16_t Bs[BK * BS_LD];  // gathered input, row-major k x pixel
+shared float Cs[BM * CS_LD];
 void main() {
   uint tid = gl_LocalInvocationID.x;
   uint threads = gl_WorkGroupSize.x;
@@ -27,7 +33,7 @@ void main() {
     for (uint e = tid; e < BM * BK; e += threads) {
       uint am = e / BK, ak = e % BK;
       uint gm = m_base + am, gk = k0 + ak;
-      As[e] = float16_t((gm < M && gk < KT) ? LD1(gm * KT + gk) : 0.0);
+      As[am * AS_LD + ak] = float16_t((gm < M && gk < KT) ? LD1(gm * KT + gk) : 0.0);
       uint bk = e / BN, bp = e % BN;
       uint gp = p_base + bp, gk2 = k0 + bk;
       float v = 0.0;
@@ -43,15 +49,15 @@ void main() {
         if (uint(id) < D && uint(ih) < H && uint(iw) < W)
           v = LD0(x_base + ((c * D + uint(id)) * H + uint(ih)) * W + uint(iw));
       }
-      Bs[e] = float16_t(v);
+      Bs[bk * BS_LD + bp] = float16_t(v);
     }
     barrier();
     for (uint kk = 0u; kk < BK; kk += 16u) {
       VKP_CM_IN a0, a1, b0, b1;
-      coopMatLoadNV(a0, As, (sy * 32u) * BK + kk, BK, false);
-      coopMatLoadNV(a1, As, (sy * 32u + 16u) * BK + kk, BK, false);
-      coopMatLoadNV(b0, Bs, kk * BN + sx * 32u, BN, false);
-      coopMatLoadNV(b1, Bs, kk * BN + sx * 32u + 16u, BN, false);
+      coopMatLoadNV(a0, As, (sy * 32u) * AS_LD + kk, AS_LD, false);
+      coopMatLoadNV(a1, As, (sy * 32u + 16u) * AS_LD + kk, AS_LD, false);
+      coopMatLoadNV(b0, Bs, kk * BS_LD + sx * 32u, BS_LD, false);
+      coopMatLoadNV(b1, Bs, kk * BS_LD + sx * 32u + 16u, BS_LD, false);
       c00 = coopMatMulAddNV(a0, b0, c00);
       c01 = coopMatMulAddNV(a0, b1, c01);
       c10 = coopMatMulAddNV(a1, b0, c10);
@@ -59,11 +65,11 @@ void main() {
     }
     barrier();
   }
-  uint cb = (sy * 32u) * BN + sx * 32u;
-  coopMatStoreNV(c00, Cs, cb, BN, false);
-  coopMatStoreNV(c01, Cs, cb + 16u, BN, false);
-  coopMatStoreNV(c10, Cs, cb + 16u * BN, BN, false);
-  coopMatStoreNV(c11, Cs, cb + 16u * BN + 16u, BN, false);
+  uint cb = (sy * 32u) * CS_LD + sx * 32u;
+  coopMatStoreNV(c00, Cs, cb, CS_LD, false);
+  coopMatStoreNV(c01, Cs, cb + 16u, CS_LD, false);
+  coopMatStoreNV(c10, Cs, cb + 16u * CS_LD, CS_LD, false);
+  coopMatStoreNV(c11, Cs, cb + 16u * CS_LD + 16u, CS_LD, false);
   barrier();
   for (uint e = tid; e < BM * BN; e += threads) {
     uint m = m_base + e / BN, p = p_base + e % BN;
@@ -73,6 +79,6 @@ void main() {
 #else
     float bias = 0.0;
 #endif
-    STORE((b * M + m) * NP + p, Cs[e] + bias);
+    STORE((b * M + m) * NP + p, Cs[(e / BN) * CS_LD + e % BN] + bias);
   }
 }
