@@ -87,7 +87,7 @@ int vkp_cmd_devices(int argc, char **argv) {
              "accesses (robustBufferAccess/robustBufferAccess2; VKPIPE_VK_ROBUSTNESS=\n"
              "0|1|2 caps it), the matrix units it enables (cooperative matrices;\n"
              "VKPIPE_VK_COOPMAT=0 turns them off) and compute limits. The device\n"
-             "the \"vulkan\" target\n"
+             "the \"vulkan\" target "
              "would use is marked; VKPIPE_DEVICE=<index or name substring>\n"
              "overrides the choice.\n");
       return 0;

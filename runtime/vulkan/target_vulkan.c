@@ -2,6 +2,8 @@
 // The "vulkan" target: SPIR-V codegen for compile, the stage executor for
 // load/run/submit, and the device entries of target.h.
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +93,17 @@ static vkp_status_t vkp__compile(const vkp_target_t *target, const vkp_graph_t *
                                  vkp_blob_t *out_blob) {
   memset(out_blob, 0, sizeof *out_blob);
   const vkp__vulkan_target_t *t = target->impl;
+  // Asked for cooperative matrices where there are none: say once which
+  // kernels run instead (the codegen, which writes nothing, falls back).
+  const char *gemm = getenv("VKPIPE_SPIRV_GEMM");
+  if (gemm && strcmp(gemm, "coopmat") == 0 && !t->info.coopmat_f16) {
+    static atomic_bool told;
+    if (!atomic_exchange(&told, true))
+      fprintf(stderr,
+              "vkpipe: VKPIPE_SPIRV_GEMM=coopmat: the Vulkan device has no cooperative "
+              "matrices vkpipe uses ('vkpipe devices', matrix units); GEMMs and "
+              "convolutions run on the kernels chosen for it\n");
+  }
   vkp_spirv_program_t *program = NULL;
   VKP_RETURN_IF_ERROR(vkp_spirv_codegen(graph, &t->info, options, &program));
   // Codegen writes no files; the dumps asked for are written here.
