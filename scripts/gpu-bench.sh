@@ -29,7 +29,8 @@
 # (", GEMM alone": A device-resident, no staging), and on devices whose
 # cooperative matrices vkpipe enables, once more on them
 # (VKPIPE_SPIRV_GEMM=coopmat).
-# Not measured yet, reported as null with a note: the device's peak numbers.
+# The device's peaks are measured (bench_vk_peak: float32 fma chains and a
+# read of a device-local buffer), not the vendor's figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 small=0 gemm= frames= out=build/gpu-bench build=build models=resnet18,mobilenet_v2,resnet50
@@ -50,7 +51,8 @@ if [[ $small == 1 ]]; then : "${gemm:=512}" "${frames:=2}"; scale=4; else
 py=${PYTHON:-/usr/bin/python3}
 bench="$build/tools/vkpipe-bench" cli="$build/tools/vkpipe"
 gemm_bin="$build/tests/spirv/bench_spirv_gemm"
-for f in "$bench" "$cli" "$gemm_bin"; do
+peak_bin="$build/tests/vulkan_runtime/bench_vk_peak"
+for f in "$bench" "$cli" "$gemm_bin" "$peak_bin"; do
   [[ -x $f ]] || { echo "gpu-bench: $f not built (cmake --build $build)" >&2; exit 1; }
 done
 mkdir -p "$out/models" "$out/raw"
@@ -58,6 +60,9 @@ raw="$out/raw"
 
 echo "== device" >&2
 "$cli" devices > "$raw/devices.txt" 2>&1 || { cat "$raw/devices.txt" >&2; exit 1; }
+echo "== device peaks (fp32 fma, read bandwidth)" >&2
+if [[ $small == 1 ]]; then peak_args="65536 32"; else peak_args=""; fi
+"$peak_bin" $peak_args > "$raw/peak.txt" 2>&1 || cat "$raw/peak.txt" >&2
 
 echo "== GEMM ${gemm}^3 fp32 (vulkan, cpu)" >&2
 "$gemm_bin" "$gemm" > "$raw/gemm.txt" 2>&1 || { cat "$raw/gemm.txt" >&2; exit 1; }
@@ -166,7 +171,9 @@ typ = re.search(r"type:\s+(.*)", dev)
 res = {"schema": "vkpipe-gpu-bench/1", "small": small,
        "device": {"name": m.group(1) if m else None, "type": typ.group(1) if typ else None,
                   "driver": drv.group(1).strip() if drv else None,
-                  "peak_gflops": None, "note": "peak numbers are not queried yet"},
+                  "peak_gflops": None, "peak_gbps": None,
+                  "note": "measured by bench_vk_peak: float32 fma chains, and a read of a "
+                          "device-local buffer (not the vendor's figures)"},
        "gemm": {"n": gemm, "fp32": {}, "fp16": {}, "coopmat": {},
                 "fp16_note": "float16 weights, float32 arithmetic (--precision fp16)",
                 "alone_note": "'GEMM alone': A device-resident, one float staged in and out, "
@@ -184,6 +191,14 @@ def gemm_lines(name):
         if g:
             t = g.group(1) + (", GEMM alone" if g.group(4) else "")
             yield t, g.group(2), {"ms": float(g.group(5)), "gflops": float(g.group(6))}
+try:
+    peak = open(f"{raw}/peak.txt").read()
+except OSError:
+    peak = ""
+g = re.search(r"peak fp32: ([\d.]+) GFLOP/s", peak)
+res["device"]["peak_gflops"] = float(g.group(1)) if g else None
+g = re.search(r"peak read: ([\d.]+) GB/s", peak)
+res["device"]["peak_gbps"] = float(g.group(1)) if g else None
 for t, _, v in gemm_lines("gemm.txt"):
     res["gemm"]["fp32"][t] = v
 for t, _, v in gemm_lines("gemm_fp16.txt"):
@@ -221,7 +236,8 @@ with open(f"{out}/gpu-bench.json", "w") as f:
 def fmt(v, d=2):
     return "—" if v is None else f"{v:.{d}f}"
 d = res["device"]
-md = [f"Device: {d['name']} ({d['type']}), driver {d['driver']}", "",
+md = [f"Device: {d['name']} ({d['type']}), driver {d['driver']}; measured peaks "
+      f"{fmt(d['peak_gflops'], 1)} GFLOP/s fp32, {fmt(d['peak_gbps'], 1)} GB/s read", "",
       f"| GEMM {gemm}³ fp32 | ms | GFLOP/s |", "|---|---|---|"]
 for t, v in res["gemm"]["fp32"].items():
     md.append(f"| {t} | {fmt(v['ms'])} | {fmt(v['gflops'])} |")
