@@ -221,26 +221,15 @@ vkp_status_t vkp__eval_mean_variance_norm(const vkp_node_t *n,
   const vkp_tensor_t *x = in[0];
   const int64_t *axes;
   int32_t n_axes = vkp_node_attr_ints(n, "axes", &axes);  // sorted, positive
-  int64_t strides[VKP_MAX_RANK];
-  vkp__strides(x, strides);
-  int32_t n_kept = 0, n_red = 0;
-  int64_t kept_shape[VKP_MAX_RANK], kept_strides[VKP_MAX_RANK];
-  int64_t red_shape[VKP_MAX_RANK], red_strides[VKP_MAX_RANK];
-  for (int32_t d = 0, j = 0; d < x->rank; ++d) {
-    if (j < n_axes && axes[j] == d) {
-      ++j;
-      red_shape[n_red] = x->shape[d];
-      red_strides[n_red++] = strides[d];
-    } else {
-      kept_shape[n_kept] = x->shape[d];
-      kept_strides[n_kept++] = strides[d];
-    }
-  }
-  int64_t n_rows = vkp__prod(kept_shape, 0, n_kept);
+  vkp__axis_split_t sp;
+  vkp__split_axes(x, axes, n_axes, &sp);
+  const int32_t n_red = sp.n_red;
+  const int64_t *red_shape = sp.red_shape, *red_strides = sp.red_strides;
+  int64_t n_rows = vkp__prod(sp.kept_shape, 0, sp.n_kept);
   int64_t len = vkp__prod(red_shape, 0, n_red);
   int64_t kidx[VKP_MAX_RANK] = {0};
   for (int64_t o = 0; o < n_rows; ++o) {
-    int64_t base = vkp__dot(n_kept, kidx, kept_strides);
+    int64_t base = vkp__dot(sp.n_kept, kidx, sp.kept_strides);
     int64_t ridx[VKP_MAX_RANK] = {0};
     double mean = 0, var = 0;
     for (int64_t r = 0; r < len; ++r) {
@@ -259,7 +248,7 @@ vkp_status_t vkp__eval_mean_variance_norm(const vkp_node_t *n,
       vkp__put_f(out, at, (vkp__get_f(x, at) - mean) / den);
       vkp__next_index(n_red, red_shape, ridx);
     }
-    vkp__next_index(n_kept, kept_shape, kidx);
+    vkp__next_index(sp.n_kept, sp.kept_shape, kidx);
   }
   return NULL;
 }

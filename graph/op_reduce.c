@@ -144,36 +144,21 @@ vkp_status_t vkp__eval_reduce(const vkp_node_t *n, const vkp_tensor_t *const *in
   const vkp_tensor_t *x = in[0];
   const int64_t *axes;
   int32_t n_axes = vkp_node_attr_ints(n, "axes", &axes);  // sorted, positive
-  int64_t strides[VKP_MAX_RANK];
-  vkp__strides(x, strides);
-  // Split the input dims into kept ones (walked by the output) and reduced
-  // ones (walked for every output element).
-  int32_t n_kept = 0, n_red = 0;
-  int64_t kept_shape[VKP_MAX_RANK], kept_strides[VKP_MAX_RANK];
-  int64_t red_shape[VKP_MAX_RANK], red_strides[VKP_MAX_RANK];
-  for (int32_t d = 0, j = 0; d < x->rank; ++d) {
-    if (j < n_axes && axes[j] == d) {
-      ++j;
-      red_shape[n_red] = x->shape[d];
-      red_strides[n_red++] = strides[d];
-    } else {
-      kept_shape[n_kept] = x->shape[d];
-      kept_strides[n_kept++] = strides[d];
-    }
-  }
-  int64_t n_out = vkp__prod(kept_shape, 0, n_kept);
-  vkp__reduce_walk_t w = {.x = x, .n = vkp__prod(red_shape, 0, n_red),
-                          .rank = n_red, .shape = red_shape, .strides = red_strides};
+  vkp__axis_split_t sp;
+  vkp__split_axes(x, axes, n_axes, &sp);
+  int64_t n_out = vkp__prod(sp.kept_shape, 0, sp.n_kept);
+  vkp__reduce_walk_t w = {.x = x, .n = vkp__prod(sp.red_shape, 0, sp.n_red),
+                          .rank = sp.n_red, .shape = sp.red_shape, .strides = sp.red_strides};
   bool exact_int = !vkp_dtype_is_float(x->dtype) &&
                    (n->op == VKP_OP_REDUCE_SUM || n->op == VKP_OP_REDUCE_PROD ||
                     n->op == VKP_OP_REDUCE_L1 || n->op == VKP_OP_REDUCE_SUM_SQUARE ||
                     n->op == VKP_OP_REDUCE_MAX || n->op == VKP_OP_REDUCE_MIN);
   int64_t kidx[VKP_MAX_RANK] = {0};
   for (int64_t o = 0; o < n_out; ++o) {
-    w.base = vkp__dot(n_kept, kidx, kept_strides);
+    w.base = vkp__dot(sp.n_kept, kidx, sp.kept_strides);
     if (exact_int) vkp__put_i(out, o, vkp__reduce_int(n->op, &w));
     else vkp__put_f(out, o, vkp__reduce_float(n->op, &w));
-    vkp__next_index(n_kept, kept_shape, kidx);
+    vkp__next_index(sp.n_kept, sp.kept_shape, kidx);
   }
   return NULL;
 }

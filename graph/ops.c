@@ -273,6 +273,23 @@ int64_t vkp__prod(const int64_t *shape, int32_t begin, int32_t end) {
   return p;
 }
 
+void vkp__split_axes(const vkp_tensor_t *x, const int64_t *axes, int32_t n_axes,
+                     vkp__axis_split_t *out) {
+  int64_t strides[VKP_MAX_RANK];
+  vkp__strides(x, strides);
+  out->n_kept = out->n_red = 0;
+  for (int32_t d = 0, j = 0; d < x->rank; ++d) {
+    if (j < n_axes && axes[j] == d) {
+      ++j;
+      out->red_shape[out->n_red] = x->shape[d];
+      out->red_strides[out->n_red++] = strides[d];
+    } else {
+      out->kept_shape[out->n_kept] = x->shape[d];
+      out->kept_strides[out->n_kept++] = strides[d];
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Schema check, defaults and inference entry points
 

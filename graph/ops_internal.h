@@ -145,6 +145,16 @@ bool vkp__next_index(int32_t rank, const int64_t *shape, int64_t *idx);
 int64_t vkp__dot(int32_t rank, const int64_t *idx, const int64_t *strides);
 // Product of shape[begin..end).
 int64_t vkp__prod(const int64_t *shape, int32_t begin, int32_t end);
+// The dims of `x` split into those kept (walked by the output) and those
+// named by `axes` (sorted, positive: walked for every output element), each
+// with its shape and row-major strides in x.
+typedef struct vkp__axis_split_t {
+  int32_t n_kept, n_red;
+  int64_t kept_shape[VKP_MAX_RANK], kept_strides[VKP_MAX_RANK];
+  int64_t red_shape[VKP_MAX_RANK], red_strides[VKP_MAX_RANK];
+} vkp__axis_split_t;
+void vkp__split_axes(const vkp_tensor_t *x, const int64_t *axes, int32_t n_axes,
+                     vkp__axis_split_t *out);
 
 // Unique over the slices of x along `axis` (has_axis) or over all its
 // elements, as ONNX Unique defines it (NaN sorts last and equals NaN): n
