@@ -4,21 +4,7 @@
 // computes 64 output channels x 64 output pixels of one image, staging
 // BK-deep slices of the weights and of the input gathered on the fly (zero
 // in the padding; no im2col buffer) in shared memory as float16; sums in
-// float32. Dispatch and names as conv_gemm_tiled.comp.
-#define BM 64u
-#define BN 64u
-#define BK 32u
-// Shared rows padded by 16 bytes, so that the 16 rows a cooperative load or
-// store touches do not start in the same memory bank (unpadded, Cs rows are
-// 256 bytes apart: every row in one bank).
-#define AS_LD (BK + 8u)
-#define BS_LD (BN + 8u)
-#define CS_LD (BN + 4u)
-#define VKP_CM_IN fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define VKP_CM_ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
-shared float16_t As[BM * AS_LD];  // weights, row-major m x k
-shared float16_t Bs[BK * BS_LD];  // gathered input, row-major k x pixel
-shared float Cs[BM * CS_LD];
+// float32 (coopmat_tile.glsl). Dispatch and names as conv_gemm_tiled.comp.
 void main() {
   uint tid = gl_LocalInvocationID.x;
   uint threads = gl_WorkGroupSize.x;
@@ -52,25 +38,10 @@ void main() {
       Bs[bk * BS_LD + bp] = float16_t(v);
     }
     barrier();
-    for (uint kk = 0u; kk < BK; kk += 16u) {
-      VKP_CM_IN a0, a1, b0, b1;
-      coopMatLoadNV(a0, As, (sy * 32u) * AS_LD + kk, AS_LD, false);
-      coopMatLoadNV(a1, As, (sy * 32u + 16u) * AS_LD + kk, AS_LD, false);
-      coopMatLoadNV(b0, Bs, kk * BS_LD + sx * 32u, BS_LD, false);
-      coopMatLoadNV(b1, Bs, kk * BS_LD + sx * 32u + 16u, BS_LD, false);
-      c00 = coopMatMulAddNV(a0, b0, c00);
-      c01 = coopMatMulAddNV(a0, b1, c01);
-      c10 = coopMatMulAddNV(a1, b0, c10);
-      c11 = coopMatMulAddNV(a1, b1, c11);
-    }
+    vkp_cm_multiply(sy, sx, c00, c01, c10, c11);
     barrier();
   }
-  uint cb = (sy * 32u) * CS_LD + sx * 32u;
-  coopMatStoreNV(c00, Cs, cb, CS_LD, false);
-  coopMatStoreNV(c01, Cs, cb + 16u, CS_LD, false);
-  coopMatStoreNV(c10, Cs, cb + 16u * CS_LD, CS_LD, false);
-  coopMatStoreNV(c11, Cs, cb + 16u * CS_LD + 16u, CS_LD, false);
-  barrier();
+  vkp_cm_store(sy, sx, c00, c01, c10, c11);
   for (uint e = tid; e < BM * BN; e += threads) {
     uint m = m_base + e / BN, p = p_base + e % BN;
     if (m >= M || p >= NP) continue;
@@ -79,6 +50,6 @@ void main() {
 #else
     float bias = 0.0;
 #endif
-    STORE((b * M + m) * NP + p, Cs[(e / BN) * CS_LD + e % BN] + bias);
+    STORE((b * M + m) * NP + p, vkp_cm_result(e) + bias);
   }
 }

@@ -7,22 +7,9 @@
 // returns, zero past the edges), and C passes through shared memory to the
 // epilogue. Shared memory: about 27 KiB. Dispatch, names and split-K as
 // gemm_tiled.comp (KSLICE a multiple of BK when KSPLIT > 1); the generator
-// declares the extensions and a local size of 4 subgroups.
+// declares the extensions and a local size of 4 subgroups, and puts
+// coopmat_tile.glsl (the tile sizes, shared arrays and matrix steps) first.
 uint vkp_ks = 0u;
-#define BM 64u
-#define BN 64u
-#define BK 32u
-// Shared rows padded by 16 bytes, so that the 16 rows a cooperative load or
-// store touches do not start in the same memory bank (unpadded, Cs rows are
-// 256 bytes apart: every row in one bank).
-#define AS_LD (BK + 8u)
-#define BS_LD (BN + 8u)
-#define CS_LD (BN + 4u)
-#define VKP_CM_IN fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define VKP_CM_ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
-shared float16_t As[BM * AS_LD];  // row-major, m x k
-shared float16_t Bs[BK * BS_LD];  // row-major, k x n
-shared float Cs[BM * CS_LD];
 void main() {
   uint tid = gl_LocalInvocationID.x;
   uint threads = gl_WorkGroupSize.x;
@@ -47,27 +34,12 @@ void main() {
       Bs[bk * BS_LD + bn] = float16_t((gn < N && gk2 < k_hi) ? LD1(b_base + B_OFF(gk2, gn)) : 0.0);
     }
     barrier();
-    for (uint kk = 0u; kk < BK; kk += 16u) {
-      VKP_CM_IN a0, a1, b0, b1;
-      coopMatLoadNV(a0, As, (sy * 32u) * AS_LD + kk, AS_LD, false);
-      coopMatLoadNV(a1, As, (sy * 32u + 16u) * AS_LD + kk, AS_LD, false);
-      coopMatLoadNV(b0, Bs, kk * BS_LD + sx * 32u, BS_LD, false);
-      coopMatLoadNV(b1, Bs, kk * BS_LD + sx * 32u + 16u, BS_LD, false);
-      c00 = coopMatMulAddNV(a0, b0, c00);
-      c01 = coopMatMulAddNV(a0, b1, c01);
-      c10 = coopMatMulAddNV(a1, b0, c10);
-      c11 = coopMatMulAddNV(a1, b1, c11);
-    }
+    vkp_cm_multiply(sy, sx, c00, c01, c10, c11);
     barrier();
   }
-  uint cb = (sy * 32u) * CS_LD + sx * 32u;
-  coopMatStoreNV(c00, Cs, cb, CS_LD, false);
-  coopMatStoreNV(c01, Cs, cb + 16u, CS_LD, false);
-  coopMatStoreNV(c10, Cs, cb + 16u * CS_LD, CS_LD, false);
-  coopMatStoreNV(c11, Cs, cb + 16u * CS_LD + 16u, CS_LD, false);
-  barrier();
+  vkp_cm_store(sy, sx, c00, c01, c10, c11);
   for (uint e = tid; e < BM * BN; e += threads) {
     uint m = m_base + e / BN, n = n_base + e % BN;
-    if (m < M && n < N) STORE((b * M + m) * N + n, vkp_gemm_finish(Cs[(e / BN) * CS_LD + e % BN], m, n));
+    if (m < M && n < N) STORE((b * M + m) * N + n, vkp_gemm_finish(vkp_cm_result(e), m, n));
   }
 }

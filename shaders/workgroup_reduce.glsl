@@ -5,7 +5,7 @@
 // generator. Every invocation of the workgroup must call these (barriers).
 //
 // With VKP_SUBGROUP (the device has subgroup arithmetic in compute shaders;
-// the generator enables GL_KHR_shader_subgroup_arithmetic and _vote), each
+// the generator enables GL_KHR_shader_subgroup_arithmetic), each
 // subgroup reduces in registers and one value per subgroup goes through
 // shared memory: two barriers, where the tree below takes 2 + log2(WG).
 shared float vkp_red[WG];
@@ -28,20 +28,18 @@ shared float vkp_red[WG];
 VKP_WG_PARTIALS(vkp_wg_sum, subgroupAdd, VKP_WG_ADD)
 VKP_WG_PARTIALS(vkp_wg_max, subgroupMax, max)
 VKP_WG_PARTIALS(vkp_wg_prod, subgroupMul, VKP_WG_MUL)
-VKP_WG_PARTIALS(vkp_wg_min_any, subgroupMin, min)
-VKP_WG_PARTIALS(vkp_wg_max_any, subgroupMax, max)
+VKP_WG_PARTIALS(vkp_wg_min, subgroupMin, min)
 // NaN-propagating min / max (vkp_min / vkp_max of math.glsl): subgroupMin
 // and subgroupMax may drop a NaN, so whether any invocation holds one is
-// reduced beside them.
-float vkp_wg_nan_count(float v) { return vkp_wg_sum(subgroupAny(isnan(v)) ? 1.0 : 0.0); }
+// reduced beside them (as a max of 0/1 flags).
 float vkp_wg_min_nan(float v) {
-  float any_nan = vkp_wg_nan_count(v);
-  float r = vkp_wg_min_any(isnan(v) ? uintBitsToFloat(0x7f800000u) : v);
+  float any_nan = vkp_wg_max(isnan(v) ? 1.0 : 0.0);
+  float r = vkp_wg_min(isnan(v) ? uintBitsToFloat(0x7f800000u) : v);
   return any_nan > 0.0 ? uintBitsToFloat(0x7fc00000u) : r;
 }
 float vkp_wg_max_nan(float v) {
-  float any_nan = vkp_wg_nan_count(v);
-  float r = vkp_wg_max_any(isnan(v) ? uintBitsToFloat(0xff800000u) : v);
+  float any_nan = vkp_wg_max(isnan(v) ? 1.0 : 0.0);
+  float r = vkp_wg_max(isnan(v) ? uintBitsToFloat(0xff800000u) : v);
   return any_nan > 0.0 ? uintBitsToFloat(0x7fc00000u) : r;
 }
 #else

@@ -701,8 +701,7 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   if (e->subgroup)
     vkp__sb_append(&sb,
                    "#extension GL_KHR_shader_subgroup_basic : require\n"
-                   "#extension GL_KHR_shader_subgroup_arithmetic : require\n"
-                   "#extension GL_KHR_shader_subgroup_vote : require\n");
+                   "#extension GL_KHR_shader_subgroup_arithmetic : require\n");
   if (e->coopmat)
     vkp__sb_append(&sb,
                    "#extension GL_NV_cooperative_matrix : require\n"
@@ -820,6 +819,7 @@ static void vkp__spv_gemm_variant(vkp__emit_t *e, uint64_t cols, uint64_t rows,
   e->k->groups[0] = (uint32_t)((cols + 63) / 64);
   e->k->groups[1] = (uint32_t)((rows + 63) / 64);
   e->k->groups[2] = (uint32_t)depth;
+  if (coopmat) vkp__spv_template(e, VKP__SHADER_coopmat_tile);
   vkp__spv_template(e, coopmat ? coopmat_shader : tiled ? tiled_shader : blocked_shader);
 }
 

@@ -196,7 +196,7 @@ typedef struct vkp__emit_t {
                           // (split-K partials); 0: the root's
   bool coopmat;           // the template uses cooperative matrices: the
                           // header enables their extensions
-  bool subgroup;          // the template uses subgroup arithmetic and vote
+  bool subgroup;          // the template uses subgroup arithmetic
 } vkp__emit_t;
 
 typedef vkp_status_t (*vkp__spv_emit_fn)(vkp__emit_t *e, const vkp_node_t *anchor);

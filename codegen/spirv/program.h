@@ -101,7 +101,7 @@ typedef struct vkp_spirv_device_info_t {
                                    // compute in float32)
   bool shader_float64;             // shaderFloat64 enabled: float64 tensors
                                    // can be computed on (as double)
-  bool subgroup_arith;             // subgroup arithmetic and vote in compute
+  bool subgroup_arith;             // subgroup arithmetic in compute
                                    // shaders (VkPhysicalDeviceSubgroupProperties)
   bool coopmat_f16;                // cooperative matrices enabled, with
                                    // 16x16x16 float16 products and float32

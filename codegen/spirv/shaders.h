@@ -21,6 +21,7 @@
 #define VKP_SPIRV_SHADER_LIST(X, ROW) \
   X(math, glsl)                       \
   X(workgroup_reduce, glsl)           \
+  X(coopmat_tile, glsl)               \
   X(arg, comp)                        \
   X(attention, comp)                  \
   X(concat, comp)                     \

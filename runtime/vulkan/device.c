@@ -406,7 +406,6 @@ static vkp_status_t vkp__coopmat_f16(VkInstance instance, VkPhysicalDevice phys,
 
 bool vkp_vk_subgroup_arith(const VkPhysicalDeviceSubgroupProperties *p) {
   const VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT |
-                                      VK_SUBGROUP_FEATURE_VOTE_BIT |
                                       VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
   return (p->supportedOperations & need) == need &&
          (p->supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);

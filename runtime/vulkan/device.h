@@ -197,7 +197,7 @@ vkp_status_t vkp_vk_device_list(vkp_vk_device_report_t **out_reports,
                                 int32_t *out_count, int32_t *out_chosen)
     VKP_MUST_USE;
 
-// Whether `p` offers subgroup arithmetic and vote in compute shaders (the
+// Whether `p` offers subgroup arithmetic in compute shaders (the
 // codegen's row reductions then use them).
 bool vkp_vk_subgroup_arith(const VkPhysicalDeviceSubgroupProperties *p);
 

@@ -289,16 +289,7 @@ Test(stage, independent_dispatches_need_no_barrier, .timeout = 60) {
 static void raw_dispatch(vkp_spirv_dispatch_t *d, const char *name, const char *glsl,
                          uint32_t n, int32_t n_bindings, const int32_t *bufs,
                          const uint64_t *offsets) {
-  memset(d, 0, sizeof *d);
-  d->name = strdup(name);
-  d->code = vkp_vk_test_compile(glsl, &d->code_words);
-  d->local_size[0] = 64;
-  d->local_size[1] = d->local_size[2] = 1;
-  d->groups[0] = (n + 63) / 64;
-  d->groups[1] = d->groups[2] = 1;
-  d->n_bindings = n_bindings;
-  d->bindings = calloc((size_t)n_bindings, sizeof *d->bindings);
-  cr_assert_not_null(d->bindings);
+  vkp_vk_test_glsl_dispatch(d, name, glsl, 64, (n + 63) / 64, n_bindings);
   for (int32_t j = 0; j < n_bindings; ++j)
     d->bindings[j] = (vkp_spirv_binding_t){.buffer = bufs[j], .offset = offsets[j],
                                            .range = (uint64_t)n * 4};

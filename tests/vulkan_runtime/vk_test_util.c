@@ -81,21 +81,26 @@ char *vkp_vk_test_binary_glsl(const char *expr, uint32_t n, uint32_t local_size)
   return s;
 }
 
+void vkp_vk_test_glsl_dispatch(vkp_spirv_dispatch_t *d, const char *name, const char *glsl,
+                               uint32_t local, uint32_t groups, int32_t n_bindings) {
+  memset(d, 0, sizeof *d);
+  d->name = strdup(name);
+  d->code = vkp_vk_test_compile(glsl, &d->code_words);
+  d->local_size[0] = local;
+  d->local_size[1] = d->local_size[2] = 1;
+  d->groups[0] = groups;
+  d->groups[1] = d->groups[2] = 1;
+  d->n_bindings = n_bindings;
+  d->bindings = calloc((size_t)n_bindings, sizeof *d->bindings);
+  cr_assert_not_null(d->bindings);
+}
+
 void vkp_vk_test_dispatch(vkp_spirv_dispatch_t *d, const char *name,
                           const char *expr, uint32_t n, uint32_t local, int32_t a,
                           int32_t b, int32_t y) {
   char *glsl = vkp_vk_test_binary_glsl(expr, n, local);
-  memset(d, 0, sizeof *d);
-  d->name = strdup(name);
-  d->code = vkp_vk_test_compile(glsl, &d->code_words);
+  vkp_vk_test_glsl_dispatch(d, name, glsl, local, (n + local - 1) / local, 3);
   free(glsl);
-  d->local_size[0] = local;
-  d->local_size[1] = d->local_size[2] = 1;
-  d->groups[0] = (n + local - 1) / local;
-  d->groups[1] = d->groups[2] = 1;
-  d->n_bindings = 3;
-  d->bindings = calloc(3, sizeof *d->bindings);
-  cr_assert_not_null(d->bindings);
   int32_t bufs[3] = {a, b, y};
   for (int j = 0; j < 3; ++j)
     d->bindings[j] = (vkp_spirv_binding_t){.buffer = bufs[j], .offset = 0,

@@ -29,6 +29,11 @@ uint32_t *vkp_vk_test_compile(const char *glsl, size_t *out_words);
 // split with a base work). `expr` is GLSL over a[i], b[i], i.
 char *vkp_vk_test_binary_glsl(const char *expr, uint32_t n, uint32_t local_size);
 
+// Fills a dispatch of `glsl` (name copied, code owned): `local` invocations
+// per workgroup along x, `groups` workgroups, `n_bindings` zeroed bindings
+// for the caller to fill.
+void vkp_vk_test_glsl_dispatch(vkp_spirv_dispatch_t *d, const char *name, const char *glsl,
+                               uint32_t local, uint32_t groups, int32_t n_bindings);
 // Fills a dispatch (name and bindings copied, code owned): three bindings of
 // whole buffers `a`, `b`, `y` of `n` floats each, `local` invocations per
 // workgroup along x.
