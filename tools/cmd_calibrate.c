@@ -10,6 +10,21 @@
 #include "vkpipe/mpi.h"
 #include "vkpipe/target.h"
 
+// The numeric options and their ranges.
+typedef struct vkp__calibrate_number_t {
+  const char *name;
+  long min, max;
+} vkp__calibrate_number_t;
+
+static const vkp__calibrate_number_t *vkp__calibrate_number(const char *arg) {
+  static const vkp__calibrate_number_t numbers[] = {
+      {"--size", 1, 4096}, {"--elements", 1, 1L << 28}, {"--threads", 1, 1024},
+      {"--repeats", 1, 1000}};
+  for (size_t k = 0; k < sizeof numbers / sizeof *numbers; ++k)
+    if (!strcmp(arg, numbers[k].name)) return &numbers[k];
+  return NULL;
+}
+
 int vkp_cmd_calibrate(int argc, char **argv);
 extern const char vkp_cmd_calibrate_summary[];
 const char vkp_cmd_calibrate_summary[] =
@@ -91,6 +106,7 @@ int vkp_cmd_calibrate(int argc, char **argv) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
     long v = 0;
+    const vkp__calibrate_number_t *num = NULL;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       vkp__calibrate_usage(stdout);
       return 0;
@@ -98,23 +114,19 @@ int vkp_cmd_calibrate(int argc, char **argv) {
       output = argv[++i];
     } else if (!strcmp(a, "--profile") && has_value) {
       base = argv[++i];
-    } else if (!strcmp(a, "--size") && has_value && vkp__parse_long(argv[i + 1], 1, 4096, &v)) {
-      opt.matmul_size = (int32_t)v;
-      ++i;
-    } else if (!strcmp(a, "--elements") && has_value &&
-               vkp__parse_long(argv[i + 1], 1, 1L << 28, &v)) {
-      opt.elementwise = v;
-      ++i;
     } else if (!strcmp(a, "--print")) {
       print = true;
-    } else if (!strcmp(a, "--threads") && has_value &&
-               vkp__parse_long(argv[i + 1], 1, 1024, &v)) {
-      opt.threads = (int32_t)v;
+    } else if ((num = vkp__calibrate_number(a))) {
+      if (!has_value || !vkp__parse_long(argv[i + 1], num->min, num->max, &v)) {
+        fprintf(stderr, "vkpipe calibrate: %s takes a whole number from %ld to %ld, not '%s'\n",
+                a, num->min, num->max, has_value ? argv[i + 1] : "(nothing)");
+        return VKP_TOOL_EXIT_USAGE;
+      }
       ++i;
-    } else if (!strcmp(a, "--repeats") && has_value &&
-               vkp__parse_long(argv[i + 1], 1, 1000, &v)) {
-      opt.repeats = (int32_t)v;
-      ++i;
+      if (!strcmp(a, "--size")) opt.matmul_size = (int32_t)v;
+      else if (!strcmp(a, "--elements")) opt.elementwise = v;
+      else if (!strcmp(a, "--threads")) opt.threads = (int32_t)v;
+      else opt.repeats = (int32_t)v;
     } else {
       fprintf(stderr, "vkpipe calibrate: bad argument '%s'\n", a);
       vkp__calibrate_usage(stderr);

@@ -36,9 +36,13 @@ static void vkp__print_device(int32_t index, const vkp_vk_device_report_t *r,
   printf("  timeline sem.:   %s\n", r->candidate.timeline_semaphore ? "yes" : "no");
   printf("  compute queue:   %s\n", r->candidate.has_compute_queue ? "yes" : "no");
   printf("  subgroup size:   %u\n", r->subgroup.subgroupSize);
-  printf("  subgroup ops:    %s\n", vkp_vk_subgroup_arith(&r->subgroup) ? "arithmetic in compute (row reductions use it)"
-                                      : "no arithmetic in compute (row reductions use "
-                                        "shared memory)");
+  const char *sg_off = getenv("VKPIPE_SPIRV_SUBGROUP");
+  printf("  subgroup ops:    %s\n",
+         !vkp_vk_subgroup_arith(&r->subgroup)
+             ? "no arithmetic in compute (row reductions use shared memory)"
+         : sg_off && !strcmp(sg_off, "off")
+             ? "arithmetic in compute, not used (VKPIPE_SPIRV_SUBGROUP=off)"
+             : "arithmetic in compute (row reductions use it)");
   // What vkp_vk_device_open would enable on this device.
   vkp_vk_robustness_t level = VKP_VK_ROBUSTNESS_NONE;
   vkp_status_t st = vkp_vk_robustness_choose(&r->candidate, getenv("VKPIPE_VK_ROBUSTNESS"),
