@@ -555,12 +555,76 @@ static void vkp__anchor_dims(const vkp__cg_t *cg, const vkp_node_t *a,
   }
 }
 
+// One step of a clamp chain on x, as the op's C template computes it.
+static float vkp__clamp_step(const vkp_node_t *n, float x) {
+  if (n->op == VKP_OP_RELU) return x > 0 ? x : 0;
+  float lo = (float)vkp_node_attr_float(n, "min", -INFINITY);
+  float hi = (float)vkp_node_attr_float(n, "max", INFINITY);
+  float y = x < lo ? lo : x;  // vkp_clipf
+  return y > hi ? hi : y;
+}
+
+// Whether a convolution group's epilogue is its bias (if any) followed by a
+// chain of float ReLUs and Clips with constant bounds: then it is one clamp
+// (prelude: vkp_row_ep_t), which the GEMM applies in registers. A chain of
+// clamps is a clamp to [f(-inf), f(+inf)]; NaN either passes (Clips only)
+// or becomes f(NaN), which must then equal f(-inf).
+typedef struct vkp__row_ep_t {
+  int32_t bias_leaf;  // -1: none
+  float lo, hi;
+  bool nan_to_lo;
+} vkp__row_ep_t;
+
+static bool vkp__row_clamp_ep(const vkp__cg_t *cg, const vkp__group_t *gr,
+                              vkp__row_ep_t *out) {
+  const vkp_graph_t *g = cg->g;
+  if (gr->anchor < 0) return false;
+  const vkp_node_t *a = &g->nodes[gr->anchor];
+  if (a->op != VKP_OP_CONV2D || vkp__outv(cg, a)->dtype != VKP_DTYPE_FLOAT32) return false;
+  out->bias_leaf = -1;
+  for (int32_t i = 0; i < gr->n_leaves; ++i) {
+    if (a->n_inputs > 2 && gr->leaves[i].value == a->inputs[2] && gr->leaves[i].channel &&
+        out->bias_leaf < 0)
+      out->bias_leaf = i;
+    else
+      return false;  // any other operand: the general epilogue
+  }
+  float lo = -INFINITY, hi = INFINITY, nan = NAN;
+  int32_t prev = a->outputs[0];
+  for (int32_t i = 0; i <= gr->root; ++i) {
+    if (!vkp__is_member(cg, gr, i)) continue;
+    const vkp_node_t *n = &g->nodes[i];
+    if (n->op != VKP_OP_RELU && n->op != VKP_OP_CLIP) return false;
+    if (n->inputs[0] != prev || vkp__outv(cg, n)->dtype != VKP_DTYPE_FLOAT32) return false;
+    for (int32_t k = 1; k < n->n_inputs; ++k)
+      if (n->inputs[k] >= 0) return false;  // run-time bounds
+    lo = vkp__clamp_step(n, lo);
+    hi = vkp__clamp_step(n, hi);
+    nan = vkp__clamp_step(n, nan);
+    prev = n->outputs[0];
+  }
+  if (!(lo <= hi)) return false;
+  if (!isnan(nan) && nan != lo) return false;
+  out->lo = lo;
+  out->hi = hi;
+  out->nan_to_lo = !isnan(nan);
+  return true;
+}
+
 // The epilogue function of an anchor group and its argument struct.
 static void vkp__emit_epilogue(vkp__cg_t *cg, const vkp__group_t *gr,
                                vkp__sb_t *sb) {
   const vkp_graph_t *g = cg->g;
   const vkp_node_t *a = &g->nodes[gr->anchor];
   const char *name = vkp__gname(cg, gr);
+  vkp__row_ep_t rep;
+  if (vkp__row_clamp_ep(cg, gr, &rep)) {
+    vkp__sb_printf(sb,
+                   "// The epilogue is a bias and clamp, applied in the GEMM's registers.\n"
+                   "static const vkp_epilogue_fn ep_%s = vkp_ep_rows;\n\n",
+                   name);
+    return;
+  }
   int32_t rb, cb, r = gr->rank;
   vkp__anchor_dims(cg, a, &rb, &cb);
   vkp__sb_printf(sb, "typedef struct ep_%s_args_t {\n", name);
@@ -626,6 +690,16 @@ static void vkp__emit_ep_args(vkp__cg_t *cg, const vkp__group_t *gr,
                               bool has_ep, vkp__sb_t *sb) {
   if (!has_ep) return;
   const char *name = vkp__gname(cg, gr);
+  vkp__row_ep_t rep;
+  if (vkp__row_clamp_ep(cg, gr, &rep)) {
+    vkp__sb_printf(sb, "  const vkp_row_ep_t ep_args = {%s, ",
+                   rep.bias_leaf >= 0 ? cg->vname[gr->leaves[rep.bias_leaf].value] : "NULL");
+    vkp__emit_float(sb, rep.lo);
+    vkp__sb_append(sb, ", ");
+    vkp__emit_float(sb, rep.hi);
+    vkp__sb_printf(sb, ", %d};\n", rep.nan_to_lo ? 1 : 0);
+    return;
+  }
   vkp__sb_printf(sb, "  const ep_%s_args_t ep_args = {", name);
   for (int32_t i = 0; i < gr->n_leaves; ++i)
     vkp__sb_printf(sb, "%s%s", i ? ", " : "", cg->vname[gr->leaves[i].value]);

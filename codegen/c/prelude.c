@@ -149,6 +149,7 @@ typedef float vkp_v8_t __attribute__((vector_size(32)));
 typedef float vkp_uv8_t __attribute__((vector_size(32), aligned(4), may_alias));
 typedef float vkp_v4_t __attribute__((vector_size(16)));
 typedef float vkp_uv4_t __attribute__((vector_size(16), aligned(4), may_alias));
+typedef int32_t vkp_ivec_t __attribute__((vector_size(VKP_VLEN * 4)));
 
 // Scratch floats one thread's GEMM needs for packing.
 #define VKP_GEMM_SCRATCH_FLOATS \
@@ -160,6 +161,53 @@ typedef float vkp_uv4_t __attribute__((vector_size(16), aligned(4), may_alias));
 typedef void (*vkp_epilogue_fn)(float *c, ptrdiff_t ldc, ptrdiff_t row0,
                                 ptrdiff_t col0, ptrdiff_t rows, ptrdiff_t cols,
                                 ptrdiff_t batch, const void *ctx);
+
+// The commonest epilogue of a convolution, which the GEMM applies to its
+// register tile before storing it (vkp_ukernel) instead of calling an
+// epilogue function on the stored tile: y = clamp(x + bias[row]) with
+//   nan_to_lo == 0: y = x < lo ? lo : x, then y > hi ? hi : y (NaN passes);
+//   nan_to_lo == 1: y = x > lo ? x : lo, then y > hi ? hi : y (NaN gives lo).
+// The code generator composes a bias, ReLUs and constant Clips into one such
+// clamp (emit.c, vkp__row_clamp_ep) and passes vkp_ep_rows with it; kernels
+// that do not fuse it call vkp_ep_rows, which computes the same.
+typedef struct vkp_row_ep_t {
+  const float *bias;  // one per row (output channel); NULL: none
+  float lo, hi;
+  int nan_to_lo;
+} vkp_row_ep_t;
+
+static inline float vkp_row_ep_one(const vkp_row_ep_t *e, ptrdiff_t row, float x) {
+  if (e->bias) x += e->bias[row];
+  float y = e->nan_to_lo ? (x > e->lo ? x : e->lo) : (x < e->lo ? e->lo : x);
+  return y > e->hi ? e->hi : y;
+}
+
+static inline vkp_vec_t vkp_vselect(vkp_ivec_t m, vkp_vec_t a, vkp_vec_t b) {
+  return (vkp_vec_t)((m & (vkp_ivec_t)a) | (~m & (vkp_ivec_t)b));
+}
+
+static inline vkp_vec_t vkp_row_ep_vec(const vkp_row_ep_t *e, ptrdiff_t row, vkp_vec_t x) {
+  if (e->bias) x += e->bias[row];
+  const vkp_vec_t lo = (vkp_vec_t){0} + e->lo, hi = (vkp_vec_t){0} + e->hi;
+  vkp_vec_t y = e->nan_to_lo ? vkp_vselect(x > lo, x, lo) : vkp_vselect(x < lo, lo, x);
+  return vkp_vselect(y > hi, hi, y);
+}
+
+static void vkp_ep_rows(float *c, ptrdiff_t ldc, ptrdiff_t row0, ptrdiff_t col0,
+                        ptrdiff_t rows, ptrdiff_t cols, ptrdiff_t batch, const void *ctx) {
+  const vkp_row_ep_t *e = ctx;
+  (void)col0;
+  (void)batch;
+  for (ptrdiff_t r = 0; r < rows; ++r) {
+    float *restrict cr = c + r * ldc;
+    ptrdiff_t j = 0;
+    for (; j + VKP_VLEN <= cols; j += VKP_VLEN) {
+      vkp_uvec_t *p = (vkp_uvec_t *)(cr + j);
+      *p = vkp_row_ep_vec(e, row0 + r, *p);
+    }
+    for (; j < cols; ++j) cr[j] = vkp_row_ep_one(e, row0 + r, cr[j]);
+  }
+}
 
 // Where GEMM reads B from: a strided matrix, or the im2col view of one NCHW
 // image (row k = (channel, kh, kw), column j = output pixel).
@@ -391,9 +439,12 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
 // the first step's products: zeroed arrays, with a path where the loop does
 // not run, made GCC clear them in memory with two memset calls per tile,
 // which cost as much as the few steps of a shallow (pointwise) product.
+// `rep` (NULL: none): the row epilogue to apply before storing, row `row`
+// of the output being the tile's first.
 static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
                                const float *restrict pb, ptrdiff_t ldb,
-                               float *restrict c, ptrdiff_t ldc, int accumulate) {
+                               float *restrict c, ptrdiff_t ldc, int accumulate,
+                               const vkp_row_ep_t *rep, ptrdiff_t row) {
   vkp_vec_t acc0[VKP_MR], acc1[VKP_MR];
   // A packed B panel (ldb == NR) is prefetched VKP_PF_ROWS rows ahead, on
   // into the next panel: the first tile of a panel of a weight too large
@@ -423,13 +474,17 @@ static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
   for (int r = 0; r < VKP_MR; ++r) {
     vkp_uvec_t *c0 = (vkp_uvec_t *)(c + r * ldc);
     vkp_uvec_t *c1 = (vkp_uvec_t *)(c + r * ldc + VKP_VLEN);
+    vkp_vec_t v0 = acc0[r], v1 = acc1[r];
     if (accumulate) {
-      *c0 += acc0[r];
-      *c1 += acc1[r];
-    } else {
-      *c0 = acc0[r];
-      *c1 = acc1[r];
+      v0 = *c0 + v0;
+      v1 = *c1 + v1;
     }
+    if (rep) {
+      v0 = vkp_row_ep_vec(rep, row + r, v0);
+      v1 = vkp_row_ep_vec(rep, row + r, v1);
+    }
+    *c0 = v0;
+    *c1 = v1;
   }
 }
 
@@ -438,7 +493,8 @@ static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
 static inline void vkp_ukernel_half(ptrdiff_t kc, const float *restrict pa,
                                     const float *restrict pb, ptrdiff_t ldb,
                                     float *restrict c, ptrdiff_t ldc,
-                                    int accumulate) {
+                                    int accumulate, const vkp_row_ep_t *rep,
+                                    ptrdiff_t row) {
   vkp_vec_t acc[VKP_MR];
   {
     vkp_vec_t b0 = *(const vkp_uvec_t *)pb;
@@ -450,8 +506,10 @@ static inline void vkp_ukernel_half(ptrdiff_t kc, const float *restrict pa,
   }
   for (int r = 0; r < VKP_MR; ++r) {
     vkp_uvec_t *c0 = (vkp_uvec_t *)(c + r * ldc);
-    if (accumulate) *c0 += acc[r];
-    else *c0 = acc[r];
+    vkp_vec_t v = acc[r];
+    if (accumulate) v = *c0 + v;
+    if (rep) v = vkp_row_ep_vec(rep, row + r, v);
+    *c0 = v;
   }
 }
 
@@ -662,6 +720,7 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
   float *pa = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
   float *pb = pa + (ptrdiff_t)VKP_MC * VKP_KC;
   float *edge = pb + (ptrdiff_t)VKP_KC * VKP_NC;
+  const vkp_row_ep_t *rep = ep == vkp_ep_rows ? (const vkp_row_ep_t *)ep_ctx : NULL;
   if (K == 0) {
     for (ptrdiff_t i = 0; i < M; ++i)
       for (ptrdiff_t j = n0; j < n1; ++j) c[i * ldc + j] = 0.0f;
@@ -696,15 +755,24 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
               pbt = b->b + pc * b->rsb + jc + jr;
               ldb = b->rsb;
             }
+            // The row epilogue goes into the full tiles' stores.
+            const ptrdiff_t row = ep_row0 + ic + ir;
+            int fused = 0;
             if (mr == VKP_MR && nr == VKP_NR) {
-              vkp_ukernel(kc, pat, pbt, ldb, ct, ldc, pc > 0);
+              if (rep && last) {
+                vkp_ukernel(kc, pat, pbt, ldb, ct, ldc, pc > 0, rep, row);
+                fused = 1;
+              } else {
+                vkp_ukernel(kc, pat, pbt, ldb, ct, ldc, pc > 0, NULL, 0);
+              }
             } else if (mr == VKP_MR && nr == VKP_VLEN) {
-              vkp_ukernel_half(kc, pat, pbt, ldb, ct, ldc, pc > 0);
+              fused = rep && last;
+              vkp_ukernel_half(kc, pat, pbt, ldb, ct, ldc, pc > 0, fused ? rep : NULL, row);
 #if VKP_MR <= VKP_VLEN
             } else if (mr == VKP_MR && nr <= VKP_NARROW) {
               vkp_ukernel_cols(kc, pat, pbt, ldb, ct, ldc, nr, pc > 0);
             } else if (mr == VKP_MR && nr > VKP_VLEN && nr - VKP_VLEN <= VKP_NARROW) {
-              vkp_ukernel_half(kc, pat, pbt, ldb, ct, ldc, pc > 0);
+              vkp_ukernel_half(kc, pat, pbt, ldb, ct, ldc, pc > 0, NULL, 0);
               vkp_ukernel_cols(kc, pat, pbt + VKP_VLEN, ldb, ct + VKP_VLEN, ldc,
                                nr - VKP_VLEN, pc > 0);
 #endif
@@ -717,8 +785,7 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
                   ct[r * ldc + q] = (pc > 0 ? ct[r * ldc + q] : 0.0f) +
                                     edge[r * VKP_NR + q];
             }
-            if (last && ep)
-              ep(ct, ldc, ep_row0 + ic + ir, jc + jr, mr, nr, batch, ep_ctx);
+            if (last && ep && !fused) ep(ct, ldc, row, jc + jr, mr, nr, batch, ep_ctx);
           }
         }
       }
@@ -745,8 +812,8 @@ static void vkp_ukernel_edge(ptrdiff_t kc, const float *restrict pa,
     return;
   }
 #endif
-  if (half) vkp_ukernel_half(kc, pa, pb, ldb, c, VKP_NR, 0);
-  else vkp_ukernel(kc, pa, pb, ldb, c, VKP_NR, 0);
+  if (half) vkp_ukernel_half(kc, pa, pb, ldb, c, VKP_NR, 0, NULL, 0);
+  else vkp_ukernel(kc, pa, pb, ldb, c, VKP_NR, 0, NULL, 0);
 }
 
 typedef struct vkp_gemm_job_t {
@@ -1305,10 +1372,12 @@ static inline __attribute__((always_inline)) void vkp__dw_taps(
 // stride, `phase_row` the distance between row phases; window column kw
 // starts at 0, k1, k2 in the planes; wv holds the 9 weights broadcast. Each
 // loaded vector is a padded input row, used by every output row whose
-// window holds it.
+// window holds it. `rep` (NULL: none): the row epilogue of channel `ch`,
+// applied before the stores.
 static inline __attribute__((always_inline)) void vkp__dw_rows3x3(
     const float *p, ptrdiff_t ws, ptrdiff_t phase_row, ptrdiff_t k1, ptrdiff_t k2,
-    const vkp_vec_t *wv, int SH, int G, float *y, ptrdiff_t ldy, ptrdiff_t OW) {
+    const vkp_vec_t *wv, int SH, int G, float *y, ptrdiff_t ldy, ptrdiff_t OW,
+    const vkp_row_ep_t *rep, ptrdiff_t ch) {
   ptrdiff_t last = OW > VKP_VLEN ? OW - VKP_VLEN : 0;
   for (ptrdiff_t ow = 0;; ow += VKP_VLEN) {
     if (ow > last) ow = last;
@@ -1327,7 +1396,8 @@ VKP_UNROLL
 VKP_UNROLL
           for (int kw = 0; kw < 3; ++kw) acc[(r - kh) / SH] += wv[kh * 3 + kw] * in[kw];
     }
-    for (int g = 0; g < G; ++g) *(vkp_uvec_t *)(y + g * ldy + ow) = acc[g];
+    for (int g = 0; g < G; ++g)
+      *(vkp_uvec_t *)(y + g * ldy + ow) = rep ? vkp_row_ep_vec(rep, ch, acc[g]) : acc[g];
     if (ow == last) break;
   }
 }
@@ -1338,26 +1408,26 @@ VKP_UNROLL
 static inline __attribute__((always_inline)) void vkp__dw_band3x3(
     const float *p, ptrdiff_t ws, ptrdiff_t phase_row, ptrdiff_t k1, ptrdiff_t k2,
     const float *w, int SH, ptrdiff_t n, ptrdiff_t direct, float *y,
-    ptrdiff_t OW, float *bounce) {
+    ptrdiff_t OW, float *bounce, const vkp_row_ep_t *rep, ptrdiff_t ch) {
   vkp_vec_t wv[9];
   for (int t = 0; t < 9; ++t) wv[t] = (vkp_vec_t){0} + w[t];
   ptrdiff_t g = 0;
   for (; g + VKP_DW_ACC <= direct; g += VKP_DW_ACC)
     vkp__dw_rows3x3(p + g * ws, ws, phase_row, k1, k2, wv, SH, VKP_DW_ACC,
-                    y + g * OW, OW, OW);
+                    y + g * OW, OW, OW, rep, ch);
 #if VKP_DW_ACC > 4
   if (g + 4 <= direct) {
     vkp__dw_rows3x3(p + g * ws, ws, phase_row, k1, k2, wv, SH, 4, y + g * OW,
-                    OW, OW);
+                    OW, OW, rep, ch);
     g += 4;
   }
 #endif
   for (; g < direct; ++g)
     vkp__dw_rows3x3(p + g * ws, ws, phase_row, k1, k2, wv, SH, 1, y + g * OW,
-                    OW, OW);
+                    OW, OW, rep, ch);
   for (; g < n; ++g) {
     vkp__dw_rows3x3(p + g * ws, ws, phase_row, k1, k2, wv, SH, 1, bounce,
-                    VKP_VLEN, OW);
+                    VKP_VLEN, OW, rep, ch);
     vkp__dw_gather(y + g * OW, bounce, OW, 1);
   }
 }
@@ -1395,6 +1465,8 @@ static VKP_ONE_COPY void vkp__dw_channels(
   }
   ptrdiff_t Hq = OH + (KH - 1) * DH / SH, Wq = OW + (KW - 1) * DW / SW;
   int by_rows = KH == 3 && KW == 3 && DH == 1 && SH <= 2 && 4 * OW >= 3 * VKP_VLEN;
+  // The 3x3 row kernels apply a row epilogue in registers.
+  const vkp_row_ep_t *rep = by_rows && ep == vkp_ep_rows ? (const vkp_row_ep_t *)ep_ctx : NULL;
   // Plane row stride: whole vectors keep the rows' first vectors aligned.
   ptrdiff_t ws = by_rows ? (Wq + VKP_VLEN - 1) / VKP_VLEN * VKP_VLEN : Wq;
   // Output rows per band: the band's planes (R + Hq - OH rows each), and in
@@ -1496,14 +1568,16 @@ static VKP_ONE_COPY void vkp__dw_channels(
         float *yb = yc + oh0 * OW;
         // The common strides with the window's columns as constants.
         if (SH == 1 && SW == 1 && DW == 1)
-          vkp__dw_band3x3(planes, ws, 0, 1, 2, wc, 1, band, direct, yb, OW, z);
+          vkp__dw_band3x3(planes, ws, 0, 1, 2, wc, 1, band, direct, yb, OW, z, rep, c);
         else if (SH == 2 && SW == 2 && DW == 1)
-          vkp__dw_band3x3(planes, ws, 2 * stride, stride, 1, wc, 2, band, direct, yb, OW, z);
+          vkp__dw_band3x3(planes, ws, 2 * stride, stride, 1, wc, 2, band, direct, yb, OW, z,
+                          rep, c);
         else if (SH == 1)
-          vkp__dw_band3x3(planes, ws, 0, off[1], off[2], wc, 1, band, direct, yb, OW, z);
+          vkp__dw_band3x3(planes, ws, 0, off[1], off[2], wc, 1, band, direct, yb, OW, z,
+                          rep, c);
         else
           vkp__dw_band3x3(planes, ws, SW * stride, off[1], off[2], wc, 2, band, direct, yb,
-                          OW, z);
+                          OW, z, rep, c);
         continue;
       }
       // With Wq == OW the output rows are contiguous in y: no copy out.
@@ -1528,7 +1602,7 @@ static VKP_ONE_COPY void vkp__dw_channels(
         vkp__dw_copy_rows(yc + oh0 * OW, OW, z, Wq, band, OW, 1, whole_rows, 0);
       }
     }
-    if (ep) ep(yc, OH * OW, c, 0, 1, OH * OW, batch, ep_ctx);
+    if (ep && !rep) ep(yc, OH * OW, c, 0, 1, OH * OW, batch, ep_ctx);
   }
 }
 
@@ -1582,8 +1656,6 @@ static inline void vkp_pool_taps(ptrdiff_t start, ptrdiff_t dil, ptrdiff_t k_n,
   *pad_lo = c;
   *pad_hi = d > c ? d : c;
 }
-
-typedef int32_t vkp_ivec_t __attribute__((vector_size(VKP_VLEN * 4)));
 
 // max(a, b) that returns b when b is NaN: the reference's
 // `acc = v > acc || v != v ? v : acc`, on vectors.

@@ -88,9 +88,11 @@ static inline void cpu_test_remove_dir(char *dir) {
 
 // Validates `g`, runs it on "cpu" with fresh random inputs in [lo, hi) and
 // checks every output against the double reference: |got - want| <= 1e-4 *
-// max(|want|, rms(want)) (+1e-6 for exact zeros). Consumes `g`.
-static inline void cpu_check(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t seed, float lo,
-                             float hi, int32_t threads) {
+// max(|want|, rms(want)) (+1e-6 for exact zeros), NaN where the reference
+// has NaN. With `nan_every` > 0, about one float input element in that many
+// is NaN. Consumes `g`.
+static inline void cpu_check_nan(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t seed, float lo,
+                                 float hi, int32_t threads, uint32_t nan_every) {
   VKP_TEST_OK(vkp_graph_validate(g));
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create_default(&reg));
@@ -104,7 +106,9 @@ static inline void cpu_check(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t seed,
     size_t n = vkp_tensor_numel(&ins[i]);
     for (size_t k = 0; k < n; ++k) {
       if (v->dtype == VKP_DTYPE_FLOAT32)
-        ((float *)ins[i].data)[k] = vkp_test_rng_uniform(rng, lo, hi);
+        ((float *)ins[i].data)[k] = nan_every && vkp_test_rng_below(rng, nan_every) == 0
+                                        ? NAN
+                                        : vkp_test_rng_uniform(rng, lo, hi);
       else if (v->dtype == VKP_DTYPE_INT32)
         ((int32_t *)ins[i].data)[k] = (int32_t)vkp_test_rng_below(rng, 41) - 20;
       else if (v->dtype == VKP_DTYPE_INT64)
@@ -119,7 +123,8 @@ static inline void cpu_check(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t seed,
   for (int32_t i = 0; i < g->n_outputs; ++i) {
     size_t n = vkp_tensor_numel(&outs[i]);
     double rms = 0;
-    for (size_t k = 0; k < n; ++k) rms += want[i][k] * want[i][k];
+    for (size_t k = 0; k < n; ++k)
+      if (!isnan(want[i][k])) rms += want[i][k] * want[i][k];
     rms = n ? sqrt(rms / (double)n) : 0;
     size_t bad = n;
     double bad_got = 0, bad_want = 0;
@@ -131,7 +136,7 @@ static inline void cpu_check(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t seed,
         default: got = (double)((int64_t *)outs[i].data)[k]; break;
       }
       double w = want[i][k], scale = fabs(w) > rms ? fabs(w) : rms;
-      if (!(fabs(got - w) <= 1e-4 * scale + 1e-6)) {
+      if (isnan(w) ? !isnan(got) : !(fabs(got - w) <= 1e-4 * scale + 1e-6)) {
         bad = k;
         bad_got = got;
         bad_want = w;
@@ -146,6 +151,11 @@ static inline void cpu_check(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t seed,
   cpu_test_remove_dir(dir);
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
+}
+
+static inline void cpu_check(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t seed, float lo,
+                             float hi, int32_t threads) {
+  cpu_check_nan(g, rng, seed, lo, hi, threads, 0);
 }
 
 #endif  // VKPIPE_TESTS_CPU_CPU_TEST_UTIL_H_

@@ -473,6 +473,65 @@ Test(cpu_fusion, conv_epilogues, .timeout = 120) {
   cpu_check(d, &rng, seed, -1, 1, 1);
 }
 
+// A convolution's bias followed by ReLUs and constant Clips is one clamp,
+// which the GEMM and the 3x3 depthwise kernels apply to their registers
+// before storing them (codegen/c/emit.c, vkp__row_clamp_ep); the kernels
+// that do not fuse it (edge tiles, Winograd, other depthwise shapes) call
+// the same clamp. NaN inputs must come out as the unfused ops give them:
+// through a Clip NaN stays NaN, a ReLU makes it 0. 9x8 and 10x8 maps give
+// full, half and narrow register tiles; 30 output channels a partial row
+// panel; 300 input channels two K blocks; 3x3 depthwise on a 13x14 map at
+// strides 1 and 2. The "cr" chain (a Clip above 0, then a ReLU: NaN -> 0
+// but -inf -> 2) is not one clamp and keeps the general epilogue.
+Test(cpu_fusion, clamp_epilogues_in_registers, .timeout = 240) {
+  SETUP();
+  vkp_attr_t six[] = {at_f("min", 0), at_f("max", 6)};
+  vkp_attr_t m1_4[] = {at_f("min", -1), at_f("max", 4)};
+  vkp_attr_t m2_3[] = {at_f("min", -2), at_f("max", 3)};
+  vkp_attr_t two_5[] = {at_f("min", 2), at_f("max", 5)};
+  vkp_attr_t hi_only[] = {at_f("max", 1.5)};
+  struct {
+    // r: relu, 6: clip(0, 6), a: clip(-1, 4), b: clip(-2, 3), c: clip(2, 5),
+    // h: clip(max 1.5)
+    const char *chain;
+    int64_t c, m, group, h, w, k, stride;
+    bool bias;
+  } cases[] = {
+      {"r", 24, 30, 1, 9, 8, 1, 1, true},    {"6", 24, 30, 1, 10, 8, 1, 1, true},
+      {"ra", 24, 30, 1, 10, 8, 1, 1, false}, {"br", 300, 30, 1, 9, 8, 1, 1, true},
+      {"h", 24, 16, 1, 10, 8, 1, 1, true},   {"6", 24, 32, 2, 10, 8, 1, 1, true},
+      {"", 24, 30, 1, 9, 8, 1, 1, true},     {"cr", 24, 30, 1, 10, 8, 1, 1, true},
+      {"6", 5, 5, 5, 13, 14, 3, 1, true},    {"r", 5, 5, 5, 13, 14, 3, 2, true},
+      {"cr", 5, 5, 5, 13, 14, 3, 1, true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    for (int32_t threads = 1; threads <= 2; ++threads) {
+      vkp_graph_t *g = g_new("clamp");
+      int64_t c = cases[i].c, m = cases[i].m, grp = cases[i].group, k = cases[i].k;
+      int64_t pad = k / 2, st = cases[i].stride;
+      g_in(g, "x", F32, 4, SH(1, c, cases[i].h, cases[i].w));
+      g_const(g, &rng, "w", 4, SH(m, c / grp, k, k), -0.5f, 0.5f);
+      g_const(g, &rng, "b", 1, SH(m), -2, 2);
+      vkp_attr_t ca[] = {at_i("group", grp), at_is("pads", 4, SH(pad, pad, pad, pad)),
+                         at_is("strides", 2, SH(st, st))};
+      g_node(g, "conv", VKP_OP_CONV2D, cases[i].bias ? "x,w,b" : "x,w", "y0", 3, ca);
+      char prev[16] = "y0", next[16];
+      for (const char *op = cases[i].chain; *op; ++op) {
+        snprintf(next, sizeof next, "y%d", (int)(op - cases[i].chain) + 1);
+        char name[16];
+        snprintf(name, sizeof name, "n%d", (int)(op - cases[i].chain));
+        const vkp_attr_t *at = *op == '6' ? six : *op == 'a' ? m1_4 : *op == 'b' ? m2_3 : two_5;
+        if (*op == 'r') g_node(g, name, VKP_OP_RELU, prev, next, 0, NULL);
+        else if (*op == 'h') g_node(g, name, VKP_OP_CLIP, prev, next, 1, hi_only);
+        else g_node(g, name, VKP_OP_CLIP, prev, next, 2, at);
+        snprintf(prev, sizeof prev, "%s", next);
+      }
+      VKP_TEST_OK(vkp_graph_mark_output(g, prev));
+      cpu_check_nan(g, &rng, seed, -3, 3, threads, 37);
+    }
+  }
+}
+
 Test(cpu_fusion, gemm_and_chains, .timeout = 120) {
   SETUP();
   vkp_graph_t *g = g_new("mlp");
