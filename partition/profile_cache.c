@@ -54,7 +54,7 @@ vkp_status_t vkp_profile_cache_path(const vkp_registry_t *registry,
   // The calibration's method is part of the key: a profile measured the old
   // way (launch per whole run, 4 threads at most, device rates from staged
   // inputs) is measured again.
-  uint64_t h = vkp__fnv1a(0xcbf29ce484222325ull, "calibration 5|");
+  uint64_t h = vkp__fnv1a(0xcbf29ce484222325ull, "calibration 6|");
   h = vkp__fnv1a(h, model);
   h = vkp__fnv1a(h, count);
   for (int32_t t = 0; t < vkp_registry_count(registry); ++t) {
