@@ -1063,7 +1063,9 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
                mo + xi * mst, ldv, NULL, NULL, 0, batch, gemm_scratch,
                threads);
     }
-    // Output transform, two output rows per tile row.
+    // Output transform, two output rows per tile row; a row epilogue is
+    // applied to the transformed vectors.
+    const vkp_row_ep_t *rep = ep == vkp_ep_rows ? (const vkp_row_ep_t *)ep_ctx : NULL;
     const ptrdiff_t oh0 = 2 * th0, oh1 = 2 * (th0 + nr) < OH ? 2 * (th0 + nr) : OH;
     for (ptrdiff_t m = 0; m < M; ++m) {
       float *ym = y + m * OH * OW;
@@ -1082,6 +1084,10 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
           for (int i = 0; i < 2; ++i) {  // (A^T M) A, interleaved into a row
             vkp_vec_t y0 = s[i][0] + s[i][1] + s[i][2];
             vkp_vec_t y1 = s[i][1] - s[i][2] - s[i][3];
+            if (rep) {
+              y0 = vkp_row_ep_vec(rep, m, y0);
+              y1 = vkp_row_ep_vec(rep, m, y1);
+            }
             float *restrict o = ob + i * obw + 2 * tw;
             for (int l = 0; l < VKP_VLEN; ++l) {
               o[2 * l] = y0[l];
@@ -1093,7 +1099,8 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
         memcpy(ym + oh * OW, ob, sizeof(float) * (size_t)OW);
         if (oh + 1 < OH) memcpy(ym + (oh + 1) * OW, ob + obw, sizeof(float) * (size_t)OW);
       }
-      if (ep) ep(ym + oh0 * OW, OH * OW, m, oh0 * OW, 1, (oh1 - oh0) * OW, batch, ep_ctx);
+      if (ep && !rep)
+        ep(ym + oh0 * OW, OH * OW, m, oh0 * OW, 1, (oh1 - oh0) * OW, batch, ep_ctx);
     }
   }
 }

@@ -184,7 +184,9 @@ static void vkp__winograd4_blocks(const float *x, float *y, const float *u, ptrd
       vkp_gemm(M, np, C, 1.0f, NULL, 0, 0, u + xi * pm * C, &src, mo + xi * mst, ldv,
                NULL, NULL, 0, batch, gemm_scratch, threads);
     }
-    // Output transform, four output rows per tile row.
+    // Output transform, four output rows per tile row; a row epilogue is
+    // applied to the transformed vectors.
+    const vkp_row_ep_t *rep = ep == vkp_ep_rows ? (const vkp_row_ep_t *)ep_ctx : NULL;
     const ptrdiff_t oh0 = 4 * th0, oh1 = 4 * (th0 + nr) < OH ? 4 * (th0 + nr) : OH;
     for (ptrdiff_t m = 0; m < M; ++m) {
       float *ym = y + m * OH * OW;
@@ -210,6 +212,12 @@ static void vkp__winograd4_blocks(const float *x, float *y, const float *u, ptrd
             vkp_vec_t c2 = s[i][3] + s[i][4], d2 = s[i][3] - s[i][4];
             vkp_vec_t y0 = s[i][0] + a + c2, y1 = b + 2.0f * d2;
             vkp_vec_t y2 = a + 4.0f * c2, y3 = b + 8.0f * d2 + s[i][5];
+            if (rep) {
+              y0 = vkp_row_ep_vec(rep, m, y0);
+              y1 = vkp_row_ep_vec(rep, m, y1);
+              y2 = vkp_row_ep_vec(rep, m, y2);
+              y3 = vkp_row_ep_vec(rep, m, y3);
+            }
             float *restrict o = ob + i * obw + 4 * tw;
             for (int l = 0; l < VKP_VLEN; ++l) {
               o[4 * l] = y0[l];
@@ -224,7 +232,8 @@ static void vkp__winograd4_blocks(const float *x, float *y, const float *u, ptrd
           if (oh < OH) memcpy(ym + oh * OW, ob + i * obw, sizeof(float) * (size_t)OW);
         }
       }
-      if (ep) ep(ym + oh0 * OW, OH * OW, m, oh0 * OW, 1, (oh1 - oh0) * OW, batch, ep_ctx);
+      if (ep && !rep)
+        ep(ym + oh0 * OW, OH * OW, m, oh0 * OW, 1, (oh1 - oh0) * OW, batch, ep_ctx);
     }
   }
 }

@@ -481,54 +481,84 @@ Test(cpu_fusion, conv_epilogues, .timeout = 120) {
 // through a Clip NaN stays NaN, a ReLU makes it 0. 9x8 and 10x8 maps give
 // full, half and narrow register tiles; 30 output channels a partial row
 // panel; 300 input channels two K blocks; 3x3 depthwise on a 13x14 map at
-// strides 1 and 2. The "cr" chain (a Clip above 0, then a ReLU: NaN -> 0
-// but -inf -> 2) is not one clamp and keeps the general epilogue.
-Test(cpu_fusion, clamp_epilogues_in_registers, .timeout = 240) {
-  SETUP();
+// strides 1 and 2; Winograd F(2x2) and F(4x4) (without NaN: their
+// transforms spread a NaN over the whole output tile, fused or not). The
+// "cr" chain (a Clip above 0, then a ReLU: NaN -> 0 but -inf -> 2) is not
+// one clamp and keeps the general epilogue.
+// One convolution branch of clamp_epilogues_in_registers: conv `name` of
+// input `x` (c channels) to m channels, k x k, then the chain (r: relu,
+// 6: clip(0, 6), a: clip(-1, 4), b: clip(-2, 3), c: clip(2, 5), h: clip with
+// only max 1.5), marked as an output.
+static void clamp_branch(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name, const char *x,
+                         int64_t c, int64_t m, int64_t group, int64_t k, int64_t stride,
+                         bool bias, const char *chain) {
   vkp_attr_t six[] = {at_f("min", 0), at_f("max", 6)};
   vkp_attr_t m1_4[] = {at_f("min", -1), at_f("max", 4)};
   vkp_attr_t m2_3[] = {at_f("min", -2), at_f("max", 3)};
   vkp_attr_t two_5[] = {at_f("min", 2), at_f("max", 5)};
   vkp_attr_t hi_only[] = {at_f("max", 1.5)};
-  struct {
-    // r: relu, 6: clip(0, 6), a: clip(-1, 4), b: clip(-2, 3), c: clip(2, 5),
-    // h: clip(max 1.5)
-    const char *chain;
-    int64_t c, m, group, h, w, k, stride;
-    bool bias;
-  } cases[] = {
-      {"r", 24, 30, 1, 9, 8, 1, 1, true},    {"6", 24, 30, 1, 10, 8, 1, 1, true},
-      {"ra", 24, 30, 1, 10, 8, 1, 1, false}, {"br", 300, 30, 1, 9, 8, 1, 1, true},
-      {"h", 24, 16, 1, 10, 8, 1, 1, true},   {"6", 24, 32, 2, 10, 8, 1, 1, true},
-      {"", 24, 30, 1, 9, 8, 1, 1, true},     {"cr", 24, 30, 1, 10, 8, 1, 1, true},
-      {"6", 5, 5, 5, 13, 14, 3, 1, true},    {"r", 5, 5, 5, 13, 14, 3, 2, true},
-      {"cr", 5, 5, 5, 13, 14, 3, 1, true},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-    for (int32_t threads = 1; threads <= 2; ++threads) {
-      vkp_graph_t *g = g_new("clamp");
-      int64_t c = cases[i].c, m = cases[i].m, grp = cases[i].group, k = cases[i].k;
-      int64_t pad = k / 2, st = cases[i].stride;
-      g_in(g, "x", F32, 4, SH(1, c, cases[i].h, cases[i].w));
-      g_const(g, &rng, "w", 4, SH(m, c / grp, k, k), -0.5f, 0.5f);
-      g_const(g, &rng, "b", 1, SH(m), -2, 2);
-      vkp_attr_t ca[] = {at_i("group", grp), at_is("pads", 4, SH(pad, pad, pad, pad)),
-                         at_is("strides", 2, SH(st, st))};
-      g_node(g, "conv", VKP_OP_CONV2D, cases[i].bias ? "x,w,b" : "x,w", "y0", 3, ca);
-      char prev[16] = "y0", next[16];
-      for (const char *op = cases[i].chain; *op; ++op) {
-        snprintf(next, sizeof next, "y%d", (int)(op - cases[i].chain) + 1);
-        char name[16];
-        snprintf(name, sizeof name, "n%d", (int)(op - cases[i].chain));
-        const vkp_attr_t *at = *op == '6' ? six : *op == 'a' ? m1_4 : *op == 'b' ? m2_3 : two_5;
-        if (*op == 'r') g_node(g, name, VKP_OP_RELU, prev, next, 0, NULL);
-        else if (*op == 'h') g_node(g, name, VKP_OP_CLIP, prev, next, 1, hi_only);
-        else g_node(g, name, VKP_OP_CLIP, prev, next, 2, at);
-        snprintf(prev, sizeof prev, "%s", next);
-      }
-      VKP_TEST_OK(vkp_graph_mark_output(g, prev));
-      cpu_check_nan(g, &rng, seed, -3, 3, threads, 37);
-    }
+  char w[32], b[32], ins[96], prev[32], next[32];
+  snprintf(w, sizeof w, "%s_w", name);
+  snprintf(b, sizeof b, "%s_b", name);
+  g_const(g, rng, w, 4, SH(m, c / group, k, k), -0.5f, 0.5f);
+  if (bias) g_const(g, rng, b, 1, SH(m), -2, 2);
+  snprintf(ins, sizeof ins, bias ? "%s,%s,%s" : "%s,%s", x, w, b);
+  int64_t pad = k / 2;
+  vkp_attr_t ca[] = {at_i("group", group), at_is("pads", 4, SH(pad, pad, pad, pad)),
+                     at_is("strides", 2, SH(stride, stride))};
+  snprintf(prev, sizeof prev, "%s_y", name);
+  g_node(g, name, VKP_OP_CONV2D, ins, prev, 3, ca);
+  for (const char *op = chain; *op; ++op) {
+    char node[40];
+    snprintf(node, sizeof node, "%s_%d", name, (int)(op - chain));
+    snprintf(next, sizeof next, "%s_y%d", name, (int)(op - chain));
+    const vkp_attr_t *at = *op == '6' ? six : *op == 'a' ? m1_4 : *op == 'b' ? m2_3 : two_5;
+    if (*op == 'r') g_node(g, node, VKP_OP_RELU, prev, next, 0, NULL);
+    else if (*op == 'h') g_node(g, node, VKP_OP_CLIP, prev, next, 1, hi_only);
+    else g_node(g, node, VKP_OP_CLIP, prev, next, 2, at);
+    snprintf(prev, sizeof prev, "%s", next);
+  }
+  VKP_TEST_OK(vkp_graph_mark_output(g, prev));
+}
+
+// A convolution's bias followed by ReLUs and constant Clips is one clamp,
+// which the GEMM, the 3x3 depthwise and the Winograd kernels apply to their
+// registers before storing them (codegen/c/emit.c, vkp__row_clamp_ep); the
+// kernels that do not fuse it (edge tiles, other depthwise shapes) call the
+// same clamp. NaN inputs must come out as the unfused ops give them:
+// through a Clip NaN stays NaN, a ReLU makes it 0. 9x8 and 10x8 maps give
+// full, half and narrow register tiles; 30 output channels a partial row
+// panel; 300 input channels two K blocks; 3x3 depthwise on a 13x14 map at
+// strides 1 and 2. Winograd F(2x2) and F(4x4) run without NaN: their
+// transforms spread a NaN over the whole output tile, fused or not. The
+// "cr" chain (a Clip above 0, then a ReLU: NaN -> 0 but -inf -> 2) is not
+// one clamp and keeps the general epilogue. One and two threads.
+Test(cpu_fusion, clamp_epilogues_in_registers, .timeout = 240) {
+  SETUP();
+  for (int32_t threads = 1; threads <= 2; ++threads) {
+    vkp_graph_t *g = g_new("clamp");
+    g_in(g, "x", F32, 4, SH(1, 24, 10, 8));
+    g_in(g, "x9", F32, 4, SH(1, 24, 9, 8));
+    g_in(g, "xk", F32, 4, SH(1, 300, 9, 8));
+    g_in(g, "xd", F32, 4, SH(1, 5, 13, 14));
+    clamp_branch(g, &rng, "relu", "x9", 24, 30, 1, 1, 1, true, "r");
+    clamp_branch(g, &rng, "relu6", "x", 24, 30, 1, 1, 1, true, "6");
+    clamp_branch(g, &rng, "nobias", "x", 24, 30, 1, 1, 1, false, "ra");
+    clamp_branch(g, &rng, "kblocks", "xk", 300, 30, 1, 1, 1, true, "br");
+    clamp_branch(g, &rng, "maxonly", "x", 24, 16, 1, 1, 1, true, "h");
+    clamp_branch(g, &rng, "groups", "x", 24, 32, 2, 1, 1, true, "6");
+    clamp_branch(g, &rng, "biasonly", "x9", 24, 30, 1, 1, 1, true, "");
+    clamp_branch(g, &rng, "general", "x", 24, 30, 1, 1, 1, true, "cr");
+    clamp_branch(g, &rng, "dw1", "xd", 5, 5, 5, 3, 1, true, "6");
+    clamp_branch(g, &rng, "dw2", "xd", 5, 5, 5, 3, 2, true, "r");
+    clamp_branch(g, &rng, "dwgeneral", "xd", 5, 5, 5, 3, 1, true, "cr");
+    cpu_check_nan(g, &rng, seed, -3, 3, threads, 97);
+    vkp_graph_t *w = g_new("clamp_winograd");
+    g_in(w, "x2", F32, 4, SH(1, 16, 9, 8));
+    g_in(w, "x4", F32, 4, SH(1, 64, 48, 48));
+    clamp_branch(w, &rng, "wino2", "x2", 16, 20, 1, 3, 1, true, "r");
+    clamp_branch(w, &rng, "wino4", "x4", 64, 64, 1, 3, 1, true, "r");
+    cpu_check(w, &rng, seed, -1, 1, threads);
   }
 }
 
