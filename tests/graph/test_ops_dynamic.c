@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // graph/op_dynamic.c: the bounds validation infers for non_max_suppression
 // and branch_select, and errors that name the node and the input at fault.
-// Their results are checked against NumPy in tests/ref (cases_dynamic.py)
-// and through the importer in tests/onnx (test_onnx_control.c).
+// Their results are checked against NumPy in tests/runtime/ref (cases_dynamic.py)
+// and through the importer in tests/graph/onnx (test_onnx_control.c).
 #include <criterion/criterion.h>
 #include <string.h>
 

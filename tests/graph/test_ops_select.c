@@ -2,7 +2,7 @@
 // graph/op_select.c: the canonical forms validation writes for arg_max,
 // arg_min, top_k and cum_sum, and errors that name the node and the
 // attribute or input at fault instead of aborting. Their results are
-// checked against NumPy in tests/ref (cases_select.py).
+// checked against NumPy in tests/runtime/ref (cases_select.py).
 #include <criterion/criterion.h>
 #include <string.h>
 

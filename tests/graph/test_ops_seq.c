@@ -3,7 +3,7 @@
 // canonical forms validation writes, and errors that name the node and the
 // attribute or input at fault (at validation, or at run time on "ref" for
 // data-dependent ones) instead of aborting. Their results are checked
-// against NumPy in tests/ref (cases_seq.py).
+// against NumPy in tests/runtime/ref (cases_seq.py).
 #include <criterion/criterion.h>
 #include <string.h>
 

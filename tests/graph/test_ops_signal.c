@@ -3,7 +3,7 @@
 // and resize's scale limits (op_resample.c):
 // the canonical forms validation writes and the shapes it infers, and
 // errors that name the node and the attribute or input at fault instead of
-// aborting. Results are checked against NumPy in tests/ref
+// aborting. Results are checked against NumPy in tests/runtime/ref
 // (cases_signal.py); a run-time index outside max_unpool's output is an
 // OUT_OF_RANGE error on ref.
 #include <criterion/criterion.h>
