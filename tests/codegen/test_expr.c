@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codegen/expr.h"
+#include "support/test_graph.h"
 #include "support/test_support.h"
 
 static void literal(double v, char *buf, size_t size) { snprintf(buf, size, "%gf", v); }
@@ -14,16 +15,15 @@ static void literal(double v, char *buf, size_t size) { snprintf(buf, size, "%gf
 // float32 inputs.
 static vkp_graph_t *one_node(vkp_op_t op, int32_t n_inputs, const char *const *ins,
                              int32_t n_attrs, const vkp_attr_t *attrs) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("expr", &g));
+  vkp_graph_t *g = g_new("expr");
   int64_t shape[1] = {1};  // one element: clip bounds too
   const char *names[4] = {"a", "b", "c", "d"};
   for (int i = 0; i < 4; ++i)
-    VKP_TEST_OK(vkp_graph_add_input(g, names[i], VKP_DTYPE_FLOAT32, 1, shape, NULL));
+    g_in(g, names[i], VKP_DTYPE_FLOAT32, 1, shape);
   const char *out[1] = {"y"};
   VKP_TEST_OK(vkp_graph_add_node(g, "n", op, n_inputs, ins, 1, out, n_attrs, attrs, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "y");
+  g_validate(g);
   return g;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/graph.h"
 
@@ -215,24 +216,21 @@ Test(json, built_graph_round_trips_exactly, .timeout = 30) {
   vkp_test_rng_t rng;
   uint64_t seed = vkp_test_rng_init(&rng);
   cr_log_info("seed %llu", (unsigned long long)seed);
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("built", &g));
+  vkp_graph_t *g = g_new("built");
   int64_t xs[] = {1, 3, 8, 8}, ws[] = {4, 3, 3, 3}, bs[] = {4}, ids[] = {2};
   float w[4 * 27], b[4];
   for (int i = 0; i < 4 * 27; ++i) w[i] = vkp_test_rng_uniform(&rng, -1, 1);
   for (int i = 0; i < 4; ++i) b[i] = vkp_test_rng_uniform(&rng, -1, 1);
   int64_t idx[2] = {(int64_t)vkp_test_rng_next(&rng), INT64_MIN};
-  VKP_TEST_OK(vkp_graph_add_input(g, "image", VKP_DTYPE_FLOAT32, 4, xs, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "w", VKP_DTYPE_FLOAT32, 4, ws, w, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "b", VKP_DTYPE_FLOAT32, 1, bs, b, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "ids", VKP_DTYPE_INT64, 1, ids, idx, NULL));
+  g_in(g, "image", VKP_DTYPE_FLOAT32, 4, xs);
+  g_const_data(g, "w", VKP_DTYPE_FLOAT32, 4, ws, w);
+  g_const_data(g, "b", VKP_DTYPE_FLOAT32, 1, bs, b);
+  g_const_data(g, "ids", VKP_DTYPE_INT64, 1, ids, idx);
   int64_t pads[] = {1, 1, 1, 1};
   vkp_attr_t conv_attrs[] = {
       {.name = "pads", .kind = VKP_ATTR_INTS, .ints = pads, .count = 4},
   };
-  const char *conv_in[] = {"image", "w", "b"}, *conv_out[] = {"c"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "conv", VKP_OP_CONV2D, 3, conv_in, 1,
-                                 conv_out, 1, conv_attrs, NULL));
+  g_node(g, "conv", VKP_OP_CONV2D, "image,w,b", "c", 1, conv_attrs);
   vkp_attr_t clip_attrs[] = {
       {.name = "min", .kind = VKP_ATTR_FLOAT, .f = -INFINITY},
       {.name = "max", .kind = VKP_ATTR_FLOAT,
@@ -250,27 +248,21 @@ Test(json, built_graph_round_trips_exactly, .timeout = 30) {
       {.name = "ends", .kind = VKP_ATTR_INTS, .ints = ends, .count = 1},
       {.name = "axes", .kind = VKP_ATTR_INTS, .ints = axes, .count = 1},
   };
-  const char *slice_in[] = {"clipped"}, *slice_out[] = {"sliced"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "slice", VKP_OP_SLICE, 1, slice_in, 1,
-                                 slice_out, 3, slice_attrs, NULL));
+  g_node(g, "slice", VKP_OP_SLICE, "clipped", "sliced", 3, slice_attrs);
   vkp_attr_t gelu_attrs[] = {
       {.name = "approximate", .kind = VKP_ATTR_STRING, .s = "tanh"}};
-  const char *gelu_in[] = {"sliced"}, *gelu_out[] = {"out"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "gelu", VKP_OP_GELU, 1, gelu_in, 1,
-                                 gelu_out, 1, gelu_attrs, NULL));
+  g_node(g, "gelu", VKP_OP_GELU, "sliced", "out", 1, gelu_attrs);
   // An omitted optional input ("" in the file).
   int64_t ms[] = {2, 3}, ks[] = {3, 4};
   float k[12];
   for (int i = 0; i < 12; ++i) k[i] = vkp_test_rng_uniform(&rng, -1, 1);
-  VKP_TEST_OK(vkp_graph_add_input(g, "m", VKP_DTYPE_FLOAT32, 2, ms, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "k", VKP_DTYPE_FLOAT32, 2, ks, k, NULL));
-  const char *gemm_in[] = {"m", "k", ""}, *gemm_out[] = {"gm"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "gemm", VKP_OP_GEMM, 3, gemm_in, 1, gemm_out,
-                                 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "out"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "c"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "gm"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_in(g, "m", VKP_DTYPE_FLOAT32, 2, ms);
+  g_const_data(g, "k", VKP_DTYPE_FLOAT32, 2, ks, k);
+  g_node(g, "gemm", VKP_OP_GEMM, "m,k,", "gm", 0, NULL);
+  g_out(g, "out");
+  g_out(g, "c");
+  g_out(g, "gm");
+  g_validate(g);
   round_trip(g);
   vkp_graph_destroy(g);
 }

@@ -7,47 +7,32 @@
 #include <stdlib.h>
 
 #include "runtime/vulkan/device.h"
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/partition.h"
 #include "vkpipe/pipeline.h"
 #include "tests/runtime/vulkan/vk_test_util.h"
-
-static void add_constant(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name,
-                         int32_t rank, const int64_t *shape) {
-  vkp_tensor_t t;
-  VKP_TEST_OK(vkp_tensor_init(&t, VKP_DTYPE_FLOAT32, rank, shape));
-  vkp_test_fill_uniform(rng, &t, -0.5f, 0.5f);
-  VKP_TEST_OK(vkp_graph_add_constant(g, name, VKP_DTYPE_FLOAT32, rank, shape, t.data, NULL));
-  vkp_tensor_deinit(&t);
-}
-
-static void add_node(vkp_graph_t *g, const char *name, vkp_op_t op, const char *a,
-                     const char *b, const char *out) {
-  const char *ins[] = {a, b}, *outs[] = {out};
-  VKP_TEST_OK(vkp_graph_add_node(g, name, op, b ? 2 : 1, ins, 1, outs, 0, NULL, NULL));
-}
 
 static void run_frames(int32_t ring_depth) {
   vkp_vk_test_pin_vulkan_libraries();
   vkp_test_rng_t rng;
   uint64_t seed = vkp_test_rng_init(&rng);
   cr_log_info("seed %llu", (unsigned long long)seed);
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("mlp", &g));
+  vkp_graph_t *g = g_new("mlp");
   int64_t xs[] = {3, 16}, ws[] = {16, 16}, bs[] = {16};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, xs, NULL));
-  add_constant(g, &rng, "w1", 2, ws);
-  add_constant(g, &rng, "b1", 1, bs);
-  add_constant(g, &rng, "w2", 2, ws);
-  add_node(g, "mm1", VKP_OP_MATMUL, "x", "w1", "h0");
-  add_node(g, "bias1", VKP_OP_ADD, "h0", "b1", "h1");
-  add_node(g, "host_relu", VKP_OP_RELU, "h1", NULL, "a1");
-  add_node(g, "mm2", VKP_OP_MATMUL, "a1", "w2", "h2");
-  add_node(g, "skip", VKP_OP_ADD, "h2", "x", "r");
-  add_node(g, "prob", VKP_OP_SOFTMAX, "r", NULL, "y");
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "h1"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, xs);
+  g_const(g, &rng, "w1", 2, ws, -0.5f, 0.5f);
+  g_const(g, &rng, "b1", 1, bs, -0.5f, 0.5f);
+  g_const(g, &rng, "w2", 2, ws, -0.5f, 0.5f);
+  g_node(g, "mm1", VKP_OP_MATMUL, "x,w1", "h0", 0, NULL);
+  g_node(g, "bias1", VKP_OP_ADD, "h0,b1", "h1", 0, NULL);
+  g_node(g, "host_relu", VKP_OP_RELU, "h1", "a1", 0, NULL);
+  g_node(g, "mm2", VKP_OP_MATMUL, "a1,w2", "h2", 0, NULL);
+  g_node(g, "skip", VKP_OP_ADD, "h2,x", "r", 0, NULL);
+  g_node(g, "prob", VKP_OP_SOFTMAX, "r", "y", 0, NULL);
+  g_out(g, "y");
+  g_out(g, "h1");
+  g_validate(g);
 
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create_default(&reg));

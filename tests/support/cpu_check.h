@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers shared by the CPU target tests: compact graph building, a private
-// compile cache directory, and the check against the double reference.
+// The check the cpu tests (tests/codegen/c, tests/runtime/cpu) share: a
+// private compile cache directory, and a graph (built with test_graph.h) run
+// on "cpu" against the double-precision reference (ref_double.h).
 #ifndef VKPIPE_TESTS_SUPPORT_CPU_CHECK_H_
 #define VKPIPE_TESTS_SUPPORT_CPU_CHECK_H_
 
@@ -13,56 +14,10 @@
 #include <unistd.h>
 
 #include "support/ref_double.h"
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/target.h"
-
-static inline vkp_attr_t at_i(const char *name, int64_t v) {
-  return (vkp_attr_t){.name = name, .kind = VKP_ATTR_INT, .i = v};
-}
-static inline vkp_attr_t at_f(const char *name, double v) {
-  return (vkp_attr_t){.name = name, .kind = VKP_ATTR_FLOAT, .f = v};
-}
-static inline vkp_attr_t at_s(const char *name, const char *v) {
-  return (vkp_attr_t){.name = name, .kind = VKP_ATTR_STRING, .s = v};
-}
-static inline vkp_attr_t at_is(const char *name, int32_t n, const int64_t *v) {
-  return (vkp_attr_t){.name = name, .kind = VKP_ATTR_INTS, .ints = v, .count = n};
-}
-
-static inline vkp_graph_t *g_new(const char *name) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create(name, &g));
-  return g;
-}
-
-static inline void g_in(vkp_graph_t *g, const char *name, vkp_dtype_t dt, int32_t rank,
-                        const int64_t *shape) {
-  VKP_TEST_OK(vkp_graph_add_input(g, name, dt, rank, shape, NULL));
-}
-
-// A float32 constant of uniform random values in [lo, hi).
-static inline void g_const(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name, int32_t rank,
-                           const int64_t *shape, float lo, float hi) {
-  size_t n = 1;
-  for (int32_t d = 0; d < rank; ++d) n *= (size_t)shape[d];
-  float *data = malloc(sizeof(float) * (n + 1));
-  for (size_t i = 0; i < n; ++i) data[i] = vkp_test_rng_uniform(rng, lo, hi);
-  VKP_TEST_OK(vkp_graph_add_constant(g, name, VKP_DTYPE_FLOAT32, rank, shape, data, NULL));
-  free(data);
-}
-
-// Adds node `name` reading the comma-separated `ins` and writing `out`.
-static inline void g_node(vkp_graph_t *g, const char *name, vkp_op_t op, const char *ins,
-                          const char *out, int32_t n_attrs, const vkp_attr_t *attrs) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", ins);
-  const char *names[16];
-  int32_t n = 0;
-  for (char *t = strtok(buf, ","); t && n < 16; t = strtok(NULL, ",")) names[n++] = t;
-  const char *outs[1] = {out};
-  VKP_TEST_OK(vkp_graph_add_node(g, name, op, n, names, 1, outs, n_attrs, attrs, NULL));
-}
 
 static inline char *cpu_test_cache_dir(void) {
   char *dir = strdup("/tmp/vkpipe-cpu-test-XXXXXX");

@@ -7,8 +7,6 @@
 #include "support/cpu_check.h"
 #include "runtime/cpu/compile.h"
 
-#define SH(...) ((const int64_t[]){__VA_ARGS__})
-
 // A small residual convnet with every op kind the fusion handles.
 static vkp_graph_t *convnet(vkp_test_rng_t *rng, int64_t channels) {
   vkp_graph_t *g = g_new("convnet");
@@ -37,8 +35,8 @@ static vkp_graph_t *convnet(vkp_test_rng_t *rng, int64_t channels) {
   vkp_attr_t gm[] = {at_i("transB", 1)};
   g_node(g, "fc", VKP_OP_GEMM, "f,fc_w,fc_b", "logits", 1, gm);
   g_node(g, "prob", VKP_OP_SOFTMAX, "logits", "probs", 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "probs"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "probs");
+  g_validate(g);
   return g;
 }
 
@@ -76,8 +74,8 @@ Test(codegen_c, classifier_compiles_warning_free, .timeout = 120) {
   g_const(g, &rng, "b", 1, SH(10), -1, 1);
   vkp_attr_t gm[] = {at_i("transB", 1)};
   g_node(g, "fc", VKP_OP_GEMM, "f,w,b", "logits", 1, gm);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "logits"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "logits");
+  g_validate(g);
   compile_warning_free(g, 1);
   vkp_graph_destroy(g);
 }
@@ -135,8 +133,8 @@ Test(codegen_c, workspace_is_reused, .timeout = 60) {
     g_node(g, name, VKP_OP_SOFTMAX, prev, cur, 0, NULL);
     snprintf(prev, sizeof prev, "%s", cur);
   }
-  VKP_TEST_OK(vkp_graph_mark_output(g, prev));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, prev);
+  g_validate(g);
   vkp_codegen_c_t code;
   VKP_TEST_OK(vkp_codegen_c_emit(g, 1, &code));
   cr_assert_eq(code.intermediate_bytes, 2 * 64 * 64 * 4, "workspace %lld",
@@ -153,8 +151,8 @@ Test(codegen_c, elementwise_chain_is_one_loop, .timeout = 60) {
   g_node(g, "a2", VKP_OP_SIGMOID, "y1", "y2", 0, NULL);
   g_node(g, "a3", VKP_OP_MUL, "y2,x", "y3", 0, NULL);
   g_node(g, "a4", VKP_OP_EXP, "y3", "y4", 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y4"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "y4");
+  g_validate(g);
   vkp_codegen_c_t code;
   VKP_TEST_OK(vkp_codegen_c_emit(g, 1, &code));
   cr_assert_eq(code.n_kernels, 1);
@@ -184,14 +182,13 @@ Test(codegen_c, several_outputs_have_their_own_buffers, .timeout = 120) {
   // nothing, its Y_h is.
   vkp_attr_t rs[] = {at_is("shape", 3, SH(5, 2, 8))};
   g_node(g, "flat", VKP_OP_RESHAPE, "y", "y8", 1, rs);
-  const char *in2[] = {"y8", "w2", "r2"}, *out2[] = {"unused_y", "h2"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "lstm2", VKP_OP_LSTM, 3, in2, 2, out2, 0, NULL, NULL));
+  g_node(g, "lstm2", VKP_OP_LSTM, "y8,w2,r2", "unused_y,h2", 0, NULL);
   g_node(g, "states", VKP_OP_ADD, "y_h,y_c", "hc", 0, NULL);
   g_node(g, "mix", VKP_OP_MUL, "hc,h2", "z", 0, NULL);
   g_node(g, "sm", VKP_OP_SOFTMAX, "y", "y_sm", 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "z"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y_sm"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "z");
+  g_out(g, "y_sm");
+  g_validate(g);
   vkp_codegen_c_t code;
   VKP_TEST_OK(vkp_codegen_c_emit(g, 1, &code));
   cr_assert(strstr(code.source, "float *restrict y, float *restrict y_h, "
@@ -305,11 +302,11 @@ Test(codegen_c, every_expression_compiles_warning_free_per_dtype, .timeout = 240
       snprintf(out, sizeof out, "y_%s", name);
       vkp_attr_t dir[1] = {at_s("direction", d % 2 ? "LEFT" : "RIGHT")};
       g_node(g, name, (vkp_op_t)op, ins, out, op == VKP_OP_BIT_SHIFT, dir);
-      VKP_TEST_OK(vkp_graph_mark_output(g, out));
+      g_out(g, out);
       ++nodes;
     }
   }
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   cr_assert_gt(nodes, 150, "only %d nodes", nodes);
   compile_warning_free(g, 1);
   vkp_graph_destroy(g);
@@ -330,8 +327,8 @@ Test(codegen_c, mixed_dtype_chain_is_one_loop, .timeout = 120) {
   vkp_attr_t to[1] = {at_s("to", "float32")};
   g_node(g, "c", VKP_OP_CAST, "ge", "c", 1, to);
   g_node(g, "y", VKP_OP_ADD, "w,c", "y", 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "y");
+  g_validate(g);
   vkp_codegen_c_t code;
   VKP_TEST_OK(vkp_codegen_c_emit(g, 1, &code));
   cr_assert_eq(code.n_kernels, 1, "kernels: %d", (int)code.n_kernels);
@@ -389,7 +386,7 @@ Test(codegen_c, norm_family_compiles_warning_free, .timeout = 240) {
                vkp_dtype_name((vkp_dtype_t)d));
       snprintf(out, sizeof out, "y_%s", name);
       g_node(g, name, (vkp_op_t)op, in_name[d], out, 2, ax);
-      VKP_TEST_OK(vkp_graph_mark_output(g, out));
+      g_out(g, out);
       ++nodes;
     }
   cr_assert_geq(nodes, 10 + 6 * 8, "only %d reductions", nodes);
@@ -405,8 +402,8 @@ Test(codegen_c, norm_family_compiles_warning_free, .timeout = 240) {
   g_node(g, "mvn", VKP_OP_MEAN_VARIANCE_NORM, "x_float32", "mvn", 1, mvn);
   g_node(g, "lrn", VKP_OP_LRN, "x_float32", "lrn", 1, size);
   static const char *const outs[] = {"ls", "hm", "in", "gn", "lp", "mvn", "lrn"};
-  for (int i = 0; i < 7; ++i) VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  for (int i = 0; i < 7; ++i) g_out(g, outs[i]);
+  g_validate(g);
   compile_warning_free(g, 1);
   vkp_graph_destroy(g);
 }
@@ -435,7 +432,7 @@ Test(codegen_c, select_family_compiles_warning_free, .timeout = 240) {
         snprintf(name, sizeof name, "%s_%s_%d", vkp_op_name(ops[o]), dt, variant);
         snprintf(out, sizeof out, "y_%s", name);
         g_node(g, name, ops[o], x, out, o < 2 ? 2 : 3, o < 2 ? arg : cum);
-        VKP_TEST_OK(vkp_graph_mark_output(g, out));
+        g_out(g, out);
         ++nodes;
       }
       // top_k has two outputs (g_node makes one).
@@ -446,13 +443,13 @@ Test(codegen_c, select_family_compiles_warning_free, .timeout = 240) {
       snprintf(idx, sizeof idx, "i_%s", name);
       const char *in[1] = {x}, *outs[2] = {vals, idx};
       VKP_TEST_OK(vkp_graph_add_node(g, name, VKP_OP_TOP_K, 1, in, 2, outs, 3, tk, NULL));
-      VKP_TEST_OK(vkp_graph_mark_output(g, vals));
-      VKP_TEST_OK(vkp_graph_mark_output(g, idx));
+      g_out(g, vals);
+      g_out(g, idx);
       ++nodes;
     }
   }
   cr_assert_geq(nodes, 8 * 10, "only %d selection nodes", nodes);
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   compile_warning_free(g, 1);
   vkp_graph_destroy(g);
 }

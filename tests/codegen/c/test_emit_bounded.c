@@ -11,20 +11,7 @@
 #include "support/cpu_check.h"
 #include "runtime/cpu/compile.h"
 
-#define SH(...) ((const int64_t[]){__VA_ARGS__})
-
 enum { ROWS = 3, BOUND = 5 };
-
-static void g_int_const(vkp_graph_t *g, const char *name, int32_t rank, const int64_t *shape,
-                        const int64_t *data) {
-  VKP_TEST_OK(vkp_graph_add_constant(g, name, VKP_DTYPE_INT64, rank, shape, data, NULL));
-}
-
-static void g_multi(vkp_graph_t *g, const char *name, vkp_op_t op, int32_t n_in,
-                    const char *const *ins, int32_t n_out, const char *const *outs,
-                    int32_t n_attrs, const vkp_attr_t *attrs) {
-  VKP_TEST_OK(vkp_graph_add_node(g, name, op, n_in, ins, n_out, outs, n_attrs, attrs, NULL));
-}
 
 // x [3, <=5] float32 (bounded along axis 1) through every consumer kind,
 // plus the bounded values non_zero, unique and top_k make.
@@ -32,11 +19,11 @@ static vkp_graph_t *bounded_graph(void) {
   vkp_graph_t *g = g_new("bounded_ops");
   g_in(g, "x", VKP_DTYPE_FLOAT32, 2, SH(ROWS, BOUND));
   VKP_TEST_OK(vkp_graph_set_input_bounded(g, "x", 1));
-  g_int_const(g, "rows_idx", 1, SH(2), SH(2, -3));
-  g_int_const(g, "nd_idx", 2, SH(2, 1), SH(1, 0));
+  g_const_data(g, "rows_idx", VKP_DTYPE_INT64, 1, SH(2), SH(2, -3));
+  g_const_data(g, "nd_idx", VKP_DTYPE_INT64, 2, SH(2, 1), SH(1, 0));
   float two = 2.0f, zero = 0.0f;
-  VKP_TEST_OK(vkp_graph_add_constant(g, "two", VKP_DTYPE_FLOAT32, 0, NULL, &two, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "zero", VKP_DTYPE_FLOAT32, 0, NULL, &zero, NULL));
+  g_const_data(g, "two", VKP_DTYPE_FLOAT32, 0, NULL, &two);
+  g_const_data(g, "zero", VKP_DTYPE_FLOAT32, 0, NULL, &zero);
   vkp_attr_t ax0[] = {at_i("axis", 0)}, ax1[] = {at_i("axis", 1)};
   // Concatenation along the bounded axis and along the other one.
   g_node(g, "cat0", VKP_OP_CONCAT, "x,x", "cat0", 1, ax0);
@@ -78,20 +65,14 @@ static vkp_graph_t *bounded_graph(void) {
   vkp_attr_t to[] = {at_s("to", "int32")};
   g_node(g, "scaled", VKP_OP_MUL, "x,two", "x2", 0, NULL);
   g_node(g, "trunc", VKP_OP_CAST, "x2", "xi", 1, to);
-  const char *u_in[] = {"xi"}, *u_out[] = {"uy", "uidx", "uinv", "ucnt"};
   vkp_attr_t us[] = {at_i("sorted", 0)};
-  g_multi(g, "uniq", VKP_OP_UNIQUE, 1, u_in, 4, u_out, 1, us);
-  const char *tk_in[] = {"x"}, *tk_out[] = {"tv", "ti"};
+  g_node(g, "uniq", VKP_OP_UNIQUE, "xi", "uy,uidx,uinv,ucnt", 1, us);
   vkp_attr_t tk[] = {at_i("k", 2), at_i("axis", 0), at_i("largest", 0)};
-  g_multi(g, "tk", VKP_OP_TOP_K, 1, tk_in, 2, tk_out, 3, tk);
+  g_node(g, "tk", VKP_OP_TOP_K, "x", "tv,ti", 3, tk);
   g_node(g, "shp", VKP_OP_SHAPE, "x", "shp", 0, NULL);
-  static const char *const outs[] = {"cat0", "cat1", "rows", "nd",   "am",   "an",  "mean",
-                                     "rmax", "lse",  "t",    "back", "flat", "tflat",
-                                     "dbl",  "nz",   "uy",   "uidx", "uinv", "ucnt",
-                                     "tv",   "ti",   "shp",  "x"};
-  for (size_t i = 0; i < sizeof outs / sizeof outs[0]; ++i)
-    VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "cat0,cat1,rows,nd,am,an,mean,rmax,lse,t,back,flat,tflat,dbl,nz,uy,uidx,uinv,"
+           "ucnt,tv,ti,shp,x");
+  g_validate(g);
   return g;
 }
 
@@ -177,16 +158,16 @@ static vkp_graph_t *rows_graph(void) {
   g_node(g, "bsum", VKP_OP_SLICE, "boxes", "bsum", 3, s3);
   vkp_attr_t pt[] = {at_is("perm", 3, SH(0, 2, 1))};
   g_node(g, "scores", VKP_OP_TRANSPOSE, "bsum", "scores", 1, pt);
-  g_int_const(g, "max_out", 1, SH(1), SH(4));
+  g_const_data(g, "max_out", VKP_DTYPE_INT64, 1, SH(1), SH(4));
   float iou = 0.3f, thr = 0.0f;
-  VKP_TEST_OK(vkp_graph_add_constant(g, "iou", VKP_DTYPE_FLOAT32, 1, SH(1), &iou, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "thr", VKP_DTYPE_FLOAT32, 1, SH(1), &thr, NULL));
+  g_const_data(g, "iou", VKP_DTYPE_FLOAT32, 1, SH(1), &iou);
+  g_const_data(g, "thr", VKP_DTYPE_FLOAT32, 1, SH(1), &thr);
   g_node(g, "nms", VKP_OP_NON_MAX_SUPPRESSION, "boxes,scores,max_out,iou,thr", "nms", 0,
          NULL);
   // scatter_elements of x into itself along axis 1 (adding), at indices
   // made from it: everything bounded alike.
   float three = 3.0f;
-  VKP_TEST_OK(vkp_graph_add_constant(g, "three", VKP_DTYPE_FLOAT32, 0, NULL, &three, NULL));
+  g_const_data(g, "three", VKP_DTYPE_FLOAT32, 0, NULL, &three);
   g_node(g, "xa", VKP_OP_ABS, "x", "xa", 0, NULL);
   g_node(g, "x3f", VKP_OP_MUL, "xa,three", "x3f", 0, NULL);
   vkp_attr_t ci[] = {at_s("to", "int64")};
@@ -199,7 +180,7 @@ static vkp_graph_t *rows_graph(void) {
   vkp_attr_t rr[] = {at_is("shape", 2, SH(-1, 4))};
   g_node(g, "rois", VKP_OP_RESHAPE, "x", "rois", 1, rr);
   float zf = 0.0f;
-  VKP_TEST_OK(vkp_graph_add_constant(g, "zf", VKP_DTYPE_FLOAT32, 0, NULL, &zf, NULL));
+  g_const_data(g, "zf", VKP_DTYPE_FLOAT32, 0, NULL, &zf);
   g_node(g, "rz", VKP_OP_MUL, "rois,zf", "rz", 0, NULL);
   vkp_attr_t rmin[] = {at_is("axes", 1, SH(1)), at_i("keepdims", 0)};
   g_node(g, "rmin", VKP_OP_REDUCE_MIN, "rz", "rmin", 2, rmin);
@@ -212,8 +193,8 @@ static vkp_graph_t *rows_graph(void) {
                                      "cv",  "mp",  "ap",  "gap", "in",  "nms", "sc",
                                      "ra"};
   for (size_t i = 0; i < sizeof outs / sizeof outs[0]; ++i)
-    VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
-  VKP_TEST_OK(vkp_graph_validate(g));
+    g_out(g, outs[i]);
+  g_validate(g);
   return g;
 }
 
@@ -367,8 +348,8 @@ Test(emit_bounded, extents_must_agree, .timeout = 120) {
   g_node(g, "nza", VKP_OP_NON_ZERO, "a", "na", 0, NULL);
   g_node(g, "nzb", VKP_OP_NON_ZERO, "b", "nb", 0, NULL);
   g_node(g, "sub", VKP_OP_SUB, "na,nb", "y", 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "y");
+  g_validate(g);
   vkp_registry_t *reg;
   const char *names[] = {"cpu"};
   VKP_TEST_OK(vkp_registry_create_builtin(names, 1, &reg));

@@ -5,7 +5,6 @@
 // match the "ref" target on fresh random inputs.
 #include "support/cpu_check.h"
 
-#define SH(...) ((const int64_t[]){__VA_ARGS__})
 #define F32 VKP_DTYPE_FLOAT32
 
 typedef struct runs_t {
@@ -31,7 +30,7 @@ static void runs_deinit(runs_t *r) {
 // both thread counts and within 1e-4 * max(|want|, rms(want)) of ref.
 static void check_threads(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t seed, float lo,
                           float hi) {
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   runs_t r;
   runs_init(&r);
   vkp_tensor_t ins[16], one[16], three[16], want[16];
@@ -107,7 +106,7 @@ static void conv(vkp_graph_t *g, vkp_test_rng_t *rng, const char *x, const char 
     snprintf(n, sizeof n, "%s_relu", y);
     g_node(g, n, VKP_OP_RELU, c, y, 0, NULL);
   }
-  VKP_TEST_OK(vkp_graph_mark_output(g, y));
+  g_out(g, y);
 }
 
 // Depthwise (3x3 row blocks at stride 1 and 2, the flat correlation, windows
@@ -147,7 +146,7 @@ Test(cpu_threads, convolutions, .timeout = 240) {
   g_const(g, &rng, "bt", 1, SH(16), -1, 1);
   vkp_attr_t ta[] = {at_is("pads", 4, SH(1, 1, 1, 1)), at_is("strides", 2, SH(2, 2))};
   g_node(g, "convt", VKP_OP_CONV_TRANSPOSE, "xt,wt,bt", "y_convt", 2, ta);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y_convt"));
+  g_out(g, "y_convt");
   // SqueezeNet's fire module: two convolutions written in place into their
   // channel concatenation; a concat along a later axis copies.
   g_in(g, "xf", F32, 4, SH(1, 16, 13, 13));
@@ -161,8 +160,8 @@ Test(cpu_threads, convolutions, .timeout = 240) {
   vkp_attr_t c1[] = {at_i("axis", 1)}, c3[] = {at_i("axis", 3)};
   g_node(g, "fire", VKP_OP_CONCAT, "e1r,xf,e3r", "y_fire", 1, c1);
   g_node(g, "cat3", VKP_OP_CONCAT, "xf,xf", "y_cat3", 1, c3);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y_fire"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y_cat3"));
+  g_out(g, "y_fire");
+  g_out(g, "y_cat3");
   check_threads(g, &rng, seed, -1, 1);
 }
 
@@ -179,9 +178,9 @@ Test(cpu_threads, pooling, .timeout = 120) {
   g_node(g, "ap", VKP_OP_AVG_POOL2D, "x", "y_avg", 3, ap);
   g_in(g, "xg", F32, 4, SH(1, 256, 16, 16));
   g_node(g, "gap", VKP_OP_GLOBAL_AVG_POOL, "xg", "y_gap", 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y_maxpool"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y_avg"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y_gap"));
+  g_out(g, "y_maxpool");
+  g_out(g, "y_avg");
+  g_out(g, "y_gap");
   check_threads(g, &rng, seed, -1, 1);
 }
 
@@ -206,11 +205,11 @@ Test(cpu_threads, normalisation, .timeout = 180) {
     snprintf(n, sizeof n, "%s_last", lines[i].name);
     snprintf(y, sizeof y, "y_%s_last", lines[i].name);
     g_node(g, n, lines[i].op, "rows", y, 1, last);
-    VKP_TEST_OK(vkp_graph_mark_output(g, y));
+    g_out(g, y);
     snprintf(n, sizeof n, "%s_mid", lines[i].name);
     snprintf(y, sizeof y, "y_%s_mid", lines[i].name);
     g_node(g, n, lines[i].op, "mid", y, 1, middle);
-    VKP_TEST_OK(vkp_graph_mark_output(g, y));
+    g_out(g, y);
   }
   g_in(g, "ln_x", F32, 2, SH(128, 256));
   g_const(g, &rng, "ln_s", 1, SH(256), 0.5f, 1.5f);
@@ -225,10 +224,10 @@ Test(cpu_threads, normalisation, .timeout = 180) {
   g_node(g, "in", VKP_OP_INSTANCE_NORM, "gn_x,gn_s,gn_b", "y_in", 0, NULL);
   vkp_attr_t lrn[] = {at_i("size", 5)};
   g_node(g, "lrn", VKP_OP_LRN, "gn_x", "y_lrn", 1, lrn);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y_ln"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y_gn"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y_in"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y_lrn"));
+  g_out(g, "y_ln");
+  g_out(g, "y_gn");
+  g_out(g, "y_in");
+  g_out(g, "y_lrn");
   check_threads(g, &rng, seed, -2, 2);
 }
 
@@ -254,7 +253,7 @@ Test(cpu_threads, reductions, .timeout = 120) {
   g_node(g, "mvn", VKP_OP_MEAN_VARIANCE_NORM, "xv", "y_mvn", 1, mv);
   const char *outs[] = {"y_sum", "y_lse", "y_l2", "y_mean", "y_max", "y_lead", "y_mvn"};
   for (size_t i = 0; i < sizeof outs / sizeof outs[0]; ++i)
-    VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
+    g_out(g, outs[i]);
   check_threads(g, &rng, seed, -1, 1);
 }
 
@@ -305,6 +304,6 @@ Test(cpu_threads, elementwise_and_gemm, .timeout = 120) {
   const char *outs[] = {"y_flat", "y_bcast", "y_int", "y_bn", "y_mm", "y_fc", "y_linear",
                         "y_narrow"};
   for (size_t i = 0; i < sizeof outs / sizeof outs[0]; ++i)
-    VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
+    g_out(g, outs[i]);
   check_threads(g, &rng, seed, -1, 1);
 }

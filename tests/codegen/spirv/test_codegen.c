@@ -14,6 +14,7 @@
 #include "codegen/spirv/program.h"
 #include "runtime/vulkan/target_vulkan.h"
 #include "tests/codegen/spirv/spirv_cases.h"
+#include "support/test_graph.h"
 #include "support/test_support.h"
 
 // Lavapipe's numbers (DESIGN.md) and a generic discrete GPU's, with a
@@ -263,17 +264,16 @@ Test(spirv_codegen, scratch_reused_by_liveness, .timeout = 60) {
 // Integer data runs where the op's kernel takes it (int64 only on devices
 // with shaderInt64); elsewhere the refusal names the dtype.
 Test(spirv_codegen, supports_ints_where_kernels_take_them, .timeout = 30) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("ints", &g));
+  vkp_graph_t *g = g_new("ints");
   int64_t s[] = {4};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_INT32, 1, s, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "w", VKP_DTYPE_INT64, 1, s, NULL));
+  g_in(g, "x", VKP_DTYPE_INT32, 1, s);
+  g_in(g, "w", VKP_DTYPE_INT64, 1, s);
   const char *in[] = {"x", "x"}, *out[] = {"y"}, *w_in[] = {"w", "w"}, *w_out[] = {"z"};
   VKP_TEST_OK(vkp_graph_add_node(g, "p", VKP_OP_PRELU, 2, in, 1, out, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ADD, 2, w_in, 1, w_out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "z"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "y");
+  g_out(g, "z");
+  g_validate(g);
   char reason[160];
   cr_assert_not(vkp_spirv_supports(g, &g->nodes[0], reason, sizeof reason));
   cr_assert(strstr(reason, "'x' is int32") != NULL, "reason: %s", reason);
@@ -300,17 +300,16 @@ Test(spirv_codegen, supports_ints_where_kernels_take_them, .timeout = 30) {
 Test(spirv_codegen, rnn_refused_past_the_loop_budget, .timeout = 30) {
   for (int k = 0; k < 2; ++k) {
     int64_t seq = k ? 100 : 20, hid = 128, in_size = 40;
-    vkp_graph_t *g;
-    VKP_TEST_OK(vkp_graph_create("lstm", &g));
+    vkp_graph_t *g = g_new("lstm");
     int64_t xs[] = {seq, 1, in_size}, ws[] = {1, 4 * hid, in_size}, rs[] = {1, 4 * hid, hid};
-    VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 3, xs, NULL));
-    VKP_TEST_OK(vkp_graph_add_input(g, "w", VKP_DTYPE_FLOAT32, 3, ws, NULL));
-    VKP_TEST_OK(vkp_graph_add_input(g, "r", VKP_DTYPE_FLOAT32, 3, rs, NULL));
+    g_in(g, "x", VKP_DTYPE_FLOAT32, 3, xs);
+    g_in(g, "w", VKP_DTYPE_FLOAT32, 3, ws);
+    g_in(g, "r", VKP_DTYPE_FLOAT32, 3, rs);
     const char *in[] = {"x", "w", "r"}, *out[] = {"y"};
     vkp_attr_t a = {.name = "hidden_size", .kind = VKP_ATTR_INT, .i = hid};
     VKP_TEST_OK(vkp_graph_add_node(g, "l", VKP_OP_LSTM, 3, in, 1, out, 1, &a, NULL));
-    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-    VKP_TEST_OK(vkp_graph_validate(g));
+    g_out(g, "y");
+    g_validate(g);
     char reason[320] = "";
     bool ok = vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason);
     if (k) {
@@ -349,8 +348,7 @@ Test(spirv_codegen, conv_split_past_the_loop_budget, .timeout = 60) {
   for (int off = 0; off < 2; ++off) {
     if (off) setenv("VKPIPE_SPIRV_SPLITK", "off", 1);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
-      vkp_graph_t *g;
-      VKP_TEST_OK(vkp_graph_create("conv", &g));
+      vkp_graph_t *g = g_new("conv");
       int64_t xs[] = {1, cases[k].c, 4, 4, 4}, ws[] = {8, 8, 3, 3, 3};
       ws[cases[k].op == VKP_OP_CONV2D ? 1 : 0] = cases[k].c;
       int32_t rank = cases[k].rank;
@@ -358,12 +356,12 @@ Test(spirv_codegen, conv_split_past_the_loop_budget, .timeout = 60) {
         xs[2] = xs[3], xs[3] = xs[4];
         ws[2] = ws[3], ws[3] = ws[4];
       }
-      VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, rank, xs, NULL));
-      VKP_TEST_OK(vkp_graph_add_input(g, "w", VKP_DTYPE_FLOAT32, rank, ws, NULL));
+      g_in(g, "x", VKP_DTYPE_FLOAT32, rank, xs);
+      g_in(g, "w", VKP_DTYPE_FLOAT32, rank, ws);
       const char *in[] = {"x", "w"}, *out[] = {"y"};
       VKP_TEST_OK(vkp_graph_add_node(g, "c", cases[k].op, 2, in, 1, out, 0, NULL, NULL));
-      VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-      VKP_TEST_OK(vkp_graph_validate(g));
+      g_out(g, "y");
+      g_validate(g);
       char reason[320] = "";
       cr_assert(vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason),
                 "case %d: %s", (int)k, reason);
@@ -414,8 +412,8 @@ Test(spirv_codegen, conv_split_past_the_loop_budget, .timeout = 60) {
 // Marks `out` of `g` (consumed), validates, and checks that the lavapipe-like
 // device takes node 0 exactly when `ok`; a refusal names the budget.
 static void expect_budget(vkp_graph_t *g, const char *out, bool ok, int case_no) {
-  VKP_TEST_OK(vkp_graph_mark_output(g, out));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, out);
+  g_validate(g);
   char reason[320] = "";
   bool got = vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason);
   cr_assert_eq(got, ok, "case %d: %s", case_no, reason);
@@ -437,13 +435,12 @@ Test(spirv_codegen, pool_and_cum_sum_refused_past_the_loop_budget, .timeout = 30
                {VKP_OP_LP_POOL, 3, 70000, 0, false},     {VKP_OP_MAX_POOL2D, 3, 60000, 0, true},
                {VKP_OP_CUM_SUM, 2, 70000, 0, false},     {VKP_OP_CUM_SUM, 2, 65000, 0, true}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
-    vkp_graph_t *g;
-    VKP_TEST_OK(vkp_graph_create("long", &g));
+    vkp_graph_t *g = g_new("long");
     bool pool = cases[k].op != VKP_OP_CUM_SUM;
     int64_t xs[4] = {1, 2, cases[k].a, cases[k].b};
     if (!pool) xs[0] = 2, xs[1] = cases[k].a;
     if (pool && cases[k].rank == 3) xs[2] = cases[k].a;
-    VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, cases[k].rank, xs, NULL));
+    g_in(g, "x", VKP_DTYPE_FLOAT32, cases[k].rank, xs);
     const char *in[] = {"x"}, *out[] = {"y"};
     int64_t window[2] = {cases[k].a, cases[k].b};
     vkp_attr_t attrs[2] = {{.name = "kernel_shape", .kind = VKP_ATTR_INTS, .ints = window,
@@ -477,14 +474,13 @@ Test(spirv_codegen, loss_and_dft_refused_past_the_loop_budget, .timeout = 30) {
                {VKP_OP_DFT, 70000, NULL, false},
                {VKP_OP_DFT, 60000, NULL, true}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
-    vkp_graph_t *g;
-    VKP_TEST_OK(vkp_graph_create("long", &g));
+    vkp_graph_t *g = g_new("long");
     bool dft = cases[k].op == VKP_OP_DFT;
     int64_t len = cases[k].len < 0 ? -cases[k].len : cases[k].len;
     int64_t xs[3] = {1, len, 1}, ls[1] = {len};
     if (!dft) xs[0] = len, xs[1] = cases[k].len < 0 ? 1000 : 3;
-    VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, dft ? 3 : 2, xs, NULL));
-    if (!dft) VKP_TEST_OK(vkp_graph_add_input(g, "l", VKP_DTYPE_INT64, 1, ls, NULL));
+    g_in(g, "x", VKP_DTYPE_FLOAT32, dft ? 3 : 2, xs);
+    if (!dft) g_in(g, "l", VKP_DTYPE_INT64, 1, ls);
     const char *in[] = {"x", "l"}, *out[] = {"y"};
     vkp_attr_t attrs[1] = {{.name = "reduction", .kind = VKP_ATTR_STRING,
                             .s = cases[k].reduction}};
@@ -501,17 +497,16 @@ Test(spirv_codegen, loss_and_dft_refused_past_the_loop_budget, .timeout = 30) {
 Test(spirv_codegen, attention_refused_past_the_loop_budget, .timeout = 30) {
   const int64_t keys[] = {512, 330};
   for (int k = 0; k < 2; ++k) {
-    vkp_graph_t *g;
-    VKP_TEST_OK(vkp_graph_create("att", &g));
+    vkp_graph_t *g = g_new("att");
     int64_t qs[] = {1, 2, 64}, ks[] = {1, 64, keys[k]}, vs[] = {1, keys[k], 64};
-    VKP_TEST_OK(vkp_graph_add_input(g, "q", VKP_DTYPE_FLOAT32, 3, qs, NULL));
-    VKP_TEST_OK(vkp_graph_add_input(g, "kt", VKP_DTYPE_FLOAT32, 3, ks, NULL));
-    VKP_TEST_OK(vkp_graph_add_input(g, "v", VKP_DTYPE_FLOAT32, 3, vs, NULL));
+    g_in(g, "q", VKP_DTYPE_FLOAT32, 3, qs);
+    g_in(g, "kt", VKP_DTYPE_FLOAT32, 3, ks);
+    g_in(g, "v", VKP_DTYPE_FLOAT32, 3, vs);
     const char *in[] = {"q", "kt", "v"}, *out[] = {"y"};
     vkp_attr_t a = {.name = "scale", .kind = VKP_ATTR_FLOAT, .f = 0.125};
     VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ATTENTION, 3, in, 1, out, 1, &a, NULL));
-    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-    VKP_TEST_OK(vkp_graph_validate(g));
+    g_out(g, "y");
+    g_validate(g);
     char reason[320] = "";
     bool ok = vkp_spirv_supports_on(g, &g->nodes[0], &lavapipe_like, reason, sizeof reason);
     cr_assert_eq(ok, k == 1, "%lld keys: %s", (long long)keys[k], reason);
@@ -529,15 +524,14 @@ Test(spirv_codegen, attention_refused_past_the_loop_budget, .timeout = 30) {
 // do: a 1-D convolution with a 70,000-tap kernel over 30,001 outputs (3
 // slices, 360,012 bytes of partials) under a 256 KiB binding limit.
 Test(spirv_codegen, conv_split_partials_across_bindings, .timeout = 60) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("conv", &g));
+  vkp_graph_t *g = g_new("conv");
   int64_t xs[] = {1, 1, 100000}, ws[] = {1, 1, 70000};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 3, xs, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "w", VKP_DTYPE_FLOAT32, 3, ws, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 3, xs);
+  g_in(g, "w", VKP_DTYPE_FLOAT32, 3, ws);
   const char *in[] = {"x", "w"}, *out[] = {"y"};
   VKP_TEST_OK(vkp_graph_add_node(g, "c", VKP_OP_CONV2D, 2, in, 1, out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "y");
+  g_validate(g);
   vkp_spirv_device_info_t small = lavapipe_like;
   small.max_storage_range = 262144;
   vkp_spirv_program_t *p = NULL;
@@ -562,12 +556,11 @@ Test(spirv_codegen, conv_split_partials_across_bindings, .timeout = 60) {
 // without them the refusal names the feature. float64 data only runs where
 // the kernel computes in ACC_T (not the GEMM).
 Test(spirv_codegen, supports_f64_f16_by_device_feature, .timeout = 30) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("wide", &g));
+  vkp_graph_t *g = g_new("wide");
   int64_t s[] = {4, 4};
-  VKP_TEST_OK(vkp_graph_add_input(g, "d", VKP_DTYPE_FLOAT64, 2, s, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "h", VKP_DTYPE_FLOAT16, 2, s, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "i", VKP_DTYPE_INT16, 2, s, NULL));
+  g_in(g, "d", VKP_DTYPE_FLOAT64, 2, s);
+  g_in(g, "h", VKP_DTYPE_FLOAT16, 2, s);
+  g_in(g, "i", VKP_DTYPE_INT16, 2, s);
   const char *d_in[] = {"d", "d"}, *h_in[] = {"h", "h"}, *i_in[] = {"i", "i"};
   const char *o1[] = {"y"}, *o2[] = {"z"}, *o3[] = {"m"}, *o4[] = {"k"};
   VKP_TEST_OK(vkp_graph_add_node(g, "sum", VKP_OP_ADD, 2, d_in, 1, o1, 0, NULL, NULL));
@@ -575,8 +568,8 @@ Test(spirv_codegen, supports_f64_f16_by_device_feature, .timeout = 30) {
   VKP_TEST_OK(vkp_graph_add_node(g, "mm", VKP_OP_MATMUL, 2, d_in, 1, o3, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "max", VKP_OP_MAX, 2, i_in, 1, o4, 0, NULL, NULL));
   for (int k = 0; k < 4; ++k)
-    VKP_TEST_OK(vkp_graph_mark_output(g, (const char *[]){"y", "z", "m", "k"}[k]));
-  VKP_TEST_OK(vkp_graph_validate(g));
+    g_out(g, (const char *[]){"y", "z", "m", "k"}[k]);
+  g_validate(g);
   char reason[200];
   vkp_spirv_device_info_t with = lavapipe_like, without = lavapipe_like;
   with.shader_float64 = with.storage_16bit = true;
@@ -600,13 +593,12 @@ Test(spirv_codegen, supports_f64_f16_by_device_feature, .timeout = 30) {
 // Comparisons and where work on bools: refused for the dtype, the real
 // reason. A sum of 8 inputs needs 9 bindings: refused before codegen.
 Test(spirv_codegen, supports_bools_on_8bit_devices_refuses_wide_sums, .timeout = 30) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("logic", &g));
+  vkp_graph_t *g = g_new("logic");
   int64_t s[] = {4};
   const char *names[8] = {"a", "b", "c", "d", "e", "f", "g", "h"};
   for (int i = 0; i < 8; ++i)
-    VKP_TEST_OK(vkp_graph_add_input(g, names[i], VKP_DTYPE_FLOAT32, 1, s, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "i", VKP_DTYPE_INT32, 1, s, NULL));
+    g_in(g, names[i], VKP_DTYPE_FLOAT32, 1, s);
+  g_in(g, "i", VKP_DTYPE_INT32, 1, s);
   const char *lt_out[] = {"lt"}, *sum_out[] = {"sum"}, *w_out[] = {"w"}, *b_out[] = {"bits"};
   VKP_TEST_OK(vkp_graph_add_node(g, "less", VKP_OP_LESS, 2, names, 1, lt_out, 0,
                                  NULL, NULL));
@@ -618,9 +610,9 @@ Test(spirv_codegen, supports_bools_on_8bit_devices_refuses_wide_sums, .timeout =
   const char *b_in[] = {"i", "i"};
   VKP_TEST_OK(vkp_graph_add_node(g, "bits", VKP_OP_PRELU, 2, b_in, 1, b_out, 0,
                                  NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "w"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "bits"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "w");
+  g_out(g, "bits");
+  g_validate(g);
   char reason[160];
   // Bool values are bytes: fine where the device binds 8-bit storage.
   vkp_spirv_device_info_t with = lavapipe_like, without = lavapipe_like;

@@ -10,6 +10,7 @@
 
 #include "tests/graph/onnx/onnx_test_util.h"
 #include "pipeline/harness.h"
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/onnx.h"
 #include "vkpipe/pipeline.h"
@@ -203,17 +204,14 @@ Test(onnx_dynamic, targets_on_bounded_values, .timeout = 60) {
 typedef void (*consumer_fn)(vkp_graph_t *g);
 
 static vkp_status_t build_with(consumer_fn add_consumer, vkp_graph_t **out) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("refuse", &g));
+  vkp_graph_t *g = g_new("refuse");
   int64_t shape[] = {6};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, shape, NULL));
-  const char *nz_in[] = {"x"}, *nz_out[] = {"nz"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "nz", VKP_OP_NON_ZERO, 1, nz_in, 1, nz_out, 0, NULL, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 1, shape);
+  g_node(g, "nz", VKP_OP_NON_ZERO, "x", "nz", 0, NULL);
   vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = "float32"};
-  const char *c_in[] = {"nz"}, *c_out[] = {"f"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "cast", VKP_OP_CAST, 1, c_in, 1, c_out, 1, &to, NULL));
+  g_node(g, "cast", VKP_OP_CAST, "nz", "f", 1, &to);
   add_consumer(g);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  g_out(g, "y");
   *out = g;
   return vkp_graph_validate(g);
 }
@@ -221,16 +219,14 @@ static vkp_status_t build_with(consumer_fn add_consumer, vkp_graph_t **out) {
 static void reshape_without_minus_one(vkp_graph_t *g) {
   int64_t target[] = {6};
   vkp_attr_t a = {.name = "shape", .kind = VKP_ATTR_INTS, .ints = target, .count = 1};
-  const char *in[] = {"f"}, *out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "rs", VKP_OP_RESHAPE, 1, in, 1, out, 1, &a, NULL));
+  g_node(g, "rs", VKP_OP_RESHAPE, "f", "y", 1, &a);
 }
 
 static void add_static_row(vkp_graph_t *g) {
   int64_t shape[] = {6};
   float w[6] = {1, 2, 3, 4, 5, 6};
-  VKP_TEST_OK(vkp_graph_add_constant(g, "w", VKP_DTYPE_FLOAT32, 1, shape, w, NULL));
-  const char *in[] = {"f", "w"}, *out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "add", VKP_OP_ADD, 2, in, 1, out, 0, NULL, NULL));
+  g_const_data(g, "w", VKP_DTYPE_FLOAT32, 1, shape, w);
+  g_node(g, "add", VKP_OP_ADD, "f,w", "y", 0, NULL);
 }
 
 // A forward slice of the bounded axis is taken (models_dynamic.py); one
@@ -241,8 +237,7 @@ static void slice_from_end(vkp_graph_t *g) {
                      {.name = "ends", .kind = VKP_ATTR_INTS, .ints = &e, .count = 1},
                      {.name = "axes", .kind = VKP_ATTR_INTS, .ints = &ax, .count = 1},
                      {.name = "steps", .kind = VKP_ATTR_INTS, .ints = &st, .count = 1}};
-  const char *in[] = {"f"}, *out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "sl", VKP_OP_SLICE, 1, in, 1, out, 4, a, NULL));
+  g_node(g, "sl", VKP_OP_SLICE, "f", "y", 4, a);
 }
 
 static void squeeze_bounded_axis(vkp_graph_t *g) {
@@ -289,18 +284,16 @@ Test(onnx_dynamic, ir_consumers_refused, .timeout = 60) {
 // Two bounded operands with the same bound but different extents at run
 // time: a run-time error naming the node.
 Test(onnx_dynamic, extents_must_agree_at_run_time, .timeout = 60) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("mismatch", &g));
+  vkp_graph_t *g = g_new("mismatch");
   int64_t shape[] = {6};
-  VKP_TEST_OK(vkp_graph_add_input(g, "a", VKP_DTYPE_FLOAT32, 1, shape, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "b", VKP_DTYPE_FLOAT32, 1, shape, NULL));
+  g_in(g, "a", VKP_DTYPE_FLOAT32, 1, shape);
+  g_in(g, "b", VKP_DTYPE_FLOAT32, 1, shape);
   const char *na[] = {"a"}, *oa[] = {"na"}, *nb[] = {"b"}, *ob[] = {"nb"};
   VKP_TEST_OK(vkp_graph_add_node(g, "nza", VKP_OP_NON_ZERO, 1, na, 1, oa, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "nzb", VKP_OP_NON_ZERO, 1, nb, 1, ob, 0, NULL, NULL));
-  const char *in[] = {"na", "nb"}, *out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "sub", VKP_OP_SUB, 2, in, 1, out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_node(g, "sub", VKP_OP_SUB, "na,nb", "y", 0, NULL);
+  g_out(g, "y");
+  g_validate(g);
   vkp_registry_t *reg;
   const char *names[] = {"ref"};
   VKP_TEST_OK(vkp_registry_create_builtin(names, 1, &reg));

@@ -14,8 +14,8 @@ static vkp_graph_t *small_graph(vkp_test_rng_t *rng) {
   g_const(g, rng, "w", 2, ws, -1, 1);
   g_node(g, "fc", VKP_OP_MATMUL, "x,w", "h", 0, NULL);
   g_node(g, "act", VKP_OP_TANH, "h", "y", 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "y");
+  g_validate(g);
   return g;
 }
 

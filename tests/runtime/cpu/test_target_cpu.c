@@ -6,7 +6,6 @@
 #include "codegen/c/emit.h"
 #include "support/cpu_check.h"
 
-#define SH(...) ((const int64_t[]){__VA_ARGS__})
 #define RANK(...) ((int32_t)(sizeof(SH(__VA_ARGS__)) / sizeof(int64_t)))
 #define F32 VKP_DTYPE_FLOAT32
 #define SETUP()                              \
@@ -37,11 +36,11 @@ Test(cpu_ops, unary, .timeout = 120) {
       g_node(ug, vkp_op_name(ops[i]), ops[i], "x", out, na,
              ops[i] == VKP_OP_CLIP ? clip : leaky);
     }
-    VKP_TEST_OK(vkp_graph_mark_output(ug, out));
+    g_out(ug, out);
   }
   vkp_attr_t a[] = {at_s("approximate", "tanh")};
   g_node(ug, "gelu_tanh", VKP_OP_GELU, "x", "y_gelu_tanh", 1, a);
-  VKP_TEST_OK(vkp_graph_mark_output(ug, "y_gelu_tanh"));
+  g_out(ug, "y_gelu_tanh");
   cpu_check(ug, &rng, seed, -2.0f, 2.0f, 1);
 }
 
@@ -61,7 +60,7 @@ Test(cpu_ops, binary_broadcast, .timeout = 120) {
       snprintf(name, sizeof name, "%s_%d", vkp_op_name(ops[i]), p);
       snprintf(out, sizeof out, "y_%s_%d", vkp_op_name(ops[i]), p);
       g_node(g, name, ops[i], pairs[p], out, 0, NULL);
-      VKP_TEST_OK(vkp_graph_mark_output(g, out));
+      g_out(g, out);
     }
   }
   cpu_check(g, &rng, seed, 0.5f, 2.0f, 1);
@@ -81,7 +80,7 @@ Test(cpu_ops, integer_elementwise, .timeout = 60) {
     g_node(g, "abs", VKP_OP_ABS, "a", "p", 0, NULL);
     g_node(g, "relu", VKP_OP_RELU, "n", "r", 0, NULL);
     g_node(g, "sub", VKP_OP_SUB, "r,p", "y", 0, NULL);
-    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+    g_out(g, "y");
     cpu_check(g, &rng, seed, 0, 0, 1);
   }
 }
@@ -99,7 +98,7 @@ static void matmul_case(vkp_graph_t *g, vkp_test_rng_t *rng, int id, int32_t ra,
   if (const_b) g_const(g, rng, b, rb, sb, -1, 1);
   else g_in(g, b, F32, rb, sb);
   g_node(g, n, VKP_OP_MATMUL, ins, y, 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(g, y));
+  g_out(g, y);
 }
 
 Test(cpu_ops, matmul_shapes, .timeout = 120) {
@@ -138,9 +137,9 @@ Test(cpu_ops, gemm_variants, .timeout = 120) {
     g_node(g, "fc", VKP_OP_GEMM, "a,b,c", "y", 4, a);
     g_node(g, "fc2", VKP_OP_GEMM, "a,b,c2", "y2", 4, a);
     g_node(g, "fc3", VKP_OP_GEMM, "a,b", "y3", 4, a);
-    VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-    VKP_TEST_OK(vkp_graph_mark_output(g, "y2"));
-    VKP_TEST_OK(vkp_graph_mark_output(g, "y3"));
+    g_out(g, "y");
+    g_out(g, "y2");
+    g_out(g, "y3");
     cpu_check(g, &rng, seed, -1, 1, 1);
   }
 }
@@ -162,7 +161,7 @@ static void conv_case(vkp_graph_t *g, vkp_test_rng_t *rng, int id, const int64_t
   vkp_attr_t a[] = {at_is("pads", 4, pads), at_is("strides", 2, strides),
                     at_is("dilations", 2, dil), at_i("group", group)};
   g_node(g, n, VKP_OP_CONV2D, ins, y, 4, a);
-  VKP_TEST_OK(vkp_graph_mark_output(g, y));
+  g_out(g, y);
 }
 
 Test(cpu_ops, conv2d_shapes, .timeout = 180) {
@@ -228,7 +227,7 @@ Test(cpu_ops, conv2d_winograd, .timeout = 180) {
   conv_case(g, &rng, 5, SH(1, 256, 20, 16), 32, 3, 3, p1, s1, s1, 1, true);
   conv_case(g, &rng, 6, SH(1, 16, 6, 6), 16, 3, 3, SH(0, 0, 0, 0), s1, s1, 1, false);
   conv_case(g, &rng, 7, SH(1, 16, 4, 5), 18, 3, 3, SH(3, 3, 3, 3), s1, s1, 1, true);
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   cr_assert_eq(winograd_calls(g), 8);
   cpu_check(g, &rng, seed, -1, 1, 1);
 
@@ -245,8 +244,8 @@ Test(cpu_ops, conv2d_winograd, .timeout = 180) {
   g_node(r, "bn1", VKP_OP_BATCH_NORM, "c1,sc,bi,mu,var", "n1", 0, NULL);
   g_node(r, "relu1", VKP_OP_RELU, "n1", "r1", 0, NULL);
   g_node(r, "res", VKP_OP_ADD, "r1,x", "y", 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(r, "y"));
-  VKP_TEST_OK(vkp_graph_validate(r));
+  g_out(r, "y");
+  g_validate(r);
   cr_assert_eq(winograd_calls(r), 1);
   cpu_check(r, &rng, seed, -1, 1, 2);
 
@@ -255,7 +254,7 @@ Test(cpu_ops, conv2d_winograd, .timeout = 180) {
   conv_case(d, &rng, 0, SH(1, 8, 9, 9), 16, 3, 3, p1, s1, s1, 1, false);
   conv_case(d, &rng, 1, SH(1, 16, 9, 9), 16, 3, 3, p1, SH(2, 2), s1, 1, false);
   conv_case(d, &rng, 2, SH(1, 16, 9, 9), 16, 3, 3, p1, s1, SH(2, 2), 1, false);
-  VKP_TEST_OK(vkp_graph_validate(d));
+  g_validate(d);
   cr_assert_eq(winograd_calls(d), 0);
   cpu_check(d, &rng, seed, -1, 1, 1);
 }
@@ -277,7 +276,7 @@ Test(cpu_ops, conv2d_winograd4, .timeout = 300) {
   conv_case(g, &rng, 3, SH(1, 260, 48, 49), 64, 3, 3, p1, s1, s1, 1, true);
   conv_case(g, &rng, 4, SH(1, 64, 61, 48), 66, 3, 3, p1, s1, s1, 1, true);
   conv_case(g, &rng, 5, SH(1, 64, 44, 45), 64, 3, 3, SH(3, 4, 5, 3), s1, s1, 1, false);
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   cr_assert_eq(source_calls(g, "vkp_conv_winograd4(xn"), 6);
   cr_assert_eq(winograd_calls(g), 0);
   cpu_check(g, &rng, seed, -1, 1, 1);
@@ -290,8 +289,8 @@ Test(cpu_ops, conv2d_winograd4, .timeout = 300) {
   g_node(r, "conv1", VKP_OP_CONV2D, "x,w1,b1", "c1", 1, c3);
   g_node(r, "res", VKP_OP_ADD, "c1,x", "s1", 0, NULL);
   g_node(r, "relu1", VKP_OP_RELU, "s1", "y", 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(r, "y"));
-  VKP_TEST_OK(vkp_graph_validate(r));
+  g_out(r, "y");
+  g_validate(r);
   cr_assert_eq(source_calls(r, "vkp_conv_winograd4(xn"), 1);
   cpu_check(r, &rng, seed, -1, 1, 2);
 
@@ -299,7 +298,7 @@ Test(cpu_ops, conv2d_winograd4, .timeout = 300) {
   conv_case(d, &rng, 0, SH(1, 48, 48, 48), 64, 3, 3, p1, s1, s1, 1, false);
   conv_case(d, &rng, 1, SH(1, 64, 46, 48), 64, 3, 3, p1, s1, s1, 1, false);
   conv_case(d, &rng, 2, SH(1, 176, 7, 7), 176, 3, 3, p1, s1, s1, 1, true);
-  VKP_TEST_OK(vkp_graph_validate(d));
+  g_validate(d);
   cr_assert_eq(source_calls(d, "vkp_conv_winograd4(xn"), 0);
   cr_assert_eq(winograd_calls(d), 2);
   cpu_check(d, &rng, seed, -1, 1, 1);
@@ -357,13 +356,13 @@ Test(cpu_ops, pooling, .timeout = 120) {
       snprintf(n, sizeof n, "pool%d%d", avg, variant);
       snprintf(y, sizeof y, "y%d%d", avg, variant);
       g_node(pg, n, avg ? VKP_OP_AVG_POOL2D : VKP_OP_MAX_POOL2D, "x", y, avg ? 5 : 4, a);
-      VKP_TEST_OK(vkp_graph_mark_output(pg, y));
+      g_out(pg, y);
     }
   cpu_check(pg, &rng, seed, -1, 1, 1);
   vkp_graph_t *g = g_new("gap");
   g_in(g, "x", F32, 4, SH(2, 5, 7, 3));
   g_node(g, "gap", VKP_OP_GLOBAL_AVG_POOL, "x", "y", 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  g_out(g, "y");
   cpu_check(g, &rng, seed, -1, 1, 1);
 }
 
@@ -386,7 +385,7 @@ Test(cpu_ops, normalisation, .timeout = 120) {
   vkp_attr_t ln2[] = {at_i("axis", -1)};
   g_node(g, "ln2", VKP_OP_LAYER_NORM, "x,lb", "y_ln2", 1, ln2);
   const char *outs[] = {"y_bn", "y_sm1", "y_sm3", "y_ln", "y_ln2"};
-  for (int i = 0; i < 5; ++i) VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
+  for (int i = 0; i < 5; ++i) g_out(g, outs[i]);
   cpu_check(g, &rng, seed, -2, 2, 1);
 }
 
@@ -400,9 +399,9 @@ Test(cpu_ops, reductions, .timeout = 120) {
   g_node(g, "m1", VKP_OP_REDUCE_MEAN, "x", "y1", 2, r1);
   g_node(g, "s2", VKP_OP_REDUCE_SUM, "x", "y2", 2, r2);
   g_node(g, "s3", VKP_OP_REDUCE_SUM, "x", "y3", 1, r3);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y1"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y2"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y3"));
+  g_out(g, "y1");
+  g_out(g, "y2");
+  g_out(g, "y3");
   cpu_check(g, &rng, seed, -1, 1, 1);
 }
 
@@ -427,7 +426,7 @@ Test(cpu_ops, data_movement, .timeout = 120) {
   g_node(g, "fl", VKP_OP_FLATTEN, "s", "y_fl", 1, fl);
   g_node(g, "id", VKP_OP_IDENTITY, "z", "y_id", 0, NULL);
   const char *outs[] = {"y_tp", "y_sl", "y_cc", "y_fl", "y_id", "x"};
-  for (int i = 0; i < 6; ++i) VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
+  for (int i = 0; i < 6; ++i) g_out(g, outs[i]);
   cpu_check(g, &rng, seed, -1, 1, 1);
 }
 
@@ -458,7 +457,7 @@ Test(cpu_fusion, conv_epilogues, .timeout = 120) {
   vkp_attr_t dw[] = {at_is("pads", 4, SH(1, 1, 1, 1)), at_i("group", 16)};
   g_node(g, "dw", VKP_OP_CONV2D, "y2,wd,bd", "d", 2, dw);
   g_node(g, "dwrelu", VKP_OP_CLIP, "d", "y3", 2, six);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y3"));
+  g_out(g, "y3");
   cpu_check(g, &rng, seed, -1, 1, 1);
   // Depthwise 3x3/2 on a map wider than a vector, several images.
   vkp_graph_t *d = g_new("dwblock");
@@ -469,7 +468,7 @@ Test(cpu_fusion, conv_epilogues, .timeout = 120) {
                       at_i("group", 24)};
   g_node(d, "dw", VKP_OP_CONV2D, "x,wd,bd", "c", 3, dw2);
   g_node(d, "dwrelu", VKP_OP_CLIP, "c", "y", 2, six);
-  VKP_TEST_OK(vkp_graph_mark_output(d, "y"));
+  g_out(d, "y");
   cpu_check(d, &rng, seed, -1, 1, 1);
 }
 
@@ -492,8 +491,8 @@ Test(cpu_fusion, gemm_and_chains, .timeout = 120) {
   g_node(g, "tr", VKP_OP_TRANSPOSE, "x", "xt", 1, tp);
   g_node(g, "mm2", VKP_OP_MATMUL, "xt,x", "p", 0, NULL);
   g_node(g, "gelu", VKP_OP_GELU, "p", "out2", 0, NULL);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "out"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "out2"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  g_out(g, "out");
+  g_out(g, "out2");
+  g_out(g, "y");
   cpu_check(g, &rng, seed, -1, 1, 1);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runtime/ref/ref.h"
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/target.h"
@@ -35,30 +36,23 @@ static const vkp_target_t *ref_target(vkp_registry_t **reg) {
 // transpose(z) over its axis 1. Outputs: s, h (also read by softmax), r, x (a
 // graph input) and b (a constant).
 static vkp_graph_t *make_net(const float *w, const float *b, int64_t rows) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("net", &g));
+  vkp_graph_t *g = g_new("net");
   int64_t xs[] = {rows, K}, ws[] = {K, N}, bs[] = {N};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, xs, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "w", VKP_DTYPE_FLOAT32, 2, ws, w, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "b", VKP_DTYPE_FLOAT32, 1, bs, b, NULL));
-  const char *mm_in[] = {"x", "w"}, *mm_out[] = {"mm"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "fc", VKP_OP_MATMUL, 2, mm_in, 1, mm_out, 0, NULL, NULL));
-  const char *add_in[] = {"mm", "b"}, *add_out[] = {"z"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "bias", VKP_OP_ADD, 2, add_in, 1, add_out, 0, NULL, NULL));
-  const char *relu_in[] = {"z"}, *relu_out[] = {"h"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "act", VKP_OP_RELU, 1, relu_in, 1, relu_out, 0, NULL, NULL));
-  const char *sm_in[] = {"h"}, *sm_out[] = {"s"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "sm", VKP_OP_SOFTMAX, 1, sm_in, 1, sm_out, 0, NULL, NULL));
-  const char *tr_in[] = {"z"}, *tr_out[] = {"t"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "tr", VKP_OP_TRANSPOSE, 1, tr_in, 1, tr_out, 0, NULL, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, xs);
+  g_const_data(g, "w", VKP_DTYPE_FLOAT32, 2, ws, w);
+  g_const_data(g, "b", VKP_DTYPE_FLOAT32, 1, bs, b);
+  g_node(g, "fc", VKP_OP_MATMUL, "x,w", "mm", 0, NULL);
+  g_node(g, "bias", VKP_OP_ADD, "mm,b", "z", 0, NULL);
+  g_node(g, "act", VKP_OP_RELU, "z", "h", 0, NULL);
+  g_node(g, "sm", VKP_OP_SOFTMAX, "h", "s", 0, NULL);
+  g_node(g, "tr", VKP_OP_TRANSPOSE, "z", "t", 0, NULL);
   int64_t axes[] = {1};
   vkp_attr_t red[] = {{.name = "axes", .kind = VKP_ATTR_INTS, .ints = axes, .count = 1},
                       {.name = "keepdims", .kind = VKP_ATTR_INT, .i = 0}};
-  const char *rs_in[] = {"t"}, *rs_out[] = {"r"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "rs", VKP_OP_REDUCE_SUM, 1, rs_in, 1, rs_out, 2, red, NULL));
+  g_node(g, "rs", VKP_OP_REDUCE_SUM, "t", "r", 2, red);
   const char *outs[] = {"s", "h", "r", "x", "b"};
-  for (int i = 0; i < 5; ++i) VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  for (int i = 0; i < 5; ++i) g_out(g, outs[i]);
+  g_validate(g);
   return g;
 }
 
@@ -271,15 +265,13 @@ static vkp_status_t run_int_div(vkp_dtype_t dt, const void *a, const void *b,
                                 int64_t n, vkp_tensor_t *out) {
   vkp_registry_t *reg;
   const vkp_target_t *ref = ref_target(&reg);
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("div", &g));
+  vkp_graph_t *g = g_new("div");
   int64_t shape[] = {n};
-  VKP_TEST_OK(vkp_graph_add_input(g, "a", dt, 1, shape, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "b", dt, 1, shape, NULL));
-  const char *in[] = {"a", "b"}, *o[] = {"q"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "d", VKP_OP_DIV, 2, in, 1, o, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "q"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_in(g, "a", dt, 1, shape);
+  g_in(g, "b", dt, 1, shape);
+  g_node(g, "d", VKP_OP_DIV, "a,b", "q", 0, NULL);
+  g_out(g, "q");
+  g_validate(g);
   vkp_tensor_t ta, tb;
   VKP_TEST_OK(vkp_tensor_init_view(&ta, dt, 1, shape, (void *)a));
   VKP_TEST_OK(vkp_tensor_init_view(&tb, dt, 1, shape, (void *)b));
@@ -431,10 +423,9 @@ Test(ref_stage, stages_on_two_threads, .timeout = 60) {
 Test(ref_stage, plan_reuses_dead_tensors, .timeout = 60) {
   vkp_registry_t *reg;
   const vkp_target_t *ref = ref_target(&reg);
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("chain", &g));
+  vkp_graph_t *g = g_new("chain");
   int64_t shape[] = {16, 16};  // 1 KiB per tensor
-  VKP_TEST_OK(vkp_graph_add_input(g, "t0", VKP_DTYPE_FLOAT32, 2, shape, NULL));
+  g_in(g, "t0", VKP_DTYPE_FLOAT32, 2, shape);
   for (int i = 0; i < 6; ++i) {
     char in[8], out[8], name[8];
     snprintf(in, sizeof in, "t%d", i);
@@ -444,8 +435,8 @@ Test(ref_stage, plan_reuses_dead_tensors, .timeout = 60) {
     VKP_TEST_OK(vkp_graph_add_node(g, name, i % 2 ? VKP_OP_NEG : VKP_OP_RELU, 1,
                                    ins, 1, outs, 0, NULL, NULL));
   }
-  VKP_TEST_OK(vkp_graph_mark_output(g, "t6"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "t6");
+  g_validate(g);
   vkp_blob_t blob = {0};
   VKP_TEST_OK(ref->vtable->compiler.compile(ref, g, NULL, &blob));
   char dir[] = "/tmp/vkp_ref_plan_XXXXXX";

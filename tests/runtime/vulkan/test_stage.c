@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "runtime/vulkan/stage.h"
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "tests/runtime/vulkan/vk_test_util.h"
 
@@ -22,13 +23,13 @@ static void seed(void) {
 // program is what runs).
 static vkp_graph_t *binary_graph(int64_t n) {
   vkp_graph_t *g = NULL;
-  VKP_TEST_OK(vkp_graph_create("binary", &g));
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, &n, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "y", VKP_DTYPE_FLOAT32, 1, &n, NULL));
+  g = g_new("binary");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 1, &n);
+  g_in(g, "y", VKP_DTYPE_FLOAT32, 1, &n);
   const char *in[] = {"x", "y"}, *out[] = {"out"};
   VKP_TEST_OK(vkp_graph_add_node(g, "add", VKP_OP_ADD, 2, in, 1, out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "out"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "out");
+  g_validate(g);
   return g;
 }
 
@@ -174,8 +175,8 @@ static void run_chain(bool force_copies) {
   vkp_tensor_t w;
   tensors(n, 1, &w);
   vkp_graph_t *g = NULL;
-  VKP_TEST_OK(vkp_graph_create("chain", &g));
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, &n, NULL));
+  g = g_new("chain");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 1, &n);
   int32_t wv = -1;
   VKP_TEST_OK(vkp_graph_add_constant(g, "w", VKP_DTYPE_FLOAT32, 1, &n, w.data, &wv));
   const char *in1[] = {"x", "w"}, *out1[] = {"t"};
@@ -184,9 +185,9 @@ static void run_chain(bool force_copies) {
   VKP_TEST_OK(vkp_graph_add_node(g, "mul", VKP_OP_MUL, 2, in1, 1, out1, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "add", VKP_OP_ADD, 2, in2, 1, out2, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "add2", VKP_OP_ADD, 2, in3, 1, out3, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "out"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "out2"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "out");
+  g_out(g, "out2");
+  g_validate(g);
   wv = vkp_graph_find_value(g, "w");
   const uint64_t bytes = (uint64_t)n * 4;
   // Scratch holds t at an aligned offset, to test offsets.
@@ -246,15 +247,15 @@ Test(stage, independent_dispatches_need_no_barrier, .timeout = 60) {
   const int64_t n = 100;
   vkp_graph_t *g = NULL;
   // Two inputs, two outputs: out0 = x + x, out1 = y + y.
-  VKP_TEST_OK(vkp_graph_create("two", &g));
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, &n, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "y", VKP_DTYPE_FLOAT32, 1, &n, NULL));
+  g = g_new("two");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 1, &n);
+  g_in(g, "y", VKP_DTYPE_FLOAT32, 1, &n);
   const char *ia[] = {"x", "x"}, *oa[] = {"o0"}, *ib[] = {"y", "y"}, *ob[] = {"o1"};
   VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ADD, 2, ia, 1, oa, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "b", VKP_OP_ADD, 2, ib, 1, ob, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "o0"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "o1"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "o0");
+  g_out(g, "o1");
+  g_validate(g);
   vkp_spirv_buffer_t bufs[] = {{VKP_SPIRV_BUFFER_INPUT, 0, n * 4},
                                {VKP_SPIRV_BUFFER_INPUT, 1, n * 4},
                                {VKP_SPIRV_BUFFER_OUTPUT, 0, n * 4},
@@ -316,17 +317,17 @@ static void run_out_of_range(bool force_copies) {
   const uint64_t bytes = (uint64_t)n * 4;
   cr_assert_eq(bytes % dev->properties.limits.minStorageBufferOffsetAlignment, 0);
   vkp_graph_t *g = NULL;
-  VKP_TEST_OK(vkp_graph_create("hostile", &g));
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, &n, NULL));
+  g = g_new("hostile");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 1, &n);
   const char *in1[] = {"x", "x"}, *out1[] = {"out"}, *out2[] = {"lo"};
   const char *in3[] = {"out", "x"}, *out3[] = {"hi"};
   VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ADD, 2, in1, 1, out1, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "m", VKP_OP_MUL, 2, in1, 1, out2, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "b", VKP_OP_ADD, 2, in3, 1, out3, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "out"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "lo"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "hi"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "out");
+  g_out(g, "lo");
+  g_out(g, "hi");
+  g_validate(g);
   // Buffers: x, scratch [lo | victim | hi], outputs out, lo, hi.
   vkp_spirv_buffer_t bufs[] = {{VKP_SPIRV_BUFFER_INPUT, 0, bytes},
                                {VKP_SPIRV_BUFFER_SCRATCH, -1, 3 * bytes},

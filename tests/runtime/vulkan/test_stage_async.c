@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "runtime/vulkan/stage.h"
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "tests/runtime/vulkan/vk_test_util.h"
 
@@ -69,13 +70,13 @@ static void run_slots(bool force_copies) {
   vkp_vk_device_t *dev = vkp_vk_test_device(force_copies);
   const int64_t n = 1 + vkp_test_rng_below(&rng, 2000);
   vkp_graph_t *g = NULL;
-  VKP_TEST_OK(vkp_graph_create("slots", &g));
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, &n, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "y", VKP_DTYPE_FLOAT32, 1, &n, NULL));
+  g = g_new("slots");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 1, &n);
+  g_in(g, "y", VKP_DTYPE_FLOAT32, 1, &n);
   const char *in[] = {"x", "y"}, *out[] = {"out"};
   VKP_TEST_OK(vkp_graph_add_node(g, "add", VKP_OP_ADD, 2, in, 1, out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "out"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "out");
+  g_validate(g);
   const uint64_t bytes = (uint64_t)n * 4;
   vkp_spirv_buffer_t bufs[] = {{VKP_SPIRV_BUFFER_INPUT, 0, bytes},
                                {VKP_SPIRV_BUFFER_INPUT, 1, bytes},

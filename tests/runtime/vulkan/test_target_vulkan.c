@@ -6,6 +6,7 @@
 
 #include "runtime/vulkan/stage.h"
 #include "runtime/vulkan/target_vulkan.h"
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "tests/runtime/vulkan/vk_test_util.h"
 
@@ -73,13 +74,12 @@ Test(target_vulkan, device_up_only_for_a_stage, .timeout = 120) {
   VKP_TEST_OK(vkp_registry_lookup(reg, "vulkan", &vk));
   VKP_TEST_OK(vkp_registry_lookup(reg, "ref", &cpu));
   vkp_graph_t *g = NULL;
-  VKP_TEST_OK(vkp_graph_create("relu", &g));
+  g = g_new("relu");
   int64_t shape[2] = {2, 3};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, shape, NULL));
-  const char *in[1] = {"x"}, *out[1] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "r", VKP_OP_RELU, 1, in, 1, out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, shape);
+  g_node(g, "r", VKP_OP_RELU, "x", "y", 0, NULL);
+  g_out(g, "y");
+  g_validate(g);
   float xs[6] = {-1.5f, 2.0f, -0.25f, 3.5f, 0.75f, -4.0f};
   vkp_tensor_t x, y;  // y: initialised by each run
   VKP_TEST_OK(vkp_tensor_init_view(&x, VKP_DTYPE_FLOAT32, 2, shape, xs));
