@@ -36,8 +36,7 @@ static vkp_graph_t *cast_chain(vkp_dtype_t dt, const char *to_target,
   VKP_TEST_OK(vkp_graph_set_node_target(g, n0, to_target));
   VKP_TEST_OK(vkp_graph_set_node_target(g, n1, tr_target));
   VKP_TEST_OK(vkp_graph_set_node_target(g, n2, back_target));
-  g_out(g, "t");
-  g_out(g, "y");
+  g_out(g, "t,y");
   g_validate(g);
   return g;
 }

@@ -259,9 +259,7 @@ Test(json, built_graph_round_trips_exactly, .timeout = 30) {
   g_in(g, "m", VKP_DTYPE_FLOAT32, 2, ms);
   g_const_data(g, "k", VKP_DTYPE_FLOAT32, 2, ks, k);
   g_node(g, "gemm", VKP_OP_GEMM, "m,k,", "gm", 0, NULL);
-  g_out(g, "out");
-  g_out(g, "c");
-  g_out(g, "gm");
+  g_out(g, "out,c,gm");
   g_validate(g);
   round_trip(g);
   vkp_graph_destroy(g);

@@ -27,8 +27,7 @@ static vkp_graph_t *make_graph(void) {
   g_node(g, "flat", VKP_OP_RESHAPE, "nz", "idx", 1, &flat);
   g_node(g, "pick", VKP_OP_GATHER, "x,idx", "vals", 0, NULL);
   g_node(g, "square", VKP_OP_MUL, "vals,vals", "sq", 0, NULL);
-  g_out(g, "idx");
-  g_out(g, "sq");
+  g_out(g, "idx,sq");
   g_validate(g);
   return g;
 }

@@ -238,7 +238,6 @@ Test(pipeline, allocation_failures_are_reported, .timeout = 90) {
 // "ref" stages, gives for every frame what "ref" gives running the whole
 // graph on that frame alone.
 
-
 Test(pipeline, matches_ref_frame_by_frame, .timeout = 90) {
   vkp_test_rng_t rng;
   vkp_test_rng_init(&rng);
@@ -255,8 +254,7 @@ Test(pipeline, matches_ref_frame_by_frame, .timeout = 90) {
   g_node(g, "skip", VKP_OP_ADD, "h2,x", "r", 0, NULL);
   g_node(g, "prob", VKP_OP_SOFTMAX, "r", "y", 0, NULL);
   g_node(g, "act2", VKP_OP_TANH, "h2", "t", 0, NULL);
-  g_out(g, "y");
-  g_out(g, "t");
+  g_out(g, "y,t");
   g_validate(g);
   int32_t idx[7];
   const char *names[] = {"mm1", "bias1", "act1", "mm2", "skip", "prob", "act2"};

@@ -30,8 +30,7 @@ static void run_frames(int32_t ring_depth) {
   g_node(g, "mm2", VKP_OP_MATMUL, "a1,w2", "h2", 0, NULL);
   g_node(g, "skip", VKP_OP_ADD, "h2,x", "r", 0, NULL);
   g_node(g, "prob", VKP_OP_SOFTMAX, "r", "y", 0, NULL);
-  g_out(g, "y");
-  g_out(g, "h1");
+  g_out(g, "y,h1");
   g_validate(g);
 
   vkp_registry_t *reg;

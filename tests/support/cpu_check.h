@@ -46,26 +46,14 @@ static inline void cpu_test_remove_dir(char *dir) {
 // max(|want|, rms(want)) (+1e-6 for exact zeros). Consumes `g`.
 static inline void cpu_check(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t seed, float lo,
                              float hi, int32_t threads) {
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *cpu;
   VKP_TEST_OK(vkp_registry_lookup(reg, "cpu", &cpu));
   vkp_tensor_t ins[32], outs[32];
   cr_assert(g->n_inputs <= 32 && g->n_outputs <= 32);
-  for (int32_t i = 0; i < g->n_inputs; ++i) {
-    const vkp_value_t *v = &g->values[g->inputs[i]];
-    VKP_TEST_OK(vkp_tensor_init(&ins[i], v->dtype, v->rank, v->shape));
-    size_t n = vkp_tensor_numel(&ins[i]);
-    for (size_t k = 0; k < n; ++k) {
-      if (v->dtype == VKP_DTYPE_FLOAT32)
-        ((float *)ins[i].data)[k] = vkp_test_rng_uniform(rng, lo, hi);
-      else if (v->dtype == VKP_DTYPE_INT32)
-        ((int32_t *)ins[i].data)[k] = (int32_t)vkp_test_rng_below(rng, 41) - 20;
-      else if (v->dtype == VKP_DTYPE_INT64)
-        ((int64_t *)ins[i].data)[k] = (int64_t)vkp_test_rng_below(rng, 41) - 20;
-    }
-  }
+  g_random_inputs(g, rng, lo, hi, ins);
   char *dir = cpu_test_cache_dir();
   vkp_compile_options_t opt = {.cache_dir = dir, .threads = threads};
   VKP_TEST_OK(vkp_target_run_graph(cpu, g, &opt, ins, outs));

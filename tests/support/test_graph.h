@@ -29,6 +29,7 @@
 
 #include "support/test_support.h"
 #include "vkpipe/graph.h"
+#include "vkpipe/tensor.h"
 
 // A literal list of int64: a shape, an attribute's ints, int64 constant data.
 #define SH(...) ((const int64_t[]){__VA_ARGS__})
@@ -135,6 +136,27 @@ static inline void g_expect_invalid(vkp_graph_t *g, vkp_status_code_t code, cons
   cr_assert(!also || strstr(msg, also), "'%s' in: %s", also, msg);
   vkp_status_free(st);
   vkp_graph_destroy(g);
+}
+
+// Tensors for the inputs of validated `g`, in graph order, into ins[0..n_inputs),
+// filled with fresh random data: float32 uniform in [lo, hi), int32 and int64
+// whole numbers in [-20, 20], other dtypes zero. Deinit each with
+// vkp_tensor_deinit.
+static inline void g_random_inputs(const vkp_graph_t *g, vkp_test_rng_t *rng, float lo, float hi,
+                                   vkp_tensor_t *ins) {
+  for (int32_t i = 0; i < g->n_inputs; ++i) {
+    const vkp_value_t *v = &g->values[g->inputs[i]];
+    VKP_TEST_OK(vkp_tensor_init(&ins[i], v->dtype, v->rank, v->shape));
+    size_t n = vkp_tensor_numel(&ins[i]);
+    for (size_t k = 0; k < n; ++k) {
+      if (v->dtype == VKP_DTYPE_FLOAT32)
+        ((float *)ins[i].data)[k] = vkp_test_rng_uniform(rng, lo, hi);
+      else if (v->dtype == VKP_DTYPE_INT32)
+        ((int32_t *)ins[i].data)[k] = (int32_t)vkp_test_rng_below(rng, 41) - 20;
+      else if (v->dtype == VKP_DTYPE_INT64)
+        ((int64_t *)ins[i].data)[k] = (int64_t)vkp_test_rng_below(rng, 41) - 20;
+    }
+  }
 }
 
 // The value named `name` in `g`; fails the test when there is none.

@@ -157,8 +157,7 @@ static vkp_graph_t *make_toy_graph(const float *c) {
   g_node(g, "sum", VKP_OP_ADD, "x,x2", "s", 0, NULL);
   g_node(g, "act", VKP_OP_RELU, "s", "h", 0, NULL);
   g_node(g, "shift", VKP_OP_ADD, "h,c", "y", 0, NULL);
-  g_out(g, "y");
-  g_out(g, "h");
+  g_out(g, "y,h");
   g_validate(g);
   return g;
 }
@@ -535,9 +534,7 @@ Test(target, declared_dtypes_and_limits_hold, .timeout = 30) {
                                  (const char *[]){"yb"}, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "ri", VKP_OP_RELU, 1, (const char *[]){"i"}, 1,
                                  (const char *[]){"yi"}, 0, NULL, NULL));
-  g_out(g, "ya");
-  g_out(g, "yb");
-  g_out(g, "yi");
+  g_out(g, "ya,yb,yi");
   g_validate(g);
   char why[256];
   cr_assert(vkp_target_supports(t, g, &g->nodes[vkp_graph_find_node(g, "ra")], why,

@@ -186,8 +186,7 @@ Test(codegen_c, several_outputs_have_their_own_buffers, .timeout = 120) {
   g_node(g, "states", VKP_OP_ADD, "y_h,y_c", "hc", 0, NULL);
   g_node(g, "mix", VKP_OP_MUL, "hc,h2", "z", 0, NULL);
   g_node(g, "sm", VKP_OP_SOFTMAX, "y", "y_sm", 0, NULL);
-  g_out(g, "z");
-  g_out(g, "y_sm");
+  g_out(g, "z,y_sm");
   g_validate(g);
   vkp_codegen_c_t code;
   VKP_TEST_OK(vkp_codegen_c_emit(g, 1, &code));

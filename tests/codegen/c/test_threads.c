@@ -35,17 +35,7 @@ static void check_threads(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t seed, fl
   runs_init(&r);
   vkp_tensor_t ins[16], one[16], three[16], want[16];
   cr_assert(g->n_inputs <= 16 && g->n_outputs <= 16);
-  for (int32_t i = 0; i < g->n_inputs; ++i) {
-    const vkp_value_t *v = &g->values[g->inputs[i]];
-    VKP_TEST_OK(vkp_tensor_init(&ins[i], v->dtype, v->rank, v->shape));
-    size_t n = vkp_tensor_numel(&ins[i]);
-    for (size_t k = 0; k < n; ++k) {
-      if (v->dtype == VKP_DTYPE_FLOAT32)
-        ((float *)ins[i].data)[k] = vkp_test_rng_uniform(rng, lo, hi);
-      else if (v->dtype == VKP_DTYPE_INT32)
-        ((int32_t *)ins[i].data)[k] = (int32_t)vkp_test_rng_below(rng, 41) - 20;
-    }
-  }
+  g_random_inputs(g, rng, lo, hi, ins);
   vkp_compile_options_t o1 = {.cache_dir = r.cache, .threads = 1};
   vkp_compile_options_t o3 = {.cache_dir = r.cache, .threads = 3};
   VKP_TEST_OK(vkp_target_run_graph(r.cpu, g, &o1, ins, one));
@@ -160,8 +150,7 @@ Test(cpu_threads, convolutions, .timeout = 240) {
   vkp_attr_t c1[] = {at_i("axis", 1)}, c3[] = {at_i("axis", 3)};
   g_node(g, "fire", VKP_OP_CONCAT, "e1r,xf,e3r", "y_fire", 1, c1);
   g_node(g, "cat3", VKP_OP_CONCAT, "xf,xf", "y_cat3", 1, c3);
-  g_out(g, "y_fire");
-  g_out(g, "y_cat3");
+  g_out(g, "y_fire,y_cat3");
   check_threads(g, &rng, seed, -1, 1);
 }
 
@@ -178,9 +167,7 @@ Test(cpu_threads, pooling, .timeout = 120) {
   g_node(g, "ap", VKP_OP_AVG_POOL2D, "x", "y_avg", 3, ap);
   g_in(g, "xg", F32, 4, SH(1, 256, 16, 16));
   g_node(g, "gap", VKP_OP_GLOBAL_AVG_POOL, "xg", "y_gap", 0, NULL);
-  g_out(g, "y_maxpool");
-  g_out(g, "y_avg");
-  g_out(g, "y_gap");
+  g_out(g, "y_maxpool,y_avg,y_gap");
   check_threads(g, &rng, seed, -1, 1);
 }
 
@@ -224,10 +211,7 @@ Test(cpu_threads, normalisation, .timeout = 180) {
   g_node(g, "in", VKP_OP_INSTANCE_NORM, "gn_x,gn_s,gn_b", "y_in", 0, NULL);
   vkp_attr_t lrn[] = {at_i("size", 5)};
   g_node(g, "lrn", VKP_OP_LRN, "gn_x", "y_lrn", 1, lrn);
-  g_out(g, "y_ln");
-  g_out(g, "y_gn");
-  g_out(g, "y_in");
-  g_out(g, "y_lrn");
+  g_out(g, "y_ln,y_gn,y_in,y_lrn");
   check_threads(g, &rng, seed, -2, 2);
 }
 

@@ -6,24 +6,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "support/test_graph.h"
 #include "vkpipe/status.h"
 
-// A small graph builder: inputs x0.., constants c0.., values v0...
+// Names for the cases' graphs, built with support/test_graph.h: inputs x0..,
+// constants c0.., values v0...
 typedef struct vkp__gb_t {
   vkp_graph_t *g;
   vkp_test_rng_t *rng;
   int n;
   char names[96][16];
-  bool failed;
 } vkp__gb_t;
-
-static void vkp__gb_check(vkp__gb_t *b, vkp_status_t st) {
-  if (st) {
-    fprintf(stderr, "building test graph: %s\n", vkp_status_message(st));
-    vkp_status_free(st);
-    b->failed = true;
-  }
-}
 
 static const char *vkp__gb_name(vkp__gb_t *b, char prefix) {
   char *name = b->names[b->n % 96];
@@ -33,20 +26,14 @@ static const char *vkp__gb_name(vkp__gb_t *b, char prefix) {
 
 static const char *IN(vkp__gb_t *b, int32_t rank, const int64_t *shape) {
   const char *name = vkp__gb_name(b, 'x');
-  vkp__gb_check(b, vkp_graph_add_input(b->g, name, VKP_DTYPE_FLOAT32, rank, shape, NULL));
+  g_in(b->g, name, VKP_DTYPE_FLOAT32, rank, shape);
   return name;
 }
 
 static const char *CST_RANGE(vkp__gb_t *b, int32_t rank, const int64_t *shape,
                              float lo, float hi) {
   const char *name = vkp__gb_name(b, 'c');
-  size_t n = 1;
-  for (int32_t i = 0; i < rank; ++i) n *= (size_t)shape[i];
-  float *data = malloc((n ? n : 1) * sizeof(float));
-  for (size_t i = 0; i < n; ++i) data[i] = vkp_test_rng_uniform(b->rng, lo, hi);
-  vkp__gb_check(b, vkp_graph_add_constant(b->g, name, VKP_DTYPE_FLOAT32, rank, shape,
-                                          data, NULL));
-  free(data);
+  g_const(b->g, b->rng, name, rank, shape, lo, hi);
   return name;
 }
 
@@ -64,7 +51,7 @@ static const char *CST_INDICES(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank,
     if (dt == VKP_DTYPE_INT64) data[i] = k;
     else narrow[i] = (int32_t)k;
   }
-  vkp__gb_check(b, vkp_graph_add_constant(b->g, name, dt, rank, shape, data, NULL));
+  g_const_data(b->g, name, dt, rank, shape, data);
   free(data);
   return name;
 }
@@ -77,7 +64,7 @@ static const char *CST(vkp__gb_t *b, int32_t rank, const int64_t *shape) {
 // numbers in the case's range).
 static const char *IN_DT(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank, const int64_t *shape) {
   const char *name = vkp__gb_name(b, 'x');
-  vkp__gb_check(b, vkp_graph_add_input(b->g, name, dt, rank, shape, NULL));
+  g_in(b->g, name, dt, rank, shape);
   return name;
 }
 
@@ -98,7 +85,7 @@ static const char *CST_INT(vkp__gb_t *b, vkp_dtype_t dt, int32_t rank,
     else if (vkp_dtype_size(dt) == 2) ((int16_t *)data)[i] = (int16_t)k;
     else ((int8_t *)data)[i] = (int8_t)k;
   }
-  vkp__gb_check(b, vkp_graph_add_constant(b->g, name, dt, rank, shape, data, NULL));
+  g_const_data(b->g, name, dt, rank, shape, data);
   free(data);
   return name;
 }
@@ -110,8 +97,7 @@ static void NODE2(vkp__gb_t *b, vkp_op_t op, int32_t n_in, const char *const *in
   out[1] = vkp__gb_name(b, 'v');
   char node[16];
   snprintf(node, sizeof node, "n%d", b->n);
-  vkp__gb_check(b, vkp_graph_add_node(b->g, node, op, n_in, in, 2, out, n_attrs,
-                                      attrs, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(b->g, node, op, n_in, in, 2, out, n_attrs, attrs, NULL));
 }
 
 static const char *NODE(vkp__gb_t *b, vkp_op_t op, int32_t n_in,
@@ -120,23 +106,18 @@ static const char *NODE(vkp__gb_t *b, vkp_op_t op, int32_t n_in,
   const char *out = vkp__gb_name(b, 'v');
   char node[16];
   snprintf(node, sizeof node, "n%d", b->n);
-  vkp__gb_check(b, vkp_graph_add_node(b->g, node, op, n_in, in, 1, &out, n_attrs,
-                                      attrs, NULL));
+  VKP_TEST_OK(vkp_graph_add_node(b->g, node, op, n_in, in, 1, &out, n_attrs, attrs, NULL));
   return out;
 }
 
 static vkp_graph_t *vkp__gb_finish(vkp__gb_t *b, int32_t n_out,
                                    const char *const *outs) {
-  for (int32_t i = 0; i < n_out; ++i) vkp__gb_check(b, vkp_graph_mark_output(b->g, outs[i]));
-  if (!b->failed) vkp__gb_check(b, vkp_graph_validate(b->g));
-  if (b->failed) {
-    vkp_graph_destroy(b->g);
-    return NULL;
-  }
+  for (int32_t i = 0; i < n_out; ++i) g_out(b->g, outs[i]);
+  g_validate(b->g);
   return b->g;
 }
 
-#define S(...) ((const int64_t[]){__VA_ARGS__})
+#define S SH  // shorter still: the cases spell hundreds of shapes
 #define L(...) ((const char *const[]){__VA_ARGS__})
 #define A(...) ((const vkp_attr_t[]){__VA_ARGS__})
 #define AI(n, v) {.name = n, .kind = VKP_ATTR_INT, .i = (v)}
@@ -146,11 +127,9 @@ static vkp_graph_t *vkp__gb_finish(vkp__gb_t *b, int32_t n_out,
                      .count = (int32_t)(sizeof(S(__VA_ARGS__)) / sizeof(int64_t))}
 #define AEMPTY(n) {.name = n, .kind = VKP_ATTR_INTS, .ints = NULL, .count = 0}
 
-#define BEGIN(case_name)                                      \
+#define BEGIN(case_name)                                       \
   static vkp_graph_t *build_##case_name(vkp_test_rng_t *rng) { \
-    vkp__gb_t bb = {.rng = rng}, *b = &bb;                    \
-    vkp__gb_check(b, vkp_graph_create(#case_name, &b->g));    \
-    if (b->failed) return NULL;
+    vkp__gb_t bb = {.g = g_new(#case_name), .rng = rng}, *b = &bb;
 #define END(...)                                              \
   return vkp__gb_finish(b, (int32_t)(sizeof(L(__VA_ARGS__)) / sizeof(char *)), \
                         L(__VA_ARGS__));                      \
@@ -714,8 +693,7 @@ REDUCE_CASE(reduce_min_long, VKP_OP_REDUCE_MIN, 2, S(3, 200), 1, A(AIS("axes", -
   const char *c[2];                                                              \
   for (int i = 0; i < 2; ++i) {                                                  \
     c[i] = vkp__gb_name(b, 'c');                                                 \
-    vkp__gb_check(b, vkp_graph_add_constant(b->g, c[i], VKP_DTYPE_FLOAT32, 1, S(1), \
-                                            &consts[i], NULL));                  \
+    g_const_data(b->g, c[i], VKP_DTYPE_FLOAT32, 1, S(1), &consts[i]);            \
   }                                                                              \
   const char *gt = NODE(b, VKP_OP_GREATER, 2, L(x, c[0]), 0, NULL);              \
   const char *w = NODE(b, VKP_OP_WHERE, 3, L(gt, c[1], x), 0, NULL);             \
@@ -1294,9 +1272,8 @@ const char *bias = CST(b, 2, S(2, 40));
 const char *lens = CST_INT(b, VKP_DTYPE_INT32, 1, S(2), 1, 4);
 const char *h0 = CST(b, 3, S(2, 2, 5));
 const char *outs[3] = {vkp__gb_name(b, 'v'), vkp__gb_name(b, 'v'), vkp__gb_name(b, 'v')};
-vkp__gb_check(b, vkp_graph_add_node(b->g, "lstm", VKP_OP_LSTM, 6,
-                                    L(x, w, r, bias, lens, h0), 3, outs, 1,
-                                    A(AS("direction", "bidirectional")), NULL));
+VKP_TEST_OK(vkp_graph_add_node(b->g, "lstm", VKP_OP_LSTM, 6, L(x, w, r, bias, lens, h0), 3, outs,
+                               1, A(AS("direction", "bidirectional")), NULL));
 END(outs[0], outs[1], outs[2])
 
 BEGIN(gru_reverse_batch_first_rnn_clip)
@@ -1304,15 +1281,15 @@ const char *x = IN(b, 3, S(2, 5, 3));
 const char *w = CST(b, 3, S(1, 12, 3)), *r = CST(b, 3, S(1, 12, 4));
 const char *bias = CST(b, 2, S(1, 24));
 const char *go[2] = {vkp__gb_name(b, 'v'), vkp__gb_name(b, 'v')};
-vkp__gb_check(b, vkp_graph_add_node(b->g, "gru", VKP_OP_GRU, 4, L(x, w, r, bias), 2, go, 3,
-                                    A(AS("direction", "reverse"), AI("layout", 1),
-                                      AI("linear_before_reset", 1)),
-                                    NULL));
+VKP_TEST_OK(vkp_graph_add_node(b->g, "gru", VKP_OP_GRU, 4, L(x, w, r, bias), 2, go, 3,
+                               A(AS("direction", "reverse"), AI("layout", 1),
+                                 AI("linear_before_reset", 1)),
+                               NULL));
 const char *xr = IN(b, 3, S(3, 2, 4));
 const char *wr = CST(b, 3, S(1, 6, 4)), *rr = CST(b, 3, S(1, 6, 6));
 const char *ro[2] = {vkp__gb_name(b, 'v'), vkp__gb_name(b, 'v')};
-vkp__gb_check(b, vkp_graph_add_node(b->g, "rnn", VKP_OP_RNN, 3, L(xr, wr, rr), 2, ro, 2,
-                                    A(AS("activations", "relu"), AF("clip", 0.75)), NULL));
+VKP_TEST_OK(vkp_graph_add_node(b->g, "rnn", VKP_OP_RNN, 3, L(xr, wr, rr), 2, ro, 2,
+                               A(AS("activations", "relu"), AF("clip", 0.75)), NULL));
 END(go[0], go[1], ro[0], ro[1])
 
 BEGIN(int8_mod_both)
@@ -1348,8 +1325,7 @@ float specials[3] = {-INFINITY, INFINITY, NAN};
 const char *sp[3];
 for (int i = 0; i < 3; ++i) {
   sp[i] = vkp__gb_name(b, 'c');
-  vkp__gb_check(b, vkp_graph_add_constant(b->g, sp[i], VKP_DTYPE_FLOAT32, 1, S(1),
-                                          &specials[i], NULL));
+  g_const_data(b->g, sp[i], VKP_DTYPE_FLOAT32, 1, S(1), &specials[i]);
 }
 const char *lt = NODE(b, VKP_OP_LESS, 2, L(x, z), 0, NULL);
 const char *gt = NODE(b, VKP_OP_GREATER, 2, L(x, z), 0, NULL);

@@ -271,8 +271,7 @@ Test(spirv_codegen, supports_ints_where_kernels_take_them, .timeout = 30) {
   const char *in[] = {"x", "x"}, *out[] = {"y"}, *w_in[] = {"w", "w"}, *w_out[] = {"z"};
   VKP_TEST_OK(vkp_graph_add_node(g, "p", VKP_OP_PRELU, 2, in, 1, out, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ADD, 2, w_in, 1, w_out, 0, NULL, NULL));
-  g_out(g, "y");
-  g_out(g, "z");
+  g_out(g, "y,z");
   g_validate(g);
   char reason[160];
   cr_assert_not(vkp_spirv_supports(g, &g->nodes[0], reason, sizeof reason));
@@ -610,8 +609,7 @@ Test(spirv_codegen, supports_bools_on_8bit_devices_refuses_wide_sums, .timeout =
   const char *b_in[] = {"i", "i"};
   VKP_TEST_OK(vkp_graph_add_node(g, "bits", VKP_OP_PRELU, 2, b_in, 1, b_out, 0,
                                  NULL, NULL));
-  g_out(g, "w");
-  g_out(g, "bits");
+  g_out(g, "w,bits");
   g_validate(g);
   char reason[160];
   // Bool values are bytes: fine where the device binds 8-bit storage.

@@ -137,9 +137,7 @@ Test(cpu_ops, gemm_variants, .timeout = 120) {
     g_node(g, "fc", VKP_OP_GEMM, "a,b,c", "y", 4, a);
     g_node(g, "fc2", VKP_OP_GEMM, "a,b,c2", "y2", 4, a);
     g_node(g, "fc3", VKP_OP_GEMM, "a,b", "y3", 4, a);
-    g_out(g, "y");
-    g_out(g, "y2");
-    g_out(g, "y3");
+    g_out(g, "y,y2,y3");
     cpu_check(g, &rng, seed, -1, 1, 1);
   }
 }
@@ -399,9 +397,7 @@ Test(cpu_ops, reductions, .timeout = 120) {
   g_node(g, "m1", VKP_OP_REDUCE_MEAN, "x", "y1", 2, r1);
   g_node(g, "s2", VKP_OP_REDUCE_SUM, "x", "y2", 2, r2);
   g_node(g, "s3", VKP_OP_REDUCE_SUM, "x", "y3", 1, r3);
-  g_out(g, "y1");
-  g_out(g, "y2");
-  g_out(g, "y3");
+  g_out(g, "y1,y2,y3");
   cpu_check(g, &rng, seed, -1, 1, 1);
 }
 
@@ -491,8 +487,6 @@ Test(cpu_fusion, gemm_and_chains, .timeout = 120) {
   g_node(g, "tr", VKP_OP_TRANSPOSE, "x", "xt", 1, tp);
   g_node(g, "mm2", VKP_OP_MATMUL, "xt,x", "p", 0, NULL);
   g_node(g, "gelu", VKP_OP_GELU, "p", "out2", 0, NULL);
-  g_out(g, "out");
-  g_out(g, "out2");
-  g_out(g, "y");
+  g_out(g, "out,out2,y");
   cpu_check(g, &rng, seed, -1, 1, 1);
 }

@@ -185,8 +185,7 @@ static void run_chain(bool force_copies) {
   VKP_TEST_OK(vkp_graph_add_node(g, "mul", VKP_OP_MUL, 2, in1, 1, out1, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "add", VKP_OP_ADD, 2, in2, 1, out2, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "add2", VKP_OP_ADD, 2, in3, 1, out3, 0, NULL, NULL));
-  g_out(g, "out");
-  g_out(g, "out2");
+  g_out(g, "out,out2");
   g_validate(g);
   wv = vkp_graph_find_value(g, "w");
   const uint64_t bytes = (uint64_t)n * 4;
@@ -253,8 +252,7 @@ Test(stage, independent_dispatches_need_no_barrier, .timeout = 60) {
   const char *ia[] = {"x", "x"}, *oa[] = {"o0"}, *ib[] = {"y", "y"}, *ob[] = {"o1"};
   VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ADD, 2, ia, 1, oa, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "b", VKP_OP_ADD, 2, ib, 1, ob, 0, NULL, NULL));
-  g_out(g, "o0");
-  g_out(g, "o1");
+  g_out(g, "o0,o1");
   g_validate(g);
   vkp_spirv_buffer_t bufs[] = {{VKP_SPIRV_BUFFER_INPUT, 0, n * 4},
                                {VKP_SPIRV_BUFFER_INPUT, 1, n * 4},
@@ -324,9 +322,7 @@ static void run_out_of_range(bool force_copies) {
   VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ADD, 2, in1, 1, out1, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "m", VKP_OP_MUL, 2, in1, 1, out2, 0, NULL, NULL));
   VKP_TEST_OK(vkp_graph_add_node(g, "b", VKP_OP_ADD, 2, in3, 1, out3, 0, NULL, NULL));
-  g_out(g, "out");
-  g_out(g, "lo");
-  g_out(g, "hi");
+  g_out(g, "out,lo,hi");
   g_validate(g);
   // Buffers: x, scratch [lo | victim | hi], outputs out, lo, hi.
   vkp_spirv_buffer_t bufs[] = {{VKP_SPIRV_BUFFER_INPUT, 0, bytes},
