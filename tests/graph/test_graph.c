@@ -85,12 +85,9 @@ Test(graph, cycle_is_reported, .timeout = 10) {
   vkp_graph_t *g = g_new("cyc");
   int64_t s[] = {4};
   g_in(g, "x", VKP_DTYPE_FLOAT32, 1, s);
-  const char *a_in[] = {"x", "c"}, *a_out[] = {"a"};
-  const char *b_in[] = {"a"}, *b_out[] = {"b"};
-  const char *c_in[] = {"b"}, *c_out[] = {"c"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "A", VKP_OP_ADD, 2, a_in, 1, a_out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "B", VKP_OP_RELU, 1, b_in, 1, b_out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "C", VKP_OP_EXP, 1, c_in, 1, c_out, 0, NULL, NULL));
+  g_node(g, "A", VKP_OP_ADD, "x,c", "a", 0, NULL);
+  g_node(g, "B", VKP_OP_RELU, "a", "b", 0, NULL);
+  g_node(g, "C", VKP_OP_EXP, "b", "c", 0, NULL);
   g_out(g, "c");
   char *msg = validate_error(g);
   cr_assert(strstr(msg, "cycle") && strstr(msg, "'A'") && strstr(msg, "'C'"), "%s", msg);

@@ -55,10 +55,9 @@ Test(ops, schema_defaults_are_written_at_validation, .timeout = 30) {
   vkp_graph_t *g = g_new("defaults");
   int64_t s[] = {2, 3};
   g_in(g, "x", VKP_DTYPE_FLOAT32, 2, s);
-  const char *in[] = {"x"}, *o1[] = {"a"}, *o2[] = {"b"}, *o3[] = {"c"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "lr", VKP_OP_LEAKY_RELU, 1, in, 1, o1, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "ge", VKP_OP_GELU, 1, o1, 1, o2, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "sm", VKP_OP_SOFTMAX, 1, o2, 1, o3, 0, NULL, NULL));
+  g_node(g, "lr", VKP_OP_LEAKY_RELU, "x", "a", 0, NULL);
+  g_node(g, "ge", VKP_OP_GELU, "a", "b", 0, NULL);
+  g_node(g, "sm", VKP_OP_SOFTMAX, "b", "c", 0, NULL);
   g_out(g, "c");
   g_validate(g);
   const vkp_node_t *lr = &g->nodes[vkp_graph_find_node(g, "lr")];

@@ -20,10 +20,9 @@
 static void make(int32_t rank, vkp_graph_t **out_model, vkp_plan_t **out_plan) {
   int64_t shape[1] = {6};
   vkp_graph_t *g = g_new("m");
-  const char *x[] = {"x"}, *h[] = {"h"}, *y[] = {"y"};
   g_in(g, "x", VKP_DTYPE_FLOAT32, 1, shape);
-  VKP_TEST_OK(vkp_graph_add_node(g, "n0", VKP_OP_IDENTITY, 1, x, 1, h, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "n1", VKP_OP_IDENTITY, 1, h, 1, y, 0, NULL, NULL));
+  g_node(g, "n0", VKP_OP_IDENTITY, "x", "h", 0, NULL);
+  g_node(g, "n1", VKP_OP_IDENTITY, "h", "y", 0, NULL);
   g_out(g, "y");
   g_validate(g);
   vkp_plan_t *plan;

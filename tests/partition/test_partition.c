@@ -192,10 +192,9 @@ Test(partition, dead_nodes_are_left_out, .timeout = 30) {
   vkp_graph_t *g = g_new("dead");
   int64_t s[] = {1, 8};
   g_in(g, "x", VKP_DTYPE_FLOAT32, 2, s);
-  const char *i1[] = {"x"}, *o1[] = {"y"}, *o2[] = {"z"}, *i3[] = {"z"}, *o3[] = {"w"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "live", VKP_OP_RELU, 1, i1, 1, o1, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "dead1", VKP_OP_EXP, 1, i1, 1, o2, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "dead2", VKP_OP_NEG, 1, i3, 1, o3, 0, NULL, NULL));
+  g_node(g, "live", VKP_OP_RELU, "x", "y", 0, NULL);
+  g_node(g, "dead1", VKP_OP_EXP, "x", "z", 0, NULL);
+  g_node(g, "dead2", VKP_OP_NEG, "z", "w", 0, NULL);
   g_out(g, "y");
   g_validate(g);
   vkp_registry_t *reg;

@@ -217,8 +217,7 @@ Test(target, check_graph_lists_every_unsupported_node, .timeout = 30) {
   g_in(g, "b", VKP_DTYPE_FLOAT32, 1, bs);
   g_node(g, "mm", VKP_OP_MATMUL, "x,w", "m", 0, NULL);
   g_node(g, "act", VKP_OP_RELU, "m", "r", 0, NULL);
-  const char *a_in[] = {"r", "b"}, *a_out[] = {"a"};  // broadcasting add
-  VKP_TEST_OK(vkp_graph_add_node(g, "bias", VKP_OP_ADD, 2, a_in, 1, a_out, 0, NULL, NULL));
+  g_node(g, "bias", VKP_OP_ADD, "r,b", "a", 0, NULL);  // broadcasting add
   g_node(g, "sm", VKP_OP_SOFTMAX, "a", "y", 0, NULL);
   g_out(g, "y");
   g_validate(g);
@@ -528,12 +527,9 @@ Test(target, declared_dtypes_and_limits_hold, .timeout = 30) {
   g_in(g, "a", VKP_DTYPE_FLOAT32, 1, small);
   g_in(g, "b", VKP_DTYPE_FLOAT32, 1, big);
   g_in(g, "i", VKP_DTYPE_INT32, 1, small);
-  VKP_TEST_OK(vkp_graph_add_node(g, "ra", VKP_OP_RELU, 1, (const char *[]){"a"}, 1,
-                                 (const char *[]){"ya"}, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "rb", VKP_OP_RELU, 1, (const char *[]){"b"}, 1,
-                                 (const char *[]){"yb"}, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "ri", VKP_OP_RELU, 1, (const char *[]){"i"}, 1,
-                                 (const char *[]){"yi"}, 0, NULL, NULL));
+  g_node(g, "ra", VKP_OP_RELU, "a", "ya", 0, NULL);
+  g_node(g, "rb", VKP_OP_RELU, "b", "yb", 0, NULL);
+  g_node(g, "ri", VKP_OP_RELU, "i", "yi", 0, NULL);
   g_out(g, "ya,yb,yi");
   g_validate(g);
   char why[256];

@@ -175,9 +175,8 @@ Test(codegen_c, several_outputs_have_their_own_buffers, .timeout = 120) {
   g_const(g, &rng, "bias", 2, SH(2, 32), -1, 1);
   g_const(g, &rng, "w2", 3, SH(1, 16, 8), -1, 1);
   g_const(g, &rng, "r2", 3, SH(1, 16, 4), -1, 1);
-  const char *in1[] = {"x", "w", "r", "bias"}, *out1[] = {"y", "y_h", "y_c"};
   vkp_attr_t bi[] = {at_s("direction", "bidirectional")};
-  VKP_TEST_OK(vkp_graph_add_node(g, "lstm1", VKP_OP_LSTM, 4, in1, 3, out1, 1, bi, NULL));
+  g_node(g, "lstm1", VKP_OP_LSTM, "x,w,r,bias", "y,y_h,y_c", 1, bi);
   // Y [5, 2, 2, 4] as the next lstm's X [5, 2, 8]; that lstm's Y is read by
   // nothing, its Y_h is.
   vkp_attr_t rs[] = {at_is("shape", 3, SH(5, 2, 8))};

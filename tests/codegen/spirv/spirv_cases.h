@@ -13,7 +13,7 @@
 
 typedef struct vkp_spirv_case_t {
   const char *name;
-  // Builds and validates the graph; NULL on failure (the test fails).
+  // Builds and validates the graph (a failure fails the test there).
   vkp_graph_t *(*build)(vkp_test_rng_t *rng);
   float lo, hi;               // range of the random inputs
   int32_t dispatches;         // expected dispatch count

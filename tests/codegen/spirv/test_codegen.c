@@ -268,9 +268,8 @@ Test(spirv_codegen, supports_ints_where_kernels_take_them, .timeout = 30) {
   int64_t s[] = {4};
   g_in(g, "x", VKP_DTYPE_INT32, 1, s);
   g_in(g, "w", VKP_DTYPE_INT64, 1, s);
-  const char *in[] = {"x", "x"}, *out[] = {"y"}, *w_in[] = {"w", "w"}, *w_out[] = {"z"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "p", VKP_OP_PRELU, 2, in, 1, out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ADD, 2, w_in, 1, w_out, 0, NULL, NULL));
+  g_node(g, "p", VKP_OP_PRELU, "x,x", "y", 0, NULL);
+  g_node(g, "a", VKP_OP_ADD, "w,w", "z", 0, NULL);
   g_out(g, "y,z");
   g_validate(g);
   char reason[160];
@@ -304,9 +303,8 @@ Test(spirv_codegen, rnn_refused_past_the_loop_budget, .timeout = 30) {
     g_in(g, "x", VKP_DTYPE_FLOAT32, 3, xs);
     g_in(g, "w", VKP_DTYPE_FLOAT32, 3, ws);
     g_in(g, "r", VKP_DTYPE_FLOAT32, 3, rs);
-    const char *in[] = {"x", "w", "r"}, *out[] = {"y"};
     vkp_attr_t a = {.name = "hidden_size", .kind = VKP_ATTR_INT, .i = hid};
-    VKP_TEST_OK(vkp_graph_add_node(g, "l", VKP_OP_LSTM, 3, in, 1, out, 1, &a, NULL));
+    g_node(g, "l", VKP_OP_LSTM, "x,w,r", "y", 1, &a);
     g_out(g, "y");
     g_validate(g);
     char reason[320] = "";
@@ -357,8 +355,7 @@ Test(spirv_codegen, conv_split_past_the_loop_budget, .timeout = 60) {
       }
       g_in(g, "x", VKP_DTYPE_FLOAT32, rank, xs);
       g_in(g, "w", VKP_DTYPE_FLOAT32, rank, ws);
-      const char *in[] = {"x", "w"}, *out[] = {"y"};
-      VKP_TEST_OK(vkp_graph_add_node(g, "c", cases[k].op, 2, in, 1, out, 0, NULL, NULL));
+      g_node(g, "c", cases[k].op, "x,w", "y", 0, NULL);
       g_out(g, "y");
       g_validate(g);
       char reason[320] = "";
@@ -440,13 +437,11 @@ Test(spirv_codegen, pool_and_cum_sum_refused_past_the_loop_budget, .timeout = 30
     if (!pool) xs[0] = 2, xs[1] = cases[k].a;
     if (pool && cases[k].rank == 3) xs[2] = cases[k].a;
     g_in(g, "x", VKP_DTYPE_FLOAT32, cases[k].rank, xs);
-    const char *in[] = {"x"}, *out[] = {"y"};
     int64_t window[2] = {cases[k].a, cases[k].b};
     vkp_attr_t attrs[2] = {{.name = "kernel_shape", .kind = VKP_ATTR_INTS, .ints = window,
                             .count = cases[k].rank - 2},
                            {.name = "axis", .kind = VKP_ATTR_INT, .i = 1}};
-    VKP_TEST_OK(vkp_graph_add_node(g, "n", cases[k].op, 1, in, 1, out, 1,
-                                   pool ? &attrs[0] : &attrs[1], NULL));
+    g_node(g, "n", cases[k].op, "x", "y", 1, pool ? &attrs[0] : &attrs[1]);
     expect_budget(g, "y", cases[k].ok, (int)k);
   }
 }
@@ -501,9 +496,8 @@ Test(spirv_codegen, attention_refused_past_the_loop_budget, .timeout = 30) {
     g_in(g, "q", VKP_DTYPE_FLOAT32, 3, qs);
     g_in(g, "kt", VKP_DTYPE_FLOAT32, 3, ks);
     g_in(g, "v", VKP_DTYPE_FLOAT32, 3, vs);
-    const char *in[] = {"q", "kt", "v"}, *out[] = {"y"};
     vkp_attr_t a = {.name = "scale", .kind = VKP_ATTR_FLOAT, .f = 0.125};
-    VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ATTENTION, 3, in, 1, out, 1, &a, NULL));
+    g_node(g, "a", VKP_OP_ATTENTION, "q,kt,v", "y", 1, &a);
     g_out(g, "y");
     g_validate(g);
     char reason[320] = "";
@@ -527,8 +521,7 @@ Test(spirv_codegen, conv_split_partials_across_bindings, .timeout = 60) {
   int64_t xs[] = {1, 1, 100000}, ws[] = {1, 1, 70000};
   g_in(g, "x", VKP_DTYPE_FLOAT32, 3, xs);
   g_in(g, "w", VKP_DTYPE_FLOAT32, 3, ws);
-  const char *in[] = {"x", "w"}, *out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "c", VKP_OP_CONV2D, 2, in, 1, out, 0, NULL, NULL));
+  g_node(g, "c", VKP_OP_CONV2D, "x,w", "y", 0, NULL);
   g_out(g, "y");
   g_validate(g);
   vkp_spirv_device_info_t small = lavapipe_like;
@@ -560,12 +553,10 @@ Test(spirv_codegen, supports_f64_f16_by_device_feature, .timeout = 30) {
   g_in(g, "d", VKP_DTYPE_FLOAT64, 2, s);
   g_in(g, "h", VKP_DTYPE_FLOAT16, 2, s);
   g_in(g, "i", VKP_DTYPE_INT16, 2, s);
-  const char *d_in[] = {"d", "d"}, *h_in[] = {"h", "h"}, *i_in[] = {"i", "i"};
-  const char *o1[] = {"y"}, *o2[] = {"z"}, *o3[] = {"m"}, *o4[] = {"k"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "sum", VKP_OP_ADD, 2, d_in, 1, o1, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "mul", VKP_OP_MUL, 2, h_in, 1, o2, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "mm", VKP_OP_MATMUL, 2, d_in, 1, o3, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "max", VKP_OP_MAX, 2, i_in, 1, o4, 0, NULL, NULL));
+  g_node(g, "sum", VKP_OP_ADD, "d,d", "y", 0, NULL);
+  g_node(g, "mul", VKP_OP_MUL, "h,h", "z", 0, NULL);
+  g_node(g, "mm", VKP_OP_MATMUL, "d,d", "m", 0, NULL);
+  g_node(g, "max", VKP_OP_MAX, "i,i", "k", 0, NULL);
   for (int k = 0; k < 4; ++k)
     g_out(g, (const char *[]){"y", "z", "m", "k"}[k]);
   g_validate(g);
@@ -598,17 +589,12 @@ Test(spirv_codegen, supports_bools_on_8bit_devices_refuses_wide_sums, .timeout =
   for (int i = 0; i < 8; ++i)
     g_in(g, names[i], VKP_DTYPE_FLOAT32, 1, s);
   g_in(g, "i", VKP_DTYPE_INT32, 1, s);
-  const char *lt_out[] = {"lt"}, *sum_out[] = {"sum"}, *w_out[] = {"w"}, *b_out[] = {"bits"};
+  const char *lt_out[] = {"lt"};
   VKP_TEST_OK(vkp_graph_add_node(g, "less", VKP_OP_LESS, 2, names, 1, lt_out, 0,
                                  NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "sum8", VKP_OP_SUM, 8, names, 1, sum_out, 0,
-                                 NULL, NULL));
-  const char *w_in[] = {"lt", "sum", "a"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "where", VKP_OP_WHERE, 3, w_in, 1, w_out, 0,
-                                 NULL, NULL));
-  const char *b_in[] = {"i", "i"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "bits", VKP_OP_PRELU, 2, b_in, 1, b_out, 0,
-                                 NULL, NULL));
+  g_node(g, "sum8", VKP_OP_SUM, "a,b,c,d,e,f,g,h", "sum", 0, NULL);
+  g_node(g, "where", VKP_OP_WHERE, "lt,sum,a", "w", 0, NULL);
+  g_node(g, "bits", VKP_OP_PRELU, "i,i", "bits", 0, NULL);
   g_out(g, "w,bits");
   g_validate(g);
   char reason[160];

@@ -243,10 +243,9 @@ static void slice_from_end(vkp_graph_t *g) {
 static void squeeze_bounded_axis(vkp_graph_t *g) {
   int64_t axes[] = {1};
   vkp_attr_t a = {.name = "axes", .kind = VKP_ATTR_INTS, .ints = axes, .count = 1};
-  const char *in[] = {"f"}, *out[] = {"y"};
   // [1, <=6] squeezed at its bounded axis: refused even where the bound
   // happens to be 1, since the run-time extent may be 0.
-  VKP_TEST_OK(vkp_graph_add_node(g, "sq", VKP_OP_SQUEEZE, 1, in, 1, out, 1, &a, NULL));
+  g_node(g, "sq", VKP_OP_SQUEEZE, "f", "y", 1, &a);
 }
 
 Test(onnx_dynamic, ir_consumers_refused, .timeout = 60) {
@@ -288,9 +287,8 @@ Test(onnx_dynamic, extents_must_agree_at_run_time, .timeout = 60) {
   int64_t shape[] = {6};
   g_in(g, "a", VKP_DTYPE_FLOAT32, 1, shape);
   g_in(g, "b", VKP_DTYPE_FLOAT32, 1, shape);
-  const char *na[] = {"a"}, *oa[] = {"na"}, *nb[] = {"b"}, *ob[] = {"nb"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "nza", VKP_OP_NON_ZERO, 1, na, 1, oa, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "nzb", VKP_OP_NON_ZERO, 1, nb, 1, ob, 0, NULL, NULL));
+  g_node(g, "nza", VKP_OP_NON_ZERO, "a", "na", 0, NULL);
+  g_node(g, "nzb", VKP_OP_NON_ZERO, "b", "nb", 0, NULL);
   g_node(g, "sub", VKP_OP_SUB, "na,nb", "y", 0, NULL);
   g_out(g, "y");
   g_validate(g);

@@ -22,12 +22,10 @@ static void seed(void) {
 // x, y inputs of n floats; out = x + y (the op only documents the graph: the
 // program is what runs).
 static vkp_graph_t *binary_graph(int64_t n) {
-  vkp_graph_t *g = NULL;
-  g = g_new("binary");
+  vkp_graph_t *g = g_new("binary");
   g_in(g, "x", VKP_DTYPE_FLOAT32, 1, &n);
   g_in(g, "y", VKP_DTYPE_FLOAT32, 1, &n);
-  const char *in[] = {"x", "y"}, *out[] = {"out"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "add", VKP_OP_ADD, 2, in, 1, out, 0, NULL, NULL));
+  g_node(g, "add", VKP_OP_ADD, "x,y", "out", 0, NULL);
   g_out(g, "out");
   g_validate(g);
   return g;
@@ -174,17 +172,13 @@ static void run_chain(bool force_copies) {
   int64_t n = 1 + vkp_test_rng_below(&rng, 4000);
   vkp_tensor_t w;
   tensors(n, 1, &w);
-  vkp_graph_t *g = NULL;
-  g = g_new("chain");
+  vkp_graph_t *g = g_new("chain");
   g_in(g, "x", VKP_DTYPE_FLOAT32, 1, &n);
   int32_t wv = -1;
   VKP_TEST_OK(vkp_graph_add_constant(g, "w", VKP_DTYPE_FLOAT32, 1, &n, w.data, &wv));
-  const char *in1[] = {"x", "w"}, *out1[] = {"t"};
-  const char *in2[] = {"t", "x"}, *out2[] = {"out"};
-  const char *in3[] = {"w", "w"}, *out3[] = {"out2"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "mul", VKP_OP_MUL, 2, in1, 1, out1, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "add", VKP_OP_ADD, 2, in2, 1, out2, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "add2", VKP_OP_ADD, 2, in3, 1, out3, 0, NULL, NULL));
+  g_node(g, "mul", VKP_OP_MUL, "x,w", "t", 0, NULL);
+  g_node(g, "add", VKP_OP_ADD, "t,x", "out", 0, NULL);
+  g_node(g, "add2", VKP_OP_ADD, "w,w", "out2", 0, NULL);
   g_out(g, "out,out2");
   g_validate(g);
   wv = vkp_graph_find_value(g, "w");
@@ -249,9 +243,8 @@ Test(stage, independent_dispatches_need_no_barrier, .timeout = 60) {
   g = g_new("two");
   g_in(g, "x", VKP_DTYPE_FLOAT32, 1, &n);
   g_in(g, "y", VKP_DTYPE_FLOAT32, 1, &n);
-  const char *ia[] = {"x", "x"}, *oa[] = {"o0"}, *ib[] = {"y", "y"}, *ob[] = {"o1"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ADD, 2, ia, 1, oa, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "b", VKP_OP_ADD, 2, ib, 1, ob, 0, NULL, NULL));
+  g_node(g, "a", VKP_OP_ADD, "x,x", "o0", 0, NULL);
+  g_node(g, "b", VKP_OP_ADD, "y,y", "o1", 0, NULL);
   g_out(g, "o0,o1");
   g_validate(g);
   vkp_spirv_buffer_t bufs[] = {{VKP_SPIRV_BUFFER_INPUT, 0, n * 4},
@@ -314,14 +307,11 @@ static void run_out_of_range(bool force_copies) {
   const int64_t n = 256;
   const uint64_t bytes = (uint64_t)n * 4;
   cr_assert_eq(bytes % dev->properties.limits.minStorageBufferOffsetAlignment, 0);
-  vkp_graph_t *g = NULL;
-  g = g_new("hostile");
+  vkp_graph_t *g = g_new("hostile");
   g_in(g, "x", VKP_DTYPE_FLOAT32, 1, &n);
-  const char *in1[] = {"x", "x"}, *out1[] = {"out"}, *out2[] = {"lo"};
-  const char *in3[] = {"out", "x"}, *out3[] = {"hi"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "a", VKP_OP_ADD, 2, in1, 1, out1, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "m", VKP_OP_MUL, 2, in1, 1, out2, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "b", VKP_OP_ADD, 2, in3, 1, out3, 0, NULL, NULL));
+  g_node(g, "a", VKP_OP_ADD, "x,x", "out", 0, NULL);
+  g_node(g, "m", VKP_OP_MUL, "x,x", "lo", 0, NULL);
+  g_node(g, "b", VKP_OP_ADD, "out,x", "hi", 0, NULL);
   g_out(g, "out,lo,hi");
   g_validate(g);
   // Buffers: x, scratch [lo | victim | hi], outputs out, lo, hi.

@@ -69,12 +69,10 @@ static void run_slots(bool force_copies) {
   cr_log_info("seed %llu", (unsigned long long)seed);
   vkp_vk_device_t *dev = vkp_vk_test_device(force_copies);
   const int64_t n = 1 + vkp_test_rng_below(&rng, 2000);
-  vkp_graph_t *g = NULL;
-  g = g_new("slots");
+  vkp_graph_t *g = g_new("slots");
   g_in(g, "x", VKP_DTYPE_FLOAT32, 1, &n);
   g_in(g, "y", VKP_DTYPE_FLOAT32, 1, &n);
-  const char *in[] = {"x", "y"}, *out[] = {"out"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "add", VKP_OP_ADD, 2, in, 1, out, 0, NULL, NULL));
+  g_node(g, "add", VKP_OP_ADD, "x,y", "out", 0, NULL);
   g_out(g, "out");
   g_validate(g);
   const uint64_t bytes = (uint64_t)n * 4;

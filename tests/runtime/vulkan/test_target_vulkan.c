@@ -73,8 +73,7 @@ Test(target_vulkan, device_up_only_for_a_stage, .timeout = 120) {
   const vkp_target_t *vk = NULL, *cpu = NULL;
   VKP_TEST_OK(vkp_registry_lookup(reg, "vulkan", &vk));
   VKP_TEST_OK(vkp_registry_lookup(reg, "ref", &cpu));
-  vkp_graph_t *g = NULL;
-  g = g_new("relu");
+  vkp_graph_t *g = g_new("relu");
   int64_t shape[2] = {2, 3};
   g_in(g, "x", VKP_DTYPE_FLOAT32, 2, shape);
   g_node(g, "r", VKP_OP_RELU, "x", "y", 0, NULL);
