@@ -50,8 +50,8 @@ if [[ $small == 1 ]]; then : "${gemm:=512}" "${frames:=2}"; scale=4; else
   : "${gemm:=4096}" "${frames:=20}"; scale=1; fi
 py=${PYTHON:-/usr/bin/python3}
 bench="$build/tools/vkpipe-bench" cli="$build/tools/vkpipe"
-gemm_bin="$build/tests/spirv/bench_spirv_gemm"
-peak_bin="$build/tests/vulkan_runtime/bench_vk_peak"
+gemm_bin="$build/tests/codegen/spirv/bench_spirv_gemm"
+peak_bin="$build/tests/runtime/vulkan/bench_vk_peak"
 for f in "$bench" "$cli" "$gemm_bin" "$peak_bin"; do
   [[ -x $f ]] || { echo "gpu-bench: $f not built (cmake --build $build)" >&2; exit 1; }
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """Second implementation for the com.microsoft contrib-op models: runs every
-model of tests/onnx/models_contrib.py through ONNX Runtime (onnxruntime-node,
+model of tests/graph/onnx/models_contrib.py through ONNX Runtime (onnxruntime-node,
 through tools/zoo/ort_run.js) and through 'vkpipe run' on each target, and
 prints the largest absolute difference per model and op: vkpipe vs ORT, and
 the test suite's NumPy expectation vs ORT. ORT is never a dependency of the

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "support/test_cli.h"
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/artifact.h"
 #include "vkpipe/partition.h"
@@ -21,10 +22,9 @@ TestSuite(dtypes, .init = vkp_test_scratch_make, .fini = vkp_test_scratch_remove
 // to float32 ("back"); outputs: the transposed `dt` value and the float32.
 static vkp_graph_t *cast_chain(vkp_dtype_t dt, const char *to_target,
                                const char *tr_target, const char *back_target) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("dtypes", &g));
+  vkp_graph_t *g = g_new("dtypes");
   int64_t shape[] = {3, 5}, perm[] = {1, 0};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, shape, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, shape);
   vkp_attr_t to = {.name = "to", .kind = VKP_ATTR_STRING, .s = vkp_dtype_name(dt)};
   vkp_attr_t back = {.name = "to", .kind = VKP_ATTR_STRING, .s = "float32"};
   vkp_attr_t p = {.name = "perm", .kind = VKP_ATTR_INTS, .ints = perm, .count = 2};
@@ -36,9 +36,8 @@ static vkp_graph_t *cast_chain(vkp_dtype_t dt, const char *to_target,
   VKP_TEST_OK(vkp_graph_set_node_target(g, n0, to_target));
   VKP_TEST_OK(vkp_graph_set_node_target(g, n1, tr_target));
   VKP_TEST_OK(vkp_graph_set_node_target(g, n2, back_target));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "t"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "t,y");
+  g_validate(g);
   return g;
 }
 

@@ -5,37 +5,33 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/graph.h"
 
 static vkp_graph_t *make_mlp(void) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("mlp", &g));
+  vkp_graph_t *g = g_new("mlp");
   int64_t xs[] = {2, 8}, w1s[] = {8, 4}, b1s[] = {4}, w2s[] = {4, 3};
   float w1[32], b1[4], w2[12];
   for (int i = 0; i < 32; ++i) w1[i] = (float)i * 0.01f;
   for (int i = 0; i < 4; ++i) b1[i] = (float)i;
   for (int i = 0; i < 12; ++i) w2[i] = (float)-i;
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, xs, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "w1", VKP_DTYPE_FLOAT32, 2, w1s, w1, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "b1", VKP_DTYPE_FLOAT32, 1, b1s, b1, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "w2", VKP_DTYPE_FLOAT32, 2, w2s, w2, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, xs);
+  g_const_data(g, "w1", VKP_DTYPE_FLOAT32, 2, w1s, w1);
+  g_const_data(g, "b1", VKP_DTYPE_FLOAT32, 1, b1s, b1);
+  g_const_data(g, "w2", VKP_DTYPE_FLOAT32, 2, w2s, w2);
   // Declared out of order on purpose: validate sorts.
-  const char *fc2_in[] = {"h", "w2"}, *fc2_out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "fc2", VKP_OP_MATMUL, 2, fc2_in, 1, fc2_out, 0, NULL, NULL));
-  const char *relu_in[] = {"z"}, *relu_out[] = {"h"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "act", VKP_OP_RELU, 1, relu_in, 1, relu_out, 0, NULL, NULL));
-  const char *mm_in[] = {"x", "w1"}, *mm_out[] = {"xw"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "fc1", VKP_OP_MATMUL, 2, mm_in, 1, mm_out, 0, NULL, NULL));
-  const char *add_in[] = {"xw", "b1"}, *add_out[] = {"z"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "bias", VKP_OP_ADD, 2, add_in, 1, add_out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  g_node(g, "fc2", VKP_OP_MATMUL, "h,w2", "y", 0, NULL);
+  g_node(g, "act", VKP_OP_RELU, "z", "h", 0, NULL);
+  g_node(g, "fc1", VKP_OP_MATMUL, "x,w1", "xw", 0, NULL);
+  g_node(g, "bias", VKP_OP_ADD, "xw,b1", "z", 0, NULL);
+  g_out(g, "y");
   return g;
 }
 
 Test(graph, validate_sorts_and_infers, .timeout = 10) {
   vkp_graph_t *g = make_mlp();
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   cr_assert_str_eq(g->nodes[0].name, "fc1");
   cr_assert_str_eq(g->nodes[1].name, "bias");
   cr_assert_str_eq(g->nodes[2].name, "act");
@@ -51,7 +47,7 @@ Test(graph, validate_sorts_and_infers, .timeout = 10) {
 
 Test(graph, liveness, .timeout = 10) {
   vkp_graph_t *g = make_mlp();
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   int32_t def[32], use[32];
   VKP_TEST_OK(vkp_graph_liveness(g, def, use));
   int32_t xw = vkp_graph_find_value(g, "xw"), y = vkp_graph_find_value(g, "y");
@@ -64,7 +60,7 @@ Test(graph, liveness, .timeout = 10) {
 
 Test(graph, extract_middle, .timeout = 10) {
   vkp_graph_t *g = make_mlp(), *sub;
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   int32_t nodes[] = {1, 2};  // bias, act
   VKP_TEST_OK(vkp_graph_extract(g, 2, nodes, "mid", &sub));
   cr_assert_eq(sub->n_inputs, 1);
@@ -86,17 +82,13 @@ static char *validate_error(vkp_graph_t *g) {
 }
 
 Test(graph, cycle_is_reported, .timeout = 10) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("cyc", &g));
+  vkp_graph_t *g = g_new("cyc");
   int64_t s[] = {4};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, s, NULL));
-  const char *a_in[] = {"x", "c"}, *a_out[] = {"a"};
-  const char *b_in[] = {"a"}, *b_out[] = {"b"};
-  const char *c_in[] = {"b"}, *c_out[] = {"c"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "A", VKP_OP_ADD, 2, a_in, 1, a_out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "B", VKP_OP_RELU, 1, b_in, 1, b_out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "C", VKP_OP_EXP, 1, c_in, 1, c_out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "c"));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 1, s);
+  g_node(g, "A", VKP_OP_ADD, "x,c", "a", 0, NULL);
+  g_node(g, "B", VKP_OP_RELU, "a", "b", 0, NULL);
+  g_node(g, "C", VKP_OP_EXP, "b", "c", 0, NULL);
+  g_out(g, "c");
   char *msg = validate_error(g);
   cr_assert(strstr(msg, "cycle") && strstr(msg, "'A'") && strstr(msg, "'C'"), "%s", msg);
   free(msg);
@@ -104,21 +96,18 @@ Test(graph, cycle_is_reported, .timeout = 10) {
 }
 
 Test(graph, dangling_and_shape_errors_name_the_node, .timeout = 10) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("bad", &g));
+  vkp_graph_t *g = g_new("bad");
   int64_t s[] = {1, 784}, ws[] = {512, 10};
   float *w = calloc(5120, sizeof(float));
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "w", VKP_DTYPE_FLOAT32, 2, ws, w, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, s);
+  g_const_data(g, "w", VKP_DTYPE_FLOAT32, 2, ws, w);
   free(w);
-  const char *in[] = {"x", "w"}, *out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "fc1", VKP_OP_MATMUL, 2, in, 1, out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  g_node(g, "fc1", VKP_OP_MATMUL, "x,w", "y", 0, NULL);
+  g_out(g, "y");
   char *msg = validate_error(g);
   cr_assert(strstr(msg, "node 'fc1' (matmul): inner dimensions 784 and 512 differ"), "%s", msg);
   free(msg);
-  const char *in2[] = {"nope"}, *out2[] = {"z"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "r", VKP_OP_RELU, 1, in2, 1, out2, 0, NULL, NULL));
+  g_node(g, "r", VKP_OP_RELU, "nope", "z", 0, NULL);
   msg = validate_error(g);
   cr_assert(strstr(msg, "node 'r' (relu): input 0 refers to unknown tensor 'nope'"), "%s", msg);
   free(msg);
@@ -126,10 +115,9 @@ Test(graph, dangling_and_shape_errors_name_the_node, .timeout = 10) {
 }
 
 Test(graph, duplicate_names_are_refused, .timeout = 10) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("dup", &g));
+  vkp_graph_t *g = g_new("dup");
   int64_t s[] = {3};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, s, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 1, s);
   vkp_status_t st = vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, s, NULL);
   cr_assert_eq(vkp_status_code(st), VKP_STATUS_ALREADY_EXISTS);
   vkp_status_free(st);
@@ -143,10 +131,9 @@ Test(graph, duplicate_names_are_refused, .timeout = 10) {
 // Slice with extreme steps and bounds (as ONNX exporters write INT64_MAX for
 // "to the end"): canonical, in range, and no overflow (UBSan checks).
 Test(graph, slice_extreme_steps, .timeout = 10) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("slice", &g));
+  vkp_graph_t *g = g_new("slice");
   int64_t s[] = {5, 7};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, s);
   int64_t starts[] = {INT64_MAX, 0}, ends[] = {INT64_MIN, INT64_MAX};
   int64_t steps[] = {INT64_MIN, INT64_MAX};
   vkp_attr_t attrs[] = {
@@ -154,10 +141,9 @@ Test(graph, slice_extreme_steps, .timeout = 10) {
       {.name = "ends", .kind = VKP_ATTR_INTS, .ints = ends, .count = 2},
       {.name = "steps", .kind = VKP_ATTR_INTS, .ints = steps, .count = 2},
   };
-  const char *in[] = {"x"}, *out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "sl", VKP_OP_SLICE, 1, in, 1, out, 3, attrs, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_node(g, "sl", VKP_OP_SLICE, "x", "y", 3, attrs);
+  g_out(g, "y");
+  g_validate(g);
   const vkp_value_t *y = &g->values[vkp_graph_find_value(g, "y")];
   // Backwards from the last row with a huge step: one row; forwards from
   // column 0 with a huge step: one column.

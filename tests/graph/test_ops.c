@@ -9,6 +9,7 @@
 #include "codegen/spirv/kernels.h"
 #include "codegen/spirv/program.h"
 #include "graph/ops_internal.h"
+#include "support/test_graph.h"
 #include "support/test_support.h"
 
 Test(ops, every_op_has_every_property, .timeout = 30) {
@@ -51,16 +52,14 @@ Test(ops, every_op_has_every_property, .timeout = 30) {
 // Defaults live in the schema and validation writes them: a node built with
 // no attributes reads every defaulted one back.
 Test(ops, schema_defaults_are_written_at_validation, .timeout = 30) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("defaults", &g));
+  vkp_graph_t *g = g_new("defaults");
   int64_t s[] = {2, 3};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
-  const char *in[] = {"x"}, *o1[] = {"a"}, *o2[] = {"b"}, *o3[] = {"c"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "lr", VKP_OP_LEAKY_RELU, 1, in, 1, o1, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "ge", VKP_OP_GELU, 1, o1, 1, o2, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "sm", VKP_OP_SOFTMAX, 1, o2, 1, o3, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "c"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, s);
+  g_node(g, "lr", VKP_OP_LEAKY_RELU, "x", "a", 0, NULL);
+  g_node(g, "ge", VKP_OP_GELU, "a", "b", 0, NULL);
+  g_node(g, "sm", VKP_OP_SOFTMAX, "b", "c", 0, NULL);
+  g_out(g, "c");
+  g_validate(g);
   const vkp_node_t *lr = &g->nodes[vkp_graph_find_node(g, "lr")];
   const vkp_node_t *ge = &g->nodes[vkp_graph_find_node(g, "ge")];
   const vkp_node_t *sm = &g->nodes[vkp_graph_find_node(g, "sm")];
@@ -74,13 +73,11 @@ Test(ops, schema_defaults_are_written_at_validation, .timeout = 30) {
 // Input 0's dtype is checked against the table for every op, with a message
 // naming the input, its dtype and what the op takes.
 Test(ops, input_dtype_is_checked_against_the_table, .timeout = 30) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("dtype", &g));
+  vkp_graph_t *g = g_new("dtype");
   int64_t s[] = {4};
-  VKP_TEST_OK(vkp_graph_add_input(g, "flag", VKP_DTYPE_BOOL, 1, s, NULL));
-  const char *in[] = {"flag"}, *out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "e", VKP_OP_EXP, 1, in, 1, out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  g_in(g, "flag", VKP_DTYPE_BOOL, 1, s);
+  g_node(g, "e", VKP_OP_EXP, "flag", "y", 0, NULL);
+  g_out(g, "y");
   vkp_status_t st = vkp_graph_validate(g);
   cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED));
   cr_assert(strstr(vkp_status_message(st), "input 'flag' has dtype bool; this op takes "

@@ -3,81 +3,38 @@
 // canonical forms validation writes, and errors that name the node and the
 // attribute or input at fault (at validation, or at run time on "ref" for
 // data-dependent ones) instead of aborting. Their results are checked
-// against NumPy in tests/ref (cases_seq.py).
+// against NumPy in tests/runtime/ref (cases_seq.py).
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/target.h"
-
-#define SH(...) ((const int64_t[]){__VA_ARGS__})
-
-static vkp_graph_t *new_graph(void) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("seq", &g));
-  return g;
-}
-
-static void input(vkp_graph_t *g, const char *name, vkp_dtype_t dt, int32_t rank,
-                  const int64_t *shape) {
-  VKP_TEST_OK(vkp_graph_add_input(g, name, dt, rank, shape, NULL));
-}
 
 // Adds node "n" of `op` over the comma-separated inputs ("" for an omitted
 // one) with outputs y0, y1, ... and marks them as outputs.
 static void node(vkp_graph_t *g, vkp_op_t op, const char *ins, int32_t n_out,
                  int32_t n_attrs, const vkp_attr_t *attrs) {
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", ins);
-  const char *names[16];
-  int32_t n = 0;
-  for (char *p = buf, *c; n < 16; p = c + 1) {
-    c = strchr(p, ',');
-    if (c) *c = '\0';
-    names[n++] = p;
-    if (!c) break;
-  }
-  const char *outs[4] = {"y0", "y1", "y2", "y3"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "n", op, n, names, n_out, outs, n_attrs, attrs, NULL));
-  for (int32_t i = 0; i < n_out; ++i) VKP_TEST_OK(vkp_graph_mark_output(g, outs[i]));
-}
-
-// Validation fails with `code` and a message holding every `want` (NULL
-// ends).
-static void expect_invalid(vkp_graph_t *g, vkp_status_code_t code, const char *want,
-                           const char *want2) {
-  vkp_status_t st = vkp_graph_validate(g);
-  cr_assert(vkp_status_is(st, code), "%s", st ? vkp_status_message(st) : "validated");
-  const char *msg = vkp_status_message(st);
-  cr_assert(strstr(msg, "'n'"), "names the node: %s", msg);
-  cr_assert(strstr(msg, want), "'%s' in: %s", want, msg);
-  cr_assert(!want2 || strstr(msg, want2), "'%s' in: %s", want2, msg);
-  vkp_status_free(st);
-  vkp_graph_destroy(g);
-}
-
-static vkp_attr_t str_attr(const char *name, const char *v) {
-  return (vkp_attr_t){.name = name, .kind = VKP_ATTR_STRING, .s = v};
-}
-static vkp_attr_t int_attr(const char *name, int64_t v) {
-  return (vkp_attr_t){.name = name, .kind = VKP_ATTR_INT, .i = v};
+  static const char *const outs[] = {"y0", "y0,y1", "y0,y1,y2", "y0,y1,y2,y3"};
+  g_node(g, "n", op, ins, outs[n_out - 1], n_attrs, attrs);
+  g_out(g, outs[n_out - 1]);
 }
 
 static vkp_graph_t *lstm_graph(int64_t dirs, int32_t n_attrs, const vkp_attr_t *attrs) {
-  vkp_graph_t *g = new_graph();
-  input(g, "x", VKP_DTYPE_FLOAT32, 3, SH(4, 2, 3));
-  input(g, "w", VKP_DTYPE_FLOAT32, 3, SH(dirs, 20, 3));
-  input(g, "r", VKP_DTYPE_FLOAT32, 3, SH(dirs, 20, 5));
-  input(g, "lens", VKP_DTYPE_INT32, 1, SH(2));
+  vkp_graph_t *g = g_new("seq");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 3, SH(4, 2, 3));
+  g_in(g, "w", VKP_DTYPE_FLOAT32, 3, SH(dirs, 20, 3));
+  g_in(g, "r", VKP_DTYPE_FLOAT32, 3, SH(dirs, 20, 5));
+  g_in(g, "lens", VKP_DTYPE_INT32, 1, SH(2));
   node(g, VKP_OP_LSTM, "x,w,r,,lens", 3, n_attrs, attrs);
   return g;
 }
 
 Test(ops_seq, rnn_canonical_form, .timeout = 30) {
-  vkp_attr_t bi = str_attr("direction", "bidirectional");
+  vkp_attr_t bi = at_s("direction", "bidirectional");
   vkp_graph_t *g = lstm_graph(2, 1, &bi);
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   const vkp_node_t *n = &g->nodes[0];
   cr_assert_eq(vkp_node_int(n, "hidden_size"), 5);
   cr_assert_str_eq(vkp_node_string(n, "activations"), "sigmoid,tanh,tanh,sigmoid,tanh,tanh");
@@ -90,24 +47,23 @@ Test(ops_seq, rnn_canonical_form, .timeout = 30) {
 }
 
 Test(ops_seq, rnn_errors_name_what_is_wrong, .timeout = 30) {
-  vkp_attr_t a = str_attr("direction", "sideways");
-  expect_invalid(lstm_graph(1, 1, &a), VKP_STATUS_INVALID_ARGUMENT, "direction", "sideways");
+  vkp_attr_t a = at_s("direction", "sideways");
+  g_expect_invalid(lstm_graph(1, 1, &a), VKP_STATUS_INVALID_ARGUMENT, "n", "direction", "sideways");
   // One direction's weights for a bidirectional node.
-  a = str_attr("direction", "bidirectional");
-  expect_invalid(lstm_graph(1, 1, &a), VKP_STATUS_INVALID_ARGUMENT, "W 'w'", "[2, 20, 3]");
-  a = str_attr("activations", "sigmoid,swish,tanh");
-  expect_invalid(lstm_graph(1, 1, &a), VKP_STATUS_INVALID_ARGUMENT, "swish", NULL);
-  a = str_attr("activations", "sigmoid,tanh");
-  expect_invalid(lstm_graph(1, 1, &a), VKP_STATUS_INVALID_ARGUMENT, "activations",
-                 "3 per direction");
-  a = int_attr("hidden_size", 4);
-  expect_invalid(lstm_graph(1, 1, &a), VKP_STATUS_INVALID_ARGUMENT, "hidden_size", "R 'r'");
+  a = at_s("direction", "bidirectional");
+  g_expect_invalid(lstm_graph(1, 1, &a), VKP_STATUS_INVALID_ARGUMENT, "n", "W 'w'", "[2, 20, 3]");
+  a = at_s("activations", "sigmoid,swish,tanh");
+  g_expect_invalid(lstm_graph(1, 1, &a), VKP_STATUS_INVALID_ARGUMENT, "n", "swish", NULL);
+  a = at_s("activations", "sigmoid,tanh");
+  g_expect_invalid(lstm_graph(1, 1, &a), VKP_STATUS_INVALID_ARGUMENT, "n", "activations", "3 per direction");
+  a = at_i("hidden_size", 4);
+  g_expect_invalid(lstm_graph(1, 1, &a), VKP_STATUS_INVALID_ARGUMENT, "n", "hidden_size", "R 'r'");
 }
 
 // A sequence length past the sequence is a run-time error on ref.
 Test(ops_seq, rnn_sequence_length_out_of_range, .timeout = 30) {
   vkp_graph_t *g = lstm_graph(1, 0, NULL);
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *ref;
@@ -129,78 +85,76 @@ Test(ops_seq, rnn_sequence_length_out_of_range, .timeout = 30) {
 }
 
 static vkp_graph_t *einsum_graph(const char *eq, int64_t k2) {
-  vkp_graph_t *g = new_graph();
-  input(g, "a", VKP_DTYPE_FLOAT32, 2, SH(2, 3));
-  input(g, "b", VKP_DTYPE_FLOAT32, 2, SH(k2, 4));
-  vkp_attr_t a = str_attr("equation", eq);
+  vkp_graph_t *g = g_new("seq");
+  g_in(g, "a", VKP_DTYPE_FLOAT32, 2, SH(2, 3));
+  g_in(g, "b", VKP_DTYPE_FLOAT32, 2, SH(k2, 4));
+  vkp_attr_t a = at_s("equation", eq);
   node(g, VKP_OP_EINSUM, "a,b", 1, 1, &a);
   return g;
 }
 
 Test(ops_seq, einsum_canonical_form_and_errors, .timeout = 30) {
   vkp_graph_t *g = einsum_graph(" ij , jk ", 3);
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   cr_assert_str_eq(vkp_node_string(&g->nodes[0], "equation"), "ij,jk->ik");
   vkp_graph_destroy(g);
-  expect_invalid(einsum_graph("ij,jk->ik", 5), VKP_STATUS_INVALID_ARGUMENT,
-                 "subscript 'j'", NULL);
-  expect_invalid(einsum_graph("ij,j2->i", 3), VKP_STATUS_INVALID_ARGUMENT, "'2'", NULL);
-  expect_invalid(einsum_graph("ij,jk->iz", 3), VKP_STATUS_INVALID_ARGUMENT, "'z'", NULL);
-  expect_invalid(einsum_graph("ij->i", 3), VKP_STATUS_INVALID_ARGUMENT, "1 terms", NULL);
-  expect_invalid(einsum_graph("i,jk->k", 3), VKP_STATUS_INVALID_ARGUMENT, "rank 2", NULL);
+  g_expect_invalid(einsum_graph("ij,jk->ik", 5), VKP_STATUS_INVALID_ARGUMENT, "n", "subscript 'j'", NULL);
+  g_expect_invalid(einsum_graph("ij,j2->i", 3), VKP_STATUS_INVALID_ARGUMENT, "n", "'2'", NULL);
+  g_expect_invalid(einsum_graph("ij,jk->iz", 3), VKP_STATUS_INVALID_ARGUMENT, "n", "'z'", NULL);
+  g_expect_invalid(einsum_graph("ij->i", 3), VKP_STATUS_INVALID_ARGUMENT, "n", "1 terms", NULL);
+  g_expect_invalid(einsum_graph("i,jk->k", 3), VKP_STATUS_INVALID_ARGUMENT, "n", "rank 2", NULL);
 }
 
 Test(ops_seq, quantize_canonical_form_and_errors, .timeout = 30) {
-  vkp_graph_t *g = new_graph();
-  input(g, "x", VKP_DTYPE_FLOAT32, 2, SH(3, 4));
-  input(g, "s", VKP_DTYPE_FLOAT32, 0, NULL);
+  vkp_graph_t *g = g_new("seq");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, SH(3, 4));
+  g_in(g, "s", VKP_DTYPE_FLOAT32, 0, NULL);
   node(g, VKP_OP_QUANTIZE_LINEAR, "x,s", 1, 0, NULL);
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   cr_assert_str_eq(vkp_node_string(&g->nodes[0], "output_dtype"), "uint8");
   cr_assert_eq(vkp_node_int(&g->nodes[0], "axis"), 0);  // per tensor
   cr_assert_eq(g->values[g->nodes[0].outputs[0]].dtype, VKP_DTYPE_UINT8);
   vkp_graph_destroy(g);
   // Per axis (axis 1 by default): 3 scales for 4 columns.
-  g = new_graph();
-  input(g, "x", VKP_DTYPE_FLOAT32, 2, SH(3, 4));
-  input(g, "s", VKP_DTYPE_FLOAT32, 1, SH(3));
+  g = g_new("seq");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, SH(3, 4));
+  g_in(g, "s", VKP_DTYPE_FLOAT32, 1, SH(3));
   node(g, VKP_OP_QUANTIZE_LINEAR, "x,s", 1, 0, NULL);
-  expect_invalid(g, VKP_STATUS_INVALID_ARGUMENT, "scale 's' [3]", "axis 1");
-  g = new_graph();
-  input(g, "x", VKP_DTYPE_FLOAT32, 2, SH(3, 4));
-  input(g, "s", VKP_DTYPE_FLOAT32, 0, NULL);
-  input(g, "z", VKP_DTYPE_INT32, 0, NULL);
+  g_expect_invalid(g, VKP_STATUS_INVALID_ARGUMENT, "n", "scale 's' [3]", "axis 1");
+  g = g_new("seq");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, SH(3, 4));
+  g_in(g, "s", VKP_DTYPE_FLOAT32, 0, NULL);
+  g_in(g, "z", VKP_DTYPE_INT32, 0, NULL);
   node(g, VKP_OP_QUANTIZE_LINEAR, "x,s,z", 1, 0, NULL);
-  expect_invalid(g, VKP_STATUS_UNSUPPORTED, "int32", NULL);
-  g = new_graph();
-  input(g, "x", VKP_DTYPE_FLOAT32, 2, SH(3, 8));
-  input(g, "s", VKP_DTYPE_FLOAT32, 2, SH(3, 3));
-  vkp_attr_t b = int_attr("block_size", 4);
+  g_expect_invalid(g, VKP_STATUS_UNSUPPORTED, "n", "int32", NULL);
+  g = g_new("seq");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, SH(3, 8));
+  g_in(g, "s", VKP_DTYPE_FLOAT32, 2, SH(3, 3));
+  vkp_attr_t b = at_i("block_size", 4);
   node(g, VKP_OP_QUANTIZE_LINEAR, "x,s", 1, 1, &b);
-  expect_invalid(g, VKP_STATUS_INVALID_ARGUMENT, "blocks of 4", NULL);
-  g = new_graph();
-  input(g, "a", VKP_DTYPE_UINT8, 2, SH(3, 4));
-  input(g, "b", VKP_DTYPE_INT8, 2, SH(4, 5));
-  input(g, "za", VKP_DTYPE_UINT8, 1, SH(2));
+  g_expect_invalid(g, VKP_STATUS_INVALID_ARGUMENT, "n", "blocks of 4", NULL);
+  g = g_new("seq");
+  g_in(g, "a", VKP_DTYPE_UINT8, 2, SH(3, 4));
+  g_in(g, "b", VKP_DTYPE_INT8, 2, SH(4, 5));
+  g_in(g, "za", VKP_DTYPE_UINT8, 1, SH(2));
   node(g, VKP_OP_MATMUL_INTEGER, "a,b,za", 1, 0, NULL);
-  expect_invalid(g, VKP_STATUS_UNSUPPORTED, "a_zero_point 'za'", NULL);
+  g_expect_invalid(g, VKP_STATUS_UNSUPPORTED, "n", "a_zero_point 'za'", NULL);
 }
 
 static vkp_graph_t *loss_graph(vkp_op_t op, const char *reduction) {
-  vkp_graph_t *g = new_graph();
-  input(g, "x", VKP_DTYPE_FLOAT32, 3, SH(2, 4, 3));
-  input(g, "l", VKP_DTYPE_INT64, 2, SH(2, 3));
-  vkp_attr_t a = str_attr("reduction", reduction);
+  vkp_graph_t *g = g_new("seq");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 3, SH(2, 4, 3));
+  g_in(g, "l", VKP_DTYPE_INT64, 2, SH(2, 3));
+  vkp_attr_t a = at_s("reduction", reduction);
   node(g, op, "x,l", 1, 1, &a);
   return g;
 }
 
 Test(ops_seq, loss_errors_name_what_is_wrong, .timeout = 30) {
-  expect_invalid(loss_graph(VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, "average"),
-                 VKP_STATUS_INVALID_ARGUMENT, "reduction", "average");
+  g_expect_invalid(loss_graph(VKP_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, "average"), VKP_STATUS_INVALID_ARGUMENT, "n", "reduction", "average");
   // A label outside [0, C) fails the run on ref, naming the node.
   vkp_graph_t *g = loss_graph(VKP_OP_SOFTMAX_CROSS_ENTROPY_LOSS, "mean");
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   const vkp_target_t *ref;

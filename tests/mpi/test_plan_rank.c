@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/artifact.h"
 #include "vkpipe/mpi.h"
@@ -18,14 +19,12 @@
 // of it (one node each) with stage 1 on `rank`.
 static void make(int32_t rank, vkp_graph_t **out_model, vkp_plan_t **out_plan) {
   int64_t shape[1] = {6};
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("m", &g));
-  const char *x[] = {"x"}, *h[] = {"h"}, *y[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, shape, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "n0", VKP_OP_IDENTITY, 1, x, 1, h, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "n1", VKP_OP_IDENTITY, 1, h, 1, y, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  vkp_graph_t *g = g_new("m");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 1, shape);
+  g_node(g, "n0", VKP_OP_IDENTITY, "x", "h", 0, NULL);
+  g_node(g, "n1", VKP_OP_IDENTITY, "h", "y", 0, NULL);
+  g_out(g, "y");
+  g_validate(g);
   vkp_plan_t *plan;
   VKP_TEST_OK(vkp_plan_create("p", &plan));
   for (int32_t s = 0; s < 2; ++s) {

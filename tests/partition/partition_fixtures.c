@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/test_graph.h"
+
 static bool fx_supports(const vkp_target_t *t, const vkp_graph_t *g,
                         const vkp_node_t *n, char *reason, size_t size) {
   const fx_fake_t *f = t->impl;
@@ -104,7 +106,7 @@ static void *fx_zeros(int32_t rank, const int64_t *shape) {
 static void fx_const(vkp_graph_t *g, const char *name, int32_t rank,
                      const int64_t *shape) {
   void *z = fx_zeros(rank, shape);
-  VKP_TEST_OK(vkp_graph_add_constant(g, name, VKP_DTYPE_FLOAT32, rank, shape, z, NULL));
+  g_const_data(g, name, VKP_DTYPE_FLOAT32, rank, shape, z);
   free(z);
 }
 
@@ -117,33 +119,25 @@ static void fx_conv(vkp_graph_t *g, const char *name, const char *in,
   int64_t ws[] = {cout, cin / group, k, k};
   fx_const(g, w, 4, ws);
   int64_t pads[] = {k / 2, k / 2, k / 2, k / 2};
-  vkp_attr_t attrs[] = {
-      {.name = "pads", .kind = VKP_ATTR_INTS, .ints = pads, .count = 4},
-      {.name = "group", .kind = VKP_ATTR_INT, .i = group},
-  };
-  const char *ins[] = {in, w}, *outs[] = {out};
-  VKP_TEST_OK(vkp_graph_add_node(g, name, VKP_OP_CONV2D, 2, ins, 1, outs, 2, attrs, NULL));
-}
-
-static void fx_unary(vkp_graph_t *g, vkp_op_t op, const char *name,
-                     const char *in, const char *out) {
-  const char *ins[] = {in}, *outs[] = {out};
-  VKP_TEST_OK(vkp_graph_add_node(g, name, op, 1, ins, 1, outs, 0, NULL, NULL));
+  vkp_attr_t attrs[] = {at_is("pads", 4, pads), at_i("group", group)};
+  char ins[256];
+  snprintf(ins, sizeof ins, "%s,%s", in, w);
+  g_node(g, name, VKP_OP_CONV2D, ins, out, 2, attrs);
 }
 
 static void fx_binary(vkp_graph_t *g, vkp_op_t op, const char *name,
                       const char *a, const char *b, const char *out) {
-  const char *ins[] = {a, b}, *outs[] = {out};
-  VKP_TEST_OK(vkp_graph_add_node(g, name, op, 2, ins, 1, outs, 0, NULL, NULL));
+  char ins[256];
+  snprintf(ins, sizeof ins, "%s,%s", a, b);
+  g_node(g, name, op, ins, out, 0, NULL);
 }
 
 vkp_graph_t *fx_resnet_like(int32_t blocks, int32_t channels, int32_t hw) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("resnet_like", &g));
+  vkp_graph_t *g = g_new("resnet_like");
   int64_t xs[] = {1, 3, hw, hw};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 4, xs, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 4, xs);
   fx_conv(g, "stem", "x", "stem.y", 3, channels, 3, 1);
-  fx_unary(g, VKP_OP_RELU, "stem.relu", "stem.y", "h0");
+  g_node(g, "stem.relu", VKP_OP_RELU, "stem.y", "h0", 0, NULL);
   char prev[64] = "h0";
   for (int32_t b = 0; b < blocks; ++b) {
     char n1[64], y1[64], r1[64], a1[64], n2[64], y2[64], add[64], s[64], relu[64], h[64];
@@ -158,30 +152,28 @@ vkp_graph_t *fx_resnet_like(int32_t blocks, int32_t channels, int32_t hw) {
     snprintf(relu, sizeof relu, "b%d.relu2", (int)b);
     snprintf(h, sizeof h, "h%d", (int)b + 1);
     fx_conv(g, n1, prev, y1, channels, channels, 3, 1);
-    fx_unary(g, VKP_OP_RELU, r1, y1, a1);
+    g_node(g, r1, VKP_OP_RELU, y1, a1, 0, NULL);
     fx_conv(g, n2, a1, y2, channels, channels, 3, 1);
     fx_binary(g, VKP_OP_ADD, add, y2, prev, s);  // the skip connection
-    fx_unary(g, VKP_OP_RELU, relu, s, h);
+    g_node(g, relu, VKP_OP_RELU, s, h, 0, NULL);
     snprintf(prev, sizeof prev, "%s", h);
   }
-  fx_unary(g, VKP_OP_GLOBAL_AVG_POOL, "pool", prev, "pooled");
-  const char *fin[] = {"pooled"}, *fout[] = {"flat"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "flatten", VKP_OP_FLATTEN, 1, fin, 1, fout, 0, NULL, NULL));
+  g_node(g, "pool", VKP_OP_GLOBAL_AVG_POOL, prev, "pooled", 0, NULL);
+  g_node(g, "flatten", VKP_OP_FLATTEN, "pooled", "flat", 0, NULL);
   int64_t fcs[] = {channels, 10};
   fx_const(g, "fc.w", 2, fcs);
   fx_binary(g, VKP_OP_MATMUL, "fc", "flat", "fc.w", "logits");
-  VKP_TEST_OK(vkp_graph_mark_output(g, "logits"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "logits");
+  g_validate(g);
   return g;
 }
 
 vkp_graph_t *fx_mobilenet_like(int32_t blocks, int32_t channels, int32_t hw) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("mobilenet_like", &g));
+  vkp_graph_t *g = g_new("mobilenet_like");
   int64_t xs[] = {1, 3, hw, hw};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 4, xs, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 4, xs);
   fx_conv(g, "stem", "x", "stem.y", 3, channels, 3, 1);
-  fx_unary(g, VKP_OP_RELU, "stem.relu", "stem.y", "h0");
+  g_node(g, "stem.relu", VKP_OP_RELU, "stem.y", "h0", 0, NULL);
   char prev[64] = "h0";
   for (int32_t b = 0; b < blocks; ++b) {
     char dw[64], dwy[64], r1[64], a1[64], pw[64], pwy[64], r2[64], h[64];
@@ -194,29 +186,26 @@ vkp_graph_t *fx_mobilenet_like(int32_t blocks, int32_t channels, int32_t hw) {
     snprintf(r2, sizeof r2, "b%d.relu2", (int)b);
     snprintf(h, sizeof h, "h%d", (int)b + 1);
     fx_conv(g, dw, prev, dwy, channels, channels, 3, channels);
-    fx_unary(g, VKP_OP_CLIP, r1, dwy, a1);
+    g_node(g, r1, VKP_OP_CLIP, dwy, a1, 0, NULL);
     fx_conv(g, pw, a1, pwy, channels, channels, 1, 1);
-    fx_unary(g, VKP_OP_RELU, r2, pwy, h);
+    g_node(g, r2, VKP_OP_RELU, pwy, h, 0, NULL);
     snprintf(prev, sizeof prev, "%s", h);
   }
-  fx_unary(g, VKP_OP_GLOBAL_AVG_POOL, "pool", prev, "pooled");
-  const char *fin[] = {"pooled"}, *fout[] = {"flat"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "flatten", VKP_OP_FLATTEN, 1, fin, 1, fout, 0, NULL, NULL));
+  g_node(g, "pool", VKP_OP_GLOBAL_AVG_POOL, prev, "pooled", 0, NULL);
+  g_node(g, "flatten", VKP_OP_FLATTEN, "pooled", "flat", 0, NULL);
   int64_t fcs[] = {channels, 10};
   fx_const(g, "fc.w", 2, fcs);
   fx_binary(g, VKP_OP_MATMUL, "fc", "flat", "fc.w", "logits");
-  const char *sin[] = {"logits"}, *sout[] = {"probs"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "softmax", VKP_OP_SOFTMAX, 1, sin, 1, sout, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "probs"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_node(g, "softmax", VKP_OP_SOFTMAX, "logits", "probs", 0, NULL);
+  g_out(g, "probs");
+  g_validate(g);
   return g;
 }
 
 vkp_graph_t *fx_random_dag(vkp_test_rng_t *rng, int32_t n) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("random", &g));
+  vkp_graph_t *g = g_new("random");
   int64_t s[] = {1, 16};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, s);
   // values[0] = "x", then "v<i>" for node i.
   char name[32], a[32], b[32];
   int32_t *used = calloc((size_t)n + 1, sizeof(int32_t));
@@ -232,7 +221,7 @@ vkp_graph_t *fx_random_dag(vkp_test_rng_t *rng, int32_t n) {
     char node[32];
     snprintf(node, sizeof node, "n%d", (int)i);
     if (vkp_test_rng_below(rng, 2))
-      fx_unary(g, VKP_OP_RELU, node, a, name);
+      g_node(g, node, VKP_OP_RELU, a, name, 0, NULL);
     else {
       used[pb] = 1;
       fx_binary(g, VKP_OP_ADD, node, a, b, name);
@@ -241,26 +230,25 @@ vkp_graph_t *fx_random_dag(vkp_test_rng_t *rng, int32_t n) {
   for (int32_t i = 0; i < n; ++i) {
     if (used[i + 1]) continue;
     snprintf(name, sizeof name, "v%d", (int)i);
-    VKP_TEST_OK(vkp_graph_mark_output(g, name));
+    g_out(g, name);
   }
   free(used);
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   return g;
 }
 
 vkp_graph_t *fx_chain(int32_t n, int64_t width) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("chain", &g));
+  vkp_graph_t *g = g_new("chain");
   int64_t s[] = {1, width};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, s);
   char prev[32] = "x", out[32], node[32];
   for (int32_t i = 0; i < n; ++i) {
     snprintf(out, sizeof out, "c%d", (int)i);
     snprintf(node, sizeof node, "r%d", (int)i);
-    fx_unary(g, VKP_OP_RELU, node, prev, out);
+    g_node(g, node, VKP_OP_RELU, prev, out, 0, NULL);
     snprintf(prev, sizeof prev, "%s", out);
   }
-  VKP_TEST_OK(vkp_graph_mark_output(g, prev));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, prev);
+  g_validate(g);
   return g;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "support/test_graph.h"
 #include "partition/partition_fixtures.h"
 #include "vkpipe/partition.h"
 
@@ -188,16 +189,14 @@ Test(partition, with_the_reference_target, .timeout = 30) {
 
 Test(partition, dead_nodes_are_left_out, .timeout = 30) {
   // x -> relu -> y (output); x -> exp -> z -> neg -> w (never read).
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("dead", &g));
+  vkp_graph_t *g = g_new("dead");
   int64_t s[] = {1, 8};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
-  const char *i1[] = {"x"}, *o1[] = {"y"}, *o2[] = {"z"}, *i3[] = {"z"}, *o3[] = {"w"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "live", VKP_OP_RELU, 1, i1, 1, o1, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "dead1", VKP_OP_EXP, 1, i1, 1, o2, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "dead2", VKP_OP_NEG, 1, i3, 1, o3, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, s);
+  g_node(g, "live", VKP_OP_RELU, "x", "y", 0, NULL);
+  g_node(g, "dead1", VKP_OP_EXP, "x", "z", 0, NULL);
+  g_node(g, "dead2", VKP_OP_NEG, "z", "w", 0, NULL);
+  g_out(g, "y");
+  g_validate(g);
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create(&reg));
   fx_add_fake(reg, "fa", FX_OP(VKP_OP_EXP));

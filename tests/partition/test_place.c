@@ -5,24 +5,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/test_graph.h"
 #include "partition/partition_fixtures.h"
 #include "vkpipe/partition.h"
 
 #define BIT(op) FX_OP(VKP_OP_##op)
 
 static vkp_graph_t *chain_with_exp(void) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("exp_chain", &g));
+  vkp_graph_t *g = g_new("exp_chain");
   int64_t s[] = {1, 32};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
-  const char *in1[] = {"x"}, *out1[] = {"a"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "first", VKP_OP_RELU, 1, in1, 1, out1, 0, NULL, NULL));
-  const char *in2[] = {"a"}, *out2[] = {"b"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "middle", VKP_OP_EXP, 1, in2, 1, out2, 0, NULL, NULL));
-  const char *in3[] = {"b"}, *out3[] = {"c"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "last", VKP_OP_RELU, 1, in3, 1, out3, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "c"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, s);
+  g_node(g, "first", VKP_OP_RELU, "x", "a", 0, NULL);
+  g_node(g, "middle", VKP_OP_EXP, "a", "b", 0, NULL);
+  g_node(g, "last", VKP_OP_RELU, "b", "c", 0, NULL);
+  g_out(g, "c");
+  g_validate(g);
   return g;
 }
 

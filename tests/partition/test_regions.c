@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/test_graph.h"
 #include "partition/partition_fixtures.h"
 #include "vkpipe/partition.h"
 
@@ -65,18 +66,14 @@ static int32_t check_regions(const vkp_graph_t *g, const int32_t *labels) {
 
 static vkp_graph_t *diamond(void) {
   // A -> B -> C and A -> C.
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("diamond", &g));
+  vkp_graph_t *g = g_new("diamond");
   int64_t s[] = {1, 4};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
-  const char *ai[] = {"x"}, *ao[] = {"a"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "A", VKP_OP_RELU, 1, ai, 1, ao, 0, NULL, NULL));
-  const char *bi[] = {"a"}, *bo[] = {"b"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "B", VKP_OP_EXP, 1, bi, 1, bo, 0, NULL, NULL));
-  const char *ci[] = {"a", "b"}, *co[] = {"c"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "C", VKP_OP_ADD, 2, ci, 1, co, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "c"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, s);
+  g_node(g, "A", VKP_OP_RELU, "x", "a", 0, NULL);
+  g_node(g, "B", VKP_OP_EXP, "a", "b", 0, NULL);
+  g_node(g, "C", VKP_OP_ADD, "a,b", "c", 0, NULL);
+  g_out(g, "c");
+  g_validate(g);
   return g;
 }
 
@@ -112,10 +109,9 @@ Test(regions, fan_out_and_skip, .timeout = 60) {
 Test(regions, parallel_branches_group_by_target, .timeout = 60) {
   // x -> p0..p3 (label 0) and x -> q0..q3 (label 1), joined at the end by
   // label 0: the affinity order keeps all p's together.
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("branches", &g));
+  vkp_graph_t *g = g_new("branches");
   int64_t s[] = {1, 4};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, s);
   const char *prev_p = "x", *prev_q = "x";
   char names[16][16];
   for (int i = 0; i < 4; ++i) {
@@ -130,8 +126,8 @@ Test(regions, parallel_branches_group_by_target, .timeout = 60) {
   }
   const char *ji[] = {prev_p, prev_q}, *jo[] = {"y"};
   VKP_TEST_OK(vkp_graph_add_node(g, "join", VKP_OP_ADD, 2, ji, 1, jo, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "y");
+  g_validate(g);
   int32_t labels[9];
   for (int32_t i = 0; i < g->n_nodes; ++i) labels[i] = g->nodes[i].op == VKP_OP_EXP;
   // q-chain then p-chain + join: two regions.

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/test_graph.h"
 #include "partition/partition_fixtures.h"
 #include "vkpipe/partition.h"
 
@@ -163,10 +164,9 @@ Test(stages, shared_device_adds_loads, .timeout = 60) {
 }
 
 static vkp_graph_t *chain_with_exp(void) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("islands", &g));
+  vkp_graph_t *g = g_new("islands");
   int64_t s[] = {1, 64};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, s, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, s);
   const char *names[] = {"a", "b", "c", "d", "e"};
   const char *prev = "x";
   for (int i = 0; i < 5; ++i) {
@@ -177,8 +177,8 @@ static vkp_graph_t *chain_with_exp(void) {
                                    1, out, 0, NULL, NULL));
     prev = names[i];
   }
-  VKP_TEST_OK(vkp_graph_mark_output(g, "e"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_out(g, "e");
+  g_validate(g);
   return g;
 }
 

@@ -9,32 +9,26 @@
 #include <string.h>
 #include <time.h>
 
+#include "support/test_graph.h"
 #include "harness.h"
 #include "vkpipe/alloc.h"
 
 enum { N = 12, FRAMES = 24 };
 
 static vkp_graph_t *make_graph(void) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("pick", &g));
+  vkp_graph_t *g = g_new("pick");
   int64_t shape[] = {N}, one = 1, minus_one = -1;
   float zero = 0.0f;
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, shape, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "zero", VKP_DTYPE_FLOAT32, 1, &one, &zero, NULL));
-  const char *gt_in[] = {"x", "zero"}, *gt_out[] = {"mask"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "gt", VKP_OP_GREATER, 2, gt_in, 1, gt_out, 0, NULL, NULL));
-  const char *nz_in[] = {"mask"}, *nz_out[] = {"nz"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "nz", VKP_OP_NON_ZERO, 1, nz_in, 1, nz_out, 0, NULL, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 1, shape);
+  g_const_data(g, "zero", VKP_DTYPE_FLOAT32, 1, &one, &zero);
+  g_node(g, "gt", VKP_OP_GREATER, "x,zero", "mask", 0, NULL);
+  g_node(g, "nz", VKP_OP_NON_ZERO, "mask", "nz", 0, NULL);
   vkp_attr_t flat = {.name = "shape", .kind = VKP_ATTR_INTS, .ints = &minus_one, .count = 1};
-  const char *rs_in[] = {"nz"}, *rs_out[] = {"idx"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "flat", VKP_OP_RESHAPE, 1, rs_in, 1, rs_out, 1, &flat, NULL));
-  const char *ga_in[] = {"x", "idx"}, *ga_out[] = {"vals"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "pick", VKP_OP_GATHER, 2, ga_in, 1, ga_out, 0, NULL, NULL));
-  const char *sq_in[] = {"vals", "vals"}, *sq_out[] = {"sq"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "square", VKP_OP_MUL, 2, sq_in, 1, sq_out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "idx"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "sq"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_node(g, "flat", VKP_OP_RESHAPE, "nz", "idx", 1, &flat);
+  g_node(g, "pick", VKP_OP_GATHER, "x,idx", "vals", 0, NULL);
+  g_node(g, "square", VKP_OP_MUL, "vals,vals", "sq", 0, NULL);
+  g_out(g, "idx,sq");
+  g_validate(g);
   return g;
 }
 
@@ -95,15 +89,13 @@ Test(bounded, extent_crosses_stage_boundary, .timeout = 60) {
 // A bounded graph input (vkp_graph_set_input_bounded): any extent up to the
 // bound is accepted, past it refused, and the output follows it.
 Test(bounded, bounded_graph_input, .timeout = 60) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("var", &g));
+  vkp_graph_t *g = g_new("var");
   int64_t shape[] = {2, 8};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, shape, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, shape);
   VKP_TEST_OK(vkp_graph_set_input_bounded(g, "x", 1));
-  const char *in[] = {"x"}, *out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "neg", VKP_OP_NEG, 1, in, 1, out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_node(g, "neg", VKP_OP_NEG, "x", "y", 0, NULL);
+  g_out(g, "y");
+  g_validate(g);
   vkp_registry_t *reg;
   const char *names[] = {"ref"};
   VKP_TEST_OK(vkp_registry_create_builtin(names, 1, &reg));
@@ -133,15 +125,13 @@ Test(bounded, bounded_graph_input, .timeout = 60) {
 // A stage graph with a bounded input survives the JSON format (artifacts
 // store stage graphs that way): "bounded_axis" on the input.
 Test(bounded, bounded_input_json_round_trip, .timeout = 60) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("var", &g));
+  vkp_graph_t *g = g_new("var");
   int64_t shape[] = {3, 5};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, shape, NULL));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, shape);
   VKP_TEST_OK(vkp_graph_set_input_bounded(g, "x", 0));
-  const char *in[] = {"x"}, *out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "relu", VKP_OP_RELU, 1, in, 1, out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_node(g, "relu", VKP_OP_RELU, "x", "y", 0, NULL);
+  g_out(g, "y");
+  g_validate(g);
   cr_assert(g->values[vkp_graph_find_value(g, "y")].bounded);
   char *json = NULL;
   void *bin = NULL;

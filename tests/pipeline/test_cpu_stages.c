@@ -11,48 +11,28 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/pipeline.h"
 
 #define FRAMES 6
 
-static void add_node(vkp_graph_t *g, const char *name, vkp_op_t op, int32_t n_in,
-                     const char *const *in, const char *out, int32_t n_attrs,
-                     const vkp_attr_t *attrs) {
-  const char *outs[1] = {out};
-  VKP_TEST_OK(vkp_graph_add_node(g, name, op, n_in, in, 1, outs, n_attrs, attrs, NULL));
-}
-
-static void add_const(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name, int32_t rank,
-                      const int64_t *shape) {
-  size_t n = 1;
-  for (int32_t d = 0; d < rank; ++d) n *= (size_t)shape[d];
-  float *data = malloc(n * sizeof *data);
-  for (size_t i = 0; i < n; ++i) data[i] = vkp_test_rng_uniform(rng, -0.5f, 0.5f);
-  VKP_TEST_OK(vkp_graph_add_constant(g, name, VKP_DTYPE_FLOAT32, rank, shape, data, NULL));
-  free(data);
-}
-
 // x [1, 32, 24, 24] -> depthwise 3x3 + relu -> pointwise 32 -> 48 ->
 // global average pool -> softmax: big enough that each kernel splits.
 static vkp_graph_t *model(vkp_test_rng_t *rng) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("pooled", &g));
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 4,
-                                  (const int64_t[]){1, 32, 24, 24}, NULL));
-  add_const(g, rng, "dw_w", 4, (const int64_t[]){32, 1, 3, 3});
-  add_const(g, rng, "pw_w", 4, (const int64_t[]){48, 32, 1, 1});
-  vkp_attr_t dw[] = {{.name = "group", .kind = VKP_ATTR_INT, .i = 32},
-                     {.name = "pads", .kind = VKP_ATTR_INTS, .count = 4,
-                      .ints = (const int64_t[]){1, 1, 1, 1}}};
-  add_node(g, "dw", VKP_OP_CONV2D, 2, (const char *[]){"x", "dw_w"}, "d", 2, dw);
-  add_node(g, "relu", VKP_OP_RELU, 1, (const char *[]){"d"}, "r", 0, NULL);
-  add_node(g, "pw", VKP_OP_CONV2D, 2, (const char *[]){"r", "pw_w"}, "p", 0, NULL);
-  add_node(g, "gap", VKP_OP_GLOBAL_AVG_POOL, 1, (const char *[]){"p"}, "q", 0, NULL);
-  vkp_attr_t axis[] = {{.name = "axis", .kind = VKP_ATTR_INT, .i = 1}};
-  add_node(g, "softmax", VKP_OP_SOFTMAX, 1, (const char *[]){"q"}, "y", 1, axis);
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  vkp_graph_t *g = g_new("pooled");
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 4, SH(1, 32, 24, 24));
+  g_const(g, rng, "dw_w", 4, SH(32, 1, 3, 3), -0.5f, 0.5f);
+  g_const(g, rng, "pw_w", 4, SH(48, 32, 1, 1), -0.5f, 0.5f);
+  vkp_attr_t dw[] = {at_i("group", 32), at_is("pads", 4, SH(1, 1, 1, 1))};
+  g_node(g, "dw", VKP_OP_CONV2D, "x,dw_w", "d", 2, dw);
+  g_node(g, "relu", VKP_OP_RELU, "d", "r", 0, NULL);
+  g_node(g, "pw", VKP_OP_CONV2D, "r,pw_w", "p", 0, NULL);
+  g_node(g, "gap", VKP_OP_GLOBAL_AVG_POOL, "p", "q", 0, NULL);
+  vkp_attr_t axis[] = {at_i("axis", 1)};
+  g_node(g, "softmax", VKP_OP_SOFTMAX, "q", "y", 1, axis);
+  g_out(g, "y");
+  g_validate(g);
   return g;
 }
 

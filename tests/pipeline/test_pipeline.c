@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/test_graph.h"
 #include "harness.h"
 #include "runtime/ref/ref.h"
 
@@ -237,42 +238,24 @@ Test(pipeline, allocation_failures_are_reported, .timeout = 90) {
 // "ref" stages, gives for every frame what "ref" gives running the whole
 // graph on that frame alone.
 
-
-static void add_constant(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name,
-                         int32_t rank, const int64_t *shape) {
-  float data[16 * 16];
-  for (int k = 0; k < 16 * 16; ++k) data[k] = vkp_test_rng_uniform(rng, -0.5f, 0.5f);
-  VKP_TEST_OK(vkp_graph_add_constant(g, name, VKP_DTYPE_FLOAT32, rank, shape,
-                                     data, NULL));
-}
-
-static void add_node(vkp_graph_t *g, const char *name, vkp_op_t op,
-                     const char *a, const char *b, const char *out) {
-  const char *ins[] = {a, b}, *outs[] = {out};
-  VKP_TEST_OK(vkp_graph_add_node(g, name, op, b ? 2 : 1, ins, 1, outs, 0, NULL,
-                                 NULL));
-}
-
 Test(pipeline, matches_ref_frame_by_frame, .timeout = 90) {
   vkp_test_rng_t rng;
   vkp_test_rng_init(&rng);
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("mlp", &g));
+  vkp_graph_t *g = g_new("mlp");
   int64_t xs[] = {4, 16}, ws[] = {16, 16}, bs[] = {16};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, xs, NULL));
-  add_constant(g, &rng, "w1", 2, ws);
-  add_constant(g, &rng, "b1", 1, bs);
-  add_constant(g, &rng, "w2", 2, ws);
-  add_node(g, "mm1", VKP_OP_MATMUL, "x", "w1", "h0");
-  add_node(g, "bias1", VKP_OP_ADD, "h0", "b1", "h1");
-  add_node(g, "act1", VKP_OP_RELU, "h1", NULL, "a1");
-  add_node(g, "mm2", VKP_OP_MATMUL, "a1", "w2", "h2");
-  add_node(g, "skip", VKP_OP_ADD, "h2", "x", "r");
-  add_node(g, "prob", VKP_OP_SOFTMAX, "r", NULL, "y");
-  add_node(g, "act2", VKP_OP_TANH, "h2", NULL, "t");
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "t"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, xs);
+  g_const(g, &rng, "w1", 2, ws, -0.5f, 0.5f);
+  g_const(g, &rng, "b1", 1, bs, -0.5f, 0.5f);
+  g_const(g, &rng, "w2", 2, ws, -0.5f, 0.5f);
+  g_node(g, "mm1", VKP_OP_MATMUL, "x,w1", "h0", 0, NULL);
+  g_node(g, "bias1", VKP_OP_ADD, "h0,b1", "h1", 0, NULL);
+  g_node(g, "act1", VKP_OP_RELU, "h1", "a1", 0, NULL);
+  g_node(g, "mm2", VKP_OP_MATMUL, "a1,w2", "h2", 0, NULL);
+  g_node(g, "skip", VKP_OP_ADD, "h2,x", "r", 0, NULL);
+  g_node(g, "prob", VKP_OP_SOFTMAX, "r", "y", 0, NULL);
+  g_node(g, "act2", VKP_OP_TANH, "h2", "t", 0, NULL);
+  g_out(g, "y,t");
+  g_validate(g);
   int32_t idx[7];
   const char *names[] = {"mm1", "bias1", "act1", "mm2", "skip", "prob", "act2"};
   for (int i = 0; i < 7; ++i) idx[i] = vkp_graph_find_node(g, names[i]);

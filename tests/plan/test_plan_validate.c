@@ -9,17 +9,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/plan.h"
 
 static vkp_graph_t *module(const char *name, int32_t n_in, const char *const *ins,
                            vkp_dtype_t dtype, int64_t width, int32_t n_out,
                            const char *const *outs) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create(name, &g));
+  vkp_graph_t *g = g_new(name);
   int64_t s[] = {1, width};
   for (int32_t i = 0; i < n_in; ++i)
-    VKP_TEST_OK(vkp_graph_add_input(g, ins[i], dtype, 2, s, NULL));
+    g_in(g, ins[i], dtype, 2, s);
   // Each output is a sum of all inputs (or a relu of the only one).
   for (int32_t o = 0; o < n_out; ++o) {
     char node[64];
@@ -40,9 +40,9 @@ static vkp_graph_t *module(const char *name, int32_t n_in, const char *const *in
         snprintf(acc, sizeof acc, "%s", tmp);
       }
     }
-    VKP_TEST_OK(vkp_graph_mark_output(g, outs[o]));
+    g_out(g, outs[o]);
   }
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_validate(g);
   return g;
 }
 

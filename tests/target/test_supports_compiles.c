@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "codegen/c/emit.h"
-#include "spirv/spirv_cases.h"
+#include "tests/codegen/spirv/spirv_cases.h"
 #include "support/test_support.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/target.h"

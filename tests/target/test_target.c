@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/graph.h"
 #include "vkpipe/target.h"
@@ -148,21 +149,16 @@ enum { ROWS = 3, COLS = 5 };
 
 // y = relu(x + x2) + c, with c a constant: every node is one the toy runs.
 static vkp_graph_t *make_toy_graph(const float *c) {
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("toy_graph", &g));
+  vkp_graph_t *g = g_new("toy_graph");
   int64_t shape[] = {ROWS, COLS};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, shape, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "x2", VKP_DTYPE_FLOAT32, 2, shape, NULL));
-  VKP_TEST_OK(vkp_graph_add_constant(g, "c", VKP_DTYPE_FLOAT32, 2, shape, c, NULL));
-  const char *a_in[] = {"x", "x2"}, *a_out[] = {"s"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "sum", VKP_OP_ADD, 2, a_in, 1, a_out, 0, NULL, NULL));
-  const char *r_in[] = {"s"}, *r_out[] = {"h"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "act", VKP_OP_RELU, 1, r_in, 1, r_out, 0, NULL, NULL));
-  const char *b_in[] = {"h", "c"}, *b_out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "shift", VKP_OP_ADD, 2, b_in, 1, b_out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "h"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, shape);
+  g_in(g, "x2", VKP_DTYPE_FLOAT32, 2, shape);
+  g_const_data(g, "c", VKP_DTYPE_FLOAT32, 2, shape, c);
+  g_node(g, "sum", VKP_OP_ADD, "x,x2", "s", 0, NULL);
+  g_node(g, "act", VKP_OP_RELU, "s", "h", 0, NULL);
+  g_node(g, "shift", VKP_OP_ADD, "h,c", "y", 0, NULL);
+  g_out(g, "y,h");
+  g_validate(g);
   return g;
 }
 
@@ -214,22 +210,17 @@ Test(target, check_graph_lists_every_unsupported_node, .timeout = 30) {
   const vkp_target_t *toy = vkp_registry_find(reg, "toy");
   cr_assert_not_null(toy);
 
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("mixed", &g));
+  vkp_graph_t *g = g_new("mixed");
   int64_t xs[] = {2, 4}, ws[] = {4, 4}, bs[] = {4};
-  VKP_TEST_OK(vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 2, xs, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "w", VKP_DTYPE_FLOAT32, 2, ws, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "b", VKP_DTYPE_FLOAT32, 1, bs, NULL));
-  const char *mm_in[] = {"x", "w"}, *mm_out[] = {"m"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "mm", VKP_OP_MATMUL, 2, mm_in, 1, mm_out, 0, NULL, NULL));
-  const char *r_in[] = {"m"}, *r_out[] = {"r"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "act", VKP_OP_RELU, 1, r_in, 1, r_out, 0, NULL, NULL));
-  const char *a_in[] = {"r", "b"}, *a_out[] = {"a"};  // broadcasting add
-  VKP_TEST_OK(vkp_graph_add_node(g, "bias", VKP_OP_ADD, 2, a_in, 1, a_out, 0, NULL, NULL));
-  const char *s_in[] = {"a"}, *s_out[] = {"y"};
-  VKP_TEST_OK(vkp_graph_add_node(g, "sm", VKP_OP_SOFTMAX, 1, s_in, 1, s_out, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_in(g, "x", VKP_DTYPE_FLOAT32, 2, xs);
+  g_in(g, "w", VKP_DTYPE_FLOAT32, 2, ws);
+  g_in(g, "b", VKP_DTYPE_FLOAT32, 1, bs);
+  g_node(g, "mm", VKP_OP_MATMUL, "x,w", "m", 0, NULL);
+  g_node(g, "act", VKP_OP_RELU, "m", "r", 0, NULL);
+  g_node(g, "bias", VKP_OP_ADD, "r,b", "a", 0, NULL);  // broadcasting add
+  g_node(g, "sm", VKP_OP_SOFTMAX, "a", "y", 0, NULL);
+  g_out(g, "y");
+  g_validate(g);
 
   vkp_status_t st = vkp_target_check_graph(toy, g);
   cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED));
@@ -356,8 +347,7 @@ Test(target, run_graph_checks_inputs, .timeout = 30) {
   vkp_tensor_deinit(&in[0]);
 
   // A graph that was never validated is refused.
-  vkp_graph_t *raw;
-  VKP_TEST_OK(vkp_graph_create("raw", &raw));
+  vkp_graph_t *raw = g_new("raw");
   st = vkp_target_run_graph(toy, raw, NULL, in, out);
   cr_assert(vkp_status_is(st, VKP_STATUS_FAILED_PRECONDITION));
   vkp_status_free(st);
@@ -532,22 +522,16 @@ Test(target, declared_dtypes_and_limits_hold, .timeout = 30) {
   cr_assert_eq(t->caps.limits.max_tensor_bytes, 64, "query_caps adjusted the copy");
   cr_assert_eq(eager_vtable.caps.limits.max_tensor_bytes, 0);
 
-  vkp_graph_t *g;
-  VKP_TEST_OK(vkp_graph_create("caps", &g));
+  vkp_graph_t *g = g_new("caps");
   int64_t small[1] = {4}, big[1] = {32};
-  VKP_TEST_OK(vkp_graph_add_input(g, "a", VKP_DTYPE_FLOAT32, 1, small, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "b", VKP_DTYPE_FLOAT32, 1, big, NULL));
-  VKP_TEST_OK(vkp_graph_add_input(g, "i", VKP_DTYPE_INT32, 1, small, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "ra", VKP_OP_RELU, 1, (const char *[]){"a"}, 1,
-                                 (const char *[]){"ya"}, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "rb", VKP_OP_RELU, 1, (const char *[]){"b"}, 1,
-                                 (const char *[]){"yb"}, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_add_node(g, "ri", VKP_OP_RELU, 1, (const char *[]){"i"}, 1,
-                                 (const char *[]){"yi"}, 0, NULL, NULL));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "ya"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "yb"));
-  VKP_TEST_OK(vkp_graph_mark_output(g, "yi"));
-  VKP_TEST_OK(vkp_graph_validate(g));
+  g_in(g, "a", VKP_DTYPE_FLOAT32, 1, small);
+  g_in(g, "b", VKP_DTYPE_FLOAT32, 1, big);
+  g_in(g, "i", VKP_DTYPE_INT32, 1, small);
+  g_node(g, "ra", VKP_OP_RELU, "a", "ya", 0, NULL);
+  g_node(g, "rb", VKP_OP_RELU, "b", "yb", 0, NULL);
+  g_node(g, "ri", VKP_OP_RELU, "i", "yi", 0, NULL);
+  g_out(g, "ya,yb,yi");
+  g_validate(g);
   char why[256];
   cr_assert(vkp_target_supports(t, g, &g->nodes[vkp_graph_find_node(g, "ra")], why,
                                 sizeof why));
