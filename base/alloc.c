@@ -70,7 +70,8 @@ vkp_allocator_t vkp__allocator_resolve(const vkp_allocator_t *allocator) {
 
 vkp__allocator_scope_t vkp__allocator_push(const vkp_allocator_t *allocator) {
   vkp__allocator_scope_t scope = {.previous = vkp__current};
-  if (allocator) vkp__current = allocator;
+  // A zeroed record (an object set up without its creator) leaves it too.
+  if (allocator && allocator->alloc) vkp__current = allocator;
   return scope;
 }
 

@@ -30,9 +30,10 @@ vkp_status_t vkp__allocator_check(const vkp_allocator_t *allocator, const char *
 // inside the library, the allocator of the object being worked on).
 vkp_allocator_t vkp__allocator_resolve(const vkp_allocator_t *allocator);
 
-// Makes `allocator` (borrowed: it must outlive the scope; NULL leaves the
-// current one) current on this thread until the matching pop, which restores
-// the previous one. Scopes nest; pop in reverse order on every path.
+// Makes `allocator` (borrowed: it must outlive the scope; NULL, or one with
+// no alloc function, leaves the current one) current on this thread until
+// the matching pop, which restores the previous one. Scopes nest; pop in
+// reverse order on every path.
 typedef struct vkp__allocator_scope_t {
   const vkp_allocator_t *previous;
 } vkp__allocator_scope_t;
