@@ -33,8 +33,11 @@
 // from several threads or runs a pipeline.
 //
 // cJSON, which the library parses with, has process-global hooks: the library
-// sets them once to its own allocation functions, so cJSON's blocks also come
-// from the allocator of the object being worked on.
+// sets them once (at its first JSON use) to its own allocation functions, so
+// cJSON's blocks also come from the allocator of the object being worked on.
+// A program that uses the same cJSON itself frees cJSON's strings with
+// cJSON_free (not free), and deletes the cJSON values it made before vkpipe's
+// first JSON use before that use.
 #ifndef VKPIPE_ALLOC_H_
 #define VKPIPE_ALLOC_H_
 
