@@ -11,18 +11,31 @@
 //   vkp_graph_load_with_options("model.json", &opts, &graph);
 //   ... vkp_graph_destroy(graph);   // every block back to my_free
 //
-// Where: the options of each create/load function have an `allocator` field
-// (graph, ONNX, partition, plan, pipeline, artifact, profile, machine
-// profile), and the creators without options have a `_with_allocator`
-// variant. NULL (a zero-initialised options struct) means the system
-// allocator (malloc/realloc/free).
+// Where: the options of the create/load functions have an `allocator` field
+// (graph and ONNX load options, partition, pipeline, artifact load and
+// machine profile options), and the creators without options have a
+// `_with_allocator` variant (vkp_graph_create, vkp_plan_create,
+// vkp_registry_create(_default), vkp_profile_create_default). NULL (a
+// zero-initialised options struct) means the system allocator
+// (malloc/realloc/free).
 //
-// Which blocks: everything the object allocates while a call works on it,
-// including the statuses that call returns, the buffers it hands out (free
-// them with vkp_free), the objects it creates without an allocator of their
-// own (a pipeline's stages, a partition's plan) and what its threads (stage
-// workers, the cpu pool) allocate. Each block records the allocator that made
-// it: vkp_free and vkp_status_free give it back there, on any thread.
+// Which blocks use an object's allocator:
+//   - everything made while it is created: the object, and the objects it
+//     makes for itself (a pipeline's stages and compiled code, an artifact's
+//     plan and graphs, a partition's subgraphs);
+//   - everything made by a call that changes or runs it (graph and plan
+//     building, profile setters and calibration, registry_add, every
+//     pipeline call), the statuses those calls return included;
+//   - everything its threads allocate (pipeline stage workers and
+//     completers, the cpu target's thread pool), such as a frame's status
+//     and outputs.
+// Calls that only read an object (vkp_plan_to_json, vkp_graph_save_memory,
+// vkp_partition_to_plan, ...) and creators without an allocator parameter
+// (vkp_graph_clone, vkp_graph_extract, vkp_plan_load, vkp_profile_load, ...)
+// use the system allocator. A target keeps its own state (the Vulkan device,
+// brought up on first use) with its registry's allocator. Each block records
+// the allocator that made it: vkp_free, vkp_status_free and the destroy and
+// deinit functions give it back there, on any thread.
 //
 // Lifetime: the struct itself is copied at creation; its functions and `ctx`
 // are borrowed and must stay valid until the last block made through them is
