@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal allocation entry points: every library allocation goes through
-// these so that vkp_allocator_set (include/vkpipe/alloc.h) sees it.
+// these. A new block comes from the calling thread's current allocator (the
+// system allocator unless a scope below made an object's allocator current);
+// its header records that allocator, so vkp__free and vkp__realloc return it
+// to the allocator that made it, on any thread.
 #ifndef VKPIPE_BASE_ALLOC_H_
 #define VKPIPE_BASE_ALLOC_H_
 
@@ -8,6 +11,45 @@
 #include <stddef.h>
 
 #include "vkpipe/alloc.h"
+#include "vkpipe/status.h"
+
+// ---------------------------------------------------------------------------
+// Which allocator new blocks come from
+
+// The C library's allocator (static, never NULL).
+const vkp_allocator_t *vkp__allocator_system(void);
+// The calling thread's current allocator (never NULL).
+const vkp_allocator_t *vkp__allocator_current(void);
+// False when a caller's allocator lacks a function (NULL passes).
+bool vkp__allocator_valid(const vkp_allocator_t *allocator);
+// NULL, or a status naming `what` is being created when the allocator lacks
+// a function.
+vkp_status_t vkp__allocator_check(const vkp_allocator_t *allocator, const char *what);
+// The allocator an object created with `allocator` keeps: a copy of it, or
+// of the current one when NULL (for a user's thread, the system allocator;
+// inside the library, the allocator of the object being worked on).
+vkp_allocator_t vkp__allocator_resolve(const vkp_allocator_t *allocator);
+
+// Makes `allocator` (borrowed: it must outlive the scope; NULL, or one with
+// no alloc function, leaves the current one) current on this thread until
+// the matching pop, which restores the previous one. Scopes nest; pop in
+// reverse order on every path.
+typedef struct vkp__allocator_scope_t {
+  const vkp_allocator_t *previous;
+} vkp__allocator_scope_t;
+vkp__allocator_scope_t vkp__allocator_push(const vkp_allocator_t *allocator);
+void vkp__allocator_pop(vkp__allocator_scope_t *scope);
+
+// For the rest of the enclosing block, `allocator` is current: a public
+// entry point's first line, so every return path restores the previous one.
+#define VKP__ALLOCATOR_SCOPE(allocator)                                       \
+  __attribute__((cleanup(vkp__allocator_pop))) vkp__allocator_scope_t         \
+      VKP__ALLOC_CAT(vkp__alloc_scope_, __LINE__) = vkp__allocator_push(allocator)
+#define VKP__ALLOC_CAT(a, b) VKP__ALLOC_CAT2(a, b)
+#define VKP__ALLOC_CAT2(a, b) a##b
+
+// ---------------------------------------------------------------------------
+// Blocks
 
 void *vkp__malloc(size_t size);
 // Zero-filled; NULL on overflow of n * size.

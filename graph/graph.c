@@ -147,7 +147,16 @@ int32_t vkp_node_attr_ints(const vkp_node_t *node, const char *name,
 // Create and destroy
 
 vkp_status_t vkp_graph_create(const char *name, vkp_graph_t **out_graph) {
+  return vkp_graph_create_with_allocator(name, NULL, out_graph);
+}
+
+vkp_status_t vkp_graph_create_with_allocator(const char *name,
+                                             const vkp_allocator_t *allocator,
+                                             vkp_graph_t **out_graph) {
   *out_graph = NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "graph"));
+  const vkp_allocator_t chosen = vkp__allocator_resolve(allocator);
+  VKP__ALLOCATOR_SCOPE(&chosen);
   vkp_graph_t *g = vkp__calloc(1, sizeof(*g));
   if (!g) return VKP_OOM("graph");
   g->internal = vkp__calloc(1, sizeof(*g->internal));
@@ -160,6 +169,7 @@ vkp_status_t vkp_graph_create(const char *name, vkp_graph_t **out_graph) {
   }
   vkp_strmap_init(&g->internal->value_index);
   vkp_strmap_init(&g->internal->node_index);
+  g->internal->allocator = chosen;
   *out_graph = g;
   return NULL;
 }
@@ -279,6 +289,7 @@ static vkp_status_t vkp__graph_define_value(vkp_graph_t *g, const char *what,
 vkp_status_t vkp_graph_add_input(vkp_graph_t *graph, const char *name,
                                  vkp_dtype_t dtype, int32_t rank,
                                  const int64_t *shape, int32_t *out_value) {
+  VKP__ALLOCATOR_SCOPE(vkp__graph_allocator(graph));
   int32_t *inputs = vkp__reallocarray(graph->inputs, (size_t)graph->n_inputs + 1,
                                       sizeof(*inputs));
   if (!inputs) return VKP_OOM("graph input list");
@@ -297,6 +308,7 @@ vkp_status_t vkp_graph_add_constant(vkp_graph_t *graph, const char *name,
                                     vkp_dtype_t dtype, int32_t rank,
                                     const int64_t *shape, const void *data,
                                     int32_t *out_value) {
+  VKP__ALLOCATOR_SCOPE(vkp__graph_allocator(graph));
   size_t bytes = 0;
   int32_t idx = -1;
   if (!data)
@@ -329,6 +341,7 @@ vkp_status_t vkp_graph_add_node(vkp_graph_t *graph, const char *name,
                                 const char *const *inputs, int32_t n_outputs,
                                 const char *const *outputs, int32_t n_attrs,
                                 const vkp_attr_t *attrs, int32_t *out_node) {
+  VKP__ALLOCATOR_SCOPE(vkp__graph_allocator(graph));
   struct vkp__graph_internal_t *in = graph->internal;
   VKP_RETURN_IF_ERROR(vkp__check_name("node", name));
   if ((unsigned)op >= VKP_OP_COUNT)
@@ -441,6 +454,7 @@ fail:
 
 vkp_status_t vkp_graph_set_node_target(vkp_graph_t *graph, int32_t node,
                                        const char *target) {
+  VKP__ALLOCATOR_SCOPE(vkp__graph_allocator(graph));
   if (node < 0 || node >= graph->n_nodes)
     return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "node index %d", (int)node);
   char *copy = NULL;
@@ -454,6 +468,7 @@ vkp_status_t vkp_graph_set_node_target(vkp_graph_t *graph, int32_t node,
 }
 
 vkp_status_t vkp_graph_mark_output(vkp_graph_t *graph, const char *name) {
+  VKP__ALLOCATOR_SCOPE(vkp__graph_allocator(graph));
   int32_t idx = vkp_graph_find_value(graph, name);
   if (idx < 0)
     return vkp_status_make(VKP_STATUS_NOT_FOUND,
@@ -475,6 +490,7 @@ vkp_status_t vkp_graph_mark_output(vkp_graph_t *graph, const char *name) {
 
 vkp_status_t vkp_graph_set_input_bounded(vkp_graph_t *graph, const char *name,
                                          int32_t axis) {
+  VKP__ALLOCATOR_SCOPE(vkp__graph_allocator(graph));
   int32_t idx = vkp_graph_find_value(graph, name);
   if (idx < 0 || graph->values[idx].kind != VKP_VALUE_INPUT)
     return vkp_status_make(VKP_STATUS_NOT_FOUND, "'%s' is not a graph input",

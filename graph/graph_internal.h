@@ -3,6 +3,7 @@
 #ifndef VKPIPE_GRAPH_INTERNAL_H_
 #define VKPIPE_GRAPH_INTERNAL_H_
 
+#include "base/alloc.h"
 #include "base/strmap.h"
 #include "vkpipe/graph.h"
 
@@ -11,7 +12,15 @@ struct vkp__graph_internal_t {
   vkp_strmap_t node_index;   // name -> node
   int32_t cap_values;
   int32_t cap_nodes;
+  // What the graph allocates with (the creator's, or the current one when
+  // the creator gave none); current during every call that changes it.
+  vkp_allocator_t allocator;
 };
+
+// The graph's allocator, for VKP__ALLOCATOR_SCOPE (NULL: leave the current).
+static inline const vkp_allocator_t *vkp__graph_allocator(const vkp_graph_t *g) {
+  return g && g->internal ? &g->internal->allocator : NULL;
+}
 
 // Frees what an attribute owns (its name and arrays).
 void vkp__attr_deinit(vkp_attr_t *attr);

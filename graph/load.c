@@ -16,6 +16,9 @@ vkp_status_t vkp_graph_load(const char *path, vkp_graph_t **out_graph) {
 vkp_status_t vkp_graph_load_with_options(const char *path,
                                          const vkp_graph_load_options_t *options,
                                          vkp_graph_t **out_graph) {
+  const vkp_allocator_t *allocator = options ? options->allocator : NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "loading a graph"));
+  VKP__ALLOCATOR_SCOPE(allocator);
   *out_graph = NULL;
   VKP_RETURN_IF_ERROR(vkp__file_check_regular(path, "a model"));
   FILE *f = fopen(path, "rb");

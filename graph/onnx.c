@@ -1376,6 +1376,9 @@ vkp_status_t vkp_onnx_load_buffer(const void *data, size_t size,
                                   const char *base_dir, const char *name,
                                   const vkp_onnx_options_t *options,
                                   vkp_graph_t **out_graph) {
+  const vkp_allocator_t *allocator = options ? options->bindings.allocator : NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "loading an ONNX model"));
+  VKP__ALLOCATOR_SCOPE(allocator);
   *out_graph = NULL;
   char what[512];
   snprintf(what, sizeof what, "'%s'", name ? name : "ONNX model");
@@ -1405,6 +1408,9 @@ vkp_status_t vkp_onnx_load(const char *path, vkp_graph_t **out_graph) {
 vkp_status_t vkp_onnx_load_with_options(const char *path,
                                         const vkp_onnx_options_t *options,
                                         vkp_graph_t **out_graph) {
+  const vkp_allocator_t *allocator = options ? options->bindings.allocator : NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "loading an ONNX model"));
+  VKP__ALLOCATOR_SCOPE(allocator);
   *out_graph = NULL;
   void *data;
   size_t size;

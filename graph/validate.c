@@ -213,6 +213,7 @@ done:
 }
 
 vkp_status_t vkp_graph_validate(vkp_graph_t *graph) {
+  VKP__ALLOCATOR_SCOPE(vkp__graph_allocator(graph));
   if (graph->validated) return NULL;
   VKP_RETURN_IF_ERROR(vkp__check_references(graph));
   VKP_RETURN_IF_ERROR(vkp__topo_sort(graph));

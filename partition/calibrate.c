@@ -241,6 +241,7 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
                                    const vkp_registry_t *registry,
                                    const vkp_calibrate_options_t *options,
                                    char **out_notes) {
+  VKP__ALLOCATOR_SCOPE(&profile->allocator);
   *out_notes = NULL;
   vkp_calibrate_options_t o = options ? *options : (vkp_calibrate_options_t){0};
   if (o.matmul_size <= 0) o.matmul_size = 128;

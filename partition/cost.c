@@ -174,6 +174,7 @@ void vkp_profile_destroy(vkp_profile_t *p) {
 
 vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
                                     const vkp_profile_target_t *rates) {
+  VKP__ALLOCATOR_SCOPE(&p->allocator);
   if (!rates->target || !rates->target[0])
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "profile target entry has no name");
@@ -236,6 +237,7 @@ vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
 
 vkp_status_t vkp_profile_set_kernel(vkp_profile_t *p, const char *target,
                                     const char *kernel, double compute_scale) {
+  VKP__ALLOCATOR_SCOPE(&p->allocator);
   vkp_profile_target_t *t = NULL;
   for (int32_t i = 0; target && i < p->n_targets; ++i)
     if (strcmp(p->targets[i].target, target) == 0) t = &p->targets[i];
@@ -279,6 +281,7 @@ double vkp_profile_kernel_scale(const vkp_profile_target_t *rates,
 vkp_status_t vkp_profile_set_link(vkp_profile_t *p, const char *from,
                                   const char *to, double latency_us,
                                   double gbps) {
+  VKP__ALLOCATOR_SCOPE(&p->allocator);
   if (!from || !to || !from[0] || !to[0])
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "profile link needs 'from' and 'to' devices");
@@ -314,6 +317,7 @@ vkp_status_t vkp_profile_set_link(vkp_profile_t *p, const char *from,
 
 vkp_status_t vkp_profile_set_device(vkp_profile_t *p, const char *name,
                                     int32_t concurrency) {
+  VKP__ALLOCATOR_SCOPE(&p->allocator);
   if (!name || !name[0] || concurrency < 1)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "profile device needs a name and concurrency >= 1");
@@ -353,9 +357,18 @@ static vkp_status_t vkp__profile_add_rates(vkp_profile_t *p, const char *target,
 }
 
 vkp_status_t vkp_profile_create_default(vkp_profile_t **out_profile) {
+  return vkp_profile_create_default_with_allocator(NULL, out_profile);
+}
+
+vkp_status_t vkp_profile_create_default_with_allocator(const vkp_allocator_t *allocator,
+                                                       vkp_profile_t **out_profile) {
   *out_profile = NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "profile"));
+  const vkp_allocator_t chosen = vkp__allocator_resolve(allocator);
+  VKP__ALLOCATOR_SCOPE(&chosen);
   vkp_profile_t *p = vkp__calloc(1, sizeof(*p));
   if (!p) return VKP_OOM("profile");
+  p->allocator = chosen;
   vkp_status_t st = NULL;
   p->host_device = vkp__strdup("host");
   if (!p->host_device) st = VKP_OOM("profile");

@@ -221,6 +221,9 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
                                   const vkp_partition_options_t *options,
                                   vkp_partition_t **out_part) {
   *out_part = NULL;
+  const vkp_allocator_t *allocator = options ? options->allocator : NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "partition"));
+  VKP__ALLOCATOR_SCOPE(allocator);
   int32_t want = options ? options->threads : 0;
   if (want < 0 || want > 1024)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,

@@ -73,6 +73,9 @@ vkp_status_t vkp_profile_create_for_machine(
     const vkp_registry_t *registry, const vkp_machine_profile_options_t *options,
     vkp_profile_t **out_profile, bool *out_measured, char **out_notes) {
   *out_profile = NULL;
+  const vkp_allocator_t *allocator = options ? options->allocator : NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "machine profile"));
+  VKP__ALLOCATOR_SCOPE(allocator);
   if (out_measured) *out_measured = false;
   if (out_notes) *out_notes = NULL;
   vkp_machine_profile_options_t o =

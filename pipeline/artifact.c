@@ -206,6 +206,9 @@ static vkp_status_t vkp__artifact_load(const char *path, const void *image,
                                        const vkp_artifact_load_options_t *options,
                                        vkp_artifact_t **out_artifact) {
   *out_artifact = NULL;
+  const vkp_allocator_t *allocator = options ? options->allocator : NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "loading an artifact"));
+  VKP__ALLOCATOR_SCOPE(allocator);
   if (options && (options->n_trusted_keys < 0 ||
                   (options->n_trusted_keys > 0 && !options->trusted_keys)))
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,

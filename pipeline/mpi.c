@@ -303,6 +303,9 @@ static void *vkp__monitor_main(void *arg) {
 
 static vkp_status_t vkp__monitor_start(void) {
   if (vkp__monitor_started || vkp__heartbeat_ns == 0) return NULL;
+  // Process-wide state outlives the pipeline that starts it: the system
+  // allocator, not the pipeline's.
+  VKP__ALLOCATOR_SCOPE(vkp__allocator_system());
   vkp__heard_ns = vkp__calloc((size_t)vkp__size + 1, sizeof(*vkp__heard_ns));
   if (!vkp__heard_ns) return VKP_OOM("heartbeat table");
   atomic_store(&vkp__monitor_stop, false);
@@ -737,6 +740,7 @@ typedef struct vkp__server_t {
   pthread_t thread;
   bool started;
   vkp_status_t error;        // owned: a transfer failure that ended serving
+  vkp_allocator_t allocator;  // current on its thread: the serving call's
 } vkp__server_t;
 
 // A direct route out of a server: output `output` to input `input` of stage
@@ -893,6 +897,7 @@ static vkp_status_t vkp__routes_send(vkp__server_t *sv, const vkp__out_route_t *
 // cancelled.
 static void *vkp__server_main(void *arg) {
   vkp__server_t *sv = arg;
+  VKP__ALLOCATOR_SCOPE(&sv->allocator);  // the serving call's
   const vkp__routes_t *r = sv->routes;
   const vkp_plan_t *plan = sv->plan;
   const vkp_graph_t *g = plan->stages[sv->stage].graph;
@@ -1094,6 +1099,7 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
   for (int32_t s = 0; s < plan->n_stages; ++s) {
     if (plan->stages[s].rank != vkp__rank) continue;
     vkp__server_t *v = &sv[k++];
+    v->allocator = vkp__allocator_resolve(NULL);
     v->plan = plan;
     v->routes = &routes;
     v->stage = s;

@@ -43,6 +43,7 @@ vkp_status_t vkp__pipeline_alloc(const vkp_plan_t *plan,
                            (int)options->trace_capacity);
   vkp_pipeline_t *p = vkp__calloc(1, sizeof(*p));
   if (!p) return VKP_OOM("pipeline");
+  p->allocator = vkp__allocator_resolve(NULL);  // the creator made options' current
   p->plan = plan;
   p->depth = depth;
   p->sequential = options->sequential;
@@ -491,6 +492,9 @@ static vkp_status_t vkp__pipeline_create_impl(const vkp_plan_t *plan,
                                               const vkp_pipeline_options_t *options,
                                               vkp_pipeline_t **out_pipeline) {
   *out_pipeline = NULL;
+  const vkp_allocator_t *allocator = options ? options->allocator : NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "pipeline"));
+  VKP__ALLOCATOR_SCOPE(allocator);
   VKP_RETURN_IF_ERROR(vkp_plan_validate(plan));
   vkp_pipeline_t *p = NULL;
   VKP_RETURN_IF_ERROR(vkp__pipeline_alloc(plan, options, &p));
@@ -645,6 +649,7 @@ static const vkp_value_t *vkp__global_input_value(const vkp_pipeline_t *p,
 
 vkp_status_t vkp_pipeline_set_input(vkp_pipeline_t *p, const char *name,
                                     const vkp_tensor_t *tensor) {
+  VKP__ALLOCATOR_SCOPE(&p->allocator);
   int32_t i = name ? vkp__strlist_index(p->plan->inputs, p->n_inputs, name) : -1;
   if (i < 0)
     return vkp_status_make(VKP_STATUS_NOT_FOUND,
@@ -695,6 +700,7 @@ static vkp_status_t vkp__failed_status(const vkp_pipeline_t *p) {
 }
 
 vkp_status_t vkp_pipeline_run(vkp_pipeline_t *p, uint64_t *out_seq) {
+  VKP__ALLOCATOR_SCOPE(&p->allocator);
   if (out_seq) *out_seq = 0;
   for (int32_t i = 0; i < p->n_inputs; ++i)
     if (!p->input_set[i])
@@ -793,6 +799,7 @@ static bool vkp__all_finished(const vkp_pipeline_t *p) {
 
 vkp_status_t vkp_pipeline_get_output(vkp_pipeline_t *p, uint64_t timeout_ns,
                                      vkp_pipeline_result_t *out) {
+  VKP__ALLOCATOR_SCOPE(&p->allocator);
   memset(out, 0, sizeof(*out));
   pthread_mutex_lock(&p->mu);
   if (!vkp__wait_until(p, &p->cv_result, vkp__result_ready, timeout_ns)) {
@@ -815,6 +822,7 @@ vkp_status_t vkp_pipeline_get_output(vkp_pipeline_t *p, uint64_t timeout_ns,
 }
 
 vkp_status_t vkp_pipeline_drain(vkp_pipeline_t *p, uint64_t timeout_ns) {
+  VKP__ALLOCATOR_SCOPE(&p->allocator);
   pthread_mutex_lock(&p->mu);
   bool done = vkp__wait_until(p, &p->cv_result, vkp__all_finished, timeout_ns);
   pthread_mutex_unlock(&p->mu);
@@ -825,6 +833,7 @@ vkp_status_t vkp_pipeline_drain(vkp_pipeline_t *p, uint64_t timeout_ns) {
 
 vkp_status_t vkp_pipeline_infer(vkp_pipeline_t *p, const vkp_tensor_t *inputs,
                                 vkp_tensor_t *outputs) {
+  VKP__ALLOCATOR_SCOPE(&p->allocator);
   for (int32_t i = 0; i < p->n_outputs; ++i) memset(&outputs[i], 0, sizeof(vkp_tensor_t));
   pthread_mutex_lock(&p->mu);
   bool idle = p->launched == p->taken;
@@ -857,6 +866,7 @@ vkp_status_t vkp_pipeline_infer(vkp_pipeline_t *p, const vkp_tensor_t *inputs,
 // Stats
 
 vkp_status_t vkp_pipeline_get_stats(vkp_pipeline_t *p, vkp_pipeline_stats_t *out) {
+  VKP__ALLOCATOR_SCOPE(&p->allocator);
   memset(out, 0, sizeof(*out));
   out->stages = vkp__calloc((size_t)p->n_stages + 1, sizeof(*out->stages));
   out->bindings = vkp__calloc((size_t)p->n_rings + 1, sizeof(*out->bindings));

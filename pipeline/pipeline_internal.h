@@ -116,6 +116,9 @@ typedef struct vkp__frame_t {
 } vkp__frame_t;
 
 struct vkp_pipeline_t {
+  // What the pipeline allocates with (options->allocator, or the creator's
+  // current one); current during each call on it and on its stage threads.
+  vkp_allocator_t allocator;
   const vkp_plan_t *plan;     // borrowed, or owned_plan
   vkp_plan_t *owned_plan;
   int32_t depth;

@@ -124,6 +124,9 @@ static vkp_status_t vkp__create_synthetic(
     int32_t n_stages, int64_t numel, const vkp_pipeline_options_t *options,
     vkp_pipeline_t **out_pipeline) {
   *out_pipeline = NULL;
+  const vkp_allocator_t *allocator = options ? options->allocator : NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "pipeline"));
+  VKP__ALLOCATOR_SCOPE(allocator);
   if (n_stages < 1 || numel < 1 || !stages)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "a synthetic pipeline needs >= 1 stage and >= 1 "

@@ -22,6 +22,7 @@ void vkp__trace_record(vkp_pipeline_t *p, int32_t stage, uint64_t seq,
 vkp_status_t vkp_pipeline_get_trace(vkp_pipeline_t *p,
                                     vkp_pipeline_event_t **out_events,
                                     int32_t *out_count) {
+  VKP__ALLOCATOR_SCOPE(&p->allocator);
   *out_events = NULL;
   *out_count = 0;
   pthread_mutex_lock(&p->mu);

@@ -183,6 +183,7 @@ static vkp_status_t vkp__stage_error(const vkp__stage_t *st, uint64_t seq,
 static void *vkp__host_worker(void *arg) {
   vkp__stage_t *st = arg;
   vkp_pipeline_t *p = st->pipeline;
+  VKP__ALLOCATOR_SCOPE(&p->allocator);  // the pipeline's, on its threads too
   const vkp_target_vtable_t *vt = st->target->vtable;
   size_t n_in = (size_t)st->n_inputs, n_out = (size_t)st->n_outputs;
   for (uint64_t seq = 1;; ++seq) {
@@ -294,6 +295,7 @@ static void *vkp__host_worker(void *arg) {
 static void *vkp__device_submitter(void *arg) {
   vkp__stage_t *st = arg;
   vkp_pipeline_t *p = st->pipeline;
+  VKP__ALLOCATOR_SCOPE(&p->allocator);  // the pipeline's, on its threads too
   const vkp_target_vtable_t *vt = st->target->vtable;
   size_t n_in = (size_t)st->n_inputs, n_out = (size_t)st->n_outputs;
   for (uint64_t seq = 1;; ++seq) {
@@ -371,6 +373,7 @@ static void *vkp__device_submitter(void *arg) {
 static void *vkp__device_completer(void *arg) {
   vkp__stage_t *st = arg;
   vkp_pipeline_t *p = st->pipeline;
+  VKP__ALLOCATOR_SCOPE(&p->allocator);  // the pipeline's, on its threads too
   size_t n_out = (size_t)st->n_outputs;
   for (uint64_t seq = 1;; ++seq) {
     pthread_mutex_lock(&p->mu);

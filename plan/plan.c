@@ -9,7 +9,16 @@
 #include "base/status_macros.h"
 
 vkp_status_t vkp_plan_create(const char *name, vkp_plan_t **out_plan) {
+  return vkp_plan_create_with_allocator(name, NULL, out_plan);
+}
+
+vkp_status_t vkp_plan_create_with_allocator(const char *name,
+                                            const vkp_allocator_t *allocator,
+                                            vkp_plan_t **out_plan) {
   *out_plan = NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "plan"));
+  const vkp_allocator_t chosen = vkp__allocator_resolve(allocator);
+  VKP__ALLOCATOR_SCOPE(&chosen);
   vkp_plan_t *p = vkp__calloc(1, sizeof(*p));
   if (!p) return VKP_OOM("plan");
   p->name = vkp__strdup(name ? name : "plan");
@@ -17,6 +26,7 @@ vkp_status_t vkp_plan_create(const char *name, vkp_plan_t **out_plan) {
     vkp__free(p);
     return VKP_OOM("plan");
   }
+  p->allocator = chosen;
   *out_plan = p;
   return NULL;
 }
@@ -63,11 +73,13 @@ static vkp_status_t vkp__replace_string(char **slot, const char *value) {
 }
 
 vkp_status_t vkp_plan_set_source(vkp_plan_t *plan, const char *source) {
+  VKP__ALLOCATOR_SCOPE(&plan->allocator);
   return vkp__replace_string(&plan->source, source);
 }
 
 vkp_status_t vkp_plan_set_stage_file(vkp_plan_t *plan, int32_t stage,
                                      const char *graph_file) {
+  VKP__ALLOCATOR_SCOPE(&plan->allocator);
   if (stage < 0 || stage >= plan->n_stages)
     return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "stage index %d", (int)stage);
   return vkp__replace_string(&plan->stages[stage].graph_file, graph_file);
@@ -75,6 +87,7 @@ vkp_status_t vkp_plan_set_stage_file(vkp_plan_t *plan, int32_t stage,
 
 vkp_status_t vkp_plan_set_stage_cpu_affinity(vkp_plan_t *plan, int32_t stage, int32_t n,
                                              const int32_t *cpus) {
+  VKP__ALLOCATOR_SCOPE(&plan->allocator);
   if (stage < 0 || stage >= plan->n_stages)
     return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "stage index %d", (int)stage);
   vkp_plan_stage_t *s = &plan->stages[stage];
@@ -108,6 +121,7 @@ vkp_status_t vkp_plan_set_stage_cpu_affinity(vkp_plan_t *plan, int32_t stage, in
 
 vkp_status_t vkp_plan_set_stage_rank(vkp_plan_t *plan, int32_t stage,
                                      int32_t rank) {
+  VKP__ALLOCATOR_SCOPE(&plan->allocator);
   if (stage < 0 || stage >= plan->n_stages)
     return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "stage index %d", (int)stage);
   if (rank < 0 || rank > VKP_PLAN_MAX_RANK)
@@ -121,6 +135,7 @@ vkp_status_t vkp_plan_set_stage_rank(vkp_plan_t *plan, int32_t stage,
 vkp_status_t vkp_plan_add_stage(vkp_plan_t *plan, const char *name,
                                 const char *target, vkp_graph_t *graph,
                                 int32_t *out_stage) {
+  VKP__ALLOCATOR_SCOPE(&plan->allocator);
   vkp_status_t st = NULL;
   if (!name || !name[0] || !target || !target[0] || !graph) {
     st = vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
@@ -177,10 +192,12 @@ static vkp_status_t vkp__append_name(char ***list, int32_t *count,
 }
 
 vkp_status_t vkp_plan_add_global_input(vkp_plan_t *plan, const char *name) {
+  VKP__ALLOCATOR_SCOPE(&plan->allocator);
   return vkp__append_name(&plan->inputs, &plan->n_inputs, name, "global input");
 }
 
 vkp_status_t vkp_plan_add_global_output(vkp_plan_t *plan, const char *name) {
+  VKP__ALLOCATOR_SCOPE(&plan->allocator);
   return vkp__append_name(&plan->outputs, &plan->n_outputs, name,
                           "global output");
 }
@@ -188,6 +205,7 @@ vkp_status_t vkp_plan_add_global_output(vkp_plan_t *plan, const char *name) {
 vkp_status_t vkp_plan_bind(vkp_plan_t *plan, int32_t src_stage,
                            const char *src_name, int32_t dst_stage,
                            const char *dst_name) {
+  VKP__ALLOCATOR_SCOPE(&plan->allocator);
   vkp_plan_binding_t *b = vkp__reallocarray(
       plan->bindings, (size_t)plan->n_bindings + 1, sizeof(*b));
   if (!b) return VKP_OOM("plan bindings");
@@ -209,6 +227,7 @@ vkp_status_t vkp_plan_bind(vkp_plan_t *plan, int32_t src_stage,
 vkp_status_t vkp_plan_add_fallback(vkp_plan_t *plan, int32_t stage,
                                    const char *node, const char *instead_of,
                                    const char *reason) {
+  VKP__ALLOCATOR_SCOPE(&plan->allocator);
   if (stage < 0 || stage >= plan->n_stages)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "no stage %d", (int)stage);
   vkp_plan_stage_t *s = &plan->stages[stage];

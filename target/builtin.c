@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/status_macros.h"
 
 #define VKP__DECLARE_BUILTIN(name)                                       \
@@ -73,6 +74,14 @@ vkp_status_t vkp_registry_create_builtin(const char *const *names, int32_t n_nam
 }
 
 vkp_status_t vkp_registry_create_default(vkp_registry_t **out_registry) {
+  return vkp_registry_create_default_with_allocator(NULL, out_registry);
+}
+
+vkp_status_t vkp_registry_create_default_with_allocator(const vkp_allocator_t *allocator,
+                                                        vkp_registry_t **out_registry) {
+  *out_registry = NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "target registry"));
+  VKP__ALLOCATOR_SCOPE(allocator);  // the targets' state too
   vkp_registry_t *r = NULL;
   VKP_RETURN_IF_ERROR(vkp_registry_create(&r));
   for (int i = 0; vkp__builtins[i].fn; ++i) {

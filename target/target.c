@@ -20,6 +20,7 @@ typedef struct vkp__registry_entry_t {
 struct vkp_registry_t {
   vkp__registry_entry_t **entries;
   int32_t count;
+  vkp_allocator_t allocator;  // current while targets are added and brought up
 };
 
 vkp_status_t vkp_blob_alloc(vkp_blob_t *blob, size_t size) {
@@ -48,8 +49,20 @@ void vkp_blob_deinit(vkp_blob_t *blob) {
 }
 
 vkp_status_t vkp_registry_create(vkp_registry_t **out_registry) {
-  *out_registry = vkp__calloc(1, sizeof(vkp_registry_t));
-  return *out_registry ? NULL : VKP_OOM("target registry");
+  return vkp_registry_create_with_allocator(NULL, out_registry);
+}
+
+vkp_status_t vkp_registry_create_with_allocator(const vkp_allocator_t *allocator,
+                                                vkp_registry_t **out_registry) {
+  *out_registry = NULL;
+  VKP_RETURN_IF_ERROR(vkp__allocator_check(allocator, "target registry"));
+  const vkp_allocator_t chosen = vkp__allocator_resolve(allocator);
+  VKP__ALLOCATOR_SCOPE(&chosen);
+  vkp_registry_t *r = vkp__calloc(1, sizeof(vkp_registry_t));
+  if (!r) return VKP_OOM("target registry");
+  r->allocator = chosen;
+  *out_registry = r;
+  return NULL;
 }
 
 void vkp_registry_destroy(vkp_registry_t *registry) {
@@ -218,6 +231,7 @@ static vkp_status_t vkp__check_target(const vkp_target_t *t) {
 
 vkp_status_t vkp_registry_add(vkp_registry_t *registry,
                               const vkp_target_vtable_t *vtable, void *impl) {
+  VKP__ALLOCATOR_SCOPE(&registry->allocator);
   if (!vtable) {
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT, "target vtable is NULL");
   }
@@ -285,6 +299,7 @@ bool vkp_target_supports(const vkp_target_t *target, const vkp_graph_t *graph,
 
 vkp_status_t vkp_registry_add_unavailable(vkp_registry_t *registry,
                                           const char *name, const char *reason) {
+  VKP__ALLOCATOR_SCOPE(&registry->allocator);
   vkp__registry_entry_t *e = NULL;
   VKP_RETURN_IF_ERROR(vkp__registry_append(registry, name, &e));
   e->unavailable_reason = vkp__strdup(reason ? reason : "unavailable");

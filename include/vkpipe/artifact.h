@@ -114,6 +114,9 @@ typedef struct vkp_artifact_load_options_t {
   // Explicit opt-in: trust the shipped code without a signature. The caller
   // vouches for the file; native code in it will run in this process.
   bool trust_unsigned_code;
+  // What the artifact (its plan and graphs included) is allocated with;
+  // NULL = the system allocator. Borrowed for the call (vkpipe/alloc.h).
+  const vkp_allocator_t *allocator;
 } vkp_artifact_load_options_t;
 
 // Loads and checks an artifact, trusting none of its compiled code.

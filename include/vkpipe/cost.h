@@ -118,10 +118,18 @@ typedef struct vkp_profile_t {
                                    // NULL: the target's own name)
   double default_latency_us;       // links not listed
   double default_link_gbps;
+  vkp_allocator_t allocator;       // what it allocates with (set at creation)
 } vkp_profile_t;
 
 // The documented defaults (docs/pipeline-config.md). Owned by the caller.
 vkp_status_t vkp_profile_create_default(vkp_profile_t **out_profile)
+    VKP_MUST_USE;
+// Same, allocating the profile and what is set on it with `allocator`
+// (copied; functions and ctx borrowed, vkpipe/alloc.h; NULL = system). The
+// loaders and vkp_profile_create_for_machine use the system allocator unless
+// options say otherwise.
+vkp_status_t vkp_profile_create_default_with_allocator(const vkp_allocator_t *allocator,
+                                                       vkp_profile_t **out_profile)
     VKP_MUST_USE;
 
 // Loads a profile JSON; entries it does not mention keep their defaults.
@@ -272,6 +280,7 @@ typedef struct vkp_machine_profile_options_t {
   bool refresh;            // measure even when a cached profile exists
   int32_t cores;           // host concurrency; 0: vkp_host_cores()
   vkp_calibrate_options_t calibrate;  // for the measurement
+  const vkp_allocator_t *allocator;  // the profile's; NULL: the system one
 } vkp_machine_profile_options_t;
 
 // Path of the cache file for `registry` on this machine (*out_path: heap

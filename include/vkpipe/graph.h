@@ -131,10 +131,18 @@ typedef struct vkp_graph_t {
 vkp_status_t vkp_graph_create(const char *name, vkp_graph_t **out_graph)
     VKP_MUST_USE;
 
+// As vkp_graph_create, allocating the graph and everything added to it with
+// `allocator` (copied; its functions and ctx borrowed, see vkpipe/alloc.h;
+// NULL = the system allocator).
+vkp_status_t vkp_graph_create_with_allocator(const char *name,
+                                             const vkp_allocator_t *allocator,
+                                             vkp_graph_t **out_graph) VKP_MUST_USE;
+
 // Frees the graph and everything it owns. NULL is fine.
 void vkp_graph_destroy(vkp_graph_t *graph);
 
-// Deep copy.
+// Deep copy, made with the system allocator (graph_extract's subgraph too):
+// inside the library, with the allocator of the object being built.
 vkp_status_t vkp_graph_clone(const vkp_graph_t *graph, vkp_graph_t **out_graph)
     VKP_MUST_USE;
 
@@ -322,6 +330,9 @@ typedef struct vkp_graph_load_options_t {
   // file names data beside it and nothing else (ONNX external data is
   // always held to this).
   bool allow_outside_paths;
+  // What the graph (and the statuses of the load) is allocated with; NULL =
+  // the system allocator. Borrowed for the call; see vkpipe/alloc.h.
+  const vkp_allocator_t *allocator;
 } vkp_graph_load_options_t;
 
 // ---------------------------------------------------------------------------

@@ -74,7 +74,8 @@ typedef struct vkp_onnx_options_t {
   int32_t n_constants;
   const char *const *constant_names;
   const vkp_tensor_t *constants;
-  // Sizes for symbolic input dimensions (graph.h).
+  // Sizes for symbolic input dimensions (graph.h), and the graph's
+  // allocator (bindings.allocator; NULL = the system allocator).
   vkp_graph_load_options_t bindings;
   // Sequence and optional graph inputs: input list_names[i] has the
   // length, presence and element dtypes and shapes of lists[i] (both

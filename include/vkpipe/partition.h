@@ -100,6 +100,8 @@ typedef struct vkp_partition_options_t {
   int32_t ranks;              // MPI ranks to spread the stages over
                               // (docs/scale-out.md); 0 or 1: one process.
                               // With stages = 0 and ranks > 1, K = ranks.
+  const vkp_allocator_t *allocator;  // what the partition is allocated with;
+                              // NULL: the system allocator (vkpipe/alloc.h)
 } vkp_partition_options_t;
 
 typedef struct vkp_partition_stage_t {

@@ -67,6 +67,10 @@ typedef struct vkp_pipeline_options_t {
   // when the stage started and finished the frame) for vkp_pipeline_get_trace;
   // 0 records nothing.
   int32_t trace_capacity;
+  // What the pipeline allocates with, on every thread it runs (its stages,
+  // statuses and outputs included); NULL = the system allocator. Copied;
+  // functions and ctx borrowed (vkpipe/alloc.h).
+  const vkp_allocator_t *allocator;
 } vkp_pipeline_options_t;
 
 // Compiles every stage of `plan` (validated here) with its target from

@@ -91,11 +91,17 @@ typedef struct vkp_plan_t {
   char **outputs;         // global output names, in order
   char *source;           // owned; the model automatic stages come from (as
                           // written in the plan), or NULL
+  vkp_allocator_t allocator;  // what the plan allocates with (set at creation)
 } vkp_plan_t;
 
 // An empty plan, owned by the caller (vkp_plan_destroy).
 vkp_status_t vkp_plan_create(const char *name, vkp_plan_t **out_plan)
     VKP_MUST_USE;
+// Same, allocating the plan and what is added to it with `allocator`
+// (copied; functions and ctx borrowed, see vkpipe/alloc.h; NULL = system).
+vkp_status_t vkp_plan_create_with_allocator(const char *name,
+                                            const vkp_allocator_t *allocator,
+                                            vkp_plan_t **out_plan) VKP_MUST_USE;
 void vkp_plan_destroy(vkp_plan_t *plan);
 
 // Appends a stage. `graph` is consumed (owned by the plan, also on failure).
@@ -172,7 +178,8 @@ vkp_status_t vkp_plan_save(const vkp_plan_t *plan, const char *path)
 // NULL: the plan's "source" is loaded, relative to `base_dir`), graph-file
 // stages loaded relative to `base_dir` (NULL: the current directory). The
 // plan is validated: the error lists every problem, each naming its binding
-// or stage. *out_plan is owned by the caller.
+// or stage. *out_plan is owned by the caller and uses the system allocator
+// (vkp_plan_create_with_allocator and vkpipe/alloc.h).
 vkp_status_t vkp_plan_from_json(const char *json, size_t size,
                                 const char *base_dir, const vkp_graph_t *model,
                                 vkp_plan_t **out_plan) VKP_MUST_USE;

@@ -336,11 +336,21 @@ typedef struct vkp_registry_t vkp_registry_t;
 
 // An empty registry, owned by the caller.
 vkp_status_t vkp_registry_create(vkp_registry_t **out_registry) VKP_MUST_USE;
+// Same, allocating the registry and its targets' state (what they allocate
+// while added) with `allocator` (copied; functions and ctx borrowed,
+// vkpipe/alloc.h; NULL = the system allocator).
+vkp_status_t vkp_registry_create_with_allocator(const vkp_allocator_t *allocator,
+                                                vkp_registry_t **out_registry)
+    VKP_MUST_USE;
 
 // A registry with every built-in target that could be brought up. A built-in
 // that cannot (no Vulkan device, say) is recorded as unavailable with its
 // reason; that is not an error.
 vkp_status_t vkp_registry_create_default(vkp_registry_t **out_registry)
+    VKP_MUST_USE;
+// Same, with `allocator` as in vkp_registry_create_with_allocator.
+vkp_status_t vkp_registry_create_default_with_allocator(const vkp_allocator_t *allocator,
+                                                        vkp_registry_t **out_registry)
     VKP_MUST_USE;
 
 // A registry with only the built-in targets named in `names` (n_names

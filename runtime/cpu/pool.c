@@ -31,6 +31,7 @@ typedef struct vkp__worker_t {
 
 struct vkp_cpu_pool_t {
   int32_t n;  // workers, the caller included
+  vkp_allocator_t allocator;  // the creator's current one, current on workers
   pthread_t *threads;
   vkp__worker_t *args;
   int32_t started;
@@ -86,6 +87,7 @@ static bool vkp__take_tasks(vkp_cpu_pool_t *p, int worker) {
 static void *vkp__worker_main(void *arg) {
   vkp__worker_t *w = arg;
   vkp_cpu_pool_t *p = w->pool;
+  VKP__ALLOCATOR_SCOPE(&p->allocator);
   uint_fast64_t seen = 0;
   for (;;) {
     uint_fast64_t g = seen;
@@ -130,6 +132,7 @@ vkp_status_t vkp_cpu_pool_create(int32_t workers, const int32_t *cpus, int32_t n
   if (workers < 1) workers = 1;
   vkp_cpu_pool_t *p = vkp__calloc(1, sizeof *p);
   if (!p) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "cpu thread pool");
+  p->allocator = vkp__allocator_resolve(NULL);
   p->n = workers;
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->wake, NULL);

@@ -139,6 +139,9 @@ struct vkp_vk_allocator_t {
   VkDeviceSize max_allocation_size;
   pthread_mutex_t mutex;  // guards every block list
   vkp__block_t *blocks[VK_MAX_MEMORY_TYPES];
+  // The device's host allocator: the block lists outlive the pipeline whose
+  // stage grows them, so they are kept with the device's, not the caller's.
+  vkp_allocator_t host;
 };
 
 vkp_status_t vkp_vk_allocator_create(VkDevice device,
@@ -148,6 +151,7 @@ vkp_status_t vkp_vk_allocator_create(VkDevice device,
                                      vkp_vk_allocator_t **out_allocator) {
   vkp_vk_allocator_t *a = vkp__calloc(1, sizeof *a);
   if (!a) return VKP_OOM("Vulkan memory allocator");
+  a->host = vkp__allocator_resolve(NULL);
   a->device = device;
   a->props = *props;
   a->block_size = block_size ? block_size : (VkDeviceSize)64 << 20;
@@ -325,6 +329,7 @@ vkp_status_t vkp_vk_allocator_alloc(vkp_vk_allocator_t *allocator,
                                     const VkMemoryRequirements *requirements,
                                     vkp_vk_memory_usage_t usage,
                                     vkp_vk_allocation_t *out_allocation) {
+  VKP__ALLOCATOR_SCOPE(&allocator->host);
   memset(out_allocation, 0, sizeof *out_allocation);
   int32_t type = vkp_vk_memory_choose_type(
       &allocator->props, requirements->memoryTypeBits, usage);
@@ -378,6 +383,7 @@ vkp_status_t vkp_vk_allocator_alloc(vkp_vk_allocator_t *allocator,
 
 void vkp_vk_allocator_free(vkp_vk_allocator_t *allocator,
                            vkp_vk_allocation_t *allocation) {
+  VKP__ALLOCATOR_SCOPE(&allocator->host);
   vkp__block_t *b = allocation->block;
   if (!b) return;
   pthread_mutex_lock(&allocator->mutex);

@@ -22,6 +22,9 @@ typedef struct vkp__vulkan_target_t {
   vkp_vk_device_t *device;  // owned
   vkp_spirv_device_info_t info;
   pthread_mutex_t realize_mutex;  // guards bringing the device up
+  // The registry's allocator: the device is brought up during some
+  // pipeline's call but belongs to the target, so it is not the caller's.
+  vkp_allocator_t allocator;
 } vkp__vulkan_target_t;
 
 // The device of a target whose device is up (every caller holds a stage,
@@ -33,6 +36,7 @@ static vkp_vk_device_t *vkp__device(const vkp_target_t *target) {
 // Brings the device up on first use.
 static vkp_status_t vkp__ready(const vkp_target_t *target, vkp_vk_device_t **out_device) {
   vkp__vulkan_target_t *t = target->impl;
+  VKP__ALLOCATOR_SCOPE(&t->allocator);
   pthread_mutex_lock(&t->realize_mutex);
   vkp_status_t st = vkp_vk_device_realize(t->device);
   pthread_mutex_unlock(&t->realize_mutex);
@@ -284,6 +288,7 @@ vkp_status_t vkp_target_vulkan_add(vkp_registry_t *registry,
     vkp_vk_device_destroy(device);
     return VKP_OOM("vulkan target");
   }
+  t->allocator = vkp__allocator_resolve(NULL);
   if (pthread_mutex_init(&t->realize_mutex, NULL) != 0) {
     vkp__free(t);
     vkp_vk_device_destroy(device);

@@ -548,14 +548,13 @@ Test(json, allocation_failure_walk, .timeout = 30) {
   int64_t n = 1;
   for (;; ++n) {
     vkp_test_counting_alloc_t counter;
-    vkp_test_counting_alloc_install(&counter, n);
+    vkp_graph_load_options_t opts = {.allocator = vkp_test_counting_alloc_init(&counter, n)};
     vkp_graph_t *g = NULL;
-    vkp_status_t st = vkp_graph_load(example_path(), &g);
+    vkp_status_t st = vkp_graph_load_with_options(example_path(), &opts, &g);
     bool failed = counter.failed;
     if (!st) {
       vkp_graph_destroy(g);
       int64_t live = counter.live;
-      vkp_test_counting_alloc_uninstall();
       cr_assert_not(failed, "allocation %lld failed but the load succeeded",
                     (long long)n);
       cr_assert_eq(live, 0);
@@ -564,7 +563,6 @@ Test(json, allocation_failure_walk, .timeout = 30) {
     cr_assert_null(g);
     vkp_status_free(st);
     int64_t live = counter.live;
-    vkp_test_counting_alloc_uninstall();
     cr_assert(failed, "load failed without an allocation failure");
     cr_assert_eq(live, 0, "failing allocation %lld leaked %lld blocks",
                  (long long)n, (long long)live);

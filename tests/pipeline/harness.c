@@ -22,7 +22,8 @@ void fixture_init(fixture_t *f, const harness_config_t *cfg) {
   VKP_TEST_OK(diamond_plan(cfg->target ? cfg->target : "tmath", cfg->alt_target,
                            cfg->alt_mask, &f->plan));
   vkp_pipeline_options_t opts = {.ring_depth = cfg->depth,
-                                 .sequential = cfg->sequential};
+                                 .sequential = cfg->sequential,
+                                 .allocator = cfg->allocator};
   VKP_TEST_OK(vkp_pipeline_create(f->plan, f->registry, &opts, &f->pipe));
 }
 
@@ -274,9 +275,9 @@ void create_failure_walk(const vkp_plan_t *plan, vkp_registry_t *reg,
   bool succeeded = false;
   for (int64_t fail_at = 1; fail_at < max_fail_at && !succeeded; ++fail_at) {
     vkp_test_counting_alloc_t counter;
-    vkp_test_counting_alloc_install(&counter, fail_at);
+    vkp_pipeline_options_t opts = {.allocator = vkp_test_counting_alloc_init(&counter, fail_at)};
     vkp_pipeline_t *pipe = NULL;
-    vkp_status_t st = vkp_pipeline_create(plan, reg, NULL, &pipe);
+    vkp_status_t st = vkp_pipeline_create(plan, reg, &opts, &pipe);
     if (!st) {
       succeeded = !counter.failed;
       vkp_pipeline_destroy(pipe);
@@ -286,7 +287,6 @@ void create_failure_walk(const vkp_plan_t *plan, vkp_registry_t *reg,
       cr_assert_null(pipe);
       vkp_status_free(st);
     }
-    vkp_test_counting_alloc_uninstall();
     cr_assert_eq(counter.live, 0, "fail_at %lld: %lld allocations leaked",
                  (long long)fail_at, (long long)counter.live);
   }

@@ -25,6 +25,7 @@ typedef struct harness_config_t {
   bool sequential;
   // When set, used (borrowed) instead of a fresh tmath + fakedev registry.
   vkp_registry_t *registry;
+  const vkp_allocator_t *allocator;  // the pipeline's (NULL: the system one)
 } harness_config_t;
 
 typedef struct fixture_t {

@@ -42,10 +42,11 @@ Test(pipeline, device_lost_fails_everything_in_flight, .timeout = 90) {
 
 Test(pipeline, destroy_with_frames_in_flight, .timeout = 90) {
   vkp_test_counting_alloc_t counter;
-  vkp_test_counting_alloc_install(&counter, 0);
+  const vkp_allocator_t *allocator = vkp_test_counting_alloc_init(&counter, 0);
   for (int round = 0; round < 4; ++round) {
     fixture_t f;
-    fixture_init(&f, &(harness_config_t){.delay_us = 3000, .delay_percent = 50, .depth = 2, .sequential = false});
+    fixture_init(&f, &(harness_config_t){.delay_us = 3000, .delay_percent = 50, .depth = 2,
+                                         .sequential = false, .allocator = allocator});
     float x[DIAMOND_NUMEL], z[DIAMOND_NUMEL];
     for (int32_t i = 0; i < 8 + round * 4; ++i) {
       fill(&f.rng, x);
@@ -61,9 +62,47 @@ Test(pipeline, destroy_with_frames_in_flight, .timeout = 90) {
     }
     fixture_deinit(&f);
   }
-  vkp_test_counting_alloc_uninstall();
+  cr_assert_gt(counter.count, 0);  // the pipeline and its threads allocated through it
   cr_assert_eq(counter.live, 0, "%lld allocations leaked",
                (long long)counter.live);
+}
+
+// A frame's status and outputs are allocated on the stage threads, with the
+// pipeline's allocator; the user frees them on this thread (whose current
+// allocator is the system one) and they go back to the pipeline's.
+Test(pipeline, results_made_on_stage_threads_return_to_the_pipeline_allocator,
+     .timeout = 90) {
+  vkp_test_counting_alloc_t counter;
+  const vkp_allocator_t *allocator = vkp_test_counting_alloc_init(&counter, 0);
+  fixture_t f;
+  fixture_init(&f, &(harness_config_t){.delay_us = 0, .delay_percent = 0,
+                                       .allocator = allocator});
+  float x[DIAMOND_NUMEL], z[DIAMOND_NUMEL];
+  for (int i = 0; i < 2; ++i) {
+    fill(&f.rng, x);
+    fill(&f.rng, z);
+    if (i == 0) z[0] = TMATH_FAIL_VALUE;  // stage s2 fails frame 1
+    set_inputs(f.pipe, x, z);
+    uint64_t seq;
+    VKP_TEST_OK(vkp_pipeline_run(f.pipe, &seq));
+  }
+  vkp_pipeline_result_t failed, good;
+  VKP_TEST_OK(vkp_pipeline_get_output(f.pipe, 20 * SECOND_NS, &failed));
+  VKP_TEST_OK(vkp_pipeline_get_output(f.pipe, 20 * SECOND_NS, &good));
+  cr_assert(vkp_status_is(failed.status, VKP_STATUS_INTERNAL), "%s",
+            vkp_status_message(failed.status));
+  check_result(&good, x, z);
+  int64_t live = counter.live;
+  vkp_status_t status = failed.status;
+  failed.status = NULL;
+  vkp_status_free(status);
+  cr_assert_lt(counter.live, live, "the stage thread's status went elsewhere");
+  live = counter.live;
+  vkp_pipeline_result_deinit(&failed);
+  vkp_pipeline_result_deinit(&good);
+  cr_assert_lt(counter.live, live, "the outputs went elsewhere");
+  fixture_deinit(&f);
+  cr_assert_eq(counter.live, 0, "%lld blocks leaked", (long long)counter.live);
 }
 
 Test(pipeline, missing_input_at_run, .timeout = 90) {

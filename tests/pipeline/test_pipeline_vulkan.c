@@ -55,7 +55,12 @@ static void run_frames(int32_t ring_depth) {
   const char *want_targets[] = {"vulkan", "ref", "vulkan"};
   for (int s = 0; s < 3; ++s)
     cr_assert_str_eq(plan->stages[s].target, want_targets[s], "stage %d", s);
-  vkp_pipeline_options_t popts = {.ring_depth = ring_depth};
+  // The pipeline's own allocator: the device it brings up on first use and
+  // the memory blocks it grows belong to the registry, so once the pipeline
+  // is gone nothing of this allocator is left.
+  vkp_test_counting_alloc_t counter;
+  vkp_pipeline_options_t popts = {.ring_depth = ring_depth,
+                                  .allocator = vkp_test_counting_alloc_init(&counter, 0)};
   vkp_pipeline_t *pipe;
   VKP_TEST_OK(vkp_pipeline_create(plan, reg, &popts, &pipe));
 
@@ -95,6 +100,9 @@ static void run_frames(int32_t ring_depth) {
     ++taken;
   }
   vkp_pipeline_destroy(pipe);
+  cr_assert_gt(counter.count, 0);
+  cr_assert_eq(counter.live, 0, "%lld blocks of the pipeline's allocator outlive it",
+               (long long)counter.live);
   vkp_plan_destroy(plan);
   vkp_partition_destroy(part);
   vkp_registry_destroy(reg);

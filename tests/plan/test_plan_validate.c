@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "support/test_graph.h"
 #include "support/test_support.h"
 #include "vkpipe/plan.h"
@@ -132,8 +133,8 @@ Test(plan_validate, input_unbound_and_bound_twice, .timeout = 10) {
   vkp_plan_t *p = rfc_plan(8, VKP_DTYPE_FLOAT32);
   // Rebind data_b's binding onto m2_in, which is then bound twice; m2_b is
   // left unbound.
-  free(p->bindings[1].dst_name);
-  p->bindings[1].dst_name = strdup("m2_in");
+  vkp__free(p->bindings[1].dst_name);
+  p->bindings[1].dst_name = vkp__strdup("m2_in");
   cr_assert(p->bindings[1].dst_name);
   EXPECT(p, 2, "stage 'mod2' input 'm2_b' is not bound",
          "stage 'mod2' input 'm2_in' is bound more than once");

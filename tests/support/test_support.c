@@ -93,32 +93,19 @@ bool vkp_test_allclose(const vkp_tensor_t *a, const vkp_tensor_t *b, double rtol
   return true;
 }
 
-static vkp_test_counting_alloc_t *vkp__counting;
-
-// Pipeline workers allocate (error statuses, for one) on their own threads:
-// the counters change under one lock.
-static pthread_mutex_t vkp__count_lock = PTHREAD_MUTEX_INITIALIZER;
-
-// Counts an allocation; false when it is the one to fail.
+// Counts an allocation; false when it is the one to fail. Atomic: a pipeline
+// allocates with its allocator on its stage threads too.
 static bool vkp__count_take(vkp_test_counting_alloc_t *s) {
-  pthread_mutex_lock(&vkp__count_lock);
-  bool fail = ++s->count == s->fail_at;
+  bool fail = atomic_fetch_add(&s->count, 1) + 1 == s->fail_at;
   if (fail) s->failed = true;
-  pthread_mutex_unlock(&vkp__count_lock);
   return !fail;
-}
-
-static void vkp__count_live(vkp_test_counting_alloc_t *s, int64_t delta) {
-  pthread_mutex_lock(&vkp__count_lock);
-  s->live += delta;
-  pthread_mutex_unlock(&vkp__count_lock);
 }
 
 static void *vkp__count_alloc(void *ctx, size_t size) {
   vkp_test_counting_alloc_t *s = ctx;
   if (!vkp__count_take(s)) return NULL;
   void *p = malloc(size);
-  if (p) vkp__count_live(s, 1);
+  if (p) atomic_fetch_add(&s->live, 1);
   return p;
 }
 
@@ -126,32 +113,36 @@ static void *vkp__count_realloc(void *ctx, void *ptr, size_t size) {
   vkp_test_counting_alloc_t *s = ctx;
   if (!vkp__count_take(s)) return NULL;
   void *p = realloc(ptr, size);
-  if (p && !ptr) vkp__count_live(s, 1);
+  if (p && !ptr) atomic_fetch_add(&s->live, 1);
   return p;
 }
 
 static void vkp__count_free(void *ctx, void *ptr) {
   vkp_test_counting_alloc_t *s = ctx;
-  if (ptr) vkp__count_live(s, -1);
+  if (ptr) atomic_fetch_sub(&s->live, 1);
   free(ptr);
 }
 
-void vkp_test_counting_alloc_install(vkp_test_counting_alloc_t *state,
-                                     int64_t fail_at) {
+const vkp_allocator_t *vkp_test_counting_alloc_init(vkp_test_counting_alloc_t *state,
+                                                    int64_t fail_at) {
   memset(state, 0, sizeof(*state));
   state->fail_at = fail_at;
-  vkp__counting = state;
-  vkp_allocator_t a = {.alloc = vkp__count_alloc,
-                       .realloc = vkp__count_realloc,
-                       .free = vkp__count_free,
-                       .ctx = state};
-  vkp_allocator_set(&a);
+  state->allocator = (vkp_allocator_t){.alloc = vkp__count_alloc,
+                                       .realloc = vkp__count_realloc,
+                                       .free = vkp__count_free,
+                                       .ctx = state};
+  return &state->allocator;
 }
 
-void vkp_test_counting_alloc_uninstall(void) {
-  vkp_allocator_set(NULL);
-  vkp__counting = NULL;
+// The scope install opened on this thread (one at a time).
+static _Thread_local vkp__allocator_scope_t vkp__installed;
+
+void vkp_test_counting_alloc_install(vkp_test_counting_alloc_t *state,
+                                     int64_t fail_at) {
+  vkp__installed = vkp__allocator_push(vkp_test_counting_alloc_init(state, fail_at));
 }
+
+void vkp_test_counting_alloc_uninstall(void) { vkp__allocator_pop(&vkp__installed); }
 
 const char *vkp_test_source_dir(void) {
   const char *d = getenv("VKPIPE_SOURCE_DIR");

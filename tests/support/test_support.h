@@ -4,6 +4,7 @@
 #ifndef VKPIPE_TESTS_TEST_SUPPORT_H_
 #define VKPIPE_TESTS_TEST_SUPPORT_H_
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,18 +51,27 @@ bool vkp_test_allclose(const vkp_tensor_t *a, const vkp_tensor_t *b, double rtol
   } while (0)
 
 // Counting allocator: fails allocation number `fail_at` (1-based; 0 = never)
-// and tracks live allocations so leaks can be asserted.
+// and tracks live blocks so leaks can be asserted. Thread-safe (atomic
+// counters), so a pipeline's stage threads may use it.
 typedef struct vkp_test_counting_alloc_t {
-  int64_t count;      // allocations so far
+  _Atomic int64_t count;  // allocations so far
   int64_t fail_at;
-  int64_t live;       // currently allocated blocks
-  bool failed;        // whether the failure was triggered
+  _Atomic int64_t live;   // currently allocated blocks
+  _Atomic bool failed;    // whether the failure was triggered
+  vkp_allocator_t allocator;  // counts into this struct
 } vkp_test_counting_alloc_t;
 
-// Installs the counting allocator (vkp_allocator_set).
+// Resets `state` and returns its allocator, to pass to the objects under
+// test (options' `allocator`, the `_with_allocator` creators).
+const vkp_allocator_t *vkp_test_counting_alloc_init(vkp_test_counting_alloc_t *state,
+                                                    int64_t fail_at);
+// For tests of internal functions: makes the counting allocator current on
+// the calling thread (vkp__allocator_push), so what the library allocates
+// there, and the objects it creates without an allocator of their own, use
+// it. Other threads and objects keep their own allocators.
 void vkp_test_counting_alloc_install(vkp_test_counting_alloc_t *state,
                                      int64_t fail_at);
-// Restores the default allocator.
+// Restores the allocator that was current before install.
 void vkp_test_counting_alloc_uninstall(void);
 
 // Source tree root ($VKPIPE_SOURCE_DIR, set by ctest) and build tree root.

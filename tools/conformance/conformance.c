@@ -731,7 +731,7 @@ static int vkp_ct_report(const vkp_ct_run_t *run, const vkp_ct_options_t *opt) {
     if (missing[0]) cJSON_AddStringToObject(root, "expected_but_not_passed", missing);
     char *text = cJSON_Print(root);
     if (text) printf("%s\n", text);
-    free(text);
+    cJSON_free(text);  // cJSON's hooks are the library's allocator
     cJSON_Delete(root);
   } else {
     printf("%-28s %7s %7s %12s\n", "op", "passed", "failed", "unsupported");

@@ -56,7 +56,7 @@ static void compile_warning_free(const vkp_graph_t *g, int32_t max_threads) {
       size_t so_size;
       char key[33];
       VKP_TEST_OK(vkp_cpu_compile(tc.source, tc.source_size, &cfg, &so, &so_size, key));
-      free(so);
+      vkp_free(so);
       vkp_codegen_c_deinit(&tc);
     }
   }

@@ -328,7 +328,7 @@ static void source_warning_free(vkp_graph_t *(*build)(void)) {
   size_t so_size = 0;
   char key[33];
   VKP_TEST_OK(vkp_cpu_compile(code.source, code.source_size, &cfg, &so, &so_size, key));
-  free(so);
+  vkp_free(so);
   cpu_test_remove_dir(dir);
   vkp_codegen_c_deinit(&code);
   vkp_graph_destroy(g);

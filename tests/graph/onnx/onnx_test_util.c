@@ -105,14 +105,13 @@ void onnx_walk_import_allocations(const char *file) {
   onnx_model_path(path, sizeof path, file);
   for (int64_t fail_at = 1;; ++fail_at) {
     vkp_test_counting_alloc_t state;
-    vkp_test_counting_alloc_install(&state, fail_at);
+    vkp_onnx_options_t opts = {.bindings.allocator = vkp_test_counting_alloc_init(&state, fail_at)};
     vkp_graph_t *g = NULL;
-    vkp_status_t st = vkp_onnx_load(path, &g);
+    vkp_status_t st = vkp_onnx_load_with_options(path, &opts, &g);
     bool failed = state.failed;
     vkp_status_free(st);
     vkp_graph_destroy(g);
     int64_t live = state.live;
-    vkp_test_counting_alloc_uninstall();
     cr_assert_eq(live, 0, "%s: allocation %lld failed: %lld blocks leaked", file,
                  (long long)fail_at, (long long)live);
     if (!failed) {
