@@ -536,7 +536,7 @@ static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *input
     }
     char sources[128];
     vkp__direct_sources(px, sources, sizeof sources);
-    char also[160] = "";
+    char also[sizeof sources + 48] = "";
     if (sources[0])
       snprintf(also, sizeof also, " (or rank %s, which feeds it directly)", sources);
     bool timeout = vkp_status_is(st, VKP_STATUS_TIMEOUT);
