@@ -18,6 +18,16 @@ static double vkp__now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+// CPU time of the calling thread, seconds. (The process's clock would add
+// the pool's threads, but it brings another thread's time up to date only
+// at a scheduler tick: over a run of a few milliseconds it gave one variant
+// twice a core and the next half of one.)
+static double vkp__cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 // Marks "y" the output and validates `g` (st: how building it went);
 // *out gets it, or it is destroyed with the error.
 static vkp_status_t vkp__bench_finish(vkp_graph_t *g, vkp_status_t st, vkp_graph_t **out) {
@@ -106,7 +116,12 @@ static vkp_status_t vkp__resident_graph(vkp_op_t op, int64_t rows, int64_t cols,
 // excluded. The median, not the best: the rates should predict the stages'
 // times on this machine as it is, and a shared machine's best run is an
 // exception. The variants' runs alternate, so that a busy machine slows both
-// alike rather than whichever ran second.
+// alike rather than whichever ran second. `out_share` (may be NULL) gets, per
+// variant, the share of a core the calling thread got during the timed runs:
+// its CPU time over their wall time (about 1 on an idle machine for a target
+// that computes on the calling thread, its pool's caller included; less when
+// other processes took the cores, or for a device the host only waits on);
+// 1 when the runs took under a millisecond in all, too short to tell.
 static int vkp__cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -115,11 +130,12 @@ static int vkp__cmp_double(const void *a, const void *b) {
 static vkp_status_t vkp__time_graph(const vkp_target_t *target,
                                     const vkp_graph_t *graph, int32_t n_variants,
                                     const int32_t *threads, int32_t repeats,
-                                    double *out_seconds) {
+                                    double *out_seconds, double *out_share) {
   for (int32_t k = 0; k < n_variants; ++k) out_seconds[k] = INFINITY;
   VKP_RETURN_IF_ERROR(vkp_target_check_graph(target, graph));
   double *samples = vkp__calloc((size_t)repeats * 2 + 2, sizeof(double));
   if (!samples) return VKP_OOM("calibration samples");
+  double wall_sum[2] = {0, 0}, cpu_sum[2] = {0, 0};
   vkp_tensor_t in[2], outs[1];
   memset(in, 0, sizeof in);
   memset(outs, 0, sizeof outs);
@@ -153,16 +169,21 @@ static vkp_status_t vkp__time_graph(const vkp_target_t *target,
     for (int32_t k = 0; k < n_variants && !st; ++k) {
       if (threads[k] > 1 && r > 0) st = target->vtable->stage.run(stage[k], in, outs);
       if (st) break;
-      double t0 = vkp__now();
+      double t0 = vkp__now(), c0 = vkp__cpu_now();
       st = target->vtable->stage.run(stage[k], in, outs);
-      double dt = vkp__now() - t0;
-      if (!st && r > 0) samples[(size_t)k * (size_t)repeats + (size_t)(r - 1)] = dt;
+      double dt = vkp__now() - t0, dc = vkp__cpu_now() - c0;
+      if (!st && r > 0) {
+        samples[(size_t)k * (size_t)repeats + (size_t)(r - 1)] = dt;
+        wall_sum[k] += dt;
+        cpu_sum[k] += dc;
+      }
     }
   }
   for (int32_t k = 0; k < n_variants && !st; ++k) {
     double *v = samples + (size_t)k * (size_t)repeats;
     qsort(v, (size_t)repeats, sizeof(double), vkp__cmp_double);
     out_seconds[k] = repeats % 2 ? v[repeats / 2] : 0.5 * (v[repeats / 2 - 1] + v[repeats / 2]);
+    if (out_share) out_share[k] = wall_sum[k] >= 1e-3 ? cpu_sum[k] / wall_sum[k] : 1.0;
   }
   vkp__free(samples);
   for (int32_t k = 0; k < 2; ++k) {
@@ -189,8 +210,8 @@ static vkp_status_t vkp__time_links(const vkp_target_t *target, vkp_op_t op,
     double t1 = 0, tl = 0;
     vkp_status_t st = vkp__resident_graph(op, rows, size, 1, &g1);
     if (!st) st = vkp__resident_graph(op, rows, size, length, &gl);
-    if (!st) st = vkp__time_graph(target, g1, 1, one_thread, repeats, &t1);
-    if (!st) st = vkp__time_graph(target, gl, 1, one_thread, repeats, &tl);
+    if (!st) st = vkp__time_graph(target, g1, 1, one_thread, repeats, &t1, NULL);
+    if (!st) st = vkp__time_graph(target, gl, 1, one_thread, repeats, &tl, NULL);
     vkp_graph_destroy(g1);
     vkp_graph_destroy(gl);
     if (st) return st;
@@ -286,6 +307,8 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
   if (!st) st = vkp__bench_graph(VKP_OP_MATMUL, 2, one, one, CHAIN, &g_chain);
   double copy_gbps = st ? 0.0 : vkp__memcpy_gbps(o.repeats);
   int32_t n_targets = vkp_registry_count(registry);
+  double busy_share = 1.0;  // the least share of its cores a host run got
+  bool any_host = false;
   for (int32_t t = 0; t < n_targets && !st; ++t) {
     const vkp_target_t *target = vkp_registry_get(registry, t);
     const char *name = target->vtable->name;
@@ -293,11 +316,15 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
     double t_one = 0, t_mm = 0, t_ew = 0;
     const int32_t one_thread[1] = {1};
     double t_node = 0, t_chain = 0;
-    vkp_status_t bench = vkp__time_graph(target, g_one, 1, one_thread, o.repeats, &t_one);
-    if (!bench) bench = vkp__time_graph(target, g_node, 1, one_thread, o.repeats, &t_node);
-    if (!bench) bench = vkp__time_graph(target, g_chain, 1, one_thread, o.repeats, &t_chain);
-    if (!bench) bench = vkp__time_graph(target, g_mm, 1, one_thread, o.repeats, &t_mm);
-    if (!bench) bench = vkp__time_graph(target, g_ew, 1, one_thread, o.repeats, &t_ew);
+    double share_mm = 1.0, share_mm2[2] = {1.0, 1.0};
+    vkp_status_t bench =
+        vkp__time_graph(target, g_one, 1, one_thread, o.repeats, &t_one, NULL);
+    if (!bench)
+      bench = vkp__time_graph(target, g_node, 1, one_thread, o.repeats, &t_node, NULL);
+    if (!bench)
+      bench = vkp__time_graph(target, g_chain, 1, one_thread, o.repeats, &t_chain, NULL);
+    if (!bench) bench = vkp__time_graph(target, g_mm, 1, one_thread, o.repeats, &t_mm, &share_mm);
+    if (!bench) bench = vkp__time_graph(target, g_ew, 1, one_thread, o.repeats, &t_ew, NULL);
     if (bench) {
       st = vkp__lines_appendf(out_notes, "calibration notes",
                               "%s: kept its previous rates: %s", name,
@@ -376,11 +403,17 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
                                     "GB/s is kept");
       }
     }
+    any_host = any_host || on_host;
+    if (on_host && share_mm < busy_share) busy_share = share_mm;
     if (o.threads > 1 && on_host) {
       const int32_t pair[2] = {1, o.threads};
-      threaded = vkp__time_graph(target, g_mm_big, 2, pair, o.repeats * 2, t_mm2);
-      if (!threaded) threaded = vkp__time_graph(target, g_ew, 2, pair, o.repeats * 2, t_ew2);
+      threaded =
+          vkp__time_graph(target, g_mm_big, 2, pair, o.repeats * 2, t_mm2, share_mm2);
+      if (!threaded)
+        threaded = vkp__time_graph(target, g_ew, 2, pair, o.repeats * 2, t_ew2, NULL);
       if (!threaded) {
+        for (int k = 0; k < 2; ++k)
+          if (share_mm2[k] < busy_share) busy_share = share_mm2[k];
         r.thread_compute_eff =
             vkp__efficiency(t_mm2[0] - t_one, t_mm2[1] - t_one, o.threads);
         r.thread_memory_eff =
@@ -421,6 +454,16 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
         st = vkp_profile_set_link(profile, device, profile->host_device, t_one * 1e6,
                                   copy_gbps);
     }
+  }
+  if (!st && any_host) {
+    profile->calibration_cpu_share = busy_share;
+    if (busy_share < VKP_PROFILE_BUSY_SHARE)
+      st = vkp__lines_appendf(
+          out_notes, "calibration notes",
+          "the machine was busy: the calibrating thread got %.0f%% of a core in the "
+          "host targets' timed runs, so these rates read low; measure again with "
+          "'vkpipe calibrate' when it is quiet",
+          100.0 * busy_share);
   }
   if (!st && o.progress) o.progress(o.progress_user, NULL, n_targets, n_targets);
   vkp_graph_destroy(g_mm);

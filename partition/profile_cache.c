@@ -111,7 +111,15 @@ vkp_status_t vkp_profile_create_for_machine(
     }
     vkp__free(cal_notes);
     if (!st && out_measured) *out_measured = true;
-    if (!st) {
+    bool busy = profile && profile->calibration_cpu_share > 0 &&
+                profile->calibration_cpu_share < VKP_PROFILE_BUSY_SHARE;
+    if (!st && busy && !o.refresh) {
+      // Rates measured on a busy machine would hold every later run to them:
+      // this run uses them, the next measures again.
+      st = vkp__lines_appendf(&notes, "profile notes",
+                              "profile not cached: measured while the machine was busy; "
+                              "the next run measures again");
+    } else if (!st) {
       // The cache is a convenience: a read-only home still gets a profile.
       vkp_status_t saved = vkp__dir_create_parent(path, 0755);
       if (!saved) saved = vkp_profile_save(profile, path);

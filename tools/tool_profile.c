@@ -54,7 +54,17 @@ vkp_status_t vkp_tool_profile(const char *command, const char *path, int32_t cor
         .cores = cores,
         .calibrate = {.progress = vkp__tool_progress, .progress_user = &progress},
     };
-    st = vkp_profile_create_for_machine(registry, &o, &profile, NULL, NULL);
+    bool measured = false;
+    st = vkp_profile_create_for_machine(registry, &o, &profile, &measured, NULL);
+    // A measurement taken on a busy machine is used for this run only:
+    // say so, since every estimate of the run follows it.
+    if (!st && measured && profile->calibration_cpu_share > 0 &&
+        profile->calibration_cpu_share < VKP_PROFILE_BUSY_SHARE)
+      fprintf(stderr,
+              "%s: the machine was busy while measuring (the calibrating thread got %.0f%% "
+              "of a core): the profile is used for this run only and not cached; run "
+              "'vkpipe calibrate' when it is quiet\n",
+              command, 100.0 * profile->calibration_cpu_share);
   }
   if (!st && cores > 0) st = vkp_profile_set_device(profile, profile->host_device, cores);
   if (st) {

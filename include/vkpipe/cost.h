@@ -119,7 +119,15 @@ typedef struct vkp_profile_t {
   double default_latency_us;       // links not listed
   double default_link_gbps;
   vkp_allocator_t allocator;       // what it allocates with (set at creation)
+  // Set by vkp_profile_calibrate: the smallest share of a core the calling
+  // thread got in the host targets' timed runs (its CPU time over wall time;
+  // 0: not measured). Under VKP_PROFILE_BUSY_SHARE the machine was busy and
+  // the rates read low: vkp_profile_create_for_machine then does not cache
+  // them (unless asked to refresh), and the calibration notes say so.
+  double calibration_cpu_share;
 } vkp_profile_t;
+
+#define VKP_PROFILE_BUSY_SHARE 0.85
 
 // The documented defaults (docs/pipeline-config.md). Owned by the caller.
 vkp_status_t vkp_profile_create_default(vkp_profile_t **out_profile)

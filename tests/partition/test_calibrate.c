@@ -6,6 +6,9 @@
 // read back (never the user's cache).
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -215,4 +218,75 @@ Test(profile_cache, thread_efficiencies_round_trip, .timeout = 30) {
   cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
   cr_assert(strstr(vkp_status_message(st), "thread"), "%s", vkp_status_message(st));
   vkp_status_free(st);
+}
+
+// Busy loops on every core, so that a calibration on this machine gets a
+// fraction of one.
+typedef struct hogs_t {
+  pthread_t threads[64];
+  int32_t n;
+  atomic_bool stop;
+} hogs_t;
+
+static void *hog_main(void *arg) {
+  hogs_t *h = arg;
+  volatile uint64_t x = 0;
+  while (!atomic_load_explicit(&h->stop, memory_order_relaxed)) x = x + 1;
+  return NULL;
+}
+
+static void hogs_start(hogs_t *h) {
+  atomic_init(&h->stop, false);
+  h->n = 3 * vkp_host_cores();
+  if (h->n > 64) h->n = 64;
+  for (int32_t i = 0; i < h->n; ++i)
+    cr_assert_eq(pthread_create(&h->threads[i], NULL, hog_main, h), 0);
+}
+
+static void hogs_stop(hogs_t *h) {
+  atomic_store(&h->stop, true);
+  for (int32_t i = 0; i < h->n; ++i) pthread_join(h->threads[i], NULL);
+}
+
+// A calibration whose timed runs got a fraction of a core says the machine
+// was busy, records the share, and its profile is not cached (the next run
+// measures again); asked to refresh (vkpipe calibrate), it is cached anyway.
+Test(profile_cache, busy_machine_is_not_cached, .init = vkp_test_scratch_make,
+     .fini = vkp_test_scratch_remove, .timeout = 120) {
+  const char *names[] = {"ref"};
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create_builtin(names, 1, &reg));
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/cache", vkp_test_scratch);
+  char *path = NULL;
+  VKP_TEST_OK(vkp_profile_cache_path(reg, dir, &path));
+  vkp_machine_profile_options_t o = {
+      .cache_dir = dir,
+      .calibrate = {.matmul_size = 64, .elementwise = 4096, .repeats = 5, .threads = 1},
+  };
+  hogs_t hogs;
+  hogs_start(&hogs);
+  vkp_profile_t *prof = NULL;
+  bool measured = false;
+  char *notes = NULL;
+  vkp_status_t st = vkp_profile_create_for_machine(reg, &o, &prof, &measured, &notes);
+  vkp_profile_t *refreshed = NULL;
+  char *notes2 = NULL;
+  o.refresh = true;
+  if (!st) st = vkp_profile_create_for_machine(reg, &o, &refreshed, &measured, &notes2);
+  hogs_stop(&hogs);
+  VKP_TEST_OK(st);
+  cr_assert(prof->calibration_cpu_share > 0 &&
+                prof->calibration_cpu_share < VKP_PROFILE_BUSY_SHARE,
+            "share %g with %d busy threads", prof->calibration_cpu_share, (int)hogs.n);
+  cr_assert(notes && strstr(notes, "the machine was busy"), "%s", notes ? notes : "");
+  cr_assert(strstr(notes, "profile not cached"), "%s", notes);
+  cr_assert(strstr(notes2, "profile cached in"), "%s", notes2);
+  cr_assert_eq(access(path, R_OK), 0);
+  vkp_free(notes);
+  vkp_free(notes2);
+  vkp_free(path);
+  vkp_profile_destroy(prof);
+  vkp_profile_destroy(refreshed);
+  vkp_registry_destroy(reg);
 }
