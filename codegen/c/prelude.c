@@ -551,10 +551,12 @@ static void vkp_ukernel_cols(ptrdiff_t kc, const float *restrict pa,
 // panel, one (`half`) or two vectors wide: the last rows of M = 16, 32, 64,
 // 144, ... (14 + 2, 28 + 4, 56 + 8, 140 + 4), which the full tile would
 // compute at MR rows' cost. Stores (or, when `accumulate`, adds) the first
-// `mr` <= rows rows into c.
+// `mr` <= rows rows into c, through the row epilogue `rep` (NULL: none; the
+// tile's first row is output row `row`).
 static inline __attribute__((always_inline)) void vkp_ukernel_rows(
     ptrdiff_t kc, const float *restrict pa, const float *restrict pb, ptrdiff_t ldb,
-    float *restrict c, ptrdiff_t ldc, int rows, int half, ptrdiff_t mr, int accumulate) {
+    float *restrict c, ptrdiff_t ldc, int rows, int half, ptrdiff_t mr, int accumulate,
+    const vkp_row_ep_t *rep, ptrdiff_t row) {
   vkp_vec_t acc0[VKP_MR], acc1[VKP_MR];
   for (int r = 0; r < rows; ++r) acc0[r] = acc1[r] = (vkp_vec_t){0};
   for (ptrdiff_t k = 0; k < kc; ++k) {
@@ -569,13 +571,17 @@ static inline __attribute__((always_inline)) void vkp_ukernel_rows(
   for (int r = 0; r < rows; ++r) {
     if (r >= mr) break;
     vkp_uvec_t *c0 = (vkp_uvec_t *)(c + r * ldc), *c1 = (vkp_uvec_t *)(c + r * ldc + VKP_VLEN);
+    vkp_vec_t v0 = acc0[r], v1 = acc1[r];
     if (accumulate) {
-      *c0 += acc0[r];
-      if (!half) *c1 += acc1[r];
-    } else {
-      *c0 = acc0[r];
-      if (!half) *c1 = acc1[r];
+      v0 = *c0 + v0;
+      if (!half) v1 = *c1 + v1;
     }
+    if (rep) {
+      v0 = vkp_row_ep_vec(rep, row + r, v0);
+      if (!half) v1 = vkp_row_ep_vec(rep, row + r, v1);
+    }
+    *c0 = v0;
+    if (!half) *c1 = v1;
   }
 }
 
@@ -585,23 +591,24 @@ static inline __attribute__((always_inline)) void vkp_ukernel_rows(
 // in a shallow product (MobileNetV2's pointwise layers, M = 24, 96, 320).
 static void vkp_ukernel_edge_to(ptrdiff_t kc, const float *restrict pa,
                                 const float *restrict pb, ptrdiff_t ldb, float *restrict c,
-                                ptrdiff_t ldc, ptrdiff_t mr, int half, int accumulate) {
+                                ptrdiff_t ldc, ptrdiff_t mr, int half, int accumulate,
+                                const vkp_row_ep_t *rep, ptrdiff_t row) {
 #if VKP_MR > 4
   if (mr <= 4) {
-    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, 4, 1, mr, accumulate);
-    else vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, 4, 0, mr, accumulate);
+    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, 4, 1, mr, accumulate, rep, row);
+    else vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, 4, 0, mr, accumulate, rep, row);
     return;
   }
 #endif
 #if VKP_MR > 8
   if (mr <= 8) {
-    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, 8, 1, mr, accumulate);
-    else vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, 8, 0, mr, accumulate);
+    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, 8, 1, mr, accumulate, rep, row);
+    else vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, 8, 0, mr, accumulate, rep, row);
     return;
   }
 #endif
-  if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, VKP_MR, 1, mr, accumulate);
-  else vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, VKP_MR, 0, mr, accumulate);
+  if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, VKP_MR, 1, mr, accumulate, rep, row);
+  else vkp_ukernel_rows(kc, pa, pb, ldb, c, ldc, VKP_MR, 0, mr, accumulate, rep, row);
 }
 
 // The edge tile for `mr` < VKP_MR rows: the smallest of 4 and 8 rows that
@@ -777,7 +784,9 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
                                nr - VKP_VLEN, pc > 0);
 #endif
             } else if (nr == VKP_NR || nr == VKP_VLEN) {
-              vkp_ukernel_edge_to(kc, pat, pbt, ldb, ct, ldc, mr, nr == VKP_VLEN, pc > 0);
+              fused = rep && last;
+              vkp_ukernel_edge_to(kc, pat, pbt, ldb, ct, ldc, mr, nr == VKP_VLEN, pc > 0,
+                                  fused ? rep : NULL, row);
             } else {
               vkp_ukernel_edge(kc, pat, pbt, ldb, edge, mr, nr);
               for (ptrdiff_t r = 0; r < mr; ++r)
@@ -800,15 +809,15 @@ static void vkp_ukernel_edge(ptrdiff_t kc, const float *restrict pa,
   (void)mr;  // with MR <= 4 (SSE) every edge takes the full tile
 #if VKP_MR > 4
   if (mr <= 4) {
-    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 1, 4, 0);
-    else vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 0, 4, 0);
+    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 1, 4, 0, NULL, 0);
+    else vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 4, 0, 4, 0, NULL, 0);
     return;
   }
 #endif
 #if VKP_MR > 8
   if (mr <= 8) {
-    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 8, 1, 8, 0);
-    else vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 8, 0, 8, 0);
+    if (half) vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 8, 1, 8, 0, NULL, 0);
+    else vkp_ukernel_rows(kc, pa, pb, ldb, c, VKP_NR, 8, 0, 8, 0, NULL, 0);
     return;
   }
 #endif
