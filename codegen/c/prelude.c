@@ -194,6 +194,15 @@ static inline vkp_vec_t vkp_row_ep_vec(const vkp_row_ep_t *e, ptrdiff_t row, vkp
 }
 
 static void vkp_ep_rows(float *c, ptrdiff_t ldc, ptrdiff_t row0, ptrdiff_t col0,
+                        ptrdiff_t rows, ptrdiff_t cols, ptrdiff_t batch, const void *ctx);
+
+// The row epilogue a kernel may apply in its registers: `ctx` when `ep` is
+// vkp_ep_rows, else NULL (the kernel calls `ep` on what it stored).
+static inline const vkp_row_ep_t *vkp_row_ep_of(vkp_epilogue_fn ep, const void *ctx) {
+  return ep == vkp_ep_rows ? (const vkp_row_ep_t *)ctx : NULL;
+}
+
+static void vkp_ep_rows(float *c, ptrdiff_t ldc, ptrdiff_t row0, ptrdiff_t col0,
                         ptrdiff_t rows, ptrdiff_t cols, ptrdiff_t batch, const void *ctx) {
   const vkp_row_ep_t *e = ctx;
   (void)col0;
@@ -727,7 +736,7 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
   float *pa = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
   float *pb = pa + (ptrdiff_t)VKP_MC * VKP_KC;
   float *edge = pb + (ptrdiff_t)VKP_KC * VKP_NC;
-  const vkp_row_ep_t *rep = ep == vkp_ep_rows ? (const vkp_row_ep_t *)ep_ctx : NULL;
+  const vkp_row_ep_t *rep = vkp_row_ep_of(ep, ep_ctx);
   if (K == 0) {
     for (ptrdiff_t i = 0; i < M; ++i)
       for (ptrdiff_t j = n0; j < n1; ++j) c[i * ldc + j] = 0.0f;
@@ -1074,7 +1083,7 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
     }
     // Output transform, two output rows per tile row; a row epilogue is
     // applied to the transformed vectors.
-    const vkp_row_ep_t *rep = ep == vkp_ep_rows ? (const vkp_row_ep_t *)ep_ctx : NULL;
+    const vkp_row_ep_t *rep = vkp_row_ep_of(ep, ep_ctx);
     const ptrdiff_t oh0 = 2 * th0, oh1 = 2 * (th0 + nr) < OH ? 2 * (th0 + nr) : OH;
     for (ptrdiff_t m = 0; m < M; ++m) {
       float *ym = y + m * OH * OW;
@@ -1482,7 +1491,7 @@ static VKP_ONE_COPY void vkp__dw_channels(
   ptrdiff_t Hq = OH + (KH - 1) * DH / SH, Wq = OW + (KW - 1) * DW / SW;
   int by_rows = KH == 3 && KW == 3 && DH == 1 && SH <= 2 && 4 * OW >= 3 * VKP_VLEN;
   // The 3x3 row kernels apply a row epilogue in registers.
-  const vkp_row_ep_t *rep = by_rows && ep == vkp_ep_rows ? (const vkp_row_ep_t *)ep_ctx : NULL;
+  const vkp_row_ep_t *rep = by_rows ? vkp_row_ep_of(ep, ep_ctx) : NULL;
   // Plane row stride: whole vectors keep the rows' first vectors aligned.
   ptrdiff_t ws = by_rows ? (Wq + VKP_VLEN - 1) / VKP_VLEN * VKP_VLEN : Wq;
   // Output rows per band: the band's planes (R + Hq - OH rows each), and in

@@ -186,7 +186,7 @@ static void vkp__winograd4_blocks(const float *x, float *y, const float *u, ptrd
     }
     // Output transform, four output rows per tile row; a row epilogue is
     // applied to the transformed vectors.
-    const vkp_row_ep_t *rep = ep == vkp_ep_rows ? (const vkp_row_ep_t *)ep_ctx : NULL;
+    const vkp_row_ep_t *rep = vkp_row_ep_of(ep, ep_ctx);
     const ptrdiff_t oh0 = 4 * th0, oh1 = 4 * (th0 + nr) < OH ? 4 * (th0 + nr) : OH;
     for (ptrdiff_t m = 0; m < M; ++m) {
       float *ym = y + m * OH * OW;

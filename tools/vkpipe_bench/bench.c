@@ -382,6 +382,18 @@ static vkp_status_t bench_collect(vkp_pipeline_t *pipe, uint64_t timeout_ns,
   return st;
 }
 
+// Opens the measured window once the warm-up frames are out (see
+// bench_measure): the stage statistics from now, the clock from when the
+// last warm-up frame finished.
+static vkp_status_t bench_window_open(vkp_pipeline_t *pipe, const bench_collector_t *c,
+                                      vkp_pipeline_stats_t *before, uint64_t *t_start,
+                                      bool *started) {
+  if (*started || c->collected < c->warmup) return NULL;
+  *started = true;
+  *t_start = c->done_ns;
+  return vkp_pipeline_get_stats(pipe, before);
+}
+
 // Streams warmup + frames through `pipe` with at most `window` frames in
 // flight (64 keeps the rings full: latency under load; 1 gives the latency of
 // a frame alone), and fills `out` with throughput, latency percentiles and
@@ -431,19 +443,11 @@ static vkp_status_t bench_measure(vkp_pipeline_t *pipe, const vkp_plan_t *plan,
         vkp_status_free(st);
         st = NULL;
       }
-      if (!st && !started && c.collected >= warmup) {
-        st = vkp_pipeline_get_stats(pipe, &before);
-        t_start = c.done_ns;
-        started = true;
-      }
+      if (!st) st = bench_window_open(pipe, &c, &before, &t_start, &started);
     }
     if (st || c.collected >= total) break;
     st = bench_collect(pipe, (uint64_t)bench_frame_timeout_s * 1000000000ull, &c);
-    if (!st && !started && c.collected >= warmup) {
-      st = vkp_pipeline_get_stats(pipe, &before);
-      t_start = c.done_ns;
-      started = true;
-    }
+    if (!st) st = bench_window_open(pipe, &c, &before, &t_start, &started);
     if (vkp_status_is(st, VKP_STATUS_EMPTY)) {
       vkp_status_free(st);
       st = vkp_status_make(VKP_STATUS_TIMEOUT,
