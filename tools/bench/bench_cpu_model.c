@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // bench_cpu_model: whole-model latency on the "cpu" target (one stage).
 //
-//   bench_cpu_model MODEL.onnx|MODEL.json [--threads N] [--runs N]
+//   bench_cpu_model MODEL.onnx|MODEL.json [--threads N] [--runs N] [--cpus LIST]
 //                   [--march ARCH]
 //
 // Compiles (or takes from the cache) the whole graph as one stage, loads it,
@@ -40,18 +40,31 @@ static int vkp_bench_fail(vkp_status_t st) {
 int main(int argc, char **argv) {
   const char *model = NULL, *march = NULL;
   int threads = 1, runs = 20;
+  int32_t cpus[64];
+  int32_t n_cpus = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
     else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--march") == 0 && i + 1 < argc) march = argv[++i];
-    else if (argv[i][0] != '-' && !model) model = argv[i];
+    else if (strcmp(argv[i], "--cpus") == 0 && i + 1 < argc) {
+      for (char *c = argv[++i]; *c && n_cpus < 64; c += *c == ',') {
+        char *end = NULL;
+        long v = strtol(c, &end, 10);
+        if (end == c || v < 0 || (*end && *end != ',')) {
+          fprintf(stderr, "%s: --cpus takes a list of cpu numbers, like 0,1\n", argv[0]);
+          return 2;
+        }
+        cpus[n_cpus++] = (int32_t)v;
+        c = end;
+      }
+    } else if (argv[i][0] != '-' && !model) model = argv[i];
     else {
-      fprintf(stderr, "usage: %s MODEL [--threads N] [--runs N] [--march ARCH]\n", argv[0]);
+      fprintf(stderr, "usage: %s MODEL [--threads N] [--runs N] [--march ARCH] [--cpus LIST]\n", argv[0]);
       return 2;
     }
   }
   if (!model || runs < 1) {
-    fprintf(stderr, "usage: %s MODEL [--threads N] [--runs N] [--march ARCH]\n", argv[0]);
+    fprintf(stderr, "usage: %s MODEL [--threads N] [--runs N] [--march ARCH] [--cpus LIST]\n", argv[0]);
     return 2;
   }
   vkp_graph_t *g = NULL;
@@ -62,7 +75,9 @@ int main(int argc, char **argv) {
   st = vkp_registry_create_default(&reg);
   if (!st) st = vkp_registry_lookup(reg, "cpu", &cpu);
   if (st) return vkp_bench_fail(st);
-  vkp_compile_options_t opt = {.threads = threads, .march = march};
+  vkp_compile_options_t opt = {.threads = threads, .march = march,
+                               .cpu_affinity = n_cpus ? cpus : NULL,
+                               .n_cpu_affinity = n_cpus};
   vkp_blob_t blob = {0};
   uint64_t hits0, hits1;
   vkp_cpu_compile_stats(&hits0, NULL);
