@@ -151,6 +151,62 @@ typedef float vkp_v4_t __attribute__((vector_size(16)));
 typedef float vkp_uv4_t __attribute__((vector_size(16), aligned(4), may_alias));
 typedef int32_t vkp_ivec_t __attribute__((vector_size(VKP_VLEN * 4)));
 
+// The even (odd) lanes of lo then hi: elements 2l (2l + 1) of the two
+// vectors read as one of 2 * VKP_VLEN.
+static inline vkp_vec_t vkp_vec_even(vkp_vec_t lo, vkp_vec_t hi) {
+#if VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 16
+  return __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                 28, 30);
+#elif VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 8
+  return __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14);
+#elif VKP_HAVE_SHUFFLEVECTOR
+  return __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
+#else
+  vkp_vec_t r;
+  for (int l = 0; l < VKP_VLEN; ++l) r[l] = 2 * l < VKP_VLEN ? lo[2 * l] : hi[2 * l - VKP_VLEN];
+  return r;
+#endif
+}
+static inline vkp_vec_t vkp_vec_odd(vkp_vec_t lo, vkp_vec_t hi) {
+#if VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 16
+  return __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
+                                 29, 31);
+#elif VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 8
+  return __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15);
+#elif VKP_HAVE_SHUFFLEVECTOR
+  return __builtin_shufflevector(lo, hi, 1, 3, 5, 7);
+#else
+  vkp_vec_t r;
+  for (int l = 0; l < VKP_VLEN; ++l)
+    r[l] = 2 * l + 1 < VKP_VLEN ? lo[2 * l + 1] : hi[2 * l + 1 - VKP_VLEN];
+  return r;
+#endif
+}
+// Elements 2l of a row of 2 * VKP_VLEN - 1 floats read as lo (the first
+// VKP_VLEN) and hi1 (the last VKP_VLEN, starting at element VKP_VLEN - 1):
+// the even lanes without reading the element past the last one needed.
+static inline vkp_vec_t vkp_vec_even_skew(vkp_vec_t lo, vkp_vec_t hi1) {
+#if VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 16
+  return __builtin_shufflevector(lo, hi1, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27,
+                                 29, 31);
+#elif VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 8
+  return __builtin_shufflevector(lo, hi1, 0, 2, 4, 6, 9, 11, 13, 15);
+#elif VKP_HAVE_SHUFFLEVECTOR
+  return __builtin_shufflevector(lo, hi1, 0, 2, 5, 7);
+#else
+  vkp_vec_t r;
+  for (int l = 0; l < VKP_VLEN; ++l)
+    r[l] = 2 * l < VKP_VLEN ? lo[2 * l] : hi1[2 * l - VKP_VLEN + 1];
+  return r;
+#endif
+}
+
+// `p` rounded up to a cache line: per-thread scratch starts on its own line,
+// so that threads writing neighbouring scratch never share one.
+static inline float *vkp_align64(float *p) {
+  return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
 // Scratch floats one thread's GEMM needs for packing.
 #define VKP_GEMM_SCRATCH_FLOATS \
   ((ptrdiff_t)VKP_MC * VKP_KC + (ptrdiff_t)VKP_KC * VKP_NC + VKP_MR * VKP_NR + 64)
@@ -418,15 +474,7 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
             for (; c + VKP_VLEN <= hi && 2 * (c + VKP_VLEN) <= src->W - iw; c += VKP_VLEN) {
               vkp_vec_t v0 = *(const vkp_uvec_t *)(row + 2 * c);
               vkp_vec_t v1 = *(const vkp_uvec_t *)(row + 2 * c + VKP_VLEN);
-#if VKP_VLEN == 16
-              *(vkp_uvec_t *)(dst + c0 + c) = __builtin_shufflevector(
-                  v0, v1, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-#elif VKP_VLEN == 8
-              *(vkp_uvec_t *)(dst + c0 + c) =
-                  __builtin_shufflevector(v0, v1, 0, 2, 4, 6, 8, 10, 12, 14);
-#else
-              *(vkp_uvec_t *)(dst + c0 + c) = __builtin_shufflevector(v0, v1, 0, 2, 4, 6);
-#endif
+              *(vkp_uvec_t *)(dst + c0 + c) = vkp_vec_even(v0, v1);
             }
 #endif
             for (; c < hi; ++c) dst[c0 + c] = row[2 * c];
@@ -733,7 +781,7 @@ VKP_FN void vkp_gemm_cols(ptrdiff_t M, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t K,
                           ptrdiff_t pa_row0, const vkp_bsrc_t *b, float *c, ptrdiff_t ldc,
                           vkp_epilogue_fn ep, const void *ep_ctx,
                           ptrdiff_t ep_row0, ptrdiff_t batch, float *scratch) {
-  float *pa = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+  float *pa = vkp_align64(scratch);
   float *pb = pa + (ptrdiff_t)VKP_MC * VKP_KC;
   float *edge = pb + (ptrdiff_t)VKP_KC * VKP_NC;
   const vkp_row_ep_t *rep = vkp_row_ep_of(ep, ep_ctx);
@@ -995,7 +1043,7 @@ static void vkp__winograd_blocks(const float *x, float *y, const float *u,
   const ptrdiff_t TH = VKP_WINO_TH(OH), TW = VKP_WINO_TW(OW);
   const ptrdiff_t ldv = VKP_WINO_LDV(OW, rpb), twe = VKP_WINO_TWE(OW);
   const ptrdiff_t pm = VKP_PAD_MR(M);
-  float *base = (float *)(((uintptr_t)wscratch + 63) & ~(uintptr_t)63);
+  float *base = vkp_align64(wscratch);
   const ptrdiff_t vst = VKP_WINO_PLANE(C, ldv), mst = VKP_WINO_PLANE(M, ldv);
   float *v = base;                        // [16][C][ldv], planes vst apart
   float *mo = v + 16 * vst;               // [16][M][ldv], planes mst apart
@@ -1298,15 +1346,7 @@ static inline void vkp__dw_copy_rows(float *dst, ptrdiff_t ldd, const float *src
 #if VKP_HAVE_SHUFFLEVECTOR
         vkp_vec_t lo = *(const vkp_uvec_t *)(s + 2 * k * VKP_VLEN);
         vkp_vec_t hi = *(const vkp_uvec_t *)(s + (2 * k + 1) * VKP_VLEN);
-#if VKP_VLEN == 16
-        *(vkp_uvec_t *)(d + k * VKP_VLEN) = __builtin_shufflevector(
-            lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-#elif VKP_VLEN == 8
-        *(vkp_uvec_t *)(d + k * VKP_VLEN) =
-            __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14);
-#else
-        *(vkp_uvec_t *)(d + k * VKP_VLEN) = __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
-#endif
+        *(vkp_uvec_t *)(d + k * VKP_VLEN) = vkp_vec_even(lo, hi);
 #else  // GCC before 12: a loop the vectoriser handles
         for (int l = 0; l < VKP_VLEN; ++l) d[k * VKP_VLEN + l] = s[2 * (k * VKP_VLEN + l)];
 #endif
@@ -1336,20 +1376,8 @@ static inline void vkp__dw_copy_pair(float *de, ptrdiff_t ne, float *do_, ptrdif
     for (ptrdiff_t k = 0; k < nv; ++k) {
       vkp_vec_t lo = *(const vkp_uvec_t *)(s + 2 * k * VKP_VLEN);
       vkp_vec_t hi = *(const vkp_uvec_t *)(s + (2 * k + 1) * VKP_VLEN);
-#if VKP_VLEN == 16
-      *(vkp_uvec_t *)(e + k * VKP_VLEN) = __builtin_shufflevector(
-          lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-      *(vkp_uvec_t *)(o + k * VKP_VLEN) = __builtin_shufflevector(
-          lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-#elif VKP_VLEN == 8
-      *(vkp_uvec_t *)(e + k * VKP_VLEN) =
-          __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14);
-      *(vkp_uvec_t *)(o + k * VKP_VLEN) =
-          __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15);
-#else
-      *(vkp_uvec_t *)(e + k * VKP_VLEN) = __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
-      *(vkp_uvec_t *)(o + k * VKP_VLEN) = __builtin_shufflevector(lo, hi, 1, 3, 5, 7);
-#endif
+      *(vkp_uvec_t *)(e + k * VKP_VLEN) = vkp_vec_even(lo, hi);
+      *(vkp_uvec_t *)(o + k * VKP_VLEN) = vkp_vec_odd(lo, hi);
     }
     *(vkp_uvec_t *)(e + ne) = (vkp_vec_t){0};
     *(vkp_uvec_t *)(o + no) = (vkp_vec_t){0};
@@ -1503,7 +1531,7 @@ static VKP_ONE_COPY void vkp__dw_channels(
   else if (by_rows && R > VKP_DW_ACC) R = R / VKP_DW_ACC * VKP_DW_ACC;
   else R = (OH + (OH + R - 1) / R - 1) / ((OH + R - 1) / R);  // even bands
   ptrdiff_t stride = ((R + Hq - OH) * ws + ws - OW + 16 + 15) / 16 * 16;
-  float *planes = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+  float *planes = vkp_align64(scratch);
   float *z = planes + phases * stride;
   // The padding stays zero: every row copy rewrites its in-input span only.
   memset(planes, 0, sizeof(float) * (size_t)(phases * stride +
@@ -1694,94 +1722,134 @@ static inline float vkp_max_nan(float acc, float v) {
 
 // Padded row width vkp_maxpool2d works on; it needs 2 * that + 64 floats of
 // scratch per thread (VKP_MAXPOOL_SCRATCH_FLOATS, evaluated by the generated
-// source): the row, its even and odd halves, and room for a vector read
-// past their ends.
+// source): the padded row and room for the vectors read past its end.
 #define VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW)                                     \
   VKP_MAXZ(((ptrdiff_t)(OW) - 1) * (SW) + ((ptrdiff_t)(KW) - 1) * (DW) + 1, \
            (ptrdiff_t)(PL) + (W))
 #define VKP_MAXPOOL_SCRATCH_FLOATS(W, KW, SW, PL, DW, OW) \
-  (2 * VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW) + 64)
+  ((2 * VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW) + 64 + 15) / 16 * 16 + 16)
 
-// Max pooling, separably: per output row, the max over the window's rows
-// (clipped to the input) lands in a row padded with -inf on both sides, then
-// the max over the window's columns; at stride 2 that row is first split
-// into even and odd columns so every tap reads contiguously. NaN propagates
-// as in the reference; a window wholly in the padding gives -inf. Channels
-// [c0, c1).
-static void vkp__maxpool_channels(const float *x, float *y, ptrdiff_t H,
-                                  ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
-                                  ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
-                                  ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW,
-                                  float *scratch, ptrdiff_t c0, ptrdiff_t c1) {
-  const ptrdiff_t wb = VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW), half = (wb + 1) / 2;
-  float *vp = scratch, *ve = vp + wb, *vo = ve + half;
-  for (ptrdiff_t i = 0; i < wb; ++i) vp[i] = -INFINITY;  // [PL, PL + W) is rewritten
-  for (ptrdiff_t i = 0; i < half; ++i) ve[i] = vo[i] = -INFINITY;
-  float *vr = vp + PL;
+// A vector of max-pooled outputs of one row at stride SW (1 or 2): lane l
+// is the max over rows[0..nr) and taps kw of row[b + l * SW + kw * DW], the
+// rows first, then the taps in order (as the reference, NaN included). At
+// stride 2 a tap loads the 2 * VKP_VLEN - 1 floats it needs as two vectors
+// and keeps the even elements. Reads columns [b, b + (VKP_VLEN - 1) * SW +
+// (KW - 1) * DW], nothing past the last it needs.
+static inline vkp_vec_t vkp__maxpool_vec(const float *const *rows, ptrdiff_t nr, ptrdiff_t b,
+                                         ptrdiff_t KW, ptrdiff_t SW, ptrdiff_t DW) {
+  vkp_vec_t acc = {0};
+  for (ptrdiff_t kw = 0; kw < KW; ++kw) {
+    const ptrdiff_t o = b + kw * DW;
+    vkp_vec_t t;
+    if (SW == 1) {
+      t = *(const vkp_uvec_t *)(rows[0] + o);
+      for (ptrdiff_t r = 1; r < nr; ++r) t = vkp_vmax_nan(t, *(const vkp_uvec_t *)(rows[r] + o));
+    } else {
+      vkp_vec_t lo = *(const vkp_uvec_t *)(rows[0] + o);
+      vkp_vec_t hi = *(const vkp_uvec_t *)(rows[0] + o + VKP_VLEN - 1);
+      for (ptrdiff_t r = 1; r < nr; ++r) {
+        lo = vkp_vmax_nan(lo, *(const vkp_uvec_t *)(rows[r] + o));
+        hi = vkp_vmax_nan(hi, *(const vkp_uvec_t *)(rows[r] + o + VKP_VLEN - 1));
+      }
+      t = vkp_vec_even_skew(lo, hi);
+    }
+    acc = kw == 0 ? t : vkp_vmax_nan(acc, t);
+  }
+  return acc;
+}
+
+// Max pooling. The output columns whose windows lie inside the row, [d0,
+// e), come in vectors straight from the input rows (vkp__maxpool_vec; the
+// last vector overlaps the one before rather than leave a remainder): no
+// store and reload in between, whose addresses could alias the input's in
+// the store buffer (4 KiB apart), which made one thread's share take twice
+// the other's. The columns at the edges (all of them at other strides, with
+// more window rows than VKP_MAX_POOL_TAPS, or when [d0, e) is narrower than
+// a vector) come from the max over the window's rows of the input columns
+// they need, written into a row of scratch padded with -inf on both sides.
+// NaN propagates as in the reference; a window wholly in the padding gives
+// -inf. Channels [c0, c1), output rows [oh0, oh1) of each.
+static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t H,
+                               ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                               ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
+                               ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW, float *scratch,
+                               ptrdiff_t c0, ptrdiff_t c1, ptrdiff_t oh0, ptrdiff_t oh1) {
+  const ptrdiff_t wb = VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW);
+  const int vec = (SW == 1 || SW == 2) && KH <= VKP_MAX_POOL_TAPS;
+  float *vp = scratch;  // padded column j is input column j - PL
+  for (ptrdiff_t i = 0; i < wb + 2 * VKP_VLEN; ++i) vp[i] = -INFINITY;
+  // [d0, e): the columns whose windows lie inside the row.
+  ptrdiff_t d0 = (PL + SW - 1) / SW, e = 0;
+  if (W - 1 + PL - (KW - 1) * DW >= 0) e = (W - 1 + PL - (KW - 1) * DW) / SW + 1;
+  if (e > OW) e = OW;
+  if (!vec || e - d0 < VKP_VLEN) d0 = e = 0;  // every column from the padded row
+  // Input columns the edge columns [0, d0) and [e, OW) need.
+  ptrdiff_t l1 = d0 > 0 ? (d0 - 1) * SW - PL + (KW - 1) * DW + 1 : 0;
+  if (l1 > W) l1 = W;
+  const ptrdiff_t r0 = VKP_MAXZ(e * SW - PL, (ptrdiff_t)0);
+  const float *rows[VKP_MAX_POOL_TAPS];
   for (ptrdiff_t c = c0; c < c1; ++c) {
     const float *xc = x + c * H * W;
     float *yc = y + c * OH * OW;
-    for (ptrdiff_t oh = 0; oh < OH; ++oh) {
-      ptrdiff_t h0 = oh * SH - PT, taps = 0;
+    for (ptrdiff_t oh = oh0; oh < oh1; ++oh) {
+      const ptrdiff_t h0 = oh * SH - PT;
+      ptrdiff_t nr = 0, first = -1, last = -1;
       for (ptrdiff_t kh = 0; kh < KH; ++kh) {
         ptrdiff_t ih = h0 + kh * DH;
         if (ih < 0 || ih >= H) continue;
-        const float *xr = xc + ih * W;
-        ptrdiff_t iw = 0;
-        if (taps++ == 0) {
-          memcpy(vr, xr, sizeof(float) * (size_t)W);
-          continue;
-        }
-        for (; iw + VKP_VLEN <= W; iw += VKP_VLEN)
-          *(vkp_uvec_t *)(vr + iw) =
-              vkp_vmax_nan(*(vkp_uvec_t *)(vr + iw), *(const vkp_uvec_t *)(xr + iw));
-        for (; iw < W; ++iw) vr[iw] = vkp_max_nan(vr[iw], xr[iw]);
+        if (first < 0) first = ih;
+        last = ih;
+        if (nr < VKP_MAX_POOL_TAPS) rows[nr] = xc + ih * W;
+        ++nr;
       }
-      if (taps == 0)
-        for (ptrdiff_t iw = 0; iw < W; ++iw) vr[iw] = -INFINITY;
       float *restrict yr = yc + oh * OW;
-      if (SW == 1 || SW == 2) {
-        // Tap kw reads row[ow * SW + kw * DW] = src[ow + off].
-        const float *src[VKP_MAX_POOL_TAPS];
-        ptrdiff_t nt = KW < VKP_MAX_POOL_TAPS ? KW : VKP_MAX_POOL_TAPS;
-        if (SW == 2) {  // branch-free but for the last pair: it vectorises
-          for (ptrdiff_t t = 0; t < wb / 2; ++t) {
-            ve[t] = vp[2 * t];
-            vo[t] = vp[2 * t + 1];
-          }
-          if (wb % 2) {
-            ve[half - 1] = vp[wb - 1];
-            vo[half - 1] = -INFINITY;
-          }
+      if (nr == 0) {
+        for (ptrdiff_t ow = 0; ow < OW; ++ow) yr[ow] = -INFINITY;
+        continue;
+      }
+      for (ptrdiff_t ow = d0; ow < e; ow += VKP_VLEN) {
+        ptrdiff_t at = ow + VKP_VLEN <= e ? ow : e - VKP_VLEN;
+        *(vkp_uvec_t *)(yr + at) = vkp__maxpool_vec(rows, nr, at * SW - PL, KW, SW, DW);
+      }
+      if (d0 == 0 && e == OW) continue;
+      // The edges: the rows' max over input columns [0, l1) and [r0, W)
+      // (one range [0, W) where they meet), in vectors where the row has
+      // one (the last one overlapping).
+      float *vr = vp + PL;
+      for (int part = r0 <= l1; part < 2; ++part) {
+        const ptrdiff_t i0 = part ? (r0 <= l1 ? 0 : r0) : 0, i1 = part ? W : l1;
+        ptrdiff_t i = i0;
+        for (; i < i1 && W >= VKP_VLEN; i += VKP_VLEN) {
+          ptrdiff_t at = i + VKP_VLEN <= W ? i : W - VKP_VLEN;
+          vkp_vec_t m = *(const vkp_uvec_t *)(xc + first * W + at);
+          for (ptrdiff_t ih = first + DH; ih <= last; ih += DH)
+            m = vkp_vmax_nan(m, *(const vkp_uvec_t *)(xc + ih * W + at));
+          *(vkp_uvec_t *)(vr + at) = m;
         }
-        for (ptrdiff_t kw = 0; kw < nt; ++kw) {
-          ptrdiff_t s = kw * DW;
-          src[kw] = SW == 1 ? vp + s : (s % 2 ? vo : ve) + s / 2;
+        for (; i < i1; ++i) {
+          float m = xc[first * W + i];
+          for (ptrdiff_t ih = first + DH; ih <= last; ih += DH)
+            m = vkp_max_nan(m, xc[ih * W + i]);
+          vr[i] = m;
         }
-        if (nt == KW) {
-          ptrdiff_t ow = 0;
-          for (; ow + VKP_VLEN <= OW; ow += VKP_VLEN) {
-            vkp_vec_t acc = *(const vkp_uvec_t *)(src[0] + ow);
-            for (ptrdiff_t kw = 1; kw < nt; ++kw)
-              acc = vkp_vmax_nan(acc, *(const vkp_uvec_t *)(src[kw] + ow));
-            *(vkp_uvec_t *)(yr + ow) = acc;
-          }
-          // The last columns as one vector too: the taps read on into the
-          // scratch after the rows (VKP_MAXPOOL_SCRATCH_FLOATS leaves room),
-          // and the lanes past OW are dropped.
-          if (ow < OW) {
-            vkp_vec_t acc = *(const vkp_uvec_t *)(src[0] + ow);
-            for (ptrdiff_t kw = 1; kw < nt; ++kw)
-              acc = vkp_vmax_nan(acc, *(const vkp_uvec_t *)(src[kw] + ow));
-            for (ptrdiff_t l = 0; l < OW - ow; ++l) yr[ow + l] = acc[l];
+      }
+      const float *pad = vp;
+      for (int part = 0; part < 2; ++part) {
+        ptrdiff_t ow = part ? e : 0;
+        const ptrdiff_t end = part ? OW : d0;
+        if (vec) {
+          for (; ow < end; ow += VKP_VLEN) {
+            vkp_vec_t acc = vkp__maxpool_vec(&pad, 1, ow * SW, KW, SW, DW);
+            ptrdiff_t n = end - ow < VKP_VLEN ? end - ow : VKP_VLEN;
+            for (ptrdiff_t l = 0; l < n; ++l) yr[ow + l] = acc[l];
           }
           continue;
         }
-      }
-      for (ptrdiff_t ow = 0; ow < OW; ++ow) {  // any stride, any width
-        float acc = vp[ow * SW];
-        for (ptrdiff_t kw = 1; kw < KW; ++kw) acc = vkp_max_nan(acc, vp[ow * SW + kw * DW]);
-        yr[ow] = acc;
+        for (; ow < end; ++ow) {  // any stride, any width
+          float acc = vp[ow * SW];
+          for (ptrdiff_t kw = 1; kw < KW; ++kw) acc = vkp_max_nan(acc, vp[ow * SW + kw * DW]);
+          yr[ow] = acc;
+        }
       }
     }
   }
@@ -1790,18 +1858,19 @@ static void vkp__maxpool_channels(const float *x, float *y, ptrdiff_t H,
 typedef struct vkp_pool_job_t {
   const float *x;
   float *y;
-  ptrdiff_t H, W, KH, KW, SH, SW, PT, PL, PB, PR, DH, DW, OH, OW;
+  ptrdiff_t C, H, W, KH, KW, SH, SW, PT, PL, PB, PR, DH, DW, OH, OW;
   int is_max, count_include_pad;
   float *scratch;  // max pooling: VKP_MAXPOOL_SCRATCH_FLOATS per worker
 } vkp_pool_job_t;
 
-static void vkp_maxpool_task(void *arg, ptrdiff_t c0, ptrdiff_t c1, int worker) {
+static void vkp_maxpool_task(void *arg, ptrdiff_t r0, ptrdiff_t r1, int worker) {
   const vkp_pool_job_t *j = arg;
-  vkp__maxpool_channels(
+  vkp__maxpool_block(
       j->x, j->y, j->H, j->W, j->KH, j->KW, j->SH, j->SW, j->PT, j->PL, j->DH, j->DW, j->OH,
       j->OW,
-      j->scratch + worker * VKP_MAXPOOL_SCRATCH_FLOATS(j->W, j->KW, j->SW, j->PL, j->DW, j->OW),
-      c0, c1);
+      vkp_align64(j->scratch +
+                  worker * VKP_MAXPOOL_SCRATCH_FLOATS(j->W, j->KW, j->SW, j->PL, j->DW, j->OW)),
+      0, j->C, r0, r1);
 }
 
 // Max pooling of C planes (vkp__maxpool_channels), the channels split across
@@ -1810,10 +1879,10 @@ VKP_FN void vkp_maxpool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
                           ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
                           ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
                           ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW, float *scratch) {
-  vkp_pool_job_t j = {.x = x, .y = y, .H = H, .W = W, .KH = KH, .KW = KW, .SH = SH,
+  vkp_pool_job_t j = {.x = x, .y = y, .C = C, .H = H, .W = W, .KH = KH, .KW = KW, .SH = SH,
                       .SW = SW, .PT = PT, .PL = PL, .DH = DH, .DW = DW, .OH = OH,
                       .OW = OW, .scratch = scratch};
-  vkp_parallel_range(C, VKP_GRAIN(H * W + OH * OW * KW), vkp_maxpool_task, &j);
+  vkp_parallel_range(OH, VKP_GRAIN(C * OW * (KH + KW)), vkp_maxpool_task, &j);
 }
 
 // Max (is_max) or average pooling of channels [c0, c1). Windows are clipped
@@ -1874,7 +1943,7 @@ VKP_FN void vkp_pool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
                        ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t PB,
                        ptrdiff_t PR, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
                        ptrdiff_t OW, int is_max, int count_include_pad) {
-  vkp_pool_job_t j = {x, y, H, W, KH, KW, SH, SW, PT, PL, PB, PR, DH, DW, OH, OW,
+  vkp_pool_job_t j = {x, y, C, H, W, KH, KW, SH, SW, PT, PL, PB, PR, DH, DW, OH, OW,
                       is_max, count_include_pad, NULL};
   vkp_parallel_range(C, VKP_GRAIN(OH * OW * KH * KW), vkp_pool_task, &j);
 }

@@ -102,7 +102,7 @@ static void vkp__winograd4_blocks(const float *x, float *y, const float *u, ptrd
   const ptrdiff_t TH = VKP_WINO4_TH(OH), TW = VKP_WINO4_TW(OW);
   const ptrdiff_t ldv = VKP_WINO4_LDV(OW, rpb), twe = VKP_WINO4_TWE(OW);
   const ptrdiff_t pm = VKP_PAD_MR(M), prows = 4 * rpb + 2;
-  float *base = (float *)(((uintptr_t)wscratch + 63) & ~(uintptr_t)63);
+  float *base = vkp_align64(wscratch);
   const ptrdiff_t vst = VKP_WINO4_PLANE(C, ldv), mst = VKP_WINO4_PLANE(M, ldv);
   float *v = base;                  // [36][C][ldv], planes vst apart
   float *mo = v + 36 * vst;         // [36][M][ldv], planes mst apart

@@ -211,7 +211,9 @@ bool vkp_test_ref_eval(const vkp_graph_t *g, const vkp_tensor_t *inputs, double 
                   if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
                   double v = X[(bc * H + ih) * W + iw];
                   ++cnt;
-                  acc = n->op == VKP_OP_MAX_POOL2D ? fmax(acc, v) : acc + v;
+                  // Max pooling propagates NaN, as the ref target does.
+                  if (n->op == VKP_OP_MAX_POOL2D) acc = isnan(v) || v > acc ? v : acc;
+                  else acc += v;
                 }
               if (n->op == VKP_OP_AVG_POOL2D) acc /= (double)(incl ? cntp : cnt);
               Y[(bc * OH + oh) * OW + ow] = acc;

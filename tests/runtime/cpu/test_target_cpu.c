@@ -364,6 +364,43 @@ Test(cpu_ops, pooling, .timeout = 120) {
   cpu_check(g, &rng, seed, -1, 1, 1);
 }
 
+// Max pooling's two paths (vectors straight from the input rows, and the
+// padded row for the edges, other strides and small maps) and the split of
+// output rows across threads: random windows (kernel, stride 1 to 3,
+// dilation, asymmetric pads, ceil mode) over rows of widths on both sides of
+// the vector width, with NaN in the input, at 1 and 2 threads.
+Test(cpu_ops, max_pool_rows_and_edges, .timeout = 180) {
+  SETUP();
+  static const int64_t widths[] = {5, 13, 17, 27, 37, 55, 70};
+  for (int32_t threads = 1; threads <= 2; ++threads) {
+    vkp_graph_t *g = g_new("max_pool_sweep");
+    for (int wi = 0; wi < 7; ++wi) {
+      char x[8];
+      snprintf(x, sizeof x, "x%d", wi);
+      const int64_t H = 5 + vkp_test_rng_below(&rng, 5), W = widths[wi];
+      g_in(g, x, F32, 4, SH(1, 3, H, W));
+      for (int k = 0; k < 4; ++k) {
+        int64_t kh = 1 + vkp_test_rng_below(&rng, 3), kw = 1 + vkp_test_rng_below(&rng, 5);
+        int64_t sh = 1 + vkp_test_rng_below(&rng, 2), sw = k < 2 ? 2 : 1 + vkp_test_rng_below(&rng, 3);
+        int64_t dh = 1, dw = 1 + (vkp_test_rng_below(&rng, 4) == 0);
+        int64_t pt = vkp_test_rng_below(&rng, (uint32_t)kh), pb = vkp_test_rng_below(&rng, (uint32_t)kh);
+        int64_t pl = vkp_test_rng_below(&rng, (uint32_t)kw), pr = vkp_test_rng_below(&rng, (uint32_t)kw);
+        if (W + pl + pr < (kw - 1) * dw + 1) dw = 1;
+        vkp_attr_t a[] = {at_is("kernel_shape", 2, SH(kh, kw)),
+                          at_is("pads", 4, SH(pt, pl, pb, pr)),
+                          at_is("strides", 2, SH(sh, sw)), at_is("dilations", 2, SH(dh, dw)),
+                          at_i("ceil_mode", (int64_t)vkp_test_rng_below(&rng, 2))};
+        char n[16], y[16];
+        snprintf(n, sizeof n, "mp%d_%d", wi, k);
+        snprintf(y, sizeof y, "y%d_%d", wi, k);
+        g_node(g, n, VKP_OP_MAX_POOL2D, x, y, 5, a);
+        g_out(g, y);
+      }
+    }
+    cpu_check_nan(g, &rng, seed, -1, 1, threads, 97);
+  }
+}
+
 Test(cpu_ops, normalisation, .timeout = 120) {
   SETUP();
   vkp_graph_t *g = g_new("norms");
