@@ -749,7 +749,7 @@ static void vkp_q_dw_task(void *ctx, ptrdiff_t c0, ptrdiff_t c1, int worker) {
     }
     vkp__dw_channels(xf, j->wf + c * j->KH * j->KW, yf, 1, j->H, j->W, j->KH, j->KW, j->SH,
                      j->SW, j->PT, j->PL, j->DH, j->DW, j->OH, j->OW, NULL, NULL, 0, dws, 0,
-                     1);
+                     1, 0, j->OH);
     vkp_q_requant_sums(yf, j->bias ? j->bias[c] : 0, j->mult[c], j->zy, j->lo, j->hi,
                        (char *)j->y + c * P, j->y_int8, P);
   }
