@@ -103,12 +103,14 @@ static vkp_status_t vkp__consumers(vkp__pctx_t *c) {
   return NULL;
 }
 
-// One partition with `threads` threads per stage of every threaded target.
+// One partition with `threads` threads per stage of every threaded target,
+// cut for `hosts` ranks' worth of devices (1: one process).
 static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
                                        const vkp_registry_t *registry,
                                        const vkp_profile_t *profile,
                                        const vkp_partition_options_t *options,
-                                       int32_t threads, vkp_partition_t **out_part) {
+                                       int32_t threads, int32_t hosts,
+                                       vkp_partition_t **out_part) {
   *out_part = NULL;
   if (!graph->validated)
     return vkp_status_make(VKP_STATUS_FAILED_PRECONDITION,
@@ -133,6 +135,7 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
   c->part = part;
   if (options) c->options_copy = *options;
   c->options = &c->options_copy;
+  c->hosts = hosts > 1 ? hosts : 1;
   vkp_status_t st = NULL;
   if (!profile) {
     st = vkp_profile_create_default(&c->owned_profile);
@@ -196,7 +199,7 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
   }
   for (int32_t d = 0; d < c->n_devices && !st; ++d)
     c->device_concurrency[d] =
-        vkp_profile_concurrency(profile, c->device[c->device_concurrency[d]]);
+        vkp_profile_concurrency(profile, c->device[c->device_concurrency[d]]) * c->hosts;
   part->threads = threads;
   part->n_ranks = 1;
   if (!st) st = vkp__consumers(c);
@@ -233,12 +236,6 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "ranks must be 0..%d, got %d", VKP_PARTITION_MAX_STAGES,
                            (int)ranks);
-  vkp_partition_options_t ranked;
-  if (ranks > 1 && options->stages == 0) {
-    ranked = *options;
-    ranked.stages = ranks;
-    options = &ranked;
-  }
   vkp_profile_t *defaults = NULL;
   if (!profile) {
     VKP_RETURN_IF_ERROR(vkp_profile_create_default(&defaults));
@@ -260,7 +257,10 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
   for (int32_t i = 0; i < n_cand && !st; ++i) {
     // The partition keeps the caller's profile (or owns the defaults).
     st = vkp__partition_one(graph, registry, defaults ? NULL : profile, options,
-                            cand[i], &parts[i]);
+                            cand[i], ranks, &parts[i]);
+    // Over ranks, each candidate is judged placed: its stages in blocks per
+    // rank, every rank with its own devices, the rank link priced.
+    if (!st && ranks > 1) st = vkp__place_ranks(parts[i], ranks);
     if (!st && (best < 0 || parts[i]->bottleneck_s < parts[best]->bottleneck_s)) best = i;
   }
   for (int32_t i = 0; i < n_cand && !st; ++i) {
@@ -270,9 +270,15 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
   }
   if (!st && n_cand > 1) {
     vkp_partition_t *part = parts[chosen];
-    st = vkp__note(part, "threads per stage: %d core%s, each stage uses as many "
-                         "as its threads; estimated per configuration:",
-                   (int)cores, cores == 1 ? "" : "s");
+    if (ranks > 1)
+      st = vkp__note(part, "threads per stage: %d core%s on each of %d ranks, each "
+                           "stage uses as many as its threads; estimated per "
+                           "configuration, placed over the ranks:",
+                     (int)cores, cores == 1 ? "" : "s", (int)ranks);
+    else
+      st = vkp__note(part, "threads per stage: %d core%s, each stage uses as many "
+                           "as its threads; estimated per configuration:",
+                     (int)cores, cores == 1 ? "" : "s");
     for (int32_t i = 0; i < n_cand && !st; ++i) {
       const vkp_partition_t *p = parts[i];
       const char *why = "";
@@ -288,7 +294,6 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
                      p->latency_s * 1e3, why);
     }
   }
-  if (!st && ranks > 1) st = vkp__place_ranks(parts[chosen], ranks);
   for (int32_t i = 0; i < n_cand; ++i)
     if (i != chosen || st) vkp_partition_destroy(parts[i]);
   vkp_profile_destroy(defaults);

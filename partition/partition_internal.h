@@ -36,7 +36,11 @@ typedef struct vkp__pctx_t {
   int32_t *unit_region;              // n_units
   int32_t n_devices;
   int32_t *target_device;            // per target: index into device names
-  int32_t *device_concurrency;       // per device (cores on the host)
+  int32_t *device_concurrency;       // per device (cores on the host), x hosts
+  // Ranks the stages will be spread over (1: one process): the cut sees
+  // every device with `hosts` times its concurrency (each rank has them
+  // all), and "auto" tries at least `hosts` stages.
+  int32_t hosts;
   int32_t *target_threads;           // per target: threads of its stages
   uint32_t *stamp;                   // per value, for segment costs
   uint32_t stamp_id;

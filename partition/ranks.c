@@ -224,7 +224,7 @@ vkp_status_t vkp__place_ranks(vkp_partition_t *part, int32_t n_ranks) {
     }
     st = vkp__note(part, "ranks: %d, each with its own devices; rank link %.1f "
                          "us + %.2f GB/s (%s); estimated %.3f ms/frame over "
-                         "ranks (%.3f in one process)",
+                         "ranks (%.3f before the link and the per-rank loads)",
                    (int)n_ranks, small * 1e6, 1.0 / (big - small),
                    calibrated ? "profile" : "default, not calibrated",
                    best_s * 1e3, part->bottleneck_s * 1e3);

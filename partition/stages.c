@@ -720,8 +720,10 @@ vkp_status_t vkp__cut_stages(vkp__pctx_t *c) {
       int32_t natural = 0;
       st = vkp__prepare(c, 0, false, &natural);
       k_first = part->n_regions < 1 ? 1 : part->n_regions;
-      if (k_first > cap) cap = k_first;
     }
+    // Over ranks, every rank gets a stage at least.
+    if (k_first < c->hosts) k_first = c->hosts;
+    if (k_first > cap) cap = k_first;
     double *bound = vkp__calloc((size_t)cap + 1, sizeof(double));
     int32_t *used = vkp__calloc((size_t)cap + 1, sizeof(int32_t));
     if (!st && (!bound || !used)) st = VKP_OOM("stage cut");

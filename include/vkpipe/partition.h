@@ -99,7 +99,10 @@ typedef struct vkp_partition_options_t {
                               // choose 1..cores (step 4 above)
   int32_t ranks;              // MPI ranks to spread the stages over
                               // (docs/scale-out.md); 0 or 1: one process.
-                              // With stages = 0 and ranks > 1, K = ranks.
+                              // With ranks > 1 the cut sees every rank's
+                              // devices, stages = 0 tries K >= ranks, and
+                              // every (threads, K) candidate is judged
+                              // placed over the ranks.
   const vkp_allocator_t *allocator;  // what the partition is allocated with;
                               // NULL: the system allocator (vkpipe/alloc.h)
 } vkp_partition_options_t;

@@ -98,3 +98,45 @@ Test(ranks, more_ranks_than_stages_is_refused, .timeout = 30) {
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }
+
+// Stages and ranks are chosen together: with "auto" stages over 2 ranks of
+// 2 cores each, a chain of equal nodes is cut for 4 cores (4 one-thread
+// stages, 2 on each rank), where cutting for one process first gave 2
+// stages and left a core of each rank idle.
+Test(ranks, auto_stages_use_every_rank_s_cores, .timeout = 30) {
+  vkp_graph_t *g = fx_chain(12, 1 << 20);
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  fx_add_fake(reg, "fa", FX_NONE);
+  vkp_profile_t *prof = fx_profile_two_devices(2);
+  VKP_TEST_OK(vkp_profile_set_link(prof, VKP_PROFILE_RANK_LINK, VKP_PROFILE_RANK_LINK,
+                                   /*latency_us=*/1, /*gbps=*/1000));
+  vkp_partition_options_t one = {.policy = "fa", .threads = 1};
+  vkp_partition_t *single = NULL;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &one, &single));
+  double total = 0;
+  for (int32_t s = 0; s < single->n_stages; ++s) total += single->stages[s].seconds;
+  vkp_partition_options_t opt = {.policy = "fa", .threads = 1, .ranks = 2};
+  vkp_partition_t *part = NULL;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->n_ranks, 2);
+  cr_assert_geq(part->n_stages, 4, "%d stages", (int)part->n_stages);
+  int32_t per_rank[2] = {0, 0};
+  for (int32_t s = 0; s < part->n_stages; ++s) per_rank[part->stages[s].rank]++;
+  cr_assert(per_rank[0] >= 2 && per_rank[1] >= 2, "%d + %d stages", (int)per_rank[0],
+            (int)per_rank[1]);
+  // A quarter of the work per core, not half.
+  cr_assert_lt(part->bottleneck_s, 0.3 * total, "%g of %g", part->bottleneck_s, total);
+  vkp_partition_destroy(part);
+  // With the threads left to choose, the notes compare the candidates as
+  // placed over the ranks.
+  opt.threads = 0;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert(strstr(part->notes, "on each of 2 ranks"), "%s", part->notes);
+  cr_assert_lt(part->bottleneck_s, 0.3 * total, "%g of %g", part->bottleneck_s, total);
+  vkp_partition_destroy(part);
+  vkp_partition_destroy(single);
+  vkp_profile_destroy(prof);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
