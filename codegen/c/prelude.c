@@ -1786,16 +1786,18 @@ static inline vkp_vec_t vkp__maxpool_vec(const float *const *rows, ptrdiff_t nr,
 
 // Max pooling. The output columns whose windows lie inside the row, [d0,
 // e), come in vectors straight from the input rows (vkp__maxpool_vec; the
-// last vector overlaps the one before rather than leave a remainder): no
+// last vector overlaps the one before rather than leave a remainder; fewer
+// columns than a vector take one, reading on into the next rows): no
 // store and reload in between, whose addresses could alias the input's in
 // the store buffer (4 KiB apart), which made one thread's share take twice
 // the other's. The columns at the edges (all of them at other strides, with
-// more window rows than VKP_MAX_POOL_TAPS, or when [d0, e) is narrower than
-// a vector) come from the max over the window's rows of the input columns
-// they need, written into a row of scratch padded with -inf on both sides.
+// more window rows than VKP_MAX_POOL_TAPS, or in the last rows of x when
+// [d0, e) is narrower than a vector) come from the max over the window's
+// rows of the input columns they need, written into a row of scratch padded
+// with -inf on both sides.
 // NaN propagates as in the reference; a window wholly in the padding gives
 // -inf. Channels [c0, c1), output rows [oh0, oh1) of each.
-static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t H,
+static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
                                ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
                                ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
                                ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW, float *scratch,
@@ -1808,11 +1810,18 @@ static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t H,
   ptrdiff_t d0 = (PL + SW - 1) / SW, e = 0;
   if (W - 1 + PL - (KW - 1) * DW >= 0) e = (W - 1 + PL - (KW - 1) * DW) / SW + 1;
   if (e > OW) e = OW;
-  if (!vec || e - d0 < VKP_VLEN) d0 = e = 0;  // every column from the padded row
+  if (!vec || e <= d0) d0 = e = 0;  // every column from the padded row
+  // Narrower than a vector (small maps): one vector per row whose lanes past
+  // e are dropped and whose reads run on into the next rows, where those
+  // stay inside x (else the row goes through the padded row).
+  const int narrow = e - d0 > 0 && e - d0 < VKP_VLEN;
+  const float *x_end = x + C * H * W;
+  const ptrdiff_t reads = (d0 * SW - PL) + (VKP_VLEN - 1) * SW + (KW - 1) * DW + 1;
   // Input columns the edge columns [0, d0) and [e, OW) need.
   ptrdiff_t l1 = d0 > 0 ? (d0 - 1) * SW - PL + (KW - 1) * DW + 1 : 0;
   if (l1 > W) l1 = W;
-  const ptrdiff_t r0 = VKP_MAXZ(e * SW - PL, (ptrdiff_t)0);
+  ptrdiff_t r0 = VKP_MAXZ(e * SW - PL, (ptrdiff_t)0);
+  const ptrdiff_t d0_all = d0, e_all = e, l1_all = l1, r0_all = r0;
   const float *rows[VKP_MAX_POOL_TAPS];
   for (ptrdiff_t c = c0; c < c1; ++c) {
     const float *xc = x + c * H * W;
@@ -1833,9 +1842,19 @@ static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t H,
         for (ptrdiff_t ow = 0; ow < OW; ++ow) yr[ow] = -INFINITY;
         continue;
       }
-      for (ptrdiff_t ow = d0; ow < e; ow += VKP_VLEN) {
-        ptrdiff_t at = ow + VKP_VLEN <= e ? ow : e - VKP_VLEN;
-        *(vkp_uvec_t *)(yr + at) = vkp__maxpool_vec(rows, nr, at * SW - PL, KW, SW, DW);
+      if (narrow) {
+        d0 = d0_all, e = e_all, l1 = l1_all, r0 = r0_all;
+        if (xc + last * W + reads <= x_end) {
+          vkp_vec_t v = vkp__maxpool_vec(rows, nr, d0 * SW - PL, KW, SW, DW);
+          for (ptrdiff_t l = 0; l < e - d0; ++l) yr[d0 + l] = v[l];
+        } else {
+          d0 = e = l1 = r0 = 0;  // the end of x: every column from the padded row
+        }
+      } else {
+        for (ptrdiff_t ow = d0; ow < e; ow += VKP_VLEN) {
+          ptrdiff_t at = ow + VKP_VLEN <= e ? ow : e - VKP_VLEN;
+          *(vkp_uvec_t *)(yr + at) = vkp__maxpool_vec(rows, nr, at * SW - PL, KW, SW, DW);
+        }
       }
       if (d0 == 0 && e == OW) continue;
       // The edges: the rows' max over input columns [0, l1) and [r0, W)
@@ -1893,7 +1912,7 @@ typedef struct vkp_pool_job_t {
 static void vkp_maxpool_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
   const vkp_pool_job_t *j = arg;
   vkp__maxpool_block(
-      j->x, j->y, j->H, j->W, j->KH, j->KW, j->SH, j->SW, j->PT, j->PL, j->DH, j->DW, j->OH,
+      j->x, j->y, j->C, j->H, j->W, j->KH, j->KW, j->SH, j->SW, j->PT, j->PL, j->DH, j->DW, j->OH,
       j->OW,
       vkp_align64(j->scratch +
                   worker * VKP_MAXPOOL_SCRATCH_FLOATS(j->W, j->KW, j->SW, j->PL, j->DW, j->OW)),
