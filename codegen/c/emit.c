@@ -906,11 +906,12 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   if (pointwise) {
     // The input planes are read in place (no packing) unless their stride is
     // a multiple of 1 KiB and the panels are deep, where a panel's rows would
-    // crowd a few L1 sets.
+    // crowd a few L1 sets, or many output channels read every panel (packed
+    // once into aligned rows, it serves them all).
     vkp__sb_printf(sb,
                    "      const vkp_bsrc_t src = {.b = xn + g * %lld, .rsb = "
                    "%lld, .csb = 1, .direct = %d};\n",
-                   Cg * H * W, H * W, (H * W) % 256 != 0 || Cg <= 64);
+                   Cg * H * W, H * W, ((H * W) % 256 != 0 || Cg <= 64) && Mg < 256);
   } else {
     vkp__sb_printf(sb,
                    "      const vkp_bsrc_t src = {.b = xn + g * %lld, .conv = 1, "
