@@ -9,8 +9,9 @@
 //      the rank, the frame and the stage; every 11th fails s2 on rank 0
 //      after s1 sent its value directly to s3; the other frames equal the
 //      directly computed truth; later frames go on;
-//   3. the diamond plan on "cpu": results equal the truth and, bit for bit,
-//      the same plan run in one process;
+//   3. the diamond plan on "cpu", then on "vulkan" (where a device is; no
+//      validation message on any rank): results equal the truth and, bit
+//      for bit, the same plan run in one process;
 //   4. every dtype through a remote cpu identity stage, byte for byte;
 //   5. a stage placed on a rank the world lacks, and a serving rank that
 //      cannot load its stage: clear errors, nothing waits;
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/vulkan/device.h"  // vkp_vk_validation_message_count
 #include "tests/pipeline/tmath.h"
 #include "vkpipe/mpi.h"
 #include "vkpipe/pipeline.h"
@@ -350,18 +352,27 @@ done:
   free(zs);
 }
 
-static void case_diamond_cpu(int32_t frames) {
+// The diamond on a real target ("cpu", or "vulkan" with the validation
+// layer on under ctest), its stages spread over the ranks, against the
+// truth and, bit for bit, the same plan in one process. Skipped (every rank
+// alike: they share the machine) where the target is unavailable.
+static void case_diamond_real(const char *target, int32_t frames) {
   vkp_registry_t *reg = NULL;
   vkp_plan_t *plan = NULL, *local = NULL;
   vkp_pipeline_t *pipe = NULL, *one = NULL;
+  uint64_t messages = vkp_vk_validation_message_count();
   OK(vkp_registry_create_default(&reg));
-  OK(diamond_plan("cpu", NULL, 0, &plan));
+  if (!vkp_registry_find(reg, target)) {
+    if (g_rank == 0) printf("diamond on %s: skipped, the target is unavailable\n", target);
+    goto done;
+  }
+  OK(diamond_plan(target, NULL, 0, &plan));
   place_diamond(plan);
   if (g_rank != 0) {
     serve(plan, reg);
     goto done;
   }
-  OK(diamond_plan("cpu", NULL, 0, &local));
+  OK(diamond_plan(target, NULL, 0, &local));
   OK(vkp_pipeline_create(plan, reg, NULL, &pipe));
   OK(vkp_pipeline_create(local, reg, NULL, &one));
   for (int32_t f = 0; f < frames; ++f) {
@@ -382,7 +393,7 @@ static void case_diamond_cpu(int32_t frames) {
       CHECK(close_to(a.outputs[0].data, y, DIAMOND_NUMEL) &&
                 close_to(a.outputs[1].data, w, DIAMOND_NUMEL) &&
                 close_to(a.outputs[2].data, u, DIAMOND_NUMEL),
-            "cpu over ranks differs from the truth");
+            "%s over ranks differs from the truth", target);
       for (int32_t o = 0; o < a.n_outputs; ++o)
         CHECK(memcmp(a.outputs[o].data, b.outputs[o].data,
                      vkp_tensor_nbytes(&a.outputs[o])) == 0,
@@ -391,12 +402,16 @@ static void case_diamond_cpu(int32_t frames) {
     vkp_pipeline_result_deinit(&a);
     vkp_pipeline_result_deinit(&b);
   }
+  if (g_rank == 0) printf("diamond on %s over %d ranks: %d frames\n", target, g_size, (int)frames);
 done:
   vkp_pipeline_destroy(pipe);
   vkp_pipeline_destroy(one);
   vkp_plan_destroy(plan);
   vkp_plan_destroy(local);
   vkp_registry_destroy(reg);
+  // Every rank's own device: no validation message in this case.
+  CHECK(vkp_vk_validation_message_count() == messages, "%llu validation messages on %s",
+        (unsigned long long)(vkp_vk_validation_message_count() - messages), target);
 }
 
 // A one-stage plan: x -> identity (on `rank`) -> y, of `dtype`.
@@ -672,7 +687,8 @@ int main(int argc, char **argv) {
   case_synthetic(frames);
   case_direct_chain(frames / 4);
   case_diamond_tmath(frames);
-  case_diamond_cpu(20);
+  case_diamond_real("cpu", 20);
+  case_diamond_real("vulkan", 20);
   case_dtypes();
   case_missing_rank();
   case_remote_load_error();
