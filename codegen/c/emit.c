@@ -1726,6 +1726,8 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   // The call; a kernel that can fail returns nonzero, and the stage then
   // returns the code vkp_stage_error explains.
   int32_t code = can_fail ? vkp__c_error_code(cg, rn, fail_message) : 0;
+  // Timed per kernel when compiled with VKP_NODE_TIMES (empty otherwise).
+  vkp__sb_append(calls, "  VKP_NODE_BEGIN();\n");
   if (guard[0]) vkp__sb_printf(calls, "  if (%s)  // its side of the branch is taken\n  ", guard);
   vkp__sb_printf(calls, can_fail ? "  if (node_%s(" : "  node_%s(", name);
   for (int32_t i = 0; i < gr->n_params; ++i) {
@@ -1740,6 +1742,17 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   vkp__emit_extent_params(cg, gr, calls, false);
   if (can_fail) vkp__sb_printf(calls, ")) return %d;\n", (int)code);
   else vkp__sb_append(calls, ");\n");
+  vkp__sb_printf(calls, "  VKP_NODE_END(%d);\n", (int)cg->n_kernels);
+  // The kernel's name in a profile: its conv/gemm/matmul node (else the
+  // group's root), its op, and how many more nodes fused in.
+  const vkp_node_t *kn = gr->anchor >= 0 ? &g->nodes[gr->anchor] : rn;
+  int32_t fused = 0;
+  for (int32_t i = 0; i < g->n_nodes; ++i) fused += cg->group_of[i] == root;
+  vkp__sb_append(&cg->kernel_names, "  \"");
+  vkp__c_string_body(&cg->kernel_names, kn->name);
+  vkp__sb_printf(&cg->kernel_names, " (%s", vkp_op_name(kn->op));
+  if (fused > 1) vkp__sb_printf(&cg->kernel_names, " +%d fused", (int)(fused - 1));
+  vkp__sb_append(&cg->kernel_names, ")\",\n");
   cg->n_kernels++;
   vkp__free(gr);
   return st;
@@ -1904,6 +1917,42 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
                "  (void)constants;\n  (void)packed;\n");
   vkp__sb_cat(out, &cg->prepack);
   vkp__sb_append(out, "}\n\n");
+  // Compiled with -DVKP_NODE_TIMES (the cpu target does under
+  // $VKPIPE_CPU_NODE_TIMES), every kernel call is timed: wall seconds summed
+  // over the runs, read through vkp_stage_node_times.
+  vkp__sb_printf(out,
+                 "#define VKP_N_KERNELS %d\n"
+                 "#ifdef VKP_NODE_TIMES\n"
+                 "#include <time.h>\n"
+                 "static double vkp__node_s[VKP_N_KERNELS + 1];\n"
+                 "static uint64_t vkp__node_runs;\n"
+                 "static const char *const vkp__node_names[VKP_N_KERNELS + 1] = {\n",
+                 (int)cg->n_kernels);
+  vkp__sb_cat(out, &cg->kernel_names);
+  if (cg->kernel_names.failed) out->failed = true;
+  vkp__sb_append(out,
+                 "  NULL};\n"
+                 "static inline double vkp__node_now(void) {\n"
+                 "  struct timespec t;\n"
+                 "  clock_gettime(CLOCK_MONOTONIC, &t);\n"
+                 "  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;\n"
+                 "}\n"
+                 "#define VKP_NODE_BEGIN() vkp__node_t0 = vkp__node_now()\n"
+                 "#define VKP_NODE_END(k) vkp__node_s[k] += vkp__node_now() - vkp__node_t0\n"
+                 "// The kernels' names and seconds summed over `*runs` finished runs.\n"
+                 "int vkp_stage_node_times(const char *const **names, const double **seconds,\n"
+                 "                         uint64_t *runs);\n"
+                 "int vkp_stage_node_times(const char *const **names, const double **seconds,\n"
+                 "                         uint64_t *runs) {\n"
+                 "  *names = vkp__node_names;\n"
+                 "  *seconds = vkp__node_s;\n"
+                 "  *runs = vkp__node_runs;\n"
+                 "  return VKP_N_KERNELS;\n"
+                 "}\n"
+                 "#else\n"
+                 "#define VKP_NODE_BEGIN() (void)0\n"
+                 "#define VKP_NODE_END(k) (void)0\n"
+                 "#endif\n\n");
   if (bounded)
     vkp__sb_append(out,
                    "// extents[i]: the run-time extent of bounded input i (read), of\n"
@@ -1944,8 +1993,10 @@ static vkp_status_t vkp__emit_all(vkp__cg_t *cg) {
       vkp__sb_printf(out, "  const ptrdiff_t %s = (ptrdiff_t)extents[%d];  // input '%s'\n",
                      cg->ename[v], (int)i, g->values[v].name);
   }
+  vkp__sb_append(out, "#ifdef VKP_NODE_TIMES\n  double vkp__node_t0 = 0;\n#endif\n");
   vkp__sb_cat(out, &calls);
   vkp__sb_cat(out, &tail);
+  vkp__sb_append(out, "#ifdef VKP_NODE_TIMES\n  ++vkp__node_runs;\n#endif\n");
   vkp__sb_append(out, "  return 0;\n}\n\n");
   vkp__sb_append(out,
                  "// What a nonzero result of vkp_stage_run means (NULL: unknown).\n"
@@ -2056,6 +2107,7 @@ vkp_status_t vkp_codegen_c_emit(const vkp_graph_t *graph, int32_t threads,
   vkp__free(cg.prepack.data);
   vkp__free(cg.scratch_terms.data);
   vkp__free(cg.errors.data);
+  vkp__free(cg.kernel_names.data);
   vkp__free(cg.group_of);
   vkp__free(cg.anchor_of);
   vkp__free(cg.uses);

@@ -85,6 +85,9 @@ const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
 // 0)"), NULL for a code it does not know. Objects without the symbol
 // predate run-time checks.
 #define VKP_CODEGEN_C_ERROR "vkp_stage_error"
+// Exported only by objects compiled with -DVKP_NODE_TIMES: the kernels'
+// names and their wall seconds summed over the finished runs.
+#define VKP_CODEGEN_C_NODE_TIMES "vkp_stage_node_times"
 // int vkp_stage_abi(void): 2 for objects whose workspace starts with a
 // VKP_CODEGEN_C_WS_HEADER-byte header the host fills with its thread pool
 // (runtime/cpu/pool.h, vkp_cpu_pool_ref_t); objects without the symbol

@@ -56,6 +56,8 @@ typedef struct vkp__cg_t {
   int32_t n_constants;
   int32_t *constants;
   int32_t n_kernels;
+  vkp__sb_t kernel_names;      // per kernel, a C string literal and a comma
+                               // (vkp_stage_node_times, VKP_NODE_TIMES)
   vkp__sb_t errors;            // cases of vkp_stage_error (see emit_group)
   int32_t n_errors;            // run-time error codes handed out
   // Branches (branch_select): per node, the select whose one side alone

@@ -30,6 +30,8 @@ typedef size_t (*vkp__stage_ws_fn)(void);
 typedef void (*vkp__stage_prepack_fn)(const void *const *constants, void *workspace);
 typedef int (*vkp__stage_abi_fn)(void);
 typedef const char *(*vkp__stage_error_fn)(int code);
+typedef int (*vkp__stage_node_times_fn)(const char *const **names, const double **seconds,
+                                        uint64_t *runs);
 
 typedef struct vkp__cpu_stage_t {
   vkp_stage_t base;
@@ -51,6 +53,10 @@ typedef struct vkp__cpu_stage_t {
   vkp_value_t *io_values;
   vkp__stage_error_fn error;  // explains a nonzero result; NULL in objects
                               // older than it
+  // Objects compiled with VKP_NODE_TIMES ($VKPIPE_CPU_NODE_TIMES): the
+  // kernels' times, printed to stderr at unload. NULL otherwise.
+  vkp__stage_node_times_fn node_times;
+  char *name;                 // the graph's, for that printout (owned)
   void *workspace;            // owned, 64-byte aligned; ends with the
                               // packed weights (written once at load)
   vkp_cpu_pool_t *pool;       // the stage's threads (ABI 2 objects)
@@ -99,9 +105,14 @@ static vkp_status_t vkp__cpu_compile(const vkp_target_t *target, const vkp_graph
               : VKP_OOM("dump path");
     vkp__free(path);
   }
+  // $VKPIPE_CPU_NODE_TIMES (not empty, not 0): every kernel call is timed,
+  // and the times printed at unload (a profile; the object is cached apart).
+  const char *node_times = getenv("VKPIPE_CPU_NODE_TIMES");
+  bool timed = node_times && node_times[0] && strcmp(node_times, "0") != 0;
   vkp_cpu_compile_config_t cfg = {
       .march = options ? options->march : NULL,
       .cache_dir = options ? options->cache_dir : NULL,
+      .extra_flags = timed ? "-DVKP_NODE_TIMES" : NULL,
       .threads = threads,
   };
   void *object = NULL;
@@ -159,9 +170,42 @@ static void *vkp__cpu_region_alloc(size_t bytes) {
   return p;
 }
 
+// The time per kernel of a stage compiled with VKP_NODE_TIMES, longest
+// first, on stderr.
+static void vkp__print_node_times(const vkp__cpu_stage_t *s) {
+  const char *const *names = NULL;
+  const double *seconds = NULL;
+  uint64_t runs = 0;
+  int n = s->node_times(&names, &seconds, &runs);
+  if (n <= 0 || runs == 0) return;
+  int *order = vkp__calloc((size_t)n, sizeof(int));
+  if (!order) return;
+  double total = 0;
+  for (int i = 0; i < n; ++i) {
+    order[i] = i;
+    total += seconds[i];
+  }
+  for (int i = 1; i < n; ++i)  // insertion sort: a profile, not a hot path
+    for (int j = i; j > 0 && seconds[order[j]] > seconds[order[j - 1]]; --j) {
+      int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  fprintf(stderr, "cpu stage '%s': time per kernel over %llu runs (VKPIPE_CPU_NODE_TIMES)\n"
+                  "    ms/run       %%  kernel (its main node, the op, how many more nodes fused in)\n",
+          s->name ? s->name : "?", (unsigned long long)runs);
+  for (int i = 0; i < n; ++i)
+    fprintf(stderr, "  %9.4f  %6.2f  %s\n", 1e3 * seconds[order[i]] / (double)runs,
+            total > 0 ? 100.0 * seconds[order[i]] / total : 0.0, names[order[i]]);
+  fprintf(stderr, "  %9.4f  100.00  total of %d kernels\n", 1e3 * total / (double)runs, n);
+  vkp__free(order);
+}
+
 static void vkp__cpu_unload(vkp_stage_t *base) {
   vkp__cpu_stage_t *s = (vkp__cpu_stage_t *)base;
   if (!s) return;
+  if (s->node_times) vkp__print_node_times(s);
+  vkp__free(s->name);
   vkp_cpu_pool_destroy(s->pool);  // before the code its tasks run goes
   if (s->dl) dlclose(s->dl);
   if (s->dl_fd >= 0) close(s->dl_fd);
@@ -340,6 +384,9 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
     else
       s->entry = (vkp__stage_entry_fn)(uintptr_t)dlsym(s->dl, entry);
     s->error = (vkp__stage_error_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_ERROR);
+    s->node_times =
+        (vkp__stage_node_times_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_NODE_TIMES);
+    if (s->node_times) s->name = vkp__strdup(graph->name);
     vkp__stage_ws_fn ws = (vkp__stage_ws_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_WORKSPACE);
     if ((!s->entry && !s->entry_bounded) || !ws)
       st = vkp_status_make(VKP_STATUS_DATA_LOSS, "stage object lacks %s or %s%s", entry,

@@ -134,6 +134,41 @@ Test(tools, run_accepts_compile_options, .timeout = 60) {
   cr_assert_eq(access(path, F_OK), 0, "dump dir not created");
 }
 
+// $VKPIPE_CPU_NODE_TIMES: the cpu stage is compiled with every kernel call
+// timed, and prints the kernels' times at unload, longest first, naming each
+// kernel's main node and what fused into it; the results do not change.
+Test(tools, cpu_node_times_profile, .timeout = 120) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  int64_t shape[] = {1, 64};
+  vkp_test_write_random_npy(&rng, "in.npy", 2, shape);
+  char args[2048];
+  snprintf(args, sizeof args, "run '%s' --input=in.npy --output-dir=plain --target cpu",
+           example());
+  vkp_test_run_t plain = run_tool(args);
+  cr_assert_eq(plain.code, 0, "stderr: %s", plain.err);
+  cr_assert_null(strstr(plain.err, "time per kernel"), "%s", plain.err);
+  vkp_test_run_free(&plain);
+  snprintf(args, sizeof args, "run '%s' --input=in.npy --output-dir=timed --target cpu",
+           example());
+  cr_assert_eq(setenv("VKPIPE_CPU_NODE_TIMES", "1", 1), 0);
+  vkp_test_run_t r = run_tool(args);
+  unsetenv("VKPIPE_CPU_NODE_TIMES");
+  cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "cpu stage 'mlp': time per kernel over 1 runs"), "%s", r.err);
+  cr_assert(strstr(r.err, "fc1 (gemm +1 fused)"), "%s", r.err);  // the relu
+  cr_assert(strstr(r.err, "fc2 (matmul +1 fused)"), "%s", r.err);  // the bias add
+  cr_assert(strstr(r.err, "probs (softmax)"), "%s", r.err);  // y
+  cr_assert(strstr(r.err, "100.00  total of 3 kernels"), "%s", r.err);
+  vkp_test_run_free(&r);
+  vkp_tensor_t a, b;
+  load_npy("plain/y.npy", &a);
+  load_npy("timed/y.npy", &b);
+  cr_assert_eq(memcmp(a.data, b.data, vkp_tensor_nbytes(&a)), 0);
+  vkp_tensor_deinit(&a);
+  vkp_tensor_deinit(&b);
+}
+
 // Every subcommand of ours has --help, exiting 0.
 Test(tools, help, .timeout = 60) {
   static const char *const cmds[] = {"check --help", "run --help", "run -h", "--help"};
