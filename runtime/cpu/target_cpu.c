@@ -57,6 +57,11 @@ typedef struct vkp__cpu_stage_t {
   // kernels' times, printed to stderr at unload. NULL otherwise.
   vkp__stage_node_times_fn node_times;
   char *name;                 // the graph's, for that printout (owned)
+  // The counters as this stage found them at load (owned; n + 1 seconds,
+  // then the runs): a reload of the same object (glibc may keep it mapped)
+  // starts from the last one's totals, and only this stage's share is
+  // printed.
+  double *node_base;
   void *workspace;            // owned, 64-byte aligned; ends with the
                               // packed weights (written once at load)
   vkp_cpu_pool_t *pool;       // the stage's threads (ABI 2 objects)
@@ -177,14 +182,23 @@ static void vkp__print_node_times(const vkp__cpu_stage_t *s) {
   const double *seconds = NULL;
   uint64_t runs = 0;
   int n = s->node_times(&names, &seconds, &runs);
-  if (n <= 0 || runs == 0) return;
+  if (n <= 0 || !s->node_base) return;
+  runs -= (uint64_t)s->node_base[n];
+  if (runs == 0) return;
   int *order = vkp__calloc((size_t)n, sizeof(int));
-  if (!order) return;
+  double *own = vkp__calloc((size_t)n, sizeof(double));
+  if (!order || !own) {
+    vkp__free(order);
+    vkp__free(own);
+    return;
+  }
   double total = 0;
   for (int i = 0; i < n; ++i) {
     order[i] = i;
-    total += seconds[i];
+    own[i] = seconds[i] - s->node_base[i];
+    total += own[i];
   }
+  seconds = own;
   for (int i = 1; i < n; ++i)  // insertion sort: a profile, not a hot path
     for (int j = i; j > 0 && seconds[order[j]] > seconds[order[j - 1]]; --j) {
       int t = order[j];
@@ -199,6 +213,7 @@ static void vkp__print_node_times(const vkp__cpu_stage_t *s) {
             total > 0 ? 100.0 * seconds[order[i]] / total : 0.0, names[order[i]]);
   fprintf(stderr, "  %9.4f  100.00  total of %d kernels\n", 1e3 * total / (double)runs, n);
   vkp__free(order);
+  vkp__free(own);
 }
 
 static void vkp__cpu_unload(vkp_stage_t *base) {
@@ -206,6 +221,7 @@ static void vkp__cpu_unload(vkp_stage_t *base) {
   if (!s) return;
   if (s->node_times) vkp__print_node_times(s);
   vkp__free(s->name);
+  vkp__free(s->node_base);
   vkp_cpu_pool_destroy(s->pool);  // before the code its tasks run goes
   if (s->dl) dlclose(s->dl);
   if (s->dl_fd >= 0) close(s->dl_fd);
@@ -386,7 +402,18 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
     s->error = (vkp__stage_error_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_ERROR);
     s->node_times =
         (vkp__stage_node_times_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_NODE_TIMES);
-    if (s->node_times) s->name = vkp__strdup(graph->name);
+    if (s->node_times) {
+      const char *const *names = NULL;
+      const double *seconds = NULL;
+      uint64_t runs = 0;
+      int n = s->node_times(&names, &seconds, &runs);
+      s->name = vkp__strdup(graph->name);
+      s->node_base = n >= 0 ? vkp__calloc((size_t)n + 1, sizeof(double)) : NULL;
+      if (s->node_base) {
+        for (int i = 0; i < n; ++i) s->node_base[i] = seconds[i];
+        s->node_base[n] = (double)runs;
+      }
+    }
     vkp__stage_ws_fn ws = (vkp__stage_ws_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_WORKSPACE);
     if ((!s->entry && !s->entry_bounded) || !ws)
       st = vkp_status_make(VKP_STATUS_DATA_LOSS, "stage object lacks %s or %s%s", entry,
