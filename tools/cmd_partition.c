@@ -40,8 +40,9 @@ static void vkp__partition_usage(FILE *out) {
           "  --keep-islands      never move small regions to a neighbour\n"
           "  --ranks N           spread the stages over N MPI ranks, each with\n"
           "                      its own devices, bindings between ranks on the\n"
-          "                      profile's rank link (docs/scale-out.md); with\n"
-          "                      --stages auto, N stages\n"
+          "                      profile's rank link (docs/scale-out.md); the\n"
+          "                      cut sees every rank's cores, and --stages auto\n"
+          "                      tries N stages or more\n"
           VKP_TOOL_LOAD_HELP
           "  -o, --output FILE   write the plan JSON\n"
           "  --split             also write each stage's subgraph next to the\n"
