@@ -66,9 +66,9 @@ chmod +x "$work/mpirun"
 mpi=("$work/mpirun" --allow-run-as-root)
 
 echo "== test_mpi, 2 ranks on 2 hosts"
-"${mpi[@]}" -np 2 "$build/tests/mpi/test_mpi" 2000
+"${mpi[@]}" -np 2 "$build/tests/mpi/test_mpi" 10000
 echo "== test_mpi, 3 ranks on 3 hosts"
-"${mpi[@]}" -np 3 "$build/tests/mpi/test_mpi" 2000
+"${mpi[@]}" -np 3 "$build/tests/mpi/test_mpi" 10000
 echo "== dead rank over TCP"
 VKPIPE_MPI_TIMEOUT_S=2 "${mpi[@]}" --enable-recovery -x VKPIPE_MPI_TIMEOUT_S -np 2 \
     "$build/tests/mpi/test_mpi" dead >"$work/dead.txt" 2>&1 || true
