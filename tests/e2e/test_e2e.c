@@ -231,6 +231,16 @@ Test(e2e, bench_model_and_artifact, .timeout = 600) {
   cr_assert(strstr(t.out, "isolated latency"), "%s", t.out);
   cr_assert(strstr(t.out, "latency under load"), "%s", t.out);
   vkp_test_run_free(&t);
+  // --node-times: each cpu stage's kernels on stderr as it unloads.
+  snprintf(args, sizeof args,
+           "'%s' --policy cpu --stages 2 --threads 1 --frames 4 --warmup 1 --no-single "
+           "--node-times",
+           model("mlp.json"));
+  t = vkp_test_run_tool("vkpipe-bench", args);
+  cr_assert_eq(t.code, 0, "%s", t.err);
+  cr_assert(strstr(t.err, "cpu stage 'stage0': time per kernel over"), "%s", t.err);
+  cr_assert(strstr(t.err, "cpu stage 'stage1': time per kernel over"), "%s", t.err);
+  vkp_test_run_free(&t);
   t = vkp_test_run_tool("vkpipe-bench", "x.onnx --threads 0");
   cr_assert_eq(t.code, 2, "%s", t.err);
   cr_assert(strstr(t.err, "--threads"), "%s", t.err);

@@ -2,7 +2,7 @@
 // bench_cpu_model: whole-model latency on the "cpu" target (one stage).
 //
 //   bench_cpu_model MODEL.onnx|MODEL.json [--threads N] [--runs N] [--cpus LIST]
-//                   [--march ARCH]
+//                   [--node-times] [--march ARCH]
 //
 // Compiles (or takes from the cache) the whole graph as one stage, loads it,
 // runs it once to warm up and then --runs times on the same random inputs,
@@ -46,6 +46,8 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
     else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--march") == 0 && i + 1 < argc) march = argv[++i];
+    else if (strcmp(argv[i], "--node-times") == 0)
+      setenv("VKPIPE_CPU_NODE_TIMES", "1", 1);  // read when the stage compiles
     else if (strcmp(argv[i], "--cpus") == 0 && i + 1 < argc) {
       for (char *c = argv[++i]; *c && n_cpus < 64; c += *c == ',') {
         char *end = NULL;
@@ -59,12 +61,12 @@ int main(int argc, char **argv) {
       }
     } else if (argv[i][0] != '-' && !model) model = argv[i];
     else {
-      fprintf(stderr, "usage: %s MODEL [--threads N] [--runs N] [--march ARCH] [--cpus LIST]\n", argv[0]);
+      fprintf(stderr, "usage: %s MODEL [--threads N] [--runs N] [--march ARCH] [--cpus LIST] [--node-times]\n", argv[0]);
       return 2;
     }
   }
   if (!model || runs < 1) {
-    fprintf(stderr, "usage: %s MODEL [--threads N] [--runs N] [--march ARCH] [--cpus LIST]\n", argv[0]);
+    fprintf(stderr, "usage: %s MODEL [--threads N] [--runs N] [--march ARCH] [--cpus LIST] [--node-times]\n", argv[0]);
     return 2;
   }
   vkp_graph_t *g = NULL;

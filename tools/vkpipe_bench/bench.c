@@ -90,6 +90,9 @@ static void bench_usage(FILE *out) {
           "  --numel N          float32 elements of the tensor between --synthetic\n"
           "                     stages (default 16)\n"
           "  --no-single        skip the single-target comparison runs\n"
+          "  --node-times       compile cpu stages with every kernel timed and\n"
+          "                     print each stage's kernels, longest first, as it\n"
+          "                     unloads (VKPIPE_CPU_NODE_TIMES=1; docs/cpu-target.md)\n"
           VKP_TOOL_LOAD_HELP
           VKP_TOOL_TRUST_HELP
           "  --json             print one JSON object (schema: "
@@ -231,6 +234,12 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
       a->json = true;
     } else if (!strcmp(arg, "--no-single")) {
       a->no_single = true;
+    } else if (!strcmp(arg, "--node-times")) {
+      // Read by the cpu target when it compiles a stage.
+      if (setenv("VKPIPE_CPU_NODE_TIMES", "1", 1) != 0) {
+        fprintf(stderr, "vkpipe-bench: --node-times: cannot set the environment\n");
+        return BENCH_EXIT_USAGE;
+      }
     } else if (arg[0] == '-' && arg[1]) {
       fprintf(stderr, "vkpipe-bench: unknown option '%s' (try --help)\n", arg);
       return BENCH_EXIT_USAGE;
