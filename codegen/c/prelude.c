@@ -1820,8 +1820,7 @@ static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t C, ptrdiff_t 
   // Input columns the edge columns [0, d0) and [e, OW) need.
   ptrdiff_t l1 = d0 > 0 ? (d0 - 1) * SW - PL + (KW - 1) * DW + 1 : 0;
   if (l1 > W) l1 = W;
-  ptrdiff_t r0 = VKP_MAXZ(e * SW - PL, (ptrdiff_t)0);
-  const ptrdiff_t d0_all = d0, e_all = e, l1_all = l1, r0_all = r0;
+  const ptrdiff_t r0 = VKP_MAXZ(e * SW - PL, (ptrdiff_t)0);
   const float *rows[VKP_MAX_POOL_TAPS];
   for (ptrdiff_t c = c0; c < c1; ++c) {
     const float *xc = x + c * H * W;
@@ -1842,27 +1841,28 @@ static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t C, ptrdiff_t 
         for (ptrdiff_t ow = 0; ow < OW; ++ow) yr[ow] = -INFINITY;
         continue;
       }
-      if (narrow) {
-        d0 = d0_all, e = e_all, l1 = l1_all, r0 = r0_all;
-        if (xc + last * W + reads <= x_end) {
-          vkp_vec_t v = vkp__maxpool_vec(rows, nr, d0 * SW - PL, KW, SW, DW);
-          for (ptrdiff_t l = 0; l < e - d0; ++l) yr[d0 + l] = v[l];
-        } else {
-          d0 = e = l1 = r0 = 0;  // the end of x: every column from the padded row
-        }
-      } else {
-        for (ptrdiff_t ow = d0; ow < e; ow += VKP_VLEN) {
-          ptrdiff_t at = ow + VKP_VLEN <= e ? ow : e - VKP_VLEN;
+      // This row's vector columns [rd0, re) and the input columns its edges
+      // need, [0, rl1) and [rr0, W): none and all of them at the end of x,
+      // where a narrow row's vector would read past it.
+      const int tail = narrow && xc + last * W + reads > x_end;
+      const ptrdiff_t rd0 = tail ? 0 : d0, re = tail ? 0 : e;
+      const ptrdiff_t rl1 = tail ? 0 : l1, rr0 = tail ? 0 : r0;
+      if (narrow && !tail) {
+        vkp_vec_t v = vkp__maxpool_vec(rows, nr, rd0 * SW - PL, KW, SW, DW);
+        for (ptrdiff_t l = 0; l < re - rd0; ++l) yr[rd0 + l] = v[l];
+      } else if (!narrow) {
+        for (ptrdiff_t ow = rd0; ow < re; ow += VKP_VLEN) {
+          ptrdiff_t at = ow + VKP_VLEN <= re ? ow : re - VKP_VLEN;
           *(vkp_uvec_t *)(yr + at) = vkp__maxpool_vec(rows, nr, at * SW - PL, KW, SW, DW);
         }
       }
-      if (d0 == 0 && e == OW) continue;
+      if (rd0 == 0 && re == OW) continue;
       // The edges: the rows' max over input columns [0, l1) and [r0, W)
       // (one range [0, W) where they meet), in vectors where the row has
       // one (the last one overlapping).
       float *vr = vp + PL;
-      for (int part = r0 <= l1; part < 2; ++part) {
-        const ptrdiff_t i0 = part ? (r0 <= l1 ? 0 : r0) : 0, i1 = part ? W : l1;
+      for (int part = rr0 <= rl1; part < 2; ++part) {
+        const ptrdiff_t i0 = part ? (rr0 <= rl1 ? 0 : rr0) : 0, i1 = part ? W : rl1;
         ptrdiff_t i = i0;
         for (; i < i1 && W >= VKP_VLEN; i += VKP_VLEN) {
           ptrdiff_t at = i + VKP_VLEN <= W ? i : W - VKP_VLEN;
@@ -1880,8 +1880,8 @@ static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t C, ptrdiff_t 
       }
       const float *pad = vp;
       for (int part = 0; part < 2; ++part) {
-        ptrdiff_t ow = part ? e : 0;
-        const ptrdiff_t end = part ? OW : d0;
+        ptrdiff_t ow = part ? re : 0;
+        const ptrdiff_t end = part ? OW : rd0;
         if (vec) {
           for (; ow < end; ow += VKP_VLEN) {
             vkp_vec_t acc = vkp__maxpool_vec(&pad, 1, ow * SW, KW, SW, DW);

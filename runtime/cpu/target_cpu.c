@@ -57,11 +57,11 @@ typedef struct vkp__cpu_stage_t {
   // kernels' times, printed to stderr at unload. NULL otherwise.
   vkp__stage_node_times_fn node_times;
   char *name;                 // the graph's, for that printout (owned)
-  // The counters as this stage found them at load (owned; n + 1 seconds,
-  // then the runs): a reload of the same object (glibc may keep it mapped)
-  // starts from the last one's totals, and only this stage's share is
-  // printed.
+  // The counters as this stage found them at load (seconds owned, one per
+  // kernel): a reload of the same object (glibc may keep it mapped) starts
+  // from the last one's totals, and only this stage's share is printed.
   double *node_base;
+  uint64_t node_base_runs;
   void *workspace;            // owned, 64-byte aligned; ends with the
                               // packed weights (written once at load)
   vkp_cpu_pool_t *pool;       // the stage's threads (ABI 2 objects)
@@ -183,7 +183,7 @@ static void vkp__print_node_times(const vkp__cpu_stage_t *s) {
   uint64_t runs = 0;
   int n = s->node_times(&names, &seconds, &runs);
   if (n <= 0 || !s->node_base) return;
-  runs -= (uint64_t)s->node_base[n];
+  runs -= s->node_base_runs;
   if (runs == 0) return;
   int *order = vkp__calloc((size_t)n, sizeof(int));
   double *own = vkp__calloc((size_t)n, sizeof(double));
@@ -409,10 +409,8 @@ static vkp_status_t vkp__cpu_load_impl(const vkp_target_t *target, const vkp_gra
       int n = s->node_times(&names, &seconds, &runs);
       s->name = vkp__strdup(graph->name);
       s->node_base = n >= 0 ? vkp__calloc((size_t)n + 1, sizeof(double)) : NULL;
-      if (s->node_base) {
-        for (int i = 0; i < n; ++i) s->node_base[i] = seconds[i];
-        s->node_base[n] = (double)runs;
-      }
+      if (s->node_base) memcpy(s->node_base, seconds, (size_t)n * sizeof(double));
+      s->node_base_runs = runs;
     }
     vkp__stage_ws_fn ws = (vkp__stage_ws_fn)(uintptr_t)dlsym(s->dl, VKP_CODEGEN_C_WORKSPACE);
     if ((!s->entry && !s->entry_bounded) || !ws)

@@ -49,11 +49,11 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--node-times") == 0)
       setenv("VKPIPE_CPU_NODE_TIMES", "1", 1);  // read when the stage compiles
     else if (strcmp(argv[i], "--cpus") == 0 && i + 1 < argc) {
-      for (char *c = argv[++i]; *c && n_cpus < 64; c += *c == ',') {
+      for (char *c = argv[++i]; *c; c += *c == ',') {
         char *end = NULL;
         long v = strtol(c, &end, 10);
-        if (end == c || v < 0 || (*end && *end != ',')) {
-          fprintf(stderr, "%s: --cpus takes a list of cpu numbers, like 0,1\n", argv[0]);
+        if (end == c || v < 0 || (*end && *end != ',') || n_cpus == 64) {
+          fprintf(stderr, "%s: --cpus takes a list of at most 64 cpu numbers, like 0,1\n", argv[0]);
           return 2;
         }
         cpus[n_cpus++] = (int32_t)v;
