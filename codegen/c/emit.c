@@ -1356,9 +1356,8 @@ static vkp_status_t vkp__emit_single(vkp__cg_t *cg, const vkp__group_t *gr,
       vkp__sb_t loop = {0};
       vkp__sb_append(&loop, "  for (ptrdiff_t r = lo; r < hi; ++r) {\n");
       vkp__sb_printf(&loop, "    const float *row = %s + r * %lld;\n", xn, inner);
-      vkp__sb_append(&loop, "    float sum = 0.0f;\n");
-      vkp__sb_printf(&loop, "    for (ptrdiff_t k = 0; k < %lld; ++k) sum += row[k];\n", inner);
-      vkp__sb_printf(&loop, "    %s[r] = sum / %lld.0f;\n  }\n", yn, inner ? inner : 1);
+      vkp__sb_printf(&loop, "    %s[r] = vkp_row_sum(row, %lld) / %lld.0f;\n  }\n", yn, inner,
+                     inner ? inner : 1);
       vkp__emit_group_split(cg, gr, pre, sb, rows, inner, &loop);
       vkp__sb_deinit(&loop);
       return NULL;

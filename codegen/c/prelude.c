@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #if defined(__AVX512F__)
 #define VKP_VLEN 16
@@ -179,6 +182,35 @@ static inline vkp_vec_t vkp_vec_odd(vkp_vec_t lo, vkp_vec_t hi) {
   vkp_vec_t r;
   for (int l = 0; l < VKP_VLEN; ++l)
     r[l] = 2 * l + 1 < VKP_VLEN ? lo[2 * l + 1] : hi[2 * l + 1 - VKP_VLEN];
+  return r;
+#endif
+}
+// Lanes 1.. of lo, then the last (`_last`) or the one before the last
+// (`_pen`) lane of hi: a row of taps one column on from lo's, where hi was
+// read VKP_VLEN + 1 (`_last`, stride 2) or 2 (`_pen`, stride 1) columns on.
+static inline vkp_vec_t vkp_vec_next_last(vkp_vec_t lo, vkp_vec_t hi) {
+#if VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 16
+  return __builtin_shufflevector(lo, hi, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 31);
+#elif VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 8
+  return __builtin_shufflevector(lo, hi, 1, 2, 3, 4, 5, 6, 7, 15);
+#elif VKP_HAVE_SHUFFLEVECTOR
+  return __builtin_shufflevector(lo, hi, 1, 2, 3, 7);
+#else
+  vkp_vec_t r;
+  for (int l = 0; l < VKP_VLEN; ++l) r[l] = l + 1 < VKP_VLEN ? lo[l + 1] : hi[VKP_VLEN - 1];
+  return r;
+#endif
+}
+static inline vkp_vec_t vkp_vec_next_pen(vkp_vec_t lo, vkp_vec_t hi) {
+#if VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 16
+  return __builtin_shufflevector(lo, hi, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 30);
+#elif VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 8
+  return __builtin_shufflevector(lo, hi, 1, 2, 3, 4, 5, 6, 7, 14);
+#elif VKP_HAVE_SHUFFLEVECTOR
+  return __builtin_shufflevector(lo, hi, 1, 2, 3, 6);
+#else
+  vkp_vec_t r;
+  for (int l = 0; l < VKP_VLEN; ++l) r[l] = l + 1 < VKP_VLEN ? lo[l + 1] : hi[VKP_VLEN - 2];
   return r;
 #endif
 }
@@ -1290,7 +1322,17 @@ static void vkp_conv_depthwise_large(const float *x, const float *w, float *y,
                  ((((ptrdiff_t)(OH) + ((ptrdiff_t)(KH) - 1) * (DH) / (SH)) *      \
                        VKP_DW_WS(KW, SW, DW, OW) +                                \
                    VKP_DW_WS(KW, SW, DW, OW) - (OW) + 16 + 15) / 16 * 16) +       \
-             ((ptrdiff_t)(OH) * VKP_DW_WS(KW, SW, DW, OW) + 15) / 16 * 16 + 32)
+             ((ptrdiff_t)(OH) * VKP_DW_WS(KW, SW, DW, OW) + 15) / 16 * 16 + 32 +     \
+             VKP_DW_MASKED_FLOATS(KH, KW, SH, SW, DH, DW, OH, OW))
+// What vkp__dw_masked needs beyond that (stride 1 only): VKP_DW_MASKS
+// vectors of lane masks (16 floats each at most) and a channel with its
+// margins, (KH-1)*DH rows and (KW-1)*DW + 16 floats on each side.
+#define VKP_DW_MASKS 256
+#define VKP_DW_MASKED_FLOATS(KH, KW, SH, SW, DH, DW, OH, OW)                           \
+  ((SH) == 1 && (SW) == 1                                                             \
+       ? (ptrdiff_t)VKP_DW_MASKS * 16 + (ptrdiff_t)(OH) * (OW) +                      \
+             2 * (((ptrdiff_t)(KH) - 1) * (DH) * (OW) + ((ptrdiff_t)(KW) - 1) * (DW) + 16) + 32 \
+       : (ptrdiff_t)0)
 
 // dst[j] = src[j * SW] for j < n, exactly.
 static inline void vkp__dw_gather(float *restrict dst, const float *restrict src,
@@ -1485,6 +1527,107 @@ static inline __attribute__((always_inline)) void vkp__dw_band3x3(
   }
 }
 
+// Whether vkp__dw_masked takes a depthwise layer: stride 1, the output the
+// input's size, the map at least a vector but narrower than 3/4 of one (the
+// 3x3 row kernels take wider maps), and at most VKP_DW_MASKS tap x vector
+// masks.
+static inline int vkp__dw_masked_fits(ptrdiff_t H, ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW,
+                                      ptrdiff_t SH, ptrdiff_t SW, ptrdiff_t OH, ptrdiff_t OW) {
+  ptrdiff_t nvec = (H * W + VKP_VLEN - 1) / VKP_VLEN;
+  return SH == 1 && SW == 1 && OH == H && OW == W && H * W >= VKP_VLEN &&
+         4 * OW < 3 * VKP_VLEN && KH * KW <= VKP_DW_MAX_TAPS && KH * KW * nvec <= VKP_DW_MASKS;
+}
+
+// Vectors [v0, v0 + U) of one channel (see vkp__dw_masked), taps in order.
+static inline __attribute__((always_inline)) void vkp__dw_masked_vecs(
+    const float *src, const float *wc, const ptrdiff_t *off, ptrdiff_t taps,
+    const vkp_ivec_t *mask, const ptrdiff_t *pos, ptrdiff_t nvec, ptrdiff_t v0, int U,
+    float *yc, const vkp_row_ep_t *rep, ptrdiff_t ch) {
+  vkp_vec_t acc[4];
+  for (int u = 0; u < U; ++u) acc[u] = (vkp_vec_t){0};
+  for (ptrdiff_t t = 0; t < taps; ++t) {
+    const float wt = wc[t];
+    for (int u = 0; u < U; ++u) {
+      vkp_ivec_t in = (vkp_ivec_t) * (const vkp_uvec_t *)(src + pos[v0 + u] + off[t]);
+      acc[u] += wt * (vkp_vec_t)(in & mask[t * nvec + v0 + u]);
+    }
+  }
+  for (int u = 0; u < U; ++u)
+    *(vkp_uvec_t *)(yc + pos[v0 + u]) = rep ? vkp_row_ep_vec(rep, ch, acc[u]) : acc[u];
+}
+
+static inline __attribute__((always_inline)) void vkp__dw_masked_channel(
+    const float *src, const float *wc, const ptrdiff_t *off, ptrdiff_t taps,
+    const vkp_ivec_t *mask, const ptrdiff_t *pos, ptrdiff_t nvec, float *yc,
+    const vkp_row_ep_t *rep, ptrdiff_t ch) {
+  ptrdiff_t v = 0;
+  for (; v + 4 <= nvec; v += 4)
+    vkp__dw_masked_vecs(src, wc, off, taps, mask, pos, nvec, v, 4, yc, rep, ch);
+  for (; v < nvec; ++v)
+    vkp__dw_masked_vecs(src, wc, off, taps, mask, pos, nvec, v, 1, yc, rep, ch);
+}
+
+// Depthwise at stride 1 on small maps (MobileNetV2's 7x7, EfficientNet's
+// 7x7 and 14x14 5x5 layers), straight from the input: each channel is one
+// run of H * W floats, so tap (kh, kw) of every output is the input at a
+// fixed offset from it, and whole vectors run across row ends; a lane
+// mask per tap and vector (made once per call, kept in scratch) zeroes
+// what lies in the padding. The last vector ends at the channel's end,
+// overlapping the one before. Channels whose reads would leave x are copied
+// into scratch between zeros first. Channels [c0, c1); the row epilogue in
+// registers, another epilogue on each finished channel.
+static VKP_ONE_COPY void vkp__dw_masked(const float *x, const float *w, float *y,
+                                        ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t KH,
+                                        ptrdiff_t KW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
+                                        ptrdiff_t DW, vkp_epilogue_fn ep, const void *ep_ctx,
+                                        ptrdiff_t batch, float *scratch, ptrdiff_t c0,
+                                        ptrdiff_t c1) {
+  const ptrdiff_t HW = H * W, taps = KH * KW, nvec = (HW + VKP_VLEN - 1) / VKP_VLEN;
+  vkp_ivec_t *mask = (vkp_ivec_t *)vkp_align64(scratch);
+  ptrdiff_t off[VKP_DW_MAX_TAPS], pos[VKP_DW_MASKS], lo_off = 0, hi_off = 0;
+  for (ptrdiff_t kh = 0; kh < KH; ++kh)
+    for (ptrdiff_t kw = 0; kw < KW; ++kw) {
+      ptrdiff_t o = (kh * DH - PT) * W + kw * DW - PL;
+      off[kh * KW + kw] = o;
+      lo_off = o < lo_off ? o : lo_off;
+      hi_off = o > hi_off ? o : hi_off;
+    }
+  for (ptrdiff_t v = 0; v < nvec; ++v) {
+    pos[v] = v + 1 < nvec ? v * VKP_VLEN : HW - VKP_VLEN;
+    vkp_ivec_t oh, ow;
+    for (int l = 0; l < VKP_VLEN; ++l) {
+      oh[l] = (int32_t)((pos[v] + l) / W);
+      ow[l] = (int32_t)((pos[v] + l) % W);
+    }
+    for (ptrdiff_t kh = 0; kh < KH; ++kh) {
+      vkp_ivec_t ih = oh + (int32_t)(kh * DH - PT);
+      vkp_ivec_t rows = (ih >= 0) & (ih < (int32_t)H);
+      for (ptrdiff_t kw = 0; kw < KW; ++kw) {
+        vkp_ivec_t iw = ow + (int32_t)(kw * DW - PL);
+        mask[(kh * KW + kw) * nvec + v] = rows & (iw >= 0) & (iw < (int32_t)W);
+      }
+    }
+  }
+  // A channel between -lo_off zeros before and hi_off after.
+  float *bounce = (float *)(mask + taps * nvec) - lo_off;
+  for (ptrdiff_t i = lo_off; i < 0; ++i) bounce[i] = 0.0f;
+  for (ptrdiff_t i = HW; i < HW + hi_off; ++i) bounce[i] = 0.0f;
+  const vkp_row_ep_t *rep = vkp_row_ep_of(ep, ep_ctx);
+  for (ptrdiff_t c = c0; c < c1; ++c) {
+    const float *src = x + c * HW;
+    if (c * HW + lo_off < 0 || (c + 1) * HW + hi_off > C * HW) {
+      memcpy(bounce, src, sizeof(float) * (size_t)HW);
+      src = bounce;
+    }
+    float *yc = y + c * HW;
+    if (taps == 9)
+      vkp__dw_masked_channel(src, w + c * 9, off, 9, mask, pos, nvec, yc, rep, c);
+    else
+      vkp__dw_masked_channel(src, w + c * taps, off, taps, mask, pos, nvec, yc, rep, c);
+    if (ep && !rep) ep(yc, HW, c, 0, 1, HW, batch, ep_ctx);
+  }
+}
+
 // Depthwise: channel c of the output reads channel c of the input only.
 // Each channel is copied, zero-padded, into SH x SW phase planes in
 // `scratch` (plane (a, b) holds padded rows a, a+SH, ... and columns b,
@@ -1512,6 +1655,11 @@ static VKP_ONE_COPY void vkp__dw_channels(
     ptrdiff_t OW, vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t batch, float *scratch,
     ptrdiff_t c0, ptrdiff_t c1, ptrdiff_t r0, ptrdiff_t r1) {
   ptrdiff_t taps = KH * KW, phases = SH * SW;
+  if (r0 == 0 && r1 == OH && vkp__dw_masked_fits(H, W, KH, KW, SH, SW, OH, OW)) {
+    vkp__dw_masked(x, w, y, C, H, W, KH, KW, PT, PL, DH, DW, ep, ep_ctx, batch, scratch, c0,
+                   c1);
+    return;
+  }
   if (taps > VKP_DW_MAX_TAPS || phases > VKP_DW_MAX_PHASES) {  // always every row
     vkp_conv_depthwise_large(x, w, y, H, W, KH, KW, SH, SW, PT, PL, DH, DW,
                              OH, OW, ep, ep_ctx, batch, c0, c1);
@@ -1737,11 +1885,45 @@ static inline void vkp_pool_taps(ptrdiff_t start, ptrdiff_t dil, ptrdiff_t k_n,
 }
 
 // max(a, b) that returns b when b is NaN: the reference's
-// `acc = v > acc || v != v ? v : acc`, on vectors.
+// `acc = v > acc || v != v ? v : acc`, on vectors. With AVX-512 or AVX:
+// MAXPS(v, acc) is `v > acc ? v : acc` exactly (acc
+// where either is NaN), then v where v is NaN: three instructions, not the
+// four of two compares, their union and a blend.
 static inline vkp_vec_t vkp_vmax_nan(vkp_vec_t acc, vkp_vec_t v) {
+#if defined(__AVX512F__) && VKP_VLEN == 16
+  __m512 r = _mm512_max_ps((__m512)v, (__m512)acc);
+  __mmask16 nan = _mm512_cmp_ps_mask((__m512)v, (__m512)v, _CMP_UNORD_Q);
+  return (vkp_vec_t)_mm512_mask_mov_ps(r, nan, (__m512)v);
+#elif defined(__AVX__) && VKP_VLEN == 8
+  __m256 r = _mm256_max_ps((__m256)v, (__m256)acc);
+  __m256 nan = _mm256_cmp_ps((__m256)v, (__m256)v, _CMP_UNORD_Q);
+  return (vkp_vec_t)_mm256_blendv_ps(r, (__m256)v, nan);
+#else
   vkp_ivec_t m = (v > acc) | (v != v);
   return (vkp_vec_t)((m & (vkp_ivec_t)v) | (~m & (vkp_ivec_t)acc));
+#endif
 }
+
+// The sum of x[0..n): two vector accumulators, their lanes, then the
+// remainder (not the sequential order: within float32 rounding of it).
+VKP_FN float vkp_row_sum(const float *x, ptrdiff_t n) {
+  vkp_vec_t a0 = {0}, a1 = {0};
+  ptrdiff_t i = 0;
+  for (; i + 2 * VKP_VLEN <= n; i += 2 * VKP_VLEN) {
+    a0 += *(const vkp_uvec_t *)(x + i);
+    a1 += *(const vkp_uvec_t *)(x + i + VKP_VLEN);
+  }
+  if (i + VKP_VLEN <= n) {
+    a0 += *(const vkp_uvec_t *)(x + i);
+    i += VKP_VLEN;
+  }
+  a0 += a1;
+  float s = 0.0f;
+  for (int l = 0; l < VKP_VLEN; ++l) s += a0[l];
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
 static inline float vkp_max_nan(float acc, float v) {
   return v > acc || v != v ? v : acc;
 }
@@ -1761,8 +1943,31 @@ static inline float vkp_max_nan(float acc, float v) {
 // stride 2 a tap loads the 2 * VKP_VLEN - 1 floats it needs as two vectors
 // and keeps the even elements. Reads columns [b, b + (VKP_VLEN - 1) * SW +
 // (KW - 1) * DW], nothing past the last it needs.
+// The max over rows[0..nr) of the vector at column o.
+static inline vkp_vec_t vkp__maxpool_rows(const float *const *rows, ptrdiff_t nr, ptrdiff_t o) {
+  vkp_vec_t t = *(const vkp_uvec_t *)(rows[0] + o);
+  for (ptrdiff_t r = 1; r < nr; ++r) t = vkp_vmax_nan(t, *(const vkp_uvec_t *)(rows[r] + o));
+  return t;
+}
+
 static inline vkp_vec_t vkp__maxpool_vec(const float *const *rows, ptrdiff_t nr, ptrdiff_t b,
                                          ptrdiff_t KW, ptrdiff_t SW, ptrdiff_t DW) {
+  // The usual windows (3 wide at stride 1 or 2, 2 wide at stride 2) take
+  // the rows' max once per column, in two or three vectors, and shuffle the
+  // taps out of them (reading the same columns as the loop below): half the
+  // loads and maxima of a max per tap.
+  if (DW == 1 && SW == 2 && (KW == 2 || KW == 3)) {
+    vkp_vec_t lo = vkp__maxpool_rows(rows, nr, b), hi = vkp__maxpool_rows(rows, nr, b + VKP_VLEN);
+    vkp_vec_t t0 = vkp_vec_even(lo, hi), acc = vkp_vmax_nan(t0, vkp_vec_odd(lo, hi));
+    if (KW == 3)
+      acc = vkp_vmax_nan(
+          acc, vkp_vec_next_last(t0, vkp__maxpool_rows(rows, nr, b + VKP_VLEN + 1)));
+    return acc;
+  }
+  if (DW == 1 && SW == 1 && KW == 3) {
+    vkp_vec_t t0 = vkp__maxpool_rows(rows, nr, b), t2 = vkp__maxpool_rows(rows, nr, b + 2);
+    return vkp_vmax_nan(vkp_vmax_nan(t0, vkp_vec_next_pen(t0, t2)), t2);
+  }
   vkp_vec_t acc = {0};
   for (ptrdiff_t kw = 0; kw < KW; ++kw) {
     const ptrdiff_t o = b + kw * DW;

@@ -63,7 +63,10 @@ static inline void cpu_check_nan(vkp_graph_t *g, vkp_test_rng_t *rng, uint64_t s
       if (vkp_test_rng_below(rng, nan_every) == 0) ((float *)ins[i].data)[k] = NAN;
   }
   char *dir = cpu_test_cache_dir();
-  vkp_compile_options_t opt = {.cache_dir = dir, .threads = threads};
+  // VKPIPE_TEST_MARCH: the stages' -march (default native), to run the
+  // kernels' AVX2 (x86-64-v3) and baseline (x86-64) paths on this CPU.
+  vkp_compile_options_t opt = {.cache_dir = dir, .threads = threads,
+                               .march = getenv("VKPIPE_TEST_MARCH")};
   VKP_TEST_OK(vkp_target_run_graph(cpu, g, &opt, ins, outs));
   double *want[32];
   cr_assert(vkp_test_ref_eval(g, ins, want), "reference lacks an op");

@@ -337,6 +337,17 @@ Test(cpu_ops, conv_depthwise, .timeout = 180) {
   conv_case(g, &rng, 18, SH(2, 5, 150, 66), 5, 3, 3, SH(1, 3, 1, 0), s2, s1, 5, true);
   conv_case(g, &rng, 19, SH(1, 6, 23, 40), 6, 5, 5, SH(2, 1, 2, 2), s2, s1, 6, false);
   conv_case(g, &rng, 20, SH(1, 3, 9, 33), 3, 3, 3, SH(1, 1, 1, 1), SH(1, 2), s1, 3, true);
+  // Stride 1 on maps narrower than 3/4 of a vector, outputs the input's
+  // size (the masked path, whole vectors across row ends): several images
+  // and channels (the first and last channels' reads go through scratch), a
+  // 5x5 window, dilation 2, asymmetric pads, a map of 16 floats (one
+  // vector at AVX-512), a map of 9 (too small: the flat correlation).
+  conv_case(g, &rng, 21, SH(2, 17, 7, 7), 17, 3, 3, p1, s1, s1, 17, true);
+  conv_case(g, &rng, 22, SH(1, 11, 8, 9), 11, 5, 5, SH(2, 2, 2, 2), s1, s1, 11, false);
+  conv_case(g, &rng, 23, SH(1, 6, 6, 11), 6, 3, 3, SH(2, 2, 2, 2), s1, SH(2, 2), 6, true);
+  conv_case(g, &rng, 24, SH(1, 5, 9, 6), 5, 3, 3, SH(0, 2, 2, 0), s1, s1, 5, true);
+  conv_case(g, &rng, 25, SH(1, 4, 4, 4), 4, 3, 3, p1, s1, s1, 4, false);
+  conv_case(g, &rng, 26, SH(1, 3, 3, 3), 3, 3, 3, p1, s1, s1, 3, true);
   cpu_check(g, &rng, seed, -1, 1, 1);
 }
 
@@ -561,8 +572,9 @@ static void clamp_branch(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name, 
 // through a Clip NaN stays NaN, a ReLU makes it 0. 9x8 and 10x8 maps give
 // full, half and narrow register tiles; 30 output channels a partial row
 // panel; 300 input channels two K blocks; 3x3 depthwise on a 13x14 map at
-// strides 1 and 2. Winograd F(2x2) and F(4x4) run without NaN: their
-// transforms spread a NaN over the whole output tile, fused or not. The
+// strides 1 and 2, 3x3 and 5x5 depthwise on a 7x7 map. Winograd F(2x2) and
+// F(4x4) run without NaN: their transforms spread a NaN over the whole
+// output tile, fused or not. The
 // "cr" chain (a Clip above 0, then a ReLU: NaN -> 0 but -inf -> 2) is not
 // one clamp and keeps the general epilogue. One and two threads.
 Test(cpu_fusion, clamp_epilogues_in_registers, .timeout = 240) {
@@ -584,6 +596,10 @@ Test(cpu_fusion, clamp_epilogues_in_registers, .timeout = 240) {
     clamp_branch(g, &rng, "dw1", "xd", 5, 5, 5, 3, 1, true, "6");
     clamp_branch(g, &rng, "dw2", "xd", 5, 5, 5, 3, 2, true, "r");
     clamp_branch(g, &rng, "dwgeneral", "xd", 5, 5, 5, 3, 1, true, "cr");
+    g_in(g, "xs", F32, 4, SH(1, 6, 7, 7));  // the masked depthwise path
+    clamp_branch(g, &rng, "dwsmall", "xs", 6, 6, 6, 3, 1, true, "6");
+    clamp_branch(g, &rng, "dwsmall5", "xs", 6, 6, 6, 5, 1, false, "r");
+    clamp_branch(g, &rng, "dwsmallgeneral", "xs", 6, 6, 6, 3, 1, true, "cr");
     cpu_check_nan(g, &rng, seed, -3, 3, threads, 97);
     vkp_graph_t *w = g_new("clamp_winograd");
     g_in(w, "x2", F32, 4, SH(1, 16, 9, 8));
