@@ -902,6 +902,25 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   }
   bool pointwise = KH == 1 && KW == 1 && st[0] == 1 && st[1] == 1 &&
                    pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
+  // A shallow input (a CNN's first layer): the register tile reads the
+  // input rows itself (vkp_conv_direct), no im2col panels.
+  if (constant_w && G == 1 && C <= 8 && K <= 256 && !pointwise && (st[1] == 1 || st[1] == 2)) {
+    vkp__emit_scratch_term(cg, "loop",
+                           "VKP_CONV_DIRECT_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld, %lld, "
+                           "%lld, %lld)",
+                           C, KH, KW, (long long)st[0], (long long)st[1], (long long)dil[0],
+                           (long long)dil[1], OH, OW);
+    vkp__sb_printf(sb,
+                   "    (void)%s;\n"
+                   "    vkp_conv_direct(xn, packed + VKP_PACKED_%d_AT, yn, %lld, %lld, %lld, "
+                   "%lld, %lld, %lld,\n"
+                   "                    %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s, 0, "
+                   "n, scratch,\n                    VKP_STAGE_THREADS);\n  }\n",
+                   wn, (int)id, C, H, W, M, KH, KW, (long long)st[0], (long long)st[1],
+                   (long long)pads[0], (long long)pads[1], (long long)dil[0], (long long)dil[1],
+                   OH, OW, ep);
+    return;
+  }
   vkp__sb_printf(sb, "    for (ptrdiff_t g = 0; g < %lld; ++g) {\n", G);
   if (pointwise) {
     // The input planes are read in place (no packing) unless their stride is

@@ -421,6 +421,13 @@ VKP_FN void vkp_pack_a(ptrdiff_t mc, ptrdiff_t kc, const float *a,
 }
 
 // Packs depth [p0, p0+kc) x columns [j0, j0+nc) of B into NR-column panels.
+// VKP_VLEN elements of a row at stride sw (1 or 2) from p: at stride 2 the
+// even lanes of the 2 * VKP_VLEN - 1 floats from p, nothing past them read.
+static inline vkp_vec_t vkp__pack_vec(const float *p, ptrdiff_t sw) {
+  if (sw == 1) return *(const vkp_uvec_t *)p;
+  return vkp_vec_even_skew(*(const vkp_uvec_t *)p, *(const vkp_uvec_t *)(p + VKP_VLEN - 1));
+}
+
 VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
                        const vkp_bsrc_t *src, float *restrict pb) {
   for (ptrdiff_t j = 0; j < nc; j += VKP_NR) {
@@ -455,6 +462,7 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
       run_c0[runs] = nr;
       // Depth index p0 + k is (channel, kh, kw); step it instead of dividing.
       ptrdiff_t khw = src->KH * src->KW;
+      const float *x_end = src->b + src->C * src->H * src->W;
       ptrdiff_t ch = p0 / khw, kh = (p0 % khw) / src->KW, kw = p0 % src->KW;
       for (ptrdiff_t k = 0; k < kc; ++k) {
         ptrdiff_t dh = kh * src->DH, dw = kw * src->DW;
@@ -493,23 +501,26 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
           if (hi < lo) hi = lo;
           const float *row = plane + ih * src->W + iw;
           for (ptrdiff_t c = 0; c < lo; ++c) dst[c0 + c] = 0.0f;
-          if (src->SW == 1) {
-            ptrdiff_t c = lo;  // short runs: vector moves, not memcpy calls
-            for (; c + VKP_VLEN <= hi; c += VKP_VLEN)
-              *(vkp_uvec_t *)(dst + c0 + c) = *(const vkp_uvec_t *)(row + c);
-            for (; c < hi; ++c) dst[c0 + c] = row[c];
-          } else if (src->SW == 2) {
+          // Stride 1 and 2: whole vectors (at stride 2 the even elements of
+          // the 2 * VLEN - 1 floats they need), the last one overlapping the
+          // one before. A run shorter than a vector takes one vector where
+          // it stays in the panel row and its reads in x: what it writes
+          // past the run is written again after (the next runs, the
+          // padding, the zeros past nr).
+          if (src->SW == 1 || src->SW == 2) {
+            const ptrdiff_t sw = src->SW;
             ptrdiff_t c = lo;
-#if VKP_HAVE_SHUFFLEVECTOR
-            // The even elements of two vectors, while both lie in the row
-            // (2 * (c + VLEN) <= W - iw): no read past the input.
-            for (; c + VKP_VLEN <= hi && 2 * (c + VKP_VLEN) <= src->W - iw; c += VKP_VLEN) {
-              vkp_vec_t v0 = *(const vkp_uvec_t *)(row + 2 * c);
-              vkp_vec_t v1 = *(const vkp_uvec_t *)(row + 2 * c + VKP_VLEN);
-              *(vkp_uvec_t *)(dst + c0 + c) = vkp_vec_even(v0, v1);
+            for (; c + VKP_VLEN <= hi; c += VKP_VLEN)
+              *(vkp_uvec_t *)(dst + c0 + c) = vkp__pack_vec(row + sw * c, sw);
+            if (c < hi && hi - lo >= VKP_VLEN) {
+              *(vkp_uvec_t *)(dst + c0 + hi - VKP_VLEN) =
+                  vkp__pack_vec(row + sw * (hi - VKP_VLEN), sw);
+            } else if (c < hi && c0 + c + VKP_VLEN <= VKP_NR &&
+                       row + sw * c + sw * (VKP_VLEN - 1) < x_end) {
+              *(vkp_uvec_t *)(dst + c0 + c) = vkp__pack_vec(row + sw * c, sw);
+            } else {
+              for (; c < hi; ++c) dst[c0 + c] = row[sw * c];
             }
-#endif
-            for (; c < hi; ++c) dst[c0 + c] = row[2 * c];
           } else {
             for (ptrdiff_t c = lo; c < hi; ++c) dst[c0 + c] = row[c * src->SW];
           }
@@ -992,6 +1003,190 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
 
   vkp_gemm_cols(M, 0, N, K, alpha, a, rsa, csa, packed_a, VKP_PAD_MR(M), 0, b, c, ldc,
                 ep, ep_ctx, ep_row0, batch, scratch);
+}
+
+// ---------------------------------------------------------------------------
+// Shallow convolutions (the first layer of a CNN: 3 input channels, a 3x3
+// or 7x7 window at stride 2) with no im2col. The depth K = C * KH * KW fits
+// one KC slab, so each output tile is one pass over the prepacked weights:
+// the register tile of vkp_ukernel (MR output channels x NR output pixels
+// of one output row), whose B vectors come straight from the input rows
+// (at stride 2, the even lanes of two loads), at a fixed offset per depth
+// step. Packing those panels cost a quarter of such a layer's time: for K
+// = 27 every panel row is a handful of short runs between two padding
+// edges. Where the window reaches into the padding, the input is first
+// copied once into a zero-padded plane per channel (VKP_CONV_DIRECT_FLOATS
+// of scratch).
+#define VKP_CONV_DIRECT_FLOATS(C, KH, KW, SH, SW, DH, DW, OH, OW)                        \
+  ((ptrdiff_t)(C) * (((ptrdiff_t)(OH) - 1) * (SH) + ((ptrdiff_t)(KH) - 1) * (DH) + 1) *   \
+       (((ptrdiff_t)(OW) - 1) * (SW) + ((ptrdiff_t)(KW) - 1) * (DW) + 1) +                \
+   32)
+
+// One tile: `rows` (<= VKP_MR, a constant once inlined) output channels of
+// the panel `pa`, NR output pixels from `xb` (the window's first tap of the
+// first pixel) at column stride `sw` (1 or 2); depth step k reads the
+// input at xb + off[k]. Stores the first `mr` rows, through `rep`.
+static inline __attribute__((always_inline)) void vkp__conv_direct_tile(
+    ptrdiff_t K, const float *restrict pa, const float *xb, const ptrdiff_t *off, int sw,
+    float *restrict c, ptrdiff_t ldc, int rows, int half, ptrdiff_t mr,
+    const vkp_row_ep_t *rep, ptrdiff_t row) {
+  vkp_vec_t acc0[VKP_MR], acc1[VKP_MR];
+  {  // the first step's products start the accumulators (as vkp_ukernel)
+    vkp_vec_t b0 = vkp__pack_vec(xb + off[0], sw), b1 = b0;
+    if (!half) b1 = vkp__pack_vec(xb + off[0] + sw * VKP_VLEN, sw);
+    for (int r = 0; r < rows; ++r) {
+      acc0[r] = pa[r] * b0;
+      acc1[r] = pa[r] * b1;
+    }
+  }
+  for (ptrdiff_t k = 1; k < K; ++k) {
+    const float *p = xb + off[k];
+    vkp_vec_t b0 = vkp__pack_vec(p, sw), b1 = b0;
+    if (!half) b1 = vkp__pack_vec(p + sw * VKP_VLEN, sw);
+    for (int r = 0; r < rows; ++r) {
+      float av = pa[k * VKP_MR + r];
+      acc0[r] += av * b0;
+      if (!half) acc1[r] += av * b1;
+    }
+  }
+  for (int r = 0; r < rows; ++r) {
+    if (r >= mr) break;
+    vkp_vec_t v0 = acc0[r], v1 = acc1[r];
+    if (rep) {
+      v0 = vkp_row_ep_vec(rep, row + r, v0);
+      if (!half) v1 = vkp_row_ep_vec(rep, row + r, v1);
+    }
+    *(vkp_uvec_t *)(c + r * ldc) = v0;
+    if (!half) *(vkp_uvec_t *)(c + r * ldc + VKP_VLEN) = v1;
+  }
+}
+
+// The tile for `mr` rows (the smallest of 4, 8 and MR that holds them),
+// `half`: one vector of pixels, else two.
+static VKP_ONE_COPY void vkp__conv_direct_panel(ptrdiff_t K, const float *pa, const float *xb,
+                                                const ptrdiff_t *off, int sw, int half, float *c,
+                                                ptrdiff_t ldc, ptrdiff_t mr,
+                                                const vkp_row_ep_t *rep, ptrdiff_t row) {
+#define VKP__CD(rows)                                                                        \
+  do {                                                                                       \
+    if (sw == 1 && half) vkp__conv_direct_tile(K, pa, xb, off, 1, c, ldc, rows, 1, mr, rep, row); \
+    else if (sw == 1) vkp__conv_direct_tile(K, pa, xb, off, 1, c, ldc, rows, 0, mr, rep, row);    \
+    else if (half) vkp__conv_direct_tile(K, pa, xb, off, 2, c, ldc, rows, 1, mr, rep, row);       \
+    else vkp__conv_direct_tile(K, pa, xb, off, 2, c, ldc, rows, 0, mr, rep, row);                 \
+  } while (0)
+#if VKP_MR > 4
+  if (mr <= 4) {
+    VKP__CD(4);
+    return;
+  }
+#endif
+#if VKP_MR > 8
+  if (mr <= 8) {
+    VKP__CD(8);
+    return;
+  }
+#endif
+  VKP__CD(VKP_MR);
+#undef VKP__CD
+}
+
+typedef struct vkp_conv_direct_job_t {
+  const float *src;  // the input planes, Hs x Ws each (padded or x itself)
+  const float *packed_a;
+  float *y;
+  ptrdiff_t M, K, Hs, Ws, SH, SW, OH, OW;
+  const ptrdiff_t *off;
+  vkp_epilogue_fn ep;
+  const void *ep_ctx;
+  ptrdiff_t ep_row0, batch;
+  // The padded copy: rows [lo, hi) of every channel are copied by the task
+  // that takes them.
+  const float *x;
+  ptrdiff_t C, H, W, PT, PL;
+} vkp_conv_direct_job_t;
+
+static void vkp_conv_pad_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
+  const vkp_conv_direct_job_t *j = arg;
+  (void)worker;
+  for (ptrdiff_t r = lo; r < hi; ++r) {  // r: channel * Hs + padded row
+    ptrdiff_t ch = r / j->Hs, ih = r % j->Hs - j->PT;
+    float *dst = (float *)j->src + r * j->Ws;
+    if (ih < 0 || ih >= j->H) {
+      memset(dst, 0, sizeof(float) * (size_t)j->Ws);
+      continue;
+    }
+    ptrdiff_t n = j->W < j->Ws - j->PL ? j->W : j->Ws - j->PL;
+    memset(dst, 0, sizeof(float) * (size_t)j->PL);
+    memcpy(dst + j->PL, j->x + (ch * j->H + ih) * j->W, sizeof(float) * (size_t)n);
+    if (j->PL + n < j->Ws)
+      memset(dst + j->PL + n, 0, sizeof(float) * (size_t)(j->Ws - j->PL - n));
+  }
+}
+
+static void vkp_conv_direct_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
+  const vkp_conv_direct_job_t *j = arg;
+  (void)worker;
+  const vkp_row_ep_t *rep = vkp_row_ep_of(j->ep, j->ep_ctx);
+  const ptrdiff_t plane = j->OH * j->OW;
+  for (ptrdiff_t oh = lo; oh < hi; ++oh) {
+    for (ptrdiff_t ow0 = 0; ow0 < j->OW;) {
+      // Tiles of NR pixels; the last one (NR or, for at most a vector
+      // left, one vector wide) ends at the row's end, overlapping the one
+      // before (the same values written twice).
+      int half = j->OW - ow0 <= VKP_VLEN;
+      ptrdiff_t width = half ? VKP_VLEN : VKP_NR;
+      ptrdiff_t ow = ow0 + width <= j->OW ? ow0 : j->OW - width;
+      const float *xb = j->src + oh * j->SH * j->Ws + ow * j->SW;
+      for (ptrdiff_t m = 0; m < j->M; m += VKP_MR) {
+        ptrdiff_t mr = j->M - m < VKP_MR ? j->M - m : VKP_MR;
+        vkp__conv_direct_panel(j->K, j->packed_a + m * j->K, xb, j->off, (int)j->SW, half,
+                               j->y + m * plane + oh * j->OW + ow, plane, mr, rep,
+                               j->ep_row0 + m);
+      }
+      ow0 = ow + width;
+    }
+    if (j->ep && !rep)
+      j->ep(j->y + oh * j->OW, plane, j->ep_row0, oh * j->OW, j->M, j->OW, j->batch, j->ep_ctx);
+  }
+}
+
+// The shallow convolution (see above) of one image; `packed_a` holds the
+// weights from vkp_prepack_a. Falls back to vkp_gemm (im2col panels) where
+// the tile does not apply: K over VKP_KC, output rows narrower than NR,
+// column strides other than 1 and 2. `scratch` holds the GEMM's scratch
+// and at least VKP_CONV_DIRECT_FLOATS.
+VKP_FN void vkp_conv_direct(const float *x, const float *packed_a, float *y, ptrdiff_t C,
+                            ptrdiff_t H, ptrdiff_t W, ptrdiff_t M, ptrdiff_t KH, ptrdiff_t KW,
+                            ptrdiff_t SH, ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL,
+                            ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW,
+                            vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t ep_row0,
+                            ptrdiff_t batch, float *scratch, int threads) {
+  const ptrdiff_t K = C * KH * KW;
+  if (K > VKP_KC || OW < VKP_NR || (SW != 1 && SW != 2)) {
+    const vkp_bsrc_t src = {.b = x, .conv = 1, .C = C, .H = H, .W = W, .KH = KH, .KW = KW,
+                            .SH = SH, .SW = SW, .PT = PT, .PL = PL, .DH = DH, .DW = DW,
+                            .OH = OH, .OW = OW};
+    vkp_gemm(M, OH * OW, K, 1.0f, NULL, K, 1, packed_a, &src, y, OH * OW, ep, ep_ctx, ep_row0,
+             batch, scratch, threads);
+    return;
+  }
+  // The planes the windows read: x itself where they stay inside it.
+  const ptrdiff_t Hs = (OH - 1) * SH + (KH - 1) * DH + 1, Ws = (OW - 1) * SW + (KW - 1) * DW + 1;
+  const int padded = PT > 0 || PL > 0 || Hs > H || Ws > W;
+  vkp_conv_direct_job_t j = {.src = padded ? vkp_align64(scratch) : x,
+                             .packed_a = packed_a, .y = y, .M = M, .K = K,
+                             .Hs = padded ? Hs : H, .Ws = padded ? Ws : W, .SH = SH, .SW = SW,
+                             .OH = OH, .OW = OW, .ep = ep, .ep_ctx = ep_ctx,
+                             .ep_row0 = ep_row0, .batch = batch, .x = x, .C = C, .H = H,
+                             .W = W, .PT = PT, .PL = PL};
+  ptrdiff_t off[VKP_KC];
+  for (ptrdiff_t ch = 0, k = 0; ch < C; ++ch)
+    for (ptrdiff_t kh = 0; kh < KH; ++kh)
+      for (ptrdiff_t kw = 0; kw < KW; ++kw, ++k)
+        off[k] = (ch * j.Hs + kh * DH) * j.Ws + kw * DW;
+  j.off = off;
+  if (padded) vkp_parallel_range(C * Hs, VKP_GRAIN(Ws), vkp_conv_pad_task, &j);
+  vkp_parallel_range(OH, VKP_GRAIN(OW * M * K), vkp_conv_direct_task, &j);
 }
 
 // ---------------------------------------------------------------------------

@@ -162,6 +162,17 @@ static void conv_case(vkp_graph_t *g, vkp_test_rng_t *rng, int id, const int64_t
   g_out(g, y);
 }
 
+// Counts the calls `call` (e.g. "vkp_conv_winograd(xn") in the C source
+// generated for validated `g`.
+static int source_calls(const vkp_graph_t *g, const char *call) {
+  vkp_codegen_c_t code;
+  VKP_TEST_OK(vkp_codegen_c_emit(g, 1, &code));
+  int n = 0;
+  for (const char *p = code.source; (p = strstr(p, call)); ++p) ++n;
+  vkp_codegen_c_deinit(&code);
+  return n;
+}
+
 Test(cpu_ops, conv2d_shapes, .timeout = 180) {
   SETUP();
   const int64_t *p0 = SH(0, 0, 0, 0), *p1 = SH(1, 1, 1, 1), *s1 = SH(1, 1), *s2 = SH(2, 2);
@@ -175,17 +186,38 @@ Test(cpu_ops, conv2d_shapes, .timeout = 180) {
   conv_case(g, &rng, 6, SH(1, 6, 11, 9), 6, 3, 3, p1, s2, SH(2, 2), 6, false);
   conv_case(g, &rng, 7, SH(1, 5, 20, 37), 5, 5, 3, SH(2, 0, 1, 3), SH(3, 2), s1, 5, true);
   conv_case(g, &rng, 8, SH(1, 37, 23, 19), 41, 3, 3, p1, s1, s1, 1, true);  // K > KC
-  // Stride 2 on rows wide enough for the im2col copy's vector path (16+
-  // columns inside the row), with both edges padded or not.
-  conv_case(g, &rng, 9, SH(1, 3, 12, 75), 6, 7, 7, SH(3, 3, 3, 3), s2, s1, 1, true);
-  conv_case(g, &rng, 10, SH(1, 4, 9, 70), 5, 3, 3, SH(0, 1, 1, 0), s2, s1, 1, false);
-  conv_case(g, &rng, 11, SH(1, 2, 6, 67), 3, 1, 1, p0, s2, s1, 1, true);
+  // Strides 2 and 1 on rows wide enough for the im2col copy's vector path
+  // (16+ columns inside the row; runs of every length, the last vector
+  // overlapping, short runs as one vector), with both edges padded or not;
+  // over 8 input channels (shallower inputs take vkp_conv_direct).
+  conv_case(g, &rng, 9, SH(1, 9, 12, 75), 6, 7, 7, SH(3, 3, 3, 3), s2, s1, 1, true);
+  conv_case(g, &rng, 10, SH(1, 10, 9, 70), 5, 3, 3, SH(0, 1, 1, 0), s2, s1, 1, false);
+  conv_case(g, &rng, 11, SH(1, 12, 6, 67), 3, 1, 1, p0, s2, s1, 1, true);
+  conv_case(g, &rng, 14, SH(1, 9, 5, 45), 7, 3, 3, p1, s1, s1, 1, true);
   // GEMM edges: N = 196 (6 x 32 + 4) and 49 (32 + 16 + 1) through the column
   // tile, M = 30 (28 + 2) through the row tile that writes C directly; K =
   // 300 > KC adds the second depth block onto the first.
   conv_case(g, &rng, 12, SH(1, 20, 14, 14), 30, 1, 1, p0, s1, s1, 1, true);
   conv_case(g, &rng, 13, SH(1, 300, 7, 7), 30, 1, 1, p0, s1, s1, 1, false);
   cpu_check(g, &rng, seed, -1, 1, 1);
+  // Shallow inputs (a CNN's first layer) read by the register tile itself
+  // (vkp_conv_direct): strides 1 and 2 (and 1 x 2), 3x3 and 7x7 windows,
+  // padded or not (in place), dilation 2, rows of whole tiles, a tile and a
+  // half, and a one-vector last tile; output channels in full, 8-row and
+  // 4-row panels; several images; one and two threads.
+  for (int32_t threads = 1; threads <= 2; ++threads) {
+    vkp_graph_t *dg = g_new("conv_direct");
+    conv_case(dg, &rng, 0, SH(1, 3, 70, 70), 20, 3, 3, p1, s2, s1, 1, true);
+    conv_case(dg, &rng, 1, SH(2, 3, 45, 80), 16, 7, 7, SH(3, 3, 3, 3), s2, s1, 1, true);
+    conv_case(dg, &rng, 2, SH(1, 4, 6, 67), 33, 3, 3, p1, s1, s1, 1, false);
+    conv_case(dg, &rng, 3, SH(1, 2, 9, 80), 5, 3, 3, p0, s2, s1, 1, true);
+    conv_case(dg, &rng, 4, SH(1, 3, 11, 72), 8, 3, 3, SH(2, 2, 2, 2), s1, SH(2, 2), 1, true);
+    conv_case(dg, &rng, 5, SH(1, 1, 7, 66), 3, 3, 2, SH(1, 0, 0, 1), SH(1, 2), s1, 1, true);
+    conv_case(dg, &rng, 6, SH(1, 8, 5, 64), 28, 3, 3, p1, s1, s1, 1, true);
+    g_validate(dg);
+    cr_assert_eq(source_calls(dg, "vkp_conv_direct(xn"), 7);
+    cpu_check(dg, &rng, seed, -1, 1, threads);
+  }
   // Two threads inside the stage (the GEMM's columns split between them).
   vkp_graph_t *t = g_new("conv_threads");
   conv_case(t, &rng, 0, SH(1, 37, 23, 19), 41, 3, 3, p1, s1, s1, 1, true);
@@ -193,16 +225,6 @@ Test(cpu_ops, conv2d_shapes, .timeout = 180) {
   cpu_check(t, &rng, seed, -1, 1, 2);
 }
 
-// Counts the calls `call` (e.g. "vkp_conv_winograd(xn") in the C source
-// generated for validated `g`.
-static int source_calls(const vkp_graph_t *g, const char *call) {
-  vkp_codegen_c_t code;
-  VKP_TEST_OK(vkp_codegen_c_emit(g, 1, &code));
-  int n = 0;
-  for (const char *p = code.source; (p = strstr(p, call)); ++p) ++n;
-  vkp_codegen_c_deinit(&code);
-  return n;
-}
 
 // Counts the Winograd F(2x2, 3x3) calls in the C source generated for `g`.
 static int winograd_calls(const vkp_graph_t *g) {
@@ -572,7 +594,8 @@ static void clamp_branch(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name, 
 // through a Clip NaN stays NaN, a ReLU makes it 0. 9x8 and 10x8 maps give
 // full, half and narrow register tiles; 30 output channels a partial row
 // panel; 300 input channels two K blocks; 3x3 depthwise on a 13x14 map at
-// strides 1 and 2, 3x3 and 5x5 depthwise on a 7x7 map. Winograd F(2x2) and
+// strides 1 and 2, 3x3 and 5x5 depthwise on a 7x7 map, a 3-channel 3x3/2
+// first layer. Winograd F(2x2) and
 // F(4x4) run without NaN: their transforms spread a NaN over the whole
 // output tile, fused or not. The
 // "cr" chain (a Clip above 0, then a ReLU: NaN -> 0 but -inf -> 2) is not
@@ -600,6 +623,9 @@ Test(cpu_fusion, clamp_epilogues_in_registers, .timeout = 240) {
     clamp_branch(g, &rng, "dwsmall", "xs", 6, 6, 6, 3, 1, true, "6");
     clamp_branch(g, &rng, "dwsmall5", "xs", 6, 6, 6, 5, 1, false, "r");
     clamp_branch(g, &rng, "dwsmallgeneral", "xs", 6, 6, 6, 3, 1, true, "cr");
+    g_in(g, "xf", F32, 4, SH(1, 3, 8, 70));  // a first layer (vkp_conv_direct)
+    clamp_branch(g, &rng, "first", "xf", 3, 18, 1, 3, 2, true, "6");
+    clamp_branch(g, &rng, "firstgeneral", "xf", 3, 18, 1, 3, 2, true, "cr");
     cpu_check_nan(g, &rng, seed, -3, 3, threads, 97);
     vkp_graph_t *w = g_new("clamp_winograd");
     g_in(w, "x2", F32, 4, SH(1, 16, 9, 8));
