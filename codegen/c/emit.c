@@ -831,7 +831,65 @@ static void vkp__emit_winograd(vkp__cg_t *cg, const vkp_node_t *a, int32_t id, i
                  ep);
 }
 
-static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
+// Whether conv `a` (constant weights) runs as vkp_conv_direct: a shallow
+// input (a CNN's first layer), its depth within one KC slab.
+static bool vkp__conv_direct_ok(const vkp__cg_t *cg, const vkp_node_t *a) {
+  const vkp_value_t *x = vkp__val(cg, a, 0), *w = vkp__val(cg, a, 1);
+  const int64_t *pads, *st;
+  vkp_node_attr_ints(a, "pads", &pads);
+  vkp_node_attr_ints(a, "strides", &st);
+  long long C = x->shape[1], KH = w->shape[2], KW = w->shape[3];
+  bool pointwise = KH == 1 && KW == 1 && st[0] == 1 && st[1] == 1 && pads[0] == 0 &&
+                   pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
+  return cg->storage[a->inputs[1]] == VKP__ST_CONSTANT && vkp_node_int(a, "group") == 1 &&
+         C <= 8 && C * KH * KW <= 256 && !pointwise && (st[1] == 1 || st[1] == 2);
+}
+
+// Workspace bytes of values a and b overlap (else false, and false for
+// anything not in the workspace but inputs, outputs and constants).
+static bool vkp__ws_overlap(const vkp__cg_t *cg, int32_t a, int32_t b) {
+  const vkp__storage_t sa = cg->storage[a], sb = cg->storage[b];
+  if (sa == VKP__ST_ALIAS || sb == VKP__ST_ALIAS || sa == VKP__ST_NONE || sb == VKP__ST_NONE)
+    return true;
+  if (sa != VKP__ST_WORKSPACE || sb != VKP__ST_WORKSPACE) return a == b;
+  const vkp_value_t *va = &cg->g->values[a], *vb = &cg->g->values[b];
+  int64_t ea = cg->offset[a] + vkp__numel(va) * (int64_t)vkp_dtype_size(va->dtype);
+  int64_t eb = cg->offset[b] + vkp__numel(vb) * (int64_t)vkp_dtype_size(vb->dtype);
+  return cg->offset[a] < eb && cg->offset[b] < ea;
+}
+
+// The max pooling that alone reads the result of the direct convolution
+// group `gr` and runs right after it (the next group), which the
+// convolution's kernel can compute too (vkp_conv_direct_pool): its node, or
+// -1. Its output is written when the convolution runs, so it must not
+// share bytes with anything the group reads.
+static int32_t vkp__pool_after_conv(const vkp__cg_t *cg, const vkp__group_t *gr) {
+  const vkp_graph_t *g = cg->g;
+  int32_t cv = g->nodes[gr->root].outputs[0];
+  const vkp_value_t *val = &g->values[cv];
+  if (cg->uses[cv] != 1 || val->is_output || cg->storage[cv] != VKP__ST_WORKSPACE ||
+      cg->excl_select[gr->root] >= 0)
+    return -1;
+  int32_t pool = -1;
+  for (int32_t i = gr->root + 1; i < g->n_nodes && pool < 0; ++i) {
+    const vkp_node_t *n = &g->nodes[i];
+    if (n->n_inputs > 0 && n->inputs[0] == cv) pool = i;
+    else if (cg->group_of[i] == i) return -1;  // another group runs in between
+  }
+  if (pool < 0) return -1;
+  const vkp_node_t *pn = &g->nodes[pool];
+  if (pn->op != VKP_OP_MAX_POOL2D || cg->group_of[pool] != pool || cg->anchor_of[pool] >= 0 ||
+      !vkp__window_2d(cg, pn) || cg->excl_select[pool] >= 0 || pn->n_inputs != 1)
+    return -1;
+  int32_t pv = pn->outputs[0];
+  if (cg->storage[pv] != VKP__ST_WORKSPACE && cg->storage[pv] != VKP__ST_OUTPUT) return -1;
+  for (int32_t i = 0; i < gr->n_params; ++i)
+    if (vkp__ws_overlap(cg, gr->params[i], pv)) return -1;
+  return pool;
+}
+
+// `pool`: the max pooling computed with it (vkp__pool_after_conv), or -1.
+static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep, int32_t pool,
                            vkp__sb_t *sb) {
   const vkp_node_t *a = &cg->g->nodes[gr->anchor];
   const vkp_value_t *x = vkp__val(cg, a, 0), *w = vkp__val(cg, a, 1);
@@ -903,8 +961,39 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep,
   bool pointwise = KH == 1 && KW == 1 && st[0] == 1 && st[1] == 1 &&
                    pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
   // A shallow input (a CNN's first layer): the register tile reads the
-  // input rows itself (vkp_conv_direct), no im2col panels.
-  if (constant_w && G == 1 && C <= 8 && K <= 256 && !pointwise && (st[1] == 1 || st[1] == 2)) {
+  // input rows itself (vkp_conv_direct), no im2col panels; with the max
+  // pooling after it, both at once (vkp_conv_direct_pool).
+  if (constant_w && vkp__conv_direct_ok(cg, a) && pool >= 0) {
+    const vkp_node_t *pn = &cg->g->nodes[pool];
+    const vkp_value_t *pv = vkp__outv(cg, pn);
+    const int64_t *pk, *pp, *ps, *pd;
+    vkp_node_attr_ints(pn, "kernel_shape", &pk);
+    vkp_node_attr_ints(pn, "pads", &pp);
+    vkp_node_attr_ints(pn, "strides", &ps);
+    vkp_node_attr_ints(pn, "dilations", &pd);
+    long long POH = pv->shape[2], POW = pv->shape[3];
+    vkp__emit_scratch_term(cg, "loop",
+                           "VKP_CONV_POOL_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
+                           "%lld, %lld, %lld, %lld, %lld, %lld)",
+                           C, KH, KW, (long long)st[0], (long long)st[1], (long long)dil[0],
+                           (long long)dil[1], OH, OW, (long long)pk[1], (long long)ps[1],
+                           (long long)pp[1], (long long)pd[1], POW);
+    vkp__sb_printf(sb,
+                   "    (void)%s;\n"
+                   "    vkp_conv_direct_pool(xn, packed + VKP_PACKED_%d_AT, yn, %s + n * %lld, "
+                   "%lld, %lld, %lld, %lld,\n"
+                   "                         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
+                   "%lld, %lld, %s, 0, n,\n"
+                   "                         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
+                   "%lld, %lld, scratch,\n                         VKP_STAGE_THREADS);\n  }\n",
+                   wn, (int)id, cg->vname[pn->outputs[0]], M * POH * POW, C, H, W, M, KH, KW,
+                   (long long)st[0], (long long)st[1], (long long)pads[0], (long long)pads[1],
+                   (long long)dil[0], (long long)dil[1], OH, OW, ep, (long long)pk[0],
+                   (long long)pk[1], (long long)ps[0], (long long)ps[1], (long long)pp[0],
+                   (long long)pp[1], (long long)pd[0], (long long)pd[1], POH, POW);
+    return;
+  }
+  if (constant_w && vkp__conv_direct_ok(cg, a)) {
     vkp__emit_scratch_term(cg, "loop",
                            "VKP_CONV_DIRECT_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld, %lld, "
                            "%lld, %lld)",
@@ -1601,6 +1690,12 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   const vkp_graph_t *g = cg->g;
   const vkp_node_t *rn = &g->nodes[root];
   int32_t out_v = rn->outputs[0];
+  if (cg->pool_done == root + 1) {  // computed with the convolution before it
+    cg->pool_done = 0;
+    vkp__emit_node_comment(cg, rn, " (computed with the convolution before it)", &cg->out);
+    vkp__sb_append(&cg->out, "\n");
+    return NULL;
+  }
   // The untaken side of a branch does not run (vkp__plan_branches); its
   // extents' checks do not fail.
   char guard[512];
@@ -1697,8 +1792,13 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     else if (family_scratch)
       vkp__emit_scratch_term(cg, after_gemm ? "wino" : "loop", "%zu", family_scratch);
   }
+  // A max pooling after a direct convolution is computed with it.
+  int32_t pool = -1;
+  if (gr->anchor >= 0 && g->nodes[gr->anchor].op == VKP_OP_CONV2D &&
+      vkp__conv_direct_ok(cg, &g->nodes[gr->anchor]))
+    pool = vkp__pool_after_conv(cg, gr);
   if (gr->anchor >= 0) {
-    if (g->nodes[gr->anchor].op == VKP_OP_CONV2D) vkp__emit_conv(cg, gr, has_ep, &body);
+    if (g->nodes[gr->anchor].op == VKP_OP_CONV2D) vkp__emit_conv(cg, gr, has_ep, pool, &body);
     else vkp__emit_matmul(cg, gr, has_ep, &body);
   } else if (rn->op == VKP_OP_MATMUL && !vkp_node_is_bounded(g, rn)) {  // 1-D operands
     vkp__emit_matmul(cg, gr, false, &body);
@@ -1728,6 +1828,8 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     vkp__sb_printf(&cg->out, "%s%s *restrict %s", j ? ", " : "", vkp__c_type(oj->dtype),
                    cg->vname[rn->outputs[j]]);
   }
+  if (pool >= 0)
+    vkp__sb_printf(&cg->out, ", float *restrict %s", cg->vname[g->nodes[pool].outputs[0]]);
   bool scratch = gr->anchor >= 0 || rn->op == VKP_OP_MATMUL || rn->op == VKP_OP_GEMM ||
                  rn->op == VKP_OP_MAX_POOL2D || family_scratch > 0;
   if (scratch) vkp__sb_append(&cg->out, ", float *scratch, const float *packed");
@@ -1756,6 +1858,11 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
     vkp__sb_printf(calls, "%s%s", j ? ", " : "", cg->vname[rn->outputs[j]]);
     needed[rn->outputs[j]] = true;
   }
+  if (pool >= 0) {
+    vkp__sb_printf(calls, ", %s", cg->vname[g->nodes[pool].outputs[0]]);
+    needed[g->nodes[pool].outputs[0]] = true;
+    cg->pool_done = pool + 1;
+  }
   if (scratch) vkp__sb_append(calls, ", scratch, packed");
   vkp__emit_extent_params(cg, gr, calls, false);
   if (can_fail) vkp__sb_printf(calls, ")) return %d;\n", (int)code);
@@ -1764,7 +1871,7 @@ static vkp_status_t vkp__emit_group(vkp__cg_t *cg, int32_t root, vkp__sb_t *call
   // The kernel's name in a profile: its conv/gemm/matmul node (else the
   // group's root), its op, and how many more nodes fused in.
   const vkp_node_t *kn = gr->anchor >= 0 ? &g->nodes[gr->anchor] : rn;
-  int32_t fused = 0;
+  int32_t fused = pool >= 0;
   for (int32_t i = 0; i < g->n_nodes; ++i) fused += cg->group_of[i] == root;
   vkp__sb_append(&cg->kernel_names, "  \"");
   vkp__c_string_body(&cg->kernel_names, kn->name);

@@ -67,6 +67,10 @@ typedef struct vkp__cg_t {
   int32_t *excl_select;
   uint8_t *excl_side;
   const char *guard;
+  // A max pooling the group before it already computed (its node + 1; 0:
+  // none): the convolution it reads was fused with it (emit.c,
+  // vkp__pool_after_conv).
+  int32_t pool_done;
 } vkp__cg_t;
 
 // The op table decides what fuses into a loop over the output (elementwise

@@ -1123,12 +1123,12 @@ static void vkp_conv_pad_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker)
   }
 }
 
-static void vkp_conv_direct_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
-  const vkp_conv_direct_job_t *j = arg;
-  (void)worker;
-  const vkp_row_ep_t *rep = vkp_row_ep_of(j->ep, j->ep_ctx);
-  const ptrdiff_t plane = j->OH * j->OW;
-  for (ptrdiff_t oh = lo; oh < hi; ++oh) {
+// Output rows [oh0, oh1) of every channel into y: channel m's row oh at
+// y + m * plane + (oh - rbase) * OW, through the row epilogue `rep`.
+static void vkp__conv_direct_rows(const vkp_conv_direct_job_t *j, ptrdiff_t oh0, ptrdiff_t oh1,
+                                  float *y, ptrdiff_t plane, ptrdiff_t rbase,
+                                  const vkp_row_ep_t *rep) {
+  for (ptrdiff_t oh = oh0; oh < oh1; ++oh) {
     for (ptrdiff_t ow0 = 0; ow0 < j->OW;) {
       // Tiles of NR pixels; the last one (NR or, for at most a vector
       // left, one vector wide) ends at the row's end, overlapping the one
@@ -1140,14 +1140,50 @@ static void vkp_conv_direct_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int work
       for (ptrdiff_t m = 0; m < j->M; m += VKP_MR) {
         ptrdiff_t mr = j->M - m < VKP_MR ? j->M - m : VKP_MR;
         vkp__conv_direct_panel(j->K, j->packed_a + m * j->K, xb, j->off, (int)j->SW, half,
-                               j->y + m * plane + oh * j->OW + ow, plane, mr, rep,
+                               y + m * plane + (oh - rbase) * j->OW + ow, plane, mr, rep,
                                j->ep_row0 + m);
       }
       ow0 = ow + width;
     }
+  }
+}
+
+static void vkp_conv_direct_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
+  const vkp_conv_direct_job_t *j = arg;
+  (void)worker;
+  const vkp_row_ep_t *rep = vkp_row_ep_of(j->ep, j->ep_ctx);
+  const ptrdiff_t plane = j->OH * j->OW;
+  for (ptrdiff_t oh = lo; oh < hi; ++oh) {
+    vkp__conv_direct_rows(j, oh, oh + 1, j->y, plane, 0, rep);
     if (j->ep && !rep)
       j->ep(j->y + oh * j->OW, plane, j->ep_row0, oh * j->OW, j->M, j->OW, j->batch, j->ep_ctx);
   }
+}
+
+// The job of vkp_conv_direct, with the zero-padded copy of the input made
+// (at scratch) where the windows reach the padding; `off` (K entries) gets
+// each depth step's offset in the planes the windows read.
+static vkp_conv_direct_job_t vkp__conv_direct_setup(
+    const float *x, const float *packed_a, float *y, ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
+    ptrdiff_t M, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH, ptrdiff_t SW, ptrdiff_t PT,
+    ptrdiff_t PL, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW, vkp_epilogue_fn ep,
+    const void *ep_ctx, ptrdiff_t ep_row0, ptrdiff_t batch, float *scratch, ptrdiff_t *off) {
+  // The planes the windows read: x itself where they stay inside it.
+  const ptrdiff_t Hs = (OH - 1) * SH + (KH - 1) * DH + 1, Ws = (OW - 1) * SW + (KW - 1) * DW + 1;
+  const int padded = PT > 0 || PL > 0 || Hs > H || Ws > W;
+  vkp_conv_direct_job_t j = {.src = padded ? vkp_align64(scratch) : x,
+                             .packed_a = packed_a, .y = y, .M = M, .K = C * KH * KW,
+                             .Hs = padded ? Hs : H, .Ws = padded ? Ws : W, .SH = SH, .SW = SW,
+                             .OH = OH, .OW = OW, .ep = ep, .ep_ctx = ep_ctx,
+                             .ep_row0 = ep_row0, .batch = batch, .x = x, .C = C, .H = H,
+                             .W = W, .PT = PT, .PL = PL};
+  for (ptrdiff_t ch = 0, k = 0; ch < C; ++ch)
+    for (ptrdiff_t kh = 0; kh < KH; ++kh)
+      for (ptrdiff_t kw = 0; kw < KW; ++kw, ++k)
+        off[k] = (ch * j.Hs + kh * DH) * j.Ws + kw * DW;
+  j.off = off;
+  if (padded) vkp_parallel_range(C * Hs, VKP_GRAIN(Ws), vkp_conv_pad_task, &j);
+  return j;
 }
 
 // The shallow convolution (see above) of one image; `packed_a` holds the
@@ -1170,22 +1206,10 @@ VKP_FN void vkp_conv_direct(const float *x, const float *packed_a, float *y, ptr
              batch, scratch, threads);
     return;
   }
-  // The planes the windows read: x itself where they stay inside it.
-  const ptrdiff_t Hs = (OH - 1) * SH + (KH - 1) * DH + 1, Ws = (OW - 1) * SW + (KW - 1) * DW + 1;
-  const int padded = PT > 0 || PL > 0 || Hs > H || Ws > W;
-  vkp_conv_direct_job_t j = {.src = padded ? vkp_align64(scratch) : x,
-                             .packed_a = packed_a, .y = y, .M = M, .K = K,
-                             .Hs = padded ? Hs : H, .Ws = padded ? Ws : W, .SH = SH, .SW = SW,
-                             .OH = OH, .OW = OW, .ep = ep, .ep_ctx = ep_ctx,
-                             .ep_row0 = ep_row0, .batch = batch, .x = x, .C = C, .H = H,
-                             .W = W, .PT = PT, .PL = PL};
   ptrdiff_t off[VKP_KC];
-  for (ptrdiff_t ch = 0, k = 0; ch < C; ++ch)
-    for (ptrdiff_t kh = 0; kh < KH; ++kh)
-      for (ptrdiff_t kw = 0; kw < KW; ++kw, ++k)
-        off[k] = (ch * j.Hs + kh * DH) * j.Ws + kw * DW;
-  j.off = off;
-  if (padded) vkp_parallel_range(C * Hs, VKP_GRAIN(Ws), vkp_conv_pad_task, &j);
+  vkp_conv_direct_job_t j = vkp__conv_direct_setup(x, packed_a, y, C, H, W, M, KH, KW, SH, SW,
+                                                   PT, PL, DH, DW, OH, OW, ep, ep_ctx, ep_row0,
+                                                   batch, scratch, off);
   vkp_parallel_range(OH, VKP_GRAIN(OW * M * K), vkp_conv_direct_task, &j);
 }
 
@@ -2197,11 +2221,17 @@ static inline vkp_vec_t vkp__maxpool_vec(const float *const *rows, ptrdiff_t nr,
 // with -inf on both sides.
 // NaN propagates as in the reference; a window wholly in the padding gives
 // -inf. Channels [c0, c1), output rows [oh0, oh1) of each.
-static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
-                               ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
-                               ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
-                               ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW, float *scratch,
-                               ptrdiff_t c0, ptrdiff_t c1, ptrdiff_t oh0, ptrdiff_t oh1) {
+//
+// Channel c of x starts at x + c * xcs and holds input rows from `rb` on
+// (the band of a fused convolution, vkp_conv_direct_pool; else xcs = H * W,
+// rb = 0); channel c of y starts at y + c * ycs; nothing at or past x_end
+// is read.
+static void vkp__maxpool_band(const float *x, ptrdiff_t xcs, ptrdiff_t rb, const float *x_end,
+                              float *y, ptrdiff_t ycs, ptrdiff_t H, ptrdiff_t W, ptrdiff_t KH,
+                              ptrdiff_t KW, ptrdiff_t SH, ptrdiff_t SW, ptrdiff_t PT,
+                              ptrdiff_t PL, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OW,
+                              float *scratch, ptrdiff_t c0, ptrdiff_t c1, ptrdiff_t oh0,
+                              ptrdiff_t oh1) {
   const ptrdiff_t wb = VKP_MAXPOOL_WB(W, KW, SW, PL, DW, OW);
   const int vec = (SW == 1 || SW == 2) && KH <= VKP_MAX_POOL_TAPS;
   float *vp = scratch;  // padded column j is input column j - PL
@@ -2215,7 +2245,6 @@ static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t C, ptrdiff_t 
   // e are dropped and whose reads run on into the next rows, where those
   // stay inside x (else the row goes through the padded row).
   const int narrow = e - d0 > 0 && e - d0 < VKP_VLEN;
-  const float *x_end = x + C * H * W;
   const ptrdiff_t reads = (d0 * SW - PL) + (VKP_VLEN - 1) * SW + (KW - 1) * DW + 1;
   // Input columns the edge columns [0, d0) and [e, OW) need.
   ptrdiff_t l1 = d0 > 0 ? (d0 - 1) * SW - PL + (KW - 1) * DW + 1 : 0;
@@ -2223,8 +2252,8 @@ static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t C, ptrdiff_t 
   const ptrdiff_t r0 = VKP_MAXZ(e * SW - PL, (ptrdiff_t)0);
   const float *rows[VKP_MAX_POOL_TAPS];
   for (ptrdiff_t c = c0; c < c1; ++c) {
-    const float *xc = x + c * H * W;
-    float *yc = y + c * OH * OW;
+    const float *xc = x + c * xcs;
+    float *yc = y + c * ycs;
     for (ptrdiff_t oh = oh0; oh < oh1; ++oh) {
       const ptrdiff_t h0 = oh * SH - PT;
       ptrdiff_t nr = 0, first = -1, last = -1;
@@ -2233,7 +2262,7 @@ static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t C, ptrdiff_t 
         if (ih < 0 || ih >= H) continue;
         if (first < 0) first = ih;
         last = ih;
-        if (nr < VKP_MAX_POOL_TAPS) rows[nr] = xc + ih * W;
+        if (nr < VKP_MAX_POOL_TAPS) rows[nr] = xc + (ih - rb) * W;
         ++nr;
       }
       float *restrict yr = yc + oh * OW;
@@ -2244,7 +2273,7 @@ static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t C, ptrdiff_t 
       // This row's vector columns [rd0, re) and the input columns its edges
       // need, [0, rl1) and [rr0, W): none and all of them at the end of x,
       // where a narrow row's vector would read past it.
-      const int tail = narrow && xc + last * W + reads > x_end;
+      const int tail = narrow && xc + (last - rb) * W + reads > x_end;
       const ptrdiff_t rd0 = tail ? 0 : d0, re = tail ? 0 : e;
       const ptrdiff_t rl1 = tail ? 0 : l1, rr0 = tail ? 0 : r0;
       if (narrow && !tail) {
@@ -2266,15 +2295,15 @@ static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t C, ptrdiff_t 
         ptrdiff_t i = i0;
         for (; i < i1 && W >= VKP_VLEN; i += VKP_VLEN) {
           ptrdiff_t at = i + VKP_VLEN <= W ? i : W - VKP_VLEN;
-          vkp_vec_t m = *(const vkp_uvec_t *)(xc + first * W + at);
+          vkp_vec_t m = *(const vkp_uvec_t *)(xc + (first - rb) * W + at);
           for (ptrdiff_t ih = first + DH; ih <= last; ih += DH)
-            m = vkp_vmax_nan(m, *(const vkp_uvec_t *)(xc + ih * W + at));
+            m = vkp_vmax_nan(m, *(const vkp_uvec_t *)(xc + (ih - rb) * W + at));
           *(vkp_uvec_t *)(vr + at) = m;
         }
         for (; i < i1; ++i) {
-          float m = xc[first * W + i];
+          float m = xc[(first - rb) * W + i];
           for (ptrdiff_t ih = first + DH; ih <= last; ih += DH)
-            m = vkp_max_nan(m, xc[ih * W + i]);
+            m = vkp_max_nan(m, xc[(ih - rb) * W + i]);
           vr[i] = m;
         }
       }
@@ -2298,6 +2327,15 @@ static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t C, ptrdiff_t 
       }
     }
   }
+}
+
+static void vkp__maxpool_block(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
+                               ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH,
+                               ptrdiff_t SW, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH,
+                               ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW, float *scratch,
+                               ptrdiff_t c0, ptrdiff_t c1, ptrdiff_t oh0, ptrdiff_t oh1) {
+  vkp__maxpool_band(x, H * W, 0, x + C * H * W, y, OH * OW, H, W, KH, KW, SH, SW, PT, PL, DH,
+                    DW, OW, scratch, c0, c1, oh0, oh1);
 }
 
 typedef struct vkp_pool_job_t {
@@ -2334,6 +2372,99 @@ VKP_FN void vkp_maxpool2d(const float *x, float *y, ptrdiff_t C, ptrdiff_t H,
     vkp_parallel_range(OH, VKP_GRAIN(C * OW * (KH + KW)), vkp_maxpool_task, &j);
   else
     vkp_parallel_range(C, VKP_GRAIN(OH * OW * (KH + KW)), vkp_maxpool_task, &j);
+}
+
+// ---------------------------------------------------------------------------
+// A shallow convolution (vkp_conv_direct) whose only reader is a max pooling
+// (SqueezeNet's and ResNet's first layers): the pooled rows are split
+// across the pool, and each thread computes the convolution's rows in bands
+// of up to VKP_CONV_POOL_BAND_FLOATS (every channel's rows of the band, in
+// its own scratch, kept in L2), pools them and moves on; rows two bands
+// share are moved, not recomputed. The convolution's output (3.2 MB for
+// 64 x 111 x 111) is never written: alone it took the layer 0.25 ms, in the
+// model 0.38, the rest having evicted its cache lines between frames.
+// Falls back to the two kernels (through y_conv) where the band does not
+// apply: a general epilogue, rows the tile does not take, a band too small
+// for one pooled row. Scratch: VKP_CONV_POOL_FLOATS.
+#ifndef VKP_CONV_POOL_BAND_FLOATS
+#define VKP_CONV_POOL_BAND_FLOATS 131072
+#endif
+#define VKP_CONV_POOL_THREAD_FLOATS(OW, PKW, PSW, PPL, PDW, POW) \
+  ((ptrdiff_t)VKP_CONV_POOL_BAND_FLOATS + VKP_MAXPOOL_SCRATCH_FLOATS(OW, PKW, PSW, PPL, PDW, POW) + 32)
+#define VKP_CONV_POOL_FLOATS(C, KH, KW, SH, SW, DH, DW, OH, OW, PKW, PSW, PPL, PDW, POW) \
+  (VKP_CONV_DIRECT_FLOATS(C, KH, KW, SH, SW, DH, DW, OH, OW) +                          \
+   (ptrdiff_t)VKP_STAGE_THREADS * VKP_CONV_POOL_THREAD_FLOATS(OW, PKW, PSW, PPL, PDW, POW))
+
+typedef struct vkp_conv_pool_job_t {
+  vkp_conv_direct_job_t conv;
+  float *y;  // the pooled output
+  ptrdiff_t PKH, PKW, PSH, PSW, PPT, PPL, PDH, PDW, POH, POW, R;
+  float *scratch;  // per worker: VKP_CONV_POOL_THREAD_FLOATS
+  ptrdiff_t thread_floats;
+} vkp_conv_pool_job_t;
+
+// The convolution rows pooled row p reads end before this one.
+static inline ptrdiff_t vkp__conv_pool_end(const vkp_conv_pool_job_t *j, ptrdiff_t p) {
+  ptrdiff_t e = p * j->PSH - j->PPT + (j->PKH - 1) * j->PDH + 1;
+  return e < j->conv.OH ? (e > 0 ? e : 0) : j->conv.OH;
+}
+
+static void vkp_conv_pool_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
+  const vkp_conv_pool_job_t *j = arg;
+  const vkp_conv_direct_job_t *cj = &j->conv;
+  const vkp_row_ep_t *rep = vkp_row_ep_of(cj->ep, cj->ep_ctx);
+  const ptrdiff_t OW = cj->OW, plane = j->R * OW;
+  float *band = vkp_align64(j->scratch + worker * j->thread_floats);
+  float *pscratch = vkp_align64(band + VKP_CONV_POOL_BAND_FLOATS);
+  ptrdiff_t have0 = 0, have1 = 0;  // the band holds convolution rows [have0, have1)
+  for (ptrdiff_t q = lo, q1; q < hi; q = q1) {
+    ptrdiff_t cr0 = q * j->PSH - j->PPT;
+    cr0 = cr0 < 0 ? 0 : cr0 > cj->OH ? cj->OH : cr0;
+    for (q1 = q + 1; q1 < hi && vkp__conv_pool_end(j, q1) - cr0 <= j->R; ++q1) {
+    }
+    ptrdiff_t cr1 = vkp__conv_pool_end(j, q1 - 1), start = cr0;
+    if (cr1 < cr0) cr1 = cr0;
+    if (have0 <= cr0 && cr0 < have1) {  // move the rows this band shares
+      if (cr0 > have0)
+        for (ptrdiff_t m = 0; m < cj->M; ++m)
+          memmove(band + m * plane, band + m * plane + (cr0 - have0) * OW,
+                  sizeof(float) * (size_t)((have1 - cr0) * OW));
+      start = have1 < cr1 ? have1 : cr1;
+    }
+    vkp__conv_direct_rows(cj, start, cr1, band, plane, cr0, rep);
+    have0 = cr0;
+    have1 = cr1;
+    vkp__maxpool_band(band, plane, cr0, band + (cj->M - 1) * plane + (cr1 - cr0) * OW, j->y,
+                      j->POH * j->POW, cj->OH, OW, j->PKH, j->PKW, j->PSH, j->PSW, j->PPT,
+                      j->PPL, j->PDH, j->PDW, j->POW, pscratch, 0, cj->M, q, q1);
+  }
+}
+
+VKP_FN void vkp_conv_direct_pool(
+    const float *x, const float *packed_a, float *y_conv, float *y, ptrdiff_t C, ptrdiff_t H,
+    ptrdiff_t W, ptrdiff_t M, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH, ptrdiff_t SW,
+    ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW,
+    vkp_epilogue_fn ep, const void *ep_ctx, ptrdiff_t ep_row0, ptrdiff_t batch, ptrdiff_t PKH,
+    ptrdiff_t PKW, ptrdiff_t PSH, ptrdiff_t PSW, ptrdiff_t PPT, ptrdiff_t PPL, ptrdiff_t PDH,
+    ptrdiff_t PDW, ptrdiff_t POH, ptrdiff_t POW, float *scratch, int threads) {
+  const ptrdiff_t K = C * KH * KW, R = VKP_CONV_POOL_BAND_FLOATS / (M * OW);
+  if (K > VKP_KC || OW < VKP_NR || (SW != 1 && SW != 2) || (ep && !vkp_row_ep_of(ep, ep_ctx)) ||
+      R < (PKH - 1) * PDH + 1) {
+    vkp_conv_direct(x, packed_a, y_conv, C, H, W, M, KH, KW, SH, SW, PT, PL, DH, DW, OH, OW, ep,
+                    ep_ctx, ep_row0, batch, scratch, threads);
+    vkp_maxpool2d(y_conv, y, M, OH, OW, PKH, PKW, PSH, PSW, PPT, PPL, PDH, PDW, POH, POW,
+                  scratch);
+    return;
+  }
+  ptrdiff_t off[VKP_KC];
+  vkp_conv_pool_job_t j = {
+      .conv = vkp__conv_direct_setup(x, packed_a, y_conv, C, H, W, M, KH, KW, SH, SW, PT, PL,
+                                     DH, DW, OH, OW, ep, ep_ctx, ep_row0, batch, scratch, off),
+      .y = y, .PKH = PKH, .PKW = PKW, .PSH = PSH, .PSW = PSW, .PPT = PPT, .PPL = PPL,
+      .PDH = PDH, .PDW = PDW, .POH = POH, .POW = POW, .R = R,
+      .scratch = scratch + VKP_CONV_DIRECT_FLOATS(C, KH, KW, SH, SW, DH, DW, OH, OW),
+      .thread_floats = VKP_CONV_POOL_THREAD_FLOATS(OW, PKW, PSW, PPL, PDW, POW)};
+  vkp_parallel_range(POH, VKP_GRAIN(OW * M * K * PSH), vkp_conv_pool_task, &j);
 }
 
 // Max (is_max) or average pooling of channels [c0, c1). Windows are clipped

@@ -636,6 +636,58 @@ Test(cpu_fusion, clamp_epilogues_in_registers, .timeout = 240) {
   }
 }
 
+// One branch of conv_then_max_pool: conv `name` (m output channels, k x k,
+// stride 2, pads k / 2 or none, bias and ReLU) of `x` (c channels), then a
+// max pooling (pk x pk, stride 2, pads pp, ceil mode or not).
+static void conv_pool_branch(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name,
+                             const char *x, int64_t c, int64_t m, int64_t k, bool pad,
+                             int64_t pk, int64_t pp, int64_t ceil) {
+  char w[32], b[32], ins[96], cy[32], ry[32], node[40], y[32];
+  snprintf(w, sizeof w, "%s_w", name);
+  snprintf(b, sizeof b, "%s_b", name);
+  snprintf(cy, sizeof cy, "%s_c", name);
+  snprintf(ry, sizeof ry, "%s_r", name);
+  snprintf(y, sizeof y, "%s_y", name);
+  g_const(g, rng, w, 4, SH(m, c, k, k), -0.5f, 0.5f);
+  g_const(g, rng, b, 1, SH(m), -1, 1);
+  snprintf(ins, sizeof ins, "%s,%s,%s", x, w, b);
+  int64_t p = pad ? k / 2 : 0;
+  vkp_attr_t ca[] = {at_is("pads", 4, SH(p, p, p, p)), at_is("strides", 2, SH(2, 2))};
+  g_node(g, name, VKP_OP_CONV2D, ins, cy, 2, ca);
+  snprintf(node, sizeof node, "%s_relu", name);
+  g_node(g, node, VKP_OP_RELU, cy, ry, 0, NULL);
+  vkp_attr_t pa[] = {at_is("kernel_shape", 2, SH(pk, pk)), at_is("pads", 4, SH(pp, pp, pp, pp)),
+                     at_is("strides", 2, SH(2, 2)), at_i("ceil_mode", ceil)};
+  snprintf(node, sizeof node, "%s_pool", name);
+  g_node(g, node, VKP_OP_MAX_POOL2D, ry, y, 4, pa);
+  VKP_TEST_OK(vkp_graph_mark_output(g, y));
+}
+
+// A shallow convolution and the max pooling that alone reads it run as one
+// kernel (vkp_conv_direct_pool): SqueezeNet's (3x3/2, pool 3x3/2 ceil) and
+// ResNet's (7x7/2 pad 3, pool 3x3/2 pad 1) first layers, a 2x2 pooling,
+// and 64 x 65 maps whose rows take several bands per thread (rows two bands
+// share are moved). Not fused: a convolution whose result is also an
+// output. One and two threads, NaN in the input.
+Test(cpu_fusion, conv_then_max_pool, .timeout = 240) {
+  SETUP();
+  for (int32_t threads = 1; threads <= 2; ++threads) {
+    vkp_graph_t *g = g_new("conv_pool");
+    g_in(g, "xa", F32, 4, SH(1, 3, 37, 70));
+    g_in(g, "xb", F32, 4, SH(2, 3, 200, 130));
+    conv_pool_branch(g, &rng, "squeeze", "xa", 3, 20, 3, false, 3, 0, 1);
+    conv_pool_branch(g, &rng, "resnet", "xa", 3, 16, 7, true, 3, 1, 0);
+    conv_pool_branch(g, &rng, "two", "xa", 3, 5, 3, true, 2, 0, 0);
+    conv_pool_branch(g, &rng, "bands", "xb", 3, 64, 3, true, 3, 0, 1);
+    conv_pool_branch(g, &rng, "shared", "xa", 3, 8, 3, true, 3, 1, 0);
+    VKP_TEST_OK(vkp_graph_mark_output(g, "shared_r"));
+    g_validate(g);
+    cr_assert_eq(source_calls(g, "vkp_conv_direct_pool(xn"), 4);
+    cr_assert_eq(source_calls(g, "vkp_conv_direct(xn"), 1);
+    cpu_check_nan(g, &rng, seed, -1, 1, threads, 97);
+  }
+}
+
 Test(cpu_fusion, gemm_and_chains, .timeout = 120) {
   SETUP();
   vkp_graph_t *g = g_new("mlp");
