@@ -2163,8 +2163,15 @@ static inline float vkp_max_nan(float acc, float v) {
 // and keeps the even elements. Reads columns [b, b + (VKP_VLEN - 1) * SW +
 // (KW - 1) * DW], nothing past the last it needs.
 // The max over rows[0..nr) of the vector at column o.
+// (Three rows, a 3-high window inside the map, and two as straight-line
+// code, so that the columns' maxima interleave instead of each waiting on
+// a loop's chain.)
 static inline vkp_vec_t vkp__maxpool_rows(const float *const *rows, ptrdiff_t nr, ptrdiff_t o) {
   vkp_vec_t t = *(const vkp_uvec_t *)(rows[0] + o);
+  if (nr == 3)
+    return vkp_vmax_nan(vkp_vmax_nan(t, *(const vkp_uvec_t *)(rows[1] + o)),
+                        *(const vkp_uvec_t *)(rows[2] + o));
+  if (nr == 2) return vkp_vmax_nan(t, *(const vkp_uvec_t *)(rows[1] + o));
   for (ptrdiff_t r = 1; r < nr; ++r) t = vkp_vmax_nan(t, *(const vkp_uvec_t *)(rows[r] + o));
   return t;
 }
