@@ -185,35 +185,23 @@ static inline vkp_vec_t vkp_vec_odd(vkp_vec_t lo, vkp_vec_t hi) {
   return r;
 #endif
 }
-// Lanes 1.. of lo, then the last (`_last`) or the one before the last
-// (`_pen`) lane of hi: a row of taps one column on from lo's, where hi was
-// read VKP_VLEN + 1 (`_last`, stride 2) or 2 (`_pen`, stride 1) columns on.
-static inline vkp_vec_t vkp_vec_next_last(vkp_vec_t lo, vkp_vec_t hi) {
+// Lanes 1.. of lo, then lane VKP_VLEN - k of hi (k = 1 or 2, a literal): a
+// row of taps one column on from lo's, where hi was read VKP_VLEN + 1 (k = 1,
+// stride 2) or 2 (k = 2, stride 1) columns on.
 #if VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 16
-  return __builtin_shufflevector(lo, hi, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 31);
+#define vkp_vec_next(lo, hi, k) \
+  __builtin_shufflevector((lo), (hi), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32 - (k))
 #elif VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 8
-  return __builtin_shufflevector(lo, hi, 1, 2, 3, 4, 5, 6, 7, 15);
+#define vkp_vec_next(lo, hi, k) __builtin_shufflevector((lo), (hi), 1, 2, 3, 4, 5, 6, 7, 16 - (k))
 #elif VKP_HAVE_SHUFFLEVECTOR
-  return __builtin_shufflevector(lo, hi, 1, 2, 3, 7);
+#define vkp_vec_next(lo, hi, k) __builtin_shufflevector((lo), (hi), 1, 2, 3, 8 - (k))
 #else
+static inline vkp_vec_t vkp_vec_next(vkp_vec_t lo, vkp_vec_t hi, int k) {
   vkp_vec_t r;
-  for (int l = 0; l < VKP_VLEN; ++l) r[l] = l + 1 < VKP_VLEN ? lo[l + 1] : hi[VKP_VLEN - 1];
+  for (int l = 0; l < VKP_VLEN; ++l) r[l] = l + 1 < VKP_VLEN ? lo[l + 1] : hi[VKP_VLEN - k];
   return r;
-#endif
 }
-static inline vkp_vec_t vkp_vec_next_pen(vkp_vec_t lo, vkp_vec_t hi) {
-#if VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 16
-  return __builtin_shufflevector(lo, hi, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 30);
-#elif VKP_HAVE_SHUFFLEVECTOR && VKP_VLEN == 8
-  return __builtin_shufflevector(lo, hi, 1, 2, 3, 4, 5, 6, 7, 14);
-#elif VKP_HAVE_SHUFFLEVECTOR
-  return __builtin_shufflevector(lo, hi, 1, 2, 3, 6);
-#else
-  vkp_vec_t r;
-  for (int l = 0; l < VKP_VLEN; ++l) r[l] = l + 1 < VKP_VLEN ? lo[l + 1] : hi[VKP_VLEN - 2];
-  return r;
 #endif
-}
 // Elements 2l of a row of 2 * VKP_VLEN - 1 floats read as lo (the first
 // VKP_VLEN) and hi1 (the last VKP_VLEN, starting at element VKP_VLEN - 1):
 // the even lanes without reading the element past the last one needed.
@@ -2187,12 +2175,12 @@ static inline vkp_vec_t vkp__maxpool_vec(const float *const *rows, ptrdiff_t nr,
     vkp_vec_t t0 = vkp_vec_even(lo, hi), acc = vkp_vmax_nan(t0, vkp_vec_odd(lo, hi));
     if (KW == 3)
       acc = vkp_vmax_nan(
-          acc, vkp_vec_next_last(t0, vkp__maxpool_rows(rows, nr, b + VKP_VLEN + 1)));
+          acc, vkp_vec_next(t0, vkp__maxpool_rows(rows, nr, b + VKP_VLEN + 1), 1));
     return acc;
   }
   if (DW == 1 && SW == 1 && KW == 3) {
     vkp_vec_t t0 = vkp__maxpool_rows(rows, nr, b), t2 = vkp__maxpool_rows(rows, nr, b + 2);
-    return vkp_vmax_nan(vkp_vmax_nan(t0, vkp_vec_next_pen(t0, t2)), t2);
+    return vkp_vmax_nan(vkp_vmax_nan(t0, vkp_vec_next(t0, t2, 2)), t2);
   }
   vkp_vec_t acc = {0};
   for (ptrdiff_t kw = 0; kw < KW; ++kw) {
