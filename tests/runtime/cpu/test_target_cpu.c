@@ -370,6 +370,15 @@ Test(cpu_ops, conv_depthwise, .timeout = 180) {
   conv_case(g, &rng, 24, SH(1, 5, 9, 6), 5, 3, 3, SH(0, 2, 2, 0), s1, s1, 5, true);
   conv_case(g, &rng, 25, SH(1, 4, 4, 4), 4, 3, 3, p1, s1, s1, 4, false);
   conv_case(g, &rng, 26, SH(1, 3, 3, 3), 3, 3, 3, p1, s1, s1, 3, true);
+  // The masked path at stride 2 (the input's four phase planes, each the
+  // output's row length): even and odd maps, TensorFlow's "same" pads (0 at
+  // the top and left), a 5x5 window, several images; not taken where the
+  // planes' columns would not fit the output row (pads 0).
+  conv_case(g, &rng, 27, SH(2, 13, 14, 14), 13, 3, 3, p1, s2, s1, 13, true);
+  conv_case(g, &rng, 28, SH(1, 6, 15, 15), 6, 3, 3, p1, s2, s1, 6, false);
+  conv_case(g, &rng, 29, SH(1, 5, 14, 14), 5, 3, 3, SH(0, 0, 1, 1), s2, s1, 5, true);
+  conv_case(g, &rng, 30, SH(1, 7, 14, 14), 7, 5, 5, SH(2, 2, 2, 2), s2, s1, 7, true);
+  conv_case(g, &rng, 31, SH(1, 4, 16, 16), 4, 3, 3, SH(0, 0, 0, 0), s2, s1, 4, true);
   cpu_check(g, &rng, seed, -1, 1, 1);
 }
 
@@ -623,6 +632,9 @@ Test(cpu_fusion, clamp_epilogues_in_registers, .timeout = 240) {
     clamp_branch(g, &rng, "dwsmall", "xs", 6, 6, 6, 3, 1, true, "6");
     clamp_branch(g, &rng, "dwsmall5", "xs", 6, 6, 6, 5, 1, false, "r");
     clamp_branch(g, &rng, "dwsmallgeneral", "xs", 6, 6, 6, 3, 1, true, "cr");
+    g_in(g, "xs2", F32, 4, SH(1, 6, 14, 14));  // the masked path at stride 2
+    clamp_branch(g, &rng, "dwsmall2", "xs2", 6, 6, 6, 3, 2, true, "6");
+    clamp_branch(g, &rng, "dwsmall2general", "xs2", 6, 6, 6, 3, 2, true, "cr");
     g_in(g, "xf", F32, 4, SH(1, 3, 8, 70));  // a first layer (vkp_conv_direct)
     clamp_branch(g, &rng, "first", "xf", 3, 18, 1, 3, 2, true, "6");
     clamp_branch(g, &rng, "firstgeneral", "xf", 3, 18, 1, 3, 2, true, "cr");
