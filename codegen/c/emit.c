@@ -963,7 +963,26 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep, i
   // A shallow input (a CNN's first layer): the register tile reads the
   // input rows itself (vkp_conv_direct), no im2col panels; with the max
   // pooling after it, both at once (vkp_conv_direct_pool).
-  if (constant_w && vkp__conv_direct_ok(cg, a) && pool >= 0) {
+  if (constant_w && vkp__conv_direct_ok(cg, a)) {
+    char shape[320];  // the convolution's arguments, as both kernels take them
+    snprintf(shape, sizeof shape,
+             "%lld, %lld, %lld, %lld, %lld, %lld,\n        %lld, %lld, %lld, %lld, %lld, %lld, "
+             "%lld, %lld, %s, 0, n",
+             C, H, W, M, KH, KW, (long long)st[0], (long long)st[1], (long long)pads[0],
+             (long long)pads[1], (long long)dil[0], (long long)dil[1], OH, OW, ep);
+    vkp__sb_printf(sb, "    (void)%s;\n", wn);
+    if (pool < 0) {
+      vkp__emit_scratch_term(cg, "loop",
+                             "VKP_CONV_DIRECT_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld, %lld, "
+                             "%lld, %lld)",
+                             C, KH, KW, (long long)st[0], (long long)st[1], (long long)dil[0],
+                             (long long)dil[1], OH, OW);
+      vkp__sb_printf(sb,
+                     "    vkp_conv_direct(xn, packed + VKP_PACKED_%d_AT, yn, %s, scratch,\n"
+                     "        VKP_STAGE_THREADS);\n  }\n",
+                     (int)id, shape);
+      return;
+    }
     const vkp_node_t *pn = &cg->g->nodes[pool];
     const vkp_value_t *pv = vkp__outv(cg, pn);
     const int64_t *pk, *pp, *ps, *pd;
@@ -979,35 +998,12 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep, i
                            (long long)dil[1], OH, OW, (long long)pk[1], (long long)ps[1],
                            (long long)pp[1], (long long)pd[1], POW);
     vkp__sb_printf(sb,
-                   "    (void)%s;\n"
-                   "    vkp_conv_direct_pool(xn, packed + VKP_PACKED_%d_AT, yn, %s + n * %lld, "
-                   "%lld, %lld, %lld, %lld,\n"
-                   "                         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
-                   "%lld, %lld, %s, 0, n,\n"
-                   "                         %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
-                   "%lld, %lld, scratch,\n                         VKP_STAGE_THREADS);\n  }\n",
-                   wn, (int)id, cg->vname[pn->outputs[0]], M * POH * POW, C, H, W, M, KH, KW,
-                   (long long)st[0], (long long)st[1], (long long)pads[0], (long long)pads[1],
-                   (long long)dil[0], (long long)dil[1], OH, OW, ep, (long long)pk[0],
+                   "    vkp_conv_direct_pool(xn, packed + VKP_PACKED_%d_AT, yn, %s + n * %lld, %s,\n"
+                   "        %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, scratch,\n"
+                   "        VKP_STAGE_THREADS);\n  }\n",
+                   (int)id, cg->vname[pn->outputs[0]], M * POH * POW, shape, (long long)pk[0],
                    (long long)pk[1], (long long)ps[0], (long long)ps[1], (long long)pp[0],
                    (long long)pp[1], (long long)pd[0], (long long)pd[1], POH, POW);
-    return;
-  }
-  if (constant_w && vkp__conv_direct_ok(cg, a)) {
-    vkp__emit_scratch_term(cg, "loop",
-                           "VKP_CONV_DIRECT_FLOATS(%lld, %lld, %lld, %lld, %lld, %lld, %lld, "
-                           "%lld, %lld)",
-                           C, KH, KW, (long long)st[0], (long long)st[1], (long long)dil[0],
-                           (long long)dil[1], OH, OW);
-    vkp__sb_printf(sb,
-                   "    (void)%s;\n"
-                   "    vkp_conv_direct(xn, packed + VKP_PACKED_%d_AT, yn, %lld, %lld, %lld, "
-                   "%lld, %lld, %lld,\n"
-                   "                    %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s, 0, "
-                   "n, scratch,\n                    VKP_STAGE_THREADS);\n  }\n",
-                   wn, (int)id, C, H, W, M, KH, KW, (long long)st[0], (long long)st[1],
-                   (long long)pads[0], (long long)pads[1], (long long)dil[0], (long long)dil[1],
-                   OH, OW, ep);
     return;
   }
   vkp__sb_printf(sb, "    for (ptrdiff_t g = 0; g < %lld; ++g) {\n", G);

@@ -1785,6 +1785,31 @@ static inline __attribute__((always_inline)) void vkp__dw_masked_channel(
     vkp__dw_masked_vecs(src, wc, off, taps, mask, pos, nvec, v, 1, yc, rep, ch);
 }
 
+// The masked paths' vectors and masks: vector v of the OH x OW outputs
+// starts at pos[v] (the last one ends at the end, overlapping the one
+// before); mask[t * nvec + v] keeps the lanes whose tap t (kh, kw) reads
+// input (S * oh + kh * DH - PT, S * ow + kw * DW - PL) inside H x W.
+static void vkp__dw_masks(vkp_ivec_t *mask, ptrdiff_t *pos, ptrdiff_t nvec, ptrdiff_t OH,
+                          ptrdiff_t OW, ptrdiff_t H, ptrdiff_t W, ptrdiff_t KH, ptrdiff_t KW,
+                          ptrdiff_t S, ptrdiff_t PT, ptrdiff_t PL, ptrdiff_t DH, ptrdiff_t DW) {
+  for (ptrdiff_t v = 0; v < nvec; ++v) {
+    pos[v] = v + 1 < nvec ? v * VKP_VLEN : OH * OW - VKP_VLEN;
+    vkp_ivec_t oh, ow;
+    for (int l = 0; l < VKP_VLEN; ++l) {
+      oh[l] = (int32_t)((pos[v] + l) / OW);
+      ow[l] = (int32_t)((pos[v] + l) % OW);
+    }
+    for (ptrdiff_t kh = 0; kh < KH; ++kh) {
+      vkp_ivec_t ih = (int32_t)S * oh + (int32_t)(kh * DH - PT);
+      vkp_ivec_t rows = (ih >= 0) & (ih < (int32_t)H);
+      for (ptrdiff_t kw = 0; kw < KW; ++kw) {
+        vkp_ivec_t iw = (int32_t)S * ow + (int32_t)(kw * DW - PL);
+        mask[(kh * KW + kw) * nvec + v] = rows & (iw >= 0) & (iw < (int32_t)W);
+      }
+    }
+  }
+}
+
 // Depthwise at stride 1 on small maps (MobileNetV2's 7x7, EfficientNet's
 // 7x7 and 14x14 5x5 layers), straight from the input: each channel is one
 // run of H * W floats, so tap (kh, kw) of every output is the input at a
@@ -1820,22 +1845,7 @@ static VKP_ONE_COPY void vkp__dw_masked(const float *x, const float *w, float *y
       lo_off = o < lo_off ? o : lo_off;
       hi_off = o > hi_off ? o : hi_off;
     }
-  for (ptrdiff_t v = 0; v < nvec; ++v) {
-    pos[v] = v + 1 < nvec ? v * VKP_VLEN : HW - VKP_VLEN;
-    vkp_ivec_t oh, ow;
-    for (int l = 0; l < VKP_VLEN; ++l) {
-      oh[l] = (int32_t)((pos[v] + l) / W);
-      ow[l] = (int32_t)((pos[v] + l) % W);
-    }
-    for (ptrdiff_t kh = 0; kh < KH; ++kh) {
-      vkp_ivec_t ih = oh + (int32_t)(kh * DH - PT);
-      vkp_ivec_t rows = (ih >= 0) & (ih < (int32_t)H);
-      for (ptrdiff_t kw = 0; kw < KW; ++kw) {
-        vkp_ivec_t iw = ow + (int32_t)(kw * DW - PL);
-        mask[(kh * KW + kw) * nvec + v] = rows & (iw >= 0) & (iw < (int32_t)W);
-      }
-    }
-  }
+  vkp__dw_masks(mask, pos, nvec, H, W, H, W, KH, KW, 1, PT, PL, DH, DW);
   // A channel between -lo_off zeros before and hi_off after.
   float *bounce = (float *)(mask + taps * nvec) - lo_off;
   for (ptrdiff_t i = lo_off; i < 0; ++i) bounce[i] = 0.0f;
@@ -1879,22 +1889,7 @@ static void vkp__dw_masked2(const float *x, const float *w, float *y, ptrdiff_t 
       ptrdiff_t dr = kh - PT, dc = kw - PL, a = dr & 1, b = dc & 1;
       off[kh * KW + kw] = (2 * a + b) * ps + (dr - a) / 2 * OW + (dc - b) / 2;
     }
-  for (ptrdiff_t v = 0; v < nvec; ++v) {
-    pos[v] = v + 1 < nvec ? v * VKP_VLEN : OHW - VKP_VLEN;
-    vkp_ivec_t oh, ow;
-    for (int l = 0; l < VKP_VLEN; ++l) {
-      oh[l] = (int32_t)((pos[v] + l) / OW);
-      ow[l] = (int32_t)((pos[v] + l) % OW);
-    }
-    for (ptrdiff_t kh = 0; kh < KH; ++kh) {
-      vkp_ivec_t ih = 2 * oh + (int32_t)(kh - PT);
-      vkp_ivec_t rows = (ih >= 0) & (ih < (int32_t)H);
-      for (ptrdiff_t kw = 0; kw < KW; ++kw) {
-        vkp_ivec_t iw = 2 * ow + (int32_t)(kw - PL);
-        mask[(kh * KW + kw) * nvec + v] = rows & (iw >= 0) & (iw < (int32_t)W);
-      }
-    }
-  }
+  vkp__dw_masks(mask, pos, nvec, OH, OW, H, W, KH, KW, 2, PT, PL, 1, 1);
   const vkp_row_ep_t *rep = vkp_row_ep_of(ep, ep_ctx);
   const float *x_end = x + C * HW;
   for (ptrdiff_t c = c0; c < c1; ++c) {
