@@ -340,6 +340,65 @@ static vkp_status_t vkp__mark_fallbacks(vkp__pctx_t *c) {
   return NULL;
 }
 
+// Scales the estimates by the measured stage times in the options (see
+// vkp_partition_measure_t), with a note per measured stage.
+static vkp_status_t vkp__apply_measured(vkp__pctx_t *c) {
+  const vkp_partition_options_t *o = c->options;
+  const vkp_graph_t *g = c->graph;
+  if (o->n_measured < 0 || (o->n_measured > 0 && !o->measured))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "measured stages: %d entries at %p", (int)o->n_measured,
+                           (const void *)o->measured);
+  for (int32_t k = 0; k < o->n_measured; ++k) {
+    const vkp_plan_stage_t *ps = o->measured[k].stage;
+    double seconds = o->measured[k].seconds;
+    if (!ps || !ps->graph || !ps->target)
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "measured stage %d has no stage, graph or target", (int)k);
+    double estimated = ps->estimated_ms * 1e-3;
+    if (!(estimated > 0) || !isfinite(estimated))
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "measured stage '%s' has no estimate to correct "
+                             "(estimated_ms %g): only stages the partitioner "
+                             "estimated can be measured against it",
+                             ps->name, ps->estimated_ms);
+    if (!(seconds > 0) || !isfinite(seconds))
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "measured stage '%s': time %g s is not a positive number",
+                             ps->name, seconds);
+    int32_t t = 0;
+    while (t < c->n_targets && strcmp(c->part->targets[t]->vtable->name, ps->target))
+      ++t;
+    if (t == c->n_targets)
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "measured stage '%s' ran on target '%s', which is "
+                             "not registered here",
+                             ps->name, ps->target);
+    double factor = seconds / estimated;
+    int32_t matched = 0;
+    for (int32_t j = 0; j < ps->graph->n_nodes; ++j) {
+      int32_t i = vkp_graph_find_node(g, ps->graph->nodes[j].name);
+      if (i < 0) continue;
+      size_t at = (size_t)i * (size_t)c->n_targets + (size_t)t;
+      if (c->est[at] >= 0) c->est[at] *= factor;
+      c->would_cost[at] *= factor;
+      ++matched;
+    }
+    if (matched == 0 && ps->graph->n_nodes > 0)
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "measured stage '%s': none of its %d nodes is in "
+                             "graph '%s' (a plan of another model?)",
+                             ps->name, (int)ps->graph->n_nodes, g->name);
+    VKP_RETURN_IF_ERROR(vkp__note(c->part,
+                                  "measured: %s (%s, %d nodes) %.3f ms per frame "
+                                  "against %.3f ms estimated: its nodes' estimates "
+                                  "x%.3f",
+                                  ps->name, ps->target, (int)matched, seconds * 1e3,
+                                  estimated * 1e3, factor));
+  }
+  return NULL;
+}
+
 vkp_status_t vkp__place(vkp__pctx_t *c, const vkp_registry_t *registry) {
   const vkp_graph_t *g = c->graph;
   vkp_partition_t *part = c->part;
@@ -375,6 +434,7 @@ vkp_status_t vkp__place(vkp__pctx_t *c, const vkp_registry_t *registry) {
       c->would_cost[at] = c->est[at];
     }
   }
+  if (!st) st = vkp__apply_measured(c);
   const char *policy = o->policy ? o->policy : "auto";
   part->policy_target = -1;
   if (!st && strcmp(policy, "auto") != 0)

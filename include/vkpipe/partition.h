@@ -86,6 +86,19 @@ typedef struct vkp_assign_t {
 // `text` (which must outlive it; the '=' is overwritten with NUL).
 vkp_status_t vkp_assign_parse(char *text, vkp_assign_t *out) VKP_MUST_USE;
 
+// A stage of an earlier plan of the same graph and the time it took per
+// frame when that plan ran: the partitioner multiplies the estimates of the
+// stage's nodes (matched by name) on the stage's target by measured /
+// estimated, so that a cut made again balances what was measured
+// (docs/pipeline-config.md, "Re-cutting on measured stage times"). The
+// factors of several entries naming one node multiply: a plan cut with
+// earlier measurements carries their factors in its estimates already.
+typedef struct vkp_partition_measure_t {
+  const vkp_plan_stage_t *stage;  // borrowed; estimated_ms > 0 (a plan the
+                                  // partitioner made)
+  double seconds;                 // measured busy time per frame, > 0
+} vkp_partition_measure_t;
+
 typedef struct vkp_partition_options_t {
   const char *policy;         // "auto" or a target name; NULL: "auto"
   const char *fallback;       // for unsupported nodes; NULL: the first
@@ -103,6 +116,8 @@ typedef struct vkp_partition_options_t {
                               // devices, stages = 0 tries K >= ranks, and
                               // every (threads, K) candidate is judged
                               // placed over the ranks.
+  int32_t n_measured;
+  const vkp_partition_measure_t *measured;  // borrowed; see above
   const vkp_allocator_t *allocator;  // what the partition is allocated with;
                               // NULL: the system allocator (vkpipe/alloc.h)
 } vkp_partition_options_t;

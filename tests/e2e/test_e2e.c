@@ -218,6 +218,13 @@ Test(e2e, bench_model_and_artifact, .timeout = 600) {
   }
   cr_assert_eq(num(j, "isolated.frames"), 10);
   cr_assert_gt(num(j, "isolated.latency_ms.p50"), 0);
+  // --refine (on by default): the estimates' cut ran first, and the plan
+  // kept is one of those that ran.
+  const cJSON *refine = cJSON_GetObjectItemCaseSensitive(j, "refine");
+  const cJSON *tried = cJSON_GetObjectItemCaseSensitive(refine, "plans_fps");
+  cr_assert(cJSON_IsArray(tried) && cJSON_GetArraySize(tried) >= 1);
+  cr_assert_gt(cJSON_GetArrayItem(tried, 0)->valuedouble, 0);
+  cr_assert_lt(num(j, "refine.kept"), cJSON_GetArraySize(tried));
   cJSON_Delete(j);
   // Threads chosen automatically on two cores: the table says why.
   snprintf(args, sizeof args,
@@ -273,7 +280,8 @@ Test(e2e, bench_names_a_plan_that_loses, .timeout = 600) {
                       "\"devices\": {\"host\": {\"concurrency\": 2}}}");
   char args[1024];
   snprintf(args, sizeof args,
-           "'%s' --policy auto --stages 1 --frames 10 --warmup 2 --profile fast_ref.json",
+           "'%s' --policy auto --stages 1 --frames 10 --warmup 2 --profile fast_ref.json "
+           "--no-refine",
            model("small_cnn.onnx"));
   vkp_test_run_t r = vkp_test_run_tool("vkpipe-bench", args);
   expect_ok(&r, "bench with a wrong profile");
@@ -282,13 +290,52 @@ Test(e2e, bench_names_a_plan_that_loses, .timeout = 600) {
   cr_assert(strstr(r.out, "the frame rate of 'cpu' alone"), "%s", r.out);
   cr_assert(strstr(r.out, "stage stage0 on ref took"), "%s", r.out);
   vkp_test_run_free(&r);
+  // --refine (the default) on a profile that prices convolutions a thousand
+  // times too high: the estimates' cut runs first, every stage's measured
+  // time goes back to the partitioner, and the plan kept is the one that
+  // ran fastest of those tried.
+  vkp_test_write_text("skewed.json",
+                      "{\"version\": 1, \"host_device\": \"host\", \"targets\": {"
+                      "\"cpu\": {\"device\": \"host\", \"gflops\": 16, \"gbps\": 8,"
+                      " \"launch_us\": 0.5, \"kernels\": {\"conv_gemm\": 0.001,"
+                      " \"conv_winograd\": 0.001, \"conv_pointwise\": 0.001,"
+                      " \"conv_depthwise\": 0.001}}},"
+                      "\"devices\": {\"host\": {\"concurrency\": 2}}}");
+  snprintf(args, sizeof args,
+           "'%s' --policy cpu --stages 2 --threads 1 --frames 20 --warmup 2 "
+           "--profile skewed.json --no-single",
+           model("small_cnn.onnx"));
+  r = vkp_test_run_tool("vkpipe-bench", args);
+  expect_ok(&r, "bench --refine");
+  cr_assert(strstr(r.out, "refine: plan 1 (the estimates' cut) ran"), "%s", r.out);
+  vkp_test_run_free(&r);
+  strcat(args, " --json");
+  cJSON *j = bench_json(args);
+  const cJSON *tried = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(j, "refine"), "plans_fps");
+  int32_t n = cJSON_GetArraySize(tried), kept = (int32_t)num(j, "refine.kept");
+  cr_assert(n >= 1 && n <= 3 && kept >= 0 && kept < n, "%d plans, kept %d", n, kept);
+  for (int32_t k = 0; k < n; ++k)
+    cr_assert_geq(cJSON_GetArrayItem(tried, kept)->valuedouble,
+                  cJSON_GetArrayItem(tried, k)->valuedouble);
+  // The stage estimates of the plan kept: the profile's (over 100 ms), or
+  // after a re-cut the measured ones (well under).
+  double est = num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "stages"), 0),
+                   "estimated_ms");
+  cr_assert(kept == 0 ? est > 100.0 : est < 100.0, "kept %d, estimate %g ms", kept, est);
+  cJSON_Delete(j);
+  // --no-refine: none.
+  strcat(args, " --no-refine");
+  j = bench_json(args);
+  cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "refine")));
+  cJSON_Delete(j);
 }
 
 Test(e2e, bench_usage_errors, .timeout = 600) {
   static const char *const bad[] = {
       "", "--frames 0 --synthetic 'a:1ms'", "--synthetic 'a'", "--synthetic 'a:fast'",
       "--synthetic 'a:1ms' --depth 0", "--bogus", "x.json y.json",
-      "--synthetic 'a:1ms' --stages -3",
+      "--synthetic 'a:1ms' --stages -3", "m.onnx --refine 9", "m.onnx --refine x",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     vkp_test_run_t r = vkp_test_run_tool("vkpipe-bench", bad[i]);

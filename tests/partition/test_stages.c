@@ -396,3 +396,98 @@ Test(stages, one_core_means_one_thread_and_no_choice, .timeout = 60) {
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }
+
+// Measured stage times (vkp_partition_measure_t) scale the estimates of the
+// measured stage's nodes, and the cut made again balances the scaled costs.
+Test(stages, measured_stage_times_move_the_cut, .timeout = 60) {
+  vkp_graph_t *g = fx_chain(12, 1 << 14);
+  vkp_registry_t *reg = registry_fa();
+  vkp_profile_t *prof = host_profile(2, 0.0);
+  vkp_partition_options_t opt = {.policy = "fa", .stages = 2, .threads = 1};
+  vkp_partition_t *first;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &first));
+  cr_assert_eq(first->stages[0].n_nodes, 6);
+  vkp_plan_t *plan;
+  VKP_TEST_OK(vkp_partition_to_plan(first, "chain", &plan));
+  // Stage 0 measured three times its estimate, stage 1 as estimated.
+  vkp_partition_measure_t m[2] = {
+      {&plan->stages[0], 3e-3 * plan->stages[0].estimated_ms},
+      {&plan->stages[1], 1e-3 * plan->stages[1].estimated_ms},
+  };
+  vkp_partition_options_t again = opt;
+  again.n_measured = 2;
+  again.measured = m;
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &again, &part));
+  for (int32_t i = 0; i < g->n_nodes; ++i) {
+    double factor = first->node_stage[i] == 0 ? 3.0 : 1.0;
+    cr_assert_float_eq(part->node_seconds[i], factor * first->node_seconds[i],
+                       1e-9 * first->node_seconds[i], "node %d", (int)i);
+  }
+  // The dearer first nodes: fewer of them in stage 0, and the two stages'
+  // compute within one node's cost of each other.
+  cr_assert_lt(part->stages[0].n_nodes, 6);
+  double largest = 3.0 * first->node_seconds[0];
+  cr_assert_leq(fabs(part->stages[0].compute_s - part->stages[1].compute_s), largest);
+  cr_assert_lt(part->bottleneck_s, 3e-3 * plan->stages[0].estimated_ms);
+  cr_assert(part->notes && strstr(part->notes, "measured: stage0 (fa, 6 nodes)"),
+            "%s", part->notes ? part->notes : "(no notes)");
+  vkp_partition_destroy(part);
+
+  // A measurement equal to the estimate changes nothing.
+  m[0].seconds = 1e-3 * plan->stages[0].estimated_ms;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &again, &part));
+  cr_assert_eq(part->stages[0].n_nodes, 6);
+  cr_assert_float_eq(part->bottleneck_s, first->bottleneck_s, 1e-9 * first->bottleneck_s);
+  vkp_partition_destroy(part);
+
+  // Bad measurements are refused, naming the stage.
+  struct {
+    double seconds, estimated_ms;
+    const char *target;
+    const char *expect;
+  } bad[] = {
+      {-1.0, -1, NULL, "is not a positive number"},
+      {NAN, -1, NULL, "is not a positive number"},
+      {1e-3, 0.0, NULL, "has no estimate to correct"},
+      {1e-3, -1, "nope", "target 'nope', which is not registered"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+    vkp_plan_stage_t copy = plan->stages[0];
+    if (bad[k].estimated_ms >= 0) copy.estimated_ms = bad[k].estimated_ms;
+    if (bad[k].target) copy.target = (char *)bad[k].target;
+    vkp_partition_measure_t one = {&copy, bad[k].seconds};
+    vkp_partition_options_t o = opt;
+    o.n_measured = 1;
+    o.measured = &one;
+    vkp_status_t st = vkp_partition_create(g, reg, prof, &o, &part);
+    cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT), "case %zu", k);
+    cr_assert(strstr(vkp_status_message(st), bad[k].expect) &&
+                  strstr(vkp_status_message(st), "stage0"),
+              "case %zu: %s", k, vkp_status_message(st));
+    vkp_status_free(st);
+  }
+  // A stage of another model: none of its nodes is here.
+  vkp_graph_t *other = fx_resnet_like(1, 4, 4);
+  vkp_partition_t *op;
+  VKP_TEST_OK(vkp_partition_create(other, reg, prof, &opt, &op));
+  vkp_plan_t *oplan;
+  VKP_TEST_OK(vkp_partition_to_plan(op, "other", &oplan));
+  vkp_partition_measure_t foreign = {&oplan->stages[0], 1e-3};
+  vkp_partition_options_t o = opt;
+  o.n_measured = 1;
+  o.measured = &foreign;
+  vkp_status_t st = vkp_partition_create(g, reg, prof, &o, &part);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
+  cr_assert(strstr(vkp_status_message(st), "a plan of another model"), "%s",
+            vkp_status_message(st));
+  vkp_status_free(st);
+  vkp_plan_destroy(oplan);
+  vkp_partition_destroy(op);
+  vkp_graph_destroy(other);
+  vkp_plan_destroy(plan);
+  vkp_partition_destroy(first);
+  vkp_profile_destroy(prof);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}

@@ -379,6 +379,17 @@ void bench_report_print_json(const bench_report_t *rep, FILE *out) {
   if (rep->best_single[0]) bench_json_string(out, rep->best_single);
   else fprintf(out, "null");
   fprintf(out, ",\n  \"best_single_threads\": %d", (int)rep->best_single_threads);
+  fprintf(out, ",\n  \"refine\": ");
+  if (rep->refine_plans > 0) {
+    fprintf(out, "{\"plans_fps\": [");
+    for (int32_t k = 0; k < rep->refine_plans; ++k) {
+      if (k) fprintf(out, ", ");
+      bench_json_number(out, rep->refine_fps[k]);
+    }
+    fprintf(out, "], \"kept\": %d}", (int)rep->refine_kept);
+  } else {
+    fprintf(out, "null");
+  }
   fprintf(out, ",\n  \"estimated_bottleneck_ms\": ");
   if (rep->estimated_bottleneck_s > 0) bench_json_number(out, rep->estimated_bottleneck_s * 1e3);
   else fprintf(out, "null");

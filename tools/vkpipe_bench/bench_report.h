@@ -67,6 +67,11 @@ typedef struct bench_report_t {
   double speedup_vs_best_single;      // 0 when no single-target run
   char best_single[32];
   int32_t best_single_threads;        // its stage's threads (0: not on the host)
+  // --refine: frames per second each plan tried ran (the estimates' cut
+  // first), and which one (0-based) the run kept; refine_plans 0: none.
+  int32_t refine_plans;
+  double refine_fps[16];
+  int32_t refine_kept;
   char *notes;                        // heap, newline-separated, or NULL
 } bench_report_t;
 
