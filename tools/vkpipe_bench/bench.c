@@ -35,7 +35,7 @@
 #define BENCH_DEFAULT_REFINE 2
 #define BENCH_MAX_REFINE 8  // plans tried: at most 9 (bench_report_t.refine_fps)
 #define BENCH_REFINE_RUN_S 0.5
-#define BENCH_REFINE_FRAMES_MIN 16
+#define BENCH_REFINE_FRAMES_MIN 8
 #define BENCH_REFINE_FRAMES_MAX 400
 
 // A measurement gives up when no frame finishes for this long (--timeout).
@@ -862,8 +862,9 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
       st = bench_build_plan(a, graph, registry, profile, a->policy, a->stages, a->threads,
                             NULL, 0, &plan, &rep->estimated_bottleneck_s, &part_notes);
     // Re-cut on measured stage times, unless nothing could change: one
-    // stage asked for, with its threads fixed.
-    bool fixed = a->stages == 1 && a->threads != 0 && plan && plan->n_stages == 1;
+    // stage asked for, with its threads fixed or on a device (no threads).
+    bool fixed = a->stages == 1 && plan && plan->n_stages == 1 &&
+                 (a->threads != 0 || plan->stages[0].threads == 0);
     if (!st && a->refine > 0 && !fixed) {
       st = bench_make_inputs(plan, &inputs);
       if (!st)
