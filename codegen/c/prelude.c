@@ -521,6 +521,32 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
   }
 }
 
+// Stores the first `mr` of `rows` accumulator rows of a register tile (both
+// constants once inlined), two vectors per row (`half`: one, acc1 unused),
+// row r at c + r * ldc: with `accumulate` added to what c holds, then
+// through the row epilogue `rep` (NULL: none; the tile's first row is
+// output row `row`).
+static inline __attribute__((always_inline)) void vkp__tile_store(
+    const vkp_vec_t *acc0, const vkp_vec_t *acc1, int rows, int half, ptrdiff_t mr,
+    float *restrict c, ptrdiff_t ldc, int accumulate, const vkp_row_ep_t *rep,
+    ptrdiff_t row) {
+  for (int r = 0; r < rows; ++r) {
+    if (r >= mr) break;
+    vkp_uvec_t *c0 = (vkp_uvec_t *)(c + r * ldc), *c1 = (vkp_uvec_t *)(c + r * ldc + VKP_VLEN);
+    vkp_vec_t v0 = acc0[r], v1 = half ? v0 : acc1[r];
+    if (accumulate) {
+      v0 = *c0 + v0;
+      if (!half) v1 = *c1 + v1;
+    }
+    if (rep) {
+      v0 = vkp_row_ep_vec(rep, row + r, v0);
+      if (!half) v1 = vkp_row_ep_vec(rep, row + r, v1);
+    }
+    *c0 = v0;
+    if (!half) *c1 = v1;
+  }
+}
+
 // The register tile: MR x NR accumulators (2*MR vectors) over kc >= 1
 // steps; row k of the B panel is at pb + k * ldb (NR when packed). Writes
 // (or, when `accumulate`, adds) the tile into c. The accumulators start as
@@ -559,21 +585,7 @@ static inline void vkp_ukernel(ptrdiff_t kc, const float *restrict pa,
       acc1[r] += av * b1;
     }
   }
-  for (int r = 0; r < VKP_MR; ++r) {
-    vkp_uvec_t *c0 = (vkp_uvec_t *)(c + r * ldc);
-    vkp_uvec_t *c1 = (vkp_uvec_t *)(c + r * ldc + VKP_VLEN);
-    vkp_vec_t v0 = acc0[r], v1 = acc1[r];
-    if (accumulate) {
-      v0 = *c0 + v0;
-      v1 = *c1 + v1;
-    }
-    if (rep) {
-      v0 = vkp_row_ep_vec(rep, row + r, v0);
-      v1 = vkp_row_ep_vec(rep, row + r, v1);
-    }
-    *c0 = v0;
-    *c1 = v1;
-  }
+  vkp__tile_store(acc0, acc1, VKP_MR, 0, VKP_MR, c, ldc, accumulate, rep, row);
 }
 
 // The same for a panel at most VKP_VLEN columns wide (one vector per row):
@@ -592,13 +604,7 @@ static inline void vkp_ukernel_half(ptrdiff_t kc, const float *restrict pa,
     vkp_vec_t b0 = *(const vkp_uvec_t *)(pb + k * ldb);
     for (int r = 0; r < VKP_MR; ++r) acc[r] += pa[k * VKP_MR + r] * b0;
   }
-  for (int r = 0; r < VKP_MR; ++r) {
-    vkp_uvec_t *c0 = (vkp_uvec_t *)(c + r * ldc);
-    vkp_vec_t v = acc[r];
-    if (accumulate) v = *c0 + v;
-    if (rep) v = vkp_row_ep_vec(rep, row + r, v);
-    *c0 = v;
-  }
+  vkp__tile_store(acc, acc, VKP_MR, 1, VKP_MR, c, ldc, accumulate, rep, row);
 }
 
 #if VKP_MR <= VKP_VLEN
@@ -656,21 +662,7 @@ static inline __attribute__((always_inline)) void vkp_ukernel_rows(
       if (!half) acc1[r] += av * b1;
     }
   }
-  for (int r = 0; r < rows; ++r) {
-    if (r >= mr) break;
-    vkp_uvec_t *c0 = (vkp_uvec_t *)(c + r * ldc), *c1 = (vkp_uvec_t *)(c + r * ldc + VKP_VLEN);
-    vkp_vec_t v0 = acc0[r], v1 = acc1[r];
-    if (accumulate) {
-      v0 = *c0 + v0;
-      if (!half) v1 = *c1 + v1;
-    }
-    if (rep) {
-      v0 = vkp_row_ep_vec(rep, row + r, v0);
-      if (!half) v1 = vkp_row_ep_vec(rep, row + r, v1);
-    }
-    *c0 = v0;
-    if (!half) *c1 = v1;
-  }
+  vkp__tile_store(acc0, acc1, rows, half, mr, c, ldc, accumulate, rep, row);
 }
 
 // The last `mr` < VKP_MR rows of a panel whose columns are whole vectors
@@ -1037,16 +1029,7 @@ static inline __attribute__((always_inline)) void vkp__conv_direct_tile(
       if (!half) acc1[r] += av * b1;
     }
   }
-  for (int r = 0; r < rows; ++r) {
-    if (r >= mr) break;
-    vkp_vec_t v0 = acc0[r], v1 = acc1[r];
-    if (rep) {
-      v0 = vkp_row_ep_vec(rep, row + r, v0);
-      if (!half) v1 = vkp_row_ep_vec(rep, row + r, v1);
-    }
-    *(vkp_uvec_t *)(c + r * ldc) = v0;
-    if (!half) *(vkp_uvec_t *)(c + r * ldc + VKP_VLEN) = v1;
-  }
+  vkp__tile_store(acc0, acc1, rows, half, mr, c, ldc, 0, rep, row);
 }
 
 // The tile for `mr` rows (the smallest of 4, 8 and MR that holds them),

@@ -547,18 +547,23 @@ Test(cpu_fusion, conv_epilogues, .timeout = 120) {
   cpu_check(d, &rng, seed, -1, 1, 1);
 }
 
-// A convolution's bias followed by ReLUs and constant Clips is one clamp,
-// which the GEMM and the 3x3 depthwise kernels apply to their registers
-// before storing them (codegen/c/emit.c, vkp__row_clamp_ep); the kernels
-// that do not fuse it (edge tiles, Winograd, other depthwise shapes) call
-// the same clamp. NaN inputs must come out as the unfused ops give them:
-// through a Clip NaN stays NaN, a ReLU makes it 0. 9x8 and 10x8 maps give
-// full, half and narrow register tiles; 30 output channels a partial row
-// panel; 300 input channels two K blocks; 3x3 depthwise on a 13x14 map at
-// strides 1 and 2; Winograd F(2x2) and F(4x4) (without NaN: their
-// transforms spread a NaN over the whole output tile, fused or not). The
-// "cr" chain (a Clip above 0, then a ReLU: NaN -> 0 but -inf -> 2) is not
-// one clamp and keeps the general epilogue.
+// Conv `name` of input `x` (c channels) to `y` (m channels, `group`
+// groups), k x k at `stride`, pads `pad` on every side, random weights and,
+// with `bias`, a random bias in [-bias_range, bias_range].
+static void conv_node(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name, const char *x,
+                      const char *y, int64_t c, int64_t m, int64_t group, int64_t k,
+                      int64_t stride, int64_t pad, bool bias, float bias_range) {
+  char w[32], b[32], ins[96];
+  snprintf(w, sizeof w, "%s_w", name);
+  snprintf(b, sizeof b, "%s_b", name);
+  g_const(g, rng, w, 4, SH(m, c / group, k, k), -0.5f, 0.5f);
+  if (bias) g_const(g, rng, b, 1, SH(m), -bias_range, bias_range);
+  snprintf(ins, sizeof ins, bias ? "%s,%s,%s" : "%s,%s", x, w, b);
+  vkp_attr_t ca[] = {at_i("group", group), at_is("pads", 4, SH(pad, pad, pad, pad)),
+                     at_is("strides", 2, SH(stride, stride))};
+  g_node(g, name, VKP_OP_CONV2D, ins, y, 3, ca);
+}
+
 // One convolution branch of clamp_epilogues_in_registers: conv `name` of
 // input `x` (c channels) to m channels, k x k, then the chain (r: relu,
 // 6: clip(0, 6), a: clip(-1, 4), b: clip(-2, 3), c: clip(2, 5), h: clip with
@@ -571,17 +576,9 @@ static void clamp_branch(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name, 
   vkp_attr_t m2_3[] = {at_f("min", -2), at_f("max", 3)};
   vkp_attr_t two_5[] = {at_f("min", 2), at_f("max", 5)};
   vkp_attr_t hi_only[] = {at_f("max", 1.5)};
-  char w[32], b[32], ins[96], prev[32], next[32];
-  snprintf(w, sizeof w, "%s_w", name);
-  snprintf(b, sizeof b, "%s_b", name);
-  g_const(g, rng, w, 4, SH(m, c / group, k, k), -0.5f, 0.5f);
-  if (bias) g_const(g, rng, b, 1, SH(m), -2, 2);
-  snprintf(ins, sizeof ins, bias ? "%s,%s,%s" : "%s,%s", x, w, b);
-  int64_t pad = k / 2;
-  vkp_attr_t ca[] = {at_i("group", group), at_is("pads", 4, SH(pad, pad, pad, pad)),
-                     at_is("strides", 2, SH(stride, stride))};
+  char prev[32], next[32];
   snprintf(prev, sizeof prev, "%s_y", name);
-  g_node(g, name, VKP_OP_CONV2D, ins, prev, 3, ca);
+  conv_node(g, rng, name, x, prev, c, m, group, k, stride, k / 2, bias, 2);
   for (const char *op = chain; *op; ++op) {
     char node[40];
     snprintf(node, sizeof node, "%s_%d", name, (int)(op - chain));
@@ -654,18 +651,11 @@ Test(cpu_fusion, clamp_epilogues_in_registers, .timeout = 240) {
 static void conv_pool_branch(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name,
                              const char *x, int64_t c, int64_t m, int64_t k, bool pad,
                              int64_t pk, int64_t pp, int64_t ceil) {
-  char w[32], b[32], ins[96], cy[32], ry[32], node[40], y[32];
-  snprintf(w, sizeof w, "%s_w", name);
-  snprintf(b, sizeof b, "%s_b", name);
+  char cy[32], ry[32], node[40], y[32];
   snprintf(cy, sizeof cy, "%s_c", name);
   snprintf(ry, sizeof ry, "%s_r", name);
   snprintf(y, sizeof y, "%s_y", name);
-  g_const(g, rng, w, 4, SH(m, c, k, k), -0.5f, 0.5f);
-  g_const(g, rng, b, 1, SH(m), -1, 1);
-  snprintf(ins, sizeof ins, "%s,%s,%s", x, w, b);
-  int64_t p = pad ? k / 2 : 0;
-  vkp_attr_t ca[] = {at_is("pads", 4, SH(p, p, p, p)), at_is("strides", 2, SH(2, 2))};
-  g_node(g, name, VKP_OP_CONV2D, ins, cy, 2, ca);
+  conv_node(g, rng, name, x, cy, c, m, 1, k, 2, pad ? k / 2 : 0, true, 1);
   snprintf(node, sizeof node, "%s_relu", name);
   g_node(g, node, VKP_OP_RELU, cy, ry, 0, NULL);
   vkp_attr_t pa[] = {at_is("kernel_shape", 2, SH(pk, pk)), at_is("pads", 4, SH(pp, pp, pp, pp)),
