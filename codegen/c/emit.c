@@ -724,6 +724,13 @@ static void vkp__emit_scratch_term(vkp__cg_t *cg, const char *var, const char *f
   vkp__sb_printf(&cg->scratch_terms, "  %s = VKP_MAXZ(%s, (size_t)%s);\n", var, var, term);
 }
 
+// A 1x1 window at stride 1 without padding (weights `w`): the convolution
+// is a plain GEMM over the input planes.
+static bool vkp__conv_pointwise(const vkp_value_t *w, const int64_t *st, const int64_t *pads) {
+  return w->shape[2] == 1 && w->shape[3] == 1 && st[0] == 1 && st[1] == 1 && pads[0] == 0 &&
+         pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
+}
+
 // Winograd pays off for 3x3, stride-1, undilated, ungrouped convolutions
 // with constant weights once both channel counts are large enough for its
 // GEMMs to dominate the input and output transforms, and the map has enough
@@ -787,9 +794,7 @@ const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
     return tile == 4 ? "conv_winograd4" : "conv_winograd";
   }
   *out_columns = (double)y->shape[2] * (double)y->shape[3];
-  if (w->shape[2] == 1 && w->shape[3] == 1 && st[0] == 1 && st[1] == 1 &&
-      pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0)
-    return "conv_pointwise";
+  if (vkp__conv_pointwise(w, st, pads)) return "conv_pointwise";
   return "conv_gemm";
 }
 
@@ -839,10 +844,9 @@ static bool vkp__conv_direct_ok(const vkp__cg_t *cg, const vkp_node_t *a) {
   vkp_node_attr_ints(a, "pads", &pads);
   vkp_node_attr_ints(a, "strides", &st);
   long long C = x->shape[1], KH = w->shape[2], KW = w->shape[3];
-  bool pointwise = KH == 1 && KW == 1 && st[0] == 1 && st[1] == 1 && pads[0] == 0 &&
-                   pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
   return cg->storage[a->inputs[1]] == VKP__ST_CONSTANT && vkp_node_int(a, "group") == 1 &&
-         C <= 8 && C * KH * KW <= 256 && !pointwise && (st[1] == 1 || st[1] == 2);
+         C <= 8 && C * KH * KW <= 256 && !vkp__conv_pointwise(w, st, pads) &&
+         (st[1] == 1 || st[1] == 2);
 }
 
 // Workspace bytes of values a and b overlap (else false, and false for
@@ -958,8 +962,7 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep, i
                    G, a->name, Mg, K, (int)cg->io_index[a->inputs[1]], Mg * K, K,
                    (int)id, Mg, K);
   }
-  bool pointwise = KH == 1 && KW == 1 && st[0] == 1 && st[1] == 1 &&
-                   pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
+  bool pointwise = vkp__conv_pointwise(w, st, pads);
   // A shallow input (a CNN's first layer): the register tile reads the
   // input rows itself (vkp_conv_direct), no im2col panels; with the max
   // pooling after it, both at once (vkp_conv_direct_pool).
