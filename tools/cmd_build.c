@@ -46,18 +46,26 @@ static void build_usage(FILE *out) {
           "  --threads N|auto    threads inside each CPU stage (default auto:\n"
           "                      chosen with the stage count by estimated\n"
           "                      throughput)\n"
+          "  --refine N          run the plan here for about half a second,\n"
+          "                      cut the model again on its stages' measured\n"
+          "                      times, up to N times (1..%d), and build the\n"
+          "                      plan that ran fastest (default 0: the\n"
+          "                      estimates' cut; not with ranks; CPU stages are\n"
+          "                      measured compiled for this machine)\n"
           "  --march ARCH        -march for CPU stages (default native)\n"
           "  --sign KEY          sign the artifact with the secret key file KEY\n"
           "                      (from 'vkpipe keygen'); 'vkpipe run --trust\n"
           "                      KEY.pub' then runs its compiled code as shipped\n"
           VKP_TOOL_LOAD_HELP
-          "  -h, --help          this text\n");
+          "  -h, --help          this text\n",
+          VKP_TOOL_MAX_REFINE);
 }
 
 int vkp_cmd_build(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *policy = "auto", *profile_path = NULL;
   const char *march = NULL, *sign_path = NULL;
   int32_t stages = 0, threads = 0, cores = 0, n_assigns = 0, n_ranks = 0, ranks = 0;
+  int32_t refine = 0;
   const char *rank_args[BUILD_MAX_ASSIGNS];
   vkp_assign_t assigns[BUILD_MAX_ASSIGNS];
   vkp_tool_load_args_t load = {0};
@@ -77,7 +85,8 @@ int vkp_cmd_build(int argc, char **argv) {
                        !strcmp(a, "--profile") || !strcmp(a, "--assign") ||
                        !strcmp(a, "--threads") || !strcmp(a, "--march") ||
                        !strcmp(a, "--cores") || !strcmp(a, "--sign") ||
-                       !strcmp(a, "--rank") || !strcmp(a, "--ranks");
+                       !strcmp(a, "--rank") || !strcmp(a, "--ranks") ||
+                       !strcmp(a, "--refine");
     if (takes_value && !has_value) {
       fprintf(stderr, "vkpipe build: %s needs a value\n", a);
       return VKP_TOOL_EXIT_USAGE;
@@ -121,6 +130,14 @@ int vkp_cmd_build(int argc, char **argv) {
         threads = (int32_t)k;
       else
         cores = (int32_t)k;
+    } else if (!strcmp(a, "--refine")) {
+      int64_t k;
+      if (!vkp_tool_parse_int(argv[++i], 0, VKP_TOOL_MAX_REFINE, &k)) {
+        fprintf(stderr, "vkpipe build: --refine wants 0..%d rounds, got '%s'\n",
+                VKP_TOOL_MAX_REFINE, argv[i]);
+        return VKP_TOOL_EXIT_USAGE;
+      }
+      refine = (int32_t)k;
     } else if (!strcmp(a, "--ranks")) {
       const char *v = argv[++i];
       char *end;
@@ -170,12 +187,16 @@ int vkp_cmd_build(int argc, char **argv) {
     fprintf(stderr, "vkpipe build: need MODEL and -o OUT.vkp (try --help)\n");
     return VKP_TOOL_EXIT_USAGE;
   }
+  if (refine > 0 && (ranks > 1 || n_ranks > 0)) {
+    fprintf(stderr, "vkpipe build: --refine measures the plan in this process; it does "
+                    "not go with --ranks or --rank\n");
+    return VKP_TOOL_EXIT_USAGE;
+  }
 
   vkp_registry_t *registry = NULL;
   vkp_profile_t *profile = NULL;
   vkp_graph_t *graph = NULL;
-  vkp_partition_t *part = NULL;
-  vkp_plan_t *plan = NULL;
+  vkp_tool_refined_t refined = {0};
   char *profile_json = NULL;
   vkp_compile_options_t *copts = NULL;
   vkp_artifact_secret_key_t sign_key;
@@ -188,9 +209,10 @@ int vkp_cmd_build(int argc, char **argv) {
     vkp_partition_options_t opt = {.policy = policy, .stages = stages,
                                    .threads = threads, .ranks = ranks,
                                    .n_assigns = n_assigns, .assigns = assigns};
-    st = vkp_partition_create(graph, registry, profile, &opt, &part);
+    st = vkp_tool_refine(graph, registry, profile, &opt, VKP_PRECISION_FP32, refine, 3, 0,
+                         NULL, &refined);
   }
-  if (!st) st = vkp_partition_to_plan(part, graph->name, &plan);
+  vkp_plan_t *plan = refined.plan;
   for (int32_t k = 0; !st && k < n_ranks; ++k) {
     const char *eq = strrchr(rank_args[k], '=');
     char name[256];
@@ -223,7 +245,8 @@ int vkp_cmd_build(int argc, char **argv) {
     vkp_status_free(st);
     rc = VKP_TOOL_EXIT_FAILURE;
   } else {
-    vkp_partition_print(part, stdout);
+    if (refined.notes) printf("%s\n", refined.notes);
+    vkp_partition_print(refined.part, stdout);
     struct stat written;
     long size = stat(out, &written) == 0 ? (long)written.st_size : -1L;
     printf("\nwrote %s (%ld bytes, %d stage%s)\n", out, size, (int)plan->n_stages,
@@ -232,8 +255,7 @@ int vkp_cmd_build(int argc, char **argv) {
   memset(&sign_key, 0, sizeof sign_key);
   free(copts);
   vkp_free(profile_json);
-  vkp_plan_destroy(plan);
-  vkp_partition_destroy(part);
+  vkp_tool_refined_deinit(&refined);
   vkp_graph_destroy(graph);
   vkp_profile_destroy(profile);
   vkp_registry_destroy(registry);

@@ -12,6 +12,8 @@
 #include "vkpipe/artifact.h"
 #include "vkpipe/cost.h"
 #include "vkpipe/graph.h"
+#include "vkpipe/partition.h"
+#include "vkpipe/plan.h"
 #include "vkpipe/status.h"
 #include "vkpipe/target.h"
 #include "vkpipe/tensor.h"
@@ -223,5 +225,57 @@ vkp_status_t vkp_tool_write_outputs(const vkp_graph_t *graph,
 vkp_status_t vkp_tool_profile(const char *command, const char *path, int32_t cores,
                               const vkp_registry_t *registry,
                               vkp_profile_t **out_profile) VKP_MUST_USE;
+
+// ---------------------------------------------------------------------------
+// Re-cutting on measured stage times: --refine N (tools/tool_refine.c;
+// docs/pipeline-config.md, "Re-cutting on measured stage times")
+
+// Plans a refinement tries: the estimates' cut and up to this many re-cuts.
+#define VKP_TOOL_MAX_REFINE 8
+#define VKP_TOOL_DEFAULT_REFINE 2
+
+// Random inputs for every global input of `plan` (plan order; float32 in
+// [-1, 1), integers in [0, 8)), from a fixed seed. *out_inputs holds
+// plan->n_inputs tensors; free with vkp_tool_inputs_free.
+vkp_status_t vkp_tool_random_inputs(const vkp_plan_t *plan,
+                                    vkp_tensor_t **out_inputs) VKP_MUST_USE;
+void vkp_tool_inputs_free(vkp_tensor_t *inputs, int32_t n);
+
+// Runs `plan` pipelined on `inputs` (plan order) for `warmup` frames, then
+// measures `frames` more with the rings kept full: frames per second and
+// each stage's mean busy time per frame (out_stage_s: plan->n_stages).
+vkp_status_t vkp_tool_measure_plan(const vkp_plan_t *plan, const vkp_registry_t *registry,
+                                   const vkp_tensor_t *inputs, int32_t warmup,
+                                   int32_t frames, double *out_fps,
+                                   double *out_stage_s) VKP_MUST_USE;
+
+// What a refinement kept and tried. Owned fields are freed by
+// vkp_tool_refined_deinit.
+typedef struct vkp_tool_refined_t {
+  vkp_partition_t *part;  // owned: the partition of the plan kept
+  vkp_plan_t *plan;       // owned: the plan kept
+  int32_t n_plans;        // plans measured (0: none, refinement was off)
+  double fps[VKP_TOOL_MAX_REFINE + 1];  // each one's frames/s, first the estimates' cut
+  int32_t kept;           // index into fps
+  char *notes;            // owned (vkp_free), a line per round, or NULL
+} vkp_tool_refined_t;
+
+void vkp_tool_refined_deinit(vkp_tool_refined_t *r);
+
+// Partitions `graph` with `options` (its `measured` ignored) and makes the
+// plan (every stage at `precision`). With `rounds` > 0 it then runs that
+// plan pipelined for about half a second by its estimate (8 to 400 frames,
+// at most `max_frames`; `warmup` frames first) on random inputs, cuts the
+// graph again with every stage's measured busy time
+// (vkp_partition_options_t.measured), runs that plan, and so on for up to
+// `rounds` re-cuts or until a cut repeats; the plan that ran the most
+// frames per second is kept. `inputs` (plan order) may be NULL (random ones).
+vkp_status_t vkp_tool_refine(const vkp_graph_t *graph, const vkp_registry_t *registry,
+                             const vkp_profile_t *profile,
+                             const vkp_partition_options_t *options,
+                             vkp_precision_t precision, int32_t rounds,
+                             int32_t warmup, int32_t max_frames,
+                             const vkp_tensor_t *inputs,
+                             vkp_tool_refined_t *out) VKP_MUST_USE;
 
 #endif  // VKPIPE_TOOLS_TOOL_H_

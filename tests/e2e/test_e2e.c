@@ -114,6 +114,19 @@ Test(e2e, build_inspect_run_artifact_and_auto, .timeout = 600) {
   expect_ok(&r, "run onnx on ref");
   vkp_test_run_free(&r);
   expect_same_npy("o1/probs.npy", "o2/probs.npy");
+
+  // --refine: the plan ran here and was cut again on its measured stage
+  // times; the artifact built from the plan kept computes what ref does.
+  r = vkpipe("build '%s' --policy cpu --stages 2 --threads 1 --refine 1 -o refined.vkp",
+             model("mlp.json"));
+  expect_ok(&r, "build --refine");
+  cr_assert(strstr(r.out, "refine: plan 1 (the estimates' cut) ran"), "%s", r.out);
+  cr_assert(strstr(r.out, "wrote refined.vkp"), "%s", r.out);
+  vkp_test_run_free(&r);
+  r = vkpipe("run refined.vkp --input x=x.npy --output-dir refined");
+  expect_ok(&r, "run the refined artifact");
+  vkp_test_run_free(&r);
+  expect_same_npy("ref/y.npy", "refined/y.npy");
 }
 
 Test(e2e, build_and_inspect_errors, .timeout = 600) {
@@ -121,6 +134,16 @@ Test(e2e, build_and_inspect_errors, .timeout = 600) {
   cr_assert_eq(r.code, 2, "missing -o: %s", r.err);
   cr_assert_eq(vkp_test_count_lines(r.err), 1, "%s", r.err);
   vkp_test_run_free(&r);
+  // --refine measures in this process: not with ranks; at most 8 rounds.
+  static const char *const refine_bad[] = {"--refine 1 --ranks 2", "--refine 9",
+                                           "--refine x"};
+  for (size_t i = 0; i < sizeof refine_bad / sizeof refine_bad[0]; ++i) {
+    r = vkpipe("build '%s' -o x.vkp %s", model("mlp.json"), refine_bad[i]);
+    cr_assert_eq(r.code, 2, "%s: %s", refine_bad[i], r.err);
+    cr_assert_eq(vkp_test_count_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "--refine"), "%s", r.err);
+    vkp_test_run_free(&r);
+  }
   r = vkpipe("build missing.json -o x.vkp");
   cr_assert_eq(r.code, 1);
   cr_assert(strstr(r.err, "missing.json"), "%s", r.err);

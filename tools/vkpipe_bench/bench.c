@@ -30,14 +30,6 @@
 // ... unless all its frames are estimated to take less than this (seconds).
 #define BENCH_SINGLE_CHEAP_S 3.0
 
-// --refine: rounds by default and at most; each round's run lasts about
-// BENCH_REFINE_RUN_S by the estimate, within BENCH_REFINE_FRAMES_MIN..MAX.
-#define BENCH_DEFAULT_REFINE 2
-#define BENCH_MAX_REFINE 8  // plans tried: at most 9 (bench_report_t.refine_fps)
-#define BENCH_REFINE_RUN_S 0.5
-#define BENCH_REFINE_FRAMES_MIN 8
-#define BENCH_REFINE_FRAMES_MAX 400
-
 // A measurement gives up when no frame finishes for this long (--timeout).
 static int32_t bench_frame_timeout_s = 10;
 
@@ -113,7 +105,7 @@ static void bench_usage(FILE *out) {
           "  --trace FILE       write a Chrome trace (open in Perfetto), one "
           "track per stage\n"
           "  -h, --help         this text\n",
-          VKP_PIPELINE_DEFAULT_RING_DEPTH, BENCH_DEFAULT_REFINE);
+          VKP_PIPELINE_DEFAULT_RING_DEPTH, VKP_TOOL_DEFAULT_REFINE);
 }
 
 static bool bench_parse_int(const char *s, int32_t lo, int32_t hi,
@@ -132,7 +124,7 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   a->frames = 100;
   a->numel = 16;
   a->warmup = 10;
-  a->refine = BENCH_DEFAULT_REFINE;
+  a->refine = VKP_TOOL_DEFAULT_REFINE;
   for (int i = 1; i < argc; ++i) {
     bool load_option;
     int rc = vkp_tool_load_option("vkpipe-bench", argc, argv, &i, &a->load,
@@ -250,9 +242,9 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
       a->no_single = true;
     } else if (!strcmp(arg, "--refine")) {
       BENCH_NEED_VALUE();
-      if (!bench_parse_int(val, 0, BENCH_MAX_REFINE, &a->refine)) {
+      if (!bench_parse_int(val, 0, VKP_TOOL_MAX_REFINE, &a->refine)) {
         fprintf(stderr, "vkpipe-bench: --refine wants 0..%d rounds, got '%s'\n",
-                BENCH_MAX_REFINE, val);
+                VKP_TOOL_MAX_REFINE, val);
         return BENCH_EXIT_USAGE;
       }
     } else if (!strcmp(arg, "--no-refine")) {
@@ -347,41 +339,6 @@ static uint64_t bench_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-// Random inputs for every global input of `pipe`, shaped as `plan` says.
-static vkp_status_t bench_make_inputs(const vkp_plan_t *plan,
-                                      vkp_tensor_t **out_inputs) {
-  vkp_tensor_t *inputs = calloc((size_t)plan->n_inputs + 1, sizeof(*inputs));
-  if (!inputs) return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "bench inputs");
-  uint64_t state = 0x2545F4914F6CDD1Dull;
-  for (int32_t i = 0; i < plan->n_inputs; ++i) {
-    const vkp_value_t *v = vkp_plan_input_value(plan, i);
-    if (!v) {
-      for (int32_t k = 0; k < i; ++k) vkp_tensor_deinit(&inputs[k]);
-      free(inputs);
-      return vkp_status_make(VKP_STATUS_INTERNAL, "global input '%s' is unbound",
-                             plan->inputs[i]);
-    }
-    vkp_status_t st = vkp_tensor_init(&inputs[i], v->dtype, v->rank, v->shape);
-    if (st) {
-      for (int32_t k = 0; k < i; ++k) vkp_tensor_deinit(&inputs[k]);
-      free(inputs);
-      return st;
-    }
-    size_t n = vkp_tensor_numel(&inputs[i]);
-    for (size_t e = 0; e < n; ++e) {
-      state ^= state << 13;
-      state ^= state >> 7;
-      state ^= state << 17;
-      double u = (double)(state >> 11) * (1.0 / 9007199254740992.0);
-      if (v->dtype == VKP_DTYPE_FLOAT32) ((float *)inputs[i].data)[e] = (float)(u * 2 - 1);
-      else if (v->dtype == VKP_DTYPE_INT64) ((int64_t *)inputs[i].data)[e] = (int64_t)(u * 8);
-      else if (v->dtype == VKP_DTYPE_INT32) ((int32_t *)inputs[i].data)[e] = (int32_t)(u * 8);
-    }
-  }
-  *out_inputs = inputs;
-  return NULL;
 }
 
 // What bench_measure has collected so far.
@@ -681,9 +638,7 @@ static vkp_status_t bench_build_plan(const bench_args_t *a, const vkp_graph_t *g
                                      const vkp_registry_t *registry,
                                      const vkp_profile_t *profile,
                                      const char *policy, int32_t stages,
-                                     int32_t threads,
-                                     const vkp_partition_measure_t *measured,
-                                     int32_t n_measured, vkp_plan_t **out_plan,
+                                     int32_t threads, vkp_plan_t **out_plan,
                                      double *out_estimate, char **out_notes) {
   vkp_partition_options_t opt = {
       .policy = policy,
@@ -691,8 +646,6 @@ static vkp_status_t bench_build_plan(const bench_args_t *a, const vkp_graph_t *g
       .threads = threads,
       .n_assigns = a ? a->n_assigns : 0,
       .assigns = a ? a->assigns : NULL,
-      .n_measured = n_measured,
-      .measured = measured,
   };
   vkp_partition_t *part = NULL;
   vkp_status_t st = vkp_partition_create(graph, registry, profile, &opt, &part);
@@ -710,125 +663,38 @@ static vkp_status_t bench_build_plan(const bench_args_t *a, const vkp_graph_t *g
   return st;
 }
 
-// Whether two plans cut the graph alike: the same stages in order, on the
-// same targets with the same threads, holding the same nodes.
-static bool bench_same_cut(const vkp_plan_t *x, const vkp_plan_t *y) {
-  if (x->n_stages != y->n_stages) return false;
-  for (int32_t s = 0; s < x->n_stages; ++s) {
-    const vkp_plan_stage_t *p = &x->stages[s], *q = &y->stages[s];
-    if (strcmp(p->target, q->target) || p->threads != q->threads ||
-        p->graph->n_nodes != q->graph->n_nodes)
-      return false;
-    for (int32_t j = 0; j < p->graph->n_nodes; ++j)
-      if (strcmp(p->graph->nodes[j].name, q->graph->nodes[j].name)) return false;
-  }
-  return true;
-}
-
-// --refine: runs the plan pipelined for about BENCH_REFINE_RUN_S, cuts the
-// graph again with every stage's measured busy time (vkp_partition_measure_t:
-// the estimates of its nodes scaled to what it measured), and runs that plan
-// in turn, up to a->refine re-cuts or until a cut repeats. The plan that ran
-// the most frames per second replaces *io_plan (with its estimate and the
-// partitioner's notes); the report's notes say what each round measured.
-static vkp_status_t bench_refine(const bench_args_t *a, const vkp_graph_t *graph,
-                                 const vkp_registry_t *registry,
-                                 const vkp_profile_t *profile,
-                                 const vkp_tensor_t *inputs, bench_report_t *rep,
-                                 vkp_plan_t **io_plan, double *io_estimate,
-                                 char **io_notes) {
-  vkp_plan_t *plans[BENCH_MAX_REFINE + 1] = {*io_plan};
-  double estimate[BENCH_MAX_REFINE + 1] = {*io_estimate};
-  char *notes[BENCH_MAX_REFINE + 1] = {*io_notes};
-  double fps[BENCH_MAX_REFINE + 1] = {0};
-  int32_t n_plans = 1;
-  vkp_partition_measure_t *measured = NULL;
-  int32_t n_measured = 0;
-  vkp_status_t st = NULL;
-  for (int32_t r = 0; !st && r < n_plans; ++r) {
-    const vkp_plan_t *plan = plans[r];
-    bench_args_t run = *a;
-    run.warmup = a->warmup < 3 ? a->warmup : 3;
-    double per_frame = estimate[r] > 1e-6 ? estimate[r] : 1e-3;
-    double frames = BENCH_REFINE_RUN_S / per_frame;
-    run.frames = frames < BENCH_REFINE_FRAMES_MIN   ? BENCH_REFINE_FRAMES_MIN
-                 : frames > BENCH_REFINE_FRAMES_MAX ? BENCH_REFINE_FRAMES_MAX
-                                                    : (int32_t)frames;
-    if (run.frames > a->frames) run.frames = a->frames;
-    char label[32];
-    snprintf(label, sizeof label, "refine %d", (int)r + 1);
-    bench_mode_result_t res;
-    memset(&res, 0, sizeof res);
-    st = bench_run_mode(plan, registry, NULL, &run, inputs, false, false, label, &res,
-                        NULL);
-    vkp_partition_measure_t *grown =
-        st ? NULL : realloc(measured, sizeof(*measured) * (size_t)(n_measured + plan->n_stages));
-    if (!st && !grown) st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "measured stages");
-    if (!st) {
-      measured = grown;
-      fps[r] = res.fps;
-      char line[1024];
-      size_t len = (size_t)snprintf(line, sizeof line,
-                                    "refine: plan %d (%s) ran %.1f frames/s over %d "
-                                    "frames; busy ms per frame (estimated):",
-                                    (int)r + 1, r == 0 ? "the estimates' cut" : "re-cut",
-                                    res.fps, (int)run.frames);
-      for (int32_t s = 0; s < plan->n_stages && s < res.n_stages; ++s) {
-        const vkp_plan_stage_t *ps = &plan->stages[s];
-        double busy = res.stages[s].busy_ms;
-        if (len < sizeof line)
-          len += (size_t)snprintf(line + len, sizeof line - len, " %s %.3f (%.3f)",
-                                  ps->name, busy, ps->estimated_ms);
-        if (res.stages[s].frames > 0 && busy > 0 && ps->estimated_ms > 0)
-          measured[n_measured++] = (vkp_partition_measure_t){ps, busy * 1e-3};
-      }
-      bench_report_note(rep, "%s", line);
-    }
-    bench_mode_result_deinit(&res);
-    if (st || r >= a->refine) break;
-    vkp_plan_t *next = NULL;
-    double next_estimate = 0;
-    char *next_notes = NULL;
-    st = bench_build_plan(a, graph, registry, profile, a->policy, a->stages, a->threads,
-                          measured, n_measured, &next, &next_estimate, &next_notes);
-    if (st) break;
-    int32_t same = -1;
-    for (int32_t k = 0; k < n_plans && same < 0; ++k)
-      if (bench_same_cut(plans[k], next)) same = k;
-    if (same >= 0) {
-      bench_report_note(rep, "refine: cut again on these times, the model gives plan "
-                             "%d's stages: nothing more to try", (int)same + 1);
-      vkp_plan_destroy(next);
-      free(next_notes);
-      break;
-    }
-    plans[n_plans] = next;
-    estimate[n_plans] = next_estimate;
-    notes[n_plans++] = next_notes;
-  }
-  int32_t best = 0;
-  for (int32_t k = 1; k < n_plans; ++k)
-    if (fps[k] > fps[best]) best = k;
-  rep->refine_plans = n_plans;
-  memcpy(rep->refine_fps, fps, sizeof(double) * (size_t)n_plans);
-  rep->refine_kept = best;
-  if (st) {
-    st = vkp_status_annotate(st, "--refine (--no-refine measures the estimates' cut)");
-    best = 0;
-  } else if (n_plans > 1) {
-    bench_report_note(rep, "refine: kept plan %d, %.1f frames/s (the estimates' cut: "
-                           "%.1f, %.2fx)",
-                      (int)best + 1, fps[best], fps[0], fps[0] > 0 ? fps[best] / fps[0] : 0.0);
-  }
-  for (int32_t k = 0; k < n_plans; ++k) {
-    if (k == best) continue;
-    vkp_plan_destroy(plans[k]);
-    free(notes[k]);
-  }
-  free(measured);
-  *io_plan = plans[best];
-  *io_estimate = estimate[best];
-  *io_notes = notes[best];
+// The plan for a model: the partitioner's cut, re-cut on measured stage
+// times with --refine (tools/tool_refine.c). The rounds, the partitioner's
+// notes and its estimate go into the report.
+static vkp_status_t bench_model_plan(const bench_args_t *a, const vkp_graph_t *graph,
+                                     const vkp_registry_t *registry,
+                                     const vkp_profile_t *profile, bench_report_t *rep,
+                                     vkp_plan_t **out_plan, char **out_notes) {
+  vkp_partition_options_t opt = {
+      .policy = a->policy,
+      .stages = a->stages,
+      .threads = a->threads,
+      .n_assigns = a->n_assigns,
+      .assigns = a->assigns,
+  };
+  vkp_tool_refined_t r;
+  vkp_status_t st = vkp_tool_refine(graph, registry, profile, &opt, a->precision, a->refine,
+                                    a->warmup < 3 ? a->warmup : 3, a->frames, NULL, &r);
+  if (st)
+    return a->refine ? vkp_status_annotate(st, "--refine (--no-refine measures the "
+                                               "estimates' cut)")
+                     : st;
+  for (char *line = r.notes ? strtok(r.notes, "\n") : NULL; line; line = strtok(NULL, "\n"))
+    bench_report_note(rep, "%s", line);
+  rep->refine_plans = r.n_plans;
+  memcpy(rep->refine_fps, r.fps, sizeof(double) * (size_t)r.n_plans);
+  rep->refine_kept = r.kept;
+  rep->estimated_bottleneck_s = r.part->bottleneck_s;
+  if (r.part->notes && !(*out_notes = strdup(r.part->notes)))
+    st = vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "notes");
+  *out_plan = r.plan;
+  r.plan = NULL;
+  vkp_tool_refined_deinit(&r);
   return st;
 }
 
@@ -858,19 +724,7 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
     }
   } else if (!st) {
     st = vkp_tool_load_graph(a->model, &a->load, &graph);
-    if (!st)
-      st = bench_build_plan(a, graph, registry, profile, a->policy, a->stages, a->threads,
-                            NULL, 0, &plan, &rep->estimated_bottleneck_s, &part_notes);
-    // Re-cut on measured stage times, unless nothing could change: one
-    // stage asked for, with its threads fixed or on a device (no threads).
-    bool fixed = a->stages == 1 && plan && plan->n_stages == 1 &&
-                 (a->threads != 0 || plan->stages[0].threads == 0);
-    if (!st && a->refine > 0 && !fixed) {
-      st = bench_make_inputs(plan, &inputs);
-      if (!st)
-        st = bench_refine(a, graph, registry, profile, inputs, rep, &plan,
-                          &rep->estimated_bottleneck_s, &part_notes);
-    }
+    if (!st) st = bench_model_plan(a, graph, registry, profile, rep, &plan, &part_notes);
     active = plan;
     if (!st && part_notes) {
       // The partitioner's choice of threads and stages, line by line.
@@ -890,7 +744,7 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
     if (bench_mpi_rank != 0) goto done;
   }
   if (!st) st = bench_report_init_plan(rep, a->model, a->policy, active);
-  if (!st && !inputs) st = bench_make_inputs(active, &inputs);
+  if (!st) st = vkp_tool_random_inputs(active, &inputs);
   if (!st)
     st = bench_run_mode(active, registry, blobs, a, inputs, true, false,
                         "sequential", &rep->sequential, NULL);
@@ -914,7 +768,7 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
       vkp_plan_t *single = NULL;
       if (!check)
         check = bench_build_plan(NULL, graph, registry, profile, target->vtable->name, 1,
-                                 a->threads, NULL, 0, &single, &estimate[t], NULL);
+                                 a->threads, &single, &estimate[t], NULL);
       if (!check && single->n_stages != 1) estimate[t] = INFINITY;
       vkp_status_free(check);
       vkp_plan_destroy(single);
@@ -950,8 +804,8 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
       for (int pass = 0; pass < 2 && !st; ++pass) {
         vkp_plan_t *single = NULL;
         vkp_status_t one = bench_build_plan(NULL, graph, registry, profile,
-                                            target->vtable->name, 1, threads, NULL, 0,
-                                            &single, NULL, NULL);
+                                            target->vtable->name, 1, threads, &single,
+                                            NULL, NULL);
         bench_mode_result_t res;
         memset(&res, 0, sizeof res);
         char label[64];
@@ -977,10 +831,7 @@ static vkp_status_t bench_run_model(const bench_args_t *a, bench_report_t *rep) 
     free(estimate);
   }
 done:
-  if (inputs) {
-    for (int32_t i = 0; active && i < active->n_inputs; ++i) vkp_tensor_deinit(&inputs[i]);
-    free(inputs);
-  }
+  if (inputs) vkp_tool_inputs_free(inputs, active->n_inputs);
   free(part_notes);
   vkp_plan_destroy(plan);
   vkp_artifact_destroy(artifact);
