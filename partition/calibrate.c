@@ -111,6 +111,134 @@ static vkp_status_t vkp__resident_graph(vkp_op_t op, int64_t rows, int64_t cols,
   return vkp__bench_finish(g, st, out);
 }
 
+// A convolution y = conv(a, w) of `c` channels in, `m` out (`group`
+// groups), k x k at `stride` with pads k / 2, on a `hw` x `hw` map; the
+// weights are a constant.
+static vkp_status_t vkp__conv_graph(int64_t c, int64_t m, int64_t hw, int64_t k,
+                                    int64_t stride, int64_t group, vkp_graph_t **out) {
+  vkp_graph_t *g = NULL;
+  VKP_RETURN_IF_ERROR(vkp_graph_create("calibrate_conv", &g));
+  const int64_t xs[] = {1, c, hw, hw}, ws[] = {m, c / group, k, k};
+  size_t count = (size_t)(m * (c / group) * k * k);
+  float *w = vkp__malloc(count * sizeof(float));
+  vkp_status_t st = w ? NULL : VKP_OOM("calibration weights");
+  for (size_t i = 0; w && i < count; ++i) w[i] = (float)(i % 5) * 0.125f - 0.25f;
+  if (!st) st = vkp_graph_add_input(g, "a", VKP_DTYPE_FLOAT32, 4, xs, NULL);
+  if (!st) st = vkp_graph_add_constant(g, "w", VKP_DTYPE_FLOAT32, 4, ws, w, NULL);
+  vkp__free(w);
+  const int64_t p = k / 2, pads[] = {p, p, p, p}, strides[] = {stride, stride};
+  const vkp_attr_t attrs[] = {
+      {.name = "pads", .kind = VKP_ATTR_INTS, .ints = pads, .count = 4},
+      {.name = "strides", .kind = VKP_ATTR_INTS, .ints = strides, .count = 2},
+      {.name = "group", .kind = VKP_ATTR_INT, .i = group}};
+  const char *ins[] = {"a", "w"}, *outs[] = {"y"};
+  if (!st) st = vkp_graph_add_node(g, "conv", VKP_OP_CONV2D, 2, ins, 1, outs, 3, attrs, NULL);
+  return vkp__bench_finish(g, st, out);
+}
+
+// y = attention(a, kt, v) (docs/ops.md): `heads` heads of `len` queries
+// and keys of `dim` floats; the keys and values are constants.
+static vkp_status_t vkp__attention_graph(int64_t heads, int64_t len, int64_t dim,
+                                         vkp_graph_t **out) {
+  vkp_graph_t *g = NULL;
+  VKP_RETURN_IF_ERROR(vkp_graph_create("calibrate_attention", &g));
+  const int64_t q[] = {1, heads, len, dim}, kt[] = {1, heads, dim, len};
+  size_t count = (size_t)(heads * len * dim);
+  float *c = vkp__malloc(count * sizeof(float));
+  vkp_status_t st = c ? NULL : VKP_OOM("calibration keys");
+  for (size_t i = 0; c && i < count; ++i) c[i] = (float)(i % 7) * 0.0625f - 0.1875f;
+  if (!st) st = vkp_graph_add_input(g, "a", VKP_DTYPE_FLOAT32, 4, q, NULL);
+  if (!st) st = vkp_graph_add_constant(g, "kt", VKP_DTYPE_FLOAT32, 4, kt, c, NULL);
+  if (!st) st = vkp_graph_add_constant(g, "v", VKP_DTYPE_FLOAT32, 4, q, c, NULL);
+  vkp__free(c);
+  const vkp_attr_t scale = {.name = "scale", .kind = VKP_ATTR_FLOAT, .f = 0.125};
+  const char *ins[] = {"a", "kt", "v"}, *outs[] = {"y"};
+  if (!st)
+    st = vkp_graph_add_node(g, "attention", VKP_OP_ATTENTION, 3, ins, 1, outs, 1, &scale, NULL);
+  return vkp__bench_finish(g, st, out);
+}
+
+// The layers that calibrate a target's kernel classes (its kernel_class
+// hook names each one's class): convolutions of ResNet-18's and
+// MobileNetV2's shapes and a transformer's attention, a millisecond or so
+// each on one core (the depthwise and attention ones less).
+static const struct {
+  const char *kernel;
+  int64_t c, m, hw, k, stride, group;  // attention: c heads, hw tokens, k dims
+} vkp__class_layers[] = {
+    {"conv_pointwise", 128, 128, 56, 1, 1, 1}, {"conv_winograd", 128, 128, 28, 3, 1, 1},
+    {"conv_winograd4", 64, 64, 56, 3, 1, 1},   {"conv_gemm", 64, 128, 56, 3, 2, 1},
+    {"conv_depthwise", 144, 144, 56, 3, 1, 144}, {"conv_depthwise_s2", 96, 96, 112, 3, 2, 96},
+    {"attention", 8, 0, 128, 64, 0, 0},
+};
+
+static vkp_status_t vkp__time_graph(const vkp_target_t *target,
+                                    const vkp_graph_t *graph, int32_t n_variants,
+                                    const int32_t *threads, int32_t repeats,
+                                    double *out_seconds, double *out_share);
+
+// Measures the compute factor of each kernel class in vkp__class_layers on
+// host `target` (with a kernel_class hook), whose rates `r` were just
+// measured, `t_one` being its per-run overhead: the factor that makes the
+// roofline (vkp_node_estimate) give the measured time. A kernel bound by
+// memory at these rates gets the factor that makes its compute take as long
+// as its memory traffic. Sets them on the profile; notes what it found.
+static vkp_status_t vkp__calibrate_kernels(vkp_profile_t *profile, const vkp_target_t *target,
+                                           const vkp_profile_target_t *r, double t_one,
+                                           int32_t repeats, char **notes) {
+  const char *name = target->vtable->name;
+  const int32_t one_thread[1] = {1};
+  char line[1024];
+  size_t len = (size_t)snprintf(line, sizeof line, "%s kernel classes (one thread):", name);
+  vkp_status_t st = NULL;
+  for (size_t i = 0; i < sizeof vkp__class_layers / sizeof vkp__class_layers[0] && !st; ++i) {
+    const char *kernel = vkp__class_layers[i].kernel;
+    vkp_graph_t *g = NULL;
+    if (strcmp(kernel, "attention") == 0)
+      st = vkp__attention_graph(vkp__class_layers[i].c, vkp__class_layers[i].hw,
+                                vkp__class_layers[i].k, &g);
+    else
+      st = vkp__conv_graph(vkp__class_layers[i].c, vkp__class_layers[i].m,
+                           vkp__class_layers[i].hw, vkp__class_layers[i].k,
+                           vkp__class_layers[i].stride, vkp__class_layers[i].group, &g);
+    if (st) break;
+    double columns = 0.0, t = 0.0;
+    const char *got = target->vtable->compiler.kernel_class(target, g, &g->nodes[0], &columns);
+    vkp_op_cost_t work;
+    vkp_status_t bench = vkp_op_cost(g, &g->nodes[0], &work);
+    if (!bench && (!got || strcmp(got, kernel)))
+      bench = vkp_status_make(VKP_STATUS_UNSUPPORTED, "its calibration layer runs as '%s'",
+                              got ? got : "no class");
+    if (!bench) bench = vkp__time_graph(target, g, 1, one_thread, repeats, &t, NULL);
+    vkp_graph_destroy(g);
+    double h = r->gemm_half_columns, width = 1.0;
+    if (columns > 0 && h > 0)
+      width = (columns / (columns + h)) /
+              (VKP_PROFILE_GEMM_COLUMNS / (VKP_PROFILE_GEMM_COLUMNS + h));
+    double gbps = r->gbps * 1e9;
+    double compute = t - t_one - work.weight_bytes / gbps - r->launch_us * 1e-6;
+    double memory = (work.bytes - work.weight_bytes) / gbps;
+    if (compute < memory) compute = memory;
+    double factor = compute > 0 ? work.flops / (r->gflops * 1e9 * width * compute) : 0.0;
+    if (!bench && !(factor > 0.01 && factor < 100))
+      bench = vkp_status_make(VKP_STATUS_UNAVAILABLE, "factor %g out of range", factor);
+    if (bench) {
+      if (len < sizeof line)
+        len += (size_t)snprintf(line + len, sizeof line - len, " %s kept (%s);", kernel,
+                                vkp_status_message(bench));
+      vkp_status_free(bench);
+      continue;
+    }
+    st = vkp_profile_set_kernel(profile, name, kernel, factor);
+    if (len < sizeof line)
+      len += (size_t)snprintf(line + len, sizeof line - len, " %s %.2f (%.3f ms);", kernel,
+                              factor, t * 1e3);
+  }
+  if (!st && len > 0 && line[len - 1] == ';') line[len - 1] = 0;
+  if (!st) st = vkp__lines_appendf(notes, "calibration notes", "%s", line);
+  return st;
+}
+
 // Median wall times of `repeats` runs of `graph` on `target` compiled with
 // threads[0] and, when n_variants is 2, threads[1] threads, compile and load
 // excluded. The median, not the best: the rates should predict the stages'
@@ -443,6 +571,9 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
                             (long long)o.elementwise, r.launch_us, t_one * 1e6,
                             device_note[0] ? device_note : thread_note);
     vkp_status_free(threaded);
+    if (!st && on_host && target->vtable->compiler.kernel_class && !o.no_kernel_classes)
+      st = vkp__calibrate_kernels(profile, target, vkp_profile_target(profile, name), t_one,
+                                  o.repeats, out_notes);
     // Moving data to and from a device other than the host: a staging copy
     // plus about one launch.
     // (r.device pointed into the entry set_target just replaced.)

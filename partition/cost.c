@@ -497,13 +497,15 @@ int32_t vkp_host_cores(void) {
 
 // The factor on `rates`' compute rate for the kernel `target` runs `node`
 // with: the class's factor times the GEMM width term (1 without a
-// kernel_class hook).
+// kernel_class hook); 0 for a node computed in another's kernel
+// (VKP_KERNEL_CLASS_FUSED), which the estimate then takes as free.
 static double vkp__kernel_scale(const vkp_profile_target_t *rates,
                                 const vkp_target_t *target,
                                 const vkp_graph_t *graph, const vkp_node_t *node) {
   if (!target->vtable->compiler.kernel_class) return 1.0;
   double columns = 0.0;
   const char *kernel = target->vtable->compiler.kernel_class(target, graph, node, &columns);
+  if (kernel && strcmp(kernel, VKP_KERNEL_CLASS_FUSED) == 0) return 0.0;
   double scale = vkp_profile_kernel_scale(rates, kernel);
   double h = rates->gemm_half_columns;
   if (columns > 0 && h > 0)
@@ -527,8 +529,9 @@ vkp_status_t vkp_node_estimate_threads(const vkp_profile_t *profile,
   vkp_op_cost_t work;
   VKP_RETURN_IF_ERROR(vkp_op_cost(graph, node, &work));
   vkp_profile_target_t scaled = *rates;
-  scaled.gflops *= vkp__kernel_scale(rates, target, graph, node);
-  *out_seconds = vkp_roofline_seconds_threads(&scaled, &work, threads);
+  double scale = vkp__kernel_scale(rates, target, graph, node);
+  scaled.gflops *= scale;
+  *out_seconds = scale > 0 ? vkp_roofline_seconds_threads(&scaled, &work, threads) : 0.0;
   return NULL;
 }
 
@@ -551,8 +554,9 @@ vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
   VKP_RETURN_IF_ERROR(vkp_op_cost(graph, node, &work));
   vkp_profile_target_t scratch;
   vkp_profile_target_t scaled = *vkp_profile_target_rates(profile, target, &scratch);
-  scaled.gflops *= vkp__kernel_scale(&scaled, target, graph, node);
-  *out_seconds = vkp_roofline_seconds(&scaled, &work);
+  double scale = vkp__kernel_scale(&scaled, target, graph, node);
+  scaled.gflops *= scale;
+  *out_seconds = scale > 0 ? vkp_roofline_seconds(&scaled, &work) : 0.0;
   return NULL;
 }
 

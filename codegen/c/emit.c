@@ -12,6 +12,7 @@
 #include "base/alloc.h"
 #include "base/sb.h"
 #include "base/status_macros.h"
+#include "vkpipe/target.h"
 #include "codegen/c/emit_internal.h"
 #include "codegen/c/plan.h"
 #include "codegen/expr.h"
@@ -758,10 +759,41 @@ static int vkp__winograd_tile(const vkp_node_t *a, const vkp_value_t *x,
 
 static double vkp__min2(double a, double b) { return a < b ? a : b; }
 
+// Whether elementwise `n` joins the epilogue of a conv/gemm/matmul, as
+// vkp__plan_groups decides: an input of the same shape and bounds, used
+// only here and not a graph output, comes from such an anchor or from a
+// node that joins one itself (up to `depth` links back).
+static bool vkp__joins_epilogue(const vkp_graph_t *g, const vkp_node_t *n, int depth) {
+  if (depth == 0 || !vkp__is_elementwise(n->op) || n->n_outputs != 1) return false;
+  const vkp__cg_t cg = {.g = g};  // what vkp__is_anchor reads
+  const vkp_value_t *out = &g->values[n->outputs[0]];
+  if (out->dtype != VKP_DTYPE_FLOAT32) return false;
+  for (int32_t i = 0; i < n->n_inputs; ++i) {
+    int32_t v = n->inputs[i];
+    if (v < 0) continue;
+    const vkp_value_t *val = &g->values[v];
+    if (val->producer < 0 || val->is_output || !vkp__same_shape(val, out) ||
+        !vkp__same_bounds(val, out))
+      continue;
+    int32_t uses = 0;
+    for (int32_t k = 0; k < g->n_nodes && uses < 2; ++k)
+      for (int32_t q = 0; q < g->nodes[k].n_inputs; ++q) uses += g->nodes[k].inputs[q] == v;
+    if (uses != 1) continue;
+    const vkp_node_t *pn = &g->nodes[val->producer];
+    if ((vkp__is_anchor(&cg, pn) && val->dtype == VKP_DTYPE_FLOAT32) ||
+        vkp__joins_epilogue(g, pn, depth - 1))
+      return true;
+  }
+  return false;
+}
+
 const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
                                        const vkp_node_t *node, double *out_columns) {
   *out_columns = 0.0;
+  // Computed in the registers of the kernel it joins: no pass of its own.
+  if (vkp__joins_epilogue(graph, node, 8)) return VKP_KERNEL_CLASS_FUSED;
   const vkp_value_t *y = &graph->values[node->outputs[0]];
+  if (node->op == VKP_OP_ATTENTION) return "attention";
   if (node->op == VKP_OP_MATMUL || node->op == VKP_OP_GEMM) {
     // The smaller of the output matrix's rows and columns; a single row (a
     // matrix-vector product, bound by its weights' bytes) gets no width term.
@@ -782,7 +814,14 @@ const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
       vkp_node_attr_ints(node, "dilations", &dil) < 2)
     return NULL;
   long long G = vkp_node_int(node, "group");
-  if (G == x->shape[1] && G == w->shape[0] && G > 1) return "conv_depthwise";
+  // Depthwise kernels run along output rows a vector at a time: the width
+  // term, over the output width, prices the part-empty vectors of small
+  // maps; the stride-2 paths (phase planes, shuffled taps) are a class of
+  // their own.
+  if (G == x->shape[1] && G == w->shape[0] && G > 1) {
+    *out_columns = (double)y->shape[3];
+    return st[0] == 1 && st[1] == 1 ? "conv_depthwise" : "conv_depthwise_s2";
+  }
   // As vkp__emit_conv: Winograd needs constant weights. Its 16 GEMMs have
   // one column per 2x2 output tile; the im2col GEMM one per output position
   // (the weights, M x K, are the packed operand, streamed once per column

@@ -56,12 +56,15 @@ void vkp_codegen_c_literal(double value, char *buf, size_t size);
 
 // The kernel class the generator runs `node` of `graph` with, for the cost
 // model (docs/pipeline-config.md, "Kernel classes"): "conv_winograd",
-// "conv_depthwise", "conv_pointwise", "conv_gemm" (im2col GEMM) for a 2-D
-// convolution, "gemm" for matmul/gemm, NULL for every other node (the op's
-// own cost class). Static strings; the same choice vkp_codegen_c_emit makes.
+// "conv_winograd4", "conv_depthwise", "conv_depthwise_s2", "conv_pointwise",
+// "conv_gemm" (im2col GEMM) for a 2-D convolution, "gemm" for matmul/gemm,
+// "attention", VKP_KERNEL_CLASS_FUSED for an elementwise node computed in a
+// conv/gemm/matmul's epilogue, NULL for every other node (the op's own cost
+// class). Static strings; the same choice vkp_codegen_c_emit makes.
 // *out_columns: the width of the GEMMs it runs (a convolution: its output
 // positions, Winograd: its 2x2 output tiles; matmul: min(rows, columns) of
-// the output, 0 for a single row), 0 for other nodes.
+// the output, 0 for a single row; depthwise: the output width), 0 for other
+// nodes.
 const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
                                        const vkp_node_t *node, double *out_columns);
 

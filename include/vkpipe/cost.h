@@ -255,6 +255,10 @@ typedef struct vkp_calibrate_options_t {
   // compiled with this many threads); 0: min(vkp_host_cores(), 64); 1: skip
   // them (efficiencies keep their previous values).
   int32_t threads;
+  // true: keep the kernel class factors; false (default): a host target
+  // with a kernel_class hook also times one convolution per class and sets
+  // each class's factor to what it measured (docs/pipeline-config.md).
+  bool no_kernel_classes;
   vkp_calibrate_progress_fn progress;  // optional
   void *progress_user;
 } vkp_calibrate_options_t;

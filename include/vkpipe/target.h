@@ -122,6 +122,10 @@ typedef struct vkp_staging_t {
   void *allocation;     // target-private bookkeeping
 } vkp_staging_t;
 
+// A kernel class (kernel_class below): the node is computed inside another
+// node's kernel and costs nothing of its own.
+#define VKP_KERNEL_CLASS_FUSED "fused"
+
 // The interface version this header describes. A vtable sets
 // `.api_version = VKP_TARGET_API_VERSION`; registration refuses any other
 // value, so a target built against another layout is an error that says so
@@ -217,7 +221,9 @@ typedef struct vkp_target_compile_ops_t {
   // in *out_columns (set to 0 before the call) the smaller output dimension
   // of the GEMMs that kernel runs, 0 when it runs none. The roofline scales
   // the target's compute rate by the profile's factor for the class and by
-  // the GEMM width term (docs/pipeline-config.md, "Kernel classes").
+  // the GEMM width term (docs/pipeline-config.md, "Kernel classes"). The
+  // class VKP_KERNEL_CLASS_FUSED says the node runs inside another node's
+  // kernel (an epilogue in its registers): it is estimated at no time.
   const char *(*kernel_class)(const vkp_target_t *target, const vkp_graph_t *graph,
                               const vkp_node_t *node, double *out_columns);
 

@@ -596,6 +596,10 @@ static const vkp_target_kernel_rate_t vkp__cpu_kernel_rates[] = {
     {"conv_winograd", 0.9 * VKP__CPU_CLASS_SCALE},
     {"conv_pointwise", 0.8 * VKP__CPU_CLASS_SCALE},
     {"conv_depthwise", 1.0 * VKP__CPU_CLASS_SCALE},
+    // Not fitted by hand: `vkpipe calibrate` measures these (and the others)
+    // on the machine; until then the depthwise factor.
+    {"conv_depthwise_s2", 1.0 * VKP__CPU_CLASS_SCALE},
+    {"attention", 1.0 * VKP__CPU_CLASS_SCALE},
     {"gemm", 1.0 * VKP__CPU_CLASS_SCALE},
     // F(4x4, 3x3): not fitted per layer yet; F(2x2)'s factor times the
     // 1.15-1.3x bench_cpu_kernels measured against it on the same layers.

@@ -52,6 +52,43 @@ Test(calibrate, builtin_targets_get_rates, .timeout = 120) {
       cr_assert(chains && (!end || chains < end), "%s", notes);
     }
   }
+  // The cpu target names a class per layer: each class gets the factor its
+  // calibration layer measured (or keeps its own, saying why).
+  const char *classes = strstr(notes, "cpu kernel classes (one thread):");
+  cr_assert(classes, "%s", notes);
+  static const char *const kernels[] = {"conv_pointwise", "conv_winograd",
+                                        "conv_winograd4", "conv_gemm",
+                                        "conv_depthwise", "conv_depthwise_s2",
+                                        "attention"};
+  vkp_profile_t *defaults;
+  VKP_TEST_OK(vkp_profile_create_default(&defaults));
+  const vkp_profile_target_t *cpu = vkp_profile_target(prof, "cpu");
+  const vkp_profile_target_t *cpu0 = vkp_profile_target(defaults, "cpu");
+  int32_t measured = 0;
+  for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; ++k) {
+    char needle[64];
+    snprintf(needle, sizeof needle, " %s ", kernels[k]);
+    cr_assert(strstr(classes, needle), "%s missing: %s", kernels[k], classes);
+    double f = vkp_profile_kernel_scale(cpu, kernels[k]);
+    cr_assert(isfinite(f) && f > 0.01 && f < 100, "%s: %g", kernels[k], f);
+    measured += f != vkp_profile_kernel_scale(cpu0, kernels[k]);
+  }
+  cr_assert_geq(measured, 5, "%s", classes);
+  // no_kernel_classes keeps them.
+  vkp_profile_t *kept;
+  VKP_TEST_OK(vkp_profile_create_default(&kept));
+  vkp_calibrate_options_t keep = opt;
+  keep.no_kernel_classes = true;
+  keep.threads = 1;
+  char *keep_notes = NULL;
+  VKP_TEST_OK(vkp_profile_calibrate(kept, reg, &keep, &keep_notes));
+  cr_assert(!strstr(keep_notes, "kernel classes"), "%s", keep_notes);
+  for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; ++k)
+    cr_assert_eq(vkp_profile_kernel_scale(vkp_profile_target(kept, "cpu"), kernels[k]),
+                 vkp_profile_kernel_scale(cpu0, kernels[k]));
+  vkp_free(keep_notes);
+  vkp_profile_destroy(kept);
+  vkp_profile_destroy(defaults);
   // The result is a loadable profile.
   char *json;
   VKP_TEST_OK(vkp_profile_to_json(prof, &json));

@@ -238,9 +238,21 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   cr_assert_float_eq(cols, 16.0, 1e-12);
   cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "stem"), &cols), "conv_gemm");
   cr_assert_float_eq(cols, 64.0, 1e-12);  // 8x8 output positions
+  // A ReLU on a convolution's single-use result runs in its epilogue: free.
   cols = 0;
-  cr_assert_null(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.relu1"), &cols));
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.relu1"), &cols),
+                   VKP_KERNEL_CLASS_FUSED);
   cr_assert_eq(cols, 0.0);
+  double free_s = -1;
+  VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.relu1"), &free_s));
+  cr_assert_eq(free_s, 0.0);
+  VKP_TEST_OK(vkp_node_estimate_threads(p, cpu, g, node(g, "b0.relu1"), 2, &free_s));
+  cr_assert_eq(free_s, 0.0);
+  // ReLUs of a graph input, and of another ReLU, have no kernel to join.
+  vkp_graph_t *chain = fx_chain(3, 64);
+  for (int32_t i = 0; i < chain->n_nodes; ++i)
+    cr_assert_null(cpu->vtable->compiler.kernel_class(cpu, chain, &chain->nodes[i], &cols));
+  vkp_graph_destroy(chain);
   // A single-row matmul (matrix-vector): no width term.
   cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "fc"), &cols), "gemm");
   cr_assert_eq(cols, 0.0);
@@ -251,22 +263,20 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   w = cost_of(g, "stem");
   VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "stem"), &s));
   cr_assert_float_eq(s, roofline_scaled(r, &w, width(64, h)), 1e-15);
-  w = cost_of(g, "b0.relu1");
-  VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.relu1"), &s));
-  cr_assert_float_eq(s, vkp_roofline_seconds(r, &w), 1e-15);
   vkp_graph_destroy(g);
 
-  // Depthwise (no GEMM: no width term) and pointwise convolutions.
+  // Depthwise (the width term over the output width) and pointwise
+  // convolutions.
   g = fx_mobilenet_like(1, 24, 6);
   cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.dw"), &cols),
                    "conv_depthwise");
-  cr_assert_eq(cols, 0.0);
+  cr_assert_eq(cols, 6.0);
   cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.pw"), &cols),
                    "conv_pointwise");
   cr_assert_float_eq(cols, 36.0, 1e-12);  // 6x6 output positions
   w = cost_of(g, "b0.dw");
   VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.dw"), &s));
-  cr_assert_float_eq(s, roofline_scaled(r, &w, dw), 1e-15);
+  cr_assert_float_eq(s, roofline_scaled(r, &w, dw * width(6, h)), 1e-15);
   w = cost_of(g, "b0.pw");
   VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.pw"), &s));
   cr_assert_float_eq(s, roofline_scaled(r, &w, width(36, h)), 1e-15);
