@@ -159,69 +159,128 @@ static vkp_status_t vkp__attention_graph(int64_t heads, int64_t len, int64_t dim
 }
 
 // The layers that calibrate a target's kernel classes (its kernel_class
-// hook names each one's class): convolutions of ResNet-18's and
-// MobileNetV2's shapes and a transformer's attention, a millisecond or so
-// each on one core (the depthwise and attention ones less).
+// hook names each one's class): convolutions of ResNet-18's, MobileNetV2's
+// and SqueezeNet's shapes and a transformer's attention, a millisecond or
+// so each on one core (the depthwise and attention ones less). A class
+// listed twice gets a memory factor: its second layer moves many more bytes
+// of activations per FLOP than its first, and the two times give the
+// compute and the memory factor.
 static const struct {
   const char *kernel;
   int64_t c, m, hw, k, stride, group;  // attention: c heads, hw tokens, k dims
 } vkp__class_layers[] = {
-    {"conv_pointwise", 128, 128, 56, 1, 1, 1}, {"conv_winograd", 128, 128, 28, 3, 1, 1},
-    {"conv_winograd4", 64, 64, 56, 3, 1, 1},   {"conv_gemm", 64, 128, 56, 3, 2, 1},
+    {"conv_pointwise", 128, 128, 56, 1, 1, 1},   {"conv_pointwise", 16, 32, 112, 1, 1, 1},
+    {"conv_winograd", 128, 128, 28, 3, 1, 1},    {"conv_winograd", 16, 64, 56, 3, 1, 1},
+    {"conv_direct", 3, 64, 224, 7, 2, 1},        {"conv_direct", 3, 32, 224, 3, 2, 1},
+    {"conv_winograd4", 64, 64, 56, 3, 1, 1},     {"conv_gemm", 64, 128, 56, 3, 2, 1},
     {"conv_depthwise", 144, 144, 56, 3, 1, 144}, {"conv_depthwise_s2", 96, 96, 112, 3, 2, 96},
     {"attention", 8, 0, 128, 64, 0, 0},
 };
+#define VKP__CLASS_LAYERS ((int)(sizeof vkp__class_layers / sizeof vkp__class_layers[0]))
 
 static vkp_status_t vkp__time_graph(const vkp_target_t *target,
                                     const vkp_graph_t *graph, int32_t n_variants,
                                     const int32_t *threads, int32_t repeats,
                                     double *out_seconds, double *out_share);
 
-// Measures the compute factor of each kernel class in vkp__class_layers on
-// host `target` (with a kernel_class hook), whose rates `r` were just
-// measured, `t_one` being its per-run overhead: the factor that makes the
-// roofline (vkp_node_estimate) give the measured time. A kernel bound by
-// memory at these rates gets the factor that makes its compute take as long
-// as its memory traffic. Sets them on the profile; notes what it found.
+// One calibration layer of class `kernel` (vkp__class_layers[i]) timed on
+// `target`, one thread: its work, its GEMM width term and its time less the
+// run's overhead, the launch and the weights' reads at rates `r`.
+typedef struct vkp__class_time_t {
+  double flops, activations, width, seconds;
+} vkp__class_time_t;
+
+static vkp_status_t vkp__time_class_layer(const vkp_target_t *target,
+                                          const vkp_profile_target_t *r, double t_one,
+                                          int32_t repeats, int i, vkp__class_time_t *out) {
+  const int32_t one_thread[1] = {1};
+  const char *kernel = vkp__class_layers[i].kernel;
+  vkp_graph_t *g = NULL;
+  if (strcmp(kernel, "attention") == 0)
+    VKP_RETURN_IF_ERROR(vkp__attention_graph(vkp__class_layers[i].c, vkp__class_layers[i].hw,
+                                             vkp__class_layers[i].k, &g));
+  else
+    VKP_RETURN_IF_ERROR(vkp__conv_graph(vkp__class_layers[i].c, vkp__class_layers[i].m,
+                                        vkp__class_layers[i].hw, vkp__class_layers[i].k,
+                                        vkp__class_layers[i].stride,
+                                        vkp__class_layers[i].group, &g));
+  double columns = 0.0, t = 0.0;
+  const char *got = target->vtable->compiler.kernel_class(target, g, &g->nodes[0], &columns);
+  vkp_op_cost_t work;
+  vkp_status_t st = vkp_op_cost(g, &g->nodes[0], &work);
+  if (!st && (!got || strcmp(got, kernel)))
+    st = vkp_status_make(VKP_STATUS_UNSUPPORTED, "its calibration layer runs as '%s'",
+                         got ? got : "no class");
+  // Five times the usual runs: a layer takes a millisecond or less, and a
+  // pair of them is solved for two factors, which amplifies their noise.
+  if (!st) st = vkp__time_graph(target, g, 1, one_thread, 5 * repeats, &t, NULL);
+  vkp_graph_destroy(g);
+  if (st) return st;
+  double h = r->gemm_half_columns;
+  out->width = 1.0;
+  if (columns > 0 && h > 0)
+    out->width = (columns / (columns + h)) /
+                 (VKP_PROFILE_GEMM_COLUMNS / (VKP_PROFILE_GEMM_COLUMNS + h));
+  out->flops = work.flops;
+  out->activations = work.bytes - work.weight_bytes;
+  out->seconds = t - t_one - work.weight_bytes / (r->gbps * 1e9) - r->launch_us * 1e-6;
+  return NULL;
+}
+
+// The compute factor that makes the roofline (vkp_node_estimate) give
+// layer `a`'s time; a kernel bound by memory at these rates gets the one
+// that makes its compute take as long as its memory traffic.
+static double vkp__roofline_factor(const vkp_profile_target_t *r, const vkp__class_time_t *a) {
+  double compute = a->seconds, memory = a->activations / (r->gbps * 1e9);
+  if (compute < memory) compute = memory;
+  return compute > 0 ? a->flops / (r->gflops * 1e9 * a->width * compute) : 0.0;
+}
+
+// Compute and memory factors from two layers (seconds = flops / compute
+// rate + activations / memory rate for both); false when the two times do
+// not give positive rates in range, as noise can on a busy machine.
+static bool vkp__two_layer_factors(const vkp_profile_target_t *r, const vkp__class_time_t *a,
+                                   const vkp__class_time_t *b, double *out_compute,
+                                   double *out_memory) {
+  double fa = a->flops / a->width, fb = b->flops / b->width;
+  double det = fa * b->activations - fb * a->activations;
+  if (!(fabs(det) > 0)) return false;
+  double per_flop = (a->seconds * b->activations - b->seconds * a->activations) / det;
+  double per_byte = (fa * b->seconds - fb * a->seconds) / det;
+  if (!(per_flop > 0) || !(per_byte > 0)) return false;
+  *out_compute = 1.0 / (per_flop * r->gflops * 1e9);
+  *out_memory = 1.0 / (per_byte * r->gbps * 1e9);
+  return *out_compute > 0.01 && *out_compute < 100 && *out_memory > 0.01 && *out_memory < 100;
+}
+
+// Measures the factors of each kernel class in vkp__class_layers on host
+// `target` (with a kernel_class hook), whose rates `r` were just measured,
+// `t_one` being its per-run overhead: a class with one layer gets the
+// roofline's compute factor, one with two a compute and a memory factor
+// (the roofline's from its first layer when the pair does not resolve).
+// Sets them on the profile; notes what it found.
 static vkp_status_t vkp__calibrate_kernels(vkp_profile_t *profile, const vkp_target_t *target,
                                            const vkp_profile_target_t *r, double t_one,
                                            int32_t repeats, char **notes) {
   const char *name = target->vtable->name;
-  const int32_t one_thread[1] = {1};
-  char line[1024];
+  char line[1536];
   size_t len = (size_t)snprintf(line, sizeof line, "%s kernel classes (one thread):", name);
   vkp_status_t st = NULL;
-  for (size_t i = 0; i < sizeof vkp__class_layers / sizeof vkp__class_layers[0] && !st; ++i) {
+  for (int i = 0; i < VKP__CLASS_LAYERS && !st; ++i) {
     const char *kernel = vkp__class_layers[i].kernel;
-    vkp_graph_t *g = NULL;
-    if (strcmp(kernel, "attention") == 0)
-      st = vkp__attention_graph(vkp__class_layers[i].c, vkp__class_layers[i].hw,
-                                vkp__class_layers[i].k, &g);
-    else
-      st = vkp__conv_graph(vkp__class_layers[i].c, vkp__class_layers[i].m,
-                           vkp__class_layers[i].hw, vkp__class_layers[i].k,
-                           vkp__class_layers[i].stride, vkp__class_layers[i].group, &g);
-    if (st) break;
-    double columns = 0.0, t = 0.0;
-    const char *got = target->vtable->compiler.kernel_class(target, g, &g->nodes[0], &columns);
-    vkp_op_cost_t work;
-    vkp_status_t bench = vkp_op_cost(g, &g->nodes[0], &work);
-    if (!bench && (!got || strcmp(got, kernel)))
-      bench = vkp_status_make(VKP_STATUS_UNSUPPORTED, "its calibration layer runs as '%s'",
-                              got ? got : "no class");
-    if (!bench) bench = vkp__time_graph(target, g, 1, one_thread, repeats, &t, NULL);
-    vkp_graph_destroy(g);
-    double h = r->gemm_half_columns, width = 1.0;
-    if (columns > 0 && h > 0)
-      width = (columns / (columns + h)) /
-              (VKP_PROFILE_GEMM_COLUMNS / (VKP_PROFILE_GEMM_COLUMNS + h));
-    double gbps = r->gbps * 1e9;
-    double compute = t - t_one - work.weight_bytes / gbps - r->launch_us * 1e-6;
-    double memory = (work.bytes - work.weight_bytes) / gbps;
-    if (compute < memory) compute = memory;
-    double factor = compute > 0 ? work.flops / (r->gflops * 1e9 * width * compute) : 0.0;
-    if (!bench && !(factor > 0.01 && factor < 100))
-      bench = vkp_status_make(VKP_STATUS_UNAVAILABLE, "factor %g out of range", factor);
+    bool pair = i + 1 < VKP__CLASS_LAYERS && strcmp(vkp__class_layers[i + 1].kernel, kernel) == 0;
+    vkp__class_time_t a = {0}, b = {0};
+    vkp_status_t bench = vkp__time_class_layer(target, r, t_one, repeats, i, &a);
+    if (!bench && pair) bench = vkp__time_class_layer(target, r, t_one, repeats, i + 1, &b);
+    if (pair) ++i;
+    double compute = 0.0, memory = 0.0;
+    bool resolved = !bench && pair && vkp__two_layer_factors(r, &a, &b, &compute, &memory);
+    if (!bench && !resolved) {
+      compute = vkp__roofline_factor(r, &a);
+      memory = 0.0;
+      if (!(compute > 0.01 && compute < 100))
+        bench = vkp_status_make(VKP_STATUS_UNAVAILABLE, "factor %g out of range", compute);
+    }
     if (bench) {
       if (len < sizeof line)
         len += (size_t)snprintf(line + len, sizeof line - len, " %s kept (%s);", kernel,
@@ -229,12 +288,19 @@ static vkp_status_t vkp__calibrate_kernels(vkp_profile_t *profile, const vkp_tar
       vkp_status_free(bench);
       continue;
     }
-    st = vkp_profile_set_kernel(profile, name, kernel, factor);
-    if (len < sizeof line)
-      len += (size_t)snprintf(line + len, sizeof line - len, " %s %.2f (%.3f ms);", kernel,
-                              factor, t * 1e3);
+    st = vkp_profile_set_kernel_rates(profile, name, kernel, compute, memory);
+    if (len >= sizeof line) continue;
+    if (resolved)
+      len += (size_t)snprintf(line + len, sizeof line - len,
+                              " %s %.2f, memory %.2f (%.3f and %.3f ms);", kernel, compute,
+                              memory, a.seconds * 1e3, b.seconds * 1e3);
+    else
+      len += (size_t)snprintf(line + len, sizeof line - len, " %s %.2f (%.3f ms%s);", kernel,
+                              compute, a.seconds * 1e3,
+                              pair ? "; no memory factor: its two layers did not resolve one"
+                                   : "");
   }
-  if (!st && len > 0 && line[len - 1] == ';') line[len - 1] = 0;
+  if (!st && len > 0 && len < sizeof line && line[len - 1] == ';') line[len - 1] = 0;
   if (!st) st = vkp__lines_appendf(notes, "calibration notes", "%s", line);
   return st;
 }

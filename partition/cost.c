@@ -237,6 +237,12 @@ vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
 
 vkp_status_t vkp_profile_set_kernel(vkp_profile_t *p, const char *target,
                                     const char *kernel, double compute_scale) {
+  return vkp_profile_set_kernel_rates(p, target, kernel, compute_scale, 0.0);
+}
+
+vkp_status_t vkp_profile_set_kernel_rates(vkp_profile_t *p, const char *target,
+                                          const char *kernel, double compute_scale,
+                                          double memory_scale) {
   VKP__ALLOCATOR_SCOPE(&p->allocator);
   vkp_profile_target_t *t = NULL;
   for (int32_t i = 0; target && i < p->n_targets; ++i)
@@ -255,9 +261,15 @@ vkp_status_t vkp_profile_set_kernel(vkp_profile_t *p, const char *target,
                            "profile target '%s': kernel '%s' needs a positive "
                            "factor",
                            target, kernel);
+  if (!(memory_scale >= 0) || !isfinite(memory_scale))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile target '%s': kernel '%s' needs a memory factor "
+                           "of 0 or more",
+                           target, kernel);
   for (int32_t i = 0; i < t->n_kernels; ++i) {
     if (strcmp(t->kernels[i].name, kernel)) continue;
     t->kernels[i].compute_scale = compute_scale;
+    t->kernels[i].memory_scale = memory_scale;
     return NULL;
   }
   if (t->n_kernels >= VKP_PROFILE_MAX_KERNELS)
@@ -267,6 +279,7 @@ vkp_status_t vkp_profile_set_kernel(vkp_profile_t *p, const char *target,
   vkp_profile_kernel_t *k = &t->kernels[t->n_kernels++];
   snprintf(k->name, sizeof k->name, "%s", kernel);
   k->compute_scale = compute_scale;
+  k->memory_scale = memory_scale;
   return NULL;
 }
 
@@ -276,6 +289,13 @@ double vkp_profile_kernel_scale(const vkp_profile_target_t *rates,
     if (strcmp(rates->kernels[i].name, kernel) == 0)
       return rates->kernels[i].compute_scale;
   return 1.0;
+}
+
+double vkp_profile_kernel_memory_scale(const vkp_profile_target_t *rates,
+                                       const char *kernel) {
+  for (int32_t i = 0; kernel && i < rates->n_kernels; ++i)
+    if (strcmp(rates->kernels[i].name, kernel) == 0) return rates->kernels[i].memory_scale;
+  return 0.0;
 }
 
 vkp_status_t vkp_profile_set_link(vkp_profile_t *p, const char *from,
@@ -351,8 +371,9 @@ static vkp_status_t vkp__profile_add_rates(vkp_profile_t *p, const char *target,
                             .gemm_half_columns = rates->gemm_half_columns};
   VKP_RETURN_IF_ERROR(vkp_profile_set_target(p, &r));
   for (int32_t k = 0; k < rates->n_kernels; ++k)
-    VKP_RETURN_IF_ERROR(vkp_profile_set_kernel(p, target, rates->kernels[k].kernel,
-                                               rates->kernels[k].compute_scale));
+    VKP_RETURN_IF_ERROR(vkp_profile_set_kernel_rates(p, target, rates->kernels[k].kernel,
+                                                     rates->kernels[k].compute_scale,
+                                                     rates->kernels[k].memory_scale));
   return NULL;
 }
 
@@ -423,6 +444,7 @@ const vkp_profile_target_t *vkp_profile_target_rates(const vkp_profile_t *p,
     snprintf(scratch->kernels[k].name, sizeof scratch->kernels[k].name, "%s",
              d->kernels[k].kernel);
     scratch->kernels[k].compute_scale = d->kernels[k].compute_scale;
+    scratch->kernels[k].memory_scale = d->kernels[k].memory_scale;
   }
   return scratch;
 }
@@ -495,23 +517,49 @@ int32_t vkp_host_cores(void) {
   return online >= 1 && online <= 4096 ? (int32_t)online : 1;
 }
 
-// The factor on `rates`' compute rate for the kernel `target` runs `node`
-// with: the class's factor times the GEMM width term (1 without a
-// kernel_class hook); 0 for a node computed in another's kernel
-// (VKP_KERNEL_CLASS_FUSED), which the estimate then takes as free.
-static double vkp__kernel_scale(const vkp_profile_target_t *rates,
-                                const vkp_target_t *target,
-                                const vkp_graph_t *graph, const vkp_node_t *node) {
-  if (!target->vtable->compiler.kernel_class) return 1.0;
-  double columns = 0.0;
-  const char *kernel = target->vtable->compiler.kernel_class(target, graph, node, &columns);
-  if (kernel && strcmp(kernel, VKP_KERNEL_CLASS_FUSED) == 0) return 0.0;
-  double scale = vkp_profile_kernel_scale(rates, kernel);
-  double h = rates->gemm_half_columns;
-  if (columns > 0 && h > 0)
-    scale *= (columns / (columns + h)) /
-             (VKP_PROFILE_GEMM_COLUMNS / (VKP_PROFILE_GEMM_COLUMNS + h));
-  return scale;
+// Seconds of `work` on `rates` with `threads` threads for a node whose
+// kernel computes at `compute` times the target's rate: the roofline, or,
+// with a memory factor (> 0), the compute time plus the activations' bytes
+// at gbps times that factor.
+static double vkp__kernel_seconds(const vkp_profile_target_t *rates, const vkp_op_cost_t *work,
+                                  double compute, double memory, int32_t threads) {
+  if (!(compute > 0)) return 0.0;  // computed in another node's kernel
+  vkp_profile_target_t scaled = *rates;
+  scaled.gflops *= compute;
+  if (!(memory > 0)) return vkp_roofline_seconds_threads(&scaled, work, threads);
+  double gbps = rates->gbps * 1e9 * vkp__speedup(rates->thread_memory_eff, threads);
+  return work->flops / (scaled.gflops * 1e9 * vkp__speedup(rates->thread_compute_eff, threads)) +
+         (work->bytes - work->weight_bytes) / (gbps * memory) + work->weight_bytes / gbps +
+         rates->launch_us * 1e-6;
+}
+
+// The estimate of `node` on `target` (no estimate hook) with `threads`
+// threads: its kernel class's compute factor times the GEMM width term (1
+// and no term without a kernel_class hook), its memory factor; no time for
+// a node computed in another's kernel (VKP_KERNEL_CLASS_FUSED).
+static vkp_status_t vkp__class_estimate(const vkp_profile_target_t *rates,
+                                        const vkp_target_t *target, const vkp_graph_t *graph,
+                                        const vkp_node_t *node, int32_t threads,
+                                        double *out_seconds) {
+  vkp_op_cost_t work;
+  VKP_RETURN_IF_ERROR(vkp_op_cost(graph, node, &work));
+  double compute = 1.0, memory = 0.0;
+  if (target->vtable->compiler.kernel_class) {
+    double columns = 0.0;
+    const char *kernel = target->vtable->compiler.kernel_class(target, graph, node, &columns);
+    if (kernel && strcmp(kernel, VKP_KERNEL_CLASS_FUSED) == 0) {
+      *out_seconds = 0.0;
+      return NULL;
+    }
+    compute = vkp_profile_kernel_scale(rates, kernel);
+    memory = vkp_profile_kernel_memory_scale(rates, kernel);
+    double h = rates->gemm_half_columns;
+    if (columns > 0 && h > 0)
+      compute *= (columns / (columns + h)) /
+                 (VKP_PROFILE_GEMM_COLUMNS / (VKP_PROFILE_GEMM_COLUMNS + h));
+  }
+  *out_seconds = vkp__kernel_seconds(rates, &work, compute, memory, threads);
+  return NULL;
 }
 
 vkp_status_t vkp_node_estimate_threads(const vkp_profile_t *profile,
@@ -526,13 +574,7 @@ vkp_status_t vkp_node_estimate_threads(const vkp_profile_t *profile,
     *out_seconds /= vkp__speedup(rates->thread_compute_eff, threads);
     return NULL;
   }
-  vkp_op_cost_t work;
-  VKP_RETURN_IF_ERROR(vkp_op_cost(graph, node, &work));
-  vkp_profile_target_t scaled = *rates;
-  double scale = vkp__kernel_scale(rates, target, graph, node);
-  scaled.gflops *= scale;
-  *out_seconds = scale > 0 ? vkp_roofline_seconds_threads(&scaled, &work, threads) : 0.0;
-  return NULL;
+  return vkp__class_estimate(rates, target, graph, node, threads, out_seconds);
 }
 
 vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
@@ -550,14 +592,9 @@ vkp_status_t vkp_node_estimate(const vkp_profile_t *profile,
     *out_seconds = s;
     return NULL;
   }
-  vkp_op_cost_t work;
-  VKP_RETURN_IF_ERROR(vkp_op_cost(graph, node, &work));
   vkp_profile_target_t scratch;
-  vkp_profile_target_t scaled = *vkp_profile_target_rates(profile, target, &scratch);
-  double scale = vkp__kernel_scale(&scaled, target, graph, node);
-  scaled.gflops *= scale;
-  *out_seconds = scale > 0 ? vkp_roofline_seconds(&scaled, &work) : 0.0;
-  return NULL;
+  const vkp_profile_target_t *rates = vkp_profile_target_rates(profile, target, &scratch);
+  return vkp__class_estimate(rates, target, graph, node, 1, out_seconds);
 }
 
 // ---------------------------------------------------------------------------
@@ -639,13 +676,23 @@ static vkp_status_t vkp__profile_from_cjson(vkp_profile_t *p, const cJSON *root)
       return vkp_status_make(VKP_STATUS_PARSE_ERROR,
                              "profile target '%s': 'kernels' must be an object",
                              t->string);
+    // A class is its compute factor, or {"compute": c, "memory": m}.
     const cJSON *k;
     cJSON_ArrayForEach(k, kernels) {
-      if (!cJSON_IsNumber(k))
+      double compute = 0.0, memory = 0.0;
+      bool ok = cJSON_IsNumber(k);
+      if (ok) compute = k->valuedouble;
+      if (cJSON_IsObject(k)) {
+        const cJSON *mem = cJSON_GetObjectItemCaseSensitive(k, "memory");
+        ok = vkp__json_number(k, "compute", &compute) && (!mem || cJSON_IsNumber(mem));
+        if (mem) vkp__json_number(k, "memory", &memory);
+      }
+      if (!ok)
         return vkp_status_make(VKP_STATUS_PARSE_ERROR,
-                               "profile target '%s': kernel '%s' must be a number",
+                               "profile target '%s': kernel '%s' must be a number or "
+                               "{\"compute\": number, \"memory\": number}",
                                t->string, k->string);
-      VKP_RETURN_IF_ERROR(vkp_profile_set_kernel(p, t->string, k->string, k->valuedouble));
+      VKP_RETURN_IF_ERROR(vkp_profile_set_kernel_rates(p, t->string, k->string, compute, memory));
     }
   }
   const cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
@@ -742,8 +789,16 @@ vkp_status_t vkp_profile_to_json(const vkp_profile_t *p, char **out_json) {
          cJSON_AddNumberToObject(o, "gemm_half_columns", t->gemm_half_columns);
     cJSON *ks = ok && t->n_kernels > 0 ? cJSON_AddObjectToObject(o, "kernels") : NULL;
     ok = ok && (t->n_kernels == 0 || ks);
-    for (int32_t j = 0; ok && j < t->n_kernels; ++j)
-      ok = cJSON_AddNumberToObject(ks, t->kernels[j].name, t->kernels[j].compute_scale) != NULL;
+    for (int32_t j = 0; ok && j < t->n_kernels; ++j) {
+      const vkp_profile_kernel_t *kr = &t->kernels[j];
+      if (kr->memory_scale > 0) {
+        cJSON *ko = cJSON_AddObjectToObject(ks, kr->name);
+        ok = ko && cJSON_AddNumberToObject(ko, "compute", kr->compute_scale) &&
+             cJSON_AddNumberToObject(ko, "memory", kr->memory_scale);
+      } else {
+        ok = cJSON_AddNumberToObject(ks, kr->name, kr->compute_scale) != NULL;
+      }
+    }
   }
   cJSON *devices = ok ? cJSON_AddObjectToObject(root, "devices") : NULL;
   ok = ok && devices;

@@ -146,10 +146,12 @@ static vkp_status_t vkp__check_rates(const char *name, const vkp_target_rates_t 
   for (int32_t i = 0; i < r->n_kernels; ++i)
     if (!r->kernels[i].kernel || !r->kernels[i].kernel[0] ||
         strlen(r->kernels[i].kernel) > VKP_TARGET_MAX_KERNEL_NAME ||
-        !(r->kernels[i].compute_scale > 0) || !isfinite(r->kernels[i].compute_scale))
+        !(r->kernels[i].compute_scale > 0) || !isfinite(r->kernels[i].compute_scale) ||
+        !(r->kernels[i].memory_scale >= 0) || !isfinite(r->kernels[i].memory_scale))
       return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                              "target '%s': default kernel rate %d needs a name "
-                             "of 1..%d characters and a positive factor",
+                             "of 1..%d characters, a positive compute factor and "
+                             "a memory factor of 0 or more",
                              name, (int)i, VKP_TARGET_MAX_KERNEL_NAME);
   return NULL;
 }

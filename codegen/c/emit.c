@@ -732,6 +732,15 @@ static bool vkp__conv_pointwise(const vkp_value_t *w, const int64_t *st, const i
          pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
 }
 
+// Whether a conv of these shapes (constant weights) runs as vkp_conv_direct:
+// a shallow input (a CNN's first layer), its depth within one KC slab.
+static bool vkp__conv_direct_shape(const vkp_value_t *x, const vkp_value_t *w,
+                                   const int64_t *st, const int64_t *pads, long long G) {
+  long long C = x->shape[1], KH = w->shape[2], KW = w->shape[3];
+  return G == 1 && C <= 8 && C * KH * KW <= 256 && !vkp__conv_pointwise(w, st, pads) &&
+         (st[1] == 1 || st[1] == 2);
+}
+
 // Winograd pays off for 3x3, stride-1, undilated, ungrouped convolutions
 // with constant weights once both channel counts are large enough for its
 // GEMMs to dominate the input and output transforms, and the map has enough
@@ -787,11 +796,39 @@ static bool vkp__joins_epilogue(const vkp_graph_t *g, const vkp_node_t *n, int d
   return false;
 }
 
+// Whether concat `n` copies nothing, as vkp__plan_buffers decides: along
+// an axis with only size-1 dims before it, every input is made by a node of
+// its own (not a concat), read only here and not a graph output, and so is
+// written straight into its run of the output.
+static bool vkp__concat_in_place(const vkp_graph_t *g, const vkp_node_t *n) {
+  if (n->op != VKP_OP_CONCAT || vkp_node_is_bounded(g, n)) return false;
+  const vkp_value_t *y = &g->values[n->outputs[0]];
+  if (!y->shape_known) return false;
+  int64_t axis = vkp_node_int(n, "axis"), outer = 1;
+  for (int64_t d = 0; d < axis && d < y->rank; ++d) outer *= y->shape[d];
+  if (outer != 1) return false;
+  for (int32_t k = 0; k < n->n_inputs; ++k) {
+    int32_t v = n->inputs[k];
+    if (v < 0) return false;
+    const vkp_value_t *val = &g->values[v];
+    if (val->producer < 0 || val->is_output || g->nodes[val->producer].n_outputs != 1 ||
+        g->nodes[val->producer].op == VKP_OP_CONCAT)
+      return false;
+    int32_t uses = 0;
+    for (int32_t i = 0; i < g->n_nodes && uses < 2; ++i)
+      for (int32_t q = 0; q < g->nodes[i].n_inputs; ++q) uses += g->nodes[i].inputs[q] == v;
+    if (uses != 1) return false;
+  }
+  return true;
+}
+
 const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
                                        const vkp_node_t *node, double *out_columns) {
   *out_columns = 0.0;
-  // Computed in the registers of the kernel it joins: no pass of its own.
-  if (vkp__joins_epilogue(graph, node, 8)) return VKP_KERNEL_CLASS_FUSED;
+  // Computed in the registers of the kernel it joins, or written in place by
+  // its inputs' kernels: no pass of its own.
+  if (vkp__joins_epilogue(graph, node, 8) || vkp__concat_in_place(graph, node))
+    return VKP_KERNEL_CLASS_FUSED;
   const vkp_value_t *y = &graph->values[node->outputs[0]];
   if (node->op == VKP_OP_ATTENTION) return "attention";
   if (node->op == VKP_OP_MATMUL || node->op == VKP_OP_GEMM) {
@@ -822,18 +859,16 @@ const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
     *out_columns = (double)y->shape[3];
     return st[0] == 1 && st[1] == 1 ? "conv_depthwise" : "conv_depthwise_s2";
   }
-  // As vkp__emit_conv: Winograd needs constant weights. Its 16 GEMMs have
-  // one column per 2x2 output tile; the im2col GEMM one per output position
-  // (the weights, M x K, are the packed operand, streamed once per column
-  // block: few columns, little reuse).
-  int tile = w->kind == VKP_VALUE_CONSTANT ? vkp__winograd_tile(node, x, w, y, st, dil, G) : 0;
-  if (tile) {
-    *out_columns = (double)((y->shape[2] + tile - 1) / tile) *
-                   (double)((y->shape[3] + tile - 1) / tile);
-    return tile == 4 ? "conv_winograd4" : "conv_winograd";
-  }
-  *out_columns = (double)y->shape[2] * (double)y->shape[3];
+  // As vkp__emit_conv: Winograd and the direct kernel need constant
+  // weights. No width term: measured per layer, these run as fast on a 7x7
+  // map as on a 56x56 one (docs/benchmarks.md, "Estimates with a memory
+  // term"); what slows them is how many bytes of activations they move per
+  // FLOP, which the classes with a memory factor price.
+  bool constant = w->kind == VKP_VALUE_CONSTANT;
+  int tile = constant ? vkp__winograd_tile(node, x, w, y, st, dil, G) : 0;
+  if (tile) return tile == 4 ? "conv_winograd4" : "conv_winograd";
   if (vkp__conv_pointwise(w, st, pads)) return "conv_pointwise";
+  if (constant && vkp__conv_direct_shape(x, w, st, pads, G)) return "conv_direct";
   return "conv_gemm";
 }
 
@@ -875,17 +910,14 @@ static void vkp__emit_winograd(vkp__cg_t *cg, const vkp_node_t *a, int32_t id, i
                  ep);
 }
 
-// Whether conv `a` (constant weights) runs as vkp_conv_direct: a shallow
-// input (a CNN's first layer), its depth within one KC slab.
+// Whether conv `a` (constant weights) runs as vkp_conv_direct.
 static bool vkp__conv_direct_ok(const vkp__cg_t *cg, const vkp_node_t *a) {
-  const vkp_value_t *x = vkp__val(cg, a, 0), *w = vkp__val(cg, a, 1);
   const int64_t *pads, *st;
   vkp_node_attr_ints(a, "pads", &pads);
   vkp_node_attr_ints(a, "strides", &st);
-  long long C = x->shape[1], KH = w->shape[2], KW = w->shape[3];
-  return cg->storage[a->inputs[1]] == VKP__ST_CONSTANT && vkp_node_int(a, "group") == 1 &&
-         C <= 8 && C * KH * KW <= 256 && !vkp__conv_pointwise(w, st, pads) &&
-         (st[1] == 1 || st[1] == 2);
+  return cg->storage[a->inputs[1]] == VKP__ST_CONSTANT &&
+         vkp__conv_direct_shape(vkp__val(cg, a, 0), vkp__val(cg, a, 1), st, pads,
+                                vkp_node_int(a, "group"));
 }
 
 // Workspace bytes of values a and b overlap (else false, and false for

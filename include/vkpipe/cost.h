@@ -63,6 +63,9 @@ vkp_status_t vkp_op_cost(const vkp_graph_t *graph, const vkp_node_t *node,
 typedef struct vkp_profile_kernel_t {
   char name[32];
   double compute_scale;  // > 0
+  // >= 0; 0: roofline. > 0: the activations' bytes move at gbps times this,
+  // added to the compute time (vkp_target_kernel_rate_t.memory_scale).
+  double memory_scale;
 } vkp_profile_kernel_t;
 
 // Rates of one target.
@@ -160,14 +163,22 @@ vkp_status_t vkp_profile_set_target(vkp_profile_t *profile,
                                     const vkp_profile_target_t *rates)
     VKP_MUST_USE;
 // Sets (adds or replaces) the compute factor of kernel class `kernel` on
-// `target`, which must already be listed.
+// `target`, which must already be listed; its memory factor becomes 0 (the
+// roofline).
 vkp_status_t vkp_profile_set_kernel(vkp_profile_t *profile, const char *target,
                                     const char *kernel, double compute_scale)
     VKP_MUST_USE;
+// The same with a memory factor (>= 0; vkp_profile_kernel_t.memory_scale).
+vkp_status_t vkp_profile_set_kernel_rates(vkp_profile_t *profile, const char *target,
+                                          const char *kernel, double compute_scale,
+                                          double memory_scale) VKP_MUST_USE;
 // The compute factor of kernel class `kernel` on `rates` (1 when `kernel` is
 // NULL or not listed).
 double vkp_profile_kernel_scale(const vkp_profile_target_t *rates,
                                 const char *kernel);
+// Its memory factor (0 when `kernel` is NULL, not listed, or a roofline).
+double vkp_profile_kernel_memory_scale(const vkp_profile_target_t *rates,
+                                       const char *kernel);
 // Sets (adds or replaces) the link from -> to.
 vkp_status_t vkp_profile_set_link(vkp_profile_t *profile, const char *from,
                                   const char *to, double latency_us,

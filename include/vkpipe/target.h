@@ -129,8 +129,9 @@ typedef struct vkp_staging_t {
 // The interface version this header describes. A vtable sets
 // `.api_version = VKP_TARGET_API_VERSION`; registration refuses any other
 // value, so a target built against another layout is an error that says so
-// rather than a crash. Version 1 was the flat vtable without capabilities.
-#define VKP_TARGET_API_VERSION 2u
+// rather than a crash. Version 1 was the flat vtable without capabilities;
+// version 2's default kernel rates had no memory factor.
+#define VKP_TARGET_API_VERSION 3u
 
 // What a target can do, declared once; the partitioner and the pipeline read
 // these instead of guessing from which entries are set.
@@ -164,11 +165,16 @@ typedef enum vkp_target_flag_t {
 #define VKP_TARGET_MAX_KERNEL_RATES 12
 #define VKP_TARGET_MAX_KERNEL_NAME 31
 
-// A kernel class's compute factor relative to the target's rate (see
-// kernel_class below and docs/pipeline-config.md, "Kernel classes").
+// A kernel class's factors relative to the target's rates (see kernel_class
+// below and docs/pipeline-config.md, "Kernel classes").
 typedef struct vkp_target_kernel_rate_t {
   const char *kernel;     // short static name: "conv_winograd", "gemm", ...
   double compute_scale;   // > 0
+  // >= 0. 0: the roofline (the node's compute and memory traffic overlap,
+  // the longer counts). > 0: the kernel's activations (the bytes it reads
+  // and writes other than constant weights) move at gbps * memory_scale,
+  // in addition to its compute time.
+  double memory_scale;
 } vkp_target_kernel_rate_t;
 
 // The rates the cost model uses for a target when no measured profile lists
@@ -219,9 +225,10 @@ typedef struct vkp_target_compile_ops_t {
   // Optional: the kernel class this target runs `node` with, a short static
   // name ("conv_winograd", "gemm", ...), or NULL for none in particular; and
   // in *out_columns (set to 0 before the call) the smaller output dimension
-  // of the GEMMs that kernel runs, 0 when it runs none. The roofline scales
+  // of the GEMMs that kernel runs, 0 for no width term. The roofline scales
   // the target's compute rate by the profile's factor for the class and by
-  // the GEMM width term (docs/pipeline-config.md, "Kernel classes"). The
+  // the GEMM width term, and adds the activations' time when the class has
+  // a memory factor (docs/pipeline-config.md, "Kernel classes"). The
   // class VKP_KERNEL_CLASS_FUSED says the node runs inside another node's
   // kernel (an epilogue in its registers): it is estimated at no time.
   const char *(*kernel_class)(const vkp_target_t *target, const vkp_graph_t *graph,

@@ -57,9 +57,9 @@ Test(calibrate, builtin_targets_get_rates, .timeout = 120) {
   const char *classes = strstr(notes, "cpu kernel classes (one thread):");
   cr_assert(classes, "%s", notes);
   static const char *const kernels[] = {"conv_pointwise", "conv_winograd",
-                                        "conv_winograd4", "conv_gemm",
-                                        "conv_depthwise", "conv_depthwise_s2",
-                                        "attention"};
+                                        "conv_direct",    "conv_winograd4",
+                                        "conv_gemm",      "conv_depthwise",
+                                        "conv_depthwise_s2", "attention"};
   vkp_profile_t *defaults;
   VKP_TEST_OK(vkp_profile_create_default(&defaults));
   const vkp_profile_target_t *cpu = vkp_profile_target(prof, "cpu");
@@ -74,6 +74,27 @@ Test(calibrate, builtin_targets_get_rates, .timeout = 120) {
     measured += f != vkp_profile_kernel_scale(cpu0, kernels[k]);
   }
   cr_assert_geq(measured, 5, "%s", classes);
+  // The classes calibrated by a pair of layers get a memory factor, or say
+  // why not; the others have none.
+  for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; ++k) {
+    double m = vkp_profile_kernel_memory_scale(cpu, kernels[k]);
+    char needle[64];
+    snprintf(needle, sizeof needle, " %s ", kernels[k]);
+    const char *at = strstr(classes, needle);
+    const char *end = strchr(at, ';');
+    size_t len = end ? (size_t)(end - at) : strlen(at);
+    bool pair = k < 3;
+    if (!pair) {
+      cr_assert_eq(m, 0.0, "%s", kernels[k]);
+      continue;
+    }
+    char item[256];
+    snprintf(item, sizeof item, "%.*s", (int)len, at);
+    if (m > 0)
+      cr_assert(m > 0.01 && m < 100 && strstr(item, ", memory "), "%s: %g", item, m);
+    else
+      cr_assert(strstr(item, "no memory factor") || strstr(item, "kept"), "%s", item);
+  }
   // no_kernel_classes keeps them.
   vkp_profile_t *kept;
   VKP_TEST_OK(vkp_profile_create_default(&kept));
@@ -83,9 +104,12 @@ Test(calibrate, builtin_targets_get_rates, .timeout = 120) {
   char *keep_notes = NULL;
   VKP_TEST_OK(vkp_profile_calibrate(kept, reg, &keep, &keep_notes));
   cr_assert(!strstr(keep_notes, "kernel classes"), "%s", keep_notes);
-  for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; ++k)
+  for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; ++k) {
     cr_assert_eq(vkp_profile_kernel_scale(vkp_profile_target(kept, "cpu"), kernels[k]),
                  vkp_profile_kernel_scale(cpu0, kernels[k]));
+    cr_assert_eq(vkp_profile_kernel_memory_scale(vkp_profile_target(kept, "cpu"), kernels[k]),
+                 vkp_profile_kernel_memory_scale(cpu0, kernels[k]));
+  }
   vkp_free(keep_notes);
   vkp_profile_destroy(kept);
   vkp_profile_destroy(defaults);

@@ -216,28 +216,38 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   double h = vkp_test_rng_uniform(&rng, 4, 64);
   double wino = vkp_test_rng_uniform(&rng, 0.3, 2.0);
   double dw = vkp_test_rng_uniform(&rng, 0.1, 1.0);
-  char json[512];
+  double pw = vkp_test_rng_uniform(&rng, 0.5, 2.0), pw_mem = vkp_test_rng_uniform(&rng, 0.1, 1.0);
+  double mm = vkp_test_rng_uniform(&rng, 0.5, 2.0);
+  char json[640];
   snprintf(json, sizeof json,
            "{\"targets\": {\"cpu\": {\"gflops\": 50, \"gbps\": 20, \"launch_us\": 0,"
+           " \"thread_compute_eff\": 0.75, \"thread_memory_eff\": 0.25,"
            " \"gemm_half_columns\": %.17g, \"kernels\": {\"conv_winograd\": %.17g,"
-           " \"conv_depthwise\": %.17g, \"conv_gemm\": 1, \"conv_pointwise\": 1}}}}",
-           h, wino, dw);
+           " \"conv_depthwise\": %.17g, \"conv_gemm\": 1, \"conv_direct\": 1,"
+           " \"conv_pointwise\": {\"compute\": %.17g, \"memory\": %.17g},"
+           " \"gemm\": %.17g}}}}",
+           h, wino, dw, pw, pw_mem, mm);
   vkp_profile_t *p;
   VKP_TEST_OK(vkp_profile_load_json(json, strlen(json), &p));
   const vkp_profile_target_t *r = vkp_profile_target(p, "cpu");
   cr_assert_float_eq(vkp_profile_kernel_scale(r, "conv_winograd"), wino, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_memory_scale(r, "conv_winograd"), 0.0, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_scale(r, "conv_pointwise"), pw, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_memory_scale(r, "conv_pointwise"), pw_mem, 1e-12);
   cr_assert_float_eq(vkp_profile_kernel_scale(r, "unlisted"), 1.0, 1e-12);
   cr_assert_float_eq(vkp_profile_kernel_scale(r, NULL), 1.0, 1e-12);
 
-  // 32 channels, 8x8: the blocks' 3x3 convs are Winograd (4x4 = 16 tiles),
-  // the 3-channel stem an im2col GEMM over 64 positions.
+  // 32 channels, 8x8: the blocks' 3x3 convs are Winograd, the 3-channel
+  // stem the direct kernel; convolutions get no width term.
   vkp_graph_t *g = fx_resnet_like(1, 32, 8);
-  double cols = 0;
+  double cols = -1;
   cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.conv1"), &cols),
                    "conv_winograd");
-  cr_assert_float_eq(cols, 16.0, 1e-12);
-  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "stem"), &cols), "conv_gemm");
-  cr_assert_float_eq(cols, 64.0, 1e-12);  // 8x8 output positions
+  cr_assert_eq(cols, 0.0);
+  cols = -1;
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "stem"), &cols),
+                   "conv_direct");
+  cr_assert_eq(cols, 0.0);
   // A ReLU on a convolution's single-use result runs in its epilogue: free.
   cols = 0;
   cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.relu1"), &cols),
@@ -259,28 +269,45 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   double s;
   vkp_op_cost_t w = cost_of(g, "b0.conv1");
   VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.conv1"), &s));
-  cr_assert_float_eq(s, roofline_scaled(r, &w, wino * width(16, h)), 1e-15);
+  cr_assert_float_eq(s, roofline_scaled(r, &w, wino), 1e-15);
   w = cost_of(g, "stem");
   VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "stem"), &s));
-  cr_assert_float_eq(s, roofline_scaled(r, &w, width(64, h)), 1e-15);
+  cr_assert_float_eq(s, roofline_scaled(r, &w, 1.0), 1e-15);
+  w = cost_of(g, "fc");
+  VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "fc"), &s));
+  cr_assert_float_eq(s, roofline_scaled(r, &w, mm), 1e-15);
   vkp_graph_destroy(g);
 
   // Depthwise (the width term over the output width) and pointwise
-  // convolutions.
+  // convolutions, the latter with a memory factor: its compute time plus
+  // its activations at gbps * factor, not the longer of the two.
   g = fx_mobilenet_like(1, 24, 6);
   cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.dw"), &cols),
                    "conv_depthwise");
   cr_assert_eq(cols, 6.0);
+  cols = -1;
   cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "b0.pw"), &cols),
                    "conv_pointwise");
-  cr_assert_float_eq(cols, 36.0, 1e-12);  // 6x6 output positions
+  cr_assert_eq(cols, 0.0);
   w = cost_of(g, "b0.dw");
   VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.dw"), &s));
   cr_assert_float_eq(s, roofline_scaled(r, &w, dw * width(6, h)), 1e-15);
   w = cost_of(g, "b0.pw");
+  double act = w.bytes - w.weight_bytes;
+  cr_assert_gt(act, 0.0);
+  double want = w.flops / (50e9 * pw) + act / (20e9 * pw_mem) + w.weight_bytes / 20e9;
   VKP_TEST_OK(vkp_node_estimate(p, cpu, g, node(g, "b0.pw"), &s));
-  cr_assert_float_eq(s, roofline_scaled(r, &w, width(36, h)), 1e-15);
-  // The profile's JSON keeps the classes and the width term.
+  cr_assert_float_eq(s, want, 1e-15);
+  cr_assert_gt(s, roofline_scaled(r, &w, pw));
+  // Two threads: each part at its own speed-up (1.75x compute, 1.25x memory).
+  double s2 = -1;
+  VKP_TEST_OK(vkp_node_estimate_threads(p, cpu, g, node(g, "b0.pw"), 2, &s2));
+  cr_assert_float_eq(s2,
+                     w.flops / (50e9 * pw * 1.75) + act / (20e9 * 1.25 * pw_mem) +
+                         w.weight_bytes / (20e9 * 1.25),
+                     1e-15);
+  // The profile's JSON keeps the classes, the memory factor and the width
+  // term.
   char *out;
   VKP_TEST_OK(vkp_profile_to_json(p, &out));
   vkp_profile_t *q;
@@ -288,6 +315,9 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   const vkp_profile_target_t *rq = vkp_profile_target(q, "cpu");
   cr_assert_float_eq(rq->gemm_half_columns, h, 1e-12);
   cr_assert_float_eq(vkp_profile_kernel_scale(rq, "conv_depthwise"), dw, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_scale(rq, "conv_pointwise"), pw, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_memory_scale(rq, "conv_pointwise"), pw_mem, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_memory_scale(rq, "conv_depthwise"), 0.0, 1e-12);
   vkp_free(out);
   vkp_profile_destroy(q);
   vkp_graph_destroy(g);
@@ -301,6 +331,14 @@ Test(cost, kernel_profile_errors, .timeout = 10) {
                        "positive");
   expect_profile_error("{\"targets\": {\"cpu\": {\"kernels\": {\"gemm\": \"x\"}}}}",
                        "must be a number");
+  expect_profile_error(
+      "{\"targets\": {\"cpu\": {\"kernels\": {\"gemm\": {\"compute\": 1, \"memory\": -1}}}}}",
+      "memory factor");
+  expect_profile_error("{\"targets\": {\"cpu\": {\"kernels\": {\"gemm\": {\"memory\": 1}}}}}",
+                       "\"compute\": number");
+  expect_profile_error(
+      "{\"targets\": {\"cpu\": {\"kernels\": {\"gemm\": {\"compute\": 1, \"memory\": \"x\"}}}}}",
+      "must be a number or");
   expect_profile_error("{\"targets\": {\"cpu\": {\"gemm_half_columns\": -1}}}",
                        "gemm_half_columns");
 }
@@ -322,10 +360,11 @@ static vkp_status_t decl_run(vkp_stage_t *s, const vkp_tensor_t *in, vkp_tensor_
   return NULL;
 }
 static void decl_unload(vkp_stage_t *s) {}
-static const vkp_target_kernel_rate_t decl_kernels[] = {{"gemm", 0.5}};
+static const vkp_target_kernel_rate_t decl_kernels[] = {{"gemm", 0.5, 0.0},
+                                                        {"conv_pointwise", 0.75, 0.25}};
 static const vkp_target_rates_t decl_rates = {
     .device = "accel0", .gflops = 123.0, .gbps = 45.0, .launch_us = 7.0,
-    .n_kernels = 1, .kernels = decl_kernels,
+    .n_kernels = 2, .kernels = decl_kernels,
 };
 static const vkp_target_vtable_t decl_vtable = {
     .api_version = VKP_TARGET_API_VERSION,
@@ -348,6 +387,10 @@ Test(cost, unlisted_target_uses_its_declared_rates, .timeout = 10) {
   cr_assert_str_eq(r->device, "accel0");
   cr_assert_float_eq(r->gflops, 123.0, 1e-12);
   cr_assert_float_eq(vkp_profile_kernel_scale(r, "gemm"), 0.5, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_memory_scale(r, "gemm"), 0.0, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_scale(r, "conv_pointwise"), 0.75, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_memory_scale(r, "conv_pointwise"), 0.25, 1e-12);
+  cr_assert_float_eq(vkp_profile_kernel_memory_scale(r, "unlisted"), 0.0, 1e-12);
 
   vkp_graph_t *g = fx_chain(4, 64);
   const vkp_node_t *n = &g->nodes[0];

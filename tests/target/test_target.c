@@ -427,6 +427,16 @@ static const vkp_target_vtable_t bad_rates_vtable = {
     .caps = {.dtypes = VKP_DTYPE_SET_ALL, .default_rates = &bad_rates},
     TOY_PARTS,
 };
+static const vkp_target_kernel_rate_t bad_memory_kernels[] = {{"gemm", 1.0, -0.5}};
+static const vkp_target_rates_t bad_memory_rates = {
+    .device = "host", .gflops = 1.0, .gbps = 1.0, .n_kernels = 1,
+    .kernels = bad_memory_kernels};
+static const vkp_target_vtable_t bad_memory_vtable = {
+    .api_version = VKP_TARGET_API_VERSION,
+    .name = "badmemory",
+    .caps = {.dtypes = VKP_DTYPE_SET_ALL, .default_rates = &bad_memory_rates},
+    TOY_PARTS,
+};
 static const vkp_target_compile_ops_t no_compile = {.supports = toy_supports};
 static const vkp_target_vtable_t no_compile_vtable = {
     .api_version = VKP_TARGET_API_VERSION,
@@ -473,9 +483,12 @@ Test(target, each_part_is_checked_whole_at_registration, .timeout = 30) {
                  true);
   expect_refused(&bad_rates_vtable, (const char *const[]){"'badrates'", "positive"}, 2,
                  true);
+  expect_refused(&bad_memory_vtable,
+                 (const char *const[]){"'badmemory'", "kernel rate 0", "memory factor"}, 3,
+                 true);
   // Another layout: refused by version, and its destroy is not trusted.
   expect_refused(&old_version_vtable,
-                 (const char *const[]){"version 1", "version 2"}, 2, false);
+                 (const char *const[]){"version 1", "version 3"}, 2, false);
 }
 
 Test(target, built_in_targets_declare_their_capabilities, .timeout = 60) {
