@@ -11,6 +11,15 @@
 // a private duplicate of MPI_COMM_WORLD; MPI keeps messages of one tag
 // between two ranks in order, so frames need no reordering.
 //
+// A hop is two messages when its tensors are small: the command and the
+// inputs rank 0 sends travel as one message, the reply header and the
+// outputs rank 0 reads as another, each described by an MPI datatype over
+// the command and the slots themselves (absolute addresses, MPI_BOTTOM), so
+// nothing is copied into a buffer of ours. Above VKP__PACK_MAX_BYTES of
+// tensors one way, that way sends the command (or header) and each tensor
+// as messages of their own, which keeps MPI's single-copy paths for large
+// contiguous buffers. Both sides decide from the plan.
+//
 // A value from a stage on rank a != 0 to a stage on rank b != 0 goes
 // straight from a to b (a "direct route"), never through rank 0: for every
 // frame the producer's server sends, per route, a header (the frame's seq;
@@ -24,6 +33,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +80,10 @@ typedef struct vkp__hdr_t {
 
 // How long rank 0 waits for a serving rank to report a loaded stage.
 #define VKP__READY_TIMEOUT_NS (300ull * 1000000000ull)
+
+// Tensors of one hop direction up to this many bytes in all travel in the
+// command's (or the reply header's) message.
+#define VKP__PACK_MAX_BYTES 65536u
 
 static MPI_Comm vkp__comm = MPI_COMM_NULL;
 // A rank a proxy gave up on (-1: none): stop commands skip it and
@@ -375,12 +389,33 @@ bool vkp__plan_has_ranks(const vkp_plan_t *plan) {
 // requests still open).
 static int32_t vkp__silent_rank(const int32_t *ranks, int n, uint64_t since_ns);
 
+// Linux lets a sleep of 5 us last up to the thread's timer slack longer
+// (50 us by default): a waiting thread asks for 1 us, once, so that its
+// sleeps between tests are about as long as asked.
+static void vkp__tight_timer(void) {
+  static __thread bool tight;
+  if (tight) return;
+  tight = true;
+#ifdef PR_SET_TIMERSLACK
+  prctl(PR_SET_TIMERSLACK, 1000ul, 0ul, 0ul, 0ul);
+#endif
+}
+
+static inline void vkp__cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
 // As vkp__wait_all, and on rank 0 also gives up (UNAVAILABLE, *out_silent
 // set) once one of the `n_watch` ranks in `watch` stops its heartbeats.
 static vkp_status_t vkp__wait_watch(int n, MPI_Request *reqs, uint64_t timeout_ns,
                                     const int32_t *watch, int n_watch,
                                     int32_t *out_silent) {
   uint64_t start = vkp__now_ns(), sleep_ns = 0;
+  uint32_t spins = 0;
   *out_silent = -1;
   for (;;) {
     int done = 0;
@@ -389,7 +424,11 @@ static vkp_status_t vkp__wait_watch(int n, MPI_Request *reqs, uint64_t timeout_n
     if (done) return NULL;
     uint64_t waited = vkp__now_ns() - start;
     if (waited < vkp__spin_ns) {
-      sched_yield();
+      // A few hundred nanoseconds of pause between tests, and the core
+      // offered to another thread every 16th: a yield alone costs a system
+      // call per test, which is most of a hop on an idle host.
+      for (int k = 0; k < 32; ++k) vkp__cpu_relax();
+      if ((++spins & 15) == 0) sched_yield();
       continue;
     }
     if (timeout_ns != UINT64_MAX && waited > timeout_ns)
@@ -400,6 +439,7 @@ static vkp_status_t vkp__wait_watch(int n, MPI_Request *reqs, uint64_t timeout_n
                              "(VKPIPE_MPI_HEARTBEAT_MS)",
                              (int)*out_silent,
                              (double)(vkp__heartbeat_ns * VKP__HEARTBEAT_MISSED) * 1e-9);
+    vkp__tight_timer();
     sleep_ns = sleep_ns ? sleep_ns * 2 : 5000;
     if (sleep_ns > 100000) sleep_ns = 100000;
     struct timespec ts = {0, (long)sleep_ns};
@@ -422,6 +462,114 @@ static vkp_status_t vkp__check_count(const vkp_plan_t *plan, int32_t stage,
 }
 
 // ---------------------------------------------------------------------------
+// One message for a command or header and the tensors after it
+
+// The bytes of the tensors stage `stage` exchanges with rank 0 one way:
+// the inputs rank 0 sends (`outputs` false) or the outputs it reads.
+static size_t vkp__root_bytes(const vkp_plan_t *plan, const vkp__routes_t *r, int32_t stage,
+                              bool outputs) {
+  const vkp_graph_t *g = plan->stages[stage].graph;
+  size_t total = 0;
+  int32_t n = outputs ? g->n_outputs : g->n_inputs;
+  for (int32_t k = 0; k < n; ++k) {
+    if (outputs ? !r->out_to_root[r->out_offset[stage] + k]
+                : r->in_src_stage[r->in_offset[stage] + k] >= 0)
+      continue;
+    const vkp_value_t *v = &g->values[outputs ? g->outputs[k] : g->inputs[k]];
+    size_t bytes = 0;
+    if (!vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &bytes)) return SIZE_MAX;
+    total += bytes;
+  }
+  return total;
+}
+
+// How many of those tensors there are.
+static int vkp__root_count(const vkp__routes_t *r, int32_t stage, bool outputs) {
+  int n = 0;
+  if (outputs)
+    for (int32_t k = r->out_offset[stage]; k < r->out_offset[stage + 1]; ++k)
+      n += r->out_to_root[k];
+  else
+    for (int32_t k = r->in_offset[stage]; k < r->in_offset[stage + 1]; ++k)
+      n += r->in_src_stage[k] < 0;
+  return n;
+}
+
+// A datatype, used with MPI_BOTTOM, that covers `head_bytes` at `head` and
+// then the `n` buffers `bufs` of `lens` bytes (absolute addresses).
+static vkp_status_t vkp__span_type(void *head, int head_bytes, int n, void *const *bufs,
+                                   const int *lens, MPI_Datatype *out) {
+  int count = n + 1;
+  int *blocks = vkp__calloc((size_t)count, sizeof(int));
+  MPI_Aint *displs = vkp__calloc((size_t)count, sizeof(MPI_Aint));
+  MPI_Datatype *types = vkp__calloc((size_t)count, sizeof(MPI_Datatype));
+  vkp_status_t st = blocks && displs && types ? NULL : VKP_OOM("MPI message type");
+  int rc = MPI_SUCCESS;
+  for (int i = 0; !st && rc == MPI_SUCCESS && i < count; ++i) {
+    blocks[i] = i == 0 ? head_bytes : lens[i - 1];
+    types[i] = MPI_BYTE;
+    rc = MPI_Get_address(i == 0 ? head : bufs[i - 1], &displs[i]);
+  }
+  if (!st && rc == MPI_SUCCESS) rc = MPI_Type_create_struct(count, blocks, displs, types, out);
+  if (!st && rc == MPI_SUCCESS) {
+    rc = MPI_Type_commit(out);
+    if (rc != MPI_SUCCESS) MPI_Type_free(out);
+  }
+  if (!st && rc != MPI_SUCCESS) st = vkp__mpi_error(rc, "building a message type");
+  vkp__free(blocks);
+  vkp__free(displs);
+  vkp__free(types);
+  return st;
+}
+
+// Message types a proxy built, by the slot addresses they cover: a ring
+// slot's tensors stay where they are, so a pipeline reuses a few of them.
+#define VKP__TYPE_CACHE 8
+typedef struct vkp__type_cache_t {
+  int n;                 // tensors per entry
+  void **keys;           // owned: VKP__TYPE_CACHE * n addresses
+  MPI_Datatype types[VKP__TYPE_CACHE];
+  bool used[VKP__TYPE_CACHE];
+  int next;              // the entry replaced next
+} vkp__type_cache_t;
+
+static vkp_status_t vkp__type_cache_init(vkp__type_cache_t *c, int n) {
+  memset(c, 0, sizeof(*c));
+  c->n = n;
+  c->keys = vkp__calloc((size_t)VKP__TYPE_CACHE * (size_t)n + 1, sizeof(void *));
+  return c->keys ? NULL : VKP_OOM("MPI message types");
+}
+
+static void vkp__type_cache_deinit(vkp__type_cache_t *c) {
+  for (int i = 0; i < VKP__TYPE_CACHE; ++i)
+    if (c->used[i]) MPI_Type_free(&c->types[i]);
+  vkp__free(c->keys);
+  memset(c, 0, sizeof(*c));
+}
+
+// The type for `head` and `bufs` (c->n of them), built on a miss.
+static vkp_status_t vkp__type_cache_get(vkp__type_cache_t *c, void *head, int head_bytes,
+                                        void *const *bufs, const int *lens,
+                                        MPI_Datatype *out) {
+  size_t key_bytes = (size_t)c->n * sizeof(void *);
+  for (int i = 0; i < VKP__TYPE_CACHE; ++i) {
+    if (!c->used[i] || (key_bytes && memcmp(c->keys + (size_t)i * (size_t)c->n, bufs, key_bytes)))
+      continue;
+    *out = c->types[i];
+    return NULL;
+  }
+  int e = c->next;
+  c->next = (c->next + 1) % VKP__TYPE_CACHE;
+  if (c->used[e]) MPI_Type_free(&c->types[e]);
+  c->used[e] = false;
+  VKP_RETURN_IF_ERROR(vkp__span_type(head, head_bytes, c->n, bufs, lens, &c->types[e]));
+  if (key_bytes) memcpy(c->keys + (size_t)e * (size_t)c->n, bufs, key_bytes);
+  c->used[e] = true;
+  *out = c->types[e];
+  return NULL;
+}
+
+// ---------------------------------------------------------------------------
 // Rank 0: proxies
 
 typedef struct vkp__proxy_t {
@@ -436,6 +584,14 @@ typedef struct vkp__proxy_t {
   int32_t n_watch;
   int32_t *watch;     // owned: the ranks a hop depends on (its own, then
                       // those that feed it directly), for heartbeats
+  // One message each way when the tensors are small (VKP__PACK_MAX_BYTES):
+  // the command and header live here, the types cover them and the slots.
+  bool pack_in, pack_out;
+  vkp__cmd_t cmd;
+  vkp__hdr_t hdr;
+  vkp__type_cache_t in_types, out_types;
+  void **bufs;        // owned: scratch, n_inputs + n_outputs addresses
+  int *lens;          // owned: their byte counts
 } vkp__proxy_t;
 
 static bool vkp__proxy_supports(const vkp_target_t *target,
@@ -477,42 +633,78 @@ static void vkp__direct_sources(const vkp__proxy_t *px, char *text, size_t size)
   }
 }
 
+// Posts the sends of frame px->seq (the command and the inputs rank 0
+// sends) into px->reqs from *n on.
+static vkp_status_t vkp__proxy_post_sends(vkp__proxy_t *px, const vkp_tensor_t *inputs,
+                                          int *n, uint64_t *sent) {
+  const vkp_graph_t *g = px->plan->stages[px->stage].graph;
+  const vkp__routes_t *routes = &px->routes;
+  MPI_Request *r = px->reqs;
+  int tag = vkp__tag(px->stage, VKP__K_CMD), k = 0, rc = MPI_SUCCESS;
+  px->cmd = (vkp__cmd_t){.seq = px->seq, .cmd = VKP__CMD_RUN};
+  // Inputs that come straight from another serving rank are not sent.
+  for (int32_t i = 0; i < g->n_inputs; ++i) {
+    if (routes->in_src_stage[routes->in_offset[px->stage] + i] >= 0) continue;
+    px->bufs[k] = inputs[i].data;
+    px->lens[k++] = (int)vkp_tensor_nbytes(&inputs[i]);
+    *sent += vkp_tensor_nbytes(&inputs[i]);
+  }
+  if (px->pack_in) {
+    MPI_Datatype type;
+    VKP_RETURN_IF_ERROR(vkp__type_cache_get(&px->in_types, &px->cmd, (int)sizeof px->cmd,
+                                            px->bufs, px->lens, &type));
+    rc = MPI_Isend(MPI_BOTTOM, 1, type, px->rank, tag, vkp__comm, &r[(*n)++]);
+    return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "posting a transfer");
+  }
+  rc = MPI_Isend(&px->cmd, sizeof px->cmd, MPI_BYTE, px->rank, tag, vkp__comm, &r[(*n)++]);
+  for (int i = 0; rc == MPI_SUCCESS && i < k; ++i)
+    rc = MPI_Isend(px->bufs[i], px->lens[i], MPI_BYTE, px->rank,
+                   vkp__tag(px->stage, VKP__K_IN), vkp__comm, &r[(*n)++]);
+  return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "posting a transfer");
+}
+
+// Posts the receives of the reply to frame px->seq (the header and the
+// outputs rank 0 reads) into px->reqs from *n on.
+static vkp_status_t vkp__proxy_post_receives(vkp__proxy_t *px, vkp_tensor_t *outputs,
+                                             int *n, uint64_t *received) {
+  const vkp_graph_t *g = px->plan->stages[px->stage].graph;
+  const vkp__routes_t *routes = &px->routes;
+  MPI_Request *r = px->reqs;
+  int tag = vkp__tag(px->stage, VKP__K_HDR), k = 0, rc = MPI_SUCCESS;
+  px->hdr = (vkp__hdr_t){0};
+  // Outputs only other serving ranks read never come here.
+  for (int32_t o = 0; o < g->n_outputs; ++o) {
+    if (!routes->out_to_root[routes->out_offset[px->stage] + o]) continue;
+    px->bufs[k] = outputs[o].data;
+    px->lens[k++] = (int)vkp_tensor_nbytes(&outputs[o]);
+    *received += vkp_tensor_nbytes(&outputs[o]);
+  }
+  if (px->pack_out) {
+    MPI_Datatype type;
+    VKP_RETURN_IF_ERROR(vkp__type_cache_get(&px->out_types, &px->hdr, (int)sizeof px->hdr,
+                                            px->bufs, px->lens, &type));
+    rc = MPI_Irecv(MPI_BOTTOM, 1, type, px->rank, tag, vkp__comm, &r[(*n)++]);
+    return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "posting a transfer");
+  }
+  rc = MPI_Irecv(&px->hdr, sizeof px->hdr, MPI_BYTE, px->rank, tag, vkp__comm, &r[(*n)++]);
+  for (int i = 0; rc == MPI_SUCCESS && i < k; ++i)
+    rc = MPI_Irecv(px->bufs[i], px->lens[i], MPI_BYTE, px->rank,
+                   vkp__tag(px->stage, VKP__K_OUT), vkp__comm, &r[(*n)++]);
+  return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "posting a transfer");
+}
+
 static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
                                    vkp_tensor_t *outputs) {
   vkp__proxy_t *px = (vkp__proxy_t *)stage;
-  const vkp_graph_t *g = px->plan->stages[px->stage].graph;
-  const vkp__routes_t *routes = &px->routes;
-  vkp__cmd_t cmd = {.seq = px->seq, .cmd = VKP__CMD_RUN};
-  vkp__hdr_t hdr = {0};
   int n = 0;
   MPI_Request *r = px->reqs;
   uint64_t sent = 0, received = 0;
-  int rc = MPI_Isend(&cmd, sizeof cmd, MPI_BYTE, px->rank,
-                     vkp__tag(px->stage, VKP__K_CMD), vkp__comm, &r[n++]);
-  // Inputs that come straight from another serving rank are not sent.
-  for (int32_t i = 0; rc == MPI_SUCCESS && i < g->n_inputs; ++i) {
-    if (routes->in_src_stage[routes->in_offset[px->stage] + i] >= 0) continue;
-    size_t nbytes = vkp_tensor_nbytes(&inputs[i]);
-    sent += nbytes;
-    rc = MPI_Isend(inputs[i].data, (int)nbytes, MPI_BYTE, px->rank,
-                   vkp__tag(px->stage, VKP__K_IN), vkp__comm, &r[n++]);
-  }
-  if (rc == MPI_SUCCESS)
-    rc = MPI_Irecv(&hdr, sizeof hdr, MPI_BYTE, px->rank,
-                   vkp__tag(px->stage, VKP__K_HDR), vkp__comm, &r[n++]);
-  // Outputs only other serving ranks read never come here.
-  for (int32_t o = 0; rc == MPI_SUCCESS && o < g->n_outputs; ++o) {
-    if (!routes->out_to_root[routes->out_offset[px->stage] + o]) continue;
-    size_t nbytes = vkp_tensor_nbytes(&outputs[o]);
-    received += nbytes;
-    rc = MPI_Irecv(outputs[o].data, (int)nbytes, MPI_BYTE, px->rank,
-                   vkp__tag(px->stage, VKP__K_OUT), vkp__comm, &r[n++]);
-  }
+  // The receives go first: the reply can then land in place at once.
+  vkp_status_t st = vkp__proxy_post_receives(px, outputs, &n, &received);
+  if (!st) st = vkp__proxy_post_sends(px, inputs, &n, &sent);
   int32_t silent = -1;
-  vkp_status_t st = rc == MPI_SUCCESS
-                        ? vkp__wait_watch(n, r, vkp__hop_timeout_ns, px->watch,
-                                          px->n_watch, &silent)
-                        : vkp__mpi_error(rc, "posting a transfer");
+  if (!st)
+    st = vkp__wait_watch(n, r, vkp__hop_timeout_ns, px->watch, px->n_watch, &silent);
   if (st && silent >= 0) {
     for (int i = 0; i < n; ++i) {
       if (r[i] == MPI_REQUEST_NULL) continue;
@@ -554,14 +746,15 @@ static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *input
   }
   atomic_fetch_add(&vkp__bytes_sent, sent);
   atomic_fetch_add(&vkp__bytes_received, received);
+  vkp__hdr_t hdr = px->hdr;
   if (hdr.code == 0) return NULL;
   // The stage failed there: its message follows.
   int len = hdr.msg_len > 0 && hdr.msg_len < (1 << 20) ? hdr.msg_len : 1;
   char *text = vkp__calloc((size_t)len + 1, 1);
   if (!text) return VKP_OOM("remote error text");
   MPI_Request req;
-  rc = MPI_Irecv(text, len, MPI_BYTE, px->rank, vkp__tag(px->stage, VKP__K_MSG),
-                 vkp__comm, &req);
+  int rc = MPI_Irecv(text, len, MPI_BYTE, px->rank, vkp__tag(px->stage, VKP__K_MSG),
+                     vkp__comm, &req);
   st = rc == MPI_SUCCESS ? vkp__wait_all(1, &req, UINT64_MAX)
                          : vkp__mpi_error(rc, "receiving an error");
   if (!st)
@@ -571,13 +764,20 @@ static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *input
   return st;
 }
 
-static void vkp__proxy_unload(vkp_stage_t *stage) {
-  vkp__proxy_t *px = (vkp__proxy_t *)stage;
+static void vkp__proxy_free(vkp__proxy_t *px) {
   if (!px) return;
   vkp__routes_deinit(&px->routes);
+  vkp__type_cache_deinit(&px->in_types);
+  vkp__type_cache_deinit(&px->out_types);
+  vkp__free(px->bufs);
+  vkp__free(px->lens);
   vkp__free(px->watch);
   vkp__free(px->reqs);
   vkp__free(px);
+}
+
+static void vkp__proxy_unload(vkp_stage_t *stage) {
+  vkp__proxy_free((vkp__proxy_t *)stage);
 }
 
 // Never registered: the pipeline runs it as a host stage (zero caps) and
@@ -667,11 +867,21 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
     VKP_RETURN_IF_ERROR(vkp__check_count(plan, stage, bytes));
   }
   vkp__proxy_t *px = vkp__calloc(1, sizeof(*px));
-  if (px)
-    px->reqs = vkp__calloc((size_t)g->n_inputs + (size_t)g->n_outputs + 2,
-                           sizeof(MPI_Request));
-  vkp_status_t st = px && px->reqs ? NULL : VKP_OOM("MPI proxy stage");
+  size_t n_io = (size_t)g->n_inputs + (size_t)g->n_outputs;
+  if (px) {
+    px->reqs = vkp__calloc(n_io + 2, sizeof(MPI_Request));
+    px->bufs = vkp__calloc(n_io + 1, sizeof(void *));
+    px->lens = vkp__calloc(n_io + 1, sizeof(int));
+  }
+  vkp_status_t st = px && px->reqs && px->bufs && px->lens ? NULL : VKP_OOM("MPI proxy stage");
   if (!st) st = vkp__routes_init(plan, &px->routes);
+  if (!st) {
+    px->pack_in = vkp__root_bytes(plan, &px->routes, stage, false) <= VKP__PACK_MAX_BYTES;
+    px->pack_out = vkp__root_bytes(plan, &px->routes, stage, true) <= VKP__PACK_MAX_BYTES;
+    st = vkp__type_cache_init(&px->in_types, vkp__root_count(&px->routes, stage, false));
+  }
+  if (!st)
+    st = vkp__type_cache_init(&px->out_types, vkp__root_count(&px->routes, stage, true));
   if (!st) {
     px->watch = vkp__calloc((size_t)g->n_inputs + 2, sizeof(int32_t));
     if (!px->watch) st = VKP_OOM("MPI proxy stage");
@@ -688,12 +898,7 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
   // the reports of stages without a proxy).
   vkp_status_t ready = vkp__recv_ready(stage, ps->rank, VKP__READY_TIMEOUT_NS);
   if (st || (ready && vkp_status_is(ready, VKP_STATUS_TIMEOUT))) {
-    if (px) {
-      vkp__routes_deinit(&px->routes);
-      vkp__free(px->watch);
-      vkp__free(px->reqs);
-    }
-    vkp__free(px);
+    vkp__proxy_free(px);
     if (ready) {
       vkp_status_free(st);
       return ready;
@@ -741,6 +946,13 @@ typedef struct vkp__server_t {
   bool started;
   vkp_status_t error;        // owned: a transfer failure that ended serving
   vkp_allocator_t allocator;  // current on its thread: the serving call's
+  // One message each way when the tensors are small (as the proxy's): the
+  // types cover the command and the inputs rank 0 sends, the reply header
+  // and the outputs it reads.
+  bool pack_in, pack_out;
+  vkp__cmd_t cmd;
+  vkp__hdr_t reply;
+  MPI_Datatype in_type, out_type;  // MPI_DATATYPE_NULL when not packed
 } vkp__server_t;
 
 // A direct route out of a server: output `output` to input `input` of stage
@@ -889,6 +1101,111 @@ static vkp_status_t vkp__routes_send(vkp__server_t *sv, const vkp__out_route_t *
   return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "sending a direct output");
 }
 
+// Receives the next command from rank 0 into sv->cmd, and for a RUN the
+// inputs rank 0 sends: one message when packed (a SKIP or STOP is the
+// command alone, shorter than the type, which MPI allows); else the command
+// and one message per input, whose receives go up with the command's unless
+// the stage gets SKIPs (a RUN's inputs may follow a SKIP at once, and
+// receives posted early could take them and could not be cancelled), and
+// are cancelled after a STOP. `reqs` has room for 1 + n_inputs requests.
+static vkp_status_t vkp__server_recv(vkp__server_t *sv, bool skips, const vkp__inbox_t *box,
+                                     MPI_Request *reqs) {
+  const vkp_graph_t *g = sv->plan->stages[sv->stage].graph;
+  int tag = vkp__tag(sv->stage, VKP__K_CMD);
+  uint64_t from_root = 0;
+  for (int32_t i = 0; i < g->n_inputs; ++i)
+    if (box->src_rank[i] < 0) from_root += vkp_tensor_nbytes(&sv->inputs[i]);
+  sv->cmd = (vkp__cmd_t){0};
+  if (sv->pack_in) {
+    int rc = MPI_Irecv(MPI_BOTTOM, 1, sv->in_type, 0, tag, vkp__comm, &reqs[0]);
+    VKP_RETURN_IF_ERROR(rc == MPI_SUCCESS ? vkp__wait_all(1, reqs, UINT64_MAX)
+                                          : vkp__mpi_error(rc, "receiving a command"));
+    if (sv->cmd.cmd == VKP__CMD_RUN) atomic_fetch_add(&vkp__bytes_received, from_root);
+    return NULL;
+  }
+  int rc = MPI_Irecv(&sv->cmd, sizeof sv->cmd, MPI_BYTE, 0, tag, vkp__comm, &reqs[0]);
+  if (skips && rc == MPI_SUCCESS) VKP_RETURN_IF_ERROR(vkp__wait_all(1, reqs, UINT64_MAX));
+  int posted = rc == MPI_SUCCESS ? 1 : 0;
+  for (int32_t i = 0; rc == MPI_SUCCESS && i < g->n_inputs; ++i) {
+    if (skips && sv->cmd.cmd != VKP__CMD_RUN) break;
+    if (box->src_rank[i] >= 0) continue;
+    rc = MPI_Irecv(sv->inputs[i].data, (int)vkp_tensor_nbytes(&sv->inputs[i]), MPI_BYTE, 0,
+                   vkp__tag(sv->stage, VKP__K_IN), vkp__comm, &reqs[posted]);
+    if (rc == MPI_SUCCESS) posted++;
+  }
+  vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_all(1, reqs, UINT64_MAX)
+                                      : vkp__mpi_error(rc, "receiving a command");
+  if (!st && sv->cmd.cmd == VKP__CMD_RUN) {
+    st = vkp__wait_all(posted - 1, reqs + 1, UINT64_MAX);
+    if (!st) atomic_fetch_add(&vkp__bytes_received, from_root);
+    return st;
+  }
+  for (int i = 1; i < posted; ++i) {
+    MPI_Cancel(&reqs[i]);
+    MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+  }
+  return st;
+}
+
+// The packed reply to sv->cmd: the header and the outputs rank 0 reads in
+// one message (sent whatever happened: rank 0 posted its receive), then the
+// error text when `err`.
+static vkp_status_t vkp__server_reply(vkp__server_t *sv, vkp_status_t err) {
+  const char *text = err ? vkp_status_message(err) : "";
+  sv->reply = (vkp__hdr_t){.seq = sv->cmd.seq,
+                           .code = err ? (int32_t)vkp_status_code(err) : 0,
+                           .msg_len = err ? (int32_t)strlen(text) + 1 : 0};
+  MPI_Request req;
+  int rc = MPI_Isend(MPI_BOTTOM, 1, sv->out_type, 0, vkp__tag(sv->stage, VKP__K_HDR),
+                     vkp__comm, &req);
+  VKP_RETURN_IF_ERROR(rc == MPI_SUCCESS ? vkp__wait_all(1, &req, UINT64_MAX)
+                                        : vkp__mpi_error(rc, "sending a reply"));
+  const vkp_graph_t *g = sv->plan->stages[sv->stage].graph;
+  uint64_t sent = 0;
+  for (int32_t o = 0; o < g->n_outputs; ++o)
+    if (sv->routes->out_to_root[sv->routes->out_offset[sv->stage] + o])
+      sent += vkp_tensor_nbytes(&sv->outputs[o]);
+  atomic_fetch_add(&vkp__bytes_sent, sent);
+  if (!err) return NULL;
+  rc = MPI_Isend(text, sv->reply.msg_len, MPI_BYTE, 0, vkp__tag(sv->stage, VKP__K_MSG),
+                 vkp__comm, &req);
+  return rc == MPI_SUCCESS ? vkp__wait_all(1, &req, UINT64_MAX)
+                           : vkp__mpi_error(rc, "sending a reply");
+}
+
+// Builds the server's packed message types (vkp__server_t.in_type and
+// out_type), when its tensors are small enough.
+static vkp_status_t vkp__server_types(vkp__server_t *sv) {
+  const vkp__routes_t *r = sv->routes;
+  const vkp_graph_t *g = sv->plan->stages[sv->stage].graph;
+  sv->pack_in = vkp__root_bytes(sv->plan, r, sv->stage, false) <= VKP__PACK_MAX_BYTES;
+  sv->pack_out = vkp__root_bytes(sv->plan, r, sv->stage, true) <= VKP__PACK_MAX_BYTES;
+  if (!sv->inputs || !sv->outputs) return VKP_OOM("server tensors");
+  size_t n_io = (size_t)g->n_inputs + (size_t)g->n_outputs;
+  void **bufs = vkp__calloc(n_io + 1, sizeof(void *));
+  int *lens = vkp__calloc(n_io + 1, sizeof(int));
+  vkp_status_t st = bufs && lens ? NULL : VKP_OOM("server message types");
+  int k = 0;
+  for (int32_t i = 0; !st && i < g->n_inputs; ++i) {
+    if (r->in_src_stage[r->in_offset[sv->stage] + i] >= 0) continue;
+    bufs[k] = sv->inputs[i].data;
+    lens[k++] = (int)vkp_tensor_nbytes(&sv->inputs[i]);
+  }
+  if (!st && sv->pack_in)
+    st = vkp__span_type(&sv->cmd, (int)sizeof sv->cmd, k, bufs, lens, &sv->in_type);
+  k = 0;
+  for (int32_t o = 0; !st && o < g->n_outputs; ++o) {
+    if (!r->out_to_root[r->out_offset[sv->stage] + o]) continue;
+    bufs[k] = sv->outputs[o].data;
+    lens[k++] = (int)vkp_tensor_nbytes(&sv->outputs[o]);
+  }
+  if (!st && sv->pack_out)
+    st = vkp__span_type(&sv->reply, (int)sizeof sv->reply, k, bufs, lens, &sv->out_type);
+  vkp__free(bufs);
+  vkp__free(lens);
+  return st;
+}
+
 // One server thread. Per frame it receives a command from rank 0 (RUN,
 // SKIP or STOP) and, for RUN, the inputs rank 0 sends; the direct inputs
 // come from their producers' ranks, one header per frame each. The inputs
@@ -932,40 +1249,13 @@ static void *vkp__server_main(void *arg) {
     any_direct = true;
     st = vkp__inbox_post(sv, &box, i);
   }
-  // A stage with direct routes gets SKIP commands: a RUN's inputs may follow
-  // a SKIP at once, so its receives are posted only once the RUN is in
-  // (receives posted early could take them and could not be cancelled).
+  // A stage with direct routes gets SKIP commands (vkp__server_recv).
   bool skips = vkp__stage_has_routes(r, sv->stage);
+  sv->in_type = sv->out_type = MPI_DATATYPE_NULL;
+  if (!st) st = vkp__server_types(sv);
   while (!st) {
-    vkp__cmd_t cmd = {0};
-    int rc = MPI_Irecv(&cmd, sizeof cmd, MPI_BYTE, 0,
-                       vkp__tag(sv->stage, VKP__K_CMD), vkp__comm, &reqs[0]);
-    if (skips && rc == MPI_SUCCESS) {
-      st = vkp__wait_all(1, reqs, UINT64_MAX);
-      if (st) break;
-    }
-    int posted = rc == MPI_SUCCESS ? 1 : 0;
-    uint64_t from_root = 0;
-    for (int32_t i = 0; rc == MPI_SUCCESS && i < n_in; ++i) {
-      if (skips && cmd.cmd != VKP__CMD_RUN) break;
-      if (box.src_rank[i] >= 0) continue;
-      size_t nbytes = vkp_tensor_nbytes(&sv->inputs[i]);
-      from_root += nbytes;
-      rc = MPI_Irecv(sv->inputs[i].data, (int)nbytes, MPI_BYTE, 0,
-                     vkp__tag(sv->stage, VKP__K_IN), vkp__comm, &reqs[posted]);
-      if (rc == MPI_SUCCESS) posted++;
-    }
-    st = rc == MPI_SUCCESS ? vkp__wait_all(1, reqs, UINT64_MAX)
-                           : vkp__mpi_error(rc, "receiving a command");
-    if (!st && cmd.cmd == VKP__CMD_RUN) {
-      st = vkp__wait_all(posted - 1, reqs + 1, UINT64_MAX);
-      if (!st) atomic_fetch_add(&vkp__bytes_received, from_root);
-    } else {
-      for (int i = 1; i < posted; ++i) {
-        MPI_Cancel(&reqs[i]);
-        MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
-      }
-    }
+    st = vkp__server_recv(sv, skips, &box, reqs);
+    vkp__cmd_t cmd = sv->cmd;
     if (st || (cmd.cmd != VKP__CMD_RUN && cmd.cmd != VKP__CMD_SKIP)) break;
     // This frame's direct inputs: taken for a skipped frame too.
     bool complete = true;
@@ -995,8 +1285,9 @@ static void *vkp__server_main(void *arg) {
     st = vkp__routes_send(sv, out, n_out, cmd.seq, cmd.cmd == VKP__CMD_RUN && !err,
                           out_hdrs, out_reqs, &n_out_reqs);
     if (!st && cmd.cmd == VKP__CMD_RUN)
-      st = vkp__send_hdr(r, sv->stage, VKP__K_HDR, VKP__K_MSG, cmd.seq, err,
-                         sv->outputs, g->n_outputs);
+      st = sv->pack_out ? vkp__server_reply(sv, err)
+                        : vkp__send_hdr(r, sv->stage, VKP__K_HDR, VKP__K_MSG, cmd.seq, err,
+                                        sv->outputs, g->n_outputs);
     vkp_status_free(err);
     vkp_status_t sent = vkp__wait_all(n_out_reqs, out_reqs, UINT64_MAX);
     if (!st) st = sent;
@@ -1022,6 +1313,8 @@ static void *vkp__server_main(void *arg) {
     else vkp_status_free(drained);
   }
   vkp_status_free(vkp__wait_all(n_end, out_reqs, UINT64_MAX));
+  if (sv->in_type != MPI_DATATYPE_NULL) MPI_Type_free(&sv->in_type);
+  if (sv->out_type != MPI_DATATYPE_NULL) MPI_Type_free(&sv->out_type);
   sv->error = st;
   vkp__free(out);
   vkp__free(out_hdrs);
