@@ -382,11 +382,6 @@ bool vkp__plan_has_ranks(const vkp_plan_t *plan) {
   return false;
 }
 
-// Waits for `n` requests: tests with a yield in between for the first
-// 20 us (a hop's reply usually comes within that), then tests between
-// sleeps that grow to 100 us, so a waiting thread leaves the cores to the
-// stages. With `timeout_ns` not UINT64_MAX, TIMEOUT once it passed (the
-// requests still open).
 static int32_t vkp__silent_rank(const int32_t *ranks, int n, uint64_t since_ns);
 
 // Linux lets a sleep of 5 us last up to the thread's timer slack longer
@@ -409,21 +404,48 @@ static inline void vkp__cpu_relax(void) {
 #endif
 }
 
-// As vkp__wait_all, and on rank 0 also gives up (UNAVAILABLE, *out_silent
-// set) once one of the `n_watch` ranks in `watch` stops its heartbeats.
+// How long a wait keeps testing while `bytes` of tensors move: their time
+// at VKP__SPIN_GBPS, so that a large transfer, whose protocol steps each
+// need a test on both sides, is not paced by sleeps (at most 5 ms, at least
+// the usual spin).
+#define VKP__SPIN_GBPS 4.0
+static uint64_t vkp__moving_spin_ns(size_t bytes) {
+  double ns = (double)bytes / VKP__SPIN_GBPS;
+  if (ns > 5e6) ns = 5e6;
+  return (uint64_t)ns > vkp__spin_ns ? (uint64_t)ns : vkp__spin_ns;
+}
+
+// Waits for `n` requests: tests between short pauses for `spin_ns` (0: the
+// usual spin) from the start and again from each request that completes
+// (the rest of a transfer usually follows), then between sleeps that grow
+// to 100 us, so a waiting thread leaves the cores to the stages. With
+// `timeout_ns` not UINT64_MAX, TIMEOUT once it passed (the requests still
+// open); on rank 0 also gives up (UNAVAILABLE, *out_silent set) once one of
+// the `n_watch` ranks in `watch` stops its heartbeats.
 static vkp_status_t vkp__wait_watch(int n, MPI_Request *reqs, uint64_t timeout_ns,
-                                    const int32_t *watch, int n_watch,
+                                    uint64_t spin_ns, const int32_t *watch, int n_watch,
                                     int32_t *out_silent) {
-  uint64_t start = vkp__now_ns(), sleep_ns = 0;
+  uint64_t start = vkp__now_ns(), spin_from = start, sleep_ns = 0;
+  if (spin_ns < vkp__spin_ns) spin_ns = vkp__spin_ns;
   uint32_t spins = 0;
   *out_silent = -1;
   for (;;) {
-    int done = 0;
-    int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    int done = 0, rc;
+    int index[16], count = 0;
+    if (n <= 16) {
+      rc = MPI_Testsome(n, reqs, &count, index, MPI_STATUSES_IGNORE);
+      done = rc == MPI_SUCCESS && count == MPI_UNDEFINED;
+    } else {
+      rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    }
     if (rc != MPI_SUCCESS) return vkp__mpi_error(rc, "point-to-point transfer");
     if (done) return NULL;
-    uint64_t waited = vkp__now_ns() - start;
-    if (waited < vkp__spin_ns) {
+    uint64_t now = vkp__now_ns();
+    if (count > 0) {
+      spin_from = now;
+      sleep_ns = 0;
+    }
+    if (now - spin_from < spin_ns) {
       // A few hundred nanoseconds of pause between tests, and the core
       // offered to another thread every 16th: a yield alone costs a system
       // call per test, which is most of a hop on an idle host.
@@ -431,6 +453,7 @@ static vkp_status_t vkp__wait_watch(int n, MPI_Request *reqs, uint64_t timeout_n
       if ((++spins & 15) == 0) sched_yield();
       continue;
     }
+    uint64_t waited = now - start;
     if (timeout_ns != UINT64_MAX && waited > timeout_ns)
       return vkp_status_make(VKP_STATUS_TIMEOUT, "MPI transfer timed out");
     if (n_watch > 0 && (*out_silent = vkp__silent_rank(watch, n_watch, start)) >= 0)
@@ -449,7 +472,13 @@ static vkp_status_t vkp__wait_watch(int n, MPI_Request *reqs, uint64_t timeout_n
 
 static vkp_status_t vkp__wait_all(int n, MPI_Request *reqs, uint64_t timeout_ns) {
   int32_t silent;
-  return vkp__wait_watch(n, reqs, timeout_ns, NULL, 0, &silent);
+  return vkp__wait_watch(n, reqs, timeout_ns, 0, NULL, 0, &silent);
+}
+
+// A wait for requests that move `bytes` of tensors (vkp__moving_spin_ns).
+static vkp_status_t vkp__wait_moving(int n, MPI_Request *reqs, size_t bytes) {
+  int32_t silent;
+  return vkp__wait_watch(n, reqs, UINT64_MAX, vkp__moving_spin_ns(bytes), NULL, 0, &silent);
 }
 
 static vkp_status_t vkp__check_count(const vkp_plan_t *plan, int32_t stage,
@@ -704,7 +733,8 @@ static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *input
   if (!st) st = vkp__proxy_post_sends(px, inputs, &n, &sent);
   int32_t silent = -1;
   if (!st)
-    st = vkp__wait_watch(n, r, vkp__hop_timeout_ns, px->watch, px->n_watch, &silent);
+    st = vkp__wait_watch(n, r, vkp__hop_timeout_ns, vkp__moving_spin_ns(sent + received),
+                         px->watch, px->n_watch, &silent);
   if (st && silent >= 0) {
     for (int i = 0; i < n; ++i) {
       if (r[i] == MPI_REQUEST_NULL) continue;
@@ -988,7 +1018,7 @@ static vkp_status_t vkp__send_hdr(const vkp__routes_t *routes, int32_t stage,
       rc = MPI_Isend(outputs[o].data, (int)nbytes, MPI_BYTE, 0,
                      vkp__tag(stage, VKP__K_OUT), vkp__comm, &out[posted++]);
     }
-    vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_all(posted, out, UINT64_MAX)
+    vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_moving(posted, out, (size_t)sent)
                                         : vkp__mpi_error(rc, "sending outputs");
     vkp__free(out);
     VKP_RETURN_IF_ERROR(st);
@@ -1136,7 +1166,7 @@ static vkp_status_t vkp__server_recv(vkp__server_t *sv, bool skips, const vkp__i
   vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_all(1, reqs, UINT64_MAX)
                                       : vkp__mpi_error(rc, "receiving a command");
   if (!st && sv->cmd.cmd == VKP__CMD_RUN) {
-    st = vkp__wait_all(posted - 1, reqs + 1, UINT64_MAX);
+    st = vkp__wait_moving(posted - 1, reqs + 1, (size_t)from_root);
     if (!st) atomic_fetch_add(&vkp__bytes_received, from_root);
     return st;
   }
