@@ -15,8 +15,8 @@
 // inputs rank 0 sends travel as one message, the reply header and the
 // outputs rank 0 reads as another, each described by an MPI datatype over
 // the command and the slots themselves (absolute addresses, MPI_BOTTOM), so
-// nothing is copied into a buffer of ours. Above VKP__PACK_MAX_BYTES of
-// tensors one way, that way sends the command (or header) and each tensor
+// nothing is copied into a buffer of ours. Above VKP__PACK_MAX_BYTES (4000)
+// of tensors one way, that way sends the command (or header) and each tensor
 // as messages of their own, which keeps MPI's single-copy paths for large
 // contiguous buffers. Both sides decide from the plan.
 //
@@ -82,8 +82,12 @@ typedef struct vkp__hdr_t {
 #define VKP__READY_TIMEOUT_NS (300ull * 1000000000ull)
 
 // Tensors of one hop direction up to this many bytes in all travel in the
-// command's (or the reply header's) message.
-#define VKP__PACK_MAX_BYTES 65536u
+// command's (or the reply header's) message: with the header, within Open
+// MPI's smallest eager limit (4 KiB, shared memory), so the message goes in
+// one step. A larger packed message would need the rendezvous' round trips,
+// each waiting on a side that may be asleep between tests: at 16 KiB it
+// measured 2.5x slower than separate messages.
+#define VKP__PACK_MAX_BYTES 4000u
 
 static MPI_Comm vkp__comm = MPI_COMM_NULL;
 // A rank a proxy gave up on (-1: none): stop commands skip it and
@@ -551,9 +555,9 @@ static vkp_status_t vkp__span_type(void *head, int head_bytes, int n, void *cons
   return st;
 }
 
-// Message types a proxy built, by the slot addresses they cover: a ring
-// slot's tensors stay where they are, so a pipeline reuses a few of them.
-#define VKP__TYPE_CACHE 8
+// Message types a proxy slot built, by the tensor addresses they cover: a
+// ring slot's tensors stay where they are, so a slot reuses one or a few.
+#define VKP__TYPE_CACHE 4
 typedef struct vkp__type_cache_t {
   int n;                 // tensors per entry
   void **keys;           // owned: VKP__TYPE_CACHE * n addresses
@@ -601,25 +605,32 @@ static vkp_status_t vkp__type_cache_get(vkp__type_cache_t *c, void *head, int he
 // ---------------------------------------------------------------------------
 // Rank 0: proxies
 
+// One frame in flight from a proxy, in the ring slot it uses: its command
+// and reply header (the packed types cover them), its requests.
+typedef struct vkp__proxy_slot_t {
+  vkp__cmd_t cmd;
+  vkp__hdr_t hdr;
+  MPI_Request *reqs;  // owned: 1 + n_inputs + 1 + n_outputs
+  int n;              // requests posted
+  uint64_t sent, received;
+  vkp__type_cache_t in_types, out_types;
+} vkp__proxy_slot_t;
+
 typedef struct vkp__proxy_t {
   vkp_stage_t base;
   const vkp_plan_t *plan;
   int32_t stage;
   int32_t rank;
-  uint64_t seq;       // the executor's frame, set by vkp__mpi_proxy_frame
   bool has_routes;    // the server must hear of skipped frames too
   vkp__routes_t routes;  // owned
-  MPI_Request *reqs;  // owned: 1 + n_inputs + 1 + n_outputs
   int32_t n_watch;
   int32_t *watch;     // owned: the ranks a hop depends on (its own, then
                       // those that feed it directly), for heartbeats
-  // One message each way when the tensors are small (VKP__PACK_MAX_BYTES):
-  // the command and header live here, the types cover them and the slots.
+  // One message each way when the tensors are small (VKP__PACK_MAX_BYTES).
   bool pack_in, pack_out;
-  vkp__cmd_t cmd;
-  vkp__hdr_t hdr;
-  vkp__type_cache_t in_types, out_types;
-  void **bufs;        // owned: scratch, n_inputs + n_outputs addresses
+  int32_t depth;
+  vkp__proxy_slot_t *slots;  // owned: depth
+  void **bufs;        // owned: the poster's scratch, n_inputs + n_outputs addresses
   int *lens;          // owned: their byte counts
 } vkp__proxy_t;
 
@@ -643,7 +654,6 @@ static vkp_status_t vkp__send_cmd(int32_t stage, int32_t rank, int32_t what,
 
 void vkp__mpi_proxy_frame(vkp_stage_t *stage, uint64_t seq, bool run) {
   vkp__proxy_t *px = (vkp__proxy_t *)stage;
-  px->seq = seq;
   // A skipped frame matters to a server with direct routes only; once a
   // rank is lost the pipeline has failed and nothing more is sent.
   if (run || !px->has_routes || atomic_load(&vkp_mpi_lost_rank) >= 0) return;
@@ -662,85 +672,111 @@ static void vkp__direct_sources(const vkp__proxy_t *px, char *text, size_t size)
   }
 }
 
-// Posts the sends of frame px->seq (the command and the inputs rank 0
-// sends) into px->reqs from *n on.
-static vkp_status_t vkp__proxy_post_sends(vkp__proxy_t *px, const vkp_tensor_t *inputs,
-                                          int *n, uint64_t *sent) {
+// Posts the sends of frame `seq` (the command and the inputs rank 0 sends)
+// into the requests of slot `sl`.
+static vkp_status_t vkp__proxy_post_sends(vkp__proxy_t *px, vkp__proxy_slot_t *sl, uint64_t seq,
+                                          const vkp_tensor_t *inputs) {
   const vkp_graph_t *g = px->plan->stages[px->stage].graph;
   const vkp__routes_t *routes = &px->routes;
-  MPI_Request *r = px->reqs;
+  MPI_Request *r = sl->reqs;
   int tag = vkp__tag(px->stage, VKP__K_CMD), k = 0, rc = MPI_SUCCESS;
-  px->cmd = (vkp__cmd_t){.seq = px->seq, .cmd = VKP__CMD_RUN};
+  sl->cmd = (vkp__cmd_t){.seq = seq, .cmd = VKP__CMD_RUN};
   // Inputs that come straight from another serving rank are not sent.
   for (int32_t i = 0; i < g->n_inputs; ++i) {
     if (routes->in_src_stage[routes->in_offset[px->stage] + i] >= 0) continue;
     px->bufs[k] = inputs[i].data;
     px->lens[k++] = (int)vkp_tensor_nbytes(&inputs[i]);
-    *sent += vkp_tensor_nbytes(&inputs[i]);
+    sl->sent += vkp_tensor_nbytes(&inputs[i]);
   }
   if (px->pack_in) {
     MPI_Datatype type;
-    VKP_RETURN_IF_ERROR(vkp__type_cache_get(&px->in_types, &px->cmd, (int)sizeof px->cmd,
+    VKP_RETURN_IF_ERROR(vkp__type_cache_get(&sl->in_types, &sl->cmd, (int)sizeof sl->cmd,
                                             px->bufs, px->lens, &type));
-    rc = MPI_Isend(MPI_BOTTOM, 1, type, px->rank, tag, vkp__comm, &r[(*n)++]);
+    rc = MPI_Isend(MPI_BOTTOM, 1, type, px->rank, tag, vkp__comm, &r[sl->n++]);
     return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "posting a transfer");
   }
-  rc = MPI_Isend(&px->cmd, sizeof px->cmd, MPI_BYTE, px->rank, tag, vkp__comm, &r[(*n)++]);
+  rc = MPI_Isend(&sl->cmd, sizeof sl->cmd, MPI_BYTE, px->rank, tag, vkp__comm, &r[sl->n++]);
   for (int i = 0; rc == MPI_SUCCESS && i < k; ++i)
     rc = MPI_Isend(px->bufs[i], px->lens[i], MPI_BYTE, px->rank,
-                   vkp__tag(px->stage, VKP__K_IN), vkp__comm, &r[(*n)++]);
+                   vkp__tag(px->stage, VKP__K_IN), vkp__comm, &r[sl->n++]);
   return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "posting a transfer");
 }
 
-// Posts the receives of the reply to frame px->seq (the header and the
-// outputs rank 0 reads) into px->reqs from *n on.
-static vkp_status_t vkp__proxy_post_receives(vkp__proxy_t *px, vkp_tensor_t *outputs,
-                                             int *n, uint64_t *received) {
+// Posts the receives of the reply (the header and the outputs rank 0
+// reads) into the requests of slot `sl`.
+static vkp_status_t vkp__proxy_post_receives(vkp__proxy_t *px, vkp__proxy_slot_t *sl,
+                                             vkp_tensor_t *outputs) {
   const vkp_graph_t *g = px->plan->stages[px->stage].graph;
   const vkp__routes_t *routes = &px->routes;
-  MPI_Request *r = px->reqs;
+  MPI_Request *r = sl->reqs;
   int tag = vkp__tag(px->stage, VKP__K_HDR), k = 0, rc = MPI_SUCCESS;
-  px->hdr = (vkp__hdr_t){0};
+  sl->hdr = (vkp__hdr_t){0};
   // Outputs only other serving ranks read never come here.
   for (int32_t o = 0; o < g->n_outputs; ++o) {
     if (!routes->out_to_root[routes->out_offset[px->stage] + o]) continue;
     px->bufs[k] = outputs[o].data;
     px->lens[k++] = (int)vkp_tensor_nbytes(&outputs[o]);
-    *received += vkp_tensor_nbytes(&outputs[o]);
+    sl->received += vkp_tensor_nbytes(&outputs[o]);
   }
   if (px->pack_out) {
     MPI_Datatype type;
-    VKP_RETURN_IF_ERROR(vkp__type_cache_get(&px->out_types, &px->hdr, (int)sizeof px->hdr,
+    VKP_RETURN_IF_ERROR(vkp__type_cache_get(&sl->out_types, &sl->hdr, (int)sizeof sl->hdr,
                                             px->bufs, px->lens, &type));
-    rc = MPI_Irecv(MPI_BOTTOM, 1, type, px->rank, tag, vkp__comm, &r[(*n)++]);
+    rc = MPI_Irecv(MPI_BOTTOM, 1, type, px->rank, tag, vkp__comm, &r[sl->n++]);
     return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "posting a transfer");
   }
-  rc = MPI_Irecv(&px->hdr, sizeof px->hdr, MPI_BYTE, px->rank, tag, vkp__comm, &r[(*n)++]);
+  rc = MPI_Irecv(&sl->hdr, sizeof sl->hdr, MPI_BYTE, px->rank, tag, vkp__comm, &r[sl->n++]);
   for (int i = 0; rc == MPI_SUCCESS && i < k; ++i)
     rc = MPI_Irecv(px->bufs[i], px->lens[i], MPI_BYTE, px->rank,
-                   vkp__tag(px->stage, VKP__K_OUT), vkp__comm, &r[(*n)++]);
+                   vkp__tag(px->stage, VKP__K_OUT), vkp__comm, &r[sl->n++]);
   return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "posting a transfer");
 }
 
-static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
-                                   vkp_tensor_t *outputs) {
+// Cancels what is still open of slot `sl`, so nothing writes into the ring
+// slots later.
+static void vkp__proxy_cancel(vkp__proxy_slot_t *sl) {
+  for (int i = 0; i < sl->n; ++i) {
+    if (sl->reqs[i] == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&sl->reqs[i]);
+    MPI_Request_free(&sl->reqs[i]);
+  }
+  sl->n = 0;
+}
+
+vkp_status_t vkp__mpi_proxy_post(vkp_stage_t *stage, uint64_t seq, int32_t slot,
+                                 const vkp_tensor_t *inputs, vkp_tensor_t *outputs) {
   vkp__proxy_t *px = (vkp__proxy_t *)stage;
-  int n = 0;
-  MPI_Request *r = px->reqs;
-  uint64_t sent = 0, received = 0;
+  vkp__proxy_slot_t *sl = &px->slots[slot];
+  sl->n = 0;
+  sl->sent = sl->received = 0;
+  int lost = atomic_load(&vkp_mpi_lost_rank);
+  if (lost >= 0)
+    return vkp_status_make(VKP_STATUS_DEVICE_LOST, "rank %d is lost", lost);
   // The receives go first: the reply can then land in place at once.
-  vkp_status_t st = vkp__proxy_post_receives(px, outputs, &n, &received);
-  if (!st) st = vkp__proxy_post_sends(px, inputs, &n, &sent);
+  vkp_status_t st = vkp__proxy_post_receives(px, sl, outputs);
+  if (!st) st = vkp__proxy_post_sends(px, sl, seq, inputs);
+  if (st) vkp__proxy_cancel(sl);
+  return st;
+}
+
+vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot) {
+  vkp__proxy_t *px = (vkp__proxy_t *)stage;
+  vkp__proxy_slot_t *sl = &px->slots[slot];
   int32_t silent = -1;
-  if (!st)
-    st = vkp__wait_watch(n, r, vkp__hop_timeout_ns, vkp__moving_spin_ns(sent + received),
-                         px->watch, px->n_watch, &silent);
+  int lost_before = atomic_load(&vkp_mpi_lost_rank);
+  vkp_status_t st =
+      lost_before >= 0
+          ? vkp_status_make(VKP_STATUS_UNAVAILABLE, "an earlier frame found it gone")
+          : vkp__wait_watch(sl->n, sl->reqs, vkp__hop_timeout_ns,
+                            vkp__moving_spin_ns(sl->sent + sl->received), px->watch,
+                            px->n_watch, &silent);
+  if (st && lost_before >= 0) {
+    vkp__proxy_cancel(sl);
+    vkp_status_free(st);
+    return vkp_status_make(VKP_STATUS_DEVICE_LOST, "rank %d is lost", lost_before);
+  }
   if (st && silent >= 0) {
-    for (int i = 0; i < n; ++i) {
-      if (r[i] == MPI_REQUEST_NULL) continue;
-      MPI_Cancel(&r[i]);
-      MPI_Request_free(&r[i]);
-    }
+    vkp__proxy_cancel(sl);
     vkp_status_t lost = vkp_status_make(VKP_STATUS_DEVICE_LOST, "rank %d is lost: %s",
                                         (int)silent, vkp_status_message(st));
     vkp_status_free(st);
@@ -750,12 +786,7 @@ static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *input
   if (st) {
     // A rank that does not answer, or a transport that fails, is lost: the
     // pipeline fails (DEVICE_LOST) and later runs are refused naming it.
-    // The receives are cancelled so nothing writes into the slots later.
-    for (int i = 0; i < n; ++i) {
-      if (r[i] == MPI_REQUEST_NULL) continue;
-      MPI_Cancel(&r[i]);
-      MPI_Request_free(&r[i]);
-    }
+    vkp__proxy_cancel(sl);
     char sources[128];
     vkp__direct_sources(px, sources, sizeof sources);
     char also[sizeof sources + 48] = "";
@@ -774,11 +805,13 @@ static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *input
     vkp_mpi_lost_rank = px->rank;
     return lost;
   }
-  atomic_fetch_add(&vkp__bytes_sent, sent);
-  atomic_fetch_add(&vkp__bytes_received, received);
-  vkp__hdr_t hdr = px->hdr;
+  sl->n = 0;
+  atomic_fetch_add(&vkp__bytes_sent, sl->sent);
+  atomic_fetch_add(&vkp__bytes_received, sl->received);
+  vkp__hdr_t hdr = sl->hdr;
   if (hdr.code == 0) return NULL;
-  // The stage failed there: its message follows.
+  // The stage failed there: its message follows (messages of one tag keep
+  // their order, so it is this frame's).
   int len = hdr.msg_len > 0 && hdr.msg_len < (1 << 20) ? hdr.msg_len : 1;
   char *text = vkp__calloc((size_t)len + 1, 1);
   if (!text) return VKP_OOM("remote error text");
@@ -794,15 +827,27 @@ static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *input
   return st;
 }
 
+// A frame at a time (the executor posts and finishes frames itself; this is
+// the vtable's run for completeness).
+static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
+                                   vkp_tensor_t *outputs) {
+  VKP_RETURN_IF_ERROR(vkp__mpi_proxy_post(stage, 0, 0, inputs, outputs));
+  return vkp__mpi_proxy_finish(stage, 0);
+}
+
 static void vkp__proxy_free(vkp__proxy_t *px) {
   if (!px) return;
   vkp__routes_deinit(&px->routes);
-  vkp__type_cache_deinit(&px->in_types);
-  vkp__type_cache_deinit(&px->out_types);
+  for (int32_t k = 0; px->slots && k < px->depth; ++k) {
+    vkp__proxy_cancel(&px->slots[k]);
+    vkp__type_cache_deinit(&px->slots[k].in_types);
+    vkp__type_cache_deinit(&px->slots[k].out_types);
+    vkp__free(px->slots[k].reqs);
+  }
+  vkp__free(px->slots);
   vkp__free(px->bufs);
   vkp__free(px->lens);
   vkp__free(px->watch);
-  vkp__free(px->reqs);
   vkp__free(px);
 }
 
@@ -855,7 +900,7 @@ static vkp_status_t vkp__recv_ready(int32_t stage, int32_t rank,
   return st;
 }
 
-vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
+vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage, int32_t depth,
                                  const vkp_target_t **out_target,
                                  vkp_stage_t **out_stage) {
   *out_stage = NULL;
@@ -899,19 +944,25 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
   vkp__proxy_t *px = vkp__calloc(1, sizeof(*px));
   size_t n_io = (size_t)g->n_inputs + (size_t)g->n_outputs;
   if (px) {
-    px->reqs = vkp__calloc(n_io + 2, sizeof(MPI_Request));
+    px->depth = depth > 0 ? depth : 1;
+    px->slots = vkp__calloc((size_t)px->depth, sizeof(vkp__proxy_slot_t));
     px->bufs = vkp__calloc(n_io + 1, sizeof(void *));
     px->lens = vkp__calloc(n_io + 1, sizeof(int));
   }
-  vkp_status_t st = px && px->reqs && px->bufs && px->lens ? NULL : VKP_OOM("MPI proxy stage");
+  vkp_status_t st = px && px->slots && px->bufs && px->lens ? NULL : VKP_OOM("MPI proxy stage");
   if (!st) st = vkp__routes_init(plan, &px->routes);
   if (!st) {
     px->pack_in = vkp__root_bytes(plan, &px->routes, stage, false) <= VKP__PACK_MAX_BYTES;
     px->pack_out = vkp__root_bytes(plan, &px->routes, stage, true) <= VKP__PACK_MAX_BYTES;
-    st = vkp__type_cache_init(&px->in_types, vkp__root_count(&px->routes, stage, false));
   }
-  if (!st)
-    st = vkp__type_cache_init(&px->out_types, vkp__root_count(&px->routes, stage, true));
+  int n_in_root = st ? 0 : vkp__root_count(&px->routes, stage, false);
+  int n_out_root = st ? 0 : vkp__root_count(&px->routes, stage, true);
+  for (int32_t k = 0; !st && k < px->depth; ++k) {
+    vkp__proxy_slot_t *sl = &px->slots[k];
+    sl->reqs = vkp__calloc(n_io + 2, sizeof(MPI_Request));
+    st = sl->reqs ? vkp__type_cache_init(&sl->in_types, n_in_root) : VKP_OOM("MPI proxy slot");
+    if (!st) st = vkp__type_cache_init(&sl->out_types, n_out_root);
+  }
   if (!st) {
     px->watch = vkp__calloc((size_t)g->n_inputs + 2, sizeof(int32_t));
     if (!px->watch) st = VKP_OOM("MPI proxy stage");

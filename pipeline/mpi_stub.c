@@ -36,7 +36,7 @@ bool vkp__plan_has_ranks(const vkp_plan_t *plan) {
   return false;
 }
 
-vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
+vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage, int32_t depth,
                                  const vkp_target_t **out_target,
                                  vkp_stage_t **out_stage) {
   *out_stage = NULL;
@@ -47,6 +47,16 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
 }
 
 void vkp__mpi_proxy_frame(vkp_stage_t *stage, uint64_t seq, bool run) {}
+
+// Never called: without MPI no proxy loads.
+vkp_status_t vkp__mpi_proxy_post(vkp_stage_t *stage, uint64_t seq, int32_t slot,
+                                 const vkp_tensor_t *inputs, vkp_tensor_t *outputs) {
+  return vkp_status_make(VKP_STATUS_UNSUPPORTED, "built without MPI");
+}
+
+vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot) {
+  return vkp_status_make(VKP_STATUS_UNSUPPORTED, "built without MPI");
+}
 
 void vkp__mpi_stop(vkp_pipeline_t *p) {}
 

@@ -154,6 +154,10 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
     vkp__free(st->bind_out);
     vkp__free(st->waits);
     vkp__free(st->submit_ns);
+    for (int32_t k = 0; st->slot_error && k < p->depth; ++k) vkp_status_free(st->slot_error[k]);
+    vkp__free(st->slot_error);
+    vkp__free(st->slot_skip);
+    vkp__free(st->slot_outputs);
     pthread_cond_destroy(&st->cv_ready);
     pthread_cond_destroy(&st->cv_space);
     pthread_cond_destroy(&st->cv_submitted);
@@ -443,6 +447,14 @@ static vkp_status_t vkp__pipeline_bind_stages(vkp_pipeline_t *p) {
             ring->rank, ring->shape, ring->slots[k]));
       }
     }
+    if (st->remote) {
+      st->submit_ns = vkp__calloc(depth + 1, sizeof(uint64_t));
+      st->slot_outputs = vkp__calloc(depth * (size_t)st->n_outputs + 1, sizeof(vkp_tensor_t));
+      st->slot_error = vkp__calloc(depth, sizeof(vkp_status_t));
+      st->slot_skip = vkp__calloc(depth, sizeof(bool));
+      if (!st->submit_ns || !st->slot_outputs || !st->slot_error || !st->slot_skip)
+        return VKP_OOM("remote stage slots");
+    }
     if (!st->device) continue;
     st->submit_ns = vkp__calloc(depth + 1, sizeof(uint64_t));
     st->bind_in = vkp__calloc(depth * (size_t)st->n_inputs + 1,
@@ -477,6 +489,7 @@ vkp_status_t vkp__pipeline_build(vkp_pipeline_t *p) {
     // Declared, and checked at registration to come with a complete device
     // part: async submit, host-visible staging and timeline export.
     p->stages[s].device = vkp_target_is_device(p->stages[s].target);
+  for (int32_t s = 0; s < p->n_stages; ++s) p->stages[s].remote = p->plan->stages[s].rank != 0;
   VKP_RETURN_IF_ERROR(vkp__pipeline_connect(p));
   VKP_RETURN_IF_ERROR(vkp__pipeline_alloc_slots(p));
   VKP_RETURN_IF_ERROR(vkp__pipeline_bind_stages(p));
@@ -504,7 +517,7 @@ static vkp_status_t vkp__pipeline_create_impl(const vkp_plan_t *plan,
     const vkp_plan_stage_t *ps = &plan->stages[s];
     if (ps->rank != 0) {
       // Placed on another MPI rank: compiled and loaded there.
-      st = vkp__mpi_proxy_load(plan, s, &stage->target, &stage->loaded);
+      st = vkp__mpi_proxy_load(plan, s, p->depth, &stage->target, &stage->loaded);
       if (st)
         st = vkp_status_annotate(st, "stage '%s' (target '%s', rank %d)",
                                  ps->name, ps->target, (int)ps->rank);

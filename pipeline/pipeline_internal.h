@@ -73,6 +73,13 @@ typedef struct vkp__stage_t {
   vkp_stage_t *loaded;                 // owned (target unload)
   vkp_blob_t blob;                     // owned; outlives `loaded`
   bool device;                         // driven through submit + semaphores
+  // On another MPI rank (a proxy here): a poster sends each frame as soon
+  // as its inputs and slots are ready, up to `depth` ahead, and a completer
+  // takes the replies in order (docs/scale-out.md).
+  bool remote;
+  vkp_tensor_t *slot_outputs;          // owned: remote, depth * n_outputs
+  vkp_status_t *slot_error;            // owned: remote, depth; the poster's
+  bool *slot_skip;                     // owned: remote, depth
   uint64_t semaphore;                  // device: own timeline
   bool has_semaphore;
   int32_t n_inputs;
@@ -85,15 +92,15 @@ typedef struct vkp__stage_t {
   vkp_staging_t *bind_in;              // owned: device, depth * n_inputs
   vkp_staging_t *bind_out;             // owned: device, depth * n_outputs
   vkp_timeline_point_t *waits;         // owned: device, n_inputs wait points
-  pthread_t worker;                    // host: runs; device: submits
-  pthread_t completer;                 // device: waits and completes
+  pthread_t worker;                    // host: runs; device, remote: submits
+  pthread_t completer;                 // device, remote: waits and completes
   bool worker_started, completer_started;
   pthread_cond_t cv_ready;    // "not empty": inputs/frames may be ready
   pthread_cond_t cv_space;    // "not full": an output slot may be free
-  pthread_cond_t cv_submitted;  // device: a submit for the completer
-  uint64_t submitted;         // device: last seq submitted (or host-signalled)
+  pthread_cond_t cv_submitted;  // device, remote: a submit for the completer
+  uint64_t submitted;         // device, remote: last seq submitted (or host-signalled)
   uint64_t completed;         // last seq finished by this stage
-  uint64_t *submit_ns;        // device: depth + 1 submit times, by seq
+  uint64_t *submit_ns;        // device, remote: depth + 1 submit times, by seq
   uint64_t last_complete_ns;
   vkp_pipeline_stage_stats_t stats;
 } vkp__stage_t;
@@ -188,13 +195,26 @@ bool vkp__plan_has_ranks(const vkp_plan_t *plan);
 // for the rank to report that it loaded the stage; when the rank reports a
 // load error, that error is returned with *out_stage set all the same (the
 // caller unloads it).
-vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage,
+// It keeps `depth` frames in flight at most, one per ring slot.
+vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage, int32_t depth,
                                  const vkp_target_t **out_target,
                                  vkp_stage_t **out_stage) VKP_MUST_USE;
 
-// Called by the worker of a proxy stage before each frame `seq`, in order:
-// `run` false when the frame is skipped there (run() is then not called).
+// Called by the poster of a proxy stage before each frame `seq`, in order:
+// `run` false when the frame is skipped there (nothing is then posted).
 void vkp__mpi_proxy_frame(vkp_stage_t *stage, uint64_t seq, bool run);
+
+// Posts frame `seq` of a proxy stage in ring slot `slot` (0..depth-1): the
+// receives of its reply into `outputs`, the sends of `inputs`. Both stay
+// the frame's until vkp__mpi_proxy_finish of the slot returns.
+vkp_status_t vkp__mpi_proxy_post(vkp_stage_t *stage, uint64_t seq, int32_t slot,
+                                 const vkp_tensor_t *inputs,
+                                 vkp_tensor_t *outputs) VKP_MUST_USE;
+
+// Waits for the reply of the frame posted in `slot` (frames finish in the
+// order they were posted): the stage's error on its rank, DEVICE_LOST for a
+// lost rank, or NULL.
+vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot) VKP_MUST_USE;
 
 // Tells every rank serving a stage of `p` that the pipeline is gone; called
 // by destroy once the workers have stopped, before the stages are unloaded.

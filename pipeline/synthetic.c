@@ -146,7 +146,7 @@ static vkp_status_t vkp__create_synthetic(
   p->owned_plan = plan;
   for (int32_t i = 0; i < n_stages && !st; ++i) {
     if (plan->stages[i].rank != 0)
-      st = vkp__mpi_proxy_load(plan, i, &p->stages[i].target,
+      st = vkp__mpi_proxy_load(plan, i, p->depth, &p->stages[i].target,
                                &p->stages[i].loaded);
     else
       st = vkp__synthetic_stage_new(&stages[i], &p->stages[i].target,

@@ -3,7 +3,9 @@
 // free output slot, runs the stage and publishes. A device stage has two: a
 // submitter that launches frames with their semaphore waits inside the
 // submit, and a completer that waits for the stage's timeline semaphore,
-// releases the input slots and finishes the frame.
+// releases the input slots and finishes the frame. A stage on another MPI
+// rank has two as well: a poster that sends frames ahead, and a completer
+// that takes the replies.
 #include <stdio.h>
 #include <string.h>
 
@@ -71,7 +73,9 @@ static bool vkp__inputs_ready(const vkp_pipeline_t *p, const vkp__stage_t *st,
 static bool vkp__outputs_free(const vkp_pipeline_t *p, const vkp__stage_t *st,
                               uint64_t seq) {
   uint64_t depth = (uint64_t)p->depth;
-  if (st->device && st->completed + depth < seq) return false;
+  // A device or remote stage's own slot state is free once it completed
+  // the frame that used it last.
+  if ((st->device || st->remote) && st->completed + depth < seq) return false;
   for (int32_t o = 0; o < st->n_outputs; ++o) {
     if (st->outputs[o].ring < 0) continue;
     const vkp__ring_t *ring = &p->rings[st->outputs[o].ring];
@@ -128,7 +132,7 @@ static void vkp__stage_complete(vkp_pipeline_t *p, vkp__stage_t *st,
   }
   st->completed = seq;
   st->stats.frames++;
-  if (st->device) pthread_cond_signal(&st->cv_space);
+  if (st->device || st->remote) pthread_cond_signal(&st->cv_space);
   vkp__frame_t *f = vkp__frame_get(p, seq);
   if (f->status) st->stats.failed_frames++;
   if (--f->stages_left > 0) return;
@@ -172,6 +176,67 @@ static vkp_status_t vkp__stage_error(const vkp__stage_t *st, uint64_t seq,
                              (unsigned long long)seq);
 }
 
+// Points `outs` (n_outputs tensors) at where stage `st` writes frame `f`
+// in ring slot `slot`: the ring slot, else the frame's first global output,
+// else the stage's scratch; and gives its inputs the run-time shapes
+// (bounded values) the producers left in the slot. mu not held.
+static void vkp__frame_outputs_bind(vkp_pipeline_t *p, vkp__stage_t *st, const vkp__frame_t *f,
+                                    size_t slot, vkp_tensor_t *outs) {
+  size_t n_in = (size_t)st->n_inputs, n_out = (size_t)st->n_outputs;
+  for (size_t o = 0; o < n_out; ++o) {
+    const vkp__stage_output_t *out = &st->outputs[o];
+    if (out->ring >= 0) {
+      outs[o] = st->out_views[slot * n_out + o];
+    } else if (out->n_globals > 0) {
+      outs[o] = f->outputs[out->globals[0]];
+      outs[o].owns_data = false;
+    } else {
+      const vkp_graph_t *g = st->plan_stage->graph;
+      const vkp_value_t *v = &g->values[g->outputs[o]];
+      vkp_status_free(vkp_tensor_init_view(&outs[o], v->dtype, v->rank, v->shape,
+                                           out->scratch));
+    }
+  }
+  for (size_t i = 0; i < n_in; ++i) {
+    const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
+    memcpy(st->in_views[slot * n_in + i].shape, ring->slot_shapes[slot],
+           sizeof ring->slot_shapes[slot]);
+  }
+}
+
+// Frame `f` of `st` ran fine into `outs`: copies each output to its other
+// global outputs and passes the run-time shapes (a bounded output's extent)
+// on to the frame's global outputs and the ring slot. mu not held.
+static void vkp__frame_outputs_done(vkp_pipeline_t *p, vkp__stage_t *st, vkp__frame_t *f,
+                                    size_t slot, const vkp_tensor_t *outs) {
+  for (int32_t o = 0; o < st->n_outputs; ++o) {
+    const vkp__stage_output_t *out = &st->outputs[o];
+    const vkp_tensor_t *fo = &outs[o];
+    size_t nbytes = vkp_tensor_nbytes(fo);
+    for (int32_t k = out->ring >= 0 ? 0 : 1; k < out->n_globals; ++k)
+      memcpy(f->outputs[out->globals[k]].data, fo->data, nbytes);
+    for (int32_t k = 0; k < out->n_globals; ++k)
+      memcpy(f->outputs[out->globals[k]].shape, fo->shape, sizeof fo->shape);
+    if (out->ring >= 0)
+      memcpy(p->rings[out->ring].slot_shapes[slot], fo->shape, sizeof fo->shape);
+  }
+}
+
+// A device consumer may already wait for frame `seq` of host stage `st`:
+// signals it whatever happened to the frame. Returns `err` joined with any
+// failure (DEVICE_LOST first).
+static vkp_status_t vkp__signal_device_consumers(vkp_pipeline_t *p, const vkp__stage_t *st,
+                                                 uint64_t seq, vkp_status_t err) {
+  for (int32_t o = 0; o < st->n_outputs; ++o) {
+    if (st->outputs[o].ring < 0) continue;
+    const vkp__ring_t *ring = &p->rings[st->outputs[o].ring];
+    if (!ring->has_host_semaphore) continue;
+    vkp_status_t sig = vkp__host_signal(ring->device_target, ring->host_semaphore, seq);
+    if (sig) err = vkp_status_join(sig, err);
+  }
+  return err;
+}
+
 // ---------------------------------------------------------------------------
 // Host stages
 
@@ -185,7 +250,7 @@ static void *vkp__host_worker(void *arg) {
   vkp_pipeline_t *p = st->pipeline;
   VKP__ALLOCATOR_SCOPE(&p->allocator);  // the pipeline's, on its threads too
   const vkp_target_vtable_t *vt = st->target->vtable;
-  size_t n_in = (size_t)st->n_inputs, n_out = (size_t)st->n_outputs;
+  size_t n_in = (size_t)st->n_inputs;
   for (uint64_t seq = 1;; ++seq) {
     pthread_mutex_lock(&p->mu);
     if (!vkp__stage_wait(p, st, seq)) {
@@ -209,29 +274,7 @@ static void *vkp__host_worker(void *arg) {
       vkp_status_free(err);
       break;
     }
-    for (size_t o = 0; o < n_out; ++o) {
-      const vkp__stage_output_t *out = &st->outputs[o];
-      if (out->ring >= 0) {
-        st->frame_outputs[o] = st->out_views[slot * n_out + o];
-      } else if (out->n_globals > 0) {
-        st->frame_outputs[o] = f->outputs[out->globals[0]];
-        st->frame_outputs[o].owns_data = false;
-      } else {
-        const vkp_graph_t *g = st->plan_stage->graph;
-        const vkp_value_t *v = &g->values[g->outputs[o]];
-        vkp_status_free(vkp_tensor_init_view(&st->frame_outputs[o], v->dtype,
-                                             v->rank, v->shape, out->scratch));
-      }
-    }
-    // Bounded values: the run-time shapes the producers left in the slots.
-    for (size_t i = 0; i < n_in; ++i) {
-      const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
-      memcpy(st->in_views[slot * n_in + i].shape, ring->slot_shapes[slot],
-             sizeof ring->slot_shapes[slot]);
-    }
-    // A stage on another rank hears of every frame, skipped ones too.
-    if (st->plan_stage->rank != 0)
-      vkp__mpi_proxy_frame(st->loaded, seq, !skip && !err);
+    vkp__frame_outputs_bind(p, st, f, slot, st->frame_outputs);
     uint64_t busy_ns = 0, cpu_ns = 0, t_start = vkp__now_ns();
     if (!skip && !err) {
       // The worker's own CPU time too: on a shared machine the wall time
@@ -245,30 +288,8 @@ static void *vkp__host_worker(void *arg) {
                   ((int64_t)c1.tv_nsec - (int64_t)c0.tv_nsec);
       cpu_ns = d > 0 ? (uint64_t)d : 0;
     }
-    if (!skip && !err) {
-      for (size_t o = 0; o < n_out; ++o) {
-        const vkp__stage_output_t *out = &st->outputs[o];
-        const vkp_tensor_t *fo = &st->frame_outputs[o];
-        size_t nbytes = vkp_tensor_nbytes(fo);
-        for (int32_t k = out->ring >= 0 ? 0 : 1; k < out->n_globals; ++k)
-          memcpy(f->outputs[out->globals[k]].data, fo->data, nbytes);
-        // The run-time shape (a bounded output's extent) goes along.
-        for (int32_t k = 0; k < out->n_globals; ++k)
-          memcpy(f->outputs[out->globals[k]].shape, fo->shape, sizeof fo->shape);
-        if (out->ring >= 0)
-          memcpy(p->rings[out->ring].slot_shapes[slot], fo->shape, sizeof fo->shape);
-      }
-    }
-    // A device consumer may already wait for this value: signal it whatever
-    // happened to the frame.
-    for (size_t o = 0; o < n_out; ++o) {
-      if (st->outputs[o].ring < 0) continue;
-      const vkp__ring_t *ring = &p->rings[st->outputs[o].ring];
-      if (!ring->has_host_semaphore) continue;
-      vkp_status_t sig = vkp__host_signal(ring->device_target,
-                                          ring->host_semaphore, seq);
-      if (sig) err = vkp_status_join(sig, err);  // DEVICE_LOST first
-    }
+    if (!skip && !err) vkp__frame_outputs_done(p, st, f, slot, st->frame_outputs);
+    err = vkp__signal_device_consumers(p, st, seq, err);
     pthread_mutex_lock(&p->mu);
     vkp__trace_record(p, st->index, seq, t_start,
                       t_start + busy_ns, skip || err);
@@ -416,19 +437,119 @@ static void *vkp__device_completer(void *arg) {
   return NULL;
 }
 
+// ---------------------------------------------------------------------------
+// Stages on another MPI rank
+
+// Lock invariants: as for host stages. The poster sends frame seq as soon as
+// its inputs are available and its slots free (up to `depth` frames ahead of
+// the completer), so the serving rank gets the next frame while it runs this
+// one; the completer takes the replies in order and finishes the frames.
+// A frame's slot (its input and output slots and the proxy's slot state)
+// is the poster's until it submits, then the completer's until it completes.
+static void *vkp__remote_poster(void *arg) {
+  vkp__stage_t *st = arg;
+  vkp_pipeline_t *p = st->pipeline;
+  VKP__ALLOCATOR_SCOPE(&p->allocator);  // the pipeline's, on its threads too
+  size_t n_in = (size_t)st->n_inputs, n_out = (size_t)st->n_outputs;
+  for (uint64_t seq = 1;; ++seq) {
+    pthread_mutex_lock(&p->mu);
+    if (!vkp__stage_wait(p, st, seq)) {
+      pthread_mutex_unlock(&p->mu);
+      break;
+    }
+    vkp__frame_t *f = vkp__frame_get(p, seq);
+    bool skip = vkp__frame_skip(p, seq);
+    pthread_mutex_unlock(&p->mu);
+
+    size_t slot = (size_t)(seq % (uint64_t)p->depth);
+    vkp_status_t err = NULL;
+    for (size_t i = 0; i < n_in && !skip && !err; ++i) {
+      const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
+      if (ring->src_stage == VKP_PLAN_GLOBAL) continue;
+      const vkp__stage_t *src = &p->stages[ring->src_stage];
+      if (src->device) err = vkp__wait_point(p, src->target, src->semaphore, seq);
+    }
+    if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
+      vkp_status_free(err);
+      break;
+    }
+    vkp_tensor_t *outs = st->slot_outputs + slot * n_out;
+    vkp__frame_outputs_bind(p, st, f, slot, outs);
+    // The stage's rank hears of every frame, skipped ones too.
+    vkp__mpi_proxy_frame(st->loaded, seq, !skip && !err);
+    uint64_t t_post = vkp__now_ns();
+    if (!skip && !err)
+      err = vkp__mpi_proxy_post(st->loaded, seq, (int32_t)slot, st->in_views + slot * n_in,
+                                outs);
+    pthread_mutex_lock(&p->mu);
+    st->slot_error[slot] = err;
+    st->slot_skip[slot] = skip;
+    st->submit_ns[seq % ((uint64_t)p->depth + 1)] = t_post;
+    st->submitted = seq;
+    pthread_cond_signal(&st->cv_submitted);
+    pthread_mutex_unlock(&p->mu);
+  }
+  return NULL;
+}
+
+// Finishes every frame the poster submitted, in order, also after a
+// shutdown: the serving rank answers each one, and its replies must not be
+// left for a later pipeline to take.
+static void *vkp__remote_completer(void *arg) {
+  vkp__stage_t *st = arg;
+  vkp_pipeline_t *p = st->pipeline;
+  VKP__ALLOCATOR_SCOPE(&p->allocator);  // the pipeline's, on its threads too
+  size_t n_out = (size_t)st->n_outputs;
+  for (uint64_t seq = 1;; ++seq) {
+    pthread_mutex_lock(&p->mu);
+    while (!atomic_load(&p->shutdown) && st->submitted < seq)
+      pthread_cond_wait(&st->cv_submitted, &p->mu);
+    if (st->submitted < seq) {
+      pthread_mutex_unlock(&p->mu);
+      break;
+    }
+    vkp__frame_t *f = vkp__frame_get(p, seq);
+    size_t slot = (size_t)(seq % (uint64_t)p->depth);
+    vkp_status_t err = st->slot_error[slot];
+    st->slot_error[slot] = NULL;
+    bool skip = st->slot_skip[slot];
+    uint64_t started = st->submit_ns[seq % ((uint64_t)p->depth + 1)];
+    if (started < st->last_complete_ns) started = st->last_complete_ns;
+    pthread_mutex_unlock(&p->mu);
+
+    vkp_tensor_t *outs = st->slot_outputs + slot * n_out;
+    if (!skip && !err) err = vkp__mpi_proxy_finish(st->loaded, (int32_t)slot);
+    if (!skip && !err) vkp__frame_outputs_done(p, st, f, slot, outs);
+    err = vkp__signal_device_consumers(p, st, seq, err);
+    uint64_t t_done = vkp__now_ns();
+    pthread_mutex_lock(&p->mu);
+    vkp__trace_record(p, st->index, seq, started, t_done, skip || err);
+    if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));
+    if (!skip) st->stats.busy_ns += t_done > started ? t_done - started : 0;
+    st->last_complete_ns = t_done;
+    vkp__stage_publish(p, st, seq);
+    vkp__stage_complete(p, st, seq);
+    pthread_mutex_unlock(&p->mu);
+  }
+  return NULL;
+}
+
 vkp_status_t vkp__pipeline_start_workers(vkp_pipeline_t *p) {
   for (int32_t s = 0; s < p->n_stages; ++s) {
     vkp__stage_t *st = &p->stages[s];
     int rc = pthread_create(&st->worker, NULL,
-                            st->device ? vkp__device_submitter : vkp__host_worker,
+                            st->device   ? vkp__device_submitter
+                            : st->remote ? vkp__remote_poster
+                                         : vkp__host_worker,
                             st);
     if (rc)
       return vkp_status_make(VKP_STATUS_UNAVAILABLE,
                              "cannot start the worker of stage '%s': %s",
                              st->plan_stage->name, strerror(rc));
     st->worker_started = true;
-    if (!st->device) continue;
-    rc = pthread_create(&st->completer, NULL, vkp__device_completer, st);
+    if (!st->device && !st->remote) continue;
+    rc = pthread_create(&st->completer, NULL,
+                        st->device ? vkp__device_completer : vkp__remote_completer, st);
     if (rc)
       return vkp_status_make(VKP_STATUS_UNAVAILABLE,
                              "cannot start the completer of stage '%s': %s",
