@@ -759,6 +759,8 @@ vkp_status_t vkp__mpi_proxy_post(vkp_stage_t *stage, uint64_t seq, int32_t slot,
   return st;
 }
 
+uint64_t vkp__mpi_spin_ns(void) { return vkp__spin_ns; }
+
 vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot) {
   vkp__proxy_t *px = (vkp__proxy_t *)stage;
   vkp__proxy_slot_t *sl = &px->slots[slot];

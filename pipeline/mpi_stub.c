@@ -48,6 +48,8 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage, int32_t 
 
 void vkp__mpi_proxy_frame(vkp_stage_t *stage, uint64_t seq, bool run) {}
 
+uint64_t vkp__mpi_spin_ns(void) { return 0; }
+
 // Never called: without MPI no proxy loads.
 vkp_status_t vkp__mpi_proxy_post(vkp_stage_t *stage, uint64_t seq, int32_t slot,
                                  const vkp_tensor_t *inputs, vkp_tensor_t *outputs) {

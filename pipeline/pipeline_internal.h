@@ -80,6 +80,7 @@ typedef struct vkp__stage_t {
   vkp_tensor_t *slot_outputs;          // owned: remote, depth * n_outputs
   vkp_status_t *slot_error;            // owned: remote, depth; the poster's
   bool *slot_skip;                     // owned: remote, depth
+  _Atomic uint64_t posted;             // remote: `submitted`, for the completer's spin
   uint64_t semaphore;                  // device: own timeline
   bool has_semaphore;
   int32_t n_inputs;
@@ -210,6 +211,10 @@ void vkp__mpi_proxy_frame(vkp_stage_t *stage, uint64_t seq, bool run);
 vkp_status_t vkp__mpi_proxy_post(vkp_stage_t *stage, uint64_t seq, int32_t slot,
                                  const vkp_tensor_t *inputs,
                                  vkp_tensor_t *outputs) VKP_MUST_USE;
+
+// How long a thread that waits on MPI keeps testing before it sleeps
+// (VKPIPE_MPI_SPIN_US; 0 without MPI).
+uint64_t vkp__mpi_spin_ns(void);
 
 // Waits for the reply of the frame posted in `slot` (frames finish in the
 // order they were posted): the stage's error on its rank, DEVICE_LOST for a

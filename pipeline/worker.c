@@ -6,6 +6,7 @@
 // releases the input slots and finishes the frame. A stage on another MPI
 // rank has two as well: a poster that sends frames ahead, and a completer
 // that takes the replies.
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -486,6 +487,7 @@ static void *vkp__remote_poster(void *arg) {
     st->slot_skip[slot] = skip;
     st->submit_ns[seq % ((uint64_t)p->depth + 1)] = t_post;
     st->submitted = seq;
+    atomic_store(&st->posted, seq);
     pthread_cond_signal(&st->cv_submitted);
     pthread_mutex_unlock(&p->mu);
   }
@@ -500,7 +502,15 @@ static void *vkp__remote_completer(void *arg) {
   vkp_pipeline_t *p = st->pipeline;
   VKP__ALLOCATOR_SCOPE(&p->allocator);  // the pipeline's, on its threads too
   size_t n_out = (size_t)st->n_outputs;
+  uint64_t spin_ns = vkp__mpi_spin_ns();
   for (uint64_t seq = 1;; ++seq) {
+    // As long as an MPI wait would test before it sleeps, look for the next
+    // frame before sleeping on the condition variable: a wake-up there costs
+    // more than a hop on an idle host.
+    for (uint64_t t0 = vkp__now_ns();
+         atomic_load(&st->posted) < seq && !atomic_load(&p->shutdown) &&
+         vkp__now_ns() - t0 < spin_ns;)
+      sched_yield();
     pthread_mutex_lock(&p->mu);
     while (!atomic_load(&p->shutdown) && st->submitted < seq)
       pthread_cond_wait(&st->cv_submitted, &p->mu);
