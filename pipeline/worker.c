@@ -177,6 +177,35 @@ static vkp_status_t vkp__stage_error(const vkp__stage_t *st, uint64_t seq,
                              (unsigned long long)seq);
 }
 
+// Waits until frame `seq` may start at `st` (vkp__stage_wait) and reads its
+// record and whether the stage skips it. False on shutdown. mu not held.
+static bool vkp__stage_begin(vkp_pipeline_t *p, vkp__stage_t *st, uint64_t seq,
+                             vkp__frame_t **out_frame, bool *out_skip) {
+  pthread_mutex_lock(&p->mu);
+  bool go = vkp__stage_wait(p, st, seq);
+  if (go) {
+    *out_frame = vkp__frame_get(p, seq);
+    *out_skip = vkp__frame_skip(p, seq);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return go;
+}
+
+// A stage driven from the host waits, there, for the device stages that
+// produce frame `seq`'s inputs (host producers have already published).
+// CANCELLED on shutdown.
+static vkp_status_t vkp__wait_device_inputs(vkp_pipeline_t *p, const vkp__stage_t *st,
+                                            uint64_t seq) {
+  vkp_status_t err = NULL;
+  for (int32_t i = 0; i < st->n_inputs && !err; ++i) {
+    const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
+    if (ring->src_stage == VKP_PLAN_GLOBAL) continue;
+    const vkp__stage_t *src = &p->stages[ring->src_stage];
+    if (src->device) err = vkp__wait_point(p, src->target, src->semaphore, seq);
+  }
+  return err;
+}
+
 // Points `outs` (n_outputs tensors) at where stage `st` writes frame `f`
 // in ring slot `slot`: the ring slot, else the frame's first global output,
 // else the stage's scratch; and gives its inputs the run-time shapes
@@ -253,24 +282,11 @@ static void *vkp__host_worker(void *arg) {
   const vkp_target_vtable_t *vt = st->target->vtable;
   size_t n_in = (size_t)st->n_inputs;
   for (uint64_t seq = 1;; ++seq) {
-    pthread_mutex_lock(&p->mu);
-    if (!vkp__stage_wait(p, st, seq)) {
-      pthread_mutex_unlock(&p->mu);
-      break;
-    }
-    vkp__frame_t *f = vkp__frame_get(p, seq);
-    bool skip = vkp__frame_skip(p, seq);
-    pthread_mutex_unlock(&p->mu);
-
+    vkp__frame_t *f = NULL;
+    bool skip = false;
+    if (!vkp__stage_begin(p, st, seq, &f, &skip)) break;
     size_t slot = (size_t)(seq % (uint64_t)p->depth);
-    vkp_status_t err = NULL;
-    for (size_t i = 0; i < n_in && !skip && !err; ++i) {
-      const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
-      if (ring->src_stage == VKP_PLAN_GLOBAL) continue;
-      const vkp__stage_t *src = &p->stages[ring->src_stage];
-      if (src->device)
-        err = vkp__wait_point(p, src->target, src->semaphore, seq);
-    }
+    vkp_status_t err = skip ? NULL : vkp__wait_device_inputs(p, st, seq);
     if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
       vkp_status_free(err);
       break;
@@ -321,14 +337,9 @@ static void *vkp__device_submitter(void *arg) {
   const vkp_target_vtable_t *vt = st->target->vtable;
   size_t n_in = (size_t)st->n_inputs, n_out = (size_t)st->n_outputs;
   for (uint64_t seq = 1;; ++seq) {
-    pthread_mutex_lock(&p->mu);
-    if (!vkp__stage_wait(p, st, seq)) {
-      pthread_mutex_unlock(&p->mu);
-      break;
-    }
-    bool skip = vkp__frame_skip(p, seq);
-    pthread_mutex_unlock(&p->mu);
-
+    vkp__frame_t *f = NULL;
+    bool skip = false;
+    if (!vkp__stage_begin(p, st, seq, &f, &skip)) break;
     size_t slot = (size_t)(seq % (uint64_t)p->depth);
     vkp_status_t err = NULL;
     uint64_t t_submit = vkp__now_ns();
@@ -387,6 +398,39 @@ static void *vkp__device_submitter(void *arg) {
   return NULL;
 }
 
+// The completer of a two-thread stage (device, remote): waits until frame
+// `seq` is submitted and returns its record. NULL once the pipeline shuts
+// down: at once, or (`drain`) only when every submitted frame is done.
+static vkp__frame_t *vkp__completer_wait(vkp_pipeline_t *p, vkp__stage_t *st, uint64_t seq,
+                                         bool drain) {
+  pthread_mutex_lock(&p->mu);
+  while (!atomic_load(&p->shutdown) && st->submitted < seq)
+    pthread_cond_wait(&st->cv_submitted, &p->mu);
+  bool stop = drain ? st->submitted < seq : atomic_load(&p->shutdown);
+  vkp__frame_t *f = stop ? NULL : vkp__frame_get(p, seq);
+  pthread_mutex_unlock(&p->mu);
+  return f;
+}
+
+// Frame `seq` is done at `st` at `t_done`: fails it with `err` (taken),
+// counts the busy time from its submit (or the stage's last completion)
+// when `busy`, traces it (`failed`), publishes its outputs when `publish`
+// (else they were published at submit) and completes it.
+static void vkp__completer_done(vkp_pipeline_t *p, vkp__stage_t *st, uint64_t seq,
+                                uint64_t t_done, vkp_status_t err, bool failed, bool busy,
+                                bool publish) {
+  pthread_mutex_lock(&p->mu);
+  if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));
+  uint64_t started = st->submit_ns[seq % ((uint64_t)p->depth + 1)];
+  if (started < st->last_complete_ns) started = st->last_complete_ns;
+  if (busy) st->stats.busy_ns += t_done > started ? t_done - started : 0;
+  vkp__trace_record(p, st->index, seq, started, t_done, failed);
+  st->last_complete_ns = t_done;
+  if (publish) vkp__stage_publish(p, st, seq);
+  vkp__stage_complete(p, st, seq);
+  pthread_mutex_unlock(&p->mu);
+}
+
 // Lock invariants of the loop: mu is held to read `submitted`, the frame
 // record and to complete; dropped while waiting for the semaphore and while
 // copying global outputs out of the staging slot (which stays this stage's
@@ -398,16 +442,8 @@ static void *vkp__device_completer(void *arg) {
   VKP__ALLOCATOR_SCOPE(&p->allocator);  // the pipeline's, on its threads too
   size_t n_out = (size_t)st->n_outputs;
   for (uint64_t seq = 1;; ++seq) {
-    pthread_mutex_lock(&p->mu);
-    while (!atomic_load(&p->shutdown) && st->submitted < seq)
-      pthread_cond_wait(&st->cv_submitted, &p->mu);
-    if (atomic_load(&p->shutdown)) {
-      pthread_mutex_unlock(&p->mu);
-      break;
-    }
-    vkp__frame_t *f = vkp__frame_get(p, seq);
-    pthread_mutex_unlock(&p->mu);
-
+    vkp__frame_t *f = vkp__completer_wait(p, st, seq, false);
+    if (!f) break;
     vkp_status_t err = vkp__wait_point(p, st->target, st->semaphore, seq);
     if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
       vkp_status_free(err);
@@ -425,15 +461,7 @@ static void *vkp__device_completer(void *arg) {
         memcpy(f->outputs[out->globals[k]].data, src->data,
                vkp_tensor_nbytes(src));
     }
-    pthread_mutex_lock(&p->mu);
-    if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));
-    uint64_t started = st->submit_ns[seq % ((uint64_t)p->depth + 1)];
-    if (started < st->last_complete_ns) started = st->last_complete_ns;
-    st->stats.busy_ns += t_done > started ? t_done - started : 0;
-    vkp__trace_record(p, st->index, seq, started, t_done, !ok);
-    st->last_complete_ns = t_done;
-    vkp__stage_complete(p, st, seq);
-    pthread_mutex_unlock(&p->mu);
+    vkp__completer_done(p, st, seq, t_done, err, !ok, true, false);
   }
   return NULL;
 }
@@ -453,23 +481,11 @@ static void *vkp__remote_poster(void *arg) {
   VKP__ALLOCATOR_SCOPE(&p->allocator);  // the pipeline's, on its threads too
   size_t n_in = (size_t)st->n_inputs, n_out = (size_t)st->n_outputs;
   for (uint64_t seq = 1;; ++seq) {
-    pthread_mutex_lock(&p->mu);
-    if (!vkp__stage_wait(p, st, seq)) {
-      pthread_mutex_unlock(&p->mu);
-      break;
-    }
-    vkp__frame_t *f = vkp__frame_get(p, seq);
-    bool skip = vkp__frame_skip(p, seq);
-    pthread_mutex_unlock(&p->mu);
-
+    vkp__frame_t *f = NULL;
+    bool skip = false;
+    if (!vkp__stage_begin(p, st, seq, &f, &skip)) break;
     size_t slot = (size_t)(seq % (uint64_t)p->depth);
-    vkp_status_t err = NULL;
-    for (size_t i = 0; i < n_in && !skip && !err; ++i) {
-      const vkp__ring_t *ring = &p->rings[st->inputs[i].ring];
-      if (ring->src_stage == VKP_PLAN_GLOBAL) continue;
-      const vkp__stage_t *src = &p->stages[ring->src_stage];
-      if (src->device) err = vkp__wait_point(p, src->target, src->semaphore, seq);
-    }
+    vkp_status_t err = skip ? NULL : vkp__wait_device_inputs(p, st, seq);
     if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
       vkp_status_free(err);
       break;
@@ -511,35 +527,21 @@ static void *vkp__remote_completer(void *arg) {
          atomic_load(&st->posted) < seq && !atomic_load(&p->shutdown) &&
          vkp__now_ns() - t0 < spin_ns;)
       sched_yield();
-    pthread_mutex_lock(&p->mu);
-    while (!atomic_load(&p->shutdown) && st->submitted < seq)
-      pthread_cond_wait(&st->cv_submitted, &p->mu);
-    if (st->submitted < seq) {
-      pthread_mutex_unlock(&p->mu);
-      break;
-    }
-    vkp__frame_t *f = vkp__frame_get(p, seq);
+    vkp__frame_t *f = vkp__completer_wait(p, st, seq, true);
+    if (!f) break;
+    // The slot's record is the completer's once the frame is submitted.
     size_t slot = (size_t)(seq % (uint64_t)p->depth);
+    pthread_mutex_lock(&p->mu);
     vkp_status_t err = st->slot_error[slot];
     st->slot_error[slot] = NULL;
     bool skip = st->slot_skip[slot];
-    uint64_t started = st->submit_ns[seq % ((uint64_t)p->depth + 1)];
-    if (started < st->last_complete_ns) started = st->last_complete_ns;
     pthread_mutex_unlock(&p->mu);
 
     vkp_tensor_t *outs = st->slot_outputs + slot * n_out;
     if (!skip && !err) err = vkp__mpi_proxy_finish(st->loaded, (int32_t)slot);
     if (!skip && !err) vkp__frame_outputs_done(p, st, f, slot, outs);
     err = vkp__signal_device_consumers(p, st, seq, err);
-    uint64_t t_done = vkp__now_ns();
-    pthread_mutex_lock(&p->mu);
-    vkp__trace_record(p, st->index, seq, started, t_done, skip || err);
-    if (err) vkp__frame_fail(p, seq, vkp__stage_error(st, seq, err));
-    if (!skip) st->stats.busy_ns += t_done > started ? t_done - started : 0;
-    st->last_complete_ns = t_done;
-    vkp__stage_publish(p, st, seq);
-    vkp__stage_complete(p, st, seq);
-    pthread_mutex_unlock(&p->mu);
+    vkp__completer_done(p, st, seq, vkp__now_ns(), err, skip || err, !skip, true);
   }
   return NULL;
 }
