@@ -1452,6 +1452,25 @@ static void *vkp__heartbeat_main(void *arg) {
   return NULL;
 }
 
+// A stage served here moves its inputs and outputs as fixed-size bytes: a
+// data-dependent ("bounded") one, whose run-time extent would have to travel
+// with it, is refused when the stage loads (its error goes to rank 0 in the
+// ready report) rather than run with the bound as its extent.
+static vkp_status_t vkp__check_fixed_extents(const vkp_graph_t *g) {
+  for (int32_t i = 0; i < g->n_inputs + g->n_outputs; ++i) {
+    const vkp_value_t *v = &g->values[i < g->n_inputs ? g->inputs[i]
+                                                      : g->outputs[i - g->n_inputs]];
+    if (!v->bounded) continue;
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "%s '%s' has a data-dependent extent (bounded along axis %d), "
+                           "which does not cross MPI ranks yet: keep the stages that "
+                           "make and read it on one rank (docs/scale-out.md)",
+                           i < g->n_inputs ? "input" : "output", v->name,
+                           (int)v->bounded_axis);
+  }
+  return NULL;
+}
+
 static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
                                void *ctx) {
   if (vkp__comm == MPI_COMM_NULL)
@@ -1480,7 +1499,8 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
     v->routes = &routes;
     v->stage = s;
     const vkp_graph_t *g = plan->stages[s].graph;
-    v->load_error = load(ctx, plan, s, &v->target, &v->loaded);
+    v->load_error = vkp__check_fixed_extents(g);
+    if (!v->load_error) v->load_error = load(ctx, plan, s, &v->target, &v->loaded);
     vkp_status_t t = vkp__tensors_for(g, false, &v->inputs);
     if (!t) t = vkp__tensors_for(g, true, &v->outputs);
     if (t && !v->load_error) v->load_error = t;

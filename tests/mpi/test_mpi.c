@@ -17,7 +17,8 @@
 //      cannot load its stage: clear errors, nothing waits;
 //   6. destroy with frames in flight: every rank returns;
 //   7. a chain rank 1 -> rank 2 -> rank 0: the middle value goes from rank
-//      1 to rank 2 directly (bytes moved per rank checked), results exact.
+//      1 to rank 2 directly (bytes moved per rank checked), results exact;
+//   8. a data-dependent ("bounded") input of a remote stage: refused clearly.
 // Plain C with its own checks (no Criterion: it forks, MPI must not).
 #include <pthread.h>
 #include <signal.h>
@@ -415,13 +416,14 @@ done:
 }
 
 // A one-stage plan: x -> identity (on `rank`) -> y, of `dtype`.
-static vkp_status_t identity_plan(vkp_dtype_t dtype, int32_t rank,
+static vkp_status_t identity_plan(vkp_dtype_t dtype, int32_t rank, bool bounded,
                                   vkp_plan_t **out) {
   int64_t shape[2] = {3, 5};
   vkp_graph_t *g = NULL;
   vkp_status_t st = vkp_graph_create("id", &g);
   const char *ins[] = {"x"}, *outs[] = {"y"};
   if (!st) st = vkp_graph_add_input(g, "x", dtype, 2, shape, NULL);
+  if (!st && bounded) st = vkp_graph_set_input_bounded(g, "x", 0);
   if (!st) st = vkp_graph_add_node(g, "copy", VKP_OP_IDENTITY, 1, ins, 1, outs, 0,
                                    NULL, NULL);
   if (!st) st = vkp_graph_mark_output(g, "y");
@@ -457,7 +459,7 @@ static void case_dtypes(void) {
     vkp_plan_t *plan = NULL;
     vkp_pipeline_t *pipe = NULL;
     vkp_tensor_t x = {0}, y = {0};
-    vkp_status_t st = identity_plan((vkp_dtype_t)d, 1 % g_size, &plan);
+    vkp_status_t st = identity_plan((vkp_dtype_t)d, 1 % g_size, false, &plan);
     // Every rank skips the same dtypes: those the cpu target cannot copy.
     if (!st) st = vkp_target_check_graph(cpu, plan->stages[0].graph);
     if (st) {
@@ -504,6 +506,31 @@ done:
   vkp_registry_destroy(reg);
 }
 
+// A data-dependent ("bounded") input of a stage on rank 1: refused when the
+// stage loads there, with an error that names the value, and nothing waits.
+static void case_bounded_refused(void) {
+  vkp_registry_t *reg = NULL;
+  vkp_plan_t *plan = NULL;
+  vkp_pipeline_t *pipe = NULL;
+  OK(vkp_registry_create_default(&reg));
+  OK(identity_plan(VKP_DTYPE_FLOAT32, 1, true, &plan));
+  if (g_rank != 0) {
+    serve(plan, reg);
+    goto done;
+  }
+  vkp_status_t st = vkp_pipeline_create(plan, reg, NULL, &pipe);
+  CHECK(st && vkp_status_is(st, VKP_STATUS_UNSUPPORTED) &&
+            strstr(vkp_status_message(st), "input 'x' has a data-dependent extent") &&
+            strstr(vkp_status_message(st), "rank 1"),
+        "expected the bounded input refused, got '%s'", st ? vkp_status_message(st) : "OK");
+  CHECK(!pipe, "a pipeline was made");
+  vkp_status_free(st);
+done:
+  vkp_pipeline_destroy(pipe);
+  vkp_plan_destroy(plan);
+  vkp_registry_destroy(reg);
+}
+
 // The serving rank lacks the stage's target ("tmath" is registered on rank 0
 // only): rank 0's create fails with that rank's error, and nothing waits.
 static void case_remote_load_error(void) {
@@ -536,7 +563,7 @@ static void case_missing_rank(void) {
   vkp_plan_t *plan = NULL;
   vkp_pipeline_t *pipe = NULL;
   OK(vkp_registry_create_default(&reg));
-  OK(identity_plan(VKP_DTYPE_FLOAT32, g_size, &plan));
+  OK(identity_plan(VKP_DTYPE_FLOAT32, g_size, false, &plan));
   if (g_rank == 0) {
     vkp_status_t st = vkp_pipeline_create(plan, reg, NULL, &pipe);
     char want[64];
@@ -692,6 +719,7 @@ int main(int argc, char **argv) {
   case_dtypes();
   case_missing_rank();
   case_remote_load_error();
+  case_bounded_refused();
   case_destroy_in_flight();
   if (g_failures) fprintf(stderr, "rank %d: %d failures\n", rank, g_failures);
   else if (rank == 0) printf("test_mpi: all cases passed\n");
