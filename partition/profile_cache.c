@@ -53,8 +53,8 @@ vkp_status_t vkp_profile_cache_path(const vkp_registry_t *registry,
   snprintf(count, sizeof count, "|%ld|", sysconf(_SC_NPROCESSORS_ONLN));
   // The calibration's method is part of the key: a profile measured the old
   // way (launch per whole run, 4 threads at most, device rates from staged
-  // inputs) is measured again.
-  uint64_t h = vkp__fnv1a(0xcbf29ce484222325ull, "calibration 6|");
+  // inputs, kernel classes without memory factors) is measured again.
+  uint64_t h = vkp__fnv1a(0xcbf29ce484222325ull, "calibration 7|");
   h = vkp__fnv1a(h, model);
   h = vkp__fnv1a(h, count);
   for (int32_t t = 0; t < vkp_registry_count(registry); ++t) {
