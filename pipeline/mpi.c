@@ -41,6 +41,7 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/sanitizer.h"
 #include "base/status_macros.h"
 #include "pipeline/pipeline_internal.h"
 #include "vkpipe/mpi.h"
@@ -361,6 +362,8 @@ static int32_t vkp__silent_rank(const int32_t *ranks, int n, uint64_t since_ns) 
 void vkp_mpi_finalize(void) {
   // MPI_Finalize would wait for a lost rank: end the job instead.
   if (atomic_load(&vkp_mpi_lost_rank) >= 0) vkp_mpi_abort(1);
+  // MPI_Finalize unloads Open MPI's components (base/sanitizer.h).
+  vkp__keep_libraries_mapped();
   vkp__monitor_join();
   if (vkp__comm != MPI_COMM_NULL) MPI_Comm_free(&vkp__comm);
   vkp__comm = MPI_COMM_NULL;

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#define _GNU_SOURCE  // dl_iterate_phdr, RTLD_NODELETE (sanitizer builds)
 #include "runtime/vulkan/device.h"
 
 #include <ctype.h>
@@ -13,51 +12,12 @@
 
 #include "base/alloc.h"
 #include "base/file.h"
+#include "base/sanitizer.h"
 #include "base/status_macros.h"
 #include "runtime/vulkan/memory.h"
 #include "runtime/vulkan/vk_result.h"
 
 static const char vkp__validation_layer[] = "VK_LAYER_KHRONOS_validation";
-
-// ---------------------------------------------------------------------------
-// Drivers kept mapped under AddressSanitizer
-//
-// The loader unloads the driver (and the layers) when the last instance is
-// destroyed. Mesa's drivers keep a few once-initialised allocations in their
-// globals; once the library is unmapped, LeakSanitizer's exit-time check no
-// longer sees those globals and reports the blocks as leaked, from an
-// "<unknown module>" no suppression can name. In sanitizer builds only, every
-// library loaded when an instance is made is re-opened with RTLD_NODELETE, so
-// it stays mapped to the end of the process and its globals keep counting.
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define VKP__KEEP_DRIVERS_MAPPED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define VKP__KEEP_DRIVERS_MAPPED 1
-#endif
-
-#ifdef VKP__KEEP_DRIVERS_MAPPED
-#include <dlfcn.h>
-#include <link.h>
-
-static int vkp__pin_object(struct dl_phdr_info *info, size_t size, void *user) {
-  (void)size;
-  (void)user;
-  if (info->dlpi_name && info->dlpi_name[0]) {
-    void *handle = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-    // The extra reference is the point: it is never dropped.
-    (void)handle;
-  }
-  return 0;
-}
-
-static void vkp__keep_drivers_mapped(void) { dl_iterate_phdr(vkp__pin_object, NULL); }
-#else
-static void vkp__keep_drivers_mapped(void) {}
-#endif
 
 // ---------------------------------------------------------------------------
 // Validation messages
@@ -275,7 +235,8 @@ static vkp_status_t vkp__instance_create(bool validation, VkInstance *out_instan
     *out_instance = VK_NULL_HANDLE;
     return vkp_vk_result_status(vr, "vkCreateInstance", __FILE__, __LINE__);
   }
-  vkp__keep_drivers_mapped();
+  // The loader unloads the driver with the last instance (base/sanitizer.h).
+  vkp__keep_libraries_mapped();
   if (validation) {
     PFN_vkCreateDebugUtilsMessengerEXT create_messenger =
         (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
