@@ -416,6 +416,9 @@ static inline void vkp__cpu_relax(void) {
 // need a test on both sides, is not paced by sleeps (at most 5 ms, at least
 // the usual spin).
 #define VKP__SPIN_GBPS 4.0
+#define VKP__NEAR_NS 10000000ull     // 10 ms
+#define VKP__SLEEP_NEAR_NS 20000ull  // 20 us
+#define VKP__SLEEP_FAR_NS 100000ull  // 100 us
 static uint64_t vkp__moving_spin_ns(size_t bytes) {
   double ns = (double)bytes / VKP__SPIN_GBPS;
   if (ns > 5e6) ns = 5e6;
@@ -425,7 +428,8 @@ static uint64_t vkp__moving_spin_ns(size_t bytes) {
 // Waits for `n` requests: tests between short pauses for `spin_ns` (0: the
 // usual spin) from the start and again from each request that completes
 // (the rest of a transfer usually follows), then between sleeps that grow
-// to 100 us, so a waiting thread leaves the cores to the stages. With
+// to 20 us for the first 10 ms and to 100 us after, so a waiting thread
+// leaves the cores to the stages. With
 // `timeout_ns` not UINT64_MAX, TIMEOUT once it passed (the requests still
 // open); on rank 0 also gives up (UNAVAILABLE, *out_silent set) once one of
 // the `n_watch` ranks in `watch` stops its heartbeats.
@@ -470,8 +474,12 @@ static vkp_status_t vkp__wait_watch(int n, MPI_Request *reqs, uint64_t timeout_n
                              (int)*out_silent,
                              (double)(vkp__heartbeat_ns * VKP__HEARTBEAT_MISSED) * 1e-9);
     vkp__tight_timer();
+    // Sleeps grow from 5 us to VKP__SLEEP_NEAR_NS for the first
+    // VKP__NEAR_NS of a wait (a frame usually comes or returns within it:
+    // a hop costs about one such sleep), then to VKP__SLEEP_FAR_NS.
+    uint64_t cap = waited < VKP__NEAR_NS ? VKP__SLEEP_NEAR_NS : VKP__SLEEP_FAR_NS;
     sleep_ns = sleep_ns ? sleep_ns * 2 : 5000;
-    if (sleep_ns > 100000) sleep_ns = 100000;
+    if (sleep_ns > cap) sleep_ns = cap;
     struct timespec ts = {0, (long)sleep_ns};
     nanosleep(&ts, NULL);
   }
