@@ -206,6 +206,24 @@ static vkp_status_t vkp__wait_device_inputs(vkp_pipeline_t *p, const vkp__stage_
   return err;
 }
 
+// Frame `seq` at a stage driven from the host (a host stage, or one on
+// another rank): vkp__stage_begin, then, unless it is skipped, the waits for
+// its device producers, whose error (DEVICE_LOST) goes to *out_err. False
+// on shutdown.
+static bool vkp__host_side_start(vkp_pipeline_t *p, vkp__stage_t *st, uint64_t seq,
+                                 vkp__frame_t **out_frame, bool *out_skip,
+                                 vkp_status_t *out_err) {
+  *out_err = NULL;
+  if (!vkp__stage_begin(p, st, seq, out_frame, out_skip)) return false;
+  vkp_status_t err = *out_skip ? NULL : vkp__wait_device_inputs(p, st, seq);
+  if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
+    vkp_status_free(err);
+    return false;
+  }
+  *out_err = err;
+  return true;
+}
+
 // Points `outs` (n_outputs tensors) at where stage `st` writes frame `f`
 // in ring slot `slot`: the ring slot, else the frame's first global output,
 // else the stage's scratch; and gives its inputs the run-time shapes
@@ -284,13 +302,9 @@ static void *vkp__host_worker(void *arg) {
   for (uint64_t seq = 1;; ++seq) {
     vkp__frame_t *f = NULL;
     bool skip = false;
-    if (!vkp__stage_begin(p, st, seq, &f, &skip)) break;
+    vkp_status_t err = NULL;
+    if (!vkp__host_side_start(p, st, seq, &f, &skip, &err)) break;
     size_t slot = (size_t)(seq % (uint64_t)p->depth);
-    vkp_status_t err = skip ? NULL : vkp__wait_device_inputs(p, st, seq);
-    if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
-      vkp_status_free(err);
-      break;
-    }
     vkp__frame_outputs_bind(p, st, f, slot, st->frame_outputs);
     uint64_t busy_ns = 0, cpu_ns = 0, t_start = vkp__now_ns();
     if (!skip && !err) {
@@ -483,13 +497,9 @@ static void *vkp__remote_poster(void *arg) {
   for (uint64_t seq = 1;; ++seq) {
     vkp__frame_t *f = NULL;
     bool skip = false;
-    if (!vkp__stage_begin(p, st, seq, &f, &skip)) break;
+    vkp_status_t err = NULL;
+    if (!vkp__host_side_start(p, st, seq, &f, &skip, &err)) break;
     size_t slot = (size_t)(seq % (uint64_t)p->depth);
-    vkp_status_t err = skip ? NULL : vkp__wait_device_inputs(p, st, seq);
-    if (vkp_status_is(err, VKP_STATUS_CANCELLED)) {
-      vkp_status_free(err);
-      break;
-    }
     vkp_tensor_t *outs = st->slot_outputs + slot * n_out;
     vkp__frame_outputs_bind(p, st, f, slot, outs);
     // The stage's rank hears of every frame, skipped ones too.
