@@ -508,17 +508,22 @@ static vkp_status_t vkp__check_count(const vkp_plan_t *plan, int32_t stage,
 // ---------------------------------------------------------------------------
 // One message for a command or header and the tensors after it
 
-// The bytes of the tensors stage `stage` exchanges with rank 0 one way:
-// the inputs rank 0 sends (`outputs` false) or the outputs it reads.
+// Whether input (`outputs` false) or output `k` of stage `stage` travels
+// between it and rank 0: an input rank 0 sends (not one that comes straight
+// from another serving rank), an output rank 0 reads.
+static bool vkp__with_root(const vkp__routes_t *r, int32_t stage, bool outputs, int32_t k) {
+  return outputs ? r->out_to_root[r->out_offset[stage] + k]
+                 : r->in_src_stage[r->in_offset[stage] + k] < 0;
+}
+
+// The bytes of those tensors of stage `stage`, one way, from the plan.
 static size_t vkp__root_bytes(const vkp_plan_t *plan, const vkp__routes_t *r, int32_t stage,
                               bool outputs) {
   const vkp_graph_t *g = plan->stages[stage].graph;
   size_t total = 0;
   int32_t n = outputs ? g->n_outputs : g->n_inputs;
   for (int32_t k = 0; k < n; ++k) {
-    if (outputs ? !r->out_to_root[r->out_offset[stage] + k]
-                : r->in_src_stage[r->in_offset[stage] + k] >= 0)
-      continue;
+    if (!vkp__with_root(r, stage, outputs, k)) continue;
     const vkp_value_t *v = &g->values[outputs ? g->outputs[k] : g->inputs[k]];
     size_t bytes = 0;
     if (!vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &bytes)) return SIZE_MAX;
@@ -530,13 +535,25 @@ static size_t vkp__root_bytes(const vkp_plan_t *plan, const vkp__routes_t *r, in
 // How many of those tensors there are.
 static int vkp__root_count(const vkp__routes_t *r, int32_t stage, bool outputs) {
   int n = 0;
-  if (outputs)
-    for (int32_t k = r->out_offset[stage]; k < r->out_offset[stage + 1]; ++k)
-      n += r->out_to_root[k];
-  else
-    for (int32_t k = r->in_offset[stage]; k < r->in_offset[stage + 1]; ++k)
-      n += r->in_src_stage[k] < 0;
+  int32_t end = outputs ? r->out_offset[stage + 1] - r->out_offset[stage]
+                        : r->in_offset[stage + 1] - r->in_offset[stage];
+  for (int32_t k = 0; k < end; ++k) n += vkp__with_root(r, stage, outputs, k);
   return n;
+}
+
+// Addresses and byte counts of those of the `n` tensors `t` (the stage's
+// inputs or outputs) into `bufs` and `lens`; returns how many, their bytes
+// added to *bytes.
+static int vkp__root_spans(const vkp__routes_t *r, int32_t stage, bool outputs, int32_t n,
+                           const vkp_tensor_t *t, void **bufs, int *lens, uint64_t *bytes) {
+  int k = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    if (!vkp__with_root(r, stage, outputs, i)) continue;
+    bufs[k] = t[i].data;
+    lens[k++] = (int)vkp_tensor_nbytes(&t[i]);
+    *bytes += vkp_tensor_nbytes(&t[i]);
+  }
+  return k;
 }
 
 // A datatype, used with MPI_BOTTOM, that covers `head_bytes` at `head` and
@@ -688,17 +705,11 @@ static void vkp__direct_sources(const vkp__proxy_t *px, char *text, size_t size)
 static vkp_status_t vkp__proxy_post_sends(vkp__proxy_t *px, vkp__proxy_slot_t *sl, uint64_t seq,
                                           const vkp_tensor_t *inputs) {
   const vkp_graph_t *g = px->plan->stages[px->stage].graph;
-  const vkp__routes_t *routes = &px->routes;
   MPI_Request *r = sl->reqs;
-  int tag = vkp__tag(px->stage, VKP__K_CMD), k = 0, rc = MPI_SUCCESS;
+  int tag = vkp__tag(px->stage, VKP__K_CMD), rc = MPI_SUCCESS;
   sl->cmd = (vkp__cmd_t){.seq = seq, .cmd = VKP__CMD_RUN};
-  // Inputs that come straight from another serving rank are not sent.
-  for (int32_t i = 0; i < g->n_inputs; ++i) {
-    if (routes->in_src_stage[routes->in_offset[px->stage] + i] >= 0) continue;
-    px->bufs[k] = inputs[i].data;
-    px->lens[k++] = (int)vkp_tensor_nbytes(&inputs[i]);
-    sl->sent += vkp_tensor_nbytes(&inputs[i]);
-  }
+  int k = vkp__root_spans(&px->routes, px->stage, false, g->n_inputs, inputs, px->bufs,
+                          px->lens, &sl->sent);
   if (px->pack_in) {
     MPI_Datatype type;
     VKP_RETURN_IF_ERROR(vkp__type_cache_get(&sl->in_types, &sl->cmd, (int)sizeof sl->cmd,
@@ -718,17 +729,11 @@ static vkp_status_t vkp__proxy_post_sends(vkp__proxy_t *px, vkp__proxy_slot_t *s
 static vkp_status_t vkp__proxy_post_receives(vkp__proxy_t *px, vkp__proxy_slot_t *sl,
                                              vkp_tensor_t *outputs) {
   const vkp_graph_t *g = px->plan->stages[px->stage].graph;
-  const vkp__routes_t *routes = &px->routes;
   MPI_Request *r = sl->reqs;
-  int tag = vkp__tag(px->stage, VKP__K_HDR), k = 0, rc = MPI_SUCCESS;
+  int tag = vkp__tag(px->stage, VKP__K_HDR), rc = MPI_SUCCESS;
   sl->hdr = (vkp__hdr_t){0};
-  // Outputs only other serving ranks read never come here.
-  for (int32_t o = 0; o < g->n_outputs; ++o) {
-    if (!routes->out_to_root[routes->out_offset[px->stage] + o]) continue;
-    px->bufs[k] = outputs[o].data;
-    px->lens[k++] = (int)vkp_tensor_nbytes(&outputs[o]);
-    sl->received += vkp_tensor_nbytes(&outputs[o]);
-  }
+  int k = vkp__root_spans(&px->routes, px->stage, true, g->n_outputs, outputs, px->bufs,
+                          px->lens, &sl->received);
   if (px->pack_out) {
     MPI_Datatype type;
     VKP_RETURN_IF_ERROR(vkp__type_cache_get(&sl->out_types, &sl->hdr, (int)sizeof sl->hdr,
@@ -840,8 +845,8 @@ vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot) {
   return st;
 }
 
-// A frame at a time (the executor posts and finishes frames itself; this is
-// the vtable's run for completeness).
+// A frame at a time, in slot 0: the vtable's run, which the executor does
+// not use (it posts and finishes frames itself).
 static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
                                    vkp_tensor_t *outputs) {
   VKP_RETURN_IF_ERROR(vkp__mpi_proxy_post(stage, 0, 0, inputs, outputs));
@@ -868,8 +873,9 @@ static void vkp__proxy_unload(vkp_stage_t *stage) {
   vkp__proxy_free((vkp__proxy_t *)stage);
 }
 
-// Never registered: the pipeline runs it as a host stage (zero caps) and
-// only calls run and unload; stages are made by vkp__proxy_new, not load.
+// Never registered: stages are made by vkp__mpi_proxy_load, not load, and
+// the pipeline drives them through vkp__mpi_proxy_post and _finish (its
+// poster and completer) and unload; run is never called by it.
 static const vkp_target_vtable_t vkp__proxy_vtable = {
     .api_version = VKP_TARGET_API_VERSION,
     .name = "mpi-proxy",
@@ -1043,7 +1049,6 @@ typedef struct vkp__server_t {
   // One message each way when the tensors are small (as the proxy's): the
   // types cover the command and the inputs rank 0 sends, the reply header
   // and the outputs it reads.
-  bool pack_in, pack_out;
   vkp__cmd_t cmd;
   vkp__hdr_t reply;
   MPI_Datatype in_type, out_type;  // MPI_DATATYPE_NULL when not packed
@@ -1055,43 +1060,52 @@ typedef struct vkp__out_route_t {
   int32_t output, stage, input, rank;
 } vkp__out_route_t;
 
+// Sends rank 0 a header of `kind` for frame `seq` (`err`'s code, or 0), the
+// outputs it reads, and after a failing header the error's text (kind
+// `msg_kind`). With `packed` (not MPI_DATATYPE_NULL) the header goes into
+// *packed_hdr, which `packed` covers with the outputs: one message.
 static vkp_status_t vkp__send_hdr(const vkp__routes_t *routes, int32_t stage,
                                   int kind, int msg_kind, uint64_t seq,
                                   vkp_status_t err, const vkp_tensor_t *outputs,
-                                  int32_t n_outputs) {
+                                  int32_t n_outputs, MPI_Datatype packed,
+                                  vkp__hdr_t *packed_hdr) {
   const char *text = err ? vkp_status_message(err) : "";
   vkp__hdr_t hdr = {.seq = seq,
                     .code = err ? (int32_t)vkp_status_code(err) : 0,
                     .msg_len = err ? (int32_t)strlen(text) + 1 : 0};
-  MPI_Request reqs[2];
-  int n = 0;
-  int rc = MPI_Isend(&hdr, sizeof hdr, MPI_BYTE, 0, vkp__tag(stage, kind),
-                     vkp__comm, &reqs[n++]);
-  if (rc == MPI_SUCCESS) rc = MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
   // Outputs rank 0 reads go back whatever happened: it posted their receives.
-  MPI_Request *out = NULL;
-  if (rc == MPI_SUCCESS && n_outputs > 0) {
-    out = vkp__calloc((size_t)n_outputs, sizeof(*out));
-    if (!out) return VKP_OOM("output sends");
-    int posted = 0;
-    uint64_t sent = 0;
-    for (int32_t o = 0; rc == MPI_SUCCESS && o < n_outputs; ++o) {
-      if (!routes->out_to_root[routes->out_offset[stage] + o]) continue;
-      size_t nbytes = vkp_tensor_nbytes(&outputs[o]);
-      sent += nbytes;
-      rc = MPI_Isend(outputs[o].data, (int)nbytes, MPI_BYTE, 0,
-                     vkp__tag(stage, VKP__K_OUT), vkp__comm, &out[posted++]);
+  uint64_t sent = 0;
+  for (int32_t o = 0; o < n_outputs; ++o)
+    if (vkp__with_root(routes, stage, true, o)) sent += vkp_tensor_nbytes(&outputs[o]);
+  MPI_Request req;
+  int rc = MPI_SUCCESS;
+  if (packed != MPI_DATATYPE_NULL) {
+    *packed_hdr = hdr;
+    rc = MPI_Isend(MPI_BOTTOM, 1, packed, 0, vkp__tag(stage, kind), vkp__comm, &req);
+    VKP_RETURN_IF_ERROR(rc == MPI_SUCCESS ? vkp__wait_all(1, &req, UINT64_MAX)
+                                          : vkp__mpi_error(rc, "sending a reply"));
+  } else {
+    rc = MPI_Isend(&hdr, sizeof hdr, MPI_BYTE, 0, vkp__tag(stage, kind), vkp__comm, &req);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && sent > 0) {
+      MPI_Request *out = vkp__calloc((size_t)n_outputs, sizeof(*out));
+      if (!out) return VKP_OOM("output sends");
+      int posted = 0;
+      for (int32_t o = 0; rc == MPI_SUCCESS && o < n_outputs; ++o) {
+        if (!vkp__with_root(routes, stage, true, o)) continue;
+        rc = MPI_Isend(outputs[o].data, (int)vkp_tensor_nbytes(&outputs[o]), MPI_BYTE, 0,
+                       vkp__tag(stage, VKP__K_OUT), vkp__comm, &out[posted++]);
+      }
+      vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_moving(posted, out, (size_t)sent)
+                                          : vkp__mpi_error(rc, "sending outputs");
+      vkp__free(out);
+      VKP_RETURN_IF_ERROR(st);
     }
-    vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_moving(posted, out, (size_t)sent)
-                                        : vkp__mpi_error(rc, "sending outputs");
-    vkp__free(out);
-    VKP_RETURN_IF_ERROR(st);
-    atomic_fetch_add(&vkp__bytes_sent, sent);
   }
+  if (rc == MPI_SUCCESS) atomic_fetch_add(&vkp__bytes_sent, sent);
   if (rc == MPI_SUCCESS && err) {
-    MPI_Request req;
-    rc = MPI_Isend(text, hdr.msg_len, MPI_BYTE, 0, vkp__tag(stage, msg_kind),
-                   vkp__comm, &req);
+    rc = MPI_Isend(text, hdr.msg_len, MPI_BYTE, 0, vkp__tag(stage, msg_kind), vkp__comm,
+                   &req);
     if (rc == MPI_SUCCESS) return vkp__wait_all(1, &req, UINT64_MAX);
   }
   return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "sending a reply");
@@ -1210,7 +1224,7 @@ static vkp_status_t vkp__server_recv(vkp__server_t *sv, bool skips, const vkp__i
   for (int32_t i = 0; i < g->n_inputs; ++i)
     if (box->src_rank[i] < 0) from_root += vkp_tensor_nbytes(&sv->inputs[i]);
   sv->cmd = (vkp__cmd_t){0};
-  if (sv->pack_in) {
+  if (sv->in_type != MPI_DATATYPE_NULL) {
     int rc = MPI_Irecv(MPI_BOTTOM, 1, sv->in_type, 0, tag, vkp__comm, &reqs[0]);
     VKP_RETURN_IF_ERROR(rc == MPI_SUCCESS ? vkp__wait_all(1, reqs, UINT64_MAX)
                                           : vkp__mpi_error(rc, "receiving a command"));
@@ -1241,60 +1255,27 @@ static vkp_status_t vkp__server_recv(vkp__server_t *sv, bool skips, const vkp__i
   return st;
 }
 
-// The packed reply to sv->cmd: the header and the outputs rank 0 reads in
-// one message (sent whatever happened: rank 0 posted its receive), then the
-// error text when `err`.
-static vkp_status_t vkp__server_reply(vkp__server_t *sv, vkp_status_t err) {
-  const char *text = err ? vkp_status_message(err) : "";
-  sv->reply = (vkp__hdr_t){.seq = sv->cmd.seq,
-                           .code = err ? (int32_t)vkp_status_code(err) : 0,
-                           .msg_len = err ? (int32_t)strlen(text) + 1 : 0};
-  MPI_Request req;
-  int rc = MPI_Isend(MPI_BOTTOM, 1, sv->out_type, 0, vkp__tag(sv->stage, VKP__K_HDR),
-                     vkp__comm, &req);
-  VKP_RETURN_IF_ERROR(rc == MPI_SUCCESS ? vkp__wait_all(1, &req, UINT64_MAX)
-                                        : vkp__mpi_error(rc, "sending a reply"));
-  const vkp_graph_t *g = sv->plan->stages[sv->stage].graph;
-  uint64_t sent = 0;
-  for (int32_t o = 0; o < g->n_outputs; ++o)
-    if (sv->routes->out_to_root[sv->routes->out_offset[sv->stage] + o])
-      sent += vkp_tensor_nbytes(&sv->outputs[o]);
-  atomic_fetch_add(&vkp__bytes_sent, sent);
-  if (!err) return NULL;
-  rc = MPI_Isend(text, sv->reply.msg_len, MPI_BYTE, 0, vkp__tag(sv->stage, VKP__K_MSG),
-                 vkp__comm, &req);
-  return rc == MPI_SUCCESS ? vkp__wait_all(1, &req, UINT64_MAX)
-                           : vkp__mpi_error(rc, "sending a reply");
-}
-
 // Builds the server's packed message types (vkp__server_t.in_type and
 // out_type), when its tensors are small enough.
 static vkp_status_t vkp__server_types(vkp__server_t *sv) {
   const vkp__routes_t *r = sv->routes;
   const vkp_graph_t *g = sv->plan->stages[sv->stage].graph;
-  sv->pack_in = vkp__root_bytes(sv->plan, r, sv->stage, false) <= VKP__PACK_MAX_BYTES;
-  sv->pack_out = vkp__root_bytes(sv->plan, r, sv->stage, true) <= VKP__PACK_MAX_BYTES;
+  bool pack_in = vkp__root_bytes(sv->plan, r, sv->stage, false) <= VKP__PACK_MAX_BYTES;
+  bool pack_out = vkp__root_bytes(sv->plan, r, sv->stage, true) <= VKP__PACK_MAX_BYTES;
   if (!sv->inputs || !sv->outputs) return VKP_OOM("server tensors");
   size_t n_io = (size_t)g->n_inputs + (size_t)g->n_outputs;
   void **bufs = vkp__calloc(n_io + 1, sizeof(void *));
   int *lens = vkp__calloc(n_io + 1, sizeof(int));
   vkp_status_t st = bufs && lens ? NULL : VKP_OOM("server message types");
-  int k = 0;
-  for (int32_t i = 0; !st && i < g->n_inputs; ++i) {
-    if (r->in_src_stage[r->in_offset[sv->stage] + i] >= 0) continue;
-    bufs[k] = sv->inputs[i].data;
-    lens[k++] = (int)vkp_tensor_nbytes(&sv->inputs[i]);
-  }
-  if (!st && sv->pack_in)
+  uint64_t bytes = 0;
+  if (!st && pack_in) {
+    int k = vkp__root_spans(r, sv->stage, false, g->n_inputs, sv->inputs, bufs, lens, &bytes);
     st = vkp__span_type(&sv->cmd, (int)sizeof sv->cmd, k, bufs, lens, &sv->in_type);
-  k = 0;
-  for (int32_t o = 0; !st && o < g->n_outputs; ++o) {
-    if (!r->out_to_root[r->out_offset[sv->stage] + o]) continue;
-    bufs[k] = sv->outputs[o].data;
-    lens[k++] = (int)vkp_tensor_nbytes(&sv->outputs[o]);
   }
-  if (!st && sv->pack_out)
+  if (!st && pack_out) {
+    int k = vkp__root_spans(r, sv->stage, true, g->n_outputs, sv->outputs, bufs, lens, &bytes);
     st = vkp__span_type(&sv->reply, (int)sizeof sv->reply, k, bufs, lens, &sv->out_type);
+  }
   vkp__free(bufs);
   vkp__free(lens);
   return st;
@@ -1379,9 +1360,8 @@ static void *vkp__server_main(void *arg) {
     st = vkp__routes_send(sv, out, n_out, cmd.seq, cmd.cmd == VKP__CMD_RUN && !err,
                           out_hdrs, out_reqs, &n_out_reqs);
     if (!st && cmd.cmd == VKP__CMD_RUN)
-      st = sv->pack_out ? vkp__server_reply(sv, err)
-                        : vkp__send_hdr(r, sv->stage, VKP__K_HDR, VKP__K_MSG, cmd.seq, err,
-                                        sv->outputs, g->n_outputs);
+      st = vkp__send_hdr(r, sv->stage, VKP__K_HDR, VKP__K_MSG, cmd.seq, err, sv->outputs,
+                         g->n_outputs, sv->out_type, &sv->reply);
     vkp_status_free(err);
     vkp_status_t sent = vkp__wait_all(n_out_reqs, out_reqs, UINT64_MAX);
     if (!st) st = sent;
@@ -1520,7 +1500,7 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
       v->load_error = vkp_status_annotate(v->load_error, "stage '%s' on rank %d",
                                           plan->stages[s].name, vkp__rank);
     vkp_status_t sent = vkp__send_hdr(&routes, s, VKP__K_READY, VKP__K_READY_MSG,
-                                      0, v->load_error, NULL, 0);
+                                      0, v->load_error, NULL, 0, MPI_DATATYPE_NULL, NULL);
     if (sent && !st) st = sent;
     else vkp_status_free(sent);
   }
