@@ -9,9 +9,17 @@
 // its depth terms are constants the compiler folds away. An 8 x 8 workgroup
 // covers 64 output channels x 64 output pixels; each invocation owns 8
 // channels and 8 pixels strided by 8.
+//
+// The planes read are XD x XH x XW, and a window starts XPF/XPT/XPL before
+// its output position times the strides: the input itself (the pads), or
+// with UNCHECKED defined either the input where no window reaches past it
+// or its zero-padded copy (conv_pad.comp; pads 0): then every tap is an
+// input element and the loads go unchecked, a third faster on lavapipe
+// than checking each one against the padding.
 // Generator provides: C, D, H, W, M, OD, OH, OW, KD, KH, KW, SD, SH, SW, DD,
-// DH, DW, PF, PT, PL, NP (= OD * OH * OW), KT (= C * KD * KH * KW), BATCH,
-// HAS_BIAS, LD0(i) = x, LD1(i) = weight, IN2 = bias, STORE(o, v).
+// DH, DW, XD, XH, XW, XPF, XPT, XPL, UNCHECKED, NP (= OD * OH * OW), KT (=
+// C * KD * KH * KW), BATCH, HAS_BIAS, LD0(i) = x (or its padded copy),
+// LD1(i) = weight, IN2 = bias, STORE(o, v).
 float conv_finish(float acc, uint m) {
 #ifdef HAS_BIAS
   return acc + IN2[m];
@@ -34,21 +42,34 @@ void store_row(uint b, uint m, uint p0, vec4 lo, vec4 hi) {
   store_half(row, m, p0 + 32u, hi);
 }
 
-// One input element, or 0 in the padding; the load itself stays in bounds.
-float x_at(uint plane, int id, int ih, int iw) {
-  bool ok = uint(id) < D && uint(ih) < H && uint(iw) < W;
-  float v = LD0(ok ? plane + (uint(id) * H + uint(ih)) * W + uint(iw) : 0u);
+// One input element, or 0 in the padding, at `at` (an element index into the
+// input, valid when `ok`); the load itself stays in bounds.
+float x_at(bool ok, int at) {
+  float v = LD0(ok ? uint(at) : 0u);
   return ok ? v : 0.0;
 }
 
 #define ROW_PTR(i) (min(m0 + i, M - 1u) * KT)
+// Per output pixel (column j): where its window starts in the input (id, ih,
+// iw: negative in the padding) and that start as an element offset, xb.
 #define COL_SETUP(j)                                        \
   uint q##j = min(p0 + 8u * uint(j), NP - 1u);              \
   uint r##j = q##j / OW;                                    \
-  int id##j = int((OD == 1u ? 0u : r##j / OH) * SD) - PF;   \
-  int ih##j = int((OD == 1u ? r##j : r##j % OH) * SH) - PT; \
-  int iw##j = int((q##j % OW) * SW) - PL;
-#define XL(j) x_at(plane, id##j + dd, ih##j + dh, iw##j + dw)
+  int id##j = int((OD == 1u ? 0u : r##j / OH) * SD) - XPF;  \
+  int ih##j = int((OD == 1u ? r##j : r##j % OH) * SH) - XPT; \
+  int iw##j = int((q##j % OW) * SW) - XPL;                   \
+  int xb##j = (id##j * int(XH) + ih##j) * int(XW) + iw##j;
+// Per window row (c, kd, kh): whether column j's row lies inside the input
+// and where it starts; per tap kw only the column is checked.
+#ifdef UNCHECKED
+#define ROW_SETUP(j) int rb##j = xb##j + row;
+#define XL(j) LD0(uint(rb##j + dw))
+#else
+#define ROW_SETUP(j)                                         \
+  bool rk##j = uint(id##j + dd) < D && uint(ih##j + dh) < H; \
+  int rb##j = xb##j + row;
+#define XL(j) x_at(rk##j && uint(iw##j + dw) < W, rb##j + dw)
+#endif
 #define ROW_STEP(i, lo, hi)      \
   {                              \
     float a = LD1(ma##i + ak);   \
@@ -71,11 +92,14 @@ void main() {
   vec4 h4 = vec4(0.0), h5 = vec4(0.0), h6 = vec4(0.0), h7 = vec4(0.0);
   uint ak = 0u;
   for (uint c = 0u; c < C; ++c) {
-    uint plane = (b * C + c) * D * H * W;
+    uint plane = (b * C + c) * XD * XH * XW;
     for (uint kd = 0u; kd < KD; ++kd) {
       int dd = int(kd * DD);
       for (uint kh = 0u; kh < KH; ++kh) {
         int dh = int(kh * DH);
+        int row = int(plane) + (dd * int(XH) + dh) * int(XW);
+        ROW_SETUP(0) ROW_SETUP(1) ROW_SETUP(2) ROW_SETUP(3)
+        ROW_SETUP(4) ROW_SETUP(5) ROW_SETUP(6) ROW_SETUP(7)
         for (uint kw = 0u; kw < KW; ++kw, ++ak) {
           int dw = int(kw * DW);
           vec4 b_lo = vec4(XL(0), XL(1), XL(2), XL(3));

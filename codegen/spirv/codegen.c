@@ -428,19 +428,20 @@ static vkp_status_t vkp__plan_build(vkp__plan_t *p) {
     // concat: one dispatch per input; an anchor with several outputs
     // (top_k, max_pool's indices): one per output written.
     int32_t parts = n->op == VKP_OP_CONCAT ? n->n_inputs : n->n_outputs;
-    // Split-K: part 0 writes the partial sums (not a graph value), part 1
-    // reduces them into the group's output.
+    // A kernel with a temporary (split-K's partial sums, a convolution's
+    // padded input; not a graph value): part 0 writes it, part 1 reads it
+    // and writes the group's output.
     const vkp_node_t *anchor = p->groups[k].anchor >= 0 ? &g->nodes[p->groups[k].anchor] : NULL;
-    bool split_k = anchor && vkp__spv_split_k(g, anchor, &p->config, NULL, NULL) > 1;
-    if (split_k) {
+    bool temp = anchor && vkp__spv_kernel_temp(g, anchor, &p->config, NULL) != VKP__TEMP_NONE;
+    if (temp) {
       parts = 2;
       VKP_RETURN_IF_ERROR(vkp__add_dispatch(
           p, (vkp__dispatch_plan_t){.group = k, .part = 0,
-                                    .dst_value = VKP__SPLITK_PARTIALS, .dst_output = -1,
+                                    .dst_value = VKP__KERNEL_TEMP, .dst_output = -1,
                                     .copy_src = -1}));
     }
-    for (int32_t part = split_k ? 1 : 0; part < parts; ++part) {
-      int32_t dst = n->op == VKP_OP_CONCAT || split_k ? n->outputs[0] : n->outputs[part];
+    for (int32_t part = temp ? 1 : 0; part < parts; ++part) {
+      int32_t dst = n->op == VKP_OP_CONCAT || temp ? n->outputs[0] : n->outputs[part];
       if (dst < 0) continue;
       if (n->op == VKP_OP_CONCAT) {
         const vkp_value_t *in = &g->values[n->inputs[part]];
@@ -485,7 +486,7 @@ typedef struct vkp__layout_t {
   vkp__class_t *classes;   // indexed by class root value
   int32_t *output_buffer;  // per graph output index
   int32_t scratch_buffer;  // -1 when there is none
-  uint64_t partials_offset;  // split-K partial sums, at the scratch's end
+  uint64_t temp_offset;  // kernel temporaries, at the scratch's end
 } vkp__layout_t;
 
 static void vkp__layout_deinit(vkp__layout_t *l) {
@@ -556,13 +557,13 @@ static vkp_status_t vkp__layout_build(vkp__plan_t *p,
     l->classes[c].buffer = l->n_buffers++;
   }
   // Liveness of every class over the dispatch order.
-  uint64_t partials = 0;  // the largest split-K partial sums
+  uint64_t temps = 0;  // the largest kernel temporary
   for (int32_t d = 0; d < p->n_dispatches; ++d) {
     const vkp__dispatch_plan_t *dp = &p->dispatches[d];
-    if (dp->dst_value == VKP__SPLITK_PARTIALS) {
+    if (dp->dst_value == VKP__KERNEL_TEMP) {
       uint64_t bytes = 0;
-      vkp__spv_split_k(g, &g->nodes[p->groups[dp->group].anchor], &p->config, NULL, &bytes);
-      if (bytes > partials) partials = bytes;
+      vkp__spv_kernel_temp(g, &g->nodes[p->groups[dp->group].anchor], &p->config, &bytes);
+      if (bytes > temps) temps = bytes;
     } else {
       vkp__touch(&l->classes[vkp__find(p->parent, dp->dst_value)], d);
     }
@@ -618,13 +619,13 @@ static vkp_status_t vkp__layout_build(vkp__plan_t *p,
   for (int32_t v = 0; v < nv; ++v)
     empty_read |= l->classes[v].first >= 0 && l->classes[v].bytes == 0;
   if (empty_read && scratch_size < 4) scratch_size = 4;
-  // Split-K partial sums live past every placed class, so they overlap no
-  // value; consecutive split GEMMs share them (the runtime orders
+  // Kernel temporaries live past every placed class, so they overlap no
+  // value; consecutive two-dispatch kernels share them (the runtime orders
   // dispatches whose bindings overlap).
-  l->partials_offset = (scratch_size + align - 1) / align * align;
-  if (partials) scratch_size = l->partials_offset + partials;
+  l->temp_offset = (scratch_size + align - 1) / align * align;
+  if (temps) scratch_size = l->temp_offset + temps;
   l->scratch_buffer = -1;
-  if (n_placed || empty_read || partials) {
+  if (n_placed || empty_read || temps) {
     l->scratch_buffer = l->n_buffers;
     l->buffers[l->n_buffers++] =
         (vkp_spirv_buffer_t){VKP_SPIRV_BUFFER_SCRATCH, -1, scratch_size};
@@ -644,12 +645,14 @@ static vkp_status_t vkp__binding_for(const vkp__plan_t *p, const vkp__layout_t *
                                      uint32_t part, uint32_t parts,
                                      vkp_spirv_binding_t *out) {
   // Split-K's partial sums may take several ranges too (a convolution's
-  // slices are not a choice: see vkp__spv_split_k).
+  // slices are not a choice: see vkp__spv_split_k); a padded copy never
+  // does (vkp__spv_kernel_temp).
   const char *name = "split-K partial sums";
-  if (value == VKP__SPLITK_PARTIALS) {
-    *out = (vkp_spirv_binding_t){l->scratch_buffer, l->partials_offset, 0};
-    vkp__spv_split_k(p->g, &p->g->nodes[p->groups[group].anchor], &p->config, NULL,
-                     &out->range);
+  if (value == VKP__KERNEL_TEMP) {
+    *out = (vkp_spirv_binding_t){l->scratch_buffer, l->temp_offset, 0};
+    if (vkp__spv_kernel_temp(p->g, &p->g->nodes[p->groups[group].anchor], &p->config,
+                             &out->range) == VKP__TEMP_CONV_PAD)
+      name = "padded convolution input";
   } else {
     name = p->g->values[value].name;
     uint64_t bytes = vkp__stored_bytes(p, value);

@@ -86,6 +86,8 @@ void vkp__kernel_config_init(vkp__kernel_config_t *config,
   config->split_k_groups = device->device_type == VKP__DEVICE_TYPE_CPU ? 0 : 128;
   const char *dw = getenv("VKPIPE_SPIRV_DEPTHWISE");
   config->depthwise = !(dw && strcmp(dw, "direct") == 0);
+  const char *pad = getenv("VKPIPE_SPIRV_CONV_PAD");
+  config->conv_pad = !(pad && strcmp(pad, "off") == 0);
 }
 
 // The [batch, m, n] product and its depth k of MatMul/Gemm `n`.
@@ -553,8 +555,8 @@ static vkp_status_t vkp__declare_bindings(vkp__emit_t *e, vkp__sb_t *sb,
   uint64_t total = k->out_parts;
   for (int32_t i = 0; i < k->n_inputs; ++i) {
     uint64_t bytes = 0;
-    if (k->inputs[i] == VKP__SPLITK_PARTIALS)
-      vkp__spv_split_k(e->g, &e->g->nodes[e->group->anchor], e->config, NULL, &bytes);
+    if (k->inputs[i] == VKP__KERNEL_TEMP)
+      vkp__spv_kernel_temp(e->g, &e->g->nodes[e->group->anchor], e->config, &bytes);
     else if (e->g)
       bytes = vkp__value_size(&e->g->values[k->inputs[i]]);
     if (vkp__is_half(e, k->inputs[i])) bytes /= 2;
@@ -655,8 +657,8 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   // storageBuffer8BitAccess, vkp_spirv_supports_on): loaded as 0.0/1.0,
   // stored as 0/1; (u)int8 ones are widened on load and wrapped on store.
   // int64 tensors are int64_t (GL_EXT_shader_explicit_arithmetic_types_
-  // int64; the device enables shaderInt64), int32 ones int. Split-K's
-  // partial sums are float32.
+  // int64; the device enables shaderInt64), int32 ones int. A kernel's
+  // temporary (split-K's partial sums, a padded copy) is float32.
   const vkp_graph_t *g = e->g;
   const vkp_node_t *anchor = e->group->anchor >= 0 ? &g->nodes[e->group->anchor] : NULL;
   vkp_dtype_t out_dt = e->out_bytes ? VKP_DTYPE_FLOAT32 : vkp__written(e)->dtype;
@@ -668,7 +670,7 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
   bool words[VKP__MAX_BINDINGS] = {false};
   for (int32_t i = 0; i < k->n_inputs; ++i) {
     half |= vkp__is_half(e, k->inputs[i]);
-    if (k->inputs[i] < 0) continue;  // split-K partials: float32
+    if (k->inputs[i] < 0) continue;  // a kernel's temporary: float32
     // Index inputs (gather's indices) are read as 32-bit words: an int32
     // per word, an int64 as two, low word first; no int64 arithmetic needed.
     vkp_dtype_t dt = g->values[k->inputs[i]].dtype;
@@ -718,7 +720,7 @@ static vkp_status_t vkp__finish(vkp__emit_t *e, const char *what) {
                  vkp__spv_value_type(acc_dt), vkp__spv_value_type(out_dt));
   vkp__sb_append(&sb, vkp__shader_text(VKP__SHADER_math));
   vkp__sb_append(&sb, e->head.data ? e->head.data : "");
-  // VKP_PUT(o, v): a raw store to the destination (split-K's partial sums,
+  // VKP_PUT(o, v): a raw store to the destination (a kernel's temporary,
   // which may take several bindings).
   vkp__sb_printf(&sb, "#define VKP_PUT(o, v) %s\n",
                  k->out_parts > 1 ? "vkp_put((o), (v))" : "OUT[o] = (v)");
@@ -980,9 +982,106 @@ static void vkp__spv_define_conv_geometry(vkp__sb_t *s, const vkp_node_t *n,
       else vkp__spv_define_u(s, names[a][d], (uint64_t)vals[a][d]);
 }
 
+// Whether group-1 convolution `n` runs as an implicit GEMM (the variant
+// rule in kernels.h).
+static bool vkp__conv_as_gemm(const vkp__kernel_config_t *config, const vkp_node_t *n,
+                              const vkp__conv_window_t *win) {
+  int use_gemm = config->conv_gemm;
+  return vkp_node_int(n, "group") == 1 &&
+         (use_gemm > 0 || (use_gemm < 0 && vkp__conv_pixels(win) >= 32));
+}
+
+// The extent along each dim of what the windows of `win` read, from the
+// first window's start (in the padding when the begin pad is positive).
+static void vkp__conv_span(const vkp__conv_window_t *win, int64_t span[3]) {
+  for (int32_t d = 0; d < 3; ++d)
+    span[d] = (win->out[d] - 1) * win->st[d] + (win->k[d] - 1) * win->dil[d] + 1;
+}
+
+// A padded copy larger than this (and than twice the input) is not made:
+// the checked kernel reads the input in place instead.
+#define VKP__CONV_PAD_MAX_BYTES ((uint64_t)64 << 20)
+
+// Unchecked taps pay on lavapipe for windows up to 3 wide only, where the
+// compiler unrolls the tap loop either way (3x3, stride 1 and 2, 3 to 256
+// channels: 1.2-1.6x faster); 5 and 7 wide ones measured 5-40% slower
+// unchecked (ResNet's 7x7 stride-2 first layer: 26 ms against 24), so
+// those keep their checks.
+static bool vkp__conv_unchecked_pays(const vkp__conv_window_t *win) {
+  return win->k[2] <= 3;
+}
+
+// Whether convolution `n` runs on a zero-padded copy of its input: a
+// register-blocked implicit GEMM (the variant whose taps the checks slow
+// down; lavapipe) whose windows reach past the input and are at most 3
+// wide, not split, with a copy that fits one binding. Sets the copy's
+// bytes.
+static bool vkp__conv_padded(const vkp_graph_t *g, const vkp_node_t *n,
+                             const vkp__kernel_config_t *config, uint64_t *out_bytes) {
+  if (n->op != VKP_OP_CONV2D || !config->conv_pad || config->gemm_tiled || config->coopmat)
+    return false;
+  const vkp_value_t *x = vkp__spv_input(g, n, 0), *w = vkp__spv_input(g, n, 1);
+  const vkp_value_t *y = &g->values[n->outputs[0]];
+  vkp__conv_window_t win;
+  vkp__conv_window(n, x, w, y, &win);
+  if (!vkp__conv_as_gemm(config, n, &win) || !vkp__conv_unchecked_pays(&win) ||
+      vkp__conv_split_k(g, n, config, NULL, NULL) > 1)
+    return false;
+  int64_t span[3];
+  vkp__conv_span(&win, span);
+  bool reaches = false;
+  uint64_t elems = (uint64_t)x->shape[0] * (uint64_t)x->shape[1];
+  for (int32_t d = 0; d < 3; ++d) {
+    reaches |= win.pb[d] > 0 || win.pb[d] + win.in[d] < span[d];
+    elems *= (uint64_t)span[d];
+  }
+  uint64_t bytes = elems * 4u, input = vkp__spv_numel(x) * 4u;
+  if (!reaches || elems > (uint64_t)INT32_MAX ||
+      (config->part_bytes && bytes > config->part_bytes) ||
+      (bytes > VKP__CONV_PAD_MAX_BYTES && bytes > 2 * input))
+    return false;
+  *out_bytes = bytes;
+  return true;
+}
+
+vkp__temp_kind_t vkp__spv_kernel_temp(const vkp_graph_t *g, const vkp_node_t *n,
+                                      const vkp__kernel_config_t *config,
+                                      uint64_t *out_bytes) {
+  uint64_t bytes = 0;
+  vkp__temp_kind_t kind = VKP__TEMP_NONE;
+  if (vkp__spv_split_k(g, n, config, NULL, &bytes) > 1) kind = VKP__TEMP_SPLIT_K;
+  else if (vkp__conv_padded(g, n, config, &bytes)) kind = VKP__TEMP_CONV_PAD;
+  if (out_bytes) *out_bytes = kind == VKP__TEMP_NONE ? 0 : bytes;
+  return kind;
+}
+
+// Part 0 of a padded convolution (conv_pad.comp): the input into planes of
+// the windows' span, zero where they reach past it.
+static void vkp__emit_conv_pad(vkp__emit_t *e, const vkp_node_t *n) {
+  const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
+  const vkp_value_t *y = &e->g->values[n->outputs[0]];
+  vkp__sb_t *s = &e->body;
+  vkp__conv_window_t win;
+  vkp__conv_window(n, x, w, y, &win);
+  int64_t span[3];
+  vkp__conv_span(&win, span);
+  uint64_t total = e->out_bytes / 4u;
+  static const char *const in[3] = {"D", "H", "W"}, *const xs[3] = {"XD", "XH", "XW"},
+                           *const pb[3] = {"PF", "PT", "PL"};
+  for (int32_t d = 0; d < 3; ++d) {
+    vkp__spv_define_u(s, in[d], (uint64_t)win.in[d]);
+    vkp__spv_define_u(s, xs[d], (uint64_t)span[d]);
+    vkp__spv_define_i(s, pb[d], win.pb[d]);
+  }
+  vkp__spv_define_u(s, "TOTAL", total);
+  vkp__spv_grid_1d(e, total);
+  vkp__spv_template(e, VKP__SHADER_conv_pad);
+}
+
 // Group-1 convolution as an implicit GEMM (conv_gemm_*.comp): M output
 // channels x OD*OH*OW pixels per image, K = C*KD*KH*KW gathered from the
-// input.
+// input, or (pad_phase 2) from its padded copy. The register-blocked
+// kernel's taps go unchecked where no window reaches past what it reads.
 static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
@@ -992,6 +1091,18 @@ static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
   uint64_t np = vkp__conv_pixels(&win);
   uint64_t m = (uint64_t)y->shape[1];
   vkp__spv_define_conv_geometry(s, n, x, w, y);
+  int64_t span[3];
+  vkp__conv_span(&win, span);
+  bool inside = true;
+  for (int32_t d = 0; d < 3; ++d) inside &= win.pb[d] <= 0 && win.pb[d] + win.in[d] >= span[d];
+  static const char *const xs[3] = {"XD", "XH", "XW"}, *const xp[3] = {"XPF", "XPT", "XPL"};
+  bool padded = e->pad_phase == 2;
+  for (int32_t d = 0; d < 3; ++d) {
+    vkp__spv_define_u(s, xs[d], (uint64_t)(padded ? span[d] : win.in[d]));
+    vkp__spv_define_i(s, xp[d], padded ? 0 : win.pb[d]);
+  }
+  if (padded || (inside && vkp__conv_unchecked_pays(&win)))
+    vkp__sb_append(s, "#define UNCHECKED 1\n");
   vkp__spv_define_u(s, "NP", np);
   vkp__spv_define_u(s, "KT", (uint64_t)w->shape[1] * vkp__conv_taps(&win));
   vkp__spv_define_u(s, "BATCH", (uint64_t)y->shape[0]);
@@ -1043,14 +1154,16 @@ static void vkp__emit_conv2d(vkp__emit_t *e, const vkp_node_t *n) {
     vkp__emit_conv_split(e, n);
     return;
   }
+  if (e->pad_phase == 1) {
+    vkp__emit_conv_pad(e, n);
+    return;
+  }
   const vkp_value_t *x = vkp__spv_input(e->g, n, 0), *w = vkp__spv_input(e->g, n, 1);
   const vkp_value_t *y = &e->g->values[n->outputs[0]];
   int64_t group = vkp_node_int(n, "group");
   vkp__conv_window_t win;
   vkp__conv_window(n, x, w, y, &win);
-  uint64_t pixels = vkp__conv_pixels(&win);
-  int use_gemm = e->config->conv_gemm;
-  if (group == 1 && (use_gemm > 0 || (use_gemm < 0 && pixels >= 32))) {
+  if (vkp__conv_as_gemm(e->config, n, &win)) {
     vkp__emit_conv2d_gemm(e, n);
     return;
   }
@@ -1397,14 +1510,18 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
   vkp__sb_init(&e.body);
   const vkp_node_t *anchor = group->anchor >= 0 ? &g->nodes[group->anchor] : NULL;
   vkp_status_t st = NULL;
-  vkp__group_t bare;  // split-K partial sums: the anchor without its epilogue
-  if (anchor && vkp__spv_split_k(g, anchor, config, NULL, NULL) > 1) {
-    e.splitk_phase = part == 0 ? 1 : 2;
+  vkp__group_t bare;  // a kernel's temporary: the anchor without its epilogue
+  vkp__temp_kind_t temp = anchor ? vkp__spv_kernel_temp(g, anchor, config, NULL)
+                                 : VKP__TEMP_NONE;
+  if (temp != VKP__TEMP_NONE) {
+    int phase = part == 0 ? 1 : 2;
+    if (temp == VKP__TEMP_SPLIT_K) e.splitk_phase = phase;
+    else e.pad_phase = phase;
     if (part == 0) {
       bare = *group;
       bare.n_members = 0;
       e.group = &bare;
-      vkp__spv_split_k(g, anchor, config, NULL, &e.out_bytes);
+      vkp__spv_kernel_temp(g, anchor, config, &e.out_bytes);
     }
   }
   // The anchor's own inputs come first (IN0, IN1, ...).
@@ -1414,9 +1531,16 @@ vkp_status_t vkp__kernel_emit(const vkp_graph_t *g, const vkp__group_t *group,
     vkp__bind_input(out_kernel, anchor->inputs[0]);
     vkp__bind_input(out_kernel, anchor->inputs[1]);
   } else if (e.splitk_phase == 2) {
-    vkp__bind_input(out_kernel, VKP__SPLITK_PARTIALS);
+    vkp__bind_input(out_kernel, VKP__KERNEL_TEMP);
     if (anchor->n_inputs > 2 && anchor->inputs[2] >= 0)
       vkp__bind_input(out_kernel, anchor->inputs[2]);
+  } else if (e.pad_phase == 1) {
+    vkp__bind_input(out_kernel, anchor->inputs[0]);
+  } else if (e.pad_phase == 2) {
+    // The padded copy in place of the input: IN0 stays the data.
+    vkp__bind_input(out_kernel, VKP__KERNEL_TEMP);
+    for (int32_t i = 1; i < anchor->n_inputs; ++i)
+      if (anchor->inputs[i] >= 0) vkp__bind_input(out_kernel, anchor->inputs[i]);
   } else if (anchor) {
     for (int32_t i = 0; i < anchor->n_inputs; ++i)
       if (anchor->inputs[i] >= 0) vkp__bind_input(out_kernel, anchor->inputs[i]);

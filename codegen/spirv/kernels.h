@@ -37,6 +37,14 @@
 //     conv_depthwise.comp (4 output columns per invocation);
 //     VKPIPE_SPIRV_DEPTHWISE=direct gives them the direct kernel.
 //     VKPIPE_SPIRV_CONV=gemm|direct forces either for every group-1 conv.
+//     On the register-blocked kernel, a convolution whose windows stay
+//     inside its input reads it unchecked; one whose windows reach the
+//     padding first copies the input into zero-padded planes (conv_pad.comp,
+//     a float32 temporary at the scratch's end) and reads that unchecked: on
+//     lavapipe the per-tap padding checks cost a third of the kernel's time
+//     (ResNet-18's 3x3 layers 7-9 GFLOP/s checked, 10-12 on the copy). A
+//     copy that would not fit one binding (or exceed 64 MiB and twice the
+//     input) is not made; VKPIPE_SPIRV_CONV_PAD=off never makes one.
 //   - Transposed convolutions with >= 8 output channels per group run as an
 //     implicit GEMM per output phase (conv_transpose_gemm.comp, register-
 //     blocked on every device), others as a gather (conv_transpose.comp);
@@ -116,12 +124,32 @@ typedef struct vkp__kernel_config_t {
   uint32_t split_k_groups;  // workgroups a GEMM should fill (by device type)
   bool depthwise;         // depthwise convs use conv_depthwise.comp
                           // (VKPIPE_SPIRV_DEPTHWISE=direct: conv2d.comp)
+  bool conv_pad;          // register-blocked implicit-GEMM convs whose
+                          // windows reach the padding read a zero-padded
+                          // copy (VKPIPE_SPIRV_CONV_PAD=off: never)
 } vkp__kernel_config_t;
 
-// Input index of the split-K partial sums in vkp__kernel_t.inputs (not a
-// graph value): the [KSPLIT, BATCH, M, N] float32 region the codegen places
-// at the end of the scratch buffer.
-#define VKP__SPLITK_PARTIALS (-2)
+// Input index of a kernel's temporary in vkp__kernel_t.inputs (not a graph
+// value): the region the codegen places at the end of the scratch buffer
+// for a kernel that runs as two dispatches (vkp__spv_kernel_temp).
+#define VKP__KERNEL_TEMP (-2)
+
+// What a two-dispatch kernel keeps in its temporary between the dispatches:
+// split-K's [KSPLIT, BATCH, M, N] float32 partial sums (vkp__spv_split_k),
+// or a convolution's input copied into zero-padded planes, [BATCH, C, XD,
+// XH, XW] float32 (conv_pad.comp), which the implicit GEMM then reads
+// without checking each tap against the padding.
+typedef enum vkp__temp_kind_t {
+  VKP__TEMP_NONE,
+  VKP__TEMP_SPLIT_K,
+  VKP__TEMP_CONV_PAD,
+} vkp__temp_kind_t;
+
+// How node `n` runs: in one dispatch (VKP__TEMP_NONE) or in two through a
+// temporary of *out_bytes.
+vkp__temp_kind_t vkp__spv_kernel_temp(const vkp_graph_t *g, const vkp_node_t *n,
+                                      const vkp__kernel_config_t *config,
+                                      uint64_t *out_bytes);
 
 // How many K slices the MatMul/Gemm, Conv or ConvTranspose `n` runs as (1:
 // no split-K), with the slice length and the bytes of its partial sums.
@@ -192,6 +220,8 @@ typedef struct vkp__emit_t {
   int32_t part;       // concat: the input copied; an anchor with several
                       // outputs (top_k): the output written
   int splitk_phase;       // 0: no split-K; 1: partial sums; 2: their reduction
+  int pad_phase;          // 0: no padded copy; 1: the copy; 2: the
+                          // convolution reading it
   uint64_t out_bytes;     // the destination's bytes when not the root value
                           // (split-K partials); 0: the root's
   bool coopmat;           // the template uses cooperative matrices: the

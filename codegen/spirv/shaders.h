@@ -30,6 +30,7 @@
   X(conv_gemm_coopmat, comp)          \
   X(conv_gemm_blocked, comp)          \
   X(conv_gemm_tiled, comp)            \
+  X(conv_pad, comp)                   \
   X(conv_split, comp)                 \
   X(conv_transpose, comp)             \
   X(conv_transpose_gemm, comp)        \

@@ -83,7 +83,12 @@ ParameterizedTestParameters(spirv_codegen, cases) {
 }
 
 ParameterizedTest(int *i, spirv_codegen, cases, .timeout = 60) {
+  // The counts are without the padded copies, which add a dispatch per
+  // padded convolution on CPU devices (conv_pad_copy below).
+  setenv("VKPIPE_SPIRV_CONV_PAD", "off", 1);
   run_case(&vkp_spirv_cases[*i], &lavapipe_like, true);
+  unsetenv("VKPIPE_SPIRV_CONV_PAD");
+  run_case(&vkp_spirv_cases[*i], &lavapipe_like, false);
   // Split-K by shape adds a dispatch on GPUs only (split_k_by_shape below).
   run_case(&vkp_spirv_cases[*i], &gpu_like,
            strncmp(vkp_spirv_cases[*i].name, "matmul_skinny", 13) != 0);
@@ -403,6 +408,67 @@ Test(spirv_codegen, conv_split_past_the_loop_budget, .timeout = 60) {
     vkp_graph_destroy(g);
   }
   unsetenv("VKPIPE_SPIRV_SPLITK");
+}
+
+// On CPU devices an implicit-GEMM convolution whose windows reach the
+// padding first copies its input into zero-padded planes (a float32
+// temporary at the scratch's end, one binding), then reads that copy
+// unchecked: two dispatches, the second reading what the first wrote.
+// Windows that stay inside the input or are wider than 3, GPUs (the tiled
+// kernel), grouped convolutions and VKPIPE_SPIRV_CONV_PAD=off keep one
+// dispatch.
+Test(spirv_codegen, conv_pad_copy, .timeout = 60) {
+  struct {
+    const char *name;
+    const vkp_spirv_device_info_t *dev;
+    bool pad_off;
+    uint64_t copy_floats;  // 0: one dispatch
+  } cases[] = {
+      {"conv_3x3_pad1", &lavapipe_like, false, 1 * 3 * 9 * 9},
+      {"conv_5x3_asym", &lavapipe_like, false, 1 * 1 * 21 * 6},  // 5x3, pads 2/0 and 2/1
+      {"conv_gemm_dil_pad", &lavapipe_like, false, 1 * 5 * 15 * 17},
+      {"conv3d_3x3x3_pad1", &lavapipe_like, false, 0},  // set below
+      {"conv_3x3_pad1", &gpu_like, false, 0},
+      {"conv_3x3_pad1", &lavapipe_like, true, 0},
+      {"conv_1x1_nobias", &lavapipe_like, false, 0},
+      {"conv_gemm_1x1_s2", &lavapipe_like, false, 0},
+      {"conv_grouped_g3", &lavapipe_like, false, 0},
+      {"conv_gemm_7x7_s2", &lavapipe_like, false, 0},  // 7 wide: checked in place
+  };
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    if (cases[k].pad_off) setenv("VKPIPE_SPIRV_CONV_PAD", "off", 1);
+    setenv("VKPIPE_SPIRV_CONV", "gemm", 1);
+    vkp_graph_t *g = build_case(cases[k].name, &rng);
+    const vkp_value_t *x = &g->values[g->nodes[0].inputs[0]];
+    uint64_t floats = cases[k].copy_floats;
+    if (strcmp(cases[k].name, "conv3d_3x3x3_pad1") == 0) {
+      floats = (uint64_t)x->shape[0] * (uint64_t)x->shape[1];
+      for (int32_t d = 2; d < 5; ++d) floats *= (uint64_t)x->shape[d] + 2;
+    }
+    vkp_spirv_program_t *p = NULL;
+    VKP_TEST_OK(vkp_spirv_codegen(g, cases[k].dev, NULL, &p));
+    check_program(g, p, cases[k].dev);
+    int expect = floats ? 2 : 1;
+    cr_assert_eq(p->n_dispatches, expect, "%s (%zu): %d dispatches", cases[k].name, k,
+                 (int)p->n_dispatches);
+    if (floats) {
+      const vkp_spirv_dispatch_t *copy = &p->dispatches[0], *conv = &p->dispatches[1];
+      cr_assert_eq(copy->n_bindings, 2, "%s", cases[k].name);
+      cr_assert_eq(copy->bindings[0].range, floats * 4, "%s: %llu bytes", cases[k].name,
+                   (unsigned long long)copy->bindings[0].range);
+      cr_assert_eq(p->buffers[copy->bindings[0].buffer].kind, VKP_SPIRV_BUFFER_SCRATCH);
+      cr_assert_eq(p->buffers[copy->bindings[1].buffer].kind, VKP_SPIRV_BUFFER_INPUT);
+      cr_assert_eq(conv->bindings[1].buffer, copy->bindings[0].buffer);
+      cr_assert_eq(conv->bindings[1].offset, copy->bindings[0].offset);
+      cr_assert_eq(conv->bindings[1].range, copy->bindings[0].range);
+    }
+    vkp_spirv_program_destroy(p);
+    vkp_graph_destroy(g);
+    unsetenv("VKPIPE_SPIRV_CONV");
+    unsetenv("VKPIPE_SPIRV_CONV_PAD");
+  }
 }
 
 // Marks `out` of `g` (consumed), validates, and checks that the lavapipe-like

@@ -191,6 +191,15 @@ Test(spirv_kernels, conv_gemm_blocked_variant, .timeout = 120) {
   conv_cases_with("blocked", "gemm");
 }
 
+// The register-blocked implicit GEMM checking every tap against the padding
+// (no zero-padded copy first), the path a copy too large for one binding
+// takes; conv_gemm_blocked_variant above runs the copies.
+Test(spirv_kernels, conv_gemm_blocked_checked, .timeout = 120) {
+  setenv("VKPIPE_SPIRV_CONV_PAD", "off", 1);
+  conv_cases_with("blocked", "gemm");
+  unsetenv("VKPIPE_SPIRV_CONV_PAD");
+}
+
 // Group-1 convolutions through the direct kernel (the pre-GEMM path).
 Test(spirv_kernels, conv_direct_variant, .timeout = 120) {
   conv_cases_with("blocked", "direct");
