@@ -109,7 +109,7 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
                                        const vkp_registry_t *registry,
                                        const vkp_profile_t *profile,
                                        const vkp_partition_options_t *options,
-                                       int32_t threads, int32_t hosts,
+                                       int32_t threads, int32_t hosts, int32_t copies,
                                        vkp_partition_t **out_part) {
   *out_part = NULL;
   if (!graph->validated)
@@ -197,10 +197,16 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
     if (d == c->n_devices) c->device_concurrency[c->n_devices++] = t;
     c->target_device[t] = d;
   }
-  for (int32_t d = 0; d < c->n_devices && !st; ++d)
-    c->device_concurrency[d] =
-        vkp_profile_concurrency(profile, c->device[c->device_concurrency[d]]) * c->hosts;
+  // Copies: each copy of the stages gets its share of the host's cores.
+  for (int32_t d = 0; d < c->n_devices && !st; ++d) {
+    const char *dev = c->device[c->device_concurrency[d]];
+    int32_t conc = vkp_profile_concurrency(profile, dev) * c->hosts;
+    if (copies > 1 && strcmp(dev, profile->host_device) == 0)
+      conc = conc / copies > 0 ? conc / copies : 1;
+    c->device_concurrency[d] = conc;
+  }
   part->threads = threads;
+  part->replicas = 1;
   part->n_ranks = 1;
   if (!st) st = vkp__consumers(c);
   if (!st) st = vkp__place(c, registry);
@@ -216,7 +222,34 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
 // Among candidates within this factor of the best throughput, the lowest
 // latency wins.
 #define VKP__THREADS_SLACK 1.05
-#define VKP__MAX_THREAD_CANDIDATES 16
+#define VKP__MAX_THREAD_CANDIDATES 64
+
+// Makes `part`, cut for the host's cores over `copies`, `copies` copies of
+// every stage: its bottleneck is the cut's over the copies, or the host's
+// `cores` working through every stage's threads x seconds when the copies
+// ask for more cores than there are. False when a stage runs elsewhere than
+// on the host (copies are host stages only); `why` then names it.
+static bool vkp__make_copies(vkp_partition_t *part, int32_t copies, int32_t cores, char *why,
+                             size_t size) {
+  for (int32_t s = 0; s < part->n_stages; ++s) part->stages[s].replicas = 1;
+  if (copies <= 1) return true;
+  for (int32_t s = 0; s < part->n_stages; ++s) {
+    if (part->stages[s].threads <= 0) {
+      snprintf(why, size, "stage%d runs on '%s', and only stages on the host run as copies",
+               (int)s, vkp_partition_target_name(part, part->stages[s].target));
+      return false;
+    }
+  }
+  double work = 0;
+  for (int32_t s = 0; s < part->n_stages; ++s) {
+    part->stages[s].replicas = copies;
+    work += part->stages[s].threads * part->stages[s].seconds;
+  }
+  part->replicas = copies;
+  part->bottleneck_s /= copies;
+  if (cores > 0 && work / cores > part->bottleneck_s) part->bottleneck_s = work / cores;
+  return true;
+}
 
 vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
                                   const vkp_registry_t *registry,
@@ -236,35 +269,78 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "ranks must be 0..%d, got %d", VKP_PARTITION_MAX_STAGES,
                            (int)ranks);
+  int32_t want_copies = options ? options->replicas : 0;
+  if (want_copies < VKP_PARTITION_REPLICAS_AUTO || want_copies > VKP_PLAN_MAX_REPLICAS)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "replicas must be 1..%d or auto, got %d", VKP_PLAN_MAX_REPLICAS,
+                           (int)want_copies);
+  if (want_copies != 0 && want_copies != 1 && ranks > 1)
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "replicas over MPI ranks are not supported yet: give one or "
+                           "the other");
   vkp_profile_t *defaults = NULL;
   if (!profile) {
     VKP_RETURN_IF_ERROR(vkp_profile_create_default(&defaults));
     profile = defaults;
   }
   int32_t cores = vkp_profile_concurrency(profile, profile->host_device);
-  int32_t cand[VKP__MAX_THREAD_CANDIDATES], n_cand = 0;
-  if (want > 0 || cores <= 1) {
-    cand[n_cand++] = want > 0 ? want : 1;
+  // Candidates: (threads, copies), every stage occupying threads x copies
+  // of the cores (copies 1 unless asked for).
+  int32_t cand[VKP__MAX_THREAD_CANDIDATES], cand_copies[VKP__MAX_THREAD_CANDIDATES];
+  int32_t n_cand = 0;
+  int32_t copy_list[16], n_copy = 0;
+  if (want_copies == VKP_PARTITION_REPLICAS_AUTO) {
+    for (int32_t r = 1; r <= cores && n_copy < 15; r *= 2) copy_list[n_copy++] = r;
+    if (copy_list[n_copy - 1] != cores && cores <= VKP_PLAN_MAX_REPLICAS)
+      copy_list[n_copy++] = cores;
   } else {
-    for (int32_t t = 1; t <= cores && n_cand < VKP__MAX_THREAD_CANDIDATES - 1;
-         t = t < 8 ? t + 1 : t * 2)
+    copy_list[n_copy++] = want_copies > 1 ? want_copies : 1;
+  }
+  for (int32_t k = 0; k < n_copy; ++k) {
+    int32_t share = cores / copy_list[k] > 0 ? cores / copy_list[k] : 1;
+    if (want > 0 || share <= 1) {
+      if (n_cand < VKP__MAX_THREAD_CANDIDATES) {
+        cand_copies[n_cand] = copy_list[k];
+        cand[n_cand++] = want > 0 ? want : 1;
+      }
+      continue;
+    }
+    int32_t first = n_cand;
+    for (int32_t t = 1; t <= share && n_cand < VKP__MAX_THREAD_CANDIDATES - 1;
+         t = t < 8 ? t + 1 : t * 2) {
+      cand_copies[n_cand] = copy_list[k];
       cand[n_cand++] = t;
-    if (cand[n_cand - 1] != cores) cand[n_cand++] = cores;
+    }
+    if (n_cand > first && cand[n_cand - 1] != share && n_cand < VKP__MAX_THREAD_CANDIDATES) {
+      cand_copies[n_cand] = copy_list[k];
+      cand[n_cand++] = share;
+    }
   }
   vkp_partition_t *parts[VKP__MAX_THREAD_CANDIDATES] = {0};
+  char why[VKP__MAX_THREAD_CANDIDATES][160];
   vkp_status_t st = NULL;
   int32_t best = -1, chosen = -1;
+  bool any_copies = false;
   for (int32_t i = 0; i < n_cand && !st; ++i) {
+    why[i][0] = '\0';
     // The partition keeps the caller's profile (or owns the defaults).
     st = vkp__partition_one(graph, registry, defaults ? NULL : profile, options,
-                            cand[i], ranks, &parts[i]);
+                            cand[i], ranks, cand_copies[i], &parts[i]);
     // Over ranks, each candidate is judged placed: its stages in blocks per
     // rank, every rank with its own devices, the rank link priced.
     if (!st && ranks > 1) st = vkp__place_ranks(parts[i], ranks);
+    if (!st && !vkp__make_copies(parts[i], cand_copies[i], cores, why[i], sizeof why[i])) {
+      if (want_copies > 1)
+        st = vkp_status_make(VKP_STATUS_UNSUPPORTED, "%d replicas: %s", (int)want_copies,
+                             why[i]);
+      continue;  // not a candidate
+    }
+    any_copies |= cand_copies[i] > 1;
     if (!st && (best < 0 || parts[i]->bottleneck_s < parts[best]->bottleneck_s)) best = i;
   }
   for (int32_t i = 0; i < n_cand && !st; ++i) {
-    if (parts[i]->bottleneck_s > parts[best]->bottleneck_s * VKP__THREADS_SLACK) continue;
+    if (why[i][0] || parts[i]->bottleneck_s > parts[best]->bottleneck_s * VKP__THREADS_SLACK)
+      continue;
     if (chosen < 0 || parts[i]->latency_s < parts[chosen]->latency_s * (1.0 - 1e-9))
       chosen = i;
   }
@@ -275,23 +351,38 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
                            "stage uses as many as its threads; estimated per "
                            "configuration, placed over the ranks:",
                      (int)cores, cores == 1 ? "" : "s", (int)ranks);
+    else if (any_copies || want_copies == VKP_PARTITION_REPLICAS_AUTO)
+      st = vkp__note(part, "threads per stage and copies: %d core%s, each stage uses as "
+                           "many as its threads times its copies; estimated per "
+                           "configuration:",
+                     (int)cores, cores == 1 ? "" : "s");
     else
       st = vkp__note(part, "threads per stage: %d core%s, each stage uses as many "
                            "as its threads; estimated per configuration:",
                      (int)cores, cores == 1 ? "" : "s");
     for (int32_t i = 0; i < n_cand && !st; ++i) {
       const vkp_partition_t *p = parts[i];
-      const char *why = "";
+      char copies[48] = "";
+      if (any_copies || want_copies == VKP_PARTITION_REPLICAS_AUTO)
+        snprintf(copies, sizeof copies, " x %d cop%s", (int)cand_copies[i],
+                 cand_copies[i] == 1 ? "y  " : "ies");
+      if (why[i][0]) {
+        st = vkp__note(part, "  %2d thread%s x %d stage%s%s: not a candidate (%s)",
+                       (int)cand[i], cand[i] == 1 ? " " : "s", (int)p->n_stages,
+                       p->n_stages == 1 ? " " : "s", copies, why[i]);
+        continue;
+      }
+      const char *reason = "";
       if (i == chosen)
-        why = i == best ? "  <- chosen: best throughput"
-                        : "  <- chosen: within 5% of the best throughput, "
-                          "lower latency";
-      st = vkp__note(part, "  %2d thread%s x %d stage%s: %.3f ms/frame (%.1f "
+        reason = i == best ? "  <- chosen: best throughput"
+                           : "  <- chosen: within 5% of the best throughput, "
+                             "lower latency";
+      st = vkp__note(part, "  %2d thread%s x %d stage%s%s: %.3f ms/frame (%.1f "
                            "frames/s), latency %.3f ms%s",
                      (int)cand[i], cand[i] == 1 ? " " : "s", (int)p->n_stages,
-                     p->n_stages == 1 ? " " : "s", p->bottleneck_s * 1e3,
+                     p->n_stages == 1 ? " " : "s", copies, p->bottleneck_s * 1e3,
                      p->bottleneck_s > 0 ? 1.0 / p->bottleneck_s : 0.0,
-                     p->latency_s * 1e3, why);
+                     p->latency_s * 1e3, reason);
     }
   }
   for (int32_t i = 0; i < n_cand; ++i)
@@ -367,6 +458,7 @@ vkp_status_t vkp_partition_to_plan(const vkp_partition_t *part,
     if (!st) {
       plan->stages[plan_stage[s]].estimated_ms = ps->seconds * 1e3;
       plan->stages[plan_stage[s]].threads = ps->threads;
+      if (ps->replicas > 1) plan->stages[plan_stage[s]].replicas = ps->replicas;
       if (ps->rank != 0) st = vkp_plan_set_stage_rank(plan, plan_stage[s], ps->rank);
     }
     for (int32_t k = 0; k < n && !st; ++k) {
@@ -458,6 +550,9 @@ void vkp_partition_print(const vkp_partition_t *part, FILE *out) {
   for (int32_t s = 0; part->n_ranks > 1 && s < part->n_stages; ++s)
     fprintf(out, "stage%d on rank %d, rank link %.4f ms per frame\n", (int)s,
             (int)part->stages[s].rank, part->stages[s].link_s * 1e3);
+  if (part->replicas > 1)
+    fprintf(out, "every stage runs as %d copies side by side, frames alternating "
+                 "between them\n", (int)part->replicas);
   if (part->notes) fprintf(out, "%s", part->notes);
   bool header = false;
   for (int32_t i = 0; i < part->graph->n_nodes; ++i) {

@@ -30,6 +30,13 @@ vkp_status_t vkp__pipeline_alloc(const vkp_plan_t *plan,
   if (!options) options = &defaults;
   int32_t depth = options->ring_depth ? options->ring_depth
                                       : VKP_PIPELINE_DEFAULT_RING_DEPTH;
+  // By default a replicated stage's copies all get a slot, and one more
+  // keeps its producer going.
+  for (int32_t s = 0; s < plan->n_stages && !options->ring_depth; ++s)
+    if (plan->stages[s].replicas + 1 > depth)
+      depth = plan->stages[s].replicas + 1 < VKP_PIPELINE_MAX_RING_DEPTH
+                  ? plan->stages[s].replicas + 1
+                  : VKP_PIPELINE_MAX_RING_DEPTH;
   if (depth < 1 || depth > VKP_PIPELINE_MAX_RING_DEPTH)
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "ring depth %d out of range 1..%d", (int)depth,
@@ -86,6 +93,7 @@ vkp_status_t vkp__pipeline_alloc(const vkp_plan_t *plan,
     pthread_cond_init(&p->stages[s].cv_ready, &ca);
     pthread_cond_init(&p->stages[s].cv_space, &ca);
     pthread_cond_init(&p->stages[s].cv_submitted, &ca);
+    pthread_cond_init(&p->stages[s].cv_handed, &ca);
   }
   pthread_condattr_destroy(&ca);
   atomic_init(&p->shutdown, false);
@@ -126,10 +134,13 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
     pthread_cond_broadcast(&p->stages[s].cv_ready);
     pthread_cond_broadcast(&p->stages[s].cv_space);
     pthread_cond_broadcast(&p->stages[s].cv_submitted);
+    pthread_cond_broadcast(&p->stages[s].cv_handed);
   }
   pthread_mutex_unlock(&p->mu);
   for (int32_t s = 0; s < p->n_stages; ++s) {
     if (p->stages[s].worker_started) pthread_join(p->stages[s].worker, NULL);
+    for (int32_t c = 1; c < p->stages[s].n_copies; ++c)
+      if (p->stages[s].copies[c].started) pthread_join(p->stages[s].copies[c].thread, NULL);
     if (p->stages[s].completer_started)
       pthread_join(p->stages[s].completer, NULL);
   }
@@ -137,6 +148,11 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
   if (vkp__plan_has_ranks(p->plan)) vkp__mpi_stop(p);
   for (int32_t s = 0; s < p->n_stages; ++s) {
     vkp__stage_t *st = &p->stages[s];
+    for (int32_t c = 0; st->copies && c < st->n_copies; ++c) {
+      if (c > 0 && st->copies[c].loaded) st->target->vtable->stage.unload(st->copies[c].loaded);
+      vkp__free(st->copies[c].frame_outputs);
+    }
+    vkp__free(st->copies);
     if (st->loaded) st->target->vtable->stage.unload(st->loaded);
     if (st->has_semaphore)
       st->target->vtable->device->timeline_destroy(st->target, st->semaphore);
@@ -161,6 +177,7 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
     pthread_cond_destroy(&st->cv_ready);
     pthread_cond_destroy(&st->cv_space);
     pthread_cond_destroy(&st->cv_submitted);
+    pthread_cond_destroy(&st->cv_handed);
   }
   for (int32_t r = 0; r < p->n_rings; ++r) {
     vkp__ring_t *ring = &p->rings[r];
@@ -351,7 +368,10 @@ static vkp_status_t vkp__pipeline_connect(vkp_pipeline_t *p) {
           return vkp_status_make(VKP_STATUS_OUT_OF_RANGE,
                                  "stage '%s' output '%s' is too large",
                                  st->plan_stage->name, v->name);
-        st->outputs[o].scratch = vkp__calloc(1, bytes ? bytes : 1);
+        // One region per copy: the copies of a replicated stage run at once.
+        size_t copies = st->n_copies > 1 ? (size_t)st->n_copies : 1;
+        st->outputs[o].scratch_bytes = bytes;
+        st->outputs[o].scratch = vkp__calloc(copies, bytes ? bytes : 1);
         if (!st->outputs[o].scratch) return VKP_OOM("stage scratch output");
       }
     }
@@ -484,6 +504,29 @@ static vkp_status_t vkp__pipeline_bind_stages(vkp_pipeline_t *p) {
   return NULL;
 }
 
+// Every host stage's copies (one unless the create loaded replicas): which
+// instance each runs and its per-frame output views.
+static vkp_status_t vkp__pipeline_copies(vkp_pipeline_t *p) {
+  for (int32_t s = 0; s < p->n_stages; ++s) {
+    vkp__stage_t *st = &p->stages[s];
+    if (st->device || st->remote) continue;
+    if (!st->copies) {
+      st->copies = vkp__calloc(1, sizeof(vkp__copy_t));
+      if (!st->copies) return VKP_OOM("stage copies");
+      st->n_copies = 1;
+    }
+    st->copies[0].loaded = st->loaded;
+    for (int32_t c = 0; c < st->n_copies; ++c) {
+      st->copies[c].stage = st;
+      st->copies[c].index = c;
+      st->copies[c].frame_outputs =
+          vkp__calloc((size_t)st->n_outputs + 1, sizeof(vkp_tensor_t));
+      if (!st->copies[c].frame_outputs) return VKP_OOM("stage copy outputs");
+    }
+  }
+  return NULL;
+}
+
 vkp_status_t vkp__pipeline_build(vkp_pipeline_t *p) {
   for (int32_t s = 0; s < p->n_stages; ++s)
     // Declared, and checked at registration to come with a complete device
@@ -493,11 +536,32 @@ vkp_status_t vkp__pipeline_build(vkp_pipeline_t *p) {
   VKP_RETURN_IF_ERROR(vkp__pipeline_connect(p));
   VKP_RETURN_IF_ERROR(vkp__pipeline_alloc_slots(p));
   VKP_RETURN_IF_ERROR(vkp__pipeline_bind_stages(p));
+  VKP_RETURN_IF_ERROR(vkp__pipeline_copies(p));
   return vkp__pipeline_start_workers(p);
 }
 
 // ---------------------------------------------------------------------------
 // Creation
+
+// Loads copies 1..n-1 of host stage `stage` (plan "replicas") from its
+// blob; copy 0 is the stage's own instance.
+static vkp_status_t vkp__load_copies(vkp__stage_t *stage, int32_t n) {
+  if (vkp_target_is_device(stage->target))
+    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                           "%d replicas: only stages on host targets run as copies (a "
+                           "device stage keeps its frames on its own queue)",
+                           (int)n);
+  stage->copies = vkp__calloc((size_t)n, sizeof(vkp__copy_t));
+  if (!stage->copies) return VKP_OOM("stage copies");
+  stage->n_copies = n;
+  for (int32_t c = 1; c < n; ++c)
+    VKP_RETURN_IF_ERROR(vkp_status_annotate(
+        stage->target->vtable->stage.load(stage->target, stage->plan_stage->graph,
+                                          stage->blob.data, stage->blob.size,
+                                          &stage->copies[c].loaded),
+        "copy %d of %d", (int)c + 1, (int)n));
+  return NULL;
+}
 
 static vkp_status_t vkp__pipeline_create_impl(const vkp_plan_t *plan,
                                               const vkp_registry_t *registry,
@@ -546,6 +610,7 @@ static vkp_status_t vkp__pipeline_create_impl(const vkp_plan_t *plan,
       st = stage->target->vtable->stage.load(stage->target, ps->graph,
                                        stage->blob.data, stage->blob.size,
                                        &stage->loaded);
+    if (!st && ps->replicas > 1) st = vkp__load_copies(stage, ps->replicas);
     if (st)
       st = vkp_status_annotate(st, "stage '%s' (target '%s')", ps->name,
                                ps->target);
@@ -752,7 +817,7 @@ vkp_status_t vkp_pipeline_run(vkp_pipeline_t *p, uint64_t *out_seq) {
       ring->peak_occupancy = (int32_t)(seq - oldest);
   }
   for (int32_t s = 0; s < p->n_stages; ++s)
-    pthread_cond_signal(&p->stages[s].cv_ready);
+    pthread_cond_broadcast(&p->stages[s].cv_ready);  // a stage's copies all wait
   // Keep the next frame's input slots free so that set_input never waits.
   while (!atomic_load(&p->shutdown) && !vkp__input_slots_free(p, seq + 1))
     pthread_cond_wait(&p->cv_input_space, &p->mu);

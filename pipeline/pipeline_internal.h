@@ -57,8 +57,25 @@ typedef struct vkp__stage_output_t {
   int32_t ring;               // ring carrying it to stages, or -1
   int32_t n_globals;
   int32_t *globals;           // owned: global output indices fed by it
-  void *scratch;              // owned: a host stage's unbound output
+  void *scratch;              // owned: a host stage's unbound output, one
+                              // scratch_bytes region per copy
+  size_t scratch_bytes;
 } vkp__stage_output_t;
+
+struct vkp__stage_t;
+
+// One copy of a host stage (plan "replicas"; one copy when not
+// replicated): frame seq runs on copy (seq - 1) % n_copies, on the copy's
+// own thread and loaded instance.
+typedef struct vkp__copy_t {
+  struct vkp__stage_t *stage;          // borrowed: the owner
+  int32_t index;
+  vkp_stage_t *loaded;                 // copy 0: the stage's `loaded`
+                                       // (borrowed); others owned
+  vkp_tensor_t *frame_outputs;         // owned: n_outputs, per-frame scratch
+  pthread_t thread;                    // copy 0: the stage's `worker`
+  bool started;
+} vkp__copy_t;
 
 typedef struct vkp__stage_input_t {
   int32_t ring;
@@ -90,6 +107,15 @@ typedef struct vkp__stage_t {
   vkp_tensor_t *in_views;              // owned: depth * n_inputs views
   vkp_tensor_t *out_views;             // owned: depth * n_outputs views
   vkp_tensor_t *frame_outputs;         // owned: n_outputs, per-frame scratch
+                                       // (device and remote stages)
+  // Host stages: the copies that run its frames (n_copies >= 1; more with
+  // plan "replicas"). They finish frames out of order and hand them on in
+  // order: `handed` is the last frame whose outputs were published and
+  // inputs released, and a copy waits on cv_handed for its turn.
+  int32_t n_copies;
+  vkp__copy_t *copies;                 // owned: n_copies entries
+  uint64_t handed;
+  pthread_cond_t cv_handed;
   vkp_staging_t *bind_in;              // owned: device, depth * n_inputs
   vkp_staging_t *bind_out;             // owned: device, depth * n_outputs
   vkp_timeline_point_t *waits;         // owned: device, n_inputs wait points

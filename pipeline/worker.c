@@ -114,8 +114,10 @@ static void vkp__stage_publish(vkp_pipeline_t *p, vkp__stage_t *st,
       if (ring->released[c] < oldest) oldest = ring->released[c];
     if ((int32_t)(seq - oldest) > ring->peak_occupancy)
       ring->peak_occupancy = (int32_t)(seq - oldest);
+    // Broadcast: a replicated consumer's copies all wait on it, each for
+    // its own frame.
     for (int32_t c = 0; c < ring->n_consumers; ++c)
-      pthread_cond_signal(&p->stages[ring->consumers[c]].cv_ready);
+      pthread_cond_broadcast(&p->stages[ring->consumers[c]].cv_ready);
   }
 }
 
@@ -129,7 +131,7 @@ static void vkp__stage_complete(vkp_pipeline_t *p, vkp__stage_t *st,
     if (ring->src_stage == VKP_PLAN_GLOBAL)
       pthread_cond_signal(&p->cv_input_space);
     else
-      pthread_cond_signal(&p->stages[ring->src_stage].cv_space);
+      pthread_cond_broadcast(&p->stages[ring->src_stage].cv_space);
   }
   st->completed = seq;
   st->stats.frames++;
@@ -154,7 +156,7 @@ static void vkp__stage_complete(vkp_pipeline_t *p, vkp__stage_t *st,
   pthread_cond_broadcast(&p->cv_result);
   if (p->sequential)
     for (int32_t s = 0; s < p->n_stages; ++s)
-      pthread_cond_signal(&p->stages[s].cv_ready);
+      pthread_cond_broadcast(&p->stages[s].cv_ready);
 }
 
 // Whether stage work for frame `seq` is skipped: the frame already failed, or
@@ -226,10 +228,10 @@ static bool vkp__host_side_start(vkp_pipeline_t *p, vkp__stage_t *st, uint64_t s
 
 // Points `outs` (n_outputs tensors) at where stage `st` writes frame `f`
 // in ring slot `slot`: the ring slot, else the frame's first global output,
-// else the stage's scratch; and gives its inputs the run-time shapes
+// else copy `copy`'s scratch; and gives its inputs the run-time shapes
 // (bounded values) the producers left in the slot. mu not held.
 static void vkp__frame_outputs_bind(vkp_pipeline_t *p, vkp__stage_t *st, const vkp__frame_t *f,
-                                    size_t slot, vkp_tensor_t *outs) {
+                                    size_t slot, vkp_tensor_t *outs, int32_t copy) {
   size_t n_in = (size_t)st->n_inputs, n_out = (size_t)st->n_outputs;
   for (size_t o = 0; o < n_out; ++o) {
     const vkp__stage_output_t *out = &st->outputs[o];
@@ -241,8 +243,9 @@ static void vkp__frame_outputs_bind(vkp_pipeline_t *p, vkp__stage_t *st, const v
     } else {
       const vkp_graph_t *g = st->plan_stage->graph;
       const vkp_value_t *v = &g->values[g->outputs[o]];
-      vkp_status_free(vkp_tensor_init_view(&outs[o], v->dtype, v->rank, v->shape,
-                                           out->scratch));
+      vkp_status_free(vkp_tensor_init_view(
+          &outs[o], v->dtype, v->rank, v->shape,
+          (char *)out->scratch + (size_t)copy * out->scratch_bytes));
     }
   }
   for (size_t i = 0; i < n_in; ++i) {
@@ -288,38 +291,62 @@ static vkp_status_t vkp__signal_device_consumers(vkp_pipeline_t *p, const vkp__s
 // ---------------------------------------------------------------------------
 // Host stages
 
+// Waits until frame `seq` is the next one stage `st` hands on (the copies
+// of a replicated stage finish out of order). False on shutdown. mu held.
+static bool vkp__wait_turn(vkp_pipeline_t *p, vkp__stage_t *st, uint64_t seq) {
+  while (!atomic_load(&p->shutdown) && st->handed + 1 < seq)
+    pthread_cond_wait(&st->cv_handed, &p->mu);
+  return !atomic_load(&p->shutdown);
+}
+
 // Lock invariants of the loop: mu is held only to test and update the
 // counters (ring available/released, stage completed, frame records); it is
 // dropped while waiting on the condition variables (by pthread_cond_wait),
 // while waiting for device semaphores and while the stage runs. Slot memory
 // of frame seq is this worker's between its wait and its complete.
+//
+// One such loop per copy of the stage: copy c runs frames c + 1, c + 1 +
+// n_copies, ... on its own instance; each waits its turn to hand its frame
+// on (publish, device signals, complete), so consumers see frames in order.
 static void *vkp__host_worker(void *arg) {
-  vkp__stage_t *st = arg;
+  vkp__copy_t *cp = arg;
+  vkp__stage_t *st = cp->stage;
   vkp_pipeline_t *p = st->pipeline;
   VKP__ALLOCATOR_SCOPE(&p->allocator);  // the pipeline's, on its threads too
   const vkp_target_vtable_t *vt = st->target->vtable;
   size_t n_in = (size_t)st->n_inputs;
-  for (uint64_t seq = 1;; ++seq) {
+  const uint64_t step = (uint64_t)st->n_copies;
+  for (uint64_t seq = 1 + (uint64_t)cp->index;; seq += step) {
     vkp__frame_t *f = NULL;
     bool skip = false;
     vkp_status_t err = NULL;
     if (!vkp__host_side_start(p, st, seq, &f, &skip, &err)) break;
     size_t slot = (size_t)(seq % (uint64_t)p->depth);
-    vkp__frame_outputs_bind(p, st, f, slot, st->frame_outputs);
+    vkp__frame_outputs_bind(p, st, f, slot, cp->frame_outputs, cp->index);
     uint64_t busy_ns = 0, cpu_ns = 0, t_start = vkp__now_ns();
     if (!skip && !err) {
       // The worker's own CPU time too: on a shared machine the wall time
       // also counts the time other processes held the core.
       struct timespec c0, c1;
       clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-      err = vt->stage.run(st->loaded, st->in_views + slot * n_in, st->frame_outputs);
+      err = vt->stage.run(cp->loaded, st->in_views + slot * n_in, cp->frame_outputs);
       clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
       busy_ns = vkp__now_ns() - t_start;
       int64_t d = ((int64_t)c1.tv_sec - (int64_t)c0.tv_sec) * 1000000000 +
                   ((int64_t)c1.tv_nsec - (int64_t)c0.tv_nsec);
       cpu_ns = d > 0 ? (uint64_t)d : 0;
     }
-    if (!skip && !err) vkp__frame_outputs_done(p, st, f, slot, st->frame_outputs);
+    if (!skip && !err) vkp__frame_outputs_done(p, st, f, slot, cp->frame_outputs);
+    if (step > 1) {
+      pthread_mutex_lock(&p->mu);
+      bool go = vkp__wait_turn(p, st, seq);
+      pthread_mutex_unlock(&p->mu);
+      if (!go) {
+        vkp_status_free(err);
+        break;
+      }
+    }
+    // Timeline values only grow: device consumers are signalled in order.
     err = vkp__signal_device_consumers(p, st, seq, err);
     pthread_mutex_lock(&p->mu);
     vkp__trace_record(p, st->index, seq, t_start,
@@ -329,6 +356,8 @@ static void *vkp__host_worker(void *arg) {
     st->stats.cpu_ns += cpu_ns;
     vkp__stage_publish(p, st, seq);
     vkp__stage_complete(p, st, seq);
+    st->handed = seq;
+    if (step > 1) pthread_cond_broadcast(&st->cv_handed);
     pthread_mutex_unlock(&p->mu);
   }
   return NULL;
@@ -501,7 +530,7 @@ static void *vkp__remote_poster(void *arg) {
     if (!vkp__host_side_start(p, st, seq, &f, &skip, &err)) break;
     size_t slot = (size_t)(seq % (uint64_t)p->depth);
     vkp_tensor_t *outs = st->slot_outputs + slot * n_out;
-    vkp__frame_outputs_bind(p, st, f, slot, outs);
+    vkp__frame_outputs_bind(p, st, f, slot, outs, 0);
     // The stage's rank hears of every frame, skipped ones too.
     vkp__mpi_proxy_frame(st->loaded, seq, !skip && !err);
     uint64_t t_post = vkp__now_ns();
@@ -563,12 +592,20 @@ vkp_status_t vkp__pipeline_start_workers(vkp_pipeline_t *p) {
                             st->device   ? vkp__device_submitter
                             : st->remote ? vkp__remote_poster
                                          : vkp__host_worker,
-                            st);
+                            st->device || st->remote ? (void *)st : (void *)&st->copies[0]);
     if (rc)
       return vkp_status_make(VKP_STATUS_UNAVAILABLE,
                              "cannot start the worker of stage '%s': %s",
                              st->plan_stage->name, strerror(rc));
     st->worker_started = true;
+    for (int32_t c = 1; c < st->n_copies; ++c) {
+      rc = pthread_create(&st->copies[c].thread, NULL, vkp__host_worker, &st->copies[c]);
+      if (rc)
+        return vkp_status_make(VKP_STATUS_UNAVAILABLE,
+                               "cannot start copy %d of stage '%s': %s", (int)c + 1,
+                               st->plan_stage->name, strerror(rc));
+      st->copies[c].started = true;
+    }
     if (!st->device && !st->remote) continue;
     rc = pthread_create(&st->completer, NULL,
                         st->device ? vkp__device_completer : vkp__remote_completer, st);

@@ -132,6 +132,19 @@ vkp_status_t vkp_plan_set_stage_rank(vkp_plan_t *plan, int32_t stage,
   return NULL;
 }
 
+vkp_status_t vkp_plan_set_stage_replicas(vkp_plan_t *plan, int32_t stage,
+                                         int32_t replicas) {
+  VKP__ALLOCATOR_SCOPE(&plan->allocator);
+  if (stage < 0 || stage >= plan->n_stages)
+    return vkp_status_make(VKP_STATUS_OUT_OF_RANGE, "stage index %d", (int)stage);
+  if (replicas < 1 || replicas > VKP_PLAN_MAX_REPLICAS)
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "stage '%s': %d replicas out of range 1..%d",
+                           plan->stages[stage].name, (int)replicas, VKP_PLAN_MAX_REPLICAS);
+  plan->stages[stage].replicas = replicas;
+  return NULL;
+}
+
 vkp_status_t vkp_plan_add_stage(vkp_plan_t *plan, const char *name,
                                 const char *target, vkp_graph_t *graph,
                                 int32_t *out_stage) {

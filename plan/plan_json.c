@@ -98,6 +98,8 @@ vkp_status_t vkp__plan_json_write(const vkp_plan_t *plan, const vkp__plan_codec_
     }
     // Written only when set, so plans without ranks read as they always did.
     if (ok && st->rank) ok = cJSON_AddNumberToObject(o, "rank", st->rank) != NULL;
+    if (ok && st->replicas > 1)
+      ok = cJSON_AddNumberToObject(o, "replicas", st->replicas) != NULL;
     if (ok && st->precision != VKP_PRECISION_FP32)
       ok = cJSON_AddStringToObject(o, "precision", vkp_precision_name(st->precision)) != NULL;
     if (ok && st->n_fallbacks) {
@@ -379,6 +381,17 @@ static vkp_status_t vkp__read_stage(vkp__plan_reader_t *r, vkp_plan_t *plan,
       return vkp_status_make(VKP_STATUS_PARSE_ERROR,
                              "stage '%s': \"threads\" must be 0..1024", name);
     s->threads = (int32_t)threads->valuedouble;
+  }
+  const cJSON *replicas = cJSON_GetObjectItemCaseSensitive(o, "replicas");
+  if (replicas) {
+    if (!cJSON_IsNumber(replicas) || replicas->valuedouble < 1 ||
+        replicas->valuedouble > VKP_PLAN_MAX_REPLICAS ||
+        replicas->valuedouble != (double)(int32_t)replicas->valuedouble)
+      return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                             "stage '%s': \"replicas\" must be an integer 1..%d (copies "
+                             "of the stage that run frames side by side)",
+                             name, VKP_PLAN_MAX_REPLICAS);
+    s->replicas = (int32_t)replicas->valuedouble;
   }
   const cJSON *affinity = cJSON_GetObjectItemCaseSensitive(o, "cpu_affinity");
   if (affinity) VKP_RETURN_IF_ERROR(vkp__read_cpu_affinity(plan, idx, affinity));

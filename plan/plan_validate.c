@@ -162,6 +162,18 @@ vkp_status_t vkp_plan_validate(const vkp_plan_t *plan) {
       vkp__problem(&p, "stage '%s': rank %d out of range 0..%d",
                    plan->stages[s].name, (int)plan->stages[s].rank,
                    VKP_PLAN_MAX_RANK);
+    const vkp_plan_stage_t *ps = &plan->stages[s];
+    if (ps->replicas < 0 || ps->replicas > VKP_PLAN_MAX_REPLICAS)
+      vkp__problem(&p, "stage '%s': %d replicas out of range 1..%d", ps->name,
+                   (int)ps->replicas, VKP_PLAN_MAX_REPLICAS);
+    if (ps->replicas > 1 && ps->rank != 0)
+      vkp__problem(&p, "stage '%s': replicas on another MPI rank (rank %d) are not "
+                   "supported yet; place the copies in the process that creates the "
+                   "pipeline", ps->name, (int)ps->rank);
+    if (ps->replicas > 1 && ps->n_cpu_affinity)
+      vkp__problem(&p, "stage '%s': replicas and cpu_affinity together are not "
+                   "supported yet (every copy would pin its threads to the same cpus)",
+                   ps->name);
     bound[s] = vkp__calloc((size_t)g->n_inputs + 1, sizeof(int32_t));
     if (!bound[s]) {
       p.text.failed = true;

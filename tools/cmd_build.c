@@ -46,6 +46,7 @@ static void build_usage(FILE *out) {
           "  --threads N|auto    threads inside each CPU stage (default auto:\n"
           "                      chosen with the stage count by estimated\n"
           "                      throughput)\n"
+          VKP_TOOL_REPLICAS_HELP
           "  --refine N          run the plan here for about half a second,\n"
           "                      cut the model again on its stages' measured\n"
           "                      times, up to N times (1..%d), and build the\n"
@@ -65,6 +66,7 @@ int vkp_cmd_build(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *policy = "auto", *profile_path = NULL;
   const char *march = NULL, *sign_path = NULL;
   int32_t stages = 0, threads = 0, cores = 0, n_assigns = 0, n_ranks = 0, ranks = 0;
+  int32_t replicas = 0;
   int32_t refine = 0;
   const char *rank_args[BUILD_MAX_ASSIGNS];
   vkp_assign_t assigns[BUILD_MAX_ASSIGNS];
@@ -86,7 +88,7 @@ int vkp_cmd_build(int argc, char **argv) {
                        !strcmp(a, "--threads") || !strcmp(a, "--march") ||
                        !strcmp(a, "--cores") || !strcmp(a, "--sign") ||
                        !strcmp(a, "--rank") || !strcmp(a, "--ranks") ||
-                       !strcmp(a, "--refine");
+                       !strcmp(a, "--refine") || !strcmp(a, "--replicas");
     if (takes_value && !has_value) {
       fprintf(stderr, "vkpipe build: %s needs a value\n", a);
       return VKP_TOOL_EXIT_USAGE;
@@ -130,6 +132,9 @@ int vkp_cmd_build(int argc, char **argv) {
         threads = (int32_t)k;
       else
         cores = (int32_t)k;
+    } else if (!strcmp(a, "--replicas")) {
+      if (!vkp_tool_parse_replicas("vkpipe build", argv[++i], &replicas))
+        return VKP_TOOL_EXIT_USAGE;
     } else if (!strcmp(a, "--refine")) {
       int64_t k;
       if (!vkp_tool_parse_int(argv[++i], 0, VKP_TOOL_MAX_REFINE, &k)) {
@@ -208,6 +213,7 @@ int vkp_cmd_build(int argc, char **argv) {
   if (!st) {
     vkp_partition_options_t opt = {.policy = policy, .stages = stages,
                                    .threads = threads, .ranks = ranks,
+                                   .replicas = replicas,
                                    .n_assigns = n_assigns, .assigns = assigns};
     st = vkp_tool_refine(graph, registry, profile, &opt, VKP_PRECISION_FP32, refine, 3, 0,
                          NULL, &refined);

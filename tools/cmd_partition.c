@@ -36,6 +36,7 @@ static void vkp__partition_usage(FILE *out) {
           "                      the default fallback, cpu among the built-ins)\n"
           "  --threads N|auto    threads per CPU stage (default auto: chosen\n"
           "                      with the stage count by estimated throughput)\n"
+          VKP_TOOL_REPLICAS_HELP
           VKP_TOOL_PROFILE_HELP
           "  --keep-islands      never move small regions to a neighbour\n"
           "  --ranks N           spread the stages over N MPI ranks, each with\n"
@@ -173,6 +174,9 @@ int vkp_cmd_partition(int argc, char **argv) {
         fprintf(stderr, "vkpipe partition: --threads wants a count 1..1024 or 'auto', got '%s'\n", v);
         return VKP_TOOL_EXIT_USAGE;
       }
+    } else if (!strcmp(a, "--replicas") && has_value) {
+      if (!vkp_tool_parse_replicas("vkpipe partition", argv[++i], &opt.replicas))
+        return VKP_TOOL_EXIT_USAGE;
     } else if (!strcmp(a, "--ranks") && has_value) {
       if (!vkp__parse_count(argv[++i], &opt.ranks)) {
         fprintf(stderr, "vkpipe partition: --ranks wants a count 1..1024\n");

@@ -56,6 +56,18 @@ vkp_tool_option_result_t vkp_tool_option(int argc, char **argv, int *i,
 bool vkp_tool_parse_int(const char *text, int64_t lo, int64_t hi,
                         int64_t *out_value);
 
+// --replicas N|auto: 1..VKP_PLAN_MAX_REPLICAS, or "auto"
+// (VKP_PARTITION_REPLICAS_AUTO); false (after printing what it wants,
+// prefixed with `tool`) when `text` is neither.
+bool vkp_tool_parse_replicas(const char *tool, const char *text, int32_t *out_value);
+
+// The help lines of --replicas, the same in every command that cuts stages.
+#define VKP_TOOL_REPLICAS_HELP                                                   \
+  "  --replicas N|auto   run every stage as N copies side by side, frames\n"      \
+  "                      alternating between them (host stages only;\n"          \
+  "                      default 1; auto: chosen with the threads and\n"         \
+  "                      stages by estimated throughput)\n"
+
 // ---------------------------------------------------------------------------
 // Loading models: --dim NAME=SIZE and --shape INPUT=DxDx... (tools/tool_load.c)
 

@@ -46,6 +46,21 @@ vkp_tool_option_result_t vkp_tool_option(int argc, char **argv, int *i,
   return VKP_TOOL_OPTION_MATCHED;
 }
 
+bool vkp_tool_parse_replicas(const char *tool, const char *text, int32_t *out_value) {
+  int64_t v;
+  if (text && strcmp(text, "auto") == 0) {
+    *out_value = VKP_PARTITION_REPLICAS_AUTO;
+    return true;
+  }
+  if (!vkp_tool_parse_int(text, 1, VKP_PLAN_MAX_REPLICAS, &v)) {
+    fprintf(stderr, "%s: --replicas wants 1..%d or 'auto', got '%s'\n", tool,
+            VKP_PLAN_MAX_REPLICAS, text ? text : "");
+    return false;
+  }
+  *out_value = (int32_t)v;
+  return true;
+}
+
 bool vkp_tool_parse_int(const char *text, int64_t lo, int64_t hi,
                         int64_t *out_value) {
   if (!text || !text[0]) return false;

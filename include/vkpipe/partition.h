@@ -50,6 +50,16 @@
 //     among those within 5% of it, the one with the lowest estimated latency
 //     (sum of stage times), then the fewest threads. The notes list every
 //     candidate and why one was chosen.
+//  5. Copies (replicas). With replicas = R > 1, every stage runs as R
+//     copies side by side, frames alternating between them (plan
+//     "replicas", docs/pipeline-config.md): the stages are cut for the
+//     host's cores divided by R, and the bottleneck is that cut's over R
+//     (latency unchanged). Only plans whose stages all run on the host
+//     take copies. With replicas = VKP_PARTITION_REPLICAS_AUTO, R = 1, 2,
+//     4, ... up to the cores are candidates next to the threads, judged by
+//     the same rule. A copy reads its own weights: copies of a model whose
+//     weights do not fit the caches contend for memory bandwidth, which
+//     the estimate does not see.
 //
 // A partition borrows the graph, registry and profile: they must outlive it.
 // Not thread-safe; distinct partitions may be built in parallel.
@@ -99,6 +109,9 @@ typedef struct vkp_partition_measure_t {
   double seconds;                 // measured busy time per frame, > 0
 } vkp_partition_measure_t;
 
+// vkp_partition_options_t.replicas: choose the copies (step 5 above).
+#define VKP_PARTITION_REPLICAS_AUTO (-1)
+
 typedef struct vkp_partition_options_t {
   const char *policy;         // "auto" or a target name; NULL: "auto"
   const char *fallback;       // for unsupported nodes; NULL: the first
@@ -110,6 +123,9 @@ typedef struct vkp_partition_options_t {
   bool keep_islands;          // true: never absorb islands (K may grow)
   int32_t threads;            // threads per stage of host targets; 0:
                               // choose 1..cores (step 4 above)
+  int32_t replicas;           // copies of every stage, side by side (step 5
+                              // above); 0 or 1: one; VKP_PARTITION_REPLICAS_AUTO:
+                              // choose
   int32_t ranks;              // MPI ranks to spread the stages over
                               // (docs/scale-out.md); 0 or 1: one process.
                               // With ranks > 1 the cut sees every rank's
@@ -134,6 +150,7 @@ typedef struct vkp_partition_stage_t {
   int32_t threads;            // threads it runs with (cores it occupies);
                               // 0: its target is not on the host
   int32_t rank;               // MPI rank that runs it (0 without ranks)
+  int32_t replicas;           // copies of it that run side by side (>= 1)
   double link_s;              // seconds on the rank link per frame (what it
                               // receives from and sends to other ranks)
 } vkp_partition_stage_t;
@@ -170,6 +187,7 @@ typedef struct vkp_partition_t {
   double latency_s;                   // estimated seconds of one frame alone
                                       // (the sum of the stage times)
   int32_t threads;                    // threads per stage of host targets
+  int32_t replicas;                   // copies of every stage (>= 1)
   int32_t n_ranks;                    // ranks the stages are spread over
                                       // (1: one process)
   char *notes;                        // lines worth telling the user, or NULL

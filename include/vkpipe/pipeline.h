@@ -54,8 +54,10 @@ typedef struct vkp_pipeline_t vkp_pipeline_t;
 // Options for creating a pipeline; zero-initialised (or NULL) means defaults.
 typedef struct vkp_pipeline_options_t {
   // Staging slots per binding, 1..VKP_PIPELINE_MAX_RING_DEPTH; 0 means
-  // VKP_PIPELINE_DEFAULT_RING_DEPTH. Depth 1 still pipelines nothing: every
-  // stage waits for its consumers to release the single slot.
+  // VKP_PIPELINE_DEFAULT_RING_DEPTH, or one more than the most copies a
+  // stage of the plan runs ("replicas") when that is more. Depth 1 still
+  // pipelines nothing: every stage waits for its consumers to release the
+  // single slot.
   int32_t ring_depth;
   // One frame through all stages at a time (like a graph executor), for
   // comparison with the pipelined mode. run() still does not wait.

@@ -54,6 +54,11 @@ typedef struct vkp_plan_stage_t {
   vkp_graph_t *graph;     // owned, validated subgraph
   double estimated_ms;    // the partitioner's estimate (0 when unknown)
   int32_t threads;        // threads inside the stage (0: target default)
+  // "replicas": copies of a host stage that run frames side by side, each
+  // on its own threads (`threads` each), frame n on copy (n - 1) % replicas;
+  // they still hand frames on in order (docs/pipeline-config.md). 0 or 1:
+  // one.
+  int32_t replicas;
   int32_t rank;           // MPI rank that runs the stage (0: the process
                           // that creates the pipeline; docs/scale-out.md)
   char *graph_file;       // owned; the subgraph file a hand-made plan names
@@ -138,6 +143,10 @@ vkp_status_t vkp_plan_set_stage_cpu_affinity(vkp_plan_t *plan, int32_t stage, in
 vkp_status_t vkp_plan_set_stage_rank(vkp_plan_t *plan, int32_t stage,
                                      int32_t rank) VKP_MUST_USE;
 #define VKP_PLAN_MAX_RANK 4095
+// Runs `replicas` copies of stage `stage` side by side (1..VKP_PLAN_MAX_REPLICAS).
+vkp_status_t vkp_plan_set_stage_replicas(vkp_plan_t *plan, int32_t stage,
+                                         int32_t replicas) VKP_MUST_USE;
+#define VKP_PLAN_MAX_REPLICAS 64
 
 // Index of the stage named `name`, or -1.
 int32_t vkp_plan_find_stage(const vkp_plan_t *plan, const char *name);

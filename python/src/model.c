@@ -469,10 +469,11 @@ static PyObject *vkpy__plan_info(PyObject *self, PyObject *unused) {
     }
     PyObject *ins = vkpy__value_list(st->graph, st->graph->n_inputs, st->graph->inputs);
     PyObject *outs = vkpy__value_list(st->graph, st->graph->n_outputs, st->graph->outputs);
-    PyObject *item = Py_BuildValue("{s:s,s:s,s:d,s:i,s:N,s:N,s:N,s:N}", "name", st->name,
+    PyObject *item = Py_BuildValue("{s:s,s:s,s:d,s:i,s:N,s:N,s:N,s:N,s:i}", "name", st->name,
                                    "target", st->target, "estimated_ms", st->estimated_ms,
                                    "threads", (int)st->threads, "nodes", nodes, "fallbacks",
-                                   fallbacks, "inputs", ins, "outputs", outs);
+                                   fallbacks, "inputs", ins, "outputs", outs, "replicas",
+                                   st->replicas > 1 ? (int)st->replicas : 1);
     if (!item) {
       Py_DECREF(stages);
       return NULL;
@@ -628,17 +629,20 @@ static vkp_status_t vkpy__partition_profile(const char *json, const vkp_registry
 }
 
 // partition(graph, policy, fallback, stages, max_stages, assigns,
-//           keep_islands, profile_json, name, source) -> (plan, info)
+//           keep_islands, profile_json, name, source, replicas) -> (plan, info)
+// replicas: copies of every stage (0 or 1: one; -1: choose).
 PyObject *vkpy_partition(PyObject *self, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"graph", "policy", "fallback", "stages", "max_stages", "assigns",
-                           "keep_islands", "profile_json", "name", "source", NULL};
+  static char *kwlist[] = {"graph",        "policy", "fallback", "stages", "max_stages",
+                           "assigns",      "keep_islands", "profile_json", "name", "source",
+                           "replicas",     NULL};
   PyObject *graph_obj, *assigns_obj = Py_None;
   const char *policy = NULL, *fallback = NULL, *profile_json = NULL, *name = "plan",
              *source = NULL;
-  int stages = 0, max_stages = 0, keep_islands = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|zziiOpzzz", kwlist, &vkpy_graph_type,
+  int stages = 0, max_stages = 0, keep_islands = 0, replicas = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|zziiOpzzzi", kwlist, &vkpy_graph_type,
                                    &graph_obj, &policy, &fallback, &stages, &max_stages,
-                                   &assigns_obj, &keep_islands, &profile_json, &name, &source))
+                                   &assigns_obj, &keep_islands, &profile_json, &name, &source,
+                                   &replicas))
     return NULL;
   if (stages < 0 || max_stages < 0)
     return vkpy_raise_code(VKP_STATUS_INVALID_ARGUMENT, "stages must be >= 0, got %d",
@@ -674,7 +678,7 @@ PyObject *vkpy_partition(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkp_partition_options_t opt = {.policy = policy, .fallback = fallback,
                                  .n_assigns = n_assigns, .assigns = assigns,
                                  .stages = stages, .max_auto_stages = max_stages,
-                                 .keep_islands = keep_islands != 0};
+                                 .keep_islands = keep_islands != 0, .replicas = replicas};
   vkp_profile_t *prof = NULL;
   vkp_partition_t *part = NULL;
   vkp_plan_t *plan = NULL;

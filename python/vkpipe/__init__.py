@@ -84,6 +84,8 @@ class Stage(NamedTuple):
     fallbacks: List[Fallback]
     inputs: List[TensorSpec]
     outputs: List[TensorSpec]
+    #: Copies of the stage that run frames side by side (docs/pipeline-config.md).
+    replicas: int = 1
 
 
 def _specs(rows) -> List[TensorSpec]:
@@ -213,7 +215,8 @@ class Model:
     def partition(self, *, policy: str = "auto", stages: int = 0,
                   assign: Optional[Mapping[str, str]] = None,
                   profile: Profile = None, fallback: Optional[str] = None,
-                  max_stages: int = 0, keep_islands: bool = False) -> "Plan":
+                  max_stages: int = 0, keep_islands: bool = False,
+                  replicas: Union[int, str] = 1) -> "Plan":
         """Places nodes on targets and cuts the model into pipeline stages.
 
         ``policy`` is "auto" (by cost) or a target name; ``stages`` the
@@ -226,9 +229,12 @@ class Model:
         the first run (a few seconds) and cached (docs/pipeline-config.md);
         ``fallback`` the target for nodes the policy's cannot run (default:
         the target that declares itself the default fallback, "cpu" among
-        the built-ins)."""
+        the built-ins); ``replicas`` runs every stage as that many copies side
+        by side (host stages only), or "auto" to choose with the threads
+        and stages by estimated throughput."""
         if self._graph is None:
-            if (policy, stages, assign, profile, fallback) != ("auto", 0, None, None, None):
+            if (policy, stages, assign, profile, fallback, replicas) != (
+                    "auto", 0, None, None, None, 1):
                 raise InvalidArgumentError(
                     f"'{self.path}' is a built artifact: it is already "
                     "partitioned; partition the source model instead")
@@ -237,7 +243,8 @@ class Model:
             self._graph, policy, fallback, stages, max_stages,
             list(assign.items()) if assign else None, keep_islands,
             _profile_json(profile), self.name or "plan",
-            os.path.abspath(self.path))
+            os.path.abspath(self.path),
+            -1 if replicas == "auto" else int(replicas))
         return Plan(plan, info, self)
 
     def build(self, path: PathLike, *, threads: int = 0, **partition_args: Any) -> "Plan":
@@ -274,7 +281,7 @@ class Plan:
         self.stages: List[Stage] = [
             Stage(s["name"], s["target"], s["estimated_ms"], s["threads"],
                   s["nodes"], [Fallback(*f) for f in s["fallbacks"]],
-                  _specs(s["inputs"]), _specs(s["outputs"]))
+                  _specs(s["inputs"]), _specs(s["outputs"]), s["replicas"])
             for s in desc["stages"]]
         info = info or {}
         #: Estimated milliseconds per frame in steady state (the slowest stage

@@ -491,3 +491,106 @@ Test(stages, measured_stage_times_move_the_cut, .timeout = 60) {
   vkp_registry_destroy(reg);
   vkp_graph_destroy(g);
 }
+
+// Copies (replicas): every stage runs as R copies, the cut made for the
+// host's cores over R, the bottleneck that cut's over R, the latency that of
+// one frame through the stages; the plan carries the count.
+Test(stages, copies_share_the_cores_and_divide_the_bottleneck, .timeout = 60) {
+  vkp_graph_t *g = fx_chain(12, 1 << 14);
+  vkp_registry_t *reg = registry_fa();
+  vkp_profile_t *prof = host_profile(4, 0.0);
+  vkp_partition_options_t opt = {.policy = "fa", .stages = 1, .threads = 1, .replicas = 4};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->replicas, 4);
+  cr_assert_eq(part->n_stages, 1);
+  cr_assert_eq(part->stages[0].replicas, 4);
+  cr_assert_float_eq(part->bottleneck_s, part->stages[0].seconds / 4, 1e-12);
+  cr_assert_float_eq(part->latency_s, part->stages[0].seconds, 1e-12);
+  vkp_plan_t *plan;
+  VKP_TEST_OK(vkp_partition_to_plan(part, "chain", &plan));
+  cr_assert_eq(plan->stages[0].replicas, 4);
+  vkp_plan_destroy(plan);
+  vkp_partition_destroy(part);
+  // Two stages of two copies on four cores: each pair of stages gets two.
+  opt = (vkp_partition_options_t){.policy = "fa", .stages = 2, .threads = 1, .replicas = 2};
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->n_stages, 2);
+  double slowest = fmax(part->stages[0].seconds, part->stages[1].seconds);
+  cr_assert_float_eq(part->bottleneck_s, slowest / 2, 1e-12);
+  vkp_partition_destroy(part);
+  // More copies than cores: they take turns, the cores bound the frame rate.
+  opt = (vkp_partition_options_t){.policy = "fa", .stages = 1, .threads = 1, .replicas = 6};
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->replicas, 6);
+  cr_assert_float_eq(part->bottleneck_s, part->stages[0].seconds / 4, 1e-12);
+  vkp_partition_destroy(part);
+  vkp_profile_destroy(prof);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+// replicas = auto: copies are candidates next to threads and stages; on two
+// cores whose threads scale poorly, two copies of the whole chain beat two
+// stages (no imbalance, no hand-off) and are chosen, the table saying so.
+Test(stages, auto_copies_are_candidates_with_threads, .timeout = 60) {
+  vkp_graph_t *g = fx_chain(12, 1 << 14);
+  vkp_registry_t *reg = registry_fa();
+  vkp_profile_t *prof = host_profile(2, 0.5);
+  vkp_partition_options_t opt = {.policy = "fa", .replicas = VKP_PARTITION_REPLICAS_AUTO};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->replicas, 2, "%s", part->notes);
+  cr_assert_eq(part->n_stages, 1);
+  cr_assert(part->notes && strstr(part->notes, "1 thread  x 2 stages x 1 copy  :"), "%s",
+            part->notes);
+  cr_assert(strstr(part->notes, "1 thread  x 1 stage  x 2 copies:"), "%s", part->notes);
+  cr_assert(strstr(part->notes, "<- chosen"), "%s", part->notes);
+  vkp_partition_destroy(part);
+  // Without asking, no copies.
+  opt.replicas = 0;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->replicas, 1);
+  cr_assert(!strstr(part->notes, "cop"), "%s", part->notes);
+  vkp_partition_destroy(part);
+  opt.replicas = 65;
+  vkp_status_t st = vkp_partition_create(g, reg, prof, &opt, &part);
+  cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT), "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  vkp_profile_destroy(prof);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+// Copies are host stages: a stage on another device cannot take them.
+Test(stages, copies_refused_off_the_host, .timeout = 60) {
+  vkp_graph_t *g = fx_chain(6, 1 << 12);
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  fx_add_fake(reg, "fa", FX_NONE);
+  fx_add_fake(reg, "fb", FX_NONE);
+  const char *json =
+      "{\"version\": 1, \"host_device\": \"d0\","
+      " \"targets\": {\"fa\": {\"device\": \"d0\", \"gflops\": 50, \"gbps\": 20},"
+      "  \"fb\": {\"device\": \"d1\", \"gflops\": 500, \"gbps\": 200}},"
+      " \"devices\": {\"d0\": {\"concurrency\": 2}}}";
+  vkp_profile_t *prof;
+  VKP_TEST_OK(vkp_profile_load_json(json, strlen(json), &prof));
+  vkp_partition_options_t opt = {.policy = "fb", .stages = 1, .replicas = 2};
+  vkp_partition_t *part = NULL;
+  vkp_status_t st = vkp_partition_create(g, reg, prof, &opt, &part);
+  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", vkp_status_message(st));
+  cr_assert(strstr(vkp_status_message(st), "runs on 'fb'") &&
+                strstr(vkp_status_message(st), "only stages on the host run as copies"),
+            "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  cr_assert_null(part);
+  // Under auto such candidates are listed as not candidates.
+  opt.replicas = VKP_PARTITION_REPLICAS_AUTO;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->replicas, 1);
+  vkp_partition_destroy(part);
+  vkp_profile_destroy(prof);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}

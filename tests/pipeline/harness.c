@@ -21,6 +21,9 @@ void fixture_init(fixture_t *f, const harness_config_t *cfg) {
   }
   VKP_TEST_OK(diamond_plan(cfg->target ? cfg->target : "tmath", cfg->alt_target,
                            cfg->alt_mask, &f->plan));
+  for (int32_t s = 0; cfg->replicas > 1 && s < f->plan->n_stages; ++s)
+    if (!cfg->replica_mask || (cfg->replica_mask >> s & 1u))
+      VKP_TEST_OK(vkp_plan_set_stage_replicas(f->plan, s, cfg->replicas));
   vkp_pipeline_options_t opts = {.ring_depth = cfg->depth,
                                  .sequential = cfg->sequential,
                                  .allocator = cfg->allocator};

@@ -26,6 +26,8 @@ typedef struct harness_config_t {
   // When set, used (borrowed) instead of a fresh tmath + fakedev registry.
   vkp_registry_t *registry;
   const vkp_allocator_t *allocator;  // the pipeline's (NULL: the system one)
+  int32_t replicas;                  // copies of the stages in replica_mask
+  uint32_t replica_mask;             // (bit s: stage s; 0 with replicas: all)
 } harness_config_t;
 
 typedef struct fixture_t {

@@ -37,24 +37,31 @@ static vkp_graph_t *model(vkp_test_rng_t *rng) {
 }
 
 // A two-stage plan of `g` with `affinity0` spliced in as stage0's
-// "cpu_affinity" value (NULL: none).
-static vkp_status_t plan_with(const vkp_graph_t *g, const char *affinity0,
-                              vkp_plan_t **out_plan) {
+// "cpu_affinity" value (NULL: none) and `more0`, `more1` into the stages'
+// objects (NULL: nothing).
+static vkp_status_t plan_with3(const vkp_graph_t *g, const char *affinity0, const char *more0,
+                               const char *more1, vkp_plan_t **out_plan) {
   char json[2048];
   snprintf(json, sizeof json,
            "{\"version\": 1, \"name\": \"pooled\", \"inputs\": [\"x\"], \"outputs\": [\"y\"],"
            " \"stages\": ["
            "  {\"name\": \"s0\", \"target\": \"cpu\", \"threads\": 2, \"nodes\": [\"dw\", "
-           "\"relu\"]%s%s},"
+           "\"relu\"]%s%s%s},"
            "  {\"name\": \"s1\", \"target\": \"cpu\", \"threads\": 2,"
-           "   \"nodes\": [\"pw\", \"gap\", \"softmax\"]}],"
+           "   \"nodes\": [\"pw\", \"gap\", \"softmax\"]%s}],"
            " \"bindings\": ["
            "  {\"from\": {\"global\": \"x\"}, \"to\": {\"stage\": \"s0\", \"input\": \"x\"}},"
            "  {\"from\": {\"stage\": \"s0\", \"output\": \"r\"}, \"to\": {\"stage\": \"s1\","
            " \"input\": \"r\"}},"
            "  {\"from\": {\"stage\": \"s1\", \"output\": \"y\"}, \"to\": {\"global\": \"y\"}}]}",
-           affinity0 ? ", \"cpu_affinity\": " : "", affinity0 ? affinity0 : "");
+           affinity0 ? ", \"cpu_affinity\": " : "", affinity0 ? affinity0 : "",
+           more0 ? more0 : "", more1 ? more1 : "");
   return vkp_plan_from_json(json, strlen(json), NULL, g, out_plan);
+}
+
+static vkp_status_t plan_with(const vkp_graph_t *g, const char *affinity0,
+                              vkp_plan_t **out_plan) {
+  return plan_with3(g, affinity0, NULL, NULL, out_plan);
 }
 
 static char *cache_dir(void) {
@@ -71,14 +78,10 @@ static void remove_cache(char *dir) {
   free(dir);
 }
 
-Test(cpu_stages, pooled_stages_match_ref, .timeout = 180) {
-  vkp_test_rng_t rng;
-  vkp_test_rng_init(&rng);
-  vkp_graph_t *g = model(&rng);
-  vkp_plan_t *plan;
-  VKP_TEST_OK(plan_with(g, "[0]", &plan));
-  cr_assert_eq(plan->stages[0].n_cpu_affinity, 1);
-  cr_assert_eq(plan->stages[1].n_cpu_affinity, 0);
+// Runs `frames` random frames through `plan` (of `g`), all in flight at
+// once, and checks each result against the ref target.
+static void run_against_ref(const vkp_plan_t *plan, const vkp_graph_t *g, int frames,
+                            vkp_test_rng_t *rng) {
   vkp_registry_t *reg;
   VKP_TEST_OK(vkp_registry_create_default(&reg));
   char *dir = cache_dir();
@@ -86,20 +89,22 @@ Test(cpu_stages, pooled_stages_match_ref, .timeout = 180) {
   vkp_pipeline_options_t popts = {.stage_compile_options = copts};
   vkp_pipeline_t *pipe;
   VKP_TEST_OK(vkp_pipeline_create(plan, reg, &popts, &pipe));
-  vkp_tensor_t x[FRAMES];
-  for (int f = 0; f < FRAMES; ++f) {
+  vkp_tensor_t *x = calloc((size_t)frames, sizeof(vkp_tensor_t));
+  cr_assert_not_null(x);
+  for (int f = 0; f < frames; ++f) {
     VKP_TEST_OK(vkp_tensor_init(&x[f], VKP_DTYPE_FLOAT32, 4, (const int64_t[]){1, 32, 24, 24}));
-    vkp_test_fill_uniform(&rng, &x[f], -1.0f, 1.0f);
+    vkp_test_fill_uniform(rng, &x[f], -1.0f, 1.0f);
   }
   // Frames in flight in both stages at once, their pools working side by side.
-  for (int f = 0; f < FRAMES; ++f) {
+  for (int f = 0; f < frames; ++f) {
     VKP_TEST_OK(vkp_pipeline_set_input(pipe, "x", &x[f]));
     VKP_TEST_OK(vkp_pipeline_run(pipe, NULL));
   }
   const vkp_target_t *ref = vkp_registry_find(reg, "ref");
-  for (int f = 0; f < FRAMES; ++f) {
+  for (int f = 0; f < frames; ++f) {
     vkp_pipeline_result_t res;
     VKP_TEST_OK(vkp_pipeline_get_output(pipe, UINT64_MAX, &res));
+    cr_assert_eq(res.seq, (uint64_t)f + 1);
     VKP_TEST_OK(res.status);
     res.status = NULL;
     vkp_tensor_t want[1];
@@ -110,10 +115,38 @@ Test(cpu_stages, pooled_stages_match_ref, .timeout = 180) {
     vkp_tensor_deinit(&want[0]);
     vkp_pipeline_result_deinit(&res);
   }
-  for (int f = 0; f < FRAMES; ++f) vkp_tensor_deinit(&x[f]);
+  for (int f = 0; f < frames; ++f) vkp_tensor_deinit(&x[f]);
+  free(x);
   vkp_pipeline_destroy(pipe);
   remove_cache(dir);
   vkp_registry_destroy(reg);
+}
+
+Test(cpu_stages, pooled_stages_match_ref, .timeout = 180) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g = model(&rng);
+  vkp_plan_t *plan;
+  VKP_TEST_OK(plan_with(g, "[0]", &plan));
+  cr_assert_eq(plan->stages[0].n_cpu_affinity, 1);
+  cr_assert_eq(plan->stages[1].n_cpu_affinity, 0);
+  run_against_ref(plan, g, FRAMES, &rng);
+  vkp_plan_destroy(plan);
+  vkp_graph_destroy(g);
+}
+
+// Copies of cpu stages (plan "replicas"): each copy its own compiled
+// instance, pool and workspace, frames alternating between them, results
+// in order and equal to ref's.
+Test(cpu_stages, copies_match_ref, .timeout = 180) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  vkp_graph_t *g = model(&rng);
+  vkp_plan_t *plan;
+  VKP_TEST_OK(plan_with3(g, NULL, ", \"replicas\": 2", ", \"replicas\": 3", &plan));
+  cr_assert_eq(plan->stages[0].replicas, 2);
+  cr_assert_eq(plan->stages[1].replicas, 3);
+  run_against_ref(plan, g, 3 * FRAMES, &rng);
   vkp_plan_destroy(plan);
   vkp_graph_destroy(g);
 }

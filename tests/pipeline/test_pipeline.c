@@ -17,6 +17,58 @@ Test(pipeline, order_10000_frames_random_delays, .timeout = 90) {
   run_ordered(&cfg, 10000, 0, false, NULL);
 }
 
+// Copies (plan "replicas"): every stage as 3 copies side by side, frames
+// finishing out of order inside each stage and still handed on in order,
+// each exactly once and right (run_ordered checks every value).
+Test(pipeline, order_with_copies_random_delays, .timeout = 90) {
+  harness_config_t cfg = {.delay_us = 100, .delay_percent = 10, .replicas = 3};
+  run_ordered(&cfg, 5000, 0, false, NULL);
+}
+
+// Copies on some stages only, a ring shallower than the copies (they then
+// wait for slots), and injected failures in a replicated stage.
+Test(pipeline, copies_with_few_slots_and_failures, .timeout = 90) {
+  harness_config_t cfg = {.delay_us = 50, .delay_percent = 10, .replicas = 4,
+                          .replica_mask = 0x6u, .depth = 2};
+  run_ordered(&cfg, 2000, 0, false, NULL);
+  cfg.depth = 0;
+  run_ordered(&cfg, 500, 7, true, "s2");
+}
+
+// Host copies feeding a device stage: the timeline values they signal
+// still grow one frame at a time (fakedev counts a broken rule).
+Test(pipeline, copies_feeding_a_device_stage, .timeout = 90) {
+  harness_config_t cfg = {.delay_us = 80, .delay_percent = 20, .replicas = 3,
+                          .replica_mask = 0x1u, .alt_target = "fakedev",
+                          .alt_mask = 0x6u};
+  run_ordered(&cfg, 2000, 0, false, NULL);
+}
+
+// Copies run on host targets only: a device stage asked to is refused,
+// naming the stage and why.
+Test(pipeline, copies_of_a_device_stage_refused, .timeout = 90) {
+  vkp_registry_t *reg = NULL;
+  VKP_TEST_OK(vkp_registry_create(&reg));
+  VKP_TEST_OK(tmath_register(reg, 0, 0));
+  fakedev_options_t dev = {0};
+  VKP_TEST_OK(fakedev_register(reg, &dev));
+  vkp_plan_t *plan = NULL;
+  VKP_TEST_OK(diamond_plan("tmath", "fakedev", 0x2u, &plan));
+  VKP_TEST_OK(vkp_plan_set_stage_replicas(plan, 1, 2));
+  vkp_pipeline_t *pipe = NULL;
+  vkp_status_t st = vkp_pipeline_create(plan, reg, NULL, &pipe);
+  cr_assert(vkp_status_is(st, VKP_STATUS_UNSUPPORTED), "%s", vkp_status_message(st));
+  const char *msg = vkp_status_message(st);
+  cr_assert(strstr(msg, "stage 's1'") && strstr(msg, "host targets"), "%s", msg);
+  cr_assert_null(pipe);
+  vkp_status_free(st);
+  cr_assert(vkp_status_is(st = vkp_plan_set_stage_replicas(plan, 0, 0),
+                          VKP_STATUS_INVALID_ARGUMENT));
+  vkp_status_free(st);
+  vkp_plan_destroy(plan);
+  vkp_registry_destroy(reg);
+}
+
 Test(pipeline, ring_depth_1, .timeout = 90) {
   harness_config_t cfg = {.delay_us = 50, .delay_percent = 5, .depth = 1};
   run_ordered(&cfg, 2000, 0, false, NULL);
@@ -45,8 +97,10 @@ Test(pipeline, destroy_with_frames_in_flight, .timeout = 90) {
   const vkp_allocator_t *allocator = vkp_test_counting_alloc_init(&counter, 0);
   for (int round = 0; round < 4; ++round) {
     fixture_t f;
+    // Rounds 2 and 3 with every stage as 3 copies.
     fixture_init(&f, &(harness_config_t){.delay_us = 3000, .delay_percent = 50, .depth = 2,
-                                         .sequential = false, .allocator = allocator});
+                                         .sequential = false, .allocator = allocator,
+                                         .replicas = (round & 2) ? 3 : 0});
     float x[DIAMOND_NUMEL], z[DIAMOND_NUMEL];
     for (int32_t i = 0; i < 8 + round * 4; ++i) {
       fill(&f.rng, x);

@@ -227,3 +227,69 @@ Test(plan_json, artifact_stage_naming_nodes_is_refused, .timeout = 60) {
   vkp_registry_destroy(registry);
   vkp_plan_destroy(p);
 }
+
+// "replicas" (copies of a stage side by side) survives a plan file, is
+// written only when more than one, and a bad count or one next to a rank
+// or a cpu_affinity is refused naming the stage.
+Test(plan_json, replicas_round_trip_and_bad_counts, .timeout = 30) {
+  vkp_plan_t *p = tiny(0);
+  VKP_TEST_OK(vkp_plan_set_stage_cpu_affinity(p, 0, 0, NULL));
+  VKP_TEST_OK(vkp_plan_set_stage_replicas(p, 0, 3));
+  char dir[512], path[600];
+  snprintf(dir, sizeof dir, "%s", scratch);
+  const char *files[] = {"front.json", "back.json"};
+  for (int s = 0; s < 2; ++s) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[s]);
+    VKP_TEST_OK(vkp_graph_save(p->stages[s].graph, path));
+    VKP_TEST_OK(vkp_plan_set_stage_file(p, s, files[s]));
+  }
+  char *text;
+  VKP_TEST_OK(vkp_plan_to_json(p, &text));
+  cJSON *j = cJSON_Parse(text);
+  const cJSON *stages = item(j, "stages");
+  cr_assert_eq(item(cJSON_GetArrayItem(stages, 0), "replicas")->valuedouble, 3);
+  cr_assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(stages, 1), "replicas"));
+  snprintf(path, sizeof path, "%s/plan.json", dir);
+  VKP_TEST_OK(vkp_plan_save(p, path));
+  vkp_plan_t *back;
+  VKP_TEST_OK(vkp_plan_load(path, NULL, &back));
+  cr_assert_eq(back->stages[0].replicas, 3);
+  cr_assert_leq(back->stages[1].replicas, 1);
+  vkp_plan_destroy(back);
+  // Bad counts in the file.
+  const char *bad[] = {"0", "65", "1.5", "\"two\""};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+    cJSON *copy = cJSON_Duplicate(j, 1);
+    cJSON *st0 = cJSON_GetArrayItem(item(copy, "stages"), 0);
+    cJSON_ReplaceItemInObjectCaseSensitive(st0, "replicas", cJSON_Parse(bad[k]));
+    char *bad_text = cJSON_PrintUnformatted(copy);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(bad_text, f);
+    fclose(f);
+    vkp_status_t st = vkp_plan_load(path, NULL, &back);
+    cr_assert_not_null(st, "replicas %s was taken", bad[k]);
+    const char *m = vkp_status_message(st);
+    cr_assert(strstr(m, "stage 'front'") && strstr(m, "\"replicas\" must be an integer 1..64"),
+              "%s", m);
+    vkp_status_free(st);
+    cJSON_free(bad_text);
+    cJSON_Delete(copy);
+  }
+  // Copies stay in the process that creates the pipeline, unpinned.
+  VKP_TEST_OK(vkp_plan_set_stage_rank(p, 0, 1));
+  vkp_status_t st = vkp_plan_validate(p);
+  cr_assert(st && strstr(vkp_status_message(st), "replicas on another MPI rank"), "%s",
+            vkp_status_message(st));
+  vkp_status_free(st);
+  VKP_TEST_OK(vkp_plan_set_stage_rank(p, 0, 0));
+  const int32_t cpus[] = {0};
+  VKP_TEST_OK(vkp_plan_set_stage_cpu_affinity(p, 0, 1, cpus));
+  st = vkp_plan_validate(p);
+  cr_assert(st && strstr(vkp_status_message(st), "replicas and cpu_affinity"), "%s",
+            vkp_status_message(st));
+  vkp_status_free(st);
+  cJSON_Delete(j);
+  vkp_free(text);
+  vkp_plan_destroy(p);
+}

@@ -169,6 +169,20 @@ class PartitionTest(TempDirTest):
         targets = {n: s.target for s in manual.stages for n in s.nodes}
         self.assertEqual(targets["fc2"], "ref")
         self.assertEqual(targets["fc1"], "cpu")
+        self.assertTrue(all(s.replicas == 1 for s in plan.stages))
+        # Copies: every stage twice, the plan says so and runs like one copy.
+        copies = model.partition(policy="cpu", stages=1, replicas=2)
+        self.assertEqual([s.replicas for s in copies.stages], [2])
+        pipe = copies.pipeline()
+        xs = [mlp.input(salt) for salt in range(6)]
+        frames = [pipe.submit(x=x) for x in xs]
+        for x, frame in zip(xs, frames):
+            got, want = frame.result(timeout=60), mlp.reference(x)
+            for k in want:
+                np.testing.assert_allclose(got[k], want[k], rtol=1e-4, atol=1e-4)
+        pipe.close()
+        with self.assertRaises(vkpipe.UnsupportedError):
+            model.partition(policy="vulkan", stages=1, replicas=2)
 
     @unittest.skipUnless(any(d.target == "vulkan" and d.available for d in vkpipe.devices()),
                          "no Vulkan device")

@@ -53,7 +53,7 @@ function loadNpy(path) {  // float32 or int64, C order, little-endian, format 1.
   const y = out[session.outputNames[0]].data;
   fs.writeFileSync(model + '.ort.bin', Buffer.from(y.buffer, y.byteOffset, y.byteLength));
   console.log(`${model}: onnxruntime threads ${threads}; wall best ` +
-              `${wall[0].toFixed(2)} ms, median ${wall[runs >> 1].toFixed(2)} ms; ` +
-              `cpu time best ${cpu[0].toFixed(2)} ms, median ` +
-              `${cpu[runs >> 1].toFixed(2)} ms (${runs} runs)`);
+              `${wall[0].toFixed(3)} ms, median ${wall[runs >> 1].toFixed(3)} ms; ` +
+              `cpu time best ${cpu[0].toFixed(3)} ms, median ` +
+              `${cpu[runs >> 1].toFixed(3)} ms (${runs} runs)`);
 })();

@@ -38,6 +38,7 @@ typedef struct bench_args_t {
   const char *policy;
   int32_t stages;            // 0: auto
   int32_t threads;           // per threaded stage; 0: auto
+  int32_t replicas;          // copies of every stage; 0: one; or auto
   int32_t cores;             // host cores to plan for; 0: detected
   int32_t frames;
   int32_t warmup;
@@ -78,6 +79,10 @@ static void bench_usage(FILE *out) {
           "(repeatable)\n"
           "  --threads N|auto   threads per CPU stage (default auto: chosen with\n"
           "                     the stage count by estimated throughput)\n"
+          "  --replicas N|auto  run every stage as N copies side by side, frames\n"
+          "                     alternating between them (host stages only;\n"
+          "                     default 1; auto: chosen with the threads and\n"
+          "                     stages by estimated throughput)\n"
           VKP_TOOL_PROFILE_HELP
           "  --frames N         measured frames per mode (default 100)\n"
           "  --warmup N         frames run before measuring (default 10)\n"
@@ -170,6 +175,9 @@ static int bench_parse_args(int argc, char **argv, bench_args_t *a) {
         fprintf(stderr, "vkpipe-bench: --threads wants 1..1024 or 'auto', got '%s'\n", val);
         return BENCH_EXIT_USAGE;
       }
+    } else if (!strcmp(arg, "--replicas")) {
+      BENCH_NEED_VALUE();
+      if (!vkp_tool_parse_replicas("vkpipe-bench", val, &a->replicas)) return BENCH_EXIT_USAGE;
     } else if (!strcmp(arg, "--cores")) {
       BENCH_NEED_VALUE();
       if (!bench_parse_int(val, 1, 1024, &a->cores)) {
@@ -674,6 +682,7 @@ static vkp_status_t bench_model_plan(const bench_args_t *a, const vkp_graph_t *g
       .policy = a->policy,
       .stages = a->stages,
       .threads = a->threads,
+      .replicas = a->replicas,
       .n_assigns = a->n_assigns,
       .assigns = a->assigns,
   };

@@ -35,6 +35,7 @@ void bench_report_deinit(bench_report_t *rep) {
   free(rep->stage_names);
   free(rep->stage_targets);
   free(rep->stage_threads);
+  free(rep->stage_copies);
   free(rep->stage_estimated_ms);
   vkp__free(rep->notes);
   memset(rep, 0, sizeof(*rep));
@@ -45,10 +46,12 @@ static vkp_status_t bench_report_alloc_stages(bench_report_t *rep, int32_t n) {
   rep->stage_names = calloc((size_t)n + 1, sizeof(*rep->stage_names));
   rep->stage_targets = calloc((size_t)n + 1, sizeof(*rep->stage_targets));
   rep->stage_threads = calloc((size_t)n + 1, sizeof(*rep->stage_threads));
+  rep->stage_copies = calloc((size_t)n + 1, sizeof(*rep->stage_copies));
   rep->stage_estimated_ms = calloc((size_t)n + 1, sizeof(*rep->stage_estimated_ms));
   if (!rep->stage_names || !rep->stage_targets || !rep->stage_threads ||
-      !rep->stage_estimated_ms)
+      !rep->stage_copies || !rep->stage_estimated_ms)
     return vkp_status_make(VKP_STATUS_OUT_OF_MEMORY, "bench report");
+  for (int32_t s = 0; s < n; ++s) rep->stage_copies[s] = 1;
   return NULL;
 }
 
@@ -61,6 +64,7 @@ vkp_status_t bench_report_init_plan(bench_report_t *rep, const char *model,
     bench_copy(rep->stage_names[s], sizeof rep->stage_names[s], plan->stages[s].name);
     bench_copy(rep->stage_targets[s], sizeof rep->stage_targets[s], plan->stages[s].target);
     rep->stage_threads[s] = plan->stages[s].threads;
+    rep->stage_copies[s] = plan->stages[s].replicas > 1 ? plan->stages[s].replicas : 1;
     rep->stage_estimated_ms[s] = plan->stages[s].estimated_ms;
   }
   return st;
@@ -171,11 +175,13 @@ vkp_status_t bench_mode_result_fill(bench_mode_result_t *out, const char *label,
 void bench_report_finish(bench_report_t *rep) {
   // The bound comes from the pipelined run's stage times; with one stage per
   // device working alone it is what a perfect pipeline would reach.
+  // A stage of several copies gets through a frame every busy / copies.
   const bench_mode_result_t *p = &rep->pipelined;
   rep->slowest_stage_ms = 0;
   for (int32_t s = 0; s < p->n_stages; ++s) {
-    if (p->stages[s].busy_ms > rep->slowest_stage_ms) {
-      rep->slowest_stage_ms = p->stages[s].busy_ms;
+    int32_t copies = s < rep->n_stages && rep->stage_copies ? rep->stage_copies[s] : 1;
+    if (p->stages[s].busy_ms / copies > rep->slowest_stage_ms) {
+      rep->slowest_stage_ms = p->stages[s].busy_ms / copies;
       bench_copy(rep->slowest_stage, sizeof rep->slowest_stage, p->stages[s].name);
     }
   }
@@ -229,6 +235,13 @@ void bench_report_print_table(const bench_report_t *rep, FILE *out) {
     fprintf(out, "  %d host core%s planned for, threads per stage: %s\n\n", (int)rep->cores,
             rep->cores == 1 ? "" : "s", threads);
   }
+  for (int32_t s = 0; s < rep->n_stages; ++s)
+    if (rep->stage_copies[s] > 1) {
+      fprintf(out, "  threads x copies: a stage of several copies runs them side by side, "
+                   "frames alternating;\n  its busy ms is per frame, its busy %% the share "
+                   "of its copies' time\n\n");
+      break;
+    }
   fprintf(out, "  %-10s %-10s %7s %10s %10s %10s %8s %12s %12s\n", "stage", "target",
           "threads", "est. ms", "busy ms", "cpu ms", "busy %", "wait in ms", "wait slot ms");
   const bench_mode_result_t *p = &rep->pipelined;
@@ -236,13 +249,17 @@ void bench_report_print_table(const bench_report_t *rep, FILE *out) {
     const bench_stage_result_t *r = &p->stages[s];
     bool known = s < rep->n_stages;
     const char *target = known ? rep->stage_targets[s] : r->target;
-    char threads[16] = "-", est[32] = "-";
-    if (known && rep->stage_threads[s] > 0)
+    char threads[24] = "-", est[32] = "-";
+    if (known && rep->stage_threads[s] > 0 && rep->stage_copies[s] > 1)
+      snprintf(threads, sizeof threads, "%dx%d", (int)rep->stage_threads[s],
+               (int)rep->stage_copies[s]);
+    else if (known && rep->stage_threads[s] > 0)
       snprintf(threads, sizeof threads, "%d", (int)rep->stage_threads[s]);
     if (known && rep->stage_estimated_ms[s] > 0)
       snprintf(est, sizeof est, "%.3f", rep->stage_estimated_ms[s]);
     fprintf(out, "  %-10s %-10s %7s %10s %10.3f %10.3f %7.1f%% %12.3f %12.3f\n", r->name,
-            target, threads, est, r->busy_ms, r->cpu_ms, 100.0 * r->busy_share,
+            target, threads, est, r->busy_ms, r->cpu_ms,
+            100.0 * r->busy_share / (known ? rep->stage_copies[s] : 1),
             r->wait_input_ms, r->wait_slot_ms);
   }
   fprintf(out, "\n");
@@ -345,6 +362,7 @@ void bench_report_print_json(const bench_report_t *rep, FILE *out) {
     fprintf(out, ", \"target\": ");
     bench_json_string(out, s < rep->n_stages ? rep->stage_targets[s] : r->target);
     fprintf(out, ", \"threads\": %d", s < rep->n_stages ? (int)rep->stage_threads[s] : 0);
+    fprintf(out, ", \"replicas\": %d", s < rep->n_stages ? (int)rep->stage_copies[s] : 1);
     fprintf(out, ", \"estimated_ms\": ");
     if (s < rep->n_stages && rep->stage_estimated_ms[s] > 0)
       bench_json_number(out, rep->stage_estimated_ms[s]);

@@ -49,6 +49,7 @@ typedef struct bench_report_t {
   char (*stage_names)[64];
   char (*stage_targets)[32];
   int32_t *stage_threads;             // per stage (0: its target has none)
+  int32_t *stage_copies;              // per stage: copies side by side (>= 1)
   double *stage_estimated_ms;         // the partitioner's, 0 if unknown
   int32_t cores;                      // host cores planned for, 0 if unknown
   int32_t threads_option;             // --threads (0: auto)
