@@ -2160,15 +2160,16 @@ static inline void vkp_pool_taps(ptrdiff_t start, ptrdiff_t dil, ptrdiff_t k_n,
 }
 
 // max(a, b) that returns b when b is NaN: the reference's
-// `acc = v > acc || v != v ? v : acc`, on vectors. With AVX-512 or AVX:
-// MAXPS(v, acc) is `v > acc ? v : acc` exactly (acc
-// where either is NaN), then v where v is NaN: three instructions, not the
-// four of two compares, their union and a blend.
+// `acc = v > acc || v != v ? v : acc`, on vectors. MAXPS(v, acc) is
+// `v > acc ? v : acc` exactly (acc where either is NaN), then v where v is
+// NaN. With AVX-512 the max runs under the mask of v's ordered lanes and
+// keeps v in the others: two instructions, not three with a separate
+// blend; with AVX three, not the four of two compares, their union and a
+// blend.
 static inline vkp_vec_t vkp_vmax_nan(vkp_vec_t acc, vkp_vec_t v) {
 #if defined(__AVX512F__) && VKP_VLEN == 16
-  __m512 r = _mm512_max_ps((__m512)v, (__m512)acc);
-  __mmask16 nan = _mm512_cmp_ps_mask((__m512)v, (__m512)v, _CMP_UNORD_Q);
-  return (vkp_vec_t)_mm512_mask_mov_ps(r, nan, (__m512)v);
+  __mmask16 ordered = _mm512_cmp_ps_mask((__m512)v, (__m512)v, _CMP_ORD_Q);
+  return (vkp_vec_t)_mm512_mask_max_ps((__m512)v, ordered, (__m512)v, (__m512)acc);
 #elif defined(__AVX__) && VKP_VLEN == 8
   __m256 r = _mm256_max_ps((__m256)v, (__m256)acc);
   __m256 nan = _mm256_cmp_ps((__m256)v, (__m256)v, _CMP_UNORD_Q);
@@ -2313,12 +2314,28 @@ static void vkp__maxpool_band(const float *x, ptrdiff_t xcs, ptrdiff_t rb, const
   ptrdiff_t l1 = d0 > 0 ? (d0 - 1) * SW - PL + (KW - 1) * DW + 1 : 0;
   if (l1 > W) l1 = W;
   const ptrdiff_t r0 = VKP_MAXZ(e * SW - PL, (ptrdiff_t)0);
+  // The common 3x3 stride-2 window (ResNet's and SqueezeNet's poolings)
+  // over rows whose every column is a vector column: straight-line code
+  // per row, its shapes constants (the general path's per-row set-up cost
+  // more than a 55-wide row's four vectors).
+  const int fast3 = KH == 3 && KW == 3 && SH == 2 && SW == 2 && DH == 1 && DW == 1 &&
+                    d0 == 0 && e == OW && !narrow;
   const float *rows[VKP_MAX_POOL_TAPS];
   for (ptrdiff_t c = c0; c < c1; ++c) {
     const float *xc = x + c * xcs;
     float *yc = y + c * ycs;
     for (ptrdiff_t oh = oh0; oh < oh1; ++oh) {
       const ptrdiff_t h0 = oh * SH - PT;
+      if (fast3 && h0 >= 0 && h0 + 2 < H) {
+        const float *const three[3] = {xc + (h0 - rb) * W, xc + (h0 + 1 - rb) * W,
+                                       xc + (h0 + 2 - rb) * W};
+        float *restrict yr = yc + oh * OW;
+        for (ptrdiff_t ow = 0; ow < OW; ow += VKP_VLEN) {
+          ptrdiff_t at = ow + VKP_VLEN <= OW ? ow : OW - VKP_VLEN;
+          *(vkp_uvec_t *)(yr + at) = vkp__maxpool_vec(three, 3, at * 2 - PL, 3, 2, 1);
+        }
+        continue;
+      }
       ptrdiff_t nr = 0, first = -1, last = -1;
       for (ptrdiff_t kh = 0; kh < KH; ++kh) {
         ptrdiff_t ih = h0 + kh * DH;

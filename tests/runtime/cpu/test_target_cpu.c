@@ -410,7 +410,8 @@ Test(cpu_ops, pooling, .timeout = 120) {
 // padded row for the edges, other strides and small maps) and the split of
 // output rows across threads: random windows (kernel, stride 1 to 3,
 // dilation, asymmetric pads, ceil mode) over rows of widths on both sides of
-// the vector width, with NaN in the input, at 1 and 2 threads.
+// the vector width, and the common 3x3 stride-2 window on each, with NaN in
+// the input, at 1 and 2 threads.
 Test(cpu_ops, max_pool_rows_and_edges, .timeout = 180) {
   SETUP();
   static const int64_t widths[] = {5, 13, 17, 27, 37, 55, 70};
@@ -440,6 +441,21 @@ Test(cpu_ops, max_pool_rows_and_edges, .timeout = 180) {
       }
     }
     cpu_check_nan(g, &rng, seed, -1, 1, threads, 97);
+    // The 3x3 stride-2 window without padding, every row inside (the
+    // straight-line path, ResNet's and SqueezeNet's), on every width.
+    vkp_graph_t *g3 = g_new("max_pool_3s2");
+    for (int wi = 0; wi < 7; ++wi) {
+      char x[8], n3[16], y3[16];
+      snprintf(x, sizeof x, "x%d", wi);
+      snprintf(n3, sizeof n3, "mp3s2_%d", wi);
+      snprintf(y3, sizeof y3, "y3s2_%d", wi);
+      g_in(g3, x, F32, 4, SH(1, 3, 7 + vkp_test_rng_below(&rng, 6), widths[wi]));
+      vkp_attr_t a3[] = {at_is("kernel_shape", 2, SH(3, 3)), at_is("strides", 2, SH(2, 2)),
+                         at_i("ceil_mode", wi & 1)};
+      g_node(g3, n3, VKP_OP_MAX_POOL2D, x, y3, 3, a3);
+      g_out(g3, y3);
+    }
+    cpu_check_nan(g3, &rng, seed, -1, 1, threads, 97);
   }
 }
 
