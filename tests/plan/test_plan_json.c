@@ -134,16 +134,22 @@ Test(plan_json, artifact_holds_the_plan_file_json, .timeout = 60) {
   vkp_plan_destroy(p);
 }
 
-Test(plan_json, plan_file_round_trip_keeps_ranks, .timeout = 30) {
-  vkp_plan_t *p = tiny(2);
-  char dir[512], path[600];
-  snprintf(dir, sizeof dir, "%s", scratch);
+// Writes the tiny plan's two stage graphs into `dir` and names them in it.
+static void save_stage_files(vkp_plan_t *p, const char *dir) {
   const char *files[] = {"front.json", "back.json"};
+  char path[600];
   for (int s = 0; s < 2; ++s) {
     snprintf(path, sizeof path, "%s/%s", dir, files[s]);
     VKP_TEST_OK(vkp_graph_save(p->stages[s].graph, path));
     VKP_TEST_OK(vkp_plan_set_stage_file(p, s, files[s]));
   }
+}
+
+Test(plan_json, plan_file_round_trip_keeps_ranks, .timeout = 30) {
+  vkp_plan_t *p = tiny(2);
+  char dir[512], path[600];
+  snprintf(dir, sizeof dir, "%s", scratch);
+  save_stage_files(p, dir);
   snprintf(path, sizeof path, "%s/plan.json", dir);
   VKP_TEST_OK(vkp_plan_save(p, path));
   vkp_plan_t *back;
@@ -237,12 +243,7 @@ Test(plan_json, replicas_round_trip_and_bad_counts, .timeout = 30) {
   VKP_TEST_OK(vkp_plan_set_stage_replicas(p, 0, 3));
   char dir[512], path[600];
   snprintf(dir, sizeof dir, "%s", scratch);
-  const char *files[] = {"front.json", "back.json"};
-  for (int s = 0; s < 2; ++s) {
-    snprintf(path, sizeof path, "%s/%s", dir, files[s]);
-    VKP_TEST_OK(vkp_graph_save(p->stages[s].graph, path));
-    VKP_TEST_OK(vkp_plan_set_stage_file(p, s, files[s]));
-  }
+  save_stage_files(p, dir);
   char *text;
   VKP_TEST_OK(vkp_plan_to_json(p, &text));
   cJSON *j = cJSON_Parse(text);
