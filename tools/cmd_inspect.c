@@ -164,6 +164,11 @@ int vkp_cmd_inspect(int argc, char **argv) {
                (int)plan->stages[s].rank);
       printf(" (run under 'mpirun -np N', N above the highest)\n");
     }
+    // And stages that run as copies side by side (build --replicas).
+    for (int32_t s = 0; s < plan->n_stages; ++s)
+      if (plan->stages[s].replicas > 1)
+        printf("copies: %s runs as %d copies side by side, frames alternating\n",
+               plan->stages[s].name, (int)plan->stages[s].replicas);
     printf("\nentries:\n");
     for (int32_t i = 0; i < vkp_artifact_entry_count(art); ++i)
       printf("  %-28s %12llu bytes  crc32 %08x\n", vkp_artifact_entry_name(art, i),
