@@ -165,7 +165,6 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
     vkp__free(st->inputs);
     vkp__free(st->in_views);
     vkp__free(st->out_views);
-    vkp__free(st->frame_outputs);
     vkp__free(st->bind_in);
     vkp__free(st->bind_out);
     vkp__free(st->waits);
@@ -448,9 +447,7 @@ static vkp_status_t vkp__pipeline_bind_stages(vkp_pipeline_t *p) {
                                sizeof(vkp_tensor_t));
     st->out_views = vkp__calloc(depth * (size_t)st->n_outputs + 1,
                                 sizeof(vkp_tensor_t));
-    st->frame_outputs = vkp__calloc((size_t)st->n_outputs + 1,
-                                    sizeof(vkp_tensor_t));
-    if (!st->in_views || !st->out_views || !st->frame_outputs)
+    if (!st->in_views || !st->out_views)
       return VKP_OOM("stage slot views");
     for (size_t k = 0; k < depth; ++k) {
       for (int32_t i = 0; i < st->n_inputs; ++i) {

@@ -106,8 +106,6 @@ typedef struct vkp__stage_t {
   vkp__stage_output_t *outputs;        // owned
   vkp_tensor_t *in_views;              // owned: depth * n_inputs views
   vkp_tensor_t *out_views;             // owned: depth * n_outputs views
-  vkp_tensor_t *frame_outputs;         // owned: n_outputs, per-frame scratch
-                                       // (device and remote stages)
   // Host stages: the copies that run its frames (n_copies >= 1; more with
   // plan "replicas"). They finish frames out of order and hand them on in
   // order: `handed` is the last frame whose outputs were published and

@@ -998,6 +998,30 @@ static void vkp__conv_span(const vkp__conv_window_t *win, int64_t span[3]) {
     span[d] = (win->out[d] - 1) * win->st[d] + (win->k[d] - 1) * win->dil[d] + 1;
 }
 
+// Whether some window of `win` reaches past the input (into the padding).
+static bool vkp__conv_reaches_padding(const vkp__conv_window_t *win) {
+  int64_t span[3];
+  vkp__conv_span(win, span);
+  bool reaches = false;
+  for (int32_t d = 0; d < 3; ++d) reaches |= win->pb[d] > 0 || win->pb[d] + win->in[d] < span[d];
+  return reaches;
+}
+
+// The planes a convolution kernel reads and where its windows start in them:
+// XD x XH x XW with the windows XPF/XPT/XPL before the output position times
+// the strides; the input itself, or (`padded`) its zero-padded copy, whose
+// planes are the windows' span and whose windows start at 0.
+static void vkp__spv_define_read_planes(vkp__sb_t *s, const vkp__conv_window_t *win,
+                                        bool padded) {
+  static const char *const xs[3] = {"XD", "XH", "XW"}, *const xp[3] = {"XPF", "XPT", "XPL"};
+  int64_t span[3];
+  vkp__conv_span(win, span);
+  for (int32_t d = 0; d < 3; ++d) {
+    vkp__spv_define_u(s, xs[d], (uint64_t)(padded ? span[d] : win->in[d]));
+    vkp__spv_define_i(s, xp[d], padded ? 0 : win->pb[d]);
+  }
+}
+
 // A padded copy larger than this (and than twice the input) is not made:
 // the checked kernel reads the input in place instead.
 #define VKP__CONV_PAD_MAX_BYTES ((uint64_t)64 << 20)
@@ -1029,14 +1053,10 @@ static bool vkp__conv_padded(const vkp_graph_t *g, const vkp_node_t *n,
     return false;
   int64_t span[3];
   vkp__conv_span(&win, span);
-  bool reaches = false;
   uint64_t elems = (uint64_t)x->shape[0] * (uint64_t)x->shape[1];
-  for (int32_t d = 0; d < 3; ++d) {
-    reaches |= win.pb[d] > 0 || win.pb[d] + win.in[d] < span[d];
-    elems *= (uint64_t)span[d];
-  }
+  for (int32_t d = 0; d < 3; ++d) elems *= (uint64_t)span[d];
   uint64_t bytes = elems * 4u, input = vkp__spv_numel(x) * 4u;
-  if (!reaches || elems > (uint64_t)INT32_MAX ||
+  if (!vkp__conv_reaches_padding(&win) || elems > (uint64_t)INT32_MAX ||
       (config->part_bytes && bytes > config->part_bytes) ||
       (bytes > VKP__CONV_PAD_MAX_BYTES && bytes > 2 * input))
     return false;
@@ -1063,16 +1083,9 @@ static void vkp__emit_conv_pad(vkp__emit_t *e, const vkp_node_t *n) {
   vkp__sb_t *s = &e->body;
   vkp__conv_window_t win;
   vkp__conv_window(n, x, w, y, &win);
-  int64_t span[3];
-  vkp__conv_span(&win, span);
   uint64_t total = e->out_bytes / 4u;
-  static const char *const in[3] = {"D", "H", "W"}, *const xs[3] = {"XD", "XH", "XW"},
-                           *const pb[3] = {"PF", "PT", "PL"};
-  for (int32_t d = 0; d < 3; ++d) {
-    vkp__spv_define_u(s, in[d], (uint64_t)win.in[d]);
-    vkp__spv_define_u(s, xs[d], (uint64_t)span[d]);
-    vkp__spv_define_i(s, pb[d], win.pb[d]);
-  }
+  vkp__spv_define_conv_geometry(s, n, x, w, y);
+  vkp__spv_define_read_planes(s, &win, true);
   vkp__spv_define_u(s, "TOTAL", total);
   vkp__spv_grid_1d(e, total);
   vkp__spv_template(e, VKP__SHADER_conv_pad);
@@ -1091,17 +1104,9 @@ static void vkp__emit_conv2d_gemm(vkp__emit_t *e, const vkp_node_t *n) {
   uint64_t np = vkp__conv_pixels(&win);
   uint64_t m = (uint64_t)y->shape[1];
   vkp__spv_define_conv_geometry(s, n, x, w, y);
-  int64_t span[3];
-  vkp__conv_span(&win, span);
-  bool inside = true;
-  for (int32_t d = 0; d < 3; ++d) inside &= win.pb[d] <= 0 && win.pb[d] + win.in[d] >= span[d];
-  static const char *const xs[3] = {"XD", "XH", "XW"}, *const xp[3] = {"XPF", "XPT", "XPL"};
   bool padded = e->pad_phase == 2;
-  for (int32_t d = 0; d < 3; ++d) {
-    vkp__spv_define_u(s, xs[d], (uint64_t)(padded ? span[d] : win.in[d]));
-    vkp__spv_define_i(s, xp[d], padded ? 0 : win.pb[d]);
-  }
-  if (padded || (inside && vkp__conv_unchecked_pays(&win)))
+  vkp__spv_define_read_planes(s, &win, padded);
+  if (padded || (!vkp__conv_reaches_padding(&win) && vkp__conv_unchecked_pays(&win)))
     vkp__sb_append(s, "#define UNCHECKED 1\n");
   vkp__spv_define_u(s, "NP", np);
   vkp__spv_define_u(s, "KT", (uint64_t)w->shape[1] * vkp__conv_taps(&win));
