@@ -276,8 +276,8 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
                            (int)want_copies);
   if (want_copies != 0 && want_copies != 1 && ranks > 1)
     return vkp_status_make(VKP_STATUS_UNSUPPORTED,
-                           "replicas over MPI ranks are not supported yet: give one or "
-                           "the other");
+                           "copies of stages (replicas) over MPI ranks are not supported "
+                           "yet: ask for copies or for ranks, not both");
   vkp_profile_t *defaults = NULL;
   if (!profile) {
     VKP_RETURN_IF_ERROR(vkp_profile_create_default(&defaults));
