@@ -48,6 +48,13 @@
 #define VKP_MAX_POOL_TAPS 32
 // Prelude functions a stage may leave unused.
 #define VKP_FN static __attribute__((unused))
+// Unrolls the next loop completely (its trip count is a constant once
+// inlined); clang reads `#pragma GCC unroll` but does not unroll these.
+#if defined(__clang__)
+#define VKP_UNROLL _Pragma("unroll")
+#else
+#define VKP_UNROLL _Pragma("GCC unroll 32")
+#endif
 // One out-of-line copy of a large kernel (gcc would otherwise clone it per
 // constant argument set); clang has no noclone and clones nothing here.
 #if defined(__clang__)
@@ -530,6 +537,9 @@ static inline __attribute__((always_inline)) void vkp__tile_store(
     const vkp_vec_t *acc0, const vkp_vec_t *acc1, int rows, int half, ptrdiff_t mr,
     float *restrict c, ptrdiff_t ldc, int accumulate, const vkp_row_ep_t *rep,
     ptrdiff_t row) {
+  // Unrolled: with `mr` a variable (a panel's last rows) a loop would index
+  // the accumulators, and they would live in memory for the whole tile.
+  VKP_UNROLL
   for (int r = 0; r < rows; ++r) {
     if (r >= mr) break;
     vkp_uvec_t *c0 = (vkp_uvec_t *)(c + r * ldc), *c1 = (vkp_uvec_t *)(c + r * ldc + VKP_VLEN);
@@ -1481,13 +1491,6 @@ static void vkp_conv_depthwise_large(const float *x, const float *w, float *y,
 #ifndef VKP_DW_BAND_FLOATS
 #define VKP_DW_BAND_FLOATS 4096
 #endif
-// Unrolls the next loop completely (its trip count is a constant once
-// inlined); clang reads `#pragma GCC unroll` but does not unroll these.
-#if defined(__clang__)
-#define VKP_UNROLL _Pragma("unroll")
-#else
-#define VKP_UNROLL _Pragma("GCC unroll 32")
-#endif
 // Output vectors accumulated side by side: enough independent FMA chains to
 // cover the FMA latency on two ports, few enough to stay in registers with
 // the 9 weights of a 3x3 window.
@@ -2272,6 +2275,45 @@ static inline vkp_vec_t vkp__maxpool_vec(const float *const *rows, ptrdiff_t nr,
   return acc;
 }
 
+#if defined(__AVX512F__) && VKP_VLEN == 16
+// The max over rows r0, r1, r2 of input columns [at, at + 16) of a row read
+// up to column n (exclusive) under a mask; lanes past n are 0.
+static inline vkp_vec_t vkp__max3_cols(const float *r0, const float *r1, const float *r2,
+                                       ptrdiff_t at, ptrdiff_t n) {
+  if (at >= n) return (vkp_vec_t){0};
+  const __mmask16 m = n - at >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - at)) - 1);
+  vkp_vec_t t = (vkp_vec_t)_mm512_maskz_loadu_ps(m, r0 + at);
+  t = vkp_vmax_nan(t, (vkp_vec_t)_mm512_maskz_loadu_ps(m, r1 + at));
+  return vkp_vmax_nan(t, (vkp_vec_t)_mm512_maskz_loadu_ps(m, r2 + at));
+}
+
+// One output row of a 3x3 stride-2 max pooling whose windows lie inside the
+// input row from its first column (no left padding): 16 outputs per chunk
+// from the rows' max over 32 columns, its even and odd lanes, and the column
+// after each even one (the next chunk's first even lane supplies the last).
+// Masked loads read input columns [0, 2 * OW] and nothing past them, masked
+// stores write the last chunk's lanes: no overlapping vectors, no scalar
+// remainder, any OW (the 13 of a 27-wide map and the 27 of a 55-wide one).
+static inline void vkp__maxpool3s2_row(const float *r0, const float *r1, const float *r2,
+                                       float *y, ptrdiff_t OW) {
+  const ptrdiff_t n = 2 * OW + 1;
+  vkp_vec_t lo = vkp__max3_cols(r0, r1, r2, 0, n), hi = vkp__max3_cols(r0, r1, r2, 16, n);
+  vkp_vec_t e = vkp_vec_even(lo, hi), o = vkp_vec_odd(lo, hi);
+  for (ptrdiff_t ow = 0; ow < OW; ow += 16) {
+    const ptrdiff_t c = 2 * ow + 32;
+    lo = vkp__max3_cols(r0, r1, r2, c, n);
+    hi = vkp__max3_cols(r0, r1, r2, c + 16, n);
+    const vkp_vec_t e2 = vkp_vec_even(lo, hi);
+    const vkp_vec_t v = vkp_vmax_nan(vkp_vmax_nan(e, o), vkp_vec_next(e, e2, 16));
+    const ptrdiff_t k = OW - ow;
+    _mm512_mask_storeu_ps(y + ow, k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << k) - 1),
+                          (__m512)v);
+    e = e2;
+    o = vkp_vec_odd(lo, hi);
+  }
+}
+#endif
+
 // Max pooling. The output columns whose windows lie inside the row, [d0,
 // e), come in vectors straight from the input rows (vkp__maxpool_vec; the
 // last vector overlaps the one before rather than leave a remainder; fewer
@@ -2318,8 +2360,13 @@ static void vkp__maxpool_band(const float *x, ptrdiff_t xcs, ptrdiff_t rb, const
   // over rows whose every column is a vector column: straight-line code
   // per row, its shapes constants (the general path's per-row set-up cost
   // more than a 55-wide row's four vectors).
+#if defined(__AVX512F__) && VKP_VLEN == 16
+  const int fast3 = KH == 3 && KW == 3 && SH == 2 && SW == 2 && DH == 1 && DW == 1 &&
+                    PL == 0 && e == OW;
+#else
   const int fast3 = KH == 3 && KW == 3 && SH == 2 && SW == 2 && DH == 1 && DW == 1 &&
                     d0 == 0 && e == OW && !narrow;
+#endif
   const float *rows[VKP_MAX_POOL_TAPS];
   for (ptrdiff_t c = c0; c < c1; ++c) {
     const float *xc = x + c * xcs;
@@ -2330,10 +2377,14 @@ static void vkp__maxpool_band(const float *x, ptrdiff_t xcs, ptrdiff_t rb, const
         const float *const three[3] = {xc + (h0 - rb) * W, xc + (h0 + 1 - rb) * W,
                                        xc + (h0 + 2 - rb) * W};
         float *restrict yr = yc + oh * OW;
+#if defined(__AVX512F__) && VKP_VLEN == 16
+        vkp__maxpool3s2_row(three[0], three[1], three[2], yr, OW);
+#else
         for (ptrdiff_t ow = 0; ow < OW; ow += VKP_VLEN) {
           ptrdiff_t at = ow + VKP_VLEN <= OW ? ow : OW - VKP_VLEN;
           *(vkp_uvec_t *)(yr + at) = vkp__maxpool_vec(three, 3, at * 2 - PL, 3, 2, 1);
         }
+#endif
         continue;
       }
       ptrdiff_t nr = 0, first = -1, last = -1;
