@@ -382,6 +382,40 @@ Test(cpu_ops, conv_depthwise, .timeout = 180) {
   cpu_check(g, &rng, seed, -1, 1, 1);
 }
 
+// The channels-last path for small maps (vkp__dw_t16 with AVX-512: 16
+// channels transposed at a time, the rest through the planar paths):
+// stride 1 and 2, even and odd maps, a 5x5 window, dilation 2, asymmetric
+// pads, windows reaching past the input's end, channel counts with a
+// remainder (and, at 2 threads, channel ranges that start off a multiple of
+// 16), several images; bias and no bias; then the clamp epilogue in its
+// registers, NaN included, and one it does not fuse.
+static void clamp_branch(vkp_graph_t *g, vkp_test_rng_t *rng, const char *name, const char *x,
+                         int64_t c, int64_t m, int64_t group, int64_t k, int64_t stride,
+                         bool bias, const char *chain);
+
+Test(cpu_ops, conv_depthwise_channels_last, .timeout = 180) {
+  SETUP();
+  const int64_t *p1 = SH(1, 1, 1, 1), *s1 = SH(1, 1), *s2 = SH(2, 2);
+  for (int32_t threads = 1; threads <= 2; ++threads) {
+    vkp_graph_t *g = g_new("depthwise_t16");
+    conv_case(g, &rng, 0, SH(1, 32, 14, 14), 32, 3, 3, p1, s2, s1, 32, true);
+    conv_case(g, &rng, 1, SH(2, 35, 9, 10), 35, 3, 3, SH(0, 1, 1, 0), s1, s1, 35, false);
+    conv_case(g, &rng, 2, SH(1, 48, 13, 14), 48, 3, 3, p1, s2, s1, 48, true);
+    conv_case(g, &rng, 3, SH(1, 17, 8, 8), 17, 5, 5, SH(2, 2, 2, 2), s1, s1, 17, false);
+    conv_case(g, &rng, 4, SH(1, 16, 10, 11), 16, 3, 3, SH(2, 2, 2, 2), s1, SH(2, 2), 16, true);
+    conv_case(g, &rng, 5, SH(1, 33, 9, 7), 33, 5, 5, SH(3, 1, 2, 4), s2, s1, 33, true);
+    conv_case(g, &rng, 6, SH(1, 64, 16, 16), 64, 3, 3, p1, s1, s1, 64, true);
+    cpu_check(g, &rng, seed, -1, 1, threads);
+    vkp_graph_t *c = g_new("depthwise_t16_clamp");
+    g_in(c, "x", F32, 4, SH(1, 40, 9, 10));
+    clamp_branch(c, &rng, "relu6", "x", 40, 40, 40, 3, 1, true, "6");
+    clamp_branch(c, &rng, "relu2", "x", 40, 40, 40, 3, 2, true, "r");
+    clamp_branch(c, &rng, "nobias", "x", 40, 40, 40, 3, 1, false, "6");
+    clamp_branch(c, &rng, "general", "x", 40, 40, 40, 3, 1, true, "cr");
+    cpu_check_nan(c, &rng, seed, -3, 3, threads, 97);
+  }
+}
+
 Test(cpu_ops, pooling, .timeout = 120) {
   SETUP();
   vkp_graph_t *pg = g_new("pool");
