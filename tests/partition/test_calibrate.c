@@ -163,7 +163,17 @@ Test(profile_cache, measured_once_then_read_back, .init = vkp_test_scratch_make,
   vkp_profile_t *first = NULL;
   bool measured = false;
   char *notes = NULL;
-  VKP_TEST_OK(vkp_profile_create_for_machine(reg, &o, &first, &measured, &notes));
+  // A calibration whose timed runs got under VKP_PROFILE_BUSY_SHARE of a
+  // core (the suite's other tests compiling beside it) is rightly not
+  // cached (busy_machine_is_not_cached): measure again, a few times.
+  for (int tries = 1;; ++tries) {
+    VKP_TEST_OK(vkp_profile_create_for_machine(reg, &o, &first, &measured, &notes));
+    if (!notes || !strstr(notes, "the machine was busy") || tries == 10) break;
+    vkp_profile_destroy(first);
+    vkp_free(notes);
+    first = NULL;
+    notes = NULL;
+  }
   cr_assert(measured);
   cr_assert(notes && strstr(notes, "profile cached in"), "%s", notes);
   cr_assert_eq(access(path, R_OK), 0, "no cache file at %s", path);
