@@ -269,11 +269,16 @@ static inline vkp_vec_t vkp_vselect(vkp_ivec_t m, vkp_vec_t a, vkp_vec_t b) {
   return (vkp_vec_t)((m & (vkp_ivec_t)a) | (~m & (vkp_ivec_t)b));
 }
 
-static inline vkp_vec_t vkp_row_ep_vec(const vkp_row_ep_t *e, ptrdiff_t row, vkp_vec_t x) {
-  if (e->bias) x += e->bias[row];
+// The clamp of a row epilogue on a vector (its bias already added).
+static inline vkp_vec_t vkp_row_ep_clamp(const vkp_row_ep_t *e, vkp_vec_t x) {
   const vkp_vec_t lo = (vkp_vec_t){0} + e->lo, hi = (vkp_vec_t){0} + e->hi;
   vkp_vec_t y = e->nan_to_lo ? vkp_vselect(x > lo, x, lo) : vkp_vselect(x < lo, lo, x);
   return vkp_vselect(y > hi, hi, y);
+}
+
+static inline vkp_vec_t vkp_row_ep_vec(const vkp_row_ep_t *e, ptrdiff_t row, vkp_vec_t x) {
+  if (e->bias) x += e->bias[row];
+  return vkp_row_ep_clamp(e, x);
 }
 
 static void vkp_ep_rows(float *c, ptrdiff_t ldc, ptrdiff_t row0, ptrdiff_t col0,
@@ -1940,7 +1945,7 @@ static inline __attribute__((always_inline)) void vkp__tr16(__m512 *r) {
     t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
   }
   VKP_UNROLL
-  for (int g = 0; g < 16; g += 4) {  // rows g..g+3: column j, j+4, j+8, j+12 in u[g + j]
+  for (int g = 0; g < 16; g += 4) {  // rows g..g+3: columns j, j+4, j+8, j+12 in r[g + j]
     r[g] = (__m512)_mm512_unpacklo_pd((__m512d)t[g], (__m512d)t[g + 2]);
     r[g + 1] = (__m512)_mm512_unpackhi_pd((__m512d)t[g], (__m512d)t[g + 2]);
     r[g + 2] = (__m512)_mm512_unpacklo_pd((__m512d)t[g + 1], (__m512d)t[g + 3]);
@@ -1984,15 +1989,10 @@ static inline __attribute__((always_inline)) void vkp__dw_t16_out(
     for (int k = 0; k < 16; ++k) acc[k] = _mm512_fmadd_ps(wt, _mm512_load_ps(it + base[k]), acc[k]);
   }
   if (rep) {
-    vkp_vec_t b = {0};
+    vkp_vec_t b = {0};  // lane c: channel c0 + c's bias
     if (rep->bias) b = *(const vkp_uvec_t *)(rep->bias + c0);
-    const vkp_vec_t lo = (vkp_vec_t){0} + rep->lo, hi = (vkp_vec_t){0} + rep->hi;
     VKP_UNROLL
-    for (int k = 0; k < 16; ++k) {
-      vkp_vec_t v = (vkp_vec_t)acc[k] + b;
-      v = rep->nan_to_lo ? vkp_vselect(v > lo, v, lo) : vkp_vselect(v < lo, lo, v);
-      acc[k] = (__m512)vkp_vselect(v > hi, hi, v);
-    }
+    for (int k = 0; k < 16; ++k) acc[k] = (__m512)vkp_row_ep_clamp(rep, (vkp_vec_t)acc[k] + b);
   }
   vkp__tr16(acc);
   VKP_UNROLL
@@ -2009,8 +2009,9 @@ static inline __attribute__((always_inline)) void vkp__dw_t16_out(
 // cache lines) and a lane mask, and those cost more than the arithmetic on
 // maps of 7 to 16 columns (MobileNetV2's 384-channel 14x14 layer alone:
 // 0.025 -> 0.019 ms; its 576-channel 14x14 -> 7x7 one 0.031 -> 0.014). The
-// last 16 pixels of a channel overlap the ones before. Channels [c0, c0 + 16 * groups); the row epilogue per lane in
-// registers, another epilogue on each finished channel.
+// last 16 pixels of a channel overlap the ones before. Channels [c0, c0 +
+// 16 * groups); the row epilogue per lane in registers, another epilogue on
+// each finished channel.
 static void vkp__dw_t16(const float *x, const float *w, float *y, ptrdiff_t H, ptrdiff_t W,
                         ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t SH, ptrdiff_t SW, ptrdiff_t PT,
                         ptrdiff_t PL, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH, ptrdiff_t OW,
@@ -2469,6 +2470,7 @@ static inline void vkp__maxpool3s2_row(const float *r0, const float *r1, const f
     lo = vkp__max3_cols(r0, r1, r2, c, n);
     hi = vkp__max3_cols(r0, r1, r2, c + 16, n);
     const vkp_vec_t e2 = vkp_vec_even(lo, hi);
+    // Third tap: lanes 1.. of e, then lane 0 of e2.
     const vkp_vec_t v = vkp_vmax_nan(vkp_vmax_nan(e, o), vkp_vec_next(e, e2, 16));
     const ptrdiff_t k = OW - ow;
     _mm512_mask_storeu_ps(y + ow, k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << k) - 1),
@@ -2522,9 +2524,10 @@ static void vkp__maxpool_band(const float *x, ptrdiff_t xcs, ptrdiff_t rb, const
   if (l1 > W) l1 = W;
   const ptrdiff_t r0 = VKP_MAXZ(e * SW - PL, (ptrdiff_t)0);
   // The common 3x3 stride-2 window (ResNet's and SqueezeNet's poolings)
-  // over rows whose every column is a vector column: straight-line code
-  // per row, its shapes constants (the general path's per-row set-up cost
-  // more than a 55-wide row's four vectors).
+  // over rows whose windows all lie inside them: straight-line code per row
+  // (the general path's per-row set-up cost more than a 55-wide row's four
+  // vectors); with AVX-512 masked chunks of 16 outputs for any width
+  // (vkp__maxpool3s2_row), else whole vectors, its shapes constants.
 #if defined(__AVX512F__) && VKP_VLEN == 16
   const int fast3 = KH == 3 && KW == 3 && SH == 2 && SW == 2 && DH == 1 && DW == 1 &&
                     PL == 0 && e == OW;
