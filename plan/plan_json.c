@@ -287,6 +287,21 @@ static vkp_status_t vkp__model(vkp__plan_reader_t *r, const vkp_plan_t *plan,
   return st;
 }
 
+// A stage's optional integer field `key` in [lo, hi] into *out (left as it
+// is when absent); the error names the stage and says what the field means.
+static vkp_status_t vkp__stage_int(const cJSON *o, const char *key, int32_t lo, int32_t hi,
+                                   const char *meaning, const char *name, int32_t *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!v) return NULL;
+  if (!cJSON_IsNumber(v) || v->valuedouble < lo || v->valuedouble > hi ||
+      v->valuedouble != (double)(int32_t)v->valuedouble)
+    return vkp_status_make(VKP_STATUS_PARSE_ERROR,
+                           "stage '%s': \"%s\" must be an integer %d..%d (%s)", name, key,
+                           (int)lo, (int)hi, meaning);
+  *out = (int32_t)v->valuedouble;
+  return NULL;
+}
+
 static vkp_status_t vkp__read_stage(vkp__plan_reader_t *r, vkp_plan_t *plan,
                                     const cJSON *o, int32_t index) {
   char what[64];
@@ -382,30 +397,13 @@ static vkp_status_t vkp__read_stage(vkp__plan_reader_t *r, vkp_plan_t *plan,
                              "stage '%s': \"threads\" must be 0..1024", name);
     s->threads = (int32_t)threads->valuedouble;
   }
-  const cJSON *replicas = cJSON_GetObjectItemCaseSensitive(o, "replicas");
-  if (replicas) {
-    if (!cJSON_IsNumber(replicas) || replicas->valuedouble < 1 ||
-        replicas->valuedouble > VKP_PLAN_MAX_REPLICAS ||
-        replicas->valuedouble != (double)(int32_t)replicas->valuedouble)
-      return vkp_status_make(VKP_STATUS_PARSE_ERROR,
-                             "stage '%s': \"replicas\" must be an integer 1..%d (copies "
-                             "of the stage that run frames side by side)",
-                             name, VKP_PLAN_MAX_REPLICAS);
-    s->replicas = (int32_t)replicas->valuedouble;
-  }
+  VKP_RETURN_IF_ERROR(vkp__stage_int(o, "replicas", 1, VKP_PLAN_MAX_REPLICAS,
+                                      "copies of the stage that run frames side by side",
+                                      name, &s->replicas));
   const cJSON *affinity = cJSON_GetObjectItemCaseSensitive(o, "cpu_affinity");
   if (affinity) VKP_RETURN_IF_ERROR(vkp__read_cpu_affinity(plan, idx, affinity));
-  const cJSON *rank = cJSON_GetObjectItemCaseSensitive(o, "rank");
-  if (rank) {
-    if (!cJSON_IsNumber(rank) || rank->valuedouble < 0 ||
-        rank->valuedouble > VKP_PLAN_MAX_RANK ||
-        rank->valuedouble != (double)(int32_t)rank->valuedouble)
-      return vkp_status_make(VKP_STATUS_PARSE_ERROR,
-                             "stage '%s': \"rank\" must be an integer 0..%d "
-                             "(the MPI rank that runs the stage)",
-                             name, VKP_PLAN_MAX_RANK);
-    s->rank = (int32_t)rank->valuedouble;
-  }
+  VKP_RETURN_IF_ERROR(vkp__stage_int(o, "rank", 0, VKP_PLAN_MAX_RANK,
+                                      "the MPI rank that runs the stage", name, &s->rank));
   if (file) VKP_RETURN_IF_ERROR(vkp_plan_set_stage_file(plan, idx, file));
   return NULL;
 }
