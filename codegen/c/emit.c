@@ -963,6 +963,53 @@ static int32_t vkp__pool_after_conv(const vkp__cg_t *cg, const vkp__group_t *gr)
   return pool;
 }
 
+// Whether a pointwise convolution (constant weights, `G` groups, `M` output
+// channels, `P` pixels per plane) runs with its channels across the vector
+// lanes (vkp_conv_pointwise_t): a map of 16 to 64 pixels that is not whole
+// 32-pixel tiles (7x7), channels in whole vectors.
+static bool vkp__pointwise_t_shape(long long G, long long M, long long P) {
+  return G == 1 && M >= 32 && M % 16 == 0 && P >= 16 && P <= 64 && P % 32 != 0;
+}
+
+// The pointwise convolution of node `a` (id: its packed weights' region)
+// as vkp_conv_pointwise_t where the prelude has it (VKP_PW_T_OK: AVX-512),
+// else as the plain GEMM; the weights are packed for the one compiled.
+static void vkp__emit_pointwise_t(vkp__cg_t *cg, const vkp_node_t *a, int32_t id,
+                                  const char *ep, vkp__sb_t *sb) {
+  const vkp_value_t *x = vkp__val(cg, a, 0), *w = vkp__val(cg, a, 1);
+  long long C = x->shape[1], P = x->shape[2] * x->shape[3], M = w->shape[0], K = C;
+  vkp__sb_printf(&cg->out,
+                 "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)(VKP_PW_T_OK ? %lld * "
+                 "((%lld + VKP_NR - 1) / VKP_NR * VKP_NR) : VKP_PAD_MR(%lld) * %lld))\n",
+                 (int)id, (int)id, K, M, M, K);
+  int wi = (int)cg->io_index[a->inputs[1]];
+  vkp__sb_printf(&cg->prepack,
+                 "  if (VKP_PW_T_OK) {  // weights of '%s', transposed\n"
+                 "    const vkp_bsrc_t src = {.b = (const float *)constants[%d], .rsb = 1, "
+                 ".csb = %lld};\n"
+                 "    vkp_prepack_b(%lld, %lld, &src, packed + VKP_PACKED_%d_AT);\n"
+                 "  } else {\n"
+                 "    vkp_prepack_a(%lld, %lld, (const float *)constants[%d], %lld, 1, 1.0f,\n"
+                 "                  packed + VKP_PACKED_%d_AT);\n  }\n",
+                 a->name, wi, K, K, M, (int)id, M, K, wi, K, (int)id);
+  vkp__emit_scratch_term(cg, "loop",
+                         "VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS + VKP_PW_T_FLOATS(%lld, %lld)",
+                         M, P);
+  vkp__sb_printf(sb,
+                 "    if (VKP_PW_T_OK) {\n"
+                 "      vkp_conv_pointwise_t(xn, packed + VKP_PACKED_%d_AT, yn, %lld, %lld, %lld, "
+                 "%s, 0, n,\n"
+                 "          scratch + VKP_STAGE_THREADS * VKP_GEMM_SCRATCH_FLOATS, scratch,\n"
+                 "          VKP_STAGE_THREADS);\n"
+                 "    } else {\n"
+                 "      const vkp_bsrc_t src = {.b = xn, .rsb = %lld, .csb = 1, .direct = %d};\n"
+                 "      vkp_gemm(%lld, %lld, %lld, 1.0f, %s, %lld, 1, packed + VKP_PACKED_%d_AT, "
+                 "&src,\n               yn, %lld, %s, 0, n, scratch, VKP_STAGE_THREADS);\n"
+                 "    }\n  }\n",
+                 (int)id, M, K, P, ep, P, M < 256, M, P, K, cg->vname[a->inputs[1]], K, (int)id,
+                 P, ep);
+}
+
 // `pool`: the max pooling computed with it (vkp__pool_after_conv), or -1.
 static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep, int32_t pool,
                            vkp__sb_t *sb) {
@@ -1018,6 +1065,11 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep, i
     vkp__emit_winograd(cg, a, id, tile, ep, sb);
     return;
   }
+  bool pointwise = vkp__conv_pointwise(w, st, pads);
+  if (constant_w && pointwise && vkp__pointwise_t_shape(G, M, OH * OW)) {
+    vkp__emit_pointwise_t(cg, a, id, ep, sb);
+    return;
+  }
   if (constant_w) {
     vkp__sb_printf(&cg->out,
                    "#define VKP_PACKED_%d_END (VKP_PACKED_%d_AT + (size_t)%lld * "
@@ -1033,7 +1085,6 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep, i
                    G, a->name, Mg, K, (int)cg->io_index[a->inputs[1]], Mg * K, K,
                    (int)id, Mg, K);
   }
-  bool pointwise = vkp__conv_pointwise(w, st, pads);
   // A shallow input (a CNN's first layer): the register tile reads the
   // input rows itself (vkp_conv_direct), no im2col panels; with the max
   // pooling after it, both at once (vkp_conv_direct_pool).

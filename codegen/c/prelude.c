@@ -411,6 +411,16 @@ VKP_FN void vkp_pack_a(ptrdiff_t mc, ptrdiff_t kc, const float *a,
       for (ptrdiff_t k = 0; k < kc; ++k)
         for (ptrdiff_t r = 0; r < VKP_MR; ++r)
           pa[k * VKP_MR + r] = alpha * ai[r * rsa + k];
+#if defined(__AVX512F__) && VKP_VLEN == 16
+    } else if (rsa == 1) {
+      // Rows contiguous (input planes as A: vkp_conv_pointwise_t): a masked
+      // load per step, the padding rows zero.
+      const __mmask16 m = (__mmask16)((1u << mr) - 1u);
+      const __m512 va = _mm512_set1_ps(alpha);
+      for (ptrdiff_t k = 0; k < kc; ++k)
+        _mm512_mask_storeu_ps(pa + k * VKP_MR, (__mmask16)((1u << VKP_MR) - 1u),
+                              _mm512_mul_ps(va, _mm512_maskz_loadu_ps(m, ai + k * csa)));
+#endif
     } else {
       for (ptrdiff_t k = 0; k < kc; ++k)
         for (ptrdiff_t r = 0; r < VKP_MR; ++r)
@@ -623,36 +633,67 @@ static inline void vkp_ukernel_half(ptrdiff_t kc, const float *restrict pa,
 }
 
 #if VKP_MR <= VKP_VLEN
-// A full MR panel times at most VKP_NARROW columns of B: one vector of MR
-// rows per column (the packed A step is MR contiguous floats), one
-// broadcast of B per column and step. Costs `nr` multiply-adds per step
-// where the one-vector tile costs MR: the last 1-8 columns of N = 49
-// (7x7 maps: 32 + 16 + 1), 196 (14x14: 6 x 32 + 4) or 56 (32 + 16 + 8).
-// Writes (or, when `accumulate`, adds) the mr x nr result into c.
+// A full MR panel times at most `cols` (a constant once inlined, <=
+// VKP_NARROW) columns of B: one vector of MR rows per column (the packed A
+// step is MR contiguous floats), one broadcast of B per column and step;
+// the first `nr` columns are computed. Costs `nr` multiply-adds per step
+// where the one-vector tile costs MR: the last 1-8 columns of N = 49 (7x7
+// maps: 32 + 16 + 1), 196 (14x14: 6 x 32 + 4) or 56 (32 + 16 + 8). With
+// few columns the steps go round `chains` sets of accumulators: one column
+// summed in one chain waited the multiply-add's latency at every step, and
+// N = 49's last column then took a third of a full tile's time.
 #define VKP_NARROW 8
-static void vkp_ukernel_cols(ptrdiff_t kc, const float *restrict pa,
-                             const float *restrict pb, ptrdiff_t ldb, float *restrict c,
-                             ptrdiff_t ldc, ptrdiff_t nr, int accumulate) {
-  vkp_vec_t acc[VKP_NARROW];
-  for (int j = 0; j < VKP_NARROW; ++j) acc[j] = (vkp_vec_t){0};
+static inline __attribute__((always_inline)) void vkp__ukernel_cols(
+    ptrdiff_t kc, const float *restrict pa, const float *restrict pb, ptrdiff_t ldb,
+    float *restrict c, ptrdiff_t ldc, ptrdiff_t nr, int accumulate, int cols, int chains) {
+  vkp_vec_t acc[4][VKP_NARROW];
+  VKP_UNROLL
+  for (int u = 0; u < chains; ++u)
+    VKP_UNROLL
+    for (int j = 0; j < cols; ++j) acc[u][j] = (vkp_vec_t){0};
   // A whole vector from step k reads on into step k + 1 (ignored lanes);
   // the last step's MR floats are copied out, so nothing past A is read.
-  for (ptrdiff_t k = 0; k + 1 < kc; ++k) {
+  ptrdiff_t k = 0;
+  for (; k + chains < kc; k += chains)
+    VKP_UNROLL
+    for (int u = 0; u < chains; ++u) {
+      vkp_vec_t av = *(const vkp_uvec_t *)(pa + (k + u) * VKP_MR);
+      VKP_UNROLL
+      for (int j = 0; j < cols; ++j)
+        if (j < nr) acc[u][j] += av * pb[(k + u) * ldb + j];
+    }
+  for (; k + 1 < kc; ++k) {
     vkp_vec_t av = *(const vkp_uvec_t *)(pa + k * VKP_MR);
-    for (int j = 0; j < VKP_NARROW; ++j)
-      if (j < nr) acc[j] += av * pb[k * ldb + j];
+    VKP_UNROLL
+    for (int j = 0; j < cols; ++j)
+      if (j < nr) acc[0][j] += av * pb[k * ldb + j];
   }
   {
     float last[VKP_VLEN] = {0};
     memcpy(last, pa + (kc - 1) * VKP_MR, sizeof(float) * VKP_MR);
     vkp_vec_t av = *(const vkp_uvec_t *)last;
-    for (int j = 0; j < VKP_NARROW; ++j)
-      if (j < nr) acc[j] += av * pb[(kc - 1) * ldb + j];
+    VKP_UNROLL
+    for (int j = 0; j < cols; ++j)
+      if (j < nr) acc[0][j] += av * pb[(kc - 1) * ldb + j];
   }
-  for (int j = 0; j < VKP_NARROW; ++j)
+  VKP_UNROLL
+  for (int u = 1; u < chains; ++u)
+    VKP_UNROLL
+    for (int j = 0; j < cols; ++j) acc[0][j] += acc[u][j];
+  VKP_UNROLL
+  for (int j = 0; j < cols; ++j)
     if (j < nr)
       for (int r = 0; r < VKP_MR; ++r)
-        c[r * ldc + j] = (accumulate ? c[r * ldc + j] : 0.0f) + acc[j][r];
+        c[r * ldc + j] = (accumulate ? c[r * ldc + j] : 0.0f) + acc[0][j][r];
+}
+
+// The narrow tile for `nr` <= VKP_NARROW columns: 8 chains of sums in all.
+static void vkp_ukernel_cols(ptrdiff_t kc, const float *restrict pa,
+                             const float *restrict pb, ptrdiff_t ldb, float *restrict c,
+                             ptrdiff_t ldc, ptrdiff_t nr, int accumulate) {
+  if (nr <= 2) vkp__ukernel_cols(kc, pa, pb, ldb, c, ldc, nr, accumulate, 2, 4);
+  else if (nr <= 4) vkp__ukernel_cols(kc, pa, pb, ldb, c, ldc, nr, accumulate, 4, 2);
+  else vkp__ukernel_cols(kc, pa, pb, ldb, c, ldc, nr, accumulate, VKP_NARROW, 1);
 }
 #endif
 
@@ -2308,6 +2349,88 @@ VKP_FN void vkp_conv_depthwise(const float *x, const float *w, float *y, ptrdiff
     vkp_parallel_range(OH, VKP_GRAIN(C * OW * KH * KW), vkp_dw_task, &j);
   else
     vkp_parallel_range(C, VKP_GRAIN(OH * OW * KH * KW), vkp_dw_task, &j);
+}
+
+// ---------------------------------------------------------------------------
+// Pointwise convolutions on 7x7 maps, channels across the vector lanes.
+// With the output pixels across the lanes, P = 49 pixels are a 32-column
+// tile, a 16-column one and a last column of their own, and those tails
+// cost 10-15% of the layer; with the output channels across the lanes
+// (multiples of 16 in such networks) the tiles are whole but for the last
+// pixel rows. The product C' = X^T W^T (P x M: pixels by channels) goes
+// into scratch through the GEMM, the input planes its A operand (packed per
+// call) and the weights prepacked at load as its B operand (W^T by
+// vkp_prepack_b); it is then transposed into the planar output 16 channels
+// at a time, the row epilogue applied on the way. On 14x14 maps the
+// transposed product was faster too, but not by the transpose's cost.
+
+// Scratch for C', next to the GEMM's.
+#define VKP_PW_T_FLOATS(M, P) ((ptrdiff_t)(M) * (P) + 16)
+// Whether stages use it (the transpose's fast path is AVX-512's).
+#if defined(__AVX512F__) && VKP_VLEN == 16
+#define VKP_PW_T_OK 1
+#else
+#define VKP_PW_T_OK 0
+#endif
+
+typedef struct vkp_pw_t_job_t {
+  const float *ct;
+  float *y;
+  ptrdiff_t M, P;
+  vkp_epilogue_fn ep;
+  const void *ep_ctx;
+  ptrdiff_t row0, batch;
+} vkp_pw_t_job_t;
+
+// Output channels [16 * lo, 16 * hi) from C''s columns.
+static void vkp_pw_t_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
+  const vkp_pw_t_job_t *j = arg;
+  const ptrdiff_t M = j->M, P = j->P;
+  const vkp_row_ep_t *rep = vkp_row_ep_of(j->ep, j->ep_ctx);
+  (void)worker;
+  for (ptrdiff_t b = lo; b < hi; ++b) {
+    const ptrdiff_t c0 = 16 * b, cn = M - c0 < 16 ? M - c0 : 16;
+    float *yb = j->y + c0 * P;
+    int fused = 0;  // the row epilogue applied to the transposed rows
+#if defined(__AVX512F__) && VKP_VLEN == 16
+    if (cn == 16) {
+      fused = rep != NULL;
+      for (ptrdiff_t p0 = 0; p0 < P; p0 += 16) {
+        const ptrdiff_t pn = P - p0 < 16 ? P - p0 : 16;
+        const __mmask16 m = (__mmask16)((1u << pn) - 1u);
+        __m512 r[16];
+        VKP_UNROLL
+        for (int i = 0; i < 16; ++i)
+          r[i] = i < pn ? _mm512_loadu_ps(j->ct + (p0 + i) * M + c0) : _mm512_setzero_ps();
+        vkp__tr16(r);
+        VKP_UNROLL
+        for (int i = 0; i < 16; ++i) {
+          if (rep) r[i] = (__m512)vkp_row_ep_vec(rep, j->row0 + c0 + i, (vkp_vec_t)r[i]);
+          _mm512_mask_storeu_ps(yb + i * P + p0, m, r[i]);
+        }
+      }
+    } else
+#endif
+    {
+      for (ptrdiff_t c = 0; c < cn; ++c)
+        for (ptrdiff_t p = 0; p < P; ++p) yb[c * P + p] = j->ct[p * M + c0 + c];
+    }
+    if (j->ep && !fused) j->ep(yb, P, j->row0 + c0, 0, cn, P, j->batch, j->ep_ctx);
+  }
+}
+
+// y (M x P, planar) = W x (K x P, planar), then the epilogue (rows: output
+// channels from `row0`). `packed_w`: W^T prepacked by vkp_prepack_b (K rows
+// of M columns). `ct`: VKP_PW_T_FLOATS(M, P) floats; `scratch`: the GEMM's
+// for `threads`. P >= VKP_MR / 2.
+VKP_FN void vkp_conv_pointwise_t(const float *x, const float *packed_w, float *y, ptrdiff_t M,
+                                 ptrdiff_t K, ptrdiff_t P, vkp_epilogue_fn ep,
+                                 const void *ep_ctx, ptrdiff_t row0, ptrdiff_t batch,
+                                 float *ct, float *scratch, int threads) {
+  const vkp_bsrc_t w = {.packed = packed_w, .npad = (M + VKP_NR - 1) / VKP_NR * VKP_NR};
+  vkp_gemm(P, M, K, 1.0f, x, 1, P, NULL, &w, ct, M, NULL, NULL, 0, 0, scratch, threads);
+  vkp_pw_t_job_t j = {ct, y, M, P, ep, ep_ctx, row0, batch};
+  vkp_parallel_range((M + 15) / 16, VKP_GRAIN(16 * P), vkp_pw_t_task, &j);
 }
 
 // The taps k of a pooling window starting at `start` (step `dil`, `k_n`

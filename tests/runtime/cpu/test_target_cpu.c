@@ -416,6 +416,57 @@ Test(cpu_ops, conv_depthwise_channels_last, .timeout = 180) {
   }
 }
 
+// Pointwise convolutions on maps of 16 to 64 pixels that are not whole
+// 32-pixel tiles take the output channels across the vector lanes
+// (vkp_conv_pointwise_t: the transposed product, then a transpose into the
+// planes): 7x7 with a K of several KC blocks, 4x4 (16 pixels: one row
+// panel and a 2-row edge), 5x9, 7x9 (63); channel counts of whole and half
+// panels (32, 48, 80, 112); several images; no bias; a residual add that
+// the transpose cannot fuse; the clamp epilogue in the transposed rows,
+// NaN included. One and two threads (the product split by channels).
+Test(cpu_ops, conv_pointwise_channels_across, .timeout = 180) {
+  SETUP();
+  const int64_t *p0 = SH(0, 0, 0, 0), *s1 = SH(1, 1);
+  for (int32_t threads = 1; threads <= 2; ++threads) {
+    vkp_graph_t *g = g_new("pointwise_t");
+    conv_case(g, &rng, 0, SH(1, 40, 7, 7), 32, 1, 1, p0, s1, s1, 1, true);
+    conv_case(g, &rng, 1, SH(2, 300, 7, 7), 48, 1, 1, p0, s1, s1, 1, false);
+    conv_case(g, &rng, 2, SH(1, 24, 4, 4), 80, 1, 1, p0, s1, s1, 1, true);
+    conv_case(g, &rng, 3, SH(1, 17, 5, 9), 112, 1, 1, p0, s1, s1, 1, true);
+    conv_case(g, &rng, 4, SH(3, 64, 7, 9), 64, 1, 1, p0, s1, s1, 1, true);
+    g_validate(g);
+    cr_assert_eq(source_calls(g, "vkp_conv_pointwise_t(xn"), 5);
+    cpu_check(g, &rng, seed, -1, 1, threads);
+    vkp_graph_t *r = g_new("pointwise_t_residual");
+    g_in(r, "x", F32, 4, SH(2, 32, 7, 7));
+    g_const(r, &rng, "w", 4, SH(32, 32, 1, 1), -0.5f, 0.5f);
+    g_const(r, &rng, "b", 1, SH(32), -1, 1);
+    g_node(r, "conv", VKP_OP_CONV2D, "x,w,b", "c", 0, NULL);
+    g_node(r, "res", VKP_OP_ADD, "c,x", "s", 0, NULL);
+    g_node(r, "relu", VKP_OP_RELU, "s", "y", 0, NULL);
+    g_out(r, "y");
+    g_validate(r);
+    cr_assert_eq(source_calls(r, "vkp_conv_pointwise_t(xn"), 1);
+    cpu_check(r, &rng, seed, -1, 1, threads);
+    vkp_graph_t *c = g_new("pointwise_t_clamp");
+    g_in(c, "x", F32, 4, SH(1, 40, 7, 7));
+    clamp_branch(c, &rng, "relu6", "x", 40, 48, 1, 1, 1, true, "6");
+    clamp_branch(c, &rng, "relu", "x", 40, 32, 1, 1, 1, false, "r");
+    clamp_branch(c, &rng, "general", "x", 40, 32, 1, 1, 1, true, "cr");
+    cpu_check_nan(c, &rng, seed, -3, 3, threads, 97);
+  }
+  // Not taken: whole 32-pixel tiles (8x8), channels off a multiple of 16,
+  // groups, maps over 64 pixels.
+  vkp_graph_t *n = g_new("pointwise_t_not");
+  conv_case(n, &rng, 0, SH(1, 16, 8, 8), 32, 1, 1, p0, s1, s1, 1, true);
+  conv_case(n, &rng, 1, SH(1, 16, 7, 7), 40, 1, 1, p0, s1, s1, 1, true);
+  conv_case(n, &rng, 2, SH(1, 64, 7, 7), 64, 1, 1, p0, s1, s1, 2, true);
+  conv_case(n, &rng, 3, SH(1, 16, 9, 9), 32, 1, 1, p0, s1, s1, 1, true);
+  g_validate(n);
+  cr_assert_eq(source_calls(n, "vkp_conv_pointwise_t(xn"), 0);
+  cpu_check(n, &rng, seed, -1, 1, 1);
+}
+
 Test(cpu_ops, pooling, .timeout = 120) {
   SETUP();
   vkp_graph_t *pg = g_new("pool");
