@@ -416,6 +416,34 @@ Test(cpu_ops, conv_depthwise_channels_last, .timeout = 180) {
   }
 }
 
+// 3x3 stride-2 depthwise straight from the input rows (vkp__dw3s2 with
+// AVX-512: left padding 0 or 1, at least 16 outputs a row): even and odd
+// widths, rows of one chunk and a part, top padding 0, 1 and 2, bottom
+// padding past the input, odd output row counts (a last single row),
+// several images; at two threads the rows split (and, for few rows, the
+// channels); the clamp in registers with NaN, and an epilogue it does not
+// fuse.
+Test(cpu_ops, conv_depthwise_stride2_rows, .timeout = 180) {
+  SETUP();
+  const int64_t *s1 = SH(1, 1), *s2 = SH(2, 2), *p1 = SH(1, 1, 1, 1);
+  for (int32_t threads = 1; threads <= 2; ++threads) {
+    vkp_graph_t *g = g_new("depthwise_s2_rows");
+    conv_case(g, &rng, 0, SH(1, 5, 112, 112), 5, 3, 3, p1, s2, s1, 5, true);
+    conv_case(g, &rng, 1, SH(2, 3, 35, 37), 3, 3, 3, p1, s2, s1, 3, false);
+    conv_case(g, &rng, 2, SH(1, 4, 40, 64), 4, 3, 3, SH(0, 0, 1, 1), s2, s1, 4, true);
+    conv_case(g, &rng, 3, SH(1, 3, 21, 33), 3, 3, 3, SH(2, 0, 1, 0), s2, s1, 3, true);
+    conv_case(g, &rng, 4, SH(1, 6, 9, 71), 6, 3, 3, SH(0, 1, 2, 1), s2, s1, 6, false);
+    conv_case(g, &rng, 5, SH(1, 2, 30, 34), 2, 3, 3, SH(1, 0, 0, 0), s2, s1, 2, true);
+    cpu_check(g, &rng, seed, -1, 1, threads);
+    vkp_graph_t *c = g_new("depthwise_s2_rows_clamp");
+    g_in(c, "x", F32, 4, SH(1, 7, 28, 45));
+    clamp_branch(c, &rng, "relu6", "x", 7, 7, 7, 3, 2, true, "6");
+    clamp_branch(c, &rng, "relu", "x", 7, 7, 7, 3, 2, false, "r");
+    clamp_branch(c, &rng, "general", "x", 7, 7, 7, 3, 2, true, "cr");
+    cpu_check_nan(c, &rng, seed, -3, 3, threads, 97);
+  }
+}
+
 // Pointwise convolutions on maps of 16 to 64 pixels that are not whole
 // 32-pixel tiles take the output channels across the vector lanes
 // (vkp_conv_pointwise_t: the transposed product, then a transpose into the
