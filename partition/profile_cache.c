@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The machine's profile: measured once by vkp_profile_calibrate, cached in
-// the user's cache directory under a key naming the machine and the vkpipe
-// version, read back on later runs (include/vkpipe/cost.h).
+// the user's cache directory under a key naming the machine, the vkpipe
+// version and the CPU kernels' source, read back on later runs
+// (include/vkpipe/cost.h).
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "base/file.h"
 #include "base/sb.h"
 #include "base/status_macros.h"
+#include "codegen/c/emit.h"
 #include "vkpipe/cost.h"
 
 #ifndef VKP__VERSION
@@ -55,6 +57,13 @@ vkp_status_t vkp_profile_cache_path(const vkp_registry_t *registry,
   // way (launch per whole run, 4 threads at most, device rates from staged
   // inputs, kernel classes without memory factors) is measured again.
   uint64_t h = vkp__fnv1a(0xcbf29ce484222325ull, "calibration 7|");
+  // So is the built-in CPU kernels' source (the prelude every cpu stage
+  // compiles): a faster kernel makes a profile measured with the old one
+  // overestimate its layers (MobileNetV2's first stage by 19% after the
+  // stride-2 depthwise kernel changed), so a build with other kernels
+  // measures again.
+  h = vkp__fnv1a(h, vkp_codegen_c_prelude());
+  h = vkp__fnv1a(h, "|");
   h = vkp__fnv1a(h, model);
   h = vkp__fnv1a(h, count);
   for (int32_t t = 0; t < vkp_registry_count(registry); ++t) {
