@@ -2736,6 +2736,58 @@ static inline void vkp__maxpool3s2_row(const float *r0, const float *r1, const f
     o = vkp_vec_odd(lo, hi);
   }
 }
+
+// Two rows of vkp__maxpool3s2_row: output rows from input rows r .. r + 4
+// (row stride W; the middle one is in both windows), into y and y + OW.
+// Chunks whose 32 columns lie inside the rows load without masks.
+static inline __attribute__((always_inline)) void vkp__max3s2_load(
+    const float *r, ptrdiff_t W, ptrdiff_t c, ptrdiff_t n, int masked, vkp_vec_t *e,
+    vkp_vec_t *o) {
+  vkp_vec_t x[2][5];
+  VKP_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    __mmask16 m = (__mmask16)0xffff;
+    if (masked) {
+      const ptrdiff_t k = n - c - 16 * h;
+      m = k >= 16 ? (__mmask16)0xffff : k <= 0 ? (__mmask16)0 : (__mmask16)((1u << k) - 1u);
+    }
+    VKP_UNROLL
+    for (int i = 0; i < 5; ++i)
+      x[h][i] = masked ? (vkp_vec_t)_mm512_maskz_loadu_ps(m, r + i * W + c + 16 * h)
+                       : (vkp_vec_t)_mm512_loadu_ps(r + i * W + c + 16 * h);
+  }
+  vkp_vec_t v[2][2];
+  VKP_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    v[0][h] = vkp_vmax_nan(vkp_vmax_nan(x[h][0], x[h][1]), x[h][2]);
+    v[1][h] = vkp_vmax_nan(vkp_vmax_nan(x[h][3], x[h][4]), x[h][2]);
+  }
+  VKP_UNROLL
+  for (int q = 0; q < 2; ++q) {
+    e[q] = vkp_vec_even(v[q][0], v[q][1]);
+    o[q] = vkp_vec_odd(v[q][0], v[q][1]);
+  }
+}
+
+static inline void vkp__maxpool3s2_rows2(const float *r, ptrdiff_t W, float *y, ptrdiff_t OW) {
+  const ptrdiff_t n = 2 * OW + 1;  // the columns the windows read
+  vkp_vec_t e[2], o[2];
+  vkp__max3s2_load(r, W, 0, n, n < 32, e, o);
+  for (ptrdiff_t ow = 0; ow < OW; ow += 16) {
+    const ptrdiff_t c = 2 * ow + 32, k = OW - ow;
+    vkp_vec_t e2[2] = {{0}, {0}}, o2[2] = {{0}, {0}};  // past the columns: unused lanes
+    if (c + 32 <= n) vkp__max3s2_load(r, W, c, n, 0, e2, o2);
+    else if (c < n) vkp__max3s2_load(r, W, c, n, 1, e2, o2);
+    const __mmask16 m = k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << k) - 1u);
+    VKP_UNROLL
+    for (int q = 0; q < 2; ++q) {
+      const vkp_vec_t v = vkp_vmax_nan(vkp_vmax_nan(e[q], o[q]), vkp_vec_next(e[q], e2[q], 16));
+      _mm512_mask_storeu_ps(y + q * OW + ow, m, (__m512)v);
+      e[q] = e2[q];
+      o[q] = o2[q];
+    }
+  }
+}
 #endif
 
 // Max pooling. The output columns whose windows lie inside the row, [d0,
@@ -2798,6 +2850,19 @@ static void vkp__maxpool_band(const float *x, ptrdiff_t xcs, ptrdiff_t rb, const
     float *yc = y + c * ycs;
     for (ptrdiff_t oh = oh0; oh < oh1; ++oh) {
       const ptrdiff_t h0 = oh * SH - PT;
+#if defined(__AVX512F__) && VKP_VLEN == 16
+      if (fast3 && h0 >= 0 && h0 + 4 < H && oh + 1 < oh1) {
+        // Two rows at once (they share their middle input row); the next
+        // pair's rows are prefetched: the input comes from L3 (SqueezeNet's
+        // first pooling) and the hardware's prefetch alone left it waiting.
+        const float *r = xc + (h0 - rb) * W;
+        const float *pf = r + 5 * W, *pl = r + 9 * W < x_end ? r + 9 * W : x_end;
+        for (; pf < pl; pf += 16) __builtin_prefetch(pf);
+        vkp__maxpool3s2_rows2(r, W, yc + oh * OW, OW);
+        ++oh;
+        continue;
+      }
+#endif
       if (fast3 && h0 >= 0 && h0 + 2 < H) {
         const float *const three[3] = {xc + (h0 - rb) * W, xc + (h0 + 1 - rb) * W,
                                        xc + (h0 + 2 - rb) * W};
