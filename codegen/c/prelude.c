@@ -1014,6 +1014,22 @@ static void vkp_gemm_task(void *arg, ptrdiff_t t, int worker) {
                 j->scratch + (ptrdiff_t)worker * VKP_GEMM_SCRATCH_FLOATS);
 }
 
+typedef struct vkp_pack_job_t {
+  const vkp_bsrc_t *b;
+  ptrdiff_t K, N, npad;
+  float *dst;  // vkp_prepack_b's layout
+} vkp_pack_job_t;
+
+// KC slabs [lo, hi) of B packed as vkp_prepack_b packs them.
+static void vkp_pack_b_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
+  const vkp_pack_job_t *j = arg;
+  (void)worker;
+  for (ptrdiff_t pc = lo * VKP_KC; pc < hi * VKP_KC && pc < j->K; pc += VKP_KC) {
+    ptrdiff_t kc = j->K - pc < VKP_KC ? j->K - pc : VKP_KC;
+    vkp_pack_b(kc, j->N, pc, 0, j->b, j->dst + pc * j->npad);
+  }
+}
+
 // The GEMM entry. `scratch` holds `threads` * VKP_GEMM_SCRATCH_FLOATS floats.
 // `packed_a` (may be NULL) is A already packed by vkp_prepack_a, alpha
 // included.
@@ -1049,6 +1065,19 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
     if (cc * rc > cols * rows || (cc * rc == cols * rows && cost < best)) cols = cc, rows = rc;
   }
   if (cols * rows > 1 && (double)M * N * K > 1e6) {
+    // Split by rows, every row chunk would pack the same B panels (the
+    // im2col of a convolution on a 7x7 or 14x14 map: 15-20% of the layer on
+    // one thread, not divided by the threads). The pool packs them once,
+    // slabs split across it, into worker 0's B area, and the chunks read
+    // them as a prepacked B.
+    vkp_bsrc_t shared;
+    const ptrdiff_t npad = panels * VKP_NR;
+    if (rows > 1 && !b->packed && !b->direct && K * npad <= (ptrdiff_t)VKP_KC * VKP_NC) {
+      vkp_pack_job_t pj = {b, K, N, npad, vkp_align64(scratch) + (ptrdiff_t)VKP_MC * VKP_KC};
+      vkp_parallel_range((K + VKP_KC - 1) / VKP_KC, 1, vkp_pack_b_task, &pj);
+      shared = (vkp_bsrc_t){.packed = pj.dst, .npad = npad};
+      b = &shared;
+    }
     vkp_gemm_job_t j = {M, N, K, panels, cols, rows, alpha, a, rsa, csa, packed_a, b, c, ldc,
                         ep, ep_ctx, ep_row0, batch, scratch};
     vkp_parallel(cols * rows, vkp_gemm_task, &j);

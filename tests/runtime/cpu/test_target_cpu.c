@@ -218,10 +218,14 @@ Test(cpu_ops, conv2d_shapes, .timeout = 180) {
     cr_assert_eq(source_calls(dg, "vkp_conv_direct(xn"), 7);
     cpu_check(dg, &rng, seed, -1, 1, threads);
   }
-  // Two threads inside the stage (the GEMM's columns split between them).
+  // Two threads inside the stage (the GEMM's columns split between them;
+  // on small maps with many output channels its rows, the B panels packed
+  // once by both threads: an im2col of two KC slabs and a plain matrix).
   vkp_graph_t *t = g_new("conv_threads");
   conv_case(t, &rng, 0, SH(1, 37, 23, 19), 41, 3, 3, p1, s1, s1, 1, true);
   conv_case(t, &rng, 1, SH(1, 16, 40, 40), 24, 1, 1, p0, s1, s1, 1, false);
+  conv_case(t, &rng, 2, SH(1, 40, 13, 13), 128, 3, 3, p1, s2, s1, 1, true);
+  conv_case(t, &rng, 3, SH(1, 64, 14, 14), 256, 1, 1, p0, s1, s1, 1, false);
   cpu_check(t, &rng, seed, -1, 1, 2);
 }
 
