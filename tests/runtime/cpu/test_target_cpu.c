@@ -199,6 +199,14 @@ Test(cpu_ops, conv2d_shapes, .timeout = 180) {
   // 300 > KC adds the second depth block onto the first.
   conv_case(g, &rng, 12, SH(1, 20, 14, 14), 30, 1, 1, p0, s1, s1, 1, true);
   conv_case(g, &rng, 13, SH(1, 300, 7, 7), 30, 1, 1, p0, s1, s1, 1, false);
+  // Output rows under a vector wide: the im2col by per-tap offsets (stride
+  // 2 over two KC slabs and two images, a 5x5 window with asymmetric pads
+  // and dilation, 7x7 at stride 2, the last panel partial); over 49 taps
+  // the run copy again.
+  conv_case(g, &rng, 15, SH(2, 40, 13, 13), 30, 3, 3, p1, s2, s1, 1, true);
+  conv_case(g, &rng, 16, SH(1, 12, 10, 12), 10, 5, 5, SH(2, 1, 0, 3), s1, SH(1, 2), 1, true);
+  conv_case(g, &rng, 17, SH(1, 9, 15, 15), 8, 7, 7, SH(3, 3, 3, 3), s2, s1, 1, false);
+  conv_case(g, &rng, 18, SH(1, 9, 12, 12), 5, 8, 8, SH(1, 1, 1, 1), s1, s1, 1, true);
   cpu_check(g, &rng, seed, -1, 1, 1);
   // Shallow inputs (a CNN's first layer) read by the register tile itself
   // (vkp_conv_direct): strides 1 and 2 (and 1 x 2), 3x3 and 7x7 windows,
