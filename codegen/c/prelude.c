@@ -2589,6 +2589,7 @@ static void vkp_pw_t_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
   const ptrdiff_t M = j->M, P = j->P;
   const vkp_row_ep_t *rep = vkp_row_ep_of(j->ep, j->ep_ctx);
   (void)worker;
+  (void)rep;  // applied in the transpose with AVX-512
   for (ptrdiff_t b = lo; b < hi; ++b) {
     const ptrdiff_t c0 = 16 * b, cn = M - c0 < 16 ? M - c0 : 16;
     float *yb = j->y + c0 * P;
