@@ -963,6 +963,16 @@ static int32_t vkp__pool_after_conv(const vkp__cg_t *cg, const vkp__group_t *gr)
   return pool;
 }
 
+// Whether a pointwise convolution's input planes (`plane` floats each, Cg
+// per group, Mg output channels per group) are read in place by the GEMM
+// (no packing): unless their stride is a multiple of 1 KiB and the panels
+// are deep, where a panel's rows would crowd a few L1 sets, or many output
+// channels read every panel (packed once into aligned rows, it serves them
+// all).
+static int vkp__pointwise_direct(long long plane, long long Cg, long long Mg) {
+  return (plane % 256 != 0 || Cg <= 64) && Mg < 256;
+}
+
 // Whether a pointwise convolution (constant weights, `G` groups, `M` output
 // channels, `P` pixels per plane) runs with its channels across the vector
 // lanes (vkp_conv_pointwise_t): a map of 16 to 64 pixels that is not whole
@@ -1006,8 +1016,8 @@ static void vkp__emit_pointwise_t(vkp__cg_t *cg, const vkp_node_t *a, int32_t id
                  "      vkp_gemm(%lld, %lld, %lld, 1.0f, %s, %lld, 1, packed + VKP_PACKED_%d_AT, "
                  "&src,\n               yn, %lld, %s, 0, n, scratch, VKP_STAGE_THREADS);\n"
                  "    }\n  }\n",
-                 (int)id, M, K, P, ep, P, M < 256, M, P, K, cg->vname[a->inputs[1]], K, (int)id,
-                 P, ep);
+                 (int)id, M, K, P, ep, P, vkp__pointwise_direct(P, K, M), M, P, K,
+                 cg->vname[a->inputs[1]], K, (int)id, P, ep);
 }
 
 // `pool`: the max pooling computed with it (vkp__pool_after_conv), or -1.
@@ -1133,14 +1143,10 @@ static void vkp__emit_conv(vkp__cg_t *cg, const vkp__group_t *gr, bool has_ep, i
   }
   vkp__sb_printf(sb, "    for (ptrdiff_t g = 0; g < %lld; ++g) {\n", G);
   if (pointwise) {
-    // The input planes are read in place (no packing) unless their stride is
-    // a multiple of 1 KiB and the panels are deep, where a panel's rows would
-    // crowd a few L1 sets, or many output channels read every panel (packed
-    // once into aligned rows, it serves them all).
     vkp__sb_printf(sb,
                    "      const vkp_bsrc_t src = {.b = xn + g * %lld, .rsb = "
                    "%lld, .csb = 1, .direct = %d};\n",
-                   Cg * H * W, H * W, ((H * W) % 256 != 0 || Cg <= 64) && Mg < 256);
+                   Cg * H * W, H * W, vkp__pointwise_direct(H * W, Cg, Mg));
   } else {
     vkp__sb_printf(sb,
                    "      const vkp_bsrc_t src = {.b = xn + g * %lld, .conv = 1, "

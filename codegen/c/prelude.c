@@ -828,12 +828,18 @@ VKP_FN void vkp_prepack_a(ptrdiff_t M, ptrdiff_t K, const float *a, ptrdiff_t rs
 // vkp_gemm_cols reads: for each KC slab, every NR-column panel of that slab
 // (panel of column j at dst + pc * npad + j * kc). Holds npad * K floats,
 // npad = N rounded up to NR.
-VKP_FN void vkp_prepack_b(ptrdiff_t K, ptrdiff_t N, const vkp_bsrc_t *src, float *dst) {
+// KC slabs [s0, s1) of it (the GEMM's pool packs a B it shares that way).
+static void vkp__prepack_b_slabs(ptrdiff_t K, ptrdiff_t N, const vkp_bsrc_t *src, float *dst,
+                                 ptrdiff_t s0, ptrdiff_t s1) {
   const ptrdiff_t npad = (N + VKP_NR - 1) / VKP_NR * VKP_NR;
-  for (ptrdiff_t pc = 0; pc < K; pc += VKP_KC) {
+  for (ptrdiff_t pc = s0 * VKP_KC; pc < s1 * VKP_KC && pc < K; pc += VKP_KC) {
     ptrdiff_t kc = K - pc < VKP_KC ? K - pc : VKP_KC;
     vkp_pack_b(kc, N, pc, 0, src, dst + pc * npad);
   }
+}
+
+VKP_FN void vkp_prepack_b(ptrdiff_t K, ptrdiff_t N, const vkp_bsrc_t *src, float *dst) {
+  vkp__prepack_b_slabs(K, N, src, dst, 0, (K + VKP_KC - 1) / VKP_KC);
 }
 
 // Rows with M this small skip packing: each row of C is a sum of scaled rows
@@ -1054,18 +1060,14 @@ static void vkp_gemm_task(void *arg, ptrdiff_t t, int worker) {
 
 typedef struct vkp_pack_job_t {
   const vkp_bsrc_t *b;
-  ptrdiff_t K, N, npad;
+  ptrdiff_t K, N;
   float *dst;  // vkp_prepack_b's layout
 } vkp_pack_job_t;
 
-// KC slabs [lo, hi) of B packed as vkp_prepack_b packs them.
 static void vkp_pack_b_task(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
   const vkp_pack_job_t *j = arg;
   (void)worker;
-  for (ptrdiff_t pc = lo * VKP_KC; pc < hi * VKP_KC && pc < j->K; pc += VKP_KC) {
-    ptrdiff_t kc = j->K - pc < VKP_KC ? j->K - pc : VKP_KC;
-    vkp_pack_b(kc, j->N, pc, 0, j->b, j->dst + pc * j->npad);
-  }
+  vkp__prepack_b_slabs(j->K, j->N, j->b, j->dst, lo, hi);
 }
 
 // The GEMM entry. `scratch` holds `threads` * VKP_GEMM_SCRATCH_FLOATS floats.
@@ -1111,7 +1113,7 @@ VKP_FN void vkp_gemm(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
     vkp_bsrc_t shared;
     const ptrdiff_t npad = panels * VKP_NR;
     if (rows > 1 && !b->packed && !b->direct && K * npad <= (ptrdiff_t)VKP_KC * VKP_NC) {
-      vkp_pack_job_t pj = {b, K, N, npad, vkp_align64(scratch) + (ptrdiff_t)VKP_MC * VKP_KC};
+      vkp_pack_job_t pj = {b, K, N, vkp_align64(scratch) + (ptrdiff_t)VKP_MC * VKP_KC};
       vkp_parallel_range((K + VKP_KC - 1) / VKP_KC, 1, vkp_pack_b_task, &pj);
       shared = (vkp_bsrc_t){.packed = pj.dst, .npad = npad};
       b = &shared;
