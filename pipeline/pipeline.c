@@ -3,6 +3,7 @@
 // bindings), destruction, and the producer/consumer API. The stage workers
 // live in worker.c.
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -17,6 +18,35 @@ uint64_t vkp__now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void vkp__cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+bool vkp__spin(vkp_pipeline_t *p, uint64_t spin_ns, uint64_t *spin_from) {
+  if (spin_ns == 0 || atomic_load(&p->shutdown)) return false;
+  uint64_t now = vkp__now_ns();
+  if (*spin_from == 0) *spin_from = now;
+  if (now - *spin_from >= spin_ns) return false;
+  uint_fast64_t seen = atomic_load_explicit(&p->events, memory_order_acquire);
+  pthread_mutex_unlock(&p->mu);
+  for (uint32_t i = 1;; ++i) {
+    if (atomic_load_explicit(&p->events, memory_order_acquire) != seen) break;
+    vkp__cpu_relax();
+    if ((i & 63) == 0) {
+      // Give the core to a runnable thread (another stage, the caller
+      // feeding frames) rather than hold it polling.
+      sched_yield();
+      if (vkp__now_ns() - *spin_from >= spin_ns) break;
+    }
+  }
+  pthread_mutex_lock(&p->mu);
+  return true;
 }
 
 // ---------------------------------------------------------------------------
@@ -98,6 +128,7 @@ vkp_status_t vkp__pipeline_alloc(const vkp_plan_t *plan,
   pthread_condattr_destroy(&ca);
   atomic_init(&p->shutdown, false);
   atomic_init(&p->failed, false);
+  atomic_init(&p->events, 0);
   p->latency_min_ns = UINT64_MAX;
   *out_pipeline = p;
   return NULL;
@@ -128,6 +159,7 @@ void vkp_pipeline_destroy(vkp_pipeline_t *p) {
   if (!p) return;
   pthread_mutex_lock(&p->mu);
   atomic_store(&p->shutdown, true);
+  vkp__events_bump(p);
   pthread_cond_broadcast(&p->cv_input_space);
   pthread_cond_broadcast(&p->cv_result);
   for (int32_t s = 0; s < p->n_stages; ++s) {
@@ -813,6 +845,7 @@ vkp_status_t vkp_pipeline_run(vkp_pipeline_t *p, uint64_t *out_seq) {
     if ((int32_t)(seq - oldest) > ring->peak_occupancy)
       ring->peak_occupancy = (int32_t)(seq - oldest);
   }
+  vkp__events_bump(p);
   for (int32_t s = 0; s < p->n_stages; ++s)
     pthread_cond_broadcast(&p->stages[s].cv_ready);  // a stage's copies all wait
   // Keep the next frame's input slots free so that set_input never waits.
@@ -853,8 +886,10 @@ static bool vkp__wait_until(vkp_pipeline_t *p, pthread_cond_t *cv,
   if (timeout_ns == 0) return false;
   bool forever = timeout_ns == UINT64_MAX;
   struct timespec deadline = vkp__deadline(forever ? 0 : timeout_ns);
+  uint64_t spin_from = 0;
   while (!ready(p)) {
     if (atomic_load(&p->shutdown)) return false;
+    if (vkp__spin(p, p->caller_spin_ns, &spin_from)) continue;
     if (forever) {
       pthread_cond_wait(cv, &p->mu);
     } else if (pthread_cond_timedwait(cv, &p->mu, &deadline) == ETIMEDOUT) {

@@ -170,6 +170,11 @@ struct vkp_pipeline_t {
   pthread_cond_t cv_result;       // "not empty": a frame finished
   atomic_bool shutdown;           // written under mu, read anywhere
   atomic_bool failed;             // DEVICE_LOST seen (written under mu)
+  // Moves (under mu) whenever a frame is launched, published or completed:
+  // a waiter about to sleep polls it for up to spin_ns first (vkp__spin).
+  atomic_uint_fast64_t events;
+  uint64_t spin_ns;               // stage workers' poll before sleeping
+  uint64_t caller_spin_ns;        // get_output's
   char *failed_message;           // owned
   uint64_t launched;              // last accepted seq
   uint64_t finished;              // frames <= finished have all finished
@@ -189,6 +194,21 @@ void vkp__trace_record(vkp_pipeline_t *p, int32_t stage, uint64_t seq,
 
 // Monotonic clock in nanoseconds.
 uint64_t vkp__now_ns(void);
+
+// Tells spinning waiters that the pipeline's state moved; call with mu held.
+static inline void vkp__events_bump(vkp_pipeline_t *p) {
+  atomic_fetch_add_explicit(&p->events, 1, memory_order_release);
+}
+
+// Called with mu held by a waiter whose condition is false: while the time
+// since `*spin_from` (0: now) is under `spin_ns`, drops mu and polls
+// p->events until it moves or that time is up, then takes mu again and
+// returns true (test the condition again). False once the spin is spent:
+// then sleep on the condition variable. A thread that wakes a sleeping
+// waiter waits for the scheduler to give it a core, which on a virtual
+// machine can take tens of microseconds per hand-off; a short poll keeps
+// the hand-offs between stages of small models off that path.
+bool vkp__spin(vkp_pipeline_t *p, uint64_t spin_ns, uint64_t *spin_from);
 
 // Frame record for `seq` (launched, not yet taken); call with mu held.
 vkp__frame_t *vkp__frame_get(vkp_pipeline_t *p, uint64_t seq);

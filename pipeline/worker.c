@@ -6,8 +6,11 @@
 // releases the input slots and finishes the frame. A stage on another MPI
 // rank has two as well: a poster that sends frames ahead, and a completer
 // that takes the replies.
+#define _GNU_SOURCE  // sched_getaffinity, CPU_COUNT
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -89,9 +92,9 @@ static bool vkp__outputs_free(const vkp_pipeline_t *p, const vkp__stage_t *st,
 // Waits for frame `seq` to be startable and its output slots free, recording
 // the waiting time. Returns false on shutdown. mu held on entry and exit.
 static bool vkp__stage_wait(vkp_pipeline_t *p, vkp__stage_t *st, uint64_t seq) {
-  uint64_t t0 = vkp__now_ns();
+  uint64_t t0 = vkp__now_ns(), spin_from = 0;
   while (!atomic_load(&p->shutdown) && !vkp__inputs_ready(p, st, seq))
-    pthread_cond_wait(&st->cv_ready, &p->mu);
+    if (!vkp__spin(p, p->spin_ns, &spin_from)) pthread_cond_wait(&st->cv_ready, &p->mu);
   uint64_t t1 = vkp__now_ns();
   while (!atomic_load(&p->shutdown) && !vkp__outputs_free(p, st, seq))
     pthread_cond_wait(&st->cv_space, &p->mu);
@@ -108,6 +111,7 @@ static void vkp__stage_publish(vkp_pipeline_t *p, vkp__stage_t *st,
     if (st->outputs[o].ring < 0) continue;
     vkp__ring_t *ring = &p->rings[st->outputs[o].ring];
     ring->available = seq;
+    vkp__events_bump(p);
     // A device stage's slot stays in use until its own completion too.
     uint64_t oldest = st->device && st->completed < seq ? st->completed : seq;
     for (int32_t c = 0; c < ring->n_consumers; ++c)
@@ -134,6 +138,7 @@ static void vkp__stage_complete(vkp_pipeline_t *p, vkp__stage_t *st,
       pthread_cond_broadcast(&p->stages[ring->src_stage].cv_space);
   }
   st->completed = seq;
+  vkp__events_bump(p);
   st->stats.frames++;
   if (st->device || st->remote) pthread_cond_signal(&st->cv_space);
   vkp__frame_t *f = vkp__frame_get(p, seq);
@@ -585,7 +590,43 @@ static void *vkp__remote_completer(void *arg) {
   return NULL;
 }
 
+// How long waiters poll before they sleep (vkp__spin). A poll only pays
+// where the threads that poll have cores of their own: the stages' workers
+// when the stages' threads (a device or remote stage's: one) fit in the
+// cores this process may use, the caller's get_output when one core is left
+// over besides. VKPIPE_PIPELINE_SPIN_US sets both (0: never poll).
+#define VKP__PIPELINE_SPIN_NS 50000u
+
+static vkp_status_t vkp__spin_policy(vkp_pipeline_t *p) {
+  const char *env = getenv("VKPIPE_PIPELINE_SPIN_US");
+  if (env) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long us = strtoull(env, &end, 10);
+    if (end == env || *end || errno || us > 1000000 || env[0] == '-')
+      return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                             "VKPIPE_PIPELINE_SPIN_US='%s' is not a number of "
+                             "microseconds in 0..1000000",
+                             env);
+    p->spin_ns = p->caller_spin_ns = (uint64_t)us * 1000u;
+    return NULL;
+  }
+  int64_t demand = 0;
+  for (int32_t s = 0; s < p->n_stages; ++s) {
+    const vkp__stage_t *st = &p->stages[s];
+    int32_t threads = st->plan_stage->threads > 1 ? st->plan_stage->threads : 1;
+    demand += st->device || st->remote ? 1 : (int64_t)threads * st->n_copies;
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int64_t cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  p->spin_ns = demand <= cores ? VKP__PIPELINE_SPIN_NS : 0;
+  p->caller_spin_ns = demand < cores ? VKP__PIPELINE_SPIN_NS : 0;
+  return NULL;
+}
+
 vkp_status_t vkp__pipeline_start_workers(vkp_pipeline_t *p) {
+  VKP_RETURN_IF_ERROR(vkp__spin_policy(p));
   for (int32_t s = 0; s < p->n_stages; ++s) {
     vkp__stage_t *st = &p->stages[s];
     int rc = pthread_create(&st->worker, NULL,

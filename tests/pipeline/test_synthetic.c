@@ -2,6 +2,7 @@
 // Synthetic pipelines: fixed-cost stages chained from "x" to "y".
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "support/test_support.h"
@@ -58,4 +59,73 @@ Test(synthetic, bad_arguments, .timeout = 30) {
   st = vkp_pipeline_create_synthetic(&stage, 1, 0, NULL, &pipe);
   cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT));
   vkp_status_free(st);
+}
+
+// Runs FRAMES random frames through `n_stages` zero-cost stages, a few in
+// flight at a time, and checks every result, in order.
+static void run_zero_cost_chain(vkp_test_rng_t *rng, int32_t n_stages) {
+  vkp_pipeline_synthetic_stage_t stages[4];
+  for (int32_t s = 0; s < n_stages; ++s)
+    stages[s] = (vkp_pipeline_synthetic_stage_t){
+        s % 2 ? VKP_PIPELINE_SYNTHETIC_BUSY : VKP_PIPELINE_SYNTHETIC_SLEEP, 0};
+  vkp_pipeline_t *pipe;
+  VKP_TEST_OK(vkp_pipeline_create_synthetic(stages, n_stages, 8, NULL, &pipe));
+  enum { FRAMES = 300 };
+  int64_t n = 8;
+  static float xs[FRAMES][8];
+  int taken = 0;
+  for (int i = 0; i < FRAMES || taken < FRAMES;) {
+    // Up to three frames ahead, then take one: waiters find their frame
+    // both already there and still to come.
+    if (i < FRAMES && i - taken < 3) {
+      vkp_tensor_t t;
+      for (int k = 0; k < 8; ++k) xs[i][k] = vkp_test_rng_uniform(rng, -1, 1);
+      VKP_TEST_OK(vkp_tensor_init_view(&t, VKP_DTYPE_FLOAT32, 1, &n, xs[i]));
+      VKP_TEST_OK(vkp_pipeline_set_input(pipe, "x", &t));
+      uint64_t seq;
+      VKP_TEST_OK(vkp_pipeline_run(pipe, &seq));
+      cr_assert_eq(seq, (uint64_t)++i);
+      continue;
+    }
+    vkp_pipeline_result_t res;
+    VKP_TEST_OK(vkp_pipeline_get_output(pipe, 10000000000ull, &res));
+    cr_assert_eq(res.seq, (uint64_t)++taken);
+    cr_assert_null(res.status);
+    const float *y = res.outputs[0].data;
+    cr_assert_float_eq(y[0], xs[taken - 1][0] + (float)n_stages, 1e-5);
+    cr_assert(memcmp(y + 1, xs[taken - 1] + 1, 7 * sizeof(float)) == 0);
+    vkp_pipeline_result_deinit(&res);
+  }
+  vkp_pipeline_destroy(pipe);
+}
+
+// Waiters poll before they sleep (VKPIPE_PIPELINE_SPIN_US, default by the
+// cores): never polling, polling for up to a second, and the default all
+// give every frame once, in order; a destroy ends a long poll.
+Test(synthetic, polling_and_sleeping_waiters_agree, .timeout = 60) {
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  const char *spins[] = {"0", "1000000", NULL};
+  for (size_t k = 0; k < sizeof spins / sizeof spins[0]; ++k) {
+    if (spins[k]) setenv("VKPIPE_PIPELINE_SPIN_US", spins[k], 1);
+    else unsetenv("VKPIPE_PIPELINE_SPIN_US");
+    for (int32_t stages = 1; stages <= 4; stages += 3) run_zero_cost_chain(&rng, stages);
+  }
+  unsetenv("VKPIPE_PIPELINE_SPIN_US");
+}
+
+Test(synthetic, bad_spin_setting_is_named, .timeout = 30) {
+  vkp_pipeline_synthetic_stage_t stage = {VKP_PIPELINE_SYNTHETIC_SLEEP, 0};
+  const char *bad[] = {"", "12x", "-5", "2000000", "99999999999999999999999"};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+    setenv("VKPIPE_PIPELINE_SPIN_US", bad[k], 1);
+    vkp_pipeline_t *pipe = NULL;
+    vkp_status_t st = vkp_pipeline_create_synthetic(&stage, 1, 16, NULL, &pipe);
+    cr_assert(vkp_status_is(st, VKP_STATUS_INVALID_ARGUMENT), "'%s'", bad[k]);
+    cr_assert(strstr(vkp_status_message(st), "VKPIPE_PIPELINE_SPIN_US"), "%s",
+              vkp_status_message(st));
+    cr_assert_null(pipe);
+    vkp_status_free(st);
+  }
+  unsetenv("VKPIPE_PIPELINE_SPIN_US");
 }
