@@ -137,20 +137,16 @@ static vkp_status_t vkp__conv_graph(int64_t c, int64_t m, int64_t hw, int64_t k,
 }
 
 // y = attention(a, kt, v) (docs/ops.md): `heads` heads of `len` queries
-// and keys of `dim` floats; the keys and values are constants.
+// and keys of `dim` floats; the keys and values are inputs, as they are in
+// a transformer (computed from the activations, not weights).
 static vkp_status_t vkp__attention_graph(int64_t heads, int64_t len, int64_t dim,
                                          vkp_graph_t **out) {
   vkp_graph_t *g = NULL;
   VKP_RETURN_IF_ERROR(vkp_graph_create("calibrate_attention", &g));
   const int64_t q[] = {1, heads, len, dim}, kt[] = {1, heads, dim, len};
-  size_t count = (size_t)(heads * len * dim);
-  float *c = vkp__malloc(count * sizeof(float));
-  vkp_status_t st = c ? NULL : VKP_OOM("calibration keys");
-  for (size_t i = 0; c && i < count; ++i) c[i] = (float)(i % 7) * 0.0625f - 0.1875f;
-  if (!st) st = vkp_graph_add_input(g, "a", VKP_DTYPE_FLOAT32, 4, q, NULL);
-  if (!st) st = vkp_graph_add_constant(g, "kt", VKP_DTYPE_FLOAT32, 4, kt, c, NULL);
-  if (!st) st = vkp_graph_add_constant(g, "v", VKP_DTYPE_FLOAT32, 4, q, c, NULL);
-  vkp__free(c);
+  vkp_status_t st = vkp_graph_add_input(g, "a", VKP_DTYPE_FLOAT32, 4, q, NULL);
+  if (!st) st = vkp_graph_add_input(g, "kt", VKP_DTYPE_FLOAT32, 4, kt, NULL);
+  if (!st) st = vkp_graph_add_input(g, "v", VKP_DTYPE_FLOAT32, 4, q, NULL);
   const vkp_attr_t scale = {.name = "scale", .kind = VKP_ATTR_FLOAT, .f = 0.125};
   const char *ins[] = {"a", "kt", "v"}, *outs[] = {"y"};
   if (!st)
@@ -160,8 +156,10 @@ static vkp_status_t vkp__attention_graph(int64_t heads, int64_t len, int64_t dim
 
 // The layers that calibrate a target's kernel classes (its kernel_class
 // hook names each one's class): convolutions of ResNet-18's, MobileNetV2's
-// and SqueezeNet's shapes and a transformer's attention, a millisecond or
-// so each on one core (the depthwise and attention ones less). A class
+// and SqueezeNet's shapes and a transformer's attention (a long sequence
+// and a short one, whose softmax and per-row work weigh more against its
+// FLOPs), a millisecond or so each on one core (the depthwise and attention
+// ones less). A class
 // listed twice gets a memory factor: its second layer moves many more bytes
 // of activations per FLOP than its first, and the two times give the
 // compute and the memory factor.
@@ -174,7 +172,7 @@ static const struct {
     {"conv_direct", 3, 64, 224, 7, 2, 1},        {"conv_direct", 3, 32, 224, 3, 2, 1},
     {"conv_winograd4", 64, 64, 56, 3, 1, 1},     {"conv_gemm", 64, 128, 56, 3, 2, 1},
     {"conv_depthwise", 144, 144, 56, 3, 1, 144}, {"conv_depthwise_s2", 96, 96, 112, 3, 2, 96},
-    {"attention", 8, 0, 128, 64, 0, 0},
+    {"attention", 8, 0, 128, 64, 0, 0},          {"attention", 4, 0, 32, 32, 0, 0},
 };
 #define VKP__CLASS_LAYERS ((int)(sizeof vkp__class_layers / sizeof vkp__class_layers[0]))
 
@@ -330,12 +328,16 @@ static vkp_status_t vkp__time_graph(const vkp_target_t *target,
   double *samples = vkp__calloc((size_t)repeats * 2 + 2, sizeof(double));
   if (!samples) return VKP_OOM("calibration samples");
   double wall_sum[2] = {0, 0}, cpu_sum[2] = {0, 0};
-  vkp_tensor_t in[2], outs[1];
+  // The calibration graphs have at most three inputs (attention's).
+  vkp_tensor_t in[3], outs[1];
   memset(in, 0, sizeof in);
   memset(outs, 0, sizeof outs);
   vkp_blob_t blob[2] = {{0}, {0}};
   vkp_stage_t *stage[2] = {NULL, NULL};
   vkp_status_t st = NULL;
+  if (graph->n_inputs > 3)
+    st = vkp_status_make(VKP_STATUS_INTERNAL, "calibration graph with %d inputs",
+                         (int)graph->n_inputs);
   for (int32_t i = 0; i < graph->n_inputs && !st; ++i) {
     const vkp_value_t *v = &graph->values[graph->inputs[i]];
     st = vkp_tensor_init(&in[i], v->dtype, v->rank, v->shape);
@@ -384,7 +386,7 @@ static vkp_status_t vkp__time_graph(const vkp_target_t *target,
     if (stage[k]) target->vtable->stage.unload(stage[k]);
     vkp_blob_deinit(&blob[k]);
   }
-  for (int32_t i = 0; i < 2; ++i) vkp_tensor_deinit(&in[i]);
+  for (int32_t i = 0; i < 3; ++i) vkp_tensor_deinit(&in[i]);
   vkp_tensor_deinit(&outs[0]);
   return st;
 }
@@ -487,9 +489,15 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
   if (nb > 4096) nb = 4096;
   if (nb < n) nb = n;
   int64_t mm_big[] = {nb, nb};
-  vkp_graph_t *g_mm = NULL, *g_ew = NULL, *g_one = NULL, *g_mm_big = NULL;
+  // The cost of splitting a kernel over the threads: a matmul of a small
+  // transformer's layer (32 tokens, 128 -> 256 features, about 10 us on one
+  // Zen 5 core) on one thread and on all of them.
+  int64_t mm_small_a[] = {32, 128}, mm_small_b[] = {128, 256};
+  vkp_graph_t *g_mm = NULL, *g_ew = NULL, *g_one = NULL, *g_mm_big = NULL, *g_mm_small = NULL;
   vkp_status_t st = vkp__bench_graph(VKP_OP_MATMUL, 2, mm_a, mm_b, 1, &g_mm);
   if (!st && o.threads > 1) st = vkp__bench_graph(VKP_OP_MATMUL, 2, mm_big, mm_big, 1, &g_mm_big);
+  if (!st && o.threads > 1)
+    st = vkp__bench_graph(VKP_OP_MATMUL, 2, mm_small_a, mm_small_b, 1, &g_mm_small);
   if (!st) st = vkp__bench_graph(VKP_OP_ADD, 2, ew, ew, 1, &g_ew);
   if (!st) st = vkp__bench_graph(VKP_OP_ADD, 2, one, one, 1, &g_one);
   // A node's own overhead inside a stage: a chain of one-element matmuls
@@ -548,6 +556,7 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
                                                : 0.0,
                               .thread_compute_eff = old->thread_compute_eff,
                               .thread_memory_eff = old->thread_memory_eff,
+                              .thread_split_us = old->thread_split_us,
                               .gemm_half_columns = old->gemm_half_columns};
     // The same work split across o.threads threads: how much of each extra
     // thread the target turns into speed (0 for targets that ignore it).
@@ -605,6 +614,10 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
           vkp__time_graph(target, g_mm_big, 2, pair, o.repeats * 2, t_mm2, share_mm2);
       if (!threaded)
         threaded = vkp__time_graph(target, g_ew, 2, pair, o.repeats * 2, t_ew2, NULL);
+      // A few microseconds a run: many more runs than the others.
+      double t_small[2] = {0, 0};
+      if (!threaded)
+        threaded = vkp__time_graph(target, g_mm_small, 2, pair, o.repeats * 40, t_small, NULL);
       if (!threaded) {
         for (int k = 0; k < 2; ++k)
           if (share_mm2[k] < busy_share) busy_share = share_mm2[k];
@@ -612,6 +625,12 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
             vkp__efficiency(t_mm2[0] - t_one, t_mm2[1] - t_one, o.threads);
         r.thread_memory_eff =
             vkp__efficiency(t_ew2[0] - t_one, t_ew2[1] - t_one, o.threads);
+        // What the threaded run took beyond its share of the one-thread
+        // run's work; no less than nothing, no more than that work.
+        double t1 = t_small[0] - t_one, split = t_small[1] - t_one;
+        double s = split - t1 / (1.0 + (o.threads - 1) * r.thread_compute_eff);
+        r.thread_split_us =
+            s > 0 && r.thread_compute_eff > 0 ? (s < t1 ? s : t1) * 1e6 : 0.0;
       }
     }
     st = vkp_profile_set_target(profile, &r);
@@ -626,8 +645,9 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
                vkp_status_message(threaded));
     else if (o.threads > 1 && on_host)
       snprintf(thread_note, sizeof thread_note,
-               "; %d threads: compute efficiency %.2f, memory %.2f", (int)o.threads,
-               r.thread_compute_eff, r.thread_memory_eff);
+               "; %d threads: compute efficiency %.2f, memory %.2f, a kernel's split "
+               "%.1f us",
+               (int)o.threads, r.thread_compute_eff, r.thread_memory_eff, r.thread_split_us);
     st = vkp__lines_appendf(out_notes, "calibration notes",
                             "%s: %.2f GFLOP/s (matmul %lldx%lld by %lldx%lld), "
                             "%.2f GB/s (add of %lld), %.1f us per node, "
@@ -665,6 +685,7 @@ vkp_status_t vkp_profile_calibrate(vkp_profile_t *profile,
   if (!st && o.progress) o.progress(o.progress_user, NULL, n_targets, n_targets);
   vkp_graph_destroy(g_mm);
   vkp_graph_destroy(g_mm_big);
+  vkp_graph_destroy(g_mm_small);
   vkp_graph_destroy(g_ew);
   vkp_graph_destroy(g_one);
   vkp_graph_destroy(g_node);

@@ -191,6 +191,11 @@ vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
                            "profile target '%s': thread efficiencies must be "
                            "in 0..1",
                            rates->target);
+  if (!(rates->thread_split_us >= 0) || !isfinite(rates->thread_split_us))
+    return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
+                           "profile target '%s': thread_split_us must be "
+                           "non-negative",
+                           rates->target);
   if (!(rates->gemm_half_columns >= 0) || !isfinite(rates->gemm_half_columns))
     return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                            "profile target '%s': gemm_half_columns must be "
@@ -207,6 +212,7 @@ vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
     p->targets[i].launch_us = rates->launch_us;
     p->targets[i].thread_compute_eff = rates->thread_compute_eff;
     p->targets[i].thread_memory_eff = rates->thread_memory_eff;
+    p->targets[i].thread_split_us = rates->thread_split_us;
     p->targets[i].gemm_half_columns = rates->gemm_half_columns;
     return NULL;
   }
@@ -229,6 +235,7 @@ vkp_status_t vkp_profile_set_target(vkp_profile_t *p,
   t->launch_us = rates->launch_us;
   t->thread_compute_eff = rates->thread_compute_eff;
   t->thread_memory_eff = rates->thread_memory_eff;
+  t->thread_split_us = rates->thread_split_us;
   t->gemm_half_columns = rates->gemm_half_columns;
   t->n_kernels = 0;
   p->n_targets++;
@@ -368,6 +375,7 @@ static vkp_status_t vkp__profile_add_rates(vkp_profile_t *p, const char *target,
                             .launch_us = rates->launch_us,
                             .thread_compute_eff = rates->thread_compute_eff,
                             .thread_memory_eff = rates->thread_memory_eff,
+                            .thread_split_us = rates->thread_split_us,
                             .gemm_half_columns = rates->gemm_half_columns};
   VKP_RETURN_IF_ERROR(vkp_profile_set_target(p, &r));
   for (int32_t k = 0; k < rates->n_kernels; ++k)
@@ -438,6 +446,7 @@ const vkp_profile_target_t *vkp_profile_target_rates(const vkp_profile_t *p,
                                     .launch_us = d->launch_us,
                                     .thread_compute_eff = d->thread_compute_eff,
                                     .thread_memory_eff = d->thread_memory_eff,
+                                    .thread_split_us = d->thread_split_us,
                                     .gemm_half_columns = d->gemm_half_columns,
                                     .n_kernels = d->n_kernels};
   for (int32_t k = 0; k < d->n_kernels; ++k) {
@@ -533,6 +542,16 @@ static double vkp__kernel_seconds(const vkp_profile_target_t *rates, const vkp_o
          rates->launch_us * 1e-6;
 }
 
+// A kernel of `one` seconds on one thread and `split` on `threads`: the
+// split pays the rates' thread_split_us, and a kernel it would not pay for
+// stays on one thread (the CPU kernels do not split below a grain of work).
+static double vkp__threads_seconds(const vkp_profile_target_t *rates, double one,
+                                   double split, int32_t threads) {
+  if (threads <= 1) return one;
+  split += rates->thread_split_us * 1e-6;
+  return split < one ? split : one;
+}
+
 // The estimate of `node` on `target` (no estimate hook) with `threads`
 // threads: its kernel class's compute factor times the GEMM width term (1
 // and no term without a kernel_class hook), its memory factor; no time for
@@ -558,7 +577,13 @@ static vkp_status_t vkp__class_estimate(const vkp_profile_target_t *rates,
       compute *= (columns / (columns + h)) /
                  (VKP_PROFILE_GEMM_COLUMNS / (VKP_PROFILE_GEMM_COLUMNS + h));
   }
-  *out_seconds = vkp__kernel_seconds(rates, &work, compute, memory, threads);
+  double one = vkp__kernel_seconds(rates, &work, compute, memory, 1);
+  *out_seconds =
+      threads > 1
+          ? vkp__threads_seconds(rates, one,
+                                 vkp__kernel_seconds(rates, &work, compute, memory, threads),
+                                 threads)
+          : one;
   return NULL;
 }
 
@@ -571,7 +596,10 @@ vkp_status_t vkp_node_estimate_threads(const vkp_profile_t *profile,
   const vkp_profile_target_t *rates = vkp_profile_target_rates(profile, target, &scratch);
   if (threads <= 1 || target->vtable->compiler.estimate) {
     VKP_RETURN_IF_ERROR(vkp_node_estimate(profile, target, graph, node, out_seconds));
-    *out_seconds /= vkp__speedup(rates->thread_compute_eff, threads);
+    double one = *out_seconds;
+    if (one > 0)
+      *out_seconds = vkp__threads_seconds(
+          rates, one, one / vkp__speedup(rates->thread_compute_eff, threads), threads);
     return NULL;
   }
   return vkp__class_estimate(rates, target, graph, node, threads, out_seconds);
@@ -669,6 +697,7 @@ static vkp_status_t vkp__profile_from_cjson(vkp_profile_t *p, const cJSON *root)
     vkp__json_number(t, "launch_us", &r.launch_us);
     vkp__json_number(t, "thread_compute_eff", &r.thread_compute_eff);
     vkp__json_number(t, "thread_memory_eff", &r.thread_memory_eff);
+    vkp__json_number(t, "thread_split_us", &r.thread_split_us);
     vkp__json_number(t, "gemm_half_columns", &r.gemm_half_columns);
     VKP_RETURN_IF_ERROR(vkp_profile_set_target(p, &r));
     const cJSON *kernels = cJSON_GetObjectItemCaseSensitive(t, "kernels");
@@ -786,6 +815,7 @@ vkp_status_t vkp_profile_to_json(const vkp_profile_t *p, char **out_json) {
          cJSON_AddNumberToObject(o, "launch_us", t->launch_us) &&
          cJSON_AddNumberToObject(o, "thread_compute_eff", t->thread_compute_eff) &&
          cJSON_AddNumberToObject(o, "thread_memory_eff", t->thread_memory_eff) &&
+         cJSON_AddNumberToObject(o, "thread_split_us", t->thread_split_us) &&
          cJSON_AddNumberToObject(o, "gemm_half_columns", t->gemm_half_columns);
     cJSON *ks = ok && t->n_kernels > 0 ? cJSON_AddObjectToObject(o, "kernels") : NULL;
     ok = ok && (t->n_kernels == 0 || ks);

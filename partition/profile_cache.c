@@ -55,8 +55,9 @@ vkp_status_t vkp_profile_cache_path(const vkp_registry_t *registry,
   snprintf(count, sizeof count, "|%ld|", sysconf(_SC_NPROCESSORS_ONLN));
   // The calibration's method is part of the key: a profile measured the old
   // way (launch per whole run, 4 threads at most, device rates from staged
-  // inputs, kernel classes without memory factors) is measured again.
-  uint64_t h = vkp__fnv1a(0xcbf29ce484222325ull, "calibration 7|");
+  // inputs, kernel classes without memory factors, attention from one layer
+  // with constant keys, no kernel split cost) is measured again.
+  uint64_t h = vkp__fnv1a(0xcbf29ce484222325ull, "calibration 8|");
   // So is the built-in CPU kernels' source (the prelude every cpu stage
   // compiles): a faster kernel makes a profile measured with the old one
   // overestimate its layers (MobileNetV2's first stage by 19% after the

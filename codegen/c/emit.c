@@ -834,8 +834,18 @@ const char *vkp_codegen_c_kernel_class(const vkp_graph_t *graph,
   if (node->op == VKP_OP_MATMUL || node->op == VKP_OP_GEMM) {
     // The smaller of the output matrix's rows and columns; a single row (a
     // matrix-vector product, bound by its weights' bytes) gets no width term.
-    if (y->shape_known && y->rank >= 2 && y->shape[y->rank - 2] > 1)
-      *out_columns = vkp__min2((double)y->shape[y->rank - 2], (double)y->shape[y->rank - 1]);
+    // Against a 2-D B every leading dimension of A is rows of one product
+    // (a [32, 1, 128] activation is 32 rows, not 32 products of one row).
+    const vkp_value_t *b = node->n_inputs > 1 && node->inputs[1] >= 0
+                               ? &graph->values[node->inputs[1]]
+                               : NULL;
+    double rows = 0.0;
+    if (y->shape_known && y->rank >= 2) {
+      rows = (double)y->shape[y->rank - 2];
+      if (b && b->shape_known && b->rank == 2)
+        for (int32_t d = 0; d + 2 < y->rank; ++d) rows *= (double)y->shape[d];
+    }
+    if (rows > 1) *out_columns = vkp__min2(rows, (double)y->shape[y->rank - 1]);
     return "gemm";
   }
   if (node->op != VKP_OP_CONV2D || node->n_inputs < 2 || node->inputs[1] < 0)

@@ -81,6 +81,12 @@ typedef struct vkp_profile_target_t {
   // not make the target faster (they still occupy cores).
   double thread_compute_eff;
   double thread_memory_eff;
+  // What splitting one kernel over a stage's threads costs (waking them,
+  // joining them), microseconds: with T > 1 threads a kernel takes
+  // min(its one-thread time, its T-thread time + this). Kernels of a few
+  // microseconds (the layers of a small transformer) gain little or nothing
+  // from a second thread. 0: splitting is free.
+  double thread_split_us;
   // GEMM width term: a kernel whose GEMMs have N columns (the target's
   // kernel_class hook) computes at gflops * w(N) / w(VKP_PROFILE_GEMM_COLUMNS)
   // with w(N) = N / (N + gemm_half_columns): the rate was calibrated on a

@@ -188,6 +188,7 @@ typedef struct vkp_target_rates_t {
   double launch_us;            // >= 0, per node
   double thread_compute_eff;   // 0..1, gain of each added thread in a stage
   double thread_memory_eff;    // 0..1
+  double thread_split_us;      // >= 0, splitting one kernel over the threads
   double gemm_half_columns;    // >= 0; 0: no GEMM width term
   int32_t n_kernels;
   const vkp_target_kernel_rate_t *kernels;  // n_kernels entries

@@ -43,6 +43,13 @@ Test(calibrate, builtin_targets_get_rates, .timeout = 120) {
     cr_assert(isfinite(r->gflops) && r->gflops > 0);
     cr_assert(isfinite(r->gbps) && r->gbps > 0);
     cr_assert(isfinite(r->launch_us) && r->launch_us >= 0);
+    cr_assert(isfinite(r->thread_split_us) && r->thread_split_us >= 0);
+    // A host target measured with several threads says what a kernel's
+    // split costs (no more than the small matmul it was measured on).
+    if (strcmp(vkp_profile_device_of(prof, name), prof->host_device) == 0 &&
+        vkp_host_cores() > 1 && strstr(strstr(notes, needle), "threads: compute"))
+      cr_assert(strstr(strstr(notes, needle), "a kernel's split") && r->thread_split_us < 1000,
+                "%s: %g us\n%s", name, r->thread_split_us, notes);
     // A device's rates come from its device-resident chains, not from the
     // staged runs (those failing is named in the note instead).
     if (strcmp(vkp_profile_device_of(prof, name), prof->host_device) != 0) {
@@ -83,7 +90,8 @@ Test(calibrate, builtin_targets_get_rates, .timeout = 120) {
     const char *at = strstr(classes, needle);
     const char *end = strchr(at, ';');
     size_t len = end ? (size_t)(end - at) : strlen(at);
-    bool pair = k < 3;
+    // conv_pointwise, conv_winograd, conv_direct and attention.
+    bool pair = k < 3 || strcmp(kernels[k], "attention") == 0;
     if (!pair) {
       cr_assert_eq(m, 0.0, "%s", kernels[k]);
       continue;

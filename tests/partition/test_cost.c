@@ -222,6 +222,7 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   snprintf(json, sizeof json,
            "{\"targets\": {\"cpu\": {\"gflops\": 50, \"gbps\": 20, \"launch_us\": 0,"
            " \"thread_compute_eff\": 0.75, \"thread_memory_eff\": 0.25,"
+           " \"thread_split_us\": 0,"
            " \"gemm_half_columns\": %.17g, \"kernels\": {\"conv_winograd\": %.17g,"
            " \"conv_depthwise\": %.17g, \"conv_gemm\": 1, \"conv_direct\": 1,"
            " \"conv_pointwise\": {\"compute\": %.17g, \"memory\": %.17g},"
@@ -322,6 +323,111 @@ Test(cost, cpu_kernel_classes_scale_the_roofline, .timeout = 30) {
   vkp_profile_destroy(q);
   vkp_graph_destroy(g);
   vkp_profile_destroy(p);
+  vkp_registry_destroy(reg);
+}
+
+// A profile for the cpu target: 50 GFLOP/s, 20 GB/s, no launch cost,
+// thread efficiencies 0.75 and 0.25, `split_us` per kernel split.
+static vkp_profile_t *split_profile(double split_us) {
+  char json[256];
+  snprintf(json, sizeof json,
+           "{\"targets\": {\"cpu\": {\"gflops\": 50, \"gbps\": 20, \"launch_us\": 0,"
+           " \"thread_compute_eff\": 0.75, \"thread_memory_eff\": 0.25,"
+           " \"thread_split_us\": %.17g}}}",
+           split_us);
+  vkp_profile_t *p = NULL;
+  VKP_TEST_OK(vkp_profile_load_json(json, strlen(json), &p));
+  return p;
+}
+
+Test(cost, threads_pay_for_splitting_a_kernel, .timeout = 30) {
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  const vkp_target_t *cpu = vkp_registry_find(reg, "cpu");
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  double split_us = vkp_test_rng_uniform(&rng, 1, 5);
+  vkp_profile_t *free_split = split_profile(0.0), *p = split_profile(split_us);
+  cr_assert_float_eq(vkp_profile_target(p, "cpu")->thread_split_us, split_us, 1e-12);
+  // A layer of tens of microseconds gains from a second thread, less the
+  // split; a ReLU of 64 floats would lose, and stays on one thread.
+  vkp_graph_t *g = fx_mobilenet_like(1, 24, 32);
+  vkp_graph_t *tiny = fx_chain(1, 64);
+  struct {
+    const vkp_graph_t *g;
+    const vkp_node_t *n;
+    bool splits;
+  } cases[] = {{g, node(g, "b0.pw"), true}, {tiny, &tiny->nodes[0], false}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    double one = 0, two_free = 0, two = 0, one_again = 0;
+    VKP_TEST_OK(vkp_node_estimate_threads(p, cpu, cases[c].g, cases[c].n, 1, &one));
+    VKP_TEST_OK(vkp_node_estimate(p, cpu, cases[c].g, cases[c].n, &one_again));
+    cr_assert_float_eq(one, one_again, 1e-15);
+    VKP_TEST_OK(vkp_node_estimate_threads(free_split, cpu, cases[c].g, cases[c].n, 2, &two_free));
+    VKP_TEST_OK(vkp_node_estimate_threads(p, cpu, cases[c].g, cases[c].n, 2, &two));
+    cr_assert_lt(two_free, one, "%s", cases[c].n->name);
+    if (cases[c].splits) {
+      cr_assert_float_eq(two, two_free + split_us * 1e-6, 1e-15, "%s", cases[c].n->name);
+      cr_assert_lt(two, one, "%s", cases[c].n->name);
+    } else {
+      cr_assert_gt(two_free + split_us * 1e-6, one, "%s", cases[c].n->name);
+      cr_assert_float_eq(two, one, 1e-15, "%s", cases[c].n->name);
+    }
+  }
+  // The JSON keeps it; a negative or non-finite one is refused.
+  char *text = NULL;
+  VKP_TEST_OK(vkp_profile_to_json(p, &text));
+  vkp_profile_t *back = NULL;
+  VKP_TEST_OK(vkp_profile_load_json(text, strlen(text), &back));
+  cr_assert_float_eq(vkp_profile_target(back, "cpu")->thread_split_us, split_us, 1e-12);
+  expect_profile_error("{\"targets\": {\"cpu\": {\"thread_split_us\": -1}}}",
+                       "thread_split_us");
+  vkp_free(text);
+  vkp_profile_destroy(back);
+  vkp_graph_destroy(tiny);
+  vkp_graph_destroy(g);
+  vkp_profile_destroy(p);
+  vkp_profile_destroy(free_split);
+  vkp_registry_destroy(reg);
+}
+
+// Against a 2-D B (weights) every leading dimension of A is rows of one
+// product: the width term sees them all.
+Test(cost, batched_rows_against_2d_weights_are_one_gemm, .timeout = 10) {
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  const vkp_target_t *cpu = vkp_registry_find(reg, "cpu");
+  vkp_test_rng_t rng;
+  vkp_test_rng_init(&rng);
+  int64_t rows = 2 + (int64_t)vkp_test_rng_below(&rng, 30);
+  int64_t k = 4 + (int64_t)vkp_test_rng_below(&rng, 60);
+  int64_t n = 40 + (int64_t)vkp_test_rng_below(&rng, 60);
+  const int64_t a_shape[] = {rows, 1, k}, b_shape[] = {k, n};
+  const int64_t a3_shape[] = {rows, 1, k}, b3_shape[] = {rows, k, n};
+  float *w = calloc((size_t)(rows * k * n), sizeof(float));
+  cr_assert_not_null(w);
+  vkp_graph_t *g = NULL;
+  VKP_TEST_OK(vkp_graph_create("mm", &g));
+  VKP_TEST_OK(vkp_graph_add_input(g, "a", VKP_DTYPE_FLOAT32, 3, a_shape, NULL));
+  VKP_TEST_OK(vkp_graph_add_constant(g, "b", VKP_DTYPE_FLOAT32, 2, b_shape, w, NULL));
+  VKP_TEST_OK(vkp_graph_add_input(g, "a3", VKP_DTYPE_FLOAT32, 3, a3_shape, NULL));
+  VKP_TEST_OK(vkp_graph_add_constant(g, "b3", VKP_DTYPE_FLOAT32, 3, b3_shape, w, NULL));
+  const char *ins[] = {"a", "b"}, *outs[] = {"y"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "mm", VKP_OP_MATMUL, 2, ins, 1, outs, 0, NULL, NULL));
+  const char *ins3[] = {"a3", "b3"}, *outs3[] = {"y3"};
+  VKP_TEST_OK(vkp_graph_add_node(g, "bmm", VKP_OP_MATMUL, 2, ins3, 1, outs3, 0, NULL, NULL));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y"));
+  VKP_TEST_OK(vkp_graph_mark_output(g, "y3"));
+  VKP_TEST_OK(vkp_graph_validate(g));
+  double cols = -1;
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "mm"), &cols), "gemm");
+  cr_assert_eq(cols, (double)rows, "%lld rows", (long long)rows);
+  // A batch of products, each of one row: matrix-vector, no width term.
+  cols = -1;
+  cr_assert_str_eq(cpu->vtable->compiler.kernel_class(cpu, g, node(g, "bmm"), &cols), "gemm");
+  cr_assert_eq(cols, 0.0);
+  vkp_graph_destroy(g);
+  free(w);
   vkp_registry_destroy(reg);
 }
 
