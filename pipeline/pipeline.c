@@ -849,8 +849,10 @@ vkp_status_t vkp_pipeline_run(vkp_pipeline_t *p, uint64_t *out_seq) {
   for (int32_t s = 0; s < p->n_stages; ++s)
     pthread_cond_broadcast(&p->stages[s].cv_ready);  // a stage's copies all wait
   // Keep the next frame's input slots free so that set_input never waits.
+  uint64_t spin_from = 0;
   while (!atomic_load(&p->shutdown) && !vkp__input_slots_free(p, seq + 1))
-    pthread_cond_wait(&p->cv_input_space, &p->mu);
+    if (!vkp__spin(p, p->spin_ns, &spin_from))
+      pthread_cond_wait(&p->cv_input_space, &p->mu);
   pthread_mutex_unlock(&p->mu);
   if (out_seq) *out_seq = seq;
   return NULL;
@@ -889,7 +891,7 @@ static bool vkp__wait_until(vkp_pipeline_t *p, pthread_cond_t *cv,
   uint64_t spin_from = 0;
   while (!ready(p)) {
     if (atomic_load(&p->shutdown)) return false;
-    if (vkp__spin(p, p->caller_spin_ns, &spin_from)) continue;
+    if (vkp__spin(p, p->spin_ns, &spin_from)) continue;
     if (forever) {
       pthread_cond_wait(cv, &p->mu);
     } else if (pthread_cond_timedwait(cv, &p->mu, &deadline) == ETIMEDOUT) {

@@ -173,8 +173,7 @@ struct vkp_pipeline_t {
   // Moves (under mu) whenever a frame is launched, published or completed:
   // a waiter about to sleep polls it for up to spin_ns first (vkp__spin).
   atomic_uint_fast64_t events;
-  uint64_t spin_ns;               // stage workers' poll before sleeping
-  uint64_t caller_spin_ns;        // get_output's
+  uint64_t spin_ns;               // waiters' poll before sleeping (0: none)
   char *failed_message;           // owned
   uint64_t launched;              // last accepted seq
   uint64_t finished;              // frames <= finished have all finished
