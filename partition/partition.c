@@ -197,6 +197,10 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
     if (d == c->n_devices) c->device_concurrency[c->n_devices++] = t;
     c->target_device[t] = d;
   }
+  c->host_dev = -1;
+  c->host_threads = threads;
+  for (int32_t t = 0; t < nt && !st; ++t)
+    if (strcmp(c->device[t], profile->host_device) == 0) c->host_dev = c->target_device[t];
   // Copies: each copy of the stages gets its share of the host's cores.
   for (int32_t d = 0; d < c->n_devices && !st; ++d) {
     const char *dev = c->device[c->device_concurrency[d]];
@@ -241,12 +245,15 @@ static bool vkp__make_copies(vkp_partition_t *part, int32_t copies, int32_t core
     }
   }
   double work = 0;
+  int64_t threads = 0;
   for (int32_t s = 0; s < part->n_stages; ++s) {
     part->stages[s].replicas = copies;
     work += part->stages[s].threads * part->stages[s].seconds;
+    threads += (int64_t)part->stages[s].threads * copies;
   }
   part->replicas = copies;
   part->bottleneck_s /= copies;
+  if (cores > 0) work *= vkp__sharing(threads, cores);
   if (cores > 0 && work / cores > part->bottleneck_s) part->bottleneck_s = work / cores;
   return true;
 }

@@ -42,6 +42,8 @@ typedef struct vkp__pctx_t {
   // all), and "auto" tries at least `hosts` stages.
   int32_t hosts;
   int32_t *target_threads;           // per target: threads of its stages
+  int32_t host_dev;                  // index of the host device, -1: none
+  int32_t host_threads;              // threads of each host stage
   uint32_t *stamp;                   // per value, for segment costs
   uint32_t stamp_id;
   double *seg;                       // n_units x (n_units + 1) segment costs
@@ -54,6 +56,17 @@ typedef struct vkp__segment_t {
   double compute_s, transfer_s, bytes_in, bytes_out;
 } vkp__segment_t;
 void vkp__segment(vkp__pctx_t *c, int32_t a, int32_t b, vkp__segment_t *out);
+
+// The host load's factor when `threads` host threads share `cores` cores
+// (VKP_PARTITION_TIME_SHARING). Measured on the 2-core Zen 5 VM: SqueezeNet
+// cut into 3 or 4 one-thread stages ran 0.78x of its 2-stage throughput
+// where the load term priced them alike, a small encoder block's 3 stages
+// 0.66x of its 2 (each switch between stages evicts the other's weights
+// from the core's caches, and the executor's waiters sleep instead of
+// polling: pipeline/worker.c).
+static inline double vkp__sharing(int64_t threads, int64_t cores) {
+  return threads > cores ? VKP_PARTITION_TIME_SHARING : 1.0;
+}
 
 static inline double vkp__est(const vkp__pctx_t *c, int32_t node, int32_t t) {
   return c->est[(size_t)node * (size_t)c->n_targets + (size_t)t];

@@ -112,6 +112,7 @@ vkp_status_t vkp_partition_evaluate(const vkp_partition_t *part,
   double *load = vkp__calloc((size_t)c->n_devices + 1, sizeof(double));
   if (!load) return VKP_OOM("cut evaluation");
   double worst = 0.0;
+  int64_t host_threads = 0;
   for (int32_t s = 0; s < n_stages; ++s) {
     int32_t ua = starts[s], ub = s + 1 < n_stages ? starts[s + 1] : part->n_units;
     if (ub <= ua || c->unit_region[ua] != c->unit_region[ub - 1]) {
@@ -126,6 +127,7 @@ vkp_status_t vkp_partition_evaluate(const vkp_partition_t *part,
     // A stage occupies as many of its device's cores as it has threads.
     int32_t t = part->node_target[part->order[part->unit_start[ua]]];
     load[c->target_device[t]] += sec * c->target_threads[t];
+    if (c->target_device[t] == c->host_dev) host_threads += c->target_threads[t];
   }
   // Every region boundary must be a stage boundary.
   for (int32_t u = 1, s = 1; u < part->n_units; ++u) {
@@ -140,6 +142,7 @@ vkp_status_t vkp_partition_evaluate(const vkp_partition_t *part,
   }
   for (int32_t d = 0; d < c->n_devices; ++d) {
     double l = load[d] / c->device_concurrency[d];
+    if (d == c->host_dev) l *= vkp__sharing(host_threads, c->device_concurrency[d]);
     if (l > worst) worst = l;
   }
   vkp__free(load);
@@ -243,7 +246,11 @@ static bool vkp__feasible(vkp__cutter_t *ct, double bound, double floor_s,
     for (int32_t s = 0; s <= K; ++s) {
       if (!ct->reach[(size_t)d * (size_t)(K + 1) + (size_t)s]) continue;
       for (int32_t M = 0; s + M <= K; ++M) {
-        if (gv[M] == inf || gv[M] > budget) continue;
+        // M host stages of host_threads each may outnumber the cores.
+        double factor = d == c->host_dev ? vkp__sharing((int64_t)M * c->host_threads,
+                                                        c->device_concurrency[d])
+                                         : 1.0;
+        if (gv[M] == inf || gv[M] * factor > budget) continue;
         size_t at = (size_t)(d + 1) * (size_t)(K + 1) + (size_t)(s + M);
         if (!ct->reach[at]) {
           ct->reach[at] = 1;
@@ -354,7 +361,8 @@ static vkp_status_t vkp__cut_k(vkp__pctx_t *c, int32_t K, int32_t *starts,
   for (int32_t u = 0; u < U; ++u) hi += VKP__SEG(c, u, u + 1);
   for (int32_t r = 0; r < R; ++r)
     if (ct.region_weight[r] > wmax) wmax = ct.region_weight[r];
-  hi = hi * wmax * (1.0 + 1e-9) + 1e-15;
+  // (And host stages that outnumber the cores time-share them.)
+  hi = hi * wmax * VKP_PARTITION_TIME_SHARING * (1.0 + 1e-9) + 1e-15;
   for (int it = 0; it < 200 && hi - lo > 1e-9 * hi; ++it) {
     double mid = 0.5 * (lo + hi);
     if (vkp__feasible(&ct, mid, 0.0, NULL))

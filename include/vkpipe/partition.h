@@ -109,6 +109,11 @@ typedef struct vkp_partition_measure_t {
   double seconds;                 // measured busy time per frame, > 0
 } vkp_partition_measure_t;
 
+// Host stages whose threads (times their copies) outnumber the cores
+// time-share them: the host's load counts this factor more in the cut and
+// in the copies' bound (docs/pipeline-config.md, "Cores and threads").
+#define VKP_PARTITION_TIME_SHARING 1.25
+
 // vkp_partition_options_t.replicas: choose the copies (step 5 above).
 #define VKP_PARTITION_REPLICAS_AUTO (-1)
 
