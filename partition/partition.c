@@ -351,6 +351,10 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
     if (chosen < 0 || parts[i]->latency_s < parts[chosen]->latency_s * (1.0 - 1e-9))
       chosen = i;
   }
+  if (!st && chosen != best) {
+    parts[chosen]->alt_threads = cand[best];
+    parts[chosen]->alt_replicas = cand_copies[best];
+  }
   if (!st && n_cand > 1) {
     vkp_partition_t *part = parts[chosen];
     if (ranks > 1)

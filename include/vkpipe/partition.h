@@ -193,6 +193,11 @@ typedef struct vkp_partition_t {
                                       // (the sum of the stage times)
   int32_t threads;                    // threads per stage of host targets
   int32_t replicas;                   // copies of every stage (>= 1)
+  // When threads were chosen (options->threads 0) by the latency rule over
+  // a configuration the estimates gave more throughput: that one's threads
+  // and copies (0: none), for a refinement to measure the two.
+  int32_t alt_threads;
+  int32_t alt_replicas;
   int32_t n_ranks;                    // ranks the stages are spread over
                                       // (1: one process)
   char *notes;                        // lines worth telling the user, or NULL

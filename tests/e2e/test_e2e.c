@@ -347,6 +347,34 @@ Test(e2e, bench_names_a_plan_that_loses, .timeout = 600) {
                    "estimated_ms");
   cr_assert(kept == 0 ? est > 100.0 : est < 100.0, "kept %d, estimate %g ms", kept, est);
   cJSON_Delete(j);
+  // Threads chosen by the latency rule over a configuration estimated
+  // faster (one stage of two threads scaling 1.77x within 5% of two
+  // one-thread stages): refine runs that one too and says which it kept.
+  vkp_test_write_text("close.json",
+                      "{\"version\": 1, \"host_device\": \"host\", \"targets\": {"
+                      "\"cpu\": {\"device\": \"host\", \"gflops\": 16, \"gbps\": 8,"
+                      " \"launch_us\": 0, \"thread_compute_eff\": 0.77,"
+                      " \"thread_memory_eff\": 0.77, \"thread_split_us\": 0}},"
+                      "\"devices\": {\"host\": {\"concurrency\": 2}}}");
+  char close_args[1024];
+  snprintf(close_args, sizeof close_args,
+           "'%s' --policy cpu --cores 2 --frames 10 --warmup 2 --profile close.json "
+           "--no-single",
+           model("small_cnn.onnx"));
+  r = vkp_test_run_tool("vkpipe-bench", close_args);
+  expect_ok(&r, "bench with close configurations");
+  cr_assert(strstr(r.out, "2 threads x 1 stage : ") &&
+                strstr(r.out, "within 5% of the best throughput, lower latency"),
+            "%s", r.out);
+  const char *tried_alt =
+      strstr(r.out, "refine: the estimates' fastest configuration (1 thread x 2 stages) ran ");
+  cr_assert(tried_alt, "%s", r.out);
+  bool replaced = strstr(tried_alt, "it replaces it (over 5% faster)") != NULL;
+  cr_assert(replaced || strstr(tried_alt, "the chosen one stays (not 5% faster)"), "%s", r.out);
+  // The plan run is the one kept.
+  cr_assert(strstr(r.out, replaced ? "policy cpu, 2 stages" : "policy cpu, 1 stage"), "%s",
+            r.out);
+  vkp_test_run_free(&r);
   // --no-refine: none.
   strcat(args, " --no-refine");
   j = bench_json(args);

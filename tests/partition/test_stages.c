@@ -352,6 +352,9 @@ Test(stages, auto_threads_prefer_stages_when_threads_scale_poorly, .timeout = 60
   cr_assert(part->notes && strstr(part->notes, "1 thread  x 2 stages"), "%s", part->notes);
   cr_assert(strstr(part->notes, "2 threads x 1 stage"), "%s", part->notes);
   cr_assert(strstr(part->notes, "<- chosen: best throughput"), "%s", part->notes);
+  // Chosen for its throughput: no other configuration for refine to try.
+  cr_assert_eq(part->alt_threads, 0);
+  cr_assert_eq(part->alt_replicas, 0);
   vkp_partition_destroy(part);
   vkp_profile_destroy(prof);
   vkp_registry_destroy(reg);
@@ -371,6 +374,31 @@ Test(stages, auto_threads_prefer_threads_when_they_scale_well, .timeout = 60) {
   cr_assert_eq(part->n_stages, 1);
   cr_assert_float_eq(part->latency_s, part->bottleneck_s, 1e-12);
   cr_assert(part->notes && strstr(part->notes, "lower latency"), "%s", part->notes);
+  vkp_partition_destroy(part);
+  vkp_profile_destroy(prof);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
+// Two threads at 1.95x against two one-thread stages at 2x: within 5%, so
+// the latency rule takes the one stage, and names the faster configuration
+// for a refinement to measure; with the threads fixed there is no choice.
+Test(stages, latency_rule_names_the_faster_configuration, .timeout = 60) {
+  vkp_graph_t *g = fx_chain(12, 1 << 14);
+  vkp_registry_t *reg = registry_fa();
+  vkp_profile_t *prof = host_profile(2, 0.95);
+  vkp_partition_options_t opt = {.policy = "fa", .stages = 0, .threads = 0};
+  vkp_partition_t *part;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->threads, 2);
+  cr_assert_eq(part->n_stages, 1);
+  cr_assert(part->notes && strstr(part->notes, "lower latency"), "%s", part->notes);
+  cr_assert_eq(part->alt_threads, 1);
+  cr_assert_eq(part->alt_replicas, 1);
+  vkp_partition_destroy(part);
+  opt.threads = 2;
+  VKP_TEST_OK(vkp_partition_create(g, reg, prof, &opt, &part));
+  cr_assert_eq(part->alt_threads, 0);
   vkp_partition_destroy(part);
   vkp_profile_destroy(prof);
   vkp_registry_destroy(reg);
