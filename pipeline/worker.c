@@ -592,10 +592,12 @@ static void *vkp__remote_completer(void *arg) {
 
 // How long waiters poll before they sleep (vkp__spin). A poll only pays
 // where the threads that poll have cores of their own: the stages' workers
-// and the caller (run, get_output) when the stages' threads (a device or
-// remote stage's: one) fit in the cores this process may use (a small
+// and the caller (run, get_output) when the stages' threads (a remote
+// stage's proxy: one) fit in the cores this process may use (a small
 // encoder block's two one-thread stages on two cores: 19.7k frames/s with
-// no poll, 25.5k with both; SqueezeNet's: the same either way).
+// no poll, 25.5k with both; SqueezeNet's: the same either way). Not with a
+// device stage: a software device (lavapipe) computes on the same cores
+// with threads of its own that the count cannot see.
 // VKPIPE_PIPELINE_SPIN_US sets it for both (0: never poll).
 #define VKP__PIPELINE_SPIN_NS 50000u
 
@@ -614,15 +616,18 @@ static vkp_status_t vkp__spin_policy(vkp_pipeline_t *p) {
     return NULL;
   }
   int64_t demand = 0;
+  bool device = false;
   for (int32_t s = 0; s < p->n_stages; ++s) {
     const vkp__stage_t *st = &p->stages[s];
     int32_t threads = st->plan_stage->threads > 1 ? st->plan_stage->threads : 1;
-    demand += st->device || st->remote ? 1 : (int64_t)threads * st->n_copies;
+    demand += st->remote ? 1 : (int64_t)threads * st->n_copies;
+    device |= st->device;
   }
+  // (The deployment library has no cost model: the cores counted here.)
   cpu_set_t set;
   CPU_ZERO(&set);
   int64_t cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-  p->spin_ns = demand <= cores ? VKP__PIPELINE_SPIN_NS : 0;
+  p->spin_ns = !device && demand <= cores ? VKP__PIPELINE_SPIN_NS : 0;
   return NULL;
 }
 
