@@ -403,14 +403,6 @@ static void vkp__tight_timer(void) {
 #endif
 }
 
-static inline void vkp__cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
-
 // How long a wait keeps testing while `bytes` of tensors move: their time
 // at VKP__SPIN_GBPS, so that a large transfer, whose protocol steps each
 // need a test on both sides, is not paced by sleeps (at most 5 ms, at least

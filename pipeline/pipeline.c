@@ -20,14 +20,6 @@ uint64_t vkp__now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static inline void vkp__cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
-
 bool vkp__spin(vkp_pipeline_t *p, uint64_t spin_ns, uint64_t *spin_from) {
   if (spin_ns == 0 || atomic_load(&p->shutdown)) return false;
   uint64_t now = vkp__now_ns();

@@ -194,6 +194,15 @@ void vkp__trace_record(vkp_pipeline_t *p, int32_t stage, uint64_t seq,
 // Monotonic clock in nanoseconds.
 uint64_t vkp__now_ns(void);
 
+// One pause of a polling loop (a hint to the core, and to its SMT sibling).
+static inline void vkp__cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
 // Tells spinning waiters that the pipeline's state moved; call with mu held.
 static inline void vkp__events_bump(vkp_pipeline_t *p) {
   atomic_fetch_add_explicit(&p->events, 1, memory_order_release);
