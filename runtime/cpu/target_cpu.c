@@ -622,8 +622,8 @@ static const vkp_target_rates_t vkp__cpu_rates = {
     .launch_us = 0.5,
     .thread_compute_eff = 0.8,
     .thread_memory_eff = 0.3,
-    // Measured on a 2-core Zen 5 VM (vkpipe calibrate: 1.3-1.9 us).
-    .thread_split_us = 1.5,
+    // `vkpipe calibrate` on the 2-core Zen 5 VM: 0.2-1.4 us.
+    .thread_split_us = 1.0,
     .gemm_half_columns = 16.0,
     .n_kernels = (int32_t)(sizeof vkp__cpu_kernel_rates / sizeof vkp__cpu_kernel_rates[0]),
     .kernels = vkp__cpu_kernel_rates,
