@@ -880,10 +880,11 @@ static bool vkp__wait_until(vkp_pipeline_t *p, pthread_cond_t *cv,
   if (timeout_ns == 0) return false;
   bool forever = timeout_ns == UINT64_MAX;
   struct timespec deadline = vkp__deadline(forever ? 0 : timeout_ns);
-  uint64_t spin_from = 0;
+  // The poll stays within the caller's timeout.
+  uint64_t spin_from = 0, spin_ns = p->spin_ns < timeout_ns ? p->spin_ns : timeout_ns;
   while (!ready(p)) {
     if (atomic_load(&p->shutdown)) return false;
-    if (vkp__spin(p, p->spin_ns, &spin_from)) continue;
+    if (vkp__spin(p, spin_ns, &spin_from)) continue;
     if (forever) {
       pthread_cond_wait(cv, &p->mu);
     } else if (pthread_cond_timedwait(cv, &p->mu, &deadline) == ETIMEDOUT) {

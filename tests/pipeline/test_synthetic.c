@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "support/test_support.h"
 #include "vkpipe/pipeline.h"
@@ -111,6 +112,33 @@ Test(synthetic, polling_and_sleeping_waiters_agree, .timeout = 60) {
     else unsetenv("VKPIPE_PIPELINE_SPIN_US");
     for (int32_t stages = 1; stages <= 4; stages += 3) run_zero_cost_chain(&rng, stages);
   }
+  // A second's poll still honours get_output's timeout: a frame that takes
+  // 300 ms is not there after 5 ms, and the call says so long before the
+  // poll would have ended.
+  setenv("VKPIPE_PIPELINE_SPIN_US", "1000000", 1);
+  vkp_pipeline_synthetic_stage_t slow = {VKP_PIPELINE_SYNTHETIC_SLEEP, 300000000u};
+  vkp_pipeline_t *pipe;
+  VKP_TEST_OK(vkp_pipeline_create_synthetic(&slow, 1, 8, NULL, &pipe));
+  int64_t n = 8;
+  float x[8];
+  for (int k = 0; k < 8; ++k) x[k] = vkp_test_rng_uniform(&rng, -1, 1);
+  vkp_tensor_t t;
+  VKP_TEST_OK(vkp_tensor_init_view(&t, VKP_DTYPE_FLOAT32, 1, &n, x));
+  VKP_TEST_OK(vkp_pipeline_set_input(pipe, "x", &t));
+  VKP_TEST_OK(vkp_pipeline_run(pipe, NULL));
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  vkp_pipeline_result_t res;
+  vkp_status_t st = vkp_pipeline_get_output(pipe, 5000000u, &res);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  cr_assert(vkp_status_is(st, VKP_STATUS_EMPTY), "%s", vkp_status_message(st));
+  vkp_status_free(st);
+  double waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  cr_assert_lt(waited, 0.25, "a 5 ms get_output took %.3f s", waited);
+  VKP_TEST_OK(vkp_pipeline_get_output(pipe, 10000000000ull, &res));
+  cr_assert_float_eq(((const float *)res.outputs[0].data)[0], x[0] + 1.0f, 1e-5);
+  vkp_pipeline_result_deinit(&res);
+  vkp_pipeline_destroy(pipe);
   unsetenv("VKPIPE_PIPELINE_SPIN_US");
 }
 
