@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
+#define _GNU_SOURCE  // sched_getaffinity, CPU_COUNT
 #include "base/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,4 +166,15 @@ bool vkp__file_name_is_safe(const char *name) {
     if (!ok || i >= 255) return false;
   }
   return true;
+}
+
+int32_t vkp__host_cores(void) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n >= 1) return (int32_t)n;
+  }
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online >= 1 && online <= 4096 ? (int32_t)online : 1;
 }

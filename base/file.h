@@ -53,4 +53,10 @@ char *vkp__file_cache_dir(const char *configured);
 // hidden files, no separators).
 bool vkp__file_name_is_safe(const char *name);
 
+// The cores this process may run on (sched_getaffinity: less what taskset
+// or a cgroup took away), else the online ones, at least 1. Here, beside
+// the other questions asked of the machine, so that the deployment library
+// (no cost model) has it too.
+int32_t vkp__host_cores(void);
+
 #endif  // VKPIPE_BASE_FILE_H_

@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cost model: per-op work, profiles (defaults, JSON) and estimates.
-#define _GNU_SOURCE  // sched_getaffinity, CPU_COUNT
 #include "vkpipe/cost.h"
 
 #include <cjson/cJSON.h>
-#include <sched.h>
-#include <unistd.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -515,16 +512,7 @@ double vkp_roofline_seconds_threads(const vkp_profile_target_t *rates,
          rates->launch_us * 1e-6;
 }
 
-int32_t vkp_host_cores(void) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n >= 1) return (int32_t)n;
-  }
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  return online >= 1 && online <= 4096 ? (int32_t)online : 1;
-}
+int32_t vkp_host_cores(void) { return vkp__host_cores(); }
 
 // Seconds of `work` on `rates` with `threads` threads for a node whose
 // kernel computes at `compute` times the target's rate: the roofline, or,

@@ -6,7 +6,6 @@
 // releases the input slots and finishes the frame. A stage on another MPI
 // rank has two as well: a poster that sends frames ahead, and a completer
 // that takes the replies.
-#define _GNU_SOURCE  // sched_getaffinity, CPU_COUNT
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/status_macros.h"
 #include "pipeline/pipeline_internal.h"
 
@@ -623,11 +623,7 @@ static vkp_status_t vkp__spin_policy(vkp_pipeline_t *p) {
     demand += st->remote ? 1 : (int64_t)threads * st->n_copies;
     device |= st->device;
   }
-  // (The deployment library has no cost model: the cores counted here.)
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  int64_t cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-  p->spin_ns = !device && demand <= cores ? VKP__PIPELINE_SPIN_NS : 0;
+  p->spin_ns = !device && demand <= vkp__host_cores() ? VKP__PIPELINE_SPIN_NS : 0;
   return NULL;
 }
 

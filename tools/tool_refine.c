@@ -233,16 +233,18 @@ static vkp_status_t vkp__tool_try_alt(const vkp_graph_t *graph, const vkp_regist
   if (!st && keep) {
     // The chosen partition's notes (its table of configurations) stay, the
     // fastest one's own follow.
+    // (Each is whole lines: lines_appendf adds back the last one's newline.)
     char *merged = NULL;
-    if ((*part)->notes) st = vkp__lines_appendf(&merged, "refine notes", "%s", (*part)->notes);
-    if (!st && alt_part->notes)
-      st = vkp__lines_appendf(&merged, "refine notes", "%s", alt_part->notes);
+    const char *both[2] = {(*part)->notes, alt_part->notes};
+    for (int k = 0; k < 2 && !st; ++k) {
+      size_t n = both[k] ? strlen(both[k]) : 0;
+      if (n > 0 && both[k][n - 1] == '\n') --n;
+      if (n > 0) st = vkp__lines_appendf(&merged, "refine notes", "%.*s", (int)n, both[k]);
+    }
     if (st) {
       vkp_free(merged);
       keep = false;
     } else {
-      // Lines already end in newlines: drop the doubled ones.
-      for (char *p = merged; p && (p = strstr(p, "\n\n"));) memmove(p, p + 1, strlen(p + 1) + 1);
       vkp_free(alt_part->notes);
       alt_part->notes = merged;
     }
@@ -308,9 +310,11 @@ vkp_status_t vkp_tool_refine(const vkp_graph_t *graph, const vkp_registry_t *reg
     st = vkp_status_annotate(vkp_tool_measure_plan(plans[r], registry, inputs, warmup, frames,
                                                    &out->fps[r], busy),
                              "refine: running plan %d", (int)r + 1);
-    if (!st && r == 0 && options->threads == 0 && parts[0]->alt_threads > 0)
+    if (!st && r == 0 && options->threads == 0 && parts[0]->alt_threads > 0) {
       st = vkp__tool_try_alt(graph, registry, profile, &opt, precision, warmup, max_frames,
                              inputs, &parts[0], &plans[0], &out->fps[0], busy, &out->notes);
+      frames = vkp__tool_refine_frames(parts[0], max_frames);  // what plan 1 ran
+    }
     const vkp_plan_t *plan = plans[r];
     vkp_partition_measure_t *grown =
         st ? NULL
