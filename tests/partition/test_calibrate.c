@@ -349,6 +349,17 @@ Test(profile_cache, busy_machine_is_not_cached, .init = vkp_test_scratch_make,
   bool measured = false;
   char *notes = NULL;
   vkp_status_t st = vkp_profile_create_for_machine(reg, &o, &prof, &measured, &notes);
+  // The scheduler may still hand a short calibration whole slices (it did
+  // once in about ten runs beside the suite's other tests): measure again
+  // while the hogs have not taken their share yet.
+  for (int tries = 1; !st && tries < 4 && prof->calibration_cpu_share >= VKP_PROFILE_BUSY_SHARE;
+       ++tries) {
+    vkp_profile_destroy(prof);
+    vkp_free(notes);
+    prof = NULL;
+    notes = NULL;
+    st = vkp_profile_create_for_machine(reg, &o, &prof, &measured, &notes);
+  }
   vkp_profile_t *refreshed = NULL;
   char *notes2 = NULL;
   o.refresh = true;
