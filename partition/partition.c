@@ -223,9 +223,6 @@ static vkp_status_t vkp__partition_one(const vkp_graph_t *graph,
   return NULL;
 }
 
-// Among candidates within this factor of the best throughput, the lowest
-// latency wins.
-#define VKP__THREADS_SLACK 1.05
 #define VKP__MAX_THREAD_CANDIDATES 64
 
 // Makes `part`, cut for the host's cores over `copies`, `copies` copies of
@@ -346,7 +343,8 @@ vkp_status_t vkp_partition_create(const vkp_graph_t *graph,
     if (!st && (best < 0 || parts[i]->bottleneck_s < parts[best]->bottleneck_s)) best = i;
   }
   for (int32_t i = 0; i < n_cand && !st; ++i) {
-    if (why[i][0] || parts[i]->bottleneck_s > parts[best]->bottleneck_s * VKP__THREADS_SLACK)
+    if (why[i][0] ||
+        parts[i]->bottleneck_s > parts[best]->bottleneck_s * VKP_PARTITION_THREADS_SLACK)
       continue;
     if (chosen < 0 || parts[i]->latency_s < parts[chosen]->latency_s * (1.0 - 1e-9))
       chosen = i;

@@ -11,9 +11,6 @@
 #include "tools/tool.h"
 #include "vkpipe/pipeline.h"
 
-// A configuration the latency rule passed over is kept only when it runs
-// this much faster (the partitioner's own slack).
-#define VKP__REFINE_ALT_SLACK 1.05
 // Each plan runs for about this long by its estimate, within these frames.
 #define VKP__REFINE_RUN_S 0.5
 #define VKP__REFINE_FRAMES_MIN 8
@@ -194,7 +191,7 @@ static int32_t vkp__tool_refine_frames(const vkp_partition_t *part, int32_t max_
 // The partitioner chose plan 0's threads by the latency rule over a
 // configuration it estimated faster (alt_threads): runs that one too and
 // makes it plan 0 (its threads and copies then fixed in `opt` for the
-// re-cuts) when it ran over VKP__REFINE_ALT_SLACK times faster. Estimates
+// re-cuts) when it ran over VKP_PARTITION_THREADS_SLACK times faster. Estimates
 // within a few percent of each other are a coin toss on a noisy machine
 // (ResNet-18's 1 thread x 2 stages against 2 threads x 1 stage on two
 // cores: 4% apart by the estimates, 7% by the clock).
@@ -220,7 +217,7 @@ static vkp_status_t vkp__tool_try_alt(const vkp_graph_t *graph, const vkp_regist
         vkp_tool_measure_plan(alt_plan, registry, inputs, warmup,
                               vkp__tool_refine_frames(alt_part, max_frames), &alt_fps, alt_busy),
         "refine: running the estimates' fastest configuration");
-  bool keep = !st && alt_fps > *fps * VKP__REFINE_ALT_SLACK;
+  bool keep = !st && alt_fps > *fps * VKP_PARTITION_THREADS_SLACK;
   if (!st)
     st = vkp__lines_appendf(
         notes, "refine notes",

@@ -114,6 +114,12 @@ typedef struct vkp_partition_measure_t {
 // in the copies' bound (docs/pipeline-config.md, "Cores and threads").
 #define VKP_PARTITION_TIME_SHARING 1.25
 
+// Threads chosen (options->threads 0): among the configurations within this
+// factor of the best estimated throughput, the lowest latency wins (and
+// alt_threads names the best); refinement keeps that best only when it
+// measures this much faster.
+#define VKP_PARTITION_THREADS_SLACK 1.05
+
 // vkp_partition_options_t.replicas: choose the copies (step 5 above).
 #define VKP_PARTITION_REPLICAS_AUTO (-1)
 
