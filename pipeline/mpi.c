@@ -39,8 +39,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/sanitizer.h"
 #include "base/status_macros.h"
 #include "pipeline/pipeline_internal.h"
@@ -98,9 +100,19 @@ static int vkp__rank = -1, vkp__size = 0;
 static bool vkp__we_initialised;
 
 // How long a wait keeps testing (with a yield) before it sleeps: 20 us, or
-// $VKPIPE_MPI_SPIN_US (0..1000000) read once at vkp_mpi_init: on hosts with
-// cores to spare, a longer spin shortens every hop (docs/scale-out.md).
+// $VKPIPE_MPI_SPIN_US (0..1000000) read once at vkp_mpi_init, which then
+// holds for every wait. Without it, the waits of a rank whose threads fit
+// in its cores (vkp__mpi_rank_cores) test for VKP__SPIN_OWN_CORES_NS: they
+// take no core from a stage, and a hop no longer depends on a sleeping
+// thread waking (64 B hops, 2 ranks on the 2-core VM: 63-76 us added per
+// round trip with 20 us on both sides, 3.8-4.5 us with 2 ms).
 static uint64_t vkp__spin_ns = 20000;
+static bool vkp__spin_set;  // VKPIPE_MPI_SPIN_US was given
+#define VKP__SPIN_OWN_CORES_NS 200000ull
+// The spin of the calling thread's waits, when longer than vkp__spin_ns:
+// set by the server threads and the proxies' completers.
+static __thread uint64_t vkp__thread_spin_ns;
+static int32_t vkp__local_ranks = 1;  // ranks on this node (MPI_COMM_TYPE_SHARED)
 
 // How long rank 0 waits for one hop of a remote stage (its inputs out, its
 // outputs back) before it takes the rank as lost: 60 s, or
@@ -269,6 +281,16 @@ vkp_status_t vkp_mpi_init(int *argc, char ***argv, int32_t *out_rank,
       return vkp_status_make(VKP_STATUS_INVALID_ARGUMENT,
                              "VKPIPE_MPI_SPIN_US='%s' is not 0..1000000", spin);
     vkp__spin_ns = us * 1000u;
+    vkp__spin_set = true;
+  }
+  MPI_Comm local = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(vkp__comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) ==
+          MPI_SUCCESS &&
+      local != MPI_COMM_NULL) {
+    int n = 1;
+    MPI_Comm_size(local, &n);
+    vkp__local_ranks = n > 0 ? n : 1;
+    MPI_Comm_free(&local);
   }
   const char *hop = getenv("VKPIPE_MPI_TIMEOUT_S");
   if (hop) {
@@ -417,7 +439,24 @@ static uint64_t vkp__moving_spin_ns(size_t bytes) {
   return (uint64_t)ns > vkp__spin_ns ? (uint64_t)ns : vkp__spin_ns;
 }
 
-// Waits for `n` requests: tests between short pauses for `spin_ns` (0: the
+int32_t vkp__mpi_rank_cores(void) {
+  int32_t mine = vkp__host_cores();
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  // Bound to fewer cores than the host has (mpirun's --bind-to core, its
+  // default for two ranks or fewer): those are this rank's own.
+  if (online > 0 && mine < online) return mine;
+  return vkp__local_ranks > 1 ? mine / vkp__local_ranks : mine;
+}
+
+// The spin of a rank's waits: VKP__SPIN_OWN_CORES_NS when `own_cores` (its
+// threads fit in its cores) and no VKPIPE_MPI_SPIN_US was given.
+static uint64_t vkp__spin_for(bool own_cores) {
+  return !vkp__spin_set && own_cores && vkp__spin_ns < VKP__SPIN_OWN_CORES_NS
+             ? VKP__SPIN_OWN_CORES_NS
+             : vkp__spin_ns;
+}
+
+// Waits for `n` requests: tests back to back for `spin_ns` (0: the
 // usual spin) from the start and again from each request that completes
 // (the rest of a transfer usually follows), then between sleeps that grow
 // to 20 us for the first 10 ms and to 100 us after, so a waiting thread
@@ -430,6 +469,7 @@ static vkp_status_t vkp__wait_watch(int n, MPI_Request *reqs, uint64_t timeout_n
                                     int32_t *out_silent) {
   uint64_t start = vkp__now_ns(), spin_from = start, sleep_ns = 0;
   if (spin_ns < vkp__spin_ns) spin_ns = vkp__spin_ns;
+  if (spin_ns < vkp__thread_spin_ns) spin_ns = vkp__thread_spin_ns;
   uint32_t spins = 0;
   *out_silent = -1;
   for (;;) {
@@ -449,10 +489,12 @@ static vkp_status_t vkp__wait_watch(int n, MPI_Request *reqs, uint64_t timeout_n
       sleep_ns = 0;
     }
     if (now - spin_from < spin_ns) {
-      // A few hundred nanoseconds of pause between tests, and the core
-      // offered to another thread every 16th: a yield alone costs a system
-      // call per test, which is most of a hop on an idle host.
-      for (int k = 0; k < 32; ++k) vkp__cpu_relax();
+      // Test again at once, and offer the core to another thread every
+      // 16th test: a yield per test costs a system call each, most of a hop
+      // on an idle host, and a pause between tests (32 pauses, about 0.7 us
+      // on Zen 5) left each waiting side up to that late: 4.2-4.3 us added
+      // per 64-byte round trip with it, 1.0-1.9 us without (MPI's own
+      // ping-pong: 0.4-1.0 us), 2 ranks on the 2-core VM.
       if ((++spins & 15) == 0) sched_yield();
       continue;
     }
@@ -652,6 +694,7 @@ typedef struct vkp__proxy_t {
   vkp__proxy_slot_t *slots;  // owned: depth
   void **bufs;        // owned: the poster's scratch, n_inputs + n_outputs addresses
   int *lens;          // owned: their byte counts
+  uint64_t spin_ns;   // its completer's waits (vkp__mpi_proxy_set_spin)
 } vkp__proxy_t;
 
 static bool vkp__proxy_supports(const vkp_target_t *target,
@@ -767,13 +810,21 @@ vkp_status_t vkp__mpi_proxy_post(vkp_stage_t *stage, uint64_t seq, int32_t slot,
   return st;
 }
 
-uint64_t vkp__mpi_spin_ns(void) { return vkp__spin_ns; }
+void vkp__mpi_proxy_set_spin(vkp_stage_t *stage, bool own_cores) {
+  if (stage) ((vkp__proxy_t *)stage)->spin_ns = vkp__spin_for(own_cores);
+}
+
+uint64_t vkp__mpi_spin_ns(const vkp_stage_t *stage) {
+  const vkp__proxy_t *px = (const vkp__proxy_t *)stage;
+  return px && px->spin_ns > vkp__spin_ns ? px->spin_ns : vkp__spin_ns;
+}
 
 vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot) {
   vkp__proxy_t *px = (vkp__proxy_t *)stage;
   vkp__proxy_slot_t *sl = &px->slots[slot];
   int32_t silent = -1;
   int lost_before = atomic_load(&vkp_mpi_lost_rank);
+  vkp__thread_spin_ns = px->spin_ns;  // the completer's thread
   vkp_status_t st =
       lost_before >= 0
           ? vkp_status_make(VKP_STATUS_UNAVAILABLE, "an earlier frame found it gone")
@@ -1037,6 +1088,7 @@ typedef struct vkp__server_t {
   pthread_t thread;
   bool started;
   vkp_status_t error;        // owned: a transfer failure that ended serving
+  uint64_t spin_ns;          // its waits' (vkp__spin_for)
   vkp_allocator_t allocator;  // current on its thread: the serving call's
   // One message each way when the tensors are small (as the proxy's): the
   // types cover the command and the inputs rank 0 sends, the reply header
@@ -1282,6 +1334,7 @@ static vkp_status_t vkp__server_types(vkp__server_t *sv) {
 static void *vkp__server_main(void *arg) {
   vkp__server_t *sv = arg;
   VKP__ALLOCATOR_SCOPE(&sv->allocator);  // the serving call's
+  vkp__thread_spin_ns = sv->spin_ns;
   const vkp__routes_t *r = sv->routes;
   const vkp_plan_t *plan = sv->plan;
   const vkp_graph_t *g = plan->stages[sv->stage].graph;
@@ -1496,6 +1549,18 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
     if (sent && !st) st = sent;
     else vkp_status_free(sent);
   }
+  // The waits spin longer when this rank's stages' threads fit in its cores
+  // and none is a device's (a software device computes on the same cores,
+  // with threads the count cannot see).
+  int64_t demand = 0;
+  bool device = false;
+  for (int32_t i = 0; i < n; ++i) {
+    const vkp_plan_stage_t *ps = &plan->stages[sv[i].stage];
+    demand += ps->threads > 1 ? ps->threads : 1;
+    device |= sv[i].target && vkp_target_is_device(sv[i].target);
+  }
+  uint64_t spin_ns = vkp__spin_for(!device && demand <= vkp__mpi_rank_cores());
+  for (int32_t i = 0; i < n; ++i) sv[i].spin_ns = spin_ns;
   atomic_bool beat_stop = false;
   pthread_t beat;
   bool beating = !st && vkp__heartbeat_ns > 0 &&

@@ -4,6 +4,7 @@
 // with a clear error; everything else works as before.
 #include <stdlib.h>
 
+#include "base/file.h"
 #include "pipeline/pipeline_internal.h"
 #include "vkpipe/mpi.h"
 
@@ -48,7 +49,11 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage, int32_t 
 
 void vkp__mpi_proxy_frame(vkp_stage_t *stage, uint64_t seq, bool run) {}
 
-uint64_t vkp__mpi_spin_ns(void) { return 0; }
+uint64_t vkp__mpi_spin_ns(const vkp_stage_t *stage) { return 0; }
+
+void vkp__mpi_proxy_set_spin(vkp_stage_t *stage, bool own_cores) {}
+
+int32_t vkp__mpi_rank_cores(void) { return vkp__host_cores(); }
 
 // Never called: without MPI no proxy loads.
 vkp_status_t vkp__mpi_proxy_post(vkp_stage_t *stage, uint64_t seq, int32_t slot,

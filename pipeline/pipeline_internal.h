@@ -264,9 +264,20 @@ vkp_status_t vkp__mpi_proxy_post(vkp_stage_t *stage, uint64_t seq, int32_t slot,
                                  const vkp_tensor_t *inputs,
                                  vkp_tensor_t *outputs) VKP_MUST_USE;
 
-// How long a thread that waits on MPI keeps testing before it sleeps
-// (VKPIPE_MPI_SPIN_US; 0 without MPI).
-uint64_t vkp__mpi_spin_ns(void);
+// How long the completer of the remote stage `stage` (its proxy) keeps
+// testing before it sleeps (VKPIPE_MPI_SPIN_US, or the longer spin of
+// vkp__mpi_proxy_set_spin; 0 without MPI).
+uint64_t vkp__mpi_spin_ns(const vkp_stage_t *stage);
+
+// The executor's word on rank 0's cores: `own_cores` when its stages'
+// threads (a remote stage's proxy: one) fit in vkp__mpi_rank_cores and no
+// stage is a device's; the proxy's waits then spin longer.
+void vkp__mpi_proxy_set_spin(vkp_stage_t *stage, bool own_cores);
+
+// The cores this rank may count on: its affinity mask's when it was bound
+// to fewer than the host has, else the host's shared evenly between the
+// MPI ranks on this node (without MPI: vkp__host_cores).
+int32_t vkp__mpi_rank_cores(void);
 
 // Waits for the reply of the frame posted in `slot` (frames finish in the
 // order they were posted): the stage's error on its rank, DEVICE_LOST for a

@@ -562,7 +562,7 @@ static void *vkp__remote_completer(void *arg) {
   vkp_pipeline_t *p = st->pipeline;
   VKP__ALLOCATOR_SCOPE(&p->allocator);  // the pipeline's, on its threads too
   size_t n_out = (size_t)st->n_outputs;
-  uint64_t spin_ns = vkp__mpi_spin_ns();
+  uint64_t spin_ns = vkp__mpi_spin_ns(st->loaded);
   for (uint64_t seq = 1;; ++seq) {
     // As long as an MPI wait would test before it sleeps, look for the next
     // frame before sleeping on the condition variable: a wake-up there costs
@@ -597,11 +597,27 @@ static void *vkp__remote_completer(void *arg) {
 // encoder block's two one-thread stages on two cores: 19.7k frames/s with
 // no poll, 25.5k with both; SqueezeNet's: the same either way). Not with a
 // device stage: a software device (lavapipe) computes on the same cores
-// with threads of its own that the count cannot see.
-// VKPIPE_PIPELINE_SPIN_US sets it for both (0: never poll).
+// with threads of its own that the count cannot see. On rank 0 of an MPI
+// job the cores are the rank's share (vkp__mpi_rank_cores), and the same
+// test lets the remote stages' completers spin longer on MPI.
+// VKPIPE_PIPELINE_SPIN_US sets the poll for both (0: never poll).
 #define VKP__PIPELINE_SPIN_NS 50000u
 
 static vkp_status_t vkp__spin_policy(vkp_pipeline_t *p) {
+  int64_t demand = 0;
+  bool device = false, remote = false;
+  for (int32_t s = 0; s < p->n_stages; ++s) {
+    const vkp__stage_t *st = &p->stages[s];
+    int32_t threads = st->plan_stage->threads > 1 ? st->plan_stage->threads : 1;
+    demand += st->remote ? 1 : (int64_t)threads * st->n_copies;
+    device |= st->device;
+    remote |= st->remote;
+  }
+  // On rank 0 of an MPI job, the cores are its share of the node's.
+  bool own_cores = !device && demand <= (remote ? vkp__mpi_rank_cores() : vkp__host_cores());
+  for (int32_t s = 0; s < p->n_stages; ++s)
+    if (p->stages[s].remote) vkp__mpi_proxy_set_spin(p->stages[s].loaded, own_cores);
+  p->spin_ns = own_cores ? VKP__PIPELINE_SPIN_NS : 0;
   const char *env = getenv("VKPIPE_PIPELINE_SPIN_US");
   if (env) {
     char *end = NULL;
@@ -613,17 +629,7 @@ static vkp_status_t vkp__spin_policy(vkp_pipeline_t *p) {
                              "microseconds in 0..1000000",
                              env);
     p->spin_ns = (uint64_t)us * 1000u;
-    return NULL;
   }
-  int64_t demand = 0;
-  bool device = false;
-  for (int32_t s = 0; s < p->n_stages; ++s) {
-    const vkp__stage_t *st = &p->stages[s];
-    int32_t threads = st->plan_stage->threads > 1 ? st->plan_stage->threads : 1;
-    demand += st->remote ? 1 : (int64_t)threads * st->n_copies;
-    device |= st->device;
-  }
-  p->spin_ns = !device && demand <= vkp__host_cores() ? VKP__PIPELINE_SPIN_NS : 0;
   return NULL;
 }
 
