@@ -64,17 +64,30 @@ enum { VKP__CMD_RUN = 1, VKP__CMD_STOP = 2, VKP__CMD_SKIP = 3 };
 // Header seq of the last message on a direct route (the producer stopped).
 #define VKP__SEQ_END UINT64_MAX
 
+// A command or header is VKP__HEAD_BYTES, then, when the tensors it goes
+// with include data-dependent ("bounded") values, their run-time extents
+// along the bounded axis (in input or output order): the message carries
+// VKP__HEAD_BYTES + 8 per such value, so hops without them are unchanged.
+// A direct route's header always carries one (VKP__ROUTE_HDR_BYTES).
+#define VKP__MAX_EXTENTS 8
+#define VKP__HEAD_BYTES 16
+#define VKP__ROUTE_HDR_BYTES (VKP__HEAD_BYTES + 8)
+
 typedef struct vkp__cmd_t {
   uint64_t seq;
   int32_t cmd;
   int32_t pad;
+  int64_t ext[VKP__MAX_EXTENTS];
 } vkp__cmd_t;
 
 typedef struct vkp__hdr_t {
   uint64_t seq;
   int32_t code;     // vkp_status_code_t of the stage's error, 0 when fine
   int32_t msg_len;  // bytes of error text that follow (with the NUL)
+  int64_t ext[VKP__MAX_EXTENTS];
 } vkp__hdr_t;
+
+static int vkp__head_bytes(int n_extents) { return VKP__HEAD_BYTES + 8 * n_extents; }
 
 // Tags from here up are not a stage's: ping-pong (0x7ff0), heartbeats. MPI
 // guarantees tags up to 32767.
@@ -566,6 +579,72 @@ static size_t vkp__root_bytes(const vkp_plan_t *plan, const vkp__routes_t *r, in
   return total;
 }
 
+// The value of input (`outputs` false) or output `k` of stage `stage`.
+static const vkp_value_t *vkp__io_value(const vkp_plan_t *plan, int32_t stage, bool outputs,
+                                        int32_t k) {
+  const vkp_graph_t *g = plan->stages[stage].graph;
+  return &g->values[outputs ? g->outputs[k] : g->inputs[k]];
+}
+
+// Bytes of value `v` at its declared shape (a bounded value's bound).
+static size_t vkp__bound_bytes(const vkp_value_t *v) {
+  size_t bytes = 0;
+  return vkp_shape_numel(v->rank, v->shape, vkp_dtype_size(v->dtype), &bytes) ? bytes : SIZE_MAX;
+}
+
+// How many of the tensors stage `stage` exchanges with rank 0 one way are
+// bounded: the extents its commands (inputs) or replies (outputs) carry.
+static int vkp__root_extents(const vkp_plan_t *plan, const vkp__routes_t *r, int32_t stage,
+                             bool outputs) {
+  const vkp_graph_t *g = plan->stages[stage].graph;
+  int n = 0;
+  for (int32_t k = 0; k < (outputs ? g->n_outputs : g->n_inputs); ++k)
+    n += vkp__with_root(r, stage, outputs, k) && vkp__io_value(plan, stage, outputs, k)->bounded;
+  return n;
+}
+
+// Whether that direction travels as one message (VKP__PACK_MAX_BYTES).
+static bool vkp__packed(const vkp_plan_t *plan, const vkp__routes_t *r, int32_t stage,
+                        bool outputs) {
+  size_t bytes = vkp__root_bytes(plan, r, stage, outputs);
+  return bytes != SIZE_MAX &&
+         bytes + 8u * (size_t)vkp__root_extents(plan, r, stage, outputs) <= VKP__PACK_MAX_BYTES;
+}
+
+// Writes the run-time extents of the bounded ones among those tensors `t`
+// into `ext`.
+static void vkp__extents_get(const vkp_plan_t *plan, const vkp__routes_t *r, int32_t stage,
+                             bool outputs, const vkp_tensor_t *t, int64_t *ext) {
+  const vkp_graph_t *g = plan->stages[stage].graph;
+  int n = 0;
+  for (int32_t k = 0; k < (outputs ? g->n_outputs : g->n_inputs); ++k) {
+    const vkp_value_t *v = vkp__io_value(plan, stage, outputs, k);
+    if (vkp__with_root(r, stage, outputs, k) && v->bounded)
+      ext[n++] = t[k].shape[v->bounded_axis];
+  }
+}
+
+// Gives the bounded ones among those tensors `t` the extents `ext`; an
+// extent outside 0..bound is a broken message (INTERNAL, naming the value).
+static vkp_status_t vkp__extents_set(const vkp_plan_t *plan, const vkp__routes_t *r,
+                                     int32_t stage, bool outputs, const int64_t *ext,
+                                     vkp_tensor_t *t) {
+  const vkp_graph_t *g = plan->stages[stage].graph;
+  int n = 0;
+  for (int32_t k = 0; k < (outputs ? g->n_outputs : g->n_inputs); ++k) {
+    const vkp_value_t *v = vkp__io_value(plan, stage, outputs, k);
+    if (!vkp__with_root(r, stage, outputs, k) || !v->bounded) continue;
+    int64_t e = ext[n++];
+    if (e < 0 || e > v->shape[v->bounded_axis])
+      return vkp_status_make(VKP_STATUS_INTERNAL,
+                             "%s '%s' came with extent %lld, outside its bound %lld",
+                             outputs ? "output" : "input", v->name, (long long)e,
+                             (long long)v->shape[v->bounded_axis]);
+    t[k].shape[v->bounded_axis] = e;
+  }
+  return NULL;
+}
+
 // How many of those tensors there are.
 static int vkp__root_count(const vkp__routes_t *r, int32_t stage, bool outputs) {
   int n = 0;
@@ -575,17 +654,23 @@ static int vkp__root_count(const vkp__routes_t *r, int32_t stage, bool outputs) 
   return n;
 }
 
-// Addresses and byte counts of those of the `n` tensors `t` (the stage's
-// inputs or outputs) into `bufs` and `lens`; returns how many, their bytes
-// added to *bytes.
-static int vkp__root_spans(const vkp__routes_t *r, int32_t stage, bool outputs, int32_t n,
-                           const vkp_tensor_t *t, void **bufs, int *lens, uint64_t *bytes) {
+// Addresses and byte counts of those of the stage's inputs or outputs `t`
+// into `bufs` and `lens`; returns how many, their bytes added to *bytes.
+// The counts are the tensors' run-time sizes when `actual` (what a send of
+// its own moves), else their bounds (a receive, whose message may be
+// shorter, and the packed types, which both sides build alike).
+static int vkp__root_spans(const vkp_plan_t *plan, const vkp__routes_t *r, int32_t stage,
+                           bool outputs, bool actual, const vkp_tensor_t *t, void **bufs,
+                           int *lens, uint64_t *bytes) {
+  const vkp_graph_t *g = plan->stages[stage].graph;
   int k = 0;
-  for (int32_t i = 0; i < n; ++i) {
+  for (int32_t i = 0; i < (outputs ? g->n_outputs : g->n_inputs); ++i) {
     if (!vkp__with_root(r, stage, outputs, i)) continue;
+    size_t len = actual ? vkp_tensor_nbytes(&t[i])
+                        : vkp__bound_bytes(vkp__io_value(plan, stage, outputs, i));
     bufs[k] = t[i].data;
-    lens[k++] = (int)vkp_tensor_nbytes(&t[i]);
-    *bytes += vkp_tensor_nbytes(&t[i]);
+    lens[k++] = (int)len;
+    *bytes += len;
   }
   return k;
 }
@@ -690,6 +775,7 @@ typedef struct vkp__proxy_t {
                       // those that feed it directly), for heartbeats
   // One message each way when the tensors are small (VKP__PACK_MAX_BYTES).
   bool pack_in, pack_out;
+  int n_ext_in, n_ext_out;  // bounded tensors each way (vkp__root_extents)
   int32_t depth;
   vkp__proxy_slot_t *slots;  // owned: depth
   void **bufs;        // owned: the poster's scratch, n_inputs + n_outputs addresses
@@ -709,7 +795,7 @@ static vkp_status_t vkp__send_cmd(int32_t stage, int32_t rank, int32_t what,
                                   uint64_t seq) {
   vkp__cmd_t cmd = {.seq = seq, .cmd = what};
   MPI_Request req;
-  int rc = MPI_Isend(&cmd, sizeof cmd, MPI_BYTE, rank, vkp__tag(stage, VKP__K_CMD),
+  int rc = MPI_Isend(&cmd, VKP__HEAD_BYTES, MPI_BYTE, rank, vkp__tag(stage, VKP__K_CMD),
                      vkp__comm, &req);
   if (rc != MPI_SUCCESS) return vkp__mpi_error(rc, "sending a command");
   return vkp__wait_all(1, &req, 10000000000ull);
@@ -739,20 +825,21 @@ static void vkp__direct_sources(const vkp__proxy_t *px, char *text, size_t size)
 // into the requests of slot `sl`.
 static vkp_status_t vkp__proxy_post_sends(vkp__proxy_t *px, vkp__proxy_slot_t *sl, uint64_t seq,
                                           const vkp_tensor_t *inputs) {
-  const vkp_graph_t *g = px->plan->stages[px->stage].graph;
   MPI_Request *r = sl->reqs;
   int tag = vkp__tag(px->stage, VKP__K_CMD), rc = MPI_SUCCESS;
   sl->cmd = (vkp__cmd_t){.seq = seq, .cmd = VKP__CMD_RUN};
-  int k = vkp__root_spans(&px->routes, px->stage, false, g->n_inputs, inputs, px->bufs,
-                          px->lens, &sl->sent);
+  vkp__extents_get(px->plan, &px->routes, px->stage, false, inputs, sl->cmd.ext);
+  int head = vkp__head_bytes(px->n_ext_in);
+  int k = vkp__root_spans(px->plan, &px->routes, px->stage, false, !px->pack_in, inputs,
+                          px->bufs, px->lens, &sl->sent);
   if (px->pack_in) {
     MPI_Datatype type;
-    VKP_RETURN_IF_ERROR(vkp__type_cache_get(&sl->in_types, &sl->cmd, (int)sizeof sl->cmd,
-                                            px->bufs, px->lens, &type));
+    VKP_RETURN_IF_ERROR(
+        vkp__type_cache_get(&sl->in_types, &sl->cmd, head, px->bufs, px->lens, &type));
     rc = MPI_Isend(MPI_BOTTOM, 1, type, px->rank, tag, vkp__comm, &r[sl->n++]);
     return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "posting a transfer");
   }
-  rc = MPI_Isend(&sl->cmd, sizeof sl->cmd, MPI_BYTE, px->rank, tag, vkp__comm, &r[sl->n++]);
+  rc = MPI_Isend(&sl->cmd, head, MPI_BYTE, px->rank, tag, vkp__comm, &r[sl->n++]);
   for (int i = 0; rc == MPI_SUCCESS && i < k; ++i)
     rc = MPI_Isend(px->bufs[i], px->lens[i], MPI_BYTE, px->rank,
                    vkp__tag(px->stage, VKP__K_IN), vkp__comm, &r[sl->n++]);
@@ -763,16 +850,16 @@ static vkp_status_t vkp__proxy_post_sends(vkp__proxy_t *px, vkp__proxy_slot_t *s
 // reads) into the requests of slot `sl`.
 static vkp_status_t vkp__proxy_post_receives(vkp__proxy_t *px, vkp__proxy_slot_t *sl,
                                              vkp_tensor_t *outputs) {
-  const vkp_graph_t *g = px->plan->stages[px->stage].graph;
   MPI_Request *r = sl->reqs;
   int tag = vkp__tag(px->stage, VKP__K_HDR), rc = MPI_SUCCESS;
   sl->hdr = (vkp__hdr_t){0};
-  int k = vkp__root_spans(&px->routes, px->stage, true, g->n_outputs, outputs, px->bufs,
+  int k = vkp__root_spans(px->plan, &px->routes, px->stage, true, false, outputs, px->bufs,
                           px->lens, &sl->received);
   if (px->pack_out) {
     MPI_Datatype type;
-    VKP_RETURN_IF_ERROR(vkp__type_cache_get(&sl->out_types, &sl->hdr, (int)sizeof sl->hdr,
-                                            px->bufs, px->lens, &type));
+    VKP_RETURN_IF_ERROR(vkp__type_cache_get(&sl->out_types, &sl->hdr,
+                                            vkp__head_bytes(px->n_ext_out), px->bufs,
+                                            px->lens, &type));
     rc = MPI_Irecv(MPI_BOTTOM, 1, type, px->rank, tag, vkp__comm, &r[sl->n++]);
     return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "posting a transfer");
   }
@@ -819,7 +906,7 @@ uint64_t vkp__mpi_spin_ns(const vkp_stage_t *stage) {
   return px && px->spin_ns > vkp__spin_ns ? px->spin_ns : vkp__spin_ns;
 }
 
-vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot) {
+vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot, vkp_tensor_t *outputs) {
   vkp__proxy_t *px = (vkp__proxy_t *)stage;
   vkp__proxy_slot_t *sl = &px->slots[slot];
   int32_t silent = -1;
@@ -867,9 +954,22 @@ vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot) {
     return lost;
   }
   sl->n = 0;
+  vkp__hdr_t hdr = sl->hdr;
+  if (hdr.code == 0 && px->n_ext_out > 0) {
+    // The bounded outputs' run-time extents; what came, unless packed at
+    // the bounds, is their run-time size.
+    VKP_RETURN_IF_ERROR(
+        vkp__extents_set(px->plan, &px->routes, px->stage, true, hdr.ext, outputs));
+  }
+  if (hdr.code == 0 && px->n_ext_out > 0 && !px->pack_out) {
+    sl->received = 0;
+    const vkp_graph_t *g = px->plan->stages[px->stage].graph;
+    for (int32_t o = 0; o < g->n_outputs; ++o)
+      if (vkp__with_root(&px->routes, px->stage, true, o))
+        sl->received += vkp_tensor_nbytes(&outputs[o]);
+  }
   atomic_fetch_add(&vkp__bytes_sent, sl->sent);
   atomic_fetch_add(&vkp__bytes_received, sl->received);
-  vkp__hdr_t hdr = sl->hdr;
   if (hdr.code == 0) return NULL;
   // The stage failed there: its message follows (messages of one tag keep
   // their order, so it is this frame's).
@@ -893,7 +993,7 @@ vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot) {
 static vkp_status_t vkp__proxy_run(vkp_stage_t *stage, const vkp_tensor_t *inputs,
                                    vkp_tensor_t *outputs) {
   VKP_RETURN_IF_ERROR(vkp__mpi_proxy_post(stage, 0, 0, inputs, outputs));
-  return vkp__mpi_proxy_finish(stage, 0);
+  return vkp__mpi_proxy_finish(stage, 0, outputs);
 }
 
 static void vkp__proxy_free(vkp__proxy_t *px) {
@@ -1014,8 +1114,10 @@ vkp_status_t vkp__mpi_proxy_load(const vkp_plan_t *plan, int32_t stage, int32_t 
   vkp_status_t st = px && px->slots && px->bufs && px->lens ? NULL : VKP_OOM("MPI proxy stage");
   if (!st) st = vkp__routes_init(plan, &px->routes);
   if (!st) {
-    px->pack_in = vkp__root_bytes(plan, &px->routes, stage, false) <= VKP__PACK_MAX_BYTES;
-    px->pack_out = vkp__root_bytes(plan, &px->routes, stage, true) <= VKP__PACK_MAX_BYTES;
+    px->pack_in = vkp__packed(plan, &px->routes, stage, false);
+    px->pack_out = vkp__packed(plan, &px->routes, stage, true);
+    px->n_ext_in = vkp__root_extents(plan, &px->routes, stage, false);
+    px->n_ext_out = vkp__root_extents(plan, &px->routes, stage, true);
   }
   int n_in_root = st ? 0 : vkp__root_count(&px->routes, stage, false);
   int n_out_root = st ? 0 : vkp__root_count(&px->routes, stage, true);
@@ -1107,9 +1209,11 @@ typedef struct vkp__out_route_t {
 // Sends rank 0 a header of `kind` for frame `seq` (`err`'s code, or 0), the
 // outputs it reads, and after a failing header the error's text (kind
 // `msg_kind`). With `packed` (not MPI_DATATYPE_NULL) the header goes into
-// *packed_hdr, which `packed` covers with the outputs: one message.
-static vkp_status_t vkp__send_hdr(const vkp__routes_t *routes, int32_t stage,
-                                  int kind, int msg_kind, uint64_t seq,
+// *packed_hdr, which `packed` covers with the outputs: one message. With
+// outputs (`n_outputs` > 0, `plan` set) the header carries the bounded
+// ones' run-time extents, and each output goes at its run-time size.
+static vkp_status_t vkp__send_hdr(const vkp_plan_t *plan, const vkp__routes_t *routes,
+                                  int32_t stage, int kind, int msg_kind, uint64_t seq,
                                   vkp_status_t err, const vkp_tensor_t *outputs,
                                   int32_t n_outputs, MPI_Datatype packed,
                                   vkp__hdr_t *packed_hdr) {
@@ -1117,10 +1221,21 @@ static vkp_status_t vkp__send_hdr(const vkp__routes_t *routes, int32_t stage,
   vkp__hdr_t hdr = {.seq = seq,
                     .code = err ? (int32_t)vkp_status_code(err) : 0,
                     .msg_len = err ? (int32_t)strlen(text) + 1 : 0};
+  int n_ext = 0;
+  if (n_outputs > 0) {
+    n_ext = vkp__root_extents(plan, routes, stage, true);
+    vkp__extents_get(plan, routes, stage, true, outputs, hdr.ext);
+  }
   // Outputs rank 0 reads go back whatever happened: it posted their receives.
   uint64_t sent = 0;
-  for (int32_t o = 0; o < n_outputs; ++o)
-    if (vkp__with_root(routes, stage, true, o)) sent += vkp_tensor_nbytes(&outputs[o]);
+  int n_root = 0;
+  for (int32_t o = 0; o < n_outputs; ++o) {
+    if (!vkp__with_root(routes, stage, true, o)) continue;
+    n_root++;
+    sent += packed != MPI_DATATYPE_NULL
+                ? vkp__bound_bytes(vkp__io_value(plan, stage, true, o))
+                : vkp_tensor_nbytes(&outputs[o]);
+  }
   MPI_Request req;
   int rc = MPI_SUCCESS;
   if (packed != MPI_DATATYPE_NULL) {
@@ -1129,9 +1244,10 @@ static vkp_status_t vkp__send_hdr(const vkp__routes_t *routes, int32_t stage,
     VKP_RETURN_IF_ERROR(rc == MPI_SUCCESS ? vkp__wait_all(1, &req, UINT64_MAX)
                                           : vkp__mpi_error(rc, "sending a reply"));
   } else {
-    rc = MPI_Isend(&hdr, sizeof hdr, MPI_BYTE, 0, vkp__tag(stage, kind), vkp__comm, &req);
+    rc = MPI_Isend(&hdr, vkp__head_bytes(n_ext), MPI_BYTE, 0, vkp__tag(stage, kind),
+                   vkp__comm, &req);
     if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS && sent > 0) {
+    if (rc == MPI_SUCCESS && n_root > 0) {
       MPI_Request *out = vkp__calloc((size_t)n_outputs, sizeof(*out));
       if (!out) return VKP_OOM("output sends");
       int posted = 0;
@@ -1174,7 +1290,8 @@ static vkp_status_t vkp__inbox_post(vkp__server_t *sv, vkp__inbox_t *box,
     rc = MPI_Irecv(&box->hdr[i], sizeof box->hdr[i], MPI_BYTE, box->src_rank[i],
                    vkp__route_tag(r, sv->stage, i, 0), vkp__comm, &box->hdr_req[i]);
   if (rc == MPI_SUCCESS && box->data_req[i] == MPI_REQUEST_NULL)
-    rc = MPI_Irecv(sv->inputs[i].data, (int)vkp_tensor_nbytes(&sv->inputs[i]),
+    rc = MPI_Irecv(sv->inputs[i].data,
+                   (int)vkp__bound_bytes(vkp__io_value(sv->plan, sv->stage, false, i)),
                    MPI_BYTE, box->src_rank[i], vkp__route_tag(r, sv->stage, i, 1),
                    vkp__comm, &box->data_req[i]);
   return rc == MPI_SUCCESS ? NULL : vkp__mpi_error(rc, "receiving a direct input");
@@ -1191,6 +1308,17 @@ static vkp_status_t vkp__inbox_take(vkp__server_t *sv, vkp__inbox_t *box,
   bool payload = got != VKP__SEQ_END && box->hdr[i].code == 0;
   if (payload) {
     VKP_RETURN_IF_ERROR(vkp__wait_all(1, &box->data_req[i], UINT64_MAX));
+    const vkp_value_t *v = vkp__io_value(sv->plan, sv->stage, false, i);
+    if (v->bounded) {
+      int64_t e = box->hdr[i].ext[0];
+      if (e < 0 || e > v->shape[v->bounded_axis])
+        return vkp_status_make(VKP_STATUS_INTERNAL,
+                               "stage '%s': direct input '%s' came with extent %lld, "
+                               "outside its bound %lld",
+                               sv->plan->stages[sv->stage].name, v->name, (long long)e,
+                               (long long)v->shape[v->bounded_axis]);
+      sv->inputs[i].shape[v->bounded_axis] = e;
+    }
     size_t nbytes = vkp_tensor_nbytes(&sv->inputs[i]);
     atomic_fetch_add(&vkp__bytes_received, nbytes);
     atomic_fetch_add(&vkp__bytes_received_direct, nbytes);
@@ -1238,12 +1366,14 @@ static vkp_status_t vkp__routes_send(vkp__server_t *sv, const vkp__out_route_t *
   *n_reqs = 0;
   uint64_t sent = 0;
   for (int32_t k = 0; rc == MPI_SUCCESS && k < n_out; ++k) {
+    const vkp_tensor_t *t = &sv->outputs[out[k].output];
+    const vkp_value_t *v = vkp__io_value(sv->plan, sv->stage, true, out[k].output);
     hdrs[k] = (vkp__hdr_t){.seq = seq, .code = payload ? 0 : 1};
-    rc = MPI_Isend(&hdrs[k], sizeof hdrs[k], MPI_BYTE, out[k].rank,
+    hdrs[k].ext[0] = v->bounded ? t->shape[v->bounded_axis] : 0;
+    rc = MPI_Isend(&hdrs[k], VKP__ROUTE_HDR_BYTES, MPI_BYTE, out[k].rank,
                    vkp__route_tag(r, out[k].stage, out[k].input, 0), vkp__comm,
                    &reqs[(*n_reqs)++]);
     if (rc != MPI_SUCCESS || !payload) continue;
-    const vkp_tensor_t *t = &sv->outputs[out[k].output];
     sent += vkp_tensor_nbytes(t);
     rc = MPI_Isend(t->data, (int)vkp_tensor_nbytes(t), MPI_BYTE, out[k].rank,
                    vkp__route_tag(r, out[k].stage, out[k].input, 1), vkp__comm,
@@ -1266,7 +1396,8 @@ static vkp_status_t vkp__server_recv(vkp__server_t *sv, bool skips, const vkp__i
   int tag = vkp__tag(sv->stage, VKP__K_CMD);
   uint64_t from_root = 0;
   for (int32_t i = 0; i < g->n_inputs; ++i)
-    if (box->src_rank[i] < 0) from_root += vkp_tensor_nbytes(&sv->inputs[i]);
+    if (box->src_rank[i] < 0)
+      from_root += vkp__bound_bytes(vkp__io_value(sv->plan, sv->stage, false, i));
   sv->cmd = (vkp__cmd_t){0};
   if (sv->in_type != MPI_DATATYPE_NULL) {
     int rc = MPI_Irecv(MPI_BOTTOM, 1, sv->in_type, 0, tag, vkp__comm, &reqs[0]);
@@ -1281,8 +1412,9 @@ static vkp_status_t vkp__server_recv(vkp__server_t *sv, bool skips, const vkp__i
   for (int32_t i = 0; rc == MPI_SUCCESS && i < g->n_inputs; ++i) {
     if (skips && sv->cmd.cmd != VKP__CMD_RUN) break;
     if (box->src_rank[i] >= 0) continue;
-    rc = MPI_Irecv(sv->inputs[i].data, (int)vkp_tensor_nbytes(&sv->inputs[i]), MPI_BYTE, 0,
-                   vkp__tag(sv->stage, VKP__K_IN), vkp__comm, &reqs[posted]);
+    rc = MPI_Irecv(sv->inputs[i].data,
+                   (int)vkp__bound_bytes(vkp__io_value(sv->plan, sv->stage, false, i)),
+                   MPI_BYTE, 0, vkp__tag(sv->stage, VKP__K_IN), vkp__comm, &reqs[posted]);
     if (rc == MPI_SUCCESS) posted++;
   }
   vkp_status_t st = rc == MPI_SUCCESS ? vkp__wait_all(1, reqs, UINT64_MAX)
@@ -1304,8 +1436,8 @@ static vkp_status_t vkp__server_recv(vkp__server_t *sv, bool skips, const vkp__i
 static vkp_status_t vkp__server_types(vkp__server_t *sv) {
   const vkp__routes_t *r = sv->routes;
   const vkp_graph_t *g = sv->plan->stages[sv->stage].graph;
-  bool pack_in = vkp__root_bytes(sv->plan, r, sv->stage, false) <= VKP__PACK_MAX_BYTES;
-  bool pack_out = vkp__root_bytes(sv->plan, r, sv->stage, true) <= VKP__PACK_MAX_BYTES;
+  bool pack_in = vkp__packed(sv->plan, r, sv->stage, false);
+  bool pack_out = vkp__packed(sv->plan, r, sv->stage, true);
   if (!sv->inputs || !sv->outputs) return VKP_OOM("server tensors");
   size_t n_io = (size_t)g->n_inputs + (size_t)g->n_outputs;
   void **bufs = vkp__calloc(n_io + 1, sizeof(void *));
@@ -1313,12 +1445,18 @@ static vkp_status_t vkp__server_types(vkp__server_t *sv) {
   vkp_status_t st = bufs && lens ? NULL : VKP_OOM("server message types");
   uint64_t bytes = 0;
   if (!st && pack_in) {
-    int k = vkp__root_spans(r, sv->stage, false, g->n_inputs, sv->inputs, bufs, lens, &bytes);
-    st = vkp__span_type(&sv->cmd, (int)sizeof sv->cmd, k, bufs, lens, &sv->in_type);
+    int k = vkp__root_spans(sv->plan, r, sv->stage, false, false, sv->inputs, bufs, lens,
+                            &bytes);
+    st = vkp__span_type(&sv->cmd,
+                        vkp__head_bytes(vkp__root_extents(sv->plan, r, sv->stage, false)), k,
+                        bufs, lens, &sv->in_type);
   }
   if (!st && pack_out) {
-    int k = vkp__root_spans(r, sv->stage, true, g->n_outputs, sv->outputs, bufs, lens, &bytes);
-    st = vkp__span_type(&sv->reply, (int)sizeof sv->reply, k, bufs, lens, &sv->out_type);
+    int k = vkp__root_spans(sv->plan, r, sv->stage, true, false, sv->outputs, bufs, lens,
+                            &bytes);
+    st = vkp__span_type(&sv->reply,
+                        vkp__head_bytes(vkp__root_extents(sv->plan, r, sv->stage, true)), k,
+                        bufs, lens, &sv->out_type);
   }
   vkp__free(bufs);
   vkp__free(lens);
@@ -1388,6 +1526,12 @@ static void *vkp__server_main(void *arg) {
     if (st) break;
     vkp_status_t err = NULL;
     if (cmd.cmd == VKP__CMD_RUN) {
+      // Bounded values: the inputs' run-time extents came with the command
+      // (or a direct route's header); the outputs start at their bounds.
+      for (int32_t o = 0; o < g->n_outputs; ++o) {
+        const vkp_value_t *v = vkp__io_value(plan, sv->stage, true, o);
+        if (v->bounded) sv->outputs[o].shape[v->bounded_axis] = v->shape[v->bounded_axis];
+      }
       if (sv->load_error)
         err = vkp_status_make(vkp_status_code(sv->load_error), "%s",
                               vkp_status_message(sv->load_error));
@@ -1396,7 +1540,8 @@ static void *vkp__server_main(void *arg) {
                               "frame %llu: a direct input came without its value",
                               (unsigned long long)cmd.seq);
       else
-        err = sv->target->vtable->stage.run(sv->loaded, sv->inputs, sv->outputs);
+        err = vkp__extents_set(plan, r, sv->stage, false, cmd.ext, sv->inputs);
+      if (!err) err = sv->target->vtable->stage.run(sv->loaded, sv->inputs, sv->outputs);
     }
     // Direct sends first, then the reply, then wait for the direct sends:
     // rank 0 must hear of the frame before a consumer's credit can depend
@@ -1405,7 +1550,7 @@ static void *vkp__server_main(void *arg) {
     st = vkp__routes_send(sv, out, n_out, cmd.seq, cmd.cmd == VKP__CMD_RUN && !err,
                           out_hdrs, out_reqs, &n_out_reqs);
     if (!st && cmd.cmd == VKP__CMD_RUN)
-      st = vkp__send_hdr(r, sv->stage, VKP__K_HDR, VKP__K_MSG, cmd.seq, err, sv->outputs,
+      st = vkp__send_hdr(plan, r, sv->stage, VKP__K_HDR, VKP__K_MSG, cmd.seq, err, sv->outputs,
                          g->n_outputs, sv->out_type, &sv->reply);
     vkp_status_free(err);
     vkp_status_t sent = vkp__wait_all(n_out_reqs, out_reqs, UINT64_MAX);
@@ -1420,7 +1565,7 @@ static void *vkp__server_main(void *arg) {
   if (out && out_hdrs && out_reqs) {
     for (int32_t k = 0; k < n_out; ++k) {
       out_hdrs[k] = (vkp__hdr_t){.seq = VKP__SEQ_END};
-      if (MPI_Isend(&out_hdrs[k], sizeof out_hdrs[k], MPI_BYTE, out[k].rank,
+      if (MPI_Isend(&out_hdrs[k], VKP__ROUTE_HDR_BYTES, MPI_BYTE, out[k].rank,
                     vkp__route_tag(r, out[k].stage, out[k].input, 0), vkp__comm,
                     &out_reqs[n_end]) == MPI_SUCCESS)
         n_end++;
@@ -1488,21 +1633,18 @@ static void *vkp__heartbeat_main(void *arg) {
   return NULL;
 }
 
-// A stage served here moves its inputs and outputs as fixed-size bytes: a
-// data-dependent ("bounded") one, whose run-time extent would have to travel
-// with it, is refused when the stage loads (its error goes to rank 0 in the
-// ready report) rather than run with the bound as its extent.
-static vkp_status_t vkp__check_fixed_extents(const vkp_graph_t *g) {
-  for (int32_t i = 0; i < g->n_inputs + g->n_outputs; ++i) {
-    const vkp_value_t *v = &g->values[i < g->n_inputs ? g->inputs[i]
-                                                      : g->outputs[i - g->n_inputs]];
-    if (!v->bounded) continue;
-    return vkp_status_make(VKP_STATUS_UNSUPPORTED,
-                           "%s '%s' has a data-dependent extent (bounded along axis %d), "
-                           "which does not cross MPI ranks yet: keep the stages that "
-                           "make and read it on one rank (docs/scale-out.md)",
-                           i < g->n_inputs ? "input" : "output", v->name,
-                           (int)v->bounded_axis);
+// A stage served here sends the run-time extents of its bounded inputs and
+// outputs in its commands and replies, at most VKP__MAX_EXTENTS each way.
+static vkp_status_t vkp__check_extents(const vkp_plan_t *plan, const vkp__routes_t *r,
+                                       int32_t stage) {
+  for (int outputs = 0; outputs < 2; ++outputs) {
+    int n = vkp__root_extents(plan, r, stage, outputs);
+    if (n > VKP__MAX_EXTENTS)
+      return vkp_status_make(VKP_STATUS_UNSUPPORTED,
+                             "%d of its %s exchanged with rank 0 are data-dependent "
+                             "(bounded); at most %d cross ranks per stage: cut the "
+                             "stage elsewhere (docs/scale-out.md)",
+                             n, outputs ? "outputs" : "inputs", VKP__MAX_EXTENTS);
   }
   return NULL;
 }
@@ -1535,7 +1677,7 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
     v->routes = &routes;
     v->stage = s;
     const vkp_graph_t *g = plan->stages[s].graph;
-    v->load_error = vkp__check_fixed_extents(g);
+    v->load_error = vkp__check_extents(plan, &routes, s);
     if (!v->load_error) v->load_error = load(ctx, plan, s, &v->target, &v->loaded);
     vkp_status_t t = vkp__tensors_for(g, false, &v->inputs);
     if (!t) t = vkp__tensors_for(g, true, &v->outputs);
@@ -1544,7 +1686,7 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
     if (v->load_error)
       v->load_error = vkp_status_annotate(v->load_error, "stage '%s' on rank %d",
                                           plan->stages[s].name, vkp__rank);
-    vkp_status_t sent = vkp__send_hdr(&routes, s, VKP__K_READY, VKP__K_READY_MSG,
+    vkp_status_t sent = vkp__send_hdr(plan, &routes, s, VKP__K_READY, VKP__K_READY_MSG,
                                       0, v->load_error, NULL, 0, MPI_DATATYPE_NULL, NULL);
     if (sent && !st) st = sent;
     else vkp_status_free(sent);

@@ -61,7 +61,8 @@ vkp_status_t vkp__mpi_proxy_post(vkp_stage_t *stage, uint64_t seq, int32_t slot,
   return vkp_status_make(VKP_STATUS_UNSUPPORTED, "built without MPI");
 }
 
-vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot) {
+vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot,
+                                   vkp_tensor_t *outputs) {
   return vkp_status_make(VKP_STATUS_UNSUPPORTED, "built without MPI");
 }
 

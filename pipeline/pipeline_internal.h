@@ -281,8 +281,10 @@ int32_t vkp__mpi_rank_cores(void);
 
 // Waits for the reply of the frame posted in `slot` (frames finish in the
 // order they were posted): the stage's error on its rank, DEVICE_LOST for a
-// lost rank, or NULL.
-vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot) VKP_MUST_USE;
+// lost rank, or NULL. `outputs` (as posted) get the run-time extents of
+// their bounded values.
+vkp_status_t vkp__mpi_proxy_finish(vkp_stage_t *stage, int32_t slot,
+                                   vkp_tensor_t *outputs) VKP_MUST_USE;
 
 // Tells every rank serving a stage of `p` that the pipeline is gone; called
 // by destroy once the workers have stopped, before the stages are unloaded.

@@ -582,7 +582,7 @@ static void *vkp__remote_completer(void *arg) {
     pthread_mutex_unlock(&p->mu);
 
     vkp_tensor_t *outs = st->slot_outputs + slot * n_out;
-    if (!skip && !err) err = vkp__mpi_proxy_finish(st->loaded, (int32_t)slot);
+    if (!skip && !err) err = vkp__mpi_proxy_finish(st->loaded, (int32_t)slot, outs);
     if (!skip && !err) vkp__frame_outputs_done(p, st, f, slot, outs);
     err = vkp__signal_device_consumers(p, st, seq, err);
     vkp__completer_done(p, st, seq, vkp__now_ns(), err, skip || err, !skip, true);

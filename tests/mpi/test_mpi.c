@@ -18,7 +18,10 @@
 //   6. destroy with frames in flight: every rank returns;
 //   7. a chain rank 1 -> rank 2 -> rank 0: the middle value goes from rank
 //      1 to rank 2 directly (bytes moved per rank checked), results exact;
-//   8. a data-dependent ("bounded") input of a remote stage: refused clearly.
+//   8. data-dependent ("bounded") values crossing ranks: a bounded input
+//      through a remote identity stage (packed and not), and NonZero's
+//      picks made on one rank and read on another, by reply, by command and
+//      by a direct route: run-time shapes and values exact.
 // Plain C with its own checks (no Criterion: it forks, MPI must not).
 #include <pthread.h>
 #include <signal.h>
@@ -417,8 +420,8 @@ done:
 
 // A one-stage plan: x -> identity (on `rank`) -> y, of `dtype`.
 static vkp_status_t identity_plan(vkp_dtype_t dtype, int32_t rank, bool bounded,
-                                  vkp_plan_t **out) {
-  int64_t shape[2] = {3, 5};
+                                  int64_t cols, vkp_plan_t **out) {
+  int64_t shape[2] = {3, cols};
   vkp_graph_t *g = NULL;
   vkp_status_t st = vkp_graph_create("id", &g);
   const char *ins[] = {"x"}, *outs[] = {"y"};
@@ -459,7 +462,7 @@ static void case_dtypes(void) {
     vkp_plan_t *plan = NULL;
     vkp_pipeline_t *pipe = NULL;
     vkp_tensor_t x = {0}, y = {0};
-    vkp_status_t st = identity_plan((vkp_dtype_t)d, 1 % g_size, false, &plan);
+    vkp_status_t st = identity_plan((vkp_dtype_t)d, 1 % g_size, false, 5, &plan);
     // Every rank skips the same dtypes: those the cpu target cannot copy.
     if (!st) st = vkp_target_check_graph(cpu, plan->stages[0].graph);
     if (st) {
@@ -506,30 +509,189 @@ done:
   vkp_registry_destroy(reg);
 }
 
-// A data-dependent ("bounded") input of a stage on rank 1: refused when the
-// stage loads there, with an error that names the value, and nothing waits.
-static void case_bounded_refused(void) {
+// A bounded graph input (any extent along axis 0 up to 3) through a remote
+// cpu identity stage, `cols` columns: its run-time extent goes with the
+// command and comes back with the reply; shapes and bytes as sent, extents
+// from 0 to the bound. 5 columns go as one packed message each way, 1000
+// as separate ones (past VKP__PACK_MAX_BYTES).
+static void case_bounded_identity(int64_t cols) {
+  enum { kFrames = 60 };
   vkp_registry_t *reg = NULL;
   vkp_plan_t *plan = NULL;
   vkp_pipeline_t *pipe = NULL;
+  float *xs = NULL;
+  int64_t *rows = NULL;
   OK(vkp_registry_create_default(&reg));
-  OK(identity_plan(VKP_DTYPE_FLOAT32, 1, true, &plan));
+  OK(identity_plan(VKP_DTYPE_FLOAT32, 1 % g_size, true, cols, &plan));
   if (g_rank != 0) {
     serve(plan, reg);
     goto done;
   }
-  vkp_status_t st = vkp_pipeline_create(plan, reg, NULL, &pipe);
-  CHECK(st && vkp_status_is(st, VKP_STATUS_UNSUPPORTED) &&
-            strstr(vkp_status_message(st), "input 'x' has a data-dependent extent") &&
-            strstr(vkp_status_message(st), "rank 1"),
-        "expected the bounded input refused, got '%s'", st ? vkp_status_message(st) : "OK");
-  CHECK(!pipe, "a pipeline was made");
-  vkp_status_free(st);
+  OK(vkp_pipeline_create(plan, reg, NULL, &pipe));
+  xs = calloc((size_t)kFrames * 3 * (size_t)cols, sizeof(float));
+  rows = calloc(kFrames, sizeof(int64_t));
+  uint64_t collected = 0;
+  for (int f = 0; f <= kFrames; ++f) {
+    if (f < kFrames) {
+      rows[f] = f < 4 ? f : (int64_t)(rng_next() % 4);  // 0..3, each at least once
+      float *x = xs + (size_t)f * 3 * (size_t)cols;
+      for (int64_t k = 0; k < rows[f] * cols; ++k) x[k] = rng_uniform(-10, 10);
+      int64_t shape[2] = {rows[f], cols};
+      vkp_tensor_t t;
+      OK(vkp_tensor_init_view(&t, VKP_DTYPE_FLOAT32, 2, shape, x));
+      OK(vkp_pipeline_set_input(pipe, "x", &t));
+      OK(vkp_pipeline_run(pipe, NULL));
+    }
+    while (collected < kFrames && (f == kFrames || (uint64_t)f + 1 - collected > 3)) {
+      vkp_pipeline_result_t res;
+      OK(vkp_pipeline_get_output(pipe, UINT64_MAX, &res));
+      collected++;
+      int64_t r = rows[res.seq - 1];
+      const vkp_tensor_t *y = &res.outputs[0];
+      CHECK(!res.status, "bounded frame %llu failed: %s", (unsigned long long)res.seq,
+            vkp_status_message(res.status));
+      if (!res.status) {
+        CHECK(y->rank == 2 && y->shape[0] == r && y->shape[1] == cols,
+              "frame %llu: y is [%lld, %lld], want [%lld, %lld]",
+              (unsigned long long)res.seq, (long long)y->shape[0], (long long)y->shape[1],
+              (long long)r, (long long)cols);
+        CHECK(y->shape[0] != r ||
+                  memcmp(y->data, xs + (size_t)(res.seq - 1) * 3 * (size_t)cols,
+                         (size_t)(r * cols) * sizeof(float)) == 0,
+              "frame %llu: values changed on the way", (unsigned long long)res.seq);
+      }
+      vkp_pipeline_result_deinit(&res);
+    }
+  }
 done:
   vkp_pipeline_destroy(pipe);
   vkp_plan_destroy(plan);
   vkp_registry_destroy(reg);
+  free(xs);
+  free(rows);
 }
+
+// The positive elements of x (greater, non_zero, reshape, gather: bounded
+// along axis 0) in stage 0, squared in stage 1; both bounded values are
+// global outputs. Placed {1, 0} (the extent comes back in the reply and
+// reaches rank 0's stage through its ring slot), {0, 1} (it goes out with
+// the command), and {1, 2} ({1, 1} at two ranks: a direct route between
+// serving ranks, the extent in the route's header). Frames where nothing
+// is picked included; against the directly computed truth.
+enum { kPickN = 300 };  // 1200 bytes of x; `vals` bounded at 300
+
+static vkp_status_t pick_plan(const int32_t ranks[2], vkp_plan_t **out) {
+  *out = NULL;
+  vkp_graph_t *g = NULL;
+  int64_t shape[1] = {kPickN}, one = 1, minus_one = -1;
+  float zero = 0.0f;
+  vkp_attr_t flat = {.name = "shape", .kind = VKP_ATTR_INTS, .ints = &minus_one, .count = 1};
+  const char *gt_in[] = {"x", "zero"}, *gt_out[] = {"mask"}, *nz_in[] = {"mask"},
+             *nz_out[] = {"nz"}, *fl_out[] = {"idx"}, *pk_in[] = {"x", "idx"},
+             *pk_out[] = {"vals"}, *sq_in[] = {"vals", "vals"}, *sq_out[] = {"sq"};
+  vkp_status_t st = vkp_graph_create("pick", &g);
+  if (!st) st = vkp_graph_add_input(g, "x", VKP_DTYPE_FLOAT32, 1, shape, NULL);
+  if (!st) st = vkp_graph_add_constant(g, "zero", VKP_DTYPE_FLOAT32, 1, &one, &zero, NULL);
+  if (!st) st = vkp_graph_add_node(g, "gt", VKP_OP_GREATER, 2, gt_in, 1, gt_out, 0, NULL, NULL);
+  if (!st) st = vkp_graph_add_node(g, "nz", VKP_OP_NON_ZERO, 1, nz_in, 1, nz_out, 0, NULL, NULL);
+  if (!st) st = vkp_graph_add_node(g, "flat", VKP_OP_RESHAPE, 1, nz_out, 1, fl_out, 1, &flat, NULL);
+  if (!st) st = vkp_graph_add_node(g, "pick", VKP_OP_GATHER, 2, pk_in, 1, pk_out, 0, NULL, NULL);
+  if (!st) st = vkp_graph_add_node(g, "square", VKP_OP_MUL, 2, sq_in, 1, sq_out, 0, NULL, NULL);
+  if (!st) st = vkp_graph_mark_output(g, "idx");
+  if (!st) st = vkp_graph_mark_output(g, "sq");
+  if (!st) st = vkp_graph_validate(g);
+  vkp_plan_t *plan = NULL;
+  if (!st) st = vkp_plan_create("pick", &plan);
+  const int32_t s0[] = {0, 1, 2, 3}, s1[] = {4};
+  vkp_graph_t *g0 = NULL, *g1 = NULL;
+  if (!st) st = vkp_graph_extract(g, 4, s0, "pick", &g0);
+  if (!st) st = vkp_graph_extract(g, 1, s1, "square", &g1);
+  if (!st) st = vkp_plan_add_stage(plan, "pick", "cpu", g0, NULL);
+  else vkp_graph_destroy(g0);
+  g0 = NULL;
+  if (!st) st = vkp_plan_add_stage(plan, "square", "cpu", g1, NULL);
+  else vkp_graph_destroy(g1);
+  if (!st) st = vkp_plan_add_global_input(plan, "x");
+  if (!st) st = vkp_plan_add_global_output(plan, "idx");
+  if (!st) st = vkp_plan_add_global_output(plan, "sq");
+  if (!st) st = vkp_plan_bind(plan, VKP_PLAN_GLOBAL, "x", 0, "x");
+  if (!st) st = vkp_plan_bind(plan, 0, "vals", 1, "vals");
+  if (!st) st = vkp_plan_bind(plan, 0, "idx", VKP_PLAN_GLOBAL, "idx");
+  if (!st) st = vkp_plan_bind(plan, 1, "sq", VKP_PLAN_GLOBAL, "sq");
+  for (int32_t s = 0; s < 2 && !st; ++s) st = vkp_plan_set_stage_rank(plan, s, ranks[s]);
+  if (!st) st = vkp_plan_validate(plan);
+  vkp_graph_destroy(g);
+  if (st) {
+    vkp_plan_destroy(plan);
+    return st;
+  }
+  *out = plan;
+  return NULL;
+}
+
+static void case_bounded_pick(const int32_t ranks[2]) {
+  enum { kFrames = 200 };
+  vkp_registry_t *reg = NULL;
+  vkp_plan_t *plan = NULL;
+  vkp_pipeline_t *pipe = NULL;
+  float *xs = NULL;
+  OK(vkp_registry_create_default(&reg));
+  OK(pick_plan(ranks, &plan));
+  if (g_rank != 0) {
+    if (ranks[0] == g_rank || ranks[1] == g_rank) serve(plan, reg);
+    goto done;
+  }
+  OK(vkp_pipeline_create(plan, reg, NULL, &pipe));
+  xs = calloc((size_t)kFrames * kPickN, sizeof(float));
+  uint64_t collected = 0;
+  int64_t shape[1] = {kPickN};
+  for (int f = 0; f <= kFrames; ++f) {
+    if (f < kFrames) {
+      float *x = xs + (size_t)f * kPickN;
+      // A share of positives that varies by frame; none in frame 5.
+      float lo = f == 5 ? -10.0f : rng_uniform(-10, 0), hi = f == 5 ? -1.0f : rng_uniform(0, 10);
+      for (int k = 0; k < kPickN; ++k) x[k] = rng_uniform(lo, hi);
+      vkp_tensor_t t;
+      OK(vkp_tensor_init_view(&t, VKP_DTYPE_FLOAT32, 1, shape, x));
+      OK(vkp_pipeline_set_input(pipe, "x", &t));
+      OK(vkp_pipeline_run(pipe, NULL));
+    }
+    while (collected < kFrames && (f == kFrames || (uint64_t)f + 1 - collected > 4)) {
+      vkp_pipeline_result_t res;
+      OK(vkp_pipeline_get_output(pipe, UINT64_MAX, &res));
+      collected++;
+      CHECK(res.seq == collected, "pick: result seq %llu, expected %llu",
+            (unsigned long long)res.seq, (unsigned long long)collected);
+      CHECK(!res.status, "pick {%d, %d}: frame %llu failed: %s", (int)ranks[0],
+            (int)ranks[1], (unsigned long long)res.seq, vkp_status_message(res.status));
+      if (!res.status) {
+        const float *x = xs + (size_t)(res.seq - 1) * kPickN;
+        int64_t want = 0;
+        bool same = true;
+        const vkp_tensor_t *idx = &res.outputs[0], *sq = &res.outputs[1];
+        for (int k = 0; k < kPickN; ++k) {
+          if (!(x[k] > 0.0f)) continue;
+          same = same && want < idx->shape[0] && want < sq->shape[0] &&
+                 ((const int64_t *)idx->data)[want] == k &&
+                 ((const float *)sq->data)[want] == x[k] * x[k];
+          want++;
+        }
+        CHECK(idx->shape[0] == want && sq->shape[0] == want && same,
+              "pick {%d, %d}: frame %llu: %lld indices and %lld squares, want %lld%s",
+              (int)ranks[0], (int)ranks[1], (unsigned long long)res.seq,
+              (long long)idx->shape[0], (long long)sq->shape[0], (long long)want,
+              same ? "" : " (values differ)");
+      }
+      vkp_pipeline_result_deinit(&res);
+    }
+  }
+done:
+  vkp_pipeline_destroy(pipe);
+  vkp_plan_destroy(plan);
+  vkp_registry_destroy(reg);
+  free(xs);
+}
+
 
 // The serving rank lacks the stage's target ("tmath" is registered on rank 0
 // only): rank 0's create fails with that rank's error, and nothing waits.
@@ -563,7 +725,7 @@ static void case_missing_rank(void) {
   vkp_plan_t *plan = NULL;
   vkp_pipeline_t *pipe = NULL;
   OK(vkp_registry_create_default(&reg));
-  OK(identity_plan(VKP_DTYPE_FLOAT32, g_size, false, &plan));
+  OK(identity_plan(VKP_DTYPE_FLOAT32, g_size, false, 5, &plan));
   if (g_rank == 0) {
     vkp_status_t st = vkp_pipeline_create(plan, reg, NULL, &pipe);
     char want[64];
@@ -719,7 +881,15 @@ int main(int argc, char **argv) {
   case_dtypes();
   case_missing_rank();
   case_remote_load_error();
-  case_bounded_refused();
+  case_bounded_identity(5);
+  case_bounded_identity(1000);
+  {
+    const int32_t back[2] = {1 % g_size, 0}, out[2] = {0, 1 % g_size},
+                  direct[2] = {1 % g_size, g_size > 2 ? 2 : 1 % g_size};
+    case_bounded_pick(back);
+    case_bounded_pick(out);
+    case_bounded_pick(direct);
+  }
   case_destroy_in_flight();
   if (g_failures) fprintf(stderr, "rank %d: %d failures\n", rank, g_failures);
   else if (rank == 0) printf("test_mpi: all cases passed\n");
