@@ -72,8 +72,13 @@ vkp_status_t vkp__c_emit_arg(vkp__c_kernel_t *k) {
   return NULL;
 }
 
-// A stable merge sort of each row's indices in scratch (two buffers of n
-// ptrdiff_t), then the first k of them gathered into both outputs.
+// Per row: where K is small next to the row (K * 16 <= n), one pass that
+// keeps the K best indices in order, each new element inserted after the
+// ones it does not beat (so ties keep the lower index first) and most
+// rejected by one comparison with the K-th best; otherwise a stable merge
+// sort of the row's indices. Scratch: two buffers of n ptrdiff_t. Then the
+// first K gathered into both outputs. (DGCNN's k-nearest-neighbour TopK,
+// 8 of 512 per row over 512 rows, took 5 ms a call as a sort.)
 //
 // Bounded (a bounded x, or K at run time: input 1): the row length, the
 // outer and inner sizes and K are the run-time ones (K's extent is the
@@ -107,6 +112,23 @@ vkp_status_t vkp__c_emit_top_k(vkp__c_kernel_t *k) {
       "    for (ptrdiff_t i = 0; i < %s; ++i) {\n"
       "      const %s *xs = %s + o * %s + i;\n"
       "      ptrdiff_t *src = ord, *dst = tmp;\n"
+      "      if (%s > 0 && %s * 16 <= %s) {\n"
+      "        ptrdiff_t cnt = 0, kk = %s;\n"
+      "        for (ptrdiff_t j = 0; j < %s; ++j) {\n"
+      "          %s va = xs[j * %s], vb = va;\n"
+      "          if (cnt == kk) {\n"
+      "            vb = xs[src[kk - 1] * %s];\n"
+      "            if (!(%s)) continue;\n"
+      "          }\n"
+      "          ptrdiff_t p = cnt < kk ? cnt++ : kk - 1;\n"
+      "          for (; p > 0; --p) {\n"
+      "            vb = xs[src[p - 1] * %s];\n"
+      "            if (!(%s)) break;\n"
+      "            src[p] = src[p - 1];\n"
+      "          }\n"
+      "          src[p] = j;\n"
+      "        }\n"
+      "      } else {\n"
       "      for (ptrdiff_t j = 0; j < %s; ++j) src[j] = j;\n"
       "      for (ptrdiff_t w = 1; w < %s; w *= 2) {\n"
       "        for (ptrdiff_t lo = 0; lo < %s; lo += 2 * w) {\n"
@@ -124,13 +146,15 @@ vkp_status_t vkp__c_emit_top_k(vkp__c_kernel_t *k) {
       "        src = dst;\n"
       "        dst = swap;\n"
       "      }\n"
+      "      }\n"
       "      for (ptrdiff_t j = 0; j < %s; ++j) {\n"
       "        ptrdiff_t at = o * %s + j * %s + i;\n"
       "        %s[at] = xs[src[j] * %s];\n"
       "        %s[at] = (int64_t)src[j];\n"
       "      }\n"
       "    }\n",
-      n, v.outer.s, v.inner.s, t, k->in[0], v.span.s, v.n.s, v.n.s, v.n.s, v.n.s, v.n.s,
+      n, v.outer.s, v.inner.s, t, k->in[0], v.span.s, kd.s, kd.s, v.n.s, kd.s, v.n.s, t, v.inner.s,
+      v.inner.s, before, v.inner.s, before, v.n.s, v.n.s, v.n.s, v.n.s, v.n.s,
       v.n.s, v.n.s, t, v.inner.s, v.inner.s, before, kd.s, kspan.s, v.inner.s, k->outs[0],
       v.inner.s, k->outs[1]);
   return NULL;

@@ -2923,6 +2923,412 @@ def build_stylegan(rng, small):
 tv = torchvision.models
 seg = torchvision.models.segmentation
 # (name, family, builder); the order is the report's order.
+
+# ------------------------------------------- fifth wave (2026-11-28)
+# Exports no issue names: a separable 3-D video network, a tanh RNN,
+# bicubic upsampling, image restoration gates, point-cloud k-nearest
+# neighbours, big depthwise kernels, pooling token mixers, efficient
+# attention with spatial reduction, a speech front end with hard tanh, graph
+# attention and involution (unfold).
+def build_s3d(rng, small):
+    # S3D's head pools (2, 7, 7): 16 frames of 224 x 224 at the least.
+    return Export(torchvision.models.video.s3d(weights=None, num_classes=400),
+                  {"input": normal(rng, 1, 3, 16, 224, 224)}, ["logits"])
+
+
+class TanhRNN(nn.Module):
+    """Two bidirectional Elman (tanh) layers over feature frames, a per-step
+    classifier: ONNX RNN."""
+
+    def __init__(self, features=40, hidden=64, classes=12):
+        super().__init__()
+        self.rnn = nn.RNN(features, hidden, num_layers=2, bidirectional=True,
+                          nonlinearity="tanh", batch_first=True)
+        self.out = nn.Linear(2 * hidden, classes)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.out(y).log_softmax(-1)
+
+
+def build_rnn_tanh(rng, small):
+    return Export(TanhRNN(), {"frames": normal(rng, 1, 20 if small else 50, 40)},
+                  ["log_probs"])
+
+
+class VDSR(nn.Module):
+    """VDSR: bicubic upsampling, then a plain conv stack that predicts the
+    residual (ONNX Resize, cubic)."""
+
+    def __init__(self, depth=8, width=32):
+        super().__init__()
+        layers = [nn.Conv2d(1, width, 3, padding=1), nn.ReLU()]
+        for _ in range(depth - 2):
+            layers += [nn.Conv2d(width, width, 3, padding=1), nn.ReLU()]
+        layers += [nn.Conv2d(width, 1, 3, padding=1)]
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, y):
+        up = F.interpolate(y, scale_factor=2, mode="bicubic", align_corners=False)
+        return up + self.body(up)
+
+
+def build_vdsr(rng, small):
+    s = 24 if small else 48
+    return Export(VDSR(), {"luma": normal(rng, 1, 1, s, s)}, ["upscaled"])
+
+
+class LayerNorm2d(nn.Module):
+    def __init__(self, c, eps=1e-6):
+        super().__init__()
+        self.weight, self.bias, self.eps = nn.Parameter(torch.ones(c)), nn.Parameter(torch.zeros(c)), eps
+
+    def forward(self, x):
+        mu = x.mean(1, keepdim=True)
+        var = (x - mu).pow(2).mean(1, keepdim=True)
+        return (x - mu) / (var + self.eps).sqrt() * self.weight[:, None, None] + self.bias[:, None, None]
+
+
+class NAFBlock(nn.Module):
+    """NAFNet's block: LayerNorm over channels, depthwise conv, SimpleGate
+    (halves multiplied), simplified channel attention, two learned residual
+    scales."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.norm1, self.norm2 = LayerNorm2d(c), LayerNorm2d(c)
+        self.conv1, self.conv2 = nn.Conv2d(c, 2 * c, 1), nn.Conv2d(2 * c, 2 * c, 3, padding=1, groups=2 * c)
+        self.sca = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, c, 1))
+        self.conv3 = nn.Conv2d(c, c, 1)
+        self.ffn1, self.ffn2 = nn.Conv2d(c, 2 * c, 1), nn.Conv2d(c, c, 1)
+        self.beta = nn.Parameter(torch.randn(1, c, 1, 1) * 0.1)
+        self.gamma = nn.Parameter(torch.randn(1, c, 1, 1) * 0.1)
+
+    @staticmethod
+    def gate(x):
+        a, b = x.chunk(2, dim=1)
+        return a * b
+
+    def forward(self, x):
+        y = self.gate(self.conv2(self.conv1(self.norm1(x))))
+        y = self.conv3(y * self.sca(y))
+        x = x + y * self.beta
+        return x + self.ffn2(self.gate(self.ffn1(self.norm2(x)))) * self.gamma
+
+
+class NAFNetLite(nn.Module):
+    """A two-level NAFNet (image restoration): strided-conv downsampling,
+    1x1 conv + PixelShuffle upsampling, skip additions, a global residual."""
+
+    def __init__(self, width=16):
+        super().__init__()
+        self.intro, self.ending = nn.Conv2d(3, width, 3, padding=1), nn.Conv2d(width, 3, 3, padding=1)
+        self.enc1, self.down1 = NAFBlock(width), nn.Conv2d(width, 2 * width, 2, 2)
+        self.enc2, self.down2 = NAFBlock(2 * width), nn.Conv2d(2 * width, 4 * width, 2, 2)
+        self.mid = nn.Sequential(NAFBlock(4 * width), NAFBlock(4 * width))
+        self.up2 = nn.Sequential(nn.Conv2d(4 * width, 8 * width, 1, bias=False), nn.PixelShuffle(2))
+        self.dec2 = NAFBlock(2 * width)
+        self.up1 = nn.Sequential(nn.Conv2d(2 * width, 4 * width, 1, bias=False), nn.PixelShuffle(2))
+        self.dec1 = NAFBlock(width)
+
+    def forward(self, img):
+        x1 = self.enc1(self.intro(img))
+        x2 = self.enc2(self.down1(x1))
+        x = self.mid(self.down2(x2))
+        x = self.dec2(self.up2(x) + x2)
+        x = self.dec1(self.up1(x) + x1)
+        return self.ending(x) + img
+
+
+def build_nafnet(rng, small):
+    s = 32 if small else 64
+    return Export(NAFNetLite(), {"image": normal(rng, 1, 3, s, s)}, ["restored"])
+
+
+class DGCNNLite(nn.Module):
+    """DGCNN: EdgeConv layers over each point's k nearest neighbours in
+    feature space (pairwise distances, TopK, gathered neighbours, max over
+    k), then a global max pool and a classifier."""
+
+    def __init__(self, k=8, classes=10):
+        super().__init__()
+        self.k = k
+        self.e1 = nn.Sequential(nn.Conv2d(6, 32, 1, bias=False), nn.BatchNorm2d(32), nn.LeakyReLU(0.2))
+        self.e2 = nn.Sequential(nn.Conv2d(64, 64, 1, bias=False), nn.BatchNorm2d(64), nn.LeakyReLU(0.2))
+        self.conv = nn.Sequential(nn.Conv1d(96, 128, 1, bias=False), nn.BatchNorm1d(128), nn.LeakyReLU(0.2))
+        self.head = nn.Linear(128, classes)
+
+    def edge(self, x, mlp):  # x [b, c, n]
+        b, c, n = x.shape
+        inner = -2 * torch.matmul(x.transpose(2, 1), x)
+        sq = (x * x).sum(dim=1, keepdim=True)
+        idx = (-sq - inner - sq.transpose(2, 1)).topk(self.k, dim=-1)[1]  # [b, n, k]
+        base = torch.arange(b).view(-1, 1, 1) * n
+        flat = (idx + base).view(-1)
+        pts = x.transpose(2, 1).reshape(b * n, c)[flat].view(b, n, self.k, c)
+        centre = x.transpose(2, 1).view(b, n, 1, c).expand(-1, -1, self.k, -1)
+        feat = torch.cat((pts - centre, centre), dim=3).permute(0, 3, 1, 2)
+        return mlp(feat).max(dim=-1)[0]
+
+    def forward(self, points):
+        x1 = self.edge(points, self.e1)
+        x2 = self.edge(x1, self.e2)
+        return self.head(self.conv(torch.cat((x1, x2), dim=1)).amax(dim=2)).log_softmax(-1)
+
+
+def build_dgcnn(rng, small):
+    return Export(DGCNNLite(), {"points": normal(rng, 1, 3, 128 if small else 512)},
+                  ["log_probs"])
+
+
+class ConvMixer(nn.Module):
+    """ConvMixer: a patch-embedding conv, then blocks of a 9x9 depthwise conv
+    (residual) and a pointwise conv, each with GELU and batch norm."""
+
+    def __init__(self, dim=64, depth=4, kernel=9, patch=4, classes=10):
+        super().__init__()
+        def act(c):
+            return [nn.GELU(), nn.BatchNorm2d(c)]
+        self.stem = nn.Sequential(nn.Conv2d(3, dim, patch, stride=patch), *act(dim))
+        self.blocks = nn.ModuleList()
+        for _ in range(depth):
+            self.blocks.append(nn.ModuleDict({
+                "dw": nn.Sequential(nn.Conv2d(dim, dim, kernel, groups=dim, padding=kernel // 2), *act(dim)),
+                "pw": nn.Sequential(nn.Conv2d(dim, dim, 1), *act(dim))}))
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for blk in self.blocks:
+            x = blk["pw"](x + blk["dw"](x))
+        return self.head(x.mean(dim=(2, 3)))
+
+
+def build_convmixer(rng, small):
+    s = 32 if small else 64
+    return Export(ConvMixer(), {"image": normal(rng, 1, 3, s, s)}, ["logits"])
+
+
+class PoolFormerBlock(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm1, self.norm2 = nn.GroupNorm(1, dim), nn.GroupNorm(1, dim)
+        self.pool = nn.AvgPool2d(3, 1, 1, count_include_pad=False)
+        self.mlp = nn.Sequential(nn.Conv2d(dim, 4 * dim, 1), nn.GELU(), nn.Conv2d(4 * dim, dim, 1))
+        self.s1 = nn.Parameter(torch.full((dim, 1, 1), 0.5))
+        self.s2 = nn.Parameter(torch.full((dim, 1, 1), 0.5))
+
+    def forward(self, x):
+        y = self.norm1(x)
+        x = x + self.s1 * (self.pool(y) - y)
+        return x + self.s2 * self.mlp(self.norm2(x))
+
+
+class PoolFormerLite(nn.Module):
+    """PoolFormer: average pooling as the token mixer (GroupNorm with one
+    group, pool minus identity, layer scale), strided patch embeddings."""
+
+    def __init__(self, dims=(32, 64, 128), classes=10):
+        super().__init__()
+        stages, cin = [], 3
+        for i, d in enumerate(dims):
+            embed = nn.Conv2d(cin, d, 7, 4, 2) if i == 0 else nn.Conv2d(cin, d, 3, 2, 1)
+            stages += [embed, PoolFormerBlock(d), PoolFormerBlock(d)]
+            cin = d
+        self.body = nn.Sequential(*stages)
+        self.norm, self.head = nn.GroupNorm(1, cin), nn.Linear(cin, classes)
+
+    def forward(self, x):
+        return self.head(self.norm(self.body(x)).mean(dim=(2, 3)))
+
+
+def build_poolformer(rng, small):
+    s = 64 if small else 128
+    return Export(PoolFormerLite(), {"image": normal(rng, 1, 3, s, s)}, ["logits"])
+
+
+class EfficientAttention(nn.Module):
+    """SegFormer's self-attention: keys and values from a map reduced by a
+    strided conv (sr x sr) and LayerNorm."""
+
+    def __init__(self, dim, heads, sr):
+        super().__init__()
+        self.heads, self.sr = heads, sr
+        self.q, self.kv, self.proj = nn.Linear(dim, dim), nn.Linear(dim, 2 * dim), nn.Linear(dim, dim)
+        if sr > 1:
+            self.reduce, self.norm = nn.Conv2d(dim, dim, sr, sr), nn.LayerNorm(dim)
+
+    def forward(self, x, h, w):
+        b, n, c = x.shape
+        d = c // self.heads
+        q = self.q(x).view(b, n, self.heads, d).transpose(1, 2)
+        if self.sr > 1:
+            y = self.reduce(x.transpose(1, 2).reshape(b, c, h, w)).flatten(2).transpose(1, 2)
+            y = self.norm(y)
+        else:
+            y = x
+        k, v = self.kv(y).view(b, -1, 2, self.heads, d).permute(2, 0, 3, 1, 4)
+        a = (q @ k.transpose(-2, -1) * d ** -0.5).softmax(-1)
+        return self.proj((a @ v).transpose(1, 2).reshape(b, n, c))
+
+
+class MixFFN(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+        self.dw = nn.Conv2d(4 * dim, 4 * dim, 3, padding=1, groups=4 * dim)
+
+    def forward(self, x, h, w):
+        b, n, _ = x.shape
+        y = self.fc1(x).transpose(1, 2).reshape(b, -1, h, w)
+        return self.fc2(F.gelu(self.dw(y)).flatten(2).transpose(1, 2))
+
+
+class SegFormerLite(nn.Module):
+    """SegFormer (MiT encoder, all-MLP decoder): overlapping patch embeddings,
+    efficient attention, Mix-FFN with a depthwise conv; the decoder projects
+    each stage, upsamples bilinearly to 1/4, fuses and classifies."""
+
+    def __init__(self, dims=(32, 64, 128), heads=(1, 2, 4), srs=(4, 2, 1), classes=6):
+        super().__init__()
+        self.embeds, self.attn, self.ffn, self.n1, self.n2, self.norms = (nn.ModuleList() for _ in range(6))
+        cin = 3
+        for i, d in enumerate(dims):
+            k, st = (7, 4) if i == 0 else (3, 2)
+            self.embeds.append(nn.Conv2d(cin, d, k, st, k // 2))
+            self.n1.append(nn.LayerNorm(d))
+            self.attn.append(EfficientAttention(d, heads[i], srs[i]))
+            self.n2.append(nn.LayerNorm(d))
+            self.ffn.append(MixFFN(d))
+            self.norms.append(nn.LayerNorm(d))
+            cin = d
+        self.proj = nn.ModuleList(nn.Linear(d, 64) for d in dims)
+        self.fuse = nn.Sequential(nn.Conv2d(64 * len(dims), 64, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU())
+        self.cls = nn.Conv2d(64, classes, 1)
+
+    def forward(self, img):
+        feats, x = [], img
+        for i in range(len(self.embeds)):
+            x = self.embeds[i](x)
+            b, c, h, w = x.shape
+            t = x.flatten(2).transpose(1, 2)
+            t = t + self.attn[i](self.n1[i](t), h, w)
+            t = t + self.ffn[i](self.n2[i](t), h, w)
+            x = self.norms[i](t).transpose(1, 2).reshape(b, c, h, w)
+            feats.append(x)
+        size = feats[0].shape[2:]
+        ups = []
+        for f, proj in zip(feats, self.proj):
+            b, c, h, w = f.shape
+            y = proj(f.flatten(2).transpose(1, 2)).transpose(1, 2).reshape(b, -1, h, w)
+            ups.append(F.interpolate(y, size=size, mode="bilinear", align_corners=False))
+        return self.cls(self.fuse(torch.cat(ups[::-1], dim=1)))
+
+
+def build_segformer(rng, small):
+    s = 64 if small else 128
+    return Export(SegFormerLite(), {"image": normal(rng, 1, 3, s, s)}, ["logits"])
+
+
+class DeepSpeech2Lite(nn.Module):
+    """DeepSpeech 2: two strided 2-D convs over the spectrogram with batch
+    norm and hard tanh (0, 20), bidirectional GRUs, a per-step classifier."""
+
+    def __init__(self, mels=64, hidden=96, classes=29):
+        super().__init__()
+        self.conv = nn.Sequential(
+            nn.Conv2d(1, 16, (11, 11), stride=(2, 2), padding=(5, 5)), nn.BatchNorm2d(16),
+            nn.Hardtanh(0, 20),
+            nn.Conv2d(16, 16, (11, 5), stride=(2, 1), padding=(5, 2)), nn.BatchNorm2d(16),
+            nn.Hardtanh(0, 20))
+        self.gru = nn.GRU(16 * (mels // 4), hidden, num_layers=2, bidirectional=True,
+                          batch_first=True)
+        self.out = nn.Linear(2 * hidden, classes)
+
+    def forward(self, spec):  # [b, 1, mels, t]
+        x = self.conv(spec)
+        b, c, f, t = x.shape
+        y, _ = self.gru(x.permute(0, 3, 1, 2).reshape(b, t, c * f))
+        return self.out(y).log_softmax(-1)
+
+
+def build_deepspeech2(rng, small):
+    return Export(DeepSpeech2Lite(), {"spectrogram": normal(rng, 1, 1, 64, 40 if small else 100)},
+                  ["log_probs"])
+
+
+class GATLite(nn.Module):
+    """Graph attention (GAT): per head, scores from the two ends of each edge
+    (LeakyReLU), softmax over each node's neighbours given by a 0/1
+    adjacency input (the others masked out), ELU, a one-head output layer."""
+
+    def __init__(self, fin=16, hidden=8, heads=4, classes=5):
+        super().__init__()
+        self.w1 = nn.Linear(fin, hidden * heads, bias=False)
+        self.a1 = nn.Parameter(torch.randn(2, heads, hidden) * 0.3)
+        self.w2 = nn.Linear(hidden * heads, classes, bias=False)
+        self.a2 = nn.Parameter(torch.randn(2, 1, classes) * 0.3)
+        self.heads, self.hidden = heads, hidden
+
+    @staticmethod
+    def attend(h, a, adj):  # h [n, heads, d]
+        src = (h * a[0]).sum(-1)  # [n, heads]
+        dst = (h * a[1]).sum(-1)
+        e = F.leaky_relu(src.t()[:, :, None] + dst.t()[:, None, :], 0.2)  # [heads, n, n]
+        e = e.masked_fill(adj[None] == 0, float("-inf")).softmax(-1)
+        return torch.einsum("hij,jhd->ihd", e, h)
+
+    def forward(self, x, adj):
+        n = x.shape[0]
+        h = F.elu(self.attend(self.w1(x).view(n, self.heads, self.hidden), self.a1, adj))
+        out = self.attend(self.w2(h.reshape(n, -1)).view(n, 1, -1), self.a2, adj)
+        return out.squeeze(1).log_softmax(-1)
+
+
+def build_gat(rng, small):
+    n = 24 if small else 64
+    adj = (rng.random((n, n)) < 0.15).astype(np.float32)
+    adj = np.maximum(adj, adj.T)
+    np.fill_diagonal(adj, 1.0)
+    return Export(GATLite(), {"features": normal(rng, n, 16), "adjacency": adj}, ["log_probs"])
+
+
+class Involution(nn.Module):
+    """Involution (RedNet): a k x k kernel per pixel and group, generated
+    from the pixel by a reduce/span pair of 1x1 convs, applied to the
+    unfolded neighbourhood (Im2Col)."""
+
+    def __init__(self, c, k=3, groups=4, reduction=4):
+        super().__init__()
+        self.k, self.g = k, groups
+        self.reduce = nn.Sequential(nn.Conv2d(c, c // reduction, 1), nn.BatchNorm2d(c // reduction), nn.ReLU())
+        self.span = nn.Conv2d(c // reduction, k * k * groups, 1)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        kern = self.span(self.reduce(x)).view(b, self.g, 1, self.k * self.k, h, w)
+        cols = F.unfold(x, self.k, padding=self.k // 2).view(b, self.g, c // self.g, self.k * self.k, h, w)
+        return (kern * cols).sum(dim=3).view(b, c, h, w)
+
+
+class RedNetLite(nn.Module):
+    def __init__(self, c=32, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, c, 3, 2, 1), nn.BatchNorm2d(c), nn.ReLU())
+        self.blocks = nn.ModuleList(Involution(c) for _ in range(3))
+        self.head = nn.Linear(c, classes)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for blk in self.blocks:
+            x = F.relu(x + blk(x))
+        return self.head(x.mean(dim=(2, 3)))
+
+
+def build_rednet(rng, small):
+    s = 32 if small else 64
+    return Export(RedNetLite(), {"image": normal(rng, 1, 3, s, s)}, ["logits"])
+
 ZOO = [
     ("resnet18", "classification", classifier(tv.resnet18, image_side)),
     ("mobilenet_v2", "classification", classifier(tv.mobilenet_v2, image_side)),
@@ -3058,6 +3464,18 @@ ZOO = [
     ("hrnet_lite", "pose", build_hrnet),
     ("stn", "classification", build_stn),
     ("stylegan2_lite", "generative", build_stylegan),
+    # Fifth wave (2026-11-28): exports no issue names.
+    ("s3d", "video", build_s3d),
+    ("rnn_tanh", "sequence", build_rnn_tanh),
+    ("vdsr_bicubic", "super-resolution", build_vdsr),
+    ("nafnet_lite", "restoration", build_nafnet),
+    ("dgcnn_lite", "point-cloud", build_dgcnn),
+    ("convmixer", "classification", build_convmixer),
+    ("poolformer_lite", "classification", build_poolformer),
+    ("segformer_lite", "segmentation", build_segformer),
+    ("deepspeech2_lite", "speech", build_deepspeech2),
+    ("gat_lite", "graph", build_gat),
+    ("rednet_involution", "classification", build_rednet),
 ]
 # Full-size models for benchmarks (hundreds of MB): exported only when named
 # with --only, never by default.

@@ -88,5 +88,43 @@ def gen_select_opsets(w):
     w.save("select_runtime", m)
 
 
+def top_k_nan(x, k, axis, largest):
+    """TopK by ONNX's rule with NaNs: NaN is the largest value (first when
+    largest, last when smallest); equal values keep their index order."""
+    xm = np.moveaxis(x, axis, -1)
+    flat = xm.reshape(-1, xm.shape[-1])
+    idx = np.empty((flat.shape[0], k), np.int64)
+    for r, row in enumerate(flat):
+        if largest:
+            key = lambda j: (0 if np.isnan(row[j]) else 1, 0.0 if np.isnan(row[j]) else -row[j])
+        else:
+            key = lambda j: (1 if np.isnan(row[j]) else 0, 0.0 if np.isnan(row[j]) else row[j])
+        idx[r] = sorted(range(len(row)), key=key)[:k]
+    idx = np.moveaxis(idx.reshape(xm.shape[:-1] + (k,)), -1, axis)
+    return np.take_along_axis(x, idx, axis), idx
+
+
+def gen_select_long_rows(w):
+    # Long rows and a small K take the C kernel's one-pass selection (K * 16
+    # <= n): ties (values rounded to a few levels), NaNs, largest and
+    # smallest, the axis last (inner 1) and first (inner 3).
+    n = helper.make_node
+    a = np.round(w.f32(4, 200, lo=-4, hi=4) * 2) / 2
+    a[1, [3, 50, 199]] = np.nan
+    b = np.round(w.f32(160, 3, lo=-3, hi=3))
+    b[[0, 7, 100], 2] = np.nan
+    nodes = [n("TopK", ["a", "ka"], ["va", "ia"], axis=1),
+             n("TopK", ["b", "kb"], ["vb", "ib"], axis=0, largest=0)]
+    m = model(nodes, [vi("a", [4, 200]), vi("b", [160, 3])],
+              [vi("va", [4, 6]), vi("ia", [4, 6], I64), vi("vb", [7, 3]),
+               vi("ib", [7, 3], I64)],
+              [init("ka", np.array([6], np.int64)), init("kb", np.array([7], np.int64))],
+              opset=13)
+    va, ia = top_k_nan(a, 6, 1, True)
+    vb, ib = top_k_nan(b, 7, 0, False)
+    w.save("select_topk_long", m, [a, b], [va, ia, vb, ib])
+
+
 def generate(w):
     gen_select_opsets(w)
+    gen_select_long_rows(w)

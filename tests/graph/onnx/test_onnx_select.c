@@ -34,6 +34,18 @@ Test(onnx_select, opset13_constant_inputs, .timeout = 60) {
   vkp_graph_destroy(g);
 }
 
+// Rows of 200 and 160 with K of 6 and 7: the C kernel's one-pass selection
+// (K * 16 <= n) rather than its sort, with ties, NaNs (the largest value),
+// largest and smallest, over the last axis and the first; against NumPy
+// on "ref" and on "cpu".
+Test(onnx_select, top_k_long_rows, .timeout = 60) {
+  vkp_graph_t *g = onnx_load_model("select_topk_long.onnx");
+  cr_assert_eq(onnx_count_op(g, VKP_OP_TOP_K), 2);
+  onnx_run_and_compare(g, "select_topk_long", 0, 0);
+  onnx_run_and_compare_on(g, "select_topk_long", "cpu", 1, 0, 0);
+  vkp_graph_destroy(g);
+}
+
 // NonZero and Unique on constants become constants at import: only the
 // run-time arithmetic is left.
 Test(onnx_select, non_zero_and_unique_fold, .timeout = 60) {
