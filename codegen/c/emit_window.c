@@ -67,6 +67,18 @@ vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k) {
       k->after_gemm_scratch = true;
       return NULL;
     }
+    // A convolution whose groups fill a GEMM runs as one per output frame
+    // over the im2col view (vkp_conv3d_gemm; S3D was 18x ONNX Runtime's
+    // time on the direct loops); a thin or depthwise one keeps them.
+    if (n->op == VKP_OP_CONV2D && m / groups >= 4 && c / groups * taps >= 8) {
+      vkp__sb_printf(k->body,
+                     "  vkp_conv3d_gemm(%s, %s, %s, %s, %s, %lld, %lld, %lld, &win, scratch, "
+                     "VKP_STAGE_THREADS);\n",
+                     k->in[0], k->in[1], bias, k->out, batch.s, c, m, groups);
+      k->scratch_floats = 1;
+      k->after_gemm_scratch = true;
+      return NULL;
+    }
     vkp__sb_printf(k->body, "  %s(%s, %s, %s, %s, %s, %lld, %lld, %lld, &win);\n",
                    n->op == VKP_OP_CONV2D ? "vkp_conv3d" : "vkp_conv_transpose3d",
                    k->in[0], k->in[1], bias, k->out, batch.s, c, m, groups);
@@ -81,6 +93,19 @@ vkp_status_t vkp__c_emit_window(vkp__c_kernel_t *k) {
                    vkp__c_type(y->dtype), k->in[0], k->out,
                    n->n_outputs > 1 ? k->outs[1] : "NULL", planes.s,
                    vkp_node_int(n, "storage_order") != 0);
+    return NULL;
+  }
+  if (n->op == VKP_OP_MAX_POOL2D && n->n_outputs < 2) {
+    // No indices: separable (vkp_maxpool3d_sep), its two passes' rows per
+    // worker in scratch.
+    long long in_d = 1, in_h = 1, out_h = 1, out_w = y->shape[y->rank - 1];
+    int32_t s = x->rank - 2;
+    if (s >= 2) in_h = x->shape[x->rank - 2], out_h = y->shape[y->rank - 2];
+    if (s >= 3) in_d = x->shape[2];
+    snprintf(k->scratch_expr, sizeof k->scratch_expr, "(size_t)VKP_STAGE_THREADS * %lld",
+             in_d * in_h * out_w + in_d * out_h * out_w);
+    vkp__sb_printf(k->body, "  vkp_maxpool3d_sep(%s, %s, %s, &win, scratch);\n", k->in[0],
+                   k->out, planes.s);
     return NULL;
   }
   const char *mode = "VKP_POOL3D_MAX";

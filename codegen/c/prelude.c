@@ -332,14 +332,27 @@ static void vkp_ep_rows(float *c, ptrdiff_t ldc, ptrdiff_t row0, ptrdiff_t col0,
 // With `packed` (a constant B packed once at load by vkp_prepack_b; `npad`
 // its columns rounded up to NR), the GEMM reads the panels from there and
 // packs nothing; `b` still serves the small-M path.
+// With `kt` > 0 the image is one output frame's view of a clip (a 3-D
+// window, vkp_conv3d_gemm): depth channel ch is channel ch / kt of the clip
+// (`cs` floats apart) at frame iz0 + (ch % kt) * dz of its D frames (zeros
+// where that frame is padding), so `C` counts channels times frame taps.
 typedef struct vkp_bsrc_t {
   const float *b;
   ptrdiff_t rsb, csb;
   int conv, direct;
   ptrdiff_t C, H, W, KH, KW, SH, SW, PT, PL, DH, DW, OH, OW;
+  ptrdiff_t kt, cs, D, iz0, dz;
   const float *packed;
   ptrdiff_t npad;
 } vkp_bsrc_t;
+
+// The input plane behind im2col depth channel `ch` of a conv source, or
+// NULL where it is a padding frame (kt > 0).
+static inline const float *vkp__conv_plane(const vkp_bsrc_t *s, ptrdiff_t ch) {
+  if (s->kt <= 0) return s->b + ch * s->H * s->W;
+  const ptrdiff_t iz = s->iz0 + (ch % s->kt) * s->dz;
+  return iz < 0 || iz >= s->D ? NULL : s->b + (ch / s->kt) * s->cs + iz * s->H * s->W;
+}
 
 static inline float vkp_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 // e^x without a libm call, so that loops over it vectorise (GELU in a
@@ -493,9 +506,14 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
       const ptrdiff_t khw = src->KH * src->KW;
       ptrdiff_t ch = p0 / khw, t = p0 % khw;
       for (ptrdiff_t k = 0; k < kc; ++k) {
-        const float *plane = src->b + ch * src->H * src->W;
+        const float *plane = vkp__conv_plane(src, ch);
         const int32_t *o = off[t];
         float *restrict dst = pb + k * VKP_NR;
+        if (!plane) {
+          for (ptrdiff_t c = 0; c < VKP_NR; ++c) dst[c] = 0.0f;
+          if (++t == khw) t = 0, ++ch;
+          continue;
+        }
 #if defined(__AVX512F__) && VKP_VLEN == 16
         VKP_UNROLL
         for (int h = 0; h < VKP_NR; h += 16) {
@@ -528,11 +546,12 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
       run_c0[runs] = nr;
       // Depth index p0 + k is (channel, kh, kw); step it instead of dividing.
       ptrdiff_t khw = src->KH * src->KW;
-      const float *x_end = src->b + src->C * src->H * src->W;
+      const float *x_end = src->kt > 0 ? src->b + src->C / src->kt * src->cs
+                                       : src->b + src->C * src->H * src->W;
       ptrdiff_t ch = p0 / khw, kh = (p0 % khw) / src->KW, kw = p0 % src->KW;
       for (ptrdiff_t k = 0; k < kc; ++k) {
         ptrdiff_t dh = kh * src->DH, dw = kw * src->DW;
-        const float *plane = src->b + ch * src->H * src->W;
+        const float *plane = vkp__conv_plane(src, ch);
         float *restrict dst = pb + k * VKP_NR;
         if (++kw == src->KW) {
           kw = 0;
@@ -540,6 +559,10 @@ VKP_FN void vkp_pack_b(ptrdiff_t kc, ptrdiff_t nc, ptrdiff_t p0, ptrdiff_t j0,
             kh = 0;
             ++ch;
           }
+        }
+        if (!plane) {
+          for (ptrdiff_t c = 0; c < VKP_NR; ++c) dst[c] = 0.0f;
+          continue;
         }
         for (int u = 0; u < runs; ++u) {
           ptrdiff_t c0 = run_c0[u], len = run_c0[u + 1] - c0;

@@ -5,6 +5,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+// A window op's geometry seen as 3-D (1 or 2 spatial dims as leading unit
+// dims): input, output and kernel sizes, strides, dilations, begin and end
+// pads per dim (D, H, W).
+typedef struct win3_t {
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+} win3_t;
+
+static win3_t win3(const vkp_value_t *x, const vkp_value_t *o, const int64_t *k,
+                   const int64_t *p, const int64_t *s, const int64_t *dl) {
+  win3_t v;
+  int32_t sp = x->rank - 2, lead = 3 - sp;
+  for (int32_t d = 0; d < 3; ++d) {
+    int32_t i = d - lead;
+    bool real = i >= 0;
+    v.in[d] = real ? x->shape[2 + i] : 1;
+    v.out[d] = real ? o->shape[2 + i] : 1;
+    v.k[d] = real ? k[i] : 1;
+    v.s[d] = real ? s[i] : 1;
+    v.d[d] = real ? dl[i] : 1;
+    v.pb[d] = real ? p[i] : 0;
+    v.pe[d] = real ? p[sp + i] : 0;
+  }
+  return v;
+}
+
 static int64_t numel(const vkp_value_t *v) {
   int64_t n = 1;
   for (int32_t d = 0; d < v->rank; ++d) n *= v->shape[d];
@@ -170,25 +195,33 @@ bool vkp_test_ref_eval(const vkp_graph_t *g, const vkp_tensor_t *inputs, double 
         vkp_node_attr_ints(n, "pads", &p);
         vkp_node_attr_ints(n, "strides", &s);
         vkp_node_attr_ints(n, "dilations", &dl);
+        win3_t v = win3(x, o, w->shape + 2, p, s, dl);
         int64_t G = vkp_node_attr_int(n, "group", 1);
-        int64_t C = x->shape[1], H = x->shape[2], Wd = x->shape[3], M = o->shape[1];
-        int64_t OH = o->shape[2], OW = o->shape[3], KH = w->shape[2], KW = w->shape[3];
-        int64_t Cg = C / G, Mg = M / G;
+        int64_t C = x->shape[1], M = o->shape[1], Cg = C / G, Mg = M / G;
+        int64_t in_plane = v.in[0] * v.in[1] * v.in[2], taps = v.k[0] * v.k[1] * v.k[2];
         for (int64_t b = 0; b < o->shape[0]; ++b)
           for (int64_t m = 0; m < M; ++m)
-            for (int64_t oh = 0; oh < OH; ++oh)
-              for (int64_t ow = 0; ow < OW; ++ow) {
-                double acc = Bi ? Bi[m] : 0;
-                int64_t gi = m / Mg;
-                for (int64_t c = 0; c < Cg; ++c)
-                  for (int64_t kh = 0; kh < KH; ++kh)
-                    for (int64_t kw = 0; kw < KW; ++kw) {
-                      int64_t ih = oh * s[0] - p[0] + kh * dl[0], iw = ow * s[1] - p[1] + kw * dl[1];
-                      if (ih < 0 || ih >= H || iw < 0 || iw >= Wd) continue;
-                      acc += X[((b * C + gi * Cg + c) * H + ih) * Wd + iw] * W[((m * Cg + c) * KH + kh) * KW + kw];
-                    }
-                Y[((b * M + m) * OH + oh) * OW + ow] = acc;
-              }
+            for (int64_t oz = 0; oz < v.out[0]; ++oz)
+              for (int64_t oh = 0; oh < v.out[1]; ++oh)
+                for (int64_t ow = 0; ow < v.out[2]; ++ow) {
+                  double acc = Bi ? Bi[m] : 0;
+                  int64_t gi = m / Mg;
+                  for (int64_t c = 0; c < Cg; ++c)
+                    for (int64_t kz = 0; kz < v.k[0]; ++kz)
+                      for (int64_t kh = 0; kh < v.k[1]; ++kh)
+                        for (int64_t kw = 0; kw < v.k[2]; ++kw) {
+                          int64_t iz = oz * v.s[0] - v.pb[0] + kz * v.d[0];
+                          int64_t ih = oh * v.s[1] - v.pb[1] + kh * v.d[1];
+                          int64_t iw = ow * v.s[2] - v.pb[2] + kw * v.d[2];
+                          if (iz < 0 || iz >= v.in[0] || ih < 0 || ih >= v.in[1] || iw < 0 ||
+                              iw >= v.in[2])
+                            continue;
+                          acc += X[(b * C + gi * Cg + c) * in_plane +
+                                   (iz * v.in[1] + ih) * v.in[2] + iw] *
+                                 W[(m * Cg + c) * taps + (kz * v.k[1] + kh) * v.k[2] + kw];
+                        }
+                  Y[(((b * M + m) * v.out[0] + oz) * v.out[1] + oh) * v.out[2] + ow] = acc;
+                }
         break;
       }
       case VKP_OP_MAX_POOL2D: case VKP_OP_AVG_POOL2D: {
@@ -197,27 +230,37 @@ bool vkp_test_ref_eval(const vkp_graph_t *g, const vkp_tensor_t *inputs, double 
         vkp_node_attr_ints(n, "pads", &p);
         vkp_node_attr_ints(n, "strides", &s);
         vkp_node_attr_ints(n, "dilations", &dl);
+        win3_t v = win3(x, o, k, p, s, dl);
         bool incl = vkp_node_attr_int(n, "count_include_pad", 0) != 0;
-        int64_t H = x->shape[2], W = x->shape[3], OH = o->shape[2], OW = o->shape[3];
+        int64_t in_plane = v.in[0] * v.in[1] * v.in[2];
+        int64_t at = 0;
         for (int64_t bc = 0; bc < o->shape[0] * o->shape[1]; ++bc)
-          for (int64_t oh = 0; oh < OH; ++oh)
-            for (int64_t ow = 0; ow < OW; ++ow) {
-              double acc = n->op == VKP_OP_MAX_POOL2D ? -INFINITY : 0;
-              int64_t cnt = 0, cntp = 0;
-              for (int64_t kh = 0; kh < k[0]; ++kh)
-                for (int64_t kw = 0; kw < k[1]; ++kw) {
-                  int64_t ih = oh * s[0] - p[0] + kh * dl[0], iw = ow * s[1] - p[1] + kw * dl[1];
-                  if (ih >= -p[0] && ih < H + p[2] && iw >= -p[1] && iw < W + p[3]) ++cntp;
-                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                  double v = X[(bc * H + ih) * W + iw];
-                  ++cnt;
-                  // Max pooling propagates NaN, as the ref target does.
-                  if (n->op == VKP_OP_MAX_POOL2D) acc = isnan(v) || v > acc ? v : acc;
-                  else acc += v;
-                }
-              if (n->op == VKP_OP_AVG_POOL2D) acc /= (double)(incl ? cntp : cnt);
-              Y[(bc * OH + oh) * OW + ow] = acc;
-            }
+          for (int64_t oz = 0; oz < v.out[0]; ++oz)
+            for (int64_t oh = 0; oh < v.out[1]; ++oh)
+              for (int64_t ow = 0; ow < v.out[2]; ++ow, ++at) {
+                double acc = n->op == VKP_OP_MAX_POOL2D ? -INFINITY : 0;
+                int64_t cnt = 0, cntp = 0;
+                for (int64_t kz = 0; kz < v.k[0]; ++kz)
+                  for (int64_t kh = 0; kh < v.k[1]; ++kh)
+                    for (int64_t kw = 0; kw < v.k[2]; ++kw) {
+                      int64_t iz = oz * v.s[0] - v.pb[0] + kz * v.d[0];
+                      int64_t ih = oh * v.s[1] - v.pb[1] + kh * v.d[1];
+                      int64_t iw = ow * v.s[2] - v.pb[2] + kw * v.d[2];
+                      if (iz >= -v.pb[0] && iz < v.in[0] + v.pe[0] && ih >= -v.pb[1] &&
+                          ih < v.in[1] + v.pe[1] && iw >= -v.pb[2] && iw < v.in[2] + v.pe[2])
+                        ++cntp;
+                      if (iz < 0 || iz >= v.in[0] || ih < 0 || ih >= v.in[1] || iw < 0 ||
+                          iw >= v.in[2])
+                        continue;
+                      double val_ = X[bc * in_plane + (iz * v.in[1] + ih) * v.in[2] + iw];
+                      ++cnt;
+                      // Max pooling propagates NaN, as the ref target does.
+                      if (n->op == VKP_OP_MAX_POOL2D) acc = isnan(val_) || val_ > acc ? val_ : acc;
+                      else acc += val_;
+                    }
+                if (n->op == VKP_OP_AVG_POOL2D) acc /= (double)(incl ? cntp : cnt);
+                Y[at] = acc;
+              }
         break;
       }
       case VKP_OP_GLOBAL_AVG_POOL: {

@@ -587,6 +587,99 @@ Test(cpu_ops, max_pool_rows_and_edges, .timeout = 180) {
   }
 }
 
+// Convolutions over 3 and 1 spatial dims. Those whose groups fill a GEMM
+// run as one GEMM per output frame over the clip's im2col view
+// (vkp_conv3d_gemm): frame taps in the padding at both ends, strides,
+// dilations and asymmetric pads in every dim, groups, bias or none, two
+// clips, K over one depth block, one and two threads; depthwise and thin
+// ones keep the direct loops. Max pooling without indices over 3 and 1
+// dims (vkp_maxpool3d_sep: W, then H, then D), NaN in the input, ceil
+// mode, dilation; with indices the direct loops.
+static void conv_nd_case(vkp_graph_t *g, vkp_test_rng_t *rng, int id, int32_t rank,
+                         const int64_t *xs, int64_t M, const int64_t *k, const int64_t *pads,
+                         const int64_t *strides, const int64_t *dil, int64_t group, bool bias) {
+  char x[16], w[16], b[16], y[16], n[16], ins[48];
+  snprintf(x, sizeof x, "x%d", id);
+  snprintf(w, sizeof w, "w%d", id);
+  snprintf(b, sizeof b, "b%d", id);
+  snprintf(y, sizeof y, "y%d", id);
+  snprintf(n, sizeof n, "conv%d", id);
+  snprintf(ins, sizeof ins, bias ? "%s,%s,%s" : "%s,%s", x, w, b);
+  int32_t s = rank - 2;
+  int64_t ws[5] = {M, xs[1] / group};
+  for (int32_t i = 0; i < s; ++i) ws[2 + i] = k[i];
+  g_in(g, x, F32, rank, xs);
+  g_const(g, rng, w, rank, ws, -1, 1);
+  if (bias) g_const(g, rng, b, 1, SH(M), -1, 1);
+  vkp_attr_t a[] = {at_is("pads", 2 * s, pads), at_is("strides", s, strides),
+                    at_is("dilations", s, dil), at_i("group", group)};
+  g_node(g, n, VKP_OP_CONV2D, ins, y, 4, a);
+  g_out(g, y);
+}
+
+Test(cpu_ops, conv_and_pool_nd, .timeout = 240) {
+  SETUP();
+  for (int32_t threads = 1; threads <= 2; ++threads) {
+    vkp_graph_t *g = g_new("conv_nd");
+    // S3D's separable pair: 1 x 3 x 3 spatial, then 3 x 1 x 1 temporal
+    // with padding frames at both ends and stride 2 in time.
+    conv_nd_case(g, &rng, 0, 5, SH(2, 5, 6, 9, 11), 8, SH(1, 3, 3), SH(0, 1, 1, 0, 1, 1),
+                 SH(1, 2, 2), SH(1, 1, 1), 1, true);
+    conv_nd_case(g, &rng, 1, 5, SH(1, 8, 7, 6, 5), 12, SH(3, 1, 1), SH(1, 0, 0, 1, 0, 0),
+                 SH(2, 1, 1), SH(1, 1, 1), 1, false);
+    // A full 3 x 3 x 3 window: asymmetric pads, dilation 2 in time, groups.
+    conv_nd_case(g, &rng, 2, 5, SH(1, 8, 9, 7, 8), 8, SH(3, 3, 3), SH(2, 0, 1, 1, 1, 2),
+                 SH(1, 1, 2), SH(2, 1, 1), 2, true);
+    // K = 40 * 27 over one GEMM depth block; a 1 x 7 x 7 stride-2 stem.
+    conv_nd_case(g, &rng, 3, 5, SH(1, 40, 3, 6, 6), 6, SH(3, 3, 3), SH(1, 1, 1, 1, 1, 1),
+                 SH(1, 1, 1), SH(1, 1, 1), 1, true);
+    conv_nd_case(g, &rng, 4, 5, SH(1, 3, 4, 21, 19), 16, SH(1, 7, 7), SH(0, 3, 3, 0, 3, 3),
+                 SH(1, 2, 2), SH(1, 1, 1), 1, true);
+    // Depthwise and thin 3-D ones: the direct loops.
+    conv_nd_case(g, &rng, 5, 5, SH(1, 6, 5, 6, 7), 6, SH(3, 3, 3), SH(1, 1, 1, 1, 1, 1),
+                 SH(1, 1, 1), SH(1, 1, 1), 6, true);
+    conv_nd_case(g, &rng, 6, 5, SH(1, 2, 4, 5, 6), 2, SH(1, 1, 2), SH(0, 0, 0, 0, 0, 1),
+                 SH(1, 1, 1), SH(1, 1, 1), 1, false);
+    // 1-D: audio front ends (stride 4, dilation 3, groups).
+    conv_nd_case(g, &rng, 7, 3, SH(2, 4, 97), 16, SH(9), SH(4, 3), SH(4), SH(1), 1, true);
+    conv_nd_case(g, &rng, 8, 3, SH(1, 16, 50), 16, SH(3), SH(3, 3), SH(1), SH(3), 4, true);
+    g_validate(g);
+    cr_assert_eq(source_calls(g, "vkp_conv3d_gemm(x"), 7, "the GEMM path takes 7 of 9");
+    cpu_check(g, &rng, seed, -1, 1, threads);
+
+    vkp_graph_t *pg = g_new("max_pool_nd");
+    g_in(pg, "x3", F32, 5, SH(2, 3, 7, 9, 10));
+    g_in(pg, "x1", F32, 3, SH(2, 5, 23));
+    struct {
+      const char *x;
+      int32_t s;
+      const int64_t *k, *pads, *st, *dil;
+      int64_t ceil;
+    } cases[] = {
+        {"x3", 3, SH(3, 3, 3), SH(1, 1, 1, 1, 1, 1), SH(1, 1, 1), SH(1, 1, 1), 0},
+        {"x3", 3, SH(2, 3, 2), SH(0, 1, 0, 1, 0, 1), SH(2, 2, 3), SH(1, 2, 1), 1},
+        {"x3", 3, SH(1, 3, 3), SH(0, 0, 0, 0, 2, 1), SH(1, 2, 2), SH(1, 1, 1), 0},
+        {"x1", 1, SH(4), SH(1, 2), SH(3), SH(2), 1},
+        {"x1", 1, SH(3), SH(1, 1), SH(1), SH(1), 0},
+    };
+    for (int c = 0; c < 5; ++c) {
+      vkp_attr_t a[] = {at_is("kernel_shape", cases[c].s, cases[c].k),
+                        at_is("pads", 2 * cases[c].s, cases[c].pads),
+                        at_is("strides", cases[c].s, cases[c].st),
+                        at_is("dilations", cases[c].s, cases[c].dil),
+                        at_i("ceil_mode", cases[c].ceil)};
+      char n[16], y[16];
+      snprintf(n, sizeof n, "mp%d", c);
+      snprintf(y, sizeof y, "y%d", c);
+      g_node(pg, n, VKP_OP_MAX_POOL2D, cases[c].x, y, 5, a);
+      g_out(pg, y);
+    }
+    g_validate(pg);
+    cr_assert_eq(source_calls(pg, "vkp_maxpool3d_sep(x"), 5);
+    cpu_check_nan(pg, &rng, seed, -1, 1, threads, 97);
+  }
+}
+
 Test(cpu_ops, normalisation, .timeout = 120) {
   SETUP();
   vkp_graph_t *g = g_new("norms");
