@@ -92,7 +92,8 @@ vkp_status_t vkp__c_emit_rnn(vkp__c_kernel_t *k) {
                  n->n_outputs > 1 ? k->outs[1] : "NULL",
                  n->n_outputs > 2 ? k->outs[2] : "NULL");
   k->scratch_floats = (size_t)(seq * batch * gates * hidden + batch * gates * hidden +
-                               4 * batch * hidden) + 1;  // never 0: the body uses scratch
+                               4 * batch * hidden + gates * hidden * hidden) +
+                      1;  // never 0: the body uses scratch (VKP_RNN_SCRATCH_FLOATS)
   k->after_gemm_scratch = true;
   return NULL;
 }

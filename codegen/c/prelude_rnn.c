@@ -63,8 +63,9 @@ typedef struct vkp_rnn_t {
 } vkp_rnn_t;
 
 // Floats of scratch vkp_rnn needs besides the GEMM's.
-#define VKP_RNN_SCRATCH_FLOATS(SEQ, BATCH, GH, H) \
-  ((size_t)(SEQ) * (BATCH) * (GH) + (size_t)(BATCH) * (GH) + 4 * (size_t)(BATCH) * (H))
+#define VKP_RNN_SCRATCH_FLOATS(SEQ, BATCH, GH, H)                                   \
+  ((size_t)(SEQ) * (BATCH) * (GH) + (size_t)(BATCH) * (GH) + 4 * (size_t)(BATCH) * (H) + \
+   (size_t)(GH) * (H))
 
 static inline float vkp_rnn_clip(const vkp_rnn_t *p, float v) {
   if (p->clip > 0.0f) v = v < -p->clip ? -p->clip : v > p->clip ? p->clip : v;
@@ -85,33 +86,38 @@ static inline float vkp_rnn_act(const vkp_rnn_t *p, int i, float v) {
 }
 
 // h * m^T for the batch's states h [batch, k] and rows [0, n) of m [*, k]
-// into out [batch, ldo]. A small batch takes dot products row of m by row
-// of m, each against every state (m streams once per step, the states stay
-// in L1); a large one the GEMM (whose packing of m is then amortised).
+// into out [batch, ldo]. A small batch reads `mt`, m transposed ([k, ldt]:
+// column g of m^T at mt + g), so each state element scales a contiguous
+// row of it into registers of outputs: no horizontal sums (a dot product
+// per gate row, each ending in a 16-lane reduction, was most of a GRU
+// step at batch 1). A large batch takes the GEMM on m, whose packing is
+// then amortised.
 static void vkp_rnn_rec(const vkp_rnn_t *p, const float *h, ptrdiff_t k,
-                        const float *m, ptrdiff_t n, float *out, ptrdiff_t ldo,
-                        float *gemm_scratch, int threads) {
+                        const float *m, const float *mt, ptrdiff_t ldt, ptrdiff_t n,
+                        float *out, ptrdiff_t ldo, float *gemm_scratch, int threads) {
   if (p->batch > 16) {
     vkp_bsrc_t b = {.b = m, .rsb = 1, .csb = k};
     vkp_gemm(p->batch, n, k, 1.0f, h, k, 1, NULL, &b, out, ldo, NULL, NULL, 0, 0,
              gemm_scratch, threads);
     return;
   }
-  const ptrdiff_t kv = k / (4 * VKP_VLEN) * (4 * VKP_VLEN);
-  for (ptrdiff_t g = 0; g < n; ++g) {
-    const float *mg = m + g * k;
-    for (ptrdiff_t b = 0; b < p->batch; ++b) {
-      const float *hb = h + b * k;
+  const ptrdiff_t nv = n / (4 * VKP_VLEN) * (4 * VKP_VLEN);
+  for (ptrdiff_t b = 0; b < p->batch; ++b) {
+    const float *hb = h + b * k;
+    float *ob = out + b * ldo;
+    for (ptrdiff_t g = 0; g < nv; g += 4 * VKP_VLEN) {
       vkp_vec_t acc[4] = {{0}, {0}, {0}, {0}};
-      for (ptrdiff_t i = 0; i < kv; i += 4 * VKP_VLEN)
-        for (int u = 0; u < 4; ++u)
-          acc[u] += *(const vkp_uvec_t *)(hb + i + u * VKP_VLEN) *
-                    *(const vkp_uvec_t *)(mg + i + u * VKP_VLEN);
-      vkp_vec_t s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+      for (ptrdiff_t i = 0; i < k; ++i) {
+        const vkp_vec_t hv = (vkp_vec_t){0} + hb[i];
+        const float *row = mt + i * ldt + g;
+        for (int u = 0; u < 4; ++u) acc[u] += hv * *(const vkp_uvec_t *)(row + u * VKP_VLEN);
+      }
+      for (int u = 0; u < 4; ++u) *(vkp_uvec_t *)(ob + g + u * VKP_VLEN) = acc[u];
+    }
+    for (ptrdiff_t g = nv; g < n; ++g) {
       float sum = 0.0f;
-      for (int l = 0; l < VKP_VLEN; ++l) sum += s[l];
-      for (ptrdiff_t i = kv; i < k; ++i) sum += hb[i] * mg[i];
-      out[b * ldo + g] = sum;
+      for (ptrdiff_t i = 0; i < k; ++i) sum += hb[i] * mt[i * ldt + g];
+      ob[g] = sum;
     }
   }
 }
@@ -131,10 +137,14 @@ VKP_FN void vkp_rnn(const vkp_rnn_t *p, const float *x, const float *w, const fl
                                                  : p->kind == VKP_RNN_GRU ? 2 : 1;
   const int gru_lbr = p->kind == VKP_RNN_GRU && p->linear_before_reset;
   float *xw = scratch, *gates = xw + S * N * GH, *h = gates + N * GH, *c = h + N * H;
-  float *rh = c + N * H, *hr = rh + N * H;
+  float *rh = c + N * H, *hr = rh + N * H, *rt = hr + N * H;
   for (ptrdiff_t d = 0; d < D; ++d) {
     const int rev = d == 1 || p->reverse0;
     const float *wd = w + d * GH * I, *rd = r + d * GH * H;
+    // R^T [H, GH] for vkp_rnn_rec's small batches.
+    if (N <= 16)
+      for (ptrdiff_t g = 0; g < GH; ++g)
+        for (ptrdiff_t i = 0; i < H; ++i) rt[i * GH + g] = rd[g * H + i];
     const float *wb = bias ? bias + d * 2 * GH : NULL, *rb = wb ? wb + GH : NULL;
     const float *pd = peep ? peep + d * 3 * H : NULL;
     const int a0 = (int)(d * per);
@@ -157,7 +167,7 @@ VKP_FN void vkp_rnn(const vkp_rnn_t *p, const float *x, const float *w, const fl
     for (ptrdiff_t s = 0; s < S; ++s) {
       // R h for the whole batch (rows of ended sequences are not used).
       ptrdiff_t nrec = p->kind == VKP_RNN_GRU && !gru_lbr ? 2 * H : GH;
-      vkp_rnn_rec(p, h, H, rd, nrec, gates, GH, gemm_scratch, threads);
+      vkp_rnn_rec(p, h, H, rd, rt, GH, nrec, gates, GH, gemm_scratch, threads);
       if (p->kind == VKP_RNN_GRU && !gru_lbr) {
         // The h gate reads r (.) h: z and r first, then Rh (r (.) h).
         for (ptrdiff_t b = 0; b < N; ++b) {
@@ -170,7 +180,7 @@ VKP_FN void vkp_rnn(const vkp_rnn_t *p, const float *x, const float *w, const fl
             gr[j] = vkp_rnn_act(p, a0, vkp_rnn_clip(p, xr[j] + gr[j]));
           for (ptrdiff_t j = 0; j < H; ++j) rh[b * H + j] = gr[H + j] * h[b * H + j];
         }
-        vkp_rnn_rec(p, rh, H, rd + 2 * H * H, H, hr, H, gemm_scratch, threads);
+        vkp_rnn_rec(p, rh, H, rd + 2 * H * H, rt + 2 * H, GH, H, hr, H, gemm_scratch, threads);
       }
       for (ptrdiff_t b = 0; b < N; ++b) {
         ptrdiff_t len = vkp_rnn_len(p, lens32, lens64, b);

@@ -680,6 +680,70 @@ Test(cpu_ops, conv_and_pool_nd, .timeout = 240) {
   }
 }
 
+// Recurrent layers against the "ref" target: gate counts times hidden
+// sizes past one register block of vkp_rnn_rec's transposed-R path (GRU 3 x
+// 24, LSTM 4 x 20, RNN 70: whole blocks of 64 and a scalar tail), GRU with
+// and without linear_before_reset (the second reads R^T's h-gate columns),
+// both directions, batches of 1 to 3, biases, and a batch over 16 (the
+// GEMM path).
+Test(cpu_ops, recurrent_layers_against_ref, .timeout = 240) {
+  SETUP();
+  (void)seed;
+  vkp_graph_t *g = g_new("rnn_ref");
+  struct {
+    vkp_op_t op;
+    int64_t gates, hidden, batch, dirs, lbr;
+  } cases[] = {{VKP_OP_GRU, 3, 24, 1, 2, 0}, {VKP_OP_GRU, 3, 24, 3, 1, 1},
+               {VKP_OP_LSTM, 4, 20, 2, 2, 0}, {VKP_OP_RNN, 1, 70, 1, 1, 0},
+               {VKP_OP_GRU, 3, 24, 17, 1, 0}};
+  for (int c = 0; c < 5; ++c) {
+    const int64_t S = 6, I = 10, H = cases[c].hidden, D = cases[c].dirs, GH = cases[c].gates * H;
+    char x[8], w[8], r[8], b[8], ins[40], outs[24], n[8], y[8], yh[8];
+    snprintf(x, sizeof x, "x%d", c);
+    snprintf(w, sizeof w, "w%d", c);
+    snprintf(r, sizeof r, "r%d", c);
+    snprintf(b, sizeof b, "b%d", c);
+    snprintf(n, sizeof n, "rnn%d", c);
+    snprintf(y, sizeof y, "y%d", c);
+    snprintf(yh, sizeof yh, "h%d", c);
+    snprintf(ins, sizeof ins, "%s,%s,%s,%s", x, w, r, b);
+    snprintf(outs, sizeof outs, "%s,%s", y, yh);
+    g_in(g, x, F32, 3, SH(S, cases[c].batch, I));
+    g_const(g, &rng, w, 3, SH(D, GH, I), -0.5, 0.5);
+    g_const(g, &rng, r, 3, SH(D, GH, H), -0.5, 0.5);
+    g_const(g, &rng, b, 2, SH(D, 2 * GH), -0.5, 0.5);
+    vkp_attr_t a[] = {at_i("hidden_size", H),
+                      at_s("direction", D == 2 ? "bidirectional" : "forward"),
+                      at_i("linear_before_reset", cases[c].lbr)};
+    g_node(g, n, cases[c].op, ins, outs, cases[c].op == VKP_OP_GRU ? 3 : 2, a);
+    g_out(g, outs);
+  }
+  g_validate(g);
+  vkp_registry_t *reg;
+  VKP_TEST_OK(vkp_registry_create_default(&reg));
+  const vkp_target_t *cpu, *ref;
+  VKP_TEST_OK(vkp_registry_lookup(reg, "cpu", &cpu));
+  VKP_TEST_OK(vkp_registry_lookup(reg, "ref", &ref));
+  vkp_tensor_t in[8], got[16], want[16];
+  g_random_inputs(g, &rng, -1, 1, in);
+  char *dir = cpu_test_cache_dir();
+  vkp_compile_options_t opt = {.cache_dir = dir, .threads = 1,
+                               .march = getenv("VKPIPE_TEST_MARCH")};
+  VKP_TEST_OK(vkp_target_run_graph(cpu, g, &opt, in, got));
+  VKP_TEST_OK(vkp_target_run_graph(ref, g, &(vkp_compile_options_t){0}, in, want));
+  for (int32_t i = 0; i < g->n_outputs; ++i) {
+    char msg[256] = "";
+    cr_assert(vkp_test_allclose(&got[i], &want[i], 1e-4, 1e-5, msg, sizeof msg),
+              "output %s differs from ref: %s", g->values[g->outputs[i]].name, msg);
+    vkp_tensor_deinit(&got[i]);
+    vkp_tensor_deinit(&want[i]);
+  }
+  for (int32_t i = 0; i < g->n_inputs; ++i) vkp_tensor_deinit(&in[i]);
+  cpu_test_remove_dir(dir);
+  vkp_registry_destroy(reg);
+  vkp_graph_destroy(g);
+}
+
 Test(cpu_ops, normalisation, .timeout = 120) {
   SETUP();
   vkp_graph_t *g = g_new("norms");
