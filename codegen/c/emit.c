@@ -313,8 +313,16 @@ static void vkp__emit_members(vkp__cg_t *cg, const vkp__group_t *gr,
       args[k] = operand[k].data ? operand[k].data : "0";
       if (operand[k].failed) sb->failed = true;
     }
+    const vkp_value_t *e = n->op == VKP_OP_POW && n_args > 1 ? vkp__val(cg, n, 1) : NULL;
     if (n->op == VKP_OP_CAST) {
       vkp__cast_expr(vkp__val(cg, n, 0), o, args[0], sb);
+    } else if (e && e->kind == VKP_VALUE_CONSTANT && e->dtype == VKP_DTYPE_FLOAT32 &&
+               vkp__numel(e) == 1 && o->dtype == VKP_DTYPE_FLOAT32 &&
+               ((const float *)e->data)[0] == 2.0f) {
+      // x ** 2 (a variance's square in an exported LayerNorm) as a product,
+      // exactly powf's value: powf cost 4 ns an element, most of such a
+      // kernel.
+      vkp__sb_printf(sb, "(%s) * (%s)", args[0], args[0]);
     } else {
       char text[4096];
       const char *tmpl = vkp_codegen_c_expr(n->op, o->dtype);

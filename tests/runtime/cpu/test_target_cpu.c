@@ -8,6 +8,8 @@
 
 #define RANK(...) ((int32_t)(sizeof(SH(__VA_ARGS__)) / sizeof(int64_t)))
 #define F32 VKP_DTYPE_FLOAT32
+static int source_calls(const vkp_graph_t *g, const char *call);
+
 #define SETUP()                              \
   vkp_test_rng_t rng;                        \
   uint64_t seed = vkp_test_rng_init(&rng)
@@ -64,6 +66,24 @@ Test(cpu_ops, binary_broadcast, .timeout = 120) {
     }
   }
   cpu_check(g, &rng, seed, 0.5f, 2.0f, 1);
+  // A constant exponent of 2 is a product (emit.c); other constants keep
+  // powf. Negative bases, and NaN in the input.
+  vkp_graph_t *sq = g_new("pow_constant");
+  g_in(sq, "x", F32, 2, SH(7, 19));
+  const float two = 2.0f, three = 3.0f, half = 0.5f;
+  g_const_data(sq, "two", F32, 0, NULL, &two);
+  g_const_data(sq, "three", F32, 1, SH(1), &three);
+  g_const_data(sq, "half", F32, 0, NULL, &half);
+  g_node(sq, "sq", VKP_OP_POW, "x,two", "y2", 0, NULL);
+  g_node(sq, "cube", VKP_OP_POW, "x,three", "y3", 0, NULL);
+  g_node(sq, "abs", VKP_OP_ABS, "x", "ax", 0, NULL);
+  g_node(sq, "root", VKP_OP_POW, "ax,half", "yh", 0, NULL);
+  g_out(sq, "y2,y3,yh");
+  g_validate(sq);
+  int pow_calls = source_calls(sq, "powf(");
+  // (the prelude has one powf of its own)
+  cr_assert_eq(pow_calls, 3, "x ** 2 as a product, the others powf: %d powf", pow_calls);
+  cpu_check_nan(sq, &rng, seed, -3.0f, 3.0f, 1, 23);
 }
 
 Test(cpu_ops, integer_elementwise, .timeout = 60) {
