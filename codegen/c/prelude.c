@@ -3190,6 +3190,17 @@ static void vkp__pool_channels(const float *x, float *y, ptrdiff_t H,
                                ptrdiff_t PR, ptrdiff_t DH, ptrdiff_t DW, ptrdiff_t OH,
                                ptrdiff_t OW, int is_max, int count_include_pad,
                                ptrdiff_t c0, ptrdiff_t c1) {
+  // Average pooling's column counts (taps inside the input, and inside the
+  // padded input), once for every row and channel.
+  enum { VKP_POOL_COLS = 512 };
+  int32_t in_cols[VKP_POOL_COLS], pad_cols[VKP_POOL_COLS];
+  const int rows_at_once = !is_max && OW <= VKP_POOL_COLS;
+  for (ptrdiff_t ow = 0; rows_at_once && ow < OW; ++ow) {
+    ptrdiff_t kw0, kw1, pw0, pw1;
+    vkp_pool_taps(ow * SW - PL, DW, KW, W, PL, PR, &kw0, &kw1, &pw0, &pw1);
+    in_cols[ow] = (int32_t)(kw1 - kw0);
+    pad_cols[ow] = (int32_t)(pw1 - pw0);
+  }
   for (ptrdiff_t c = c0; c < c1; ++c) {
     const float *xc = x + c * H * W;
     float *yc = y + c * OH * OW;
@@ -3197,6 +3208,36 @@ static void vkp__pool_channels(const float *x, float *y, ptrdiff_t H,
       ptrdiff_t h0 = oh * SH - PT;
       ptrdiff_t kh0, kh1, ph0, ph1;  // taps inside the input / the padding
       vkp_pool_taps(h0, DH, KH, H, PT, PB, &kh0, &kh1, &ph0, &ph1);
+      if (rows_at_once) {
+        // Average: the output row accumulates each tap's input row over
+        // the columns that tap keeps inside the input (a loop that
+        // vectorises), in the same order as the window by window sum
+        // (rows, then taps within a row), then divides by each column's
+        // count. (PoolFormer's 3x3 stride-1 pools: 0.23 ms a call window by
+        // window.)
+        float *yr = yc + oh * OW;
+        for (ptrdiff_t ow = 0; ow < OW; ++ow) yr[ow] = 0.0f;
+        for (ptrdiff_t kh = kh0; kh < kh1; ++kh) {
+          const float *xr = xc + (h0 + kh * DH) * W;
+          for (ptrdiff_t kw = 0; kw < KW; ++kw) {
+            const ptrdiff_t off = kw * DW - PL;
+            ptrdiff_t a = off >= 0 ? 0 : (-off + SW - 1) / SW;
+            ptrdiff_t b = W - 1 - off < 0 ? 0 : (W - 1 - off) / SW + 1;
+            if (b > OW) b = OW;
+            if (SW == 1)
+              for (ptrdiff_t ow = a; ow < b; ++ow) yr[ow] += xr[ow + off];
+            else
+              for (ptrdiff_t ow = a; ow < b; ++ow) yr[ow] += xr[ow * SW + off];
+          }
+        }
+        const int32_t *cols = count_include_pad ? pad_cols : in_cols;
+        const ptrdiff_t rows = count_include_pad ? ph1 - ph0 : kh1 - kh0;
+        for (ptrdiff_t ow = 0; ow < OW; ++ow) {
+          const ptrdiff_t d = rows * cols[ow];
+          yr[ow] = d > 0 ? yr[ow] / (float)d : 0.0f;
+        }
+        continue;
+      }
       for (ptrdiff_t ow = 0; ow < OW; ++ow) {
         ptrdiff_t w0 = ow * SW - PL;
         ptrdiff_t kw0, kw1, pw0, pw1;

@@ -543,6 +543,19 @@ Test(cpu_ops, pooling, .timeout = 120) {
       g_node(pg, n, avg ? VKP_OP_AVG_POOL2D : VKP_OP_MAX_POOL2D, "x", y, avg ? 5 : 4, a);
       g_out(pg, y);
     }
+  // Average pooling row by row (prelude.c): dilation, stride 1 and 3,
+  // asymmetric pads, with and without the padding counted.
+  for (int variant = 0; variant < 2; ++variant) {
+    vkp_attr_t a[] = {at_is("kernel_shape", 2, SH(3, 2)),
+                      at_is("pads", 4, SH(2, 1, 0, 2)),
+                      at_is("strides", 2, variant ? SH(1, 3) : SH(2, 1)),
+                      at_is("dilations", 2, SH(2, 3)), at_i("count_include_pad", variant)};
+    char n[16], y[16];
+    snprintf(n, sizeof n, "avgd%d", variant);
+    snprintf(y, sizeof y, "yd%d", variant);
+    g_node(pg, n, VKP_OP_AVG_POOL2D, "x", y, 5, a);
+    g_out(pg, y);
+  }
   cpu_check(pg, &rng, seed, -1, 1, 1);
   vkp_graph_t *g = g_new("gap");
   g_in(g, "x", F32, 4, SH(2, 5, 7, 3));
