@@ -15,6 +15,21 @@ typedef struct vkp_remap_t {
   const void *fill;
 } vkp_remap_t;
 
+// The source offset of entry `at` of the first `dims` dims (row-major over
+// them); *fill set where a map gives -1 (the padding).
+static inline ptrdiff_t vkp__remap_base(const vkp_remap_t *j, ptrdiff_t at, int dims,
+                                        int *fill) {
+  ptrdiff_t base = 0;
+  for (int d = dims - 1; d >= 0; --d) {
+    ptrdiff_t i = at % j->shape[d], m;
+    at /= j->shape[d];
+    m = j->map[d] ? j->map[d][i] : i;
+    if (m < 0) *fill = 1;
+    base += m * j->stride[d];
+  }
+  return base;
+}
+
 #define VKP_REMAP_ROW(T)                                                    \
   do {                                                                      \
     T *o = (T *)out;                                                        \
@@ -40,15 +55,8 @@ static void vkp_remap_rows(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) {
   ptrdiff_t len = j->shape[r - 1], ls = j->stride[r - 1];
   const int32_t *last = j->map[r - 1];
   for (ptrdiff_t row = lo; row < hi; ++row) {
-    ptrdiff_t rest = row, base = 0;
     int fill = 0;
-    for (int d = r - 2; d >= 0; --d) {
-      ptrdiff_t i = rest % j->shape[d], m;
-      rest /= j->shape[d];
-      m = j->map[d] ? j->map[d][i] : i;
-      if (m < 0) fill = 1;
-      base += m * j->stride[d];
-    }
+    const ptrdiff_t base = vkp__remap_base(j, row, r - 1, &fill);
     char *out = (char *)j->dst + row * len * j->esize;
     switch (j->esize) {
       case 1: VKP_REMAP_ROW(uint8_t); break;
@@ -80,15 +88,8 @@ static void vkp_remap_planes(void *arg, ptrdiff_t lo, ptrdiff_t hi, int worker) 
   ptrdiff_t len = j->shape[r - 1], ls = j->stride[r - 1];
   ptrdiff_t rows2 = j->shape[r - 2], rs = j->stride[r - 2];
   for (ptrdiff_t pl = lo; pl < hi; ++pl) {
-    ptrdiff_t rest = pl, base = 0;
     int fill = 0;
-    for (int d = r - 3; d >= 0; --d) {
-      ptrdiff_t i = rest % j->shape[d], m;
-      rest /= j->shape[d];
-      m = j->map[d] ? j->map[d][i] : i;
-      if (m < 0) fill = 1;
-      base += m * j->stride[d];
-    }
+    const ptrdiff_t base = vkp__remap_base(j, pl, r - 2, &fill);
     char *out = (char *)j->dst + pl * rows2 * len * j->esize;
     switch (j->esize) {
       case 1: VKP_REMAP_PLANE(uint8_t); break;
