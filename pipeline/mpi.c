@@ -828,7 +828,8 @@ static vkp_status_t vkp__proxy_post_sends(vkp__proxy_t *px, vkp__proxy_slot_t *s
   MPI_Request *r = sl->reqs;
   int tag = vkp__tag(px->stage, VKP__K_CMD), rc = MPI_SUCCESS;
   sl->cmd = (vkp__cmd_t){.seq = seq, .cmd = VKP__CMD_RUN};
-  vkp__extents_get(px->plan, &px->routes, px->stage, false, inputs, sl->cmd.ext);
+  if (px->n_ext_in > 0)
+    vkp__extents_get(px->plan, &px->routes, px->stage, false, inputs, sl->cmd.ext);
   int head = vkp__head_bytes(px->n_ext_in);
   int k = vkp__root_spans(px->plan, &px->routes, px->stage, false, !px->pack_in, inputs,
                           px->bufs, px->lens, &sl->sent);
@@ -1191,6 +1192,7 @@ typedef struct vkp__server_t {
   bool started;
   vkp_status_t error;        // owned: a transfer failure that ended serving
   uint64_t spin_ns;          // its waits' (vkp__spin_for)
+  int n_ext_in, n_ext_out;   // bounded tensors each way (vkp__root_extents)
   vkp_allocator_t allocator;  // current on its thread: the serving call's
   // One message each way when the tensors are small (as the proxy's): the
   // types cover the command and the inputs rank 0 sends, the reply header
@@ -1209,23 +1211,19 @@ typedef struct vkp__out_route_t {
 // Sends rank 0 a header of `kind` for frame `seq` (`err`'s code, or 0), the
 // outputs it reads, and after a failing header the error's text (kind
 // `msg_kind`). With `packed` (not MPI_DATATYPE_NULL) the header goes into
-// *packed_hdr, which `packed` covers with the outputs: one message. With
-// outputs (`n_outputs` > 0, `plan` set) the header carries the bounded
-// ones' run-time extents, and each output goes at its run-time size.
+// *packed_hdr, which `packed` covers with the outputs: one message. The
+// header carries the run-time extents of the `n_ext` bounded outputs rank 0
+// reads (vkp__root_extents), and each output goes at its run-time size.
 static vkp_status_t vkp__send_hdr(const vkp_plan_t *plan, const vkp__routes_t *routes,
                                   int32_t stage, int kind, int msg_kind, uint64_t seq,
                                   vkp_status_t err, const vkp_tensor_t *outputs,
-                                  int32_t n_outputs, MPI_Datatype packed,
+                                  int32_t n_outputs, int n_ext, MPI_Datatype packed,
                                   vkp__hdr_t *packed_hdr) {
   const char *text = err ? vkp_status_message(err) : "";
   vkp__hdr_t hdr = {.seq = seq,
                     .code = err ? (int32_t)vkp_status_code(err) : 0,
                     .msg_len = err ? (int32_t)strlen(text) + 1 : 0};
-  int n_ext = 0;
-  if (n_outputs > 0) {
-    n_ext = vkp__root_extents(plan, routes, stage, true);
-    vkp__extents_get(plan, routes, stage, true, outputs, hdr.ext);
-  }
+  if (n_ext > 0) vkp__extents_get(plan, routes, stage, true, outputs, hdr.ext);
   // Outputs rank 0 reads go back whatever happened: it posted their receives.
   uint64_t sent = 0;
   int n_root = 0;
@@ -1438,6 +1436,8 @@ static vkp_status_t vkp__server_types(vkp__server_t *sv) {
   const vkp_graph_t *g = sv->plan->stages[sv->stage].graph;
   bool pack_in = vkp__packed(sv->plan, r, sv->stage, false);
   bool pack_out = vkp__packed(sv->plan, r, sv->stage, true);
+  sv->n_ext_in = vkp__root_extents(sv->plan, r, sv->stage, false);
+  sv->n_ext_out = vkp__root_extents(sv->plan, r, sv->stage, true);
   if (!sv->inputs || !sv->outputs) return VKP_OOM("server tensors");
   size_t n_io = (size_t)g->n_inputs + (size_t)g->n_outputs;
   void **bufs = vkp__calloc(n_io + 1, sizeof(void *));
@@ -1448,14 +1448,14 @@ static vkp_status_t vkp__server_types(vkp__server_t *sv) {
     int k = vkp__root_spans(sv->plan, r, sv->stage, false, false, sv->inputs, bufs, lens,
                             &bytes);
     st = vkp__span_type(&sv->cmd,
-                        vkp__head_bytes(vkp__root_extents(sv->plan, r, sv->stage, false)), k,
+                        vkp__head_bytes(sv->n_ext_in), k,
                         bufs, lens, &sv->in_type);
   }
   if (!st && pack_out) {
     int k = vkp__root_spans(sv->plan, r, sv->stage, true, false, sv->outputs, bufs, lens,
                             &bytes);
     st = vkp__span_type(&sv->reply,
-                        vkp__head_bytes(vkp__root_extents(sv->plan, r, sv->stage, true)), k,
+                        vkp__head_bytes(sv->n_ext_out), k,
                         bufs, lens, &sv->out_type);
   }
   vkp__free(bufs);
@@ -1540,7 +1540,9 @@ static void *vkp__server_main(void *arg) {
                               "frame %llu: a direct input came without its value",
                               (unsigned long long)cmd.seq);
       else
-        err = vkp__extents_set(plan, r, sv->stage, false, cmd.ext, sv->inputs);
+        err = sv->n_ext_in > 0
+                  ? vkp__extents_set(plan, r, sv->stage, false, cmd.ext, sv->inputs)
+                  : NULL;
       if (!err) err = sv->target->vtable->stage.run(sv->loaded, sv->inputs, sv->outputs);
     }
     // Direct sends first, then the reply, then wait for the direct sends:
@@ -1551,7 +1553,7 @@ static void *vkp__server_main(void *arg) {
                           out_hdrs, out_reqs, &n_out_reqs);
     if (!st && cmd.cmd == VKP__CMD_RUN)
       st = vkp__send_hdr(plan, r, sv->stage, VKP__K_HDR, VKP__K_MSG, cmd.seq, err, sv->outputs,
-                         g->n_outputs, sv->out_type, &sv->reply);
+                         g->n_outputs, sv->n_ext_out, sv->out_type, &sv->reply);
     vkp_status_free(err);
     vkp_status_t sent = vkp__wait_all(n_out_reqs, out_reqs, UINT64_MAX);
     if (!st) st = sent;
@@ -1687,7 +1689,7 @@ static vkp_status_t vkp__serve(const vkp_plan_t *plan, vkp__stage_loader_t load,
       v->load_error = vkp_status_annotate(v->load_error, "stage '%s' on rank %d",
                                           plan->stages[s].name, vkp__rank);
     vkp_status_t sent = vkp__send_hdr(plan, &routes, s, VKP__K_READY, VKP__K_READY_MSG,
-                                      0, v->load_error, NULL, 0, MPI_DATATYPE_NULL, NULL);
+                                      0, v->load_error, NULL, 0, 0, MPI_DATATYPE_NULL, NULL);
     if (sent && !st) st = sent;
     else vkp_status_free(sent);
   }

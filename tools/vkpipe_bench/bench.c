@@ -579,16 +579,6 @@ static vkp_status_t bench_hop_latency(int32_t rank, int32_t numel, int32_t frame
   return st;
 }
 
-static int bench_cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double bench_median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // Medians over BENCH_HOP_ROUNDS alternating rounds of ping-pong, local and
 // remote frames of `numel` floats (ranks other than 0 serve the same
 // sequence in bench_serve_hop).

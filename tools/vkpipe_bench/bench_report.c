@@ -121,6 +121,11 @@ double bench_percentile(const double *sorted, int32_t n, double p) {
   return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * frac;
 }
 
+double bench_median(double *v, int32_t n) {
+  qsort(v, (size_t)(n > 0 ? n : 0), sizeof *v, bench_cmp_double);
+  return bench_percentile(v, n, 50);
+}
+
 vkp_status_t bench_mode_result_fill(bench_mode_result_t *out, const char *label,
                                     uint64_t *latencies_ns, int32_t n,
                                     uint64_t wall_ns,

@@ -115,4 +115,7 @@ void bench_progress_clear(FILE *out);
 // The p-th percentile (0..100) of sorted values, linear interpolation.
 double bench_percentile(const double *sorted, int32_t n, double p);
 
+// The median of `n` values, sorting them in place.
+double bench_median(double *v, int32_t n);
+
 #endif  // VKPIPE_TOOLS_BENCH_REPORT_H_
